@@ -1,0 +1,60 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifyFormbody from '@fastify/formbody';
+import type { Services } from './services.js';
+import { ping } from './storage/database.js';
+import { STYLESHEET } from './views/styles.js';
+import { STYLESHEET_PATH } from './views/layout.js';
+import { tokenRoutes } from './http/token/routes.js';
+import { authorizeRoutes } from './http/authorize/routes.js';
+import { interactionRoutes } from './http/interaction/routes.js';
+import { discoveryRoutes } from './http/discovery/routes.js';
+import { appPageRoutes } from './http/app-pages/routes.js';
+
+export interface AppOptions {
+  services: Services;
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Builds the HTTP application without listening, so tests can `inject` requests into it. */
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    disableRequestLogging: true,
+    bodyLimit: 64 * 1024,
+    // Bodies and URLs of OAuth requests are small; anything larger is refused early.
+    maxParamLength: 256,
+    trustProxy: false,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  await app.register(fastifyCookie);
+  await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
+
+  const { services } = opts;
+  await app.register(tokenRoutes, { services });
+  await app.register(authorizeRoutes, { services });
+  await app.register(interactionRoutes, { services });
+  await app.register(discoveryRoutes, { services });
+  // The service's web application pages, when APP_URL is this server.
+  if (new URL(services.config.appUrl).origin === new URL(services.config.authUrl).origin) await app.register(appPageRoutes, { services });
+
+  app.get(STYLESHEET_PATH, async (_req, reply) => {
+    reply.header('cache-control', 'public, max-age=3600');
+    reply.header('x-content-type-options', 'nosniff');
+    return reply.type('text/css; charset=utf-8').send(STYLESHEET);
+  });
+
+  app.get('/health/live', async () => ({ status: 'UP' }));
+  app.get('/health/ready', async (_req, reply) => {
+    try {
+      await ping(services.store.db);
+      return { status: 'UP' };
+    } catch {
+      return reply.code(503).send({ status: 'DOWN' });
+    }
+  });
+
+  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'not_found', error_description: 'no such endpoint' }));
+  return app;
+}

@@ -1,0 +1,60 @@
+/**
+ * Every setting Realmgate reads from its environment, with its default and a one-line description.
+ * docs/configuration.md is generated from this table (`npm run docs:config`).
+ */
+export interface SettingSpec {
+  env: string;
+  default: string | undefined;
+  description: string;
+}
+
+export const SETTINGS = {
+  port: { env: 'PORT', default: '8080', description: 'TCP port the server listens on.' },
+  host: { env: 'HOST', default: '127.0.0.1', description: 'Interface the server binds to (0.0.0.0 for all).' },
+  authUrl: {
+    env: 'AUTH_URL',
+    default: undefined,
+    description: 'Public base URL of the authorization server; default http://localhost:<port>. Issuers are <AUTH_URL>/auth/realms/<realm>.',
+  },
+  appUrl: {
+    env: 'APP_URL',
+    default: undefined,
+    description: "Base URL of the service's web application (hosts /authentication_code); default AUTH_URL.",
+  },
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    default: 'sqlite:./data/realmgate.db',
+    description: 'sqlite:<path> for the embedded database, or a postgres:// URL for PostgreSQL.',
+  },
+  logLevel: { env: 'LOG_LEVEL', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace or silent.' },
+  cacheTtlMs: {
+    env: 'REALMGATE_CACHE_TTL_MS',
+    default: '2000',
+    description: 'How long realm, client, scope and key lookups are cached in memory; changes made elsewhere show within this time.',
+  },
+  sqliteSync: {
+    env: 'REALMGATE_SQLITE_SYNCHRONOUS',
+    default: 'FULL',
+    description: 'SQLite synchronous pragma: FULL makes every committed token durable on disk before the response is sent.',
+  },
+} as const satisfies Record<string, SettingSpec>;
+
+/** Realm defaults; each can be changed per realm with `realmgate realm update`. */
+export const REALM_DEFAULTS = {
+  /** Specification, Limits: an authorization code expires within 30 to 50 seconds. */
+  codeLifetime: 45,
+  /** Specification, token response example: 259200 s (3 days). */
+  accessTokenLifetime: 259_200,
+  /** Specification: a refresh token is valid for about 180 days; every refresh starts a fresh period. */
+  refreshIdleLifetime: 15_552_000,
+  /** Specification, Limits: a chain of refreshes lasts about 6 to 24 months; we end it at 730 days. */
+  refreshMaxLifetime: 730 * 86_400,
+  /** How long a browser stays logged in to a realm (single sign-on). */
+  ssoSessionLifetime: 10 * 3_600,
+  /** How long a user has to finish login, consent and organization selection. */
+  interactionLifetime: 30 * 60,
+  accessTokenAudience: 'account',
+  signingAlg: 'RS256',
+} as const;
+
+export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

@@ -1,0 +1,88 @@
+import crypto from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type JWTPayload } from 'jose';
+import type { Store } from '../storage/store.js';
+import type { SigningKey } from '../storage/types.js';
+import { TtlCache } from '../cache.js';
+
+/** The algorithm policy, in one table: what Realmgate signs with and how each key is generated. */
+export const SIGNING_ALGS = {
+  RS256: { generate: () => generateKeyPair('RS256', { modulusLength: 2048, extractable: true }) },
+  ES256: { generate: () => generateKeyPair('ES256', { extractable: true }) },
+  EdDSA: { generate: () => generateKeyPair('Ed25519', { extractable: true }) },
+} as const;
+
+export type SigningAlg = keyof typeof SIGNING_ALGS;
+
+export function isSigningAlg(v: string): v is SigningAlg {
+  return Object.hasOwn(SIGNING_ALGS, v);
+}
+
+export async function generateSigningKey(realmId: string, alg: SigningAlg, now: number): Promise<SigningKey> {
+  const { publicKey, privateKey } = await SIGNING_ALGS[alg].generate();
+  const pub = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(pub);
+  const priv = await exportJWK(privateKey);
+  return {
+    kid,
+    realmId,
+    alg,
+    publicJwk: JSON.stringify({ ...pub, kid, alg, use: 'sig' }),
+    privateJwk: JSON.stringify({ ...priv, kid, alg }),
+    status: 'active',
+    createdAt: now,
+  };
+}
+
+interface RealmKeys {
+  signer: { kid: string; alg: string; key: CryptoKey | Uint8Array } | undefined;
+  jwks: { keys: JWK[] };
+}
+
+/** Signing keys per realm, imported once and cached; the JWKS document is prebuilt. */
+export class KeyStore {
+  private readonly cache: TtlCache<RealmKeys>;
+
+  constructor(
+    private readonly store: Store,
+    ttlMs: number,
+  ) {
+    this.cache = new TtlCache<RealmKeys>(ttlMs);
+  }
+
+  private load(realmId: string): Promise<RealmKeys | undefined> {
+    return this.cache.get(realmId, async () => {
+      const keys = await this.store.keys.list(realmId);
+      const active = keys.find((k) => k.status === 'active');
+      let signer: RealmKeys['signer'];
+      if (active) signer = { kid: active.kid, alg: active.alg, key: await importJWK(JSON.parse(active.privateJwk) as JWK, active.alg) };
+      return { signer, jwks: { keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) } };
+    });
+  }
+
+  async jwks(realmId: string): Promise<{ keys: JWK[] }> {
+    return (await this.load(realmId))?.jwks ?? { keys: [] };
+  }
+
+  async sign(realmId: string, payload: JWTPayload): Promise<string> {
+    const keys = await this.load(realmId);
+    const signer = keys?.signer;
+    if (!signer) throw new Error(`realm ${realmId} has no active signing key`);
+    return new SignJWT(payload).setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'JWT' }).sign(signer.key);
+  }
+
+  /** Makes sure the realm has an active key, generating one with the realm's algorithm when it has none. */
+  async ensureKey(realmId: string, alg: SigningAlg, now: number): Promise<void> {
+    const keys = await this.store.keys.list(realmId);
+    if (keys.some((k) => k.status === 'active')) return;
+    await this.store.keys.insert(await generateSigningKey(realmId, alg, now));
+    this.cache.clear();
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+}
+
+export function s256(verifier: string): string {
+  return crypto.createHash('sha256').update(verifier).digest('base64url');
+}

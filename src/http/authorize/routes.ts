@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import type { Realm } from '../../storage/types.js';
+import { nowSeconds } from '../../clock.js';
+import { randomToken, tokenHash } from '../../crypto/random.js';
+import { OAuthError } from '../../oauth/errors.js';
+import type { RawParams } from '../../oauth/params.js';
+import { AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect, redirectWith, stateOf } from '../../oauth/authorize/checks.js';
+import { beginInteraction, nextStep } from '../../oauth/authorize/interaction.js';
+import { realmBase } from '../../services.js';
+import { BROWSER_COOKIE, SESSION_COOKIE, readCookie, setRealmCookie } from '../cookies.js';
+import { interactionUrl, renderError, htmlErrorHandler } from '../interaction/render.js';
+
+const AUTH_PATH = '/auth/realms/:realm/protocol/openid-connect/auth';
+
+/** The browser's binding secret for interactions (created on first visit). */
+function browserBinding(services: Services, req: FastifyRequest, reply: FastifyReply, realm: Realm): string {
+  let value = readCookie(req, BROWSER_COOKIE);
+  if (!value) {
+    value = randomToken(24);
+    setRealmCookie(reply, services.config, realm.id, BROWSER_COOKIE, value);
+  }
+  return tokenHash(value);
+}
+
+/** RFC 6749 4.1.1 / 4.1.2: validate, then hand over to login, consent and organization choice. */
+async function authorize(services: Services, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply): Promise<FastifyReply> {
+  const realm = await services.cache.realm(req.params.realm);
+  if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+  const raw = (req.method === 'GET' ? req.query : req.body) as RawParams;
+  const realmName = realm.displayName ?? realm.id;
+
+  let client, redirectUri;
+  try {
+    ({ client, redirectUri } = await checkClientAndRedirect(raw, (id) => services.cache.client(realm.id, id)));
+  } catch (err) {
+    if (err instanceof AuthorizePageError) return renderError(reply, 400, { realmName, title: err.title, description: err.description });
+    throw err;
+  }
+
+  let params;
+  try {
+    const realmScopes = (await services.cache.realmScopes(realm.id)) ?? new Map();
+    params = checkAuthorizationRequest(raw, { client, redirectUri, realm, realmScopes });
+  } catch (err) {
+    if (!(err instanceof OAuthError)) throw err;
+    // Only now that client and redirect_uri are verified may an error go back to the client.
+    const location = redirectWith(redirectUri, {
+      error: err.error,
+      error_description: err.description,
+      state: stateOf(raw),
+      iss: realmBase(services.config, realm.id),
+    });
+    return reply.code(303).header('cache-control', 'no-store').redirect(location, 303);
+  }
+
+  const browserHash = browserBinding(services, req, reply, realm);
+  const sessionSecret = readCookie(req, SESSION_COOKIE);
+  const session = sessionSecret ? await services.store.sessions.findActive(realm.id, tokenHash(sessionSecret), nowSeconds(services.clock)) : undefined;
+  const ia = await beginInteraction(services, { realm, client, params, browserHash, session });
+  const step = await nextStep(services, realm, client, ia);
+  reply.header('cache-control', 'no-store');
+  return reply.redirect(step.kind === 'redirect' ? step.location : interactionUrl(realm.id, ia.id), 303);
+}
+
+export async function authorizeRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  app.setErrorHandler(htmlErrorHandler(services));
+  app.get<{ Params: { realm: string } }>(AUTH_PATH, (req, reply) => authorize(services, req, reply));
+  // OIDC Core 3.1.2.1: the authorization endpoint also accepts POST with form parameters.
+  app.post<{ Params: { realm: string } }>(AUTH_PATH, (req, reply) => authorize(services, req, reply));
+}

@@ -1,0 +1,30 @@
+import type {} from '@fastify/cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config/config.js';
+
+export const SESSION_COOKIE = 'RG_SESSION';
+export const BROWSER_COOKIE = 'RG_BROWSER';
+
+function realmPath(realmId: string): string {
+  return `/auth/realms/${encodeURIComponent(realmId)}/`;
+}
+
+export function readCookie(req: FastifyRequest, name: string): string | undefined {
+  const v = req.cookies[name];
+  return typeof v === 'string' && v.length > 0 && v.length < 200 ? v : undefined;
+}
+
+/** HttpOnly, SameSite=Lax, scoped to the realm, and Secure whenever the server is reached over https. */
+export function setRealmCookie(reply: FastifyReply, config: Config, realmId: string, name: string, value: string, maxAge?: number): void {
+  reply.setCookie(name, value, {
+    path: realmPath(realmId),
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: config.authUrl.startsWith('https:'),
+    ...(maxAge !== undefined ? { maxAge } : {}),
+  });
+}
+
+export function clearRealmCookie(reply: FastifyReply, config: Config, realmId: string, name: string): void {
+  reply.clearCookie(name, { path: realmPath(realmId), httpOnly: true, sameSite: 'lax', secure: config.authUrl.startsWith('https:') });
+}

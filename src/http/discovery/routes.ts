@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import { realmBase, type Services } from '../../services.js';
+import { OAuthError } from '../../oauth/errors.js';
+import { GRANTS } from '../../oauth/grants/index.js';
+import { SIGNING_ALGS } from '../../crypto/keystore.js';
+import { jsonErrorHandler } from '../token/routes.js';
+
+/** RFC 8414 / OpenID Connect Discovery 1.0: lists only what is implemented. */
+export function discoveryDocument(services: Services, realmId: string, scopes: string[]): Record<string, unknown> {
+  const issuer = realmBase(services.config, realmId);
+  const oidc = `${issuer}/protocol/openid-connect`;
+  return {
+    issuer,
+    authorization_endpoint: `${oidc}/auth`,
+    token_endpoint: `${oidc}/token`,
+    jwks_uri: `${oidc}/certs`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: [...GRANTS.keys()],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: Object.keys(SIGNING_ALGS),
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
+    code_challenge_methods_supported: ['S256'],
+    scopes_supported: scopes,
+    authorization_response_iss_parameter_supported: true,
+    claims_supported: ['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'jti', 'scope', 'sid', 'organization', 'preferred_username', 'email'],
+  };
+}
+
+export async function discoveryRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  app.setErrorHandler(jsonErrorHandler(services));
+
+  app.get<{ Params: { realm: string } }>('/auth/realms/:realm/.well-known/openid-configuration', async (req, reply) => {
+    const realm = await services.cache.realm(req.params.realm);
+    if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
+    const scopes = [...((await services.cache.realmScopes(realm.id))?.keys() ?? [])];
+    reply.header('cache-control', 'public, max-age=60');
+    return discoveryDocument(services, realm.id, scopes);
+  });
+
+  // RFC 8414 3: the same metadata at the OAuth well-known path.
+  app.get<{ Params: { realm: string } }>('/.well-known/oauth-authorization-server/auth/realms/:realm', async (req, reply) => {
+    const realm = await services.cache.realm(req.params.realm);
+    if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
+    const scopes = [...((await services.cache.realmScopes(realm.id))?.keys() ?? [])];
+    reply.header('cache-control', 'public, max-age=60');
+    return discoveryDocument(services, realm.id, scopes);
+  });
+
+  app.get<{ Params: { realm: string } }>('/auth/realms/:realm/protocol/openid-connect/certs', async (req, reply) => {
+    const realm = await services.cache.realm(req.params.realm);
+    if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
+    reply.header('cache-control', 'public, max-age=60');
+    reply.type('application/jwk-set+json');
+    return services.keys.jwks(realm.id);
+  });
+}

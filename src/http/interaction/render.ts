@@ -1,0 +1,29 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import { errorPage } from '../../views/pages.js';
+import { setPageHeaders } from '../plugins/security-headers.js';
+
+export function interactionUrl(realmId: string, id: string): string {
+  return `/auth/realms/${encodeURIComponent(realmId)}/login-actions/${encodeURIComponent(id)}`;
+}
+
+export function sendPage(reply: FastifyReply, status: number, body: string): FastifyReply {
+  setPageHeaders(reply);
+  return reply.code(status).send(body);
+}
+
+export function renderError(reply: FastifyReply, status: number, ctx: { realmName: string; title: string; description: string }): FastifyReply {
+  return sendPage(reply, status, errorPage(ctx));
+}
+
+/** Errors in the browser flow become an error page; internals reach only the log. */
+export function htmlErrorHandler(_services: Services) {
+  return function handler(this: FastifyInstance, error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    const status = (error as FastifyError).statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return renderError(reply, status === 413 ? 413 : 400, { realmName: 'Realmgate', title: 'Invalid request', description: 'The request could not be understood.' });
+    }
+    request.log.error({ err: error }, 'unexpected error');
+    return renderError(reply, 500, { realmName: 'Realmgate', title: 'Something went wrong', description: 'The server could not complete your request. Please try again.' });
+  };
+}

@@ -1,0 +1,151 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import type { Client, Interaction, Realm } from '../../storage/types.js';
+import { nowSeconds } from '../../clock.js';
+import { safeEqual, tokenHash } from '../../crypto/random.js';
+import { authenticateUser, createBrowserSession, errorLocation, nextStep, type Step } from '../../oauth/authorize/interaction.js';
+import { consentPage, loginPage, noOrganizationPage, organizationPage } from '../../views/pages.js';
+import { BROWSER_COOKIE, SESSION_COOKIE, readCookie, setRealmCookie } from '../cookies.js';
+import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './render.js';
+
+type Req = FastifyRequest<{ Params: { realm: string; id: string }; Body: Record<string, unknown> | undefined }>;
+
+interface Loaded {
+  realm: Realm;
+  client: Client;
+  ia: Interaction;
+  realmName: string;
+  clientName: string;
+}
+
+const EXPIRED = 'This sign-in request has expired or was already completed. Go back to the application and start again.';
+
+/** Loads the pending request and checks it belongs to this browser; otherwise answers with an error page. */
+async function load(services: Services, req: Req, reply: FastifyReply): Promise<Loaded | undefined> {
+  const realm = await services.cache.realm(req.params.realm);
+  if (!realm) {
+    renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+    return undefined;
+  }
+  const realmName = realm.displayName ?? realm.id;
+  const ia = await services.store.interactions.get(req.params.id);
+  const binding = readCookie(req, BROWSER_COOKIE);
+  if (!ia || ia.realmId !== realm.id || ia.expiresAt <= nowSeconds(services.clock)) {
+    renderError(reply, 400, { realmName, title: 'Sign-in expired', description: EXPIRED });
+    return undefined;
+  }
+  if (!binding || !safeEqual(tokenHash(binding), ia.browserHash)) {
+    renderError(reply, 400, { realmName, title: 'Sign-in not recognized', description: 'This sign-in request was started in another browser. Go back to the application and start again.' });
+    return undefined;
+  }
+  const client = await services.cache.client(realm.id, ia.clientId);
+  if (!client || !client.enabled) {
+    renderError(reply, 400, { realmName, title: 'Unknown application', description: 'The application that sent you here is no longer registered.' });
+    return undefined;
+  }
+  return { realm, client, ia, realmName, clientName: client.name ?? client.clientId };
+}
+
+/** CSRF: every form carries the interaction's token, compared in constant time. */
+function checkCsrf(req: Req, ia: Interaction): boolean {
+  const v = req.body?.csrf;
+  return typeof v === 'string' && safeEqual(v, ia.csrfToken);
+}
+
+function field(req: Req, name: string): string | undefined {
+  const v = req.body?.[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, extra: { error?: string; username?: string; status?: number } = {}): FastifyReply {
+  const base = `${interactionUrl(l.realm.id, l.ia.id)}`;
+  const ctx = { realmName: l.realmName, clientName: l.clientName, csrf: l.ia.csrfToken };
+  switch (step.kind) {
+    case 'redirect':
+      reply.header('cache-control', 'no-store');
+      return reply.redirect(step.location, 303);
+    case 'login':
+      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, ...extra }));
+    case 'consent':
+      return sendPage(reply, 200, consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes }));
+    case 'organization':
+      return sendPage(reply, extra.status ?? 200, organizationPage({ ...ctx, action: `${base}/organization`, organizations: step.organizations, ...extra }));
+    case 'no-organization':
+      void services;
+      return sendPage(reply, 403, noOrganizationPage({ realmName: l.realmName, clientName: l.clientName, denyLocation: step.denyLocation }));
+  }
+}
+
+/** After a form is handled: Post/Redirect/Get, or straight back to the client when the flow is done. */
+async function advance(services: Services, reply: FastifyReply, l: Loaded): Promise<FastifyReply> {
+  const fresh = await services.store.interactions.get(l.ia.id);
+  if (!fresh) return renderError(reply, 400, { realmName: l.realmName, title: 'Sign-in expired', description: EXPIRED });
+  const step = await nextStep(services, l.realm, l.client, fresh);
+  reply.header('cache-control', 'no-store');
+  return reply.redirect(step.kind === 'redirect' ? step.location : interactionUrl(l.realm.id, l.ia.id), 303);
+}
+
+const BAD_FORM = 'The form was out of date. Please try again.';
+
+export async function interactionRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  app.setErrorHandler(htmlErrorHandler(services));
+  const base = '/auth/realms/:realm/login-actions/:id';
+
+  app.get(base, async (req: Req, reply) => {
+    const l = await load(services, req, reply);
+    if (!l) return reply;
+    return render(services, reply, l, await nextStep(services, l.realm, l.client, l.ia));
+  });
+
+  app.post(`${base}/login`, async (req: Req, reply) => {
+    const l = await load(services, req, reply);
+    if (!l) return reply;
+    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    const username = field(req, 'username') ?? '';
+    const password = field(req, 'password') ?? '';
+    const user = username && password && password.length <= 1024 ? await authenticateUser(services, l.realm, username, password) : undefined;
+    if (!user) {
+      return render(services, reply, l, { kind: 'login' }, { error: 'Invalid username or password.', username: username.slice(0, 255), status: 200 });
+    }
+    // A new session at every login: a session cookie planted before login is never reused (no fixation).
+    const old = readCookie(req, SESSION_COOKIE);
+    if (old) {
+      const prev = await services.store.sessions.findActive(l.realm.id, tokenHash(old), nowSeconds(services.clock));
+      if (prev) await services.store.sessions.end(prev.id, nowSeconds(services.clock));
+    }
+    const { session, secret } = await createBrowserSession(services, l.realm, user.id);
+    setRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE, secret, l.realm.ssoSessionLifetime);
+    await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: session.id });
+    return advance(services, reply, l);
+  });
+
+  app.post(`${base}/consent`, async (req: Req, reply) => {
+    const l = await load(services, req, reply);
+    if (!l) return reply;
+    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    const decision = field(req, 'decision');
+    if (decision === 'deny') {
+      await services.store.interactions.delete(l.ia.id);
+      reply.header('cache-control', 'no-store');
+      return reply.redirect(errorLocation(services, l.realm, l.ia.params, 'access_denied', 'the user denied access'), 303);
+    }
+    if (decision !== 'allow') return renderError(reply, 400, { realmName: l.realmName, title: 'Invalid request', description: 'Choose Allow or Deny.' });
+    await services.store.interactions.update(l.ia.id, { consented: true });
+    return advance(services, reply, l);
+  });
+
+  app.post(`${base}/organization`, async (req: Req, reply) => {
+    const l = await load(services, req, reply);
+    if (!l) return reply;
+    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    const alias = field(req, 'organization');
+    const orgs = await services.store.users.organizations(l.ia.userId);
+    const chosen = orgs.find((o) => o.alias === alias);
+    if (!chosen) {
+      return render(services, reply, l, { kind: 'organization', organizations: orgs }, { error: 'Choose one of your organizations.', status: 400 });
+    }
+    await services.store.interactions.update(l.ia.id, { organizationId: chosen.id });
+    return advance(services, reply, l);
+  });
+}

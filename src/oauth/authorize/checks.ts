@@ -1,0 +1,109 @@
+import type { Client, Realm, Scope, AuthorizationParams } from '../../storage/types.js';
+import { OAuthError } from '../errors.js';
+import { readParams, type RawParams } from '../params.js';
+import { checkRequestedScopes, parseScope } from '../scopes.js';
+
+/** An error the authorization endpoint must not send to the client: shown to the user instead. */
+export class AuthorizePageError extends Error {
+  constructor(
+    readonly title: string,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+
+export const AUTHORIZE_PARAMETERS = [
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'nonce',
+  'response_mode',
+] as const;
+
+/** RFC 6749 4.1.1 and 3.1.2.4: client_id and redirect_uri first; their errors are never redirected. */
+export async function checkClientAndRedirect(
+  raw: RawParams,
+  loadClient: (clientId: string) => Promise<Client | undefined>,
+): Promise<{ client: Client; redirectUri: string }> {
+  let clientId: string | undefined;
+  let redirectUri: string | undefined;
+  try {
+    const p = readParams(raw, ['client_id', 'redirect_uri']);
+    clientId = p.get('client_id');
+    redirectUri = p.get('redirect_uri');
+  } catch {
+    throw new AuthorizePageError('Invalid request', 'The request names the application or its return address more than once.');
+  }
+  if (clientId === undefined) throw new AuthorizePageError('Invalid request', 'The request does not say which application is asking (client_id is missing).');
+  const client = await loadClient(clientId);
+  if (!client || !client.enabled) throw new AuthorizePageError('Unknown application', 'The application that sent you here is not registered with this server.');
+  if (redirectUri === undefined) throw new AuthorizePageError('Invalid request', 'The request does not say where to return (redirect_uri is missing).');
+  // RFC 9700 4.1.3: exact string comparison against the registered redirect URIs.
+  if (!client.redirectUris.includes(redirectUri)) {
+    throw new AuthorizePageError('Invalid return address', 'The address this application asked to return to is not registered for it, so you were not sent there.');
+  }
+  return { client, redirectUri };
+}
+
+const PKCE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/** The remaining checks of RFC 6749 4.1.1 and RFC 7636 4.3; their errors go back to the client. */
+export function checkAuthorizationRequest(
+  raw: RawParams,
+  input: { client: Client; redirectUri: string; realm: Realm; realmScopes: Map<string, Scope> },
+): AuthorizationParams {
+  const p = readParams(raw, AUTHORIZE_PARAMETERS);
+  const responseType = p.get('response_type');
+  if (responseType === undefined) throw new OAuthError('invalid_request', 'missing required parameter response_type');
+  if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'only response_type=code is supported');
+  const responseMode = p.get('response_mode');
+  if (responseMode !== undefined && responseMode !== 'query') throw new OAuthError('invalid_request', 'only response_mode=query is supported');
+
+  const scopes = parseScope(p.get('scope'));
+  checkRequestedScopes(scopes, input.client, input.realmScopes);
+
+  const challenge = p.get('code_challenge');
+  const method = p.get('code_challenge_method');
+  if (challenge === undefined) {
+    if (method !== undefined) throw new OAuthError('invalid_request', 'code_challenge_method without code_challenge');
+    // RFC 9700 2.1.1 / RFC 8252 8.1: public clients must use PKCE.
+    if (input.client.public) throw new OAuthError('invalid_request', 'this client must use PKCE (code_challenge with S256)');
+  } else {
+    // RFC 7636 4.2, 4.3: plain is refused (RFC 9700 2.1.1); omitting the method means plain.
+    if (method !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256');
+    if (!PKCE_CHALLENGE.test(challenge)) throw new OAuthError('invalid_request', 'code_challenge is malformed');
+  }
+
+  return {
+    clientId: input.client.clientId,
+    redirectUri: input.redirectUri,
+    scopes,
+    state: p.get('state'),
+    codeChallenge: challenge,
+    codeChallengeMethod: challenge === undefined ? undefined : 'S256',
+    nonce: p.get('nonce'),
+  };
+}
+
+/** Reads state for an error redirect even when other parameters are broken (RFC 6749 4.1.2.1). */
+export function stateOf(raw: RawParams): string | undefined {
+  const v = raw && typeof raw === 'object' ? raw.state : undefined;
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/**
+ * Appends response parameters to the registered redirect URI, keeping its own query intact
+ * (RFC 6749 3.1.2: the query component must be retained).
+ */
+export function redirectWith(redirectUri: string, params: Record<string, string | undefined>): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+  if (parts.length === 0) return redirectUri;
+  const sep = redirectUri.includes('?') ? (redirectUri.endsWith('?') || redirectUri.endsWith('&') ? '' : '&') : '?';
+  return redirectUri + sep + parts.join('&');
+}

@@ -1,0 +1,134 @@
+import { nowSeconds } from '../../clock.js';
+import { randomId, randomToken, tokenHash } from '../../crypto/random.js';
+import { verifyDummy, verifyPassword } from '../../crypto/passwords.js';
+import { REALM_DEFAULTS } from '../../config/defaults.js';
+import { realmBase, type Services } from '../../services.js';
+import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, Scope, User } from '../../storage/types.js';
+import { redirectWith } from './checks.js';
+
+/** What the browser is shown next while an authorization request is pending. */
+export type Step =
+  | { kind: 'login' }
+  | { kind: 'consent'; scopes: Scope[] }
+  | { kind: 'organization'; organizations: Organization[] }
+  | { kind: 'no-organization'; denyLocation: string }
+  | { kind: 'redirect'; location: string };
+
+export async function beginInteraction(
+  services: Services,
+  input: { realm: Realm; client: Client; params: AuthorizationParams; browserHash: string; session: BrowserSession | undefined },
+): Promise<Interaction> {
+  const now = nowSeconds(services.clock);
+  const interaction: Interaction = {
+    id: randomToken(18),
+    realmId: input.realm.id,
+    clientId: input.client.clientId,
+    browserHash: input.browserHash,
+    csrfToken: randomToken(24),
+    params: input.params,
+    userId: input.session?.userId ?? null,
+    sessionId: input.session?.id ?? null,
+    consented: false,
+    organizationId: null,
+    expiresAt: now + REALM_DEFAULTS.interactionLifetime,
+  };
+  await services.store.interactions.create({ ...interaction, now });
+  return interaction;
+}
+
+/** Where the client learns the outcome of the request: `error` (RFC 6749 4.1.2.1) or `code`. */
+export function errorLocation(services: Services, realm: Realm, params: AuthorizationParams, error: string, description: string): string {
+  return redirectWith(params.redirectUri, {
+    error,
+    error_description: description,
+    state: params.state,
+    iss: realmBase(services.config, realm.id),
+  });
+}
+
+/**
+ * Decides the next step: login, then consent (skipped when an earlier consent covers these scopes),
+ * then organization choice (skipped when the user has one organization and consented for it before),
+ * then the code.
+ */
+export async function nextStep(services: Services, realm: Realm, client: Client, ia: Interaction): Promise<Step> {
+  if (!ia.userId || !ia.sessionId) return { kind: 'login' };
+  const orgs = await services.store.users.organizations(ia.userId);
+  if (orgs.length === 0) {
+    return { kind: 'no-organization', denyLocation: errorLocation(services, realm, ia.params, 'access_denied', 'the user belongs to no organization') };
+  }
+  const covered = await services.store.consents.organizationsCovering(realm.id, ia.userId, client.clientId, ia.params.scopes);
+  const only = orgs.length === 1 ? orgs[0] : undefined;
+
+  if (ia.organizationId === null) {
+    if (only && covered.includes(only.id)) return finish(services, realm, { ...ia, organizationId: only.id });
+    if (!ia.consented && covered.length === 0) return { kind: 'consent', scopes: await consentScopes(services, realm, ia.params.scopes) };
+    return { kind: 'organization', organizations: orgs };
+  }
+  if (!orgs.some((o) => o.id === ia.organizationId)) return { kind: 'organization', organizations: orgs };
+  if (!ia.consented && !covered.includes(ia.organizationId)) return { kind: 'consent', scopes: await consentScopes(services, realm, ia.params.scopes) };
+  return finish(services, realm, ia);
+}
+
+async function consentScopes(services: Services, realm: Realm, names: string[]): Promise<Scope[]> {
+  const all = await services.cache.realmScopes(realm.id);
+  return names.map((n) => all?.get(n) ?? { name: n, consentText: n });
+}
+
+/** Issues the code (only its hash is stored), records the consent and ends the interaction. */
+async function finish(services: Services, realm: Realm, ia: Interaction): Promise<Step> {
+  const now = nowSeconds(services.clock);
+  const { params } = ia;
+  if (ia.consented) {
+    await services.store.consents.grant({
+      realmId: realm.id,
+      userId: ia.userId!,
+      clientId: ia.clientId,
+      organizationId: ia.organizationId!,
+      scopes: params.scopes,
+      now,
+    });
+  }
+  const session = ia.sessionId!;
+  const code = randomToken(32);
+  const authTime = (await services.store.sessions.get(session))?.authTime ?? now;
+  await services.store.codes.create({
+    hash: tokenHash(code),
+    realmId: realm.id,
+    clientId: ia.clientId,
+    redirectUri: params.redirectUri,
+    userId: ia.userId!,
+    sessionId: session,
+    organizationId: ia.organizationId!,
+    scopes: params.scopes,
+    codeChallenge: params.codeChallenge ?? null,
+    codeChallengeMethod: params.codeChallengeMethod ?? null,
+    nonce: params.nonce ?? null,
+    authTime,
+    createdAt: now,
+    expiresAt: now + realm.codeLifetime,
+  });
+  await services.store.interactions.delete(ia.id);
+  // RFC 9207: iss lets the client detect a mix-up between authorization servers.
+  return { kind: 'redirect', location: redirectWith(params.redirectUri, { code, state: params.state, iss: realmBase(services.config, realm.id) }) };
+}
+
+/** Checks a username and password; unknown users cost the same time as known ones. */
+export async function authenticateUser(services: Services, realm: Realm, username: string, password: string): Promise<User | undefined> {
+  const user = await services.store.users.findByUsername(realm.id, username.trim().toLowerCase());
+  if (!user) {
+    await verifyDummy(password);
+    return undefined;
+  }
+  const ok = await verifyPassword(user.passwordHash, password);
+  return ok && user.enabled ? user : undefined;
+}
+
+/** A new browser session; the cookie carries `secret`, the database only its hash. */
+export async function createBrowserSession(services: Services, realm: Realm, userId: string): Promise<{ session: BrowserSession; secret: string }> {
+  const now = nowSeconds(services.clock);
+  const secret = randomToken(32);
+  const session: BrowserSession = { id: randomId(), realmId: realm.id, userId, authTime: now, expiresAt: now + realm.ssoSessionLifetime };
+  await services.store.sessions.create({ ...session, secretHash: tokenHash(secret), now });
+  return { session, secret };
+}

@@ -1,0 +1,71 @@
+import type { Client } from '../storage/types.js';
+import type { Services } from '../services.js';
+import { verifyClientSecret } from '../crypto/client-secrets.js';
+import { OAuthError } from './errors.js';
+import type { Params } from './params.js';
+
+export interface BasicCredentials {
+  clientId: string;
+  secret: string;
+}
+
+/** Decodes application/x-www-form-urlencoded text ('+' is a space); undefined when malformed. */
+function formDecode(s: string): string | undefined {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * RFC 6749 2.3.1 / RFC 7617: Basic base64(urlencode(client_id) ':' urlencode(client_secret)).
+ * Returns undefined when there is no Basic header, throws invalid_client when it is malformed.
+ */
+export function parseBasicAuth(header: string | undefined): BasicCredentials | undefined {
+  if (header === undefined) return undefined;
+  const m = /^Basic[ ]+([A-Za-z0-9+/=._~-]*)[ ]*$/i.exec(header);
+  if (!m) {
+    if (/^Basic\b/i.test(header)) throw new OAuthError('invalid_client', 'malformed Basic credentials');
+    return undefined;
+  }
+  const decoded = Buffer.from(m[1] ?? '', 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new OAuthError('invalid_client', 'malformed Basic credentials');
+  const clientId = formDecode(decoded.slice(0, colon));
+  const secret = formDecode(decoded.slice(colon + 1));
+  if (clientId === undefined || secret === undefined || clientId === '') throw new OAuthError('invalid_client', 'malformed Basic credentials');
+  return { clientId, secret };
+}
+
+const BAD_CLIENT = 'client authentication failed';
+
+/**
+ * Authenticates the client of a token request: confidential clients by HTTP Basic (the specification's
+ * method); public clients by client_id in the body (RFC 6749 2.3, RFC 8252 8.4). Using two methods at
+ * once is invalid_request (RFC 6749 2.3).
+ */
+export async function authenticateClient(services: Services, realmId: string, authorization: string | undefined, params: Params): Promise<Client> {
+  const basic = parseBasicAuth(authorization);
+  const bodyId = params.get('client_id');
+  if (params.has('client_secret')) {
+    if (basic) throw new OAuthError('invalid_request', 'the client must not use more than one authentication method');
+    throw new OAuthError('invalid_client', 'client_secret in the request body is not allowed: use HTTP Basic', { status: 401 });
+  }
+  if (basic) {
+    if (bodyId !== undefined && bodyId !== basic.clientId) throw new OAuthError('invalid_request', 'client_id does not match the authenticated client');
+    const client = await services.cache.client(realmId, basic.clientId);
+    if (!client || !client.enabled || client.public || !client.secretHash) {
+      throw new OAuthError('invalid_client', BAD_CLIENT, { detail: client ? 'client disabled, public or without secret' : 'unknown client' });
+    }
+    if (!(await verifyClientSecret(client.secretHash, basic.secret))) throw new OAuthError('invalid_client', BAD_CLIENT, { detail: 'wrong secret' });
+    return client;
+  }
+  if (bodyId !== undefined) {
+    const client = await services.cache.client(realmId, bodyId);
+    if (!client || !client.enabled) throw new OAuthError('invalid_client', BAD_CLIENT, { detail: 'unknown or disabled client' });
+    if (!client.public) throw new OAuthError('invalid_client', 'this client must authenticate with HTTP Basic', { detail: 'confidential client without credentials' });
+    return client;
+  }
+  throw new OAuthError('invalid_client', 'client authentication is required: use HTTP Basic');
+}

@@ -1,0 +1,36 @@
+/**
+ * One error type for the protocol core. `error` and `description` reach the client; `detail` only the
+ * log. RFC 6749 5.2: every error is 400 except invalid_client, which is 401 when the client tried to
+ * authenticate through the Authorization header.
+ */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'unsupported_response_type'
+  | 'server_error'
+  | 'temporarily_unavailable';
+
+export class OAuthError extends Error {
+  readonly status: number;
+  readonly detail: string | undefined;
+
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+    opts: { status?: number; detail?: string } = {},
+  ) {
+    super(`${error}: ${description}`);
+    this.status = opts.status ?? (error === 'invalid_client' ? 401 : error === 'server_error' ? 500 : 400);
+    this.detail = opts.detail;
+  }
+}
+
+/** RFC 6749 5.2: error_description is limited to %x20-21 / %x23-5B / %x5D-7E. */
+export function safeDescription(text: string): string {
+  return text.replace(/[^\x20-\x21\x23-\x5B\x5D-\x7E]/g, '?');
+}

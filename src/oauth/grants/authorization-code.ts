@@ -1,0 +1,62 @@
+import { nowSeconds } from '../../clock.js';
+import { randomId, safeEqual, tokenHash } from '../../crypto/random.js';
+import { s256 } from '../../crypto/keystore.js';
+import type { AuthorizationCode, Subject } from '../../storage/types.js';
+import { OAuthError } from '../errors.js';
+import { required } from '../params.js';
+import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
+import type { Grant, GrantContext } from './types.js';
+
+/** RFC 6749 4.1.3, with PKCE (RFC 7636 4.5, 4.6). */
+export const authorizationCodeGrant: Grant = {
+  grantType: 'authorization_code',
+  parameters: ['code', 'redirect_uri', 'code_verifier'],
+  async handle({ services, realm, client, params }: GrantContext) {
+    const code = required(params, 'code');
+    const redirectUri = required(params, 'redirect_uri');
+    const verifier = params.get('code_verifier');
+    const now = nowSeconds(services.clock);
+    let refresh: MintedRefreshToken | undefined;
+
+    const outcome = await services.store.codes.redeem(tokenHash(code), now, (stored: AuthorizationCode, subject: Subject) => {
+      const reject = (description: string): { reject: string } => ({ reject: description });
+      if (stored.realmId !== realm.id) return reject('the authorization code is invalid');
+      if (stored.clientId !== client.clientId) return reject('the authorization code was issued to another client');
+      if (stored.expiresAt <= now) return reject('the authorization code has expired');
+      // RFC 6749 4.1.3: redirect_uri must be identical to the one of the authorization request.
+      if (stored.redirectUri !== redirectUri) return reject('redirect_uri does not match the authorization request');
+      if (stored.codeChallenge) {
+        if (verifier === undefined) return reject('code_verifier is required');
+        if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || !safeEqual(s256(verifier), stored.codeChallenge)) {
+          return reject('code_verifier does not match the code challenge');
+        }
+      } else if (verifier !== undefined) {
+        // RFC 9700 4.8.2: a verifier for a code issued without a challenge is a downgrade attempt.
+        return reject('code_verifier sent for an authorization code issued without code_challenge');
+      }
+      if (!subject.enabled) return reject('the user is disabled');
+      if (stored.createdAt < realm.notBefore) return reject('the authorization code was revoked');
+      const maxExpiresAt = now + realm.refreshMaxLifetime;
+      refresh = mintRefreshToken(realm, maxExpiresAt, now);
+      return { chain: { id: randomId(), maxExpiresAt }, token: refresh };
+    });
+
+    switch (outcome.status) {
+      case 'not_found':
+        throw new OAuthError('invalid_grant', 'the authorization code is invalid');
+      case 'reused':
+        throw new OAuthError('invalid_grant', 'the authorization code has already been used', { detail: 'code reuse: chain revoked' });
+      case 'rejected':
+        throw new OAuthError('invalid_grant', outcome.reason);
+      case 'issued':
+        return buildTokenResponse(services, {
+          realm,
+          chain: outcome.chain,
+          subject: outcome.subject,
+          scopes: outcome.chain.scopes,
+          refresh: refresh!,
+          now,
+        });
+    }
+  },
+};

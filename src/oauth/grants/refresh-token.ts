@@ -1,0 +1,55 @@
+import { nowSeconds } from '../../clock.js';
+import { tokenHash } from '../../crypto/random.js';
+import { OAuthError, type OAuthErrorCode } from '../errors.js';
+import { required } from '../params.js';
+import { parseScope } from '../scopes.js';
+import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
+import type { Grant, GrantContext } from './types.js';
+
+/** RFC 6749 6, with rotation and reuse detection (RFC 9700 4.14.2). */
+export const refreshTokenGrant: Grant = {
+  grantType: 'refresh_token',
+  parameters: ['refresh_token', 'scope'],
+  async handle({ services, realm, client, params }: GrantContext) {
+    const presented = required(params, 'refresh_token');
+    const requestedScope = params.has('scope') ? parseScope(params.get('scope')) : undefined;
+    const now = nowSeconds(services.clock);
+    let refresh: MintedRefreshToken | undefined;
+    let scopes: string[] = [];
+
+    const outcome = await services.store.refresh.rotate(tokenHash(presented), now, (token, chain, subject) => {
+      const reject = (error: OAuthErrorCode, description: string): { reject: OAuthError } => ({ reject: new OAuthError(error, description) });
+      if (chain.realmId !== realm.id) return reject('invalid_grant', 'the refresh token is invalid');
+      // RFC 6749 6: the refresh token must have been issued to the authenticated client.
+      if (chain.clientId !== client.clientId) return reject('invalid_grant', 'the refresh token was issued to another client');
+      if (chain.revokedAt !== null) return reject('invalid_grant', 'the refresh token has been revoked');
+      if (token.expiresAt <= now) return reject('invalid_grant', 'the refresh token has expired');
+      if (chain.maxExpiresAt <= now) return reject('invalid_grant', 'the refresh token has reached the end of its lifetime: the user must log in again');
+      if (chain.createdAt < realm.notBefore) return reject('invalid_grant', 'the refresh token was revoked by the realm');
+      if (!subject.enabled) return reject('invalid_grant', 'the user is disabled');
+      // Scopes the operator has since taken from the client are dropped from new access tokens.
+      const granted = chain.scopes.filter((s) => client.scopes.includes(s));
+      if (requestedScope) {
+        // RFC 6749 6: a narrower scope may be requested, never one not originally granted.
+        const extra = requestedScope.find((s) => !chain.scopes.includes(s));
+        if (extra !== undefined) return reject('invalid_scope', `scope ${extra} was not granted to this refresh token`);
+        scopes = requestedScope.filter((s) => granted.includes(s));
+      } else {
+        scopes = granted;
+      }
+      refresh = mintRefreshToken(realm, chain.maxExpiresAt, now);
+      return { next: refresh };
+    });
+
+    switch (outcome.status) {
+      case 'not_found':
+        throw new OAuthError('invalid_grant', 'the refresh token is invalid');
+      case 'reused':
+        throw new OAuthError('invalid_grant', 'the refresh token has already been used', { detail: `reuse detected: chain ${outcome.chain.id} revoked` });
+      case 'rejected':
+        throw outcome.reason;
+      case 'rotated':
+        return buildTokenResponse(services, { realm, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
+    }
+  },
+};

@@ -1,0 +1,18 @@
+import type { Client, Realm } from '../../storage/types.js';
+import type { Services } from '../../services.js';
+import type { Params } from '../params.js';
+import type { TokenResponse } from '../tokens.js';
+
+export interface GrantContext {
+  services: Services;
+  realm: Realm;
+  client: Client;
+  params: Params;
+}
+
+/** One grant type: its name, the parameters it reads (its allowlist), and its handler. */
+export interface Grant {
+  grantType: string;
+  parameters: readonly string[];
+  handle(ctx: GrantContext): Promise<TokenResponse>;
+}

@@ -1,0 +1,25 @@
+import type { Client, Scope } from '../storage/types.js';
+import { OAuthError } from './errors.js';
+
+// RFC 6749 3.3: scope = scope-token *( SP scope-token ), scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+export function parseScope(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  const tokens = value.split(' ');
+  const out: string[] = [];
+  for (const t of tokens) {
+    if (t === '') continue;
+    if (!SCOPE_TOKEN.test(t)) throw new OAuthError('invalid_scope', 'scope contains characters RFC 6749 3.3 does not allow');
+    if (!out.includes(t)) out.push(t);
+  }
+  return out;
+}
+
+/** Every requested scope must exist in the realm and be allowed for the client. */
+export function checkRequestedScopes(requested: string[], client: Client, realmScopes: Map<string, Scope>): void {
+  if (requested.length === 0) throw new OAuthError('invalid_scope', 'scope is required');
+  for (const s of requested) {
+    if (!realmScopes.has(s) || !client.scopes.includes(s)) throw new OAuthError('invalid_scope', `scope ${s} is not available to this client`);
+  }
+}

@@ -1,0 +1,58 @@
+import type { Config } from './config/config.js';
+import type { Clock } from './clock.js';
+import type { Store } from './storage/store.js';
+import type { Client, Realm, Scope } from './storage/types.js';
+import { TtlCache } from './cache.js';
+import { KeyStore } from './crypto/keystore.js';
+
+/** Cached reads of the configuration that every request needs. */
+export class ConfigCache {
+  private readonly realms: TtlCache<Realm>;
+  private readonly clients: TtlCache<Client>;
+  private readonly scopes: TtlCache<Map<string, Scope>>;
+
+  constructor(
+    private readonly store: Store,
+    ttlMs: number,
+  ) {
+    this.realms = new TtlCache(ttlMs);
+    this.clients = new TtlCache(ttlMs);
+    this.scopes = new TtlCache(ttlMs);
+  }
+
+  realm(id: string): Promise<Realm | undefined> {
+    return this.realms.get(id, () => this.store.realms.get(id));
+  }
+
+  client(realmId: string, clientId: string): Promise<Client | undefined> {
+    return this.clients.get(`${realmId}\0${clientId}`, () => this.store.clients.get(realmId, clientId));
+  }
+
+  realmScopes(realmId: string): Promise<Map<string, Scope> | undefined> {
+    return this.scopes.get(realmId, async () => new Map((await this.store.realms.scopes(realmId)).map((s) => [s.name, s])));
+  }
+
+  clear(): void {
+    this.realms.clear();
+    this.clients.clear();
+    this.scopes.clear();
+  }
+}
+
+/** Everything the protocol core and the HTTP layer share: one per running server. */
+export interface Services {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  cache: ConfigCache;
+  keys: KeyStore;
+}
+
+export function createServices(config: Config, store: Store, clock: Clock): Services {
+  return { config, store, clock, cache: new ConfigCache(store, config.cacheTtlMs), keys: new KeyStore(store, config.cacheTtlMs) };
+}
+
+/** `{AUTH_URL}/auth/realms/<realm>`: the issuer and the prefix of every realm endpoint. */
+export function realmBase(config: Config, realmId: string): string {
+  return `${config.authUrl}/auth/realms/${encodeURIComponent(realmId)}`;
+}

@@ -1,0 +1,61 @@
+import { Kysely, Migrator, sql, type MigrationProvider } from 'kysely';
+import type { Database } from './schema.js';
+import { MIGRATIONS } from './migrations/index.js';
+import { sqliteDialect } from './dialects/sqlite.js';
+import { postgresDialect } from './dialects/postgres.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: DialectName;
+  close(): Promise<void>;
+}
+
+export class DatabaseUrlError extends Error {}
+
+export interface OpenOptions {
+  synchronous?: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
+}
+
+/** Opens `sqlite:<path>` / `sqlite::memory:` or a `postgres://` URL. */
+export async function openDatabase(url: string, opts: OpenOptions = {}): Promise<Db> {
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (!file) throw new DatabaseUrlError('sqlite: URL needs a file path, e.g. sqlite:./data/realmgate.db');
+    const kysely = new Kysely<Database>({ dialect: sqliteDialect({ file, synchronous: opts.synchronous ?? 'FULL' }) });
+    return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const { dialect, pool, schema } = postgresDialect({ url });
+    if (schema) {
+      // The pool sets search_path on connect; the schema must exist before the first query uses it.
+      const client = await pool.connect();
+      try {
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      } finally {
+        client.release();
+      }
+    }
+    const kysely = new Kysely<Database>({ dialect });
+    return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+  }
+  throw new DatabaseUrlError(`unsupported database URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: use sqlite:<path> or postgres://...`);
+}
+
+const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+
+/** Applies every pending migration; safe to run from several processes at once. */
+export async function migrate(db: Db): Promise<void> {
+  const migrator = new Migrator({ db: db.kysely, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`);
+  }
+}
+
+/** Cheap liveness probe of the database connection. */
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db.kysely);
+}

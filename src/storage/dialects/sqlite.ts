@@ -1,0 +1,40 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+
+export interface SqliteOptions {
+  file: string;
+  synchronous: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
+}
+
+/**
+ * better-sqlite3 behind Kysely, with a prepared-statement cache: Kysely prepares a statement on every
+ * query, and preparing costs more than running the small indexed statements of the hot paths.
+ */
+export function sqliteDialect(opts: SqliteOptions): SqliteDialect {
+  if (opts.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
+  const raw = new BetterSqlite3(opts.file);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma(`synchronous = ${opts.synchronous}`);
+  raw.pragma('foreign_keys = ON');
+  // Another process (the CLI) may hold the write lock for a moment.
+  raw.pragma('busy_timeout = 5000');
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  const database: SqliteDatabase = {
+    prepare(sql: string): SqliteStatement {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        stmt = raw.prepare(sql);
+        if (cache.size > 500) cache.clear();
+        cache.set(sql, stmt);
+      }
+      return stmt as unknown as SqliteStatement;
+    },
+    close(): void {
+      cache.clear();
+      raw.close();
+    },
+  };
+  return new SqliteDialect({ database });
+}

@@ -1,0 +1,67 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import { ConflictError, type Client } from '../types.js';
+import { isUniqueViolation } from '../dialects/errors.js';
+import { toClient } from './mappers.js';
+
+export class ClientRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(c: Omit<Client, 'createdAt' | 'enabled'> & { now: number }): Promise<void> {
+    try {
+      await this.db
+        .insertInto('clients')
+        .values({
+          realm_id: c.realmId,
+          client_id: c.clientId,
+          name: c.name,
+          secret_hash: c.secretHash,
+          public: c.public ? 1 : 0,
+          enabled: 1,
+          redirect_uris: JSON.stringify(c.redirectUris),
+          scopes: JSON.stringify(c.scopes),
+          created_at: c.now,
+        })
+        .execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`client ${c.clientId} already exists in realm ${c.realmId}`);
+      throw err;
+    }
+  }
+
+  async get(realmId: string, clientId: string): Promise<Client | undefined> {
+    const row = await this.db
+      .selectFrom('clients')
+      .selectAll()
+      .where('realm_id', '=', realmId)
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    return row ? toClient(row) : undefined;
+  }
+
+  async list(realmId: string): Promise<Client[]> {
+    const rows = await this.db.selectFrom('clients').selectAll().where('realm_id', '=', realmId).orderBy('client_id').execute();
+    return rows.map(toClient);
+  }
+
+  async update(
+    realmId: string,
+    clientId: string,
+    patch: { redirectUris?: string[]; scopes?: string[]; secretHash?: string | null; enabled?: boolean; name?: string | null },
+  ): Promise<boolean> {
+    const values: Record<string, string | number | null> = {};
+    if (patch.redirectUris) values.redirect_uris = JSON.stringify(patch.redirectUris);
+    if (patch.scopes) values.scopes = JSON.stringify(patch.scopes);
+    if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;
+    if (patch.enabled !== undefined) values.enabled = patch.enabled ? 1 : 0;
+    if (patch.name !== undefined) values.name = patch.name;
+    if (Object.keys(values).length === 0) return true;
+    const r = await this.db.updateTable('clients').set(values).where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  async delete(realmId: string, clientId: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('clients').where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
+    return Number(r.numDeletedRows) === 1;
+  }
+}

@@ -1,0 +1,158 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import type { AuthorizationParams, BrowserSession, Interaction } from '../types.js';
+
+/** A pending authorization request while the user logs in, consents and picks an organization. */
+export class InteractionRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(i: Omit<Interaction, 'consented' | 'organizationId'> & { now: number }): Promise<void> {
+    await this.db
+      .insertInto('interactions')
+      .values({
+        id: i.id,
+        realm_id: i.realmId,
+        client_id: i.clientId,
+        browser_hash: i.browserHash,
+        csrf_token: i.csrfToken,
+        params: JSON.stringify(i.params),
+        user_id: i.userId,
+        session_id: i.sessionId,
+        consented: 0,
+        organization_id: null,
+        created_at: i.now,
+        expires_at: i.expiresAt,
+      })
+      .execute();
+  }
+
+  async get(id: string): Promise<Interaction | undefined> {
+    const r = await this.db.selectFrom('interactions').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!r) return undefined;
+    return {
+      id: r.id,
+      realmId: r.realm_id,
+      clientId: r.client_id,
+      browserHash: r.browser_hash,
+      csrfToken: r.csrf_token,
+      params: JSON.parse(r.params) as AuthorizationParams,
+      userId: r.user_id,
+      sessionId: r.session_id,
+      consented: r.consented === 1,
+      organizationId: r.organization_id,
+      expiresAt: Number(r.expires_at),
+    };
+  }
+
+  async update(id: string, patch: { userId?: string; sessionId?: string; consented?: boolean; organizationId?: string; csrfToken?: string }): Promise<void> {
+    const values: Record<string, string | number> = {};
+    if (patch.userId !== undefined) values.user_id = patch.userId;
+    if (patch.sessionId !== undefined) values.session_id = patch.sessionId;
+    if (patch.consented !== undefined) values.consented = patch.consented ? 1 : 0;
+    if (patch.organizationId !== undefined) values.organization_id = patch.organizationId;
+    if (patch.csrfToken !== undefined) values.csrf_token = patch.csrfToken;
+    if (Object.keys(values).length > 0) await this.db.updateTable('interactions').set(values).where('id', '=', id).execute();
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.deleteFrom('interactions').where('id', '=', id).execute();
+  }
+
+  async deleteExpired(now: number): Promise<number> {
+    const r = await this.db.deleteFrom('interactions').where('expires_at', '<', now).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+}
+
+export class SessionRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(s: BrowserSession & { secretHash: string; now: number }): Promise<void> {
+    await this.db
+      .insertInto('browser_sessions')
+      .values({
+        id: s.id,
+        secret_hash: s.secretHash,
+        realm_id: s.realmId,
+        user_id: s.userId,
+        auth_time: s.authTime,
+        created_at: s.now,
+        expires_at: s.expiresAt,
+        ended_at: null,
+      })
+      .execute();
+  }
+
+  /** The live session whose cookie secret hashes to `secretHash`, if any. */
+  async findActive(realmId: string, secretHash: string, now: number): Promise<BrowserSession | undefined> {
+    const r = await this.db
+      .selectFrom('browser_sessions')
+      .selectAll()
+      .where('secret_hash', '=', secretHash)
+      .where('realm_id', '=', realmId)
+      .where('ended_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return r ? { id: r.id, realmId: r.realm_id, userId: r.user_id, authTime: Number(r.auth_time), expiresAt: Number(r.expires_at) } : undefined;
+  }
+
+  async get(id: string): Promise<BrowserSession | undefined> {
+    const r = await this.db.selectFrom('browser_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+    return r ? { id: r.id, realmId: r.realm_id, userId: r.user_id, authTime: Number(r.auth_time), expiresAt: Number(r.expires_at) } : undefined;
+  }
+
+  async end(id: string, now: number): Promise<void> {
+    await this.db.updateTable('browser_sessions').set({ ended_at: now }).where('id', '=', id).where('ended_at', 'is', null).execute();
+  }
+}
+
+export class ConsentRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** The organizations for which the user already granted this client at least `scopes`. */
+  async organizationsCovering(realmId: string, userId: string, clientId: string, scopes: string[]): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('consents')
+      .select(['organization_id', 'scopes'])
+      .where('user_id', '=', userId)
+      .where('realm_id', '=', realmId)
+      .where('client_id', '=', clientId)
+      .execute();
+    return rows
+      .filter((r) => {
+        const granted = new Set(JSON.parse(r.scopes) as string[]);
+        return scopes.every((s) => granted.has(s));
+      })
+      .map((r) => r.organization_id);
+  }
+
+  /** Records the grant, merging with scopes granted earlier to the same client for the same organization. */
+  async grant(c: { realmId: string; userId: string; clientId: string; organizationId: string; scopes: string[]; now: number }): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const existing = await trx
+        .selectFrom('consents')
+        .select('scopes')
+        .where('user_id', '=', c.userId)
+        .where('realm_id', '=', c.realmId)
+        .where('client_id', '=', c.clientId)
+        .where('organization_id', '=', c.organizationId)
+        .executeTakeFirst();
+      const merged = [...new Set([...(existing ? (JSON.parse(existing.scopes) as string[]) : []), ...c.scopes])].sort();
+      await trx
+        .insertInto('consents')
+        .values({
+          realm_id: c.realmId,
+          user_id: c.userId,
+          client_id: c.clientId,
+          organization_id: c.organizationId,
+          scopes: JSON.stringify(merged),
+          created_at: c.now,
+          updated_at: c.now,
+        })
+        .onConflict((oc) =>
+          oc.columns(['user_id', 'realm_id', 'client_id', 'organization_id']).doUpdateSet({ scopes: JSON.stringify(merged), updated_at: c.now }),
+        )
+        .execute();
+    });
+  }
+}

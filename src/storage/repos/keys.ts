@@ -1,0 +1,37 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import type { SigningKey } from '../types.js';
+
+export class KeyRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(k: SigningKey): Promise<void> {
+    await this.db
+      .insertInto('signing_keys')
+      .values({
+        kid: k.kid,
+        realm_id: k.realmId,
+        alg: k.alg,
+        public_jwk: k.publicJwk,
+        private_jwk: k.privateJwk,
+        status: k.status,
+        created_at: k.createdAt,
+        retired_at: null,
+      })
+      .execute();
+  }
+
+  /** Every key of the realm still published in the JWKS, newest first. */
+  async list(realmId: string): Promise<SigningKey[]> {
+    const rows = await this.db.selectFrom('signing_keys').selectAll().where('realm_id', '=', realmId).orderBy('created_at', 'desc').execute();
+    return rows.map((r) => ({
+      kid: r.kid,
+      realmId: r.realm_id,
+      alg: r.alg,
+      publicJwk: r.public_jwk,
+      privateJwk: r.private_jwk,
+      status: r.status === 'active' ? 'active' : 'retired',
+      createdAt: Number(r.created_at),
+    }));
+  }
+}

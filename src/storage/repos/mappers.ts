@@ -1,0 +1,87 @@
+import type { Selectable } from 'kysely';
+import type * as T from '../schema.js';
+import type * as D from '../types.js';
+
+export function parseList(json: string): string[] {
+  const v: unknown = JSON.parse(json);
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
+  return {
+    id: r.id,
+    displayName: r.display_name,
+    codeLifetime: r.code_lifetime,
+    accessTokenLifetime: r.access_token_lifetime,
+    refreshIdleLifetime: r.refresh_idle_lifetime,
+    refreshMaxLifetime: r.refresh_max_lifetime,
+    ssoSessionLifetime: r.sso_session_lifetime,
+    accessTokenAudience: r.access_token_audience,
+    signingAlg: r.signing_alg,
+    notBefore: Number(r.not_before),
+    createdAt: Number(r.created_at),
+  };
+}
+
+export function toClient(r: Selectable<T.ClientTable>): D.Client {
+  return {
+    realmId: r.realm_id,
+    clientId: r.client_id,
+    name: r.name,
+    secretHash: r.secret_hash,
+    public: r.public === 1,
+    enabled: r.enabled === 1,
+    redirectUris: parseList(r.redirect_uris),
+    scopes: parseList(r.scopes),
+    createdAt: Number(r.created_at),
+  };
+}
+
+export function toUser(r: Selectable<T.UserTable>): D.User {
+  return {
+    id: r.id,
+    realmId: r.realm_id,
+    username: r.username,
+    email: r.email,
+    passwordHash: r.password_hash,
+    enabled: r.enabled === 1,
+    createdAt: Number(r.created_at),
+  };
+}
+
+export function toCode(r: Selectable<T.AuthorizationCodeTable>): D.AuthorizationCode {
+  return {
+    hash: r.hash,
+    realmId: r.realm_id,
+    clientId: r.client_id,
+    redirectUri: r.redirect_uri,
+    userId: r.user_id,
+    sessionId: r.session_id,
+    organizationId: r.organization_id,
+    scopes: parseList(r.scopes),
+    codeChallenge: r.code_challenge,
+    codeChallengeMethod: r.code_challenge_method,
+    nonce: r.nonce,
+    authTime: Number(r.auth_time),
+    createdAt: Number(r.created_at),
+    expiresAt: Number(r.expires_at),
+    usedAt: r.used_at === null ? null : Number(r.used_at),
+    chainId: r.chain_id,
+  };
+}
+
+export function toChain(r: Selectable<T.RefreshChainTable>): D.RefreshChain {
+  return {
+    id: r.id,
+    realmId: r.realm_id,
+    clientId: r.client_id,
+    userId: r.user_id,
+    organizationId: r.organization_id,
+    scopes: parseList(r.scopes),
+    sessionId: r.session_id,
+    authTime: Number(r.auth_time),
+    createdAt: Number(r.created_at),
+    maxExpiresAt: Number(r.max_expires_at),
+    revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+  };
+}

@@ -1,0 +1,92 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import { ConflictError, type Realm, type Scope } from '../types.js';
+import { isUniqueViolation } from '../dialects/errors.js';
+import { toRealm } from './mappers.js';
+
+export type RealmSettings = Omit<Realm, 'id' | 'createdAt' | 'displayName' | 'notBefore'>;
+
+/** The scopes every new realm starts with, and the words the consent page uses for them. */
+export const DEFAULT_SCOPES: readonly Scope[] = [
+  { name: 'openid', consentText: 'Confirm who you are (your account identifier)' },
+  { name: 'profile', consentText: 'See your name and username' },
+  { name: 'email', consentText: 'See your email address' },
+  { name: 'core_data', consentText: "Read and change your organization's core business data" },
+  { name: 'exports', consentText: "Export data from your organization's account" },
+  { name: 'offline_access', consentText: 'Keep this access when you are not signed in, until you revoke it' },
+];
+
+export class RealmRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(input: { id: string; displayName: string | null; settings: RealmSettings; now: number }): Promise<Realm> {
+    const s = input.settings;
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('realms')
+          .values({
+            id: input.id,
+            display_name: input.displayName,
+            code_lifetime: s.codeLifetime,
+            access_token_lifetime: s.accessTokenLifetime,
+            refresh_idle_lifetime: s.refreshIdleLifetime,
+            refresh_max_lifetime: s.refreshMaxLifetime,
+            sso_session_lifetime: s.ssoSessionLifetime,
+            access_token_audience: s.accessTokenAudience,
+            signing_alg: s.signingAlg,
+            not_before: 0,
+            created_at: input.now,
+          })
+          .execute();
+        await trx
+          .insertInto('scopes')
+          .values(DEFAULT_SCOPES.map((sc) => ({ realm_id: input.id, name: sc.name, consent_text: sc.consentText, created_at: input.now })))
+          .execute();
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`realm ${input.id} already exists`);
+      throw err;
+    }
+    const realm = await this.get(input.id);
+    if (!realm) throw new Error('realm vanished after insert');
+    return realm;
+  }
+
+  async get(id: string): Promise<Realm | undefined> {
+    const row = await this.db.selectFrom('realms').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toRealm(row) : undefined;
+  }
+
+  async list(): Promise<Realm[]> {
+    const rows = await this.db.selectFrom('realms').selectAll().orderBy('id').execute();
+    return rows.map(toRealm);
+  }
+
+  async update(id: string, patch: Partial<RealmSettings> & { displayName?: string | null; notBefore?: number }): Promise<void> {
+    const values: Record<string, string | number | null> = {};
+    if (patch.displayName !== undefined) values.display_name = patch.displayName;
+    if (patch.codeLifetime !== undefined) values.code_lifetime = patch.codeLifetime;
+    if (patch.accessTokenLifetime !== undefined) values.access_token_lifetime = patch.accessTokenLifetime;
+    if (patch.refreshIdleLifetime !== undefined) values.refresh_idle_lifetime = patch.refreshIdleLifetime;
+    if (patch.refreshMaxLifetime !== undefined) values.refresh_max_lifetime = patch.refreshMaxLifetime;
+    if (patch.ssoSessionLifetime !== undefined) values.sso_session_lifetime = patch.ssoSessionLifetime;
+    if (patch.accessTokenAudience !== undefined) values.access_token_audience = patch.accessTokenAudience;
+    if (patch.notBefore !== undefined) values.not_before = patch.notBefore;
+    if (Object.keys(values).length === 0) return;
+    await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
+  }
+
+  async scopes(realmId: string): Promise<Scope[]> {
+    const rows = await this.db.selectFrom('scopes').select(['name', 'consent_text']).where('realm_id', '=', realmId).orderBy('name').execute();
+    return rows.map((r) => ({ name: r.name, consentText: r.consent_text }));
+  }
+
+  async upsertScope(realmId: string, scope: Scope, now: number): Promise<void> {
+    await this.db
+      .insertInto('scopes')
+      .values({ realm_id: realmId, name: scope.name, consent_text: scope.consentText, created_at: now })
+      .onConflict((oc) => oc.columns(['realm_id', 'name']).doUpdateSet({ consent_text: scope.consentText }))
+      .execute();
+  }
+}

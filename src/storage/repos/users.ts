@@ -1,0 +1,113 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import { ConflictError, type Organization, type User } from '../types.js';
+import { isUniqueViolation } from '../dialects/errors.js';
+import { toUser } from './mappers.js';
+
+export class UserRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Creates a user and, in the same transaction, its organization memberships. */
+  async create(u: Omit<User, 'createdAt' | 'enabled'> & { now: number; organizationIds: string[] }): Promise<void> {
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('users')
+          .values({
+            id: u.id,
+            realm_id: u.realmId,
+            username: u.username,
+            email: u.email,
+            password_hash: u.passwordHash,
+            enabled: 1,
+            created_at: u.now,
+          })
+          .execute();
+        if (u.organizationIds.length > 0) {
+          await trx
+            .insertInto('memberships')
+            .values(u.organizationIds.map((organization_id) => ({ organization_id, user_id: u.id })))
+            .execute();
+        }
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`user ${u.username} already exists in realm ${u.realmId}`);
+      throw err;
+    }
+  }
+
+  async findByUsername(realmId: string, username: string): Promise<User | undefined> {
+    const row = await this.db
+      .selectFrom('users')
+      .selectAll()
+      .where('realm_id', '=', realmId)
+      .where('username', '=', username)
+      .executeTakeFirst();
+    return row ? toUser(row) : undefined;
+  }
+
+  async get(id: string): Promise<User | undefined> {
+    const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toUser(row) : undefined;
+  }
+
+  async list(realmId: string): Promise<User[]> {
+    const rows = await this.db.selectFrom('users').selectAll().where('realm_id', '=', realmId).orderBy('username').execute();
+    return rows.map(toUser);
+  }
+
+  async update(id: string, patch: { passwordHash?: string; enabled?: boolean; email?: string | null }): Promise<void> {
+    const values: Record<string, string | number | null> = {};
+    if (patch.passwordHash !== undefined) values.password_hash = patch.passwordHash;
+    if (patch.enabled !== undefined) values.enabled = patch.enabled ? 1 : 0;
+    if (patch.email !== undefined) values.email = patch.email;
+    if (Object.keys(values).length > 0) await this.db.updateTable('users').set(values).where('id', '=', id).execute();
+  }
+
+  async organizations(userId: string): Promise<Organization[]> {
+    const rows = await this.db
+      .selectFrom('memberships')
+      .innerJoin('organizations', 'organizations.id', 'memberships.organization_id')
+      .select(['organizations.id', 'organizations.realm_id', 'organizations.alias', 'organizations.name'])
+      .where('memberships.user_id', '=', userId)
+      .orderBy('organizations.name')
+      .execute();
+    return rows.map((r) => ({ id: r.id, realmId: r.realm_id, alias: r.alias, name: r.name }));
+  }
+
+  async addMembership(userId: string, organizationId: string): Promise<void> {
+    await this.db
+      .insertInto('memberships')
+      .values({ user_id: userId, organization_id: organizationId })
+      .onConflict((oc) => oc.columns(['organization_id', 'user_id']).doNothing())
+      .execute();
+  }
+}
+
+export class OrganizationRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(o: Organization & { now: number }): Promise<void> {
+    try {
+      await this.db.insertInto('organizations').values({ id: o.id, realm_id: o.realmId, alias: o.alias, name: o.name, created_at: o.now }).execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`organization ${o.alias} already exists in realm ${o.realmId}`);
+      throw err;
+    }
+  }
+
+  async findByAlias(realmId: string, alias: string): Promise<Organization | undefined> {
+    const r = await this.db.selectFrom('organizations').selectAll().where('realm_id', '=', realmId).where('alias', '=', alias).executeTakeFirst();
+    return r ? { id: r.id, realmId: r.realm_id, alias: r.alias, name: r.name } : undefined;
+  }
+
+  async get(id: string): Promise<Organization | undefined> {
+    const r = await this.db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+    return r ? { id: r.id, realmId: r.realm_id, alias: r.alias, name: r.name } : undefined;
+  }
+
+  async list(realmId: string): Promise<Organization[]> {
+    const rows = await this.db.selectFrom('organizations').selectAll().where('realm_id', '=', realmId).orderBy('alias').execute();
+    return rows.map((r) => ({ id: r.id, realmId: r.realm_id, alias: r.alias, name: r.name }));
+  }
+}

@@ -1,0 +1,175 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Table types. Timestamps are integer seconds since the epoch; lists are JSON text; booleans are 0/1,
+ * so that one set of queries serves SQLite and PostgreSQL alike.
+ */
+export interface RealmTable {
+  id: string;
+  display_name: string | null;
+  code_lifetime: number;
+  access_token_lifetime: number;
+  refresh_idle_lifetime: number;
+  refresh_max_lifetime: number;
+  sso_session_lifetime: number;
+  access_token_audience: string;
+  signing_alg: string;
+  not_before: number;
+  created_at: number;
+}
+
+export interface ClientTable {
+  realm_id: string;
+  client_id: string;
+  name: string | null;
+  secret_hash: string | null;
+  public: number;
+  enabled: number;
+  redirect_uris: string;
+  scopes: string;
+  created_at: number;
+}
+
+export interface UserTable {
+  id: string;
+  realm_id: string;
+  username: string;
+  email: string | null;
+  password_hash: string;
+  enabled: number;
+  created_at: number;
+}
+
+export interface OrganizationTable {
+  id: string;
+  realm_id: string;
+  alias: string;
+  name: string;
+  created_at: number;
+}
+
+export interface MembershipTable {
+  organization_id: string;
+  user_id: string;
+}
+
+export interface ScopeTable {
+  realm_id: string;
+  name: string;
+  consent_text: string;
+  created_at: number;
+}
+
+export interface ConsentTable {
+  realm_id: string;
+  user_id: string;
+  client_id: string;
+  organization_id: string;
+  scopes: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface BrowserSessionTable {
+  id: string;
+  secret_hash: string;
+  realm_id: string;
+  user_id: string;
+  auth_time: number;
+  created_at: number;
+  expires_at: number;
+  ended_at: number | null;
+}
+
+export interface InteractionTable {
+  id: string;
+  realm_id: string;
+  client_id: string;
+  browser_hash: string;
+  csrf_token: string;
+  params: string;
+  user_id: string | null;
+  session_id: string | null;
+  consented: number;
+  organization_id: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface AuthorizationCodeTable {
+  hash: string;
+  realm_id: string;
+  client_id: string;
+  redirect_uri: string;
+  user_id: string;
+  session_id: string;
+  organization_id: string;
+  scopes: string;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  nonce: string | null;
+  auth_time: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  chain_id: string | null;
+}
+
+export interface RefreshChainTable {
+  id: string;
+  realm_id: string;
+  client_id: string;
+  user_id: string;
+  organization_id: string;
+  scopes: string;
+  session_id: string;
+  auth_time: number;
+  created_at: number;
+  max_expires_at: number;
+  revoked_at: number | null;
+  revoked_reason: string | null;
+}
+
+export interface RefreshTokenTable {
+  hash: string;
+  chain_id: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface SigningKeyTable {
+  kid: string;
+  realm_id: string;
+  alg: string;
+  public_jwk: string;
+  private_jwk: string;
+  status: string;
+  created_at: number;
+  retired_at: number | null;
+}
+
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  realms: RealmTable;
+  clients: ClientTable;
+  users: UserTable;
+  organizations: OrganizationTable;
+  memberships: MembershipTable;
+  scopes: ScopeTable;
+  consents: ConsentTable;
+  browser_sessions: BrowserSessionTable;
+  interactions: InteractionTable;
+  authorization_codes: AuthorizationCodeTable;
+  refresh_chains: RefreshChainTable;
+  refresh_tokens: RefreshTokenTable;
+  signing_keys: SigningKeyTable;
+  meta: MetaTable;
+}
+
+// Kysely's Generated marker is unused for now: every key is generated in the application.
+export type { Generated };

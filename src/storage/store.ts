@@ -1,0 +1,39 @@
+import type { Db } from './database.js';
+import { RealmRepository } from './repos/realms.js';
+import { ClientRepository } from './repos/clients.js';
+import { OrganizationRepository, UserRepository } from './repos/users.js';
+import { KeyRepository } from './repos/keys.js';
+import { ConsentRepository, InteractionRepository, SessionRepository } from './repos/interactions.js';
+import { CodeRepository, RefreshRepository } from './repos/tokens.js';
+
+/** Every repository over one database. */
+export class Store {
+  readonly realms: RealmRepository;
+  readonly clients: ClientRepository;
+  readonly users: UserRepository;
+  readonly organizations: OrganizationRepository;
+  readonly keys: KeyRepository;
+  readonly interactions: InteractionRepository;
+  readonly sessions: SessionRepository;
+  readonly consents: ConsentRepository;
+  readonly codes: CodeRepository;
+  readonly refresh: RefreshRepository;
+
+  constructor(readonly db: Db) {
+    const k = db.kysely;
+    this.realms = new RealmRepository(k);
+    this.clients = new ClientRepository(k);
+    this.users = new UserRepository(k);
+    this.organizations = new OrganizationRepository(k);
+    this.keys = new KeyRepository(k);
+    this.interactions = new InteractionRepository(k);
+    this.sessions = new SessionRepository(k);
+    this.consents = new ConsentRepository(k);
+    this.codes = new CodeRepository(k);
+    this.refresh = new RefreshRepository(k);
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}

@@ -1,0 +1,143 @@
+/** Domain records as the protocol core sees them (JSON columns parsed, 0/1 as booleans). */
+export interface Realm {
+  id: string;
+  displayName: string | null;
+  codeLifetime: number;
+  accessTokenLifetime: number;
+  refreshIdleLifetime: number;
+  refreshMaxLifetime: number;
+  ssoSessionLifetime: number;
+  accessTokenAudience: string;
+  signingAlg: string;
+  notBefore: number;
+  createdAt: number;
+}
+
+export interface Client {
+  realmId: string;
+  clientId: string;
+  name: string | null;
+  secretHash: string | null;
+  public: boolean;
+  enabled: boolean;
+  redirectUris: string[];
+  scopes: string[];
+  createdAt: number;
+}
+
+export interface User {
+  id: string;
+  realmId: string;
+  username: string;
+  email: string | null;
+  passwordHash: string;
+  enabled: boolean;
+  createdAt: number;
+}
+
+export interface Organization {
+  id: string;
+  realmId: string;
+  alias: string;
+  name: string;
+}
+
+export interface Scope {
+  name: string;
+  consentText: string;
+}
+
+export interface BrowserSession {
+  id: string;
+  realmId: string;
+  userId: string;
+  authTime: number;
+  expiresAt: number;
+}
+
+export interface AuthorizationParams {
+  clientId: string;
+  redirectUri: string;
+  scopes: string[];
+  state: string | undefined;
+  codeChallenge: string | undefined;
+  codeChallengeMethod: string | undefined;
+  nonce: string | undefined;
+}
+
+export interface Interaction {
+  id: string;
+  realmId: string;
+  clientId: string;
+  browserHash: string;
+  csrfToken: string;
+  params: AuthorizationParams;
+  userId: string | null;
+  sessionId: string | null;
+  consented: boolean;
+  organizationId: string | null;
+  expiresAt: number;
+}
+
+export interface AuthorizationCode {
+  hash: string;
+  realmId: string;
+  clientId: string;
+  redirectUri: string;
+  userId: string;
+  sessionId: string;
+  organizationId: string;
+  scopes: string[];
+  codeChallenge: string | null;
+  codeChallengeMethod: string | null;
+  nonce: string | null;
+  authTime: number;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+  chainId: string | null;
+}
+
+export interface RefreshChain {
+  id: string;
+  realmId: string;
+  clientId: string;
+  userId: string;
+  organizationId: string;
+  scopes: string[];
+  sessionId: string;
+  authTime: number;
+  createdAt: number;
+  maxExpiresAt: number;
+  revokedAt: number | null;
+}
+
+export interface RefreshToken {
+  hash: string;
+  chainId: string;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+export interface SigningKey {
+  kid: string;
+  realmId: string;
+  alg: string;
+  publicJwk: string;
+  privateJwk: string;
+  status: 'active' | 'retired';
+  createdAt: number;
+}
+
+export class ConflictError extends Error {}
+export class NotFoundError extends Error {}
+
+/** The user behind a code or a refresh chain, read in the same query. */
+export interface Subject {
+  userId: string;
+  username: string;
+  email: string | null;
+  enabled: boolean;
+  organizationAlias: string | null;
+}

@@ -1,0 +1,23 @@
+import { html, type SafeHtml } from './html.js';
+
+export const STYLESHEET_PATH = '/auth/resources/realmgate.css';
+
+export function page(opts: { title: string; realmName: string; body: SafeHtml }): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${opts.title} · ${opts.realmName}</title>
+<link rel="stylesheet" href="${STYLESHEET_PATH}">
+</head>
+<body>
+<main class="card">
+<p class="realm">${opts.realmName}</p>
+${opts.body}
+</main>
+</body>
+</html>
+`.value;
+}

@@ -1,0 +1,87 @@
+import type { Organization, Scope } from '../storage/types.js';
+import { html } from './html.js';
+import { page } from './layout.js';
+
+export interface PageContext {
+  realmName: string;
+  clientName: string;
+  action: string;
+  csrf: string;
+}
+
+export function loginPage(ctx: PageContext & { error?: string; username?: string }): string {
+  return page({
+    title: 'Sign in',
+    realmName: ctx.realmName,
+    body: html`<h1>Sign in to continue to ${ctx.clientName}</h1>
+${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<label for="username">Username</label>
+<input type="text" id="username" name="username" value="${ctx.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit">Sign in</button></div>
+</form>`,
+  });
+}
+
+export function consentPage(ctx: PageContext & { scopes: Scope[] }): string {
+  return page({
+    title: 'Allow access',
+    realmName: ctx.realmName,
+    body: html`<h1>${ctx.clientName} wants to access your account</h1>
+<p>If you allow it, ${ctx.clientName} will be able to:</p>
+<ul class="permissions">
+${ctx.scopes.map((s) => html`<li>${s.consentText}<span class="scope">${s.name}</span></li>`)}
+</ul>
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<p class="muted">You can withdraw this access at any time.</p>
+<div class="actions">
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+<button type="submit" name="decision" value="allow">Allow</button>
+</div>
+</form>`,
+  });
+}
+
+export function organizationPage(ctx: PageContext & { organizations: Organization[]; error?: string }): string {
+  const single = ctx.organizations.length === 1;
+  return page({
+    title: 'Choose an organization',
+    realmName: ctx.realmName,
+    body: html`<h1>Choose the organization ${ctx.clientName} will work with</h1>
+${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<fieldset>
+<legend>Organization</legend>
+${ctx.organizations.map(
+  (o, i) => html`<label class="choice" for="org-${i}"><input type="radio" id="org-${i}" name="organization" value="${o.alias}" ${single ? html`checked` : ''} required> ${o.name}</label>`,
+)}
+</fieldset>
+<div class="actions"><button type="submit">Continue</button></div>
+</form>`,
+  });
+}
+
+export function noOrganizationPage(ctx: { realmName: string; clientName: string; denyLocation: string }): string {
+  return page({
+    title: 'No organization',
+    realmName: ctx.realmName,
+    body: html`<h1>Your account has no organization</h1>
+<p>${ctx.clientName} works on behalf of an organization, and your account is not a member of any. Ask your administrator to add you to one, then try again.</p>
+<div class="actions"><a href="${ctx.denyLocation}">Return to ${ctx.clientName}</a></div>`,
+  });
+}
+
+export function errorPage(ctx: { realmName: string; title: string; description: string }): string {
+  return page({
+    title: ctx.title,
+    realmName: ctx.realmName,
+    body: html`<h1>${ctx.title}</h1>
+<p class="error" role="alert">${ctx.description}</p>
+<p class="muted">Go back to the application you came from and start again. If this keeps happening, contact its support.</p>`,
+  });
+}

@@ -1,0 +1,30 @@
+// Served at STYLESHEET_PATH (a same-origin stylesheet, so the CSP can forbid inline styles).
+export const STYLESHEET = `
+:root { color-scheme: light; --accent: #1f5fbf; --accent-dark: #174a96; --text: #1c2430; --muted: #5b6675; --border: #d5dbe3; --error: #b3261e; }
+* { box-sizing: border-box; }
+body { margin: 0; min-height: 100vh; display: flex; align-items: flex-start; justify-content: center; background: #f3f5f8; color: var(--text); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+.card { width: 100%; max-width: 28rem; margin: 8vh 1rem 2rem; padding: 2rem; background: #fff; border: 1px solid var(--border); border-radius: 12px; box-shadow: 0 2px 12px rgba(20, 30, 50, 0.06); }
+.realm { margin: 0 0 0.25rem; color: var(--muted); font-size: 0.85rem; text-transform: uppercase; letter-spacing: 0.06em; }
+h1 { margin: 0 0 1rem; font-size: 1.5rem; line-height: 1.25; }
+p { margin: 0 0 1rem; }
+label { display: block; margin: 0 0 0.25rem; font-weight: 600; }
+input[type=text], input[type=password] { width: 100%; padding: 0.6rem 0.75rem; margin: 0 0 1rem; font: inherit; border: 1px solid var(--border); border-radius: 8px; }
+input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid #8fb4f0; outline-offset: 2px; }
+button { font: inherit; font-weight: 600; padding: 0.6rem 1.2rem; border-radius: 8px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
+button:hover { background: var(--accent-dark); }
+button.secondary { background: #fff; color: var(--accent); }
+button.secondary:hover { background: #eef3fb; }
+.actions { display: flex; gap: 0.75rem; justify-content: flex-end; margin-top: 1.5rem; }
+.error { padding: 0.75rem 1rem; margin: 0 0 1rem; border-radius: 8px; background: #fdecea; color: var(--error); border: 1px solid #f3c0bb; }
+.permissions { list-style: none; padding: 0; margin: 0 0 1rem; border: 1px solid var(--border); border-radius: 8px; }
+.permissions li { padding: 0.65rem 1rem; border-top: 1px solid var(--border); }
+.permissions li:first-child { border-top: 0; }
+.permissions .scope { display: block; color: var(--muted); font-size: 0.8rem; font-family: ui-monospace, monospace; }
+fieldset { border: 1px solid var(--border); border-radius: 8px; padding: 0.5rem 1rem; margin: 0 0 1rem; }
+legend { font-weight: 600; padding: 0 0.25rem; }
+.choice { display: flex; align-items: center; gap: 0.6rem; padding: 0.45rem 0; font-weight: 400; }
+.choice input { width: 1.1rem; height: 1.1rem; margin: 0; }
+.muted { color: var(--muted); font-size: 0.9rem; }
+a { color: var(--accent); }
+input.code { width: 100%; padding: 0.75rem; font: 600 1.05rem/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; border: 1px solid var(--border); border-radius: 8px; background: #f7f9fc; }
+`;
