@@ -1,0 +1,61 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import pg from 'pg';
+import { openDatabase, migrate, type Db } from '../../src/storage/database.js';
+
+export interface TestDatabase {
+  name: 'sqlite' | 'postgres';
+  url: string;
+  db: Db;
+  /** Closes the connection and removes the database (file or schema). */
+  drop(): Promise<void>;
+}
+
+/** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set (CI sets it). */
+export function dialects(): Array<'sqlite' | 'postgres'> {
+  return process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+/** A fresh, migrated database: a temporary SQLite file, or a new PostgreSQL schema. */
+export async function createTestDatabase(name: 'sqlite' | 'postgres'): Promise<TestDatabase> {
+  if (name === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-test-'));
+    const url = `sqlite:${path.join(dir, 'test.db')}`;
+    const db = await openDatabase(url, { synchronous: 'NORMAL' });
+    await migrate(db);
+    return {
+      name,
+      url,
+      db,
+      async drop() {
+        await db.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) throw new Error('TEST_DATABASE_URL is not set');
+  const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
+  const u = new URL(base);
+  u.searchParams.set('schema', schema);
+  const url = u.href;
+  const db = await openDatabase(url);
+  await migrate(db);
+  return {
+    name,
+    url,
+    db,
+    async drop() {
+      await db.close();
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      try {
+        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}

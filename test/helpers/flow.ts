@@ -1,0 +1,126 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { REALM, realmPath, type TestServer } from './server.js';
+
+/** A browser's cookies for `inject` requests (paths are ignored: all cookies live under one realm). */
+export class CookieJar {
+  readonly cookies = new Map<string, string>();
+  header(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+  update(res: LightMyRequestResponse): void {
+    for (const c of res.cookies as Array<{ name: string; value: string; maxAge?: number; expires?: Date }>) {
+      if (c.value === '' || c.maxAge === 0 || (c.expires && c.expires.getTime() < Date.now())) this.cookies.delete(c.name);
+      else this.cookies.set(c.name, c.value);
+    }
+  }
+}
+
+function unescape(s: string): string {
+  return s.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+}
+
+export interface Form {
+  action: string;
+  csrf: string;
+}
+
+export function parseForm(html: string): Form {
+  const action = /<form method="post" action="([^"]*)"/.exec(html)?.[1];
+  const csrf = /name="csrf" value="([^"]*)"/.exec(html)?.[1];
+  if (!action || !csrf) throw new Error(`no form in page:\n${html.slice(0, 500)}`);
+  return { action: unescape(action), csrf: unescape(csrf) };
+}
+
+export type PageKind = 'login' | 'consent' | 'organization' | 'no-organization' | 'error';
+
+export function pageKind(html: string): PageKind {
+  if (html.includes('name="password"')) return 'login';
+  if (html.includes('name="decision"')) return 'consent';
+  if (html.includes('name="organization"')) return 'organization';
+  if (html.includes('has no organization')) return 'no-organization';
+  return 'error';
+}
+
+export function authorizeQuery(ts: TestServer, extra: Record<string, string | undefined> = {}): string {
+  const q: Record<string, string> = {};
+  const all: Record<string, string | undefined> = {
+    client_id: ts.client.id,
+    redirect_uri: ts.client.redirectUri,
+    response_type: 'code',
+    scope: 'openid core_data offline_access',
+    state: 'xyz',
+    ...extra,
+  };
+  for (const [k, v] of Object.entries(all)) if (v !== undefined) q[k] = v;
+  return new URLSearchParams(q).toString();
+}
+
+export interface FlowOptions {
+  query?: Record<string, string | undefined>;
+  username?: string;
+  password?: string;
+  consent?: 'allow' | 'deny';
+  organization?: string;
+  jar?: CookieJar;
+}
+
+export interface FlowResult {
+  /** The final redirect to the client. */
+  location: URL;
+  code: string | undefined;
+  pages: PageKind[];
+  jar: CookieJar;
+}
+
+async function inject(app: FastifyInstance, jar: CookieJar, method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<LightMyRequestResponse> {
+  const res = await app.inject({
+    method,
+    url,
+    headers: { cookie: jar.header(), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+    ...(form ? { payload: new URLSearchParams(form).toString() } : {}),
+  });
+  jar.update(res);
+  return res;
+}
+
+/** Drives the browser side of E1 through login, consent and organization choice, like a user would. */
+export async function runAuthorization(ts: TestServer, opts: FlowOptions = {}): Promise<FlowResult> {
+  const jar = opts.jar ?? new CookieJar();
+  const pages: PageKind[] = [];
+  let res = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts, opts.query)}`);
+  for (let i = 0; i < 10; i++) {
+    if (res.statusCode !== 303) throw new Error(`expected a 303, got ${res.statusCode}: ${res.body.slice(0, 300)}`);
+    const location = res.headers.location as string;
+    if (!location.startsWith(`/auth/realms/${REALM}/login-actions/`)) {
+      const url = new URL(location);
+      return { location: url, code: url.searchParams.get('code') ?? undefined, pages, jar };
+    }
+    const page = await inject(ts.app, jar, 'GET', location);
+    const kind = pageKind(page.body);
+    pages.push(kind);
+    if (kind === 'no-organization' || kind === 'error') {
+      const href = /<a href="([^"]*)"/.exec(page.body)?.[1];
+      if (kind === 'no-organization' && href) return { location: new URL(unescape(href)), code: undefined, pages, jar };
+      throw new Error(`flow stopped on ${kind} page: ${page.body.slice(0, 400)}`);
+    }
+    const form = parseForm(page.body);
+    if (kind === 'login') {
+      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: opts.username ?? ts.user.username, password: opts.password ?? ts.user.password });
+      if (res.statusCode === 200) throw new Error('login failed');
+    } else if (kind === 'consent') {
+      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, decision: opts.consent ?? 'allow' });
+    } else {
+      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, organization: opts.organization ?? 'acme' });
+    }
+  }
+  throw new Error('too many steps');
+}
+
+export async function tokenRequest(ts: TestServer, form: Record<string, string>, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return ts.app.inject({
+    method: 'POST',
+    url: realmPath('/protocol/openid-connect/token'),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: new URLSearchParams(form).toString(),
+  });
+}
