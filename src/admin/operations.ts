@@ -88,7 +88,10 @@ export async function createClient(
   input: { realmId: string; clientId: string; redirectUris: string[]; secret?: string; scopes?: string; public?: boolean; name?: string },
 ): Promise<{ client: Client; secret: string | undefined; generated: boolean }> {
   await requireRealm(store, input.realmId);
-  if (!/^[\x21-\x7E]{1,255}$/.test(input.clientId)) throw new ValidationError('client id must be 1-255 printable ASCII characters without spaces');
+  // RFC 6749 A.1: client-id = *VSCHAR (%x20-7E).
+  if (!/^[\x20-\x7E]{1,255}$/.test(input.clientId) || input.clientId.trim() !== input.clientId) {
+    throw new ValidationError('client id must be 1-255 printable ASCII characters, without leading or trailing spaces');
+  }
   if (input.redirectUris.length === 0) throw new ValidationError('a client needs at least one --redirect-uri');
   for (const uri of input.redirectUris) checkRedirectUri(uri);
   const realmScopes = new Set((await store.realms.scopes(input.realmId)).map((s) => s.name));
