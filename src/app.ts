@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import type { Services } from './services.js';
@@ -13,13 +13,14 @@ import { appPageRoutes } from './http/app-pages/routes.js';
 
 export interface AppOptions {
   services: Services;
-  logger?: FastifyServerOptions['logger'];
+  /** A pino logger; none means silent (tests). */
+  logger?: FastifyBaseLogger;
 }
 
 /** Builds the HTTP application without listening, so tests can `inject` requests into it. */
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger ?? false,
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     // One line per request costs more CPU than a refresh grant's own work; errors and events are logged instead.
     logController: new LogController({ disableRequestLogging: true }),
     // Bodies and URLs of OAuth requests are small; anything larger is refused early.

@@ -1,0 +1,152 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
+
+// The installed command (npm test builds dist/ first, as `npm install` does).
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/realmgate.js');
+
+for (const dialect of dialects()) {
+  describe(`realmgate CLI (${dialect})`, () => {
+    let tdb: TestDatabase;
+    before(async () => {
+      tdb = await createTestDatabase(dialect);
+      await tdb.db.close();
+    });
+    after(async () => {
+      const { openDatabase } = await import('../../src/storage/database.js');
+      tdb.db = await openDatabase(tdb.url);
+      await tdb.drop();
+    });
+
+    function run(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
+      const r = spawnSync(process.execPath, [BIN, ...args], {
+        env: { ...process.env, DATABASE_URL: tdb.url, LOG_LEVEL: 'silent' },
+        input: input ?? '',
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    }
+
+    function fails(args: string[], message: RegExp): void {
+      const r = run(args);
+      assert.notEqual(r.status, 0, `expected failure: ${args.join(' ')}`);
+      assert.match(r.stderr, message);
+      // One line, no stack trace.
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.doesNotMatch(r.stderr, /\n\s+at\s/);
+    }
+
+    test('--help lists the commands', () => {
+      const r = run(['--help']);
+      assert.equal(r.status, 0);
+      for (const c of ['start', 'realm', 'org', 'user', 'client']) assert.match(r.stdout, new RegExp(`\\b${c}\\b`));
+    });
+
+    test('realm, org, user and client creation in the documented forms', () => {
+      assert.equal(run(['realm', 'create', 'acme', '--display-name', 'Acme Realm']).status, 0);
+      assert.equal(run(['org', 'create', 'acme', 'sales', '--name', 'Sales Ltd']).status, 0);
+      assert.equal(run(['org', 'create', 'acme', 'ops']).status, 0);
+      let r = run(['user', 'create', 'acme', 'alice', '--password', 'alice-password', '--email', 'alice@example.com', '--org', 'sales', '--org', 'ops']);
+      assert.equal(r.status, 0, r.stderr);
+      r = run(['user', 'create', 'acme', 'bob', '--password-stdin'], 'bob-password\n');
+      assert.equal(r.status, 0, r.stderr);
+      r = run(['client', 'create', 'acme', 'app', '--redirect-uri', 'https://app.example/cb', '--redirect-uri', 'http://127.0.0.1:8000/cb']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /client secret \(shown only now\): [A-Za-z0-9_-]{43}/);
+      r = run(['client', 'create', 'acme', 'app2', '--redirect-uri', 'https://app.example/cb', '--secret', 's3cret-value', '--scope', 'openid exports']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.doesNotMatch(r.stdout, /s3cret-value/);
+      r = run(['client', 'create', 'acme', 'desktop', '--redirect-uri', 'http://localhost/authentication_code', '--public']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(run(['client', 'list', 'acme']).stdout, /desktop\tpublic/);
+      assert.match(run(['org', 'list', 'acme']).stdout, /sales\tSales Ltd/);
+      assert.match(run(['user', 'list', 'acme']).stdout, /alice\talice@example.com/);
+    });
+
+    test('wrong input exits non-zero with a one-line message', () => {
+      fails(['realm', 'create', 'acme'], /already exists/);
+      fails(['realm', 'create', 'bad realm'], /realm name/);
+      fails(['org', 'create', 'nope', 'x'], /realm nope does not exist/);
+      fails(['org', 'create', 'acme', 'sales'], /already exists/);
+      fails(['user', 'create', 'acme', 'carol', '--password', 'carol-password', '--org', 'nope'], /organization nope does not exist/);
+      fails(['user', 'create', 'acme', 'alice', '--password', 'alice-password'], /already exists/);
+      fails(['user', 'create', 'acme', 'dave'], /password is required/);
+      fails(['user', 'create', 'acme', 'erin', '--password', 'short'], /at least 8/);
+      fails(['client', 'create', 'nope', 'x', '--redirect-uri', 'https://x.example/cb'], /realm nope does not exist/);
+      fails(['client', 'create', 'acme', 'app', '--redirect-uri', 'https://x.example/cb'], /already exists/);
+      fails(['client', 'create', 'acme', 'rel', '--redirect-uri', '/callback'], /not an absolute URI/);
+      fails(['client', 'create', 'acme', 'plain', '--redirect-uri', 'http://app.example/cb'], /http: for a non-loopback host/);
+      fails(['client', 'create', 'acme', 'frag', '--redirect-uri', 'https://app.example/cb#x'], /fragment/);
+      fails(['client', 'create', 'acme', 'none'], /at least one --redirect-uri/);
+      fails(['client', 'create', 'acme', 'sc', '--redirect-uri', 'https://x.example/cb', '--scope', 'admin'], /scope admin is not defined/);
+      fails(['realm', 'update', 'acme', '--code-lifetime', '60'], /30 to 50/);
+      fails(['--database-url', 'mysql://x', 'realm', 'list'], /unsupported database URL/);
+    });
+  });
+}
+
+describe('realmgate start', () => {
+  async function startAndRead(args: string[], env: Record<string, string>, until: RegExp): Promise<{ out: string; stop: () => Promise<void> }> {
+    const child = spawn(process.execPath, [BIN, 'start', '--port', '0', ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'warn' } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const deadline = Date.now() + 30_000;
+    while (!until.test(out)) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${out}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return {
+      out,
+      stop: () =>
+        new Promise<void>((resolve) => {
+          child.on('exit', () => resolve());
+          child.kill('SIGTERM');
+        }),
+    };
+  }
+
+  test('--demo on an empty database creates the demo realm and prints credentials and an authorization URL', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-cli-'));
+    try {
+      const env = { DATABASE_URL: `sqlite:${path.join(dir, 'demo.db')}` };
+      const first = await startAndRead(['--demo'], env, /listening on (http:\/\/\S+)/);
+      const url = /listening on (http:\/\/\S+)/.exec(first.out)![1]!;
+      assert.match(first.out, /user:\s+demo \/ \S+/);
+      assert.match(first.out, /client:\s+demo-app \/ \S+/);
+      const authUrl = /(http:\/\/\S+\/auth\/realms\/demo\/protocol\/openid-connect\/auth\?\S+)/.exec(first.out)?.[1];
+      assert.ok(authUrl);
+      const disc = await fetch(`${url}/auth/realms/demo/.well-known/openid-configuration`);
+      assert.equal(disc.status, 200);
+      const page = await fetch(authUrl.replace(/^http:\/\/localhost:\d+/, url), { redirect: 'manual' });
+      assert.equal(page.status, 303);
+      await first.stop();
+      // A second start finds the realm and creates nothing new.
+      const second = await startAndRead(['--demo'], env, /listening on/);
+      assert.match(second.out, /already exists/);
+      await second.stop();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('without --demo nothing is created', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-cli-'));
+    try {
+      const env = { DATABASE_URL: `sqlite:${path.join(dir, 'plain.db')}` };
+      const s = await startAndRead([], env, /listening on (http:\/\/\S+)/);
+      const url = /listening on (http:\/\/\S+)/.exec(s.out)![1]!;
+      assert.equal((await fetch(`${url}/auth/realms/demo/.well-known/openid-configuration`)).status, 404);
+      assert.equal((await fetch(`${url}/health/ready`)).status, 200);
+      await s.stop();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,191 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as oidc from 'openid-client';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { pageKind, parseForm, type PageKind } from '../helpers/flow.js';
+import { dialects } from '../helpers/db.js';
+
+/** A browser's cookies: name=value pairs from set-cookie headers (attributes ignored). */
+class CookieJar {
+  private readonly cookies = new Map<string, string>();
+  header(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+  update(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = '', ...attrs] = line.split(';');
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      if (value === '' || attrs.some((a) => /^\s*max-age=0\s*$/i.test(a))) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+}
+
+async function browse(jar: CookieJar, url: URL, form?: Record<string, string>): Promise<Response> {
+  const res = await fetch(url, {
+    method: form ? 'POST' : 'GET',
+    redirect: 'manual',
+    headers: { cookie: jar.header(), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+    ...(form ? { body: new URLSearchParams(form).toString() } : {}),
+  });
+  jar.update(res);
+  return res;
+}
+
+function seeOther(res: Response, base: string): URL {
+  assert.equal(res.status, 303, `expected a 303 from ${res.url}`);
+  return new URL(res.headers.get('location')!, base);
+}
+
+/** The user's part of the flow over real HTTP: login, consent, organization; returns the redirect to the client. */
+async function authorizeInBrowser(ts: TestServer, authUrl: URL): Promise<URL> {
+  const jar = new CookieJar();
+  const steps: Array<[PageKind, Record<string, string>]> = [
+    ['login', { username: ts.user.username, password: ts.user.password }],
+    ['consent', { decision: 'allow' }],
+    ['organization', { organization: 'acme' }],
+  ];
+  let next = seeOther(await browse(jar, authUrl), ts.baseUrl);
+  for (const [kind, fields] of steps) {
+    assert.match(next.pathname, /^\/auth\/realms\/test\/login-actions\/[^/]+$/);
+    const page = await browse(jar, next);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.equal(pageKind(html), kind);
+    const form = parseForm(html);
+    next = seeOther(await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, ...fields }), ts.baseUrl);
+  }
+  return next;
+}
+
+/** A relying party configured only from the server's discovery document. */
+async function discover(ts: TestServer, secret: string): Promise<oidc.Configuration> {
+  // The test server is plain http on 127.0.0.1; openid-client refuses http unless told otherwise.
+  return oidc.discovery(new URL(`${ts.baseUrl}/auth/realms/test`), ts.client.id, undefined, oidc.ClientSecretBasic(secret), {
+    execute: [oidc.allowInsecureRequests],
+  });
+}
+
+/** Runs discovery and the browser part; returns the configuration, the client's callback URL and the PKCE verifier. */
+async function startFlow(ts: TestServer, secret: string): Promise<{ config: oidc.Configuration; callback: URL; verifier: string; state: string }> {
+  const config = await discover(ts, secret);
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const authUrl = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: ts.client.redirectUri,
+    scope: 'openid core_data offline_access',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+  });
+  const callback = await authorizeInBrowser(ts, authUrl);
+  return { config, callback, verifier, state };
+}
+
+/** Keeps the raw JSON of successful token responses: openid-client normalizes some fields before we see them. */
+function recordTokenResponses(config: oidc.Configuration): Array<Record<string, unknown>> {
+  const seen: Array<Record<string, unknown>> = [];
+  config[oidc.customFetch] = async (url, options) => {
+    // @types/node 20 does not list Uint8Array as a fetch body, though undici accepts it.
+    const res = await fetch(url, options as RequestInit);
+    if (url === config.serverMetadata().token_endpoint && res.ok) seen.push((await res.clone().json()) as Record<string, unknown>);
+    return res;
+  };
+  return seen;
+}
+
+async function assertRejected(promise: Promise<unknown>, error: string): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof oidc.ResponseBodyError, `expected a ResponseBodyError, got ${String(err)}`);
+    assert.equal(err.error, error);
+    assert.equal(err.status, 400);
+    return true;
+  });
+}
+
+for (const dialect of dialects()) {
+  test(`openid-client: discovery, code flow with PKCE, rotation and reuse detection (${dialect})`, async () => {
+    const ts = await startTestServer({ dialect, listen: true });
+    try {
+      const { config, callback, verifier, state } = await startFlow(ts, ts.client.secret);
+      const server = config.serverMetadata();
+      assert.equal(server.issuer, `${ts.baseUrl}/auth/realms/test`);
+      assert.equal(`${callback.origin}${callback.pathname}`, ts.client.redirectUri);
+      assert.equal(callback.searchParams.get('state'), state);
+      assert.equal(callback.searchParams.get('iss'), server.issuer);
+      assert.ok(callback.searchParams.get('code'));
+
+      const jwks = createRemoteJWKSet(new URL(server.jwks_uri!));
+      // The server's clock is manual: verify exp/iat against it, not the wall clock.
+      const verifyAccessToken = async (token: string): Promise<void> => {
+        const { payload } = await jwtVerify(token, jwks, { issuer: server.issuer, audience: 'account', currentDate: new Date(ts.clock.nowMs()) });
+        assert.equal(payload.azp, ts.client.id);
+        assert.equal(payload.sub, ts.user.id);
+        assert.deepEqual(payload.organization, ['acme']);
+        assert.equal(payload.scope, 'openid core_data offline_access');
+      };
+
+      const raw = recordTokenResponses(config);
+      // No `expectedNonce`, `maxAge` or `idTokenExpected`: openid-client then accepts a response without id_token.
+      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+      assert.equal(tokens.id_token, undefined);
+      // oauth4webapi lowercases token_type; the spec's value is "Bearer".
+      assert.equal(tokens.token_type, 'bearer');
+      assert.equal(raw[0]?.token_type, 'Bearer');
+      assert.equal(tokens.expires_in, 259_200);
+      assert.equal(tokens.refresh_expires_in, 15_552_000);
+      assert.equal(tokens['not-before-policy'], 0);
+      assert.equal(tokens.scope, 'openid core_data offline_access');
+      assert.ok(tokens.refresh_token);
+      await verifyAccessToken(tokens.access_token);
+
+      const refreshTokens = [tokens.refresh_token];
+      for (let i = 0; i < 3; i++) {
+        // A day later each time: every refresh must start a fresh refresh period.
+        ts.clock.advance(86_400);
+        const r = await oidc.refreshTokenGrant(config, refreshTokens.at(-1)!);
+        assert.ok(r.refresh_token);
+        assert.ok(!refreshTokens.includes(r.refresh_token), 'a refresh token was issued twice');
+        assert.equal(r.refresh_expires_in, 15_552_000);
+        assert.equal(r.expires_in, 259_200);
+        await verifyAccessToken(r.access_token);
+        refreshTokens.push(r.refresh_token);
+      }
+
+      assert.equal(raw.length, 4);
+      assert.ok(raw.every((body) => body.token_type === 'Bearer'));
+
+      // Reuse of a rotated token means theft: it fails, and so does the latest token of the same chain.
+      await assertRejected(oidc.refreshTokenGrant(config, refreshTokens[1]!), 'invalid_grant');
+      await assertRejected(oidc.refreshTokenGrant(config, refreshTokens[3]!), 'invalid_grant');
+    } finally {
+      await ts.close();
+    }
+  });
+
+  test(`openid-client: a wrong client secret fails the code exchange with invalid_client (${dialect})`, async () => {
+    const ts = await startTestServer({ dialect, listen: true });
+    try {
+      const { callback, verifier, state } = await startFlow(ts, ts.client.secret);
+      const impostor = await discover(ts, `${ts.client.secret}x`);
+      // RFC 6749 5.2: a 401 carries WWW-Authenticate, so oauth4webapi raises a challenge error, not a body error.
+      const err = await oidc.authorizationCodeGrant(impostor, callback, { pkceCodeVerifier: verifier, expectedState: state }).then(
+        () => assert.fail('the exchange succeeded with a wrong secret'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof oidc.WWWAuthenticateChallengeError, `expected a WWWAuthenticateChallengeError, got ${String(err)}`);
+      assert.equal(err.status, 401);
+      assert.equal(err.cause[0]?.scheme, 'basic');
+      assert.equal(((await err.response.json()) as { error?: string }).error, 'invalid_client');
+      // Control: the same code is still good for the real client, so the failure was the secret alone.
+      const genuine = await discover(ts, ts.client.secret);
+      const tokens = await oidc.authorizationCodeGrant(genuine, callback, { pkceCodeVerifier: verifier, expectedState: state });
+      assert.ok(tokens.access_token);
+    } finally {
+      await ts.close();
+    }
+  });
+}

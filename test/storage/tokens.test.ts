@@ -1,0 +1,93 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { Store } from '../../src/storage/store.js';
+import { createClient, createOrganization, createRealm, createUser } from '../../src/admin/operations.js';
+import { randomId, randomToken, tokenHash } from '../../src/crypto/random.js';
+
+for (const dialect of dialects()) {
+  describe(`token storage (${dialect})`, () => {
+    let tdb: TestDatabase;
+    let store: Store;
+    let userId: string;
+    let orgId: string;
+    const now = 1_800_000_000;
+
+    before(async () => {
+      tdb = await createTestDatabase(dialect);
+      store = new Store(tdb.db);
+      await createRealm(store, { id: 'r' });
+      orgId = (await createOrganization(store, { realmId: 'r', alias: 'o' })).id;
+      userId = (await createUser(store, { realmId: 'r', username: 'u', password: 'password-u', orgAliases: ['o'] })).id;
+      await createClient(store, { realmId: 'r', clientId: 'c', redirectUris: ['https://c.example/cb'] });
+    });
+    after(() => tdb.drop());
+
+    async function newCode(): Promise<string> {
+      const hash = tokenHash(randomToken());
+      await store.codes.create({
+        hash,
+        realmId: 'r',
+        clientId: 'c',
+        redirectUri: 'https://c.example/cb',
+        userId,
+        sessionId: randomId(),
+        organizationId: orgId,
+        scopes: ['openid'],
+        codeChallenge: null,
+        codeChallengeMethod: null,
+        nonce: null,
+        authTime: now,
+        createdAt: now,
+        expiresAt: now + 45,
+      });
+      return hash;
+    }
+
+    const accept = () => ({ chain: { id: randomId(), maxExpiresAt: now + 1000 }, token: { hash: tokenHash(randomToken()), expiresAt: now + 100 } });
+
+    test('concurrent redemptions of one code: exactly one wins', async () => {
+      const hash = await newCode();
+      const outcomes = await Promise.all(Array.from({ length: 8 }, () => store.codes.redeem(hash, now, accept)));
+      const issued = outcomes.filter((o) => o.status === 'issued');
+      assert.equal(issued.length, 1);
+      // Every loser saw a used code; the chain of the winner was revoked by the reuse.
+      assert.ok(outcomes.every((o) => o.status === 'issued' || o.status === 'reused'));
+      const chain = await store.refresh.getChain((issued[0] as { chain: { id: string } }).chain.id);
+      assert.notEqual(chain?.revokedAt, null);
+    });
+
+    test('a rejected redemption still consumes the code and creates nothing', async () => {
+      const hash = await newCode();
+      const r = await store.codes.redeem(hash, now, () => ({ reject: 'nope' }));
+      assert.equal(r.status, 'rejected');
+      assert.equal((await store.codes.redeem(hash, now, accept)).status, 'reused');
+    });
+
+    test('concurrent rotations of one refresh token: at most one succeeds and the chain is revoked', async () => {
+      const hash = await newCode();
+      const first = await store.codes.redeem(hash, now, accept);
+      assert.equal(first.status, 'issued');
+      const rt = (first as { token: { hash: string } }).token.hash;
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, () => store.refresh.rotate(rt, now + 1, () => ({ next: { hash: tokenHash(randomToken()), expiresAt: now + 200 } }))),
+      );
+      assert.equal(outcomes.filter((o) => o.status === 'rotated').length, 1);
+      assert.equal(outcomes.filter((o) => o.status === 'reused').length, 7);
+      const chain = await store.refresh.getChain((first as { chain: { id: string } }).chain.id);
+      assert.notEqual(chain?.revokedAt, null);
+    });
+
+    test('a rejected rotation changes nothing', async () => {
+      const first = await store.codes.redeem(await newCode(), now, accept);
+      const rt = (first as { token: { hash: string } }).token.hash;
+      assert.equal((await store.refresh.rotate(rt, now, () => ({ reject: 'x' }))).status, 'rejected');
+      assert.equal((await store.refresh.rotate(rt, now, () => ({ next: { hash: tokenHash(randomToken()), expiresAt: now + 5 } }))).status, 'rotated');
+    });
+
+    test('unknown hashes are not_found', async () => {
+      assert.equal((await store.codes.redeem('nope', now, accept)).status, 'not_found');
+      assert.equal((await store.refresh.rotate('nope', now, () => ({ reject: 'x' }))).status, 'not_found');
+    });
+  });
+}
