@@ -34,7 +34,7 @@ export async function startTestServer(opts: { dialect: 'sqlite' | 'postgres'; li
   const store = new Store(db.db);
   const clock = new ManualClock(Date.now());
   // Port 0 in AUTH_URL is replaced once listening.
-  let config = loadConfig({}, { port: 0, authUrl: 'http://localhost:8080', cacheTtlMs: 0, databaseUrl: db.url, ...opts.config });
+  const config = loadConfig({}, { port: 0, authUrl: 'http://localhost:8080', cacheTtlMs: 0, databaseUrl: db.url, ...opts.config });
   await createRealm(store, { id: REALM, displayName: 'Test Realm' });
   await createOrganization(store, { realmId: REALM, alias: 'acme', name: 'Acme Inc.' });
   const { id: userId } = await createUser(store, { realmId: REALM, username: 'alice', password: PASSWORD, email: 'alice@example.com', orgAliases: ['acme'] });
@@ -42,26 +42,16 @@ export async function startTestServer(opts: { dialect: 'sqlite' | 'postgres'; li
   const { secret } = await createClient(store, { realmId: REALM, clientId: 'web-app', redirectUris: [redirectUri, 'http://127.0.0.1:9999/cb'], name: 'Web App' });
   await createClient(store, { realmId: REALM, clientId: 'native-app', redirectUris: ['http://127.0.0.1/callback'], public: true });
 
-  let app: FastifyInstance;
-  let services: Services;
+  const services: Services = createServices(config, store, clock);
+  const app: FastifyInstance = await buildApp({ services });
   let baseUrl = config.authUrl;
   if (opts.listen) {
-    // Listen first on an ephemeral port, then build the real app with AUTH_URL pointing at it.
-    const probe = await import('node:net');
-    const port = await new Promise<number>((resolve) => {
-      const s = probe.createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
-    config = { ...config, port, authUrl: `http://127.0.0.1:${port}`, appUrl: opts.config?.appUrl ?? `http://127.0.0.1:${port}` };
-    services = createServices(config, store, clock);
-    app = await buildApp({ services });
-    await app.listen({ port, host: '127.0.0.1' });
-    baseUrl = config.authUrl;
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as { port: number }).port;
+    // Routes read the configuration per request, so AUTH_URL can point at the real port now.
+    baseUrl = `http://127.0.0.1:${port}`;
+    Object.assign(config, { port, authUrl: baseUrl, appUrl: opts.config?.appUrl ?? baseUrl });
   } else {
-    services = createServices(config, store, clock);
-    app = await buildApp({ services });
     await app.ready();
   }
   return {
