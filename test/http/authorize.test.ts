@@ -59,10 +59,34 @@ for (const dialect of dialects()) {
         'https://app.example.com:443/callback',
         'https://app.example.com/callbac',
         'https://app.example.com/callback%2f..',
-        'http://127.0.0.1:9998/cb',
+        'http://localhost:9999/cb',
+        'http://127.0.0.2:9999/cb',
       ];
       for (const redirect_uri of tricks) {
         const res = await get(authorizeQuery(ts, { redirect_uri }));
+        assert.equal(res.statusCode, 400, redirect_uri);
+        assert.equal(res.headers.location, undefined, redirect_uri);
+      }
+    });
+
+    test('loopback IP redirect URIs match on any port and nothing else (RFC 8252 7.3)', async () => {
+      const pub = { client_id: ts.publicClient.id, code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
+      for (const redirect_uri of ['http://127.0.0.1/callback', 'http://127.0.0.1:51234/callback', 'http://127.0.0.1:1/callback']) {
+        const res = await get(authorizeQuery(ts, { ...pub, redirect_uri }));
+        assert.equal(res.statusCode, 303, redirect_uri);
+        assert.match(res.headers.location as string, /login-actions/, redirect_uri);
+      }
+      for (const redirect_uri of [
+        'http://127.0.0.1:51234/callback2',
+        'http://127.0.0.1:51234/callback?x=1',
+        'http://127.0.0.1:99999/callback',
+        'http://[::1]:51234/callback',
+        'http://localhost:51234/callback',
+        'https://127.0.0.1:51234/callback',
+        'http://127.0.0.1.evil.com:51234/callback',
+        'http://127.0.0.1:51234@evil.com/callback',
+      ]) {
+        const res = await get(authorizeQuery(ts, { ...pub, redirect_uri }));
         assert.equal(res.statusCode, 400, redirect_uri);
         assert.equal(res.headers.location, undefined, redirect_uri);
       }

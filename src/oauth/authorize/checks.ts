@@ -43,11 +43,27 @@ export async function checkClientAndRedirect(
   const client = await loadClient(clientId);
   if (!client || !client.enabled) throw new AuthorizePageError('Unknown application', 'The application that sent you here is not registered with this server.');
   if (redirectUri === undefined) throw new AuthorizePageError('Invalid request', 'The request does not say where to return (redirect_uri is missing).');
-  // RFC 9700 4.1.3: exact string comparison against the registered redirect URIs.
-  if (!client.redirectUris.includes(redirectUri)) {
+  if (!redirectUriAllowed(client.redirectUris, redirectUri)) {
     throw new AuthorizePageError('Invalid return address', 'The address this application asked to return to is not registered for it, so you were not sent there.');
   }
   return { client, redirectUri };
+}
+
+const LOOPBACK_IP = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/;
+
+/**
+ * RFC 9700 4.1.3: redirect URIs are compared as exact strings. The one exception is RFC 8252 7.3: for
+ * a loopback IP literal (127.0.0.1 or [::1], not "localhost") any port is allowed, the rest of the URI
+ * still matching exactly.
+ */
+export function redirectUriAllowed(registered: readonly string[], requested: string): boolean {
+  if (registered.includes(requested)) return true;
+  const req = LOOPBACK_IP.exec(requested);
+  if (!req || (req[2] !== undefined && Number(req[2]) > 65535)) return false;
+  return registered.some((r) => {
+    const reg = LOOPBACK_IP.exec(r);
+    return reg !== null && reg[1] === req[1] && (reg[3] ?? '') === (req[3] ?? '');
+  });
 }
 
 const PKCE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
