@@ -1,0 +1,769 @@
+/**
+ * Refresh-grant benchmark: the real server in its own process, over a fresh database, driven over HTTP.
+ *
+ *   npm run bench [-- --duration 10 --concurrency 32 --warmup 2]
+ *
+ * Environment: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 2), BENCH_CONCURRENCY (default 32),
+ * BENCH_DATABASE_URL (a postgres:// URL: also run against PostgreSQL, in a fresh schema that is dropped
+ * afterwards), BENCH_PROFILE=1 (run the server under --cpu-prof and summarize the timed window),
+ * BENCH_SQLITE_SYNCHRONOUS (default: the server's default, FULL), BENCH_BUILD=1 (always rebuild dist/).
+ *
+ * What it does, per database: seeds a realm, organization, user and confidential client with the admin
+ * operations; starts `node dist/cli.js start` as a child (so its CPU time and RSS can be read from /proc);
+ * logs in once through the authorization endpoint and the login, consent and organization forms, then
+ * gets one code per worker through single sign-on and exchanges each for a refresh token; then each of
+ * N workers refreshes its own chain back to back, over one keep-alive connection pool of N connections,
+ * for a warm-up and a timed window. Only requests that complete inside the timed window are counted.
+ * The load generator runs on the same machine and its CPU time is printed too.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { Agent, Pool, fetch } from 'undici';
+import { openDatabase, migrate } from '../src/storage/database.js';
+import { Store } from '../src/storage/store.js';
+import { createClient, createOrganization, createRealm, createUser } from '../src/admin/operations.js';
+import { summarizeProfileFile } from './cpuprofile-summary.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const HOST = '127.0.0.1';
+const REALM = 'bench';
+const ORG = 'acme';
+const USERNAME = 'alice';
+const PASSWORD = 'bench password 1234';
+const CLIENT_ID = 'bench-app';
+// Never fetched: the code is read from the Location header.
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+const SCOPE = 'openid profile email core_data offline_access';
+const MAX_PRINTED_FAILURES = 10;
+
+// ---------------------------------------------------------------------------------------------------
+// Options
+
+const { values: argv } = parseArgs({
+  options: {
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    concurrency: { type: 'string' },
+  },
+});
+
+function numberOption(cli: string | undefined, env: string, def: number, min: number, max: number): number {
+  const raw = cli ?? process.env[env];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${env} must be a number from ${min} to ${max}, got ${raw}`);
+  return n;
+}
+
+const DURATION_S = numberOption(argv.duration, 'BENCH_DURATION', 10, 0.5, 600);
+const WARMUP_S = numberOption(argv.warmup, 'BENCH_WARMUP', 2, 0, 120);
+const CONCURRENCY = Math.floor(numberOption(argv.concurrency, 'BENCH_CONCURRENCY', 32, 1, 1024));
+const PROFILE = process.env.BENCH_PROFILE === '1' || process.env.BENCH_PROFILE === 'true';
+const SQLITE_SYNC = process.env.BENCH_SQLITE_SYNCHRONOUS;
+
+// ---------------------------------------------------------------------------------------------------
+// Small helpers
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const now = (): number => performance.now();
+
+const T0 = performance.now();
+function log(line: string): void {
+  const lead = line.startsWith('\n') ? '\n' : '';
+  const t = `${((performance.now() - T0) / 1000).toFixed(1).padStart(5)}s `;
+  const rest = line.slice(lead.length);
+  process.stdout.write(lead + (rest.startsWith('[') ? t : '') + rest + '\n');
+}
+
+function clockTicks(): number {
+  const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  const n = Number(r.stdout?.trim());
+  return Number.isInteger(n) && n > 0 ? n : 100;
+}
+const CLK_TCK = clockTicks();
+
+/** utime + stime of a process or thread, in ms. */
+function cpuMsOf(statPath: string): number {
+  const stat = fs.readFileSync(statPath, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of proc(5), counted from "state" (field 3) here.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+function processCpuMs(pid: number): number {
+  return cpuMsOf(`/proc/${pid}/stat`);
+}
+
+interface ThreadTimes {
+  /** CPU time, ms (schedstat's nanoseconds where the kernel has them, else utime + stime). */
+  cpu: number;
+  /** Time runnable but waiting for a core, ms (NaN without schedstat). */
+  wait: number;
+}
+
+/** Per-thread CPU and run-queue wait, keyed by thread id. */
+function threadTimes(pid: number): Map<number, ThreadTimes> {
+  const out = new Map<number, ThreadTimes>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    const dir = `/proc/${pid}/task/${tid}`;
+    try {
+      let t: ThreadTimes;
+      try {
+        const [run, wait] = fs.readFileSync(`${dir}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+        t = { cpu: run! / 1e6, wait: wait! / 1e6 };
+      } catch {
+        t = { cpu: cpuMsOf(`${dir}/stat`), wait: NaN };
+      }
+      out.set(Number(tid), t);
+    } catch {
+      // The thread ended between readdir and read.
+    }
+  }
+  return out;
+}
+
+/** CPU ms of every local process named postgres (server and backends), or undefined when there is none. */
+function localPostgresCpuMs(): number | undefined {
+  let total: number | undefined;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      total = (total ?? 0) + processCpuMs(Number(pid));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/** VmRSS and VmHWM in MB. */
+function memoryMb(pid: number): { rss: number; hwm: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, HOST, () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+}
+
+function basic(id: string, secret: string): string {
+  const enc = (s: string): string => encodeURIComponent(s).replace(/%20/g, '+');
+  return 'Basic ' + Buffer.from(`${enc(id)}:${enc(secret)}`).toString('base64');
+}
+
+function fmt(n: number, digits = 1): string {
+  if (!Number.isFinite(n)) return 'n/a';
+  return n >= 100 ? n.toFixed(0) : n.toFixed(digits);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Build
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+function ensureBuilt(): void {
+  const cli = path.join(ROOT, 'dist', 'cli.js');
+  const stale = !fs.existsSync(cli) || fs.statSync(cli).mtimeMs < newestMtime(path.join(ROOT, 'src'));
+  if (!stale && process.env.BENCH_BUILD !== '1') return;
+  log('building dist/ (npm run build) ...');
+  const r = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('npm run build failed');
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Seeding
+
+async function seed(databaseUrl: string): Promise<string> {
+  const db = await openDatabase(databaseUrl, { synchronous: 'FULL' });
+  try {
+    await migrate(db);
+    const store = new Store(db);
+    await createRealm(store, { id: REALM, displayName: 'Bench Realm' });
+    await createOrganization(store, { realmId: REALM, alias: ORG, name: 'Acme Inc.' });
+    await createUser(store, { realmId: REALM, username: USERNAME, password: PASSWORD, email: 'alice@example.com', orgAliases: [ORG] });
+    // A generated secret: the fast path of client authentication (one SHA-256).
+    const { secret } = await createClient(store, { realmId: REALM, clientId: CLIENT_ID, redirectUris: [REDIRECT_URI], name: 'Bench App' });
+    if (!secret) throw new Error('no client secret');
+    return secret;
+  } finally {
+    await db.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The server process
+
+interface Server {
+  child: ChildProcess;
+  pid: number;
+  base: string;
+  readyMs: number;
+  /** process.hrtime when /health/ready first answered 200. */
+  readyHr: bigint;
+  output: string[];
+  /** Resolves with the exit code (or signal) once the process has exited. */
+  exited: Promise<string>;
+}
+
+const children = new Set<ChildProcess>();
+/** Removed at exit, also when interrupted. */
+const tempDirs = new Set<string>();
+
+function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+
+function removeTempDir(dir: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
+}
+
+async function startServer(databaseUrl: string, profileDir: string | undefined): Promise<Server> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', HOST };
+  delete env.PORT;
+  delete env.AUTH_URL;
+  delete env.APP_URL;
+  delete env.NODE_OPTIONS;
+  if (SQLITE_SYNC) env.REALMGATE_SQLITE_SYNCHRONOUS = SQLITE_SYNC;
+  else delete env.REALMGATE_SQLITE_SYNCHRONOUS;
+  const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const started = now();
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', 'cli.js'), 'start', '--port', String(port), '--host', HOST], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  const output: string[] = [];
+  const keep = (prefix: string) => (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) if (line) output.push(prefix + line);
+    if (output.length > 200) output.splice(0, output.length - 200);
+  };
+  child.stdout!.on('data', keep(''));
+  child.stderr!.on('data', (chunk: Buffer) => {
+    keep('stderr: ')(chunk);
+    process.stderr.write(`[server] ${chunk.toString('utf8')}`);
+  });
+  let exitedFlag = false;
+  const exited = new Promise<string>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exitedFlag = true;
+      children.delete(child);
+      resolve(signal ?? String(code));
+    }),
+  );
+  if (child.pid === undefined) throw new Error('could not start the server');
+  const base = `http://${HOST}:${port}`;
+
+  // Time from spawn until /health/ready answers 200, polled every 5 ms on fresh connections.
+  const deadline = started + 60_000;
+  const probe = new Agent({ pipelining: 0 });
+  try {
+    for (;;) {
+      if (exitedFlag) throw new Error(`the server exited during start-up:\n${output.join('\n')}`);
+      if (now() > deadline) throw new Error(`the server was not ready within 60 s:\n${output.join('\n')}`);
+      try {
+        const res = await fetch(`${base}/health/ready`, { dispatcher: probe });
+        await res.arrayBuffer();
+        if (res.status === 200) break;
+      } catch {
+        // Not listening yet.
+      }
+      await sleep(5);
+    }
+  } finally {
+    await probe.close();
+  }
+  return { child, pid: child.pid, base, readyMs: now() - started, readyHr: process.hrtime.bigint(), output, exited };
+}
+
+async function stopServer(s: Server): Promise<void> {
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
+  s.child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const done = await Promise.race([s.exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 15_000)))]);
+  clearTimeout(timer);
+  if (!done) {
+    log(`server ${s.pid} did not stop within 15 s: killing it`);
+    s.child.kill('SIGKILL');
+    await s.exited;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The browser side of the authorization code flow, over real HTTP
+
+class CookieJar {
+  private readonly cookies = new Map<string, string>();
+  header(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+  update(setCookies: string[]): void {
+    for (const sc of setCookies) {
+      const [pair = '', ...attrs] = sc.split(';');
+      const eq = pair.indexOf('=');
+      if (eq <= 0) continue;
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      const expired = attrs.some((a) => {
+        const [k = '', v = ''] = a.trim().split('=');
+        if (k.toLowerCase() === 'max-age') return Number(v) <= 0;
+        if (k.toLowerCase() === 'expires') return Date.parse(v) < Date.now();
+        return false;
+      });
+      if (value === '' || expired) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+}
+
+function unescapeHtml(s: string): string {
+  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+interface BrowserResponse {
+  status: number;
+  location: string | null;
+  body: string;
+}
+
+class Browser {
+  readonly jar = new CookieJar();
+  constructor(
+    private readonly base: string,
+    private readonly agent: Agent,
+  ) {}
+
+  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<BrowserResponse> {
+    const headers: Record<string, string> = {};
+    const cookie = this.jar.header();
+    if (cookie) headers.cookie = cookie;
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await fetch(new URL(url, this.base), {
+      method,
+      redirect: 'manual',
+      headers,
+      dispatcher: this.agent,
+      ...(form ? { body: new URLSearchParams(form).toString() } : {}),
+    });
+    this.jar.update(res.headers.getSetCookie());
+    return { status: res.status, location: res.headers.get('location'), body: await res.text() };
+  }
+
+  /** Runs one authorization request to its end; returns the code the client receives. */
+  async authorize(codeChallenge: string): Promise<{ code: string; pages: string[] }> {
+    const q = new URLSearchParams({
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      response_type: 'code',
+      scope: SCOPE,
+      state: crypto.randomBytes(8).toString('hex'),
+      code_challenge: codeChallenge,
+      code_challenge_method: 'S256',
+    });
+    const pages: string[] = [];
+    let res = await this.request('GET', `/auth/realms/${REALM}/protocol/openid-connect/auth?${q}`);
+    for (let step = 0; step < 10; step++) {
+      if (res.status !== 303 || !res.location) throw new Error(`authorization: expected a 303, got ${res.status}: ${res.body.slice(0, 300)}`);
+      const loc = new URL(res.location, this.base);
+      if (loc.origin !== this.base || !loc.pathname.startsWith(`/auth/realms/${REALM}/login-actions/`)) {
+        const code = loc.searchParams.get('code');
+        if (!loc.href.startsWith(REDIRECT_URI) || !code) throw new Error(`authorization ended without a code: ${loc.href}`);
+        return { code, pages };
+      }
+      const page = await this.request('GET', loc.href);
+      if (page.status !== 200) throw new Error(`interaction page: ${page.status}: ${page.body.slice(0, 300)}`);
+      const action = /<form method="post" action="([^"]*)"/.exec(page.body)?.[1];
+      const csrf = /name="csrf" value="([^"]*)"/.exec(page.body)?.[1];
+      if (!action || !csrf) throw new Error(`no form on the interaction page: ${page.body.slice(0, 300)}`);
+      const form = { csrf: unescapeHtml(csrf) };
+      if (page.body.includes('name="password"')) {
+        pages.push('login');
+        res = await this.request('POST', unescapeHtml(action), { ...form, username: USERNAME, password: PASSWORD });
+        if (res.status === 200) throw new Error('login failed');
+      } else if (page.body.includes('name="decision"')) {
+        pages.push('consent');
+        res = await this.request('POST', unescapeHtml(action), { ...form, decision: 'allow' });
+      } else if (page.body.includes('name="organization"')) {
+        pages.push('organization');
+        res = await this.request('POST', unescapeHtml(action), { ...form, organization: ORG });
+      } else {
+        throw new Error(`unexpected interaction page: ${page.body.slice(0, 300)}`);
+      }
+    }
+    throw new Error('authorization: too many steps');
+  }
+}
+
+function pkce(): { verifier: string; challenge: string } {
+  const verifier = crypto.randomBytes(32).toString('base64url');
+  return { verifier, challenge: crypto.createHash('sha256').update(verifier).digest('base64url') };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The token endpoint
+
+const TOKEN_PATH = `/auth/realms/${REALM}/protocol/openid-connect/token`;
+
+interface TokenResult {
+  status: number;
+  body: string;
+  refreshToken: string | undefined;
+}
+
+async function tokenRequest(pool: Pool, authorization: string, form: string): Promise<TokenResult> {
+  const res = await pool.request({
+    method: 'POST',
+    path: TOKEN_PATH,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
+    body: form,
+  });
+  const body = await res.body.text();
+  let refreshToken: string | undefined;
+  if (res.statusCode === 200) {
+    try {
+      const rt = (JSON.parse(body) as { refresh_token?: unknown }).refresh_token;
+      if (typeof rt === 'string') refreshToken = rt;
+    } catch {
+      // Counted as a failure below.
+    }
+  }
+  return { status: res.statusCode, body, refreshToken };
+}
+
+async function newChain(browser: Browser, pool: Pool, authorization: string): Promise<string> {
+  const { verifier, challenge } = pkce();
+  const { code } = await browser.authorize(challenge);
+  const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }).toString();
+  const r = await tokenRequest(pool, authorization, form);
+  if (r.status !== 200 || !r.refreshToken) throw new Error(`code exchange: ${r.status}: ${r.body.slice(0, 300)}`);
+  return r.refreshToken;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// One run against one database
+
+interface Result {
+  label: string;
+  ok: number;
+  failed: number;
+  windowS: number;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  cpuMsPerReq: number;
+  mainCpuMsPerReq: number;
+  /** CPU and run-queue wait per request, by thread group (main, V8 platform, libuv pool). */
+  threads: Array<{ name: string; cpuMsPerReq: number; waitMsPerReq: number }>;
+  clientCpuMsPerReq: number;
+  /** CPU of the local PostgreSQL processes per request (PostgreSQL runs only). */
+  dbCpuMsPerReq: number | undefined;
+  rssIdle: number;
+  rssLoaded: number;
+  hwm: number;
+  readyMs: number;
+  setupMs: number;
+}
+
+async function runOne(label: string, databaseUrl: string): Promise<Result> {
+  log(`\n[${label}] seeding ${databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}`);
+  const secret = await seed(databaseUrl);
+  const authorization = basic(CLIENT_ID, secret);
+  const profileDir = PROFILE ? tempDir('realmgate-bench-prof-') : undefined;
+  const server = await startServer(databaseUrl, profileDir);
+  const { pid, base } = server;
+  let pool: Pool | undefined;
+  const agent = new Agent({ connections: 2 });
+  try {
+    const idle = memoryMb(pid);
+    log(`[${label}] server pid ${pid} ready in ${server.readyMs.toFixed(0)} ms (spawn to /health/ready 200); rss idle ${idle.rss.toFixed(1)} MB`);
+
+    // N refresh chains: one login, then single sign-on for each further code.
+    pool = new Pool(base, { connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 });
+    const browser = new Browser(base, agent);
+    const setupStart = now();
+    const chains: string[] = [];
+    {
+      const { verifier, challenge } = pkce();
+      const first = await browser.authorize(challenge);
+      const form = new URLSearchParams({ grant_type: 'authorization_code', code: first.code, redirect_uri: REDIRECT_URI, code_verifier: verifier }).toString();
+      const r = await tokenRequest(pool, authorization, form);
+      if (r.status !== 200 || !r.refreshToken) throw new Error(`code exchange: ${r.status}: ${r.body.slice(0, 300)}`);
+      chains.push(r.refreshToken);
+      log(`[${label}] first authorization went through: ${first.pages.join(', ')}`);
+    }
+    while (chains.length < CONCURRENCY) chains.push(await newChain(browser, pool, authorization));
+    const setupMs = now() - setupStart;
+    log(`[${label}] ${CONCURRENCY} refresh chains (1 login + ${CONCURRENCY} code exchanges) in ${setupMs.toFixed(0)} ms`);
+
+    // The load: warm-up, then the timed window. Samples of /proc are taken by timers.
+    const t0 = now();
+    const measureStartPlanned = t0 + WARMUP_S * 1000;
+    const stopAt = measureStartPlanned + DURATION_S * 1000;
+    let window: { start: number; end: number } | undefined;
+    let before: { pgCpu: number | undefined; cpu: number; threads: Map<number, ThreadTimes>; client: NodeJS.CpuUsage; at: number; hr: bigint } | undefined;
+    let after: typeof before;
+    const isPostgres = !databaseUrl.startsWith('sqlite:');
+    const sample = (): NonNullable<typeof before> => ({
+      pgCpu: isPostgres ? localPostgresCpuMs() : undefined,
+      cpu: processCpuMs(pid),
+      threads: threadTimes(pid),
+      client: process.cpuUsage(),
+      at: now(),
+      hr: process.hrtime.bigint(),
+    });
+    const startTimer = setTimeout(() => {
+      before = sample();
+    }, measureStartPlanned - now());
+    const endTimer = setTimeout(() => {
+      after = sample();
+    }, stopAt - now());
+
+    const ends: number[] = [];
+    const lats: number[] = [];
+    const failures: Array<{ at: number; status: number; body: string }> = [];
+    const onFailure = (status: number, body: string): void => {
+      failures.push({ at: now(), status, body });
+      if (failures.length <= MAX_PRINTED_FAILURES) log(`[${label}] FAILURE ${status === -1 ? 'network error' : `HTTP ${status}`}: ${body.slice(0, 400)}`);
+    };
+
+    const worker = async (first: string): Promise<void> => {
+      let rt: string | undefined = first;
+      while (now() < stopAt) {
+        if (rt === undefined) {
+          // After a failure the chain may be gone: start another one (single sign-on, no login).
+          try {
+            rt = await newChain(browser, pool!, authorization);
+          } catch (err) {
+            onFailure(-1, `new chain: ${String(err)}`);
+            return;
+          }
+          continue;
+        }
+        const start = now();
+        let r: TokenResult;
+        try {
+          r = await tokenRequest(pool!, authorization, `grant_type=refresh_token&refresh_token=${encodeURIComponent(rt)}`);
+        } catch (err) {
+          r = { status: -1, body: String(err), refreshToken: undefined };
+        }
+        const end = now();
+        if (r.status === 200 && r.refreshToken) {
+          ends.push(end);
+          lats.push(end - start);
+          rt = r.refreshToken;
+        } else {
+          onFailure(r.status, r.status === 200 ? `200 without a refresh_token: ${r.body}` : r.body);
+          rt = undefined;
+          if (failures.length > 1000) return;
+        }
+      }
+    };
+    await Promise.all(chains.map((c) => worker(c)));
+    clearTimeout(startTimer);
+    clearTimeout(endTimer);
+    if (!before || !after) throw new Error('the timed window was not sampled');
+    window = { start: before.at, end: after.at };
+
+    const loaded = memoryMb(pid);
+    const inWindow: number[] = [];
+    for (let i = 0; i < ends.length; i++) if (ends[i]! >= window.start && ends[i]! <= window.end) inWindow.push(lats[i]!);
+    const sorted = Float64Array.from(inWindow).sort();
+    const ok = sorted.length;
+    const windowS = (window.end - window.start) / 1000;
+    const cpu = after.cpu - before.cpu;
+    // Node names none of its threads, so they are told apart by creation order (thread ids ascend):
+    // the main thread, then V8's platform threads (4 workers for GC and compilation, a delayed-task
+    // scheduler, the signal/inspector thread), then, created on first use, libuv's thread pool (which
+    // runs WebCrypto signing, argon2 and fs work). Under --cpu-prof the profiler's thread counts as pool.
+    const tids = [...after.threads.keys()].sort((a, b) => a - b);
+    const groups = new Map<string, ThreadTimes>();
+    for (const [tid, a] of after.threads) {
+      const b = before.threads.get(tid) ?? { cpu: 0, wait: 0 };
+      const rank = tids.indexOf(tid);
+      const name = tid === pid ? 'main' : rank <= 6 ? 'V8 platform' : 'libuv pool';
+      const g = groups.get(name) ?? { cpu: 0, wait: 0 };
+      groups.set(name, { cpu: g.cpu + a.cpu - b.cpu, wait: g.wait + a.wait - b.wait });
+    }
+    const clientCpu = (after.client.user - before.client.user + after.client.system - before.client.system) / 1000;
+
+    const dbCpu = before.pgCpu !== undefined && after.pgCpu !== undefined ? after.pgCpu - before.pgCpu : undefined;
+    if (failures.length > MAX_PRINTED_FAILURES) log(`[${label}] ... ${failures.length - MAX_PRINTED_FAILURES} more failures not printed`);
+    if (failures.length > 0) {
+      const byStatus = new Map<number, number>();
+      for (const f of failures) byStatus.set(f.status, (byStatus.get(f.status) ?? 0) + 1);
+      log(`[${label}] failures by status: ${[...byStatus].map(([s, n]) => `${s === -1 ? 'error' : s}: ${n}`).join(', ')}`);
+    }
+
+    const result: Result = {
+      label,
+      ok,
+      failed: failures.length,
+      windowS,
+      rps: ok / windowS,
+      p50: percentile(sorted, 50),
+      p90: percentile(sorted, 90),
+      p99: percentile(sorted, 99),
+      max: sorted.length ? sorted[sorted.length - 1]! : NaN,
+      cpuMsPerReq: cpu / ok,
+      mainCpuMsPerReq: (groups.get('main')?.cpu ?? NaN) / ok,
+      threads: [...groups].map(([name, t]) => ({ name, cpuMsPerReq: t.cpu / ok, waitMsPerReq: t.wait / ok })),
+      clientCpuMsPerReq: clientCpu / ok,
+      dbCpuMsPerReq: dbCpu === undefined ? undefined : dbCpu / ok,
+      rssIdle: idle.rss,
+      rssLoaded: loaded.rss,
+      hwm: loaded.hwm,
+      readyMs: server.readyMs,
+      setupMs,
+    };
+    log(
+      `[${label}] timed window ${windowS.toFixed(2)} s: ${ok} refreshes ok, ${failures.length} failed (whole run); ` +
+        `${fmt(result.rps)} req/s; latency p50 ${fmt(result.p50, 2)} / p90 ${fmt(result.p90, 2)} / p99 ${fmt(result.p99, 2)} / max ${fmt(result.max, 2)} ms`,
+    );
+    log(
+      `[${label}] server CPU ${cpu.toFixed(0)} ms = ${(result.cpuMsPerReq * 1000).toFixed(0)} µs/req ` +
+        `(${((100 * cpu) / (windowS * 1000)).toFixed(0)}% of one core); by thread, CPU + waiting for a core: ` +
+        result.threads.map((t) => `${t.name} ${(t.cpuMsPerReq * 1000).toFixed(0)} + ${(t.waitMsPerReq * 1000).toFixed(0)} µs/req`).join(', '),
+    );
+    log(
+      `[${label}] load generator CPU ${(result.clientCpuMsPerReq * 1000).toFixed(0)} µs/req (${((100 * clientCpu) / (windowS * 1000)).toFixed(0)}% of one core); ` +
+        (result.dbCpuMsPerReq !== undefined ? `local postgres processes CPU ${(result.dbCpuMsPerReq * 1000).toFixed(0)} µs/req; ` : '') +
+        `server rss idle ${idle.rss.toFixed(1)} MB, after load ${loaded.rss.toFixed(1)} MB, peak ${loaded.hwm.toFixed(1)} MB`,
+    );
+
+    await pool.close();
+    pool = undefined;
+    await agent.close();
+    const exitAt = process.hrtime.bigint();
+    await stopServer(server);
+    if (profileDir) {
+      const file = fs.readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+      if (!file) {
+        log(`[${label}] no .cpuprofile was written (did the server exit cleanly?)`);
+      } else {
+        const kept = path.join(os.tmpdir(), `realmgate-bench-${label.replace(/[^A-Za-z0-9]+/g, '-').replace(/-$/, '')}-${Date.now()}.cpuprofile`);
+        fs.copyFileSync(path.join(profileDir, file), kept);
+        // The profile's clock is CLOCK_MONOTONIC in µs, the clock of process.hrtime: same in both processes.
+        const from = Number(before.hr / 1000n);
+        const to = Number(after.hr / 1000n);
+        const s = summarizeProfileFile(kept, { from, to, requests: ok });
+        log(`\n[${label}] CPU profile of the server's main thread in the timed window (${kept}; stopped ${Number((process.hrtime.bigint() - exitAt) / 1_000_000n)} ms after load):`);
+        log(s.text);
+        const boot = summarizeProfileFile(kept, { to: Number(server.readyHr / 1000n), top: 12 });
+        log(`\n[${label}] CPU profile of the server's start-up, until /health/ready answered (main thread):`);
+        log(boot.text.split('\nself time by function:')[0]!);
+      }
+    }
+    return result;
+  } finally {
+    await pool?.close().catch(() => undefined);
+    await agent.close().catch(() => undefined);
+    await stopServer(server);
+    if (profileDir) removeTempDir(profileDir);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+function summaryLine(r: Result): string {
+  return (
+    `refresh ${r.label}: ${fmt(r.rps, 0)} req/s  p50 ${fmt(r.p50)} ms  p90 ${fmt(r.p90)} ms  p99 ${fmt(r.p99)} ms  ` +
+    `cpu ${r.cpuMsPerReq.toFixed(2)} ms/req (main ${r.mainCpuMsPerReq.toFixed(2)}${r.dbCpuMsPerReq !== undefined ? `; postgres ${r.dbCpuMsPerReq.toFixed(2)}` : ''})  ` +
+    `rss idle ${r.rssIdle.toFixed(0)} MB / loaded ${r.rssLoaded.toFixed(0)} MB  ready ${r.readyMs.toFixed(0)} ms  ` +
+    `[c=${CONCURRENCY}, ${DURATION_S} s, ${r.failed} failed]`
+  );
+}
+
+async function main(): Promise<void> {
+  ensureBuilt();
+  log(
+    `Realmgate refresh benchmark: concurrency ${CONCURRENCY}, warm-up ${WARMUP_S} s, timed ${DURATION_S} s; ` +
+      `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), CLK_TCK ${CLK_TCK}` +
+      (PROFILE ? '; server under --cpu-prof (slower)' : ''),
+  );
+  const results: Result[] = [];
+  const tmp = tempDir('realmgate-bench-');
+  try {
+    const label = `sqlite(synchronous=${(SQLITE_SYNC ?? 'FULL').toUpperCase()})`;
+    results.push(await runOne(label, `sqlite:${path.join(tmp, 'bench.db')}`));
+  } finally {
+    removeTempDir(tmp);
+  }
+
+  const pgBase = process.env.BENCH_DATABASE_URL;
+  if (pgBase) {
+    const schema = `bench_${crypto.randomBytes(6).toString('hex')}`;
+    const u = new URL(pgBase);
+    u.searchParams.set('schema', schema);
+    const plain = new URL(pgBase);
+    plain.searchParams.delete('schema');
+    try {
+      results.push(await runOne('postgres', u.href));
+    } finally {
+      const c = new pg.Client({ connectionString: plain.href });
+      await c.connect();
+      try {
+        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await c.end();
+      }
+    }
+  } else {
+    log('\n(PostgreSQL skipped: set BENCH_DATABASE_URL=postgres://... to include it)');
+  }
+
+  log('\n--- summary ---');
+  for (const r of results) log(summaryLine(r));
+  if (results.some((r) => r.failed > 0)) process.exitCode = 1;
+}
+
+function killChildren(): void {
+  for (const c of children) c.kill('SIGKILL');
+  for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true });
+}
+process.on('exit', killChildren);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    killChildren();
+    process.exit(130);
+  });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
