@@ -9,7 +9,7 @@
  * BENCH_SQLITE_SYNCHRONOUS (default: the server's default, FULL), BENCH_BUILD=1 (always rebuild dist/).
  *
  * What it does, per database: seeds a realm, organization, user and confidential client with the admin
- * operations; starts `node dist/cli.js start` as a child (so its CPU time and RSS can be read from /proc);
+ * operations; starts `node dist/realmgate.mjs start` as a child (so its CPU time and RSS can be read from /proc);
  * logs in once through the authorization endpoint and the login, consent and organization forms, then
  * gets one code per worker through single sign-on and exchanges each for a refresh token; then each of
  * N workers refreshes its own chain back to back, over one keep-alive connection pool of N connections,
@@ -191,7 +191,7 @@ function newestMtime(dir: string): number {
 }
 
 function ensureBuilt(): void {
-  const cli = path.join(ROOT, 'dist', 'cli.js');
+  const cli = path.join(ROOT, 'dist', 'realmgate.mjs');
   const stale = !fs.existsSync(cli) || fs.statSync(cli).mtimeMs < newestMtime(path.join(ROOT, 'src'));
   if (!stale && process.env.BENCH_BUILD !== '1') return;
   log('building dist/ (npm run build) ...');
@@ -260,7 +260,7 @@ async function startServer(databaseUrl: string, profileDir: string | undefined):
   else delete env.REALMGATE_SQLITE_SYNCHRONOUS;
   const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   const started = now();
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', 'cli.js'), 'start', '--port', String(port), '--host', HOST], {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', 'realmgate.mjs'), 'start', '--port', String(port), '--host', HOST], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-// The installed command runs the compiled CLI (npm install builds it through the "prepare" script).
-import '../dist/cli.js';
+// The installed command runs the bundled CLI (npm install builds it through the "prepare" script).
+import '../dist/realmgate.mjs';

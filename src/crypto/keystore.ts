@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type JWTPayload } from 'jose';
+import { calculateJwkThumbprint, CompactSign, exportJWK, generateKeyPair, importJWK, type JWK, type CompactJWSHeaderParameters, type JWTPayload } from 'jose';
 import type { Store } from '../storage/store.js';
 import type { SigningKey } from '../storage/types.js';
 import { TtlCache } from '../cache.js';
@@ -33,8 +33,10 @@ export async function generateSigningKey(realmId: string, alg: SigningAlg, now: 
   };
 }
 
+const ENCODER = new TextEncoder();
+
 interface RealmKeys {
-  signer: { kid: string; alg: string; key: CryptoKey | Uint8Array } | undefined;
+  signer: { header: CompactJWSHeaderParameters; key: CryptoKey | Uint8Array } | undefined;
   jwks: { keys: JWK[] };
 }
 
@@ -54,7 +56,7 @@ export class KeyStore {
       const keys = await this.store.keys.list(realmId);
       const active = keys.find((k) => k.status === 'active');
       let signer: RealmKeys['signer'];
-      if (active) signer = { kid: active.kid, alg: active.alg, key: await importJWK(JSON.parse(active.privateJwk) as JWK, active.alg) };
+      if (active) signer = { header: { alg: active.alg, kid: active.kid, typ: 'JWT' }, key: await importJWK(JSON.parse(active.privateJwk) as JWK, active.alg) };
       return { signer, jwks: { keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) } };
     });
   }
@@ -67,7 +69,8 @@ export class KeyStore {
     const keys = await this.load(realmId);
     const signer = keys?.signer;
     if (!signer) throw new Error(`realm ${realmId} has no active signing key`);
-    return new SignJWT(payload).setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'JWT' }).sign(signer.key);
+    // CompactSign over the serialized claims: SignJWT would copy and re-validate them on every call.
+    return new CompactSign(ENCODER.encode(JSON.stringify(payload))).setProtectedHeader(signer.header).sign(signer.key);
   }
 
   /** Makes sure the realm has an active key, generating one with the realm's algorithm when it has none. */

@@ -1,4 +1,3 @@
-import { hash, verify } from '@node-rs/argon2';
 
 // @node-rs/argon2 exports Algorithm as an ambient const enum; 2 is Algorithm.Argon2id.
 const ARGON2ID = 2;
@@ -7,13 +6,19 @@ const ARGON2ID = 2;
 // thread pool, so hashing never blocks the event loop.
 const OPTIONS = { algorithm: ARGON2ID, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, OPTIONS);
+// Loaded on first use: the token endpoint never needs it, and it costs memory.
+let argon2: Promise<typeof import('@node-rs/argon2')> | undefined;
+function lib(): Promise<typeof import('@node-rs/argon2')> {
+  return (argon2 ??= import('@node-rs/argon2'));
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  return (await lib()).hash(password, OPTIONS);
 }
 
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
   try {
-    return await verify(stored, password);
+    return await (await lib()).verify(stored, password);
   } catch {
     return false;
   }

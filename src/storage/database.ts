@@ -2,13 +2,18 @@ import { Kysely, Migrator, sql, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { sqliteDialect } from './dialects/sqlite.js';
-import { postgresDialect } from './dialects/postgres.js';
+import { sqliteTokenRunner } from './dialects/sqlite-token-batch.js';
+import { kyselyTokenRunner, type TokenTransactionRunner } from './token-statements.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
 export interface Db {
   kysely: Kysely<Database>;
   dialect: DialectName;
+  /** Runs the hot token transactions (code redemption, refresh rotation) the fastest way the database allows. */
+  runTokenTransaction: TokenTransactionRunner;
+  /** PostgreSQL: the schema holding Realmgate's tables (Kysely's migrator otherwise looks in every schema). */
+  schema?: string;
   close(): Promise<void>;
 }
 
@@ -23,11 +28,14 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!file) throw new DatabaseUrlError('sqlite: URL needs a file path, e.g. sqlite:./data/realmgate.db');
-    const kysely = new Kysely<Database>({ dialect: sqliteDialect({ file, synchronous: opts.synchronous ?? 'FULL' }) });
-    return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+    const { dialect, raw } = sqliteDialect({ file, synchronous: opts.synchronous ?? 'FULL' });
+    const kysely = new Kysely<Database>({ dialect });
+    return { kysely, dialect: 'sqlite', runTokenTransaction: sqliteTokenRunner(raw, kysely), close: () => kysely.destroy() };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const { dialect, pool, schema } = postgresDialect({ url });
+    // Loaded only for PostgreSQL: an embedded deployment never pays for the driver.
+    const { postgresDialect } = await import('./dialects/postgres.js');
+    const { dialect, pool, schema } = await postgresDialect({ url });
     if (schema) {
       // The pool sets search_path on connect; the schema must exist before the first query uses it.
       const client = await pool.connect();
@@ -38,7 +46,8 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
       }
     }
     const kysely = new Kysely<Database>({ dialect });
-    return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+    const current = schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(kysely)).rows[0]?.s ?? 'public';
+    return { kysely, dialect: 'postgres', schema: current, runTokenTransaction: kyselyTokenRunner(kysely), close: () => kysely.destroy() };
   }
   throw new DatabaseUrlError(`unsupported database URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: use sqlite:<path> or postgres://...`);
 }
@@ -47,7 +56,7 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
 /** Applies every pending migration; safe to run from several processes at once. */
 export async function migrate(db: Db): Promise<void> {
-  const migrator = new Migrator({ db: db.kysely, provider });
+  const migrator = new Migrator({ db: db.kysely, provider, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');

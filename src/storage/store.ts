@@ -29,8 +29,8 @@ export class Store {
     this.interactions = new InteractionRepository(k);
     this.sessions = new SessionRepository(k);
     this.consents = new ConsentRepository(k);
-    this.codes = new CodeRepository(k);
-    this.refresh = new RefreshRepository(k);
+    this.codes = new CodeRepository(db);
+    this.refresh = new RefreshRepository(db);
   }
 
   close(): Promise<void> {

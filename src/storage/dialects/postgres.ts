@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { PostgresDialect } from 'kysely';
 
 export interface PostgresOptions {
@@ -19,8 +19,10 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
   return { connectionString: u.href, schema };
 }
 
-export function postgresDialect(opts: PostgresOptions): { dialect: PostgresDialect; pool: pg.Pool; schema: string | undefined } {
+export async function postgresDialect(opts: PostgresOptions): Promise<{ dialect: PostgresDialect; pool: pg.Pool; schema: string | undefined }> {
   const { connectionString, schema } = parsePostgresUrl(opts.url);
+  // Imported here so that the driver is loaded only when PostgreSQL is used.
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString,
     max: opts.poolSize ?? 10,

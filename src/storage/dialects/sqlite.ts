@@ -12,7 +12,7 @@ export interface SqliteOptions {
  * better-sqlite3 behind Kysely, with a prepared-statement cache: Kysely prepares a statement on every
  * query, and preparing costs more than running the small indexed statements of the hot paths.
  */
-export function sqliteDialect(opts: SqliteOptions): SqliteDialect {
+export function sqliteDialect(opts: SqliteOptions): { dialect: SqliteDialect; raw: BetterSqlite3.Database } {
   if (opts.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
   const raw = new BetterSqlite3(opts.file);
   raw.pragma('journal_mode = WAL');
@@ -23,6 +23,9 @@ export function sqliteDialect(opts: SqliteOptions): SqliteDialect {
   const cache = new Map<string, BetterSqlite3.Statement>();
   const database: SqliteDatabase = {
     prepare(sql: string): SqliteStatement {
+      // Kysely begins deferred transactions; a deferred transaction that later writes fails at once with
+      // SQLITE_BUSY when another process (the CLI) wrote meanwhile, while IMMEDIATE waits for busy_timeout.
+      if (sql === 'begin') sql = 'begin immediate';
       let stmt = cache.get(sql);
       if (!stmt) {
         stmt = raw.prepare(sql);
@@ -36,5 +39,5 @@ export function sqliteDialect(opts: SqliteOptions): SqliteDialect {
       raw.close();
     },
   };
-  return new SqliteDialect({ database });
+  return { dialect: new SqliteDialect({ database }), raw };
 }

@@ -49,6 +49,10 @@ export function toUser(r: Selectable<T.UserTable>): D.User {
   };
 }
 
+export function toSubject(r: { user_id: string; username: string | null; email: string | null; user_enabled: number | null; org_alias: string | null }): D.Subject {
+  return { userId: r.user_id, username: r.username ?? '', email: r.email, enabled: r.user_enabled === 1, organizationAlias: r.org_alias };
+}
+
 export function toCode(r: Selectable<T.AuthorizationCodeTable>): D.AuthorizationCode {
   return {
     hash: r.hash,
