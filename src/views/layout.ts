@@ -2,7 +2,7 @@ import { html, type SafeHtml } from './html.js';
 
 export const STYLESHEET_PATH = '/auth/resources/realmgate.css';
 
-export function page(opts: { title: string; realmName: string; body: SafeHtml }): string {
+export function page(opts: { title: string; realmName: string; body: SafeHtml; script?: string }): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -11,6 +11,7 @@ export function page(opts: { title: string; realmName: string; body: SafeHtml })
 <meta name="referrer" content="no-referrer">
 <title>${opts.title} · ${opts.realmName}</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
+${opts.script ? html`<script src="${opts.script}" defer></script>` : ''}
 </head>
 <body>
 <main class="card">

@@ -26,5 +26,9 @@ legend { font-weight: 600; padding: 0 0.25rem; }
 .choice input { width: 1.1rem; height: 1.1rem; margin: 0; }
 .muted { color: var(--muted); font-size: 0.9rem; }
 a { color: var(--accent); }
-input.code { width: 100%; padding: 0.75rem; font: 600 1.05rem/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; border: 1px solid var(--border); border-radius: 8px; background: #f7f9fc; }
+.code-row { display: flex; gap: 0.5rem; align-items: stretch; margin: 0 0 0.5rem; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+input.code:disabled { color: var(--muted); text-decoration: line-through; }
+button:disabled { opacity: 0.5; cursor: not-allowed; }
+input.code { flex: 1; min-width: 0; width: 100%; padding: 0.75rem; text-align: center; letter-spacing: 0.04em; font: 600 1.15rem/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; border: 1px solid var(--border); border-radius: 8px; background: #f7f9fc; }
 `;

@@ -5,7 +5,7 @@ import { nowSeconds } from '../../clock.js';
 import { randomToken, tokenHash } from '../../crypto/random.js';
 import { OAuthError } from '../../oauth/errors.js';
 import type { RawParams } from '../../oauth/params.js';
-import { AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect, redirectWith, stateOf } from '../../oauth/authorize/checks.js';
+import { AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect, clientRedirect, stateOf } from '../../oauth/authorize/checks.js';
 import { beginInteraction, nextStep } from '../../oauth/authorize/interaction.js';
 import { realmBase } from '../../services.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, readCookie, setRealmCookie } from '../cookies.js';
@@ -45,7 +45,7 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
   } catch (err) {
     if (!(err instanceof OAuthError)) throw err;
     // Only now that client and redirect_uri are verified may an error go back to the client.
-    const location = redirectWith(redirectUri, {
+    const location = clientRedirect(services.config.appUrl, redirectUri, {
       error: err.error,
       error_description: err.description,
       state: stateOf(raw),

@@ -112,6 +112,14 @@ export function stateOf(raw: RawParams): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
+/** Keycloak's out-of-band redirect URI: the code is shown on `{APP_URL}/authentication_code`. */
+export const OOB_REDIRECT_URI = 'urn:ietf:wg:oauth:2.0:oob';
+
+/** Where the authorization response goes: the redirect URI, or the code display page for the OOB alias. */
+export function clientRedirect(appUrl: string, redirectUri: string, params: Record<string, string | undefined>): string {
+  return redirectWith(redirectUri === OOB_REDIRECT_URI ? `${appUrl}/authentication_code` : redirectUri, params);
+}
+
 /**
  * Appends response parameters to the registered redirect URI, keeping its own query intact
  * (RFC 6749 3.1.2: the query component must be retained).

@@ -4,7 +4,7 @@ import { verifyDummy, verifyPassword } from '../../crypto/passwords.js';
 import { REALM_DEFAULTS } from '../../config/defaults.js';
 import { realmBase, type Services } from '../../services.js';
 import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, Scope, User } from '../../storage/types.js';
-import { redirectWith } from './checks.js';
+import { clientRedirect } from './checks.js';
 
 /** What the browser is shown next while an authorization request is pending. */
 export type Step =
@@ -38,7 +38,7 @@ export async function beginInteraction(
 
 /** Where the client learns the outcome of the request: `error` (RFC 6749 4.1.2.1) or `code`. */
 export function errorLocation(services: Services, realm: Realm, params: AuthorizationParams, error: string, description: string): string {
-  return redirectWith(params.redirectUri, {
+  return clientRedirect(services.config.appUrl, params.redirectUri, {
     error,
     error_description: description,
     state: params.state,
@@ -110,7 +110,7 @@ async function finish(services: Services, realm: Realm, ia: Interaction): Promis
   });
   await services.store.interactions.delete(ia.id);
   // RFC 9207: iss lets the client detect a mix-up between authorization servers.
-  return { kind: 'redirect', location: redirectWith(params.redirectUri, { code, state: params.state, iss: realmBase(services.config, realm.id) }) };
+  return { kind: 'redirect', location: clientRedirect(services.config.appUrl, params.redirectUri, { code, state: params.state, iss: realmBase(services.config, realm.id) }) };
 }
 
 /** Checks a username and password; unknown users cost the same time as known ones. */

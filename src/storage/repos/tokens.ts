@@ -150,6 +150,16 @@ export class CodeRepository {
     return this.db.runTokenTransaction((s) => redeemIn(s, hash, now, decide));
   }
 
+  /** What the code display page may say about a code: its client and when it expires. */
+  async peek(hash: string): Promise<{ realmId: string; clientId: string; expiresAt: number; used: boolean } | undefined> {
+    const r = await this.k
+      .selectFrom('authorization_codes')
+      .select(['realm_id', 'client_id', 'expires_at', 'used_at'])
+      .where('hash', '=', hash)
+      .executeTakeFirst();
+    return r ? { realmId: r.realm_id, clientId: r.client_id, expiresAt: Number(r.expires_at), used: r.used_at !== null } : undefined;
+  }
+
   async deleteExpired(before: number): Promise<number> {
     const r = await this.k.deleteFrom('authorization_codes').where('expires_at', '<', before).executeTakeFirst();
     return Number(r.numDeletedRows);
