@@ -10,6 +10,7 @@ import { authorizeRoutes } from './http/authorize/routes.js';
 import { interactionRoutes } from './http/interaction/routes.js';
 import { discoveryRoutes } from './http/discovery/routes.js';
 import { appPageRoutes } from './http/app-pages/routes.js';
+import { deviceRoutes } from './http/device/routes.js';
 
 export interface AppOptions {
   services: Services;
@@ -37,6 +38,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(authorizeRoutes, { services });
   await app.register(interactionRoutes, { services });
   await app.register(discoveryRoutes, { services });
+  await app.register(deviceRoutes, { services });
   // The service's web application pages, when APP_URL is this server.
   if (new URL(services.config.appUrl).origin === new URL(services.config.authUrl).origin) await app.register(appPageRoutes, { services });
 

@@ -38,6 +38,7 @@ export async function startServer(config: Config, opts: { onReady?: (s: Services
     const now = nowSeconds(services.clock);
     void store.interactions.deleteExpired(now).catch(() => undefined);
     void store.codes.deleteExpired(now - 86_400).catch(() => undefined);
+    void store.devices.deleteExpired(now - 86_400).catch(() => undefined);
   }, 10 * 60_000);
   sweep.unref();
 

@@ -1,6 +1,7 @@
 import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.js';
+import { randomToken, tokenHash } from '../crypto/random.js';
 
 export const SESSION_COOKIE = 'RG_SESSION';
 export const BROWSER_COOKIE = 'RG_BROWSER';
@@ -27,4 +28,14 @@ export function setRealmCookie(reply: FastifyReply, config: Config, realmId: str
 
 export function clearRealmCookie(reply: FastifyReply, config: Config, realmId: string, name: string): void {
   reply.clearCookie(name, { path: realmPath(realmId), httpOnly: true, sameSite: 'lax', secure: config.authUrl.startsWith('https:') });
+}
+
+/** The browser's binding secret for pending requests (created on first visit); returns its hash. */
+export function ensureBrowserBinding(req: FastifyRequest, reply: FastifyReply, config: Config, realmId: string): string {
+  let value = readCookie(req, BROWSER_COOKIE);
+  if (!value) {
+    value = randomToken(24);
+    setRealmCookie(reply, config, realmId, BROWSER_COOKIE, value);
+  }
+  return tokenHash(value);
 }

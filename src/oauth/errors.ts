@@ -13,7 +13,11 @@ export type OAuthErrorCode =
   | 'access_denied'
   | 'unsupported_response_type'
   | 'server_error'
-  | 'temporarily_unavailable';
+  | 'temporarily_unavailable'
+  // RFC 8628 3.5
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 export class OAuthError extends Error {
   readonly status: number;

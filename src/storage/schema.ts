@@ -149,6 +149,24 @@ export interface SigningKeyTable {
   retired_at: number | null;
 }
 
+export interface DeviceCodeTable {
+  hash: string;
+  user_code_hash: string;
+  realm_id: string;
+  client_id: string;
+  scopes: string;
+  status: string;
+  interval: number;
+  last_polled_at: number | null;
+  user_id: string | null;
+  session_id: string | null;
+  organization_id: string | null;
+  auth_time: number | null;
+  chain_id: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -168,6 +186,7 @@ export interface Database {
   refresh_chains: RefreshChainTable;
   refresh_tokens: RefreshTokenTable;
   signing_keys: SigningKeyTable;
+  device_codes: DeviceCodeTable;
   meta: MetaTable;
 }
 

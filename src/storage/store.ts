@@ -5,6 +5,7 @@ import { OrganizationRepository, UserRepository } from './repos/users.js';
 import { KeyRepository } from './repos/keys.js';
 import { ConsentRepository, InteractionRepository, SessionRepository } from './repos/interactions.js';
 import { CodeRepository, RefreshRepository } from './repos/tokens.js';
+import { DeviceRepository } from './repos/device.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -18,6 +19,7 @@ export class Store {
   readonly consents: ConsentRepository;
   readonly codes: CodeRepository;
   readonly refresh: RefreshRepository;
+  readonly devices: DeviceRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -31,6 +33,7 @@ export class Store {
     this.consents = new ConsentRepository(k);
     this.codes = new CodeRepository(db);
     this.refresh = new RefreshRepository(db);
+    this.devices = new DeviceRepository(k);
   }
 
   close(): Promise<void> {

@@ -158,6 +158,11 @@ class KyselyTokenStatements implements TokenStatements {
   }
 }
 
+/** The token statements inside an existing Kysely transaction. */
+export function kyselyTokenStatements(trx: Transaction<Database>): TokenStatements {
+  return new KyselyTokenStatements(trx);
+}
+
 /** The portable runner: one Kysely transaction per call. */
 export function kyselyTokenRunner(db: Kysely<Database>): TokenTransactionRunner {
   return (fn) => db.transaction().execute((trx) => fn(new KyselyTokenStatements(trx)));

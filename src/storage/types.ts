@@ -57,6 +57,8 @@ export interface BrowserSession {
 
 export interface AuthorizationParams {
   clientId: string;
+  /** Set when the request comes from the device flow (RFC 8628): the hash of its device_code. */
+  deviceCodeHash?: string;
   redirectUri: string;
   scopes: string[];
   state: string | undefined;
@@ -140,4 +142,23 @@ export interface Subject {
   email: string | null;
   enabled: boolean;
   organizationAlias: string | null;
+}
+
+export type DeviceCodeStatus = 'pending' | 'approved' | 'denied' | 'consumed';
+
+export interface DeviceCode {
+  hash: string;
+  realmId: string;
+  clientId: string;
+  scopes: string[];
+  status: DeviceCodeStatus;
+  interval: number;
+  lastPolledAt: number | null;
+  userId: string | null;
+  sessionId: string | null;
+  organizationId: string | null;
+  authTime: number | null;
+  chainId: string | null;
+  createdAt: number;
+  expiresAt: number;
 }

@@ -66,13 +66,26 @@ ${ctx.organizations.map(
   });
 }
 
-export function noOrganizationPage(ctx: { realmName: string; clientName: string; denyLocation: string }): string {
+export function deviceDonePage(ctx: { realmName: string; clientName: string; approved: boolean }): string {
+  return page({
+    title: ctx.approved ? 'Device connected' : 'Device not connected',
+    realmName: ctx.realmName,
+    body: ctx.approved
+      ? html`<h1>Your device is connected</h1>
+<p>${ctx.clientName} now has the access you allowed. You can close this window and go back to your device.</p>`
+      : html`<h1>Your device was not connected</h1>
+<p class="error" role="alert">${ctx.clientName} did not get access: the request was denied or has expired.</p>
+<p class="muted">To try again, start the sign-in on your device once more.</p>`,
+  });
+}
+
+export function noOrganizationPage(ctx: { realmName: string; clientName: string; denyLocation: string | undefined }): string {
   return page({
     title: 'No organization',
     realmName: ctx.realmName,
     body: html`<h1>Your account has no organization</h1>
 <p>${ctx.clientName} works on behalf of an organization, and your account is not a member of any. Ask your administrator to add you to one, then try again.</p>
-<div class="actions"><a href="${ctx.denyLocation}">Return to ${ctx.clientName}</a></div>`,
+${ctx.denyLocation ? html`<div class="actions"><a href="${ctx.denyLocation}">Return to ${ctx.clientName}</a></div>` : ''}`,
   });
 }
 

@@ -31,13 +31,15 @@ export function parseForm(html: string): Form {
   return { action: unescape(action), csrf: unescape(csrf) };
 }
 
-export type PageKind = 'login' | 'consent' | 'organization' | 'no-organization' | 'error';
+export type PageKind = 'login' | 'consent' | 'organization' | 'no-organization' | 'device-entry' | 'device-done' | 'error';
 
 export function pageKind(html: string): PageKind {
   if (html.includes('name="password"')) return 'login';
   if (html.includes('name="decision"')) return 'consent';
   if (html.includes('name="organization"')) return 'organization';
   if (html.includes('has no organization')) return 'no-organization';
+  if (html.includes('name="user_code"')) return 'device-entry';
+  if (/Your device (is|was not) connected/.test(html)) return 'device-done';
   return 'error';
 }
 
@@ -72,7 +74,7 @@ export interface FlowResult {
   jar: CookieJar;
 }
 
-async function inject(app: FastifyInstance, jar: CookieJar, method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<LightMyRequestResponse> {
+export async function inject(app: FastifyInstance, jar: CookieJar, method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<LightMyRequestResponse> {
   const res = await app.inject({
     method,
     url,

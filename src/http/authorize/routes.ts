@@ -1,27 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
-import type { Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
-import { randomToken, tokenHash } from '../../crypto/random.js';
+import { tokenHash } from '../../crypto/random.js';
 import { OAuthError } from '../../oauth/errors.js';
 import type { RawParams } from '../../oauth/params.js';
 import { AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect, clientRedirect, stateOf } from '../../oauth/authorize/checks.js';
 import { beginInteraction, nextStep } from '../../oauth/authorize/interaction.js';
 import { realmBase } from '../../services.js';
-import { BROWSER_COOKIE, SESSION_COOKIE, readCookie, setRealmCookie } from '../cookies.js';
+import { SESSION_COOKIE, ensureBrowserBinding, readCookie } from '../cookies.js';
 import { interactionUrl, renderError, htmlErrorHandler } from '../interaction/render.js';
 
 const AUTH_PATH = '/auth/realms/:realm/protocol/openid-connect/auth';
-
-/** The browser's binding secret for interactions (created on first visit). */
-function browserBinding(services: Services, req: FastifyRequest, reply: FastifyReply, realm: Realm): string {
-  let value = readCookie(req, BROWSER_COOKIE);
-  if (!value) {
-    value = randomToken(24);
-    setRealmCookie(reply, services.config, realm.id, BROWSER_COOKIE, value);
-  }
-  return tokenHash(value);
-}
 
 /** RFC 6749 4.1.1 / 4.1.2: validate, then hand over to login, consent and organization choice. */
 async function authorize(services: Services, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply): Promise<FastifyReply> {
@@ -54,7 +43,7 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
     return reply.code(303).header('cache-control', 'no-store').redirect(location, 303);
   }
 
-  const browserHash = browserBinding(services, req, reply, realm);
+  const browserHash = ensureBrowserBinding(req, reply, services.config, realm.id);
   const sessionSecret = readCookie(req, SESSION_COOKIE);
   const session = sessionSecret ? await services.store.sessions.findActive(realm.id, tokenHash(sessionSecret), nowSeconds(services.clock)) : undefined;
   const ia = await beginInteraction(services, { realm, client, params, browserHash, session });

@@ -14,6 +14,7 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     authorization_endpoint: `${oidc}/auth`,
     token_endpoint: `${oidc}/token`,
     jwks_uri: `${oidc}/certs`,
+    device_authorization_endpoint: `${oidc}/auth/device`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: [...GRANTS.keys()],

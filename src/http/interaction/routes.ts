@@ -3,8 +3,8 @@ import type { Services } from '../../services.js';
 import type { Client, Interaction, Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
-import { authenticateUser, createBrowserSession, errorLocation, nextStep, type Step } from '../../oauth/authorize/interaction.js';
-import { consentPage, loginPage, noOrganizationPage, organizationPage } from '../../views/pages.js';
+import { authenticateUser, createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
+import { consentPage, deviceDonePage, loginPage, noOrganizationPage, organizationPage } from '../../views/pages.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, readCookie, setRealmCookie } from '../cookies.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './render.js';
 
@@ -73,6 +73,8 @@ function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, 
     case 'no-organization':
       void services;
       return sendPage(reply, 403, noOrganizationPage({ realmName: l.realmName, clientName: l.clientName, denyLocation: step.denyLocation }));
+    case 'device-done':
+      return sendPage(reply, 200, deviceDonePage({ realmName: l.realmName, clientName: l.clientName, approved: step.approved }));
   }
 }
 
@@ -81,6 +83,8 @@ async function advance(services: Services, reply: FastifyReply, l: Loaded): Prom
   const fresh = await services.store.interactions.get(l.ia.id);
   if (!fresh) return renderError(reply, 400, { realmName: l.realmName, title: 'Sign-in expired', description: EXPIRED });
   const step = await nextStep(services, l.realm, l.client, fresh);
+  // The device flow's last page is rendered at once: its pending request no longer exists.
+  if (step.kind === 'device-done') return render(services, reply, l, step);
   reply.header('cache-control', 'no-store');
   return reply.redirect(step.kind === 'redirect' ? step.location : interactionUrl(l.realm.id, l.ia.id), 303);
 }
@@ -125,11 +129,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     if (!l) return reply;
     if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
     const decision = field(req, 'decision');
-    if (decision === 'deny') {
-      await services.store.interactions.delete(l.ia.id);
-      reply.header('cache-control', 'no-store');
-      return reply.redirect(errorLocation(services, l.realm, l.ia.params, 'access_denied', 'the user denied access'), 303);
-    }
+    if (decision === 'deny') return render(services, reply, l, await denyRequest(services, l.realm, l.ia));
     if (decision !== 'allow') return renderError(reply, 400, { realmName: l.realmName, title: 'Invalid request', description: 'Choose Allow or Deny.' });
     await services.store.interactions.update(l.ia.id, { consented: true });
     return advance(services, reply, l);

@@ -11,8 +11,10 @@ export type Step =
   | { kind: 'login' }
   | { kind: 'consent'; scopes: Scope[] }
   | { kind: 'organization'; organizations: Organization[] }
-  | { kind: 'no-organization'; denyLocation: string }
-  | { kind: 'redirect'; location: string };
+  | { kind: 'no-organization'; denyLocation: string | undefined }
+  | { kind: 'redirect'; location: string }
+  /** The device flow (RFC 8628) ends on a page, not a redirect: the device learns the outcome by polling. */
+  | { kind: 'device-done'; approved: boolean };
 
 export async function beginInteraction(
   services: Services,
@@ -36,6 +38,16 @@ export async function beginInteraction(
   return interaction;
 }
 
+/** The user said no: the device flow's code is denied, a redirect-based client gets access_denied. */
+export async function denyRequest(services: Services, realm: Realm, ia: Interaction): Promise<Step> {
+  await services.store.interactions.delete(ia.id);
+  if (ia.params.deviceCodeHash) {
+    await services.store.devices.deny(ia.params.deviceCodeHash);
+    return { kind: 'device-done', approved: false };
+  }
+  return { kind: 'redirect', location: errorLocation(services, realm, ia.params, 'access_denied', 'the user denied access') };
+}
+
 /** Where the client learns the outcome of the request: `error` (RFC 6749 4.1.2.1) or `code`. */
 export function errorLocation(services: Services, realm: Realm, params: AuthorizationParams, error: string, description: string): string {
   return clientRedirect(services.config.appUrl, params.redirectUri, {
@@ -55,6 +67,10 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   if (!ia.userId || !ia.sessionId) return { kind: 'login' };
   const orgs = await services.store.users.organizations(ia.userId);
   if (orgs.length === 0) {
+    if (ia.params.deviceCodeHash) {
+      await services.store.devices.deny(ia.params.deviceCodeHash);
+      return { kind: 'no-organization', denyLocation: undefined };
+    }
     return { kind: 'no-organization', denyLocation: errorLocation(services, realm, ia.params, 'access_denied', 'the user belongs to no organization') };
   }
   const covered = await services.store.consents.organizationsCovering(realm.id, ia.userId, client.clientId, ia.params.scopes);
@@ -90,8 +106,19 @@ async function finish(services: Services, realm: Realm, ia: Interaction): Promis
     });
   }
   const session = ia.sessionId!;
-  const code = randomToken(32);
   const authTime = (await services.store.sessions.get(session))?.authTime ?? now;
+  if (params.deviceCodeHash) {
+    const approved = await services.store.devices.approve(params.deviceCodeHash, {
+      userId: ia.userId!,
+      sessionId: session,
+      organizationId: ia.organizationId!,
+      authTime,
+      now,
+    });
+    await services.store.interactions.delete(ia.id);
+    return { kind: 'device-done', approved };
+  }
+  const code = randomToken(32);
   await services.store.codes.create({
     hash: tokenHash(code),
     realmId: realm.id,

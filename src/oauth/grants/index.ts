@@ -1,6 +1,7 @@
 import type { Grant } from './types.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { refreshTokenGrant } from './refresh-token.js';
+import { deviceCodeGrant } from './device-code.js';
 
 /** Every grant the token endpoint serves, keyed by grant_type. */
-export const GRANTS: ReadonlyMap<string, Grant> = new Map([authorizationCodeGrant, refreshTokenGrant].map((g) => [g.grantType, g]));
+export const GRANTS: ReadonlyMap<string, Grant> = new Map([authorizationCodeGrant, refreshTokenGrant, deviceCodeGrant].map((g) => [g.grantType, g]));

@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely';
 import * as initial from './2026-11-21T0000_initial.js';
+import * as deviceCodes from './2026-11-21T0100_device_codes.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T0000_initial': initial,
+  '2026-11-21T0100_device_codes': deviceCodes,
 };

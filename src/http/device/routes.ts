@@ -1,0 +1,118 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import type { Realm } from '../../storage/types.js';
+import { nowSeconds } from '../../clock.js';
+import { safeEqual, tokenHash } from '../../crypto/random.js';
+import { handleDeviceAuthorization } from '../../oauth/device/authorization.js';
+import { normalizeUserCode, userCodeHash } from '../../oauth/device/user-code.js';
+import { beginInteraction, nextStep } from '../../oauth/authorize/interaction.js';
+import { deviceEntryPage } from '../../views/device-pages.js';
+import { deviceDonePage } from '../../views/pages.js';
+import { BROWSER_COOKIE, SESSION_COOKIE, ensureBrowserBinding, readCookie } from '../cookies.js';
+import { FailureLimiter } from '../plugins/failure-limiter.js';
+import { setNoStore } from '../plugins/security-headers.js';
+import { htmlErrorHandler, interactionUrl, renderError, sendPage } from '../interaction/render.js';
+import { jsonErrorHandler } from '../token/routes.js';
+
+type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
+
+const BAD_CODE = 'That code is not valid, or it has expired. Check the code on your device and try again.';
+
+/** The device form's CSRF token: bound to the browser's binding cookie, which another site cannot read. */
+function deviceCsrf(bindingHash: string): string {
+  return tokenHash(`device-form:${bindingHash}`);
+}
+
+/** RFC 8628: the device authorization endpoint (JSON) and the verification page (HTML). */
+export async function deviceRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  // RFC 8628 5.1: user codes are short, so wrong guesses are limited per client address.
+  const guesses = new FailureLimiter(10, 10 * 60_000, () => services.clock.nowMs());
+
+  await app.register(async (json) => {
+    json.setErrorHandler(jsonErrorHandler(services));
+    json.post<{ Params: { realm: string } }>('/auth/realms/:realm/protocol/openid-connect/auth/device', async (req, reply) => {
+      const body = await handleDeviceAuthorization(services, {
+        realmId: req.params.realm,
+        authorization: req.headers.authorization,
+        body: req.body as Record<string, unknown> | undefined,
+      });
+      setNoStore(reply);
+      return body;
+    });
+  });
+
+  await app.register(async (pages) => {
+    pages.setErrorHandler(htmlErrorHandler(services));
+    const path = '/auth/realms/:realm/device';
+
+    async function realmOf(req: Req, reply: FastifyReply): Promise<Realm | undefined> {
+      const realm = await services.cache.realm(req.params.realm);
+      if (!realm) renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+      return realm;
+    }
+
+    pages.get(path, async (req: Req, reply) => {
+      const realm = await realmOf(req, reply);
+      if (!realm) return reply;
+      const binding = ensureBrowserBinding(req, reply, services.config, realm.id);
+      const raw = req.query.user_code;
+      const userCode = typeof raw === 'string' && raw.length <= 32 ? raw : undefined;
+      return sendPage(reply, 200, deviceEntryPage({ realmName: realm.displayName ?? realm.id, action: req.url.split('?')[0]!, csrf: deviceCsrf(binding), ...(userCode ? { userCode } : {}) }));
+    });
+
+    pages.post(path, async (req: Req, reply) => {
+      const realm = await realmOf(req, reply);
+      if (!realm) return reply;
+      const realmName = realm.displayName ?? realm.id;
+      const cookie = readCookie(req, BROWSER_COOKIE);
+      const csrf = req.body?.csrf;
+      if (!cookie || typeof csrf !== 'string' || !safeEqual(csrf, deviceCsrf(tokenHash(cookie)))) {
+        return renderError(reply, 403, { realmName, title: 'Form expired', description: 'The form was out of date. Please try again.' });
+      }
+      const action = req.url.split('?')[0]!;
+      const again = (status: number, error: string): FastifyReply =>
+        sendPage(reply, status, deviceEntryPage({ realmName, action, csrf, error }));
+      const wait = guesses.blockedFor(req.ip);
+      if (wait > 0) {
+        reply.header('retry-after', String(Math.ceil(wait / 1000)));
+        return again(429, 'Too many wrong codes. Wait a few minutes before you try again.');
+      }
+      const input = typeof req.body?.user_code === 'string' ? req.body.user_code : '';
+      const normalized = normalizeUserCode(input);
+      const now = nowSeconds(services.clock);
+      const device = normalized ? await services.store.devices.findByUserCode(userCodeHash(normalized)) : undefined;
+      if (!device || device.realmId !== realm.id || device.status !== 'pending' || device.expiresAt <= now) {
+        guesses.fail(req.ip);
+        return again(400, BAD_CODE);
+      }
+      const client = await services.cache.client(realm.id, device.clientId);
+      if (!client || !client.enabled) return again(400, BAD_CODE);
+
+      const sessionSecret = readCookie(req, SESSION_COOKIE);
+      const session = sessionSecret ? await services.store.sessions.findActive(realm.id, tokenHash(sessionSecret), now) : undefined;
+      const ia = await beginInteraction(services, {
+        realm,
+        client,
+        params: {
+          clientId: client.clientId,
+          redirectUri: '',
+          scopes: device.scopes,
+          state: undefined,
+          codeChallenge: undefined,
+          codeChallengeMethod: undefined,
+          nonce: undefined,
+          deviceCodeHash: device.hash,
+        },
+        browserHash: tokenHash(cookie),
+        session,
+      });
+      const step = await nextStep(services, realm, client, ia);
+      if (step.kind === 'device-done') {
+        return sendPage(reply, 200, deviceDonePage({ realmName, clientName: client.name ?? client.clientId, approved: step.approved }));
+      }
+      reply.header('cache-control', 'no-store');
+      return reply.redirect(interactionUrl(realm.id, ia.id), 303);
+    });
+  });
+}

@@ -1,0 +1,70 @@
+import { nowSeconds } from '../../clock.js';
+import { randomToken, tokenHash } from '../../crypto/random.js';
+import { realmBase, type Services } from '../../services.js';
+import { ConflictError } from '../../storage/types.js';
+import { authenticateClient } from '../client-auth.js';
+import { OAuthError } from '../errors.js';
+import { readParams, type RawParams } from '../params.js';
+import { checkRequestedScopes, parseScope } from '../scopes.js';
+import { generateUserCode, normalizeUserCode, userCodeHash } from './user-code.js';
+
+/** How long the user has to enter the code, and the polling interval (RFC 8628 3.2). */
+export const DEVICE_CODE_LIFETIME = 600;
+export const DEVICE_POLL_INTERVAL = 5;
+
+export interface DeviceAuthorizationResponse {
+  device_code: string;
+  user_code: string;
+  verification_uri: string;
+  verification_uri_complete: string;
+  expires_in: number;
+  interval: number;
+}
+
+export function verificationUri(services: Services, realmId: string): string {
+  return `${realmBase(services.config, realmId)}/device`;
+}
+
+/** RFC 8628 3.1, 3.2: the device authorization endpoint. */
+export async function handleDeviceAuthorization(
+  services: Services,
+  input: { realmId: string; authorization: string | undefined; body: RawParams },
+): Promise<DeviceAuthorizationResponse> {
+  const realm = await services.cache.realm(input.realmId);
+  if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
+  const params = readParams(input.body, ['client_id', 'client_secret', 'scope']);
+  const client = await authenticateClient(services, realm.id, input.authorization, params);
+  const scopes = parseScope(params.get('scope'));
+  checkRequestedScopes(scopes, client, (await services.cache.realmScopes(realm.id)) ?? new Map());
+
+  const now = nowSeconds(services.clock);
+  const deviceCode = randomToken(32);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const userCode = generateUserCode();
+    try {
+      await services.store.devices.create({
+        hash: tokenHash(deviceCode),
+        userCodeHash: userCodeHash(normalizeUserCode(userCode)!),
+        realmId: realm.id,
+        clientId: client.clientId,
+        scopes,
+        interval: DEVICE_POLL_INTERVAL,
+        now,
+        expiresAt: now + DEVICE_CODE_LIFETIME,
+      });
+    } catch (err) {
+      if (err instanceof ConflictError) continue;
+      throw err;
+    }
+    const uri = verificationUri(services, realm.id);
+    return {
+      device_code: deviceCode,
+      user_code: userCode,
+      verification_uri: uri,
+      verification_uri_complete: `${uri}?user_code=${encodeURIComponent(userCode)}`,
+      expires_in: DEVICE_CODE_LIFETIME,
+      interval: DEVICE_POLL_INTERVAL,
+    };
+  }
+  throw new OAuthError('temporarily_unavailable', 'could not allocate a user code, try again', { status: 503 });
+}

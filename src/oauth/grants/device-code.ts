@@ -1,0 +1,48 @@
+import { nowSeconds } from '../../clock.js';
+import { randomId, tokenHash } from '../../crypto/random.js';
+import { OAuthError } from '../errors.js';
+import { required } from '../params.js';
+import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
+import type { Grant, GrantContext } from './types.js';
+
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** RFC 8628 3.4 and 3.5: the device polls until the user approved, denied, or the code expired. */
+export const deviceCodeGrant: Grant = {
+  grantType: DEVICE_CODE_GRANT,
+  parameters: ['device_code'],
+  async handle({ services, realm, client, params }: GrantContext) {
+    const deviceCode = required(params, 'device_code');
+    const now = nowSeconds(services.clock);
+    let refresh: MintedRefreshToken | undefined;
+
+    const outcome = await services.store.devices.poll(tokenHash(deviceCode), now, (device, subject) => {
+      if (device.realmId !== realm.id || device.clientId !== client.clientId) return { reject: new OAuthError('invalid_grant', 'the device code is invalid') };
+      if (device.expiresAt <= now) return { reject: new OAuthError('expired_token', 'the device code has expired: start again') };
+      if (device.status === 'denied') return { reject: new OAuthError('access_denied', 'the user denied the request') };
+      if (device.status === 'pending') {
+        // RFC 8628 3.5: polling faster than the interval earns slow_down and an interval 5 seconds longer.
+        if (device.lastPolledAt !== null && now - device.lastPolledAt < device.interval) {
+          return { reject: new OAuthError('slow_down', `poll at most every ${device.interval + 5} seconds`), interval: device.interval + 5 };
+        }
+        return { reject: new OAuthError('authorization_pending', 'the user has not finished yet') };
+      }
+      if (!subject?.enabled) return { reject: new OAuthError('invalid_grant', 'the user is disabled') };
+      if (device.createdAt < realm.notBefore) return { reject: new OAuthError('invalid_grant', 'the device code was revoked') };
+      const maxExpiresAt = now + realm.refreshMaxLifetime;
+      refresh = mintRefreshToken(realm, maxExpiresAt, now);
+      return { chain: { id: randomId(), maxExpiresAt }, token: refresh };
+    });
+
+    switch (outcome.status) {
+      case 'not_found':
+        throw new OAuthError('invalid_grant', 'the device code is invalid');
+      case 'reused':
+        throw new OAuthError('invalid_grant', 'the device code has already been used');
+      case 'rejected':
+        throw outcome.reason;
+      case 'issued':
+        return buildTokenResponse(services, { realm, chain: outcome.chain, subject: outcome.subject, scopes: outcome.chain.scopes, refresh: refresh!, now });
+    }
+  },
+};

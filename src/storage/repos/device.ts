@@ -1,0 +1,168 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, DeviceCodeTable } from '../schema.js';
+import { ConflictError, type DeviceCode, type DeviceCodeStatus, type RefreshChain, type Subject } from '../types.js';
+import { isUniqueViolation } from '../dialects/errors.js';
+import { kyselyTokenStatements } from '../token-statements.js';
+import { parseList, toSubject } from './mappers.js';
+import type { NewChain, NewToken } from './tokens.js';
+
+function toDevice(r: Selectable<DeviceCodeTable>): DeviceCode {
+  return {
+    hash: r.hash,
+    realmId: r.realm_id,
+    clientId: r.client_id,
+    scopes: parseList(r.scopes),
+    status: r.status as DeviceCodeStatus,
+    interval: r.interval,
+    lastPolledAt: r.last_polled_at === null ? null : Number(r.last_polled_at),
+    userId: r.user_id,
+    sessionId: r.session_id,
+    organizationId: r.organization_id,
+    authTime: r.auth_time === null ? null : Number(r.auth_time),
+    chainId: r.chain_id,
+    createdAt: Number(r.created_at),
+    expiresAt: Number(r.expires_at),
+  };
+}
+
+/** What a poll decides: an error to answer, a new polling interval, or the tokens to issue. */
+export type PollDecision<R> = { reject: R; interval?: number } | { chain: NewChain; token: NewToken };
+
+export type PollOutcome<R> =
+  | { status: 'not_found' }
+  | { status: 'rejected'; reason: R }
+  | { status: 'reused' }
+  | { status: 'issued'; chain: RefreshChain; subject: Subject; device: DeviceCode };
+
+/** RFC 8628 device codes; the device_code and the user_code are stored only as hashes. */
+export class DeviceRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(d: { hash: string; userCodeHash: string; realmId: string; clientId: string; scopes: string[]; interval: number; now: number; expiresAt: number }): Promise<void> {
+    try {
+      await this.db
+        .insertInto('device_codes')
+        .values({
+          hash: d.hash,
+          user_code_hash: d.userCodeHash,
+          realm_id: d.realmId,
+          client_id: d.clientId,
+          scopes: JSON.stringify(d.scopes),
+          status: 'pending',
+          interval: d.interval,
+          last_polled_at: null,
+          user_id: null,
+          session_id: null,
+          organization_id: null,
+          auth_time: null,
+          chain_id: null,
+          created_at: d.now,
+          expires_at: d.expiresAt,
+        })
+        .execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError('user code collision');
+      throw err;
+    }
+  }
+
+  async findByUserCode(userCodeHash: string): Promise<DeviceCode | undefined> {
+    const r = await this.db.selectFrom('device_codes').selectAll().where('user_code_hash', '=', userCodeHash).executeTakeFirst();
+    return r ? toDevice(r) : undefined;
+  }
+
+  async get(hash: string): Promise<DeviceCode | undefined> {
+    const r = await this.db.selectFrom('device_codes').selectAll().where('hash', '=', hash).executeTakeFirst();
+    return r ? toDevice(r) : undefined;
+  }
+
+  /** Records the user's approval; false when the code is no longer pending or has expired. */
+  async approve(hash: string, a: { userId: string; sessionId: string; organizationId: string; authTime: number; now: number }): Promise<boolean> {
+    const r = await this.db
+      .updateTable('device_codes')
+      .set({ status: 'approved', user_id: a.userId, session_id: a.sessionId, organization_id: a.organizationId, auth_time: a.authTime })
+      .where('hash', '=', hash)
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', a.now)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  async deny(hash: string): Promise<void> {
+    await this.db.updateTable('device_codes').set({ status: 'denied' }).where('hash', '=', hash).where('status', '=', 'pending').execute();
+  }
+
+  /**
+   * One poll of the token endpoint (RFC 8628 3.4, 3.5), in one transaction: records the poll time (and
+   * a slower interval), and when `decide` accepts an approved code, consumes it and creates the refresh
+   * chain and its first token. A consumed code presented again revokes that chain.
+   */
+  async poll<R>(hash: string, now: number, decide: (d: DeviceCode, subject: Subject | undefined) => PollDecision<R>): Promise<PollOutcome<R>> {
+    return this.db.transaction().execute(async (trx): Promise<PollOutcome<R>> => {
+      const row = await trx
+        .selectFrom('device_codes as d')
+        .leftJoin('users as u', 'u.id', 'd.user_id')
+        .leftJoin('organizations as o', 'o.id', 'd.organization_id')
+        .selectAll('d')
+        .select(['u.username', 'u.email', 'u.enabled as user_enabled', 'o.alias as org_alias'])
+        .where('d.hash', '=', hash)
+        .executeTakeFirst();
+      if (!row) return { status: 'not_found' };
+      const device = toDevice(row);
+      const statements = kyselyTokenStatements(trx);
+      if (device.status === 'consumed') {
+        if (device.chainId) await statements.revokeChain(device.chainId, now, 'device code reused');
+        return { status: 'reused' };
+      }
+      const subject = row.user_id ? toSubject({ ...row, user_id: row.user_id }) : undefined;
+      const d = decide(device, subject);
+      if ('reject' in d) {
+        await trx
+          .updateTable('device_codes')
+          .set({ last_polled_at: now, interval: d.interval ?? device.interval })
+          .where('hash', '=', hash)
+          .execute();
+        return { status: 'rejected', reason: d.reject };
+      }
+      const claimed = await trx
+        .updateTable('device_codes')
+        .set({ status: 'consumed', last_polled_at: now, chain_id: d.chain.id })
+        .where('hash', '=', hash)
+        .where('status', '=', 'approved')
+        .executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) !== 1 || !subject) return { status: 'reused' };
+      const chain: RefreshChain = {
+        id: d.chain.id,
+        realmId: device.realmId,
+        clientId: device.clientId,
+        userId: subject.userId,
+        organizationId: device.organizationId!,
+        scopes: device.scopes,
+        sessionId: device.sessionId!,
+        authTime: device.authTime ?? now,
+        createdAt: now,
+        maxExpiresAt: d.chain.maxExpiresAt,
+        revokedAt: null,
+      };
+      await statements.insertChain({
+        id: chain.id,
+        realm_id: chain.realmId,
+        client_id: chain.clientId,
+        user_id: chain.userId,
+        organization_id: chain.organizationId,
+        scopes: row.scopes,
+        session_id: chain.sessionId,
+        auth_time: chain.authTime,
+        created_at: now,
+        max_expires_at: chain.maxExpiresAt,
+      });
+      await statements.insertToken({ hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt });
+      return { status: 'issued', chain, subject, device };
+    });
+  }
+
+  async deleteExpired(before: number): Promise<number> {
+    const r = await this.db.deleteFrom('device_codes').where('expires_at', '<', before).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+}
