@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from './schema.js';
+import type { AuthorizationCodeTable, Database, RefreshChainTable } from './schema.js';
 
 /** The joined row of a code, or of a refresh token with its chain, plus the user and organization. */
 export interface SubjectColumns {
@@ -10,54 +10,13 @@ export interface SubjectColumns {
   org_alias: string | null;
 }
 
-export interface CodeRow extends SubjectColumns {
-  hash: string;
-  realm_id: string;
-  client_id: string;
-  redirect_uri: string;
-  session_id: string;
-  organization_id: string;
-  scopes: string;
-  code_challenge: string | null;
-  code_challenge_method: string | null;
-  nonce: string | null;
-  auth_time: number;
-  created_at: number;
-  expires_at: number;
-  used_at: number | null;
-  chain_id: string | null;
-}
+export type CodeRow = AuthorizationCodeTable & SubjectColumns;
 
-export interface TokenRow extends SubjectColumns {
-  hash: string;
-  t_created_at: number;
-  t_expires_at: number;
-  t_used_at: number | null;
-  id: string;
-  realm_id: string;
-  client_id: string;
-  organization_id: string;
-  scopes: string;
-  session_id: string;
-  auth_time: number;
-  created_at: number;
-  max_expires_at: number;
-  revoked_at: number | null;
-  revoked_reason: string | null;
-}
+/** A refresh token (its columns prefixed t_) joined with its chain. */
+export type TokenRow = Omit<RefreshChainTable, 'user_id'> &
+  SubjectColumns & { hash: string; t_created_at: number; t_expires_at: number; t_used_at: number | null };
 
-export interface ChainValues {
-  id: string;
-  realm_id: string;
-  client_id: string;
-  user_id: string;
-  organization_id: string;
-  scopes: string;
-  session_id: string;
-  auth_time: number;
-  created_at: number;
-  max_expires_at: number;
-}
+export type ChainValues = Omit<RefreshChainTable, 'revoked_at' | 'revoked_reason'>;
 
 /**
  * The statements of the two hot transactions (code redemption, refresh rotation). The logic over them

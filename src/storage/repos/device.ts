@@ -4,7 +4,7 @@ import { ConflictError, type DeviceCode, type DeviceCodeStatus, type RefreshChai
 import { isUniqueViolation } from '../dialects/errors.js';
 import { kyselyTokenStatements } from '../token-statements.js';
 import { parseList, toSubject } from './mappers.js';
-import type { NewChain, NewToken } from './tokens.js';
+import { startChain, type NewChain, type NewToken } from './tokens.js';
 
 function toDevice(r: Selectable<DeviceCodeTable>): DeviceCode {
   return {
@@ -131,7 +131,7 @@ export class DeviceRepository {
         .where('status', '=', 'approved')
         .executeTakeFirst();
       if (Number(claimed.numUpdatedRows) !== 1 || !subject) return { status: 'reused' };
-      const chain: RefreshChain = {
+      const chain = await startChain(statements, {
         id: d.chain.id,
         realmId: device.realmId,
         clientId: device.clientId,
@@ -143,18 +143,6 @@ export class DeviceRepository {
         createdAt: now,
         maxExpiresAt: d.chain.maxExpiresAt,
         revokedAt: null,
-      };
-      await statements.insertChain({
-        id: chain.id,
-        realm_id: chain.realmId,
-        client_id: chain.clientId,
-        user_id: chain.userId,
-        organization_id: chain.organizationId,
-        scopes: row.scopes,
-        session_id: chain.sessionId,
-        auth_time: chain.authTime,
-        created_at: now,
-        max_expires_at: chain.maxExpiresAt,
       });
       await statements.insertToken({ hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt });
       return { status: 'issued', chain, subject, device };

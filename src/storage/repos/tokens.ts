@@ -34,6 +34,23 @@ export type RotateOutcome<R> =
 const CODE_REUSED = 'authorization code reused';
 const TOKEN_REUSED = 'refresh token reused';
 
+/** Creates a refresh chain (an offline session) and returns it. */
+export async function startChain(s: TokenStatements, chain: RefreshChain): Promise<RefreshChain> {
+  await s.insertChain({
+    id: chain.id,
+    realm_id: chain.realmId,
+    client_id: chain.clientId,
+    user_id: chain.userId,
+    organization_id: chain.organizationId,
+    scopes: JSON.stringify(chain.scopes),
+    session_id: chain.sessionId,
+    auth_time: chain.authTime,
+    created_at: chain.createdAt,
+    max_expires_at: chain.maxExpiresAt,
+  });
+  return chain;
+}
+
 /**
  * Redeems a code: marks it used whatever `decide` says (a code is good for one attempt), and when
  * `decide` accepts, creates the refresh chain and its first token. A code that was already used revokes
@@ -53,7 +70,7 @@ async function redeemIn<R>(s: TokenStatements, hash: string, now: number, decide
   const subject = toSubject(row);
   const d = decide(code, subject);
   if ('reject' in d) return { status: 'rejected', reason: d.reject };
-  const chain: RefreshChain = {
+  const chain = await startChain(s, {
     id: d.chain.id,
     realmId: code.realmId,
     clientId: code.clientId,
@@ -65,18 +82,6 @@ async function redeemIn<R>(s: TokenStatements, hash: string, now: number, decide
     createdAt: now,
     maxExpiresAt: d.chain.maxExpiresAt,
     revokedAt: null,
-  };
-  await s.insertChain({
-    id: chain.id,
-    realm_id: chain.realmId,
-    client_id: chain.clientId,
-    user_id: chain.userId,
-    organization_id: chain.organizationId,
-    scopes: row.scopes,
-    session_id: chain.sessionId,
-    auth_time: chain.authTime,
-    created_at: now,
-    max_expires_at: chain.maxExpiresAt,
   });
   await s.insertToken({ hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt });
   await s.setCodeChain(hash, chain.id);
