@@ -15,6 +15,10 @@
  * N workers refreshes its own chain back to back, over one keep-alive connection pool of N connections,
  * for a warm-up and a timed window. Only requests that complete inside the timed window are counted.
  * The load generator runs on the same machine and its CPU time is printed too.
+ *
+ * The measuring part (startServer, measure, the Browser) knows nothing of Realmgate: a Target says how to
+ * start a server and get refresh chains from it. bench/compare.ts runs the same measurement against
+ * node-oidc-provider.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -46,13 +50,17 @@ const MAX_PRINTED_FAILURES = 10;
 // ---------------------------------------------------------------------------------------------------
 // Options
 
-const { values: argv } = parseArgs({
-  options: {
-    duration: { type: 'string' },
-    warmup: { type: 'string' },
-    concurrency: { type: 'string' },
-  },
-});
+export const BENCH_OPTIONS = {
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  concurrency: { type: 'string' },
+} as const;
+
+export interface BenchOptions {
+  durationS: number;
+  warmupS: number;
+  concurrency: number;
+}
 
 function numberOption(cli: string | undefined, env: string, def: number, min: number, max: number): number {
   const raw = cli ?? process.env[env];
@@ -62,11 +70,19 @@ function numberOption(cli: string | undefined, env: string, def: number, min: nu
   return n;
 }
 
-const DURATION_S = numberOption(argv.duration, 'BENCH_DURATION', 10, 0.5, 600);
-const WARMUP_S = numberOption(argv.warmup, 'BENCH_WARMUP', 2, 0, 120);
-const CONCURRENCY = Math.floor(numberOption(argv.concurrency, 'BENCH_CONCURRENCY', 32, 1, 1024));
+/** The load's shape, from the command line (BENCH_OPTIONS) or the environment. */
+export function benchOptions(cli: { duration?: string | undefined; warmup?: string | undefined; concurrency?: string | undefined }): BenchOptions {
+  return {
+    durationS: numberOption(cli.duration, 'BENCH_DURATION', 10, 0.5, 600),
+    warmupS: numberOption(cli.warmup, 'BENCH_WARMUP', 2, 0, 120),
+    concurrency: Math.floor(numberOption(cli.concurrency, 'BENCH_CONCURRENCY', 32, 1, 1024)),
+  };
+}
+
 const PROFILE = process.env.BENCH_PROFILE === '1' || process.env.BENCH_PROFILE === 'true';
 const SQLITE_SYNC = process.env.BENCH_SQLITE_SYNCHRONOUS;
+/** The label of a Realmgate run on SQLite: the synchronous pragma it runs with. */
+export const SQLITE_LABEL = `sqlite(synchronous=${(SQLITE_SYNC ?? 'FULL').toUpperCase()})`;
 
 // ---------------------------------------------------------------------------------------------------
 // Small helpers
@@ -75,7 +91,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const now = (): number => performance.now();
 
 const T0 = performance.now();
-function log(line: string): void {
+export function log(line: string): void {
   const lead = line.startsWith('\n') ? '\n' : '';
   const t = `${((performance.now() - T0) / 1000).toFixed(1).padStart(5)}s `;
   const rest = line.slice(lead.length);
@@ -168,12 +184,12 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
 }
 
-function basic(id: string, secret: string): string {
+export function basic(id: string, secret: string): string {
   const enc = (s: string): string => encodeURIComponent(s).replace(/%20/g, '+');
   return 'Basic ' + Buffer.from(`${enc(id)}:${enc(secret)}`).toString('base64');
 }
 
-function fmt(n: number, digits = 1): string {
+export function fmt(n: number, digits = 1): string {
   if (!Number.isFinite(n)) return 'n/a';
   return n >= 100 ? n.toFixed(0) : n.toFixed(digits);
 }
@@ -190,7 +206,7 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-function ensureBuilt(): void {
+export function ensureBuilt(): void {
   const cli = path.join(ROOT, 'dist', 'realmgate.mjs');
   const stale = !fs.existsSync(cli) || fs.statSync(cli).mtimeMs < newestMtime(path.join(ROOT, 'src'));
   if (!stale && process.env.BENCH_BUILD !== '1') return;
@@ -222,45 +238,69 @@ async function seed(databaseUrl: string): Promise<string> {
 // ---------------------------------------------------------------------------------------------------
 // The server process
 
-interface Server {
+export interface Server {
   child: ChildProcess;
   pid: number;
   base: string;
   readyMs: number;
-  /** process.hrtime when /health/ready first answered 200. */
+  /** process.hrtime when the readiness path first answered 200. */
   readyHr: bigint;
   output: string[];
   /** Resolves with the exit code (or signal) once the process has exited. */
   exited: Promise<string>;
 }
 
+/** How to start a server: a Node script, its arguments given the port, and the path that tells it is ready. */
+export interface ServerSpec {
+  script: string;
+  args: (port: number) => string[];
+  /** The child's environment; NODE_OPTIONS is always removed. */
+  env: NodeJS.ProcessEnv;
+  /** Polled until it answers 200; the time from spawn to then is the ready time. */
+  readyPath: string;
+  /** Run under --cpu-prof, writing the profile here. */
+  profileDir?: string | undefined;
+}
+
 const children = new Set<ChildProcess>();
 /** Removed at exit, also when interrupted. */
 const tempDirs = new Set<string>();
 
-function tempDir(prefix: string): string {
+export function tempDir(prefix: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   tempDirs.add(dir);
   return dir;
 }
 
-function removeTempDir(dir: string): void {
+export function removeTempDir(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true });
   tempDirs.delete(dir);
 }
 
-async function startServer(databaseUrl: string, profileDir: string | undefined): Promise<Server> {
-  const port = await freePort();
+function realmgateServer(databaseUrl: string, profileDir: string | undefined): ServerSpec {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', HOST };
   delete env.PORT;
   delete env.AUTH_URL;
   delete env.APP_URL;
-  delete env.NODE_OPTIONS;
   if (SQLITE_SYNC) env.REALMGATE_SQLITE_SYNCHRONOUS = SQLITE_SYNC;
   else delete env.REALMGATE_SQLITE_SYNCHRONOUS;
-  const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  return {
+    script: path.join(ROOT, 'dist', 'realmgate.mjs'),
+    args: (port) => ['start', '--port', String(port), '--host', HOST],
+    env,
+    readyPath: '/health/ready',
+    profileDir,
+  };
+}
+
+/** Spawns the server on a free port of 127.0.0.1 and waits until it is ready. */
+export async function startServer(spec: ServerSpec): Promise<Server> {
+  const port = await freePort();
+  const env = { ...spec.env };
+  delete env.NODE_OPTIONS;
+  const nodeArgs = spec.profileDir ? ['--cpu-prof', '--cpu-prof-dir', spec.profileDir] : [];
   const started = now();
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', 'realmgate.mjs'), 'start', '--port', String(port), '--host', HOST], {
+  const child = spawn(process.execPath, [...nodeArgs, spec.script, ...spec.args(port)], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -287,7 +327,7 @@ async function startServer(databaseUrl: string, profileDir: string | undefined):
   if (child.pid === undefined) throw new Error('could not start the server');
   const base = `http://${HOST}:${port}`;
 
-  // Time from spawn until /health/ready answers 200, polled every 5 ms on fresh connections.
+  // Time from spawn until the readiness path answers 200, polled every 5 ms on fresh connections.
   const deadline = started + 60_000;
   const probe = new Agent({ pipelining: 0 });
   try {
@@ -295,7 +335,7 @@ async function startServer(databaseUrl: string, profileDir: string | undefined):
       if (exitedFlag) throw new Error(`the server exited during start-up:\n${output.join('\n')}`);
       if (now() > deadline) throw new Error(`the server was not ready within 60 s:\n${output.join('\n')}`);
       try {
-        const res = await fetch(`${base}/health/ready`, { dispatcher: probe });
+        const res = await fetch(`${base}${spec.readyPath}`, { dispatcher: probe });
         await res.arrayBuffer();
         if (res.status === 200) break;
       } catch {
@@ -303,6 +343,9 @@ async function startServer(databaseUrl: string, profileDir: string | undefined):
       }
       await sleep(5);
     }
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
   } finally {
     await probe.close();
   }
@@ -349,7 +392,7 @@ class CookieJar {
   }
 }
 
-function unescapeHtml(s: string): string {
+export function unescapeHtml(s: string): string {
   return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
 
@@ -359,10 +402,10 @@ interface BrowserResponse {
   body: string;
 }
 
-class Browser {
+export class Browser {
   readonly jar = new CookieJar();
   constructor(
-    private readonly base: string,
+    readonly base: string,
     private readonly agent: Agent,
   ) {}
 
@@ -381,53 +424,53 @@ class Browser {
     this.jar.update(res.headers.getSetCookie());
     return { status: res.status, location: res.headers.get('location'), body: await res.text() };
   }
-
-  /** Runs one authorization request to its end; returns the code the client receives. */
-  async authorize(codeChallenge: string): Promise<{ code: string; pages: string[] }> {
-    const q = new URLSearchParams({
-      client_id: CLIENT_ID,
-      redirect_uri: REDIRECT_URI,
-      response_type: 'code',
-      scope: SCOPE,
-      state: crypto.randomBytes(8).toString('hex'),
-      code_challenge: codeChallenge,
-      code_challenge_method: 'S256',
-    });
-    const pages: string[] = [];
-    let res = await this.request('GET', `/auth/realms/${REALM}/protocol/openid-connect/auth?${q}`);
-    for (let step = 0; step < 10; step++) {
-      if (res.status !== 303 || !res.location) throw new Error(`authorization: expected a 303, got ${res.status}: ${res.body.slice(0, 300)}`);
-      const loc = new URL(res.location, this.base);
-      if (loc.origin !== this.base || !loc.pathname.startsWith(`/auth/realms/${REALM}/login-actions/`)) {
-        const code = loc.searchParams.get('code');
-        if (!loc.href.startsWith(REDIRECT_URI) || !code) throw new Error(`authorization ended without a code: ${loc.href}`);
-        return { code, pages };
-      }
-      const page = await this.request('GET', loc.href);
-      if (page.status !== 200) throw new Error(`interaction page: ${page.status}: ${page.body.slice(0, 300)}`);
-      const action = /<form method="post" action="([^"]*)"/.exec(page.body)?.[1];
-      const csrf = /name="csrf" value="([^"]*)"/.exec(page.body)?.[1];
-      if (!action || !csrf) throw new Error(`no form on the interaction page: ${page.body.slice(0, 300)}`);
-      const form = { csrf: unescapeHtml(csrf) };
-      if (page.body.includes('name="password"')) {
-        pages.push('login');
-        res = await this.request('POST', unescapeHtml(action), { ...form, username: USERNAME, password: PASSWORD });
-        if (res.status === 200) throw new Error('login failed');
-      } else if (page.body.includes('name="decision"')) {
-        pages.push('consent');
-        res = await this.request('POST', unescapeHtml(action), { ...form, decision: 'allow' });
-      } else if (page.body.includes('name="organization"')) {
-        pages.push('organization');
-        res = await this.request('POST', unescapeHtml(action), { ...form, organization: ORG });
-      } else {
-        throw new Error(`unexpected interaction page: ${page.body.slice(0, 300)}`);
-      }
-    }
-    throw new Error('authorization: too many steps');
-  }
 }
 
-function pkce(): { verifier: string; challenge: string } {
+/** Runs one authorization request at Realmgate to its end; returns the code the client receives. */
+async function realmgateAuthorize(browser: Browser, codeChallenge: string): Promise<{ code: string; pages: string[] }> {
+  const q = new URLSearchParams({
+    client_id: CLIENT_ID,
+    redirect_uri: REDIRECT_URI,
+    response_type: 'code',
+    scope: SCOPE,
+    state: crypto.randomBytes(8).toString('hex'),
+    code_challenge: codeChallenge,
+    code_challenge_method: 'S256',
+  });
+  const pages: string[] = [];
+  let res = await browser.request('GET', `/auth/realms/${REALM}/protocol/openid-connect/auth?${q}`);
+  for (let step = 0; step < 10; step++) {
+    if (res.status !== 303 || !res.location) throw new Error(`authorization: expected a 303, got ${res.status}: ${res.body.slice(0, 300)}`);
+    const loc = new URL(res.location, browser.base);
+    if (loc.origin !== browser.base || !loc.pathname.startsWith(`/auth/realms/${REALM}/login-actions/`)) {
+      const code = loc.searchParams.get('code');
+      if (!loc.href.startsWith(REDIRECT_URI) || !code) throw new Error(`authorization ended without a code: ${loc.href}`);
+      return { code, pages };
+    }
+    const page = await browser.request('GET', loc.href);
+    if (page.status !== 200) throw new Error(`interaction page: ${page.status}: ${page.body.slice(0, 300)}`);
+    const action = /<form method="post" action="([^"]*)"/.exec(page.body)?.[1];
+    const csrf = /name="csrf" value="([^"]*)"/.exec(page.body)?.[1];
+    if (!action || !csrf) throw new Error(`no form on the interaction page: ${page.body.slice(0, 300)}`);
+    const form = { csrf: unescapeHtml(csrf) };
+    if (page.body.includes('name="password"')) {
+      pages.push('login');
+      res = await browser.request('POST', unescapeHtml(action), { ...form, username: USERNAME, password: PASSWORD });
+      if (res.status === 200) throw new Error('login failed');
+    } else if (page.body.includes('name="decision"')) {
+      pages.push('consent');
+      res = await browser.request('POST', unescapeHtml(action), { ...form, decision: 'allow' });
+    } else if (page.body.includes('name="organization"')) {
+      pages.push('organization');
+      res = await browser.request('POST', unescapeHtml(action), { ...form, organization: ORG });
+    } else {
+      throw new Error(`unexpected interaction page: ${page.body.slice(0, 300)}`);
+    }
+  }
+  throw new Error('authorization: too many steps');
+}
+
+export function pkce(): { verifier: string; challenge: string } {
   const verifier = crypto.randomBytes(32).toString('base64url');
   return { verifier, challenge: crypto.createHash('sha256').update(verifier).digest('base64url') };
 }
@@ -435,18 +478,17 @@ function pkce(): { verifier: string; challenge: string } {
 // ---------------------------------------------------------------------------------------------------
 // The token endpoint
 
-const TOKEN_PATH = `/auth/realms/${REALM}/protocol/openid-connect/token`;
-
 interface TokenResult {
   status: number;
   body: string;
   refreshToken: string | undefined;
 }
 
-async function tokenRequest(pool: Pool, authorization: string, form: string): Promise<TokenResult> {
+/** One POST to a token endpoint over the pool; the refresh token of a 200 answer is picked out. */
+async function tokenRequest(pool: Pool, tokenPath: string, authorization: string, form: string): Promise<TokenResult> {
   const res = await pool.request({
     method: 'POST',
-    path: TOKEN_PATH,
+    path: tokenPath,
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
     body: form,
   });
@@ -463,20 +505,77 @@ async function tokenRequest(pool: Pool, authorization: string, form: string): Pr
   return { status: res.statusCode, body, refreshToken };
 }
 
-async function newChain(browser: Browser, pool: Pool, authorization: string): Promise<string> {
-  const { verifier, challenge } = pkce();
-  const { code } = await browser.authorize(challenge);
-  const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }).toString();
-  const r = await tokenRequest(pool, authorization, form);
+/** Exchanges an authorization code (sent with its PKCE verifier); returns the body and the refresh token. */
+export async function exchangeCode(
+  pool: Pool,
+  tokenPath: string,
+  authorization: string,
+  grant: { code: string; redirectUri: string; verifier: string },
+): Promise<{ refreshToken: string; body: string }> {
+  const form = new URLSearchParams({ grant_type: 'authorization_code', code: grant.code, redirect_uri: grant.redirectUri, code_verifier: grant.verifier }).toString();
+  const r = await tokenRequest(pool, tokenPath, authorization, form);
   if (r.status !== 200 || !r.refreshToken) throw new Error(`code exchange: ${r.status}: ${r.body.slice(0, 300)}`);
-  return r.refreshToken;
+  return { refreshToken: r.refreshToken, body: r.body };
+}
+
+/** What a token response holds: the access token's size, JOSE header and claim names; an ID token or not. */
+function describeTokens(body: string): string {
+  const json = JSON.parse(body) as { access_token?: string; id_token?: string };
+  const token = json.access_token ?? '';
+  const [h = '', p = ''] = token.split('.');
+  const decode = (s: string): unknown => JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
+  let what: string;
+  try {
+    what = `JWT ${JSON.stringify(decode(h))} with ${Object.keys(decode(p) as object).join(' ')}`;
+  } catch {
+    what = 'opaque';
+  }
+  return `(${Object.keys(json).join(' ')}): access token of ${token.length} B, ${what}; ${json.id_token ? 'an' : 'no'} id_token`;
 }
 
 // ---------------------------------------------------------------------------------------------------
-// One run against one database
+// What is measured: a server and how to get refresh chains from it
 
-interface Result {
+export interface Target {
   label: string;
+  /** The server's start: a fresh process on a free port (under --cpu-prof when profileDir is given). */
+  start(profileDir: string | undefined): Promise<Server>;
+  tokenPath: string;
+  /** The client's Authorization header. */
+  authorization: string;
+  /** One authorization through the browser (its session, once logged in, is reused), its code exchanged. */
+  newChain(browser: Browser, pool: Pool): Promise<{ refreshToken: string; pages: string[]; body: string }>;
+  /** Also sample the CPU time of the local PostgreSQL processes. */
+  postgres?: boolean;
+}
+
+/** Seeds the database and describes Realmgate on it. */
+export async function realmgateTarget(label: string, databaseUrl: string): Promise<Target> {
+  log(`\n[${label}] seeding ${databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}`);
+  const secret = await seed(databaseUrl);
+  const tokenPath = `/auth/realms/${REALM}/protocol/openid-connect/token`;
+  const authorization = basic(CLIENT_ID, secret);
+  return {
+    label,
+    start: (profileDir) => startServer(realmgateServer(databaseUrl, profileDir)),
+    tokenPath,
+    authorization,
+    async newChain(browser, pool) {
+      const { verifier, challenge } = pkce();
+      const { code, pages } = await realmgateAuthorize(browser, challenge);
+      return { ...(await exchangeCode(pool, tokenPath, authorization, { code, redirectUri: REDIRECT_URI, verifier })), pages };
+    },
+    postgres: !databaseUrl.startsWith('sqlite:'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// One measurement against one server
+
+export interface Result {
+  label: string;
+  concurrency: number;
+  durationS: number;
   ok: number;
   failed: number;
   windowS: number;
@@ -499,47 +598,45 @@ interface Result {
   setupMs: number;
 }
 
-async function runOne(label: string, databaseUrl: string): Promise<Result> {
-  log(`\n[${label}] seeding ${databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}`);
-  const secret = await seed(databaseUrl);
-  const authorization = basic(CLIENT_ID, secret);
+/**
+ * Starts the target's server, gets one refresh chain per worker, runs the load (warm-up, then the timed
+ * window), prints what it measured and stops the server.
+ */
+export async function measure(target: Target, opts: BenchOptions): Promise<Result> {
+  const { label, tokenPath, authorization } = target;
+  const { concurrency, warmupS, durationS } = opts;
   const profileDir = PROFILE ? tempDir('realmgate-bench-prof-') : undefined;
-  const server = await startServer(databaseUrl, profileDir);
+  const server = await target.start(profileDir);
   const { pid, base } = server;
   let pool: Pool | undefined;
   const agent = new Agent({ connections: 2 });
   try {
     const idle = memoryMb(pid);
-    log(`[${label}] server pid ${pid} ready in ${server.readyMs.toFixed(0)} ms (spawn to /health/ready 200); rss idle ${idle.rss.toFixed(1)} MB`);
+    log(`[${label}] server pid ${pid} ready in ${server.readyMs.toFixed(0)} ms (spawn to first 200); rss idle ${idle.rss.toFixed(1)} MB`);
 
     // N refresh chains: one login, then single sign-on for each further code.
-    pool = new Pool(base, { connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 });
+    pool = new Pool(base, { connections: concurrency, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 });
     const browser = new Browser(base, agent);
     const setupStart = now();
     const chains: string[] = [];
     {
-      const { verifier, challenge } = pkce();
-      const first = await browser.authorize(challenge);
-      const form = new URLSearchParams({ grant_type: 'authorization_code', code: first.code, redirect_uri: REDIRECT_URI, code_verifier: verifier }).toString();
-      const r = await tokenRequest(pool, authorization, form);
-      if (r.status !== 200 || !r.refreshToken) throw new Error(`code exchange: ${r.status}: ${r.body.slice(0, 300)}`);
-      chains.push(r.refreshToken);
-      log(`[${label}] first authorization went through: ${first.pages.join(', ')}`);
+      const first = await target.newChain(browser, pool);
+      chains.push(first.refreshToken);
+      log(`[${label}] first authorization went through: ${first.pages.join(', ')}; the code exchange answered ${describeTokens(first.body)}`);
     }
-    while (chains.length < CONCURRENCY) chains.push(await newChain(browser, pool, authorization));
+    while (chains.length < concurrency) chains.push((await target.newChain(browser, pool)).refreshToken);
     const setupMs = now() - setupStart;
-    log(`[${label}] ${CONCURRENCY} refresh chains (1 login + ${CONCURRENCY} code exchanges) in ${setupMs.toFixed(0)} ms`);
+    log(`[${label}] ${concurrency} refresh chains (1 login + ${concurrency} code exchanges) in ${setupMs.toFixed(0)} ms`);
 
     // The load: warm-up, then the timed window. Samples of /proc are taken by timers.
     const t0 = now();
-    const measureStartPlanned = t0 + WARMUP_S * 1000;
-    const stopAt = measureStartPlanned + DURATION_S * 1000;
+    const measureStartPlanned = t0 + warmupS * 1000;
+    const stopAt = measureStartPlanned + durationS * 1000;
     let window: { start: number; end: number } | undefined;
     let before: { pgCpu: number | undefined; cpu: number; threads: Map<number, ThreadTimes>; client: NodeJS.CpuUsage; at: number; hr: bigint } | undefined;
     let after: typeof before;
-    const isPostgres = !databaseUrl.startsWith('sqlite:');
     const sample = (): NonNullable<typeof before> => ({
-      pgCpu: isPostgres ? localPostgresCpuMs() : undefined,
+      pgCpu: target.postgres ? localPostgresCpuMs() : undefined,
       cpu: processCpuMs(pid),
       threads: threadTimes(pid),
       client: process.cpuUsage(),
@@ -567,7 +664,7 @@ async function runOne(label: string, databaseUrl: string): Promise<Result> {
         if (rt === undefined) {
           // After a failure the chain may be gone: start another one (single sign-on, no login).
           try {
-            rt = await newChain(browser, pool!, authorization);
+            rt = (await target.newChain(browser, pool!)).refreshToken;
           } catch (err) {
             onFailure(-1, `new chain: ${String(err)}`);
             return;
@@ -577,7 +674,7 @@ async function runOne(label: string, databaseUrl: string): Promise<Result> {
         const start = now();
         let r: TokenResult;
         try {
-          r = await tokenRequest(pool!, authorization, `grant_type=refresh_token&refresh_token=${encodeURIComponent(rt)}`);
+          r = await tokenRequest(pool!, tokenPath, authorization, `grant_type=refresh_token&refresh_token=${encodeURIComponent(rt)}`);
         } catch (err) {
           r = { status: -1, body: String(err), refreshToken: undefined };
         }
@@ -631,6 +728,8 @@ async function runOne(label: string, databaseUrl: string): Promise<Result> {
 
     const result: Result = {
       label,
+      concurrency,
+      durationS,
       ok,
       failed: failures.length,
       windowS,
@@ -699,27 +798,33 @@ async function runOne(label: string, databaseUrl: string): Promise<Result> {
 
 // ---------------------------------------------------------------------------------------------------
 
-function summaryLine(r: Result): string {
+export function summaryLine(r: Result): string {
   return (
     `refresh ${r.label}: ${fmt(r.rps, 0)} req/s  p50 ${fmt(r.p50)} ms  p90 ${fmt(r.p90)} ms  p99 ${fmt(r.p99)} ms  ` +
     `cpu ${r.cpuMsPerReq.toFixed(2)} ms/req (main ${r.mainCpuMsPerReq.toFixed(2)}${r.dbCpuMsPerReq !== undefined ? `; postgres ${r.dbCpuMsPerReq.toFixed(2)}` : ''})  ` +
     `rss idle ${r.rssIdle.toFixed(0)} MB / loaded ${r.rssLoaded.toFixed(0)} MB  ready ${r.readyMs.toFixed(0)} ms  ` +
-    `[c=${CONCURRENCY}, ${DURATION_S} s, ${r.failed} failed]`
+    `[c=${r.concurrency}, ${r.durationS} s, ${r.failed} failed]`
+  );
+}
+
+/** The first line of a run: the load's shape and the machine. */
+export function describeRun(title: string, opts: BenchOptions): string {
+  return (
+    `${title}: concurrency ${opts.concurrency}, warm-up ${opts.warmupS} s, timed ${opts.durationS} s; ` +
+    `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), CLK_TCK ${CLK_TCK}` +
+    (PROFILE ? '; server under --cpu-prof (slower)' : '')
   );
 }
 
 async function main(): Promise<void> {
+  const { values } = parseArgs({ options: BENCH_OPTIONS });
+  const opts = benchOptions(values);
   ensureBuilt();
-  log(
-    `Realmgate refresh benchmark: concurrency ${CONCURRENCY}, warm-up ${WARMUP_S} s, timed ${DURATION_S} s; ` +
-      `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), CLK_TCK ${CLK_TCK}` +
-      (PROFILE ? '; server under --cpu-prof (slower)' : ''),
-  );
+  log(describeRun('Realmgate refresh benchmark', opts));
   const results: Result[] = [];
   const tmp = tempDir('realmgate-bench-');
   try {
-    const label = `sqlite(synchronous=${(SQLITE_SYNC ?? 'FULL').toUpperCase()})`;
-    results.push(await runOne(label, `sqlite:${path.join(tmp, 'bench.db')}`));
+    results.push(await measure(await realmgateTarget(SQLITE_LABEL, `sqlite:${path.join(tmp, 'bench.db')}`), opts));
   } finally {
     removeTempDir(tmp);
   }
@@ -732,7 +837,7 @@ async function main(): Promise<void> {
     const plain = new URL(pgBase);
     plain.searchParams.delete('schema');
     try {
-      results.push(await runOne('postgres', u.href));
+      results.push(await measure(await realmgateTarget('postgres', u.href), opts));
     } finally {
       const c = new pg.Client({ connectionString: plain.href });
       await c.connect();
@@ -763,7 +868,16 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+/** True in the script node was started with, false when imported (by bench/compare.ts). */
+export function isMain(meta: ImportMeta): boolean {
+  return process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(meta.url);
+}
+
+export function runMain(body: () => Promise<void>): void {
+  body().catch((err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}
+
+if (isMain(import.meta)) runMain(main);

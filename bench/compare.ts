@@ -1,0 +1,243 @@
+/**
+ * Refresh-grant benchmark, side by side: Realmgate on SQLite (durable: synchronous=FULL, its default)
+ * against node-oidc-provider with its default in-memory adapter (bench/oidc-provider-server.mjs).
+ *
+ *   npm run bench:compare [-- --runs 3 --duration 10 --concurrency 32 --warmup 2]
+ *
+ * The same measurement (bench/refresh.ts `measure`: the same load generator, concurrency, warm-up and
+ * timed window, the same /proc sampling) runs against each server in turn, each a fresh child process
+ * on 127.0.0.1; a run measures every server once, the order rotating from run to run, and the summary
+ * gives the median of each figure over the runs and the ratios of the medians.
+ *
+ * node-oidc-provider is measured twice, because the two servers do not do the same work for a client
+ * that asks for `openid`:
+ * - "AT only": the authorization asks for `profile email core_data offline_access`, no `openid`. Each
+ *   refresh rotates the refresh token and signs one RS256 JWT access token: Realmgate's work. This is
+ *   the like-for-like peer, the one the throughput goal is checked against.
+ * - "AT + id_token": the authorization asks for Realmgate's scope, `openid profile email core_data
+ *   offline_access`. node-oidc-provider then also signs an ID token on every refresh (OpenID Connect
+ *   Core 12.2 allows it, Keycloak does it too); Realmgate issues none. Two RSA signatures against one.
+ *
+ * Both log in once and get the other chains' codes through single sign-on, so all chains share one
+ * session (and, at node-oidc-provider, one grant). The peer is oidc-provider 8.8.1, pinned: the newest
+ * release for Node 20 (9.x wants Node 22 and warns on 20). 9.x's memory adapter also walks a grant's
+ * whole token index on every token it saves, which with one grant shared by all chains makes each
+ * refresh cost more as a run goes on: revisit the chain set-up before moving to it.
+ *
+ * Environment: as bench/refresh.ts (BENCH_DURATION, BENCH_WARMUP, BENCH_CONCURRENCY, BENCH_PROFILE,
+ * BENCH_SQLITE_SYNCHRONOUS, BENCH_BUILD), and BENCH_RUNS (default 3).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  BENCH_OPTIONS,
+  basic,
+  benchOptions,
+  describeRun,
+  ensureBuilt,
+  exchangeCode,
+  fmt,
+  isMain,
+  log,
+  measure,
+  pkce,
+  realmgateTarget,
+  removeTempDir,
+  runMain,
+  SQLITE_LABEL,
+  startServer,
+  summaryLine,
+  tempDir,
+  unescapeHtml,
+  type BenchOptions,
+  type Browser,
+  type Result,
+  type Target,
+} from './refresh.js';
+
+const SERVER_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'oidc-provider-server.mjs');
+const CLIENT_ID = 'bench-app';
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+const USERNAME = 'alice';
+const SCOPE_OAUTH = 'profile email core_data offline_access';
+const SCOPE_OPENID = 'openid profile email core_data offline_access';
+
+/** The mission statement's figures. */
+const GOALS = { throughputRatio: 2, cpuMsPerReq: 0.4, idleRssMb: 60, readyMs: 250 };
+
+function oidcProviderVersion(): string {
+  const require = createRequire(import.meta.url);
+  return (require('oidc-provider/package.json') as { version: string }).version;
+}
+
+/** One authorization through node-oidc-provider's devInteractions (login, consent); returns the code. */
+async function oidcProviderAuthorize(browser: Browser, scope: string, codeChallenge: string): Promise<{ code: string; pages: string[] }> {
+  const q = new URLSearchParams({
+    client_id: CLIENT_ID,
+    redirect_uri: REDIRECT_URI,
+    response_type: 'code',
+    scope,
+    // It ignores offline_access (so issues no refresh token) unless prompt=consent is sent with it, as
+    // OpenID Connect Core 11 says; every chain's authorization shows the consent page then.
+    prompt: 'consent',
+    state: crypto.randomBytes(8).toString('hex'),
+    code_challenge: codeChallenge,
+    code_challenge_method: 'S256',
+  });
+  const pages: string[] = [];
+  let res = await browser.request('GET', `/auth?${q}`);
+  for (let step = 0; step < 12; step++) {
+    if (res.status < 300 || res.status > 399 || !res.location) throw new Error(`authorization: expected a redirect, got ${res.status}: ${res.body.slice(0, 300)}`);
+    const loc = new URL(res.location, browser.base);
+    if (loc.origin !== browser.base) {
+      const code = loc.searchParams.get('code');
+      if (!loc.href.startsWith(REDIRECT_URI) || !code) throw new Error(`authorization ended without a code: ${loc.href}`);
+      return { code, pages };
+    }
+    if (!loc.pathname.startsWith('/interaction/')) {
+      // Back to the authorization endpoint (/auth/:uid) after an interaction.
+      res = await browser.request('GET', loc.href);
+      continue;
+    }
+    const page = await browser.request('GET', loc.href);
+    if (page.status !== 200) throw new Error(`interaction page: ${page.status}: ${page.body.slice(0, 300)}`);
+    const action = /<form[^>]* action="([^"]*)" method="post"/.exec(page.body)?.[1];
+    const prompt = /name="prompt" value="([^"]*)"/.exec(page.body)?.[1];
+    if (!action || !prompt) throw new Error(`no form on the interaction page: ${page.body.slice(0, 300)}`);
+    pages.push(prompt);
+    // devInteractions take any login and password; the login becomes the subject.
+    const form: Record<string, string> = prompt === 'login' ? { prompt, login: USERNAME, password: 'any' } : { prompt };
+    res = await browser.request('POST', unescapeHtml(action), form);
+  }
+  throw new Error('authorization: too many steps');
+}
+
+/** node-oidc-provider with a fresh client secret and RS256 key (made here, so not in its start-up time). */
+function oidcProviderTarget(label: string, scope: string, dir: string): Target {
+  log(`\n[${label}] node-oidc-provider ${oidcProviderVersion()}, in-memory adapter; the client asks for "${scope}"`);
+  const clientSecret = crypto.randomBytes(32).toString('base64url');
+  const jwk = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
+  const config = path.join(dir, `oidc-provider-${crypto.randomBytes(4).toString('hex')}.json`);
+  fs.writeFileSync(config, JSON.stringify({ clientId: CLIENT_ID, clientSecret, redirectUri: REDIRECT_URI, jwk }), { mode: 0o600 });
+  const tokenPath = '/token';
+  const authorization = basic(CLIENT_ID, clientSecret);
+  return {
+    label,
+    start: (profileDir) =>
+      startServer({
+        script: SERVER_SCRIPT,
+        args: (port) => ['--port', String(port), '--config', config],
+        env: { ...process.env },
+        readyPath: '/.well-known/openid-configuration',
+        profileDir,
+      }),
+    tokenPath,
+    authorization,
+    async newChain(browser, pool) {
+      const { verifier, challenge } = pkce();
+      const { code, pages } = await oidcProviderAuthorize(browser, scope, challenge);
+      return { ...(await exchangeCode(pool, tokenPath, authorization, { code, redirectUri: REDIRECT_URI, verifier })), pages };
+    },
+  };
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+interface Medians {
+  label: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuMsPerReq: number;
+  rssIdle: number;
+  rssLoaded: number;
+  readyMs: number;
+  failed: number;
+}
+
+function medians(label: string, rs: Result[]): Medians {
+  const m = (f: (r: Result) => number): number => median(rs.map(f));
+  return {
+    label,
+    rps: m((r) => r.rps),
+    p50: m((r) => r.p50),
+    p99: m((r) => r.p99),
+    cpuMsPerReq: m((r) => r.cpuMsPerReq),
+    rssIdle: m((r) => r.rssIdle),
+    rssLoaded: m((r) => r.rssLoaded),
+    readyMs: m((r) => r.readyMs),
+    failed: rs.reduce((n, r) => n + r.failed, 0),
+  };
+}
+
+function table(rows: Medians[]): string {
+  const head = ['', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/refresh', 'idle RSS MB', 'loaded RSS MB', 'ready ms', 'failed'];
+  const cells = rows.map((r) => [r.label, fmt(r.rps, 0), fmt(r.p50, 2), fmt(r.p99, 2), r.cpuMsPerReq.toFixed(3), fmt(r.rssIdle), fmt(r.rssLoaded), fmt(r.readyMs, 0), String(r.failed)]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]): string => c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ');
+  return [line(head), ...cells.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { ...BENCH_OPTIONS, runs: { type: 'string' } } });
+  const opts: BenchOptions = benchOptions(values);
+  const runs = Number(values.runs ?? process.env.BENCH_RUNS ?? 3);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 20) throw new Error(`--runs must be an integer from 1 to 20, got ${values.runs ?? process.env.BENCH_RUNS}`);
+  ensureBuilt();
+  log(describeRun(`Realmgate vs node-oidc-provider ${oidcProviderVersion()}, ${runs} run(s)`, opts));
+
+  const ours = `realmgate ${SQLITE_LABEL}`;
+  const peer = 'oidc-provider(memory) AT only';
+  const peerOpenid = 'oidc-provider(memory) AT + id_token';
+  const labels = [ours, peer, peerOpenid];
+  const results = new Map<string, Result[]>(labels.map((l) => [l, []]));
+
+  for (let run = 0; run < runs; run++) {
+    const order = labels.map((_, i) => labels[(i + run) % labels.length]!);
+    log(`\n=== run ${run + 1} of ${runs}: ${order.join(', ')}`);
+    const dir = tempDir('realmgate-compare-');
+    try {
+      for (const label of order) {
+        let target: Target;
+        if (label === ours) target = await realmgateTarget(`${label} #${run + 1}`, `sqlite:${path.join(dir, 'bench.db')}`);
+        else target = oidcProviderTarget(`${label} #${run + 1}`, label === peer ? SCOPE_OAUTH : SCOPE_OPENID, dir);
+        results.get(label)!.push(await measure(target, opts));
+      }
+    } finally {
+      removeTempDir(dir);
+    }
+  }
+
+  log('\n--- every run ---');
+  for (const label of labels) for (const r of results.get(label)!) log(summaryLine(r));
+
+  const m = labels.map((l) => medians(l, results.get(l)!));
+  const [mo, mp, mpo] = m as [Medians, Medians, Medians];
+  log(`\n--- medians of ${runs} run(s): concurrency ${opts.concurrency}, timed ${opts.durationS} s after ${opts.warmupS} s of warm-up ---`);
+  log(table(m));
+  log('');
+  for (const p of [mp, mpo]) {
+    log(
+      `${ours} / ${p.label}: throughput x${(mo.rps / p.rps).toFixed(2)}, CPU per refresh x${(mo.cpuMsPerReq / p.cpuMsPerReq).toFixed(2)}, ` +
+        `p50 x${(mo.p50 / p.p50).toFixed(2)}, p99 x${(mo.p99 / p.p99).toFixed(2)}, idle RSS x${(mo.rssIdle / p.rssIdle).toFixed(2)}, ready x${(mo.readyMs / p.readyMs).toFixed(2)}`,
+    );
+  }
+  const mark = (ok: boolean): string => (ok ? 'met' : 'NOT met');
+  log(
+    `\ngoals (mission statement), Realmgate medians: throughput >= ${GOALS.throughputRatio}x the like-for-like peer (${peer}): ${(mo.rps / mp.rps).toFixed(2)}x ${mark(mo.rps / mp.rps >= GOALS.throughputRatio)}; ` +
+      `CPU <= ${GOALS.cpuMsPerReq} ms/refresh: ${mo.cpuMsPerReq.toFixed(3)} ${mark(mo.cpuMsPerReq <= GOALS.cpuMsPerReq)}; ` +
+      `idle RSS < ${GOALS.idleRssMb} MB: ${mo.rssIdle.toFixed(1)} ${mark(mo.rssIdle < GOALS.idleRssMb)}; ` +
+      `ready <= ${GOALS.readyMs} ms: ${mo.readyMs.toFixed(0)} ${mark(mo.readyMs <= GOALS.readyMs)}`,
+  );
+  if (m.some((r) => r.failed > 0)) process.exitCode = 1;
+}
+
+if (isMain(import.meta)) runMain(main);
