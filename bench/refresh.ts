@@ -6,7 +6,8 @@
  * Environment: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 2), BENCH_CONCURRENCY (default 32),
  * BENCH_DATABASE_URL (a postgres:// URL: also run against PostgreSQL, in a fresh schema that is dropped
  * afterwards), BENCH_PROFILE=1 (run the server under --cpu-prof and summarize the timed window),
- * BENCH_SQLITE_SYNCHRONOUS (default: the server's default, FULL), BENCH_BUILD=1 (always rebuild dist/).
+ * BENCH_SQLITE_SYNCHRONOUS (default: the server's default, FULL), BENCH_BUILD=1 (always rebuild dist/),
+ * BENCH_SIGNING_ALG (RS256, the default, ES256 or EdDSA: the realm's access token signing algorithm).
  *
  * What it does, per database: seeds a realm, organization, user and confidential client with the admin
  * operations; starts `node dist/realmgate.mjs start` as a child (so its CPU time and RSS can be read from /proc);
@@ -81,6 +82,7 @@ export function benchOptions(cli: { duration?: string | undefined; warmup?: stri
 
 const PROFILE = process.env.BENCH_PROFILE === '1' || process.env.BENCH_PROFILE === 'true';
 const SQLITE_SYNC = process.env.BENCH_SQLITE_SYNCHRONOUS;
+const SIGNING_ALG = process.env.BENCH_SIGNING_ALG;
 /** The label of a Realmgate run on SQLite: the synchronous pragma it runs with. */
 export const SQLITE_LABEL = `sqlite(synchronous=${(SQLITE_SYNC ?? 'FULL').toUpperCase()})`;
 
@@ -223,7 +225,7 @@ async function seed(databaseUrl: string): Promise<string> {
   try {
     await migrate(db);
     const store = new Store(db);
-    await createRealm(store, { id: REALM, displayName: 'Bench Realm' });
+    await createRealm(store, { id: REALM, displayName: 'Bench Realm', ...(SIGNING_ALG ? { settings: { signingAlg: SIGNING_ALG } } : {}) });
     await createOrganization(store, { realmId: REALM, alias: ORG, name: 'Acme Inc.' });
     await createUser(store, { realmId: REALM, username: USERNAME, password: PASSWORD, email: 'alice@example.com', orgAliases: [ORG] });
     // A generated secret: the fast path of client authentication (one SHA-256).
