@@ -65,6 +65,13 @@ export class KeyStore {
     return (await this.load(realmId))?.jwks ?? { keys: [] };
   }
 
+  /** The algorithm of the realm's active signing key. */
+  async algorithm(realmId: string): Promise<string> {
+    const alg = (await this.load(realmId))?.signer?.header.alg;
+    if (!alg) throw new Error(`realm ${realmId} has no active signing key`);
+    return alg;
+  }
+
   async sign(realmId: string, payload: JWTPayload): Promise<string> {
     const keys = await this.load(realmId);
     const signer = keys?.signer;

@@ -1,6 +1,7 @@
 import type { Realm, RefreshChain, Subject } from '../storage/types.js';
 import type { NewToken } from '../storage/repos/tokens.js';
 import { realmBase, type Services } from '../services.js';
+import crypto from 'node:crypto';
 import { randomToken, tokenHash } from '../crypto/random.js';
 
 /** The specification's token response, in Keycloak's shape. */
@@ -13,6 +14,17 @@ export interface TokenResponse {
   'not-before-policy': number;
   session_state: string;
   scope: string;
+  /** OpenID Connect Core 3.1.3.3: present when the openid scope was granted. */
+  id_token?: string;
+}
+
+/**
+ * OIDC Core 3.1.3.6: at_hash is the left half of the hash of the access token, with the hash of the
+ * signing algorithm (SHA-256 for RS256 and ES256; SHA-512 for Ed25519, as implementations agree).
+ */
+export function atHash(accessToken: string, alg: string): string {
+  const digest = crypto.createHash(alg === 'EdDSA' ? 'sha512' : 'sha256').update(accessToken).digest();
+  return digest.subarray(0, digest.length / 2).toString('base64url');
 }
 
 /** A fresh refresh token: the value for the client, the hash for the database. */
@@ -29,29 +41,56 @@ export function mintRefreshToken(realm: Realm, chainMaxExpiresAt: number, now: n
   return { value, hash: tokenHash(value), expiresAt: Math.min(now + realm.refreshIdleLifetime, chainMaxExpiresAt) };
 }
 
+/** Claims about the user that the granted scopes release (OIDC Core 5.4). */
+export function scopedClaims(subject: Subject, scopes: readonly string[]): Record<string, unknown> {
+  const claims: Record<string, unknown> = {};
+  if (scopes.includes('profile')) claims.preferred_username = subject.username;
+  if (scopes.includes('email') && subject.email) claims.email = subject.email;
+  return claims;
+}
+
 export async function buildTokenResponse(
   services: Services,
-  input: { realm: Realm; chain: RefreshChain; subject: Subject; scopes: string[]; refresh: MintedRefreshToken; now: number },
+  input: { realm: Realm; chain: RefreshChain; subject: Subject; scopes: string[]; refresh: MintedRefreshToken; now: number; nonce?: string | null },
 ): Promise<TokenResponse> {
   const { realm, chain, subject, scopes, now } = input;
   const scope = scopes.join(' ');
+  const iss = realmBase(services.config, realm.id);
   const claims: Record<string, unknown> = {
-    iss: realmBase(services.config, realm.id),
+    iss,
     sub: subject.userId,
     aud: realm.accessTokenAudience,
     azp: chain.clientId,
     typ: 'Bearer',
     exp: now + realm.accessTokenLifetime,
     iat: now,
-    jti: randomToken(16),
+    // The chain's id prefixes jti, so that introspection can tell when the chain has been revoked.
+    jti: `${chain.id}.${randomToken(12)}`,
     scope,
     sid: chain.sessionId,
     // Keycloak's organization claim: a list of the aliases of the selected organization.
     organization: subject.organizationAlias ? [subject.organizationAlias] : [],
   };
-  if (scopes.includes('profile')) claims.preferred_username = subject.username;
-  if (scopes.includes('email') && subject.email) claims.email = subject.email;
+  Object.assign(claims, scopedClaims(subject, scopes));
   const accessToken = await services.keys.sign(realm.id, claims);
+  let idToken: string | undefined;
+  if (scopes.includes('openid')) {
+    // OIDC Core 2 and 12.2: the same iss, sub, aud, azp and auth_time on refresh; nonce only at login.
+    idToken = await services.keys.sign(realm.id, {
+      iss,
+      sub: subject.userId,
+      aud: chain.clientId,
+      azp: chain.clientId,
+      typ: 'ID',
+      exp: now + realm.accessTokenLifetime,
+      iat: now,
+      auth_time: chain.authTime,
+      ...(input.nonce ? { nonce: input.nonce } : {}),
+      at_hash: atHash(accessToken, await services.keys.algorithm(realm.id)),
+      sid: chain.sessionId,
+      ...scopedClaims(subject, scopes),
+    });
+  }
   return {
     access_token: accessToken,
     expires_in: realm.accessTokenLifetime,
@@ -61,5 +100,6 @@ export async function buildTokenResponse(
     'not-before-policy': realm.notBefore,
     session_state: chain.sessionId,
     scope,
+    ...(idToken ? { id_token: idToken } : {}),
   };
 }

@@ -65,6 +65,10 @@ export interface AuthorizationParams {
   codeChallenge: string | undefined;
   codeChallengeMethod: string | undefined;
   nonce: string | undefined;
+  /** OIDC Core 3.1.2.1 */
+  prompt?: string[];
+  maxAge?: number;
+  loginHint?: string;
 }
 
 export interface Interaction {

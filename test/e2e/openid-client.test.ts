@@ -63,31 +63,35 @@ async function authorizeInBrowser(ts: TestServer, authUrl: URL): Promise<URL> {
 
 /** A relying party configured only from the server's discovery document. */
 async function discover(ts: TestServer, secret: string): Promise<oidc.Configuration> {
+  // The server's clock is manual: tell openid-client how far it is from ours, so that it checks the
+  // id token's iat and exp against the server's time.
+  const metadata = { [oidc.clockSkew]: Math.round((ts.clock.nowMs() - Date.now()) / 1000) };
   // The test server is plain http on 127.0.0.1; openid-client refuses http unless told otherwise.
-  return oidc.discovery(new URL(`${ts.baseUrl}/auth/realms/test`), ts.client.id, undefined, oidc.ClientSecretBasic(secret), {
+  return oidc.discovery(new URL(`${ts.baseUrl}/auth/realms/test`), ts.client.id, metadata, oidc.ClientSecretBasic(secret), {
     execute: [oidc.allowInsecureRequests],
   });
 }
 
 /** Runs discovery and the browser part; returns the configuration, the client's callback URL and the PKCE verifier. */
-async function startFlow(ts: TestServer, secret: string): Promise<{ config: oidc.Configuration; callback: URL; verifier: string; state: string }> {
+async function startFlow(ts: TestServer, secret: string): Promise<{ config: oidc.Configuration; callback: URL; verifier: string; state: string; nonce: string }> {
   const config = await discover(ts, secret);
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
   const authUrl = oidc.buildAuthorizationUrl(config, {
     redirect_uri: ts.client.redirectUri,
     scope: 'openid core_data offline_access',
     code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
     state,
+    nonce,
   });
   const callback = await authorizeInBrowser(ts, authUrl);
-  return { config, callback, verifier, state };
+  return { config, callback, verifier, state, nonce };
 }
 
 /** Keeps the raw JSON of successful token responses: openid-client normalizes some fields before we see them. */
-function recordTokenResponses(config: oidc.Configuration): Array<Record<string, unknown>> {
-  const seen: Array<Record<string, unknown>> = [];
+function recordTokenResponses(config: oidc.Configuration, seen: Array<Record<string, unknown>> = []): Array<Record<string, unknown>> {
   config[oidc.customFetch] = async (url, options) => {
     // @types/node 20 does not list Uint8Array as a fetch body, though undici accepts it.
     const res = await fetch(url, options as RequestInit);
@@ -110,7 +114,8 @@ for (const dialect of dialects()) {
   test(`openid-client: discovery, code flow with PKCE, rotation and reuse detection (${dialect})`, async () => {
     const ts = await startTestServer({ dialect, listen: true });
     try {
-      const { config, callback, verifier, state } = await startFlow(ts, ts.client.secret);
+      const { callback, verifier, state, nonce } = await startFlow(ts, ts.client.secret);
+      let config = await discover(ts, ts.client.secret);
       const server = config.serverMetadata();
       assert.equal(server.issuer, `${ts.baseUrl}/auth/realms/test`);
       assert.equal(`${callback.origin}${callback.pathname}`, ts.client.redirectUri);
@@ -129,9 +134,15 @@ for (const dialect of dialects()) {
       };
 
       const raw = recordTokenResponses(config);
-      // No `expectedNonce`, `maxAge` or `idTokenExpected`: openid-client then accepts a response without id_token.
-      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
-      assert.equal(tokens.id_token, undefined);
+      // openid-client validates the id token: signature through the JWKS, iss, aud, exp, iat, nonce, at_hash.
+      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+      const idClaims = tokens.claims()!;
+      assert.equal(idClaims.sub, ts.user.id);
+      assert.equal(idClaims.aud, ts.client.id);
+      assert.equal(idClaims.nonce, nonce);
+      assert.equal(typeof idClaims.auth_time, 'number');
+      assert.equal(typeof idClaims.at_hash, 'string');
+      assert.equal(idClaims.sid, tokens.session_state);
       // oauth4webapi lowercases token_type; the spec's value is "Bearer".
       assert.equal(tokens.token_type, 'bearer');
       assert.equal(raw[0]?.token_type, 'Bearer');
@@ -146,7 +157,12 @@ for (const dialect of dialects()) {
       for (let i = 0; i < 3; i++) {
         // A day later each time: every refresh must start a fresh refresh period.
         ts.clock.advance(86_400);
+        config = await discover(ts, ts.client.secret);
+        recordTokenResponses(config, raw);
         const r = await oidc.refreshTokenGrant(config, refreshTokens.at(-1)!);
+        // OIDC Core 12.2: a refreshed id token keeps sub and auth_time.
+        assert.equal(r.claims()?.sub, ts.user.id);
+        assert.equal(r.claims()?.auth_time, idClaims.auth_time);
         assert.ok(r.refresh_token);
         assert.ok(!refreshTokens.includes(r.refresh_token), 'a refresh token was issued twice');
         assert.equal(r.refresh_expires_in, 15_552_000);
@@ -169,10 +185,10 @@ for (const dialect of dialects()) {
   test(`openid-client: a wrong client secret fails the code exchange with invalid_client (${dialect})`, async () => {
     const ts = await startTestServer({ dialect, listen: true });
     try {
-      const { callback, verifier, state } = await startFlow(ts, ts.client.secret);
+      const { callback, verifier, state, nonce } = await startFlow(ts, ts.client.secret);
       const impostor = await discover(ts, `${ts.client.secret}x`);
       // RFC 6749 5.2: a 401 carries WWW-Authenticate, so oauth4webapi raises a challenge error, not a body error.
-      const err = await oidc.authorizationCodeGrant(impostor, callback, { pkceCodeVerifier: verifier, expectedState: state }).then(
+      const err = await oidc.authorizationCodeGrant(impostor, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce }).then(
         () => assert.fail('the exchange succeeded with a wrong secret'),
         (e: unknown) => e,
       );
@@ -182,7 +198,7 @@ for (const dialect of dialects()) {
       assert.equal(((await err.response.json()) as { error?: string }).error, 'invalid_client');
       // Control: the same code is still good for the real client, so the failure was the secret alone.
       const genuine = await discover(ts, ts.client.secret);
-      const tokens = await oidc.authorizationCodeGrant(genuine, callback, { pkceCodeVerifier: verifier, expectedState: state });
+      const tokens = await oidc.authorizationCodeGrant(genuine, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
       assert.ok(tokens.access_token);
     } finally {
       await ts.close();

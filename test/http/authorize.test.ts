@@ -187,7 +187,41 @@ for (const dialect of dialects()) {
       assert.deepEqual(again.pages, ['login']);
     });
 
+    test('OIDC prompt, max_age and login_hint (OIDC Core 3.1.2.1)', async () => {
+      await forgetConsents();
+      // prompt=none without a session: login_required, with the state.
+      const p = await redirectedError({ prompt: 'none', state: 'pn' });
+      assert.equal(p.get('error'), 'login_required');
+      assert.equal(p.get('state'), 'pn');
+      assert.equal((await redirectedError({ prompt: 'none login' })).get('error'), 'invalid_request');
+      assert.equal((await redirectedError({ prompt: 'bogus' })).get('error'), 'invalid_request');
+      assert.equal((await redirectedError({ max_age: '-1' })).get('error'), 'invalid_request');
+
+      const first = await runAuthorization(ts, { query: { scope: 'openid profile' } });
+      // Logged in but a new scope: consent_required.
+      const needConsent = await ts.app.inject({ method: 'GET', url: `${AUTH}?${authorizeQuery(ts, { prompt: 'none', scope: 'openid exports' })}`, headers: { cookie: first.jar.header() } });
+      assert.equal(new URL(needConsent.headers.location as string).searchParams.get('error'), 'consent_required');
+      // Logged in and consented: prompt=none returns a code with no page.
+      const silent = await runAuthorization(ts, { jar: first.jar, query: { prompt: 'none', scope: 'openid profile' } });
+      assert.deepEqual(silent.pages, []);
+      assert.ok(silent.code);
+      // prompt=login asks for the password again; prompt=consent asks for consent again.
+      assert.deepEqual((await runAuthorization(ts, { jar: first.jar, query: { prompt: 'login', scope: 'openid profile' } })).pages, ['login']);
+      assert.deepEqual((await runAuthorization(ts, { jar: first.jar, query: { prompt: 'consent', scope: 'openid profile' } })).pages, ['consent', 'organization']);
+      // max_age: a session older than max_age must log in again.
+      ts.clock.advance(120);
+      assert.deepEqual((await runAuthorization(ts, { jar: first.jar, query: { max_age: '60', scope: 'openid profile' } })).pages, ['login']);
+      assert.deepEqual((await runAuthorization(ts, { jar: first.jar, query: { max_age: '600', scope: 'openid profile' } })).pages, []);
+      // login_hint fills in the username; ui_locales and display are accepted and ignored.
+      const start = await get(authorizeQuery(ts, { login_hint: 'alice@example', ui_locales: 'sv en', display: 'popup' }));
+      const jar = new CookieJar();
+      jar.update(start);
+      const page = await ts.app.inject({ method: 'GET', url: start.headers.location as string, headers: { cookie: jar.header() } });
+      assert.match(page.body, /name="username" value="alice@example"/);
+    });
+
     test('Deny redirects with access_denied and the state', async () => {
+      await forgetConsents();
       const r = await runAuthorization(ts, { consent: 'deny', query: { state: 'deny-me', scope: 'openid profile' } });
       assert.equal(r.location.searchParams.get('error'), 'access_denied');
       assert.equal(r.location.searchParams.get('state'), 'deny-me');

@@ -8,6 +8,8 @@ import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { createClient } from '../../src/admin/operations.js';
 
 const TOKEN_KEYS = ['access_token', 'expires_in', 'refresh_expires_in', 'refresh_token', 'token_type', 'not-before-policy', 'session_state', 'scope'].sort();
+// With the openid scope, OIDC adds the id token.
+const OIDC_KEYS = [...TOKEN_KEYS, 'id_token'].sort();
 
 for (const dialect of dialects()) {
   describe(`token endpoint (${dialect})`, () => {
@@ -54,13 +56,19 @@ for (const dialect of dialects()) {
       assert.equal(res.headers['pragma'], 'no-cache');
       assert.match(res.headers['content-type'] as string, /application\/json/);
       const body = res.json();
-      assert.deepEqual(Object.keys(body).sort(), TOKEN_KEYS);
+      assert.deepEqual(Object.keys(body).sort(), OIDC_KEYS);
       assert.equal(body.token_type, 'Bearer');
       assert.equal(body.expires_in, 259200);
       assert.equal(body.refresh_expires_in, 15552000);
       assert.equal(body['not-before-policy'], 0);
       assert.equal(body.scope, 'openid core_data offline_access');
       assert.match(body.refresh_token, /^[A-Za-z0-9_-]{43}$/);
+    });
+
+    test('without the openid scope the response has exactly the specification fields', async () => {
+      const res = await exchange(await code({ scope: 'core_data exports offline_access' }));
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(Object.keys(res.json()).sort(), TOKEN_KEYS);
     });
 
     test('the access token is an RS256 JWT that verifies with the JWKS and carries the claims', async () => {
@@ -186,7 +194,7 @@ for (const dialect of dialects()) {
         const res = await refresh(t.refresh_token);
         assert.equal(res.statusCode, 200, res.body);
         const next = res.json();
-        assert.deepEqual(Object.keys(next).sort(), TOKEN_KEYS);
+        assert.deepEqual(Object.keys(next).sort(), OIDC_KEYS);
         assert.ok(!seen.has(next.refresh_token));
         assert.notEqual(next.access_token, t.access_token);
         seen.add(next.refresh_token);

@@ -5,7 +5,7 @@ import { tokenHash } from '../../crypto/random.js';
 import { OAuthError } from '../../oauth/errors.js';
 import type { RawParams } from '../../oauth/params.js';
 import { AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect, clientRedirect, stateOf } from '../../oauth/authorize/checks.js';
-import { beginInteraction, nextStep } from '../../oauth/authorize/interaction.js';
+import { beginInteraction, errorLocation, nextStep, promptNoneError, sessionUsable } from '../../oauth/authorize/interaction.js';
 import { realmBase } from '../../services.js';
 import { SESSION_COOKIE, ensureBrowserBinding, readCookie } from '../cookies.js';
 import { interactionUrl, renderError, htmlErrorHandler } from '../interaction/render.js';
@@ -45,10 +45,19 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
 
   const browserHash = ensureBrowserBinding(req, reply, services.config, realm.id);
   const sessionSecret = readCookie(req, SESSION_COOKIE);
-  const session = sessionSecret ? await services.store.sessions.findActive(realm.id, tokenHash(sessionSecret), nowSeconds(services.clock)) : undefined;
+  const now = nowSeconds(services.clock);
+  const found = sessionSecret ? await services.store.sessions.findActive(realm.id, tokenHash(sessionSecret), now) : undefined;
+  const session = sessionUsable(params, found, now);
   const ia = await beginInteraction(services, { realm, client, params, browserHash, session });
   const step = await nextStep(services, realm, client, ia);
   reply.header('cache-control', 'no-store');
+  if (params.prompt?.includes('none')) {
+    const failure = promptNoneError(step);
+    if (failure) {
+      await services.store.interactions.delete(ia.id);
+      return reply.redirect(errorLocation(services, realm, params, failure.error, failure.description), 303);
+    }
+  }
   return reply.redirect(step.kind === 'redirect' ? step.location : interactionUrl(realm.id, ia.id), 303);
 }
 

@@ -65,7 +65,7 @@ function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, 
       reply.header('cache-control', 'no-store');
       return reply.redirect(step.location, 303);
     case 'login':
-      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, ...extra }));
+      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, ...extra }));
     case 'consent':
       return sendPage(reply, 200, consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes }));
     case 'organization':

@@ -19,6 +19,7 @@ const tokenResponseSchema = {
       'not-before-policy': { type: 'integer' },
       session_state: { type: 'string' },
       scope: { type: 'string' },
+      id_token: { type: 'string' },
     },
   },
 } as const;

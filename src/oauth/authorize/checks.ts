@@ -23,7 +23,14 @@ export const AUTHORIZE_PARAMETERS = [
   'code_challenge_method',
   'nonce',
   'response_mode',
+  'prompt',
+  'max_age',
+  'login_hint',
+  'ui_locales',
+  'display',
 ] as const;
+
+const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
 /** RFC 6749 4.1.1 and 3.1.2.4: client_id and redirect_uri first; their errors are never redirected. */
 export async function checkClientAndRedirect(
@@ -95,7 +102,19 @@ export function checkAuthorizationRequest(
     if (!PKCE_CHALLENGE.test(challenge)) throw new OAuthError('invalid_request', 'code_challenge is malformed');
   }
 
+  // OIDC Core 3.1.2.1: prompt is a space-separated list; none may not be combined with another value.
+  const prompt = (p.get('prompt') ?? '').split(' ').filter((x) => x !== '');
+  for (const v of prompt) if (!PROMPTS.has(v)) throw new OAuthError('invalid_request', `prompt value ${v} is not supported`);
+  if (prompt.includes('none') && prompt.length > 1) throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other values');
+  const maxAgeRaw = p.get('max_age');
+  if (maxAgeRaw !== undefined && !/^\d{1,10}$/.test(maxAgeRaw)) throw new OAuthError('invalid_request', 'max_age must be a number of seconds');
+  const loginHint = p.get('login_hint');
+  // ui_locales and display are accepted and ignored, as OIDC Core 3.1.2.1 allows.
+
   return {
+    ...(prompt.length > 0 ? { prompt } : {}),
+    ...(maxAgeRaw !== undefined ? { maxAge: Number(maxAgeRaw) } : {}),
+    ...(loginHint !== undefined && loginHint.length <= 255 ? { loginHint } : {}),
     clientId: input.client.clientId,
     redirectUri: input.redirectUri,
     scopes,

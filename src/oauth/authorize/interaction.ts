@@ -38,6 +38,32 @@ export async function beginInteraction(
   return interaction;
 }
 
+/**
+ * OIDC Core 3.1.2.1: whether an existing browser session may be used: not with prompt=login or
+ * select_account, and not when it is older than max_age.
+ */
+export function sessionUsable(params: AuthorizationParams, session: BrowserSession | undefined, now: number): BrowserSession | undefined {
+  if (!session) return undefined;
+  if (params.prompt?.includes('login') || params.prompt?.includes('select_account')) return undefined;
+  if (params.maxAge !== undefined && now - session.authTime > params.maxAge) return undefined;
+  return session;
+}
+
+/** OIDC Core 3.1.2.6: the error for prompt=none when the next step would need the user. */
+export function promptNoneError(step: Step): { error: string; description: string } | undefined {
+  switch (step.kind) {
+    case 'redirect':
+    case 'device-done':
+      return undefined;
+    case 'login':
+      return { error: 'login_required', description: 'the user is not logged in' };
+    case 'consent':
+      return { error: 'consent_required', description: 'the user has not consented to this request' };
+    default:
+      return { error: 'interaction_required', description: 'the user must choose an organization' };
+  }
+}
+
 /** The user said no: the device flow's code is denied, a redirect-based client gets access_denied. */
 export async function denyRequest(services: Services, realm: Realm, ia: Interaction): Promise<Step> {
   await services.store.interactions.delete(ia.id);
@@ -73,7 +99,10 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
     }
     return { kind: 'no-organization', denyLocation: errorLocation(services, realm, ia.params, 'access_denied', 'the user belongs to no organization') };
   }
-  const covered = await services.store.consents.organizationsCovering(realm.id, ia.userId, client.clientId, ia.params.scopes);
+  // prompt=consent asks again even when an earlier consent covers the request.
+  const covered = ia.params.prompt?.includes('consent')
+    ? []
+    : await services.store.consents.organizationsCovering(realm.id, ia.userId, client.clientId, ia.params.scopes);
   const only = orgs.length === 1 ? orgs[0] : undefined;
 
   if (ia.organizationId === null) {

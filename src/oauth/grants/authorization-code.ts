@@ -56,6 +56,7 @@ export const authorizationCodeGrant: Grant = {
           scopes: outcome.chain.scopes,
           refresh: refresh!,
           now,
+          nonce: outcome.code.nonce,
         });
     }
   },
