@@ -39,6 +39,7 @@ export async function startServer(config: Config, opts: { onReady?: (s: Services
     void store.interactions.deleteExpired(now).catch(() => undefined);
     void store.codes.deleteExpired(now - 86_400).catch(() => undefined);
     void store.devices.deleteExpired(now - 86_400).catch(() => undefined);
+    void store.tokenState.deleteExpiredRevocations(now).catch(() => undefined);
   }, 10 * 60_000);
   sweep.unref();
 

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { calculateJwkThumbprint, CompactSign, exportJWK, generateKeyPair, importJWK, type JWK, type CompactJWSHeaderParameters, type JWTPayload } from 'jose';
+import { calculateJwkThumbprint, CompactSign, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, type CompactJWSHeaderParameters, type JWK, type JWTPayload } from 'jose';
 import type { Store } from '../storage/store.js';
 import type { SigningKey } from '../storage/types.js';
 import { TtlCache } from '../cache.js';
@@ -38,6 +38,7 @@ const ENCODER = new TextEncoder();
 interface RealmKeys {
   signer: { header: CompactJWSHeaderParameters; key: CryptoKey | Uint8Array } | undefined;
   jwks: { keys: JWK[] };
+  verifier: ReturnType<typeof createLocalJWKSet>;
 }
 
 /** Signing keys per realm, imported once and cached; the JWKS document is prebuilt. */
@@ -57,7 +58,8 @@ export class KeyStore {
       const active = keys.find((k) => k.status === 'active');
       let signer: RealmKeys['signer'];
       if (active) signer = { header: { alg: active.alg, kid: active.kid, typ: 'JWT' }, key: await importJWK(JSON.parse(active.privateJwk) as JWK, active.alg) };
-      return { signer, jwks: { keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) } };
+      const jwks = { keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) };
+      return { signer, jwks, verifier: createLocalJWKSet(jwks) };
     });
   }
 
@@ -78,6 +80,25 @@ export class KeyStore {
     if (!signer) throw new Error(`realm ${realmId} has no active signing key`);
     // CompactSign over the serialized claims: SignJWT would copy and re-validate them on every call.
     return new CompactSign(ENCODER.encode(JSON.stringify(payload))).setProtectedHeader(signer.header).sign(signer.key);
+  }
+
+  /**
+   * Verifies a JWT signed by one of the realm's published keys (the active one or one still in the
+   * JWKS after a rotation); undefined when the signature or the issuer does not match.
+   */
+  async verify(realmId: string, token: string, opts: { issuer: string; nowSeconds: number }): Promise<JWTPayload | undefined> {
+    const keys = await this.load(realmId);
+    if (!keys) return undefined;
+    try {
+      const { payload } = await jwtVerify(token, keys.verifier, {
+        issuer: opts.issuer,
+        algorithms: Object.keys(SIGNING_ALGS),
+        currentDate: new Date(opts.nowSeconds * 1000),
+      });
+      return payload;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Makes sure the realm has an active key, generating one with the realm's algorithm when it has none. */

@@ -167,6 +167,12 @@ export interface DeviceCodeTable {
   expires_at: number;
 }
 
+export interface RevokedAccessTokenTable {
+  jti: string;
+  realm_id: string;
+  expires_at: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -187,6 +193,7 @@ export interface Database {
   refresh_tokens: RefreshTokenTable;
   signing_keys: SigningKeyTable;
   device_codes: DeviceCodeTable;
+  revoked_access_tokens: RevokedAccessTokenTable;
   meta: MetaTable;
 }
 

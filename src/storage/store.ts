@@ -4,7 +4,7 @@ import { ClientRepository } from './repos/clients.js';
 import { OrganizationRepository, UserRepository } from './repos/users.js';
 import { KeyRepository } from './repos/keys.js';
 import { ConsentRepository, InteractionRepository, SessionRepository } from './repos/interactions.js';
-import { CodeRepository, RefreshRepository } from './repos/tokens.js';
+import { CodeRepository, RefreshRepository, TokenStateRepository } from './repos/tokens.js';
 import { DeviceRepository } from './repos/device.js';
 
 /** Every repository over one database. */
@@ -20,6 +20,7 @@ export class Store {
   readonly codes: CodeRepository;
   readonly refresh: RefreshRepository;
   readonly devices: DeviceRepository;
+  readonly tokenState: TokenStateRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -34,6 +35,7 @@ export class Store {
     this.codes = new CodeRepository(db);
     this.refresh = new RefreshRepository(db);
     this.devices = new DeviceRepository(k);
+    this.tokenState = new TokenStateRepository(k);
   }
 
   close(): Promise<void> {

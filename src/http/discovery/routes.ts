@@ -15,6 +15,11 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     token_endpoint: `${oidc}/token`,
     jwks_uri: `${oidc}/certs`,
     device_authorization_endpoint: `${oidc}/auth/device`,
+    userinfo_endpoint: `${oidc}/userinfo`,
+    introspection_endpoint: `${oidc}/token/introspect`,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic'],
+    revocation_endpoint: `${oidc}/revoke`,
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: [...GRANTS.keys()],
@@ -24,7 +29,10 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     code_challenge_methods_supported: ['S256'],
     scopes_supported: scopes,
     authorization_response_iss_parameter_supported: true,
-    claims_supported: ['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'jti', 'scope', 'sid', 'organization', 'preferred_username', 'email'],
+    claims_supported: ['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'jti', 'scope', 'sid', 'organization', 'preferred_username', 'email'],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
   };
 }
 

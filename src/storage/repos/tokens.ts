@@ -193,3 +193,48 @@ export class RefreshRepository {
     return r ? toChain(r) : undefined;
   }
 }
+
+/** A refresh token as introspection and revocation see it. */
+export interface RefreshTokenState {
+  token: RefreshToken;
+  chain: RefreshChain;
+  username: string | null;
+}
+
+export class TokenStateRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async refreshToken(hash: string): Promise<RefreshTokenState | undefined> {
+    const r = await this.db
+      .selectFrom('refresh_tokens as t')
+      .innerJoin('refresh_chains as c', 'c.id', 't.chain_id')
+      .leftJoin('users as u', 'u.id', 'c.user_id')
+      .selectAll('c')
+      .select(['t.hash', 't.created_at as t_created_at', 't.expires_at as t_expires_at', 't.used_at as t_used_at', 'u.username'])
+      .where('t.hash', '=', hash)
+      .executeTakeFirst();
+    if (!r) return undefined;
+    return {
+      token: { hash: r.hash, chainId: r.id, createdAt: Number(r.t_created_at), expiresAt: Number(r.t_expires_at), usedAt: r.t_used_at === null ? null : Number(r.t_used_at) },
+      chain: toChain(r),
+      username: r.username,
+    };
+  }
+
+  async revokeAccessToken(jti: string, realmId: string, expiresAt: number): Promise<void> {
+    await this.db
+      .insertInto('revoked_access_tokens')
+      .values({ jti, realm_id: realmId, expires_at: expiresAt })
+      .onConflict((oc) => oc.column('jti').doNothing())
+      .execute();
+  }
+
+  async isAccessTokenRevoked(jti: string): Promise<boolean> {
+    return (await this.db.selectFrom('revoked_access_tokens').select('jti').where('jti', '=', jti).executeTakeFirst()) !== undefined;
+  }
+
+  async deleteExpiredRevocations(now: number): Promise<number> {
+    const r = await this.db.deleteFrom('revoked_access_tokens').where('expires_at', '<', now).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+}

@@ -1,0 +1,62 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Services } from '../../services.js';
+import { handleIntrospection } from '../../oauth/introspection.js';
+import { handleRevocation } from '../../oauth/revocation.js';
+import { OAuthError } from '../../oauth/errors.js';
+import { BearerError, bearerToken, userInfo } from '../../oidc/userinfo.js';
+import { setNoStore } from '../plugins/security-headers.js';
+import { jsonErrorHandler } from './routes.js';
+
+const OIDC = '/auth/realms/:realm/protocol/openid-connect';
+
+function requireForm(contentType: string | undefined): void {
+  if (!contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    throw new OAuthError('invalid_request', 'the request body must be application/x-www-form-urlencoded');
+  }
+}
+
+/** RFC 6750 3: the challenge of a protected resource, with the error when there is one. */
+function sendBearerError(reply: FastifyReply, realmId: string, err: BearerError): FastifyReply {
+  const realm = realmId.replace(/[^A-Za-z0-9._-]/g, '');
+  const parts = [`Bearer realm="${realm}"`];
+  if (err.error) parts.push(`error="${err.error}"`, `error_description="${err.description.replace(/["\\]/g, '')}"`);
+  setNoStore(reply);
+  reply.header('www-authenticate', parts.join(', '));
+  return reply.code(err.status).send(err.error ? { error: err.error, error_description: err.description } : { error: 'invalid_request', error_description: err.description });
+}
+
+/** Introspection (RFC 7662), revocation (RFC 7009) and UserInfo (OIDC Core 5.3). */
+export async function lifecycleRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  app.setErrorHandler(jsonErrorHandler(services));
+
+  app.post<{ Params: { realm: string } }>(`${OIDC}/token/introspect`, async (req, reply) => {
+    requireForm(req.headers['content-type']);
+    const body = await handleIntrospection(services, { realmId: req.params.realm, authorization: req.headers.authorization, body: req.body as Record<string, unknown> });
+    setNoStore(reply);
+    return body;
+  });
+
+  app.post<{ Params: { realm: string } }>(`${OIDC}/revoke`, async (req, reply) => {
+    requireForm(req.headers['content-type']);
+    await handleRevocation(services, { realmId: req.params.realm, authorization: req.headers.authorization, body: req.body as Record<string, unknown> });
+    setNoStore(reply);
+    return reply.code(200).send();
+  });
+
+  const userinfo = async (req: { params: { realm: string }; headers: { authorization?: string; 'content-type'?: string }; body: unknown; method: string }, reply: FastifyReply) => {
+    try {
+      if (req.method === 'POST' && req.body !== undefined && !req.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+        throw new BearerError(400, 'invalid_request', 'the request body must be application/x-www-form-urlencoded');
+      }
+      const claims = await userInfo(services, req.params.realm, bearerToken(req.headers.authorization, req.method === 'POST' ? req.body : undefined));
+      setNoStore(reply);
+      return reply.send(claims);
+    } catch (err) {
+      if (err instanceof BearerError) return sendBearerError(reply, req.params.realm, err);
+      throw err;
+    }
+  };
+  app.get<{ Params: { realm: string } }>(`${OIDC}/userinfo`, (req, reply) => userinfo(req, reply));
+  app.post<{ Params: { realm: string } }>(`${OIDC}/userinfo`, (req, reply) => userinfo(req, reply));
+}

@@ -1,0 +1,67 @@
+import { nowSeconds } from '../clock.js';
+import { tokenHash } from '../crypto/random.js';
+import { realmBase, type Services } from '../services.js';
+import { authenticateClient } from './client-auth.js';
+import { OAuthError } from './errors.js';
+import { readParams, required, type RawParams } from './params.js';
+import { verifyAccessToken } from './access-tokens.js';
+
+export type IntrospectionResponse = { active: false } | ({ active: true } & Record<string, unknown>);
+
+const INACTIVE: IntrospectionResponse = { active: false };
+
+/**
+ * RFC 7662: tells an authenticated confidential client about a token it holds. Anything revoked,
+ * expired, unknown or issued to another client is {"active": false} (2.2), which says nothing more.
+ */
+export async function handleIntrospection(
+  services: Services,
+  input: { realmId: string; authorization: string | undefined; body: RawParams },
+): Promise<IntrospectionResponse> {
+  const realm = await services.cache.realm(input.realmId);
+  if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
+  const params = readParams(input.body, ['client_id', 'client_secret', 'token', 'token_type_hint']);
+  const client = await authenticateClient(services, realm.id, input.authorization, params);
+  if (client.public) throw new OAuthError('invalid_client', 'introspection is for confidential clients');
+  const token = required(params, 'token');
+  const now = nowSeconds(services.clock);
+  const iss = realmBase(services.config, realm.id);
+
+  // RFC 7662 2.1: the hint only orders the lookups.
+  const lookups = params.get('token_type_hint') === 'refresh_token' ? [refresh, access] : [access, refresh];
+  for (const lookup of lookups) {
+    const r = await lookup();
+    if (r) return r;
+  }
+  return INACTIVE;
+
+  async function access(): Promise<IntrospectionResponse | undefined> {
+    if (!token.includes('.')) return undefined;
+    const claims = await verifyAccessToken(services, realm!, token);
+    if (!claims || claims.azp !== client.clientId) return undefined;
+    const { sub, scope, exp, iat, jti, sid, aud, organization } = claims;
+    const user = await services.store.users.get(sub);
+    if (!user?.enabled) return undefined;
+    return { active: true, token_type: 'Bearer', scope, client_id: claims.azp, username: user.username, sub, aud, iss, exp, iat, jti, sid, organization };
+  }
+
+  async function refresh(): Promise<IntrospectionResponse | undefined> {
+    const state = await services.store.tokenState.refreshToken(tokenHash(token));
+    if (!state) return undefined;
+    const { token: t, chain } = state;
+    const dead = t.usedAt !== null || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore;
+    if (dead || chain.clientId !== client.clientId || chain.realmId !== realm!.id) return undefined;
+    return {
+      active: true,
+      token_type: 'refresh_token',
+      scope: chain.scopes.join(' '),
+      client_id: chain.clientId,
+      username: state.username ?? undefined,
+      sub: chain.userId,
+      iss,
+      exp: t.expiresAt,
+      iat: t.createdAt,
+      sid: chain.sessionId,
+    };
+  }
+}

@@ -1,0 +1,34 @@
+import { nowSeconds } from '../clock.js';
+import { tokenHash } from '../crypto/random.js';
+import type { Services } from '../services.js';
+import { authenticateClient } from './client-auth.js';
+import { OAuthError } from './errors.js';
+import { readParams, required, type RawParams } from './params.js';
+import { verifyAccessToken } from './access-tokens.js';
+
+/**
+ * RFC 7009: a client revokes a token it holds. A refresh token ends its whole chain (2.1: the server
+ * may, and for rotation it should, revoke the grant); an access token is refused from then on by
+ * introspection and userinfo. Unknown tokens, or tokens of other clients, answer 200 all the same (2.2).
+ */
+export async function handleRevocation(services: Services, input: { realmId: string; authorization: string | undefined; body: RawParams }): Promise<void> {
+  const realm = await services.cache.realm(input.realmId);
+  if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
+  const params = readParams(input.body, ['client_id', 'client_secret', 'token', 'token_type_hint']);
+  const client = await authenticateClient(services, realm.id, input.authorization, params);
+  const token = required(params, 'token');
+  const now = nowSeconds(services.clock);
+
+  const state = await services.store.tokenState.refreshToken(tokenHash(token));
+  if (state) {
+    if (state.chain.clientId === client.clientId && state.chain.realmId === realm.id) {
+      await services.store.refresh.revokeChain(state.chain.id, now, 'revoked by the client');
+    }
+    return;
+  }
+  if (!token.includes('.')) return;
+  const claims = await verifyAccessToken(services, realm, token, { allowExpired: true });
+  if (claims && claims.azp === client.clientId && claims.exp > now) {
+    await services.store.tokenState.revokeAccessToken(claims.jti, realm.id, claims.exp);
+  }
+}

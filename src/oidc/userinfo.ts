@@ -1,0 +1,44 @@
+import type { Services } from '../services.js';
+import { verifyAccessToken } from '../oauth/access-tokens.js';
+import { scopedClaims } from '../oauth/tokens.js';
+
+/** RFC 6750 3.1 errors of a protected resource, sent in WWW-Authenticate. */
+export class BearerError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403,
+    readonly error: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | undefined,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+
+/** RFC 6750 2.1 and 2.2: the token from the Authorization header or, for a form POST, the body; not both. */
+export function bearerToken(authorization: string | undefined, body: unknown): string | undefined {
+  const header = authorization && /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)?.[1];
+  const form = body && typeof body === 'object' ? (body as Record<string, unknown>).access_token : undefined;
+  if (header && form !== undefined) throw new BearerError(400, 'invalid_request', 'send the access token one way only');
+  if (authorization && !header && /^Bearer\b/i.test(authorization)) throw new BearerError(401, 'invalid_token', 'malformed bearer token');
+  if (header) return header;
+  if (Array.isArray(form)) throw new BearerError(400, 'invalid_request', 'access_token is included more than once');
+  return typeof form === 'string' && form !== '' ? form : undefined;
+}
+
+/** OIDC Core 5.3: the claims about the user that the token's scopes release. */
+export async function userInfo(services: Services, realmId: string, token: string | undefined): Promise<Record<string, unknown>> {
+  const realm = await services.cache.realm(realmId);
+  if (!realm) throw new BearerError(401, 'invalid_token', 'realm not found');
+  // RFC 6750 3.1: a request without a token gets the challenge with no error code.
+  if (!token) throw new BearerError(401, undefined, 'an access token is required');
+  const claims = await verifyAccessToken(services, realm, token);
+  if (!claims) throw new BearerError(401, 'invalid_token', 'the access token is invalid, expired or revoked');
+  const scopes = claims.scope.split(' ');
+  if (!scopes.includes('openid')) throw new BearerError(403, 'insufficient_scope', 'the access token was not granted the openid scope');
+  const user = await services.store.users.get(claims.sub);
+  if (!user || !user.enabled || user.realmId !== realm.id) throw new BearerError(401, 'invalid_token', 'the user no longer exists or is disabled');
+  return {
+    sub: user.id,
+    ...scopedClaims({ userId: user.id, username: user.username, email: user.email, enabled: user.enabled, organizationAlias: null }, scopes),
+    ...(claims.organization ? { organization: claims.organization } : {}),
+  };
+}
