@@ -5,7 +5,7 @@ import { openDatabase, migrate, DatabaseUrlError } from './storage/database.js';
 import { Store } from './storage/store.js';
 import { ConflictError } from './storage/types.js';
 import { ValidationError } from './admin/validation.js';
-import { checkRealmSettings, createClient, createOrganization, createRealm, createUser } from './admin/operations.js';
+import { checkRealmSettings, createClient, createOrganization, createRealm, createUser, revokeBefore, rotateKeys } from './admin/operations.js';
 import { hashPassword } from './crypto/passwords.js';
 import type { RealmSettings } from './storage/repos/realms.js';
 
@@ -17,7 +17,6 @@ program
   .name('realmgate')
   .description('Realmgate: an OAuth 2.0 / OpenID Connect authorization server.\nSettings come from the environment (PORT, HOST, AUTH_URL, APP_URL, DATABASE_URL, LOG_LEVEL); see docs/configuration.md.')
   .option('--database-url <url>', 'sqlite:<path> or postgres://... (default: $DATABASE_URL or sqlite:./data/realmgate.db)')
-  .showHelpAfterError('(run with --help for usage)')
   .configureOutput({ outputError: (str, write) => write(str) });
 
 function config(overrides: Partial<Config> = {}): Config {
@@ -146,6 +145,60 @@ realm
   .action(async () => {
     const realms = await withStore((store) => store.realms.list());
     for (const r of realms) process.stdout.write(`${r.id}\t${r.displayName ?? ''}\n`);
+  });
+
+realm
+  .command('revoke-before <realm>')
+  .description("refuse every token issued before a time (the realm's not-before policy); without options, show it")
+  .option('--now', 'revoke every token issued until now')
+  .option('--at <time>', 'an ISO 8601 time or seconds since the epoch')
+  .option('--clear', 'remove the policy')
+  .action(async (realmId: string, o: { now?: boolean; at?: string; clear?: boolean }) => {
+    const chosen = [o.now, o.at !== undefined, o.clear].filter(Boolean).length;
+    if (chosen > 1) throw new CliError('use only one of --now, --at and --clear');
+    let at: number | undefined;
+    if (o.now) at = Math.floor(Date.now() / 1000);
+    if (o.clear) at = 0;
+    if (o.at !== undefined) {
+      at = /^\d+$/.test(o.at) ? Number(o.at) : Math.floor(Date.parse(o.at) / 1000);
+      if (!Number.isFinite(at)) throw new CliError(`--at: ${o.at} is not a time`);
+    }
+    await withStore(async (store) => {
+      if (at === undefined) {
+        const r = await store.realms.get(realmId);
+        if (!r) throw new CliError(`realm ${realmId} does not exist`);
+        process.stdout.write(r.notBefore ? `tokens issued before ${new Date(r.notBefore * 1000).toISOString()} (${r.notBefore}) are refused\n` : 'no not-before policy\n');
+        return;
+      }
+      await revokeBefore(store, { realmId, at });
+      process.stdout.write(at ? `tokens of realm ${realmId} issued before ${new Date(at * 1000).toISOString()} are refused (not-before-policy ${at})\n` : `not-before policy of realm ${realmId} cleared\n`);
+    });
+  });
+
+const keys = program.command('keys').description("manage a realm's signing keys");
+keys
+  .command('rotate <realm>')
+  .description('add a new active signing key; the previous one stays in the JWKS until its tokens have expired')
+  .addOption(new Option('--alg <alg>', "algorithm of the new key (default: the realm's)").choices(['RS256', 'ES256', 'EdDSA']))
+  .action(async (realmId: string, o: { alg?: string }) => {
+    const k = await withStore((store) => rotateKeys(store, { realmId, ...(o.alg ? { alg: o.alg } : {}) }));
+    process.stdout.write(`new active key ${k.kid} (${k.alg}) in realm ${realmId}\n`);
+  });
+keys
+  .command('list <realm>')
+  .description("list a realm's signing keys")
+  .action(async (realmId: string) => {
+    const list = await withStore(async (store) => {
+      const r = await store.realms.get(realmId);
+      if (!r) throw new CliError(`realm ${realmId} does not exist`);
+      return { realm: r, keys: await store.keys.list(realmId) };
+    });
+    const now = Math.floor(Date.now() / 1000);
+    for (const k of list.keys) {
+      const until = k.retiredAt != null ? k.retiredAt + list.realm.accessTokenLifetime : undefined;
+      const state = k.status === 'active' ? 'active' : until !== undefined && until > now ? `retired, published until ${new Date(until * 1000).toISOString()}` : 'retired, unpublished';
+      process.stdout.write(`${k.kid}\t${k.alg}\t${new Date(k.createdAt * 1000).toISOString()}\t${state}\n`);
+    }
   });
 
 const org = program.command('org').description('manage organizations');

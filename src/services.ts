@@ -49,7 +49,7 @@ export interface Services {
 }
 
 export function createServices(config: Config, store: Store, clock: Clock): Services {
-  return { config, store, clock, cache: new ConfigCache(store, config.cacheTtlMs), keys: new KeyStore(store, config.cacheTtlMs) };
+  return { config, store, clock, cache: new ConfigCache(store, config.cacheTtlMs), keys: new KeyStore(store, config.cacheTtlMs, clock) };
 }
 
 /** `{AUTH_URL}/auth/realms/<realm>`: the issuer and the prefix of every realm endpoint. */

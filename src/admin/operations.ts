@@ -125,3 +125,22 @@ export async function createClient(
   await store.clients.create({ ...client, now: client.createdAt });
   return { client, secret, generated };
 }
+
+/** Adds a new active signing key; the previous one stays published until its tokens have expired. */
+export async function rotateKeys(store: Store, input: { realmId: string; alg?: string }): Promise<{ kid: string; alg: string }> {
+  const realm = await requireRealm(store, input.realmId);
+  const alg = input.alg ?? realm.signingAlg;
+  if (!isSigningAlg(alg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
+  const t = now();
+  const key = await generateSigningKey(realm.id, alg, t);
+  await store.keys.rotate(key, t);
+  if (alg !== realm.signingAlg) await store.realms.update(realm.id, { signingAlg: alg });
+  return { kid: key.kid, alg };
+}
+
+/** Every token issued before `at` (seconds) is refused from now on; 0 clears the policy. */
+export async function revokeBefore(store: Store, input: { realmId: string; at: number }): Promise<void> {
+  await requireRealm(store, input.realmId);
+  if (!Number.isSafeInteger(input.at) || input.at < 0) throw new ValidationError('the time must be a non-negative number of seconds');
+  await store.realms.update(input.realmId, { notBefore: input.at });
+}

@@ -3,6 +3,7 @@ import { calculateJwkThumbprint, CompactSign, createLocalJWKSet, exportJWK, gene
 import type { Store } from '../storage/store.js';
 import type { SigningKey } from '../storage/types.js';
 import { TtlCache } from '../cache.js';
+import { nowSeconds, systemClock, type Clock } from '../clock.js';
 
 /** The algorithm policy, in one table: what Realmgate signs with and how each key is generated. */
 export const SIGNING_ALGS = {
@@ -48,13 +49,16 @@ export class KeyStore {
   constructor(
     private readonly store: Store,
     ttlMs: number,
+    private readonly clock: Clock = systemClock,
   ) {
     this.cache = new TtlCache<RealmKeys>(ttlMs);
   }
 
   private load(realmId: string): Promise<RealmKeys | undefined> {
     return this.cache.get(realmId, async () => {
-      const keys = await this.store.keys.list(realmId);
+      const realm = await this.store.realms.get(realmId);
+      const now = nowSeconds(this.clock);
+      const keys = (await this.store.keys.list(realmId)).filter((k) => realm && isPublished(k, realm.accessTokenLifetime, now));
       const active = keys.find((k) => k.status === 'active');
       let signer: RealmKeys['signer'];
       if (active) signer = { header: { alg: active.alg, kid: active.kid, typ: 'JWT' }, key: await importJWK(JSON.parse(active.privateJwk) as JWK, active.alg) };
@@ -112,6 +116,14 @@ export class KeyStore {
   clear(): void {
     this.cache.clear();
   }
+}
+
+/**
+ * A retired key stays in the JWKS, and keeps verifying, until the longest token it may have signed (an
+ * access or id token, both living accessTokenLifetime) has expired.
+ */
+export function isPublished(key: SigningKey, tokenLifetime: number, now: number): boolean {
+  return key.status === 'active' || (key.retiredAt != null && key.retiredAt + tokenLifetime > now);
 }
 
 export function s256(verifier: string): string {

@@ -134,6 +134,7 @@ export interface SigningKey {
   privateJwk: string;
   status: 'active' | 'retired';
   createdAt: number;
+  retiredAt?: number | null;
 }
 
 export class ConflictError extends Error {}

@@ -69,6 +69,28 @@ for (const dialect of dialects()) {
       assert.match(run(['user', 'list', 'acme']).stdout, /alice\talice@example.com/);
     });
 
+    test('realm revoke-before and keys rotate/list', () => {
+      assert.match(run(['realm', 'revoke-before', 'acme']).stdout, /no not-before policy/);
+      let r = run(['realm', 'revoke-before', 'acme', '--now']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /not-before-policy \d+/);
+      assert.match(run(['realm', 'revoke-before', 'acme']).stdout, /are refused/);
+      assert.equal(run(['realm', 'revoke-before', 'acme', '--clear']).status, 0);
+      const before = run(['keys', 'list', 'acme']).stdout.trim().split('\n');
+      assert.equal(before.length, 1);
+      assert.match(before[0]!, /\tRS256\t.*\tactive$/);
+      r = run(['keys', 'rotate', 'acme', '--alg', 'ES256']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /new active key \S+ \(ES256\)/);
+      const after = run(['keys', 'list', 'acme']).stdout.trim().split('\n');
+      assert.equal(after.length, 2);
+      assert.match(after.join('\n'), /ES256\t.*\tactive/);
+      assert.match(after.join('\n'), /RS256\t.*\tretired, published until/);
+      fails(['keys', 'rotate', 'nope'], /realm nope does not exist/);
+      fails(['keys', 'rotate', 'acme', '--alg', 'HS256'], /HS256/);
+      fails(['realm', 'revoke-before', 'acme', '--at', 'yesterday'], /not a time/);
+    });
+
     test('wrong input exits non-zero with a one-line message', () => {
       fails(['realm', 'create', 'acme'], /already exists/);
       fails(['realm', 'create', 'bad realm'], /realm name/);

@@ -21,7 +21,32 @@ export class KeyRepository {
       .execute();
   }
 
-  /** Every key of the realm still published in the JWKS, newest first. */
+  /** Makes `key` the realm's only active key; the others are retired now but stay published for a while. */
+  async rotate(key: SigningKey, now: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('signing_keys')
+        .set({ status: 'retired', retired_at: now })
+        .where('realm_id', '=', key.realmId)
+        .where('status', '=', 'active')
+        .execute();
+      await trx
+        .insertInto('signing_keys')
+        .values({
+          kid: key.kid,
+          realm_id: key.realmId,
+          alg: key.alg,
+          public_jwk: key.publicJwk,
+          private_jwk: key.privateJwk,
+          status: 'active',
+          created_at: key.createdAt,
+          retired_at: null,
+        })
+        .execute();
+    });
+  }
+
+  /** Every key of the realm, newest first. */
   async list(realmId: string): Promise<SigningKey[]> {
     const rows = await this.db.selectFrom('signing_keys').selectAll().where('realm_id', '=', realmId).orderBy('created_at', 'desc').execute();
     return rows.map((r) => ({
@@ -32,6 +57,7 @@ export class KeyRepository {
       privateJwk: r.private_jwk,
       status: r.status === 'active' ? 'active' : 'retired',
       createdAt: Number(r.created_at),
+      retiredAt: r.retired_at === null ? null : Number(r.retired_at),
     }));
   }
 }

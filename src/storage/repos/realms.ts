@@ -72,6 +72,7 @@ export class RealmRepository {
     if (patch.refreshMaxLifetime !== undefined) values.refresh_max_lifetime = patch.refreshMaxLifetime;
     if (patch.ssoSessionLifetime !== undefined) values.sso_session_lifetime = patch.ssoSessionLifetime;
     if (patch.accessTokenAudience !== undefined) values.access_token_audience = patch.accessTokenAudience;
+    if (patch.signingAlg !== undefined) values.signing_alg = patch.signingAlg;
     if (patch.notBefore !== undefined) values.not_before = patch.notBefore;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();

@@ -1,0 +1,85 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWK } from 'jose';
+import { dialects } from '../helpers/db.js';
+import { startTestServer, basic, REALM, type TestServer } from '../helpers/server.js';
+import { runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { createClient, createRealm, createOrganization, createUser, rotateKeys } from '../../src/admin/operations.js';
+
+for (const dialect of dialects()) {
+  describe(`signing keys (${dialect})`, () => {
+    let ts: TestServer;
+    let auth: string;
+    before(async () => {
+      ts = await startTestServer({ dialect });
+      auth = basic(ts.client.id, ts.client.secret);
+    });
+    after(() => ts.close());
+
+    const jwks = async (realm = REALM): Promise<{ keys: JWK[] }> => (await ts.app.inject({ method: 'GET', url: `/auth/realms/${realm}/protocol/openid-connect/certs` })).json();
+    const verify = async (token: string, realm = REALM) =>
+      jwtVerify(token, createLocalJWKSet(await jwks(realm)), { issuer: `${ts.config.authUrl}/auth/realms/${realm}`, currentDate: new Date(ts.clock.nowMs()) });
+
+    async function refreshToken(): Promise<string> {
+      const r = await runAuthorization(ts);
+      const res = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: auth });
+      return res.json().refresh_token;
+    }
+
+    test('rotation under load: no request fails, old tokens keep verifying, new ones carry the new kid', async () => {
+      const [oldKey] = (await jwks()).keys;
+      const chains = await Promise.all([refreshToken(), refreshToken(), refreshToken(), refreshToken()]);
+      const issued: string[] = [];
+      let rotated: { kid: string } | undefined;
+      let stop = false;
+      const workers = chains.map(async (rt) => {
+        let n = 0;
+        while (!stop || n < 3) {
+          const res = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: rt }, { authorization: auth });
+          assert.equal(res.statusCode, 200, res.body);
+          rt = res.json().refresh_token;
+          issued.push(res.json().access_token);
+          n++;
+          if (n > 200) break;
+        }
+      });
+      await new Promise((r) => setTimeout(r, 30));
+      rotated = await rotateKeys(ts.store, { realmId: REALM });
+      stop = true;
+      await Promise.all(workers);
+      const kids = new Set(issued.map((t) => decodeProtectedHeader(t).kid));
+      assert.ok(kids.has(oldKey!.kid), 'tokens were signed before the rotation');
+      assert.ok(kids.has(rotated.kid), 'tokens were signed after the rotation');
+      assert.equal(decodeProtectedHeader(issued.at(-1)!).kid, rotated.kid);
+      // Every token, old or new, verifies with the published JWKS.
+      for (const t of issued) await verify(t);
+      assert.deepEqual((await jwks()).keys.map((k) => k.kid).sort(), [oldKey!.kid, rotated.kid].sort());
+    });
+
+    test('a retired key leaves the JWKS once its longest token has expired', async () => {
+      const before = (await jwks()).keys.length;
+      assert.equal(before, 2);
+      ts.clock.advance(259_200 + 1);
+      assert.equal((await jwks()).keys.length, 1);
+    });
+
+    test('a realm can sign with ES256 or EdDSA', async () => {
+      for (const alg of ['ES256', 'EdDSA'] as const) {
+        const realm = `r-${alg.toLowerCase()}`;
+        await createRealm(ts.store, { id: realm, settings: { signingAlg: alg } });
+        await createOrganization(ts.store, { realmId: realm, alias: 'acme' });
+        await createUser(ts.store, { realmId: realm, username: 'alice', password: ts.user.password, orgAliases: ['acme'] });
+        await createClient(ts.store, { realmId: realm, clientId: 'app', redirectUris: [ts.client.redirectUri], secret: 'app-secret' });
+        const jwk = (await jwks(realm)).keys[0]!;
+        assert.equal(jwk.alg, alg);
+      }
+      const rotated = await rotateKeys(ts.store, { realmId: REALM, alg: 'ES256' });
+      assert.equal(rotated.alg, 'ES256');
+      const res = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: await refreshToken() }, { authorization: auth });
+      const { protectedHeader } = await verify(res.json().access_token);
+      assert.equal(protectedHeader.alg, 'ES256');
+      assert.equal(protectedHeader.kid, rotated.kid);
+      assert.equal(decodeProtectedHeader(res.json().id_token).alg, 'ES256');
+    });
+  });
+}
