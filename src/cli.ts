@@ -266,7 +266,9 @@ client
   .option('--scope <scopes>', 'space-separated scopes the client may request (default: all default scopes)')
   .option('--public', 'a public client (no secret; must use PKCE)')
   .option('--name <name>', 'name shown to users on the login and consent pages')
-  .action(async (realmId: string, clientId: string, o: { redirectUri: string[]; secret?: string; scope?: string; public?: boolean; name?: string }) => {
+  .addOption(new Option('--auth-method <method>', 'token endpoint authentication (default client_secret_basic)').choices(['client_secret_basic', 'client_secret_post']))
+  .option('--post-logout-redirect-uri <uri>', 'where logout may send the user back (repeatable)', collect, [])
+  .action(async (realmId: string, clientId: string, o: { redirectUri: string[]; secret?: string; scope?: string; public?: boolean; name?: string; authMethod?: string; postLogoutRedirectUri: string[] }) => {
     const r = await withStore((store) =>
       createClient(store, {
         realmId,
@@ -276,6 +278,8 @@ client
         ...(o.scope !== undefined ? { scopes: o.scope } : {}),
         ...(o.public ? { public: true } : {}),
         ...(o.name ? { name: o.name } : {}),
+        ...(o.authMethod ? { authMethod: o.authMethod } : {}),
+        postLogoutRedirectUris: o.postLogoutRedirectUri,
       }),
     );
     process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);

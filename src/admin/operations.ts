@@ -85,7 +85,17 @@ export async function createUser(
 
 export async function createClient(
   store: Store,
-  input: { realmId: string; clientId: string; redirectUris: string[]; secret?: string; scopes?: string; public?: boolean; name?: string },
+  input: {
+    realmId: string;
+    clientId: string;
+    redirectUris: string[];
+    secret?: string;
+    scopes?: string;
+    public?: boolean;
+    name?: string;
+    authMethod?: string;
+    postLogoutRedirectUris?: string[];
+  },
 ): Promise<{ client: Client; secret: string | undefined; generated: boolean }> {
   await requireRealm(store, input.realmId);
   // RFC 6749 A.1: client-id = *VSCHAR (%x20-7E).
@@ -98,6 +108,12 @@ export async function createClient(
   const scopes = input.scopes !== undefined ? parseScopeList(input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
   for (const s of scopes) if (!realmScopes.has(s)) throw new ValidationError(`scope ${s} is not defined in realm ${input.realmId}`);
   if (input.public && input.secret !== undefined) throw new ValidationError('a public client has no secret: leave out --secret');
+  for (const uri of input.postLogoutRedirectUris ?? []) checkRedirectUri(uri);
+  const authMethod = input.public ? 'none' : (input.authMethod ?? 'client_secret_basic');
+  if (authMethod !== 'none' && authMethod !== 'client_secret_basic' && authMethod !== 'client_secret_post') {
+    throw new ValidationError('the authentication method must be client_secret_basic or client_secret_post');
+  }
+  if (input.public && input.authMethod !== undefined && input.authMethod !== 'none') throw new ValidationError('a public client does not authenticate: leave out --auth-method');
   let secret: string | undefined;
   let generated = false;
   let secretHash: string | null = null;
@@ -121,6 +137,8 @@ export async function createClient(
     redirectUris: [...new Set(input.redirectUris)],
     scopes,
     createdAt: now(),
+    authMethod,
+    postLogoutRedirectUris: [...new Set(input.postLogoutRedirectUris ?? [])],
   };
   await store.clients.create({ ...client, now: client.createdAt });
   return { client, secret, generated };

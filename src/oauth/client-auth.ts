@@ -42,24 +42,22 @@ const BAD_CLIENT = 'client authentication failed';
 
 /**
  * Authenticates the client of a token request: confidential clients by HTTP Basic (the specification's
- * method); public clients by client_id in the body (RFC 6749 2.3, RFC 8252 8.4). Using two methods at
- * once is invalid_request (RFC 6749 2.3).
+ * method) or, when registered for it, client_secret_post; public clients by client_id in the body
+ * (RFC 6749 2.3, RFC 8252 8.4). Using two methods at once is invalid_request (RFC 6749 2.3).
  */
 export async function authenticateClient(services: Services, realmId: string, authorization: string | undefined, params: Params): Promise<Client> {
   const basic = parseBasicAuth(authorization);
   const bodyId = params.get('client_id');
-  if (params.has('client_secret')) {
-    if (basic) throw new OAuthError('invalid_request', 'the client must not use more than one authentication method');
-    throw new OAuthError('invalid_client', 'client_secret in the request body is not allowed: use HTTP Basic', { status: 401 });
-  }
+  const bodySecret = params.get('client_secret');
+  if (basic && bodySecret !== undefined) throw new OAuthError('invalid_request', 'the client must not use more than one authentication method');
   if (basic) {
     if (bodyId !== undefined && bodyId !== basic.clientId) throw new OAuthError('invalid_request', 'client_id does not match the authenticated client');
-    const client = await services.cache.client(realmId, basic.clientId);
-    if (!client || !client.enabled || client.public || !client.secretHash) {
-      throw new OAuthError('invalid_client', BAD_CLIENT, { detail: client ? 'client disabled, public or without secret' : 'unknown client' });
-    }
-    if (!(await verifyClientSecret(client.secretHash, basic.secret))) throw new OAuthError('invalid_client', BAD_CLIENT, { detail: 'wrong secret' });
-    return client;
+    return checkSecret(services, realmId, basic.clientId, basic.secret, 'client_secret_basic');
+  }
+  if (bodySecret !== undefined) {
+    // OIDC Core 9: client_secret_post, for clients registered with it; Basic stays the default.
+    if (bodyId === undefined) throw new OAuthError('invalid_client', BAD_CLIENT);
+    return checkSecret(services, realmId, bodyId, bodySecret, 'client_secret_post');
   }
   if (bodyId !== undefined) {
     const client = await services.cache.client(realmId, bodyId);
@@ -68,4 +66,18 @@ export async function authenticateClient(services: Services, realmId: string, au
     return client;
   }
   throw new OAuthError('invalid_client', 'client authentication is required: use HTTP Basic');
+}
+
+async function checkSecret(services: Services, realmId: string, clientId: string, secret: string, method: Client['authMethod']): Promise<Client> {
+  const client = await services.cache.client(realmId, clientId);
+  if (!client || !client.enabled || client.public || !client.secretHash) {
+    throw new OAuthError('invalid_client', BAD_CLIENT, { detail: client ? 'client disabled, public or without secret' : 'unknown client' });
+  }
+  if (client.authMethod !== method) {
+    throw new OAuthError('invalid_client', method === 'client_secret_post' ? 'client_secret in the request body is not allowed for this client: use HTTP Basic' : BAD_CLIENT, {
+      detail: `client registered for ${client.authMethod}`,
+    });
+  }
+  if (!(await verifyClientSecret(client.secretHash, secret))) throw new OAuthError('invalid_client', BAD_CLIENT, { detail: 'wrong secret' });
+  return client;
 }

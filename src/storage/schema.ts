@@ -28,6 +28,8 @@ export interface ClientTable {
   redirect_uris: string;
   scopes: string;
   created_at: number;
+  auth_method: Generated<string>;
+  post_logout_redirect_uris: Generated<string>;
 }
 
 export interface UserTable {

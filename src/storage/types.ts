@@ -23,6 +23,9 @@ export interface Client {
   redirectUris: string[];
   scopes: string[];
   createdAt: number;
+  /** How the client authenticates at the token endpoint. */
+  authMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
+  postLogoutRedirectUris: string[];
 }
 
 export interface User {

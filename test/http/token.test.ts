@@ -154,6 +154,16 @@ for (const dialect of dialects()) {
       assertError(await exchange(c, { client_secret: ts.client.secret }), 400, 'invalid_request');
     });
 
+    test('client_secret_post, for a client registered with it (OIDC Core 9)', async () => {
+      await createClient(ts.store, { realmId: REALM, clientId: 'post-app', redirectUris: [ts.client.redirectUri], secret: 'post-secret', authMethod: 'client_secret_post' });
+      const r = await runAuthorization(ts, { query: { client_id: 'post-app' } });
+      const form = { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri };
+      assertError(await tokenRequest(ts, form, { authorization: basic('post-app', 'post-secret') }), 401, 'invalid_client');
+      assertError(await tokenRequest(ts, { ...form, client_id: 'post-app', client_secret: 'wrong' }), 401, 'invalid_client');
+      const ok = await tokenRequest(ts, { ...form, client_id: 'post-app', client_secret: 'post-secret' });
+      assert.equal(ok.statusCode, 200, ok.body);
+    });
+
     test('grant_type: missing is invalid_request, unknown is unsupported_grant_type', async () => {
       assertError(await tokenRequest(ts, { code: 'x' }, { authorization: auth }), 400, 'invalid_request');
       assertError(await tokenRequest(ts, { grant_type: 'password', username: 'a', password: 'b' }, { authorization: auth }), 400, 'unsupported_grant_type');

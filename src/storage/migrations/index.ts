@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as initial from './2026-11-21T0000_initial.js';
 import * as deviceCodes from './2026-11-21T0100_device_codes.js';
 import * as revokedAccessTokens from './2026-11-21T0200_revoked_access_tokens.js';
+import * as clientOptions from './2026-11-21T0300_client_options.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T0000_initial': initial,
   '2026-11-21T0100_device_codes': deviceCodes,
   '2026-11-21T0200_revoked_access_tokens': revokedAccessTokens,
+  '2026-11-21T0300_client_options': clientOptions,
 };

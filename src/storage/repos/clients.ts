@@ -21,6 +21,8 @@ export class ClientRepository {
           redirect_uris: JSON.stringify(c.redirectUris),
           scopes: JSON.stringify(c.scopes),
           created_at: c.now,
+          auth_method: c.authMethod,
+          post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris),
         })
         .execute();
     } catch (err) {

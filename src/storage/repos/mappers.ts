@@ -34,6 +34,8 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     redirectUris: parseList(r.redirect_uris),
     scopes: parseList(r.scopes),
     createdAt: Number(r.created_at),
+    authMethod: r.public === 1 ? 'none' : r.auth_method === 'client_secret_post' ? 'client_secret_post' : 'client_secret_basic',
+    postLogoutRedirectUris: parseList(r.post_logout_redirect_uris),
   };
 }
 
