@@ -12,6 +12,7 @@ import { discoveryRoutes } from './http/discovery/routes.js';
 import { appPageRoutes } from './http/app-pages/routes.js';
 import { deviceRoutes } from './http/device/routes.js';
 import { lifecycleRoutes } from './http/token/lifecycle-routes.js';
+import { logoutRoutes } from './http/logout/routes.js';
 
 export interface AppOptions {
   services: Services;
@@ -41,6 +42,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(discoveryRoutes, { services });
   await app.register(deviceRoutes, { services });
   await app.register(lifecycleRoutes, { services });
+  await app.register(logoutRoutes, { services });
   // The service's web application pages, when APP_URL is this server.
   if (new URL(services.config.appUrl).origin === new URL(services.config.authUrl).origin) await app.register(appPageRoutes, { services });
 

@@ -1,7 +1,7 @@
 import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.js';
-import { randomToken, tokenHash } from '../crypto/random.js';
+import { randomToken, safeEqual, tokenHash } from '../crypto/random.js';
 
 export const SESSION_COOKIE = 'RG_SESSION';
 export const BROWSER_COOKIE = 'RG_BROWSER';
@@ -38,4 +38,20 @@ export function ensureBrowserBinding(req: FastifyRequest, reply: FastifyReply, c
     setRealmCookie(reply, config, realmId, BROWSER_COOKIE, value);
   }
   return tokenHash(value);
+}
+
+/**
+ * CSRF token of a form that exists before any pending request (device code entry, logout, account):
+ * derived from the browser's binding cookie, which another site can neither read nor set.
+ */
+export function formCsrf(purpose: string, bindingHash: string): string {
+  return tokenHash(`${purpose}-form:${bindingHash}`);
+}
+
+/** Checks such a form's token against the binding cookie of the request, in constant time. */
+export function checkFormCsrf(req: FastifyRequest, purpose: string, token: unknown): boolean {
+  const cookie = readCookie(req, BROWSER_COOKIE);
+  if (!cookie || typeof token !== 'string') return false;
+  const expected = formCsrf(purpose, tokenHash(cookie));
+  return token.length === expected.length && safeEqual(token, expected);
 }

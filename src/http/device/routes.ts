@@ -2,13 +2,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import type { Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
-import { safeEqual, tokenHash } from '../../crypto/random.js';
+import { tokenHash } from '../../crypto/random.js';
 import { handleDeviceAuthorization } from '../../oauth/device/authorization.js';
 import { normalizeUserCode, userCodeHash } from '../../oauth/device/user-code.js';
 import { beginInteraction, nextStep } from '../../oauth/authorize/interaction.js';
 import { deviceEntryPage } from '../../views/device-pages.js';
 import { deviceDonePage } from '../../views/pages.js';
-import { BROWSER_COOKIE, SESSION_COOKIE, ensureBrowserBinding, readCookie } from '../cookies.js';
+import { BROWSER_COOKIE, SESSION_COOKIE, checkFormCsrf, ensureBrowserBinding, formCsrf, readCookie } from '../cookies.js';
 import { FailureLimiter } from '../plugins/failure-limiter.js';
 import { setNoStore } from '../plugins/security-headers.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage } from '../interaction/render.js';
@@ -18,10 +18,6 @@ type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<strin
 
 const BAD_CODE = 'That code is not valid, or it has expired. Check the code on your device and try again.';
 
-/** The device form's CSRF token: bound to the browser's binding cookie, which another site cannot read. */
-function deviceCsrf(bindingHash: string): string {
-  return tokenHash(`device-form:${bindingHash}`);
-}
 
 /** RFC 8628: the device authorization endpoint (JSON) and the verification page (HTML). */
 export async function deviceRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
@@ -58,7 +54,7 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
       const binding = ensureBrowserBinding(req, reply, services.config, realm.id);
       const raw = req.query.user_code;
       const userCode = typeof raw === 'string' && raw.length <= 32 ? raw : undefined;
-      return sendPage(reply, 200, deviceEntryPage({ realmName: realm.displayName ?? realm.id, action: req.url.split('?')[0]!, csrf: deviceCsrf(binding), ...(userCode ? { userCode } : {}) }));
+      return sendPage(reply, 200, deviceEntryPage({ realmName: realm.displayName ?? realm.id, action: req.url.split('?')[0]!, csrf: formCsrf('device', binding), ...(userCode ? { userCode } : {}) }));
     });
 
     pages.post(path, async (req: Req, reply) => {
@@ -67,7 +63,7 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
       const realmName = realm.displayName ?? realm.id;
       const cookie = readCookie(req, BROWSER_COOKIE);
       const csrf = req.body?.csrf;
-      if (!cookie || typeof csrf !== 'string' || !safeEqual(csrf, deviceCsrf(tokenHash(cookie)))) {
+      if (!cookie || typeof csrf !== 'string' || !checkFormCsrf(req, 'device', csrf)) {
         return renderError(reply, 403, { realmName, title: 'Form expired', description: 'The form was out of date. Please try again.' });
       }
       const action = req.url.split('?')[0]!;

@@ -19,6 +19,7 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     introspection_endpoint: `${oidc}/token/introspect`,
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     revocation_endpoint: `${oidc}/revoke`,
+    end_session_endpoint: `${oidc}/logout`,
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],

@@ -1,0 +1,85 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import type { Realm } from '../../storage/types.js';
+import { nowSeconds } from '../../clock.js';
+import { tokenHash } from '../../crypto/random.js';
+import { redirectWith } from '../../oauth/authorize/checks.js';
+import type { RawParams } from '../../oauth/params.js';
+import { LogoutError, parseLogoutRequest, type LogoutRequest } from '../../oidc/logout.js';
+import { logoutConfirmPage, loggedOutPage } from '../../views/logout-pages.js';
+import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, ensureBrowserBinding, formCsrf, readCookie } from '../cookies.js';
+import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
+
+type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
+
+/** Ends the browser session, then returns to the client or says so. */
+async function finishLogout(services: Services, req: Req, reply: FastifyReply, realm: Realm, lr: LogoutRequest): Promise<FastifyReply> {
+  const secret = readCookie(req, SESSION_COOKIE);
+  const now = nowSeconds(services.clock);
+  const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), now) : undefined;
+  if (session) await services.store.sessions.end(session.id, now);
+  clearRealmCookie(reply, services.config, realm.id, SESSION_COOKIE);
+  if (lr.postLogoutRedirectUri) {
+    reply.header('cache-control', 'no-store');
+    return reply.redirect(redirectWith(lr.postLogoutRedirectUri, { state: lr.state }), 303);
+  }
+  return sendPage(reply, 200, loggedOutPage({ realmName: realm.displayName ?? realm.id }));
+}
+
+/** OpenID Connect RP-Initiated Logout 1.0. */
+export async function logoutRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  app.setErrorHandler(htmlErrorHandler(services));
+  const path = '/auth/realms/:realm/protocol/openid-connect/logout';
+
+  async function handle(req: Req, reply: FastifyReply, raw: RawParams): Promise<FastifyReply> {
+    const realm = await services.cache.realm(req.params.realm);
+    if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+    const realmName = realm.displayName ?? realm.id;
+    let lr: LogoutRequest;
+    try {
+      lr = await parseLogoutRequest(services, realm, raw);
+    } catch (err) {
+      if (err instanceof LogoutError) return renderError(reply, 400, { realmName, title: 'Logout request not valid', description: err.message });
+      throw err;
+    }
+    const secret = readCookie(req, SESSION_COOKIE);
+    const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), nowSeconds(services.clock)) : undefined;
+    // A valid id_token_hint for this very session shows the request comes from the application the
+    // user used; anything else asks the user, so that another site cannot log them out.
+    if (!session || (lr.hintSid !== undefined && lr.hintSid === session.id)) return finishLogout(services, req, reply, realm, lr);
+    const binding = ensureBrowserBinding(req, reply, services.config, realm.id);
+    return sendPage(
+      reply,
+      200,
+      logoutConfirmPage({
+        realmName,
+        clientName: lr.client ? (lr.client.name ?? lr.client.clientId) : undefined,
+        action: `/auth/realms/${encodeURIComponent(realm.id)}/protocol/openid-connect/logout/confirm`,
+        csrf: formCsrf('logout', binding),
+        fields: { client_id: lr.client?.clientId, post_logout_redirect_uri: lr.postLogoutRedirectUri, state: lr.state },
+      }),
+    );
+  }
+
+  app.get(path, (req: Req, reply) => handle(req, reply, req.query));
+  app.post(path, (req: Req, reply) => handle(req, reply, req.body));
+
+  app.post(`${path}/confirm`, async (req: Req, reply) => {
+    const realm = await services.cache.realm(req.params.realm);
+    if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+    const realmName = realm.displayName ?? realm.id;
+    if (!checkFormCsrf(req, 'logout', req.body?.csrf)) return renderError(reply, 403, { realmName, title: 'Form expired', description: 'The form was out of date. Please try again.' });
+    const body = { ...req.body };
+    delete body.csrf;
+    let lr: LogoutRequest;
+    try {
+      // The hidden fields are checked again: the redirect URI must still be registered.
+      lr = await parseLogoutRequest(services, realm, body);
+    } catch (err) {
+      if (err instanceof LogoutError) return renderError(reply, 400, { realmName, title: 'Logout request not valid', description: err.message });
+      throw err;
+    }
+    return finishLogout(services, req, reply, realm, lr);
+  });
+}
