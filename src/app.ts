@@ -13,6 +13,7 @@ import { appPageRoutes } from './http/app-pages/routes.js';
 import { deviceRoutes } from './http/device/routes.js';
 import { lifecycleRoutes } from './http/token/lifecycle-routes.js';
 import { logoutRoutes } from './http/logout/routes.js';
+import { accountRoutes } from './http/account/routes.js';
 
 export interface AppOptions {
   services: Services;
@@ -43,6 +44,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(deviceRoutes, { services });
   await app.register(lifecycleRoutes, { services });
   await app.register(logoutRoutes, { services });
+  await app.register(accountRoutes, { services });
   // The service's web application pages, when APP_URL is this server.
   if (new URL(services.config.appUrl).origin === new URL(services.config.authUrl).origin) await app.register(appPageRoutes, { services });
 

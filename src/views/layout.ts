@@ -2,7 +2,7 @@ import { html, type SafeHtml } from './html.js';
 
 export const STYLESHEET_PATH = '/auth/resources/realmgate.css';
 
-export function page(opts: { title: string; realmName: string; body: SafeHtml; script?: string }): string {
+export function page(opts: { title: string; realmName: string; body: SafeHtml; script?: string; wide?: boolean }): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -14,7 +14,7 @@ export function page(opts: { title: string; realmName: string; body: SafeHtml; s
 ${opts.script ? html`<script src="${opts.script}" defer></script>` : ''}
 </head>
 <body>
-<main class="card">
+<main class="card${opts.wide ? ' wide' : ''}">
 <p class="realm">${opts.realmName}</p>
 ${opts.body}
 </main>

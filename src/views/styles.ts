@@ -26,6 +26,15 @@ legend { font-weight: 600; padding: 0 0.25rem; }
 .choice input { width: 1.1rem; height: 1.1rem; margin: 0; }
 .muted { color: var(--muted); font-size: 0.9rem; }
 a { color: var(--accent); }
+.card.wide { max-width: 40rem; }
+h2 { margin: 1.5rem 0 0.75rem; font-size: 1.15rem; }
+.notice { padding: 0.75rem 1rem; border-radius: 8px; background: #e8f3ec; color: #1d5b34; border: 1px solid #b9dcc6; }
+.cards { list-style: none; padding: 0; margin: 0; }
+.cards > li { border: 1px solid var(--border); border-radius: 8px; padding: 0.75rem 1rem; margin: 0 0 0.75rem; }
+.cards form { margin: 0.5rem 0 0; }
+.cards .scopes { margin: 0.5rem 0; padding-left: 1.2rem; }
+.session { display: flex; justify-content: space-between; align-items: center; gap: 1rem; }
+.session form { margin: 0; }
 .code-row { display: flex; gap: 0.5rem; align-items: stretch; margin: 0 0 0.5rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 input.code:disabled { color: var(--muted); text-decoration: line-through; }

@@ -101,6 +101,20 @@ export class SessionRepository {
     return r ? { id: r.id, realmId: r.realm_id, userId: r.user_id, authTime: Number(r.auth_time), expiresAt: Number(r.expires_at) } : undefined;
   }
 
+  /** The user's live browser sessions, newest first. */
+  async listActive(realmId: string, userId: string, now: number): Promise<Array<BrowserSession & { createdAt: number }>> {
+    const rows = await this.db
+      .selectFrom('browser_sessions')
+      .selectAll()
+      .where('realm_id', '=', realmId)
+      .where('user_id', '=', userId)
+      .where('ended_at', 'is', null)
+      .where('expires_at', '>', now)
+      .orderBy('created_at', 'desc')
+      .execute();
+    return rows.map((r) => ({ id: r.id, realmId: r.realm_id, userId: r.user_id, authTime: Number(r.auth_time), expiresAt: Number(r.expires_at), createdAt: Number(r.created_at) }));
+  }
+
   async end(id: string, now: number): Promise<void> {
     await this.db.updateTable('browser_sessions').set({ ended_at: now }).where('id', '=', id).where('ended_at', 'is', null).execute();
   }
@@ -124,6 +138,22 @@ export class ConsentRepository {
         return scopes.every((s) => granted.has(s));
       })
       .map((r) => r.organization_id);
+  }
+
+  /** Everything the user has granted, per client and organization. */
+  async listForUser(realmId: string, userId: string): Promise<Array<{ clientId: string; organizationId: string; scopes: string[]; createdAt: number }>> {
+    const rows = await this.db.selectFrom('consents').selectAll().where('realm_id', '=', realmId).where('user_id', '=', userId).orderBy('created_at').execute();
+    return rows.map((r) => ({ clientId: r.client_id, organizationId: r.organization_id, scopes: JSON.parse(r.scopes) as string[], createdAt: Number(r.created_at) }));
+  }
+
+  async withdraw(realmId: string, userId: string, clientId: string, organizationId: string): Promise<void> {
+    await this.db
+      .deleteFrom('consents')
+      .where('realm_id', '=', realmId)
+      .where('user_id', '=', userId)
+      .where('client_id', '=', clientId)
+      .where('organization_id', '=', organizationId)
+      .execute();
   }
 
   /** Records the grant, merging with scopes granted earlier to the same client for the same organization. */

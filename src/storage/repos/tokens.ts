@@ -188,6 +188,35 @@ export class RefreshRepository {
       .execute();
   }
 
+  /** When each live chain of the user was last refreshed (or started), per client and organization. */
+  async lastUsedByUser(realmId: string, userId: string, now: number): Promise<Array<{ clientId: string; organizationId: string; lastUsed: number; chains: number }>> {
+    const rows = await this.db.kysely
+      .selectFrom('refresh_chains as c')
+      .innerJoin('refresh_tokens as t', 't.chain_id', 'c.id')
+      .select(['c.client_id', 'c.organization_id', (eb) => eb.fn.max('t.created_at').as('last_used'), (eb) => eb.fn.count('c.id').distinct().as('chains')])
+      .where('c.realm_id', '=', realmId)
+      .where('c.user_id', '=', userId)
+      .where('c.revoked_at', 'is', null)
+      .where('c.max_expires_at', '>', now)
+      .groupBy(['c.client_id', 'c.organization_id'])
+      .execute();
+    return rows.map((r) => ({ clientId: r.client_id, organizationId: r.organization_id, lastUsed: Number(r.last_used), chains: Number(r.chains) }));
+  }
+
+  /** Revokes every chain of the user for a client and organization (the account page's "Revoke access"). */
+  async revokeGrant(realmId: string, userId: string, clientId: string, organizationId: string, now: number): Promise<number> {
+    const r = await this.db.kysely
+      .updateTable('refresh_chains')
+      .set({ revoked_at: now, revoked_reason: 'revoked by the user' })
+      .where('realm_id', '=', realmId)
+      .where('user_id', '=', userId)
+      .where('client_id', '=', clientId)
+      .where('organization_id', '=', organizationId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
   async getChain(chainId: string): Promise<RefreshChain | undefined> {
     const r = await this.db.kysely.selectFrom('refresh_chains').selectAll().where('id', '=', chainId).executeTakeFirst();
     return r ? toChain(r) : undefined;

@@ -1,0 +1,134 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import type { BrowserSession, Realm } from '../../storage/types.js';
+import { nowSeconds } from '../../clock.js';
+import { tokenHash } from '../../crypto/random.js';
+import { authenticateUser, createBrowserSession } from '../../oauth/authorize/interaction.js';
+import { accountPage, type AccountGrant } from '../../views/account-pages.js';
+import { loginPage } from '../../views/pages.js';
+import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, ensureBrowserBinding, formCsrf, readCookie, setRealmCookie } from '../cookies.js';
+import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
+
+type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
+
+function field(req: Req, name: string): string | undefined {
+  const v = req.body?.[name];
+  return typeof v === 'string' && v.length <= 1024 ? v : undefined;
+}
+
+/**
+ * The end user's account page: the applications they have granted access to, with a button that takes
+ * the access back (its refresh chains and its consent), and their browser sessions, with sign-out.
+ */
+export async function accountRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  app.setErrorHandler(htmlErrorHandler(services));
+  const path = '/auth/realms/:realm/account';
+  const baseOf = (realm: Realm): string => `/auth/realms/${encodeURIComponent(realm.id)}/account`;
+
+  async function context(req: Req, reply: FastifyReply): Promise<{ realm: Realm; session: BrowserSession | undefined; csrf: string } | undefined> {
+    const realm = await services.cache.realm(req.params.realm);
+    if (!realm) {
+      renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+      return undefined;
+    }
+    const csrf = formCsrf('account', ensureBrowserBinding(req, reply, services.config, realm.id));
+    const secret = readCookie(req, SESSION_COOKIE);
+    const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), nowSeconds(services.clock)) : undefined;
+    return { realm, session, csrf };
+  }
+
+  async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, notice?: string): Promise<FastifyReply> {
+    const now = nowSeconds(services.clock);
+    const user = await services.store.users.get(session.userId);
+    const [consents, usage, orgs, sessions, scopes] = await Promise.all([
+      services.store.consents.listForUser(realm.id, session.userId),
+      services.store.refresh.lastUsedByUser(realm.id, session.userId, now),
+      services.store.users.organizations(session.userId),
+      services.store.sessions.listActive(realm.id, session.userId, now),
+      services.cache.realmScopes(realm.id),
+    ]);
+    const grants: AccountGrant[] = [];
+    const keys = new Set([...consents.map((c) => `${c.clientId}\0${c.organizationId}`), ...usage.map((u) => `${u.clientId}\0${u.organizationId}`)]);
+    for (const key of keys) {
+      const [clientId, organizationId] = key.split('\0') as [string, string];
+      const consent = consents.find((c) => c.clientId === clientId && c.organizationId === organizationId);
+      const used = usage.find((u) => u.clientId === clientId && u.organizationId === organizationId);
+      const client = await services.cache.client(realm.id, clientId);
+      grants.push({
+        clientId,
+        clientName: client?.name ?? clientId,
+        organizationId,
+        organizationName: orgs.find((o) => o.id === organizationId)?.name ?? 'a former organization',
+        scopes: (consent?.scopes ?? []).map((n) => scopes?.get(n) ?? { name: n, consentText: n }),
+        since: consent?.createdAt ?? used?.lastUsed ?? now,
+        lastUsed: used?.lastUsed,
+      });
+    }
+    return sendPage(
+      reply,
+      200,
+      accountPage({
+        realmName: realm.displayName ?? realm.id,
+        username: user?.username ?? '',
+        base: baseOf(realm),
+        csrf,
+        grants,
+        sessions: sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, current: s.id === session.id })),
+        ...(notice ? { notice } : {}),
+      }),
+    );
+  }
+
+  function login(reply: FastifyReply, realm: Realm, csrf: string, error?: string, status = 200): FastifyReply {
+    return sendPage(reply, status, loginPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/login`, csrf, ...(error ? { error } : {}) }));
+  }
+
+  app.get(path, async (req: Req, reply) => {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    if (!c.session) return login(reply, c.realm, c.csrf);
+    return show(reply, c.realm, c.session, c.csrf);
+  });
+
+  app.post(`${path}/login`, async (req: Req, reply) => {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    if (!checkFormCsrf(req, 'account', req.body?.csrf)) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Please try again.' });
+    const user = await authenticateUser(services, c.realm, field(req, 'username') ?? '', field(req, 'password') ?? '');
+    if (!user) return login(reply, c.realm, c.csrf, 'Invalid username or password.');
+    if (c.session) await services.store.sessions.end(c.session.id, nowSeconds(services.clock));
+    const { secret } = await createBrowserSession(services, c.realm, user.id);
+    setRealmCookie(reply, services.config, c.realm.id, SESSION_COOKIE, secret, c.realm.ssoSessionLifetime);
+    return reply.redirect(baseOf(c.realm), 303);
+  });
+
+  app.post(`${path}/revoke`, async (req: Req, reply) => {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    if (!c.session || !checkFormCsrf(req, 'account', req.body?.csrf)) return reply.redirect(baseOf(c.realm), 303);
+    const clientId = field(req, 'client_id');
+    const organizationId = field(req, 'organization_id');
+    if (clientId && organizationId) {
+      const now = nowSeconds(services.clock);
+      await services.store.refresh.revokeGrant(c.realm.id, c.session.userId, clientId, organizationId, now);
+      await services.store.consents.withdraw(c.realm.id, c.session.userId, clientId, organizationId);
+    }
+    return show(reply, c.realm, c.session, c.csrf, 'Access revoked. The application must ask you again.');
+  });
+
+  app.post(`${path}/sessions/end`, async (req: Req, reply) => {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    if (!c.session || !checkFormCsrf(req, 'account', req.body?.csrf)) return reply.redirect(baseOf(c.realm), 303);
+    const id = field(req, 'session_id');
+    const now = nowSeconds(services.clock);
+    const mine = (await services.store.sessions.listActive(c.realm.id, c.session.userId, now)).find((s) => s.id === id);
+    if (mine) await services.store.sessions.end(mine.id, now);
+    if (mine?.id === c.session.id) {
+      clearRealmCookie(reply, services.config, c.realm.id, SESSION_COOKIE);
+      return reply.redirect(baseOf(c.realm), 303);
+    }
+    return show(reply, c.realm, c.session, c.csrf, mine ? 'That browser is signed out.' : undefined);
+  });
+}

@@ -1,0 +1,64 @@
+import { html } from './html.js';
+import { page } from './layout.js';
+
+export interface AccountGrant {
+  clientId: string;
+  clientName: string;
+  organizationId: string;
+  organizationName: string;
+  scopes: Array<{ name: string; consentText: string }>;
+  since: number;
+  lastUsed: number | undefined;
+}
+
+export interface AccountSession {
+  id: string;
+  createdAt: number;
+  current: boolean;
+}
+
+function when(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+}
+
+export function accountPage(ctx: { realmName: string; username: string; base: string; csrf: string; grants: AccountGrant[]; sessions: AccountSession[]; notice?: string }): string {
+  return page({
+    title: 'Your account',
+    realmName: ctx.realmName,
+    wide: true,
+    body: html`<h1>Your account</h1>
+<p class="muted">Signed in as <strong>${ctx.username}</strong>.</p>
+${ctx.notice ? html`<p class="notice" role="status">${ctx.notice}</p>` : ''}
+<h2>Applications with access</h2>
+${ctx.grants.length === 0
+  ? html`<p class="muted">No application has access to your account.</p>`
+  : html`<ul class="cards">
+${ctx.grants.map(
+  (g) => html`<li class="grant">
+<div><strong>${g.clientName}</strong> <span class="muted">for ${g.organizationName}</span></div>
+<ul class="scopes">${g.scopes.map((s) => html`<li>${s.consentText}</li>`)}</ul>
+<p class="muted">Allowed since ${when(g.since)}. ${g.lastUsed ? html`Last used ${when(g.lastUsed)}.` : html`Not used since.`}</p>
+<form method="post" action="${ctx.base}/revoke">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<input type="hidden" name="client_id" value="${g.clientId}">
+<input type="hidden" name="organization_id" value="${g.organizationId}">
+<button type="submit" class="secondary">Revoke access</button>
+</form>
+</li>`,
+)}
+</ul>`}
+<h2>Where you are signed in</h2>
+<ul class="cards">
+${ctx.sessions.map(
+  (s) => html`<li class="session">
+<div>${s.current ? html`<strong>This browser</strong>` : 'Another browser'} <span class="muted">since ${when(s.createdAt)}</span></div>
+<form method="post" action="${ctx.base}/sessions/end">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<input type="hidden" name="session_id" value="${s.id}">
+<button type="submit" class="secondary">Sign out</button>
+</form>
+</li>`,
+)}
+</ul>`,
+  });
+}
