@@ -4,6 +4,7 @@ import type { Store } from './storage/store.js';
 import type { Client, Realm, Scope } from './storage/types.js';
 import { TtlCache } from './cache.js';
 import { KeyStore } from './crypto/keystore.js';
+import { Audit } from './audit.js';
 
 /** Cached reads of the configuration that every request needs. */
 export class ConfigCache {
@@ -46,10 +47,18 @@ export interface Services {
   clock: Clock;
   cache: ConfigCache;
   keys: KeyStore;
+  audit: Audit;
 }
 
 export function createServices(config: Config, store: Store, clock: Clock): Services {
-  return { config, store, clock, cache: new ConfigCache(store, config.cacheTtlMs), keys: new KeyStore(store, config.cacheTtlMs, clock) };
+  return {
+    config,
+    store,
+    clock,
+    cache: new ConfigCache(store, config.cacheTtlMs),
+    keys: new KeyStore(store, config.cacheTtlMs, clock),
+    audit: new Audit(store, clock),
+  };
 }
 
 /** `{AUTH_URL}/auth/realms/<realm>`: the issuer and the prefix of every realm endpoint. */

@@ -11,7 +11,7 @@ import { verifyAccessToken } from './access-tokens.js';
  * may, and for rotation it should, revoke the grant); an access token is refused from then on by
  * introspection and userinfo. Unknown tokens, or tokens of other clients, answer 200 all the same (2.2).
  */
-export async function handleRevocation(services: Services, input: { realmId: string; authorization: string | undefined; body: RawParams }): Promise<void> {
+export async function handleRevocation(services: Services, input: { realmId: string; authorization: string | undefined; body: RawParams; ip?: string }): Promise<void> {
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
   const params = readParams(input.body, ['client_id', 'client_secret', 'token', 'token_type_hint']);
@@ -23,6 +23,7 @@ export async function handleRevocation(services: Services, input: { realmId: str
   if (state) {
     if (state.chain.clientId === client.clientId && state.chain.realmId === realm.id) {
       await services.store.refresh.revokeChain(state.chain.id, now, 'revoked by the client');
+      await services.audit.record({ realmId: realm.id, type: 'REVOKE', outcome: 'success', clientId: client.clientId, userId: state.chain.userId, ip: input.ip ?? null, reason: 'refresh token' });
     }
     return;
   }
@@ -30,5 +31,6 @@ export async function handleRevocation(services: Services, input: { realmId: str
   const claims = await verifyAccessToken(services, realm, token, { allowExpired: true });
   if (claims && claims.azp === client.clientId && claims.exp > now) {
     await services.store.tokenState.revokeAccessToken(claims.jti, realm.id, claims.exp);
+    await services.audit.record({ realmId: realm.id, type: 'REVOKE', outcome: 'success', clientId: client.clientId, userId: claims.sub, ip: input.ip ?? null, reason: 'access token' });
   }
 }

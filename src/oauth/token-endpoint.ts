@@ -1,14 +1,20 @@
 import type { Services } from '../services.js';
-import { authenticateClient } from './client-auth.js';
+import { authenticateClient, parseBasicAuth } from './client-auth.js';
+import type { EventType } from '../storage/repos/events.js';
 import { OAuthError } from './errors.js';
 import { GRANTS } from './grants/index.js';
 import { readParams, required, type RawParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
 
 /** RFC 6749 3.2 and 5: the token endpoint, step by step. */
+const FAILURE_EVENT: Record<string, EventType> = {
+  authorization_code: 'CODE_TO_TOKEN_ERROR',
+  refresh_token: 'REFRESH_TOKEN_ERROR',
+};
+
 export async function handleTokenRequest(
   services: Services,
-  input: { realmId: string; authorization: string | undefined; body: RawParams },
+  input: { realmId: string; authorization: string | undefined; body: RawParams; ip?: string },
 ): Promise<TokenResponse> {
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
@@ -18,6 +24,33 @@ export async function handleTokenRequest(
   if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
 
   const params = readParams(input.body, ['client_id', 'client_secret', ...grant.parameters]);
-  const client = await authenticateClient(services, realm.id, input.authorization, params);
-  return grant.handle({ services, realm, client, params });
+  const ip = input.ip ?? null;
+  let client;
+  try {
+    client = await authenticateClient(services, realm.id, input.authorization, params);
+  } catch (err) {
+    if (err instanceof OAuthError && err.error === 'invalid_client') {
+      const attempted = parseBasicAuthSafe(input.authorization) ?? params.get('client_id') ?? null;
+      await services.audit.record({ realmId: realm.id, type: 'CLIENT_AUTH_ERROR', outcome: 'failure', clientId: attempted, ip, reason: err.detail ?? err.description });
+    }
+    throw err;
+  }
+  try {
+    return await grant.handle({ services, realm, client, params, ip });
+  } catch (err) {
+    // Successes and reuse detection are recorded inside the grant's own transaction.
+    const type = FAILURE_EVENT[grant.grantType];
+    if (err instanceof OAuthError && type && err.error !== 'authorization_pending' && err.error !== 'slow_down') {
+      await services.audit.record({ realmId: realm.id, type, outcome: 'failure', clientId: client.clientId, ip, reason: `${err.error}: ${err.description}` });
+    }
+    throw err;
+  }
+}
+
+function parseBasicAuthSafe(header: string | undefined): string | undefined {
+  try {
+    return parseBasicAuth(header)?.clientId;
+  } catch {
+    return undefined;
+  }
 }

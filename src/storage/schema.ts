@@ -175,6 +175,19 @@ export interface RevokedAccessTokenTable {
   expires_at: number;
 }
 
+export interface EventTable {
+  id: string;
+  realm_id: string;
+  time: number;
+  type: string;
+  outcome: string;
+  client_id: string | null;
+  user_id: string | null;
+  username: string | null;
+  ip: string | null;
+  reason: string | null;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -196,6 +209,7 @@ export interface Database {
   signing_keys: SigningKeyTable;
   device_codes: DeviceCodeTable;
   revoked_access_tokens: RevokedAccessTokenTable;
+  events: EventTable;
   meta: MetaTable;
 }
 

@@ -6,6 +6,7 @@ import { KeyRepository } from './repos/keys.js';
 import { ConsentRepository, InteractionRepository, SessionRepository } from './repos/interactions.js';
 import { CodeRepository, RefreshRepository, TokenStateRepository } from './repos/tokens.js';
 import { DeviceRepository } from './repos/device.js';
+import { EventRepository } from './repos/events.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -21,6 +22,7 @@ export class Store {
   readonly refresh: RefreshRepository;
   readonly devices: DeviceRepository;
   readonly tokenState: TokenStateRepository;
+  readonly events: EventRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -36,6 +38,7 @@ export class Store {
     this.refresh = new RefreshRepository(db);
     this.devices = new DeviceRepository(k);
     this.tokenState = new TokenStateRepository(k);
+    this.events = new EventRepository(k);
   }
 
   close(): Promise<void> {

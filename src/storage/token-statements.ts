@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { AuthorizationCodeTable, Database, RefreshChainTable } from './schema.js';
+import type { AuthorizationCodeTable, Database, EventTable, RefreshChainTable } from './schema.js';
 
 /** The joined row of a code, or of a refresh token with its chain, plus the user and organization. */
 export interface SubjectColumns {
@@ -34,6 +34,8 @@ export interface TokenStatements {
   claimToken(hash: string, now: number): Promise<boolean>;
   insertToken(t: { hash: string; chain_id: string; created_at: number; expires_at: number }): Promise<void>;
   revokeChain(id: string, now: number, reason: string): Promise<void>;
+  /** The audit event of the transaction, committed with it (no second commit, no second fsync). */
+  insertEvent(e: EventTable): Promise<void>;
 }
 
 /** Runs `fn` in one transaction; everything it did is committed (durably) before the promise resolves. */
@@ -105,6 +107,10 @@ class KyselyTokenStatements implements TokenStatements {
 
   async insertToken(t: { hash: string; chain_id: string; created_at: number; expires_at: number }): Promise<void> {
     await this.trx.insertInto('refresh_tokens').values({ ...t, used_at: null }).execute();
+  }
+
+  async insertEvent(e: EventTable): Promise<void> {
+    await this.trx.insertInto('events').values(e).execute();
   }
 
   async revokeChain(id: string, now: number, reason: string): Promise<void> {

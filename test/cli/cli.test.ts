@@ -91,6 +91,13 @@ for (const dialect of dialects()) {
       fails(['realm', 'revoke-before', 'acme', '--at', 'yesterday'], /not a time/);
     });
 
+    test('events lists the audit log', () => {
+      const r = run(['events', 'acme', '--user', 'alice', '--since', '2020-01-01T00:00:00Z']);
+      assert.equal(r.status, 0, r.stderr);
+      fails(['events', 'nope'], /realm nope does not exist/);
+      fails(['events', 'acme', '--since', 'soon'], /not a time/);
+    });
+
     test('wrong input exits non-zero with a one-line message', () => {
       fails(['realm', 'create', 'acme'], /already exists/);
       fails(['realm', 'create', 'bad realm'], /realm name/);

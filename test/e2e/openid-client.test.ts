@@ -2,15 +2,26 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { pageKind, parseForm, type PageKind } from '../helpers/flow.js';
 import { dialects } from '../helpers/db.js';
+import { createClient } from '../../src/admin/operations.js';
+import { SESSION_COOKIE } from '../../src/http/cookies.js';
 
 /** A browser's cookies: name=value pairs from set-cookie headers (attributes ignored). */
 class CookieJar {
   private readonly cookies = new Map<string, string>();
   header(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+  has(name: string): boolean {
+    return this.cookies.has(name);
+  }
+  /** Another browser holding the same cookies, e.g. a copy kept by someone who stole them. */
+  clone(): CookieJar {
+    const copy = new CookieJar();
+    for (const [k, v] of this.cookies) copy.cookies.set(k, v);
+    return copy;
   }
   update(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
@@ -41,8 +52,7 @@ function seeOther(res: Response, base: string): URL {
 }
 
 /** The user's part of the flow over real HTTP: login, consent, organization; returns the redirect to the client. */
-async function authorizeInBrowser(ts: TestServer, authUrl: URL): Promise<URL> {
-  const jar = new CookieJar();
+async function authorizeInBrowser(ts: TestServer, authUrl: URL, jar = new CookieJar()): Promise<URL> {
   const steps: Array<[PageKind, Record<string, string>]> = [
     ['login', { username: ts.user.username, password: ts.user.password }],
     ['consent', { decision: 'allow' }],
@@ -62,32 +72,45 @@ async function authorizeInBrowser(ts: TestServer, authUrl: URL): Promise<URL> {
 }
 
 /** A relying party configured only from the server's discovery document. */
-async function discover(ts: TestServer, secret: string): Promise<oidc.Configuration> {
+async function discover(ts: TestServer, secret: string, clientId = ts.client.id): Promise<oidc.Configuration> {
   // The server's clock is manual: tell openid-client how far it is from ours, so that it checks the
   // id token's iat and exp against the server's time.
   const metadata = { [oidc.clockSkew]: Math.round((ts.clock.nowMs() - Date.now()) / 1000) };
   // The test server is plain http on 127.0.0.1; openid-client refuses http unless told otherwise.
-  return oidc.discovery(new URL(`${ts.baseUrl}/auth/realms/test`), ts.client.id, metadata, oidc.ClientSecretBasic(secret), {
+  return oidc.discovery(new URL(`${ts.baseUrl}/auth/realms/test`), clientId, metadata, oidc.ClientSecretBasic(secret), {
     execute: [oidc.allowInsecureRequests],
   });
 }
 
-/** Runs discovery and the browser part; returns the configuration, the client's callback URL and the PKCE verifier. */
-async function startFlow(ts: TestServer, secret: string): Promise<{ config: oidc.Configuration; callback: URL; verifier: string; state: string; nonce: string }> {
-  const config = await discover(ts, secret);
+interface FlowStart {
+  config: oidc.Configuration;
+  /** The authorization request the browser was sent to. */
+  authUrl: URL;
+  callback: URL;
+  verifier: string;
+  state: string;
+  nonce: string;
+}
+
+/**
+ * Runs discovery and the browser part; returns the configuration, the client's callback URL and the PKCE verifier.
+ * By default as web-app, asking for `openid core_data offline_access`, in a new browser.
+ */
+async function startFlow(ts: TestServer, secret: string, opts: { clientId?: string; scope?: string; jar?: CookieJar } = {}): Promise<FlowStart> {
+  const config = await discover(ts, secret, opts.clientId);
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
   const authUrl = oidc.buildAuthorizationUrl(config, {
     redirect_uri: ts.client.redirectUri,
-    scope: 'openid core_data offline_access',
+    scope: opts.scope ?? 'openid core_data offline_access',
     code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
     state,
     nonce,
   });
-  const callback = await authorizeInBrowser(ts, authUrl);
-  return { config, callback, verifier, state, nonce };
+  const callback = await authorizeInBrowser(ts, authUrl, opts.jar);
+  return { config, authUrl, callback, verifier, state, nonce };
 }
 
 /** Keeps the raw JSON of successful token responses: openid-client normalizes some fields before we see them. */
@@ -101,6 +124,18 @@ function recordTokenResponses(config: oidc.Configuration, seen: Array<Record<str
   return seen;
 }
 
+/** RFC 6750 3 / RFC 6749 5.2: a failure that carries WWW-Authenticate, which oauth4webapi raises as a challenge error. */
+async function challengeError(promise: Promise<unknown>, status: number, scheme: string): Promise<oidc.WWWAuthenticateChallengeError> {
+  const err = await promise.then(
+    () => assert.fail('the request succeeded'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof oidc.WWWAuthenticateChallengeError, `expected a WWWAuthenticateChallengeError, got ${String(err)}`);
+  assert.equal(err.status, status);
+  assert.equal(err.cause[0]?.scheme, scheme);
+  return err;
+}
+
 async function assertRejected(promise: Promise<unknown>, error: string): Promise<void> {
   await assert.rejects(promise, (err: unknown) => {
     assert.ok(err instanceof oidc.ResponseBodyError, `expected a ResponseBodyError, got ${String(err)}`);
@@ -109,6 +144,9 @@ async function assertRejected(promise: Promise<unknown>, error: string): Promise
     return true;
   });
 }
+
+/** A relying party that registered where to return after logout. */
+const RP = { id: 'rp-app', secret: 'rp-app-secret', postLogoutUri: 'https://rp.example/after-logout' };
 
 for (const dialect of dialects()) {
   test(`openid-client: discovery, code flow with PKCE, rotation and reuse detection (${dialect})`, async () => {
@@ -188,18 +226,81 @@ for (const dialect of dialects()) {
       const { callback, verifier, state, nonce } = await startFlow(ts, ts.client.secret);
       const impostor = await discover(ts, `${ts.client.secret}x`);
       // RFC 6749 5.2: a 401 carries WWW-Authenticate, so oauth4webapi raises a challenge error, not a body error.
-      const err = await oidc.authorizationCodeGrant(impostor, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce }).then(
-        () => assert.fail('the exchange succeeded with a wrong secret'),
-        (e: unknown) => e,
-      );
-      assert.ok(err instanceof oidc.WWWAuthenticateChallengeError, `expected a WWWAuthenticateChallengeError, got ${String(err)}`);
-      assert.equal(err.status, 401);
-      assert.equal(err.cause[0]?.scheme, 'basic');
+      const err = await challengeError(oidc.authorizationCodeGrant(impostor, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce }), 401, 'basic');
       assert.equal(((await err.response.json()) as { error?: string }).error, 'invalid_client');
       // Control: the same code is still good for the real client, so the failure was the secret alone.
       const genuine = await discover(ts, ts.client.secret);
       const tokens = await oidc.authorizationCodeGrant(genuine, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
       assert.ok(tokens.access_token);
+    } finally {
+      await ts.close();
+    }
+  });
+
+  test(`openid-client: userinfo, introspection, revocation and RP-initiated logout (${dialect})`, async () => {
+    const ts = await startTestServer({ dialect, listen: true });
+    try {
+      // web-app registers no post-logout redirect URI: a relying party that does.
+      await createClient(ts.store, { realmId: REALM, clientId: RP.id, name: 'Relying Party', redirectUris: [ts.client.redirectUri], secret: RP.secret, postLogoutRedirectUris: [RP.postLogoutUri] });
+      const jar = new CookieJar();
+      const { config, authUrl, callback, verifier, state, nonce } = await startFlow(ts, RP.secret, { clientId: RP.id, scope: 'openid profile email core_data offline_access', jar });
+      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+      const sub = tokens.claims()!.sub;
+      assert.equal(sub, ts.user.id);
+      assert.ok(tokens.refresh_token, 'a refresh token');
+      assert.ok(tokens.id_token, 'an id token');
+
+      // UserInfo (OIDC Core 5.3): openid-client sends the access token as Bearer and checks sub against the id token's.
+      const info = await oidc.fetchUserInfo(config, tokens.access_token, sub);
+      assert.equal(info.sub, ts.user.id);
+      assert.equal(info.preferred_username, ts.user.username, 'the profile scope releases preferred_username');
+      assert.equal(info.email, 'alice@example.com', 'the email scope releases email');
+
+      // Introspection (RFC 7662) of both tokens, by the client that holds them.
+      const access = await oidc.tokenIntrospection(config, tokens.access_token);
+      assert.equal(access.active, true);
+      assert.equal(access.client_id, RP.id);
+      assert.equal(access.sub, ts.user.id);
+      assert.equal(access.token_type, 'Bearer');
+      assert.equal(access.scope, 'openid profile email core_data offline_access');
+      const refresh = await oidc.tokenIntrospection(config, tokens.refresh_token, { token_type_hint: 'refresh_token' });
+      assert.equal(refresh.active, true);
+      assert.equal(refresh.client_id, RP.id);
+      assert.equal(refresh.sub, ts.user.id);
+      assert.equal(refresh.token_type, 'refresh_token');
+      // Another client learns nothing about them.
+      const other = await discover(ts, ts.client.secret);
+      assert.deepEqual(await oidc.tokenIntrospection(other, tokens.access_token), { active: false });
+      assert.deepEqual(await oidc.tokenIntrospection(other, tokens.refresh_token), { active: false });
+
+      // Revocation (RFC 7009) of the refresh token ends its chain, and the access token issued from it.
+      await oidc.tokenRevocation(config, tokens.refresh_token);
+      assert.deepEqual(await oidc.tokenIntrospection(config, tokens.refresh_token, { token_type_hint: 'refresh_token' }), { active: false });
+      assert.deepEqual(await oidc.tokenIntrospection(config, tokens.access_token), { active: false });
+      await assertRejected(oidc.refreshTokenGrant(config, tokens.refresh_token), 'invalid_grant');
+      const denied = await challengeError(oidc.fetchUserInfo(config, tokens.access_token, sub), 401, 'bearer');
+      assert.equal(denied.cause[0]?.parameters.error, 'invalid_token');
+
+      // Revoking tokens does not end the browser session: the same authorization request is answered
+      // without any page (in a copy of the browser, so as not to disturb it).
+      assert.ok(jar.has(SESSION_COOKIE), 'the browser has a session');
+      const stolen = jar.clone();
+      assert.equal(seeOther(await browse(jar.clone(), authUrl), ts.baseUrl).origin, new URL(ts.client.redirectUri).origin, 'SSO before logout');
+
+      // RP-Initiated Logout 1.0 with a hint for this very session: no question, straight back with the state.
+      const logoutState = 'bye /+&=é';
+      const endSession = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token, post_logout_redirect_uri: RP.postLogoutUri, state: logoutState });
+      assert.equal(`${endSession.origin}${endSession.pathname}`, config.serverMetadata().end_session_endpoint);
+      assert.equal(endSession.searchParams.get('client_id'), RP.id);
+      const back = seeOther(await browse(jar, endSession), ts.baseUrl);
+      assert.equal(`${back.origin}${back.pathname}`, RP.postLogoutUri);
+      assert.equal(back.searchParams.get('state'), logoutState);
+      assert.ok(!jar.has(SESSION_COOKIE), 'the session cookie is cleared');
+
+      // The session ended on the server, not only in the browser: its old cookie now meets the login page.
+      const next = seeOther(await browse(stolen, authUrl), ts.baseUrl);
+      assert.match(next.pathname, /^\/auth\/realms\/test\/login-actions\/[^/]+$/);
+      assert.equal(pageKind(await (await browse(stolen, next)).text()), 'login');
     } finally {
       await ts.close();
     }

@@ -96,7 +96,11 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (!c) return reply;
     if (!checkFormCsrf(req, 'account', req.body?.csrf)) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Please try again.' });
     const user = await authenticateUser(services, c.realm, field(req, 'username') ?? '', field(req, 'password') ?? '');
-    if (!user) return login(reply, c.realm, c.csrf, 'Invalid username or password.');
+    if (!user) {
+      await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', username: field(req, 'username') ?? null, ip: req.ip, reason: 'invalid credentials' });
+      return login(reply, c.realm, c.csrf, 'Invalid username or password.');
+    }
+    await services.audit.record({ realmId: c.realm.id, type: 'LOGIN', outcome: 'success', clientId: 'account', userId: user.id, username: user.username, ip: req.ip });
     if (c.session) await services.store.sessions.end(c.session.id, nowSeconds(services.clock));
     const { secret } = await createBrowserSession(services, c.realm, user.id);
     setRealmCookie(reply, services.config, c.realm.id, SESSION_COOKIE, secret, c.realm.ssoSessionLifetime);
@@ -113,6 +117,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       const now = nowSeconds(services.clock);
       await services.store.refresh.revokeGrant(c.realm.id, c.session.userId, clientId, organizationId, now);
       await services.store.consents.withdraw(c.realm.id, c.session.userId, clientId, organizationId);
+      await services.audit.record({ realmId: c.realm.id, type: 'REVOKE', outcome: 'success', clientId, userId: c.session.userId, ip: req.ip, reason: 'revoked by the user on the account page' });
     }
     return show(reply, c.realm, c.session, c.csrf, 'Access revoked. The application must ask you again.');
   });

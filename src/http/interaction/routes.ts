@@ -110,8 +110,10 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     const password = field(req, 'password') ?? '';
     const user = username && password && password.length <= 1024 ? await authenticateUser(services, l.realm, username, password) : undefined;
     if (!user) {
+      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, username, ip: req.ip, reason: 'invalid credentials' });
       return render(services, reply, l, { kind: 'login' }, { error: 'Invalid username or password.', username: username.slice(0, 255), status: 200 });
     }
+    await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
     // A new session at every login: a session cookie planted before login is never reused (no fixation).
     const old = readCookie(req, SESSION_COOKIE);
     if (old) {
@@ -129,9 +131,14 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     if (!l) return reply;
     if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
     const decision = field(req, 'decision');
-    if (decision === 'deny') return render(services, reply, l, await denyRequest(services, l.realm, l.ia));
+    const who = { realmId: l.realm.id, clientId: l.client.clientId, userId: l.ia.userId, ip: req.ip };
+    if (decision === 'deny') {
+      await services.audit.record({ ...who, type: 'CONSENT_DENIED', outcome: 'failure', reason: l.ia.params.scopes.join(' ') });
+      return render(services, reply, l, await denyRequest(services, l.realm, l.ia));
+    }
     if (decision !== 'allow') return renderError(reply, 400, { realmName: l.realmName, title: 'Invalid request', description: 'Choose Allow or Deny.' });
     await services.store.interactions.update(l.ia.id, { consented: true });
+    await services.audit.record({ ...who, type: 'CONSENT', outcome: 'success', reason: l.ia.params.scopes.join(' ') });
     return advance(services, reply, l);
   });
 

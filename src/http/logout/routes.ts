@@ -17,7 +17,10 @@ async function finishLogout(services: Services, req: Req, reply: FastifyReply, r
   const secret = readCookie(req, SESSION_COOKIE);
   const now = nowSeconds(services.clock);
   const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), now) : undefined;
-  if (session) await services.store.sessions.end(session.id, now);
+  if (session) {
+    await services.store.sessions.end(session.id, now);
+    await services.audit.record({ realmId: realm.id, type: 'LOGOUT', outcome: 'success', clientId: lr.client?.clientId ?? null, userId: session.userId, ip: req.ip });
+  }
   clearRealmCookie(reply, services.config, realm.id, SESSION_COOKIE);
   if (lr.postLogoutRedirectUri) {
     reply.header('cache-control', 'no-store');

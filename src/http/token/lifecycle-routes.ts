@@ -39,7 +39,7 @@ export async function lifecycleRoutes(app: FastifyInstance, opts: { services: Se
 
   app.post<{ Params: { realm: string } }>(`${OIDC}/revoke`, async (req, reply) => {
     requireForm(req.headers['content-type']);
-    await handleRevocation(services, { realmId: req.params.realm, authorization: req.headers.authorization, body: req.body as Record<string, unknown> });
+    await handleRevocation(services, { realmId: req.params.realm, authorization: req.headers.authorization, body: req.body as Record<string, unknown>, ip: req.ip });
     setNoStore(reply);
     return reply.code(200).send();
   });

@@ -62,6 +62,7 @@ export async function tokenRoutes(app: FastifyInstance, opts: { services: Servic
       realmId: req.params.realm,
       authorization: req.headers.authorization,
       body: req.body as Record<string, unknown> | undefined,
+      ip: req.ip,
     });
     setNoStore(reply);
     return body;

@@ -145,6 +145,7 @@ async function finish(services: Services, realm: Realm, ia: Interaction): Promis
       now,
     });
     await services.store.interactions.delete(ia.id);
+    await services.audit.record({ realmId: realm.id, type: 'DEVICE_APPROVED', outcome: approved ? 'success' : 'failure', clientId: ia.clientId, userId: ia.userId, ...(approved ? {} : { reason: 'device code expired' }) });
     return { kind: 'device-done', approved };
   }
   const code = randomToken(32);
@@ -165,6 +166,7 @@ async function finish(services: Services, realm: Realm, ia: Interaction): Promis
     expiresAt: now + realm.codeLifetime,
   });
   await services.store.interactions.delete(ia.id);
+  await services.audit.record({ realmId: realm.id, type: 'CODE_ISSUED', outcome: 'success', clientId: ia.clientId, userId: ia.userId, reason: params.scopes.join(' ') });
   // RFC 9207: iss lets the client detect a mix-up between authorization servers.
   return { kind: 'redirect', location: clientRedirect(services.config.appUrl, params.redirectUri, { code, state: params.state, iss: realmBase(services.config, realm.id) }) };
 }

@@ -11,7 +11,7 @@ import type { Grant, GrantContext } from './types.js';
 export const authorizationCodeGrant: Grant = {
   grantType: 'authorization_code',
   parameters: ['code', 'redirect_uri', 'code_verifier'],
-  async handle({ services, realm, client, params }: GrantContext) {
+  async handle({ services, realm, client, params, ip }: GrantContext) {
     const code = required(params, 'code');
     const redirectUri = required(params, 'redirect_uri');
     const verifier = params.get('code_verifier');
@@ -39,7 +39,7 @@ export const authorizationCodeGrant: Grant = {
       const maxExpiresAt = now + realm.refreshMaxLifetime;
       refresh = mintRefreshToken(realm, maxExpiresAt, now);
       return { chain: { id: randomId(), maxExpiresAt }, token: refresh };
-    });
+    }, { ip });
 
     switch (outcome.status) {
       case 'not_found':

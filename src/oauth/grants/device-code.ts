@@ -11,7 +11,7 @@ export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 export const deviceCodeGrant: Grant = {
   grantType: DEVICE_CODE_GRANT,
   parameters: ['device_code'],
-  async handle({ services, realm, client, params }: GrantContext) {
+  async handle({ services, realm, client, params, ip }: GrantContext) {
     const deviceCode = required(params, 'device_code');
     const now = nowSeconds(services.clock);
     let refresh: MintedRefreshToken | undefined;
@@ -32,7 +32,7 @@ export const deviceCodeGrant: Grant = {
       const maxExpiresAt = now + realm.refreshMaxLifetime;
       refresh = mintRefreshToken(realm, maxExpiresAt, now);
       return { chain: { id: randomId(), maxExpiresAt }, token: refresh };
-    });
+    }, { ip });
 
     switch (outcome.status) {
       case 'not_found':

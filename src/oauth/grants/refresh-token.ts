@@ -10,7 +10,7 @@ import type { Grant, GrantContext } from './types.js';
 export const refreshTokenGrant: Grant = {
   grantType: 'refresh_token',
   parameters: ['refresh_token', 'scope'],
-  async handle({ services, realm, client, params }: GrantContext) {
+  async handle({ services, realm, client, params, ip }: GrantContext) {
     const presented = required(params, 'refresh_token');
     const requestedScope = params.has('scope') ? parseScope(params.get('scope')) : undefined;
     const now = nowSeconds(services.clock);
@@ -39,7 +39,7 @@ export const refreshTokenGrant: Grant = {
       }
       refresh = mintRefreshToken(realm, chain.maxExpiresAt, now);
       return { next: refresh };
-    });
+    }, { ip });
 
     switch (outcome.status) {
       case 'not_found':

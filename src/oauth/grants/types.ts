@@ -8,6 +8,8 @@ export interface GrantContext {
   realm: Realm;
   client: Client;
   params: Params;
+  /** The caller's address, for the audit log. */
+  ip: string | null;
 }
 
 /** One grant type: its name, the parameters it reads (its allowlist), and its handler. */

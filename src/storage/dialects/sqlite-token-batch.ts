@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type { Database } from '../schema.js';
+import type { Database, EventTable } from '../schema.js';
 import type { ChainValues, CodeRow, TokenRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
 
 const SUBJECT = 'u.username, u.email, u.enabled AS user_enabled, o.alias AS org_alias';
@@ -20,6 +20,8 @@ const SQL = {
   claimToken: 'UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL',
   insertToken: 'INSERT INTO refresh_tokens (hash, chain_id, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, NULL)',
   revokeChain: 'UPDATE refresh_chains SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL',
+  insertEvent: `INSERT INTO events (id, realm_id, time, type, outcome, client_id, user_id, username, ip, reason)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 } as const;
 
 type Prepared = { [K in keyof typeof SQL]: BetterSqlite3.Statement };
@@ -50,6 +52,9 @@ class SqliteTokenStatements implements TokenStatements {
   }
   async revokeChain(id: string, now: number, reason: string): Promise<void> {
     this.s.revokeChain.run(now, reason, id);
+  }
+  async insertEvent(e: EventTable): Promise<void> {
+    this.s.insertEvent.run(e.id, e.realm_id, e.time, e.type, e.outcome, e.client_id, e.user_id, e.username, e.ip, e.reason);
   }
 }
 

@@ -3,6 +3,7 @@ import * as initial from './2026-11-21T0000_initial.js';
 import * as deviceCodes from './2026-11-21T0100_device_codes.js';
 import * as revokedAccessTokens from './2026-11-21T0200_revoked_access_tokens.js';
 import * as clientOptions from './2026-11-21T0300_client_options.js';
+import * as events from './2026-11-21T0400_events.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T0100_device_codes': deviceCodes,
   '2026-11-21T0200_revoked_access_tokens': revokedAccessTokens,
   '2026-11-21T0300_client_options': clientOptions,
+  '2026-11-21T0400_events': events,
 };

@@ -4,6 +4,8 @@ import type { AuthorizationCode, RefreshChain, RefreshToken, Subject } from '../
 import type { Db } from '../database.js';
 import type { TokenStatements } from '../token-statements.js';
 import { toChain, toCode, toSubject } from './mappers.js';
+import { randomId } from '../../crypto/random.js';
+import { eventRow, type EventType } from './events.js';
 
 export interface NewToken {
   hash: string;
@@ -31,6 +33,15 @@ export type RotateOutcome<R> =
   | { status: 'rejected'; reason: R; chain: RefreshChain }
   | { status: 'rotated'; chain: RefreshChain; token: NewToken; subject: Subject };
 
+/** Who asked, for the audit event written inside the transaction. */
+export interface AuditInfo {
+  ip: string | null;
+}
+
+function auditRow(type: EventType, outcome: 'success' | 'failure', chain: { realmId: string; clientId: string; userId: string }, now: number, info: AuditInfo | undefined, reason?: string) {
+  return eventRow({ id: randomId(), time: now, realmId: chain.realmId, type, outcome, clientId: chain.clientId, userId: chain.userId, ip: info?.ip ?? null, reason: reason ?? null });
+}
+
 const CODE_REUSED = 'authorization code reused';
 const TOKEN_REUSED = 'refresh token reused';
 
@@ -56,7 +67,13 @@ export async function startChain(s: TokenStatements, chain: RefreshChain): Promi
  * `decide` accepts, creates the refresh chain and its first token. A code that was already used revokes
  * the chain its first redemption created (RFC 6749 4.1.2, RFC 9700 4.5).
  */
-async function redeemIn<R>(s: TokenStatements, hash: string, now: number, decide: (code: AuthorizationCode, subject: Subject) => Decision<R>): Promise<RedeemOutcome<R>> {
+async function redeemIn<R>(
+  s: TokenStatements,
+  hash: string,
+  now: number,
+  decide: (code: AuthorizationCode, subject: Subject) => Decision<R>,
+  info?: AuditInfo,
+): Promise<RedeemOutcome<R>> {
   const row = await s.findCode(hash);
   if (!row) return { status: 'not_found' };
   const code = toCode(row);
@@ -65,6 +82,7 @@ async function redeemIn<R>(s: TokenStatements, hash: string, now: number, decide
     // waited for that transaction to commit) so that the chain it created is revoked too.
     const chainId = code.chainId ?? (await s.findCode(hash))?.chain_id;
     if (chainId) await s.revokeChain(chainId, now, CODE_REUSED);
+    await s.insertEvent(auditRow('TOKEN_REUSE', 'failure', code, now, info, CODE_REUSED));
     return { status: 'reused', code };
   }
   const subject = toSubject(row);
@@ -85,6 +103,7 @@ async function redeemIn<R>(s: TokenStatements, hash: string, now: number, decide
   });
   await s.insertToken({ hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt });
   await s.setCodeChain(hash, chain.id);
+  await s.insertEvent(auditRow('CODE_TO_TOKEN', 'success', chain, now, info));
   return { status: 'issued', code, chain, token: d.token, subject };
 }
 
@@ -98,12 +117,14 @@ async function rotateIn<R>(
   hash: string,
   now: number,
   decide: (token: RefreshToken, chain: RefreshChain, subject: Subject) => RotateDecision<R>,
+  info?: AuditInfo,
 ): Promise<RotateOutcome<R>> {
   const row = await s.findToken(hash);
   if (!row) return { status: 'not_found' };
   const chain = toChain(row);
   if (row.t_used_at !== null) {
     await s.revokeChain(chain.id, now, TOKEN_REUSED);
+    await s.insertEvent(auditRow('TOKEN_REUSE', 'failure', chain, now, info, TOKEN_REUSED));
     return { status: 'reused', chain };
   }
   const token: RefreshToken = { hash: row.hash, chainId: row.id, createdAt: Number(row.t_created_at), expiresAt: Number(row.t_expires_at), usedAt: null };
@@ -113,9 +134,11 @@ async function rotateIn<R>(
   if (!(await s.claimToken(hash, now))) {
     // Another request rotated the same token between our read and our write: that is reuse too.
     await s.revokeChain(chain.id, now, TOKEN_REUSED);
+    await s.insertEvent(auditRow('TOKEN_REUSE', 'failure', chain, now, info, TOKEN_REUSED));
     return { status: 'reused', chain };
   }
   await s.insertToken({ hash: d.next.hash, chain_id: chain.id, created_at: now, expires_at: d.next.expiresAt });
+  await s.insertEvent(auditRow('REFRESH_TOKEN', 'success', chain, now, info));
   return { status: 'rotated', chain, token: d.next, subject };
 }
 
@@ -151,8 +174,8 @@ export class CodeRepository {
   }
 
   /** See redeemIn: one transaction, committed before the outcome is returned. */
-  redeem<R>(hash: string, now: number, decide: (code: AuthorizationCode, subject: Subject) => Decision<R>): Promise<RedeemOutcome<R>> {
-    return this.db.runTokenTransaction((s) => redeemIn(s, hash, now, decide));
+  redeem<R>(hash: string, now: number, decide: (code: AuthorizationCode, subject: Subject) => Decision<R>, info?: AuditInfo): Promise<RedeemOutcome<R>> {
+    return this.db.runTokenTransaction((s) => redeemIn(s, hash, now, decide, info));
   }
 
   /** What the code display page may say about a code: its client and when it expires. */
@@ -175,8 +198,13 @@ export class RefreshRepository {
   constructor(private readonly db: Db) {}
 
   /** See rotateIn: one transaction, committed before the outcome is returned. */
-  rotate<R>(hash: string, now: number, decide: (token: RefreshToken, chain: RefreshChain, subject: Subject) => RotateDecision<R>): Promise<RotateOutcome<R>> {
-    return this.db.runTokenTransaction((s) => rotateIn(s, hash, now, decide));
+  rotate<R>(
+    hash: string,
+    now: number,
+    decide: (token: RefreshToken, chain: RefreshChain, subject: Subject) => RotateDecision<R>,
+    info?: AuditInfo,
+  ): Promise<RotateOutcome<R>> {
+    return this.db.runTokenTransaction((s) => rotateIn(s, hash, now, decide, info));
   }
 
   async revokeChain(chainId: string, now: number, reason: string): Promise<void> {
