@@ -105,6 +105,9 @@ function realmSettingOptions(cmd: Command): Command {
     .option('--refresh-max-lifetime <s>', 'maximum lifetime of a chain of refreshes in seconds (default 63072000)', intArg('refresh max lifetime'))
     .option('--sso-session-lifetime <s>', 'browser session lifetime in seconds (default 36000)', intArg('SSO session lifetime'))
     .option('--audience <aud>', 'aud claim of access tokens (default "account")')
+    .option('--max-login-failures <n>', 'failed logins of a username before it is locked (default 5)', intArg('max login failures'))
+    .option('--lockout-seconds <s>', 'first lockout; each further one doubles (default 60)', intArg('lockout seconds'))
+    .option('--max-lockout-seconds <s>', 'longest lockout (default 900)', intArg('max lockout seconds'))
     .addOption(new Option('--signing-alg <alg>', 'signing algorithm of new keys').choices(['RS256', 'ES256', 'EdDSA']));
 }
 
@@ -117,6 +120,9 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.ssoSessionLifetime !== undefined) s.ssoSessionLifetime = o.ssoSessionLifetime as number;
   if (o.audience !== undefined) s.accessTokenAudience = o.audience as string;
   if (o.signingAlg !== undefined) s.signingAlg = o.signingAlg as string;
+  if (o.maxLoginFailures !== undefined) s.maxLoginFailures = o.maxLoginFailures as number;
+  if (o.lockoutSeconds !== undefined) s.lockoutSeconds = o.lockoutSeconds as number;
+  if (o.maxLockoutSeconds !== undefined) s.maxLockoutSeconds = o.maxLockoutSeconds as number;
   return s;
 }
 

@@ -5,6 +5,7 @@ import type { Client, Realm, Scope } from './storage/types.js';
 import { TtlCache } from './cache.js';
 import { KeyStore } from './crypto/keystore.js';
 import { Audit } from './audit.js';
+import { FailureLimiter } from './failure-limiter.js';
 
 /** Cached reads of the configuration that every request needs. */
 export class ConfigCache {
@@ -48,6 +49,8 @@ export interface Services {
   cache: ConfigCache;
   keys: KeyStore;
   audit: Audit;
+  /** Failed client authentications, per client and address and per client (RFC 6819 5.2.3.7). */
+  clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter };
 }
 
 export function createServices(config: Config, store: Store, clock: Clock): Services {
@@ -58,6 +61,10 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
     cache: new ConfigCache(store, config.cacheTtlMs),
     keys: new KeyStore(store, config.cacheTtlMs, clock),
     audit: new Audit(store, clock),
+    clientFailures: {
+      perAddress: new FailureLimiter(10, 60_000, () => clock.nowMs()),
+      perClient: new FailureLimiter(100, 60_000, () => clock.nowMs()),
+    },
   };
 }
 

@@ -31,6 +31,9 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   positive('the refresh idle lifetime', s.refreshIdleLifetime, 5 * 366 * 86_400);
   positive('the refresh chain maximum', s.refreshMaxLifetime, 10 * 366 * 86_400);
   positive('the SSO session lifetime', s.ssoSessionLifetime, 366 * 86_400);
+  positive('the number of login failures', s.maxLoginFailures, 1000);
+  positive('the lockout time', s.lockoutSeconds, 86_400);
+  positive('the longest lockout time', s.maxLockoutSeconds, 30 * 86_400);
   if (s.signingAlg !== undefined && !isSigningAlg(s.signingAlg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
 }
 

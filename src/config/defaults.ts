@@ -55,6 +55,11 @@ export const REALM_DEFAULTS = {
   interactionLifetime: 30 * 60,
   accessTokenAudience: 'account',
   signingAlg: 'RS256',
+  /** Brute-force protection: consecutive failed logins of one username before it is locked. */
+  maxLoginFailures: 5,
+  /** The first lockout; each further one doubles, up to maxLockoutSeconds. */
+  lockoutSeconds: 60,
+  maxLockoutSeconds: 900,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

@@ -12,14 +12,43 @@ function lib(): Promise<typeof import('@node-rs/argon2')> {
   return (argon2 ??= import('@node-rs/argon2'));
 }
 
+/**
+ * At most this many hashes run at once: each holds a libuv thread and 19 MiB, and the token endpoint's
+ * RSA signatures need those threads too. Callers beyond the queue's length are refused at once, so a
+ * flood of logins cannot stall the server.
+ */
+const MAX_RUNNING = 2;
+const MAX_WAITING = 64;
+let running = 0;
+const waiting: Array<() => void> = [];
+
+export class PasswordHashingBusy extends Error {}
+
+async function limited<T>(fn: () => Promise<T>): Promise<T> {
+  if (running >= MAX_RUNNING) {
+    if (waiting.length >= MAX_WAITING) throw new PasswordHashingBusy('too many logins at once');
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  }
+  running++;
+  try {
+    return await fn();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
 export async function hashPassword(password: string): Promise<string> {
-  return (await lib()).hash(password, OPTIONS);
+  const a = await lib();
+  return limited(() => a.hash(password, OPTIONS));
 }
 
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
   try {
-    return await (await lib()).verify(stored, password);
-  } catch {
+    const a = await lib();
+    return await limited(() => a.verify(stored, password));
+  } catch (err) {
+    if (err instanceof PasswordHashingBusy) throw err;
     return false;
   }
 }

@@ -45,19 +45,19 @@ const BAD_CLIENT = 'client authentication failed';
  * method) or, when registered for it, client_secret_post; public clients by client_id in the body
  * (RFC 6749 2.3, RFC 8252 8.4). Using two methods at once is invalid_request (RFC 6749 2.3).
  */
-export async function authenticateClient(services: Services, realmId: string, authorization: string | undefined, params: Params): Promise<Client> {
+export async function authenticateClient(services: Services, realmId: string, authorization: string | undefined, params: Params, ip = ''): Promise<Client> {
   const basic = parseBasicAuth(authorization);
   const bodyId = params.get('client_id');
   const bodySecret = params.get('client_secret');
   if (basic && bodySecret !== undefined) throw new OAuthError('invalid_request', 'the client must not use more than one authentication method');
   if (basic) {
     if (bodyId !== undefined && bodyId !== basic.clientId) throw new OAuthError('invalid_request', 'client_id does not match the authenticated client');
-    return checkSecret(services, realmId, basic.clientId, basic.secret, 'client_secret_basic');
+    return checkSecret(services, realmId, basic.clientId, basic.secret, 'client_secret_basic', ip);
   }
   if (bodySecret !== undefined) {
     // OIDC Core 9: client_secret_post, for clients registered with it; Basic stays the default.
     if (bodyId === undefined) throw new OAuthError('invalid_client', BAD_CLIENT);
-    return checkSecret(services, realmId, bodyId, bodySecret, 'client_secret_post');
+    return checkSecret(services, realmId, bodyId, bodySecret, 'client_secret_post', ip);
   }
   if (bodyId !== undefined) {
     const client = await services.cache.client(realmId, bodyId);
@@ -68,7 +68,26 @@ export async function authenticateClient(services: Services, realmId: string, au
   throw new OAuthError('invalid_client', 'client authentication is required: use HTTP Basic');
 }
 
-async function checkSecret(services: Services, realmId: string, clientId: string, secret: string, method: Client['authMethod']): Promise<Client> {
+async function checkSecret(services: Services, realmId: string, clientId: string, secret: string, method: Client['authMethod'], ip: string): Promise<Client> {
+  // Guessing a client secret: after repeated failures the client is refused for a while, from that
+  // address (and, past a higher count, from anywhere), even with the right secret.
+  const { perAddress, perClient } = services.clientFailures;
+  const keyAddress = `${realmId}\0${clientId}\0${ip}`;
+  const keyClient = `${realmId}\0${clientId}`;
+  const wait = Math.max(perAddress.blockedFor(keyAddress), perClient.blockedFor(keyClient));
+  if (wait > 0) throw new OAuthError('invalid_client', 'too many failed authentication attempts: retry later', { status: 429, retryAfter: Math.ceil(wait / 1000) });
+  try {
+    return await verifyClient(services, realmId, clientId, secret, method);
+  } catch (err) {
+    if (err instanceof OAuthError) {
+      perAddress.fail(keyAddress);
+      perClient.fail(keyClient);
+    }
+    throw err;
+  }
+}
+
+async function verifyClient(services: Services, realmId: string, clientId: string, secret: string, method: Client['authMethod']): Promise<Client> {
   const client = await services.cache.client(realmId, clientId);
   if (!client || !client.enabled || client.public || !client.secretHash) {
     throw new OAuthError('invalid_client', BAD_CLIENT, { detail: client ? 'client disabled, public or without secret' : 'unknown client' });

@@ -22,15 +22,18 @@ export type OAuthErrorCode =
 export class OAuthError extends Error {
   readonly status: number;
   readonly detail: string | undefined;
+  /** Seconds, sent as Retry-After (a rate limit). */
+  readonly retryAfter: number | undefined;
 
   constructor(
     readonly error: OAuthErrorCode,
     readonly description: string,
-    opts: { status?: number; detail?: string } = {},
+    opts: { status?: number; detail?: string; retryAfter?: number } = {},
   ) {
     super(`${error}: ${description}`);
     this.status = opts.status ?? (error === 'invalid_client' ? 401 : error === 'server_error' ? 500 : 400);
     this.detail = opts.detail;
+    this.retryAfter = opts.retryAfter;
   }
 }
 

@@ -16,12 +16,12 @@ const INACTIVE: IntrospectionResponse = { active: false };
  */
 export async function handleIntrospection(
   services: Services,
-  input: { realmId: string; authorization: string | undefined; body: RawParams },
+  input: { realmId: string; authorization: string | undefined; body: RawParams; ip?: string },
 ): Promise<IntrospectionResponse> {
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
   const params = readParams(input.body, ['client_id', 'client_secret', 'token', 'token_type_hint']);
-  const client = await authenticateClient(services, realm.id, input.authorization, params);
+  const client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '');
   if (client.public) throw new OAuthError('invalid_client', 'introspection is for confidential clients');
   const token = required(params, 'token');
   const now = nowSeconds(services.clock);

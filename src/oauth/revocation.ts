@@ -15,7 +15,7 @@ export async function handleRevocation(services: Services, input: { realmId: str
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
   const params = readParams(input.body, ['client_id', 'client_secret', 'token', 'token_type_hint']);
-  const client = await authenticateClient(services, realm.id, input.authorization, params);
+  const client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '');
   const token = required(params, 'token');
   const now = nowSeconds(services.clock);
 

@@ -27,7 +27,7 @@ export async function handleTokenRequest(
   const ip = input.ip ?? null;
   let client;
   try {
-    client = await authenticateClient(services, realm.id, input.authorization, params);
+    client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '');
   } catch (err) {
     if (err instanceof OAuthError && err.error === 'invalid_client') {
       const attempted = parseBasicAuthSafe(input.authorization) ?? params.get('client_id') ?? null;

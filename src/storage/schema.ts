@@ -16,6 +16,9 @@ export interface RealmTable {
   signing_alg: string;
   not_before: number;
   created_at: number;
+  max_login_failures: Generated<number>;
+  lockout_seconds: Generated<number>;
+  max_lockout_seconds: Generated<number>;
 }
 
 export interface ClientTable {
@@ -188,6 +191,15 @@ export interface EventTable {
   reason: string | null;
 }
 
+export interface LoginFailureTable {
+  realm_id: string;
+  subject: string;
+  failures: number;
+  lockouts: number;
+  last_failure: number;
+  blocked_until: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -210,6 +222,7 @@ export interface Database {
   device_codes: DeviceCodeTable;
   revoked_access_tokens: RevokedAccessTokenTable;
   events: EventTable;
+  login_failures: LoginFailureTable;
   meta: MetaTable;
 }
 

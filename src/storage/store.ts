@@ -7,6 +7,7 @@ import { ConsentRepository, InteractionRepository, SessionRepository } from './r
 import { CodeRepository, RefreshRepository, TokenStateRepository } from './repos/tokens.js';
 import { DeviceRepository } from './repos/device.js';
 import { EventRepository } from './repos/events.js';
+import { LoginFailureRepository } from './repos/login-failures.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -23,6 +24,7 @@ export class Store {
   readonly devices: DeviceRepository;
   readonly tokenState: TokenStateRepository;
   readonly events: EventRepository;
+  readonly loginFailures: LoginFailureRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -39,6 +41,7 @@ export class Store {
     this.devices = new DeviceRepository(k);
     this.tokenState = new TokenStateRepository(k);
     this.events = new EventRepository(k);
+    this.loginFailures = new LoginFailureRepository(k);
   }
 
   close(): Promise<void> {

@@ -11,6 +11,10 @@ export interface Realm {
   signingAlg: string;
   notBefore: number;
   createdAt: number;
+  /** Brute-force protection: failures before a lockout, its first length, its longest. */
+  maxLoginFailures: number;
+  lockoutSeconds: number;
+  maxLockoutSeconds: number;
 }
 
 export interface Client {

@@ -274,6 +274,13 @@ for (const dialect of dialects()) {
         assert.equal(code, landed.searchParams.get('code'));
         assert.equal(await page.getByLabel('Authorization code').getAttribute('readonly'), '');
         assert.match((await page.locator('#countdown').textContent()) ?? '', /expires in \d+ seconds/);
+        // On a desktop screen the whole code is visible (the user may check it by eye), and the
+        // Copy button lines up with the field.
+        const fit = await field.evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+        assert.ok(fit.scroll <= fit.client, `the code is cut off: ${fit.scroll}px of text in a ${fit.client}px field`);
+        const fieldBox = await field.boundingBox();
+        const buttonBox = await page.getByRole('button', { name: 'Copy' }).boundingBox();
+        assert.ok(fieldBox && buttonBox && Math.abs(fieldBox.height - buttonBox.height) < 1, `field ${fieldBox?.height}px, button ${buttonBox?.height}px high`);
         await checkLayout(page, 'code-display', shoot);
 
         // Copy puts the code on the clipboard, and says so.

@@ -164,6 +164,28 @@ for (const dialect of dialects()) {
       assert.equal(ok.statusCode, 200, ok.body);
     });
 
+    test('repeated bad client secrets are rate-limited per client (RFC 6819 5.2.3.7)', async () => {
+      await createClient(ts.store, { realmId: REALM, clientId: 'guessed', redirectUris: [ts.client.redirectUri], secret: 'the-real-secret' });
+      const form = { grant_type: 'refresh_token', refresh_token: 'x' };
+      const attempt = (secret: string, ip = '127.0.0.1') =>
+        ts.app.inject({
+          method: 'POST',
+          url: realmPath('/protocol/openid-connect/token'),
+          remoteAddress: ip,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic('guessed', secret) },
+          payload: new URLSearchParams(form).toString(),
+        });
+      for (let i = 0; i < 10; i++) assert.equal((await attempt(`guess-${i}`)).statusCode, 401);
+      const blocked = await attempt('the-real-secret');
+      assert.equal(blocked.statusCode, 429);
+      assert.equal(blocked.json().error, 'invalid_client');
+      assert.ok(Number(blocked.headers['retry-after']) > 0);
+      // From another address the client still works (the right secret reaches the grant).
+      assert.equal((await attempt('the-real-secret', '10.1.1.1')).json().error, 'invalid_grant');
+      ts.clock.advance(61);
+      assert.equal((await attempt('the-real-secret')).json().error, 'invalid_grant');
+    });
+
     test('grant_type: missing is invalid_request, unknown is unsupported_grant_type', async () => {
       assertError(await tokenRequest(ts, { code: 'x' }, { authorization: auth }), 400, 'invalid_request');
       assertError(await tokenRequest(ts, { grant_type: 'password', username: 'a', password: 'b' }, { authorization: auth }), 400, 'unsupported_grant_type');

@@ -3,7 +3,8 @@ import type { Services } from '../../services.js';
 import type { BrowserSession, Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import { tokenHash } from '../../crypto/random.js';
-import { authenticateUser, createBrowserSession } from '../../oauth/authorize/interaction.js';
+import { createBrowserSession } from '../../oauth/authorize/interaction.js';
+import { attemptLogin } from '../../oauth/brute-force.js';
 import { accountPage, type AccountGrant } from '../../views/account-pages.js';
 import { loginPage } from '../../views/pages.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, ensureBrowserBinding, formCsrf, readCookie, setRealmCookie } from '../cookies.js';
@@ -95,11 +96,14 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const c = await context(req, reply);
     if (!c) return reply;
     if (!checkFormCsrf(req, 'account', req.body?.csrf)) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Please try again.' });
-    const user = await authenticateUser(services, c.realm, field(req, 'username') ?? '', field(req, 'password') ?? '');
-    if (!user) {
-      await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', username: field(req, 'username') ?? null, ip: req.ip, reason: 'invalid credentials' });
-      return login(reply, c.realm, c.csrf, 'Invalid username or password.');
+    const username = field(req, 'username') ?? '';
+    const outcome = await attemptLogin(services, c.realm, { username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account' });
+    if ('error' in outcome) {
+      await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' });
+      if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
+      return login(reply, c.realm, c.csrf, outcome.error, outcome.retryAfter ? 429 : 200);
     }
+    const { user } = outcome;
     await services.audit.record({ realmId: c.realm.id, type: 'LOGIN', outcome: 'success', clientId: 'account', userId: user.id, username: user.username, ip: req.ip });
     if (c.session) await services.store.sessions.end(c.session.id, nowSeconds(services.clock));
     const { secret } = await createBrowserSession(services, c.realm, user.id);

@@ -9,7 +9,7 @@ import { beginInteraction, nextStep } from '../../oauth/authorize/interaction.js
 import { deviceEntryPage } from '../../views/device-pages.js';
 import { deviceDonePage } from '../../views/pages.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, checkFormCsrf, ensureBrowserBinding, formCsrf, readCookie } from '../cookies.js';
-import { FailureLimiter } from '../plugins/failure-limiter.js';
+import { FailureLimiter } from '../../failure-limiter.js';
 import { setNoStore } from '../plugins/security-headers.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage } from '../interaction/render.js';
 import { jsonErrorHandler } from '../token/routes.js';
@@ -32,6 +32,7 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
         realmId: req.params.realm,
         authorization: req.headers.authorization,
         body: req.body as Record<string, unknown> | undefined,
+        ip: req.ip,
       });
       setNoStore(reply);
       return body;

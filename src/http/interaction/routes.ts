@@ -3,7 +3,8 @@ import type { Services } from '../../services.js';
 import type { Client, Interaction, Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
-import { authenticateUser, createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
+import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
+import { attemptLogin } from '../../oauth/brute-force.js';
 import { consentPage, deviceDonePage, loginPage, noOrganizationPage, organizationPage } from '../../views/pages.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, readCookie, setRealmCookie } from '../cookies.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './render.js';
@@ -108,11 +109,13 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
     const username = field(req, 'username') ?? '';
     const password = field(req, 'password') ?? '';
-    const user = username && password && password.length <= 1024 ? await authenticateUser(services, l.realm, username, password) : undefined;
-    if (!user) {
-      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, username, ip: req.ip, reason: 'invalid credentials' });
-      return render(services, reply, l, { kind: 'login' }, { error: 'Invalid username or password.', username: username.slice(0, 255), status: 200 });
+    const outcome = await attemptLogin(services, l.realm, { username, password, ip: req.ip, clientId: l.client.clientId });
+    if ('error' in outcome) {
+      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' });
+      if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
+      return render(services, reply, l, { kind: 'login' }, { error: outcome.error, username: username.slice(0, 255), status: outcome.retryAfter ? 429 : 200 });
     }
+    const { user } = outcome;
     await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
     // A new session at every login: a session cookie planted before login is never reused (no fixation).
     const old = readCookie(req, SESSION_COOKIE);

@@ -32,7 +32,7 @@ export async function lifecycleRoutes(app: FastifyInstance, opts: { services: Se
 
   app.post<{ Params: { realm: string } }>(`${OIDC}/token/introspect`, async (req, reply) => {
     requireForm(req.headers['content-type']);
-    const body = await handleIntrospection(services, { realmId: req.params.realm, authorization: req.headers.authorization, body: req.body as Record<string, unknown> });
+    const body = await handleIntrospection(services, { realmId: req.params.realm, authorization: req.headers.authorization, body: req.body as Record<string, unknown>, ip: req.ip });
     setNoStore(reply);
     return body;
   });

@@ -3,6 +3,7 @@ import type { Services } from '../../services.js';
 import { OAuthError, safeDescription } from '../../oauth/errors.js';
 import { handleTokenRequest } from '../../oauth/token-endpoint.js';
 import { setNoStore } from '../plugins/security-headers.js';
+import { PasswordHashingBusy } from '../../crypto/passwords.js';
 
 const TOKEN_PATH = '/auth/realms/:realm/protocol/openid-connect/token';
 
@@ -27,6 +28,7 @@ const tokenResponseSchema = {
 /** Sends an RFC 6749 5.2 error body; invalid_client carries the challenge of RFC 6749 5.2 / RFC 7235. */
 export function sendOAuthError(reply: FastifyReply, err: OAuthError, realmId: string | undefined): FastifyReply {
   setNoStore(reply);
+  if (err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter));
   if (err.status === 401) reply.header('www-authenticate', `Basic realm="${(realmId ?? 'realmgate').replace(/[^A-Za-z0-9._-]/g, '')}"`);
   return reply.code(err.status).type('application/json').send({ error: err.error, error_description: safeDescription(err.description) });
 }
@@ -38,6 +40,10 @@ export function jsonErrorHandler(services: Services) {
     if (error instanceof OAuthError) {
       if (error.detail) request.log.info({ oauthError: error.error, detail: error.detail }, 'oauth error');
       return sendOAuthError(reply, error, realmId);
+    }
+    if (error instanceof PasswordHashingBusy) {
+      reply.header('retry-after', '2');
+      return sendOAuthError(reply, new OAuthError('temporarily_unavailable', 'the server is busy, retry shortly', { status: 503 }), realmId);
     }
     const status = (error as FastifyError).statusCode;
     if (status === 413) return sendOAuthError(reply, new OAuthError('invalid_request', 'request body is too large', { status: 413 }), realmId);

@@ -28,12 +28,12 @@ export function verificationUri(services: Services, realmId: string): string {
 /** RFC 8628 3.1, 3.2: the device authorization endpoint. */
 export async function handleDeviceAuthorization(
   services: Services,
-  input: { realmId: string; authorization: string | undefined; body: RawParams },
+  input: { realmId: string; authorization: string | undefined; body: RawParams; ip?: string },
 ): Promise<DeviceAuthorizationResponse> {
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
   const params = readParams(input.body, ['client_id', 'client_secret', 'scope']);
-  const client = await authenticateClient(services, realm.id, input.authorization, params);
+  const client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '');
   const scopes = parseScope(params.get('scope'));
   checkRequestedScopes(scopes, client, (await services.cache.realmScopes(realm.id)) ?? new Map());
 

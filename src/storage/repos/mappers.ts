@@ -20,6 +20,9 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     signingAlg: r.signing_alg,
     notBefore: Number(r.not_before),
     createdAt: Number(r.created_at),
+    maxLoginFailures: r.max_login_failures,
+    lockoutSeconds: r.lockout_seconds,
+    maxLockoutSeconds: r.max_lockout_seconds,
   };
 }
 

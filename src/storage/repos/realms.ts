@@ -37,6 +37,9 @@ export class RealmRepository {
             signing_alg: s.signingAlg,
             not_before: 0,
             created_at: input.now,
+            max_login_failures: s.maxLoginFailures,
+            lockout_seconds: s.lockoutSeconds,
+            max_lockout_seconds: s.maxLockoutSeconds,
           })
           .execute();
         await trx
@@ -73,6 +76,9 @@ export class RealmRepository {
     if (patch.ssoSessionLifetime !== undefined) values.sso_session_lifetime = patch.ssoSessionLifetime;
     if (patch.accessTokenAudience !== undefined) values.access_token_audience = patch.accessTokenAudience;
     if (patch.signingAlg !== undefined) values.signing_alg = patch.signingAlg;
+    if (patch.maxLoginFailures !== undefined) values.max_login_failures = patch.maxLoginFailures;
+    if (patch.lockoutSeconds !== undefined) values.lockout_seconds = patch.lockoutSeconds;
+    if (patch.maxLockoutSeconds !== undefined) values.max_lockout_seconds = patch.maxLockoutSeconds;
     if (patch.notBefore !== undefined) values.not_before = patch.notBefore;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
