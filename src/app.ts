@@ -21,6 +21,25 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
 }
 
+/**
+ * Errors Node's HTTP parser raises before a route runs (oversized headers, malformed requests,
+ * timeouts), answered in RFC 6749's JSON form rather than a bare status line.
+ */
+function protocolClientError(err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, text, description] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'the request took too long']
+        : [400, 'Bad Request', 'malformed HTTP request'];
+  const body = JSON.stringify({ error: 'invalid_request', error_description: description });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy();
+}
+
 /** Builds the HTTP application without listening, so tests can `inject` requests into it. */
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -31,6 +50,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 64 * 1024,
     trustProxy: false,
     return503OnClosing: true,
+    // Slow or stalled clients are cut off instead of holding a connection open.
+    requestTimeout: 30_000,
+    connectionTimeout: 120_000,
+    keepAliveTimeout: 65_000,
+    maxRequestsPerSocket: 10_000,
+    clientErrorHandler: protocolClientError,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
   });
   await app.register(fastifyCookie);

@@ -32,6 +32,11 @@ export const SETTINGS = {
     default: '2000',
     description: 'How long realm, client, scope and key lookups are cached in memory; changes made elsewhere show within this time.',
   },
+  keySecret: {
+    env: 'REALMGATE_KEY_SECRET',
+    default: undefined,
+    description: 'When set, private signing keys are stored encrypted (AES-256-GCM, key derived with scrypt); every process that signs or creates keys needs the same value.',
+  },
   sqliteSync: {
     env: 'REALMGATE_SQLITE_SYNCHRONOUS',
     default: 'FULL',

@@ -3,6 +3,7 @@ import { calculateJwkThumbprint, CompactSign, createLocalJWKSet, exportJWK, gene
 import type { Store } from '../storage/store.js';
 import type { SigningKey } from '../storage/types.js';
 import { TtlCache } from '../cache.js';
+import { openPrivateJwk, sealPrivateJwk } from './key-encryption.js';
 import { nowSeconds, systemClock, type Clock } from '../clock.js';
 
 /** The algorithm policy, in one table: what Realmgate signs with and how each key is generated. */
@@ -28,7 +29,7 @@ export async function generateSigningKey(realmId: string, alg: SigningAlg, now: 
     realmId,
     alg,
     publicJwk: JSON.stringify({ ...pub, kid, alg, use: 'sig' }),
-    privateJwk: JSON.stringify({ ...priv, kid, alg }),
+    privateJwk: sealPrivateJwk(JSON.stringify({ ...priv, kid, alg })),
     status: 'active',
     createdAt: now,
   };
@@ -61,7 +62,7 @@ export class KeyStore {
       const keys = (await this.store.keys.list(realmId)).filter((k) => realm && isPublished(k, realm.accessTokenLifetime, now));
       const active = keys.find((k) => k.status === 'active');
       let signer: RealmKeys['signer'];
-      if (active) signer = { header: { alg: active.alg, kid: active.kid, typ: 'JWT' }, key: await importJWK(JSON.parse(active.privateJwk) as JWK, active.alg) };
+      if (active) signer = { header: { alg: active.alg, kid: active.kid, typ: 'JWT' }, key: await importJWK(JSON.parse(openPrivateJwk(active.privateJwk)) as JWK, active.alg) };
       const jwks = { keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) };
       return { signer, jwks, verifier: createLocalJWKSet(jwks) };
     });

@@ -5,6 +5,9 @@ export type Params = Map<string, string>;
 
 export type RawParams = Record<string, unknown> | null | undefined;
 
+/** No OAuth parameter is this long (a JWT hint is ~1-2 KB); longer values are refused, not processed. */
+export const MAX_PARAM_LENGTH = 8192;
+
 /**
  * Reads the named parameters. A parameter sent more than once is invalid_request (RFC 6749 3.1, 3.2);
  * a parameter with an empty value is treated as omitted; parameters not named are ignored.
@@ -17,6 +20,7 @@ export function readParams(raw: RawParams, names: readonly string[]): Params {
     const v = raw[name];
     if (Array.isArray(v)) throw new OAuthError('invalid_request', `parameter ${name} is included more than once`);
     if (typeof v !== 'string') throw new OAuthError('invalid_request', `parameter ${name} is malformed`);
+    if (v.length > MAX_PARAM_LENGTH) throw new OAuthError('invalid_request', `parameter ${name} is too long`);
     if (v !== '') out.set(name, v);
   }
   return out;

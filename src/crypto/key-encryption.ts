@@ -1,0 +1,53 @@
+import crypto from 'node:crypto';
+
+/**
+ * Signing keys at rest: when REALMGATE_KEY_SECRET is set, private JWKs are sealed with AES-256-GCM under
+ * a key derived from it (scrypt, a random salt per key), so a copy of the database alone cannot sign
+ * tokens. Stored as enc:v1:<salt>:<iv>:<tag>:<ciphertext>, each base64url.
+ */
+const PREFIX = 'enc:v1:';
+
+export class KeySecretError extends Error {}
+
+function secret(): string | undefined {
+  const s = process.env.REALMGATE_KEY_SECRET;
+  return s === undefined || s === '' ? undefined : s;
+}
+
+const derived = new Map<string, Buffer>();
+
+function kek(pass: string, salt: Buffer): Buffer {
+  // Keyed by the secret too: a wrong secret must never find the key derived from the right one.
+  const id = `${crypto.createHash('sha256').update(pass).digest('base64url')}:${salt.toString('base64url')}`;
+  let k = derived.get(id);
+  if (!k) {
+    k = crypto.scryptSync(pass, salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    derived.set(id, k);
+  }
+  return k;
+}
+
+export function sealPrivateJwk(json: string): string {
+  const pass = secret();
+  if (!pass) return json;
+  const salt = crypto.randomBytes(16);
+  const iv = crypto.randomBytes(12);
+  const cipher = crypto.createCipheriv('aes-256-gcm', kek(pass, salt), iv);
+  const ct = Buffer.concat([cipher.update(json, 'utf8'), cipher.final()]);
+  return PREFIX + [salt, iv, cipher.getAuthTag(), ct].map((b) => b.toString('base64url')).join(':');
+}
+
+export function openPrivateJwk(stored: string): string {
+  if (!stored.startsWith(PREFIX)) return stored;
+  const pass = secret();
+  if (!pass) throw new KeySecretError('the signing keys are encrypted: set REALMGATE_KEY_SECRET');
+  const [salt, iv, tag, ct] = stored.slice(PREFIX.length).split(':').map((p) => Buffer.from(p, 'base64url'));
+  if (!salt || !iv || !tag || !ct) throw new KeySecretError('a stored signing key is malformed');
+  try {
+    const decipher = crypto.createDecipheriv('aes-256-gcm', kek(pass, salt), iv);
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(ct), decipher.final()]).toString('utf8');
+  } catch {
+    throw new KeySecretError('REALMGATE_KEY_SECRET does not open the stored signing keys');
+  }
+}

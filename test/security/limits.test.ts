@@ -1,0 +1,69 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { startTestServer, realmPath, type TestServer } from '../helpers/server.js';
+import { authorizeQuery } from '../helpers/flow.js';
+
+/** Sends raw bytes and returns the raw response. */
+function raw(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => s.write(request));
+    let out = '';
+    s.on('data', (d) => (out += d.toString()));
+    s.on('close', () => resolve(out));
+    s.on('error', reject);
+    s.setTimeout(10_000, () => s.destroy());
+  });
+}
+
+describe('request limits answer in the protocol form', () => {
+  let ts: TestServer;
+  let port: number;
+  before(async () => {
+    ts = await startTestServer({ dialect: 'sqlite', listen: true });
+    port = Number(new URL(ts.baseUrl).port);
+  });
+  after(() => ts.close());
+
+  const token = realmPath('/protocol/openid-connect/token');
+
+  test('a body over 64 KiB is 413 invalid_request', async () => {
+    const res = await fetch(`${ts.baseUrl}${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=refresh_token&refresh_token=${'a'.repeat(70_000)}`,
+    });
+    assert.equal(res.status, 413);
+    assert.equal((await res.json()).error, 'invalid_request');
+  });
+
+  test('an over-long parameter is invalid_request', async () => {
+    const res = await fetch(`${ts.baseUrl}${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=refresh_token&refresh_token=${'a'.repeat(9000)}`,
+    });
+    assert.equal(res.status, 400);
+    assert.equal((await res.json()).error, 'invalid_request');
+    const auth = await fetch(`${ts.baseUrl}${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts, { state: 's'.repeat(9000) })}`, { redirect: 'manual' });
+    assert.equal(auth.status, 303);
+    assert.equal(new URL(auth.headers.get('location')!).searchParams.get('error'), 'invalid_request');
+  });
+
+  test('oversized headers get 431 with an RFC 6749 body', async () => {
+    const out = await raw(port, `GET ${token} HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`);
+    assert.match(out, /^HTTP\/1\.1 431 /);
+    assert.match(out, /"error":"invalid_request"/);
+  });
+
+  test('a malformed request line gets 400 with an RFC 6749 body', async () => {
+    const out = await raw(port, 'BLAH\r\n\r\n');
+    assert.match(out, /^HTTP\/1\.1 400 /);
+    assert.match(out, /"error":"invalid_request"/);
+  });
+
+  test('the server keeps answering afterwards', async () => {
+    const res = await fetch(`${ts.baseUrl}/health/live`);
+    assert.equal(res.status, 200);
+  });
+});
