@@ -1,4 +1,4 @@
-import { html } from './html.js';
+import { html, type SafeHtml } from './html.js';
 import { page } from './layout.js';
 
 export interface AccountGrant {
@@ -17,8 +17,10 @@ export interface AccountSession {
   current: boolean;
 }
 
-function when(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+/** A moment as `<time>`, e.g. 2025-01-31 14:05 UTC (kept on one line by the stylesheet). */
+function when(seconds: number): SafeHtml {
+  const iso = new Date(seconds * 1000).toISOString();
+  return html`<time datetime="${iso.slice(0, 19)}Z">${iso.replace('T', ' ').slice(0, 16)} UTC</time>`;
 }
 
 export function accountPage(ctx: { realmName: string; username: string; base: string; csrf: string; grants: AccountGrant[]; sessions: AccountSession[]; notice?: string }): string {

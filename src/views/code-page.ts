@@ -56,11 +56,11 @@ export function codeDisplayPage(ctx: { code: string; clientName: string; realmNa
     title: 'Authorization code',
     realmName: ctx.realmName,
     script: CODE_SCRIPT_PATH,
-    body: html`<h1>Copy this code into ${ctx.clientName}</h1>
+    body: html`<h1>${live ? html`Copy this code into ${ctx.clientName}` : 'This code can no longer be used'}</h1>
 ${live ? html`<p>${ctx.clientName} asked for access to your account. Paste this code where it asks for it.</p>
 <div class="code-row">
 <label class="visually-hidden" for="code">Authorization code</label>
-<input type="text" id="code" class="code" readonly value="${ctx.code}" spellcheck="false" autocomplete="off">
+<textarea id="code" class="code" readonly rows="1" spellcheck="false" autocomplete="off">${ctx.code}</textarea>
 <button type="button" id="copy" hidden>Copy</button>
 </div>
 <p id="copy-status" class="muted" role="status" aria-live="polite"></p>

@@ -39,15 +39,16 @@ h2 { margin: 1.5rem 0 0.75rem; font-size: 1.15rem; }
 .cards button, .cards time { white-space: nowrap; }
 .code-row { display: flex; gap: 0.5rem; align-items: stretch; margin: 0 0 0.5rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
-input.code:disabled { color: var(--muted); text-decoration: line-through; }
+.code:disabled { color: var(--muted); text-decoration: line-through; }
 button:disabled { opacity: 0.5; cursor: not-allowed; }
-input.code { flex: 1; min-width: 0; width: 100%; padding: 0.75rem; text-align: center; letter-spacing: 0.04em; font: 600 1.15rem/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; border: 1px solid var(--border); border-radius: 8px; background: #f7f9fc; }
+input.code, textarea.code { flex: 1; min-width: 0; width: 100%; padding: 0.75rem; text-align: center; letter-spacing: 0.04em; font: 600 1.15rem/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; border: 1px solid var(--border); border-radius: 8px; background: #f7f9fc; }
 .error > p:last-child { margin-bottom: 0; }
 .card:has(.code-row) { max-width: 38rem; }
-.code-row input.code { margin: 0; padding: 0.75rem 0.5rem; font-size: 1rem; letter-spacing: 0; }
+textarea.code { display: block; resize: none; overflow: hidden; field-sizing: content; word-break: break-all; overflow-wrap: anywhere; }
+.code-row .code { margin: 0; padding: 0.75rem 0.5rem; font-size: 1rem; letter-spacing: 0; }
 @media (max-width: 30rem) {
   .code-row { flex-wrap: wrap; }
-  .code-row input.code { flex-basis: 100%; }
+  .code-row .code { flex-basis: 100%; }
   .code-row button { flex: 1 1 auto; }
 }
 `;

@@ -319,7 +319,7 @@ for (const dialect of dialects()) {
     await withBrowser(t, dialect, async (ts, page) => {
       const res = await page.goto(`${ts.baseUrl}/authentication_code?code=abc123&state=x`);
       assert.equal(res?.status(), 200);
-      assert.equal(await heading(page), 'Copy this code into the application');
+      assert.equal(await heading(page), 'This code can no longer be used');
       const alert = page.getByRole('alert');
       assert.ok(await alert.isVisible());
       assert.match((await alert.textContent()) ?? '', /expired or was already used/);

@@ -60,12 +60,13 @@ for (const dialect of dialects()) {
 
     test('unregistered return addresses and bad hints get an error page, never a redirect', async () => {
       const { jar, idToken } = await loggedIn();
-      for (const q of [
+      const requests: Array<Record<string, string>> = [
         { id_token_hint: idToken, post_logout_redirect_uri: 'https://evil.example/' },
         { post_logout_redirect_uri: BACK },
         { id_token_hint: 'not-a-token' },
         { id_token_hint: idToken, client_id: ts.client.id },
-      ]) {
+      ];
+      for (const q of requests) {
         const res = await inject(ts.app, jar, 'GET', `${LOGOUT}?${new URLSearchParams(q)}`);
         assert.equal(res.statusCode, 400, JSON.stringify(q));
         assert.equal(res.headers.location, undefined);

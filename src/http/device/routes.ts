@@ -68,8 +68,10 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
         return renderError(reply, 403, { realmName, title: 'Form expired', description: 'The form was out of date. Please try again.' });
       }
       const action = req.url.split('?')[0]!;
+      const typed = typeof req.body?.user_code === 'string' ? req.body.user_code.trim().slice(0, 32) : '';
+      // The code the user typed is shown again, so that a typo can be seen and fixed.
       const again = (status: number, error: string): FastifyReply =>
-        sendPage(reply, status, deviceEntryPage({ realmName, action, csrf, error }));
+        sendPage(reply, status, deviceEntryPage({ realmName, action, csrf, error, ...(typed ? { userCode: typed } : {}) }));
       const wait = guesses.blockedFor(req.ip);
       if (wait > 0) {
         reply.header('retry-after', String(Math.ceil(wait / 1000)));
