@@ -49,7 +49,9 @@ export async function handleIntrospection(
     const state = await services.store.tokenState.refreshToken(tokenHash(token));
     if (!state) return undefined;
     const { token: t, chain } = state;
-    const dead = t.usedAt !== null || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore;
+    // Whatever the refresh grant would refuse is inactive, a disabled user included.
+    const dead =
+      t.usedAt !== null || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore || !state.userEnabled;
     if (dead || chain.clientId !== client.clientId || chain.realmId !== realm!.id) return undefined;
     return {
       active: true,

@@ -94,6 +94,17 @@ for (const dialect of dialects()) {
       assert.deepEqual((await introspect(t.refresh_token)).json(), { active: false });
     });
 
+    test("a disabled user's tokens are inactive", async () => {
+      const t = await tokens();
+      await ts.store.users.update(ts.user.id, { enabled: false });
+      try {
+        assert.deepEqual((await introspect(t.access_token)).json(), { active: false });
+        assert.deepEqual((await introspect(t.refresh_token)).json(), { active: false });
+      } finally {
+        await ts.store.users.update(ts.user.id, { enabled: true });
+      }
+    });
+
     test('introspection needs a confidential client', async () => {
       const t = await tokens();
       assert.equal((await form(`${OIDC}/token/introspect`, { token: t.access_token })).statusCode, 401);

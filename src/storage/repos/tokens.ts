@@ -256,6 +256,7 @@ export interface RefreshTokenState {
   token: RefreshToken;
   chain: RefreshChain;
   username: string | null;
+  userEnabled: boolean;
 }
 
 export class TokenStateRepository {
@@ -267,7 +268,7 @@ export class TokenStateRepository {
       .innerJoin('refresh_chains as c', 'c.id', 't.chain_id')
       .leftJoin('users as u', 'u.id', 'c.user_id')
       .selectAll('c')
-      .select(['t.hash', 't.created_at as t_created_at', 't.expires_at as t_expires_at', 't.used_at as t_used_at', 'u.username'])
+      .select(['t.hash', 't.created_at as t_created_at', 't.expires_at as t_expires_at', 't.used_at as t_used_at', 'u.username', 'u.enabled as user_enabled'])
       .where('t.hash', '=', hash)
       .executeTakeFirst();
     if (!r) return undefined;
@@ -275,6 +276,7 @@ export class TokenStateRepository {
       token: { hash: r.hash, chainId: r.id, createdAt: Number(r.t_created_at), expiresAt: Number(r.t_expires_at), usedAt: r.t_used_at === null ? null : Number(r.t_used_at) },
       chain: toChain(r),
       username: r.username,
+      userEnabled: r.user_enabled === 1,
     };
   }
 
