@@ -98,6 +98,11 @@ export async function runAuthorization(ts: TestServer, opts: FlowOptions = {}): 
       return { location: url, code: url.searchParams.get('code') ?? undefined, pages, jar };
     }
     const page = await inject(ts.app, jar, 'GET', location);
+    // A page may itself finish the flow (a consent given meanwhile in another tab): follow it.
+    if (page.statusCode === 303) {
+      res = page;
+      continue;
+    }
     const kind = pageKind(page.body);
     pages.push(kind);
     if (kind === 'no-organization' || kind === 'error') {
