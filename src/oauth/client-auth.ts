@@ -75,7 +75,8 @@ async function checkSecret(services: Services, realmId: string, clientId: string
   const keyAddress = `${realmId}\0${clientId}\0${ip}`;
   const keyClient = `${realmId}\0${clientId}`;
   const wait = Math.max(perAddress.blockedFor(keyAddress), perClient.blockedFor(keyClient));
-  if (wait > 0) throw new OAuthError('invalid_client', 'too many failed authentication attempts: retry later', { status: 429, retryAfter: Math.ceil(wait / 1000) });
+  // RFC 6749 5.2: invalid_client stays a 401; Retry-After says when to try again.
+  if (wait > 0) throw new OAuthError('invalid_client', 'too many failed authentication attempts: retry later', { retryAfter: Math.ceil(wait / 1000) });
   try {
     return await verifyClient(services, realmId, clientId, secret, method);
   } catch (err) {

@@ -20,6 +20,6 @@ export function parseScope(value: string | undefined): string[] {
 export function checkRequestedScopes(requested: string[], client: Client, realmScopes: Map<string, Scope>): void {
   if (requested.length === 0) throw new OAuthError('invalid_scope', 'scope is required');
   for (const s of requested) {
-    if (!realmScopes.has(s) || !client.scopes.includes(s)) throw new OAuthError('invalid_scope', `scope ${s} is not available to this client`);
+    if (!realmScopes.has(s) || !client.scopes.includes(s)) throw new OAuthError('invalid_scope', 'a requested scope is not available to this client');
   }
 }

@@ -177,7 +177,7 @@ for (const dialect of dialects()) {
         });
       for (let i = 0; i < 10; i++) assert.equal((await attempt(`guess-${i}`)).statusCode, 401);
       const blocked = await attempt('the-real-secret');
-      assert.equal(blocked.statusCode, 429);
+      assert.equal(blocked.statusCode, 401);
       assert.equal(blocked.json().error, 'invalid_client');
       assert.ok(Number(blocked.headers['retry-after']) > 0);
       // From another address the client still works (the right secret reaches the grant).

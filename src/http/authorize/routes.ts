@@ -16,6 +16,10 @@ const AUTH_PATH = '/auth/realms/:realm/protocol/openid-connect/auth';
 async function authorize(services: Services, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply): Promise<FastifyReply> {
   const realm = await services.cache.realm(req.params.realm);
   if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+  // OIDC Core 3.1.2.1: a POST carries the parameters form-encoded.
+  if (req.method === 'POST' && !req.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    return renderError(reply, 400, { realmName: realm.displayName ?? realm.id, title: 'Invalid request', description: 'The request could not be understood.' });
+  }
   const raw = (req.method === 'GET' ? req.query : req.body) as RawParams;
   const realmName = realm.displayName ?? realm.id;
 

@@ -1,5 +1,5 @@
 import type { Client, Realm, Scope, AuthorizationParams } from '../../storage/types.js';
-import { OAuthError } from '../errors.js';
+import { OAuthError, safeDescription } from '../errors.js';
 import { readParams, type RawParams } from '../params.js';
 import { checkRequestedScopes, parseScope } from '../scopes.js';
 
@@ -104,7 +104,7 @@ export function checkAuthorizationRequest(
 
   // OIDC Core 3.1.2.1: prompt is a space-separated list; none may not be combined with another value.
   const prompt = (p.get('prompt') ?? '').split(' ').filter((x) => x !== '');
-  for (const v of prompt) if (!PROMPTS.has(v)) throw new OAuthError('invalid_request', `prompt value ${v} is not supported`);
+  for (const v of prompt) if (!PROMPTS.has(v)) throw new OAuthError('invalid_request', 'prompt has a value that is not supported');
   if (prompt.includes('none') && prompt.length > 1) throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other values');
   const maxAgeRaw = p.get('max_age');
   if (maxAgeRaw !== undefined && !/^\d{1,10}$/.test(maxAgeRaw)) throw new OAuthError('invalid_request', 'max_age must be a number of seconds');
@@ -136,6 +136,8 @@ export const OOB_REDIRECT_URI = 'urn:ietf:wg:oauth:2.0:oob';
 
 /** Where the authorization response goes: the redirect URI, or the code display page for the OOB alias. */
 export function clientRedirect(appUrl: string, redirectUri: string, params: Record<string, string | undefined>): string {
+  // RFC 6749 4.1.2.1: error_description may only use %x20-21 / %x23-5B / %x5D-7E.
+  if (params.error_description !== undefined) params = { ...params, error_description: safeDescription(params.error_description) };
   return redirectWith(redirectUri === OOB_REDIRECT_URI ? `${appUrl}/authentication_code` : redirectUri, params);
 }
 

@@ -99,8 +99,9 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
     }
     return { kind: 'no-organization', denyLocation: errorLocation(services, realm, ia.params, 'access_denied', 'the user belongs to no organization') };
   }
-  // prompt=consent asks again even when an earlier consent covers the request.
-  const covered = ia.params.prompt?.includes('consent')
+  // prompt=consent asks again even when an earlier consent covers the request; so does every request
+  // of a public client, whose identity nothing proves (RFC 8252 8.6, RFC 6749 10.2).
+  const covered = ia.params.prompt?.includes('consent') || client.public
     ? []
     : await services.store.consents.organizationsCovering(realm.id, ia.userId, client.clientId, ia.params.scopes);
   const only = orgs.length === 1 ? orgs[0] : undefined;

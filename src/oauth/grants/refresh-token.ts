@@ -13,6 +13,8 @@ export const refreshTokenGrant: Grant = {
   async handle({ services, realm, client, params, ip }: GrantContext) {
     const presented = required(params, 'refresh_token');
     const requestedScope = params.has('scope') ? parseScope(params.get('scope')) : undefined;
+    // RFC 6749 3.3: a scope parameter holds at least one scope-token.
+    if (requestedScope !== undefined && requestedScope.length === 0) throw new OAuthError('invalid_scope', 'scope is empty');
     const now = nowSeconds(services.clock);
     let refresh: MintedRefreshToken | undefined;
     let scopes: string[] = [];
@@ -32,7 +34,7 @@ export const refreshTokenGrant: Grant = {
       if (requestedScope) {
         // RFC 6749 6: a narrower scope may be requested, never one not originally granted.
         const extra = requestedScope.find((s) => !chain.scopes.includes(s));
-        if (extra !== undefined) return reject('invalid_scope', `scope ${extra} was not granted to this refresh token`);
+        if (extra !== undefined) return reject('invalid_scope', 'a requested scope was not granted to this refresh token');
         scopes = requestedScope.filter((s) => granted.includes(s));
       } else {
         scopes = granted;
