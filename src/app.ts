@@ -1,12 +1,12 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import type { Services } from './services.js';
 import { ping } from './storage/database.js';
 import { STYLESHEET } from './views/styles.js';
 import { STYLESHEET_PATH } from './views/layout.js';
-import { tokenRoutes } from './http/token/routes.js';
-import { authorizeRoutes } from './http/authorize/routes.js';
+import { jsonErrorHandler, tokenRoutes } from './http/token/routes.js';
+import { AUTHORIZE_PATH, authorizeRoutes } from './http/authorize/routes.js';
 import { interactionRoutes } from './http/interaction/routes.js';
 import { discoveryRoutes } from './http/discovery/routes.js';
 import { appPageRoutes } from './http/app-pages/routes.js';
@@ -40,6 +40,13 @@ function protocolClientError(err: NodeJS.ErrnoException, socket: import('node:ne
   socket.destroy();
 }
 
+function hasNul(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return v.includes('\0');
+  if (depth > 3 || v === null || typeof v !== 'object') return false;
+  for (const [k, x] of Object.entries(v)) if (k.includes('\0') || hasNul(x, depth + 1)) return true;
+  return false;
+}
+
 /** Builds the HTTP application without listening, so tests can `inject` requests into it. */
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -56,12 +63,27 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     keepAliveTimeout: 65_000,
     maxRequestsPerSocket: 10_000,
     clientErrorHandler: protocolClientError,
+    // A URL that cannot be decoded, or a path parameter over the limit, before any route runs.
+    frameworkErrors: (error, _req, reply) => {
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const body = JSON.stringify({ error: 'invalid_request', error_description: tooLong ? 'the URL is too long' : 'the URL is malformed' });
+      void (reply as FastifyReply).code(tooLong ? 414 : 400).header('cache-control', 'no-store').type('application/json').send(body);
+    },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
   });
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
 
   const { services } = opts;
+  // Errors of requests that reach no route (a body the parsers refuse, say) answer in RFC 6749 form.
+  app.setErrorHandler(jsonErrorHandler(services));
+  // NUL never belongs in an OAuth parameter, and PostgreSQL refuses it in text: refused at the door.
+  // The authorization endpoint is exempt: it must answer such a request by redirecting the error to a
+  // verified client (RFC 6749 4.1.2.1), and checks every value itself.
+  app.addHook('preHandler', async (req) => {
+    if (req.routeOptions.url === AUTHORIZE_PATH) return;
+    if (hasNul(req.params) || hasNul(req.query) || hasNul(req.body)) throw Object.assign(new Error('NUL in request'), { statusCode: 400 });
+  });
   await app.register(tokenRoutes, { services });
   await app.register(authorizeRoutes, { services });
   await app.register(interactionRoutes, { services });
@@ -89,6 +111,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     }
   });
 
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'not_found', error_description: 'no such endpoint' }));
+  app.setNotFoundHandler((_req, reply) =>
+    reply.code(404).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: 'no such endpoint' }),
+  );
   return app;
 }

@@ -17,7 +17,7 @@ export class Audit {
 
   async record(e: AuditEvent): Promise<void> {
     // Attempted usernames and client ids come from the request: bounded before they are stored.
-    const cut = (v: string | null | undefined, n: number): string | null => (v == null ? null : v.slice(0, n));
+    const cut = (v: string | null | undefined, n: number): string | null => (v == null ? null : v.replace(/\0/g, '').slice(0, n));
     try {
       await this.store.events.record({
         ...e,

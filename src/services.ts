@@ -7,6 +7,9 @@ import { KeyStore } from './crypto/keystore.js';
 import { Audit } from './audit.js';
 import { FailureLimiter } from './failure-limiter.js';
 
+const REALM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const CLIENT_ID = /^[\x20-\x7E]{1,255}$/;
+
 /** Cached reads of the configuration that every request needs. */
 export class ConfigCache {
   private readonly realms: TtlCache<Realm>;
@@ -23,10 +26,14 @@ export class ConfigCache {
   }
 
   realm(id: string): Promise<Realm | undefined> {
+    // Not a realm name (NUL, over-long, ...): no query at all.
+    if (!REALM_NAME.test(id)) return Promise.resolve(undefined);
     return this.realms.get(id, () => this.store.realms.get(id));
   }
 
   client(realmId: string, clientId: string): Promise<Client | undefined> {
+    // RFC 6749 A.1: client ids are VSCHAR; anything else names no client.
+    if (!CLIENT_ID.test(clientId)) return Promise.resolve(undefined);
     return this.clients.get(`${realmId}\0${clientId}`, () => this.store.clients.get(realmId, clientId));
   }
 

@@ -34,7 +34,9 @@ export function parseBasicAuth(header: string | undefined): BasicCredentials | u
   if (colon < 0) throw new OAuthError('invalid_client', 'malformed Basic credentials');
   const clientId = formDecode(decoded.slice(0, colon));
   const secret = formDecode(decoded.slice(colon + 1));
-  if (clientId === undefined || secret === undefined || clientId === '') throw new OAuthError('invalid_client', 'malformed Basic credentials');
+  if (clientId === undefined || secret === undefined || clientId === '' || clientId.includes('\0') || secret.includes('\0')) {
+    throw new OAuthError('invalid_client', 'malformed Basic credentials');
+  }
   return { clientId, secret };
 }
 

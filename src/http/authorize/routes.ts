@@ -10,7 +10,7 @@ import { realmBase } from '../../services.js';
 import { SESSION_COOKIE, ensureBrowserBinding, readCookie } from '../cookies.js';
 import { interactionUrl, renderError, htmlErrorHandler } from '../interaction/render.js';
 
-const AUTH_PATH = '/auth/realms/:realm/protocol/openid-connect/auth';
+export const AUTHORIZE_PATH = '/auth/realms/:realm/protocol/openid-connect/auth';
 
 /** RFC 6749 4.1.1 / 4.1.2: validate, then hand over to login, consent and organization choice. */
 async function authorize(services: Services, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply): Promise<FastifyReply> {
@@ -68,7 +68,7 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
 export async function authorizeRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
   app.setErrorHandler(htmlErrorHandler(services));
-  app.get<{ Params: { realm: string } }>(AUTH_PATH, (req, reply) => authorize(services, req, reply));
+  app.get<{ Params: { realm: string } }>(AUTHORIZE_PATH, (req, reply) => authorize(services, req, reply));
   // OIDC Core 3.1.2.1: the authorization endpoint also accepts POST with form parameters.
-  app.post<{ Params: { realm: string } }>(AUTH_PATH, (req, reply) => authorize(services, req, reply));
+  app.post<{ Params: { realm: string } }>(AUTHORIZE_PATH, (req, reply) => authorize(services, req, reply));
 }

@@ -22,7 +22,8 @@ function sendBearerError(reply: FastifyReply, realmId: string, err: BearerError)
   if (err.error) parts.push(`error="${err.error}"`, `error_description="${err.description.replace(/["\\]/g, '')}"`);
   setNoStore(reply);
   reply.header('www-authenticate', parts.join(', '));
-  return reply.code(err.status).send(err.error ? { error: err.error, error_description: err.description } : { error: 'invalid_request', error_description: err.description });
+  // RFC 6750 3.1: a request without any token gets the challenge and no error information.
+  return err.error ? reply.code(err.status).send({ error: err.error, error_description: err.description }) : reply.code(err.status).send();
 }
 
 /** Introspection (RFC 7662), revocation (RFC 7009) and UserInfo (OIDC Core 5.3). */
