@@ -41,6 +41,10 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
       const client = await pool.connect();
       try {
         await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      } catch (err) {
+        // Two processes creating the same schema at once: the loser sees a duplicate, which is fine.
+        const code = (err as { code?: string }).code;
+        if (code !== '23505' && code !== '42P06') throw err;
       } finally {
         client.release();
       }
