@@ -1,6 +1,6 @@
 import type { Clock } from './clock.js';
 import { nowSeconds } from './clock.js';
-import { randomId } from './crypto/random.js';
+import { sortableId } from './crypto/random.js';
 import type { Store } from './storage/store.js';
 import type { AuditEvent } from './storage/repos/events.js';
 
@@ -25,7 +25,7 @@ export class Audit {
         username: cut(e.username, 255),
         ip: cut(e.ip, 64),
         reason: cut(e.reason, 500),
-        id: randomId(),
+        id: sortableId(),
         time: nowSeconds(this.clock),
       });
     } catch (err) {

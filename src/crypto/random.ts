@@ -37,3 +37,17 @@ export function safeEqual(a: string, b: string): boolean {
   const bb = Buffer.from(b);
   return ab.length === bb.length && crypto.timingSafeEqual(ab, bb);
 }
+
+let lastMs = 0;
+let seq = 0;
+
+/**
+ * A time-ordered unique id (milliseconds, a sequence, then randomness), for append-mostly tables such as
+ * the audit log: new rows land at the end of the primary-key index instead of at random pages.
+ */
+export function sortableId(): string {
+  const ms = Date.now();
+  seq = ms === lastMs ? seq + 1 : 0;
+  lastMs = ms;
+  return ms.toString(36).padStart(9, '0') + seq.toString(36).padStart(3, '0') + randomToken(9);
+}

@@ -6,7 +6,7 @@ import { kyselyTokenStatements } from '../token-statements.js';
 import { parseList, toSubject } from './mappers.js';
 import { startChain, type NewChain, type NewToken } from './tokens.js';
 import { eventRow } from './events.js';
-import { randomId } from '../../crypto/random.js';
+import { sortableId } from '../../crypto/random.js';
 
 function toDevice(r: Selectable<DeviceCodeTable>): DeviceCode {
   return {
@@ -148,7 +148,7 @@ export class DeviceRepository {
       });
       await statements.insertToken({ hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt });
       await statements.insertEvent(
-        eventRow({ id: randomId(), time: now, realmId: chain.realmId, type: 'DEVICE_TO_TOKEN', outcome: 'success', clientId: chain.clientId, userId: chain.userId, ip: info?.ip ?? null }),
+        eventRow({ id: sortableId(), time: now, realmId: chain.realmId, type: 'DEVICE_TO_TOKEN', outcome: 'success', clientId: chain.clientId, userId: chain.userId, ip: info?.ip ?? null }),
       );
       return { status: 'issued', chain, subject, device };
     });

@@ -4,7 +4,7 @@ import type { AuthorizationCode, RefreshChain, RefreshToken, Subject } from '../
 import type { Db } from '../database.js';
 import type { TokenStatements } from '../token-statements.js';
 import { toChain, toCode, toSubject } from './mappers.js';
-import { randomId } from '../../crypto/random.js';
+import { sortableId } from '../../crypto/random.js';
 import { eventRow, type EventType } from './events.js';
 
 export interface NewToken {
@@ -39,7 +39,7 @@ export interface AuditInfo {
 }
 
 function auditRow(type: EventType, outcome: 'success' | 'failure', chain: { realmId: string; clientId: string; userId: string }, now: number, info: AuditInfo | undefined, reason?: string) {
-  return eventRow({ id: randomId(), time: now, realmId: chain.realmId, type, outcome, clientId: chain.clientId, userId: chain.userId, ip: info?.ip ?? null, reason: reason ?? null });
+  return eventRow({ id: sortableId(), time: now, realmId: chain.realmId, type, outcome, clientId: chain.clientId, userId: chain.userId, ip: info?.ip ?? null, reason: reason ?? null });
 }
 
 const CODE_REUSED = 'authorization code reused';
