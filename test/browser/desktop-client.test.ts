@@ -16,15 +16,7 @@ import { startTestServer, basic, realmPath, REALM, type TestServer } from '../he
 import { dialects } from '../helpers/db.js';
 import { createClient } from '../../src/admin/operations.js';
 import { nowSeconds } from '../../src/clock.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-quic', '--no-first-run', '--disable-sync'];
-const SKIP_REASON = `${CHROMIUM} is not installed (apt-get install chromium); browser tests need it and never download a browser`;
-
-const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
-const SCREENSHOT_DIR = path.resolve('docs/screenshots');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
+import { CHROMIUM, DESKTOP, LAUNCH_ARGS, SCREENSHOT_DIR, SKIP_REASON, UPDATE_SCREENSHOTS, checkLayout, heading } from '../helpers/browser.js';
 
 const CLIENT_SCRIPT = path.resolve('examples/desktop-client/client.mjs');
 const CONFIDENTIAL = { id: 'desktop-tool', name: 'Desktop Tool', secret: 'desktop-tool-secret-0123456789' };
@@ -170,10 +162,6 @@ async function newContext(ts: TestServer, opts: { clipboard?: boolean } = {}): P
   return context;
 }
 
-async function heading(page: Page): Promise<string> {
-  return ((await page.getByRole('heading', { level: 1 }).textContent()) ?? '').trim();
-}
-
 /** Login, consent, organization: the user's part of every flow here. */
 async function signInAllowContinue(ts: TestServer, page: Page): Promise<void> {
   await page.getByLabel('Username').fill(ts.user.username);
@@ -184,24 +172,6 @@ async function signInAllowContinue(ts: TestServer, page: Page): Promise<void> {
 }
 
 /** The stylesheet applies, nothing scrolls sideways at phone width; screenshots with UPDATE_SCREENSHOTS=1. */
-async function checkLayout(page: Page, name: string, shoot: boolean): Promise<void> {
-  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
-  assert.equal(bg, 'rgb(243, 245, 248)', `${name}: the stylesheet is not applied`);
-  const original = page.viewportSize() ?? DESKTOP;
-  try {
-    for (const [label, size] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
-      await page.setViewportSize(size);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(overflow <= 0, `${name} at ${label} width scrolls sideways by ${overflow}px`);
-      if (shoot && UPDATE_SCREENSHOTS) {
-        fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-        await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${label}.png`), fullPage: true, animations: 'disabled', caret: 'hide' });
-      }
-    }
-  } finally {
-    await page.setViewportSize(original);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 

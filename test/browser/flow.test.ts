@@ -9,17 +9,8 @@ import { chromium, type Browser, type BrowserContext, type Page, type Request } 
 import { startTestServer, basic, realmPath, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { DEFAULT_SCOPES } from '../../src/storage/repos/realms.js';
+import { CHROMIUM, CLIENT_ORIGIN, DESKTOP, LAUNCH_ARGS, SKIP_REASON, UPDATE_SCREENSHOTS, checkLayout, heading, interceptClient } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-quic', '--no-first-run', '--disable-sync'];
-const SKIP_REASON = `${CHROMIUM} is not installed (apt-get install chromium); browser tests need it and never download a browser`;
-
-const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
-const SCREENSHOT_DIR = path.resolve('docs/screenshots');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-const CLIENT_ORIGIN = 'https://app.example.com';
 const REQUESTED_SCOPES = ['openid', 'core_data', 'exports', 'offline_access'];
 // A state with characters that must be encoded, to prove it comes back unchanged.
 const STATE = 'st4te /+&=?é';
@@ -43,35 +34,6 @@ async function newContext(): Promise<BrowserContext> {
   return context;
 }
 
-/**
- * The client's redirect URI is on a host that does not exist: answer it with a tiny page, and record
- * every document URL the browser was sent to there.
- *
- * Not `page.route`: Playwright calls route handlers only for the first URL of a navigation, never for
- * the target of a redirect ("The handler will only be called for the first url if the response is a
- * redirect"), so a GET to the authorization endpoint answered with a 303 to the client (the SSO case)
- * would fail with ERR_NAME_NOT_RESOLVED. Chromium's own Fetch domain pauses redirect targets too.
- */
-async function interceptClient(context: BrowserContext, page: Page): Promise<string[]> {
-  const hits: string[] = [];
-  const cdp = await context.newCDPSession(page);
-  cdp.on('Fetch.requestPaused', (event) => {
-    const isDocument = event.resourceType === 'Document';
-    if (isDocument) hits.push(event.request.url);
-    const body = isDocument ? '<!doctype html><html lang="en"><title>Web App</title><p>Back at the application.</p></html>' : 'not found';
-    cdp
-      .send('Fetch.fulfillRequest', {
-        requestId: event.requestId,
-        responseCode: isDocument ? 200 : 404,
-        responseHeaders: [{ name: 'content-type', value: isDocument ? 'text/html; charset=utf-8' : 'text/plain' }],
-        body: Buffer.from(body).toString('base64'),
-      })
-      .catch(() => undefined); // the page may be gone already
-  });
-  await cdp.send('Fetch.enable', { patterns: [{ urlPattern: `${CLIENT_ORIGIN}/*`, requestStage: 'Request' }] });
-  return hits;
-}
-
 function authorizeUrl(ts: TestServer, extra: Record<string, string> = {}): string {
   const q = new URLSearchParams({
     client_id: ts.client.id,
@@ -89,10 +51,6 @@ function onInteractionPage(ts: TestServer, page: Page): boolean {
   return u.origin === ts.baseUrl && u.pathname.startsWith(realmPath('/login-actions/'));
 }
 
-async function heading(page: Page): Promise<string> {
-  return ((await page.getByRole('heading', { level: 1 }).textContent()) ?? '').trim();
-}
-
 async function waitForClient(page: Page): Promise<URL> {
   await page.waitForURL((u) => u.origin === CLIENT_ORIGIN);
   return new URL(page.url());
@@ -102,24 +60,6 @@ async function waitForClient(page: Page): Promise<URL> {
  * Checks that hold on every page (the stylesheet is applied despite the CSP, nothing overflows sideways
  * at phone width) and, with UPDATE_SCREENSHOTS=1, saves `<name>-desktop.png` and `<name>-phone.png`.
  */
-async function checkLayout(page: Page, name: string, shoot: boolean): Promise<void> {
-  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
-  assert.equal(bg, 'rgb(243, 245, 248)', `${name}: the stylesheet is not applied`);
-  const original = page.viewportSize() ?? DESKTOP;
-  try {
-    for (const [label, size] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
-      await page.setViewportSize(size);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(overflow <= 0, `${name} at ${label} width scrolls sideways by ${overflow}px`);
-      if (shoot && UPDATE_SCREENSHOTS) {
-        fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-        await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${label}.png`), fullPage: true, animations: 'disabled', caret: 'hide' });
-      }
-    }
-  } finally {
-    await page.setViewportSize(original);
-  }
-}
 
 async function tokenRequest(ts: TestServer, form: Record<string, string>): Promise<Response> {
   return fetch(`${ts.baseUrl}${realmPath('/protocol/openid-connect/token')}`, {
