@@ -41,6 +41,14 @@ export async function createTestDatabase(name: 'sqlite' | 'postgres'): Promise<T
   const u = new URL(base);
   u.searchParams.set('schema', schema);
   const url = u.href;
+  // The schema exists, committed, before any pooled connection looks for it.
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  } finally {
+    await admin.end();
+  }
   const db = await openDatabase(url);
   await migrate(db);
   return {
