@@ -58,11 +58,20 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
-/** Applies every pending migration; safe to run from several processes at once. */
+/**
+ * Applies every pending migration; safe to run from several processes at once. Kysely's migrator reads
+ * PostgreSQL's catalog across all schemas, which fails now and then while another schema of the same
+ * database is being dropped; the migrations run in one transaction, so a failed attempt is retried.
+ */
 export async function migrate(db: Db): Promise<void> {
   const migrator = new Migrator({ db: db.kysely, provider, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return;
+    if (attempt < 4 && db.dialect === 'postgres') {
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+      continue;
+    }
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`);
   }

@@ -33,6 +33,11 @@ for (const dialect of dialects()) {
       return { status: r.status, stdout: r.stdout, stderr: r.stderr };
     }
 
+    function ok(args: string[], input?: string): void {
+      const r = run(args, input);
+      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+    }
+
     function fails(args: string[], message: RegExp): void {
       const r = run(args);
       assert.notEqual(r.status, 0, `expected failure: ${args.join(' ')}`);
@@ -49,9 +54,9 @@ for (const dialect of dialects()) {
     });
 
     test('realm, org, user and client creation in the documented forms', () => {
-      assert.equal(run(['realm', 'create', 'acme', '--display-name', 'Acme Realm']).status, 0);
-      assert.equal(run(['org', 'create', 'acme', 'sales', '--name', 'Sales Ltd']).status, 0);
-      assert.equal(run(['org', 'create', 'acme', 'ops']).status, 0);
+      ok(['realm', 'create', 'acme', '--display-name', 'Acme Realm']);
+      ok(['org', 'create', 'acme', 'sales', '--name', 'Sales Ltd']);
+      ok(['org', 'create', 'acme', 'ops']);
       let r = run(['user', 'create', 'acme', 'alice', '--password', 'alice-password', '--email', 'alice@example.com', '--org', 'sales', '--org', 'ops']);
       assert.equal(r.status, 0, r.stderr);
       r = run(['user', 'create', 'acme', 'bob', '--password-stdin'], 'bob-password\n');
