@@ -18,9 +18,9 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <label for="username">Username</label>
-<input type="text" id="username" name="username" value="${ctx.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
+<input type="text" id="username" name="username" value="${ctx.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required ${ctx.username ? '' : html`autofocus`}>
 <label for="password">Password</label>
-<input type="password" id="password" name="password" autocomplete="current-password" required>
+<input type="password" id="password" name="password" autocomplete="current-password" required ${ctx.username ? html`autofocus` : ''}>
 <div class="actions"><button type="submit">Sign in</button></div>
 </form>`,
   });

@@ -1,6 +1,6 @@
 // Served at STYLESHEET_PATH (a same-origin stylesheet, so the CSP can forbid inline styles).
 export const STYLESHEET = `
-:root { color-scheme: light; --accent: #1f5fbf; --accent-dark: #174a96; --text: #1c2430; --muted: #5b6675; --border: #d5dbe3; --error: #b3261e; }
+:root { color-scheme: light; --accent: #1f5fbf; --accent-dark: #174a96; --text: #1c2430; --muted: #5b6675; --border: #d5dbe3; --control-border: #858f9e; --error: #b3261e; }
 * { box-sizing: border-box; }
 body { margin: 0; min-height: 100vh; display: flex; align-items: flex-start; justify-content: center; background: #f3f5f8; color: var(--text); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 .card { width: 100%; max-width: 28rem; margin: 8vh 1rem 2rem; padding: 2rem; background: #fff; border: 1px solid var(--border); border-radius: 12px; box-shadow: 0 2px 12px rgba(20, 30, 50, 0.06); }
@@ -8,8 +8,10 @@ body { margin: 0; min-height: 100vh; display: flex; align-items: flex-start; jus
 h1 { margin: 0 0 1rem; font-size: 1.5rem; line-height: 1.25; }
 p { margin: 0 0 1rem; }
 label { display: block; margin: 0 0 0.25rem; font-weight: 600; }
-input[type=text], input[type=password] { width: 100%; padding: 0.6rem 0.75rem; margin: 0 0 1rem; font: inherit; border: 1px solid var(--border); border-radius: 8px; }
-input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid #8fb4f0; outline-offset: 2px; }
+input[type=text], input[type=password] { width: 100%; padding: 0.6rem 0.75rem; margin: 0 0 1rem; font: inherit; color: inherit; border: 1px solid var(--control-border); border-radius: 8px; }
+input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+input[type=radio], input[type=checkbox] { accent-color: var(--accent); }
+.card > :last-child, .card form > :last-child { margin-bottom: 0; }
 button { font: inherit; font-weight: 600; padding: 0.6rem 1.2rem; border-radius: 8px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button:hover { background: var(--accent-dark); }
 button.secondary { background: #fff; color: var(--accent); }
