@@ -4,7 +4,6 @@ import type { Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import { tokenHash } from '../../crypto/random.js';
 import { handleDeviceAuthorization } from '../../oauth/device/authorization.js';
-import { OAuthError } from '../../oauth/errors.js';
 import { normalizeUserCode, userCodeHash } from '../../oauth/device/user-code.js';
 import { beginInteraction, nextStep } from '../../oauth/authorize/interaction.js';
 import { deviceEntryPage } from '../../views/device-pages.js';
@@ -13,7 +12,7 @@ import { BROWSER_COOKIE, SESSION_COOKIE, checkFormCsrf, ensureBrowserBinding, fo
 import { FailureLimiter } from '../../failure-limiter.js';
 import { setNoStore } from '../plugins/security-headers.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage } from '../interaction/render.js';
-import { jsonErrorHandler } from '../token/routes.js';
+import { jsonErrorHandler, requireForm } from '../token/routes.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
@@ -29,10 +28,7 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
   await app.register(async (json) => {
     json.setErrorHandler(jsonErrorHandler(services));
     json.post<{ Params: { realm: string } }>('/auth/realms/:realm/protocol/openid-connect/auth/device', async (req, reply) => {
-      // RFC 8628 3.1: the request is form-encoded, like a token request.
-      if (!req.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-        throw new OAuthError('invalid_request', 'the request body must be application/x-www-form-urlencoded');
-      }
+      requireForm(req.headers['content-type']);
       const body = await handleDeviceAuthorization(services, {
         realmId: req.params.realm,
         authorization: req.headers.authorization,

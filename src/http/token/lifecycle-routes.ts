@@ -2,18 +2,11 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Services } from '../../services.js';
 import { handleIntrospection } from '../../oauth/introspection.js';
 import { handleRevocation } from '../../oauth/revocation.js';
-import { OAuthError } from '../../oauth/errors.js';
 import { BearerError, bearerToken, userInfo } from '../../oidc/userinfo.js';
 import { setNoStore } from '../plugins/security-headers.js';
-import { jsonErrorHandler } from './routes.js';
+import { jsonErrorHandler, requireForm } from './routes.js';
 
 const OIDC = '/auth/realms/:realm/protocol/openid-connect';
-
-function requireForm(contentType: string | undefined): void {
-  if (!contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    throw new OAuthError('invalid_request', 'the request body must be application/x-www-form-urlencoded');
-  }
-}
 
 /** RFC 6750 3: the challenge of a protected resource, with the error when there is one. */
 function sendBearerError(reply: FastifyReply, realmId: string, err: BearerError): FastifyReply {

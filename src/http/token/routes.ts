@@ -25,6 +25,13 @@ const tokenResponseSchema = {
   },
 } as const;
 
+/** Token-style endpoints take only application/x-www-form-urlencoded bodies (RFC 6749 3.2, RFC 8628 3.1). */
+export function requireForm(contentType: string | undefined): void {
+  if (!contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    throw new OAuthError('invalid_request', 'the request body must be application/x-www-form-urlencoded');
+  }
+}
+
 /** Sends an RFC 6749 5.2 error body; invalid_client carries the challenge of RFC 6749 5.2 / RFC 7235. */
 export function sendOAuthError(reply: FastifyReply, err: OAuthError, realmId: string | undefined): FastifyReply {
   setNoStore(reply);
@@ -61,9 +68,7 @@ export async function tokenRoutes(app: FastifyInstance, opts: { services: Servic
 
   app.post<{ Params: { realm: string } }>(TOKEN_PATH, { schema: { response: tokenResponseSchema } }, async (req, reply) => {
     // RFC 6749 3.2: the parameters come as application/x-www-form-urlencoded.
-    if (!req.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-      throw new OAuthError('invalid_request', 'the request body must be application/x-www-form-urlencoded');
-    }
+    requireForm(req.headers['content-type']);
     const body = await handleTokenRequest(services, {
       realmId: req.params.realm,
       authorization: req.headers.authorization,
