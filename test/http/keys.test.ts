@@ -32,15 +32,18 @@ for (const dialect of dialects()) {
       const issued: string[] = [];
       let rotated: { kid: string } | undefined;
       let stop = false;
+      // Each worker keeps refreshing until it has made 3 requests after the rotation.
       const workers = chains.map(async (rt) => {
         let n = 0;
-        while (!stop || n < 3) {
+        let afterRotation = 0;
+        while (afterRotation < 3 && n < 400) {
+          const rotatedBefore = stop;
           const res = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: rt }, { authorization: auth });
           assert.equal(res.statusCode, 200, res.body);
           rt = res.json().refresh_token;
           issued.push(res.json().access_token);
           n++;
-          if (n > 200) break;
+          if (rotatedBefore) afterRotation++;
         }
       });
       await new Promise((r) => setTimeout(r, 30));
