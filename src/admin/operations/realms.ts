@@ -1,0 +1,43 @@
+import type { Store } from '../../storage/store.js';
+import type { Realm } from '../../storage/types.js';
+import { REALM_DEFAULTS, CODE_LIFETIME_RANGE } from '../../config/defaults.js';
+import type { RealmSettings } from '../../storage/repos/realms.js';
+import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
+import { ValidationError, checkName } from '../validation.js';
+import { now, requireRealm } from './common.js';
+
+export function checkRealmSettings(s: Partial<RealmSettings>): void {
+  const positive = (name: string, v: number | undefined, max: number): void => {
+    if (v !== undefined && (!Number.isInteger(v) || v < 1 || v > max)) throw new ValidationError(`${name} must be a whole number of seconds from 1 to ${max}`);
+  };
+  if (s.codeLifetime !== undefined && (!Number.isInteger(s.codeLifetime) || s.codeLifetime < CODE_LIFETIME_RANGE.min || s.codeLifetime > CODE_LIFETIME_RANGE.max)) {
+    throw new ValidationError(`the code lifetime must be from ${CODE_LIFETIME_RANGE.min} to ${CODE_LIFETIME_RANGE.max} seconds`);
+  }
+  positive('the access token lifetime', s.accessTokenLifetime, 366 * 86_400);
+  positive('the refresh idle lifetime', s.refreshIdleLifetime, 5 * 366 * 86_400);
+  positive('the refresh chain maximum', s.refreshMaxLifetime, 10 * 366 * 86_400);
+  positive('the SSO session lifetime', s.ssoSessionLifetime, 366 * 86_400);
+  positive('the number of login failures', s.maxLoginFailures, 1000);
+  positive('the lockout time', s.lockoutSeconds, 86_400);
+  positive('the longest lockout time', s.maxLockoutSeconds, 30 * 86_400);
+  if (s.signingAlg !== undefined && !isSigningAlg(s.signingAlg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
+}
+
+export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings> }): Promise<Realm> {
+  checkName('realm name', input.id);
+  const settings: RealmSettings = { ...REALM_DEFAULTS, ...input.settings };
+  checkRealmSettings(settings);
+  const t = now();
+  const realm = await store.realms.create({ id: input.id, displayName: input.displayName ?? null, settings, now: t });
+  const alg = isSigningAlg(settings.signingAlg) ? settings.signingAlg : 'RS256';
+  await store.keys.insert(await generateSigningKey(realm.id, alg, t));
+  return realm;
+}
+
+
+/** Every token issued before `at` (seconds) is refused from now on; 0 clears the policy. */
+export async function revokeBefore(store: Store, input: { realmId: string; at: number }): Promise<void> {
+  await requireRealm(store, input.realmId);
+  if (!Number.isSafeInteger(input.at) || input.at < 0) throw new ValidationError('the time must be a non-negative number of seconds');
+  await store.realms.update(input.realmId, { notBefore: input.at });
+}

@@ -1,0 +1,92 @@
+import { Option, type Command } from 'commander';
+import { CliError, intArg, withStore } from './common.js';
+import { checkRealmSettings, createRealm, revokeBefore } from '../admin/operations.js';
+import type { RealmSettings } from '../storage/repos/realms.js';
+
+function realmSettingOptions(cmd: Command): Command {
+  return cmd
+    .option('--code-lifetime <s>', 'authorization code lifetime in seconds, 30 to 50 (default 45)', intArg('code lifetime'))
+    .option('--access-token-lifetime <s>', 'access token lifetime in seconds (default 259200)', intArg('access token lifetime'))
+    .option('--refresh-idle-lifetime <s>', 'lifetime of each refresh token in seconds (default 15552000)', intArg('refresh idle lifetime'))
+    .option('--refresh-max-lifetime <s>', 'maximum lifetime of a chain of refreshes in seconds (default 63072000)', intArg('refresh max lifetime'))
+    .option('--sso-session-lifetime <s>', 'browser session lifetime in seconds (default 36000)', intArg('SSO session lifetime'))
+    .option('--audience <aud>', 'aud claim of access tokens (default "account")')
+    .option('--max-login-failures <n>', 'failed logins of a username before it is locked (default 5)', intArg('max login failures'))
+    .option('--lockout-seconds <s>', 'first lockout; each further one doubles (default 60)', intArg('lockout seconds'))
+    .option('--max-lockout-seconds <s>', 'longest lockout (default 900)', intArg('max lockout seconds'))
+    .addOption(new Option('--signing-alg <alg>', 'signing algorithm of new keys').choices(['RS256', 'ES256', 'EdDSA']));
+}
+
+function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
+  const s: Partial<RealmSettings> = {};
+  if (o.codeLifetime !== undefined) s.codeLifetime = o.codeLifetime as number;
+  if (o.accessTokenLifetime !== undefined) s.accessTokenLifetime = o.accessTokenLifetime as number;
+  if (o.refreshIdleLifetime !== undefined) s.refreshIdleLifetime = o.refreshIdleLifetime as number;
+  if (o.refreshMaxLifetime !== undefined) s.refreshMaxLifetime = o.refreshMaxLifetime as number;
+  if (o.ssoSessionLifetime !== undefined) s.ssoSessionLifetime = o.ssoSessionLifetime as number;
+  if (o.audience !== undefined) s.accessTokenAudience = o.audience as string;
+  if (o.signingAlg !== undefined) s.signingAlg = o.signingAlg as string;
+  if (o.maxLoginFailures !== undefined) s.maxLoginFailures = o.maxLoginFailures as number;
+  if (o.lockoutSeconds !== undefined) s.lockoutSeconds = o.lockoutSeconds as number;
+  if (o.maxLockoutSeconds !== undefined) s.maxLockoutSeconds = o.maxLockoutSeconds as number;
+  return s;
+}
+
+export function registerRealm(program: Command): void {
+  const realm = program.command('realm').description('manage realms');
+  
+  realmSettingOptions(realm.command('create <realm>').description('create a realm with the default scopes and a signing key'))
+    .option('--display-name <name>', 'name shown on the login pages')
+    .action(async (id: string, o: Record<string, unknown>) => {
+      await withStore((store) => createRealm(store, { id, displayName: o.displayName as string | undefined, settings: settingsFrom(o) }));
+      process.stdout.write(`created realm ${id}\n`);
+    });
+  
+  realmSettingOptions(realm.command('update <realm>').description("change a realm's settings"))
+    .option('--display-name <name>', 'name shown on the login pages')
+    .action(async (id: string, o: Record<string, unknown>) => {
+      const settings = settingsFrom(o);
+      checkRealmSettings(settings);
+      await withStore(async (store) => {
+        if (!(await store.realms.get(id))) throw new CliError(`realm ${id} does not exist`);
+        await store.realms.update(id, { ...settings, ...(o.displayName !== undefined ? { displayName: o.displayName as string } : {}) });
+      });
+      process.stdout.write(`updated realm ${id}\n`);
+    });
+  
+  realm
+    .command('list')
+    .description('list realms')
+    .action(async () => {
+      const realms = await withStore((store) => store.realms.list());
+      for (const r of realms) process.stdout.write(`${r.id}\t${r.displayName ?? ''}\n`);
+    });
+  
+  realm
+    .command('revoke-before <realm>')
+    .description("refuse every token issued before a time (the realm's not-before policy); without options, show it")
+    .option('--now', 'revoke every token issued until now')
+    .option('--at <time>', 'an ISO 8601 time or seconds since the epoch')
+    .option('--clear', 'remove the policy')
+    .action(async (realmId: string, o: { now?: boolean; at?: string; clear?: boolean }) => {
+      const chosen = [o.now, o.at !== undefined, o.clear].filter(Boolean).length;
+      if (chosen > 1) throw new CliError('use only one of --now, --at and --clear');
+      let at: number | undefined;
+      if (o.now) at = Math.floor(Date.now() / 1000);
+      if (o.clear) at = 0;
+      if (o.at !== undefined) {
+        at = /^\d+$/.test(o.at) ? Number(o.at) : Math.floor(Date.parse(o.at) / 1000);
+        if (!Number.isFinite(at)) throw new CliError(`--at: ${o.at} is not a time`);
+      }
+      await withStore(async (store) => {
+        if (at === undefined) {
+          const r = await store.realms.get(realmId);
+          if (!r) throw new CliError(`realm ${realmId} does not exist`);
+          process.stdout.write(r.notBefore ? `tokens issued before ${new Date(r.notBefore * 1000).toISOString()} (${r.notBefore}) are refused\n` : 'no not-before policy\n');
+          return;
+        }
+        await revokeBefore(store, { realmId, at });
+        process.stdout.write(at ? `tokens of realm ${realmId} issued before ${new Date(at * 1000).toISOString()} are refused (not-before-policy ${at})\n` : `not-before policy of realm ${realmId} cleared\n`);
+      });
+    });
+}

@@ -1,0 +1,42 @@
+import type { Command } from 'commander';
+import { CliError, collect, passwordFrom, withStore } from './common.js';
+import { createUser } from '../admin/operations.js';
+import { hashPassword } from '../crypto/passwords.js';
+
+export function registerUser(program: Command): void {
+  const user = program.command('user').description('manage users');
+  user
+    .command('create <realm> <username>')
+    .description('create a user (the password is stored as an argon2id hash)')
+    .option('--password <pw>', 'the password (visible in the process list: prefer --password-stdin)')
+    .option('--password-stdin', 'read the password from standard input')
+    .option('--email <email>', 'email address')
+    .option('--org <alias>', 'make the user a member of this organization (repeatable)', collect, [])
+    .action(async (realmId: string, username: string, o: { password?: string; passwordStdin?: boolean; email?: string; org: string[] }) => {
+      const password = await passwordFrom(o);
+      await withStore((store) => createUser(store, { realmId, username, password, ...(o.email ? { email: o.email } : {}), orgAliases: o.org }));
+      process.stdout.write(`created user ${username.toLowerCase()} in realm ${realmId}\n`);
+    });
+  user
+    .command('set-password <realm> <username>')
+    .description("replace a user's password")
+    .option('--password <pw>', 'the new password')
+    .option('--password-stdin', 'read the new password from standard input')
+    .action(async (realmId: string, username: string, o: { password?: string; passwordStdin?: boolean }) => {
+      const password = await passwordFrom(o);
+      if (password.length < 8) throw new CliError('the password must have at least 8 characters');
+      await withStore(async (store) => {
+        const u = await store.users.findByUsername(realmId, username.toLowerCase());
+        if (!u) throw new CliError(`user ${username} does not exist in realm ${realmId}`);
+        await store.users.update(u.id, { passwordHash: await hashPassword(password) });
+      });
+      process.stdout.write(`password of ${username.toLowerCase()} changed\n`);
+    });
+  user
+    .command('list <realm>')
+    .description("list a realm's users")
+    .action(async (realmId: string) => {
+      const users = await withStore((store) => store.users.list(realmId));
+      for (const u of users) process.stdout.write(`${u.username}\t${u.email ?? ''}\t${u.enabled ? 'enabled' : 'disabled'}\n`);
+    });
+}
