@@ -25,7 +25,14 @@ export async function setupDemo(services: Services, print: (line: string) => voi
 
   if (await store.realms.get(DEMO_REALM)) {
     print(`Demo realm "${DEMO_REALM}" already exists; its credentials were printed when it was created.`);
-    print(`(Reset the password with: realmgate user set-password ${DEMO_REALM} demo --password-stdin)`);
+    print(`(Reset the password with: npx realmgate user set-password ${DEMO_REALM} demo --password-stdin)`);
+    // The server may now run on another port or address than when the demo was created: whitelist the
+    // code page of this run too, so that the printed URL works.
+    const client = await store.clients.get(DEMO_REALM, DEMO_CLIENT);
+    if (client && !client.redirectUris.includes(redirectUri)) {
+      await store.clients.update(DEMO_REALM, DEMO_CLIENT, { redirectUris: [...client.redirectUris, redirectUri] });
+      print(`(Added ${redirectUri} to the redirect URIs of ${DEMO_CLIENT}.)`);
+    }
   } else {
     await createRealm(store, { id: DEMO_REALM, displayName: 'Realmgate demo' });
     await createOrganization(store, { realmId: DEMO_REALM, alias: 'acme', name: 'Acme Inc.' });

@@ -49,3 +49,18 @@ export function parseScopeList(value: string): string[] {
   }
   return [...new Set(list)];
 }
+
+/** Shortest client secret an operator may choose; generated secrets have 256 bits. */
+export const MIN_CHOSEN_SECRET_LENGTH = 16;
+
+/**
+ * A secret an operator types for a confidential client. RFC 6819 5.2.3.1 asks for secrets that cannot
+ * be guessed; a short one can be found online, so it is refused at the doors where a person chooses one
+ * (secrets moved from another server keep whatever they were).
+ */
+export function checkChosenClientSecret(secret: string): void {
+  if (secret.length < MIN_CHOSEN_SECRET_LENGTH) {
+    throw new ValidationError(`a chosen client secret must have at least ${MIN_CHOSEN_SECRET_LENGTH} characters (leave out --secret to generate a 256-bit one)`);
+  }
+  if (new Set(secret).size < 4) throw new ValidationError('the client secret is too easy to guess: leave out --secret to generate one');
+}

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { collect, withStore } from './common.js';
 import { createClient } from '../admin/operations.js';
+import { checkChosenClientSecret } from '../admin/validation.js';
 
 export function registerClient(program: Command): void {
   const client = program.command('client').description('manage client applications');
@@ -15,6 +16,7 @@ export function registerClient(program: Command): void {
     .addOption(new Option('--auth-method <method>', 'token endpoint authentication (default client_secret_basic)').choices(['client_secret_basic', 'client_secret_post']))
     .option('--post-logout-redirect-uri <uri>', 'where logout may send the user back (repeatable)', collect, [])
     .action(async (realmId: string, clientId: string, o: { redirectUri: string[]; secret?: string; scope?: string; public?: boolean; name?: string; authMethod?: string; postLogoutRedirectUri: string[] }) => {
+      if (o.secret !== undefined && !o.public) checkChosenClientSecret(o.secret);
       const r = await withStore((store) =>
         createClient(store, {
           realmId,

@@ -29,10 +29,11 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T>
   }
 }
 
-export function intArg(name: string) {
+export function intArg(name: string, range?: { min: number; max: number }) {
   return (v: string): number => {
     const n = Number(v);
     if (!/^\d+$/.test(v) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`${name} must be a whole number`);
+    if (range && (n < range.min || n > range.max)) throw new InvalidArgumentError(`${name} must be from ${range.min} to ${range.max}`);
     return n;
   };
 }

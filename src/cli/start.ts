@@ -5,7 +5,7 @@ export function registerStart(program: Command): void {
   program
     .command('start')
     .description('start the server (migrates the database first)')
-    .option('--port <port>', 'TCP port (default: $PORT or 8080)', intArg('port'))
+    .option('--port <port>', 'TCP port (default: $PORT or 8080)', intArg('port', { min: 0, max: 65535 }))
     .option('--host <host>', 'interface to bind (default: $HOST or 127.0.0.1)')
     .option('--demo', 'on an empty database, create a demo realm, organization, user and client, and print them')
     .action(async (opts: { port?: number; host?: string; demo?: boolean }) => {

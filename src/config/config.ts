@@ -42,6 +42,8 @@ function parseIntSetting(name: string, value: string | undefined, min: number, m
 /** Builds the configuration from the environment, with explicit overrides (CLI flags) taking precedence. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? parseIntSetting('PORT', read(env, 'port'), 0, 65535);
+  // A port from a flag is checked here too, so that a bad --port is named as such, not as a bad AUTH_URL.
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`the port must be an integer from 0 to 65535, got ${port}`);
   const authUrl = parseBaseUrl('AUTH_URL', overrides.authUrl ?? read(env, 'authUrl') ?? `http://localhost:${port}`);
   const appUrl = parseBaseUrl('APP_URL', overrides.appUrl ?? read(env, 'appUrl') ?? authUrl);
   const sync = (read(env, 'sqliteSync') ?? 'FULL').toUpperCase();

@@ -64,7 +64,7 @@ for (const dialect of dialects()) {
       r = run(['client', 'create', 'acme', 'app', '--redirect-uri', 'https://app.example/cb', '--redirect-uri', 'http://127.0.0.1:8000/cb']);
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stdout, /client secret \(shown only now\): [A-Za-z0-9_-]{43}/);
-      r = run(['client', 'create', 'acme', 'app2', '--redirect-uri', 'https://app.example/cb', '--secret', 's3cret-value', '--scope', 'openid exports']);
+      r = run(['client', 'create', 'acme', 'app2', '--redirect-uri', 'https://app.example/cb', '--secret', 's3cret-value-for-app2', '--scope', 'openid exports']);
       assert.equal(r.status, 0, r.stderr);
       assert.doesNotMatch(r.stdout, /s3cret-value/);
       r = run(['client', 'create', 'acme', 'desktop', '--redirect-uri', 'http://localhost/authentication_code', '--public']);
@@ -122,6 +122,8 @@ for (const dialect of dialects()) {
       fails(['client', 'create', 'acme', 'sc', '--redirect-uri', 'https://x.example/cb', '--scope', 'admin'], /scope admin is not defined/);
       fails(['realm', 'update', 'acme', '--code-lifetime', '60'], /30 to 50/);
       fails(['--database-url', 'mysql://x', 'realm', 'list'], /unsupported database URL/);
+      fails(['client', 'create', 'acme', 'weak', '--redirect-uri', 'https://x.example/cb', '--secret', 'abc'], /at least 16 characters/);
+      fails(['start', '--port', '99999'], /port must be from 0 to 65535/);
     });
   });
 }
@@ -162,9 +164,16 @@ describe('realmgate start', () => {
       const page = await fetch(authUrl.replace(/^http:\/\/localhost:\d+/, url), { redirect: 'manual' });
       assert.equal(page.status, 303);
       await first.stop();
-      // A second start finds the realm and creates nothing new.
-      const second = await startAndRead(['--demo'], env, /listening on/);
+      // A second start finds the realm and creates nothing new; it runs on another port, and the URL it
+      // prints still works (the demo client's redirect URI follows the server's address).
+      const second = await startAndRead(['--demo'], { ...env, AUTH_URL: 'http://127.0.0.1:8099' }, /listening on (http:\/\/\S+)/);
       assert.match(second.out, /already exists/);
+      assert.match(second.out, /npx realmgate user set-password/);
+      const url2 = /listening on (http:\/\/\S+)/.exec(second.out)![1]!;
+      const authUrl2 = /(http:\/\/\S+\/auth\/realms\/demo\/protocol\/openid-connect\/auth\?\S+)/.exec(second.out)![1]!;
+      assert.match(authUrl2, /^http:\/\/127\.0\.0\.1:8099\//);
+      const page2 = await fetch(authUrl2.replace(/^http:\/\/127\.0\.0\.1:8099/, url2), { redirect: 'manual' });
+      assert.equal(page2.status, 303, 'the printed authorization URL is accepted');
       await second.stop();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
