@@ -35,7 +35,7 @@ export class IssuerMetadata {
   private discovery: Cached<Discovery> | undefined;
   private jwks: Cached<{ kids: Set<string>; getKey: JWTVerifyGetKey }> | undefined;
   private notBefore: Cached<number> | undefined;
-  private lastJwksFetch = -Infinity;
+  private lastKidRefetch = -Infinity;
   private readonly inFlight = new Map<string, Promise<unknown>>();
 
   constructor(private readonly opts: IssuerMetadataOptions) {}
@@ -100,12 +100,15 @@ export class IssuerMetadata {
     const cached = this.jwks;
     const known = cached !== undefined && (kid === undefined || cached.value.kids.has(kid));
     if (cached && known && this.fresh(cached)) return cached.value.getKey;
-    const coolingDown = this.now() - this.lastJwksFetch < this.opts.refetchCooldownSeconds * 1000;
-    if (cached && !known && coolingDown) return cached.value.getKey;
+    if (cached && !known) {
+      // Only refetches caused by an unknown kid are rate-limited: the first one after a rotation is
+      // immediate, and a stream of forged kids costs the issuer one request per cooldown.
+      if (this.now() - this.lastKidRefetch < this.opts.refetchCooldownSeconds * 1000) return cached.value.getKey;
+      this.lastKidRefetch = this.now();
+    }
     return this.once('jwks', async () => {
       try {
         const { jwksUri } = await this.getDiscovery();
-        this.lastJwksFetch = this.now();
         const { status, body } = await this.getJson(jwksUri);
         if (!isObject(body) || !Array.isArray(body.keys)) throw new Error(`JWKS: HTTP ${status}`);
         const set = body as unknown as JSONWebKeySet;
