@@ -133,6 +133,16 @@ for (const dialect of dialects()) {
       assert.equal((await createVerifier({ issuer, audience: 'account', clock: kitClock }).verify(other.access_token)).ok, true);
     });
 
+    await t.test('a discovery document naming another issuer is not trusted (OIDC Discovery 4.3)', async () => {
+      // The same server under another name: its discovery document names 127.0.0.1, not localhost.
+      const alias = issuer.replace('127.0.0.1', 'localhost');
+      const doc = (await (await fetch(`${alias}/.well-known/openid-configuration`)).json()) as { issuer: string };
+      assert.equal(doc.issuer, issuer, 'reachable under the alias, naming the real issuer');
+      const r = await createVerifier({ issuer: alias, audience: AUDIENCE, clock: kitClock }).verify(all.access_token);
+      assert.equal(r.ok, false);
+      assert.equal(!r.ok && r.error.status, 503);
+    });
+
     await t.test('an ID token or a refresh token is not an access token', async () => {
       assert.ok(all.id_token);
       const idCheck = await verifierFor({ audience: ts.client.id }).verify(all.id_token);
