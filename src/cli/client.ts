@@ -14,7 +14,8 @@ export function registerClient(program: Command): void {
     .option('--name <name>', 'name shown to users on the login and consent pages')
     .addOption(new Option('--auth-method <method>', 'token endpoint authentication (default client_secret_basic)').choices(['client_secret_basic', 'client_secret_post']))
     .option('--post-logout-redirect-uri <uri>', 'where logout may send the user back (repeatable)', collect, [])
-    .action(async (realmId: string, clientId: string, o: { redirectUri: string[]; secret?: string; scope?: string; public?: boolean; name?: string; authMethod?: string; postLogoutRedirectUri: string[] }) => {
+    .option('--web-origin <origin>', 'a browser origin allowed to call the token, userinfo and account endpoints (CORS) and to frame the session-status page; "+" = the origins of the redirect URIs (repeatable)', collect, [])
+    .action(async (realmId: string, clientId: string, o: { redirectUri: string[]; secret?: string; scope?: string; public?: boolean; name?: string; authMethod?: string; postLogoutRedirectUri: string[]; webOrigin: string[] }) => {
       const r = await withStore((store) =>
         createClient(store, {
           realmId,
@@ -26,6 +27,7 @@ export function registerClient(program: Command): void {
           ...(o.name ? { name: o.name } : {}),
           ...(o.authMethod ? { authMethod: o.authMethod } : {}),
           postLogoutRedirectUris: o.postLogoutRedirectUri,
+          webOrigins: o.webOrigin,
         }),
       );
       process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
@@ -36,6 +38,6 @@ export function registerClient(program: Command): void {
     .description("list a realm's clients")
     .action(async (realmId: string) => {
       const clients = await withStore((store) => store.clients.list(realmId));
-      for (const c of clients) process.stdout.write(`${c.clientId}\t${c.public ? 'public' : 'confidential'}\t${c.redirectUris.join(' ')}\n`);
+      for (const c of clients) process.stdout.write(`${c.clientId}\t${c.public ? 'public' : 'confidential'}\t${c.redirectUris.join(' ')}${c.webOrigins.length > 0 ? `\tweb origins: ${c.webOrigins.join(' ')}` : ''}\n`);
     });
 }

@@ -33,6 +33,7 @@ export interface ClientTable {
   created_at: number;
   auth_method: Generated<string>;
   post_logout_redirect_uris: Generated<string>;
+  web_origins: Generated<string>;
 }
 
 export interface UserTable {

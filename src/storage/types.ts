@@ -30,6 +30,8 @@ export interface Client {
   /** How the client authenticates at the token endpoint. */
   authMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
   postLogoutRedirectUris: string[];
+  /** Browser origins allowed to call the JSON endpoints (CORS) and frame the status iframe; "+" = those of the redirect URIs. */
+  webOrigins: string[];
 }
 
 export interface User {

@@ -2,7 +2,7 @@ import type { Store } from '../../storage/store.js';
 import type { Client } from '../../storage/types.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
-import { checkRedirectUri, parseScopeList, ValidationError } from '../validation.js';
+import { checkRedirectUri, checkWebOrigin, parseScopeList, ValidationError } from '../validation.js';
 import { now, requireRealm } from './common.js';
 
 export async function createClient(
@@ -17,6 +17,8 @@ export async function createClient(
     name?: string;
     authMethod?: string;
     postLogoutRedirectUris?: string[];
+    /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
+    webOrigins?: string[];
   },
 ): Promise<{ client: Client; secret: string | undefined; generated: boolean }> {
   await requireRealm(store, input.realmId);
@@ -31,6 +33,7 @@ export async function createClient(
   for (const s of scopes) if (!realmScopes.has(s)) throw new ValidationError(`scope ${s} is not defined in realm ${input.realmId}`);
   if (input.public && input.secret !== undefined) throw new ValidationError('a public client has no secret: leave out --secret');
   for (const uri of input.postLogoutRedirectUris ?? []) checkRedirectUri(uri);
+  const webOrigins = [...new Set((input.webOrigins ?? []).map(checkWebOrigin))];
   const authMethod = input.public ? 'none' : (input.authMethod ?? 'client_secret_basic');
   if (authMethod !== 'none' && authMethod !== 'client_secret_basic' && authMethod !== 'client_secret_post') {
     throw new ValidationError('the authentication method must be client_secret_basic or client_secret_post');
@@ -61,6 +64,7 @@ export async function createClient(
     createdAt: now(),
     authMethod,
     postLogoutRedirectUris: [...new Set(input.postLogoutRedirectUris ?? [])],
+    webOrigins,
   };
   await store.clients.create({ ...client, now: client.createdAt });
   return { client, secret, generated };

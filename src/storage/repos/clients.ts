@@ -23,6 +23,7 @@ export class ClientRepository {
           created_at: c.now,
           auth_method: c.authMethod,
           post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris),
+          web_origins: JSON.stringify(c.webOrigins),
         })
         .execute();
     } catch (err) {
@@ -49,7 +50,7 @@ export class ClientRepository {
   async update(
     realmId: string,
     clientId: string,
-    patch: { redirectUris?: string[]; scopes?: string[]; secretHash?: string | null; enabled?: boolean; name?: string | null },
+    patch: { redirectUris?: string[]; scopes?: string[]; secretHash?: string | null; enabled?: boolean; name?: string | null; webOrigins?: string[] },
   ): Promise<boolean> {
     const values: Record<string, string | number | null> = {};
     if (patch.redirectUris) values.redirect_uris = JSON.stringify(patch.redirectUris);
@@ -57,6 +58,7 @@ export class ClientRepository {
     if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;
     if (patch.enabled !== undefined) values.enabled = patch.enabled ? 1 : 0;
     if (patch.name !== undefined) values.name = patch.name;
+    if (patch.webOrigins) values.web_origins = JSON.stringify(patch.webOrigins);
     if (Object.keys(values).length === 0) return true;
     const r = await this.db.updateTable('clients').set(values).where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;

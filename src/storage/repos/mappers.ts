@@ -39,6 +39,7 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     createdAt: Number(r.created_at),
     authMethod: r.public === 1 ? 'none' : r.auth_method === 'client_secret_post' ? 'client_secret_post' : 'client_secret_basic',
     postLogoutRedirectUris: parseList(r.post_logout_redirect_uris),
+    webOrigins: parseList(r.web_origins),
   };
 }
 
