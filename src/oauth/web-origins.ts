@@ -36,3 +36,25 @@ export function allowedOrigins(client: Client): Set<string> {
 export function originAllowed(client: Client, origin: string): boolean {
   return origin !== 'null' && allowedOrigins(client).has(origin);
 }
+
+function formDecode(s: string): string | undefined {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The client a token-style request names, for the origin check only (authentication comes later):
+ * client_id in the body, else the user-id of HTTP Basic (RFC 6749 2.3.1, form-urlencoded).
+ */
+export function namedClientId(authorization: string | undefined, body: unknown): string | undefined {
+  const fromBody = body && typeof body === 'object' ? (body as Record<string, unknown>).client_id : undefined;
+  if (typeof fromBody === 'string' && fromBody !== '') return fromBody;
+  const m = authorization ? /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(authorization) : null;
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon > 0 ? formDecode(decoded.slice(0, colon)) : undefined;
+}

@@ -9,6 +9,8 @@ import { accountPage, type AccountGrant } from '../../views/account-pages.js';
 import { loginPage } from '../../views/pages.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, ensureBrowserBinding, formCsrf, readCookie, setRealmCookie } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
+import { preflight, varyOrigin } from '../plugins/cors.js';
+import { sendProfile, wantsProfileJson } from './profile.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
@@ -85,7 +87,11 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return sendPage(reply, status, loginPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/login`, csrf, ...(error ? { error } : {}) }));
   }
 
+  varyOrigin(app);
+  preflight(app, services, path, 'GET');
+
   app.get(path, async (req: Req, reply) => {
+    if (wantsProfileJson(req)) return sendProfile(services, req, reply);
     const c = await context(req, reply);
     if (!c) return reply;
     if (!c.session) return login(reply, c.realm, c.csrf);

@@ -9,6 +9,7 @@ import { LogoutError, parseLogoutRequest, type LogoutRequest } from '../../oidc/
 import { logoutConfirmPage, loggedOutPage } from '../../views/logout-pages.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, ensureBrowserBinding, formCsrf, readCookie } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
+import { corsForClient, preflight, varyOrigin } from '../plugins/cors.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
@@ -34,6 +35,8 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
   const { services } = opts;
   app.setErrorHandler(htmlErrorHandler(services));
   const path = '/auth/realms/:realm/protocol/openid-connect/logout';
+  varyOrigin(app);
+  preflight(app, services, path, 'GET, POST');
 
   async function handle(req: Req, reply: FastifyReply, raw: RawParams): Promise<FastifyReply> {
     const realm = await services.cache.realm(req.params.realm);
@@ -46,6 +49,8 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
       if (err instanceof LogoutError) return renderError(reply, 400, { realmName, title: 'Logout request not valid', description: err.message });
       throw err;
     }
+    // A client's own page may call logout with fetch and read the outcome (its web origins only).
+    corsForClient(req, reply, lr.client);
     const secret = readCookie(req, SESSION_COOKIE);
     const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), nowSeconds(services.clock)) : undefined;
     // A valid id_token_hint for this very session shows the request comes from the application the
