@@ -5,6 +5,7 @@ import type { Services } from './services.js';
 import { ping } from './storage/database.js';
 import { STYLESHEET } from './views/styles.js';
 import { STYLESHEET_PATH } from './views/layout.js';
+import { FORM_POST_SCRIPT, FORM_POST_SCRIPT_PATH } from './views/scripts.js';
 import { jsonErrorHandler, tokenRoutes } from './http/token/routes.js';
 import { AUTHORIZE_PATH, authorizeRoutes } from './http/authorize/routes.js';
 import { interactionRoutes } from './http/interaction/routes.js';
@@ -99,6 +100,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     reply.header('cache-control', 'public, max-age=3600');
     reply.header('x-content-type-options', 'nosniff');
     return reply.type('text/css; charset=utf-8').send(STYLESHEET);
+  });
+
+  app.get(FORM_POST_SCRIPT_PATH, async (_req, reply) => {
+    reply.header('cache-control', 'public, max-age=3600');
+    reply.header('x-content-type-options', 'nosniff');
+    return reply.type('text/javascript; charset=utf-8').send(FORM_POST_SCRIPT);
   });
 
   app.get('/health/live', async () => ({ status: 'UP' }));

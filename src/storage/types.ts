@@ -78,6 +78,8 @@ export interface AuthorizationParams {
   prompt?: string[];
   maxAge?: number;
   loginHint?: string;
+  /** Multiple Response Types 2.1 / Form Post Response Mode; absent means query. */
+  responseMode?: 'fragment' | 'form_post';
 }
 
 export interface Interaction {
