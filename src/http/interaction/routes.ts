@@ -6,7 +6,7 @@ import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin } from '../../oauth/brute-force.js';
 import { consentPage, deviceDonePage, loginPage, noOrganizationPage, organizationPage } from '../../views/pages.js';
-import { BROWSER_COOKIE, SESSION_COOKIE, readCookie, setRealmCookie } from '../cookies.js';
+import { BROWSER_COOKIE, SESSION_COOKIE, readCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, sendPage } from './render.js';
 
 type Req = FastifyRequest<{ Params: { realm: string; id: string }; Body: Record<string, unknown> | undefined }>;
@@ -124,6 +124,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     }
     const { session, secret } = await createBrowserSession(services, l.realm, user.id);
     setRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE, secret, l.realm.ssoSessionLifetime);
+    setSessionStateCookie(reply, services.config, l.realm.id, session.id, l.realm.ssoSessionLifetime);
     await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: session.id });
     return advance(services, reply, l);
   });

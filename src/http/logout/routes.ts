@@ -7,7 +7,7 @@ import { redirectWith } from '../../oauth/authorize/checks.js';
 import type { RawParams } from '../../oauth/params.js';
 import { LogoutError, parseLogoutRequest, type LogoutRequest } from '../../oidc/logout.js';
 import { logoutConfirmPage, loggedOutPage } from '../../views/logout-pages.js';
-import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, ensureBrowserBinding, formCsrf, readCookie } from '../cookies.js';
+import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readCookie } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
 import { corsForClient, preflight, varyOrigin } from '../plugins/cors.js';
 
@@ -23,6 +23,7 @@ async function finishLogout(services: Services, req: Req, reply: FastifyReply, r
     await services.audit.record({ realmId: realm.id, type: 'LOGOUT', outcome: 'success', clientId: lr.client?.clientId ?? null, userId: session.userId, ip: req.ip });
   }
   clearRealmCookie(reply, services.config, realm.id, SESSION_COOKIE);
+  clearSessionStateCookie(reply, services.config, realm.id);
   if (lr.postLogoutRedirectUri) {
     reply.header('cache-control', 'no-store');
     return reply.redirect(redirectWith(lr.postLogoutRedirectUri, { state: lr.state }), 303);
