@@ -56,8 +56,8 @@ const run = promisify(execFile);
 
 /** The guide's registration command, run through the real CLI against the test database. */
 async function register(ts: TestServer, appOrigin: string): Promise<void> {
-  const [command] = codeBlocks('sh');
-  assert.ok(command?.startsWith('realmgate client create'), 'the guide registers the client first');
+  const command = codeBlocks('sh')[0] ?? '';
+  assert.ok(command.startsWith('realmgate client create'), 'the guide registers the client first');
   const args = localize(command, ts, appOrigin)
     .trim()
     .replace(/^realmgate /, '')
