@@ -19,6 +19,7 @@ export interface RealmTable {
   max_login_failures: Generated<number>;
   lockout_seconds: Generated<number>;
   max_lockout_seconds: Generated<number>;
+  access_token_format: Generated<string>;
 }
 
 export interface ClientTable {
@@ -33,6 +34,11 @@ export interface ClientTable {
   created_at: number;
   auth_method: Generated<string>;
   post_logout_redirect_uris: Generated<string>;
+  /** JSON list of the token endpoint authentication methods the client accepts. */
+  auth_methods: Generated<string>;
+  id_token_alg: Generated<string>;
+  /** JSON list of the audiences (RFC 8707 resources) the client's access tokens may name. */
+  audiences: Generated<string>;
   web_origins: Generated<string>;
 }
 
@@ -44,6 +50,9 @@ export interface UserTable {
   password_hash: string;
   enabled: number;
   created_at: number;
+  first_name: Generated<string | null>;
+  last_name: Generated<string | null>;
+  email_verified: Generated<number>;
 }
 
 export interface OrganizationTable {

@@ -15,6 +15,8 @@ export interface Realm {
   maxLoginFailures: number;
   lockoutSeconds: number;
   maxLockoutSeconds: number;
+  /** `jwt` (Keycloak's typ Bearer tokens) or `rfc9068` (typ at+jwt, client_id). */
+  accessTokenFormat: 'jwt' | 'rfc9068';
 }
 
 export interface Client {
@@ -27,12 +29,20 @@ export interface Client {
   redirectUris: string[];
   scopes: string[];
   createdAt: number;
-  /** How the client authenticates at the token endpoint. */
-  authMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
+  /** The first of authMethods (kept for callers that show one method). */
+  authMethod: ClientAuthMethod;
+  /** How the client may authenticate at the token endpoint: ['none'] for a public client. */
+  authMethods: ClientAuthMethod[];
   postLogoutRedirectUris: string[];
+  /** OIDC Registration id_token_signed_response_alg: RS256 (default), ES256 or EdDSA. */
+  idTokenAlg: string;
+  /** Audiences (absolute URIs or names) its access tokens may carry; RFC 8707 resources must be among them. */
+  audiences: string[];
   /** Browser origins allowed to call the JSON endpoints (CORS) and frame the status iframe; "+" = those of the redirect URIs. */
   webOrigins: string[];
 }
+
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
 export interface User {
   id: string;
@@ -42,6 +52,9 @@ export interface User {
   passwordHash: string;
   enabled: boolean;
   createdAt: number;
+  firstName: string | null;
+  lastName: string | null;
+  emailVerified: boolean;
 }
 
 export interface Organization {
@@ -156,6 +169,9 @@ export interface Subject {
   userId: string;
   username: string;
   email: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  emailVerified: boolean;
   enabled: boolean;
   organizationAlias: string | null;
 }
