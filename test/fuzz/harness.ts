@@ -652,7 +652,13 @@ function serverParams(req: SentRequest): Record<string, unknown> | undefined {
 
 /** Markup the fuzz injects; none of it may come back unescaped in an HTML page. */
 export const INJECTED_MARKUP = ['<script>xss', '<img src=x onerror=xss', '<svg/onload=xss', '" onmouseover="xss', "' onfocus='xss", '<b>xss</b>', '</title><script'];
-const OWN_SCRIPTS = ['<script src="/auth/resources/code-page.js" defer></script>', '<script src="/auth/resources/form-post.js" defer></script>'];
+const OWN_SCRIPTS = [
+  '<script src="/auth/resources/code-page.js" defer></script>',
+  '<script src="/auth/resources/form-post.js" defer></script>',
+  '<script src="/auth/resources/login-status-iframe.js"></script>',
+  '<script src="/auth/resources/3p-cookies-step1.js"></script>',
+  '<script src="/auth/resources/3p-cookies-step2.js"></script>',
+];
 
 function unescapeHtml(s: string): string {
   return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#96;/g, '`').replace(/&amp;/g, '&');
