@@ -5,6 +5,7 @@ import type { Services } from './services.js';
 import { ping } from './storage/database.js';
 import { STYLESHEET } from './views/styles.js';
 import { STYLESHEET_PATH } from './views/layout.js';
+import { SCRIPTS } from './views/scripts.js';
 import { jsonErrorHandler, tokenRoutes } from './http/token/routes.js';
 import { AUTHORIZE_PATH, authorizeRoutes } from './http/authorize/routes.js';
 import { interactionRoutes } from './http/interaction/routes.js';
@@ -14,6 +15,7 @@ import { deviceRoutes } from './http/device/routes.js';
 import { lifecycleRoutes } from './http/token/lifecycle-routes.js';
 import { logoutRoutes } from './http/logout/routes.js';
 import { accountRoutes } from './http/account/routes.js';
+import { sessionStatusRoutes } from './http/session-status/routes.js';
 
 export interface AppOptions {
   services: Services;
@@ -92,6 +94,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(lifecycleRoutes, { services });
   await app.register(logoutRoutes, { services });
   await app.register(accountRoutes, { services });
+  await app.register(sessionStatusRoutes, { services });
   // The service's web application pages, when APP_URL is this server.
   if (new URL(services.config.appUrl).origin === new URL(services.config.authUrl).origin) await app.register(appPageRoutes, { services });
 
@@ -100,6 +103,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     reply.header('x-content-type-options', 'nosniff');
     return reply.type('text/css; charset=utf-8').send(STYLESHEET);
   });
+
+  for (const [path, source] of SCRIPTS) {
+    app.get(path, async (_req, reply) => {
+      reply.header('cache-control', 'public, max-age=3600');
+      reply.header('x-content-type-options', 'nosniff');
+      return reply.type('text/javascript; charset=utf-8').send(source);
+    });
+  }
 
   app.get('/health/live', async () => ({ status: 'UP' }));
   app.get('/health/ready', async (_req, reply) => {

@@ -4,7 +4,7 @@ import type { ClientPatch } from '../../storage/repos/clients.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
 import { isSigningAlg } from '../../crypto/keystore.js';
-import { checkRedirectUri, parseScopeList, ValidationError } from '../validation.js';
+import { checkRedirectUri, checkWebOrigin, parseScopeList, ValidationError } from '../validation.js';
 import { now, requireRealm } from './common.js';
 
 /** The secret methods a confidential client accepts unless its operator restricts it (RFC 6749 2.3.1). */
@@ -71,6 +71,8 @@ export async function createClient(
     postLogoutRedirectUris?: string[];
     idTokenAlg?: string;
     audiences?: string[];
+    /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
+    webOrigins?: string[];
   },
 ): Promise<{ client: Client; secret: string | undefined; generated: boolean }> {
   await requireRealm(store, input.realmId);
@@ -83,6 +85,7 @@ export async function createClient(
   const scopes = input.scopes !== undefined ? await checkScopes(store, input.realmId, input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
   if (input.public && input.secret !== undefined) throw new ValidationError('a public client has no secret: leave out --secret');
   for (const uri of input.postLogoutRedirectUris ?? []) checkRedirectUri(uri);
+  const webOrigins = [...new Set((input.webOrigins ?? []).map(checkWebOrigin))];
   const requested = [...(input.authMethod !== undefined ? [input.authMethod] : []), ...(input.authMethods ?? [])];
   if (input.public && requested.some((m) => m !== 'none')) throw new ValidationError('a public client does not authenticate: leave out --auth-method');
   const authMethods: ClientAuthMethod[] = input.public ? ['none'] : requested.length > 0 ? checkAuthMethods(requested) : [...DEFAULT_AUTH_METHODS];
@@ -114,6 +117,7 @@ export async function createClient(
     postLogoutRedirectUris: [...new Set(input.postLogoutRedirectUris ?? [])],
     idTokenAlg: input.idTokenAlg !== undefined ? checkIdTokenAlg(input.idTokenAlg) : 'RS256',
     audiences: [...new Set((input.audiences ?? []).map(checkAudience))],
+    webOrigins,
   };
   await store.clients.create({ ...client, now: client.createdAt });
   return { client, secret, generated };
@@ -147,6 +151,24 @@ export interface ClientUpdate {
   authMethods?: string[];
   idTokenAlg?: string;
   audiences?: ListChange;
+  webOrigins?: ListChange;
+}
+
+/** Web origins compare in their normalized form (no trailing slash); "+" stays as it is. */
+function normalizeOrigins(change: ListChange | undefined): ListChange | undefined {
+  if (!change) return undefined;
+  const norm = (v: string): string => {
+    try {
+      return checkWebOrigin(v);
+    } catch {
+      return v;
+    }
+  };
+  return {
+    ...(change.set ? { set: change.set.map(checkWebOrigin) } : {}),
+    ...(change.add ? { add: change.add.map(checkWebOrigin) } : {}),
+    ...(change.remove ? { remove: change.remove.map(norm) } : {}),
+  };
 }
 
 /**
@@ -176,6 +198,8 @@ export async function updateClient(store: Store, input: ClientUpdate): Promise<C
   if (input.idTokenAlg !== undefined) patch.idTokenAlg = checkIdTokenAlg(input.idTokenAlg);
   const audiences = applyList(client.audiences, input.audiences, checkAudience);
   if (audiences) patch.audiences = audiences;
+  const webOrigins = applyList(client.webOrigins, normalizeOrigins(input.webOrigins), checkWebOrigin);
+  if (webOrigins) patch.webOrigins = webOrigins;
   await store.clients.update(input.realmId, input.clientId, patch);
   const updated = await store.clients.get(input.realmId, input.clientId);
   if (!updated) throw new ValidationError(`client ${input.clientId} was deleted meanwhile`);

@@ -7,6 +7,7 @@ import * as events from './2026-11-21T0400_events.js';
 import * as bruteForce from './2026-11-21T0500_brute_force.js';
 import * as refreshTokenKeys from './2026-11-23T0100_refresh_token_keys.js';
 import * as userNamesAndClientSettings from './2026-11-23T0100_user_names_and_client_settings.js';
+import * as webOrigins from './2026-11-23T0200_web_origins.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T0500_brute_force': bruteForce,
   '2026-11-23T0100_refresh_token_keys': refreshTokenKeys,
   '2026-11-23T0100_user_names_and_client_settings': userNamesAndClientSettings,
+  '2026-11-23T0200_web_origins': webOrigins,
 };

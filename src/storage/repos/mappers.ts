@@ -43,6 +43,7 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     postLogoutRedirectUris: parseList(r.post_logout_redirect_uris),
     idTokenAlg: r.id_token_alg,
     audiences: parseList(r.audiences),
+    webOrigins: parseList(r.web_origins),
   };
 }
 
