@@ -39,9 +39,12 @@ export const authorizationCodeGrant: Grant = {
       const maxExpiresAt = now + realm.refreshMaxLifetime;
       refresh = mintRefreshToken(realm, maxExpiresAt, now);
       return { chain: { id: randomId(), maxExpiresAt }, token: refresh };
-    }, { ip });
+    }, { ip }, { realmId: realm.id, clientId: client.clientId });
 
     switch (outcome.status) {
+      case 'foreign':
+        // Refused as an unknown code would be: the presenter learns nothing, and the code stays usable.
+        throw new OAuthError('invalid_grant', 'the authorization code is invalid', { detail: 'code of another client' });
       case 'not_found':
         throw new OAuthError('invalid_grant', 'the authorization code is invalid');
       case 'reused':
