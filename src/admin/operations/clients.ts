@@ -25,12 +25,12 @@ export async function createClient(
     throw new ValidationError('client id must be 1-255 printable ASCII characters, without leading or trailing spaces');
   }
   if (input.redirectUris.length === 0) throw new ValidationError('a client needs at least one --redirect-uri');
-  for (const uri of input.redirectUris) checkRedirectUri(uri);
+  const redirectUris = input.redirectUris.map(checkRedirectUri);
   const realmScopes = new Set((await store.realms.scopes(input.realmId)).map((s) => s.name));
   const scopes = input.scopes !== undefined ? parseScopeList(input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
   for (const s of scopes) if (!realmScopes.has(s)) throw new ValidationError(`scope ${s} is not defined in realm ${input.realmId}`);
   if (input.public && input.secret !== undefined) throw new ValidationError('a public client has no secret: leave out --secret');
-  for (const uri of input.postLogoutRedirectUris ?? []) checkRedirectUri(uri);
+  const postLogoutRedirectUris = (input.postLogoutRedirectUris ?? []).map(checkRedirectUri);
   const authMethod = input.public ? 'none' : (input.authMethod ?? 'client_secret_basic');
   if (authMethod !== 'none' && authMethod !== 'client_secret_basic' && authMethod !== 'client_secret_post') {
     throw new ValidationError('the authentication method must be client_secret_basic or client_secret_post');
@@ -56,11 +56,11 @@ export async function createClient(
     secretHash,
     public: Boolean(input.public),
     enabled: true,
-    redirectUris: [...new Set(input.redirectUris)],
+    redirectUris: [...new Set(redirectUris)],
     scopes,
     createdAt: now(),
     authMethod,
-    postLogoutRedirectUris: [...new Set(input.postLogoutRedirectUris ?? [])],
+    postLogoutRedirectUris: [...new Set(postLogoutRedirectUris)],
   };
   await store.clients.create({ ...client, now: client.createdAt });
   return { client, secret, generated };
