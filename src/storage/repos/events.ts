@@ -17,7 +17,8 @@ export type EventType =
   | 'DEVICE_TO_TOKEN'
   | 'REVOKE'
   | 'LOGOUT'
-  | 'CLIENT_AUTH_ERROR';
+  | 'CLIENT_AUTH_ERROR'
+  | 'UPDATE_PASSWORD';
 
 export interface AuditEvent {
   realmId: string;

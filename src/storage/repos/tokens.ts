@@ -256,6 +256,29 @@ export class RefreshRepository {
     return Number(r.numUpdatedRows);
   }
 
+  /**
+   * Revokes the user's live chains (a password change), all of them or only the online ones: a chain
+   * is offline when it was granted offline_access. Returns how many were revoked.
+   */
+  async revokeUserChains(realmId: string, userId: string, now: number, opts: { keepOffline: boolean; reason: string }): Promise<number> {
+    const live = await this.db.kysely
+      .selectFrom('refresh_chains')
+      .select(['id', 'scopes'])
+      .where('realm_id', '=', realmId)
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .execute();
+    const ids = live.filter((c) => !(opts.keepOffline && (JSON.parse(c.scopes) as string[]).includes('offline_access'))).map((c) => c.id);
+    if (ids.length === 0) return 0;
+    const r = await this.db.kysely
+      .updateTable('refresh_chains')
+      .set({ revoked_at: now, revoked_reason: opts.reason })
+      .where('id', 'in', ids)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
   async getChain(chainId: string): Promise<RefreshChain | undefined> {
     const r = await this.db.kysely.selectFrom('refresh_chains').selectAll().where('id', '=', chainId).executeTakeFirst();
     return r ? toChain(r) : undefined;
