@@ -50,13 +50,17 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
       return realm;
     }
 
+    // The form posts back to this page: a path built from the realm, never from the request's URL, which
+    // in absolute form (GET http://other.example/...) would carry another origin (issue 12).
+    const actionOf = (realm: Realm): string => `/auth/realms/${encodeURIComponent(realm.id)}/device`;
+
     pages.get(path, async (req: Req, reply) => {
       const realm = await realmOf(req, reply);
       if (!realm) return reply;
       const binding = ensureBrowserBinding(req, reply, services.config, realm.id);
       const raw = req.query.user_code;
       const userCode = typeof raw === 'string' && raw.length <= 32 ? raw : undefined;
-      return sendPage(reply, 200, deviceEntryPage({ realmName: realm.displayName ?? realm.id, action: req.url.split('?')[0]!, csrf: await formCsrf(services, 'device', binding), ...(userCode ? { userCode } : {}) }));
+      return sendPage(reply, 200, deviceEntryPage({ realmName: realm.displayName ?? realm.id, action: actionOf(realm), csrf: await formCsrf(services, 'device', binding), ...(userCode ? { userCode } : {}) }));
     });
 
     pages.post(path, async (req: Req, reply) => {
@@ -68,7 +72,7 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
       if (!cookie || typeof csrf !== 'string' || !(await checkFormCsrf(req, services, realm.id, 'device', csrf))) {
         return renderError(reply, 403, { realmName, title: 'Form expired', description: 'The form was out of date. Please try again.' });
       }
-      const action = req.url.split('?')[0]!;
+      const action = actionOf(realm);
       const typed = typeof req.body?.user_code === 'string' ? req.body.user_code.trim().slice(0, 32) : '';
       // The code the user typed is shown again, so that a typo can be seen and fixed.
       const again = (status: number, error: string): FastifyReply =>
