@@ -42,6 +42,18 @@ function protocolClientError(err: NodeJS.ErrnoException, socket: import('node:ne
   socket.destroy();
 }
 
+/**
+ * Node checks for slow requests only every `connectionsCheckingInterval` (30 s by default), so a
+ * 30 s timeout used to cut connections after 30 to 60 s, and headers (60 s by default) later still.
+ * The check runs every tenth of the limit (at most every second) against a limit shortened by one
+ * interval, so a request is cut within the configured time, never after it.
+ */
+export function requestTimeouts(limitMs: number): { requestTimeout: number; headersTimeout: number; connectionsCheckingInterval: number } {
+  const interval = Math.min(1_000, Math.floor(limitMs / 10));
+  const timeout = limitMs - interval;
+  return { requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: interval };
+}
+
 function hasNul(v: unknown, depth = 0): boolean {
   if (typeof v === 'string') return v.includes('\0');
   if (depth > 3 || v === null || typeof v !== 'object') return false;
@@ -51,6 +63,7 @@ function hasNul(v: unknown, depth = 0): boolean {
 
 /** Builds the HTTP application without listening, so tests can `inject` requests into it. */
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const timeouts = requestTimeouts(opts.services.config.requestTimeoutMs);
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     // One line per request costs more CPU than a refresh grant's own work; errors and events are logged instead.
@@ -59,8 +72,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 64 * 1024,
     trustProxy: false,
     return503OnClosing: true,
-    // Slow or stalled clients are cut off instead of holding a connection open.
-    requestTimeout: 30_000,
+    // Slow or stalled clients are cut off instead of holding a connection open (REALMGATE_REQUEST_TIMEOUT_MS).
+    requestTimeout: timeouts.requestTimeout,
+    http: timeouts,
     connectionTimeout: 120_000,
     keepAliveTimeout: 65_000,
     maxRequestsPerSocket: 10_000,

@@ -6,6 +6,7 @@ import { TtlCache } from './cache.js';
 import { KeyStore } from './crypto/keystore.js';
 import { Audit } from './audit.js';
 import { FailureLimiter } from './failure-limiter.js';
+import { FormKey } from './crypto/form-key.js';
 
 const REALM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const CLIENT_ID = /^[\x20-\x7E]{1,255}$/;
@@ -58,6 +59,8 @@ export interface Services {
   audit: Audit;
   /** Failed client authentications, per client and address and per client (RFC 6819 5.2.3.7). */
   clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter };
+  /** The server secret behind the CSRF tokens of the account, logout and device forms. */
+  formKey: FormKey;
 }
 
 export function createServices(config: Config, store: Store, clock: Clock): Services {
@@ -72,6 +75,7 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
       perAddress: new FailureLimiter(10, 60_000, () => clock.nowMs()),
       perClient: new FailureLimiter(100, 60_000, () => clock.nowMs()),
     },
+    formKey: new FormKey(store),
   };
 }
 

@@ -1,3 +1,5 @@
+import { domainToASCII } from 'node:url';
+
 /** Input rules shared by the CLI and (later) the admin API. Each returns an error message or undefined. */
 
 export class ValidationError extends Error {}
@@ -14,31 +16,79 @@ export function isLoopbackHost(hostname: string): boolean {
   return LOOPBACK_HOSTS.has(hostname) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
+// RFC 3986 2.2-2.3: unreserved and reserved characters, and '%' (checked for two hex digits separately).
+const URI_CHARS = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
+const BAD_PERCENT = /%(?![0-9A-Fa-f]{2})/;
+const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):(.*)$/s;
+const AUTHORITY = /^\/\/([^/?#]*)(.*)$/s;
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]]*)(?::(\d{1,5}))?$/s;
+
+function refuse(uri: string, why: string): never {
+  // JSON.stringify shows control characters and quotes as escapes, so the message is one clean line.
+  throw new ValidationError(`redirect URI ${JSON.stringify(uri)} ${why}`);
+}
+
 /**
- * A redirect URI a client may register: absolute, no fragment (RFC 6749 3.1.2), https, or http only for
- * a loopback host (RFC 8252 7.3, RFC 9700 2.6), or a private-use scheme of a native app (RFC 8252 7.1).
+ * The host of an http(s) redirect URI as it is stored: an internationalized host in its ASCII form
+ * (UTS #46 via url.domainToASCII, as browsers send it), an ASCII host as typed, an IPv6 literal as is.
  */
-export function checkRedirectUri(uri: string): void {
+function storedHost(uri: string, host: string): string {
+  if (host.startsWith('[')) return host;
+  if (host === '') refuse(uri, 'has no host');
+  const ascii = domainToASCII(host);
+  if (ascii === '') refuse(uri, 'has a host that is not a valid domain name');
+  if (/^[\x00-\x7f]*$/.test(host)) {
+    // An ASCII host must already be what a browser would use (no percent-escapes, no "0x7f.1" IPv4
+    // forms), so that the host we check is the host the user agent goes to.
+    if (!/^[A-Za-z0-9._-]+$/.test(host) || ascii !== host.toLowerCase()) refuse(uri, 'has a host that is not a plain domain name or IP address');
+    return host;
+  }
+  return ascii;
+}
+
+/**
+ * Validates a redirect URI a client registers and returns the form to store (RFC 6749 3.1.2; RFC 3986):
+ * absolute, only RFC 3986 characters (no spaces, controls or other non-ASCII: percent-encode them), no
+ * fragment, no user info; http(s) URIs need a host, and an internationalized host is stored in its ASCII
+ * form; https, or http only for a loopback host (RFC 8252 7.3, RFC 9700 2.6), or a private-use scheme of
+ * a native app (RFC 8252 7.1). Whatever passes can be sent in a Location header as it is.
+ */
+export function checkRedirectUri(uri: string): string {
+  const m = SCHEME.exec(uri);
+  if (!m) refuse(uri, 'is not an absolute URI (scheme:...)');
+  const scheme = m[1]!.toLowerCase();
+  let rest = m[2]!;
+  if (uri.includes('*')) refuse(uri, 'must not contain wildcards: redirect URIs match exactly');
+  let normalized = uri;
+  if (scheme === 'http' || scheme === 'https') {
+    const a = AUTHORITY.exec(rest);
+    if (!a) refuse(uri, 'has no host (expected //host after the scheme)');
+    if (a[1]!.includes('@')) refuse(uri, 'must not contain user information (user@host)');
+    const hp = HOST_PORT.exec(a[1]!);
+    if (!hp) refuse(uri, 'has a malformed host or port');
+    if (hp[2] !== undefined && Number(hp[2]) > 65535) refuse(uri, 'has a port above 65535');
+    const host = storedHost(uri, hp[1]!);
+    rest = a[2]!;
+    normalized = `${m[1]}://${host}${hp[2] !== undefined ? `:${hp[2]}` : ''}${rest}`;
+  } else if (rest === '') {
+    refuse(uri, 'is not an absolute URI (nothing after the scheme)');
+  }
+  if (!URI_CHARS.test(rest)) refuse(uri, 'contains characters RFC 3986 does not allow (spaces, controls, non-ASCII or quotes): percent-encode them');
+  if (BAD_PERCENT.test(rest)) refuse(uri, "has a '%' that is not followed by two hex digits");
+  if (rest.includes('#')) refuse(uri, 'must not contain a fragment');
   let u: URL;
   try {
-    u = new URL(uri);
+    u = new URL(normalized);
   } catch {
-    throw new ValidationError(`redirect URI ${JSON.stringify(uri)} is not an absolute URI`);
+    refuse(uri, 'is not an absolute URI');
   }
-  if (uri.includes('#')) throw new ValidationError(`redirect URI ${uri} must not contain a fragment`);
-  if (uri.includes('*')) throw new ValidationError(`redirect URI ${uri} must not contain wildcards: redirect URIs match exactly`);
-  if (u.protocol === 'http:') {
-    if (!isLoopbackHost(u.hostname)) throw new ValidationError(`redirect URI ${uri} uses http: for a non-loopback host; use https:`);
-    return;
+  if (scheme === 'http') {
+    if (!isLoopbackHost(u.hostname)) refuse(uri, 'uses http: for a non-loopback host; use https:');
+  } else if (scheme !== 'https' && /^(javascript|data|vbscript|file|blob|about|ftp|ws|wss)$/.test(scheme)) {
+    refuse(uri, 'uses a scheme that cannot be a redirect target');
   }
-  if (u.protocol === 'https:') {
-    if (!u.hostname) throw new ValidationError(`redirect URI ${uri} has no host`);
-    return;
-  }
-  if (/^(javascript|data|vbscript|file|blob|about|ftp|ws|wss):$/.test(u.protocol)) {
-    throw new ValidationError(`redirect URI ${uri} uses a scheme that cannot be a redirect target`);
-  }
-  // Private-use URI scheme of a native app, e.g. com.example.app:/callback.
+  // Otherwise https, or a private-use URI scheme of a native app, e.g. com.example.app:/callback.
+  return normalized;
 }
 
 export function parseScopeList(value: string): string[] {

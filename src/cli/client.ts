@@ -56,7 +56,7 @@ export function registerClient(program: Command): void {
   client
     .command('create <realm> <client-id>')
     .description('register a client; without --secret a secret is generated and printed once')
-    .option('--redirect-uri <uri>', 'an exact redirect URI to whitelist (repeatable, at least one)', collect, [])
+    .option('--redirect-uri <uri>', 'an exact redirect URI to whitelist (repeatable, at least one; RFC 3986 characters only, an internationalized host is stored in ASCII form)', collect, [])
     .option('--secret <secret>', 'the client secret (default: a generated 256-bit secret)')
     .option('--scope <scopes>', 'space-separated scopes the client may request (default: all default scopes)')
     .option('--public', 'a public client (no secret; must use PKCE)')
@@ -90,6 +90,8 @@ export function registerClient(program: Command): void {
           }),
         );
         process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
+        // An internationalized host is stored in its ASCII form: that is the string the client must send.
+        for (const uri of r.client.redirectUris) if (!o.redirectUri.includes(uri)) process.stdout.write(`redirect URI stored as ${uri}\n`);
         if (r.generated) process.stdout.write(`client secret (shown only now): ${r.secret}\n`);
       },
     );

@@ -1,10 +1,28 @@
 import type { Command } from 'commander';
 import { CliError, intArg, withStore } from './common.js';
+import { terminalSafe } from './terminal-text.js';
+import type { StoredEvent } from '../storage/repos/events.js';
+
+const COLUMNS = ['time', 'type', 'outcome', 'client', 'username', 'user id', 'ip', 'reason'];
+
+/**
+ * The event's time with milliseconds: ids start with the millisecond they were made at (sortableId),
+ * used when it falls in the recorded second (a server whose clock is not the system's has only seconds).
+ */
+function eventTime(e: StoredEvent): string {
+  const ms = parseInt(e.id.slice(0, 9), 36);
+  return new Date(Number.isFinite(ms) && Math.floor(ms / 1000) === e.time ? ms : e.time * 1000).toISOString();
+}
+
+function textLine(e: StoredEvent): string {
+  const fields = [eventTime(e), e.type, e.outcome, e.clientId ?? '-', e.username ?? '-', e.userId ?? '-', e.ip ?? '-', e.reason ?? ''];
+  return fields.map((f) => terminalSafe(f)).join('\t');
+}
 
 export function registerEvents(program: Command): void {
   program
     .command('events <realm>')
-    .description('list audit events, newest first: logins, consents, codes, refreshes, reuse, revocations')
+    .description('list audit events, newest first (a header line, then one tab-separated line per event; control characters in any field are shown escaped): logins, consents, codes, refreshes, reuse, revocations')
     .option('--user <username>', "only this user's events")
     .option('--client <client-id>', "only this client's events")
     .option('--since <time>', 'only events at or after this ISO 8601 time or epoch second')
@@ -26,9 +44,8 @@ export function registerEvents(program: Command): void {
           limit: Math.min(o.limit ?? 100, 10_000),
         });
       });
-      for (const e of events) {
-        if (o.json) process.stdout.write(JSON.stringify({ ...e, time: new Date(e.time * 1000).toISOString() }) + '\n');
-        else process.stdout.write([new Date(e.time * 1000).toISOString(), e.type, e.outcome, e.clientId ?? '-', e.username ?? e.userId ?? '-', e.ip ?? '-', e.reason ?? ''].join('\t') + '\n');
-      }
+      // JSON escapes every control character itself, so --json keeps the exact stored text.
+      if (!o.json) process.stdout.write(COLUMNS.join('\t') + '\n');
+      for (const e of events) process.stdout.write((o.json ? JSON.stringify({ ...e, time: eventTime(e) }) : textLine(e)) + '\n');
     });
 }

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { CliError, collect, passwordFrom, withStore } from './common.js';
-import { createUser } from '../admin/operations.js';
-import { hashPassword } from '../crypto/passwords.js';
+import { collect, passwordFrom, withStore } from './common.js';
+import { createUser, setUserPassword } from '../admin/operations.js';
 
 export function registerUser(program: Command): void {
   const user = program.command('user').description('manage users');
@@ -19,18 +18,14 @@ export function registerUser(program: Command): void {
     });
   user
     .command('set-password <realm> <username>')
-    .description("replace a user's password")
+    .description("replace a user's password; signs the user out of every browser and revokes every refresh token (and so the access tokens issued with them)")
     .option('--password <pw>', 'the new password')
     .option('--password-stdin', 'read the new password from standard input')
-    .action(async (realmId: string, username: string, o: { password?: string; passwordStdin?: boolean }) => {
+    .option('--keep-offline-sessions', 'keep refresh tokens granted offline_access (other sessions still end)')
+    .action(async (realmId: string, username: string, o: { password?: string; passwordStdin?: boolean; keepOfflineSessions?: boolean }) => {
       const password = await passwordFrom(o);
-      if (password.length < 8) throw new CliError('the password must have at least 8 characters');
-      await withStore(async (store) => {
-        const u = await store.users.findByUsername(realmId, username.toLowerCase());
-        if (!u) throw new CliError(`user ${username} does not exist in realm ${realmId}`);
-        await store.users.update(u.id, { passwordHash: await hashPassword(password) });
-      });
-      process.stdout.write(`password of ${username.toLowerCase()} changed\n`);
+      const r = await withStore((store) => setUserPassword(store, { realmId, username, password, keepOfflineSessions: Boolean(o.keepOfflineSessions) }));
+      process.stdout.write(`password of ${r.username} changed; signed out of ${r.sessionsEnded} browser session(s), ${r.chainsRevoked} refresh token chain(s) revoked${o.keepOfflineSessions ? ' (offline ones kept)' : ''}\n`);
     });
   user
     .command('list <realm>')

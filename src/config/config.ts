@@ -8,6 +8,8 @@ export interface Config {
   databaseUrl: string;
   logLevel: string;
   cacheTtlMs: number;
+  /** Slow headers or bodies are cut this long after the request started (see requestTimeouts in app.ts). */
+  requestTimeoutMs: number;
   sqliteSync: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
 }
 
@@ -56,6 +58,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: overrides.databaseUrl ?? read(env, 'databaseUrl') ?? 'sqlite:./data/realmgate.db',
     logLevel: overrides.logLevel ?? read(env, 'logLevel') ?? 'info',
     cacheTtlMs: overrides.cacheTtlMs ?? parseIntSetting('REALMGATE_CACHE_TTL_MS', read(env, 'cacheTtlMs'), 0, 3_600_000),
+    requestTimeoutMs: overrides.requestTimeoutMs ?? parseIntSetting('REALMGATE_REQUEST_TIMEOUT_MS', read(env, 'requestTimeoutMs'), 1_000, 600_000),
     sqliteSync: (overrides.sqliteSync ?? sync) as Config['sqliteSync'],
   };
 }

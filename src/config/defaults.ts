@@ -37,6 +37,11 @@ export const SETTINGS = {
     default: undefined,
     description: 'When set, private signing keys are stored encrypted (AES-256-GCM, key derived with scrypt); every process that signs or creates keys needs the same value.',
   },
+  requestTimeoutMs: {
+    env: 'REALMGATE_REQUEST_TIMEOUT_MS',
+    default: '30000',
+    description: 'A request whose headers and body have not all arrived this many milliseconds after it started is answered 408 and its connection closed.',
+  },
   sqliteSync: {
     env: 'REALMGATE_SQLITE_SYNCHRONOUS',
     default: 'FULL',

@@ -1,6 +1,8 @@
+import crypto from 'node:crypto';
 import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.js';
+import type { Services } from '../services.js';
 import { randomToken, safeEqual, tokenHash } from '../crypto/random.js';
 
 export const SESSION_COOKIE = 'RG_SESSION';
@@ -10,29 +12,45 @@ function realmPath(realmId: string): string {
   return `/auth/realms/${encodeURIComponent(realmId)}/`;
 }
 
-export function readCookie(req: FastifyRequest, name: string): string | undefined {
-  const v = req.cookies[name];
+/**
+ * Behind https at the root of its origin, cookies carry the `__Host-` prefix (RFC 6265bis 4.1.3.2): the
+ * browser accepts them only with Secure, Path=/ and no Domain, so a sibling subdomain cannot set or
+ * shadow them ("cookie tossing"). Path=/ would share one cookie between realms, so the realm goes into
+ * the name instead. Over plain http (development) the prefix is impossible, and when AUTH_URL has a path
+ * of its own the cookies stay scoped to the realm's path so other applications on the origin do not
+ * receive them; there the CSRF tokens' server key is what stops a forged form (see formCsrf).
+ */
+function hostPrefixed(config: Config): boolean {
+  const u = new URL(config.authUrl);
+  return u.protocol === 'https:' && u.pathname === '/';
+}
+
+export function realmCookieName(config: Config, realmId: string, base: string): string {
+  return hostPrefixed(config) ? `__Host-${base}.${realmId}` : base;
+}
+
+function cookieOptions(config: Config, realmId: string): { path: string; httpOnly: true; sameSite: 'lax'; secure: boolean } {
+  return { path: hostPrefixed(config) ? '/' : realmPath(realmId), httpOnly: true, sameSite: 'lax', secure: config.authUrl.startsWith('https:') };
+}
+
+/** The value of one of the realm's cookies (`base` is SESSION_COOKIE or BROWSER_COOKIE). */
+export function readRealmCookie(req: FastifyRequest, config: Config, realmId: string, base: string): string | undefined {
+  const v = req.cookies[realmCookieName(config, realmId, base)];
   return typeof v === 'string' && v.length > 0 && v.length < 200 ? v : undefined;
 }
 
 /** HttpOnly, SameSite=Lax, scoped to the realm, and Secure whenever the server is reached over https. */
-export function setRealmCookie(reply: FastifyReply, config: Config, realmId: string, name: string, value: string, maxAge?: number): void {
-  reply.setCookie(name, value, {
-    path: realmPath(realmId),
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: config.authUrl.startsWith('https:'),
-    ...(maxAge !== undefined ? { maxAge } : {}),
-  });
+export function setRealmCookie(reply: FastifyReply, config: Config, realmId: string, base: string, value: string, maxAge?: number): void {
+  reply.setCookie(realmCookieName(config, realmId, base), value, { ...cookieOptions(config, realmId), ...(maxAge !== undefined ? { maxAge } : {}) });
 }
 
-export function clearRealmCookie(reply: FastifyReply, config: Config, realmId: string, name: string): void {
-  reply.clearCookie(name, { path: realmPath(realmId), httpOnly: true, sameSite: 'lax', secure: config.authUrl.startsWith('https:') });
+export function clearRealmCookie(reply: FastifyReply, config: Config, realmId: string, base: string): void {
+  reply.clearCookie(realmCookieName(config, realmId, base), cookieOptions(config, realmId));
 }
 
 /** The browser's binding secret for pending requests (created on first visit); returns its hash. */
 export function ensureBrowserBinding(req: FastifyRequest, reply: FastifyReply, config: Config, realmId: string): string {
-  let value = readCookie(req, BROWSER_COOKIE);
+  let value = readRealmCookie(req, config, realmId, BROWSER_COOKIE);
   if (!value) {
     value = randomToken(24);
     setRealmCookie(reply, config, realmId, BROWSER_COOKIE, value);
@@ -42,18 +60,21 @@ export function ensureBrowserBinding(req: FastifyRequest, reply: FastifyReply, c
 
 /**
  * CSRF token of a form that exists before any pending request (device code entry, logout, account):
- * derived from the browser's binding cookie, which another site can neither read nor set.
+ * HMAC-SHA256 under the deployment's form key (a server secret, src/crypto/form-key.ts) over the form's
+ * purpose and the browser's binding cookie. Without the key, knowing or choosing the cookie is not
+ * enough to compute a token (issue 12).
  */
-export function formCsrf(purpose: string, bindingHash: string): string {
-  return tokenHash(`${purpose}-form:${bindingHash}`);
+export async function formCsrf(services: Services, purpose: string, bindingHash: string): Promise<string> {
+  const key = await services.formKey.get();
+  return crypto.createHmac('sha256', key).update(`${purpose}\0${bindingHash}`).digest('base64url');
 }
 
 /** Checks such a form's token against the binding cookie of the request, in constant time. */
-export function checkFormCsrf(req: FastifyRequest, purpose: string, token: unknown): boolean {
-  const cookie = readCookie(req, BROWSER_COOKIE);
+export async function checkFormCsrf(req: FastifyRequest, services: Services, realmId: string, purpose: string, token: unknown): Promise<boolean> {
+  const cookie = readRealmCookie(req, services.config, realmId, BROWSER_COOKIE);
   if (!cookie || typeof token !== 'string') return false;
-  const expected = formCsrf(purpose, tokenHash(cookie));
-  return token.length === expected.length && safeEqual(token, expected);
+  const expected = await formCsrf(services, purpose, tokenHash(cookie));
+  return safeEqual(token, expected);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Client, Realm } from '../storage/types.js';
 import { realmBase } from '../services.js';
 import { readParams, type RawParams } from '../oauth/params.js';
 import { OAuthError } from '../oauth/errors.js';
+import { isEmittableUri } from '../oauth/authorize/checks.js';
 
 export class LogoutError extends Error {}
 
@@ -45,6 +46,7 @@ export async function parseLogoutRequest(services: Services, realm: Realm, raw: 
   if (uri !== undefined) {
     if (!client) throw new LogoutError('post_logout_redirect_uri needs id_token_hint or client_id.');
     if (!client.postLogoutRedirectUris.includes(uri)) throw new LogoutError('The address to return to after logout is not registered for this application.');
+    if (!isEmittableUri(uri)) throw new LogoutError('The address registered to return to after logout cannot be used. Its administrator must register it again.');
   }
   return { client, postLogoutRedirectUri: uri, state: p.get('state'), hintSid };
 }

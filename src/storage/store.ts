@@ -9,6 +9,7 @@ import { CodeRepository, RefreshRepository, TokenStateRepository } from './repos
 import { DeviceRepository } from './repos/device.js';
 import { EventRepository } from './repos/events.js';
 import { LoginFailureRepository } from './repos/login-failures.js';
+import { MetaRepository } from './repos/meta.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -27,6 +28,7 @@ export class Store {
   readonly tokenState: TokenStateRepository;
   readonly events: EventRepository;
   readonly loginFailures: LoginFailureRepository;
+  readonly meta: MetaRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -45,6 +47,7 @@ export class Store {
     this.tokenState = new TokenStateRepository(k);
     this.events = new EventRepository(k);
     this.loginFailures = new LoginFailureRepository(k);
+    this.meta = new MetaRepository(k);
   }
 
   close(): Promise<void> {

@@ -81,10 +81,10 @@ export async function createClient(
     throw new ValidationError('client id must be 1-255 printable ASCII characters, without leading or trailing spaces');
   }
   if (input.redirectUris.length === 0) throw new ValidationError('a client needs at least one --redirect-uri');
-  for (const uri of input.redirectUris) checkRedirectUri(uri);
+  const redirectUris = input.redirectUris.map(checkRedirectUri);
   const scopes = input.scopes !== undefined ? await checkScopes(store, input.realmId, input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
   if (input.public && input.secret !== undefined) throw new ValidationError('a public client has no secret: leave out --secret');
-  for (const uri of input.postLogoutRedirectUris ?? []) checkRedirectUri(uri);
+  const postLogoutRedirectUris = (input.postLogoutRedirectUris ?? []).map(checkRedirectUri);
   const webOrigins = [...new Set((input.webOrigins ?? []).map(checkWebOrigin))];
   const requested = [...(input.authMethod !== undefined ? [input.authMethod] : []), ...(input.authMethods ?? [])];
   if (input.public && requested.some((m) => m !== 'none')) throw new ValidationError('a public client does not authenticate: leave out --auth-method');
@@ -109,12 +109,12 @@ export async function createClient(
     secretHash,
     public: Boolean(input.public),
     enabled: true,
-    redirectUris: [...new Set(input.redirectUris)],
+    redirectUris: [...new Set(redirectUris)],
     scopes,
     createdAt: now(),
     authMethod: authMethods[0]!,
     authMethods,
-    postLogoutRedirectUris: [...new Set(input.postLogoutRedirectUris ?? [])],
+    postLogoutRedirectUris: [...new Set(postLogoutRedirectUris)],
     idTokenAlg: input.idTokenAlg !== undefined ? checkIdTokenAlg(input.idTokenAlg) : 'RS256',
     audiences: [...new Set((input.audiences ?? []).map(checkAudience))],
     webOrigins,
@@ -132,10 +132,16 @@ export interface ListChange {
 
 function applyList(current: readonly string[], change: ListChange | undefined, check: (v: string) => unknown): string[] | undefined {
   if (!change || (change.set === undefined && !change.add?.length && !change.remove?.length)) return undefined;
-  for (const v of [...(change.set ?? []), ...(change.add ?? [])]) check(v);
+  // A check may normalise its value (an IDN host in ASCII form, an origin without a slash): keep what it returns.
+  const norm = (v: string): string => {
+    const r = check(v);
+    return typeof r === 'string' ? r : v;
+  };
+  const set = change.set?.map(norm);
+  const add = (change.add ?? []).map(norm);
   const removed = new Set(change.remove ?? []);
-  for (const v of removed) if (![...(change.set ?? current), ...(change.add ?? [])].includes(v)) throw new ValidationError(`${v} is not in the list`);
-  return [...new Set([...(change.set ?? current), ...(change.add ?? [])])].filter((v) => !removed.has(v));
+  for (const v of removed) if (![...(set ?? current), ...add].includes(v)) throw new ValidationError(`${v} is not in the list`);
+  return [...new Set([...(set ?? current), ...add])].filter((v) => !removed.has(v));
 }
 
 export interface ClientUpdate {

@@ -7,7 +7,7 @@ import { createBrowserSession } from '../../oauth/authorize/interaction.js';
 import { attemptLogin } from '../../oauth/brute-force.js';
 import { accountPage, type AccountGrant } from '../../views/account-pages.js';
 import { loginPage } from '../../views/pages.js';
-import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
+import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
 import { preflight, varyOrigin } from '../plugins/cors.js';
 import { sendProfile, wantsProfileJson } from './profile.js';
@@ -35,8 +35,8 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
       return undefined;
     }
-    const csrf = formCsrf('account', ensureBrowserBinding(req, reply, services.config, realm.id));
-    const secret = readCookie(req, SESSION_COOKIE);
+    const csrf = await formCsrf(services, 'account', ensureBrowserBinding(req, reply, services.config, realm.id));
+    const secret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
     const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), nowSeconds(services.clock)) : undefined;
     return { realm, session, csrf };
   }
@@ -101,7 +101,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   app.post(`${path}/login`, async (req: Req, reply) => {
     const c = await context(req, reply);
     if (!c) return reply;
-    if (!checkFormCsrf(req, 'account', req.body?.csrf)) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Please try again.' });
+    if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Please try again.' });
     const username = field(req, 'username') ?? '';
     const outcome = await attemptLogin(services, c.realm, { username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account' });
     if ('error' in outcome) {
@@ -121,7 +121,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   app.post(`${path}/revoke`, async (req: Req, reply) => {
     const c = await context(req, reply);
     if (!c) return reply;
-    if (!c.session || !checkFormCsrf(req, 'account', req.body?.csrf)) return reply.redirect(baseOf(c.realm), 303);
+    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
     const clientId = field(req, 'client_id');
     const organizationId = field(req, 'organization_id');
     if (clientId && organizationId) {
@@ -136,7 +136,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   app.post(`${path}/sessions/end`, async (req: Req, reply) => {
     const c = await context(req, reply);
     if (!c) return reply;
-    if (!c.session || !checkFormCsrf(req, 'account', req.body?.csrf)) return reply.redirect(baseOf(c.realm), 303);
+    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
     const id = field(req, 'session_id');
     const now = nowSeconds(services.clock);
     const mine = (await services.store.sessions.listActive(c.realm.id, c.session.userId, now)).find((s) => s.id === id);

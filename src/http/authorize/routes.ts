@@ -7,7 +7,7 @@ import type { RawParams } from '../../oauth/params.js';
 import { AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect, clientResponse, responseModeOf, stateOf } from '../../oauth/authorize/checks.js';
 import { beginInteraction, errorResponse, nextStep, promptNoneError, sessionUsable } from '../../oauth/authorize/interaction.js';
 import { realmBase } from '../../services.js';
-import { SESSION_COOKIE, ensureBrowserBinding, readCookie } from '../cookies.js';
+import { SESSION_COOKIE, ensureBrowserBinding, readRealmCookie } from '../cookies.js';
 import { interactionUrl, renderError, htmlErrorHandler, sendClientResponse } from '../interaction/render.js';
 
 export const AUTHORIZE_PATH = '/auth/realms/:realm/protocol/openid-connect/auth';
@@ -49,7 +49,7 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
   }
 
   const browserHash = ensureBrowserBinding(req, reply, services.config, realm.id);
-  const sessionSecret = readCookie(req, SESSION_COOKIE);
+  const sessionSecret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
   const now = nowSeconds(services.clock);
   const found = sessionSecret ? await services.store.sessions.findActive(realm.id, tokenHash(sessionSecret), now) : undefined;
   const session = sessionUsable(params, found, now);

@@ -8,7 +8,7 @@ import { normalizeUserCode, userCodeHash } from '../../oauth/device/user-code.js
 import { beginInteraction, nextStep } from '../../oauth/authorize/interaction.js';
 import { deviceEntryPage } from '../../views/device-pages.js';
 import { deviceDonePage } from '../../views/pages.js';
-import { BROWSER_COOKIE, SESSION_COOKIE, checkFormCsrf, ensureBrowserBinding, formCsrf, readCookie } from '../cookies.js';
+import { BROWSER_COOKIE, SESSION_COOKIE, checkFormCsrf, ensureBrowserBinding, formCsrf, readRealmCookie } from '../cookies.js';
 import { FailureLimiter } from '../../failure-limiter.js';
 import { setNoStore } from '../plugins/security-headers.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage } from '../interaction/render.js';
@@ -50,25 +50,29 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
       return realm;
     }
 
+    // The form posts back to this page: a path built from the realm, never from the request's URL, which
+    // in absolute form (GET http://other.example/...) would carry another origin (issue 12).
+    const actionOf = (realm: Realm): string => `/auth/realms/${encodeURIComponent(realm.id)}/device`;
+
     pages.get(path, async (req: Req, reply) => {
       const realm = await realmOf(req, reply);
       if (!realm) return reply;
       const binding = ensureBrowserBinding(req, reply, services.config, realm.id);
       const raw = req.query.user_code;
       const userCode = typeof raw === 'string' && raw.length <= 32 ? raw : undefined;
-      return sendPage(reply, 200, deviceEntryPage({ realmName: realm.displayName ?? realm.id, action: req.url.split('?')[0]!, csrf: formCsrf('device', binding), ...(userCode ? { userCode } : {}) }));
+      return sendPage(reply, 200, deviceEntryPage({ realmName: realm.displayName ?? realm.id, action: actionOf(realm), csrf: await formCsrf(services, 'device', binding), ...(userCode ? { userCode } : {}) }));
     });
 
     pages.post(path, async (req: Req, reply) => {
       const realm = await realmOf(req, reply);
       if (!realm) return reply;
       const realmName = realm.displayName ?? realm.id;
-      const cookie = readCookie(req, BROWSER_COOKIE);
+      const cookie = readRealmCookie(req, services.config, realm.id, BROWSER_COOKIE);
       const csrf = req.body?.csrf;
-      if (!cookie || typeof csrf !== 'string' || !checkFormCsrf(req, 'device', csrf)) {
+      if (!cookie || typeof csrf !== 'string' || !(await checkFormCsrf(req, services, realm.id, 'device', csrf))) {
         return renderError(reply, 403, { realmName, title: 'Form expired', description: 'The form was out of date. Please try again.' });
       }
-      const action = req.url.split('?')[0]!;
+      const action = actionOf(realm);
       const typed = typeof req.body?.user_code === 'string' ? req.body.user_code.trim().slice(0, 32) : '';
       // The code the user typed is shown again, so that a typo can be seen and fixed.
       const again = (status: number, error: string): FastifyReply =>
@@ -89,7 +93,7 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
       const client = await services.cache.client(realm.id, device.clientId);
       if (!client || !client.enabled) return again(400, BAD_CODE);
 
-      const sessionSecret = readCookie(req, SESSION_COOKIE);
+      const sessionSecret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
       const session = sessionSecret ? await services.store.sessions.findActive(realm.id, tokenHash(sessionSecret), now) : undefined;
       const ia = await beginInteraction(services, {
         realm,

@@ -6,7 +6,7 @@ import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin } from '../../oauth/brute-force.js';
 import { consentPage, deviceDonePage, loginPage, noOrganizationPage, organizationPage } from '../../views/pages.js';
-import { BROWSER_COOKIE, SESSION_COOKIE, readCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
+import { BROWSER_COOKIE, SESSION_COOKIE, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, sendPage } from './render.js';
 
 type Req = FastifyRequest<{ Params: { realm: string; id: string }; Body: Record<string, unknown> | undefined }>;
@@ -30,7 +30,7 @@ async function load(services: Services, req: Req, reply: FastifyReply): Promise<
   }
   const realmName = realm.displayName ?? realm.id;
   const ia = await services.store.interactions.get(req.params.id);
-  const binding = readCookie(req, BROWSER_COOKIE);
+  const binding = readRealmCookie(req, services.config, realm.id, BROWSER_COOKIE);
   if (!ia || ia.realmId !== realm.id || ia.expiresAt <= nowSeconds(services.clock)) {
     renderError(reply, 400, { realmName, title: 'Sign-in expired', description: EXPIRED });
     return undefined;
@@ -117,7 +117,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     const { user } = outcome;
     await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
     // A new session at every login: a session cookie planted before login is never reused (no fixation).
-    const old = readCookie(req, SESSION_COOKIE);
+    const old = readRealmCookie(req, services.config, l.realm.id, SESSION_COOKIE);
     if (old) {
       const prev = await services.store.sessions.findActive(l.realm.id, tokenHash(old), nowSeconds(services.clock));
       if (prev) await services.store.sessions.end(prev.id, nowSeconds(services.clock));

@@ -7,7 +7,7 @@ import { redirectWith } from '../../oauth/authorize/checks.js';
 import type { RawParams } from '../../oauth/params.js';
 import { LogoutError, parseLogoutRequest, type LogoutRequest } from '../../oidc/logout.js';
 import { logoutConfirmPage, loggedOutPage } from '../../views/logout-pages.js';
-import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readCookie } from '../cookies.js';
+import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
 import { corsForClient, preflight, varyOrigin } from '../plugins/cors.js';
 
@@ -15,7 +15,7 @@ type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<strin
 
 /** Ends the browser session, then returns to the client or says so. */
 async function finishLogout(services: Services, req: Req, reply: FastifyReply, realm: Realm, lr: LogoutRequest): Promise<FastifyReply> {
-  const secret = readCookie(req, SESSION_COOKIE);
+  const secret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
   const now = nowSeconds(services.clock);
   const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), now) : undefined;
   if (session) {
@@ -52,7 +52,7 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
     }
     // A client's own page may call logout with fetch and read the outcome (its web origins only).
     corsForClient(req, reply, lr.client);
-    const secret = readCookie(req, SESSION_COOKIE);
+    const secret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
     const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), nowSeconds(services.clock)) : undefined;
     // A valid id_token_hint for this very session shows the request comes from the application the
     // user used; anything else asks the user, so that another site cannot log them out.
@@ -65,7 +65,7 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
         realmName,
         clientName: lr.client ? (lr.client.name ?? lr.client.clientId) : undefined,
         action: `/auth/realms/${encodeURIComponent(realm.id)}/protocol/openid-connect/logout/confirm`,
-        csrf: formCsrf('logout', binding),
+        csrf: await formCsrf(services, 'logout', binding),
         fields: { client_id: lr.client?.clientId, post_logout_redirect_uri: lr.postLogoutRedirectUri, state: lr.state },
       }),
     );
@@ -78,7 +78,7 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
     const realm = await services.cache.realm(req.params.realm);
     if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
     const realmName = realm.displayName ?? realm.id;
-    if (!checkFormCsrf(req, 'logout', req.body?.csrf)) return renderError(reply, 403, { realmName, title: 'Form expired', description: 'The form was out of date. Please try again.' });
+    if (!(await checkFormCsrf(req, services, realm.id, 'logout', req.body?.csrf))) return renderError(reply, 403, { realmName, title: 'Form expired', description: 'The form was out of date. Please try again.' });
     const body = { ...req.body };
     delete body.csrf;
     let lr: LogoutRequest;

@@ -53,7 +53,17 @@ export async function checkClientAndRedirect(
   if (!redirectUriAllowed(client.redirectUris, redirectUri)) {
     throw new AuthorizePageError('Invalid return address', 'The address this application asked to return to is not registered for it, so you were not sent there.');
   }
+  // Registration refuses such URIs now (checkRedirectUri); one stored before that is not redirected to,
+  // since it cannot be sent in a Location header as it is.
+  if (!isEmittableUri(redirectUri)) {
+    throw new AuthorizePageError('Invalid return address', 'The address registered for this application cannot be used. Its administrator must register it again.');
+  }
   return { client, redirectUri };
+}
+
+/** A URI that can go into a Location header unchanged: visible ASCII only (RFC 9110 10.2.2, RFC 3986), no fragment. */
+export function isEmittableUri(uri: string): boolean {
+  return /^[\x21-\x7e]+$/.test(uri) && !uri.includes('#');
 }
 
 const LOOPBACK_IP = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/;

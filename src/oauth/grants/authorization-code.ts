@@ -44,9 +44,12 @@ export const authorizationCodeGrant: Grant = {
       const chain = { chainId, clientId: stored.clientId, userId: stored.userId, sessionId: stored.sessionId, scopes: stored.scopes, chainMaxExpiresAt: maxExpiresAt };
       refresh = mintRefreshToken({ realm, keys, issuer, chain, gen: 1, now });
       return { chain: { id: chainId, maxExpiresAt }, token: refresh };
-    }, { ip });
+    }, { ip }, { realmId: realm.id, clientId: client.clientId });
 
     switch (outcome.status) {
+      case 'foreign':
+        // Refused as an unknown code would be: the presenter learns nothing, and the code stays usable.
+        throw new OAuthError('invalid_grant', 'the authorization code is invalid', { detail: 'code of another client' });
       case 'not_found':
         throw new OAuthError('invalid_grant', 'the authorization code is invalid');
       case 'reused':

@@ -17,7 +17,8 @@ export type EventType =
   | 'DEVICE_TO_TOKEN'
   | 'REVOKE'
   | 'LOGOUT'
-  | 'CLIENT_AUTH_ERROR';
+  | 'CLIENT_AUTH_ERROR'
+  | 'UPDATE_PASSWORD';
 
 export interface AuditEvent {
   realmId: string;
@@ -59,12 +60,13 @@ export class EventRepository {
   }
 
   async list(realmId: string, f: { userId?: string; username?: string; clientId?: string; since?: number; limit?: number }): Promise<StoredEvent[]> {
+    // Newest first by id: ids are time-ordered to the millisecond, then by a per-process sequence.
     let q = this.db.selectFrom('events').selectAll().where('realm_id', '=', realmId);
     if (f.userId !== undefined && f.username !== undefined) q = q.where((eb) => eb.or([eb('user_id', '=', f.userId!), eb('username', '=', f.username!)]));
     else if (f.username !== undefined) q = q.where('username', '=', f.username);
     if (f.clientId !== undefined) q = q.where('client_id', '=', f.clientId);
     if (f.since !== undefined) q = q.where('time', '>=', f.since);
-    const rows = await q.orderBy('time', 'desc').orderBy('id').limit(f.limit ?? 100).execute();
+    const rows = await q.orderBy('id', 'desc').limit(f.limit ?? 100).execute();
     return rows.map((r) => ({
       id: r.id,
       time: Number(r.time),

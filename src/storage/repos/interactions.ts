@@ -118,6 +118,18 @@ export class SessionRepository {
   async end(id: string, now: number): Promise<void> {
     await this.db.updateTable('browser_sessions').set({ ended_at: now }).where('id', '=', id).where('ended_at', 'is', null).execute();
   }
+
+  /** Ends every live browser session of the user (a password change); returns how many. */
+  async endAllOfUser(realmId: string, userId: string, now: number): Promise<number> {
+    const r = await this.db
+      .updateTable('browser_sessions')
+      .set({ ended_at: now })
+      .where('realm_id', '=', realmId)
+      .where('user_id', '=', userId)
+      .where('ended_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
 }
 
 export class ConsentRepository {

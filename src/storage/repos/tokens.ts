@@ -21,6 +21,7 @@ export type Decision<R> = { reject: R } | { chain: NewChain; token: NewToken };
 
 export type RedeemOutcome<R> =
   | { status: 'not_found' }
+  | { status: 'foreign' }
   | { status: 'reused'; code: AuthorizationCode }
   | { status: 'rejected'; reason: R }
   | { status: 'issued'; code: AuthorizationCode; chain: RefreshChain; token: NewToken; subject: Subject };
@@ -36,6 +37,12 @@ export type RotateOutcome<R> =
 /** Who asked, for the audit event written inside the transaction. */
 export interface AuditInfo {
   ip: string | null;
+}
+
+/** The authenticated client presenting a code. */
+export interface Presenter {
+  realmId: string;
+  clientId: string;
 }
 
 function auditRow(type: EventType, outcome: 'success' | 'failure', chain: { realmId: string; clientId: string; userId: string }, now: number, info: AuditInfo | undefined, reason?: string) {
@@ -65,7 +72,9 @@ export async function startChain(s: TokenStatements, chain: RefreshChain): Promi
 /**
  * Redeems a code: marks it used whatever `decide` says (a code is good for one attempt), and when
  * `decide` accepts, creates the refresh chain and its first token. A code that was already used revokes
- * the chain its first redemption created (RFC 6749 4.1.2, RFC 9700 4.5).
+ * the chain its first redemption created (RFC 6749 4.1.2, RFC 9700 4.5). A code of another client
+ * changes nothing: otherwise whoever saw a leaked code could burn it, or revoke its grant, and so deny
+ * the user's login (issue 12).
  */
 async function redeemIn<R>(
   s: TokenStatements,
@@ -73,10 +82,12 @@ async function redeemIn<R>(
   now: number,
   decide: (code: AuthorizationCode, subject: Subject) => Decision<R>,
   info?: AuditInfo,
+  presenter?: Presenter,
 ): Promise<RedeemOutcome<R>> {
   const row = await s.findCode(hash);
   if (!row) return { status: 'not_found' };
   const code = toCode(row);
+  if (presenter && (code.realmId !== presenter.realmId || code.clientId !== presenter.clientId)) return { status: 'foreign' };
   if (code.usedAt !== null || !(await s.claimCode(hash, now))) {
     // A concurrent redemption may have claimed the code after our read: read its chain again (the claim
     // waited for that transaction to commit) so that the chain it created is revoked too.
@@ -174,8 +185,8 @@ export class CodeRepository {
   }
 
   /** See redeemIn: one transaction, committed before the outcome is returned. */
-  redeem<R>(hash: string, now: number, decide: (code: AuthorizationCode, subject: Subject) => Decision<R>, info?: AuditInfo): Promise<RedeemOutcome<R>> {
-    return this.db.runTokenTransaction((s) => redeemIn(s, hash, now, decide, info));
+  redeem<R>(hash: string, now: number, decide: (code: AuthorizationCode, subject: Subject) => Decision<R>, info?: AuditInfo, presenter?: Presenter): Promise<RedeemOutcome<R>> {
+    return this.db.runTokenTransaction((s) => redeemIn(s, hash, now, decide, info, presenter));
   }
 
   /** What the code display page may say about a code: its client and when it expires. */
@@ -240,6 +251,29 @@ export class RefreshRepository {
       .where('user_id', '=', userId)
       .where('client_id', '=', clientId)
       .where('organization_id', '=', organizationId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
+  /**
+   * Revokes the user's live chains (a password change), all of them or only the online ones: a chain
+   * is offline when it was granted offline_access. Returns how many were revoked.
+   */
+  async revokeUserChains(realmId: string, userId: string, now: number, opts: { keepOffline: boolean; reason: string }): Promise<number> {
+    const live = await this.db.kysely
+      .selectFrom('refresh_chains')
+      .select(['id', 'scopes'])
+      .where('realm_id', '=', realmId)
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .execute();
+    const ids = live.filter((c) => !(opts.keepOffline && (JSON.parse(c.scopes) as string[]).includes('offline_access'))).map((c) => c.id);
+    if (ids.length === 0) return 0;
+    const r = await this.db.kysely
+      .updateTable('refresh_chains')
+      .set({ revoked_at: now, revoked_reason: opts.reason })
+      .where('id', 'in', ids)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     return Number(r.numUpdatedRows);

@@ -1,0 +1,19 @@
+/**
+ * Text that came from a request (a typed username, a client id, a reason) printed on an operator's
+ * terminal: control characters could move the cursor, rewrite the title, forge a whole line ("\n...LOGIN
+ * success") or reverse what follows (bidi overrides, "Trojan Source", CVE-2021-42574). Each is shown as
+ * a visible escape instead; the backslash itself is doubled so an escape cannot be typed to look like one.
+ */
+// C0, DEL, C1, the line and paragraph separators, and the Unicode bidi controls (UAX #9).
+const UNSAFE = /[\\\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+
+const NAMED: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+export function terminalSafe(text: string): string {
+  return text.replace(UNSAFE, (c) => {
+    const named = NAMED[c];
+    if (named) return named;
+    const code = c.codePointAt(0)!;
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
+  });
+}
