@@ -261,6 +261,10 @@ export interface ClientUpdate {
   authMethods?: string[];
   idTokenAlg?: string;
   audiences?: ListChange;
+  standardFlowEnabled?: boolean;
+  directAccessGrantsEnabled?: boolean;
+  serviceAccountsEnabled?: boolean;
+  pkceMethod?: '' | 'S256';
 }
 
 /**
@@ -268,15 +272,15 @@ export interface ClientUpdate {
  * checks it, and the client keeps at least one redirect URI. Running servers see the change within their
  * cache time (REALMGATE_CACHE_TTL_MS).
  */
-export async function updateClient(store: Store, input: ClientUpdate): Promise<Client> {
+export async function updateClient(store: Store, input: ClientUpdate, actor: Actor = cliActor()): Promise<Client> {
   await requireRealm(store, input.realmId);
   const client = await store.clients.get(input.realmId, input.clientId);
-  if (!client) throw new ValidationError(`client ${input.clientId} does not exist in realm ${input.realmId}`);
+  if (!client) throw new NotFound(`client ${input.clientId} does not exist in realm ${input.realmId}`);
   const patch: ClientPatch = {};
   if (input.name !== undefined) patch.name = input.name === null || input.name === '' ? null : checkName(input.name);
   const redirectUris = applyList(client.redirectUris, input.redirectUris, checkRedirectUri);
   if (redirectUris) {
-    if (redirectUris.length === 0) throw new ValidationError('a client needs at least one redirect URI');
+    if (redirectUris.length === 0 && (input.standardFlowEnabled ?? client.standardFlowEnabled)) throw new ValidationError('a client needs at least one redirect URI');
     patch.redirectUris = redirectUris;
   }
   const postLogout = applyList(client.postLogoutRedirectUris, input.postLogoutRedirectUris, checkRedirectUri);
@@ -290,8 +294,18 @@ export async function updateClient(store: Store, input: ClientUpdate): Promise<C
   if (input.idTokenAlg !== undefined) patch.idTokenAlg = checkIdTokenAlg(input.idTokenAlg);
   const audiences = applyList(client.audiences, input.audiences, checkAudience);
   if (audiences) patch.audiences = audiences;
+  if (client.clientId === REALM_MANAGEMENT) throw new ValidationError(`${REALM_MANAGEMENT} holds the admin roles and cannot be changed`);
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod'] as const) {
+    if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
+  }
+  if (input.serviceAccountsEnabled && client.public) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
+  if ((input.standardFlowEnabled ?? client.standardFlowEnabled) && (patch.redirectUris ?? client.redirectUris).length === 0) {
+    throw new ValidationError('the authorization code flow needs at least one redirect URI');
+  }
   await store.clients.update(input.realmId, input.clientId, patch);
   const updated = await store.clients.get(input.realmId, input.clientId);
   if (!updated) throw new ValidationError(`client ${input.clientId} was deleted meanwhile`);
+  if (updated.serviceAccountsEnabled) await ensureServiceAccount(store, updated);
+  await recordAdminEvent(store, actor, { realmId: updated.realmId, operation: 'UPDATE', resourceType: 'CLIENT', resourcePath: `clients/${updated.clientId}`, representation: { ...updated, secretHash: undefined } });
   return updated;
 }
