@@ -12,6 +12,7 @@ import { registerEvents } from './cli/events.js';
 import { registerOrg } from './cli/org.js';
 import { registerUser } from './cli/user.js';
 import { registerClient } from './cli/client.js';
+import { registerBootstrap } from './cli/bootstrap.js';
 
 registerStart(program);
 registerRealm(program);
@@ -20,6 +21,7 @@ registerEvents(program);
 registerOrg(program);
 registerUser(program);
 registerClient(program);
+registerBootstrap(program);
 
 async function main(): Promise<void> {
   try {

@@ -1,4 +1,5 @@
 import { SETTINGS } from './defaults.js';
+import { defaultDatabaseUrl } from './data-dir.js';
 
 export interface Config {
   port: number;
@@ -11,6 +12,8 @@ export interface Config {
   /** Slow headers or bodies are cut this long after the request started (see requestTimeouts in app.ts). */
   requestTimeoutMs: number;
   sqliteSync: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
+  /** REALMGATE_BOOTSTRAP_ADMIN_USERNAME / _PASSWORD, when both are set. */
+  bootstrapAdmin?: { username: string; password: string };
 }
 
 export class ConfigError extends Error {}
@@ -50,12 +53,19 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const appUrl = parseBaseUrl('APP_URL', overrides.appUrl ?? read(env, 'appUrl') ?? authUrl);
   const sync = (read(env, 'sqliteSync') ?? 'FULL').toUpperCase();
   if (!['FULL', 'NORMAL', 'OFF', 'EXTRA'].includes(sync)) throw new ConfigError('REALMGATE_SQLITE_SYNCHRONOUS must be FULL, NORMAL, EXTRA or OFF');
+  const adminUser = read(env, 'bootstrapAdminUsername');
+  const adminPassword = read(env, 'bootstrapAdminPassword');
+  if ((adminUser === undefined) !== (adminPassword === undefined)) {
+    throw new ConfigError('set both REALMGATE_BOOTSTRAP_ADMIN_USERNAME and REALMGATE_BOOTSTRAP_ADMIN_PASSWORD, or neither');
+  }
+  const bootstrapAdmin = overrides.bootstrapAdmin ?? (adminUser !== undefined && adminPassword !== undefined ? { username: adminUser, password: adminPassword } : undefined);
   return {
+    ...(bootstrapAdmin ? { bootstrapAdmin } : {}),
     port,
     host: overrides.host ?? read(env, 'host') ?? '127.0.0.1',
     authUrl,
     appUrl,
-    databaseUrl: overrides.databaseUrl ?? read(env, 'databaseUrl') ?? 'sqlite:./data/realmgate.db',
+    databaseUrl: overrides.databaseUrl ?? read(env, 'databaseUrl') ?? defaultDatabaseUrl(),
     logLevel: overrides.logLevel ?? read(env, 'logLevel') ?? 'info',
     cacheTtlMs: overrides.cacheTtlMs ?? parseIntSetting('REALMGATE_CACHE_TTL_MS', read(env, 'cacheTtlMs'), 0, 3_600_000),
     requestTimeoutMs: overrides.requestTimeoutMs ?? parseIntSetting('REALMGATE_REQUEST_TIMEOUT_MS', read(env, 'requestTimeoutMs'), 1_000, 600_000),

@@ -23,8 +23,8 @@ export const SETTINGS = {
   },
   databaseUrl: {
     env: 'DATABASE_URL',
-    default: 'sqlite:./data/realmgate.db',
-    description: 'sqlite:<path> for the embedded database, or a postgres:// URL for PostgreSQL.',
+    default: undefined,
+    description: "sqlite:<path> for the embedded database, or a postgres:// URL for PostgreSQL. Default: sqlite:<install dir>/data/realmgate.db (the same file for the server and every CLI command, whatever the working directory; the CLI names the database it opened on stderr).",
   },
   logLevel: { env: 'LOG_LEVEL', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace or silent.' },
   cacheTtlMs: {
@@ -41,6 +41,16 @@ export const SETTINGS = {
     env: 'REALMGATE_REQUEST_TIMEOUT_MS',
     default: '30000',
     description: 'A request whose headers and body have not all arrived this many milliseconds after it started is answered 408 and its connection closed.',
+  },
+  bootstrapAdminUsername: {
+    env: 'REALMGATE_BOOTSTRAP_ADMIN_USERNAME',
+    default: undefined,
+    description: 'With REALMGATE_BOOTSTRAP_ADMIN_PASSWORD, at start on a database without an administrator: creates realm master, its admin-cli client and this admin user (as Keycloak 26).',
+  },
+  bootstrapAdminPassword: {
+    env: 'REALMGATE_BOOTSTRAP_ADMIN_PASSWORD',
+    default: undefined,
+    description: "The bootstrap admin's password (at least 8 characters); only used when the admin is created. Change it afterwards.",
   },
   sqliteSync: {
     env: 'REALMGATE_SQLITE_SYNCHRONOUS',

@@ -10,6 +10,8 @@ import { DeviceRepository } from './repos/device.js';
 import { EventRepository } from './repos/events.js';
 import { LoginFailureRepository } from './repos/login-failures.js';
 import { MetaRepository } from './repos/meta.js';
+import { RoleRepository } from './repos/roles.js';
+import { AdminEventRepository } from './repos/admin-events.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -29,6 +31,8 @@ export class Store {
   readonly events: EventRepository;
   readonly loginFailures: LoginFailureRepository;
   readonly meta: MetaRepository;
+  readonly roles: RoleRepository;
+  readonly adminEvents: AdminEventRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -48,6 +52,8 @@ export class Store {
     this.events = new EventRepository(k);
     this.loginFailures = new LoginFailureRepository(k);
     this.meta = new MetaRepository(k);
+    this.roles = new RoleRepository(k);
+    this.adminEvents = new AdminEventRepository(k);
   }
 
   close(): Promise<void> {

@@ -15,6 +15,8 @@ export interface Realm {
   maxLoginFailures: number;
   lockoutSeconds: number;
   maxLockoutSeconds: number;
+  /** A disabled realm answers no protocol request (its admin API stays reachable). */
+  enabled: boolean;
   /** `jwt` (Keycloak's typ Bearer tokens) or `rfc9068` (typ at+jwt, client_id). */
   accessTokenFormat: 'jwt' | 'rfc9068';
 }
@@ -34,6 +36,14 @@ export interface Client {
   /** How the client may authenticate at the token endpoint: ['none'] for a public client. */
   authMethods: ClientAuthMethod[];
   postLogoutRedirectUris: string[];
+  /** The authorization code flow (Keycloak's standardFlowEnabled). */
+  standardFlowEnabled: boolean;
+  /** The resource owner password grant (RFC 6749 4.3; Keycloak's directAccessGrantsEnabled). */
+  directAccessGrantsEnabled: boolean;
+  /** client_credentials (RFC 6749 4.4) for the client's service-account user. */
+  serviceAccountsEnabled: boolean;
+  /** Keycloak's pkce.code.challenge.method: 'S256' requires PKCE of this client; '' leaves it optional (public clients always need it). */
+  pkceMethod: '' | 'S256';
   /** OIDC Registration id_token_signed_response_alg: RS256 (default), ES256 or EdDSA. */
   idTokenAlg: string;
   /** Audiences (absolute URIs or names) its access tokens may carry; RFC 8707 resources must be among them. */

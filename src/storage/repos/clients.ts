@@ -16,6 +16,11 @@ export interface ClientPatch {
   idTokenAlg?: string;
   audiences?: string[];
   webOrigins?: string[];
+  public?: boolean;
+  standardFlowEnabled?: boolean;
+  directAccessGrantsEnabled?: boolean;
+  serviceAccountsEnabled?: boolean;
+  pkceMethod?: Client['pkceMethod'];
 }
 
 export class ClientRepository {
@@ -38,6 +43,10 @@ export class ClientRepository {
           auth_method: c.authMethod,
           auth_methods: JSON.stringify(c.authMethods),
           post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris),
+          standard_flow_enabled: c.standardFlowEnabled ? 1 : 0,
+          direct_access_grants_enabled: c.directAccessGrantsEnabled ? 1 : 0,
+          service_accounts_enabled: c.serviceAccountsEnabled ? 1 : 0,
+          pkce_method: c.pkceMethod,
           id_token_alg: c.idTokenAlg,
           audiences: JSON.stringify(c.audiences),
           web_origins: JSON.stringify(c.webOrigins),
@@ -70,6 +79,12 @@ export class ClientRepository {
     patch: ClientPatch,
   ): Promise<boolean> {
     const values: Record<string, string | number | null> = {};
+    const flag = (v: boolean): number => (v ? 1 : 0);
+    if (patch.public !== undefined) values.public = flag(patch.public);
+    if (patch.standardFlowEnabled !== undefined) values.standard_flow_enabled = flag(patch.standardFlowEnabled);
+    if (patch.directAccessGrantsEnabled !== undefined) values.direct_access_grants_enabled = flag(patch.directAccessGrantsEnabled);
+    if (patch.serviceAccountsEnabled !== undefined) values.service_accounts_enabled = flag(patch.serviceAccountsEnabled);
+    if (patch.pkceMethod !== undefined) values.pkce_method = patch.pkceMethod;
     if (patch.authMethods) {
       values.auth_methods = JSON.stringify(patch.authMethods);
       // The single-method column stays meaningful for older readers.
@@ -89,8 +104,18 @@ export class ClientRepository {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async delete(realmId: string, clientId: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('clients').where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
-    return Number(r.numDeletedRows) === 1;
+  /** Deletes the client and revokes its refresh chains, in one transaction. */
+  async delete(realmId: string, clientId: string, now: number = Math.floor(Date.now() / 1000)): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('refresh_chains')
+        .set({ revoked_at: now, revoked_reason: 'client deleted' })
+        .where('realm_id', '=', realmId)
+        .where('client_id', '=', clientId)
+        .where('revoked_at', 'is', null)
+        .execute();
+      const r = await trx.deleteFrom('clients').where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
+      return Number(r.numDeletedRows) === 1;
+    });
   }
 }

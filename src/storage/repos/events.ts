@@ -18,7 +18,9 @@ export type EventType =
   | 'REVOKE'
   | 'LOGOUT'
   | 'CLIENT_AUTH_ERROR'
-  | 'UPDATE_PASSWORD';
+  | 'UPDATE_PASSWORD'
+  | 'CLIENT_LOGIN'
+  | 'CLIENT_LOGIN_ERROR';
 
 export interface AuditEvent {
   realmId: string;

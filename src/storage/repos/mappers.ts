@@ -23,6 +23,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     maxLoginFailures: r.max_login_failures,
     lockoutSeconds: r.lockout_seconds,
     maxLockoutSeconds: r.max_lockout_seconds,
+    enabled: r.enabled !== 0,
     accessTokenFormat: r.access_token_format === 'rfc9068' ? 'rfc9068' : 'jwt',
   };
 }
@@ -41,6 +42,10 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     authMethod: authMethods(r)[0]!,
     authMethods: authMethods(r),
     postLogoutRedirectUris: parseList(r.post_logout_redirect_uris),
+    standardFlowEnabled: r.standard_flow_enabled !== 0,
+    directAccessGrantsEnabled: r.direct_access_grants_enabled === 1,
+    serviceAccountsEnabled: r.service_accounts_enabled === 1,
+    pkceMethod: r.pkce_method === 'S256' ? 'S256' : '',
     idTokenAlg: r.id_token_alg,
     audiences: parseList(r.audiences),
     webOrigins: parseList(r.web_origins),
