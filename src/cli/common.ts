@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config/config.js';
 import { openDatabase, migrate } from '../storage/database.js';
 import { Store } from '../storage/store.js';
+import { prepareKeyEncryption } from '../crypto/key-file.js';
 
 /** A failure the user can act on: printed as one line, exit status 1. */
 export class CliError extends Error {}
@@ -18,12 +19,19 @@ export function config(overrides: Partial<Config> = {}): Config {
   return loadConfig(process.env, { ...(url ? { databaseUrl: url } : {}), ...overrides });
 }
 
-/** Opens the database (migrating it) for one administrative command. */
-export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
-  const db = await openDatabase(config().databaseUrl, { synchronous: 'FULL' });
+/**
+ * Opens the database (migrating it) for one administrative command. A command that creates signing keys
+ * passes `keys: true`: they are sealed like the server's (key file or REALMGATE_KEY_SECRET, checked
+ * first). Other commands skip that check, whose scrypt costs more than most commands.
+ */
+export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { keys?: boolean } = {}): Promise<T> {
+  const cfg = config();
+  const db = await openDatabase(cfg.databaseUrl, { synchronous: 'FULL' });
   try {
     await migrate(db);
-    return await fn(new Store(db));
+    const store = new Store(db);
+    if (opts.keys) await prepareKeyEncryption(cfg, store, (message) => process.stderr.write(`realmgate: ${message}\n`));
+    return await fn(store);
   } finally {
     await db.close();
   }

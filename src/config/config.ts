@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { SETTINGS } from './defaults.js';
 
 export interface Config {
@@ -10,6 +11,8 @@ export interface Config {
   cacheTtlMs: number;
   /** Slow headers or bodies are cut this long after the request started (see requestTimeouts in app.ts). */
   requestTimeoutMs: number;
+  /** Where the key-encryption secret lives when REALMGATE_KEY_SECRET is unset (src/crypto/key-file.ts). */
+  keyFile: string;
   sqliteSync: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
 }
 
@@ -41,6 +44,17 @@ function parseIntSetting(name: string, value: string | undefined, min: number, m
   return n;
 }
 
+/**
+ * The key file sits beside an SQLite database (one directory to back up and to protect) and in ./data
+ * for PostgreSQL, whose data lives elsewhere.
+ */
+function defaultKeyFile(databaseUrl: string): string {
+  const file = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : '';
+  if (!file || file === ':memory:') return path.join('data', 'realmgate.key');
+  const ext = path.extname(file);
+  return path.join(path.dirname(file), `${path.basename(file, ext)}.key`);
+}
+
 /** Builds the configuration from the environment, with explicit overrides (CLI flags) taking precedence. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? parseIntSetting('PORT', read(env, 'port'), 0, 65535);
@@ -48,12 +62,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const appUrl = parseBaseUrl('APP_URL', overrides.appUrl ?? read(env, 'appUrl') ?? authUrl);
   const sync = (read(env, 'sqliteSync') ?? 'FULL').toUpperCase();
   if (!['FULL', 'NORMAL', 'OFF', 'EXTRA'].includes(sync)) throw new ConfigError('REALMGATE_SQLITE_SYNCHRONOUS must be FULL, NORMAL, EXTRA or OFF');
+  const databaseUrl = overrides.databaseUrl ?? read(env, 'databaseUrl') ?? 'sqlite:./data/realmgate.db';
   return {
     port,
     host: overrides.host ?? read(env, 'host') ?? '127.0.0.1',
     authUrl,
     appUrl,
-    databaseUrl: overrides.databaseUrl ?? read(env, 'databaseUrl') ?? 'sqlite:./data/realmgate.db',
+    databaseUrl,
+    keyFile: overrides.keyFile ?? read(env, 'keyFile') ?? defaultKeyFile(databaseUrl),
     logLevel: overrides.logLevel ?? read(env, 'logLevel') ?? 'info',
     cacheTtlMs: overrides.cacheTtlMs ?? parseIntSetting('REALMGATE_CACHE_TTL_MS', read(env, 'cacheTtlMs'), 0, 3_600_000),
     requestTimeoutMs: overrides.requestTimeoutMs ?? parseIntSetting('REALMGATE_REQUEST_TIMEOUT_MS', read(env, 'requestTimeoutMs'), 1_000, 600_000),
