@@ -9,6 +9,7 @@ import { systemClock, nowSeconds } from './clock.js';
 import { isSigningAlg } from './crypto/keystore.js';
 import { ensureRealmManagement } from './admin/operations/roles.js';
 import { bootstrapAdmin } from './admin/operations/bootstrap.js';
+import { prepareKeyEncryption } from './crypto/key-file.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -23,6 +24,8 @@ export async function startServer(config: Config, opts: { onReady?: (s: Services
   const db = await openDatabase(config.databaseUrl, { synchronous: config.sqliteSync });
   await migrate(db);
   const store = new Store(db);
+  // Before any key is created or opened: private keys are never stored in clear.
+  await prepareKeyEncryption(config, store, (message) => logger.warn({ keyFile: config.keyFile }, message));
   const services = createServices(config, store, systemClock);
   for (const realm of await store.realms.list()) {
     await services.keys.ensureKey(realm.id, isSigningAlg(realm.signingAlg) ? realm.signingAlg : 'RS256', nowSeconds(services.clock));

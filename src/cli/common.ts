@@ -3,6 +3,7 @@ import { loadConfig, type Config } from '../config/config.js';
 import { openDatabase, migrate } from '../storage/database.js';
 import { Store } from '../storage/store.js';
 import { describeDatabaseUrl } from '../config/data-dir.js';
+import { prepareKeyEncryption } from '../crypto/key-file.js';
 
 /** A failure the user can act on: printed as one line, exit status 1. */
 export class CliError extends Error {}
@@ -19,15 +20,21 @@ export function config(overrides: Partial<Config> = {}): Config {
   return loadConfig(process.env, { ...(url ? { databaseUrl: url } : {}), ...overrides });
 }
 
-/** Opens the database (migrating it) for one administrative command. */
-export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
-  const url = config().databaseUrl;
+/**
+ * Opens the database (migrating it) for one administrative command. A command that creates signing keys
+ * passes `keys: true`: they are sealed like the server's (key file or REALMGATE_KEY_SECRET, checked
+ * first). Other commands skip that check, whose scrypt costs more than most commands.
+ */
+export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { keys?: boolean } = {}): Promise<T> {
+  const cfg = config();
   // Never a silent surprise: one line on stderr names the database this command works on.
-  process.stderr.write(`realmgate: database ${describeDatabaseUrl(url)}\n`);
-  const db = await openDatabase(url, { synchronous: 'FULL' });
+  process.stderr.write(`realmgate: database ${describeDatabaseUrl(cfg.databaseUrl)}\n`);
+  const db = await openDatabase(cfg.databaseUrl, { synchronous: 'FULL' });
   try {
     await migrate(db);
-    return await fn(new Store(db));
+    const store = new Store(db);
+    if (opts.keys) await prepareKeyEncryption(cfg, store, (message) => process.stderr.write(`realmgate: ${message}\n`));
+    return await fn(store);
   } finally {
     await db.close();
   }

@@ -38,7 +38,7 @@ export function registerRealm(program: Command): void {
   realmSettingOptions(realm.command('create <realm>').description('create a realm with the default scopes and a signing key'))
     .option('--display-name <name>', 'name shown on the login pages')
     .action(async (id: string, o: Record<string, unknown>) => {
-      await withStore((store) => createRealm(store, { id, displayName: o.displayName as string | undefined, settings: settingsFrom(o) }));
+      await withStore((store) => createRealm(store, { id, displayName: o.displayName as string | undefined, settings: settingsFrom(o) }), { keys: true });
       process.stdout.write(`created realm ${id}\n`);
     });
   

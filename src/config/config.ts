@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { SETTINGS } from './defaults.js';
 import { defaultDatabaseUrl } from './data-dir.js';
 
@@ -11,6 +12,8 @@ export interface Config {
   cacheTtlMs: number;
   /** Slow headers or bodies are cut this long after the request started (see requestTimeouts in app.ts). */
   requestTimeoutMs: number;
+  /** Where the key-encryption secret lives when REALMGATE_KEY_SECRET is unset (src/crypto/key-file.ts). */
+  keyFile: string;
   sqliteSync: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
   /** REALMGATE_BOOTSTRAP_ADMIN_USERNAME / _PASSWORD, when both are set. */
   bootstrapAdmin?: { username: string; password: string };
@@ -44,6 +47,17 @@ function parseIntSetting(name: string, value: string | undefined, min: number, m
   return n;
 }
 
+/**
+ * The key file sits beside an SQLite database (one directory to back up and to protect) and in ./data
+ * for PostgreSQL, whose data lives elsewhere.
+ */
+function defaultKeyFile(databaseUrl: string): string {
+  const file = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : '';
+  if (!file || file === ':memory:') return path.join('data', 'realmgate.key');
+  const ext = path.extname(file);
+  return path.join(path.dirname(file), `${path.basename(file, ext)}.key`);
+}
+
 /** Builds the configuration from the environment, with explicit overrides (CLI flags) taking precedence. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? parseIntSetting('PORT', read(env, 'port'), 0, 65535);
@@ -59,13 +73,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError('set both REALMGATE_BOOTSTRAP_ADMIN_USERNAME and REALMGATE_BOOTSTRAP_ADMIN_PASSWORD, or neither');
   }
   const bootstrapAdmin = overrides.bootstrapAdmin ?? (adminUser !== undefined && adminPassword !== undefined ? { username: adminUser, password: adminPassword } : undefined);
+  const databaseUrl = overrides.databaseUrl ?? read(env, 'databaseUrl') ?? defaultDatabaseUrl();
   return {
     ...(bootstrapAdmin ? { bootstrapAdmin } : {}),
     port,
     host: overrides.host ?? read(env, 'host') ?? '127.0.0.1',
     authUrl,
     appUrl,
-    databaseUrl: overrides.databaseUrl ?? read(env, 'databaseUrl') ?? defaultDatabaseUrl(),
+    databaseUrl,
+    keyFile: overrides.keyFile ?? read(env, 'keyFile') ?? defaultKeyFile(databaseUrl),
     logLevel: overrides.logLevel ?? read(env, 'logLevel') ?? 'info',
     cacheTtlMs: overrides.cacheTtlMs ?? parseIntSetting('REALMGATE_CACHE_TTL_MS', read(env, 'cacheTtlMs'), 0, 3_600_000),
     requestTimeoutMs: overrides.requestTimeoutMs ?? parseIntSetting('REALMGATE_REQUEST_TIMEOUT_MS', read(env, 'requestTimeoutMs'), 1_000, 600_000),

@@ -35,7 +35,12 @@ export const SETTINGS = {
   keySecret: {
     env: 'REALMGATE_KEY_SECRET',
     default: undefined,
-    description: 'When set, private signing keys are stored encrypted (AES-256-GCM, key derived with scrypt); every process that signs or creates keys needs the same value.',
+    description: 'The key-encryption secret of the private signing keys (AES-256-GCM, key derived with scrypt); every process that signs or creates keys needs the same value. When unset, the key file (REALMGATE_KEY_FILE) holds it.',
+  },
+  keyFile: {
+    env: 'REALMGATE_KEY_FILE',
+    default: undefined,
+    description: 'Used when REALMGATE_KEY_SECRET is unset: the file holding the key-encryption secret, created (mode 0600) on first start; default beside the SQLite file (realmgate.db -> realmgate.key), or ./data/realmgate.key with PostgreSQL. Never stored in the database.',
   },
   requestTimeoutMs: {
     env: 'REALMGATE_REQUEST_TIMEOUT_MS',

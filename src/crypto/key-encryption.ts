@@ -1,17 +1,37 @@
 import crypto from 'node:crypto';
 
 /**
- * Signing keys at rest: when REALMGATE_KEY_SECRET is set, private JWKs are sealed with AES-256-GCM under
- * a key derived from it (scrypt, a random salt per key), so a copy of the database alone cannot sign
- * tokens. Stored as enc:v1:<salt>:<iv>:<tag>:<ciphertext>, each base64url.
+ * Signing keys at rest: private JWKs are sealed with AES-256-GCM under a key derived (scrypt, a random
+ * salt per key) from REALMGATE_KEY_SECRET, or when it is unset from the key file (src/crypto/key-file.ts),
+ * so a copy of the database alone cannot sign tokens. Stored as enc:v1:<salt>:<iv>:<tag>:<ciphertext>,
+ * each base64url.
  */
 const PREFIX = 'enc:v1:';
 
 export class KeySecretError extends Error {}
 
-function secret(): string | undefined {
+let fileSecret: { value: string; path: string } | undefined;
+
+/** The secret read from (or written to) the key file, used when REALMGATE_KEY_SECRET is unset. */
+export function useKeyFileSecret(value: string | undefined, path = ''): void {
+  fileSecret = value === undefined ? undefined : { value, path };
+}
+
+export function envKeySecret(): string | undefined {
   const s = process.env.REALMGATE_KEY_SECRET;
   return s === undefined || s === '' ? undefined : s;
+}
+
+function secret(): string | undefined {
+  return envKeySecret() ?? fileSecret?.value;
+}
+
+function secretName(): string {
+  return envKeySecret() !== undefined || !fileSecret ? 'REALMGATE_KEY_SECRET' : `the key file ${fileSecret.path}`;
+}
+
+export function isSealed(stored: string): boolean {
+  return stored.startsWith(PREFIX);
 }
 
 const derived = new Map<string, Buffer>();
@@ -40,7 +60,7 @@ export function sealPrivateJwk(json: string): string {
 export function openPrivateJwk(stored: string): string {
   if (!stored.startsWith(PREFIX)) return stored;
   const pass = secret();
-  if (!pass) throw new KeySecretError('the signing keys are encrypted: set REALMGATE_KEY_SECRET');
+  if (!pass) throw new KeySecretError('the signing keys are encrypted: set REALMGATE_KEY_SECRET or restore the key file');
   const [salt, iv, tag, ct] = stored.slice(PREFIX.length).split(':').map((p) => Buffer.from(p, 'base64url'));
   if (!salt || !iv || !tag || !ct) throw new KeySecretError('a stored signing key is malformed');
   try {
@@ -48,6 +68,6 @@ export function openPrivateJwk(stored: string): string {
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(ct), decipher.final()]).toString('utf8');
   } catch {
-    throw new KeySecretError('REALMGATE_KEY_SECRET does not open the stored signing keys');
+    throw new KeySecretError(`${secretName()} does not open the stored signing keys`);
   }
 }

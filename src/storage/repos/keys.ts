@@ -46,6 +46,23 @@ export class KeyRepository {
     });
   }
 
+  /** Whether any private key is stored sealed (encrypted). */
+  async anySealed(): Promise<boolean> {
+    const r = await this.db.selectFrom('signing_keys').select('kid').where('private_jwk', 'like', 'enc:%').limit(1).executeTakeFirst();
+    return r !== undefined;
+  }
+
+  /** Every key of every realm, newest first. */
+  async listAll(): Promise<Array<{ kid: string; privateJwk: string }>> {
+    const rows = await this.db.selectFrom('signing_keys').select(['kid', 'private_jwk']).orderBy('created_at', 'desc').execute();
+    return rows.map((r) => ({ kid: r.kid, privateJwk: r.private_jwk }));
+  }
+
+  /** Replaces a stored private key (clear -> sealed) unless another process did it first. */
+  async replacePrivate(kid: string, before: string, after: string): Promise<void> {
+    await this.db.updateTable('signing_keys').set({ private_jwk: after }).where('kid', '=', kid).where('private_jwk', '=', before).execute();
+  }
+
   /** Every key of the realm, newest first. */
   async list(realmId: string): Promise<SigningKey[]> {
     const rows = await this.db.selectFrom('signing_keys').selectAll().where('realm_id', '=', realmId).orderBy('created_at', 'desc').execute();
