@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { SETTINGS } from './defaults.js';
-import { defaultDatabaseUrl } from './data-dir.js';
+import { defaultDatabaseUrl, installDir } from './data-dir.js';
 
 export interface Config {
   port: number;
@@ -48,12 +48,12 @@ function parseIntSetting(name: string, value: string | undefined, min: number, m
 }
 
 /**
- * The key file sits beside an SQLite database (one directory to back up and to protect) and in ./data
- * for PostgreSQL, whose data lives elsewhere.
+ * The key file sits beside an SQLite database (one directory to back up and to protect) and in the
+ * installation's data directory for PostgreSQL, whose data lives elsewhere.
  */
 function defaultKeyFile(databaseUrl: string): string {
   const file = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : '';
-  if (!file || file === ':memory:') return path.join('data', 'realmgate.key');
+  if (!file || file === ':memory:') return path.join(installDir(), 'data', 'realmgate.key');
   const ext = path.extname(file);
   return path.join(path.dirname(file), `${path.basename(file, ext)}.key`);
 }
