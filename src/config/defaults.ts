@@ -40,7 +40,7 @@ export const SETTINGS = {
   keyFile: {
     env: 'REALMGATE_KEY_FILE',
     default: undefined,
-    description: 'Used when REALMGATE_KEY_SECRET is unset: the file holding the key-encryption secret, created (mode 0600) on first start; default beside the SQLite file (realmgate.db -> realmgate.key), or ./data/realmgate.key with PostgreSQL. Never stored in the database.',
+    description: 'Used when REALMGATE_KEY_SECRET is unset: the file holding the key-encryption secret, created (mode 0600) on first start; default beside the SQLite file (realmgate.db -> realmgate.key), or data/realmgate.key in the installation directory with PostgreSQL. Never stored in the database.',
   },
   requestTimeoutMs: {
     env: 'REALMGATE_REQUEST_TIMEOUT_MS',
