@@ -6,6 +6,7 @@ import { generateClientSecret, hashClientSecret } from '../../crypto/client-secr
 import { isSigningAlg } from '../../crypto/keystore.js';
 import { checkRedirectUri, checkWebOrigin, parseScopeList, ValidationError } from '../validation.js';
 import { now, requireRealm } from './common.js';
+import { ensureSigningKey } from './keys.js';
 
 /** The secret methods a confidential client accepts unless its operator restricts it (RFC 6749 2.3.1). */
 export const DEFAULT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
@@ -120,6 +121,7 @@ export async function createClient(
     webOrigins,
   };
   await store.clients.create({ ...client, now: client.createdAt });
+  await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
   return { client, secret, generated };
 }
 
@@ -201,6 +203,7 @@ export async function updateClient(store: Store, input: ClientUpdate): Promise<C
   const webOrigins = applyList(client.webOrigins, normalizeOrigins(input.webOrigins), checkWebOrigin);
   if (webOrigins) patch.webOrigins = webOrigins;
   await store.clients.update(input.realmId, input.clientId, patch);
+  if (patch.idTokenAlg !== undefined) await ensureSigningKey(store, { realmId: input.realmId, alg: patch.idTokenAlg });
   const updated = await store.clients.get(input.realmId, input.clientId);
   if (!updated) throw new ValidationError(`client ${input.clientId} was deleted meanwhile`);
   return updated;
