@@ -8,6 +8,7 @@ import { REALM_MANAGEMENT } from '../authorization.js';
 import { now, recordAdminEvent, requireRealm, cliActor, type Actor } from './common.js';
 import { ensureServiceAccount, findServiceAccount } from './service-accounts.js';
 import { isSigningAlg } from '../../crypto/keystore.js';
+import { ensureSigningKey } from './keys.js';
 
 /** The secret methods a confidential client accepts unless its operator restricts it (RFC 6749 2.3.1). */
 export const DEFAULT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
@@ -137,6 +138,7 @@ export async function createClient(
     webOrigins,
   };
   await store.clients.create({ ...client, now: client.createdAt });
+  await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
   if (client.serviceAccountsEnabled) {
     // A client deleted earlier under the same id left its service account disabled.
     const sa = await ensureServiceAccount(store, client);
@@ -333,6 +335,7 @@ export async function updateClient(store: Store, input: ClientUpdate, actor: Act
     throw new ValidationError('the authorization code flow needs at least one redirect URI');
   }
   await store.clients.update(input.realmId, input.clientId, patch);
+  if (patch.idTokenAlg !== undefined) await ensureSigningKey(store, { realmId: input.realmId, alg: patch.idTokenAlg });
   const updated = await store.clients.get(input.realmId, input.clientId);
   if (!updated) throw new ValidationError(`client ${input.clientId} was deleted meanwhile`);
   if (updated.serviceAccountsEnabled) await ensureServiceAccount(store, updated);
