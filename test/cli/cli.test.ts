@@ -104,6 +104,19 @@ for (const dialect of dialects()) {
       fails(['events', 'acme', '--since', 'soon'], /not a time/);
     });
 
+    test('user create takes first name, last name and email verified', async () => {
+      ok(['user', 'create', 'acme', 'nina', '--password', 'nina-password', '--email', 'nina@example.com', '--first-name', 'Nina', '--last-name', 'Simone', '--email-verified']);
+      fails(['user', 'create', 'acme', 'nemo', '--password', 'nemo-password', '--first-name', ' '], /first name/);
+      const { openDatabase } = await import('../../src/storage/database.js');
+      const db = await openDatabase(tdb.url);
+      try {
+        const row = await db.kysely.selectFrom('users').select(['first_name', 'last_name', 'email_verified']).where('username', '=', 'nina').executeTakeFirstOrThrow();
+        assert.deepEqual({ ...row, email_verified: Number(row.email_verified) }, { first_name: 'Nina', last_name: 'Simone', email_verified: 1 });
+      } finally {
+        await db.close();
+      }
+    });
+
     test('client update changes what it is given and prints the result', () => {
       ok(['client', 'create', 'acme', 'upd', '--redirect-uri', 'https://upd.example/cb', '--auth-method', 'client_secret_post']);
       let r = run(['client', 'update', 'acme', 'upd', '--add-redirect-uri', 'https://upd.example/cb2', '--name', 'Updated App', '--auth-method', 'client_secret_basic,client_secret_post', '--id-token-alg', 'ES256', '--audience', 'https://api.example.com', '--scope', 'openid profile']);

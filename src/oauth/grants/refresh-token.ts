@@ -12,7 +12,7 @@ import { verifyRefreshJwt } from '../../crypto/refresh-jwt.js';
 export const refreshTokenGrant: Grant = {
   grantType: 'refresh_token',
   parameters: ['refresh_token', 'scope'],
-  async handle({ services, realm, client, params, ip }: GrantContext) {
+  async handle({ services, realm, client, params, resources, ip }: GrantContext) {
     const presented = required(params, 'refresh_token');
     const requestedScope = params.has('scope') ? parseScope(params.get('scope')) : undefined;
     // RFC 6749 3.3: a scope parameter holds at least one scope-token.
@@ -62,7 +62,7 @@ export const refreshTokenGrant: Grant = {
       case 'rejected':
         throw outcome.reason;
       case 'rotated':
-        return buildTokenResponse(services, { realm, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
+        return buildTokenResponse(services, { realm, client, resources, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
     }
   },
 };

@@ -9,6 +9,7 @@ import * as admin from './2026-11-23T0500_admin.js';
 import * as clientPkce from './2026-11-23T0501_client_pkce.js';
 import * as refreshTokenKeys from './2026-11-23T0100_refresh_token_keys.js';
 import * as userNamesAndClientSettings from './2026-11-23T0100_user_names_and_client_settings.js';
+import * as webOrigins from './2026-11-23T0200_web_origins.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T0501_client_pkce': clientPkce,
   '2026-11-23T0100_refresh_token_keys': refreshTokenKeys,
   '2026-11-23T0100_user_names_and_client_settings': userNamesAndClientSettings,
+  '2026-11-23T0200_web_origins': webOrigins,
 };
