@@ -56,7 +56,10 @@ export function registerUser(program: Command): void {
     .command('list <realm>')
     .description("list a realm's users")
     .action(async (realmId: string) => {
-      const users = await withStore((store) => store.users.list(realmId));
+      const users = await withStore(async (store) => {
+        if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
+        return store.users.list(realmId);
+      });
       for (const u of users) process.stdout.write(`${u.username}\t${u.email ?? ''}\t${u.enabled ? 'enabled' : 'disabled'}\n`);
     });
 }
