@@ -86,7 +86,6 @@ export function registerClient(program: Command): void {
         realmId: string,
         clientId: string,
         o: {
-          webOrigin: string[];
           redirectUri: string[];
           secret?: string;
           scope?: string;
@@ -100,6 +99,7 @@ export function registerClient(program: Command): void {
           serviceAccount?: boolean;
           standardFlow: boolean;
           requirePkce?: boolean;
+          webOrigin: string[];
         },
       ) => {
         if (o.secret !== undefined && !o.public) checkChosenClientSecret(o.secret);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { collect, passwordFrom, withStore } from './common.js';
+import { CliError, collect, passwordFrom, withStore } from './common.js';
 import { createUser, setUserPassword } from '../admin/operations.js';
 
 export function registerUser(program: Command): void {
@@ -51,7 +51,10 @@ export function registerUser(program: Command): void {
     .command('list <realm>')
     .description("list a realm's users")
     .action(async (realmId: string) => {
-      const users = await withStore((store) => store.users.list(realmId));
+      const users = await withStore(async (store) => {
+        if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
+        return store.users.list(realmId);
+      });
       for (const u of users) process.stdout.write(`${u.username}\t${u.email ?? ''}\t${u.enabled ? 'enabled' : 'disabled'}\n`);
     });
 }

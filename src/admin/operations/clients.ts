@@ -160,6 +160,8 @@ export interface ClientChanges {
   directAccessGrantsEnabled?: boolean;
   serviceAccountsEnabled?: boolean;
   pkceMethod?: '' | 'S256';
+  /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
+  webOrigins?: string[];
 }
 
 async function requireClient(store: Store, realmId: string, clientId: string): Promise<Client> {
@@ -181,6 +183,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   const after = { ...before, ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)) } as Client;
   if (c.redirectUris) for (const uri of c.redirectUris) checkRedirectUri(uri);
   if (c.postLogoutRedirectUris) for (const uri of c.postLogoutRedirectUris) checkRedirectUri(uri);
+  const webOrigins = c.webOrigins ? [...new Set(c.webOrigins.map(checkWebOrigin))] : undefined;
   if (after.standardFlowEnabled && after.redirectUris.length === 0) throw new ValidationError('the authorization code flow needs at least one redirect URI');
   if (after.public && after.serviceAccountsEnabled) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
   if (c.scopes) {
@@ -202,6 +205,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   await store.clients.update(input.realmId, input.clientId, {
     ...c,
     ...(c.redirectUris ? { redirectUris: [...new Set(c.redirectUris)] } : {}),
+    ...(webOrigins ? { webOrigins } : {}),
     ...(secretHash !== undefined ? { secretHash } : {}),
     ...(authMethods ? { authMethods } : {}),
   });

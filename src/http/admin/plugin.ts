@@ -9,6 +9,7 @@ import { realmRoutes } from './realms.js';
 import { clientRoutes } from './clients.js';
 import { roleRoutes } from './roles.js';
 import { realmInfoRoutes } from './realm-info.js';
+import { clientScopeRoutes } from './client-scopes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -75,4 +76,5 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(clientRoutes, { services });
   await app.register(roleRoutes, { services });
   await app.register(realmInfoRoutes, { services });
+  await app.register(clientScopeRoutes, { services });
 }
