@@ -8,6 +8,9 @@ import { CodeRepository, RefreshRepository, TokenStateRepository } from './repos
 import { DeviceRepository } from './repos/device.js';
 import { EventRepository } from './repos/events.js';
 import { LoginFailureRepository } from './repos/login-failures.js';
+import { UserAdminRepository } from './repos/user-admin.js';
+import { OrganizationAdminRepository } from './repos/organization-admin.js';
+import { SessionAdminRepository } from './repos/session-admin.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -25,6 +28,10 @@ export class Store {
   readonly tokenState: TokenStateRepository;
   readonly events: EventRepository;
   readonly loginFailures: LoginFailureRepository;
+  /** Administration (src/admin/operations): search, lifecycle, members, sessions, revocation. */
+  readonly userAdmin: UserAdminRepository;
+  readonly organizationAdmin: OrganizationAdminRepository;
+  readonly sessionAdmin: SessionAdminRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -42,6 +49,9 @@ export class Store {
     this.tokenState = new TokenStateRepository(k);
     this.events = new EventRepository(k);
     this.loginFailures = new LoginFailureRepository(k);
+    this.userAdmin = new UserAdminRepository(k);
+    this.organizationAdmin = new OrganizationAdminRepository(k);
+    this.sessionAdmin = new SessionAdminRepository(k);
   }
 
   close(): Promise<void> {
