@@ -59,6 +59,18 @@ export class OrganizationAdminRepository {
     return rows.map((r) => ({ ...toDetails(r), domains: domains.get(r.id) ?? [] }));
   }
 
+  /** The organizations the user belongs to, disabled ones included. */
+  async ofUser(userId: string): Promise<OrganizationDetails[]> {
+    const rows = await this.db
+      .selectFrom('organizations')
+      .selectAll()
+      .where('id', 'in', this.db.selectFrom('memberships').select('organization_id').where('user_id', '=', userId))
+      .orderBy('name')
+      .execute();
+    const domains = await this.domainsOf(rows.map((r) => r.id));
+    return rows.map((r) => ({ ...toDetails(r), domains: domains.get(r.id) ?? [] }));
+  }
+
   async count(realmId: string): Promise<number> {
     const r = await this.db.selectFrom('organizations').select((eb) => eb.fn.countAll().as('n')).where('realm_id', '=', realmId).executeTakeFirstOrThrow();
     return Number(r.n);
