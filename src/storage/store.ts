@@ -8,6 +8,8 @@ import { CodeRepository, RefreshRepository, TokenStateRepository } from './repos
 import { DeviceRepository } from './repos/device.js';
 import { EventRepository } from './repos/events.js';
 import { LoginFailureRepository } from './repos/login-failures.js';
+import { RoleRepository } from './repos/roles.js';
+import { AdminEventRepository } from './repos/admin-events.js';
 import { UserAdminRepository } from './repos/user-admin.js';
 import { OrganizationAdminRepository } from './repos/organization-admin.js';
 import { SessionAdminRepository } from './repos/session-admin.js';
@@ -28,6 +30,8 @@ export class Store {
   readonly tokenState: TokenStateRepository;
   readonly events: EventRepository;
   readonly loginFailures: LoginFailureRepository;
+  readonly roles: RoleRepository;
+  readonly adminEvents: AdminEventRepository;
   /** Administration (src/admin/operations): search, lifecycle, members, sessions, revocation. */
   readonly userAdmin: UserAdminRepository;
   readonly organizationAdmin: OrganizationAdminRepository;
@@ -49,6 +53,8 @@ export class Store {
     this.tokenState = new TokenStateRepository(k);
     this.events = new EventRepository(k);
     this.loginFailures = new LoginFailureRepository(k);
+    this.roles = new RoleRepository(k);
+    this.adminEvents = new AdminEventRepository(k);
     this.userAdmin = new UserAdminRepository(k);
     this.organizationAdmin = new OrganizationAdminRepository(k);
     this.sessionAdmin = new SessionAdminRepository(k);
