@@ -27,8 +27,8 @@ import {
   userOrganizations,
   userSessions,
 } from '../../src/admin/operations.js';
-import { ValidationError } from '../../src/admin/validation.js';
-import { ConflictError, NotFoundError } from '../../src/storage/types.js';
+import { NotFound, ValidationError } from '../../src/admin/validation.js';
+import { ConflictError } from '../../src/storage/types.js';
 
 const OIDC = '/protocol/openid-connect';
 
@@ -131,7 +131,7 @@ for (const dialect of dialects()) {
       // The username is free again, and the new user has none of the old one's grants.
       await newUser('fred');
       assert.deepEqual(await userConsents(ts.store, { realmId: REALM, user: 'fred' }), []);
-      await assert.rejects(deleteUser(ts.store, { realmId: REALM, user: id }), NotFoundError);
+      await assert.rejects(deleteUser(ts.store, { realmId: REALM, user: id }), NotFound);
     });
 
     test('update validates and changes email and organizations; leaving an organization revokes its tokens', async () => {
@@ -204,7 +204,7 @@ for (const dialect of dialects()) {
       await revokeConsent(ts.store, { realmId: REALM, user: 'jane', clientId: ts.client.id });
       assert.deepEqual(await userConsents(ts.store, { realmId: REALM, user: 'jane' }), []);
       assert.equal((await refresh(t.refresh_token)).statusCode, 400);
-      await assert.rejects(revokeConsent(ts.store, { realmId: REALM, user: 'jane', clientId: ts.client.id }), NotFoundError);
+      await assert.rejects(revokeConsent(ts.store, { realmId: REALM, user: 'jane', clientId: ts.client.id }), NotFound);
       // The next login asks for consent again.
       const r = await runAuthorization(ts, { username: 'jane', jar: t.jar });
       assert.ok(r.pages.includes('consent'));
@@ -251,7 +251,7 @@ for (const dialect of dialects()) {
       const t2 = await login({ username: 'lena', organization: 'initech', jar: new CookieJar() });
 
       await removeMember(ts.store, { realmId: REALM, organization: 'initech', user: 'lena' });
-      await assert.rejects(removeMember(ts.store, { realmId: REALM, organization: 'initech', user: 'lena' }), NotFoundError);
+      await assert.rejects(removeMember(ts.store, { realmId: REALM, organization: 'initech', user: 'lena' }), NotFound);
       assert.equal((await introspect(t2.access_token)).active, false, 'a removed member loses the tokens of the organization');
 
       await addMember(ts.store, { realmId: REALM, organization: 'initech', user: 'lena' });
@@ -260,7 +260,7 @@ for (const dialect of dialects()) {
       assert.equal((await introspect(t3.access_token)).active, false);
       assert.deepEqual(await userOrganizations(ts.store, { realmId: REALM, user: 'lena' }), []);
       assert.equal(await ts.store.organizationAdmin.get(org.id), undefined);
-      await assert.rejects(deleteOrganization(ts.store, { realmId: REALM, organization: org.id }), NotFoundError);
+      await assert.rejects(deleteOrganization(ts.store, { realmId: REALM, organization: org.id }), NotFound);
     });
   });
 }

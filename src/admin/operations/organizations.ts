@@ -1,14 +1,15 @@
 import type { Store } from '../../storage/store.js';
-import { ConflictError, NotFoundError, type Organization, type User } from '../../storage/types.js';
+import { ConflictError, type Organization, type User } from '../../storage/types.js';
 import type { OrganizationDetails, OrganizationDomain, OrganizationQuery } from '../../storage/repos/organization-admin.js';
 import { randomId } from '../../crypto/random.js';
-import { checkName, ValidationError } from '../validation.js';
+import { checkName, NotFound, ValidationError } from '../validation.js';
 import { requireUser } from './users.js';
-import { now, requireRealm } from './common.js';
+import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
 export async function createOrganization(
   store: Store,
   input: { realmId: string; alias: string; name?: string; description?: string; enabled?: boolean; domains?: OrganizationDomain[] },
+  actor: Actor = cliActor(),
 ): Promise<Organization> {
   await requireRealm(store, input.realmId);
   checkName('organization alias', input.alias);
@@ -25,6 +26,7 @@ export async function createOrganization(
       throw err;
     }
   }
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'ORGANIZATION', resourcePath: `organizations/${org.id}`, representation: { ...org, description: input.description, enabled: input.enabled, domains } });
   return org;
 }
 
@@ -35,7 +37,7 @@ export async function requireOrganization(store: Store, realmId: string, idOrAli
   if (byId?.realmId === realmId) return byId;
   const byAlias = await store.organizations.findByAlias(realmId, idOrAlias);
   const org = byAlias && (await store.organizationAdmin.get(byAlias.id));
-  if (!org) throw new NotFoundError(`organization ${idOrAlias} does not exist in realm ${realmId}`);
+  if (!org) throw new NotFound(`organization ${idOrAlias} does not exist in realm ${realmId}`);
   return org;
 }
 
@@ -68,7 +70,7 @@ export interface OrganizationUpdate {
  * Changes an organization. Disabling it revokes the refresh chains bound to it: its members can no
  * longer choose it at login, and tokens issued for it stop working at once.
  */
-export async function updateOrganization(store: Store, input: OrganizationUpdate): Promise<OrganizationDetails> {
+export async function updateOrganization(store: Store, input: OrganizationUpdate, actor: Actor = cliActor()): Promise<OrganizationDetails> {
   const org = await requireOrganization(store, input.realmId, input.organization);
   if (input.alias !== undefined) checkName('organization alias', input.alias);
   if (input.name !== undefined && (input.name.trim() === '' || input.name.length > 255)) throw new ValidationError('the organization name must have 1 to 255 characters');
@@ -86,21 +88,24 @@ export async function updateOrganization(store: Store, input: OrganizationUpdate
     domains,
   );
   if (input.enabled === false && org.enabled) await store.organizationAdmin.revokeChains(org.id, now(), 'organization disabled');
-  return (await store.organizationAdmin.get(org.id))!;
+  const after = (await store.organizationAdmin.get(org.id))!;
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'ORGANIZATION', resourcePath: `organizations/${org.id}`, representation: after });
+  return after;
 }
 
-export function disableOrganization(store: Store, input: { realmId: string; organization: string }): Promise<OrganizationDetails> {
-  return updateOrganization(store, { ...input, enabled: false });
+export function disableOrganization(store: Store, input: { realmId: string; organization: string }, actor: Actor = cliActor()): Promise<OrganizationDetails> {
+  return updateOrganization(store, { ...input, enabled: false }, actor);
 }
 
-export function enableOrganization(store: Store, input: { realmId: string; organization: string }): Promise<OrganizationDetails> {
-  return updateOrganization(store, { ...input, enabled: true });
+export function enableOrganization(store: Store, input: { realmId: string; organization: string }, actor: Actor = cliActor()): Promise<OrganizationDetails> {
+  return updateOrganization(store, { ...input, enabled: true }, actor);
 }
 
 /** Deletes the organization with its memberships, domains and consents; chains bound to it are revoked. */
-export async function deleteOrganization(store: Store, input: { realmId: string; organization: string }): Promise<OrganizationDetails> {
+export async function deleteOrganization(store: Store, input: { realmId: string; organization: string }, actor: Actor = cliActor()): Promise<OrganizationDetails> {
   const org = await requireOrganization(store, input.realmId, input.organization);
   await store.organizationAdmin.delete(org.id, org.realmId, now());
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'ORGANIZATION', resourcePath: `organizations/${org.id}` });
   return org;
 }
 
@@ -119,17 +124,19 @@ async function memberOf(store: Store, input: { realmId: string; organization: st
 }
 
 /** Adds a user of the realm to the organization; a second add is a conflict, as in Keycloak. */
-export async function addMember(store: Store, input: { realmId: string; organization: string; user: string }): Promise<User> {
+export async function addMember(store: Store, input: { realmId: string; organization: string; user: string }, actor: Actor = cliActor()): Promise<User> {
   const { org, user } = await memberOf(store, input);
   if (await store.organizationAdmin.isMember(org.id, user.id)) throw new ConflictError(`user ${user.username} is already a member of ${org.alias}`);
   await store.users.addMembership(user.id, org.id);
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'ORGANIZATION', resourcePath: `organizations/${org.id}/members/${user.id}` });
   return user;
 }
 
 /** Removes the membership; the user's chains bound to the organization are revoked. */
-export async function removeMember(store: Store, input: { realmId: string; organization: string; user: string }): Promise<User> {
+export async function removeMember(store: Store, input: { realmId: string; organization: string; user: string }, actor: Actor = cliActor()): Promise<User> {
   const { org, user } = await memberOf(store, input);
-  if (!(await store.organizationAdmin.removeMember(org.id, user.id, now()))) throw new NotFoundError(`user ${user.username} is not a member of ${org.alias}`);
+  if (!(await store.organizationAdmin.removeMember(org.id, user.id, now()))) throw new NotFound(`user ${user.username} is not a member of ${org.alias}`);
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'ORGANIZATION', resourcePath: `organizations/${org.id}/members/${user.id}` });
   return user;
 }
 

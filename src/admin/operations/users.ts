@@ -1,16 +1,17 @@
 import type { Store } from '../../storage/store.js';
 import { hashPassword } from '../../crypto/passwords.js';
 import { randomId } from '../../crypto/random.js';
-import { ValidationError } from '../validation.js';
-import { now, requireRealm } from './common.js';
-import { NotFoundError, type User } from '../../storage/types.js';
+import { NotFound, ValidationError } from '../validation.js';
+import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
+import type { User } from '../../storage/types.js';
 import type { UserQuery } from '../../storage/repos/user-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
 
 export async function createUser(
   store: Store,
-  input: { realmId: string; username: string; password: string; email?: string; orgAliases?: string[] },
+  input: { realmId: string; username: string; password: string; email?: string; orgAliases?: string[]; enabled?: boolean },
+  actor: Actor = cliActor(),
 ): Promise<{ id: string }> {
   await requireRealm(store, input.realmId);
   if (!/^[A-Za-z0-9][A-Za-z0-9._@+-]{0,254}$/.test(input.username)) {
@@ -35,6 +36,8 @@ export async function createUser(
     now: now(),
     organizationIds: [...new Set(orgIds)],
   });
+  if (input.enabled === false) await store.users.update(id, { enabled: false });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'USER', resourcePath: `users/${id}`, representation: { username: input.username.toLowerCase(), email: input.email, enabled: input.enabled ?? true, organizations: input.orgAliases } });
   return { id };
 }
 
@@ -43,7 +46,7 @@ export async function requireUser(store: Store, realmId: string, idOrUsername: s
   await requireRealm(store, realmId);
   const byId = await store.users.get(idOrUsername);
   const user = byId?.realmId === realmId ? byId : await store.users.findByUsername(realmId, idOrUsername.toLowerCase());
-  if (!user) throw new NotFoundError(`user ${idOrUsername} does not exist in realm ${realmId}`);
+  if (!user) throw new NotFound(`user ${idOrUsername} does not exist in realm ${realmId}`);
   return user;
 }
 
@@ -78,7 +81,7 @@ export interface UserUpdate {
  * and revokes their refresh chains at once, so that no token issued before stays usable (the checks
  * of userinfo, introspection and refresh refuse a disabled user's tokens in any case).
  */
-export async function updateUser(store: Store, input: UserUpdate): Promise<User> {
+export async function updateUser(store: Store, input: UserUpdate, actor: Actor = cliActor()): Promise<User> {
   const user = await requireUser(store, input.realmId, input.user);
   if (typeof input.email === 'string') checkEmail(input.email);
   const orgIds = input.organizations !== undefined ? await organizationIds(store, input.realmId, input.organizations) : undefined;
@@ -91,21 +94,42 @@ export async function updateUser(store: Store, input: UserUpdate): Promise<User>
   if (input.enabled === false && user.enabled) {
     await store.sessionAdmin.endAllForUser(input.realmId, user.id, t, { chains: true, reason: 'user disabled' });
   }
+  const { realmId: _r, user: _u, ...changes } = input;
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: changes });
   return (await store.users.get(user.id)) ?? user;
 }
 
-export function disableUser(store: Store, input: { realmId: string; user: string }): Promise<User> {
-  return updateUser(store, { ...input, enabled: false });
+export function disableUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<User> {
+  return updateUser(store, { ...input, enabled: false }, actor);
 }
 
-export function enableUser(store: Store, input: { realmId: string; user: string }): Promise<User> {
-  return updateUser(store, { ...input, enabled: true });
+export function enableUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<User> {
+  return updateUser(store, { ...input, enabled: true }, actor);
+}
+
+function checkPassword(password: string): void {
+  if (password.length < 8) throw new ValidationError('the password must have at least 8 characters');
+  if (password.length > 1024) throw new ValidationError('the password must have at most 1024 characters');
+}
+
+/**
+ * Replaces the user's password (Keycloak's reset-password). Whoever knew the old one may hold sessions
+ * and tokens: they end with it.
+ */
+export async function resetPassword(store: Store, input: { realmId: string; user: string; password: string }, actor: Actor = cliActor()): Promise<User> {
+  const user = await requireUser(store, input.realmId, input.user);
+  checkPassword(input.password);
+  await store.users.update(user.id, { passwordHash: await hashPassword(input.password) });
+  await store.sessionAdmin.endAllForUser(input.realmId, user.id, now(), { chains: true, reason: 'password reset by an administrator' });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/reset-password` });
+  return user;
 }
 
 /** Deletes the user and everything of theirs (chains, sessions, consents, memberships, codes). */
-export async function deleteUser(store: Store, input: { realmId: string; user: string }): Promise<User> {
+export async function deleteUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<User> {
   const user = await requireUser(store, input.realmId, input.user);
   await store.userAdmin.delete(user);
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER', resourcePath: `users/${user.id}` });
   return user;
 }
 
@@ -141,9 +165,11 @@ export async function userSessions(store: Store, input: { realmId: string; user:
 }
 
 /** Ends every browser session of the user and revokes every refresh chain (Keycloak's "logout user"). */
-export async function logoutUser(store: Store, input: { realmId: string; user: string }): Promise<{ sessions: number; chains: number }> {
+export async function logoutUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<{ sessions: number; chains: number }> {
   const user = await requireUser(store, input.realmId, input.user);
-  return store.sessionAdmin.endAllForUser(input.realmId, user.id, now(), { chains: true, reason: 'logged out by an administrator' });
+  const r = await store.sessionAdmin.endAllForUser(input.realmId, user.id, now(), { chains: true, reason: 'logged out by an administrator' });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/logout`, representation: r });
+  return r;
 }
 
 export interface ConsentSummary {
@@ -170,14 +196,15 @@ export async function userConsents(store: Store, input: { realmId: string; user:
 }
 
 /** Withdraws the user's consent to a client and revokes that client's chains for the user. */
-export async function revokeConsent(store: Store, input: { realmId: string; user: string; clientId: string }): Promise<void> {
+export async function revokeConsent(store: Store, input: { realmId: string; user: string; clientId: string }, actor: Actor = cliActor()): Promise<void> {
   const user = await requireUser(store, input.realmId, input.user);
   const consents = await store.consents.listForUser(input.realmId, user.id);
   const chains = await store.refresh.lastUsedByUser(input.realmId, user.id, now());
   if (!consents.some((c) => c.clientId === input.clientId) && !chains.some((c) => c.clientId === input.clientId)) {
-    throw new NotFoundError(`user ${user.username} has no consent for client ${input.clientId}`);
+    throw new NotFound(`user ${user.username} has no consent for client ${input.clientId}`);
   }
   await store.sessionAdmin.revokeUserClient(input.realmId, user.id, input.clientId, now(), 'consent revoked by an administrator');
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER', resourcePath: `users/${user.id}/consents/${input.clientId}` });
 }
 
 export interface BruteForceStatus {
@@ -200,8 +227,9 @@ export async function bruteForceStatus(store: Store, input: { realmId: string; u
 }
 
 /** Clears the user's failure counters: a locked account can log in again at once. */
-export async function unlockUser(store: Store, input: { realmId: string; user: string }): Promise<User> {
+export async function unlockUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<User> {
   const user = await requireUser(store, input.realmId, input.user);
   await store.loginFailures.clear(input.realmId, `user:${user.username}`);
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER_LOGIN_FAILURE', resourcePath: `attack-detection/brute-force/users/${user.id}` });
   return user;
 }
