@@ -1,5 +1,5 @@
 import type { User } from '../../../storage/types.js';
-import type { BruteForceStatus, ConsentSummary, UserUpdate } from '../../operations/users.js';
+import type { BruteForceStatus, ConsentSummary } from '../../operations/users.js';
 import { ValidationError } from '../../validation.js';
 import { asObject, optArray, optBoolean, optString, optStringArray } from '../read-json.js';
 
@@ -45,8 +45,6 @@ export interface UserCreateInput {
   enabled: boolean;
   /** The password of a `credentials` entry of type "password", if any. */
   password?: string;
-  /** Keycloak's `temporary` flag: Realmgate has no required actions, so a temporary password is refused. */
-  organizations?: string[];
 }
 
 function passwordOf(o: Record<string, unknown>): string | undefined {
@@ -79,20 +77,20 @@ export function readUserCreate(body: unknown): UserCreateInput {
 }
 
 /** A PUT body: fields absent stay as they are (Keycloak merges the representation into the user). */
-export function readUserUpdate(body: unknown, realmId: string, userId: string): UserUpdate & { password?: string } {
-  const o = asObject(body, 'user');
+export function readUserUpdate(body: unknown): { username?: string; password?: string; changes: { email?: string | null; enabled?: boolean } } {
+  const o = asObject(body ?? {}, 'user');
   const username = optString(o, 'username');
   const email = optString(o, 'email');
   const enabled = optBoolean(o, 'enabled');
   optStringArray(o, 'requiredActions');
   const password = passwordOf(o);
   return {
-    realmId,
-    user: userId,
     ...(username !== undefined ? { username } : {}),
-    ...(o.email !== undefined ? { email: email === undefined || email === '' ? null : email } : {}),
-    ...(enabled !== undefined ? { enabled } : {}),
     ...(password !== undefined ? { password } : {}),
+    changes: {
+      ...(o.email !== undefined ? { email: email === undefined || email === '' ? null : email } : {}),
+      ...(enabled !== undefined ? { enabled } : {}),
+    },
   };
 }
 
