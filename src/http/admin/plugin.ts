@@ -63,6 +63,9 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
     try {
       done(null, JSON.parse(text));
     } catch {
+      // keycloak-admin-client sends a string payload (an organization member's user id) unquoted, as
+      // application/json: a bare identifier is passed on as a string; routes wanting an object refuse it.
+      if (/^[A-Za-z0-9._-]{1,255}$/.test(text.trim())) return done(null, text.trim());
       done(Object.assign(new Error('the request body is not valid JSON'), { statusCode: 400 }), undefined);
     }
   });
