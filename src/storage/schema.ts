@@ -37,6 +37,7 @@ export interface ClientTable {
   standard_flow_enabled: Generated<number>;
   direct_access_grants_enabled: Generated<number>;
   service_accounts_enabled: Generated<number>;
+  pkce_method: Generated<string>;
 }
 
 export interface UserTable {

@@ -38,6 +38,8 @@ export interface Client {
   directAccessGrantsEnabled: boolean;
   /** client_credentials (RFC 6749 4.4) for the client's service-account user. */
   serviceAccountsEnabled: boolean;
+  /** Keycloak's pkce.code.challenge.method: 'S256' requires PKCE of this client; '' leaves it optional (public clients always need it). */
+  pkceMethod: '' | 'S256';
 }
 
 export interface User {

@@ -26,6 +26,7 @@ export class ClientRepository {
           standard_flow_enabled: c.standardFlowEnabled ? 1 : 0,
           direct_access_grants_enabled: c.directAccessGrantsEnabled ? 1 : 0,
           service_accounts_enabled: c.serviceAccountsEnabled ? 1 : 0,
+          pkce_method: c.pkceMethod,
         })
         .execute();
     } catch (err) {
@@ -64,6 +65,7 @@ export class ClientRepository {
       standardFlowEnabled?: boolean;
       directAccessGrantsEnabled?: boolean;
       serviceAccountsEnabled?: boolean;
+      pkceMethod?: Client['pkceMethod'];
     },
   ): Promise<boolean> {
     const values: Record<string, string | number | null> = {};
@@ -74,6 +76,7 @@ export class ClientRepository {
     if (patch.standardFlowEnabled !== undefined) values.standard_flow_enabled = flag(patch.standardFlowEnabled);
     if (patch.directAccessGrantsEnabled !== undefined) values.direct_access_grants_enabled = flag(patch.directAccessGrantsEnabled);
     if (patch.serviceAccountsEnabled !== undefined) values.service_accounts_enabled = flag(patch.serviceAccountsEnabled);
+    if (patch.pkceMethod !== undefined) values.pkce_method = patch.pkceMethod;
     if (patch.redirectUris) values.redirect_uris = JSON.stringify(patch.redirectUris);
     if (patch.scopes) values.scopes = JSON.stringify(patch.scopes);
     if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;
@@ -84,8 +87,18 @@ export class ClientRepository {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async delete(realmId: string, clientId: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('clients').where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
-    return Number(r.numDeletedRows) === 1;
+  /** Deletes the client and revokes its refresh chains, in one transaction. */
+  async delete(realmId: string, clientId: string, now: number = Math.floor(Date.now() / 1000)): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('refresh_chains')
+        .set({ revoked_at: now, revoked_reason: 'client deleted' })
+        .where('realm_id', '=', realmId)
+        .where('client_id', '=', clientId)
+        .where('revoked_at', 'is', null)
+        .execute();
+      const r = await trx.deleteFrom('clients').where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
+      return Number(r.numDeletedRows) === 1;
+    });
   }
 }

@@ -43,6 +43,7 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     standardFlowEnabled: r.standard_flow_enabled !== 0,
     directAccessGrantsEnabled: r.direct_access_grants_enabled === 1,
     serviceAccountsEnabled: r.service_accounts_enabled === 1,
+    pkceMethod: r.pkce_method === 'S256' ? 'S256' : '',
   };
 }
 
