@@ -194,6 +194,10 @@ for (const dialect of dialects()) {
     test('401 without a token, 403 without the role, 404 for a user of another realm', async () => {
       const r = await fetch(`${ts.baseUrl}/auth/admin/realms/${REALM}/users`);
       assert.equal(r.status, 401);
+      const doc = (await (await fetch(`${ts.baseUrl}/auth/admin/openapi.json`)).json()) as { paths: Record<string, unknown> };
+      for (const p of ['/auth/admin/realms/{realm}/users', '/auth/admin/realms/{realm}/users/{id}/reset-password', '/auth/admin/realms/{realm}/organizations/{id}/members', '/auth/admin/realms/{realm}/sessions/{id}', '/auth/admin/realms/{realm}/attack-detection/brute-force/users/{id}']) {
+        assert.ok(doc.paths[p], `${p} in the OpenAPI document`);
+      }
       await ts.store.clients.update(REALM, ts.publicClient.id, { directAccessGrantsEnabled: true });
       const alice = ts.newClient(REALM);
       await alice.auth({ username: 'alice', password: PASSWORD, grantType: 'password', clientId: ts.publicClient.id });
