@@ -12,6 +12,7 @@ import { registerEvents } from './cli/events.js';
 import { registerOrg } from './cli/org.js';
 import { registerUser } from './cli/user.js';
 import { registerClient } from './cli/client.js';
+import { registerBootstrap } from './cli/bootstrap.js';
 import { registerToken } from './cli/token.js';
 
 registerStart(program);
@@ -21,6 +22,7 @@ registerEvents(program);
 registerOrg(program);
 registerUser(program);
 registerClient(program);
+registerBootstrap(program);
 registerToken(program);
 
 async function main(): Promise<void> {

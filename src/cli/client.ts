@@ -1,6 +1,60 @@
-import { Option, type Command } from 'commander';
-import { collect, withStore } from './common.js';
-import { createClient } from '../admin/operations.js';
+import type { Command } from 'commander';
+import { CliError, collect, withStore } from './common.js';
+import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClient, type ListChange } from '../admin/operations.js';
+import { onOff } from './common.js';
+import type { Client } from '../storage/types.js';
+
+const AUTH_METHOD_HELP = 'token endpoint authentication the client may use: client_secret_basic, client_secret_post (repeatable or comma-separated; default both)';
+const ID_TOKEN_ALG_HELP = 'algorithm of its ID tokens: RS256 (default), ES256 or EdDSA';
+const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
+
+/** One line per setting, as `client update` and `client show` print them. */
+export function describeClient(c: Client): string {
+  const lines: Array<[string, string]> = [
+    ['client', `${c.clientId} (${c.public ? 'public' : 'confidential'}${c.enabled ? '' : ', disabled'})`],
+    ['name', c.name ?? ''],
+    ['redirect URIs', c.redirectUris.join(' ')],
+    ['post-logout URIs', c.postLogoutRedirectUris.join(' ')],
+    ['scopes', c.scopes.join(' ')],
+    ['auth methods', c.authMethods.join(' ')],
+    ['ID token alg', c.idTokenAlg],
+    ['audiences', c.audiences.join(' ')],
+    ['flows', [c.standardFlowEnabled ? 'code' : '', c.directAccessGrantsEnabled ? 'password' : '', c.serviceAccountsEnabled ? 'client_credentials' : ''].filter(Boolean).join(' ')],
+    ['PKCE', c.public || c.pkceMethod === 'S256' ? 'required (S256)' : 'optional'],
+  ];
+  return lines.map(([k, v]) => `${k}:${' '.repeat(18 - k.length)}${v}\n`).join('');
+}
+
+function listChange(set: string[], add: string[], remove: string[]): ListChange | undefined {
+  if (set.length === 0 && add.length === 0 && remove.length === 0) return undefined;
+  return { ...(set.length > 0 ? { set } : {}), add, remove };
+}
+
+interface UpdateOptions {
+  requirePkce?: '' | 'S256';
+  name?: string;
+  redirectUri: string[];
+  addRedirectUri: string[];
+  removeRedirectUri: string[];
+  postLogoutRedirectUri: string[];
+  addPostLogoutRedirectUri: string[];
+  removePostLogoutRedirectUri: string[];
+  scope?: string;
+  enable?: boolean;
+  disable?: boolean;
+  authMethod: string[];
+  idTokenAlg?: string;
+  audience: string[];
+  addAudience: string[];
+  removeAudience: string[];
+  standardFlow?: boolean;
+  passwordGrant?: boolean;
+  serviceAccount?: boolean;
+  pkce?: '' | 'S256';
+}
+
+const PASSWORD_GRANT_HELP = 'the password grant (RFC 6749 4.3) for this client, as kcadm and keycloak-admin-client log in';
+const SERVICE_ACCOUNT_HELP = 'client_credentials (RFC 6749 4.4) as its service-account user service-account-<client-id>';
 
 export function registerClient(program: Command): void {
   const client = program.command('client').description('manage client applications');
@@ -12,30 +66,140 @@ export function registerClient(program: Command): void {
     .option('--scope <scopes>', 'space-separated scopes the client may request (default: all default scopes)')
     .option('--public', 'a public client (no secret; must use PKCE)')
     .option('--name <name>', 'name shown to users on the login and consent pages')
-    .addOption(new Option('--auth-method <method>', 'token endpoint authentication (default client_secret_basic)').choices(['client_secret_basic', 'client_secret_post']))
+    .option('--auth-method <method>', AUTH_METHOD_HELP, collect, [])
     .option('--post-logout-redirect-uri <uri>', 'where logout may send the user back (repeatable)', collect, [])
-    .action(async (realmId: string, clientId: string, o: { redirectUri: string[]; secret?: string; scope?: string; public?: boolean; name?: string; authMethod?: string; postLogoutRedirectUri: string[] }) => {
-      const r = await withStore((store) =>
-        createClient(store, {
+    .option('--id-token-alg <alg>', ID_TOKEN_ALG_HELP)
+    .option('--audience <aud>', AUDIENCE_HELP, collect, [])
+    .option('--password-grant', PASSWORD_GRANT_HELP)
+    .option('--service-account', SERVICE_ACCOUNT_HELP)
+    .option('--no-standard-flow', 'no authorization code flow (a client for the password grant or client_credentials only; then no --redirect-uri is needed)')
+    .option('--require-pkce', 'a confidential client must use PKCE too (public clients always must)')
+    .action(
+      async (
+        realmId: string,
+        clientId: string,
+        o: {
+          redirectUri: string[];
+          secret?: string;
+          scope?: string;
+          public?: boolean;
+          name?: string;
+          authMethod: string[];
+          postLogoutRedirectUri: string[];
+          idTokenAlg?: string;
+          audience: string[];
+          passwordGrant?: boolean;
+          serviceAccount?: boolean;
+          standardFlow: boolean;
+          requirePkce?: boolean;
+        },
+      ) => {
+        const r = await withStore((store) =>
+          createClient(store, {
+            realmId,
+            clientId,
+            redirectUris: o.redirectUri,
+            ...(o.secret !== undefined ? { secret: o.secret } : {}),
+            ...(o.scope !== undefined ? { scopes: o.scope } : {}),
+            ...(o.public ? { public: true } : {}),
+            ...(o.name ? { name: o.name } : {}),
+            ...(o.authMethod.length > 0 ? { authMethods: o.authMethod } : {}),
+            postLogoutRedirectUris: o.postLogoutRedirectUri,
+            ...(o.idTokenAlg !== undefined ? { idTokenAlg: o.idTokenAlg } : {}),
+            audiences: o.audience,
+            standardFlowEnabled: o.standardFlow,
+            ...(o.passwordGrant ? { directAccessGrantsEnabled: true } : {}),
+            ...(o.serviceAccount ? { serviceAccountsEnabled: true } : {}),
+            ...(o.requirePkce ? { pkceMethod: 'S256' as const } : {}),
+          }),
+        );
+        process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
+        if (r.generated) process.stdout.write(`client secret (shown only now): ${r.secret}\n`);
+      },
+    );
+  client
+    .command('update <realm> <client-id>')
+    .description("change a client's settings; what is not given stays as it is; prints the result")
+    .option('--name <name>', "the name shown to users ('' clears it)")
+    .option('--redirect-uri <uri>', 'replace the redirect URIs with these (repeatable)', collect, [])
+    .option('--add-redirect-uri <uri>', 'add a redirect URI (repeatable)', collect, [])
+    .option('--remove-redirect-uri <uri>', 'remove a redirect URI (repeatable)', collect, [])
+    .option('--post-logout-redirect-uri <uri>', 'replace the post-logout redirect URIs with these (repeatable)', collect, [])
+    .option('--add-post-logout-redirect-uri <uri>', 'add a post-logout redirect URI (repeatable)', collect, [])
+    .option('--remove-post-logout-redirect-uri <uri>', 'remove a post-logout redirect URI (repeatable)', collect, [])
+    .option('--scope <scopes>', 'space-separated scopes the client may request (replaces the current ones)')
+    .option('--enable', 'allow the client again')
+    .option('--disable', 'refuse the client everywhere (its tokens stop refreshing)')
+    .option('--auth-method <method>', AUTH_METHOD_HELP.replace('; default both', '; replaces the current ones'), collect, [])
+    .option('--id-token-alg <alg>', ID_TOKEN_ALG_HELP)
+    .option('--audience <aud>', AUDIENCE_HELP.replace('; repeatable', '; replaces the current ones; repeatable'), collect, [])
+    .option('--add-audience <aud>', 'add an audience (repeatable)', collect, [])
+    .option('--remove-audience <aud>', 'remove an audience (repeatable)', collect, [])
+    .option('--standard-flow <on|off>', 'the authorization code flow', onOff('--standard-flow'))
+    .option('--password-grant <on|off>', PASSWORD_GRANT_HELP, onOff('--password-grant'))
+    .option('--service-account <on|off>', SERVICE_ACCOUNT_HELP, onOff('--service-account'))
+    .option('--require-pkce <on|off>', 'whether a confidential client must use PKCE (public clients always must)', (v: string) => (onOff('--require-pkce')(v) ? 'S256' : ''))
+    .action(async (realmId: string, clientId: string, o: UpdateOptions) => {
+      if (o.enable && o.disable) throw new CliError('give --enable or --disable, not both');
+      const redirectUris = listChange(o.redirectUri, o.addRedirectUri, o.removeRedirectUri);
+      const postLogoutRedirectUris = listChange(o.postLogoutRedirectUri, o.addPostLogoutRedirectUri, o.removePostLogoutRedirectUri);
+      const audiences = listChange(o.audience, o.addAudience, o.removeAudience);
+      const updated = await withStore((store) =>
+        updateClient(store, {
           realmId,
           clientId,
-          redirectUris: o.redirectUri,
-          ...(o.secret !== undefined ? { secret: o.secret } : {}),
+          ...(o.name !== undefined ? { name: o.name } : {}),
+          ...(redirectUris ? { redirectUris } : {}),
+          ...(postLogoutRedirectUris ? { postLogoutRedirectUris } : {}),
           ...(o.scope !== undefined ? { scopes: o.scope } : {}),
-          ...(o.public ? { public: true } : {}),
-          ...(o.name ? { name: o.name } : {}),
-          ...(o.authMethod ? { authMethod: o.authMethod } : {}),
-          postLogoutRedirectUris: o.postLogoutRedirectUri,
+          ...(o.enable ? { enabled: true } : o.disable ? { enabled: false } : {}),
+          ...(o.authMethod.length > 0 ? { authMethods: o.authMethod } : {}),
+          ...(o.idTokenAlg !== undefined ? { idTokenAlg: o.idTokenAlg } : {}),
+          ...(audiences ? { audiences } : {}),
+          ...(o.standardFlow !== undefined ? { standardFlowEnabled: o.standardFlow } : {}),
+          ...(o.passwordGrant !== undefined ? { directAccessGrantsEnabled: o.passwordGrant } : {}),
+          ...(o.serviceAccount !== undefined ? { serviceAccountsEnabled: o.serviceAccount } : {}),
+          ...(o.requirePkce !== undefined ? { pkceMethod: o.requirePkce } : {}),
         }),
       );
-      process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
-      if (r.generated) process.stdout.write(`client secret (shown only now): ${r.secret}\n`);
+      process.stdout.write(`updated client ${clientId} in realm ${realmId}\n${describeClient(updated)}`);
     });
   client
     .command('list <realm>')
     .description("list a realm's clients")
     .action(async (realmId: string) => {
-      const clients = await withStore((store) => store.clients.list(realmId));
+      const clients = await withStore(async (store) => {
+        if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
+        return store.clients.list(realmId);
+      });
       for (const c of clients) process.stdout.write(`${c.clientId}\t${c.public ? 'public' : 'confidential'}\t${c.redirectUris.join(' ')}\n`);
+    });
+  for (const [name, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    client
+      .command(`${name} <realm> <client-id>`)
+      .description(enabled ? 'allow a disabled client again' : 'refuse the client everywhere: logins, token requests and refreshes')
+      .action(async (realmId: string, clientId: string) => {
+        await withStore((store) => setClientEnabled(store, { realmId, clientId, enabled }));
+        process.stdout.write(`client ${clientId} in realm ${realmId} ${enabled ? 'enabled' : 'disabled'}\n`);
+      });
+  }
+  client
+    .command('delete <realm> <client-id>')
+    .description('delete a client: its refresh tokens are revoked, its roles and service account removed')
+    .option('--yes', 'really delete (required)')
+    .action(async (realmId: string, clientId: string, o: { yes?: boolean }) => {
+      if (!o.yes) throw new CliError(`deleting client ${clientId} cannot be undone: add --yes`);
+      await withStore((store) => deleteClient(store, { realmId, clientId }));
+      process.stdout.write(`deleted client ${clientId} from realm ${realmId}\n`);
+    });
+  client
+    .command('rotate-secret <realm> <client-id>')
+    .description('generate a new client secret and print it once; the old one is refused at once')
+    .action(async (realmId: string, clientId: string) => {
+      const secret = await withStore((store) => rotateClientSecret(store, { realmId, clientId }));
+      process.stdout.write(`new client secret of ${clientId} (shown only now): ${secret}\n`);
     });
 }

@@ -23,8 +23,8 @@ export const SETTINGS = {
   },
   databaseUrl: {
     env: 'DATABASE_URL',
-    default: 'sqlite:./data/realmgate.db',
-    description: 'sqlite:<path> for the embedded database, or a postgres:// URL for PostgreSQL.',
+    default: undefined,
+    description: "sqlite:<path> for the embedded database, or a postgres:// URL for PostgreSQL. Default: sqlite:<install dir>/data/realmgate.db (the same file for the server and every CLI command, whatever the working directory; the CLI names the database it opened on stderr).",
   },
   logLevel: { env: 'LOG_LEVEL', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace or silent.' },
   cacheTtlMs: {
@@ -70,6 +70,8 @@ export const REALM_DEFAULTS = {
   interactionLifetime: 30 * 60,
   accessTokenAudience: 'account',
   signingAlg: 'RS256',
+  /** Access token format: `jwt` (Keycloak's, typ Bearer) or `rfc9068` (RFC 9068: header typ at+jwt, claim client_id). */
+  accessTokenFormat: 'jwt' as 'jwt' | 'rfc9068',
   /** Brute-force protection: consecutive failed logins of one username before it is locked. */
   maxLoginFailures: 5,
   /** The first lockout; each further one doubles, up to maxLockoutSeconds. */
