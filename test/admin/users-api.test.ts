@@ -60,10 +60,14 @@ for (const dialect of dialects()) {
     }
 
     test('create, read, search, count, update and delete a user', async () => {
-      const id = await createUser('quinn');
+      const id = await createUser('quinn', { firstName: 'Quinn', lastName: 'Fabray', emailVerified: true });
       assert.match(id, /^[0-9a-f-]{36}$/);
       const u = await ts.kc.users.findOne({ realm: REALM, id });
       assert.equal(u?.username, 'quinn');
+      assert.equal(u?.firstName, 'Quinn');
+      assert.equal(u?.lastName, 'Fabray');
+      assert.equal(u?.emailVerified, true);
+      assert.deepEqual((await ts.kc.users.find({ realm: REALM, search: 'fabr' })).map((x) => x.username), ['quinn'], 'search covers names');
       assert.equal(u?.email, 'quinn@example.com');
       assert.equal(u?.enabled, true);
       assert.equal(typeof u?.createdTimestamp, 'number');
@@ -80,8 +84,12 @@ for (const dialect of dialects()) {
       assert.equal(await ts.kc.users.count({ realm: REALM, search: 'quinn' }), 1);
       assert.ok((await ts.kc.users.count({ realm: REALM })) >= 2);
 
-      await ts.kc.users.update({ realm: REALM, id }, { email: 'q@example.org' });
-      assert.equal((await ts.kc.users.findOne({ realm: REALM, id }))?.email, 'q@example.org');
+      await ts.kc.users.update({ realm: REALM, id }, { email: 'q@example.org', lastName: 'Smith', emailVerified: false });
+      const up = await ts.kc.users.findOne({ realm: REALM, id });
+      assert.equal(up?.email, 'q@example.org');
+      assert.equal(up?.lastName, 'Smith');
+      assert.equal(up?.firstName, 'Quinn', 'fields absent from the update stay');
+      assert.equal(up?.emailVerified, false);
       // Invalid input is a 400 in Keycloak's error shape; the username cannot change.
       assert.equal(await statusOf(ts.kc.users.update({ realm: REALM, id }, { email: 'not-an-email' })), 400);
       assert.equal(await statusOf(ts.kc.users.update({ realm: REALM, id }, { username: 'other' })), 400);
@@ -90,6 +98,8 @@ for (const dialect of dialects()) {
       assert.equal(await statusOf(ts.kc.users.create({ realm: REALM, username: 'tmp', credentials: [{ type: 'password', value: 'temporary-password', temporary: true }] })), 400);
 
       const t = await login('quinn');
+      const info = (await ts.app.inject({ method: 'GET', url: realmPath(`${OIDC}/userinfo`), headers: { authorization: `Bearer ${t.access_token}` } })).json();
+      assert.equal(info.email, 'q@example.org', 'the new email is what a login sees');
       await ts.kc.users.del({ realm: REALM, id });
       assert.equal(await ts.kc.users.findOne({ realm: REALM, id }), null);
       assert.equal(await userinfo(t.access_token), 401);

@@ -114,7 +114,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       // Keycloak creates users without credentials; ours always have a password hash, so a user created
       // without one gets a random password nobody knows until an administrator resets it.
       const password = input.password ?? randomToken(32);
-      const { id } = await createUser(store, { realmId: realm.id, username: input.username, password, ...(input.email ? { email: input.email } : {}), enabled: input.enabled }, actorOf(caller));
+      const { id } = await createUser(store, { realmId: realm.id, username: input.username, password, ...(input.email ? { email: input.email } : {}), ...(input.firstName ? { firstName: input.firstName } : {}), ...(input.lastName ? { lastName: input.lastName } : {}), ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}), enabled: input.enabled }, actorOf(caller));
       return created(services, reply, `${encodeURIComponent(realm.id)}/users/${id}`);
     },
   );
@@ -125,7 +125,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
     return toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users') });
   });
 
-  app.put<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Update a user: email, enabled (disabling ends sessions and revokes tokens)', params: userParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+  app.put<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Update a user: email, names, emailVerified, enabled (disabling ends sessions and revokes tokens)', params: userParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
     const caller = callerOf(req);
     const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
     const { username, password, changes } = readUserUpdate(req.body);
