@@ -13,6 +13,7 @@ import { registerOrg } from './cli/org.js';
 import { registerUser } from './cli/user.js';
 import { registerClient } from './cli/client.js';
 import { registerBootstrap } from './cli/bootstrap.js';
+import { registerAdminEvents } from './cli/admin-events.js';
 import { registerToken } from './cli/token.js';
 
 registerStart(program);
@@ -23,6 +24,7 @@ registerOrg(program);
 registerUser(program);
 registerClient(program);
 registerBootstrap(program);
+registerAdminEvents(program);
 registerToken(program);
 
 async function main(): Promise<void> {

@@ -1,6 +1,10 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import KcAdminClient from '@keycloak/keycloak-admin-client';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -93,6 +97,9 @@ for (const dialect of dialects()) {
         const ops = (await s.adminEvents.list('shop')).map((e) => `${e.operation} ${e.resourceType} ${e.resourcePath}`);
         for (const expected of ['UPDATE REALM ', 'DELETE CLIENT clients/web', 'ACTION CLIENT clients/robot/client-secret', 'CREATE CLIENT clients/robot']) assert.ok(ops.includes(expected), `${expected} in ${ops.join('; ')}`);
       });
+      const listed = ok(['admin-events', 'shop']).trim().split('\n');
+      assert.match(listed[0]!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\tUPDATE\tREALM\t-\tcli:\S+\t-\t-\tcli$/);
+      assert.ok(listed.some((l) => l.includes('\tACTION\tCLIENT\tclients/robot/client-secret\t')));
       ok(['realm', 'enable', 'shop']);
       assert.equal(run(['realm', 'delete', 'shop']).status, 1);
       ok(['realm', 'delete', 'shop', '--yes']);
@@ -101,3 +108,49 @@ for (const dialect of dialects()) {
     });
   });
 }
+
+describe('realmgate start with a bootstrap admin', () => {
+  test('REALMGATE_BOOTSTRAP_ADMIN_* create the admin at start; keycloak-admin-client logs in and works', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-bootstrap-'));
+    const port = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const url = `http://127.0.0.1:${port}`;
+    const env = {
+      ...process.env,
+      DATABASE_URL: `sqlite:${path.join(dir, 'rg.db')}`,
+      PORT: String(port),
+      AUTH_URL: url,
+      LOG_LEVEL: 'warn',
+      REALMGATE_BOOTSTRAP_ADMIN_USERNAME: 'boss',
+      REALMGATE_BOOTSTRAP_ADMIN_PASSWORD: 'boss password 1',
+    };
+    const child = spawn(process.execPath, [BIN, 'start'], { env });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!/listening on/.test(out)) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.match(out, /realmgate: database sqlite:/);
+      assert.match(out, /bootstrap admin/);
+      const kc = new KcAdminClient({ baseUrl: `${url}/auth`, realmName: 'master' });
+      await kc.auth({ username: 'boss', password: 'boss password 1', grantType: 'password', clientId: 'admin-cli' });
+      await kc.realms.create({ realm: 'fresh' });
+      assert.ok((await kc.realms.find()).some((r) => r.realm === 'fresh'));
+    } finally {
+      await new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.on('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

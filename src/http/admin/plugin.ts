@@ -9,6 +9,7 @@ import { realmRoutes } from './realms.js';
 import { clientRoutes } from './clients.js';
 import { roleRoutes } from './roles.js';
 import { realmInfoRoutes } from './realm-info.js';
+import { clientScopeRoutes } from './client-scopes.js';
 import { userRoutes } from './users.js';
 import { organizationRoutes } from './organizations.js';
 import { sessionRoutes } from './sessions.js';
@@ -81,6 +82,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(clientRoutes, { services });
   await app.register(roleRoutes, { services });
   await app.register(realmInfoRoutes, { services });
+  await app.register(clientScopeRoutes, { services });
   await app.register(userRoutes, { services });
   await app.register(organizationRoutes, { services });
   await app.register(sessionRoutes, { services });
