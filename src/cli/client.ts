@@ -6,6 +6,7 @@ import type { Client } from '../storage/types.js';
 
 const AUTH_METHOD_HELP = 'token endpoint authentication the client may use: client_secret_basic, client_secret_post (repeatable or comma-separated; default both)';
 const ID_TOKEN_ALG_HELP = 'algorithm of its ID tokens: RS256 (default), ES256 or EdDSA';
+const WEB_ORIGIN_HELP = 'a browser origin (scheme://host[:port]) allowed to call the token, userinfo and account endpoints (CORS) and to frame the session-status page; "+" = the origins of the redirect URIs; "*" is refused';
 const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
 
 /** One line per setting, as `client update` and `client show` print them. */
@@ -21,6 +22,7 @@ export function describeClient(c: Client): string {
     ['audiences', c.audiences.join(' ')],
     ['flows', [c.standardFlowEnabled ? 'code' : '', c.directAccessGrantsEnabled ? 'password' : '', c.serviceAccountsEnabled ? 'client_credentials' : ''].filter(Boolean).join(' ')],
     ['PKCE', c.public || c.pkceMethod === 'S256' ? 'required (S256)' : 'optional'],
+    ['web origins', c.webOrigins.join(' ')],
   ];
   return lines.map(([k, v]) => `${k}:${' '.repeat(18 - k.length)}${v}\n`).join('');
 }
@@ -51,6 +53,9 @@ interface UpdateOptions {
   passwordGrant?: boolean;
   serviceAccount?: boolean;
   pkce?: '' | 'S256';
+  webOrigin: string[];
+  addWebOrigin: string[];
+  removeWebOrigin: string[];
 }
 
 const PASSWORD_GRANT_HELP = 'the password grant (RFC 6749 4.3) for this client, as kcadm and keycloak-admin-client log in';
@@ -74,6 +79,7 @@ export function registerClient(program: Command): void {
     .option('--service-account', SERVICE_ACCOUNT_HELP)
     .option('--no-standard-flow', 'no authorization code flow (a client for the password grant or client_credentials only; then no --redirect-uri is needed)')
     .option('--require-pkce', 'a confidential client must use PKCE too (public clients always must)')
+    .option('--web-origin <origin>', `${WEB_ORIGIN_HELP} (repeatable)`, collect, [])
     .action(
       async (
         realmId: string,
@@ -92,6 +98,7 @@ export function registerClient(program: Command): void {
           serviceAccount?: boolean;
           standardFlow: boolean;
           requirePkce?: boolean;
+          webOrigin: string[];
         },
       ) => {
         const r = await withStore((store) =>
@@ -139,11 +146,15 @@ export function registerClient(program: Command): void {
     .option('--password-grant <on|off>', PASSWORD_GRANT_HELP, onOff('--password-grant'))
     .option('--service-account <on|off>', SERVICE_ACCOUNT_HELP, onOff('--service-account'))
     .option('--require-pkce <on|off>', 'whether a confidential client must use PKCE (public clients always must)', (v: string) => (onOff('--require-pkce')(v) ? 'S256' : ''))
+    .option('--web-origin <origin>', `${WEB_ORIGIN_HELP} (replaces the current ones; repeatable)`, collect, [])
+    .option('--add-web-origin <origin>', 'add a web origin (repeatable)', collect, [])
+    .option('--remove-web-origin <origin>', 'remove a web origin (repeatable)', collect, [])
     .action(async (realmId: string, clientId: string, o: UpdateOptions) => {
       if (o.enable && o.disable) throw new CliError('give --enable or --disable, not both');
       const redirectUris = listChange(o.redirectUri, o.addRedirectUri, o.removeRedirectUri);
       const postLogoutRedirectUris = listChange(o.postLogoutRedirectUri, o.addPostLogoutRedirectUri, o.removePostLogoutRedirectUri);
       const audiences = listChange(o.audience, o.addAudience, o.removeAudience);
+      const webOrigins = listChange(o.webOrigin, o.addWebOrigin, o.removeWebOrigin);
       const updated = await withStore((store) =>
         updateClient(store, {
           realmId,
@@ -160,6 +171,7 @@ export function registerClient(program: Command): void {
           ...(o.passwordGrant !== undefined ? { directAccessGrantsEnabled: o.passwordGrant } : {}),
           ...(o.serviceAccount !== undefined ? { serviceAccountsEnabled: o.serviceAccount } : {}),
           ...(o.requirePkce !== undefined ? { pkceMethod: o.requirePkce } : {}),
+          ...(webOrigins ? { webOrigins } : {}),
         }),
       );
       process.stdout.write(`updated client ${clientId} in realm ${realmId}\n${describeClient(updated)}`);
@@ -172,7 +184,7 @@ export function registerClient(program: Command): void {
         if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
         return store.clients.list(realmId);
       });
-      for (const c of clients) process.stdout.write(`${c.clientId}\t${c.public ? 'public' : 'confidential'}\t${c.redirectUris.join(' ')}\n`);
+      for (const c of clients) process.stdout.write(`${c.clientId}\t${c.public ? 'public' : 'confidential'}\t${c.redirectUris.join(' ')}${c.webOrigins.length > 0 ? `\tweb origins: ${c.webOrigins.join(' ')}` : ''}\n`);
     });
   for (const [name, enabled] of [
     ['enable', true],

@@ -74,9 +74,14 @@ for (const dialect of dialects()) {
       assert.equal(shop?.failureFactor, 3);
       assert.equal(shop?.waitIncrementSeconds, 120);
       assert.equal(await statusOf(ts.kc.realms.update({ realm: 'shop' }, { accessTokenLifespan: -1 })), 400);
+      // The whole representation sent back with one idle timeout changed: that one counts.
+      await ts.kc.realms.update({ realm: 'shop' }, { ...shop, ssoSessionIdleTimeout: 86_400 });
+      const idle = await ts.kc.realms.findOne({ realm: 'shop' });
+      assert.equal(idle?.offlineSessionIdleTimeout, 86_400);
+      assert.equal(idle?.accessTokenLifespan, 900);
       const events = await ts.store.adminEvents.list('shop');
       // Newest first: the update, then the creation.
-      assert.deepEqual(events.filter((e) => e.resourceType === 'REALM').map((e) => e.operation), ['UPDATE', 'CREATE']);
+      assert.deepEqual(events.filter((e) => e.resourceType === 'REALM').map((e) => e.operation), ['UPDATE', 'UPDATE', 'CREATE']);
       const create = events.find((e) => e.resourceType === 'REALM' && e.operation === 'CREATE')!;
       assert.equal(create.authUsername, ADMIN_USERNAME);
       assert.equal(create.authRealmId, 'master');

@@ -3,11 +3,12 @@ import type { Client, ClientAuthMethod } from '../../storage/types.js';
 import type { ClientPatch } from '../../storage/repos/clients.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
-import { checkRedirectUri, NotFound, parseScopeList, ValidationError } from '../validation.js';
+import { isSigningAlg } from '../../crypto/keystore.js';
+import { checkRedirectUri, checkWebOrigin, NotFound, parseScopeList, ValidationError } from '../validation.js';
 import { REALM_MANAGEMENT } from '../authorization.js';
 import { now, recordAdminEvent, requireRealm, cliActor, type Actor } from './common.js';
 import { ensureServiceAccount, findServiceAccount } from './service-accounts.js';
-import { isSigningAlg } from '../../crypto/keystore.js';
+import { ensureSigningKey } from './keys.js';
 
 /** The secret methods a confidential client accepts unless its operator restricts it (RFC 6749 2.3.1). */
 export const DEFAULT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
@@ -81,6 +82,8 @@ export async function createClient(
     pkceMethod?: '' | 'S256';
     idTokenAlg?: string;
     audiences?: string[];
+    /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
+    webOrigins?: string[];
   },
   actor: Actor = cliActor(),
 ): Promise<{ client: Client; secret: string | undefined; generated: boolean }> {
@@ -96,6 +99,7 @@ export async function createClient(
   if (input.public && input.secret !== undefined) throw new ValidationError('a public client has no secret: leave out --secret');
   for (const uri of input.postLogoutRedirectUris ?? []) checkRedirectUri(uri);
   if (input.public && input.serviceAccountsEnabled) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
+  const webOrigins = [...new Set((input.webOrigins ?? []).map(checkWebOrigin))];
   const requested = [...(input.authMethod !== undefined ? [input.authMethod] : []), ...(input.authMethods ?? [])];
   if (input.public && requested.some((m) => m !== 'none')) throw new ValidationError('a public client does not authenticate: leave out --auth-method');
   const authMethods: ClientAuthMethod[] = input.public ? ['none'] : requested.length > 0 ? checkAuthMethods(requested) : [...DEFAULT_AUTH_METHODS];
@@ -131,8 +135,10 @@ export async function createClient(
     pkceMethod: input.pkceMethod ?? '',
     idTokenAlg: input.idTokenAlg !== undefined ? checkIdTokenAlg(input.idTokenAlg) : 'RS256',
     audiences: [...new Set((input.audiences ?? []).map(checkAudience))],
+    webOrigins,
   };
   await store.clients.create({ ...client, now: client.createdAt });
+  await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
   if (client.serviceAccountsEnabled) {
     // A client deleted earlier under the same id left its service account disabled.
     const sa = await ensureServiceAccount(store, client);
@@ -154,6 +160,8 @@ export interface ClientChanges {
   directAccessGrantsEnabled?: boolean;
   serviceAccountsEnabled?: boolean;
   pkceMethod?: '' | 'S256';
+  /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
+  webOrigins?: string[];
 }
 
 async function requireClient(store: Store, realmId: string, clientId: string): Promise<Client> {
@@ -175,6 +183,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   const after = { ...before, ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)) } as Client;
   if (c.redirectUris) for (const uri of c.redirectUris) checkRedirectUri(uri);
   if (c.postLogoutRedirectUris) for (const uri of c.postLogoutRedirectUris) checkRedirectUri(uri);
+  const webOrigins = c.webOrigins ? [...new Set(c.webOrigins.map(checkWebOrigin))] : undefined;
   if (after.standardFlowEnabled && after.redirectUris.length === 0) throw new ValidationError('the authorization code flow needs at least one redirect URI');
   if (after.public && after.serviceAccountsEnabled) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
   if (c.scopes) {
@@ -196,6 +205,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   await store.clients.update(input.realmId, input.clientId, {
     ...c,
     ...(c.redirectUris ? { redirectUris: [...new Set(c.redirectUris)] } : {}),
+    ...(webOrigins ? { webOrigins } : {}),
     ...(secretHash !== undefined ? { secretHash } : {}),
     ...(authMethods ? { authMethods } : {}),
   });
@@ -265,6 +275,24 @@ export interface ClientUpdate {
   directAccessGrantsEnabled?: boolean;
   serviceAccountsEnabled?: boolean;
   pkceMethod?: '' | 'S256';
+  webOrigins?: ListChange;
+}
+
+/** Web origins compare in their normalized form (no trailing slash); "+" stays as it is. */
+function normalizeOrigins(change: ListChange | undefined): ListChange | undefined {
+  if (!change) return undefined;
+  const norm = (v: string): string => {
+    try {
+      return checkWebOrigin(v);
+    } catch {
+      return v;
+    }
+  };
+  return {
+    ...(change.set ? { set: change.set.map(checkWebOrigin) } : {}),
+    ...(change.add ? { add: change.add.map(checkWebOrigin) } : {}),
+    ...(change.remove ? { remove: change.remove.map(norm) } : {}),
+  };
 }
 
 /**
@@ -302,7 +330,10 @@ export async function updateClient(store: Store, input: ClientUpdate, actor: Act
   if ((input.standardFlowEnabled ?? client.standardFlowEnabled) && (patch.redirectUris ?? client.redirectUris).length === 0) {
     throw new ValidationError('the authorization code flow needs at least one redirect URI');
   }
+  const webOrigins = applyList(client.webOrigins, normalizeOrigins(input.webOrigins), checkWebOrigin);
+  if (webOrigins) patch.webOrigins = webOrigins;
   await store.clients.update(input.realmId, input.clientId, patch);
+  if (patch.idTokenAlg !== undefined) await ensureSigningKey(store, { realmId: input.realmId, alg: patch.idTokenAlg });
   const updated = await store.clients.get(input.realmId, input.clientId);
   if (!updated) throw new ValidationError(`client ${input.clientId} was deleted meanwhile`);
   if (updated.serviceAccountsEnabled) await ensureServiceAccount(store, updated);

@@ -48,6 +48,7 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     pkceMethod: r.pkce_method === 'S256' ? 'S256' : '',
     idTokenAlg: r.id_token_alg,
     audiences: parseList(r.audiences),
+    webOrigins: parseList(r.web_origins),
   };
 }
 
