@@ -10,3 +10,4 @@ export * from './operations/keys.js';
 export * from './operations/client-scopes.js';
 export * from './operations/roles.js';
 export * from './operations/bootstrap.js';
+export * from './operations/tokens.js';

@@ -12,6 +12,9 @@ import { LoginFailureRepository } from './repos/login-failures.js';
 import { MetaRepository } from './repos/meta.js';
 import { RoleRepository } from './repos/roles.js';
 import { AdminEventRepository } from './repos/admin-events.js';
+import { UserAdminRepository } from './repos/user-admin.js';
+import { OrganizationAdminRepository } from './repos/organization-admin.js';
+import { SessionAdminRepository } from './repos/session-admin.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -33,6 +36,10 @@ export class Store {
   readonly meta: MetaRepository;
   readonly roles: RoleRepository;
   readonly adminEvents: AdminEventRepository;
+  /** Administration (src/admin/operations): search, lifecycle, members, sessions, revocation. */
+  readonly userAdmin: UserAdminRepository;
+  readonly organizationAdmin: OrganizationAdminRepository;
+  readonly sessionAdmin: SessionAdminRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -54,6 +61,9 @@ export class Store {
     this.meta = new MetaRepository(k);
     this.roles = new RoleRepository(k);
     this.adminEvents = new AdminEventRepository(k);
+    this.userAdmin = new UserAdminRepository(k);
+    this.organizationAdmin = new OrganizationAdminRepository(k);
+    this.sessionAdmin = new SessionAdminRepository(k);
   }
 
   close(): Promise<void> {

@@ -10,6 +10,7 @@ import * as clientPkce from './2026-11-23T0501_client_pkce.js';
 import * as refreshTokenKeys from './2026-11-23T0100_refresh_token_keys.js';
 import * as userNamesAndClientSettings from './2026-11-23T0100_user_names_and_client_settings.js';
 import * as webOrigins from './2026-11-23T0200_web_origins.js';
+import * as organizationDetails from './2026-11-23T0600_organization_details.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -19,9 +20,10 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T0300_client_options': clientOptions,
   '2026-11-21T0400_events': events,
   '2026-11-21T0500_brute_force': bruteForce,
-  '2026-11-23T0500_admin': admin,
-  '2026-11-23T0501_client_pkce': clientPkce,
   '2026-11-23T0100_refresh_token_keys': refreshTokenKeys,
   '2026-11-23T0100_user_names_and_client_settings': userNamesAndClientSettings,
   '2026-11-23T0200_web_origins': webOrigins,
+  '2026-11-23T0500_admin': admin,
+  '2026-11-23T0501_client_pkce': clientPkce,
+  '2026-11-23T0600_organization_details': organizationDetails,
 };

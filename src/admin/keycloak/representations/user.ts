@@ -1,0 +1,134 @@
+import type { User } from '../../../storage/types.js';
+import type { BruteForceStatus, ConsentSummary } from '../../operations/users.js';
+import { ValidationError } from '../../validation.js';
+import { asObject, optArray, optBoolean, optString, optStringArray } from '../read-json.js';
+
+/** Keycloak 26's UserRepresentation (the fields Realmgate keeps). Times are milliseconds, as in Keycloak. */
+export interface UserRepresentation {
+  id: string;
+  username: string;
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+  emailVerified: boolean;
+  enabled: boolean;
+  createdTimestamp: number;
+  totp?: boolean;
+  disableableCredentialTypes?: string[];
+  requiredActions?: string[];
+  notBefore?: number;
+  access?: Record<string, boolean>;
+}
+
+export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage?: boolean } = {}): UserRepresentation {
+  const base: UserRepresentation = {
+    id: u.id,
+    username: u.username,
+    ...(u.firstName ? { firstName: u.firstName } : {}),
+    ...(u.lastName ? { lastName: u.lastName } : {}),
+    ...(u.email ? { email: u.email } : {}),
+    emailVerified: u.emailVerified,
+    enabled: u.enabled,
+    createdTimestamp: u.createdAt * 1000,
+  };
+  if (opts.brief) return base;
+  const manage = opts.canManage ?? true;
+  return {
+    ...base,
+    totp: false,
+    disableableCredentialTypes: [],
+    requiredActions: [],
+    notBefore: 0,
+    access: { manageGroupMembership: manage, view: true, mapRoles: manage, impersonate: false, manage },
+  };
+}
+
+export interface UserCreateInput {
+  username: string;
+  email?: string;
+  firstName?: string;
+  lastName?: string;
+  emailVerified?: boolean;
+  enabled: boolean;
+  /** The password of a `credentials` entry of type "password", if any. */
+  password?: string;
+}
+
+function passwordOf(o: Record<string, unknown>): string | undefined {
+  const creds = optArray(o, 'credentials');
+  if (creds === undefined || creds.length === 0) return undefined;
+  if (creds.length > 1) throw new ValidationError('give at most one credential');
+  return readPasswordCredential(creds[0]);
+}
+
+/** A CredentialRepresentation of type password: `{type: "password", value, temporary}`. */
+export function readPasswordCredential(body: unknown): string {
+  const c = asObject(body, 'credential');
+  const type = optString(c, 'type') ?? 'password';
+  if (type !== 'password') throw new ValidationError('only password credentials are supported');
+  const value = optString(c, 'value');
+  if (value === undefined) throw new ValidationError('the credential has no value');
+  // Keycloak makes the user change a temporary password at the next login; Realmgate has no such
+  // required action, so accepting it would silently give the user a permanent password.
+  if (optBoolean(c, 'temporary') === true) throw new ValidationError('temporary passwords are not supported: send "temporary": false');
+  return value;
+}
+
+export function readUserCreate(body: unknown): UserCreateInput {
+  const o = asObject(body, 'user');
+  const username = optString(o, 'username');
+  if (username === undefined) throw new ValidationError('username is required');
+  const email = optString(o, 'email');
+  const firstName = optString(o, 'firstName');
+  const lastName = optString(o, 'lastName');
+  const emailVerified = optBoolean(o, 'emailVerified');
+  const password = passwordOf(o);
+  return {
+    username,
+    ...(email ? { email } : {}),
+    ...(firstName ? { firstName } : {}),
+    ...(lastName ? { lastName } : {}),
+    ...(emailVerified !== undefined ? { emailVerified } : {}),
+    enabled: optBoolean(o, 'enabled') ?? false,
+    ...(password !== undefined ? { password } : {}),
+  };
+}
+
+/** A PUT body: fields absent stay as they are (Keycloak merges the representation into the user). */
+export function readUserUpdate(body: unknown): {
+  username?: string;
+  password?: string;
+  changes: { email?: string | null; firstName?: string | null; lastName?: string | null; emailVerified?: boolean; enabled?: boolean };
+} {
+  const o = asObject(body ?? {}, 'user');
+  const username = optString(o, 'username');
+  const email = optString(o, 'email');
+  const enabled = optBoolean(o, 'enabled');
+  const emailVerified = optBoolean(o, 'emailVerified');
+  const names: { firstName?: string | null; lastName?: string | null } = {};
+  for (const key of ['firstName', 'lastName'] as const) {
+    const v = optString(o, key);
+    if (o[key] !== undefined) names[key] = v === undefined || v === '' ? null : v;
+  }
+  optStringArray(o, 'requiredActions');
+  const password = passwordOf(o);
+  return {
+    ...(username !== undefined ? { username } : {}),
+    ...(password !== undefined ? { password } : {}),
+    changes: {
+      ...(o.email !== undefined ? { email: email === undefined || email === '' ? null : email } : {}),
+      ...(enabled !== undefined ? { enabled } : {}),
+      ...(emailVerified !== undefined ? { emailVerified } : {}),
+      ...names,
+    },
+  };
+}
+
+export function toConsentRepresentation(c: ConsentSummary): { clientId: string; grantedClientScopes: string[]; createdDate: number; lastUpdatedDate: number } {
+  return { clientId: c.clientId, grantedClientScopes: c.scopes, createdDate: c.createdAt * 1000, lastUpdatedDate: c.lastUpdatedAt * 1000 };
+}
+
+/** Keycloak's brute-force status of a user: lastFailure in milliseconds; the address is not kept per user. */
+export function toBruteForceRepresentation(s: BruteForceStatus): { numFailures: number; disabled: boolean; lastIPFailure: string; lastFailure: number } {
+  return { numFailures: s.numFailures, disabled: s.disabled, lastIPFailure: 'n/a', lastFailure: s.lastFailure * 1000 };
+}
