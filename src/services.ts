@@ -6,6 +6,7 @@ import { TtlCache } from './cache.js';
 import { KeyStore } from './crypto/keystore.js';
 import { Audit } from './audit.js';
 import { FailureLimiter } from './failure-limiter.js';
+import { FailureSampler } from './oauth/failure-sampling.js';
 
 const REALM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const CLIENT_ID = /^[\x20-\x7E]{1,255}$/;
@@ -57,7 +58,7 @@ export interface Services {
   keys: KeyStore;
   audit: Audit;
   /** Failed client authentications, per client and address and per client (RFC 6819 5.2.3.7). */
-  clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter };
+  clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter; sampler: FailureSampler };
 }
 
 export function createServices(config: Config, store: Store, clock: Clock): Services {
@@ -71,6 +72,7 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
     clientFailures: {
       perAddress: new FailureLimiter(10, 60_000, () => clock.nowMs()),
       perClient: new FailureLimiter(100, 60_000, () => clock.nowMs()),
+      sampler: new FailureSampler(),
     },
   };
 }

@@ -4,6 +4,7 @@ import { MIGRATIONS } from './migrations/index.js';
 import { sqliteDialect } from './dialects/sqlite.js';
 import { sqliteTokenRunner } from './dialects/sqlite-token-batch.js';
 import { kyselyTokenRunner, type TokenTransactionRunner } from './token-statements.js';
+import { metrics, observePool, secondsSince } from '../metrics.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -30,7 +31,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     if (!file) throw new DatabaseUrlError('sqlite: URL needs a file path, e.g. sqlite:./data/realmgate.db');
     const { dialect, raw } = sqliteDialect({ file, synchronous: opts.synchronous ?? 'FULL' });
     const kysely = new Kysely<Database>({ dialect });
-    return { kysely, dialect: 'sqlite', runTokenTransaction: sqliteTokenRunner(raw, kysely), close: () => kysely.destroy() };
+    return { kysely, dialect: 'sqlite', runTokenTransaction: timed(sqliteTokenRunner(raw, kysely)), close: () => kysely.destroy() };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // Loaded only for PostgreSQL: an embedded deployment never pays for the driver.
@@ -51,9 +52,22 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     }
     const kysely = new Kysely<Database>({ dialect });
     const current = schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(kysely)).rows[0]?.s ?? 'public';
-    return { kysely, dialect: 'postgres', schema: current, runTokenTransaction: kyselyTokenRunner(kysely), close: () => kysely.destroy() };
+    observePool(pool);
+    return { kysely, dialect: 'postgres', schema: current, runTokenTransaction: timed(kyselyTokenRunner(kysely)), close: () => kysely.destroy() };
   }
   throw new DatabaseUrlError(`unsupported database URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: use sqlite:<path> or postgres://...`);
+}
+
+/** Times each hot token transaction, commit included (one histogram observation: cheap on the hot path). */
+function timed(run: TokenTransactionRunner): TokenTransactionRunner {
+  return async (fn) => {
+    const start = process.hrtime.bigint();
+    try {
+      return await run(fn);
+    } finally {
+      metrics.transactions.observe(secondsSince(start));
+    }
+  };
 }
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -75,6 +89,14 @@ export async function migrate(db: Db): Promise<void> {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`);
   }
+}
+
+/** True when every migration of this build is recorded as applied in the database. */
+export async function migrationsApplied(db: Db): Promise<boolean> {
+  const table = db.schema ? sql.table(`${db.schema}.kysely_migration`) : sql.table('kysely_migration');
+  const rows = await sql<{ name: string }>`select name from ${table}`.execute(db.kysely);
+  const applied = new Set(rows.rows.map((r) => r.name));
+  return Object.keys(MIGRATIONS).every((name) => applied.has(name));
 }
 
 /** Cheap liveness probe of the database connection. */

@@ -200,6 +200,12 @@ export interface LoginFailureTable {
   blocked_until: number;
 }
 
+export interface LeaseTable {
+  name: string;
+  holder: string;
+  expires_at: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -224,6 +230,7 @@ export interface Database {
   events: EventTable;
   login_failures: LoginFailureTable;
   meta: MetaTable;
+  leases: LeaseTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.
