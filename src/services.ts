@@ -7,6 +7,7 @@ import { KeyStore } from './crypto/keystore.js';
 import { Audit } from './audit.js';
 import { FailureLimiter } from './failure-limiter.js';
 import { FailureSampler } from './oauth/failure-sampling.js';
+import { InteractionCaps } from './oauth/authorize/interaction-caps.js';
 
 const REALM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const CLIENT_ID = /^[\x20-\x7E]{1,255}$/;
@@ -59,6 +60,8 @@ export interface Services {
   audit: Audit;
   /** Failed client authentications, per client and address and per client (RFC 6819 5.2.3.7). */
   clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter; sampler: FailureSampler };
+  /** Caps on unfinished authorization requests, per address and overall. */
+  interactionCaps: InteractionCaps;
 }
 
 export function createServices(config: Config, store: Store, clock: Clock): Services {
@@ -74,6 +77,7 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
       perClient: new FailureLimiter(100, 60_000, () => clock.nowMs()),
       sampler: new FailureSampler(),
     },
+    interactionCaps: new InteractionCaps(store, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),
   };
 }
 

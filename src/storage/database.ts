@@ -1,4 +1,4 @@
-import { Kysely, Migrator, sql, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, sql, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import type { Database } from './schema.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { sqliteDialect } from './dialects/sqlite.js';
@@ -15,6 +15,12 @@ export interface Db {
   runTokenTransaction: TokenTransactionRunner;
   /** PostgreSQL: the schema holding Realmgate's tables (Kysely's migrator otherwise looks in every schema). */
   schema?: string;
+  /**
+   * Runs `fn` (the migrations) while holding a lock that other processes on the same database respect.
+   * SQLite: one BEGIN IMMEDIATE transaction around every migration (Kysely runs SQLite migrations without
+   * a transaction or a lock). PostgreSQL: Kysely's migrator already takes an advisory lock; none needed.
+   */
+  migrationLock?: <T>(fn: () => Promise<T>) => Promise<T>;
   close(): Promise<void>;
 }
 
@@ -31,7 +37,26 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     if (!file) throw new DatabaseUrlError('sqlite: URL needs a file path, e.g. sqlite:./data/realmgate.db');
     const { dialect, raw } = sqliteDialect({ file, synchronous: opts.synchronous ?? 'FULL' });
     const kysely = new Kysely<Database>({ dialect });
-    return { kysely, dialect: 'sqlite', runTokenTransaction: timed(sqliteTokenRunner(raw, kysely)), close: () => kysely.destroy() };
+    const migrationLock = async <T>(fn: () => Promise<T>): Promise<T> => {
+      for (let waited = 0; ; waited++) {
+        try {
+          raw.exec('BEGIN IMMEDIATE');
+          break;
+        } catch (err) {
+          // busy_timeout (5 s) passed while another process migrates: keep waiting, up to a minute.
+          if ((err as { code?: string }).code !== 'SQLITE_BUSY' || waited >= 12) throw err;
+        }
+      }
+      try {
+        const result = await fn();
+        raw.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (raw.inTransaction) raw.exec('ROLLBACK');
+        throw err;
+      }
+    };
+    return { kysely, dialect: 'sqlite', runTokenTransaction: timed(sqliteTokenRunner(raw, kysely)), migrationLock, close: () => kysely.destroy() };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // Loaded only for PostgreSQL: an embedded deployment never pays for the driver.
@@ -80,7 +105,7 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 export async function migrate(db: Db): Promise<void> {
   const migrator = new Migrator({ db: db.kysely, provider, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
   for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
+    const { error, results } = db.migrationLock ? await lockedMigration(db.migrationLock, migrator) : await migrator.migrateToLatest();
     if (!error) return;
     if (attempt < 4 && db.dialect === 'postgres') {
       await new Promise((r) => setTimeout(r, 100 * attempt));
@@ -88,6 +113,26 @@ export async function migrate(db: Db): Promise<void> {
     }
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`);
+  }
+}
+
+/** Under the lock, a failed migration rolls everything back (the migrator reports errors instead of throwing). */
+async function lockedMigration(lock: NonNullable<Db['migrationLock']>, migrator: Migrator): Promise<MigrationResultSet> {
+  try {
+    return await lock(async () => {
+      const r = await migrator.migrateToLatest();
+      if (r.error) throw new FailedMigration(r);
+      return r;
+    });
+  } catch (err) {
+    if (err instanceof FailedMigration) return err.result;
+    return { error: err };
+  }
+}
+
+class FailedMigration extends Error {
+  constructor(readonly result: MigrationResultSet) {
+    super('migration failed');
   }
 }
 

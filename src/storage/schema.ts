@@ -99,6 +99,7 @@ export interface InteractionTable {
   organization_id: string | null;
   created_at: number;
   expires_at: number;
+  ip: Generated<string | null>;
 }
 
 export interface AuthorizationCodeTable {

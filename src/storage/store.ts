@@ -10,6 +10,7 @@ import { EventRepository } from './repos/events.js';
 import { LoginFailureRepository } from './repos/login-failures.js';
 import { MetaRepository } from './repos/meta.js';
 import { LeaseRepository } from './repos/leases.js';
+import { CollectorRepository } from './repos/collector.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -29,6 +30,7 @@ export class Store {
   readonly loginFailures: LoginFailureRepository;
   readonly meta: MetaRepository;
   readonly leases: LeaseRepository;
+  readonly collector: CollectorRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -48,6 +50,7 @@ export class Store {
     this.loginFailures = new LoginFailureRepository(k);
     this.meta = new MetaRepository(k);
     this.leases = new LeaseRepository(k);
+    this.collector = new CollectorRepository(k);
   }
 
   close(): Promise<void> {

@@ -5,6 +5,8 @@ import * as revokedAccessTokens from './2026-11-21T0200_revoked_access_tokens.js
 import * as clientOptions from './2026-11-21T0300_client_options.js';
 import * as events from './2026-11-21T0400_events.js';
 import * as bruteForce from './2026-11-21T0500_brute_force.js';
+import * as collectorIndexes from './2026-11-23T0700_collector_indexes.js';
+import * as interactionAddress from './2026-11-23T0700_interaction_address.js';
 import * as leases from './2026-11-23T0700_leases.js';
 
 /** Every migration, by name; names sort in the order they apply. */
@@ -15,5 +17,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T0300_client_options': clientOptions,
   '2026-11-21T0400_events': events,
   '2026-11-21T0500_brute_force': bruteForce,
+  '2026-11-23T0700_collector_indexes': collectorIndexes,
+  '2026-11-23T0700_interaction_address': interactionAddress,
   '2026-11-23T0700_leases': leases,
 };

@@ -86,17 +86,4 @@ export class LoginFailureRepository {
   async clear(realmId: string, subject: string): Promise<void> {
     await this.db.deleteFrom('login_failures').where('realm_id', '=', realmId).where('subject', '=', subject).execute();
   }
-
-  /** Collector: counters whose last failure and lock are both older than `before`; at most `limit` rows. */
-  async deleteStale(before: number, limit: number): Promise<number> {
-    const rows = await this.db.selectFrom('login_failures').select(['realm_id', 'subject']).where('last_failure', '<', before).where('blocked_until', '<', before).limit(limit).execute();
-    if (rows.length === 0) return 0;
-    const res = await this.db
-      .deleteFrom('login_failures')
-      .where('last_failure', '<', before)
-      .where('blocked_until', '<', before)
-      .where((eb) => eb.or(rows.map((r) => eb.and([eb('realm_id', '=', r.realm_id), eb('subject', '=', r.subject)]))))
-      .executeTakeFirst();
-    return Number(res.numDeletedRows);
-  }
 }
