@@ -43,6 +43,12 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   if (opts.onReady) await opts.onReady(services);
 
   const app = await buildApp({ services, logger });
+  let closing = false;
+  // While draining, each answer closes its connection: a kept-alive one would hold the exit back until
+  // its keep-alive timeout, and a client must reconnect (to another node) anyway.
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
@@ -76,7 +82,14 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     managementUrl: management?.url,
     collector,
     async close() {
-      await app.close();
+      closing = true;
+      // Connections that turn idle after their last in-flight answer are closed too, not only those idle now.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+      try {
+        await app.close();
+      } finally {
+        clearInterval(sweep);
+      }
       await management?.close();
       await collector.stop();
       await store.close();

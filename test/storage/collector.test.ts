@@ -19,8 +19,8 @@ for (const dialect of dialects()) {
     });
     after(() => ts.close());
 
-    async function sizes(): Promise<Record<string, number>> {
-      const out: Record<string, number> = {};
+    async function sizes(): Promise<Record<(typeof TABLES)[number], number>> {
+      const out = {} as Record<(typeof TABLES)[number], number>;
       for (const t of TABLES) out[t] = Number((await sql<{ n: number | string }>`select count(*) as n from ${sql.table(t)}`.execute(ts.store.db.kysely)).rows[0]!.n);
       return out;
     }
