@@ -32,7 +32,13 @@ for (const dialect of dialects()) {
           child.stdout.on('data', (d: Buffer) => (out += d.toString()));
           child.stderr.on('data', (d: Buffer) => (out += d.toString()));
           const done = new Promise<string>((resolve) => child.on('exit', () => resolve(out)));
-          return { ready: async () => { while (!out.includes('ready')) { if (child.exitCode !== null) throw new Error(out); await new Promise((r) => setTimeout(r, 10)); } }, done };
+          const ready = async (): Promise<void> => {
+            while (!out.includes('ready')) {
+              if (child.exitCode !== null) throw new Error(out);
+              await new Promise((r) => setTimeout(r, 10));
+            }
+          };
+          return { ready, done };
         });
         // Every process has its connection open; then all start migrating at once.
         await Promise.all(children.map((c) => c.ready()));
