@@ -96,7 +96,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Route patterns, not URLs, label the metrics: a bounded set whatever the traffic.
   app.addHook('onResponse', async (req, reply) => {
     const labels = { route: req.routeOptions.url ?? 'unmatched', method: req.method, status: String(reply.statusCode) };
-    metrics.requests.inc(labels);
     metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
   });
   // Errors of requests that reach no route (a body the parsers refuse, say) answer in RFC 6749 form.

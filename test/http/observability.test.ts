@@ -44,9 +44,9 @@ for (const dialect of dialects()) {
       const after = await registry.metrics();
       const delta = (name: string, labels: Record<string, string> = {}): number => sample(after, name, labels) - sample(before, name, labels);
       const route = '/auth/realms/:realm/protocol/openid-connect/token';
-      assert.equal(delta('realmgate_http_requests_total', { route, method: 'POST', status: '200' }), 2);
-      assert.equal(delta('realmgate_http_requests_total', { route, method: 'POST', status: '400' }), 1);
       assert.equal(delta('realmgate_http_request_duration_seconds_count', { route, method: 'POST', status: '200' }), 2);
+      assert.equal(delta('realmgate_http_request_duration_seconds_count', { route, method: 'POST', status: '400' }), 1);
+      assert.ok(delta('realmgate_http_request_duration_seconds_bucket', { route, method: 'POST', status: '200', le: '+Inf' }) === 2);
       assert.equal(delta('realmgate_grants_total', { grant_type: 'authorization_code', outcome: 'success' }), 1);
       assert.equal(delta('realmgate_grants_total', { grant_type: 'refresh_token', outcome: 'success' }), 1);
       assert.equal(delta('realmgate_grants_total', { grant_type: 'refresh_token', outcome: 'invalid_grant' }), 1);
