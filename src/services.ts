@@ -21,10 +21,11 @@ export class ConfigCache {
   constructor(
     private readonly store: Store,
     ttlMs: number,
+    nowMs: () => number = Date.now,
   ) {
-    this.realms = new TtlCache(ttlMs);
-    this.clients = new TtlCache(ttlMs);
-    this.scopes = new TtlCache(ttlMs);
+    this.realms = new TtlCache(ttlMs, 10_000, nowMs);
+    this.clients = new TtlCache(ttlMs, 10_000, nowMs);
+    this.scopes = new TtlCache(ttlMs, 10_000, nowMs);
   }
 
   realm(id: string): Promise<Realm | undefined> {
@@ -69,7 +70,7 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
     config,
     store,
     clock,
-    cache: new ConfigCache(store, config.cacheTtlMs),
+    cache: new ConfigCache(store, config.cacheTtlMs, () => clock.nowMs()),
     keys: new KeyStore(store, config.cacheTtlMs, clock),
     audit: new Audit(store, clock),
     clientFailures: {
