@@ -7,7 +7,8 @@
  * BENCH_DATABASE_URL (a postgres:// URL: also run against PostgreSQL, in a fresh schema that is dropped
  * afterwards), BENCH_PROFILE=1 (run the server under --cpu-prof and summarize the timed window),
  * BENCH_SQLITE_SYNCHRONOUS (default: the server's default, FULL), BENCH_BUILD=1 (always rebuild dist/),
- * BENCH_SIGNING_ALG (RS256, the default, ES256 or EdDSA: the realm's access token signing algorithm).
+ * BENCH_SIGNING_ALG (RS256, the default, ES256 or EdDSA: the realm's access token signing algorithm),
+ * BENCH_WORKERS (server processes, default 1: `start --workers`).
  *
  * What it does, per database: seeds a realm, organization, user and confidential client with the admin
  * operations; starts `node dist/realmgate.mjs start` as a child (so its CPU time and RSS can be read from /proc);
@@ -289,7 +290,9 @@ function realmgateServer(databaseUrl: string, profileDir: string | undefined): S
   else delete env.REALMGATE_SQLITE_SYNCHRONOUS;
   return {
     script: path.join(ROOT, 'dist', 'realmgate.mjs'),
-    args: (port) => ['start', '--port', String(port), '--host', HOST],
+    // One process by default, so that the CPU time read from /proc is the whole server's; BENCH_WORKERS=N
+    // runs the cluster (then the figures cover the primary only, and throughput is the thing to read).
+    args: (port) => ['start', '--port', String(port), '--host', HOST, '--workers', process.env.BENCH_WORKERS ?? '1'],
     env,
     readyPath: '/health/ready',
     profileDir,

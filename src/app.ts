@@ -2,7 +2,10 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import type { Services } from './services.js';
-import { ping } from './storage/database.js';
+import { randomUUID } from 'node:crypto';
+import { migrationsApplied, ping } from './storage/database.js';
+import { metrics } from './metrics.js';
+import { forwardedFor, proxyTrust, sanitizeRequestId } from './http/plugins/trusted-proxies.js';
 import { STYLESHEET } from './views/styles.js';
 import { STYLESHEET_PATH } from './views/layout.js';
 import { SCRIPTS } from './views/scripts.js';
@@ -66,13 +69,19 @@ function hasNul(v: unknown, depth = 0): boolean {
 /** Builds the HTTP application without listening, so tests can `inject` requests into it. */
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const timeouts = requestTimeouts(opts.services.config.requestTimeoutMs);
+  const trusted = proxyTrust(opts.services.config.trustedProxies);
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     // One line per request costs more CPU than a refresh grant's own work; errors and events are logged instead.
     logController: new LogController({ disableRequestLogging: true }),
     // Bodies and URLs of OAuth requests are small; anything larger is refused early.
     bodyLimit: 64 * 1024,
-    trustProxy: false,
+    // Forwarding headers are believed only from the configured reverse proxies (REALMGATE_TRUSTED_PROXIES):
+    // anyone else could name any address and dodge, or aim, the per-address limits.
+    trustProxy: opts.services.config.trustedProxies.length > 0 ? (address: string) => trusted(address) : false,
+    requestIdHeader: false,
+    // A proxy's X-Request-Id ties our log lines to its own; from anyone else it is ignored.
+    genReqId: (req) => (trusted(req.socket?.remoteAddress) ? sanitizeRequestId(req.headers['x-request-id']) : undefined) ?? randomUUID(),
     return503OnClosing: true,
     // Slow or stalled clients are cut off instead of holding a connection open (REALMGATE_REQUEST_TIMEOUT_MS).
     requestTimeout: timeouts.requestTimeout,
@@ -101,6 +110,20 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   const { services } = opts;
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    // RFC 7239 Forwarded from a trusted proxy that sends no X-Forwarded-For: read as if it had.
+    const fwd = req.raw.headers.forwarded;
+    if (typeof fwd === 'string' && req.raw.headers['x-forwarded-for'] === undefined && trusted(req.socket.remoteAddress)) {
+      const list = forwardedFor(fwd);
+      if (list) req.raw.headers['x-forwarded-for'] = list;
+    }
+  });
+  // Route patterns, not URLs, label the metrics: a bounded set whatever the traffic.
+  app.addHook('onResponse', async (req, reply) => {
+    const labels = { route: req.routeOptions.url ?? 'unmatched', method: req.method, status: String(reply.statusCode) };
+    metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
+  });
   // Errors of requests that reach no route (a body the parsers refuse, say) answer in RFC 6749 form.
   app.setErrorHandler(jsonErrorHandler(services));
   // NUL never belongs in an OAuth parameter, and PostgreSQL refuses it in text: refused at the door.
@@ -140,16 +163,22 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   app.get('/health/live', async () => ({ status: 'UP' }));
   app.get('/health/ready', async (_req, reply) => {
-    try {
-      await ping(services.store.db);
-      return { status: 'UP' };
-    } catch {
-      return reply.code(503).send({ status: 'DOWN' });
-    }
+    const ready = await isReady(services);
+    return ready ? { status: 'UP' } : reply.code(503).send({ status: 'DOWN' });
   });
 
   app.setNotFoundHandler((_req, reply) =>
     reply.code(404).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: 'no such endpoint' }),
   );
   return app;
+}
+
+/** Ready: the database answers AND every migration this build knows has been applied. */
+export async function isReady(services: Services): Promise<boolean> {
+  try {
+    await ping(services.store.db);
+    return await migrationsApplied(services.store.db);
+  } catch {
+    return false;
+  }
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import type { Config } from './config/config.js';
-import { buildApp } from './app.js';
+import { buildApp, isReady } from './app.js';
 import { createServices, type Services } from './services.js';
 import { openDatabase, migrate } from './storage/database.js';
 import { Store } from './storage/store.js';
@@ -10,16 +10,33 @@ import { isSigningAlg } from './crypto/keystore.js';
 import { ensureRealmManagement } from './admin/operations/roles.js';
 import { bootstrapAdmin } from './admin/operations/bootstrap.js';
 import { prepareKeyEncryption } from './crypto/key-file.js';
+import { Collector } from './collector.js';
+import { collectProcessMetrics, registry } from './metrics.js';
+import { startManagementServer } from './http/management.js';
 
 export interface RunningServer {
   app: FastifyInstance;
   services: Services;
   url: string;
+  /** The management port's base URL, when one is served by this process. */
+  managementUrl: string | undefined;
+  collector: Collector;
+  /**
+   * Graceful stop: the listener closes (no new connections), idle keep-alive connections are closed,
+   * requests in flight finish and are answered (their transactions commit first, as always), then
+   * background work stops and the database closes.
+   */
   close(): Promise<void>;
 }
 
+export interface StartOptions {
+  onReady?: (s: Services) => Promise<void>;
+  /** Serve the management port from this process (false in cluster workers: the primary serves it). */
+  management?: boolean;
+}
+
 /** Opens the database, applies migrations, makes sure every realm can sign, and starts listening. */
-export async function startServer(config: Config, opts: { onReady?: (s: Services) => Promise<void> } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const logger = pino({ level: config.logLevel });
   const db = await openDatabase(config.databaseUrl, { synchronous: config.sqliteSync });
   await migrate(db);
@@ -27,44 +44,81 @@ export async function startServer(config: Config, opts: { onReady?: (s: Services
   // Before any key is created or opened: private keys are never stored in clear.
   await prepareKeyEncryption(config, store, (message) => logger.warn({ keyFile: config.keyFile }, message));
   const services = createServices(config, store, systemClock);
-  for (const realm of await store.realms.list()) {
-    await services.keys.ensureKey(realm.id, isSigningAlg(realm.signingAlg) ? realm.signingAlg : 'RS256', nowSeconds(services.clock));
-    await services.keys.ensureRefreshKey(realm.id, nowSeconds(services.clock));
-    // Fails fast when the keys are encrypted and REALMGATE_KEY_SECRET is missing or wrong.
-    await services.keys.algorithm(realm.id);
-    // Realms created before the admin API get their realm-management client and roles.
-    await ensureRealmManagement(store, realm.id);
-  }
-  if (config.bootstrapAdmin) {
-    const outcome = await bootstrapAdmin(store, config.bootstrapAdmin);
-    if (outcome === 'created') logger.warn({ username: config.bootstrapAdmin.username }, 'created the bootstrap admin in realm master: change its password');
-  }
+  await ensureRealmKeys(services);
+  await ensureBootstrapAdmin(services, logger);
   if (opts.onReady) await opts.onReady(services);
 
   const app = await buildApp({ services, logger });
+  let closing = false;
+  // While draining, each answer closes its connection: a kept-alive one would hold the exit back until
+  // its keep-alive timeout, and a client must reconnect (to another node) anyway.
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 
-  // Expired interactions and codes are kept only as long as reuse detection needs them.
-  const sweep = setInterval(() => {
-    const now = nowSeconds(services.clock);
-    void store.interactions.deleteExpired(now).catch(() => undefined);
-    void store.codes.deleteExpired(now - 86_400).catch(() => undefined);
-    void store.devices.deleteExpired(now - 86_400).catch(() => undefined);
-    void store.tokenState.deleteExpiredRevocations(now).catch(() => undefined);
-  }, 10 * 60_000);
-  sweep.unref();
+  // Expired rows are deleted in the background, by one node at a time (see src/collector.ts).
+  const collector = new Collector({
+    store,
+    clock: services.clock,
+    intervalSeconds: config.collectorIntervalS,
+    eventsRetentionDays: config.eventsRetentionDays,
+    onError: (err) => logger.warn({ err }, 'collector run failed'),
+  });
+  collector.start();
+
+  let management: Awaited<ReturnType<typeof startManagementServer>> | undefined;
+  if (config.metricsPort !== undefined) collectProcessMetrics();
+  if (config.metricsPort !== undefined && opts.management !== false) {
+    management = await startManagementServer({
+      host: config.host,
+      port: config.metricsPort,
+      metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+      ready: () => isReady(services),
+    });
+  }
 
   return {
     app,
     services,
     url,
+    managementUrl: management?.url,
+    collector,
     async close() {
-      clearInterval(sweep);
-      await app.close();
+      closing = true;
+      // Connections that turn idle after their last in-flight answer are closed too, not only those idle now.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+      try {
+        await app.close();
+      } finally {
+        clearInterval(sweep);
+      }
+      await management?.close();
+      await collector.stop();
       await store.close();
     },
   };
+}
+
+/** Every realm has an active signing key; fails fast when the keys are encrypted and the secret is wrong. */
+/** REALMGATE_BOOTSTRAP_ADMIN_*: the master realm and its admin, once (idempotent, so every process may run it). */
+export async function ensureBootstrapAdmin(services: Services, logger: { warn(obj: object, msg: string): void }): Promise<void> {
+  const admin = services.config.bootstrapAdmin;
+  if (!admin) return;
+  const outcome = await bootstrapAdmin(services.store, admin);
+  if (outcome === 'created') logger.warn({ username: admin.username }, 'created the bootstrap admin in realm master: change its password');
+}
+
+export async function ensureRealmKeys(services: Services): Promise<void> {
+  for (const realm of await services.store.realms.list()) {
+    await services.keys.ensureKey(realm.id, isSigningAlg(realm.signingAlg) ? realm.signingAlg : 'RS256', nowSeconds(services.clock));
+    await services.keys.ensureRefreshKey(realm.id, nowSeconds(services.clock));
+    // Fails fast when the keys are encrypted and the key secret is missing or wrong.
+    await services.keys.algorithm(realm.id);
+    // Realms created before the admin API get their realm-management client and roles.
+    await ensureRealmManagement(services.store, realm.id);
+  }
 }

@@ -8,6 +8,8 @@ import { KeyStore } from './crypto/keystore.js';
 import { Audit } from './audit.js';
 import { FailureLimiter } from './failure-limiter.js';
 import { FormKey } from './crypto/form-key.js';
+import { FailureSampler } from './oauth/failure-sampling.js';
+import { InteractionCaps } from './oauth/authorize/interaction-caps.js';
 
 const REALM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const CLIENT_ID = /^[\x20-\x7E]{1,255}$/;
@@ -22,11 +24,12 @@ export class ConfigCache {
   constructor(
     private readonly store: Store,
     ttlMs: number,
+    nowMs: () => number = Date.now,
   ) {
-    this.realms = new TtlCache(ttlMs);
-    this.clients = new TtlCache(ttlMs);
-    this.scopes = new TtlCache(ttlMs);
-    this.roleMappings = new TtlCache(ttlMs);
+    this.roleMappings = new TtlCache(ttlMs, 10_000, nowMs);
+    this.realms = new TtlCache(ttlMs, 10_000, nowMs);
+    this.clients = new TtlCache(ttlMs, 10_000, nowMs);
+    this.scopes = new TtlCache(ttlMs, 10_000, nowMs);
   }
 
   realm(id: string): Promise<Realm | undefined> {
@@ -74,9 +77,11 @@ export interface Services {
   keys: KeyStore;
   audit: Audit;
   /** Failed client authentications, per client and address and per client (RFC 6819 5.2.3.7). */
-  clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter };
   /** The server secret behind the CSRF tokens of the account, logout and device forms. */
   formKey: FormKey;
+  clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter; sampler: FailureSampler };
+  /** Caps on unfinished authorization requests, per address and overall. */
+  interactionCaps: InteractionCaps;
 }
 
 export function createServices(config: Config, store: Store, clock: Clock): Services {
@@ -84,14 +89,16 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
     config,
     store,
     clock,
-    cache: new ConfigCache(store, config.cacheTtlMs),
+    cache: new ConfigCache(store, config.cacheTtlMs, () => clock.nowMs()),
     keys: new KeyStore(store, config.cacheTtlMs, clock),
     audit: new Audit(store, clock),
     clientFailures: {
       perAddress: new FailureLimiter(10, 60_000, () => clock.nowMs()),
       perClient: new FailureLimiter(100, 60_000, () => clock.nowMs()),
+      sampler: new FailureSampler(),
     },
     formKey: new FormKey(store),
+    interactionCaps: new InteractionCaps(store, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),
   };
 }
 

@@ -1,5 +1,7 @@
+import os from 'node:os';
+import cluster from 'node:cluster';
 import type { Command } from 'commander';
-import { config, intArg, withStore } from './common.js';
+import { CliError, config, intArg, withStore } from './common.js';
 import { describeDatabaseUrl } from '../config/data-dir.js';
 
 export function registerStart(program: Command): void {
@@ -8,20 +10,36 @@ export function registerStart(program: Command): void {
     .description('start the server (migrates the database first)')
     .option('--port <port>', 'TCP port (default: $PORT or 8080)', intArg('port', { min: 0, max: 65535 }))
     .option('--host <host>', 'interface to bind (default: $HOST or 127.0.0.1)')
+    .option('--workers <n>', 'server processes sharing the port (default: one per CPU core; 1: no cluster)', intArg('workers'))
     .option('--demo', 'on an empty database, create a demo realm, organization, user and client, and print them')
-    .action(async (opts: { port?: number; host?: string; demo?: boolean }) => {
+    .action(async (opts: { port?: number; host?: string; demo?: boolean; workers?: number }) => {
       const { startServer } = await import('../server.js');
       const { setupDemo } = await import('../admin/demo.js');
       const cfg = config({ ...(opts.port !== undefined ? { port: opts.port } : {}), ...(opts.host ? { host: opts.host } : {}) });
-      process.stderr.write(`realmgate: database ${describeDatabaseUrl(cfg.databaseUrl)}\n`);
-      const server = await startServer(cfg, {
-        onReady: opts.demo ? (s) => setupDemo(s, (line) => process.stdout.write(line + '\n')) : undefined,
-      });
-      process.stdout.write(`Realmgate listening on ${server.url} (issuer base ${cfg.authUrl}/auth/realms/<realm>)\n`);
+      if (!cluster.isWorker) process.stderr.write(`realmgate: database ${describeDatabaseUrl(cfg.databaseUrl)}\n`);
+      const workers = opts.workers ?? os.availableParallelism();
+      if (workers < 1 || workers > 256) throw new CliError('--workers must be from 1 to 256');
+      const demo = opts.demo ? (s: Parameters<typeof setupDemo>[0]) => setupDemo(s, (line) => process.stdout.write(line + '\n')) : undefined;
+      const announce = (url: string): void => {
+        process.stdout.write(`Realmgate listening on ${url} (issuer base ${cfg.authUrl}/auth/realms/<realm>${workers > 1 ? `, ${workers} workers` : ''})\n`);
+      };
+
+      if (workers > 1 && cluster.isPrimary) {
+        const { runPrimary } = await import('../cluster.js');
+        await runPrimary(cfg, { workers, ...(demo ? { onReady: demo } : {}), onListening: announce });
+        return;
+      }
+      // A single process, or a worker of the cluster (the primary ran the demo set-up and serves metrics).
+      const worker = cluster.isWorker;
+      const server = await startServer(cfg, { ...(demo && !worker ? { onReady: demo } : {}), management: !worker });
+      if (worker) (await import('../cluster.js')).workerReady(server.url);
+      else announce(server.url);
       let closing = false;
       const stop = (): void => {
         if (closing) return;
         closing = true;
+        // Said on stderr so that an operator (and the shutdown test) sees the drain begin.
+        process.stderr.write(`Realmgate ${worker ? `worker ${process.pid} ` : ''}shutting down: finishing requests in flight\n`);
         server.close().then(
           () => process.exit(0),
           () => process.exit(1),
@@ -30,7 +48,7 @@ export function registerStart(program: Command): void {
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
     });
-  
+
   program
     .command('migrate')
     .description('apply pending database migrations and exit')

@@ -17,6 +17,14 @@ export interface Config {
   sqliteSync: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
   /** REALMGATE_BOOTSTRAP_ADMIN_USERNAME / _PASSWORD, when both are set. */
   bootstrapAdmin?: { username: string; password: string };
+  /** Addresses/CIDRs of trusted reverse proxies; empty: forwarding headers are ignored. */
+  trustedProxies: string[];
+  /** Management port (/metrics, /health/*); undefined: none. */
+  metricsPort: number | undefined;
+  collectorIntervalS: number;
+  eventsRetentionDays: number;
+  maxInteractionsPerAddress: number;
+  maxInteractions: number;
 }
 
 export class ConfigError extends Error {}
@@ -58,6 +66,27 @@ function defaultKeyFile(databaseUrl: string): string {
   return path.join(path.dirname(file), `${path.basename(file, ext)}.key`);
 }
 
+function optionalInt(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  return value === undefined ? undefined : parseIntSetting(name, value, min, max);
+}
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+
+/** `a.b.c.d`, `a.b.c.d/n`, an IPv6 address with optional `/n`, or proxy-addr's names (loopback, linklocal, uniquelocal). */
+function parseProxies(value: string | undefined): string[] {
+  if (!value) return [];
+  return value.split(',').map((raw) => {
+    const v = raw.trim();
+    const [addr = '', bits, extra] = v.split('/');
+    const v4 = IPV4.test(addr);
+    const v6 = !v4 && addr.includes(':') && /^[0-9a-fA-F:.]+$/.test(addr);
+    const named = ['loopback', 'linklocal', 'uniquelocal'].includes(v);
+    const bitsOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (v4 ? 32 : 128));
+    if (named || ((v4 || v6) && bitsOk && extra === undefined)) return v;
+    throw new ConfigError(`REALMGATE_TRUSTED_PROXIES: ${JSON.stringify(v)} is not an address, a CIDR or loopback/linklocal/uniquelocal`);
+  });
+}
+
 /** Builds the configuration from the environment, with explicit overrides (CLI flags) taking precedence. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? parseIntSetting('PORT', read(env, 'port'), 0, 65535);
@@ -86,5 +115,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     cacheTtlMs: overrides.cacheTtlMs ?? parseIntSetting('REALMGATE_CACHE_TTL_MS', read(env, 'cacheTtlMs'), 0, 3_600_000),
     requestTimeoutMs: overrides.requestTimeoutMs ?? parseIntSetting('REALMGATE_REQUEST_TIMEOUT_MS', read(env, 'requestTimeoutMs'), 1_000, 600_000),
     sqliteSync: (overrides.sqliteSync ?? sync) as Config['sqliteSync'],
+    trustedProxies: overrides.trustedProxies ?? parseProxies(read(env, 'trustedProxies')),
+    metricsPort: 'metricsPort' in overrides ? overrides.metricsPort : optionalInt('REALMGATE_METRICS_PORT', read(env, 'metricsPort'), 0, 65535),
+    collectorIntervalS: overrides.collectorIntervalS ?? parseIntSetting('REALMGATE_COLLECTOR_INTERVAL_S', read(env, 'collectorIntervalS'), 0, 86_400),
+    eventsRetentionDays: overrides.eventsRetentionDays ?? parseIntSetting('REALMGATE_EVENTS_RETENTION_DAYS', read(env, 'eventsRetentionDays'), 1, 36_500),
+    maxInteractionsPerAddress:
+      overrides.maxInteractionsPerAddress ?? parseIntSetting('REALMGATE_MAX_INTERACTIONS_PER_ADDRESS', read(env, 'maxInteractionsPerAddress'), 1, 1_000_000),
+    maxInteractions: overrides.maxInteractions ?? parseIntSetting('REALMGATE_MAX_INTERACTIONS', read(env, 'maxInteractions'), 1, 100_000_000),
   };
 }

@@ -62,6 +62,36 @@ export const SETTINGS = {
     default: 'FULL',
     description: 'SQLite synchronous pragma: FULL makes every committed token durable on disk before the response is sent.',
   },
+  trustedProxies: {
+    env: 'REALMGATE_TRUSTED_PROXIES',
+    default: undefined,
+    description: 'Comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For / Forwarded headers are believed (e.g. 127.0.0.1,10.0.0.0/8). Unset: the peer address is the client.',
+  },
+  metricsPort: {
+    env: 'REALMGATE_METRICS_PORT',
+    default: undefined,
+    description: 'Management port serving /metrics (Prometheus) and /health/live, /health/ready on HOST; unset: no management port.',
+  },
+  collectorIntervalS: {
+    env: 'REALMGATE_COLLECTOR_INTERVAL_S',
+    default: '300',
+    description: 'Seconds between runs of the collector of expired rows (one node at a time); 0 turns it off.',
+  },
+  eventsRetentionDays: {
+    env: 'REALMGATE_EVENTS_RETENTION_DAYS',
+    default: '90',
+    description: 'Audit events older than this many days are deleted by the collector.',
+  },
+  maxInteractionsPerAddress: {
+    env: 'REALMGATE_MAX_INTERACTIONS_PER_ADDRESS',
+    default: '100',
+    description: 'Unfinished authorization requests (logins in progress) one client address may hold; further ones get an error page.',
+  },
+  maxInteractions: {
+    env: 'REALMGATE_MAX_INTERACTIONS',
+    default: '100000',
+    description: 'Unfinished authorization requests the server holds in all; further ones get an error page until some finish or expire.',
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 /** Realm defaults; each can be changed per realm with `realmgate realm update`. */

@@ -15,7 +15,7 @@ export class FormKey {
   constructor(private readonly store: Store) {}
 
   get(): Promise<Buffer> {
-    this.pending ??= this.store.meta.ensure(KEY_NAME, () => crypto.randomBytes(32).toString('base64url')).then(
+    this.pending ??= this.store.meta.getOrCreate(KEY_NAME, () => crypto.randomBytes(32).toString('base64url')).then(
       (v) => Buffer.from(v, 'base64url'),
       (err: unknown) => {
         // A database hiccup must not be remembered: the next form tries again.

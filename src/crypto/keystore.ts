@@ -60,7 +60,7 @@ export class KeyStore {
     ttlMs: number,
     private readonly clock: Clock = systemClock,
   ) {
-    this.cache = new TtlCache<RealmKeys>(ttlMs);
+    this.cache = new TtlCache<RealmKeys>(ttlMs, 10_000, () => clock.nowMs());
   }
 
   private load(realmId: string): Promise<RealmKeys | undefined> {

@@ -4,6 +4,8 @@ import type { Realm, User } from '../storage/types.js';
 import type { FailureState } from '../storage/repos/login-failures.js';
 import { authenticateUser } from './authorize/interaction.js';
 import { PasswordHashingBusy } from '../crypto/passwords.js';
+import { issueDeviceCookie, verifyDeviceCookie } from './device-cookie.js';
+import { metrics } from '../metrics.js';
 
 /** Failures from one address tolerated per failure of one username: a shared office is not an attacker. */
 const IP_FACTOR = 4;
@@ -12,10 +14,12 @@ const SLOW_AFTER = 3;
 /** Failures are forgotten after this long without another one. */
 const FORGET_AFTER = 3600;
 
-export type LoginOutcome = { user: User } | { error: string; retryAfter?: number };
+export type LoginOutcome = { user: User; deviceCookie: string } | { error: string; retryAfter?: number };
 
-function subjects(username: string, ip: string): { user: string; ip: string } {
-  return { user: `user:${username.trim().toLowerCase().slice(0, 255)}`, ip: `ip:${ip}` };
+interface Subject {
+  key: string;
+  threshold: number;
+  slowDown: boolean;
 }
 
 function minutes(seconds: number): string {
@@ -23,52 +27,93 @@ function minutes(seconds: number): string {
 }
 
 /**
+ * Who an attempt counts against. From a browser holding a valid device cookie for this name (OWASP:
+ * the user signed in there before), only that device: a lock set by guesses from elsewhere does not
+ * apply to it. From anywhere else, the name typed and the address.
+ */
+async function subjectsOf(services: Services, realm: Realm, input: { username: string; ip: string; deviceCookie?: string | undefined }): Promise<Subject[]> {
+  const device = await verifyDeviceCookie(services.store, realm.id, input.username, input.deviceCookie);
+  if (device) return [{ key: `dev:${device}`, threshold: realm.maxLoginFailures, slowDown: true }];
+  return [
+    { key: `user:${input.username.trim().toLowerCase().slice(0, 255)}`, threshold: realm.maxLoginFailures, slowDown: true },
+    { key: `ip:${input.ip}`, threshold: realm.maxLoginFailures * IP_FACTOR, slowDown: false },
+  ];
+}
+
+/**
  * RFC 6819 4.4.3.6 / 5.1.4.2.3: online guessing of passwords. Failed logins of a username, and from an
  * address, first slow down (each further attempt waits a few seconds), then lock for the realm's
  * lockout time, doubling at every lockout up to its maximum. The lock is keyed by the name that was
- * typed, so a locked name says the same whether or not such a user exists. Locked attempts are refused
- * before any password is hashed, so they cost the server nothing.
+ * typed, so a locked name says the same whether or not such a user exists.
+ *
+ * Each attempt is reserved in the database (counted as a failure) BEFORE its password is checked, in
+ * one atomic statement: of N parallel guesses at most the threshold are ever checked, and an attempt
+ * beyond it, the right password included, is refused without hashing anything.
  */
-export async function attemptLogin(services: Services, realm: Realm, input: { username: string; password: string; ip: string; clientId: string }): Promise<LoginOutcome> {
+export async function attemptLogin(
+  services: Services,
+  realm: Realm,
+  input: { username: string; password: string; ip: string; clientId: string; deviceCookie?: string | undefined },
+): Promise<LoginOutcome> {
   const now = nowSeconds(services.clock);
-  const keys = subjects(input.username, input.ip);
-  const state = await services.store.loginFailures.get(realm.id, [keys.user, keys.ip]);
-  const blockedUntil = Math.max(state.get(keys.user)?.blockedUntil ?? 0, state.get(keys.ip)?.blockedUntil ?? 0);
-  if (blockedUntil > now) {
-    const wait = blockedUntil - now;
-    const locked = (state.get(keys.user)?.lockouts ?? 0) > 0 || (state.get(keys.ip)?.lockouts ?? 0) > 0;
-    return {
-      error: locked
-        ? `Too many failed sign-in attempts: this account is locked for ${minutes(wait)}. Try again later.`
-        : `Too many failed sign-in attempts. Wait ${minutes(wait)} and try again.`,
-      retryAfter: wait,
-    };
+  const subjects = await subjectsOf(services, realm, input);
+  const reserved: Subject[] = [];
+  let refused: { subject: Subject; state: FailureState } | undefined;
+  for (const subject of subjects) {
+    const state = await services.store.loginFailures.reserve(realm.id, subject.key, now, FORGET_AFTER);
+    if (state.blockedUntil > now || state.failures > subject.threshold) {
+      if (state.blockedUntil <= now) reserved.push(subject);
+      refused = { subject, state };
+      break;
+    }
+    reserved.push(subject);
   }
+  if (refused) {
+    await releaseAll(services, realm, reserved);
+    return refusal(refused.state, now);
+  }
+
   let user: User | undefined;
   try {
     user = input.username && input.password && input.password.length <= 1024 ? await authenticateUser(services, realm, input.username, input.password) : undefined;
   } catch (err) {
+    await releaseAll(services, realm, reserved);
     if (err instanceof PasswordHashingBusy) return { error: 'The server is busy. Please try again in a moment.', retryAfter: 2 };
     throw err;
   }
   if (user) {
-    await services.store.loginFailures.clear(realm.id, keys.user);
-    return { user };
+    // The name's (or device's) count starts over; the address only gets this attempt back.
+    for (const s of subjects) {
+      if (s.key.startsWith('ip:')) await services.store.loginFailures.release(realm.id, s.key);
+      else await services.store.loginFailures.clear(realm.id, s.key);
+    }
+    return { user, deviceCookie: await issueDeviceCookie(services.store, realm.id, user.username) };
   }
-  await fail(services, realm, keys.user, state.get(keys.user), realm.maxLoginFailures, now, input);
-  await fail(services, realm, keys.ip, state.get(keys.ip), realm.maxLoginFailures * IP_FACTOR, now, input);
+  for (const s of subjects) await failed(services, realm, s, now, input);
   return { error: 'Invalid username or password.' };
 }
 
-async function fail(services: Services, realm: Realm, subject: string, prev: FailureState | undefined, threshold: number, now: number, who: { username: string; ip: string; clientId: string }): Promise<void> {
-  const fresh = !prev || now - prev.lastFailure > FORGET_AFTER;
-  const s: FailureState = fresh ? { failures: 0, lockouts: prev?.lockouts ?? 0, lastFailure: now, blockedUntil: 0 } : { ...prev };
-  s.failures += 1;
-  s.lastFailure = now;
-  if (s.failures >= threshold) {
-    s.lockouts += 1;
-    s.blockedUntil = now + Math.min(realm.lockoutSeconds * 2 ** (s.lockouts - 1), realm.maxLockoutSeconds);
-    s.failures = 0;
+async function releaseAll(services: Services, realm: Realm, subjects: Subject[]): Promise<void> {
+  for (const s of subjects) await services.store.loginFailures.release(realm.id, s.key);
+}
+
+function refusal(state: FailureState, now: number): { error: string; retryAfter: number } {
+  // Refused inside a burst that is reaching the threshold: its lock is being set by a checked attempt.
+  const wait = Math.max(state.blockedUntil - now, 1);
+  const locked = state.lockouts > 0 || state.blockedUntil <= now;
+  return {
+    error: locked
+      ? `Too many failed sign-in attempts: this account is locked for ${minutes(wait)}. Try again later.`
+      : `Too many failed sign-in attempts. Wait ${minutes(wait)} and try again.`,
+    retryAfter: wait,
+  };
+}
+
+/** A checked attempt failed: it is already counted; lock when it reached the threshold, else maybe slow down. */
+async function failed(services: Services, realm: Realm, s: Subject, now: number, who: { username: string; ip: string; clientId: string }): Promise<void> {
+  const until = await services.store.loginFailures.lock(realm.id, s.key, { now, threshold: s.threshold, lockoutSeconds: realm.lockoutSeconds, maxLockoutSeconds: realm.maxLockoutSeconds });
+  if (until !== undefined) {
+    metrics.lockouts.inc({ subject: s.key.slice(0, s.key.indexOf(':')) });
     await services.audit.record({
       realmId: realm.id,
       type: 'LOCKOUT',
@@ -76,10 +121,11 @@ async function fail(services: Services, realm: Realm, subject: string, prev: Fai
       clientId: who.clientId,
       username: who.username,
       ip: who.ip,
-      reason: `${subject.startsWith('ip:') ? 'address' : 'username'} locked for ${s.blockedUntil - now} s`,
+      reason: `${s.key.startsWith('ip:') ? 'address' : s.key.startsWith('dev:') ? 'device' : 'username'} locked for ${until - now} s`,
     });
-  } else if (s.failures >= SLOW_AFTER && subject.startsWith('user:')) {
-    s.blockedUntil = now + 2 * (s.failures - SLOW_AFTER + 1);
+    return;
   }
-  await services.store.loginFailures.put(realm.id, subject, s);
+  if (!s.slowDown) return;
+  const state = (await services.store.loginFailures.get(realm.id, [s.key])).get(s.key);
+  if (state && state.failures >= SLOW_AFTER && state.failures < s.threshold) await services.store.loginFailures.delay(realm.id, s.key, now + 2 * (state.failures - SLOW_AFTER + 1));
 }

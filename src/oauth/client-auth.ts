@@ -87,12 +87,14 @@ async function checkSecret(services: Services, realmId: string, creds: BasicCred
     clientId = creds.raw.clientId;
     secrets = [creds.raw.secret];
   }
-  // Guessing a client secret: after repeated failures the client is refused for a while, from that
-  // address (and, past a higher count, from anywhere), even with the right secret.
+  // Guessing a client secret: after repeated failures the client is refused for a while from that
+  // address, even with the right secret. Past a higher count from everywhere, it is refused from every
+  // address that has itself failed lately, but never from one that has not: otherwise anyone could lock
+  // a real client out of the token endpoint by sending bad secrets in its name.
   const { perAddress, perClient } = services.clientFailures;
   const keyAddress = `${realmId}\0${clientId}\0${ip}`;
   const keyClient = `${realmId}\0${clientId}`;
-  const wait = Math.max(perAddress.blockedFor(keyAddress), perClient.blockedFor(keyClient));
+  const wait = perAddress.hasFailed(keyAddress) ? Math.max(perAddress.blockedFor(keyAddress), perClient.blockedFor(keyClient)) : 0;
   // RFC 6749 5.2: invalid_client stays a 401; Retry-After says when to try again.
   if (wait > 0) throw new OAuthError('invalid_client', 'too many failed authentication attempts: retry later', { retryAfter: Math.ceil(wait / 1000) });
   try {

@@ -7,6 +7,7 @@ import { checkResources, readResources } from './resources.js';
 import { readParams, required, type RawParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
 import type { ServiceTokenResponse } from './grants/types.js';
+import { metrics } from '../metrics.js';
 
 /** RFC 6749 3.2 and 5: the token endpoint, step by step. */
 const FAILURE_EVENT: Record<string, EventType> = {
@@ -33,16 +34,30 @@ export async function handleTokenRequest(
     client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '');
   } catch (err) {
     if (err instanceof OAuthError && err.error === 'invalid_client') {
-      const attempted = parseBasicAuthSafe(input.authorization) ?? params.get('client_id') ?? null;
-      await services.audit.record({ realmId: realm.id, type: 'CLIENT_AUTH_ERROR', outcome: 'failure', clientId: attempted, ip, reason: err.detail ?? err.description });
+      metrics.clientAuthFailures.inc();
+      metrics.grants.inc({ grant_type: grant.grantType, outcome: 'invalid_client' });
+      // Anyone can send these: only a sample is stored (a count of the rest rides on the next stored one).
+      const sample = services.clientFailures.sampler.sample(realm.id, services.clock.nowMs());
+      if (sample.store) {
+        const attempted = parseBasicAuthSafe(input.authorization) ?? params.get('client_id') ?? null;
+        const more = sample.skipped > 0 ? ` (${sample.skipped} more failures not stored)` : '';
+        await services.audit.record({ realmId: realm.id, type: 'CLIENT_AUTH_ERROR', outcome: 'failure', clientId: attempted, ip, reason: (err.detail ?? err.description) + more });
+      }
     }
     throw err;
   }
   try {
     const resources = readResources(input.body);
     checkResources(resources, client);
-    return await grant.handle({ services, realm, client, params, resources, ip });
+    const response = await grant.handle({ services, realm, client, params, resources, ip });
+    metrics.grants.inc({ grant_type: grant.grantType, outcome: 'success' });
+    return response;
   } catch (err) {
+    if (err instanceof OAuthError) {
+      metrics.grants.inc({ grant_type: grant.grantType, outcome: err.error });
+      // The three reuse answers (code, device code, refresh token) share this wording.
+      if (err.error === 'invalid_grant' && err.description.includes('has already been used')) metrics.reuse.inc({ kind: grant.grantType });
+    }
     // Successes and reuse detection are recorded inside the grant's own transaction.
     const type = FAILURE_EVENT[grant.grantType];
     if (err instanceof OAuthError && type && err.error !== 'authorization_pending' && err.error !== 'slow_down') {

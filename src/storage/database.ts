@@ -1,9 +1,10 @@
-import { Kysely, Migrator, sql, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, sql, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import type { Database } from './schema.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { sqliteDialect } from './dialects/sqlite.js';
 import { sqliteTokenRunner } from './dialects/sqlite-token-batch.js';
 import { kyselyTokenRunner, type TokenTransactionRunner } from './token-statements.js';
+import { metrics, observePool, secondsSince } from '../metrics.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -14,6 +15,12 @@ export interface Db {
   runTokenTransaction: TokenTransactionRunner;
   /** PostgreSQL: the schema holding Realmgate's tables (Kysely's migrator otherwise looks in every schema). */
   schema?: string;
+  /**
+   * Runs `fn` (the migrations) while holding a lock that other processes on the same database respect.
+   * SQLite: one BEGIN IMMEDIATE transaction around every migration (Kysely runs SQLite migrations without
+   * a transaction or a lock). PostgreSQL: Kysely's migrator already takes an advisory lock; none needed.
+   */
+  migrationLock?: <T>(fn: () => Promise<T>) => Promise<T>;
   close(): Promise<void>;
 }
 
@@ -30,7 +37,26 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     if (!file) throw new DatabaseUrlError('sqlite: URL needs a file path, e.g. sqlite:./data/realmgate.db');
     const { dialect, raw } = sqliteDialect({ file, synchronous: opts.synchronous ?? 'FULL' });
     const kysely = new Kysely<Database>({ dialect });
-    return { kysely, dialect: 'sqlite', runTokenTransaction: sqliteTokenRunner(raw, kysely), close: () => kysely.destroy() };
+    const migrationLock = async <T>(fn: () => Promise<T>): Promise<T> => {
+      for (let waited = 0; ; waited++) {
+        try {
+          raw.exec('BEGIN IMMEDIATE');
+          break;
+        } catch (err) {
+          // busy_timeout (5 s) passed while another process migrates: keep waiting, up to a minute.
+          if ((err as { code?: string }).code !== 'SQLITE_BUSY' || waited >= 12) throw err;
+        }
+      }
+      try {
+        const result = await fn();
+        raw.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (raw.inTransaction) raw.exec('ROLLBACK');
+        throw err;
+      }
+    };
+    return { kysely, dialect: 'sqlite', runTokenTransaction: timed(sqliteTokenRunner(raw, kysely)), migrationLock, close: () => kysely.destroy() };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // Loaded only for PostgreSQL: an embedded deployment never pays for the driver.
@@ -51,9 +77,22 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     }
     const kysely = new Kysely<Database>({ dialect });
     const current = schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(kysely)).rows[0]?.s ?? 'public';
-    return { kysely, dialect: 'postgres', schema: current, runTokenTransaction: kyselyTokenRunner(kysely), close: () => kysely.destroy() };
+    observePool(pool);
+    return { kysely, dialect: 'postgres', schema: current, runTokenTransaction: timed(kyselyTokenRunner(kysely)), close: () => kysely.destroy() };
   }
   throw new DatabaseUrlError(`unsupported database URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: use sqlite:<path> or postgres://...`);
+}
+
+/** Times each hot token transaction, commit included (one histogram observation: cheap on the hot path). */
+function timed(run: TokenTransactionRunner): TokenTransactionRunner {
+  return async (fn) => {
+    const start = process.hrtime.bigint();
+    try {
+      return await run(fn);
+    } finally {
+      metrics.transactions.observe(secondsSince(start));
+    }
+  };
 }
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -66,7 +105,7 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 export async function migrate(db: Db): Promise<void> {
   const migrator = new Migrator({ db: db.kysely, provider, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
   for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
+    const { error, results } = db.migrationLock ? await lockedMigration(db.migrationLock, migrator) : await migrator.migrateToLatest();
     if (!error) return;
     if (attempt < 4 && db.dialect === 'postgres') {
       await new Promise((r) => setTimeout(r, 100 * attempt));
@@ -75,6 +114,34 @@ export async function migrate(db: Db): Promise<void> {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`);
   }
+}
+
+/** Under the lock, a failed migration rolls everything back (the migrator reports errors instead of throwing). */
+async function lockedMigration(lock: NonNullable<Db['migrationLock']>, migrator: Migrator): Promise<MigrationResultSet> {
+  try {
+    return await lock(async () => {
+      const r = await migrator.migrateToLatest();
+      if (r.error) throw new FailedMigration(r);
+      return r;
+    });
+  } catch (err) {
+    if (err instanceof FailedMigration) return err.result;
+    return { error: err };
+  }
+}
+
+class FailedMigration extends Error {
+  constructor(readonly result: MigrationResultSet) {
+    super('migration failed');
+  }
+}
+
+/** True when every migration of this build is recorded as applied in the database. */
+export async function migrationsApplied(db: Db): Promise<boolean> {
+  const table = db.schema ? sql.table(`${db.schema}.kysely_migration`) : sql.table('kysely_migration');
+  const rows = await sql<{ name: string }>`select name from ${table}`.execute(db.kysely);
+  const applied = new Set(rows.rows.map((r) => r.name));
+  return Object.keys(MIGRATIONS).every((name) => applied.has(name));
 }
 
 /** Cheap liveness probe of the database connection. */

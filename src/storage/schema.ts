@@ -123,6 +123,7 @@ export interface InteractionTable {
   organization_id: string | null;
   created_at: number;
   expires_at: number;
+  ip: Generated<string | null>;
 }
 
 export interface AuthorizationCodeTable {
@@ -265,6 +266,12 @@ export interface AdminEventTable {
   representation: string | null;
 }
 
+export interface LeaseTable {
+  name: string;
+  holder: string;
+  expires_at: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -294,6 +301,7 @@ export interface Database {
   roles: RoleTable;
   user_roles: UserRoleTable;
   admin_events: AdminEventTable;
+  leases: LeaseTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

@@ -15,6 +15,8 @@ import { AdminEventRepository } from './repos/admin-events.js';
 import { UserAdminRepository } from './repos/user-admin.js';
 import { OrganizationAdminRepository } from './repos/organization-admin.js';
 import { SessionAdminRepository } from './repos/session-admin.js';
+import { LeaseRepository } from './repos/leases.js';
+import { CollectorRepository } from './repos/collector.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -40,6 +42,8 @@ export class Store {
   readonly userAdmin: UserAdminRepository;
   readonly organizationAdmin: OrganizationAdminRepository;
   readonly sessionAdmin: SessionAdminRepository;
+  readonly leases: LeaseRepository;
+  readonly collector: CollectorRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -64,6 +68,8 @@ export class Store {
     this.userAdmin = new UserAdminRepository(k);
     this.organizationAdmin = new OrganizationAdminRepository(k);
     this.sessionAdmin = new SessionAdminRepository(k);
+    this.leases = new LeaseRepository(k);
+    this.collector = new CollectorRepository(k);
   }
 
   close(): Promise<void> {

@@ -2,6 +2,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWK } from 'jose';
 import { dialects } from '../helpers/db.js';
+import { ManualClock, nowSeconds } from '../../src/clock.js';
 import { startTestServer, basic, REALM, type TestServer } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { createClient, createRealm, createOrganization, createUser, rotateKeys } from '../../src/admin/operations.js';
@@ -47,7 +48,7 @@ for (const dialect of dialects()) {
         }
       });
       await new Promise((r) => setTimeout(r, 30));
-      rotated = await rotateKeys(ts.store, { realmId: REALM });
+      rotated = await rotateKeys(ts.store, { realmId: REALM }, { clock: ts.clock });
       stop = true;
       await Promise.all(workers);
       const kids = new Set(issued.map((t) => decodeProtectedHeader(t).kid));
@@ -69,6 +70,16 @@ for (const dialect of dialects()) {
       assert.equal((await jwks()).keys.length, 1);
     });
 
+    test('rotation dates the retired key by the injected clock, not the real one', async () => {
+      // A clock ten days behind the real one: a rotation that read Date.now() would retire the key in its future.
+      const clock = new ManualClock(Date.now() - 10 * 86_400_000);
+      await createRealm(ts.store, { id: 'r-clock' });
+      const before = await ts.store.keys.list('r-clock');
+      await rotateKeys(ts.store, { realmId: 'r-clock' }, { clock });
+      const retired = (await ts.store.keys.list('r-clock')).find((k) => k.kid === before[0]!.kid)!;
+      assert.equal(retired.retiredAt, nowSeconds(clock));
+    });
+
     test('a realm can sign with ES256 or EdDSA', async () => {
       for (const alg of ['ES256', 'EdDSA'] as const) {
         const realm = `r-${alg.toLowerCase()}`;
@@ -79,7 +90,7 @@ for (const dialect of dialects()) {
         // The realm's key, and an RS256 key for the ID tokens of its clients (RS256 by default).
         assert.deepEqual((await jwks(realm)).keys.map((k) => k.alg).sort(), [alg, 'RS256'].sort());
       }
-      const rotated = await rotateKeys(ts.store, { realmId: REALM, alg: 'ES256' });
+      const rotated = await rotateKeys(ts.store, { realmId: REALM, alg: 'ES256' }, { clock: ts.clock });
       assert.equal(rotated.alg, 'ES256');
       const res = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: await refreshToken() }, { authorization: auth });
       const { protectedHeader } = await verify(res.json().access_token);

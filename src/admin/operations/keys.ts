@@ -2,13 +2,18 @@ import type { Store } from '../../storage/store.js';
 import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { ValidationError } from '../validation.js';
 import { now, requireRealm } from './common.js';
+import { nowSeconds, systemClock, type Clock } from '../../clock.js';
 
-/** Adds a new active signing key; the previous one stays published until its tokens have expired. */
-export async function rotateKeys(store: Store, input: { realmId: string; alg?: string }): Promise<{ kid: string; alg: string }> {
+/**
+ * Adds a new active signing key; the previous one stays published until its tokens have expired.
+ * The retirement time comes from the server's clock (the injected one), the same clock that later
+ * decides when the retired key leaves the JWKS: two clocks would disagree by however long passed between.
+ */
+export async function rotateKeys(store: Store, input: { realmId: string; alg?: string }, opts: { clock?: Clock } = {}): Promise<{ kid: string; alg: string }> {
   const realm = await requireRealm(store, input.realmId);
   const alg = input.alg ?? realm.signingAlg;
   if (!isSigningAlg(alg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
-  const t = now();
+  const t = nowSeconds(opts.clock ?? systemClock);
   const key = await generateSigningKey(realm.id, alg, t);
   await store.keys.rotate(key, t);
   if (alg !== realm.signingAlg) await store.realms.update(realm.id, { signingAlg: alg });

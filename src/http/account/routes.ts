@@ -5,6 +5,7 @@ import { nowSeconds } from '../../clock.js';
 import { tokenHash } from '../../crypto/random.js';
 import { createBrowserSession } from '../../oauth/authorize/interaction.js';
 import { attemptLogin } from '../../oauth/brute-force.js';
+import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE } from '../../oauth/device-cookie.js';
 import { accountPage, type AccountGrant } from '../../views/account-pages.js';
 import { loginPage } from '../../views/pages.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
@@ -103,13 +104,14 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (!c) return reply;
     if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Please try again.' });
     const username = field(req, 'username') ?? '';
-    const outcome = await attemptLogin(services, c.realm, { username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account' });
+    const outcome = await attemptLogin(services, c.realm, { username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
     if ('error' in outcome) {
       await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' });
       if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
       return login(reply, c.realm, c.csrf, outcome.error, outcome.retryAfter ? 429 : 200);
     }
     const { user } = outcome;
+    setRealmCookie(reply, services.config, c.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
     await services.audit.record({ realmId: c.realm.id, type: 'LOGIN', outcome: 'success', clientId: 'account', userId: user.id, username: user.username, ip: req.ip });
     if (c.session) await services.store.sessions.end(c.session.id, nowSeconds(services.clock));
     const { secret, session } = await createBrowserSession(services, c.realm, user.id);

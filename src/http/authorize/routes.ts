@@ -6,6 +6,7 @@ import { OAuthError } from '../../oauth/errors.js';
 import type { RawParams } from '../../oauth/params.js';
 import { AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect, clientResponse, responseModeOf, stateOf } from '../../oauth/authorize/checks.js';
 import { beginInteraction, errorResponse, nextStep, promptNoneError, sessionUsable } from '../../oauth/authorize/interaction.js';
+import { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
 import { realmBase } from '../../services.js';
 import { SESSION_COOKIE, ensureBrowserBinding, readRealmCookie } from '../cookies.js';
 import { interactionUrl, renderError, htmlErrorHandler, sendClientResponse } from '../interaction/render.js';
@@ -53,7 +54,21 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
   const now = nowSeconds(services.clock);
   const found = sessionSecret ? await services.store.sessions.findActive(realm.id, tokenHash(sessionSecret), now) : undefined;
   const session = sessionUsable(params, found, now);
-  const ia = await beginInteraction(services, { realm, client, params, browserHash, session });
+  let ia;
+  try {
+    ia = await beginInteraction(services, { realm, client, params, browserHash, session, ip: req.ip });
+  } catch (err) {
+    if (!(err instanceof InteractionLimitError)) throw err;
+    reply.header('retry-after', '60');
+    return renderError(reply, 429, {
+      realmName,
+      title: 'Too many sign-ins in progress',
+      description:
+        err.scope === 'address'
+          ? 'Too many sign-ins were started from your network and not finished. Finish or close one, or wait a few minutes, then try again.'
+          : 'The server is handling too many sign-ins right now. Please wait a few minutes and try again.',
+    });
+  }
   const step = await nextStep(services, realm, client, ia);
   reply.header('cache-control', 'no-store');
   if (params.prompt?.includes('none')) {

@@ -5,6 +5,7 @@ import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin } from '../../oauth/brute-force.js';
+import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE } from '../../oauth/device-cookie.js';
 import { consentPage, deviceDonePage, loginPage, noOrganizationPage, organizationPage } from '../../views/pages.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, sendPage } from './render.js';
@@ -108,13 +109,14 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
     const username = field(req, 'username') ?? '';
     const password = field(req, 'password') ?? '';
-    const outcome = await attemptLogin(services, l.realm, { username, password, ip: req.ip, clientId: l.client.clientId });
+    const outcome = await attemptLogin(services, l.realm, { username, password, ip: req.ip, clientId: l.client.clientId, deviceCookie: readRealmCookie(req, services.config, l.realm.id, DEVICE_COOKIE) });
     if ('error' in outcome) {
       await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' });
       if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
       return render(services, reply, l, { kind: 'login' }, { error: outcome.error, username: username.slice(0, 255), status: outcome.retryAfter ? 429 : 200 });
     }
     const { user } = outcome;
+    setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
     await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
     // A new session at every login: a session cookie planted before login is never reused (no fixation).
     const old = readRealmCookie(req, services.config, l.realm.id, SESSION_COOKIE);

@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database, EventTable } from '../schema.js';
+import { metrics } from '../../metrics.js';
 import type { ChainValues, CodeRow, TokenRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
 
 const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
@@ -91,6 +92,7 @@ export function sqliteTokenRunner(raw: BetterSqlite3.Database, kysely: Kysely<Da
     scheduled = false;
     const batch = queue;
     queue = [];
+    metrics.batchSize.observe(batch.length);
     try {
       await kysely.connection().execute(async () => {
         const { statements, savepoint, release, rollbackTo } = prepare();

@@ -15,11 +15,12 @@ export interface SqliteOptions {
 export function sqliteDialect(opts: SqliteOptions): { dialect: SqliteDialect; raw: BetterSqlite3.Database } {
   if (opts.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
   const raw = new BetterSqlite3(opts.file);
+  // Another process (the CLI, another worker) may hold the write lock for a moment. Set first: switching
+  // a fresh file to WAL takes that lock too, and several workers open the file at once.
+  raw.pragma('busy_timeout = 5000');
   raw.pragma('journal_mode = WAL');
   raw.pragma(`synchronous = ${opts.synchronous}`);
   raw.pragma('foreign_keys = ON');
-  // Another process (the CLI) may hold the write lock for a moment.
-  raw.pragma('busy_timeout = 5000');
   const cache = new Map<string, BetterSqlite3.Statement>();
   const database: SqliteDatabase = {
     prepare(sql: string): SqliteStatement {

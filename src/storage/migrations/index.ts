@@ -11,6 +11,9 @@ import * as refreshTokenKeys from './2026-11-23T0100_refresh_token_keys.js';
 import * as userNamesAndClientSettings from './2026-11-23T0100_user_names_and_client_settings.js';
 import * as webOrigins from './2026-11-23T0200_web_origins.js';
 import * as organizationDetails from './2026-11-23T0600_organization_details.js';
+import * as collectorIndexes from './2026-11-23T0700_collector_indexes.js';
+import * as interactionAddress from './2026-11-23T0700_interaction_address.js';
+import * as leases from './2026-11-23T0700_leases.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -26,4 +29,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T0500_admin': admin,
   '2026-11-23T0501_client_pkce': clientPkce,
   '2026-11-23T0600_organization_details': organizationDetails,
+  '2026-11-23T0700_collector_indexes': collectorIndexes,
+  '2026-11-23T0700_interaction_address': interactionAddress,
+  '2026-11-23T0700_leases': leases,
 };

@@ -6,7 +6,7 @@ import type { AuthorizationParams, BrowserSession, Interaction } from '../types.
 export class InteractionRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async create(i: Omit<Interaction, 'consented' | 'organizationId'> & { now: number }): Promise<void> {
+  async create(i: Omit<Interaction, 'consented' | 'organizationId'> & { now: number; ip?: string | null }): Promise<void> {
     await this.db
       .insertInto('interactions')
       .values({
@@ -22,8 +22,24 @@ export class InteractionRepository {
         organization_id: null,
         created_at: i.now,
         expires_at: i.expiresAt,
+        ip: i.ip ?? null,
       })
       .execute();
+  }
+
+  /** Unfinished requests from one address, counted up to `upTo` (the cap: no need to count further). */
+  async countOpenFrom(ip: string, now: number, upTo: number): Promise<number> {
+    const r = await this.db
+      .selectFrom((eb) => eb.selectFrom('interactions').select('id').where('ip', '=', ip).where('expires_at', '>=', now).limit(upTo).as('open'))
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /** Unfinished requests of every address. */
+  async countOpen(now: number): Promise<number> {
+    const r = await this.db.selectFrom('interactions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('expires_at', '>=', now).executeTakeFirstOrThrow();
+    return Number(r.n);
   }
 
   async get(id: string): Promise<Interaction | undefined> {
@@ -58,8 +74,10 @@ export class InteractionRepository {
     await this.db.deleteFrom('interactions').where('id', '=', id).execute();
   }
 
-  async deleteExpired(now: number): Promise<number> {
-    const r = await this.db.deleteFrom('interactions').where('expires_at', '<', now).executeTakeFirst();
+  async deleteExpired(now: number, limit = 1_000_000): Promise<number> {
+    const ids = await this.db.selectFrom('interactions').select('id').where('expires_at', '<', now).limit(limit).execute();
+    if (ids.length === 0) return 0;
+    const r = await this.db.deleteFrom('interactions').where('id', 'in', ids.map((x) => x.id)).where('expires_at', '<', now).executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 
-/** Deployment-wide values (the `meta` table of the initial migration), by key. */
+/** Deployment-wide values every node shares (the `meta` table of the initial migration), by key. */
 export class MetaRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -9,7 +9,7 @@ export class MetaRepository {
    * The value under `key`, created with `make()` if there is none yet. When several processes start at
    * once, the first insert wins and every process reads that one value.
    */
-  async ensure(key: string, make: () => string): Promise<string> {
+  async getOrCreate(key: string, make: () => string): Promise<string> {
     await this.db
       .insertInto('meta')
       .values({ key, value: make() })

@@ -1,0 +1,104 @@
+import cluster, { type Worker } from 'node:cluster';
+import pino from 'pino';
+import { AggregatorRegistry } from 'prom-client';
+import type { Config } from './config/config.js';
+import { openDatabase, migrate, ping, migrationsApplied } from './storage/database.js';
+import { Store } from './storage/store.js';
+import { createServices, type Services } from './services.js';
+import { systemClock } from './clock.js';
+import { ensureBootstrapAdmin, ensureRealmKeys } from './server.js';
+import { prepareKeyEncryption } from './crypto/key-file.js';
+import { registry } from './metrics.js';
+import { startManagementServer } from './http/management.js';
+
+/** Messages from a worker to the primary. */
+type WorkerMessage = { type: 'realmgate:listening'; url: string };
+
+/** A worker that dies is replaced, but no faster than this, so a crash loop does not spin. */
+const RESPAWN_DELAY_MS = 1000;
+
+/**
+ * The primary process of `realmgate start --workers N`: migrates the database once (under the migration
+ * lock, so several nodes may start together), runs the optional set-up, forks N workers that share the
+ * listening port (node:cluster), serves the management port with every worker's metrics aggregated,
+ * replaces a worker that dies, and on SIGTERM/SIGINT stops every worker gracefully before exiting.
+ */
+export async function runPrimary(config: Config, opts: { workers: number; onReady?: (s: Services) => Promise<void>; onListening: (url: string) => void }): Promise<void> {
+  const logger = pino({ level: config.logLevel });
+  const db = await openDatabase(config.databaseUrl, { synchronous: config.sqliteSync });
+  await migrate(db);
+  const store = new Store(db);
+  // Before the workers start: the key file, the realms' keys and the bootstrap admin exist once.
+  await prepareKeyEncryption(config, store, (message) => logger.warn({ keyFile: config.keyFile }, message));
+  const services = createServices(config, store, systemClock);
+  await ensureRealmKeys(services);
+  await ensureBootstrapAdmin(services, logger);
+  if (opts.onReady) await opts.onReady(services);
+
+  let stopping = false;
+  let announced = false;
+  const fork = (): Worker => {
+    const w = cluster.fork();
+    w.on('message', (m: WorkerMessage) => {
+      if (m?.type === 'realmgate:listening' && !announced) {
+        announced = true;
+        opts.onListening(m.url);
+      }
+    });
+    return w;
+  };
+  for (let i = 0; i < opts.workers; i++) fork();
+  cluster.on('exit', (w, code, signal) => {
+    if (stopping) return;
+    logger.error({ pid: w.process.pid, code, signal }, 'worker exited; starting another');
+    setTimeout(() => {
+      if (!stopping) fork();
+    }, RESPAWN_DELAY_MS).unref();
+  });
+
+  const aggregator = new AggregatorRegistry();
+  const management =
+    config.metricsPort === undefined
+      ? undefined
+      : await startManagementServer({
+          host: config.host,
+          port: config.metricsPort,
+          metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
+          ready: async () => {
+            try {
+              await ping(db);
+              return await migrationsApplied(db);
+            } catch {
+              return false;
+            }
+          },
+        });
+
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    const exited = workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
+    // Each worker closes its listener, answers what is in flight, and exits on its own.
+    for (const w of workers) w.process.kill('SIGTERM');
+    void Promise.all(exited)
+      .then(async () => {
+        await management?.close();
+        await db.close();
+      })
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+/** In a worker: answer the primary's requests for this process's metrics, and announce the URL. */
+export function workerReady(url: string): void {
+  AggregatorRegistry.setRegistries([registry]);
+  // Constructing one installs the worker's listener for the primary's metrics requests.
+  new AggregatorRegistry();
+  process.send?.({ type: 'realmgate:listening', url } satisfies WorkerMessage);
+}

@@ -1,0 +1,114 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+
+/**
+ * The collector's deletions, each one bounded slice: read at most `limit` keys of expired rows through
+ * an index, then delete those keys (re-checking the condition, so a row changed meanwhile stays). Every
+ * function returns how many rows it deleted; a caller repeats it while a full slice came back.
+ */
+export class CollectorRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async expiredInteractions(before: number, limit: number): Promise<number> {
+    const ids = (await this.db.selectFrom('interactions').select('id').where('expires_at', '<', before).limit(limit).execute()).map((r) => r.id);
+    if (ids.length === 0) return 0;
+    return count(await this.db.deleteFrom('interactions').where('id', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
+  }
+
+  /** Codes are kept past their expiry (`before` is earlier than now) so that a late reuse is still recognised. */
+  async expiredCodes(before: number, limit: number): Promise<number> {
+    const ids = (await this.db.selectFrom('authorization_codes').select('hash').where('expires_at', '<', before).limit(limit).execute()).map((r) => r.hash);
+    if (ids.length === 0) return 0;
+    return count(await this.db.deleteFrom('authorization_codes').where('hash', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
+  }
+
+  async expiredDeviceCodes(before: number, limit: number): Promise<number> {
+    const ids = (await this.db.selectFrom('device_codes').select('hash').where('expires_at', '<', before).limit(limit).execute()).map((r) => r.hash);
+    if (ids.length === 0) return 0;
+    return count(await this.db.deleteFrom('device_codes').where('hash', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
+  }
+
+  async expiredRevocations(before: number, limit: number): Promise<number> {
+    const ids = (await this.db.selectFrom('revoked_access_tokens').select('jti').where('expires_at', '<', before).limit(limit).execute()).map((r) => r.jti);
+    if (ids.length === 0) return 0;
+    return count(await this.db.deleteFrom('revoked_access_tokens').where('jti', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
+  }
+
+  /** Browser sessions that expired or were ended before `before`. */
+  async deadSessions(before: number, limit: number): Promise<number> {
+    const ids = (
+      await this.db
+        .selectFrom('browser_sessions')
+        .select('id')
+        .where((eb) => eb.or([eb('expires_at', '<', before), eb('ended_at', '<', before)]))
+        .limit(limit)
+        .execute()
+    ).map((r) => r.id);
+    if (ids.length === 0) return 0;
+    return count(await this.db.deleteFrom('browser_sessions').where('id', 'in', ids).executeTakeFirst());
+  }
+
+  /**
+   * Dead refresh chains and their token rows: revoked, past their absolute lifetime, or idle (no token
+   * of the chain still valid), all before `before`. The one place that knows how a chain is stored:
+   * when token storage changes (a row per chain), only this function changes. Returns the rows deleted
+   * (chains and tokens).
+   */
+  async deadChains(before: number, limit: number): Promise<number> {
+    const ids = new Set<string>();
+    const revoked = await this.db.selectFrom('refresh_chains').select('id').where('revoked_at', '<', before).limit(limit).execute();
+    for (const r of revoked) ids.add(r.id);
+    if (ids.size < limit) {
+      const ended = await this.db.selectFrom('refresh_chains').select('id').where('max_expires_at', '<', before).limit(limit - ids.size).execute();
+      for (const r of ended) ids.add(r.id);
+    }
+    if (ids.size < limit) {
+      const idle = await this.db
+        .selectFrom('refresh_tokens as t')
+        .select('t.chain_id')
+        .distinct()
+        .where('t.expires_at', '<', before)
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('refresh_tokens as live').select(sql`1`.as('one')).whereRef('live.chain_id', '=', 't.chain_id').where('live.expires_at', '>=', before))),
+        )
+        .limit(limit - ids.size)
+        .execute();
+      for (const r of idle) ids.add(r.chain_id);
+    }
+    if (ids.size === 0) return 0;
+    const list = [...ids];
+    // Tokens first: the foreign key's cascade would otherwise do the same work unbounded and unseen.
+    const tokens = count(await this.db.deleteFrom('refresh_tokens').where('chain_id', 'in', list).executeTakeFirst());
+    const chains = count(await this.db.deleteFrom('refresh_chains').where('id', 'in', list).executeTakeFirst());
+    return tokens + chains;
+  }
+
+  /** Audit events older than `before`, realm by realm through the (realm_id, time) index. */
+  async oldEvents(before: number, limit: number): Promise<number> {
+    let deleted = 0;
+    const realms = await this.db.selectFrom('realms').select('id').execute();
+    for (const { id } of realms) {
+      if (deleted >= limit) break;
+      const ids = (await this.db.selectFrom('events').select('id').where('realm_id', '=', id).where('time', '<', before).limit(limit - deleted).execute()).map((r) => r.id);
+      if (ids.length > 0) deleted += count(await this.db.deleteFrom('events').where('id', 'in', ids).executeTakeFirst());
+    }
+    return deleted;
+  }
+
+  /** Login-failure counters with no failure and no lock since `before`. */
+  async staleLoginFailures(before: number, limit: number): Promise<number> {
+    const rows = await this.db.selectFrom('login_failures').select(['realm_id', 'subject']).where('last_failure', '<', before).where('blocked_until', '<', before).limit(limit).execute();
+    if (rows.length === 0) return 0;
+    const res = await this.db
+      .deleteFrom('login_failures')
+      .where('last_failure', '<', before)
+      .where('blocked_until', '<', before)
+      .where((eb) => eb.or(rows.map((r) => eb.and([eb('realm_id', '=', r.realm_id), eb('subject', '=', r.subject)]))))
+      .executeTakeFirst();
+    return count(res);
+  }
+}
+
+function count(r: { numDeletedRows: bigint } | undefined): number {
+  return Number(r?.numDeletedRows ?? 0);
+}

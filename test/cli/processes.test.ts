@@ -1,0 +1,165 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { dialects } from '../helpers/db.js';
+import { startTestServer, basic } from '../helpers/server.js';
+import { runAuthorization, tokenRequest } from '../helpers/flow.js';
+
+// Issue 11 item 4: many processes. These run the built command (npm run build first).
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/realmgate.js');
+
+interface Proc {
+  child: ChildProcess;
+  output(): string;
+  waitFor(re: RegExp): Promise<RegExpExecArray>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+function startProcess(args: string[], env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, [BIN, 'start', '--port', '0', ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => out,
+    async waitFor(re) {
+      // Not a timing threshold: a generous bound on a line the process prints, reported with its output.
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const m = re.exec(out);
+        if (m) return m;
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`never printed ${re}:\n${out}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** A database URL nobody has migrated yet, and a function that removes it. */
+async function freshDatabase(dialect: 'sqlite' | 'postgres'): Promise<{ url: string; drop(): Promise<void> }> {
+  if (dialect === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-procs-'));
+    return { url: `sqlite:${path.join(dir, 'fresh.db')}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  }
+  const base = process.env.TEST_DATABASE_URL!;
+  const schema = `p_${crypto.randomBytes(6).toString('hex')}`;
+  const u = new URL(base);
+  u.searchParams.set('schema', schema);
+  return {
+    url: u.href,
+    async drop() {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      try {
+        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+for (const dialect of dialects()) {
+  describe(`many processes (${dialect})`, () => {
+    test('four processes started at once on a fresh database all come up, migrated once', async () => {
+      const db = await freshDatabase(dialect);
+      const procs = Array.from({ length: 4 }, () => startProcess(['--workers', '1'], { DATABASE_URL: db.url }));
+      try {
+        const urls = await Promise.all(procs.map(async (p) => (await p.waitFor(/listening on (http:\/\/\S+)/))[1]!));
+        for (const url of urls) {
+          const res = await fetch(`${url}/health/ready`);
+          assert.equal(res.status, 200, await res.text());
+        }
+        for (const p of procs) assert.doesNotMatch(p.output(), /migration .* failed|Error/);
+        for (const p of procs) assert.equal(await p.stop(), 0);
+      } finally {
+        await Promise.all(procs.map((p) => p.stop('SIGKILL')));
+        await db.drop();
+      }
+    });
+
+    test('--workers 2: refresh chains rotate through both workers on one database', async () => {
+      // Tokens minted in this process, over the same database the cluster then serves.
+      const ts = await startTestServer({ dialect });
+      const auth = basic(ts.client.id, ts.client.secret);
+      const chains: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const r = await runAuthorization(ts);
+        chains.push((await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: auth })).json().refresh_token);
+      }
+      const proc = startProcess(['--workers', '2'], { DATABASE_URL: ts.db.url, AUTH_URL: ts.config.authUrl, REALMGATE_METRICS_PORT: '0' });
+      try {
+        const url = (await proc.waitFor(/listening on (http:\/\/\S+)/))[1]!;
+        const refresh = async (rt: string): Promise<Response> =>
+          fetch(`${url}/auth/realms/test/protocol/openid-connect/token`, {
+            method: 'POST',
+            headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: rt }),
+          });
+        for (let round = 0; round < 10; round++) {
+          const answers = await Promise.all(chains.map(refresh));
+          for (let i = 0; i < chains.length; i++) {
+            const body = (await answers[i]!.json()) as { refresh_token?: string };
+            assert.equal(answers[i]!.status, 200, JSON.stringify(body));
+            chains[i] = body.refresh_token!;
+          }
+        }
+        assert.equal(await proc.stop(), 0, proc.output());
+      } finally {
+        await proc.stop('SIGKILL');
+        await ts.close();
+      }
+    });
+  });
+}
+
+describe('graceful shutdown', () => {
+  test('a request in flight at SIGTERM gets its response; new connections are refused', async () => {
+    const db = await freshDatabase('sqlite');
+    const proc = startProcess(['--workers', '1'], { DATABASE_URL: db.url });
+    try {
+      const url = new URL((await proc.waitFor(/listening on (http:\/\/\S+)/))[1]!);
+      const port = Number(url.port);
+      // A token request whose body is only half sent: in flight when the signal arrives.
+      const body = 'grant_type=refresh_token&refresh_token=abcdef';
+      const socket = net.connect(port, '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      let response = '';
+      socket.on('data', (d) => (response += d.toString()));
+      const closed = new Promise((r) => socket.once('close', r));
+      socket.write(
+        `POST /auth/realms/none/protocol/openid-connect/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, 10)}`,
+      );
+      // "100 Continue" says the server has parsed the request's headers: it is in flight, waiting for its body.
+      for (let i = 0; !response.includes('100 Continue'); i++) {
+        if (i > 2400) throw new Error(`no 100 Continue: ${response}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      proc.child.kill('SIGTERM');
+      await proc.waitFor(/shutting down/);
+      // The listener is closed: no new connection is accepted.
+      await assert.rejects(fetch(`${url.origin}/health/live`));
+      socket.write(body.slice(10));
+      await closed;
+      assert.match(response, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 404 /, response);
+      assert.match(response, /realm not found|invalid_request/);
+      assert.equal(await proc.stop(), 0);
+    } finally {
+      await proc.stop('SIGKILL');
+      await db.drop();
+    }
+  });
+});

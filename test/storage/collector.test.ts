@@ -1,0 +1,152 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { dialects } from '../helpers/db.js';
+import { startTestServer, basic, realmPath, type TestServer } from '../helpers/server.js';
+import { CookieJar, authorizeQuery, inject, runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { Collector } from '../../src/collector.js';
+import { openDatabase } from '../../src/storage/database.js';
+import { Store } from '../../src/storage/store.js';
+
+const TABLES = ['interactions', 'authorization_codes', 'refresh_chains', 'refresh_tokens', 'browser_sessions', 'events', 'login_failures', 'revoked_access_tokens'] as const;
+
+// Issue 11 item 2: bounded storage.
+for (const dialect of dialects()) {
+  describe(`collector of expired rows (${dialect})`, () => {
+    let ts: TestServer;
+    before(async () => {
+      ts = await startTestServer({ dialect, config: { maxInteractionsPerAddress: 1000 } });
+    });
+    after(() => ts.close());
+
+    async function sizes(): Promise<Record<(typeof TABLES)[number], number>> {
+      const out = {} as Record<(typeof TABLES)[number], number>;
+      for (const t of TABLES) out[t] = Number((await sql<{ n: number | string }>`select count(*) as n from ${sql.table(t)}`.execute(ts.store.db.kysely)).rows[0]!.n);
+      return out;
+    }
+
+    /** A round of real traffic: sign-ins, code exchanges, refreshes, a reuse, failures, abandoned requests. */
+    async function traffic(): Promise<string[]> {
+      const auth = basic(ts.client.id, ts.client.secret);
+      const live: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await runAuthorization(ts);
+        let rt = (await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: auth })).json().refresh_token as string;
+        const first = rt;
+        for (let j = 0; j < 5; j++) {
+          const res = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: rt }, { authorization: auth });
+          assert.equal(res.statusCode, 200, res.body);
+          rt = res.json().refresh_token;
+        }
+        // The last chain of the round is revoked by a reuse.
+        if (i === 2) assert.equal((await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: first }, { authorization: auth })).statusCode, 400);
+        else live.push(rt);
+      }
+      await runAuthorization(ts, { password: 'wrong-password' }).catch(() => undefined);
+      for (let i = 0; i < 5; i++) await inject(ts.app, new CookieJar(), 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`);
+      await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: 'x' }, { authorization: basic(ts.client.id, 'bad') });
+      return live;
+    }
+
+    const collector = (store = ts.store, intervalSeconds = 300): Collector => new Collector({ store, clock: ts.clock, intervalSeconds, eventsRetentionDays: 90 });
+
+    test('tables stay flat under repeated traffic: everything expired is deleted, nothing live is', async () => {
+      const c = collector();
+      const baseline = await sizes();
+      for (let round = 0; round < 3; round++) {
+        const live = await traffic();
+        const grown = await sizes();
+        assert.ok(grown.refresh_tokens > baseline.refresh_tokens && grown.events > baseline.events && grown.interactions > baseline.interactions);
+        // Right away, the collector deletes nothing that is still needed: live chains keep refreshing.
+        const early = await c.runOnce();
+        assert.equal(early.ran, true);
+        assert.equal(early.deleted.refresh_chains, 0);
+        for (const rt of live) assert.equal((await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: rt }, { authorization: basic(ts.client.id, ts.client.secret) })).statusCode, 200);
+        // Past every lifetime (the longest: a chain's 730 days) and the events' 90-day retention.
+        ts.clock.advance(731 * 86_400 + 2 * 86_400);
+        const run = await c.runOnce();
+        assert.equal(run.ran, true);
+        assert.deepEqual(await sizes(), baseline, `round ${round}: ${JSON.stringify(run.deleted)}`);
+      }
+      await c.stop();
+    });
+
+    test('work per run is bounded: a backlog larger than one run is worked off over several', async () => {
+      const now = Math.floor(ts.clock.nowMs() / 1000);
+      const rows = Array.from({ length: 1500 }, (_, i) => ({
+        id: `old-${i}`,
+        realm_id: 'test',
+        time: now - 100 * 86_400,
+        type: 'LOGIN',
+        outcome: 'success',
+        client_id: null,
+        user_id: null,
+        username: null,
+        ip: null,
+        reason: null,
+      }));
+      for (let i = 0; i < rows.length; i += 250) await ts.store.db.kysely.insertInto('events').values(rows.slice(i, i + 250)).execute();
+      const c = collector();
+      const run = await c.runOnce();
+      assert.equal(run.deleted.events, 1500);
+      assert.equal((await sizes()).events, 0);
+      await c.stop();
+    });
+
+    test('two collectors on one database: one runs, the other skips, and takes over once the lease is free', async () => {
+      // A second node: its own connection (pool) to the same database.
+      const otherDb = await openDatabase(ts.db.url, { synchronous: 'NORMAL' });
+      try {
+        const a = collector(ts.store, 60);
+        const b = collector(new Store(otherDb), 60);
+        const both = await Promise.all([a.runOnce(), b.runOnce()]);
+        assert.equal(both.filter((r) => r.ran).length, 1, 'exactly one ran');
+        const [winner, loser] = both[0]!.ran ? [a, b] : [b, a];
+        // The holder renews its lease; the other keeps skipping while it is valid.
+        ts.clock.advance(60);
+        assert.equal((await winner.runOnce()).ran, true);
+        assert.equal((await loser.runOnce()).ran, false);
+        // The holder stops (a node shutting down): the other takes over at its next tick.
+        await winner.stop();
+        assert.equal((await loser.runOnce()).ran, true);
+        // A holder that dies without stopping: its lease expires (3 intervals) and the other takes over.
+        ts.clock.advance(181);
+        assert.equal((await winner.runOnce()).ran, true);
+        await loser.stop();
+        await winner.stop();
+      } finally {
+        await otherDb.close();
+      }
+    });
+  });
+
+  describe(`caps on unfinished authorization requests (${dialect})`, () => {
+    let ts: TestServer;
+    before(async () => {
+      ts = await startTestServer({ dialect, config: { maxInteractionsPerAddress: 3, maxInteractions: 5 } });
+    });
+    after(() => ts.close());
+
+    const start = (ip: string) =>
+      ts.app.inject({ method: 'GET', url: `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`, remoteAddress: ip });
+
+    test('per address, then overall: a clear error page, and the collector frees room', async () => {
+      for (let i = 0; i < 3; i++) assert.equal((await start('10.5.0.1')).statusCode, 303);
+      const perAddress = await start('10.5.0.1');
+      assert.equal(perAddress.statusCode, 429);
+      assert.match(perAddress.body, /Too many sign-ins were started from your network/);
+      assert.ok(perAddress.headers['retry-after']);
+      for (let i = 0; i < 2; i++) assert.equal((await start('10.5.0.2')).statusCode, 303);
+      const overall = await start('10.5.0.3');
+      assert.equal(overall.statusCode, 429);
+      assert.match(overall.body, /too many sign-ins right now/);
+      // Unfinished requests expire (30 minutes); once collected, new ones are accepted again.
+      ts.clock.advance(31 * 60);
+      const c = new Collector({ store: ts.store, clock: ts.clock, intervalSeconds: 300, eventsRetentionDays: 90 });
+      assert.equal((await c.runOnce()).deleted.interactions, 5);
+      await c.stop();
+      assert.equal((await start('10.5.0.3')).statusCode, 303);
+      assert.equal((await start('10.5.0.1')).statusCode, 303);
+    });
+  });
+}
