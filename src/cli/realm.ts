@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { CliError, intArg, withStore } from './common.js';
 import { checkRealmSettings, createRealm, revokeBefore } from '../admin/operations.js';
 import type { RealmSettings } from '../storage/repos/realms.js';
+import { OPTIONAL_EVENT_TYPES } from '../events/stored-types.js';
 
 function realmSettingOptions(cmd: Command): Command {
   return cmd
@@ -14,7 +15,11 @@ function realmSettingOptions(cmd: Command): Command {
     .option('--max-login-failures <n>', 'failed logins of a username before it is locked (default 5)', intArg('max login failures'))
     .option('--lockout-seconds <s>', 'first lockout; each further one doubles (default 60)', intArg('lockout seconds'))
     .option('--max-lockout-seconds <s>', 'longest lockout (default 900)', intArg('max lockout seconds'))
-    .addOption(new Option('--signing-alg <alg>', 'signing algorithm of new keys').choices(['RS256', 'ES256', 'EdDSA']));
+    .addOption(new Option('--signing-alg <alg>', 'signing algorithm of new keys').choices(['RS256', 'ES256', 'EdDSA']))
+    .option(
+      '--stored-events <types>',
+      `comma-separated optional event types to store, or "none": ${OPTIONAL_EVENT_TYPES.join(', ')} (default all but REFRESH_TOKEN; failures, logins, consents, reuse and revocations are always stored)`,
+    );
 }
 
 function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
@@ -29,6 +34,7 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.maxLoginFailures !== undefined) s.maxLoginFailures = o.maxLoginFailures as number;
   if (o.lockoutSeconds !== undefined) s.lockoutSeconds = o.lockoutSeconds as number;
   if (o.maxLockoutSeconds !== undefined) s.maxLockoutSeconds = o.maxLockoutSeconds as number;
+  if (typeof o.storedEvents === 'string') s.storedEventTypes = o.storedEvents === 'none' ? [] : [...new Set(o.storedEvents.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
   return s;
 }
 

@@ -19,6 +19,8 @@ export interface RealmTable {
   max_login_failures: Generated<number>;
   lockout_seconds: Generated<number>;
   max_lockout_seconds: Generated<number>;
+  /** JSON list of the optional event types the realm stores (src/events/stored-types.ts). */
+  stored_event_types: Generated<string>;
 }
 
 export interface ClientTable {

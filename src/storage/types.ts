@@ -15,6 +15,8 @@ export interface Realm {
   maxLoginFailures: number;
   lockoutSeconds: number;
   maxLockoutSeconds: number;
+  /** The optional event types this realm stores; the others are only counted (src/events/stored-types.ts). */
+  storedEventTypes: string[];
 }
 
 export interface Client {

@@ -4,6 +4,7 @@ import { REALM_DEFAULTS, CODE_LIFETIME_RANGE } from '../../config/defaults.js';
 import type { RealmSettings } from '../../storage/repos/realms.js';
 import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { ValidationError, checkName } from '../validation.js';
+import { DEFAULT_STORED_EVENT_TYPES, OPTIONAL_EVENT_TYPES, isOptionalEventType } from '../../events/stored-types.js';
 import { now, requireRealm } from './common.js';
 
 export function checkRealmSettings(s: Partial<RealmSettings>): void {
@@ -21,11 +22,13 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   positive('the lockout time', s.lockoutSeconds, 86_400);
   positive('the longest lockout time', s.maxLockoutSeconds, 30 * 86_400);
   if (s.signingAlg !== undefined && !isSigningAlg(s.signingAlg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
+  const badType = s.storedEventTypes?.find((t) => !isOptionalEventType(t));
+  if (badType !== undefined) throw new ValidationError(`${JSON.stringify(badType)} is not an optional event type: choose from ${OPTIONAL_EVENT_TYPES.join(', ')} (failures, logins, consents, reuse and revocations are always stored)`);
 }
 
 export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings> }): Promise<Realm> {
   checkName('realm name', input.id);
-  const settings: RealmSettings = { ...REALM_DEFAULTS, ...input.settings };
+  const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], ...input.settings };
   checkRealmSettings(settings);
   const t = now();
   const realm = await store.realms.create({ id: input.id, displayName: input.displayName ?? null, settings, now: t });

@@ -39,16 +39,18 @@ export const authorizationCodeGrant: Grant = {
       const maxExpiresAt = now + realm.refreshMaxLifetime;
       refresh = mintRefreshToken(realm, maxExpiresAt, now);
       return { chain: { id: randomId(), maxExpiresAt }, token: refresh };
-    }, { ip });
+    }, { ip, storedEventTypes: realm.storedEventTypes });
 
     switch (outcome.status) {
       case 'not_found':
         throw new OAuthError('invalid_grant', 'the authorization code is invalid');
       case 'reused':
+        services.audit.counter.count(realm.id, 'TOKEN_REUSE', 'failure');
         throw new OAuthError('invalid_grant', 'the authorization code has already been used', { detail: 'code reuse: chain revoked' });
       case 'rejected':
         throw new OAuthError('invalid_grant', outcome.reason);
       case 'issued':
+        services.audit.counter.count(realm.id, 'CODE_TO_TOKEN', 'success');
         return buildTokenResponse(services, {
           realm,
           chain: outcome.chain,

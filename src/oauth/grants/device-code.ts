@@ -32,7 +32,7 @@ export const deviceCodeGrant: Grant = {
       const maxExpiresAt = now + realm.refreshMaxLifetime;
       refresh = mintRefreshToken(realm, maxExpiresAt, now);
       return { chain: { id: randomId(), maxExpiresAt }, token: refresh };
-    }, { ip });
+    }, { ip, storedEventTypes: realm.storedEventTypes });
 
     switch (outcome.status) {
       case 'not_found':
@@ -42,6 +42,7 @@ export const deviceCodeGrant: Grant = {
       case 'rejected':
         throw outcome.reason;
       case 'issued':
+        services.audit.counter.count(realm.id, 'DEVICE_TO_TOKEN', 'success');
         return buildTokenResponse(services, { realm, chain: outcome.chain, subject: outcome.subject, scopes: outcome.chain.scopes, refresh: refresh!, now });
     }
   },

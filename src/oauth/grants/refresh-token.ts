@@ -41,16 +41,19 @@ export const refreshTokenGrant: Grant = {
       }
       refresh = mintRefreshToken(realm, chain.maxExpiresAt, now);
       return { next: refresh };
-    }, { ip });
+    }, { ip, storedEventTypes: realm.storedEventTypes });
 
     switch (outcome.status) {
       case 'not_found':
         throw new OAuthError('invalid_grant', 'the refresh token is invalid');
       case 'reused':
+        services.audit.counter.count(realm.id, 'TOKEN_REUSE', 'failure');
         throw new OAuthError('invalid_grant', 'the refresh token has already been used', { detail: `reuse detected: chain ${outcome.chain.id} revoked` });
       case 'rejected':
         throw outcome.reason;
       case 'rotated':
+        // Counted whether or not the realm stores it (src/events/stored-types.ts), after the commit.
+        services.audit.counter.count(realm.id, 'REFRESH_TOKEN', 'success');
         return buildTokenResponse(services, { realm, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
     }
   },

@@ -23,6 +23,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     maxLoginFailures: r.max_login_failures,
     lockoutSeconds: r.lockout_seconds,
     maxLockoutSeconds: r.max_lockout_seconds,
+    storedEventTypes: parseList(r.stored_event_types),
   };
 }
 

@@ -40,6 +40,7 @@ export class RealmRepository {
             max_login_failures: s.maxLoginFailures,
             lockout_seconds: s.lockoutSeconds,
             max_lockout_seconds: s.maxLockoutSeconds,
+            stored_event_types: JSON.stringify(s.storedEventTypes),
           })
           .execute();
         await trx
@@ -80,6 +81,7 @@ export class RealmRepository {
     if (patch.lockoutSeconds !== undefined) values.lockout_seconds = patch.lockoutSeconds;
     if (patch.maxLockoutSeconds !== undefined) values.max_lockout_seconds = patch.maxLockoutSeconds;
     if (patch.notBefore !== undefined) values.not_before = patch.notBefore;
+    if (patch.storedEventTypes !== undefined) values.stored_event_types = JSON.stringify(patch.storedEventTypes);
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

@@ -6,6 +6,7 @@ import type { TokenStatements } from '../token-statements.js';
 import { toChain, toCode, toSubject } from './mappers.js';
 import { sortableId } from '../../crypto/random.js';
 import { eventRow, type EventType } from './events.js';
+import { isEventStored } from '../../events/stored-types.js';
 
 export interface NewToken {
   hash: string;
@@ -36,6 +37,8 @@ export type RotateOutcome<R> =
 /** Who asked, for the audit event written inside the transaction. */
 export interface AuditInfo {
   ip: string | null;
+  /** The realm's optional event types to store (Realm.storedEventTypes); undefined: the defaults. */
+  storedEventTypes?: readonly string[];
 }
 
 function auditRow(type: EventType, outcome: 'success' | 'failure', chain: { realmId: string; clientId: string; userId: string }, now: number, info: AuditInfo | undefined, reason?: string) {
@@ -103,7 +106,7 @@ async function redeemIn<R>(
   });
   await s.insertToken({ hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt });
   await s.setCodeChain(hash, chain.id);
-  await s.insertEvent(auditRow('CODE_TO_TOKEN', 'success', chain, now, info));
+  if (isEventStored(info?.storedEventTypes, 'CODE_TO_TOKEN', 'success')) await s.insertEvent(auditRow('CODE_TO_TOKEN', 'success', chain, now, info));
   return { status: 'issued', code, chain, token: d.token, subject };
 }
 
@@ -138,7 +141,8 @@ async function rotateIn<R>(
     return { status: 'reused', chain };
   }
   await s.insertToken({ hash: d.next.hash, chain_id: chain.id, created_at: now, expires_at: d.next.expiresAt });
-  await s.insertEvent(auditRow('REFRESH_TOKEN', 'success', chain, now, info));
+  // Not stored by default (counted by the grant instead): a row per refresh would grow without bound.
+  if (isEventStored(info?.storedEventTypes, 'REFRESH_TOKEN', 'success')) await s.insertEvent(auditRow('REFRESH_TOKEN', 'success', chain, now, info));
   return { status: 'rotated', chain, token: d.next, subject };
 }
 
