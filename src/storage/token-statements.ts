@@ -18,30 +18,42 @@ export type TokenRow = Omit<RefreshChainTable, 'user_id'> &
 
 export type ChainValues = Omit<RefreshChainTable, 'revoked_at' | 'revoked_reason'>;
 
+export interface TokenValues {
+  hash: string;
+  chain_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
 /**
- * The statements of the two hot transactions (code redemption, refresh rotation). The logic over them
- * is written once (repos/tokens.ts); each database runs them its own way: PostgreSQL through Kysely in
- * a transaction, SQLite as prepared statements in a group commit (dialects/sqlite-token-batch.ts).
+ * The statements of the two hot paths (code redemption, refresh rotation). The logic over them is written
+ * once (repos/tokens.ts). Every write here is atomic by itself (a claim and what it creates, never one
+ * without the other), so that a database can run each as one statement: PostgreSQL runs each as one
+ * prepared statement in autocommit, two round trips per refresh (dialects/postgres-token-statements.ts);
+ * SQLite runs them as prepared statements in a group commit (dialects/sqlite-token-batch.ts); Kysely in a
+ * transaction is the portable fallback (here).
  */
 export interface TokenStatements {
   findCode(hash: string): Promise<CodeRow | undefined>;
-  /** Marks the code used; false when it already was. */
+  /** Marks the code used (a rejected redemption spends it too); false when it already was. */
   claimCode(hash: string, now: number): Promise<boolean>;
-  setCodeChain(hash: string, chainId: string): Promise<void>;
-  insertChain(chain: ChainValues): Promise<void>;
+  /**
+   * Claims the code and, in the same step, names its chain on it, creates the chain, its first token and
+   * the event (when not null); false, with nothing written, when the code was already used.
+   */
+  redeemCode(r: { hash: string; now: number; chain: ChainValues; token: TokenValues; event: EventTable | null }): Promise<boolean>;
   findToken(hash: string): Promise<TokenRow | undefined>;
-  /** Marks the refresh token used; false when it already was. */
-  claimToken(hash: string, now: number): Promise<boolean>;
-  insertToken(t: { hash: string; chain_id: string; created_at: number; expires_at: number }): Promise<void>;
-  revokeChain(id: string, now: number, reason: string): Promise<void>;
-  /** The audit event of the transaction, committed with it (no second commit, no second fsync). */
-  insertEvent(e: EventTable): Promise<void>;
+  /** Marks the token used and inserts its successor (and the event); false, with nothing written, when it was already used. */
+  rotateToken(r: { hash: string; now: number; next: TokenValues; event: EventTable | null }): Promise<boolean>;
+  /** Revokes the chain (when not already; no chain: null) and records the event, in one step. */
+  revokeChain(r: { id: string | null; now: number; reason: string; event: EventTable | null }): Promise<void>;
 }
 
-/** Runs `fn` in one transaction; everything it did is committed (durably) before the promise resolves. */
+/** Runs `fn`; everything it wrote is committed (durably) before the promise resolves. */
 export type TokenTransactionRunner = <T>(fn: (s: TokenStatements) => Promise<T>) => Promise<T>;
 
-class KyselyTokenStatements implements TokenStatements {
+/** The token statements over Kysely, inside a transaction (so each compound write is atomic). */
+export class KyselyTokenStatements implements TokenStatements {
   constructor(private readonly trx: Transaction<Database>) {}
 
   findCode(hash: string): Promise<CodeRow | undefined> {
@@ -60,8 +72,18 @@ class KyselyTokenStatements implements TokenStatements {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async setCodeChain(hash: string, chainId: string): Promise<void> {
-    await this.trx.updateTable('authorization_codes').set({ chain_id: chainId }).where('hash', '=', hash).execute();
+  async redeemCode(r: { hash: string; now: number; chain: ChainValues; token: TokenValues; event: EventTable | null }): Promise<boolean> {
+    const claimed = await this.trx
+      .updateTable('authorization_codes')
+      .set({ used_at: r.now, chain_id: r.chain.id })
+      .where('hash', '=', r.hash)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return false;
+    await this.insertChain(r.chain);
+    await this.insertToken(r.token);
+    if (r.event) await this.insertEvent(r.event);
+    return true;
   }
 
   async insertChain(chain: ChainValues): Promise<void> {
@@ -100,12 +122,15 @@ class KyselyTokenStatements implements TokenStatements {
       .executeTakeFirst();
   }
 
-  async claimToken(hash: string, now: number): Promise<boolean> {
-    const r = await this.trx.updateTable('refresh_tokens').set({ used_at: now }).where('hash', '=', hash).where('used_at', 'is', null).executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
+  async rotateToken(r: { hash: string; now: number; next: TokenValues; event: EventTable | null }): Promise<boolean> {
+    const claimed = await this.trx.updateTable('refresh_tokens').set({ used_at: r.now }).where('hash', '=', r.hash).where('used_at', 'is', null).executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return false;
+    await this.insertToken(r.next);
+    if (r.event) await this.insertEvent(r.event);
+    return true;
   }
 
-  async insertToken(t: { hash: string; chain_id: string; created_at: number; expires_at: number }): Promise<void> {
+  async insertToken(t: TokenValues): Promise<void> {
     await this.trx.insertInto('refresh_tokens').values({ ...t, used_at: null }).execute();
   }
 
@@ -113,18 +138,21 @@ class KyselyTokenStatements implements TokenStatements {
     await this.trx.insertInto('events').values(e).execute();
   }
 
-  async revokeChain(id: string, now: number, reason: string): Promise<void> {
-    await this.trx
-      .updateTable('refresh_chains')
-      .set({ revoked_at: now, revoked_reason: reason })
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .execute();
+  async revokeChain(r: { id: string | null; now: number; reason: string; event: EventTable | null }): Promise<void> {
+    if (r.id !== null) {
+      await this.trx
+        .updateTable('refresh_chains')
+        .set({ revoked_at: r.now, revoked_reason: r.reason })
+        .where('id', '=', r.id)
+        .where('revoked_at', 'is', null)
+        .execute();
+    }
+    if (r.event) await this.insertEvent(r.event);
   }
 }
 
 /** The token statements inside an existing Kysely transaction. */
-export function kyselyTokenStatements(trx: Transaction<Database>): TokenStatements {
+export function kyselyTokenStatements(trx: Transaction<Database>): KyselyTokenStatements {
   return new KyselyTokenStatements(trx);
 }
 

@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database, EventTable } from '../schema.js';
-import type { ChainValues, CodeRow, TokenRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
+import type { ChainValues, CodeRow, TokenRow, TokenStatements, TokenTransactionRunner, TokenValues } from '../token-statements.js';
 
 const SUBJECT = 'u.username, u.email, u.enabled AS user_enabled, o.alias AS org_alias';
 
@@ -9,7 +9,7 @@ const SQL = {
   findCode: `SELECT a.*, ${SUBJECT} FROM authorization_codes a
     LEFT JOIN users u ON u.id = a.user_id LEFT JOIN organizations o ON o.id = a.organization_id WHERE a.hash = ?`,
   claimCode: 'UPDATE authorization_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL',
-  setCodeChain: 'UPDATE authorization_codes SET chain_id = ? WHERE hash = ?',
+  redeemCode: 'UPDATE authorization_codes SET used_at = ?, chain_id = ? WHERE hash = ? AND used_at IS NULL',
   insertChain: `INSERT INTO refresh_chains (id, realm_id, client_id, user_id, organization_id, scopes, session_id, auth_time,
     created_at, max_expires_at, revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
   findToken: `SELECT t.hash, t.created_at AS t_created_at, t.expires_at AS t_expires_at, t.used_at AS t_used_at,
@@ -26,7 +26,10 @@ const SQL = {
 
 type Prepared = { [K in keyof typeof SQL]: BetterSqlite3.Statement };
 
-/** The hot statements, prepared once; each call runs synchronously on the shared connection. */
+/**
+ * The hot statements, prepared once; each call runs synchronously on the shared connection, inside the
+ * group commit's savepoint, so a compound write (claim plus successor) is atomic.
+ */
 class SqliteTokenStatements implements TokenStatements {
   constructor(private readonly s: Prepared) {}
   async findCode(hash: string): Promise<CodeRow | undefined> {
@@ -35,25 +38,31 @@ class SqliteTokenStatements implements TokenStatements {
   async claimCode(hash: string, now: number): Promise<boolean> {
     return this.s.claimCode.run(now, hash).changes === 1;
   }
-  async setCodeChain(hash: string, chainId: string): Promise<void> {
-    this.s.setCodeChain.run(chainId, hash);
-  }
-  async insertChain(c: ChainValues): Promise<void> {
+  async redeemCode(r: { hash: string; now: number; chain: ChainValues; token: TokenValues; event: EventTable | null }): Promise<boolean> {
+    if (this.s.redeemCode.run(r.now, r.chain.id, r.hash).changes !== 1) return false;
+    const c = r.chain;
     this.s.insertChain.run(c.id, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.created_at, c.max_expires_at);
+    this.insertToken(r.token);
+    if (r.event) this.insertEvent(r.event);
+    return true;
   }
   async findToken(hash: string): Promise<TokenRow | undefined> {
     return this.s.findToken.get(hash) as TokenRow | undefined;
   }
-  async claimToken(hash: string, now: number): Promise<boolean> {
-    return this.s.claimToken.run(now, hash).changes === 1;
+  async rotateToken(r: { hash: string; now: number; next: TokenValues; event: EventTable | null }): Promise<boolean> {
+    if (this.s.claimToken.run(r.now, r.hash).changes !== 1) return false;
+    this.insertToken(r.next);
+    if (r.event) this.insertEvent(r.event);
+    return true;
   }
-  async insertToken(t: { hash: string; chain_id: string; created_at: number; expires_at: number }): Promise<void> {
+  async revokeChain(r: { id: string | null; now: number; reason: string; event: EventTable | null }): Promise<void> {
+    if (r.id !== null) this.s.revokeChain.run(r.now, r.reason, r.id);
+    if (r.event) this.insertEvent(r.event);
+  }
+  private insertToken(t: TokenValues): void {
     this.s.insertToken.run(t.hash, t.chain_id, t.created_at, t.expires_at);
   }
-  async revokeChain(id: string, now: number, reason: string): Promise<void> {
-    this.s.revokeChain.run(now, reason, id);
-  }
-  async insertEvent(e: EventTable): Promise<void> {
+  private insertEvent(e: EventTable): void {
     this.s.insertEvent.run(e.id, e.realm_id, e.time, e.type, e.outcome, e.client_id, e.user_id, e.username, e.ip, e.reason);
   }
 }

@@ -114,7 +114,7 @@ export class DeviceRepository {
       const device = toDevice(row);
       const statements = kyselyTokenStatements(trx);
       if (device.status === 'consumed') {
-        if (device.chainId) await statements.revokeChain(device.chainId, now, 'device code reused');
+        if (device.chainId) await statements.revokeChain({ id: device.chainId, now, reason: 'device code reused', event: null });
         return { status: 'reused' };
       }
       const subject = row.user_id ? toSubject({ ...row, user_id: row.user_id }) : undefined;

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { AuthorizationCode, RefreshChain, RefreshToken, Subject } from '../types.js';
 import type { Db } from '../database.js';
-import type { TokenStatements } from '../token-statements.js';
+import type { ChainValues, TokenStatements } from '../token-statements.js';
 import { toChain, toCode, toSubject } from './mappers.js';
 import { sortableId } from '../../crypto/random.js';
 import { eventRow, type EventType } from './events.js';
@@ -48,9 +48,9 @@ function auditRow(type: EventType, outcome: 'success' | 'failure', chain: { real
 const CODE_REUSED = 'authorization code reused';
 const TOKEN_REUSED = 'refresh token reused';
 
-/** Creates a refresh chain (an offline session) and returns it. */
-export async function startChain(s: TokenStatements, chain: RefreshChain): Promise<RefreshChain> {
-  await s.insertChain({
+/** The row of a new refresh chain (an offline session). */
+export function chainValues(chain: RefreshChain): ChainValues {
+  return {
     id: chain.id,
     realm_id: chain.realmId,
     client_id: chain.clientId,
@@ -61,14 +61,20 @@ export async function startChain(s: TokenStatements, chain: RefreshChain): Promi
     auth_time: chain.authTime,
     created_at: chain.createdAt,
     max_expires_at: chain.maxExpiresAt,
-  });
+  };
+}
+
+/** Creates a refresh chain (an offline session) and returns it. */
+export async function startChain(s: { insertChain(c: ChainValues): Promise<void> }, chain: RefreshChain): Promise<RefreshChain> {
+  await s.insertChain(chainValues(chain));
   return chain;
 }
 
 /**
  * Redeems a code: marks it used whatever `decide` says (a code is good for one attempt), and when
- * `decide` accepts, creates the refresh chain and its first token. A code that was already used revokes
- * the chain its first redemption created (RFC 6749 4.1.2, RFC 9700 4.5).
+ * `decide` accepts, creates the refresh chain and its first token in the same step. A code that was
+ * already used revokes the chain its first redemption created (RFC 6749 4.1.2, RFC 9700 4.5).
+ * PostgreSQL: two round trips (the read, then one statement that claims and creates).
  */
 async function redeemIn<R>(
   s: TokenStatements,
@@ -80,18 +86,22 @@ async function redeemIn<R>(
   const row = await s.findCode(hash);
   if (!row) return { status: 'not_found' };
   const code = toCode(row);
-  if (code.usedAt !== null || !(await s.claimCode(hash, now))) {
-    // A concurrent redemption may have claimed the code after our read: read its chain again (the claim
-    // waited for that transaction to commit) so that the chain it created is revoked too.
+  const reused = async (): Promise<RedeemOutcome<R>> => {
+    // A concurrent redemption may have claimed the code after our read: its claim named the chain in
+    // the same committed step, so reading the code again finds the chain to revoke.
     const chainId = code.chainId ?? (await s.findCode(hash))?.chain_id;
-    if (chainId) await s.revokeChain(chainId, now, CODE_REUSED);
-    await s.insertEvent(auditRow('TOKEN_REUSE', 'failure', code, now, info, CODE_REUSED));
+    const event = auditRow('TOKEN_REUSE', 'failure', code, now, info, CODE_REUSED);
+    await s.revokeChain({ id: chainId ?? null, now, reason: CODE_REUSED, event });
     return { status: 'reused', code };
-  }
+  };
+  if (code.usedAt !== null) return reused();
   const subject = toSubject(row);
   const d = decide(code, subject);
-  if ('reject' in d) return { status: 'rejected', reason: d.reject };
-  const chain = await startChain(s, {
+  if ('reject' in d) {
+    if (!(await s.claimCode(hash, now))) return reused();
+    return { status: 'rejected', reason: d.reject };
+  }
+  const chain: RefreshChain = {
     id: d.chain.id,
     realmId: code.realmId,
     clientId: code.clientId,
@@ -103,17 +113,22 @@ async function redeemIn<R>(
     createdAt: now,
     maxExpiresAt: d.chain.maxExpiresAt,
     revokedAt: null,
+  };
+  const redeemed = await s.redeemCode({
+    hash,
+    now,
+    chain: chainValues(chain),
+    token: { hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt },
+    event: isEventStored(info?.storedEventTypes, 'CODE_TO_TOKEN', 'success') ? auditRow('CODE_TO_TOKEN', 'success', chain, now, info) : null,
   });
-  await s.insertToken({ hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt });
-  await s.setCodeChain(hash, chain.id);
-  if (isEventStored(info?.storedEventTypes, 'CODE_TO_TOKEN', 'success')) await s.insertEvent(auditRow('CODE_TO_TOKEN', 'success', chain, now, info));
+  if (!redeemed) return reused();
   return { status: 'issued', code, chain, token: d.token, subject };
 }
 
 /**
- * Rotates a refresh token: the presented token is marked used and its successor inserted. A token
- * presented after it was used means it leaked, so the whole chain is revoked (RFC 9700 4.14.2).
- * `decide` either rejects (nothing changes) or names the successor.
+ * Rotates a refresh token: the presented token is marked used and its successor inserted, in one step.
+ * A token presented after it was used means it leaked, so the whole chain is revoked (RFC 9700 4.14.2).
+ * `decide` either rejects (nothing changes) or names the successor. PostgreSQL: two round trips.
  */
 async function rotateIn<R>(
   s: TokenStatements,
@@ -125,24 +140,24 @@ async function rotateIn<R>(
   const row = await s.findToken(hash);
   if (!row) return { status: 'not_found' };
   const chain = toChain(row);
-  if (row.t_used_at !== null) {
-    await s.revokeChain(chain.id, now, TOKEN_REUSED);
-    await s.insertEvent(auditRow('TOKEN_REUSE', 'failure', chain, now, info, TOKEN_REUSED));
+  const reused = async (): Promise<RotateOutcome<R>> => {
+    await s.revokeChain({ id: chain.id, now, reason: TOKEN_REUSED, event: auditRow('TOKEN_REUSE', 'failure', chain, now, info, TOKEN_REUSED) });
     return { status: 'reused', chain };
-  }
+  };
+  if (row.t_used_at !== null) return reused();
   const token: RefreshToken = { hash: row.hash, chainId: row.id, createdAt: Number(row.t_created_at), expiresAt: Number(row.t_expires_at), usedAt: null };
   const subject = toSubject(row);
   const d = decide(token, chain, subject);
   if ('reject' in d) return { status: 'rejected', reason: d.reject, chain };
-  if (!(await s.claimToken(hash, now))) {
-    // Another request rotated the same token between our read and our write: that is reuse too.
-    await s.revokeChain(chain.id, now, TOKEN_REUSED);
-    await s.insertEvent(auditRow('TOKEN_REUSE', 'failure', chain, now, info, TOKEN_REUSED));
-    return { status: 'reused', chain };
-  }
-  await s.insertToken({ hash: d.next.hash, chain_id: chain.id, created_at: now, expires_at: d.next.expiresAt });
-  // Not stored by default (counted by the grant instead): a row per refresh would grow without bound.
-  if (isEventStored(info?.storedEventTypes, 'REFRESH_TOKEN', 'success')) await s.insertEvent(auditRow('REFRESH_TOKEN', 'success', chain, now, info));
+  const rotated = await s.rotateToken({
+    hash,
+    now,
+    next: { hash: d.next.hash, chain_id: chain.id, created_at: now, expires_at: d.next.expiresAt },
+    // Not stored by default (counted by the grant instead): a row per refresh would grow without bound.
+    event: isEventStored(info?.storedEventTypes, 'REFRESH_TOKEN', 'success') ? auditRow('REFRESH_TOKEN', 'success', chain, now, info) : null,
+  });
+  // Another request rotated the same token between our read and our write: that is reuse too.
+  if (!rotated) return reused();
   return { status: 'rotated', chain, token: d.next, subject };
 }
 
