@@ -156,6 +156,16 @@ export interface SigningKeyTable {
   retired_at: number | null;
 }
 
+/** A realm's HMAC key for refresh tokens (HS512); secret_jwk is sealed like a private signing key. */
+export interface HmacKeyTable {
+  kid: string;
+  realm_id: string;
+  alg: string;
+  secret_jwk: string;
+  status: Generated<string>;
+  created_at: number;
+}
+
 export interface DeviceCodeTable {
   hash: string;
   user_code_hash: string;
@@ -221,6 +231,7 @@ export interface Database {
   refresh_chains: RefreshChainTable;
   refresh_tokens: RefreshTokenTable;
   signing_keys: SigningKeyTable;
+  hmac_keys: HmacKeyTable;
   device_codes: DeviceCodeTable;
   revoked_access_tokens: RevokedAccessTokenTable;
   events: EventTable;

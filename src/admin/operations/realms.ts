@@ -3,6 +3,7 @@ import type { Realm } from '../../storage/types.js';
 import { REALM_DEFAULTS, CODE_LIFETIME_RANGE } from '../../config/defaults.js';
 import type { RealmSettings } from '../../storage/repos/realms.js';
 import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
+import { generateHmacKey } from '../../crypto/refresh-jwt.js';
 import { ValidationError, checkName } from '../validation.js';
 import { DEFAULT_STORED_EVENT_TYPES, OPTIONAL_EVENT_TYPES, isOptionalEventType } from '../../events/stored-types.js';
 import { now, requireRealm } from './common.js';
@@ -34,6 +35,7 @@ export async function createRealm(store: Store, input: { id: string; displayName
   const realm = await store.realms.create({ id: input.id, displayName: input.displayName ?? null, settings, now: t });
   const alg = isSigningAlg(settings.signingAlg) ? settings.signingAlg : 'RS256';
   await store.keys.insert(await generateSigningKey(realm.id, alg, t));
+  await store.hmacKeys.insert(generateHmacKey(realm.id, t));
   return realm;
 }
 
