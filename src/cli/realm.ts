@@ -16,6 +16,8 @@ function realmSettingOptions(cmd: Command): Command {
     .option('--lockout-seconds <s>', 'first lockout; each further one doubles (default 60)', intArg('lockout seconds'))
     .option('--max-lockout-seconds <s>', 'longest lockout (default 900)', intArg('max lockout seconds'))
     .addOption(new Option('--signing-alg <alg>', 'signing algorithm of new keys').choices(['RS256', 'ES256', 'EdDSA']))
+    .option('--refresh-grace-seconds <s>', 'refresh concurrency grace: a rotated token presented again within this window gets a successor instead of revoking its chain; 0 turns it off (default 0)', intArg('refresh grace seconds'))
+    .option('--refresh-grace-max <n>', 'the most successors the grace window gives after one rotation (default 1)', intArg('refresh grace max'))
     .option(
       '--stored-events <types>',
       `comma-separated optional event types to store, or "none": ${OPTIONAL_EVENT_TYPES.join(', ')} (default all but REFRESH_TOKEN; failures, logins, consents, reuse and revocations are always stored)`,
@@ -34,6 +36,8 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.maxLoginFailures !== undefined) s.maxLoginFailures = o.maxLoginFailures as number;
   if (o.lockoutSeconds !== undefined) s.lockoutSeconds = o.lockoutSeconds as number;
   if (o.maxLockoutSeconds !== undefined) s.maxLockoutSeconds = o.maxLockoutSeconds as number;
+  if (o.refreshGraceSeconds !== undefined) s.refreshGraceSeconds = o.refreshGraceSeconds as number;
+  if (o.refreshGraceMax !== undefined) s.refreshGraceMax = o.refreshGraceMax as number;
   if (typeof o.storedEvents === 'string') s.storedEventTypes = o.storedEvents === 'none' ? [] : [...new Set(o.storedEvents.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
   return s;
 }

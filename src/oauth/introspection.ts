@@ -48,13 +48,16 @@ export async function handleIntrospection(
 
   async function refresh(): Promise<IntrospectionResponse | undefined> {
     // Only a token signed by the realm's HMAC key, unexpired, is looked up.
-    if (!verifyRefreshJwt(await services.keys.refreshKeys(realm!.id), token, { issuer: iss, now }).ok) return undefined;
-    const state = await services.store.tokenState.refreshToken(tokenHash(token));
+    const verdict = verifyRefreshJwt(await services.keys.refreshKeys(realm!.id), token, { issuer: iss, now });
+    if (!verdict.ok) return undefined;
+    const t = { expiresAt: verdict.claims.exp, createdAt: verdict.claims.iat };
+    const state = await services.store.tokenState.refreshToken(tokenHash(token), verdict.claims.chain);
     if (!state) return undefined;
-    const { token: t, chain } = state;
-    // Whatever the refresh grant would refuse is inactive, a disabled user included.
+    const { chain } = state;
+    // Whatever the refresh grant would refuse is inactive, a disabled user included; an earlier
+    // generation of the chain is inactive (the grace window, when on, answers only the token endpoint).
     const dead =
-      t.usedAt !== null || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore || !state.userEnabled;
+      !state.current || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore || !state.userEnabled;
     if (dead || chain.clientId !== client.clientId || chain.realmId !== realm!.id) return undefined;
     return {
       active: true,

@@ -21,8 +21,10 @@ export async function handleRevocation(services: Services, input: { realmId: str
   const now = nowSeconds(services.clock);
 
   // A refresh token signed by the realm, expired or not (its chain may live on), is looked up by hash.
-  const isRefresh = verifyRefreshJwt(await services.keys.refreshKeys(realm.id), token, { issuer: realmBase(services.config, realm.id), now: undefined }).ok;
-  const state = isRefresh ? await services.store.tokenState.refreshToken(tokenHash(token)) : undefined;
+  const verdict = verifyRefreshJwt(await services.keys.refreshKeys(realm.id), token, { issuer: realmBase(services.config, realm.id), now: undefined });
+  const isRefresh = verdict.ok;
+  // Any token of the chain, current or earlier, names it (storage is per chain): revoking ends the chain.
+  const state = verdict.ok ? await services.store.tokenState.refreshToken(tokenHash(token), verdict.claims.chain) : undefined;
   if (state) {
     if (state.chain.clientId === client.clientId && state.chain.realmId === realm.id) {
       await services.store.refresh.revokeChain(state.chain.id, now, 'revoked by the client');

@@ -17,6 +17,12 @@ export interface Realm {
   maxLockoutSeconds: number;
   /** The optional event types this realm stores; the others are only counted (src/events/stored-types.ts). */
   storedEventTypes: string[];
+  /**
+   * Refresh concurrency grace: a token presented again within this many seconds of its rotation gets a
+   * successor instead of revoking its chain (0: off), at most refreshGraceMax times per rotation.
+   */
+  refreshGraceSeconds: number;
+  refreshGraceMax: number;
 }
 
 export interface Client {

@@ -23,6 +23,12 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   positive('the lockout time', s.lockoutSeconds, 86_400);
   positive('the longest lockout time', s.maxLockoutSeconds, 30 * 86_400);
   if (s.signingAlg !== undefined && !isSigningAlg(s.signingAlg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
+  if (s.refreshGraceSeconds !== undefined && (!Number.isInteger(s.refreshGraceSeconds) || s.refreshGraceSeconds < 0 || s.refreshGraceSeconds > 300)) {
+    throw new ValidationError('the refresh grace window must be a whole number of seconds from 0 (off) to 300');
+  }
+  if (s.refreshGraceMax !== undefined && (!Number.isInteger(s.refreshGraceMax) || s.refreshGraceMax < 1 || s.refreshGraceMax > 100)) {
+    throw new ValidationError('the refresh grace maximum must be a whole number from 1 to 100');
+  }
   const badType = s.storedEventTypes?.find((t) => !isOptionalEventType(t));
   if (badType !== undefined) throw new ValidationError(`${JSON.stringify(badType)} is not an optional event type: choose from ${OPTIONAL_EVENT_TYPES.join(', ')} (failures, logins, consents, reuse and revocations are always stored)`);
 }

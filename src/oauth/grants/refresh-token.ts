@@ -29,7 +29,9 @@ export const refreshTokenGrant: Grant = {
     if (!verdict.ok) throw new OAuthError('invalid_grant', verdict.expired ? 'the refresh token has expired' : 'the refresh token is invalid');
     const claims = verdict.claims;
 
-    const outcome = await services.store.refresh.rotate(tokenHash(presented), now, (token, chain, subject) => {
+    const presentedToken = { hash: tokenHash(presented), chainId: claims.chain, generation: claims.gen, issuedAt: claims.iat, expiresAt: claims.exp };
+    const grace = { seconds: realm.refreshGraceSeconds, max: realm.refreshGraceMax };
+    const outcome = await services.store.refresh.rotate(presentedToken, now, grace, (token, chain, subject, generation) => {
       const reject = (error: OAuthErrorCode, description: string): { reject: OAuthError } => ({ reject: new OAuthError(error, description) });
       if (chain.realmId !== realm.id || chain.id !== claims.chain) return reject('invalid_grant', 'the refresh token is invalid');
       // RFC 6749 6: the refresh token must have been issued to the authenticated client.
@@ -50,7 +52,7 @@ export const refreshTokenGrant: Grant = {
         scopes = granted;
       }
       const refreshChain = { chainId: chain.id, clientId: chain.clientId, userId: chain.userId, sessionId: chain.sessionId, scopes: chain.scopes, chainMaxExpiresAt: chain.maxExpiresAt };
-      refresh = mintRefreshToken({ realm, keys, issuer, chain: refreshChain, gen: claims.gen + 1, now });
+      refresh = mintRefreshToken({ realm, keys, issuer, chain: refreshChain, gen: generation, now });
       return { next: refresh };
     }, { ip, storedEventTypes: realm.storedEventTypes });
 
@@ -65,6 +67,7 @@ export const refreshTokenGrant: Grant = {
       case 'rotated':
         // Counted whether or not the realm stores it (src/events/stored-types.ts), after the commit.
         services.audit.counter.count(realm.id, 'REFRESH_TOKEN', 'success');
+        if (outcome.grace) services.audit.counter.count(realm.id, 'REFRESH_TOKEN_GRACE', 'success');
         return buildTokenResponse(services, { realm, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
     }
   },

@@ -1,13 +1,14 @@
 import type pg from 'pg';
 import type { EventTable } from '../schema.js';
-import type { ChainValues, CodeRow, TokenRow, TokenStatements, TokenTransactionRunner, TokenValues } from '../token-statements.js';
+import type { Advance, ChainRow, ChainValues, CodeRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
 
 /**
  * The hot path on PostgreSQL: each step of repos/tokens.ts is one prepared statement (a pg named query,
  * parsed and planned once per connection, no query building per request) run in autocommit. A compound
  * write (claim the code or token, create what it leads to, record the event) is one statement of
  * data-modifying CTEs, atomic by itself; so a refresh or a code exchange is two round trips (the read,
- * then the write, which commits), and the conditional UPDATE at its head keeps exactly one winner.
+ * then the write, which commits), and the conditional UPDATE at its head keeps exactly one winner. A
+ * refresh updates the chain's row only (no index on the changed columns: an in-place HOT update).
  * Parameters carry explicit casts: in INSERT ... SELECT, PostgreSQL cannot infer them from the columns.
  */
 const SUBJECT = 'u.username, u.email, u.enabled AS user_enabled, o.alias AS org_alias';
@@ -23,23 +24,19 @@ const SQL = {
   redeemCode: (withEvent: boolean): string => `WITH claimed AS (
       UPDATE authorization_codes SET used_at = $1::bigint, chain_id = $2::text WHERE hash = $3::text AND used_at IS NULL RETURNING hash
     ), chain AS (
-      INSERT INTO refresh_chains (id, realm_id, client_id, user_id, organization_id, scopes, session_id, auth_time, created_at, max_expires_at, revoked_at, revoked_reason)
-      SELECT $2::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::bigint, $1::bigint, $11::bigint, NULL, NULL FROM claimed RETURNING id
-    ), token AS (
-      INSERT INTO refresh_tokens (hash, chain_id, created_at, expires_at, used_at) SELECT $12::text, id, $1::bigint, $13::bigint, NULL FROM chain RETURNING hash
+      INSERT INTO refresh_chains (id, realm_id, client_id, user_id, organization_id, scopes, session_id, auth_time, created_at, max_expires_at,
+        current_hash, generation, revoked_at, revoked_reason)
+      SELECT $2::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::bigint, $1::bigint, $11::bigint, $12::text, $13::int, NULL, NULL
+      FROM claimed RETURNING id
     )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(14)} FROM claimed)` : ''}
-    SELECT count(*)::int AS n FROM token`,
-  findToken: `SELECT t.hash, t.created_at AS t_created_at, t.expires_at AS t_expires_at, t.used_at AS t_used_at,
-    c.id, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.created_at,
-    c.max_expires_at, c.revoked_at, c.revoked_reason, ${SUBJECT}
-    FROM refresh_tokens t JOIN refresh_chains c ON c.id = t.chain_id
-    LEFT JOIN users u ON u.id = c.user_id LEFT JOIN organizations o ON o.id = c.organization_id WHERE t.hash = $1`,
-  rotateToken: (withEvent: boolean): string => `WITH claimed AS (
-      UPDATE refresh_tokens SET used_at = $1::bigint WHERE hash = $2::text AND used_at IS NULL RETURNING chain_id
-    ), successor AS (
-      INSERT INTO refresh_tokens (hash, chain_id, created_at, expires_at, used_at) SELECT $3::text, chain_id, $1::bigint, $4::bigint, NULL FROM claimed RETURNING hash
-    )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(5)} FROM claimed)` : ''}
-    SELECT count(*)::int AS n FROM successor`,
+    SELECT count(*)::int AS n FROM chain`,
+  findChain: `SELECT c.*, ${SUBJECT} FROM refresh_chains c
+    LEFT JOIN users u ON u.id = c.user_id LEFT JOIN organizations o ON o.id = c.organization_id WHERE c.id = $1`,
+  advanceChain: (withEvent: boolean): string => `WITH advanced AS (
+      UPDATE refresh_chains SET current_hash = $1::text, generation = $2::int, rotated_at = $3::bigint, grace_from_gen = $4::int, grace_used = $5::int
+      WHERE id = $6::text AND current_hash = $7::text RETURNING id
+    )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(8)} FROM advanced)` : ''}
+    SELECT count(*)::int AS n FROM advanced`,
   revokeChain: 'UPDATE refresh_chains SET revoked_at = $1, revoked_reason = $2 WHERE id = $3 AND revoked_at IS NULL',
   revokeChainWithEvent: `WITH revoked AS (
       UPDATE refresh_chains SET revoked_at = $1::bigint, revoked_reason = $2::text WHERE id = $3::text AND revoked_at IS NULL RETURNING id
@@ -53,9 +50,9 @@ const QUERIES = {
   claimCode: { name: 'rg_claim_code', text: SQL.claimCode },
   redeemCode: { name: 'rg_redeem_code', text: SQL.redeemCode(false) },
   redeemCodeWithEvent: { name: 'rg_redeem_code_ev', text: SQL.redeemCode(true) },
-  findToken: { name: 'rg_find_token', text: SQL.findToken },
-  rotateToken: { name: 'rg_rotate_token', text: SQL.rotateToken(false) },
-  rotateTokenWithEvent: { name: 'rg_rotate_token_ev', text: SQL.rotateToken(true) },
+  findChain: { name: 'rg_find_chain', text: SQL.findChain },
+  advanceChain: { name: 'rg_advance_chain', text: SQL.advanceChain(false) },
+  advanceChainWithEvent: { name: 'rg_advance_chain_ev', text: SQL.advanceChain(true) },
   revokeChain: { name: 'rg_revoke_chain', text: SQL.revokeChain },
   revokeChainWithEvent: { name: 'rg_revoke_chain_ev', text: SQL.revokeChainWithEvent },
   insertEvent: { name: 'rg_insert_event', text: SQL.insertEvent },
@@ -86,22 +83,22 @@ class PostgresTokenStatements implements TokenStatements {
     return (await this.changed(QUERIES.claimCode, [now, hash])) === 1;
   }
 
-  async redeemCode(r: { hash: string; now: number; chain: ChainValues; token: TokenValues; event: EventTable | null }): Promise<boolean> {
+  async redeemCode(r: { hash: string; now: number; chain: ChainValues; event: EventTable | null }): Promise<boolean> {
     const c = r.chain;
-    const values: Value[] = [r.now, c.id, r.hash, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.max_expires_at, r.token.hash, r.token.expires_at];
+    const values: Value[] = [r.now, c.id, r.hash, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.max_expires_at, c.current_hash, c.generation];
     const q = r.event ? QUERIES.redeemCodeWithEvent : QUERIES.redeemCode;
     const [row] = await this.rows<{ n: number }>(q, r.event ? [...values, ...eventValues(r.event)] : values);
     return row?.n === 1;
   }
 
-  async findToken(hash: string): Promise<TokenRow | undefined> {
-    return (await this.rows<TokenRow>(QUERIES.findToken, [hash]))[0];
+  async findChain(id: string): Promise<ChainRow | undefined> {
+    return (await this.rows<ChainRow>(QUERIES.findChain, [id]))[0];
   }
 
-  async rotateToken(r: { hash: string; now: number; next: TokenValues; event: EventTable | null }): Promise<boolean> {
-    const values: Value[] = [r.now, r.hash, r.next.hash, r.next.expires_at];
-    const q = r.event ? QUERIES.rotateTokenWithEvent : QUERIES.rotateToken;
-    const [row] = await this.rows<{ n: number }>(q, r.event ? [...values, ...eventValues(r.event)] : values);
+  async advanceChain(a: Advance): Promise<boolean> {
+    const values: Value[] = [a.nextHash, a.generation, a.rotatedAt, a.graceFromGen, a.graceUsed, a.id, a.expectHash];
+    const q = a.event ? QUERIES.advanceChainWithEvent : QUERIES.advanceChain;
+    const [row] = await this.rows<{ n: number }>(q, a.event ? [...values, ...eventValues(a.event)] : values);
     return row?.n === 1;
   }
 

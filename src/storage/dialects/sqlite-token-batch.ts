@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database, EventTable } from '../schema.js';
-import type { ChainValues, CodeRow, TokenRow, TokenStatements, TokenTransactionRunner, TokenValues } from '../token-statements.js';
+import type { Advance, ChainRow, ChainValues, CodeRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
 
 const SUBJECT = 'u.username, u.email, u.enabled AS user_enabled, o.alias AS org_alias';
 
@@ -11,14 +11,11 @@ const SQL = {
   claimCode: 'UPDATE authorization_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL',
   redeemCode: 'UPDATE authorization_codes SET used_at = ?, chain_id = ? WHERE hash = ? AND used_at IS NULL',
   insertChain: `INSERT INTO refresh_chains (id, realm_id, client_id, user_id, organization_id, scopes, session_id, auth_time,
-    created_at, max_expires_at, revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
-  findToken: `SELECT t.hash, t.created_at AS t_created_at, t.expires_at AS t_expires_at, t.used_at AS t_used_at,
-    c.id, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.created_at,
-    c.max_expires_at, c.revoked_at, c.revoked_reason, ${SUBJECT}
-    FROM refresh_tokens t JOIN refresh_chains c ON c.id = t.chain_id
-    LEFT JOIN users u ON u.id = c.user_id LEFT JOIN organizations o ON o.id = c.organization_id WHERE t.hash = ?`,
-  claimToken: 'UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL',
-  insertToken: 'INSERT INTO refresh_tokens (hash, chain_id, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, NULL)',
+    created_at, max_expires_at, current_hash, generation, revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
+  findChain: `SELECT c.*, ${SUBJECT} FROM refresh_chains c
+    LEFT JOIN users u ON u.id = c.user_id LEFT JOIN organizations o ON o.id = c.organization_id WHERE c.id = ?`,
+  advanceChain: `UPDATE refresh_chains SET current_hash = ?, generation = ?, rotated_at = ?, grace_from_gen = ?, grace_used = ?
+    WHERE id = ? AND current_hash = ?`,
   revokeChain: 'UPDATE refresh_chains SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL',
   insertEvent: `INSERT INTO events (id, realm_id, time, type, outcome, client_id, user_id, username, ip, reason)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -28,7 +25,7 @@ type Prepared = { [K in keyof typeof SQL]: BetterSqlite3.Statement };
 
 /**
  * The hot statements, prepared once; each call runs synchronously on the shared connection, inside the
- * group commit's savepoint, so a compound write (claim plus successor) is atomic.
+ * group commit's savepoint, so a compound write (claim plus what it creates) is atomic.
  */
 class SqliteTokenStatements implements TokenStatements {
   constructor(private readonly s: Prepared) {}
@@ -38,29 +35,24 @@ class SqliteTokenStatements implements TokenStatements {
   async claimCode(hash: string, now: number): Promise<boolean> {
     return this.s.claimCode.run(now, hash).changes === 1;
   }
-  async redeemCode(r: { hash: string; now: number; chain: ChainValues; token: TokenValues; event: EventTable | null }): Promise<boolean> {
+  async redeemCode(r: { hash: string; now: number; chain: ChainValues; event: EventTable | null }): Promise<boolean> {
     if (this.s.redeemCode.run(r.now, r.chain.id, r.hash).changes !== 1) return false;
     const c = r.chain;
-    this.s.insertChain.run(c.id, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.created_at, c.max_expires_at);
-    this.insertToken(r.token);
+    this.s.insertChain.run(c.id, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.created_at, c.max_expires_at, c.current_hash, c.generation);
     if (r.event) this.insertEvent(r.event);
     return true;
   }
-  async findToken(hash: string): Promise<TokenRow | undefined> {
-    return this.s.findToken.get(hash) as TokenRow | undefined;
+  async findChain(id: string): Promise<ChainRow | undefined> {
+    return this.s.findChain.get(id) as ChainRow | undefined;
   }
-  async rotateToken(r: { hash: string; now: number; next: TokenValues; event: EventTable | null }): Promise<boolean> {
-    if (this.s.claimToken.run(r.now, r.hash).changes !== 1) return false;
-    this.insertToken(r.next);
-    if (r.event) this.insertEvent(r.event);
+  async advanceChain(a: Advance): Promise<boolean> {
+    if (this.s.advanceChain.run(a.nextHash, a.generation, a.rotatedAt, a.graceFromGen, a.graceUsed, a.id, a.expectHash).changes !== 1) return false;
+    if (a.event) this.insertEvent(a.event);
     return true;
   }
   async revokeChain(r: { id: string | null; now: number; reason: string; event: EventTable | null }): Promise<void> {
     if (r.id !== null) this.s.revokeChain.run(r.now, r.reason, r.id);
     if (r.event) this.insertEvent(r.event);
-  }
-  private insertToken(t: TokenValues): void {
-    this.s.insertToken.run(t.hash, t.chain_id, t.created_at, t.expires_at);
   }
   private insertEvent(e: EventTable): void {
     this.s.insertEvent.run(e.id, e.realm_id, e.time, e.type, e.outcome, e.client_id, e.user_id, e.username, e.ip, e.reason);

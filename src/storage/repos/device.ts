@@ -146,8 +146,7 @@ export class DeviceRepository {
         createdAt: now,
         maxExpiresAt: d.chain.maxExpiresAt,
         revokedAt: null,
-      });
-      await statements.insertToken({ hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt });
+      }, d.token.hash);
       if (isEventStored(info?.storedEventTypes, 'DEVICE_TO_TOKEN', 'success')) await statements.insertEvent(
         eventRow({ id: sortableId(), time: now, realmId: chain.realmId, type: 'DEVICE_TO_TOKEN', outcome: 'success', clientId: chain.clientId, userId: chain.userId, ip: info?.ip ?? null }),
       );

@@ -24,6 +24,8 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     lockoutSeconds: r.lockout_seconds,
     maxLockoutSeconds: r.max_lockout_seconds,
     storedEventTypes: parseList(r.stored_event_types),
+    refreshGraceSeconds: r.refresh_grace_seconds,
+    refreshGraceMax: r.refresh_grace_max,
   };
 }
 

@@ -32,7 +32,23 @@ export type RotateOutcome<R> =
   | { status: 'not_found' }
   | { status: 'reused'; chain: RefreshChain }
   | { status: 'rejected'; reason: R; chain: RefreshChain }
-  | { status: 'rotated'; chain: RefreshChain; token: NewToken; subject: Subject };
+  /** grace: the presented token had already been rotated; the grace window gave it a successor. */
+  | { status: 'rotated'; chain: RefreshChain; token: NewToken; subject: Subject; grace: boolean };
+
+/** The refresh token presented, as its verified claims describe it. */
+export interface PresentedToken {
+  hash: string;
+  chainId: string;
+  generation: number;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/** The realm's refresh concurrency grace (Realm.refreshGraceSeconds, refreshGraceMax); 0 seconds: off. */
+export interface GracePolicy {
+  seconds: number;
+  max: number;
+}
 
 /** Who asked, for the audit event written inside the transaction. */
 export interface AuditInfo {
@@ -49,8 +65,10 @@ const CODE_REUSED = 'authorization code reused';
 const TOKEN_REUSED = 'refresh token reused';
 
 /** The row of a new refresh chain (an offline session). */
-export function chainValues(chain: RefreshChain): ChainValues {
+export function chainValues(chain: RefreshChain, firstTokenHash: string): ChainValues {
   return {
+    current_hash: firstTokenHash,
+    generation: 1,
     id: chain.id,
     realm_id: chain.realmId,
     client_id: chain.clientId,
@@ -65,8 +83,8 @@ export function chainValues(chain: RefreshChain): ChainValues {
 }
 
 /** Creates a refresh chain (an offline session) and returns it. */
-export async function startChain(s: { insertChain(c: ChainValues): Promise<void> }, chain: RefreshChain): Promise<RefreshChain> {
-  await s.insertChain(chainValues(chain));
+export async function startChain(s: { insertChain(c: ChainValues): Promise<void> }, chain: RefreshChain, firstTokenHash: string): Promise<RefreshChain> {
+  await s.insertChain(chainValues(chain, firstTokenHash));
   return chain;
 }
 
@@ -117,8 +135,7 @@ async function redeemIn<R>(
   const redeemed = await s.redeemCode({
     hash,
     now,
-    chain: chainValues(chain),
-    token: { hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt },
+    chain: chainValues(chain, d.token.hash),
     event: isEventStored(info?.storedEventTypes, 'CODE_TO_TOKEN', 'success') ? auditRow('CODE_TO_TOKEN', 'success', chain, now, info) : null,
   });
   if (!redeemed) return reused();
@@ -126,39 +143,64 @@ async function redeemIn<R>(
 }
 
 /**
- * Rotates a refresh token: the presented token is marked used and its successor inserted, in one step.
- * A token presented after it was used means it leaked, so the whole chain is revoked (RFC 9700 4.14.2).
- * `decide` either rejects (nothing changes) or names the successor. PostgreSQL: two round trips.
+ * Rotates a refresh token. Storage is per chain: the chain's row holds its current token's hash, and a
+ * rotation is one conditional update of that row (exactly one of concurrent rotations wins); no token
+ * row is written. The presented token's signature, chain and generation were verified by the caller, so
+ * a token of this chain that is not the current one is of an earlier generation: it was used already,
+ * so it leaked, and the whole chain is revoked (RFC 9700 4.14.2). Unless the realm's grace window
+ * covers it: presented again within `grace.seconds` of the rotation that replaced it, at most
+ * `grace.max` times, it gets a successor (a client that lost the response, two tabs refreshing at once).
+ * `decide` either rejects (nothing changes) or names the successor, whose generation it is given.
+ * PostgreSQL: two round trips (the read, the conditional update).
  */
 async function rotateIn<R>(
   s: TokenStatements,
-  hash: string,
+  presented: PresentedToken,
   now: number,
-  decide: (token: RefreshToken, chain: RefreshChain, subject: Subject) => RotateDecision<R>,
+  grace: GracePolicy,
+  decide: (token: RefreshToken, chain: RefreshChain, subject: Subject, generation: number) => RotateDecision<R>,
   info?: AuditInfo,
 ): Promise<RotateOutcome<R>> {
-  const row = await s.findToken(hash);
-  if (!row) return { status: 'not_found' };
-  const chain = toChain(row);
-  const reused = async (): Promise<RotateOutcome<R>> => {
-    await s.revokeChain({ id: chain.id, now, reason: TOKEN_REUSED, event: auditRow('TOKEN_REUSE', 'failure', chain, now, info, TOKEN_REUSED) });
-    return { status: 'reused', chain };
+  let chain: RefreshChain | undefined;
+  const reused = async (c: RefreshChain): Promise<RotateOutcome<R>> => {
+    await s.revokeChain({ id: c.id, now, reason: TOKEN_REUSED, event: auditRow('TOKEN_REUSE', 'failure', c, now, info, TOKEN_REUSED) });
+    return { status: 'reused', chain: c };
   };
-  if (row.t_used_at !== null) return reused();
-  const token: RefreshToken = { hash: row.hash, chainId: row.id, createdAt: Number(row.t_created_at), expiresAt: Number(row.t_expires_at), usedAt: null };
-  const subject = toSubject(row);
-  const d = decide(token, chain, subject);
-  if ('reject' in d) return { status: 'rejected', reason: d.reject, chain };
-  const rotated = await s.rotateToken({
-    hash,
-    now,
-    next: { hash: d.next.hash, chain_id: chain.id, created_at: now, expires_at: d.next.expiresAt },
+  // A lost race re-reads the row once more: the winner's rotation may put this token in the grace window.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const row = await s.findChain(presented.chainId);
+    if (!row) return { status: 'not_found' };
+    chain = toChain(row);
+    const current = row.current_hash !== null && row.current_hash === presented.hash;
+    const inGrace =
+      !current &&
+      row.current_hash !== null &&
+      chain.revokedAt === null &&
+      grace.seconds > 0 &&
+      row.rotated_at !== null &&
+      now - Number(row.rotated_at) <= grace.seconds &&
+      row.grace_used < grace.max &&
+      presented.generation >= row.grace_from_gen;
+    if (!current && !inGrace) return reused(chain);
+    const token: RefreshToken = { hash: presented.hash, chainId: chain.id, createdAt: presented.issuedAt, expiresAt: presented.expiresAt, usedAt: null };
+    const subject = toSubject(row);
+    const generation = Math.max(row.generation, presented.generation) + 1;
+    const d = decide(token, chain, subject, generation);
+    if ('reject' in d) return { status: 'rejected', reason: d.reject, chain };
     // Not stored by default (counted by the grant instead): a row per refresh would grow without bound.
-    event: isEventStored(info?.storedEventTypes, 'REFRESH_TOKEN', 'success') ? auditRow('REFRESH_TOKEN', 'success', chain, now, info) : null,
-  });
-  // Another request rotated the same token between our read and our write: that is reuse too.
-  if (!rotated) return reused();
-  return { status: 'rotated', chain, token: d.next, subject };
+    const event = isEventStored(info?.storedEventTypes, 'REFRESH_TOKEN', 'success')
+      ? auditRow('REFRESH_TOKEN', 'success', chain, now, info, inGrace ? 'grace: the presented token had been rotated' : undefined)
+      : null;
+    const advanced = await s.advanceChain(
+      current
+        ? { id: chain.id, expectHash: presented.hash, nextHash: d.next.hash, generation, rotatedAt: now, graceFromGen: presented.generation, graceUsed: 0, event }
+        : // The grace answer leaves the window where it was: it runs from the rotation, not from this answer.
+          { id: chain.id, expectHash: row.current_hash!, nextHash: d.next.hash, generation, rotatedAt: Number(row.rotated_at), graceFromGen: row.grace_from_gen, graceUsed: row.grace_used + 1, event },
+    );
+    if (advanced) return { status: 'rotated', chain, token: d.next, subject, grace: inGrace };
+  }
+  // Still losing after re-reading: as many concurrent rotations as the grace allows, and more.
+  return reused(chain!);
 }
 
 export class CodeRepository {
@@ -218,12 +260,13 @@ export class RefreshRepository {
 
   /** See rotateIn: one transaction, committed before the outcome is returned. */
   rotate<R>(
-    hash: string,
+    presented: PresentedToken,
     now: number,
-    decide: (token: RefreshToken, chain: RefreshChain, subject: Subject) => RotateDecision<R>,
+    grace: GracePolicy,
+    decide: (token: RefreshToken, chain: RefreshChain, subject: Subject, generation: number) => RotateDecision<R>,
     info?: AuditInfo,
   ): Promise<RotateOutcome<R>> {
-    return this.db.runTokenTransaction((s) => rotateIn(s, hash, now, decide, info));
+    return this.db.runTokenTransaction((s) => rotateIn(s, presented, now, grace, decide, info));
   }
 
   async revokeChain(chainId: string, now: number, reason: string): Promise<void> {
@@ -239,8 +282,8 @@ export class RefreshRepository {
   async lastUsedByUser(realmId: string, userId: string, now: number): Promise<Array<{ clientId: string; organizationId: string; lastUsed: number; chains: number }>> {
     const rows = await this.db.kysely
       .selectFrom('refresh_chains as c')
-      .innerJoin('refresh_tokens as t', 't.chain_id', 'c.id')
-      .select(['c.client_id', 'c.organization_id', (eb) => eb.fn.max('t.created_at').as('last_used'), (eb) => eb.fn.count('c.id').distinct().as('chains')])
+      // A chain was last used at its last rotation, or when it started.
+      .select(['c.client_id', 'c.organization_id', (eb) => eb.fn.max(eb.fn.coalesce('c.rotated_at', 'c.created_at')).as('last_used'), (eb) => eb.fn.count('c.id').distinct().as('chains')])
       .where('c.realm_id', '=', realmId)
       .where('c.user_id', '=', userId)
       .where('c.revoked_at', 'is', null)
@@ -272,7 +315,8 @@ export class RefreshRepository {
 
 /** A refresh token as introspection and revocation see it. */
 export interface RefreshTokenState {
-  token: RefreshToken;
+  /** The chain's current token (the one a refresh accepts), not an earlier generation. */
+  current: boolean;
   chain: RefreshChain;
   username: string | null;
   userEnabled: boolean;
@@ -281,22 +325,17 @@ export interface RefreshTokenState {
 export class TokenStateRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async refreshToken(hash: string): Promise<RefreshTokenState | undefined> {
+  /** The state of a (verified) refresh token of chain `chainId`, by its hash. */
+  async refreshToken(hash: string, chainId: string): Promise<RefreshTokenState | undefined> {
     const r = await this.db
-      .selectFrom('refresh_tokens as t')
-      .innerJoin('refresh_chains as c', 'c.id', 't.chain_id')
+      .selectFrom('refresh_chains as c')
       .leftJoin('users as u', 'u.id', 'c.user_id')
       .selectAll('c')
-      .select(['t.hash', 't.created_at as t_created_at', 't.expires_at as t_expires_at', 't.used_at as t_used_at', 'u.username', 'u.enabled as user_enabled'])
-      .where('t.hash', '=', hash)
+      .select(['u.username', 'u.enabled as user_enabled'])
+      .where('c.id', '=', chainId)
       .executeTakeFirst();
     if (!r) return undefined;
-    return {
-      token: { hash: r.hash, chainId: r.id, createdAt: Number(r.t_created_at), expiresAt: Number(r.t_expires_at), usedAt: r.t_used_at === null ? null : Number(r.t_used_at) },
-      chain: toChain(r),
-      username: r.username,
-      userEnabled: r.user_enabled === 1,
-    };
+    return { current: r.current_hash === hash, chain: toChain(r), username: r.username, userEnabled: r.user_enabled === 1 };
   }
 
   async revokeAccessToken(jti: string, realmId: string, expiresAt: number): Promise<void> {
