@@ -21,7 +21,8 @@ function realmSettingOptions(cmd: Command): Command {
     .option(
       '--stored-events <types>',
       `comma-separated optional event types to store, or "none": ${OPTIONAL_EVENT_TYPES.join(', ')} (default all but REFRESH_TOKEN; failures, logins, consents, reuse and revocations are always stored)`,
-    );
+    )
+    .addOption(new Option('--access-token-format <format>', "access tokens as Keycloak's JWTs (jwt, the default) or RFC 9068 JWTs (header typ at+jwt, claim client_id)").choices(['jwt', 'rfc9068']));
 }
 
 function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
@@ -33,6 +34,7 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.ssoSessionLifetime !== undefined) s.ssoSessionLifetime = o.ssoSessionLifetime as number;
   if (o.audience !== undefined) s.accessTokenAudience = o.audience as string;
   if (o.signingAlg !== undefined) s.signingAlg = o.signingAlg as string;
+  if (o.accessTokenFormat !== undefined) s.accessTokenFormat = o.accessTokenFormat as 'jwt' | 'rfc9068';
   if (o.maxLoginFailures !== undefined) s.maxLoginFailures = o.maxLoginFailures as number;
   if (o.lockoutSeconds !== undefined) s.lockoutSeconds = o.lockoutSeconds as number;
   if (o.maxLockoutSeconds !== undefined) s.maxLockoutSeconds = o.maxLockoutSeconds as number;

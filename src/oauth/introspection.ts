@@ -12,8 +12,10 @@ export type IntrospectionResponse = { active: false } | ({ active: true } & Reco
 const INACTIVE: IntrospectionResponse = { active: false };
 
 /**
- * RFC 7662: tells an authenticated confidential client about a token it holds. Anything revoked,
- * expired, unknown or issued to another client is {"active": false} (2.2), which says nothing more.
+ * RFC 7662: tells an authenticated confidential client of the realm about a token of the realm, whoever
+ * it was issued to (a resource server checks tokens issued to its callers, as Keycloak allows); client_id
+ * names the client the token was issued to. Refresh tokens are described to their own client only. Anything revoked, expired or unknown is {"active": false}
+ * (2.2), which says nothing more.
  */
 export async function handleIntrospection(
   services: Services,
@@ -39,11 +41,11 @@ export async function handleIntrospection(
   async function access(): Promise<IntrospectionResponse | undefined> {
     if (!token.includes('.')) return undefined;
     const claims = await verifyAccessToken(services, realm!, token);
-    if (!claims || claims.azp !== client.clientId) return undefined;
+    if (!claims) return undefined;
     const { sub, scope, exp, iat, jti, sid, aud, organization } = claims;
     const user = await services.store.users.get(sub);
     if (!user?.enabled) return undefined;
-    return { active: true, token_type: 'Bearer', scope, client_id: claims.azp, username: user.username, sub, aud, iss, exp, iat, jti, sid, organization };
+    return { active: true, token_type: 'Bearer', typ: 'Bearer', scope, client_id: claims.azp, azp: claims.azp, username: user.username, sub, aud, iss, exp, iat, jti, sid, organization };
   }
 
   async function refresh(): Promise<IntrospectionResponse | undefined> {
@@ -58,12 +60,17 @@ export async function handleIntrospection(
     // generation of the chain is inactive (the grace window, when on, answers only the token endpoint).
     const dead =
       !state.current || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore || !state.userEnabled;
-    if (dead || chain.clientId !== client.clientId || chain.realmId !== realm!.id) return undefined;
+    // Refresh tokens are for their own client only: no resource server has a reason to hold one.
+    if (dead || chain.realmId !== realm!.id || chain.id !== verdict.claims.chain || chain.clientId !== client.clientId) return undefined;
     return {
       active: true,
       token_type: 'refresh_token',
+      typ: verdict.claims.typ,
       scope: chain.scopes.join(' '),
       client_id: chain.clientId,
+      azp: chain.clientId,
+      aud: iss,
+      jti: verdict.claims.jti,
       username: state.username ?? undefined,
       sub: chain.userId,
       iss,

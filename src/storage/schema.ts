@@ -24,6 +24,7 @@ export interface RealmTable {
   /** Refresh concurrency grace: the window in seconds (0: off) and the most successors it gives. */
   refresh_grace_seconds: Generated<number>;
   refresh_grace_max: Generated<number>;
+  access_token_format: Generated<string>;
 }
 
 export interface ClientTable {
@@ -38,6 +39,11 @@ export interface ClientTable {
   created_at: number;
   auth_method: Generated<string>;
   post_logout_redirect_uris: Generated<string>;
+  /** JSON list of the token endpoint authentication methods the client accepts. */
+  auth_methods: Generated<string>;
+  id_token_alg: Generated<string>;
+  /** JSON list of the audiences (RFC 8707 resources) the client's access tokens may name. */
+  audiences: Generated<string>;
 }
 
 export interface UserTable {
@@ -48,6 +54,9 @@ export interface UserTable {
   password_hash: string;
   enabled: number;
   created_at: number;
+  first_name: Generated<string | null>;
+  last_name: Generated<string | null>;
+  email_verified: Generated<number>;
 }
 
 export interface OrganizationTable {

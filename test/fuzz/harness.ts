@@ -494,7 +494,7 @@ export function describeExchange(req: SentRequest, res?: LightMyRequestResponse)
   return lines.join('\n');
 }
 
-/** RFC 6749 5.2, RFC 8628 3.5, RFC 7009 2.2.1 and RFC 6750 3.1 error codes. */
+/** RFC 6749 5.2, RFC 8628 3.5, RFC 7009 2.2.1, RFC 6750 3.1 and RFC 8707 2 error codes. */
 const OAUTH_ERRORS = new Set([
   'invalid_request',
   'invalid_client',
@@ -507,6 +507,7 @@ const OAUTH_ERRORS = new Set([
   'access_denied',
   'expired_token',
   'unsupported_token_type',
+  'invalid_target',
 ]);
 const BEARER_ERRORS = new Set(['invalid_request', 'invalid_token', 'insufficient_scope']);
 const DESCRIPTION_CHARSET = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;

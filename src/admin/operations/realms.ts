@@ -31,6 +31,7 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   }
   const badType = s.storedEventTypes?.find((t) => !isOptionalEventType(t));
   if (badType !== undefined) throw new ValidationError(`${JSON.stringify(badType)} is not an optional event type: choose from ${OPTIONAL_EVENT_TYPES.join(', ')} (failures, logins, consents, reuse and revocations are always stored)`);
+  if (s.accessTokenFormat !== undefined && s.accessTokenFormat !== 'jwt' && s.accessTokenFormat !== 'rfc9068') throw new ValidationError('the access token format must be jwt or rfc9068');
 }
 
 export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings> }): Promise<Realm> {

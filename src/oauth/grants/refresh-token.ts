@@ -12,7 +12,7 @@ import { verifyRefreshJwt } from '../../crypto/refresh-jwt.js';
 export const refreshTokenGrant: Grant = {
   grantType: 'refresh_token',
   parameters: ['refresh_token', 'scope'],
-  async handle({ services, realm, client, params, ip }: GrantContext) {
+  async handle({ services, realm, client, params, resources, ip }: GrantContext) {
     const presented = required(params, 'refresh_token');
     const requestedScope = params.has('scope') ? parseScope(params.get('scope')) : undefined;
     // RFC 6749 3.3: a scope parameter holds at least one scope-token.
@@ -68,7 +68,7 @@ export const refreshTokenGrant: Grant = {
         // Counted whether or not the realm stores it (src/events/stored-types.ts), after the commit.
         services.audit.counter.count(realm.id, 'REFRESH_TOKEN', 'success');
         if (outcome.grace) services.audit.counter.count(realm.id, 'REFRESH_TOKEN_GRACE', 'success');
-        return buildTokenResponse(services, { realm, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
+        return buildTokenResponse(services, { realm, client, resources, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
     }
   },
 };

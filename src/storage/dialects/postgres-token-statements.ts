@@ -11,7 +11,7 @@ import type { Advance, ChainRow, ChainValues, CodeRow, TokenStatements, TokenTra
  * refresh updates the chain's row only (no index on the changed columns: an in-place HOT update).
  * Parameters carry explicit casts: in INSERT ... SELECT, PostgreSQL cannot infer them from the columns.
  */
-const SUBJECT = 'u.username, u.email, u.enabled AS user_enabled, o.alias AS org_alias';
+const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
 const EVENT_COLUMNS = 'id, realm_id, time, type, outcome, client_id, user_id, username, ip, reason';
 /** The event's ten parameters from $n on, in EVENT_COLUMNS order. */
 const eventParams = (n: number): string =>

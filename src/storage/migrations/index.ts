@@ -6,6 +6,7 @@ import * as clientOptions from './2026-11-21T0300_client_options.js';
 import * as events from './2026-11-21T0400_events.js';
 import * as bruteForce from './2026-11-21T0500_brute_force.js';
 import * as refreshTokenKeys from './2026-11-23T0100_refresh_token_keys.js';
+import * as userNamesAndClientSettings from './2026-11-23T0100_user_names_and_client_settings.js';
 import * as refreshPerChain from './2026-11-23T0800_refresh_per_chain.js';
 import * as storedEventTypes from './2026-11-23T0800_stored_event_types.js';
 
@@ -18,6 +19,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T0400_events': events,
   '2026-11-21T0500_brute_force': bruteForce,
   '2026-11-23T0100_refresh_token_keys': refreshTokenKeys,
+  '2026-11-23T0100_user_names_and_client_settings': userNamesAndClientSettings,
   '2026-11-23T0800_refresh_per_chain': refreshPerChain,
   '2026-11-23T0800_stored_event_types': storedEventTypes,
 };

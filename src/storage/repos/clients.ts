@@ -1,8 +1,21 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import { ConflictError, type Client } from '../types.js';
+import { ConflictError, type Client, type ClientAuthMethod } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toClient } from './mappers.js';
+
+/** What an update may change; absent fields stay as they are. */
+export interface ClientPatch {
+  redirectUris?: string[];
+  scopes?: string[];
+  secretHash?: string | null;
+  enabled?: boolean;
+  name?: string | null;
+  authMethods?: ClientAuthMethod[];
+  postLogoutRedirectUris?: string[];
+  idTokenAlg?: string;
+  audiences?: string[];
+}
 
 export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -22,7 +35,10 @@ export class ClientRepository {
           scopes: JSON.stringify(c.scopes),
           created_at: c.now,
           auth_method: c.authMethod,
+          auth_methods: JSON.stringify(c.authMethods),
           post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris),
+          id_token_alg: c.idTokenAlg,
+          audiences: JSON.stringify(c.audiences),
         })
         .execute();
     } catch (err) {
@@ -49,9 +65,17 @@ export class ClientRepository {
   async update(
     realmId: string,
     clientId: string,
-    patch: { redirectUris?: string[]; scopes?: string[]; secretHash?: string | null; enabled?: boolean; name?: string | null },
+    patch: ClientPatch,
   ): Promise<boolean> {
     const values: Record<string, string | number | null> = {};
+    if (patch.authMethods) {
+      values.auth_methods = JSON.stringify(patch.authMethods);
+      // The single-method column stays meaningful for older readers.
+      values.auth_method = patch.authMethods[0] ?? 'client_secret_basic';
+    }
+    if (patch.postLogoutRedirectUris) values.post_logout_redirect_uris = JSON.stringify(patch.postLogoutRedirectUris);
+    if (patch.idTokenAlg !== undefined) values.id_token_alg = patch.idTokenAlg;
+    if (patch.audiences) values.audiences = JSON.stringify(patch.audiences);
     if (patch.redirectUris) values.redirect_uris = JSON.stringify(patch.redirectUris);
     if (patch.scopes) values.scopes = JSON.stringify(patch.scopes);
     if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;

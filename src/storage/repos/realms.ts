@@ -43,6 +43,7 @@ export class RealmRepository {
             stored_event_types: JSON.stringify(s.storedEventTypes),
             refresh_grace_seconds: s.refreshGraceSeconds,
             refresh_grace_max: s.refreshGraceMax,
+            access_token_format: s.accessTokenFormat,
           })
           .execute();
         await trx
@@ -79,6 +80,7 @@ export class RealmRepository {
     if (patch.ssoSessionLifetime !== undefined) values.sso_session_lifetime = patch.ssoSessionLifetime;
     if (patch.accessTokenAudience !== undefined) values.access_token_audience = patch.accessTokenAudience;
     if (patch.signingAlg !== undefined) values.signing_alg = patch.signingAlg;
+    if (patch.accessTokenFormat !== undefined) values.access_token_format = patch.accessTokenFormat;
     if (patch.maxLoginFailures !== undefined) values.max_login_failures = patch.maxLoginFailures;
     if (patch.lockoutSeconds !== undefined) values.lockout_seconds = patch.lockoutSeconds;
     if (patch.maxLockoutSeconds !== undefined) values.max_lockout_seconds = patch.maxLockoutSeconds;
