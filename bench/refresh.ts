@@ -4,8 +4,8 @@
  *   npm run bench [-- --duration 10 --concurrency 32 --warmup 2]
  *
  * Environment: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 2), BENCH_CONCURRENCY (default 32),
- * BENCH_DATABASE_URL (a postgres:// URL: also run against PostgreSQL, in a fresh schema that is dropped
- * afterwards), BENCH_PROFILE=1 (run the server under --cpu-prof and summarize the timed window),
+ * BENCH_DATABASE_URL (a postgres:// URL, TEST_DATABASE_URL when unset: also run against PostgreSQL, in a
+ * fresh schema that is dropped afterwards), BENCH_PROFILE=1 (run the server under --cpu-prof and summarize the timed window),
  * BENCH_SQLITE_SYNCHRONOUS (default: the server's default, FULL), BENCH_BUILD=1 (always rebuild dist/),
  * BENCH_SIGNING_ALG (RS256, the default, ES256 or EdDSA: the realm's access token signing algorithm).
  *
@@ -907,7 +907,8 @@ async function main(): Promise<void> {
     removeTempDir(tmp);
   }
 
-  const pgBase = process.env.BENCH_DATABASE_URL;
+  // The test suite's PostgreSQL serves too, so that one `npm run bench` prints both databases side by side.
+  const pgBase = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
   if (pgBase) {
     const schema = `bench_${crypto.randomBytes(6).toString('hex')}`;
     const u = new URL(pgBase);
@@ -926,7 +927,7 @@ async function main(): Promise<void> {
       }
     }
   } else {
-    log('\n(PostgreSQL skipped: set BENCH_DATABASE_URL=postgres://... to include it)');
+    log('\n(PostgreSQL skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL)=postgres://... to include it)');
   }
 
   log('\n--- summary ---');
