@@ -14,7 +14,7 @@ import { Store } from '../../src/storage/store.js';
 import { checkChainInvariants, heldTokenState } from './invariants.js';
 import { REALM, killServerProcess, seedTokenClient, startServerProcess, type ServerProcess, type TokenClient } from './harness.js';
 
-const WORKERS = 6;
+const WORKERS = 4;
 const KILLS = 20;
 
 /** One file per database (sigkill-sqlite.test.ts, ...): each file must finish within the runner's timeout on a loaded machine. */
@@ -25,7 +25,7 @@ export function sigkillSuite(dialect: 'sqlite' | 'postgres'): void {
       const store = new Store(tdb.db);
       let server: ServerProcess | undefined;
       let tc: TokenClient | undefined;
-      let spare: Promise<ServerProcess> | undefined;
+      const spares: Array<Promise<ServerProcess>> = [];
       try {
         tc = await seedTokenClient(store, WORKERS + 2);
         const { post, newChain } = tc;
@@ -38,9 +38,9 @@ export function sigkillSuite(dialect: 'sqlite' | 'postgres'): void {
 
         for (let kill = 0; kill < KILLS; kill++) {
           const s: ServerProcess = server;
-          // The next server starts while this one is under load (a second process over the same database,
-          // as a second node would be), so that the round does not wait for a start after the kill.
-          spare = startServerProcess(tdb.url);
+          // The next servers start while this one is under load (more processes over the same database, as
+          // more nodes would be), so that a round does not wait for a start after the kill.
+          while (spares.length < Math.min(2, KILLS - kill)) spares.push(startServerProcess(tdb.url));
           // Every other round with the realm's refresh grace on: a client that lost its answer keeps its chain.
           const grace = kill % 2 === 1;
           await store.realms.update(REALM, { refreshGraceSeconds: grace ? 300 : 0 });
@@ -71,8 +71,7 @@ export function sigkillSuite(dialect: 'sqlite' | 'postgres'): void {
           await Promise.all(load);
 
           await checkChainInvariants(tdb.db, dialect);
-          server = await spare;
-          spare = undefined;
+          server = await spares.shift()!;
           for (const c of clients) {
             const state = await heldTokenState(store, c.held);
             assert.ok(state !== 'missing', `kill ${kill + 1}: a token a client received with a 200 is not in the database`);
@@ -108,7 +107,7 @@ export function sigkillSuite(dialect: 'sqlite' | 'postgres'): void {
         assert.ok(ok > KILLS * 20);
       } finally {
         if (server) await killServerProcess(server);
-        if (spare) await killServerProcess(await spare);
+        for (const spare of spares) await killServerProcess(await spare);
         await tc?.close();
         await tdb.drop();
       }
