@@ -5,7 +5,7 @@ import { authenticateClient } from './client-auth.js';
 import { OAuthError } from './errors.js';
 import { readParams, required, type RawParams } from './params.js';
 import { verifyAccessToken } from './access-tokens.js';
-import { verifyRefreshJwt } from '../crypto/refresh-jwt.js';
+import { isLegacyRefreshToken, verifyRefreshJwt } from '../crypto/refresh-jwt.js';
 
 export type IntrospectionResponse = { active: false } | ({ active: true } & Record<string, unknown>);
 
@@ -51,9 +51,15 @@ export async function handleIntrospection(
   async function refresh(): Promise<IntrospectionResponse | undefined> {
     // Only a token signed by the realm's HMAC key, unexpired, is looked up.
     const verdict = verifyRefreshJwt(await services.keys.refreshKeys(realm!.id), token, { issuer: iss, now });
-    if (!verdict.ok) return undefined;
-    const t = { expiresAt: verdict.claims.exp, createdAt: verdict.claims.iat };
-    const state = await services.store.tokenState.refreshToken(tokenHash(token), verdict.claims.chain);
+    if (!verdict.ok && !isLegacyRefreshToken(token)) return undefined;
+    const claims = verdict.ok ? verdict.claims : undefined;
+    const hash = tokenHash(token);
+    // A token from before refresh tokens were JWTs: its row in the old per-token table names its chain.
+    const old = claims ? undefined : await services.store.refresh.legacyToken(hash);
+    const t = claims ? { expiresAt: claims.exp, createdAt: claims.iat } : old;
+    const chainId = claims?.chain ?? old?.chainId;
+    if (!t || !chainId) return undefined;
+    const state = await services.store.tokenState.refreshToken(hash, chainId);
     if (!state) return undefined;
     const { chain } = state;
     // Whatever the refresh grant would refuse is inactive, a disabled user included; an earlier
@@ -61,16 +67,16 @@ export async function handleIntrospection(
     const dead =
       !state.current || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore || !state.userEnabled;
     // Refresh tokens are for their own client only: no resource server has a reason to hold one.
-    if (dead || chain.realmId !== realm!.id || chain.id !== verdict.claims.chain || chain.clientId !== client.clientId) return undefined;
+    if (dead || chain.realmId !== realm!.id || (claims !== undefined && chain.id !== claims.chain) || chain.clientId !== client.clientId) return undefined;
     return {
       active: true,
       token_type: 'refresh_token',
-      typ: verdict.claims.typ,
+      typ: claims?.typ ?? (chain.scopes.includes('offline_access') ? 'Offline' : 'Refresh'),
       scope: chain.scopes.join(' '),
       client_id: chain.clientId,
       azp: chain.clientId,
       aud: iss,
-      jti: verdict.claims.jti,
+      ...(claims ? { jti: claims.jti } : {}),
       username: state.username ?? undefined,
       sub: chain.userId,
       iss,

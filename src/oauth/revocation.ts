@@ -5,7 +5,7 @@ import { authenticateClient } from './client-auth.js';
 import { OAuthError } from './errors.js';
 import { readParams, required, type RawParams } from './params.js';
 import { verifyAccessToken } from './access-tokens.js';
-import { verifyRefreshJwt } from '../crypto/refresh-jwt.js';
+import { isLegacyRefreshToken, verifyRefreshJwt } from '../crypto/refresh-jwt.js';
 
 /**
  * RFC 7009: a client revokes a token it holds. A refresh token ends its whole chain (2.1: the server
@@ -22,9 +22,11 @@ export async function handleRevocation(services: Services, input: { realmId: str
 
   // A refresh token signed by the realm, expired or not (its chain may live on), is looked up by hash.
   const verdict = verifyRefreshJwt(await services.keys.refreshKeys(realm.id), token, { issuer: realmBase(services.config, realm.id), now: undefined });
-  const isRefresh = verdict.ok;
+  const isRefresh = verdict.ok || isLegacyRefreshToken(token);
   // Any token of the chain, current or earlier, names it (storage is per chain): revoking ends the chain.
-  const state = verdict.ok ? await services.store.tokenState.refreshToken(tokenHash(token), verdict.claims.chain) : undefined;
+  // A token from before refresh tokens were JWTs is found through its row in the old per-token table.
+  const chainId = verdict.ok ? verdict.claims.chain : isRefresh ? (await services.store.refresh.legacyToken(tokenHash(token)))?.chainId : undefined;
+  const state = chainId ? await services.store.tokenState.refreshToken(tokenHash(token), chainId) : undefined;
   if (state) {
     if (state.chain.clientId === client.clientId && state.chain.realmId === realm.id) {
       await services.store.refresh.revokeChain(state.chain.id, now, 'revoked by the client');

@@ -6,7 +6,7 @@ import { parseScope } from '../scopes.js';
 import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
 import { realmBase } from '../../services.js';
-import { verifyRefreshJwt } from '../../crypto/refresh-jwt.js';
+import { isLegacyRefreshToken, verifyRefreshJwt } from '../../crypto/refresh-jwt.js';
 
 /** RFC 6749 6, with rotation and reuse detection (RFC 9700 4.14.2). */
 export const refreshTokenGrant: Grant = {
@@ -26,14 +26,22 @@ export const refreshTokenGrant: Grant = {
     const keys = await services.keys.refreshKeys(realm.id);
     const issuer = realmBase(services.config, realm.id);
     const verdict = verifyRefreshJwt(keys, presented, { issuer, now });
-    if (!verdict.ok) throw new OAuthError('invalid_grant', verdict.expired ? 'the refresh token has expired' : 'the refresh token is invalid');
-    const claims = verdict.claims;
-
-    const presentedToken = { hash: tokenHash(presented), chainId: claims.chain, generation: claims.gen, issuedAt: claims.iat, expiresAt: claims.exp };
+    const legacy = !verdict.ok && isLegacyRefreshToken(presented);
+    if (!verdict.ok && !legacy) throw new OAuthError('invalid_grant', verdict.expired ? 'the refresh token has expired' : 'the refresh token is invalid');
+    const claims = verdict.ok ? verdict.claims : undefined;
+    const hash = tokenHash(presented);
+    // A token from before refresh tokens were JWTs names no chain and no generation: its row in the old
+    // per-token table names the chain (generation 1 at least: the exact count was never recorded).
+    const old = claims ? undefined : await services.store.refresh.legacyToken(hash);
+    if (!claims && !old) throw new OAuthError('invalid_grant', 'the refresh token is invalid');
+    if (old && old.expiresAt <= now) throw new OAuthError('invalid_grant', 'the refresh token has expired');
+    const presentedToken = claims
+      ? { hash, chainId: claims.chain, generation: claims.gen, issuedAt: claims.iat, expiresAt: claims.exp }
+      : { hash, chainId: old!.chainId, generation: 1, issuedAt: old!.createdAt, expiresAt: old!.expiresAt };
     const grace = { seconds: realm.refreshGraceSeconds, max: realm.refreshGraceMax };
     const outcome = await services.store.refresh.rotate(presentedToken, now, grace, (token, chain, subject, generation) => {
       const reject = (error: OAuthErrorCode, description: string): { reject: OAuthError } => ({ reject: new OAuthError(error, description) });
-      if (chain.realmId !== realm.id || chain.id !== claims.chain) return reject('invalid_grant', 'the refresh token is invalid');
+      if (chain.realmId !== realm.id || (claims !== undefined && chain.id !== claims.chain)) return reject('invalid_grant', 'the refresh token is invalid');
       // RFC 6749 6: the refresh token must have been issued to the authenticated client.
       if (chain.clientId !== client.clientId) return reject('invalid_grant', 'the refresh token was issued to another client');
       if (chain.revokedAt !== null) return reject('invalid_grant', 'the refresh token has been revoked');

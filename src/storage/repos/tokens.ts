@@ -307,6 +307,15 @@ export class RefreshRepository {
     return Number(r.numUpdatedRows);
   }
 
+  /**
+   * A refresh token from before refresh tokens were JWTs (opaque) names no chain: its row in the old
+   * per-token table does. Such rows are never written any more; they only map a legacy token to its chain.
+   */
+  async legacyToken(hash: string): Promise<{ chainId: string; createdAt: number; expiresAt: number } | undefined> {
+    const r = await this.db.kysely.selectFrom('refresh_tokens').select(['chain_id', 'created_at', 'expires_at']).where('hash', '=', hash).executeTakeFirst();
+    return r ? { chainId: r.chain_id, createdAt: Number(r.created_at), expiresAt: Number(r.expires_at) } : undefined;
+  }
+
   async getChain(chainId: string): Promise<RefreshChain | undefined> {
     const r = await this.db.kysely.selectFrom('refresh_chains').selectAll().where('id', '=', chainId).executeTakeFirst();
     return r ? toChain(r) : undefined;
