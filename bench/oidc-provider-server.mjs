@@ -6,7 +6,8 @@
  *
  *   node bench/oidc-provider-server.mjs --port 3000 [--config FILE]
  *
- * FILE (JSON, all optional): { "clientId", "clientSecret", "redirectUri", "jwk" (a private RSA JWK) }.
+ * FILE (JSON, all optional): { "clientId", "clientSecret", "redirectUri", "jwk" (a private RSA JWK),
+ * "alg" (the access tokens' algorithm: RS256, the default, or ES256), "ecJwk" (a private P-256 JWK, for ES256) }.
  * Without it a client secret and an RS256 key are generated and printed to stderr; the bench passes its
  * own, generated before the spawn (as Realmgate's key is generated when the realm is seeded), so that
  * key generation is not counted in the start-up time.
@@ -57,6 +58,13 @@ const clientId = given.clientId ?? 'bench-app';
 const redirectUri = given.redirectUri ?? 'http://127.0.0.1:9/callback';
 let clientSecret = given.clientSecret;
 let jwk = given.jwk;
+const alg = given.alg ?? 'RS256';
+let ecJwk = given.ecJwk;
+if (alg !== 'RS256' && alg !== 'ES256') {
+  process.stderr.write(`alg must be RS256 or ES256, got ${alg}\n`);
+  process.exit(2);
+}
+if (alg === 'ES256' && !ecJwk) ecJwk = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
 if (!clientSecret) {
   clientSecret = crypto.randomBytes(32).toString('base64url');
   process.stderr.write(`client ${clientId} secret: ${clientSecret}\n`);
@@ -66,13 +74,13 @@ if (!jwk) {
   process.stderr.write('generated an RS256 signing key (2048 bits)\n');
 }
 
-/** The one resource server: RS256 JWT access tokens, Realmgate's default audience and lifetime. */
+/** The one resource server: JWT access tokens (RS256 or ES256), Realmgate's default audience and lifetime. */
 const resourceServer = {
   scope: SCOPES.join(' '),
   audience: 'account',
   accessTokenTTL: 259200,
   accessTokenFormat: 'jwt',
-  jwt: { sign: { alg: 'RS256' } },
+  jwt: { sign: { alg } },
 };
 
 /** Accounts are whatever login the dev interaction was given. */
@@ -98,7 +106,8 @@ const provider = new Provider(`http://${HOST}:${port}`, {
     profile: ['preferred_username'],
     email: ['email'],
   },
-  jwks: { keys: [{ ...jwk, alg: 'RS256', use: 'sig' }] },
+  // The RSA key stays for ID tokens (the client's default id_token_signed_response_alg is RS256).
+  jwks: { keys: [{ ...jwk, alg: 'RS256', use: 'sig' }, ...(ecJwk ? [{ ...ecJwk, alg: 'ES256', use: 'sig' }] : [])] },
   cookies: { keys: [crypto.randomBytes(32).toString('base64url')] },
   async findAccount(_ctx, sub) {
     return {

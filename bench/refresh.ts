@@ -4,11 +4,15 @@
  *   npm run bench [-- --duration 10 --concurrency 32 --warmup 2]
  *
  * Environment: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 2), BENCH_CONCURRENCY (default 32),
- * BENCH_DATABASE_URL (a postgres:// URL: also run against PostgreSQL, in a fresh schema that is dropped
- * afterwards), BENCH_PROFILE=1 (run the server under --cpu-prof and summarize the timed window),
+ * BENCH_DATABASE_URL (a postgres:// URL, TEST_DATABASE_URL when unset: also run against PostgreSQL, in a
+ * fresh schema that is dropped afterwards), BENCH_PROFILE=1 (run the server under --cpu-prof and summarize the timed window),
  * BENCH_SQLITE_SYNCHRONOUS (default: the server's default, FULL), BENCH_BUILD=1 (always rebuild dist/),
  * BENCH_SIGNING_ALG (RS256, the default, ES256 or EdDSA: the realm's access token signing algorithm),
  * BENCH_WORKERS (server processes, default 1: `start --workers`).
+ *
+ * With BENCH_DATABASE_URL the summary puts SQLite and PostgreSQL side by side: refreshes/s, server and
+ * PostgreSQL CPU per refresh, and the rows and bytes of the tables a refresh can grow after the
+ * sustained load, with their growth per refresh (and PostgreSQL's WAL bytes per refresh).
  *
  * What it does, per database: seeds a realm, organization, user and confidential client with the admin
  * operations; starts `node dist/realmgate.mjs start` as a child (so its CPU time and RSS can be read from /proc);
@@ -222,12 +226,12 @@ export function ensureBuilt(): void {
 // ---------------------------------------------------------------------------------------------------
 // Seeding
 
-async function seed(databaseUrl: string): Promise<string> {
+async function seed(databaseUrl: string, signingAlg: string | undefined): Promise<string> {
   const db = await openDatabase(databaseUrl, { synchronous: 'FULL' });
   try {
     await migrate(db);
     const store = new Store(db);
-    await createRealm(store, { id: REALM, displayName: 'Bench Realm', ...(SIGNING_ALG ? { settings: { signingAlg: SIGNING_ALG } } : {}) });
+    await createRealm(store, { id: REALM, displayName: 'Bench Realm', ...(signingAlg ? { settings: { signingAlg } } : {}) });
     await createOrganization(store, { realmId: REALM, alias: ORG, name: 'Acme Inc.' });
     await createUser(store, { realmId: REALM, username: USERNAME, password: PASSWORD, email: 'alice@example.com', orgAliases: [ORG] });
     // A generated secret: the fast path of client authentication (one SHA-256).
@@ -553,12 +557,59 @@ export interface Target {
   newChain(browser: Browser, pool: Pool): Promise<{ refreshToken: string; pages: string[]; body: string }>;
   /** Also sample the CPU time of the local PostgreSQL processes. */
   postgres?: boolean;
+  /** Table sizes (and PostgreSQL's WAL position), read on a connection of its own before and after the load. */
+  dbStats?(): Promise<DbStats>;
+}
+
+export interface DbStats {
+  tables: Record<string, { rows: number; bytes: number }>;
+  /** PostgreSQL: pg_current_wal_lsn() as a byte count. */
+  walLsn?: number;
+}
+
+/** The tables a refresh can grow. */
+const GROWING_TABLES = ['refresh_chains', 'refresh_tokens', 'events', 'authorization_codes'];
+
+/** Rows and bytes (table plus its indexes) of the tables a refresh can grow. */
+export async function readDbStats(databaseUrl: string): Promise<DbStats> {
+  const tables: DbStats['tables'] = {};
+  if (databaseUrl.startsWith('sqlite:')) {
+    const { default: BetterSqlite3 } = await import('better-sqlite3');
+    const db = new BetterSqlite3(databaseUrl.slice('sqlite:'.length), { readonly: true });
+    try {
+      // dbstat: pages per b-tree; an index's b-tree counts towards its table (as pg_total_relation_size).
+      const pages = db.prepare(`SELECT coalesce(m.tbl_name, d.name) AS t, sum(d.pgsize) AS bytes FROM dbstat d LEFT JOIN sqlite_schema m ON m.name = d.name GROUP BY t`).all() as Array<{ t: string; bytes: number }>;
+      for (const t of GROWING_TABLES) {
+        const rows = (db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n;
+        tables[t] = { rows, bytes: pages.find((p) => p.t === t)?.bytes ?? 0 };
+      }
+    } finally {
+      db.close();
+    }
+    return { tables };
+  }
+  const u = new URL(databaseUrl);
+  const schema = u.searchParams.get('schema') ?? 'public';
+  u.searchParams.delete('schema');
+  const c = new pg.Client({ connectionString: u.href });
+  await c.connect();
+  try {
+    for (const t of GROWING_TABLES) {
+      const r = await c.query<{ rows: string; bytes: string }>(`SELECT (SELECT count(*) FROM ${schema}.${t}) AS rows, pg_total_relation_size('${schema}.${t}') AS bytes`);
+      tables[t] = { rows: Number(r.rows[0]!.rows), bytes: Number(r.rows[0]!.bytes) };
+    }
+    const w = await c.query<{ b: string }>(`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS b`);
+    return { tables, walLsn: Number(w.rows[0]!.b) };
+  } finally {
+    await c.end();
+  }
 }
 
 /** Seeds the database and describes Realmgate on it. */
-export async function realmgateTarget(label: string, databaseUrl: string): Promise<Target> {
-  log(`\n[${label}] seeding ${databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}`);
-  const secret = await seed(databaseUrl);
+export async function realmgateTarget(label: string, databaseUrl: string, opts: { signingAlg?: string | undefined } = {}): Promise<Target> {
+  const signingAlg = opts.signingAlg ?? SIGNING_ALG;
+  log(`\n[${label}] seeding ${databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}${signingAlg ? `, realm signing with ${signingAlg}` : ''}`);
+  const secret = await seed(databaseUrl, signingAlg);
   const tokenPath = `/auth/realms/${REALM}/protocol/openid-connect/token`;
   const authorization = basic(CLIENT_ID, secret);
   return {
@@ -572,6 +623,7 @@ export async function realmgateTarget(label: string, databaseUrl: string): Promi
       return { ...(await exchangeCode(pool, tokenPath, authorization, { code, redirectUri: REDIRECT_URI, verifier })), pages };
     },
     postgres: !databaseUrl.startsWith('sqlite:'),
+    dbStats: () => readDbStats(databaseUrl),
   };
 }
 
@@ -602,6 +654,10 @@ export interface Result {
   hwm: number;
   readyMs: number;
   setupMs: number;
+  /** Refreshes of the whole load (warm-up and timed window), for the per-refresh growth below. */
+  loadRefreshes: number;
+  dbBefore?: DbStats | undefined;
+  dbAfter?: DbStats | undefined;
 }
 
 /**
@@ -633,6 +689,7 @@ export async function measure(target: Target, opts: BenchOptions): Promise<Resul
     while (chains.length < concurrency) chains.push((await target.newChain(browser, pool)).refreshToken);
     const setupMs = now() - setupStart;
     log(`[${label}] ${concurrency} refresh chains (1 login + ${concurrency} code exchanges) in ${setupMs.toFixed(0)} ms`);
+    const dbBefore = await target.dbStats?.();
 
     // The load: warm-up, then the timed window. Samples of /proc are taken by timers.
     const t0 = now();
@@ -697,6 +754,7 @@ export async function measure(target: Target, opts: BenchOptions): Promise<Resul
       }
     };
     await Promise.all(chains.map((c) => worker(c)));
+    const dbAfter = await target.dbStats?.();
     clearTimeout(startTimer);
     clearTimeout(endTimer);
     if (!before || !after) throw new Error('the timed window was not sampled');
@@ -754,6 +812,9 @@ export async function measure(target: Target, opts: BenchOptions): Promise<Resul
       hwm: loaded.hwm,
       readyMs: server.readyMs,
       setupMs,
+      loadRefreshes: ends.length,
+      dbBefore,
+      dbAfter,
     };
     log(
       `[${label}] timed window ${windowS.toFixed(2)} s: ${ok} refreshes ok, ${failures.length} failed (whole run); ` +
@@ -769,6 +830,8 @@ export async function measure(target: Target, opts: BenchOptions): Promise<Resul
         (result.dbCpuMsPerReq !== undefined ? `local postgres processes CPU ${(result.dbCpuMsPerReq * 1000).toFixed(0)} µs/req; ` : '') +
         `server rss idle ${idle.rss.toFixed(1)} MB, after load ${loaded.rss.toFixed(1)} MB, peak ${loaded.hwm.toFixed(1)} MB`,
     );
+
+    if (dbBefore && dbAfter) log(`[${label}] ${describeGrowth(result)}`);
 
     await pool.close();
     pool = undefined;
@@ -813,6 +876,18 @@ export function summaryLine(r: Result): string {
   );
 }
 
+/** How the tables grew over the load: rows and bytes per refresh, and the size after it. */
+export function describeGrowth(r: Result): string {
+  const { dbBefore: b, dbAfter: a, loadRefreshes: n } = r;
+  if (!a || !b || n === 0) return 'table sizes: n/a';
+  const parts = Object.entries(a.tables).map(([t, x]) => {
+    const y = b.tables[t] ?? { rows: 0, bytes: 0 };
+    return `${t} ${x.rows} rows ${(x.bytes / 1024).toFixed(0)} KiB (${((x.rows - y.rows) / n).toFixed(2)} rows, ${((x.bytes - y.bytes) / n).toFixed(0)} B per refresh)`;
+  });
+  const wal = a.walLsn !== undefined && b.walLsn !== undefined ? `; WAL ${((a.walLsn - b.walLsn) / n).toFixed(0)} B per refresh` : '';
+  return `after ${n} refreshes: ${parts.join(', ')}${wal}`;
+}
+
 /** The first line of a run: the load's shape and the machine. */
 export function describeRun(title: string, opts: BenchOptions): string {
   return (
@@ -835,7 +910,8 @@ async function main(): Promise<void> {
     removeTempDir(tmp);
   }
 
-  const pgBase = process.env.BENCH_DATABASE_URL;
+  // The test suite's PostgreSQL serves too, so that one `npm run bench` prints both databases side by side.
+  const pgBase = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
   if (pgBase) {
     const schema = `bench_${crypto.randomBytes(6).toString('hex')}`;
     const u = new URL(pgBase);
@@ -854,12 +930,43 @@ async function main(): Promise<void> {
       }
     }
   } else {
-    log('\n(PostgreSQL skipped: set BENCH_DATABASE_URL=postgres://... to include it)');
+    log('\n(PostgreSQL skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL)=postgres://... to include it)');
   }
 
   log('\n--- summary ---');
   for (const r of results) log(summaryLine(r));
+  log('\n--- side by side ---');
+  log(sideBySide(results));
+  const [lite, pgr] = results;
+  if (lite && pgr) log(`\nPostgreSQL / SQLite refresh throughput in this run: x${(pgr.rps / lite.rps).toFixed(2)} (goal >= 0.7)`);
   if (results.some((r) => r.failed > 0)) process.exitCode = 1;
+}
+
+/** One column per database: throughput, CPU per refresh, latency, and the tables after the sustained load. */
+export function sideBySide(results: Result[]): string {
+  const rows: Array<[string, ...string[]]> = [
+    ['', ...results.map((r) => r.label)],
+    ['refreshes/s', ...results.map((r) => fmt(r.rps, 0))],
+    ['server CPU ms/refresh', ...results.map((r) => r.cpuMsPerReq.toFixed(3))],
+    ['postgres CPU ms/refresh', ...results.map((r) => (r.dbCpuMsPerReq === undefined ? '-' : r.dbCpuMsPerReq.toFixed(3)))],
+    ['p50 / p99 ms', ...results.map((r) => `${fmt(r.p50, 2)} / ${fmt(r.p99, 2)}`)],
+    ['refreshes in the load', ...results.map((r) => String(r.loadRefreshes))],
+  ];
+  for (const t of GROWING_TABLES) {
+    rows.push([`${t} rows (+ per refresh)`, ...results.map((r) => {
+      const a = r.dbAfter?.tables[t];
+      const b = r.dbBefore?.tables[t];
+      return a && b ? `${a.rows} (+${((a.rows - b.rows) / Math.max(1, r.loadRefreshes)).toFixed(2)})` : '-';
+    })]);
+    rows.push([`${t} KiB (+ B per refresh)`, ...results.map((r) => {
+      const a = r.dbAfter?.tables[t];
+      const b = r.dbBefore?.tables[t];
+      return a && b ? `${(a.bytes / 1024).toFixed(0)} (+${((a.bytes - b.bytes) / Math.max(1, r.loadRefreshes)).toFixed(0)})` : '-';
+    })]);
+  }
+  rows.push(['WAL B/refresh', ...results.map((r) => (r.dbAfter?.walLsn !== undefined && r.dbBefore?.walLsn !== undefined ? ((r.dbAfter.walLsn - r.dbBefore.walLsn) / Math.max(1, r.loadRefreshes)).toFixed(0) : '-'))]);
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows.map((row) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
 }
 
 function killChildren(): void {

@@ -3,22 +3,42 @@ import { nowSeconds } from './clock.js';
 import { sortableId } from './crypto/random.js';
 import type { Store } from './storage/store.js';
 import type { AuditEvent } from './storage/repos/events.js';
+import { EventCounter } from './events/counter.js';
+import { isEventStored } from './events/stored-types.js';
+
+export interface AuditOptions {
+  onError?: (err: unknown) => void;
+  /** Every event is counted here, stored or not. */
+  counter?: EventCounter;
+  /** The realm's optional event types to store (cached); undefined: the defaults. */
+  storedEventTypes?: (realmId: string) => Promise<readonly string[] | undefined>;
+}
 
 /**
  * Records audit events outside the token transactions (logins, consents, revocations, failures).
  * A failure to record is logged and never fails the user's request.
  */
 export class Audit {
+  readonly counter: EventCounter;
+  private readonly onError: (err: unknown) => void;
+  private readonly storedEventTypes: (realmId: string) => Promise<readonly string[] | undefined>;
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly onError: (err: unknown) => void = () => undefined,
-  ) {}
+    opts: AuditOptions = {},
+  ) {
+    this.counter = opts.counter ?? new EventCounter();
+    this.onError = opts.onError ?? (() => undefined);
+    this.storedEventTypes = opts.storedEventTypes ?? (async () => undefined);
+  }
 
   async record(e: AuditEvent): Promise<void> {
     // Attempted usernames and client ids come from the request: bounded before they are stored.
     const cut = (v: string | null | undefined, n: number): string | null => (v == null ? null : v.replace(/\0/g, '').slice(0, n));
     try {
+      this.counter.count(e.realmId, e.type, e.outcome);
+      if (!isEventStored(await this.storedEventTypes(e.realmId), e.type, e.outcome)) return;
       await this.store.events.record({
         ...e,
         clientId: cut(e.clientId, 255),

@@ -85,13 +85,15 @@ export interface Services {
 }
 
 export function createServices(config: Config, store: Store, clock: Clock): Services {
+  const cache = new ConfigCache(store, config.cacheTtlMs, () => clock.nowMs());
   return {
     config,
     store,
     clock,
-    cache: new ConfigCache(store, config.cacheTtlMs, () => clock.nowMs()),
+    cache,
     keys: new KeyStore(store, config.cacheTtlMs, clock),
-    audit: new Audit(store, clock),
+    // audit.counter counts every event, stored or not: the source of the events metric.
+    audit: new Audit(store, clock, { storedEventTypes: async (realmId) => (await cache.realm(realmId))?.storedEventTypes }),
     clientFailures: {
       perAddress: new FailureLimiter(10, 60_000, () => clock.nowMs()),
       perClient: new FailureLimiter(100, 60_000, () => clock.nowMs()),

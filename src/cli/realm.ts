@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { CliError, intArg, withStore } from './common.js';
 import { createRealm, deleteRealm, revokeBefore, updateRealm } from '../admin/operations.js';
 import type { RealmSettings } from '../storage/repos/realms.js';
+import { OPTIONAL_EVENT_TYPES } from '../events/stored-types.js';
 
 function realmSettingOptions(cmd: Command): Command {
   return cmd
@@ -15,6 +16,12 @@ function realmSettingOptions(cmd: Command): Command {
     .option('--lockout-seconds <s>', 'first lockout; each further one doubles (default 60)', intArg('lockout seconds'))
     .option('--max-lockout-seconds <s>', 'longest lockout (default 900)', intArg('max lockout seconds'))
     .addOption(new Option('--signing-alg <alg>', 'signing algorithm of new keys').choices(['RS256', 'ES256', 'EdDSA']))
+    .option('--refresh-grace-seconds <s>', 'refresh concurrency grace: a rotated token presented again within this window gets a successor instead of revoking its chain; 0 turns it off (default 0)', intArg('refresh grace seconds'))
+    .option('--refresh-grace-max <n>', 'the most successors the grace window gives after one rotation (default 1)', intArg('refresh grace max'))
+    .option(
+      '--stored-events <types>',
+      `comma-separated optional event types to store, or "none": ${OPTIONAL_EVENT_TYPES.join(', ')} (default all but REFRESH_TOKEN; failures, logins, consents, reuse and revocations are always stored)`,
+    )
     .addOption(new Option('--access-token-format <format>', "access tokens as Keycloak's JWTs (jwt, the default) or RFC 9068 JWTs (header typ at+jwt, claim client_id)").choices(['jwt', 'rfc9068']));
 }
 
@@ -31,6 +38,9 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.maxLoginFailures !== undefined) s.maxLoginFailures = o.maxLoginFailures as number;
   if (o.lockoutSeconds !== undefined) s.lockoutSeconds = o.lockoutSeconds as number;
   if (o.maxLockoutSeconds !== undefined) s.maxLockoutSeconds = o.maxLockoutSeconds as number;
+  if (o.refreshGraceSeconds !== undefined) s.refreshGraceSeconds = o.refreshGraceSeconds as number;
+  if (o.refreshGraceMax !== undefined) s.refreshGraceMax = o.refreshGraceMax as number;
+  if (typeof o.storedEvents === 'string') s.storedEventTypes = o.storedEvents === 'none' ? [] : [...new Set(o.storedEvents.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
   return s;
 }
 

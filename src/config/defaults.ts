@@ -117,6 +117,10 @@ export const REALM_DEFAULTS = {
   /** The first lockout; each further one doubles, up to maxLockoutSeconds. */
   lockoutSeconds: 60,
   maxLockoutSeconds: 900,
+  /** Refresh concurrency grace window in seconds; 0 (off): a rotated token presented again revokes its chain. */
+  refreshGraceSeconds: 0,
+  /** The most successors the grace window gives after one rotation. */
+  refreshGraceMax: 1,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

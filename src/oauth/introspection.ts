@@ -53,12 +53,19 @@ export async function handleIntrospection(
     const verdict = verifyRefreshJwt(await services.keys.refreshKeys(realm!.id), token, { issuer: iss, now });
     if (!verdict.ok && !isLegacyRefreshToken(token)) return undefined;
     const claims = verdict.ok ? verdict.claims : undefined;
-    const state = await services.store.tokenState.refreshToken(tokenHash(token));
+    const hash = tokenHash(token);
+    // A token from before refresh tokens were JWTs: its row in the old per-token table names its chain.
+    const old = claims ? undefined : await services.store.refresh.legacyToken(hash);
+    const t = claims ? { expiresAt: claims.exp, createdAt: claims.iat } : old;
+    const chainId = claims?.chain ?? old?.chainId;
+    if (!t || !chainId) return undefined;
+    const state = await services.store.tokenState.refreshToken(hash, chainId);
     if (!state) return undefined;
-    const { token: t, chain } = state;
-    // Whatever the refresh grant would refuse is inactive, a disabled user included.
+    const { chain } = state;
+    // Whatever the refresh grant would refuse is inactive, a disabled user included; an earlier
+    // generation of the chain is inactive (the grace window, when on, answers only the token endpoint).
     const dead =
-      t.usedAt !== null || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore || !state.userEnabled;
+      !state.current || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore || !state.userEnabled;
     // Refresh tokens are for their own client only: no resource server has a reason to hold one.
     if (dead || chain.realmId !== realm!.id || (claims !== undefined && chain.id !== claims.chain) || chain.clientId !== client.clientId) return undefined;
     return {

@@ -21,8 +21,12 @@ export async function handleRevocation(services: Services, input: { realmId: str
   const now = nowSeconds(services.clock);
 
   // A refresh token signed by the realm, expired or not (its chain may live on), is looked up by hash.
-  const isRefresh = verifyRefreshJwt(await services.keys.refreshKeys(realm.id), token, { issuer: realmBase(services.config, realm.id), now: undefined }).ok || isLegacyRefreshToken(token);
-  const state = isRefresh ? await services.store.tokenState.refreshToken(tokenHash(token)) : undefined;
+  const verdict = verifyRefreshJwt(await services.keys.refreshKeys(realm.id), token, { issuer: realmBase(services.config, realm.id), now: undefined });
+  const isRefresh = verdict.ok || isLegacyRefreshToken(token);
+  // Any token of the chain, current or earlier, names it (storage is per chain): revoking ends the chain.
+  // A token from before refresh tokens were JWTs is found through its row in the old per-token table.
+  const chainId = verdict.ok ? verdict.claims.chain : isRefresh ? (await services.store.refresh.legacyToken(tokenHash(token)))?.chainId : undefined;
+  const state = chainId ? await services.store.tokenState.refreshToken(tokenHash(token), chainId) : undefined;
   if (state) {
     if (state.chain.clientId === client.clientId && state.chain.realmId === realm.id) {
       await services.store.refresh.revokeChain(state.chain.id, now, 'revoked by the client');

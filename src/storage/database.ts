@@ -3,7 +3,7 @@ import type { Database } from './schema.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { sqliteDialect } from './dialects/sqlite.js';
 import { sqliteTokenRunner } from './dialects/sqlite-token-batch.js';
-import { kyselyTokenRunner, type TokenTransactionRunner } from './token-statements.js';
+import type { TokenTransactionRunner } from './token-statements.js';
 import { metrics, observePool, secondsSince } from '../metrics.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -61,6 +61,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // Loaded only for PostgreSQL: an embedded deployment never pays for the driver.
     const { postgresDialect } = await import('./dialects/postgres.js');
+    const { postgresTokenRunner } = await import('./dialects/postgres-token-statements.js');
     const { dialect, pool, schema } = await postgresDialect({ url });
     if (schema) {
       // The pool sets search_path on connect; the schema must exist before the first query uses it.
@@ -78,7 +79,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     const kysely = new Kysely<Database>({ dialect });
     const current = schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(kysely)).rows[0]?.s ?? 'public';
     observePool(pool);
-    return { kysely, dialect: 'postgres', schema: current, runTokenTransaction: timed(kyselyTokenRunner(kysely)), close: () => kysely.destroy() };
+    return { kysely, dialect: 'postgres', schema: current, runTokenTransaction: timed(postgresTokenRunner(pool)), close: () => kysely.destroy() };
   }
   throw new DatabaseUrlError(`unsupported database URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: use sqlite:<path> or postgres://...`);
 }

@@ -20,6 +20,11 @@ export interface RealmTable {
   lockout_seconds: Generated<number>;
   max_lockout_seconds: Generated<number>;
   enabled: Generated<number>;
+  /** JSON list of the optional event types the realm stores (src/events/stored-types.ts). */
+  stored_event_types: Generated<string>;
+  /** Refresh concurrency grace: the window in seconds (0: off) and the most successors it gives. */
+  refresh_grace_seconds: Generated<number>;
+  refresh_grace_max: Generated<number>;
   access_token_format: Generated<string>;
 }
 
@@ -158,6 +163,15 @@ export interface RefreshChainTable {
   max_expires_at: number;
   revoked_at: number | null;
   revoked_reason: string | null;
+  /** SHA-256 of the chain's current refresh token (the only one that rotates it). */
+  current_hash: string | null;
+  /** The current token's generation; 0 when not known (a chain from before per-chain storage). */
+  generation: Generated<number>;
+  /** The last normal rotation: the grace window runs from here. */
+  rotated_at: number | null;
+  /** The earliest generation the grace window still answers, and how many grace answers it gave. */
+  grace_from_gen: Generated<number>;
+  grace_used: Generated<number>;
 }
 
 export interface RefreshTokenTable {

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { AuthorizationCodeTable, Database, EventTable, RefreshChainTable } from './schema.js';
 
 /** The joined row of a code, or of a refresh token with its chain, plus the user and organization. */
@@ -15,36 +15,59 @@ export interface SubjectColumns {
 
 export type CodeRow = AuthorizationCodeTable & SubjectColumns;
 
-/** A refresh token (its columns prefixed t_) joined with its chain. */
-export type TokenRow = Omit<RefreshChainTable, 'user_id'> &
-  SubjectColumns & { hash: string; t_created_at: number; t_expires_at: number; t_used_at: number | null };
+/** A refresh chain with its rotation state, plus the user and organization. */
+export type ChainRow = Selectable<RefreshChainTable> & Omit<SubjectColumns, 'user_id'>;
 
-export type ChainValues = Omit<RefreshChainTable, 'revoked_at' | 'revoked_reason'>;
+/** The row of a new chain: it starts at generation 1 with its first token's hash. */
+export type ChainValues = Omit<RefreshChainTable, 'revoked_at' | 'revoked_reason' | 'rotated_at' | 'grace_from_gen' | 'grace_used' | 'generation' | 'current_hash'> & {
+  current_hash: string;
+  generation: number;
+};
+
+/** What a rotation writes into the chain's row. */
+export interface Advance {
+  id: string;
+  /** The hash the row must still hold: the conditional that lets exactly one rotation win. */
+  expectHash: string;
+  nextHash: string;
+  generation: number;
+  rotatedAt: number | null;
+  graceFromGen: number;
+  graceUsed: number;
+  event: EventTable | null;
+}
 
 /**
- * The statements of the two hot transactions (code redemption, refresh rotation). The logic over them
- * is written once (repos/tokens.ts); each database runs them its own way: PostgreSQL through Kysely in
- * a transaction, SQLite as prepared statements in a group commit (dialects/sqlite-token-batch.ts).
+ * The statements of the two hot paths (code redemption, refresh rotation). The logic over them is written
+ * once (repos/tokens.ts). Every write here is atomic by itself (a claim and what it creates, never one
+ * without the other), so that a database can run each as one statement: PostgreSQL runs each as one
+ * prepared statement in autocommit, two round trips per refresh (dialects/postgres-token-statements.ts);
+ * SQLite runs them as prepared statements in a group commit (dialects/sqlite-token-batch.ts); Kysely in a
+ * transaction is the portable fallback (here). Refresh storage is per chain: a rotation updates the
+ * chain's row and writes no token row (issue 11, item 1).
  */
 export interface TokenStatements {
   findCode(hash: string): Promise<CodeRow | undefined>;
-  /** Marks the code used; false when it already was. */
+  /** Marks the code used (a rejected redemption spends it too); false when it already was. */
   claimCode(hash: string, now: number): Promise<boolean>;
-  setCodeChain(hash: string, chainId: string): Promise<void>;
-  insertChain(chain: ChainValues): Promise<void>;
-  findToken(hash: string): Promise<TokenRow | undefined>;
-  /** Marks the refresh token used; false when it already was. */
-  claimToken(hash: string, now: number): Promise<boolean>;
-  insertToken(t: { hash: string; chain_id: string; created_at: number; expires_at: number }): Promise<void>;
-  revokeChain(id: string, now: number, reason: string): Promise<void>;
-  /** The audit event of the transaction, committed with it (no second commit, no second fsync). */
-  insertEvent(e: EventTable): Promise<void>;
+  /**
+   * Claims the code and, in the same step, names its chain on it, creates the chain (holding its first
+   * token's hash) and records the event (when not null); false, with nothing written, when the code was
+   * already used.
+   */
+  redeemCode(r: { hash: string; now: number; chain: ChainValues; event: EventTable | null }): Promise<boolean>;
+  findChain(id: string): Promise<ChainRow | undefined>;
+  /** Moves the chain to its next token (and records the event) when it still holds `expectHash`; false otherwise. */
+  advanceChain(a: Advance): Promise<boolean>;
+  /** Revokes the chain (when not already; no chain: null) and records the event, in one step. */
+  revokeChain(r: { id: string | null; now: number; reason: string; event: EventTable | null }): Promise<void>;
 }
 
-/** Runs `fn` in one transaction; everything it did is committed (durably) before the promise resolves. */
+/** Runs `fn`; everything it wrote is committed (durably) before the promise resolves. */
 export type TokenTransactionRunner = <T>(fn: (s: TokenStatements) => Promise<T>) => Promise<T>;
 
-class KyselyTokenStatements implements TokenStatements {
+/** The token statements over Kysely, inside a transaction (so each compound write is atomic). */
+export class KyselyTokenStatements implements TokenStatements {
   constructor(private readonly trx: Transaction<Database>) {}
 
   findCode(hash: string): Promise<CodeRow | undefined> {
@@ -63,74 +86,65 @@ class KyselyTokenStatements implements TokenStatements {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async setCodeChain(hash: string, chainId: string): Promise<void> {
-    await this.trx.updateTable('authorization_codes').set({ chain_id: chainId }).where('hash', '=', hash).execute();
+  async redeemCode(r: { hash: string; now: number; chain: ChainValues; event: EventTable | null }): Promise<boolean> {
+    const claimed = await this.trx
+      .updateTable('authorization_codes')
+      .set({ used_at: r.now, chain_id: r.chain.id })
+      .where('hash', '=', r.hash)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return false;
+    await this.insertChain(r.chain);
+    if (r.event) await this.insertEvent(r.event);
+    return true;
   }
 
   async insertChain(chain: ChainValues): Promise<void> {
-    await this.trx.insertInto('refresh_chains').values({ ...chain, revoked_at: null, revoked_reason: null }).execute();
+    await this.trx.insertInto('refresh_chains').values({ ...chain, revoked_at: null, revoked_reason: null, rotated_at: null }).execute();
   }
 
-  findToken(hash: string): Promise<TokenRow | undefined> {
+  findChain(id: string): Promise<ChainRow | undefined> {
     return this.trx
-      .selectFrom('refresh_tokens as t')
-      .innerJoin('refresh_chains as c', 'c.id', 't.chain_id')
+      .selectFrom('refresh_chains as c')
       .leftJoin('users as u', 'u.id', 'c.user_id')
       .leftJoin('organizations as o', 'o.id', 'c.organization_id')
-      .select([
-        't.hash',
-        't.created_at as t_created_at',
-        't.expires_at as t_expires_at',
-        't.used_at as t_used_at',
-        'c.id',
-        'c.realm_id',
-        'c.client_id',
-        'c.user_id',
-        'c.organization_id',
-        'c.scopes',
-        'c.session_id',
-        'c.auth_time',
-        'c.created_at',
-        'c.max_expires_at',
-        'c.revoked_at',
-        'c.revoked_reason',
-        'u.username',
-        'u.email',
-        'u.first_name',
-        'u.last_name',
-        'u.email_verified',
-        'u.enabled as user_enabled',
-        'o.alias as org_alias',
-      ])
-      .where('t.hash', '=', hash)
+      .selectAll('c')
+      .select(['u.username', 'u.email', 'u.first_name', 'u.last_name', 'u.email_verified', 'u.enabled as user_enabled', 'o.alias as org_alias'])
+      .where('c.id', '=', id)
       .executeTakeFirst();
   }
 
-  async claimToken(hash: string, now: number): Promise<boolean> {
-    const r = await this.trx.updateTable('refresh_tokens').set({ used_at: now }).where('hash', '=', hash).where('used_at', 'is', null).executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
-  }
-
-  async insertToken(t: { hash: string; chain_id: string; created_at: number; expires_at: number }): Promise<void> {
-    await this.trx.insertInto('refresh_tokens').values({ ...t, used_at: null }).execute();
+  async advanceChain(a: Advance): Promise<boolean> {
+    const r = await this.trx
+      .updateTable('refresh_chains')
+      .set({ current_hash: a.nextHash, generation: a.generation, rotated_at: a.rotatedAt, grace_from_gen: a.graceFromGen, grace_used: a.graceUsed })
+      .where('id', '=', a.id)
+      .where('current_hash', '=', a.expectHash)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) return false;
+    if (a.event) await this.insertEvent(a.event);
+    return true;
   }
 
   async insertEvent(e: EventTable): Promise<void> {
     await this.trx.insertInto('events').values(e).execute();
   }
 
-  async revokeChain(id: string, now: number, reason: string): Promise<void> {
-    await this.trx
-      .updateTable('refresh_chains')
-      .set({ revoked_at: now, revoked_reason: reason })
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .execute();
+  async revokeChain(r: { id: string | null; now: number; reason: string; event: EventTable | null }): Promise<void> {
+    if (r.id !== null) {
+      await this.trx
+        .updateTable('refresh_chains')
+        .set({ revoked_at: r.now, revoked_reason: r.reason })
+        .where('id', '=', r.id)
+        .where('revoked_at', 'is', null)
+        .execute();
+    }
+    if (r.event) await this.insertEvent(r.event);
   }
 }
 
 /** The token statements inside an existing Kysely transaction. */
-export function kyselyTokenStatements(trx: Transaction<Database>): TokenStatements {
+export function kyselyTokenStatements(trx: Transaction<Database>): KyselyTokenStatements {
   return new KyselyTokenStatements(trx);
 }
 

@@ -17,6 +17,14 @@ export interface Realm {
   maxLockoutSeconds: number;
   /** A disabled realm answers no protocol request (its admin API stays reachable). */
   enabled: boolean;
+  /** The optional event types this realm stores; the others are only counted (src/events/stored-types.ts). */
+  storedEventTypes: string[];
+  /**
+   * Refresh concurrency grace: a token presented again within this many seconds of its rotation gets a
+   * successor instead of revoking its chain (0: off), at most refreshGraceMax times per rotation.
+   */
+  refreshGraceSeconds: number;
+  refreshGraceMax: number;
   /** `jwt` (Keycloak's typ Bearer tokens) or `rfc9068` (typ at+jwt, client_id). */
   accessTokenFormat: 'jwt' | 'rfc9068';
 }

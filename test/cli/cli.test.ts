@@ -47,6 +47,21 @@ for (const dialect of dialects()) {
       assert.doesNotMatch(r.stderr, /\n\s+at\s/);
     }
 
+    test('realm update sets the refresh grace and the stored event types', async () => {
+      ok(['realm', 'create', 'grace']);
+      ok(['realm', 'update', 'grace', '--refresh-grace-seconds', '30', '--refresh-grace-max', '2', '--stored-events', 'REFRESH_TOKEN, LOGOUT']);
+      const { openDatabase } = await import('../../src/storage/database.js');
+      const { Store } = await import('../../src/storage/store.js');
+      const db = await openDatabase(tdb.url);
+      try {
+        const realm = await new Store(db).realms.get('grace');
+        assert.deepEqual([realm?.refreshGraceSeconds, realm?.refreshGraceMax, realm?.storedEventTypes], [30, 2, ['REFRESH_TOKEN', 'LOGOUT']]);
+      } finally {
+        await db.close();
+      }
+      ok(['realm', 'update', 'grace', '--stored-events', 'none']);
+    });
+
     test('--help lists the commands', () => {
       const r = run(['--help']);
       assert.equal(r.status, 0);
@@ -121,6 +136,8 @@ for (const dialect of dialects()) {
       fails(['client', 'create', 'acme', 'none'], /at least one --redirect-uri/);
       fails(['client', 'create', 'acme', 'sc', '--redirect-uri', 'https://x.example/cb', '--scope', 'admin'], /scope admin is not defined/);
       fails(['realm', 'update', 'acme', '--code-lifetime', '60'], /30 to 50/);
+      fails(['realm', 'update', 'acme', '--refresh-grace-seconds', '301'], /0 \(off\) to 300/);
+      fails(['realm', 'update', 'acme', '--stored-events', 'LOGIN'], /not an optional event type/);
       fails(['--database-url', 'mysql://x', 'realm', 'list'], /unsupported database URL/);
       fails(['client', 'create', 'acme', 'weak', '--redirect-uri', 'https://x.example/cb', '--secret', 'abc'], /at least 16 characters/);
       fails(['start', '--port', '99999'], /port must be from 0 to 65535/);

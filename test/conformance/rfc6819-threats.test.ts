@@ -25,9 +25,10 @@ for (const dialect of dialects()) {
       assert.ok(codeRow, 'the code is not stored as its SHA-256');
       assertTokenError(await h.exchange(codeRow.hash), 400, 'invalid_grant');
       const t = await h.tokens();
-      const tokenRow = await ts.store.db.kysely.selectFrom('refresh_tokens').select('hash').where('hash', '=', sha256(t.refresh_token)).executeTakeFirst();
-      assert.ok(tokenRow, 'the refresh token is not stored as its SHA-256');
-      assertTokenError(await h.refresh(tokenRow.hash), 400, 'invalid_grant');
+      // Storage is per chain: the chain's row holds its current token's hash.
+      const tokenRow = await ts.store.db.kysely.selectFrom('refresh_chains').select('current_hash').where('current_hash', '=', sha256(t.refresh_token)).executeTakeFirst();
+      assert.ok(tokenRow?.current_hash, 'the refresh token is not stored as its SHA-256');
+      assertTokenError(await h.refresh(tokenRow.current_hash), 400, 'invalid_grant');
       // The real values still work: the attempts with the hashes changed nothing.
       assert.equal((await h.exchange(code)).statusCode, 200);
       assert.equal((await h.refresh(t.refresh_token)).statusCode, 200);

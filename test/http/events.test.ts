@@ -13,6 +13,8 @@ for (const dialect of dialects()) {
     after(() => ts.close());
 
     test('logins, consents, codes, refreshes, reuse, revocation and failures are recorded', async () => {
+      // Successful refreshes are stored only when the realm asks for them (test/http/stored-events.test.ts).
+      await ts.store.realms.update(REALM, { storedEventTypes: ['REFRESH_TOKEN', 'CODE_ISSUED', 'CODE_TO_TOKEN'] });
       const auth = basic(ts.client.id, ts.client.secret);
       // A failed login first.
       const jar = new CookieJar();

@@ -78,9 +78,9 @@ for (const dialect of dialects()) {
       assert.equal(payload.exp! - payload.iat!, t.refresh_expires_in);
       // At least 128 random bits of jti.
       assert.ok(Buffer.from(payload.jti!, 'base64url').length >= 16);
-      const stored = await ts.store.db.kysely.selectFrom('refresh_tokens').select('hash').where('chain_id', '=', payload.chain as string).execute();
-      // Stored only as its hash.
-      assert.deepEqual(stored.map((r) => r.hash), [crypto.createHash('sha256').update(t.refresh_token).digest('base64url')]);
+      // Stored only as its hash, in its chain's row (storage per chain, issue 11).
+      const stored = await ts.store.db.kysely.selectFrom('refresh_chains').select(['current_hash', 'generation']).where('id', '=', payload.chain as string).execute();
+      assert.deepEqual(stored, [{ current_hash: crypto.createHash('sha256').update(t.refresh_token).digest('base64url'), generation: 1 }]);
     });
 
     test('without offline_access the type is Refresh', async () => {
@@ -175,6 +175,12 @@ for (const dialect of dialects()) {
       await ts.store.db.kysely
         .insertInto('refresh_tokens')
         .values({ hash: crypto.createHash('sha256').update(legacy).digest('base64url'), chain_id: chain, created_at: now, expires_at: now + 3600, used_at: null })
+        .execute();
+      // Storage per chain: the upgrade's migration made the chain's one unused token its current one.
+      await ts.store.db.kysely
+        .updateTable('refresh_chains')
+        .set({ current_hash: crypto.createHash('sha256').update(legacy).digest('base64url'), generation: 0 })
+        .where('id', '=', chain)
         .execute();
       const res = await refresh(legacy);
       assert.equal(res.statusCode, 200, res.body);

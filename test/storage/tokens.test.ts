@@ -44,6 +44,11 @@ for (const dialect of dialects()) {
       return hash;
     }
 
+    const OFF = { seconds: 0, max: 1 };
+    const presented = (first: unknown, generation = 1) => {
+      const f = first as { token: { hash: string }; chain: { id: string } };
+      return { hash: f.token.hash, chainId: f.chain.id, generation, issuedAt: now, expiresAt: now + 100 };
+    };
     const accept = () => ({ chain: { id: randomId(), maxExpiresAt: now + 1000 }, token: { hash: tokenHash(randomToken()), expiresAt: now + 100 } });
 
     test('concurrent redemptions of one code: exactly one wins', async () => {
@@ -68,9 +73,9 @@ for (const dialect of dialects()) {
       const hash = await newCode();
       const first = await store.codes.redeem(hash, now, accept);
       assert.equal(first.status, 'issued');
-      const rt = (first as { token: { hash: string } }).token.hash;
+      const rt = presented(first);
       const outcomes = await Promise.all(
-        Array.from({ length: 8 }, () => store.refresh.rotate(rt, now + 1, () => ({ next: { hash: tokenHash(randomToken()), expiresAt: now + 200 } }))),
+        Array.from({ length: 8 }, () => store.refresh.rotate(rt, now + 1, OFF, () => ({ next: { hash: tokenHash(randomToken()), expiresAt: now + 200 } }))),
       );
       assert.equal(outcomes.filter((o) => o.status === 'rotated').length, 1);
       assert.equal(outcomes.filter((o) => o.status === 'reused').length, 7);
@@ -80,14 +85,34 @@ for (const dialect of dialects()) {
 
     test('a rejected rotation changes nothing', async () => {
       const first = await store.codes.redeem(await newCode(), now, accept);
-      const rt = (first as { token: { hash: string } }).token.hash;
-      assert.equal((await store.refresh.rotate(rt, now, () => ({ reject: 'x' }))).status, 'rejected');
-      assert.equal((await store.refresh.rotate(rt, now, () => ({ next: { hash: tokenHash(randomToken()), expiresAt: now + 5 } }))).status, 'rotated');
+      const rt = presented(first);
+      assert.equal((await store.refresh.rotate(rt, now, OFF, () => ({ reject: 'x' }))).status, 'rejected');
+      assert.equal((await store.refresh.rotate(rt, now, OFF, () => ({ next: { hash: tokenHash(randomToken()), expiresAt: now + 5 } }))).status, 'rotated');
+    });
+
+    test('a rotation writes no token row: the chain row holds the current hash and generation', async () => {
+      const first = await store.codes.redeem(await newCode(), now, accept);
+      const chainId = (first as { chain: { id: string } }).chain.id;
+      const tokensBefore = await tdb.db.kysely.selectFrom('refresh_tokens').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      let rt = presented(first);
+      for (let gen = 2; gen <= 4; gen++) {
+        const next = { hash: tokenHash(randomToken()), expiresAt: now + 100 };
+        const r = await store.refresh.rotate(rt, now + gen, OFF, (_t, _c, _s, generation) => {
+          assert.equal(generation, gen);
+          return { next };
+        });
+        assert.equal(r.status, 'rotated');
+        rt = { ...rt, hash: next.hash, generation: gen };
+        const row = await tdb.db.kysely.selectFrom('refresh_chains').select(['current_hash', 'generation', 'rotated_at']).where('id', '=', chainId).executeTakeFirstOrThrow();
+        assert.deepEqual({ ...row, rotated_at: Number(row.rotated_at) }, { current_hash: next.hash, generation: gen, rotated_at: now + gen });
+      }
+      const tokensAfter = await tdb.db.kysely.selectFrom('refresh_tokens').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      assert.equal(Number(tokensAfter.n), Number(tokensBefore.n));
     });
 
     test('unknown hashes are not_found', async () => {
       assert.equal((await store.codes.redeem('nope', now, accept)).status, 'not_found');
-      assert.equal((await store.refresh.rotate('nope', now, () => ({ reject: 'x' }))).status, 'not_found');
+      assert.equal((await store.refresh.rotate({ hash: 'nope', chainId: 'nope', generation: 1, issuedAt: now, expiresAt: now + 1 }, now, OFF, () => ({ reject: 'x' }))).status, 'not_found');
     });
   });
 }

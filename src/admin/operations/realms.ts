@@ -6,6 +6,7 @@ import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { MASTER_REALM } from '../authorization.js';
 import { generateHmacKey } from '../../crypto/refresh-jwt.js';
 import { ValidationError, checkName } from '../validation.js';
+import { DEFAULT_STORED_EVENT_TYPES, OPTIONAL_EVENT_TYPES, isOptionalEventType } from '../../events/stored-types.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { ensureRealmManagement } from './roles.js';
 
@@ -25,12 +26,20 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   positive('the longest lockout time', s.maxLockoutSeconds, 30 * 86_400);
   if (s.accessTokenAudience !== undefined && (s.accessTokenAudience.length === 0 || s.accessTokenAudience.length > 255)) throw new ValidationError('the access token audience must have 1 to 255 characters');
   if (s.signingAlg !== undefined && !isSigningAlg(s.signingAlg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
+  if (s.refreshGraceSeconds !== undefined && (!Number.isInteger(s.refreshGraceSeconds) || s.refreshGraceSeconds < 0 || s.refreshGraceSeconds > 300)) {
+    throw new ValidationError('the refresh grace window must be a whole number of seconds from 0 (off) to 300');
+  }
+  if (s.refreshGraceMax !== undefined && (!Number.isInteger(s.refreshGraceMax) || s.refreshGraceMax < 1 || s.refreshGraceMax > 100)) {
+    throw new ValidationError('the refresh grace maximum must be a whole number from 1 to 100');
+  }
+  const badType = s.storedEventTypes?.find((t) => !isOptionalEventType(t));
+  if (badType !== undefined) throw new ValidationError(`${JSON.stringify(badType)} is not an optional event type: choose from ${OPTIONAL_EVENT_TYPES.join(', ')} (failures, logins, consents, reuse and revocations are always stored)`);
   if (s.accessTokenFormat !== undefined && s.accessTokenFormat !== 'jwt' && s.accessTokenFormat !== 'rfc9068') throw new ValidationError('the access token format must be jwt or rfc9068');
 }
 
 export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings>; enabled?: boolean }, actor: Actor = cliActor()): Promise<Realm> {
   checkName('realm name', input.id);
-  const settings: RealmSettings = { ...REALM_DEFAULTS, ...input.settings };
+  const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], ...input.settings };
   checkRealmSettings(settings);
   const t = now();
   const realm = await store.realms.create({ id: input.id, displayName: input.displayName ?? null, settings, now: t });

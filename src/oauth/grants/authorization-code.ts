@@ -44,7 +44,7 @@ export const authorizationCodeGrant: Grant = {
       const chain = { chainId, clientId: stored.clientId, userId: stored.userId, sessionId: stored.sessionId, scopes: stored.scopes, chainMaxExpiresAt: maxExpiresAt };
       refresh = mintRefreshToken({ realm, keys, issuer, chain, gen: 1, now });
       return { chain: { id: chainId, maxExpiresAt }, token: refresh };
-    }, { ip }, { realmId: realm.id, clientId: client.clientId });
+    }, { ip, storedEventTypes: realm.storedEventTypes }, { realmId: realm.id, clientId: client.clientId });
 
     switch (outcome.status) {
       case 'foreign':
@@ -53,10 +53,12 @@ export const authorizationCodeGrant: Grant = {
       case 'not_found':
         throw new OAuthError('invalid_grant', 'the authorization code is invalid');
       case 'reused':
+        services.audit.counter.count(realm.id, 'TOKEN_REUSE', 'failure');
         throw new OAuthError('invalid_grant', 'the authorization code has already been used', { detail: 'code reuse: chain revoked' });
       case 'rejected':
         throw new OAuthError('invalid_grant', outcome.reason);
       case 'issued':
+        services.audit.counter.count(realm.id, 'CODE_TO_TOKEN', 'success');
         return buildTokenResponse(services, {
           realm,
           client,

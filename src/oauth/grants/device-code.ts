@@ -38,7 +38,7 @@ export const deviceCodeGrant: Grant = {
       const chain = { chainId, clientId: device.clientId, userId: device.userId!, sessionId: device.sessionId!, scopes: device.scopes, chainMaxExpiresAt: maxExpiresAt };
       refresh = mintRefreshToken({ realm, keys, issuer, chain, gen: 1, now });
       return { chain: { id: chainId, maxExpiresAt }, token: refresh };
-    }, { ip });
+    }, { ip, storedEventTypes: realm.storedEventTypes });
 
     switch (outcome.status) {
       case 'not_found':
@@ -48,6 +48,7 @@ export const deviceCodeGrant: Grant = {
       case 'rejected':
         throw outcome.reason;
       case 'issued':
+        services.audit.counter.count(realm.id, 'DEVICE_TO_TOKEN', 'success');
         return buildTokenResponse(services, { realm, client, resources, chain: outcome.chain, subject: outcome.subject, scopes: outcome.chain.scopes, refresh: refresh!, now });
     }
   },

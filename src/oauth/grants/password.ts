@@ -1,6 +1,5 @@
 import { nowSeconds } from '../../clock.js';
 import { randomId, sortableId } from '../../crypto/random.js';
-import { startChain } from '../../storage/repos/tokens.js';
 import { eventRow } from '../../storage/repos/events.js';
 import type { RefreshChain } from '../../storage/types.js';
 import { attemptLogin } from '../brute-force.js';
@@ -58,11 +57,8 @@ export const passwordGrant: Grant = {
       maxExpiresAt,
       revokedAt: null,
     };
-    await services.store.db.runTokenTransaction(async (s) => {
-      await startChain(s, chain);
-      await s.insertToken({ hash: refresh.hash, chain_id: chain.id, created_at: now, expires_at: refresh.expiresAt });
-      await s.insertEvent(eventRow({ id: sortableId(), time: now, realmId: realm.id, type: 'LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: 'password grant' }));
-    });
+    const event = eventRow({ id: sortableId(), time: now, realmId: realm.id, type: 'LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: 'password grant' });
+    await services.store.refresh.create(chain, refresh.hash, event);
     const subject = { userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: user.enabled, organizationAlias: null };
     return buildTokenResponse(services, { realm, client, chain, subject, scopes, refresh, now });
   },

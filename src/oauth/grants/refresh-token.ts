@@ -28,12 +28,18 @@ export const refreshTokenGrant: Grant = {
     const verdict = verifyRefreshJwt(keys, presented, { issuer, now });
     const legacy = !verdict.ok && isLegacyRefreshToken(presented);
     if (!verdict.ok && !legacy) throw new OAuthError('invalid_grant', verdict.expired ? 'the refresh token has expired' : 'the refresh token is invalid');
-    // A token from before refresh tokens were JWTs names no chain and no generation: its successor is
-    // at least the chain's second token (the exact count was never recorded).
     const claims = verdict.ok ? verdict.claims : undefined;
-    const nextGen = claims ? claims.gen + 1 : 2;
-
-    const outcome = await services.store.refresh.rotate(tokenHash(presented), now, (token, chain, subject) => {
+    const hash = tokenHash(presented);
+    // A token from before refresh tokens were JWTs names no chain and no generation: its row in the old
+    // per-token table names the chain (generation 1 at least: the exact count was never recorded).
+    const old = claims ? undefined : await services.store.refresh.legacyToken(hash);
+    if (!claims && !old) throw new OAuthError('invalid_grant', 'the refresh token is invalid');
+    if (old && old.expiresAt <= now) throw new OAuthError('invalid_grant', 'the refresh token has expired');
+    const presentedToken = claims
+      ? { hash, chainId: claims.chain, generation: claims.gen, issuedAt: claims.iat, expiresAt: claims.exp }
+      : { hash, chainId: old!.chainId, generation: 1, issuedAt: old!.createdAt, expiresAt: old!.expiresAt };
+    const grace = { seconds: realm.refreshGraceSeconds, max: realm.refreshGraceMax };
+    const outcome = await services.store.refresh.rotate(presentedToken, now, grace, (token, chain, subject, generation) => {
       const reject = (error: OAuthErrorCode, description: string): { reject: OAuthError } => ({ reject: new OAuthError(error, description) });
       if (chain.realmId !== realm.id || (claims !== undefined && chain.id !== claims.chain)) return reject('invalid_grant', 'the refresh token is invalid');
       // RFC 6749 6: the refresh token must have been issued to the authenticated client.
@@ -54,18 +60,22 @@ export const refreshTokenGrant: Grant = {
         scopes = granted;
       }
       const refreshChain = { chainId: chain.id, clientId: chain.clientId, userId: chain.userId, sessionId: chain.sessionId, scopes: chain.scopes, chainMaxExpiresAt: chain.maxExpiresAt };
-      refresh = mintRefreshToken({ realm, keys, issuer, chain: refreshChain, gen: nextGen, now });
+      refresh = mintRefreshToken({ realm, keys, issuer, chain: refreshChain, gen: generation, now });
       return { next: refresh };
-    }, { ip });
+    }, { ip, storedEventTypes: realm.storedEventTypes });
 
     switch (outcome.status) {
       case 'not_found':
         throw new OAuthError('invalid_grant', 'the refresh token is invalid');
       case 'reused':
+        services.audit.counter.count(realm.id, 'TOKEN_REUSE', 'failure');
         throw new OAuthError('invalid_grant', 'the refresh token has already been used', { detail: `reuse detected: chain ${outcome.chain.id} revoked` });
       case 'rejected':
         throw outcome.reason;
       case 'rotated':
+        // Counted whether or not the realm stores it (src/events/stored-types.ts), after the commit.
+        services.audit.counter.count(realm.id, 'REFRESH_TOKEN', 'success');
+        if (outcome.grace) services.audit.counter.count(realm.id, 'REFRESH_TOKEN_GRACE', 'success');
         return buildTokenResponse(services, { realm, client, resources, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
     }
   },

@@ -2,7 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database, EventTable } from '../schema.js';
 import { metrics } from '../../metrics.js';
-import type { ChainValues, CodeRow, TokenRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
+import type { Advance, ChainRow, ChainValues, CodeRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
 
 const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
 
@@ -10,16 +10,13 @@ const SQL = {
   findCode: `SELECT a.*, ${SUBJECT} FROM authorization_codes a
     LEFT JOIN users u ON u.id = a.user_id LEFT JOIN organizations o ON o.id = a.organization_id WHERE a.hash = ?`,
   claimCode: 'UPDATE authorization_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL',
-  setCodeChain: 'UPDATE authorization_codes SET chain_id = ? WHERE hash = ?',
+  redeemCode: 'UPDATE authorization_codes SET used_at = ?, chain_id = ? WHERE hash = ? AND used_at IS NULL',
   insertChain: `INSERT INTO refresh_chains (id, realm_id, client_id, user_id, organization_id, scopes, session_id, auth_time,
-    created_at, max_expires_at, revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
-  findToken: `SELECT t.hash, t.created_at AS t_created_at, t.expires_at AS t_expires_at, t.used_at AS t_used_at,
-    c.id, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.created_at,
-    c.max_expires_at, c.revoked_at, c.revoked_reason, ${SUBJECT}
-    FROM refresh_tokens t JOIN refresh_chains c ON c.id = t.chain_id
-    LEFT JOIN users u ON u.id = c.user_id LEFT JOIN organizations o ON o.id = c.organization_id WHERE t.hash = ?`,
-  claimToken: 'UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL',
-  insertToken: 'INSERT INTO refresh_tokens (hash, chain_id, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, NULL)',
+    created_at, max_expires_at, current_hash, generation, revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
+  findChain: `SELECT c.*, ${SUBJECT} FROM refresh_chains c
+    LEFT JOIN users u ON u.id = c.user_id LEFT JOIN organizations o ON o.id = c.organization_id WHERE c.id = ?`,
+  advanceChain: `UPDATE refresh_chains SET current_hash = ?, generation = ?, rotated_at = ?, grace_from_gen = ?, grace_used = ?
+    WHERE id = ? AND current_hash = ?`,
   revokeChain: 'UPDATE refresh_chains SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL',
   insertEvent: `INSERT INTO events (id, realm_id, time, type, outcome, client_id, user_id, username, ip, reason)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -27,7 +24,10 @@ const SQL = {
 
 type Prepared = { [K in keyof typeof SQL]: BetterSqlite3.Statement };
 
-/** The hot statements, prepared once; each call runs synchronously on the shared connection. */
+/**
+ * The hot statements, prepared once; each call runs synchronously on the shared connection, inside the
+ * group commit's savepoint, so a compound write (claim plus what it creates) is atomic.
+ */
 class SqliteTokenStatements implements TokenStatements {
   constructor(private readonly s: Prepared) {}
   async findCode(hash: string): Promise<CodeRow | undefined> {
@@ -36,25 +36,26 @@ class SqliteTokenStatements implements TokenStatements {
   async claimCode(hash: string, now: number): Promise<boolean> {
     return this.s.claimCode.run(now, hash).changes === 1;
   }
-  async setCodeChain(hash: string, chainId: string): Promise<void> {
-    this.s.setCodeChain.run(chainId, hash);
+  async redeemCode(r: { hash: string; now: number; chain: ChainValues; event: EventTable | null }): Promise<boolean> {
+    if (this.s.redeemCode.run(r.now, r.chain.id, r.hash).changes !== 1) return false;
+    const c = r.chain;
+    this.s.insertChain.run(c.id, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.created_at, c.max_expires_at, c.current_hash, c.generation);
+    if (r.event) this.insertEvent(r.event);
+    return true;
   }
-  async insertChain(c: ChainValues): Promise<void> {
-    this.s.insertChain.run(c.id, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.created_at, c.max_expires_at);
+  async findChain(id: string): Promise<ChainRow | undefined> {
+    return this.s.findChain.get(id) as ChainRow | undefined;
   }
-  async findToken(hash: string): Promise<TokenRow | undefined> {
-    return this.s.findToken.get(hash) as TokenRow | undefined;
+  async advanceChain(a: Advance): Promise<boolean> {
+    if (this.s.advanceChain.run(a.nextHash, a.generation, a.rotatedAt, a.graceFromGen, a.graceUsed, a.id, a.expectHash).changes !== 1) return false;
+    if (a.event) this.insertEvent(a.event);
+    return true;
   }
-  async claimToken(hash: string, now: number): Promise<boolean> {
-    return this.s.claimToken.run(now, hash).changes === 1;
+  async revokeChain(r: { id: string | null; now: number; reason: string; event: EventTable | null }): Promise<void> {
+    if (r.id !== null) this.s.revokeChain.run(r.now, r.reason, r.id);
+    if (r.event) this.insertEvent(r.event);
   }
-  async insertToken(t: { hash: string; chain_id: string; created_at: number; expires_at: number }): Promise<void> {
-    this.s.insertToken.run(t.hash, t.chain_id, t.created_at, t.expires_at);
-  }
-  async revokeChain(id: string, now: number, reason: string): Promise<void> {
-    this.s.revokeChain.run(now, reason, id);
-  }
-  async insertEvent(e: EventTable): Promise<void> {
+  private insertEvent(e: EventTable): void {
     this.s.insertEvent.run(e.id, e.realm_id, e.time, e.type, e.outcome, e.client_id, e.user_id, e.username, e.ip, e.reason);
   }
 }

@@ -14,6 +14,8 @@ import * as organizationDetails from './2026-11-23T0600_organization_details.js'
 import * as collectorIndexes from './2026-11-23T0700_collector_indexes.js';
 import * as interactionAddress from './2026-11-23T0700_interaction_address.js';
 import * as leases from './2026-11-23T0700_leases.js';
+import * as refreshPerChain from './2026-11-23T0800_refresh_per_chain.js';
+import * as storedEventTypes from './2026-11-23T0800_stored_event_types.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -32,4 +34,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T0700_collector_indexes': collectorIndexes,
   '2026-11-23T0700_interaction_address': interactionAddress,
   '2026-11-23T0700_leases': leases,
+  '2026-11-23T0800_refresh_per_chain': refreshPerChain,
+  '2026-11-23T0800_stored_event_types': storedEventTypes,
 };

@@ -63,17 +63,17 @@ export class CollectorRepository {
       for (const r of ended) ids.add(r.id);
     }
     if (ids.size < limit) {
+      // Idle: no rotation within the realm's refresh idle lifetime. Storage is per chain, so the chain's
+      // own row says when it last moved (a grace answer does not move rotated_at: 300 s, the longest
+      // grace window, is added as a margin).
       const idle = await this.db
-        .selectFrom('refresh_tokens as t')
-        .select('t.chain_id')
-        .distinct()
-        .where('t.expires_at', '<', before)
-        .where(({ not, exists, selectFrom }) =>
-          not(exists(selectFrom('refresh_tokens as live').select(sql`1`.as('one')).whereRef('live.chain_id', '=', 't.chain_id').where('live.expires_at', '>=', before))),
-        )
+        .selectFrom('refresh_chains as c')
+        .innerJoin('realms as r', 'r.id', 'c.realm_id')
+        .select('c.id')
+        .where(sql<boolean>`coalesce(c.rotated_at, c.created_at) + r.refresh_idle_lifetime + 300 < ${before}`)
         .limit(limit - ids.size)
         .execute();
-      for (const r of idle) ids.add(r.chain_id);
+      for (const r of idle) ids.add(r.id);
     }
     if (ids.size === 0) return 0;
     const list = [...ids];

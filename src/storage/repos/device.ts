@@ -7,6 +7,7 @@ import { parseList, toSubject } from './mappers.js';
 import { startChain, type NewChain, type NewToken } from './tokens.js';
 import { eventRow } from './events.js';
 import { sortableId } from '../../crypto/random.js';
+import { isEventStored } from '../../events/stored-types.js';
 
 function toDevice(r: Selectable<DeviceCodeTable>): DeviceCode {
   return {
@@ -99,7 +100,7 @@ export class DeviceRepository {
    * a slower interval), and when `decide` accepts an approved code, consumes it and creates the refresh
    * chain and its first token. A consumed code presented again revokes that chain.
    */
-  async poll<R>(hash: string, now: number, decide: (d: DeviceCode, subject: Subject | undefined) => PollDecision<R>, info?: { ip: string | null }): Promise<PollOutcome<R>> {
+  async poll<R>(hash: string, now: number, decide: (d: DeviceCode, subject: Subject | undefined) => PollDecision<R>, info?: { ip: string | null; storedEventTypes?: readonly string[] }): Promise<PollOutcome<R>> {
     return this.db.transaction().execute(async (trx): Promise<PollOutcome<R>> => {
       const row = await trx
         .selectFrom('device_codes as d')
@@ -113,7 +114,7 @@ export class DeviceRepository {
       const device = toDevice(row);
       const statements = kyselyTokenStatements(trx);
       if (device.status === 'consumed') {
-        if (device.chainId) await statements.revokeChain(device.chainId, now, 'device code reused');
+        if (device.chainId) await statements.revokeChain({ id: device.chainId, now, reason: 'device code reused', event: null });
         return { status: 'reused' };
       }
       const subject = row.user_id ? toSubject({ ...row, user_id: row.user_id }) : undefined;
@@ -145,9 +146,8 @@ export class DeviceRepository {
         createdAt: now,
         maxExpiresAt: d.chain.maxExpiresAt,
         revokedAt: null,
-      });
-      await statements.insertToken({ hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt });
-      await statements.insertEvent(
+      }, d.token.hash);
+      if (isEventStored(info?.storedEventTypes, 'DEVICE_TO_TOKEN', 'success')) await statements.insertEvent(
         eventRow({ id: sortableId(), time: now, realmId: chain.realmId, type: 'DEVICE_TO_TOKEN', outcome: 'success', clientId: chain.clientId, userId: chain.userId, ip: info?.ip ?? null }),
       );
       return { status: 'issued', chain, subject, device };

@@ -12,6 +12,8 @@ export type EventType =
   | 'CODE_TO_TOKEN_ERROR'
   | 'REFRESH_TOKEN'
   | 'REFRESH_TOKEN_ERROR'
+  /** Counted only: a refresh answered by the grace window (also counted as REFRESH_TOKEN). */
+  | 'REFRESH_TOKEN_GRACE'
   | 'TOKEN_REUSE'
   | 'DEVICE_APPROVED'
   | 'DEVICE_TO_TOKEN'

@@ -24,6 +24,9 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     lockoutSeconds: r.lockout_seconds,
     maxLockoutSeconds: r.max_lockout_seconds,
     enabled: r.enabled !== 0,
+    storedEventTypes: parseList(r.stored_event_types),
+    refreshGraceSeconds: r.refresh_grace_seconds,
+    refreshGraceMax: r.refresh_grace_max,
     accessTokenFormat: r.access_token_format === 'rfc9068' ? 'rfc9068' : 'jwt',
   };
 }

@@ -40,6 +40,9 @@ export class RealmRepository {
             max_login_failures: s.maxLoginFailures,
             lockout_seconds: s.lockoutSeconds,
             max_lockout_seconds: s.maxLockoutSeconds,
+            stored_event_types: JSON.stringify(s.storedEventTypes),
+            refresh_grace_seconds: s.refreshGraceSeconds,
+            refresh_grace_max: s.refreshGraceMax,
             access_token_format: s.accessTokenFormat,
           })
           .execute();
@@ -83,6 +86,9 @@ export class RealmRepository {
     if (patch.maxLockoutSeconds !== undefined) values.max_lockout_seconds = patch.maxLockoutSeconds;
     if (patch.notBefore !== undefined) values.not_before = patch.notBefore;
     if (patch.enabled !== undefined) values.enabled = patch.enabled ? 1 : 0;
+    if (patch.refreshGraceSeconds !== undefined) values.refresh_grace_seconds = patch.refreshGraceSeconds;
+    if (patch.refreshGraceMax !== undefined) values.refresh_grace_max = patch.refreshGraceMax;
+    if (patch.storedEventTypes !== undefined) values.stored_event_types = JSON.stringify(patch.storedEventTypes);
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

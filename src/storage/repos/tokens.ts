@@ -2,10 +2,12 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { AuthorizationCode, RefreshChain, RefreshToken, Subject } from '../types.js';
 import type { Db } from '../database.js';
-import type { TokenStatements } from '../token-statements.js';
+import { kyselyTokenStatements, type ChainValues, type TokenStatements } from '../token-statements.js';
+import type { EventTable } from '../schema.js';
 import { toChain, toCode, toSubject } from './mappers.js';
 import { sortableId } from '../../crypto/random.js';
 import { eventRow, type EventType } from './events.js';
+import { isEventStored } from '../../events/stored-types.js';
 
 export interface NewToken {
   hash: string;
@@ -32,11 +34,29 @@ export type RotateOutcome<R> =
   | { status: 'not_found' }
   | { status: 'reused'; chain: RefreshChain }
   | { status: 'rejected'; reason: R; chain: RefreshChain }
-  | { status: 'rotated'; chain: RefreshChain; token: NewToken; subject: Subject };
+  /** grace: the presented token had already been rotated; the grace window gave it a successor. */
+  | { status: 'rotated'; chain: RefreshChain; token: NewToken; subject: Subject; grace: boolean };
+
+/** The refresh token presented, as its verified claims describe it. */
+export interface PresentedToken {
+  hash: string;
+  chainId: string;
+  generation: number;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/** The realm's refresh concurrency grace (Realm.refreshGraceSeconds, refreshGraceMax); 0 seconds: off. */
+export interface GracePolicy {
+  seconds: number;
+  max: number;
+}
 
 /** Who asked, for the audit event written inside the transaction. */
 export interface AuditInfo {
   ip: string | null;
+  /** The realm's optional event types to store (Realm.storedEventTypes); undefined: the defaults. */
+  storedEventTypes?: readonly string[];
 }
 
 /** The authenticated client presenting a code. */
@@ -52,9 +72,11 @@ function auditRow(type: EventType, outcome: 'success' | 'failure', chain: { real
 const CODE_REUSED = 'authorization code reused';
 const TOKEN_REUSED = 'refresh token reused';
 
-/** Creates a refresh chain (an offline session) and returns it. */
-export async function startChain(s: TokenStatements, chain: RefreshChain): Promise<RefreshChain> {
-  await s.insertChain({
+/** The row of a new refresh chain (an offline session). */
+export function chainValues(chain: RefreshChain, firstTokenHash: string): ChainValues {
+  return {
+    current_hash: firstTokenHash,
+    generation: 1,
     id: chain.id,
     realm_id: chain.realmId,
     client_id: chain.clientId,
@@ -65,16 +87,22 @@ export async function startChain(s: TokenStatements, chain: RefreshChain): Promi
     auth_time: chain.authTime,
     created_at: chain.createdAt,
     max_expires_at: chain.maxExpiresAt,
-  });
+  };
+}
+
+/** Creates a refresh chain (an offline session) and returns it. */
+export async function startChain(s: { insertChain(c: ChainValues): Promise<void> }, chain: RefreshChain, firstTokenHash: string): Promise<RefreshChain> {
+  await s.insertChain(chainValues(chain, firstTokenHash));
   return chain;
 }
 
 /**
  * Redeems a code: marks it used whatever `decide` says (a code is good for one attempt), and when
- * `decide` accepts, creates the refresh chain and its first token. A code that was already used revokes
- * the chain its first redemption created (RFC 6749 4.1.2, RFC 9700 4.5). A code of another client
- * changes nothing: otherwise whoever saw a leaked code could burn it, or revoke its grant, and so deny
- * the user's login (issue 12).
+ * `decide` accepts, creates the refresh chain and its first token in the same step. A code that was
+ * already used revokes the chain its first redemption created (RFC 6749 4.1.2, RFC 9700 4.5). A code of
+ * another client changes nothing: otherwise whoever saw a leaked code could burn it, or revoke its grant,
+ * and so deny the user's login (issue 12).
+ * PostgreSQL: two round trips (the read, then one statement that claims and creates).
  */
 async function redeemIn<R>(
   s: TokenStatements,
@@ -88,18 +116,22 @@ async function redeemIn<R>(
   if (!row) return { status: 'not_found' };
   const code = toCode(row);
   if (presenter && (code.realmId !== presenter.realmId || code.clientId !== presenter.clientId)) return { status: 'foreign' };
-  if (code.usedAt !== null || !(await s.claimCode(hash, now))) {
-    // A concurrent redemption may have claimed the code after our read: read its chain again (the claim
-    // waited for that transaction to commit) so that the chain it created is revoked too.
+  const reused = async (): Promise<RedeemOutcome<R>> => {
+    // A concurrent redemption may have claimed the code after our read: its claim named the chain in
+    // the same committed step, so reading the code again finds the chain to revoke.
     const chainId = code.chainId ?? (await s.findCode(hash))?.chain_id;
-    if (chainId) await s.revokeChain(chainId, now, CODE_REUSED);
-    await s.insertEvent(auditRow('TOKEN_REUSE', 'failure', code, now, info, CODE_REUSED));
+    const event = auditRow('TOKEN_REUSE', 'failure', code, now, info, CODE_REUSED);
+    await s.revokeChain({ id: chainId ?? null, now, reason: CODE_REUSED, event });
     return { status: 'reused', code };
-  }
+  };
+  if (code.usedAt !== null) return reused();
   const subject = toSubject(row);
   const d = decide(code, subject);
-  if ('reject' in d) return { status: 'rejected', reason: d.reject };
-  const chain = await startChain(s, {
+  if ('reject' in d) {
+    if (!(await s.claimCode(hash, now))) return reused();
+    return { status: 'rejected', reason: d.reject };
+  }
+  const chain: RefreshChain = {
     id: d.chain.id,
     realmId: code.realmId,
     clientId: code.clientId,
@@ -111,46 +143,76 @@ async function redeemIn<R>(
     createdAt: now,
     maxExpiresAt: d.chain.maxExpiresAt,
     revokedAt: null,
+  };
+  const redeemed = await s.redeemCode({
+    hash,
+    now,
+    chain: chainValues(chain, d.token.hash),
+    event: isEventStored(info?.storedEventTypes, 'CODE_TO_TOKEN', 'success') ? auditRow('CODE_TO_TOKEN', 'success', chain, now, info) : null,
   });
-  await s.insertToken({ hash: d.token.hash, chain_id: chain.id, created_at: now, expires_at: d.token.expiresAt });
-  await s.setCodeChain(hash, chain.id);
-  await s.insertEvent(auditRow('CODE_TO_TOKEN', 'success', chain, now, info));
+  if (!redeemed) return reused();
   return { status: 'issued', code, chain, token: d.token, subject };
 }
 
 /**
- * Rotates a refresh token: the presented token is marked used and its successor inserted. A token
- * presented after it was used means it leaked, so the whole chain is revoked (RFC 9700 4.14.2).
- * `decide` either rejects (nothing changes) or names the successor.
+ * Rotates a refresh token. Storage is per chain: the chain's row holds its current token's hash, and a
+ * rotation is one conditional update of that row (exactly one of concurrent rotations wins); no token
+ * row is written. The presented token's signature, chain and generation were verified by the caller, so
+ * a token of this chain that is not the current one is of an earlier generation: it was used already,
+ * so it leaked, and the whole chain is revoked (RFC 9700 4.14.2). Unless the realm's grace window
+ * covers it: presented again within `grace.seconds` of the rotation that replaced it, at most
+ * `grace.max` times, it gets a successor (a client that lost the response, two tabs refreshing at once).
+ * `decide` either rejects (nothing changes) or names the successor, whose generation it is given.
+ * PostgreSQL: two round trips (the read, the conditional update).
  */
 async function rotateIn<R>(
   s: TokenStatements,
-  hash: string,
+  presented: PresentedToken,
   now: number,
-  decide: (token: RefreshToken, chain: RefreshChain, subject: Subject) => RotateDecision<R>,
+  grace: GracePolicy,
+  decide: (token: RefreshToken, chain: RefreshChain, subject: Subject, generation: number) => RotateDecision<R>,
   info?: AuditInfo,
 ): Promise<RotateOutcome<R>> {
-  const row = await s.findToken(hash);
-  if (!row) return { status: 'not_found' };
-  const chain = toChain(row);
-  if (row.t_used_at !== null) {
-    await s.revokeChain(chain.id, now, TOKEN_REUSED);
-    await s.insertEvent(auditRow('TOKEN_REUSE', 'failure', chain, now, info, TOKEN_REUSED));
-    return { status: 'reused', chain };
+  let chain: RefreshChain | undefined;
+  const reused = async (c: RefreshChain): Promise<RotateOutcome<R>> => {
+    await s.revokeChain({ id: c.id, now, reason: TOKEN_REUSED, event: auditRow('TOKEN_REUSE', 'failure', c, now, info, TOKEN_REUSED) });
+    return { status: 'reused', chain: c };
+  };
+  // A lost race re-reads the row once more: the winner's rotation may put this token in the grace window.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const row = await s.findChain(presented.chainId);
+    if (!row) return { status: 'not_found' };
+    chain = toChain(row);
+    const current = row.current_hash !== null && row.current_hash === presented.hash;
+    const inGrace =
+      !current &&
+      row.current_hash !== null &&
+      chain.revokedAt === null &&
+      grace.seconds > 0 &&
+      row.rotated_at !== null &&
+      now - Number(row.rotated_at) <= grace.seconds &&
+      row.grace_used < grace.max &&
+      presented.generation >= row.grace_from_gen;
+    if (!current && !inGrace) return reused(chain);
+    const token: RefreshToken = { hash: presented.hash, chainId: chain.id, createdAt: presented.issuedAt, expiresAt: presented.expiresAt, usedAt: null };
+    const subject = toSubject(row);
+    const generation = Math.max(row.generation, presented.generation) + 1;
+    const d = decide(token, chain, subject, generation);
+    if ('reject' in d) return { status: 'rejected', reason: d.reject, chain };
+    // Not stored by default (counted by the grant instead): a row per refresh would grow without bound.
+    const event = isEventStored(info?.storedEventTypes, 'REFRESH_TOKEN', 'success')
+      ? auditRow('REFRESH_TOKEN', 'success', chain, now, info, inGrace ? 'grace: the presented token had been rotated' : undefined)
+      : null;
+    const advanced = await s.advanceChain(
+      current
+        ? { id: chain.id, expectHash: presented.hash, nextHash: d.next.hash, generation, rotatedAt: now, graceFromGen: presented.generation, graceUsed: 0, event }
+        : // The grace answer leaves the window where it was: it runs from the rotation, not from this answer.
+          { id: chain.id, expectHash: row.current_hash!, nextHash: d.next.hash, generation, rotatedAt: Number(row.rotated_at), graceFromGen: row.grace_from_gen, graceUsed: row.grace_used + 1, event },
+    );
+    if (advanced) return { status: 'rotated', chain, token: d.next, subject, grace: inGrace };
   }
-  const token: RefreshToken = { hash: row.hash, chainId: row.id, createdAt: Number(row.t_created_at), expiresAt: Number(row.t_expires_at), usedAt: null };
-  const subject = toSubject(row);
-  const d = decide(token, chain, subject);
-  if ('reject' in d) return { status: 'rejected', reason: d.reject, chain };
-  if (!(await s.claimToken(hash, now))) {
-    // Another request rotated the same token between our read and our write: that is reuse too.
-    await s.revokeChain(chain.id, now, TOKEN_REUSED);
-    await s.insertEvent(auditRow('TOKEN_REUSE', 'failure', chain, now, info, TOKEN_REUSED));
-    return { status: 'reused', chain };
-  }
-  await s.insertToken({ hash: d.next.hash, chain_id: chain.id, created_at: now, expires_at: d.next.expiresAt });
-  await s.insertEvent(auditRow('REFRESH_TOKEN', 'success', chain, now, info));
-  return { status: 'rotated', chain, token: d.next, subject };
+  // Still losing after re-reading: as many concurrent rotations as the grace allows, and more.
+  return reused(chain!);
 }
 
 export class CodeRepository {
@@ -208,14 +270,27 @@ export class CodeRepository {
 export class RefreshRepository {
   constructor(private readonly db: Db) {}
 
+  /**
+   * A chain started without an authorization code (the password grant): the chain holding its first
+   * token's hash, and its event, committed together.
+   */
+  async create(chain: RefreshChain, firstTokenHash: string, event: EventTable | null): Promise<void> {
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const s = kyselyTokenStatements(trx);
+      await startChain(s, chain, firstTokenHash);
+      if (event) await s.insertEvent(event);
+    });
+  }
+
   /** See rotateIn: one transaction, committed before the outcome is returned. */
   rotate<R>(
-    hash: string,
+    presented: PresentedToken,
     now: number,
-    decide: (token: RefreshToken, chain: RefreshChain, subject: Subject) => RotateDecision<R>,
+    grace: GracePolicy,
+    decide: (token: RefreshToken, chain: RefreshChain, subject: Subject, generation: number) => RotateDecision<R>,
     info?: AuditInfo,
   ): Promise<RotateOutcome<R>> {
-    return this.db.runTokenTransaction((s) => rotateIn(s, hash, now, decide, info));
+    return this.db.runTokenTransaction((s) => rotateIn(s, presented, now, grace, decide, info));
   }
 
   async revokeChain(chainId: string, now: number, reason: string): Promise<void> {
@@ -231,8 +306,8 @@ export class RefreshRepository {
   async lastUsedByUser(realmId: string, userId: string, now: number): Promise<Array<{ clientId: string; organizationId: string; lastUsed: number; chains: number }>> {
     const rows = await this.db.kysely
       .selectFrom('refresh_chains as c')
-      .innerJoin('refresh_tokens as t', 't.chain_id', 'c.id')
-      .select(['c.client_id', 'c.organization_id', (eb) => eb.fn.max('t.created_at').as('last_used'), (eb) => eb.fn.count('c.id').distinct().as('chains')])
+      // A chain was last used at its last rotation, or when it started.
+      .select(['c.client_id', 'c.organization_id', (eb) => eb.fn.max(eb.fn.coalesce('c.rotated_at', 'c.created_at')).as('last_used'), (eb) => eb.fn.count('c.id').distinct().as('chains')])
       .where('c.realm_id', '=', realmId)
       .where('c.user_id', '=', userId)
       .where('c.revoked_at', 'is', null)
@@ -279,6 +354,15 @@ export class RefreshRepository {
     return Number(r.numUpdatedRows);
   }
 
+  /**
+   * A refresh token from before refresh tokens were JWTs (opaque) names no chain: its row in the old
+   * per-token table does. Such rows are never written any more; they only map a legacy token to its chain.
+   */
+  async legacyToken(hash: string): Promise<{ chainId: string; createdAt: number; expiresAt: number } | undefined> {
+    const r = await this.db.kysely.selectFrom('refresh_tokens').select(['chain_id', 'created_at', 'expires_at']).where('hash', '=', hash).executeTakeFirst();
+    return r ? { chainId: r.chain_id, createdAt: Number(r.created_at), expiresAt: Number(r.expires_at) } : undefined;
+  }
+
   async getChain(chainId: string): Promise<RefreshChain | undefined> {
     const r = await this.db.kysely.selectFrom('refresh_chains').selectAll().where('id', '=', chainId).executeTakeFirst();
     return r ? toChain(r) : undefined;
@@ -287,7 +371,8 @@ export class RefreshRepository {
 
 /** A refresh token as introspection and revocation see it. */
 export interface RefreshTokenState {
-  token: RefreshToken;
+  /** The chain's current token (the one a refresh accepts), not an earlier generation. */
+  current: boolean;
   chain: RefreshChain;
   username: string | null;
   userEnabled: boolean;
@@ -296,22 +381,17 @@ export interface RefreshTokenState {
 export class TokenStateRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async refreshToken(hash: string): Promise<RefreshTokenState | undefined> {
+  /** The state of a (verified) refresh token of chain `chainId`, by its hash. */
+  async refreshToken(hash: string, chainId: string): Promise<RefreshTokenState | undefined> {
     const r = await this.db
-      .selectFrom('refresh_tokens as t')
-      .innerJoin('refresh_chains as c', 'c.id', 't.chain_id')
+      .selectFrom('refresh_chains as c')
       .leftJoin('users as u', 'u.id', 'c.user_id')
       .selectAll('c')
-      .select(['t.hash', 't.created_at as t_created_at', 't.expires_at as t_expires_at', 't.used_at as t_used_at', 'u.username', 'u.enabled as user_enabled'])
-      .where('t.hash', '=', hash)
+      .select(['u.username', 'u.enabled as user_enabled'])
+      .where('c.id', '=', chainId)
       .executeTakeFirst();
     if (!r) return undefined;
-    return {
-      token: { hash: r.hash, chainId: r.id, createdAt: Number(r.t_created_at), expiresAt: Number(r.t_expires_at), usedAt: r.t_used_at === null ? null : Number(r.t_used_at) },
-      chain: toChain(r),
-      username: r.username,
-      userEnabled: r.user_enabled === 1,
-    };
+    return { current: r.current_hash === hash, chain: toChain(r), username: r.username, userEnabled: r.user_enabled === 1 };
   }
 
   async revokeAccessToken(jti: string, realmId: string, expiresAt: number): Promise<void> {

@@ -1,0 +1,130 @@
+import type pg from 'pg';
+import type { EventTable } from '../schema.js';
+import type { Advance, ChainRow, ChainValues, CodeRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
+
+/**
+ * The hot path on PostgreSQL: each step of repos/tokens.ts is one prepared statement (a pg named query,
+ * parsed and planned once per connection, no query building per request) run in autocommit. A compound
+ * write (claim the code or token, create what it leads to, record the event) is one statement of
+ * data-modifying CTEs, atomic by itself; so a refresh or a code exchange is two round trips (the read,
+ * then the write, which commits), and the conditional UPDATE at its head keeps exactly one winner. A
+ * refresh updates the chain's row only (no index on the changed columns: an in-place HOT update).
+ * Parameters carry explicit casts: in INSERT ... SELECT, PostgreSQL cannot infer them from the columns.
+ */
+const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
+const EVENT_COLUMNS = 'id, realm_id, time, type, outcome, client_id, user_id, username, ip, reason';
+/** The event's ten parameters from $n on, in EVENT_COLUMNS order. */
+const eventParams = (n: number): string =>
+  ['text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'text'].map((t, i) => `$${n + i}::${t}`).join(', ');
+
+const SQL = {
+  findCode: `SELECT a.*, ${SUBJECT} FROM authorization_codes a
+    LEFT JOIN users u ON u.id = a.user_id LEFT JOIN organizations o ON o.id = a.organization_id WHERE a.hash = $1`,
+  claimCode: 'UPDATE authorization_codes SET used_at = $1 WHERE hash = $2 AND used_at IS NULL',
+  redeemCode: (withEvent: boolean): string => `WITH claimed AS (
+      UPDATE authorization_codes SET used_at = $1::bigint, chain_id = $2::text WHERE hash = $3::text AND used_at IS NULL RETURNING hash
+    ), chain AS (
+      INSERT INTO refresh_chains (id, realm_id, client_id, user_id, organization_id, scopes, session_id, auth_time, created_at, max_expires_at,
+        current_hash, generation, revoked_at, revoked_reason)
+      SELECT $2::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::bigint, $1::bigint, $11::bigint, $12::text, $13::int, NULL, NULL
+      FROM claimed RETURNING id
+    )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(14)} FROM claimed)` : ''}
+    SELECT count(*)::int AS n FROM chain`,
+  findChain: `SELECT c.*, ${SUBJECT} FROM refresh_chains c
+    LEFT JOIN users u ON u.id = c.user_id LEFT JOIN organizations o ON o.id = c.organization_id WHERE c.id = $1`,
+  advanceChain: (withEvent: boolean): string => `WITH advanced AS (
+      UPDATE refresh_chains SET current_hash = $1::text, generation = $2::int, rotated_at = $3::bigint, grace_from_gen = $4::int, grace_used = $5::int
+      WHERE id = $6::text AND current_hash = $7::text RETURNING id
+    )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(8)} FROM advanced)` : ''}
+    SELECT count(*)::int AS n FROM advanced`,
+  revokeChain: 'UPDATE refresh_chains SET revoked_at = $1, revoked_reason = $2 WHERE id = $3 AND revoked_at IS NULL',
+  revokeChainWithEvent: `WITH revoked AS (
+      UPDATE refresh_chains SET revoked_at = $1::bigint, revoked_reason = $2::text WHERE id = $3::text AND revoked_at IS NULL RETURNING id
+    ) INSERT INTO events (${EVENT_COLUMNS}) VALUES (${eventParams(4)})`,
+  insertEvent: `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${eventParams(1)})`,
+} as const;
+
+/** Named once: pg prepares a named query on a connection the first time it runs there. */
+const QUERIES = {
+  findCode: { name: 'rg_find_code', text: SQL.findCode },
+  claimCode: { name: 'rg_claim_code', text: SQL.claimCode },
+  redeemCode: { name: 'rg_redeem_code', text: SQL.redeemCode(false) },
+  redeemCodeWithEvent: { name: 'rg_redeem_code_ev', text: SQL.redeemCode(true) },
+  findChain: { name: 'rg_find_chain', text: SQL.findChain },
+  advanceChain: { name: 'rg_advance_chain', text: SQL.advanceChain(false) },
+  advanceChainWithEvent: { name: 'rg_advance_chain_ev', text: SQL.advanceChain(true) },
+  revokeChain: { name: 'rg_revoke_chain', text: SQL.revokeChain },
+  revokeChainWithEvent: { name: 'rg_revoke_chain_ev', text: SQL.revokeChainWithEvent },
+  insertEvent: { name: 'rg_insert_event', text: SQL.insertEvent },
+} as const;
+
+type Value = string | number | null;
+
+function eventValues(e: EventTable): Value[] {
+  return [e.id, e.realm_id, e.time, e.type, e.outcome, e.client_id, e.user_id, e.username, e.ip, e.reason];
+}
+
+class PostgresTokenStatements implements TokenStatements {
+  constructor(private readonly client: pg.PoolClient) {}
+
+  private async rows<T>(q: { name: string; text: string }, values: Value[]): Promise<T[]> {
+    return (await this.client.query({ name: q.name, text: q.text, values })).rows as T[];
+  }
+
+  private async changed(q: { name: string; text: string }, values: Value[]): Promise<number> {
+    return (await this.client.query({ name: q.name, text: q.text, values })).rowCount ?? 0;
+  }
+
+  async findCode(hash: string): Promise<CodeRow | undefined> {
+    return (await this.rows<CodeRow>(QUERIES.findCode, [hash]))[0];
+  }
+
+  async claimCode(hash: string, now: number): Promise<boolean> {
+    return (await this.changed(QUERIES.claimCode, [now, hash])) === 1;
+  }
+
+  async redeemCode(r: { hash: string; now: number; chain: ChainValues; event: EventTable | null }): Promise<boolean> {
+    const c = r.chain;
+    const values: Value[] = [r.now, c.id, r.hash, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.max_expires_at, c.current_hash, c.generation];
+    const q = r.event ? QUERIES.redeemCodeWithEvent : QUERIES.redeemCode;
+    const [row] = await this.rows<{ n: number }>(q, r.event ? [...values, ...eventValues(r.event)] : values);
+    return row?.n === 1;
+  }
+
+  async findChain(id: string): Promise<ChainRow | undefined> {
+    return (await this.rows<ChainRow>(QUERIES.findChain, [id]))[0];
+  }
+
+  async advanceChain(a: Advance): Promise<boolean> {
+    const values: Value[] = [a.nextHash, a.generation, a.rotatedAt, a.graceFromGen, a.graceUsed, a.id, a.expectHash];
+    const q = a.event ? QUERIES.advanceChainWithEvent : QUERIES.advanceChain;
+    const [row] = await this.rows<{ n: number }>(q, a.event ? [...values, ...eventValues(a.event)] : values);
+    return row?.n === 1;
+  }
+
+  async revokeChain(r: { id: string | null; now: number; reason: string; event: EventTable | null }): Promise<void> {
+    if (r.id !== null && r.event) await this.changed(QUERIES.revokeChainWithEvent, [r.now, r.reason, r.id, ...eventValues(r.event)]);
+    else if (r.id !== null) await this.changed(QUERIES.revokeChain, [r.now, r.reason, r.id]);
+    else if (r.event) await this.changed(QUERIES.insertEvent, eventValues(r.event));
+  }
+}
+
+/**
+ * One pooled connection per call, no BEGIN/COMMIT: every statement commits by itself, so the answer is
+ * sent only after what it reports is committed (and, with synchronous_commit on, durable).
+ */
+export function postgresTokenRunner(pool: pg.Pool): TokenTransactionRunner {
+  return async <T>(fn: (s: TokenStatements) => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      return await fn(new PostgresTokenStatements(client));
+    } catch (err) {
+      // A connection error leaves the client unusable: pass it to release() so the pool drops it.
+      if (err instanceof Error && !('code' in err && typeof err.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code))) broken = err;
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  };
+}

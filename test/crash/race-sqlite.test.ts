@@ -1,0 +1,3 @@
+import { raceSuite } from './race.js';
+
+raceSuite('sqlite');

@@ -1,0 +1,3 @@
+import { sigkillSuite } from './sigkill.js';
+
+sigkillSuite('sqlite');
