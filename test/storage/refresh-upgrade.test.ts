@@ -46,7 +46,7 @@ for (const dialect of dialects()) {
         try {
           await migrate(db);
           const row = await db.kysely.selectFrom('refresh_chains').select(['current_hash', 'rotated_at']).where('id', '=', chain.id).executeTakeFirstOrThrow();
-          assert.deepEqual({ ...row, rotated_at: Number(row.rotated_at) }, { current_hash: tokenHash(t2), rotated_at: at });
+          assert.deepEqual({ ...row, rotated_at: Number(row.rotated_at) }, { current_hash: tokenHash(t2), rotated_at: at + 1 }); // the rotation minted t2 at at + 1
           const app = await buildApp({ services: createServices(ts.config, new Store(db), ts.clock) });
           try {
             const refresh = (token: string) =>
