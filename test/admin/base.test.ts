@@ -55,6 +55,21 @@ for (const dialect of dialects()) {
       assert.deepEqual(await r1.json(), await r2.json());
     });
 
+    test('bodies: empty with a JSON content type, `{}`, and a bare JSON string are accepted; malformed JSON is a 400', async () => {
+      const token = await ts.kc.getAccessToken();
+      const call = (method: string, path: string, body?: string): Promise<Response> =>
+        fetch(`${ts.baseUrl}/auth/admin/realms${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body } : {}) });
+      await ts.kc.realms.create({ realm: 'bodies' });
+      assert.equal((await call('POST', '/bodies/push-revocation', '{}')).status, 200);
+      assert.equal((await call('POST', '/bodies/push-revocation', '"a bare string"')).status, 200);
+      assert.equal((await call('POST', '/bodies/push-revocation')).status, 200);
+      const bad = await call('PUT', '/bodies', '{"realm": ');
+      assert.equal(bad.status, 400);
+      assert.equal(typeof ((await bad.json()) as { errorMessage: unknown }).errorMessage, 'string');
+      assert.equal((await call('PUT', '/bodies', '"not an object"')).status, 400);
+      assert.equal((await call('DELETE', '/bodies', '')).status, 204);
+    });
+
     test('the OpenAPI 3 document lists the admin routes', async () => {
       const r = await fetch(`${ts.baseUrl}/auth/admin/openapi.json`);
       assert.equal(r.status, 200);
