@@ -14,6 +14,8 @@ import { deviceRoutes } from './http/device/routes.js';
 import { lifecycleRoutes } from './http/token/lifecycle-routes.js';
 import { logoutRoutes } from './http/logout/routes.js';
 import { accountRoutes } from './http/account/routes.js';
+import fastifySwagger from '@fastify/swagger';
+import { ADMIN_PREFIX, adminApi } from './http/admin/plugin.js';
 
 export interface AppOptions {
   services: Services;
@@ -73,6 +75,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
+  // The admin API's OpenAPI 3 document, generated from its route schemas (only tagged routes: the admin ones).
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: { title: 'Realmgate admin REST API (Keycloak-compatible)', version: '1' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+    hideUntagged: true,
+  });
 
   const { services } = opts;
   // Errors of requests that reach no route (a body the parsers refuse, say) answer in RFC 6749 form.
@@ -92,6 +102,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(lifecycleRoutes, { services });
   await app.register(logoutRoutes, { services });
   await app.register(accountRoutes, { services });
+  await app.register(adminApi, { services, prefix: ADMIN_PREFIX });
+  app.get(`${ADMIN_PREFIX}/openapi.json`, async (_req, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
   // The service's web application pages, when APP_URL is this server.
   if (new URL(services.config.appUrl).origin === new URL(services.config.authUrl).origin) await app.register(appPageRoutes, { services });
 

@@ -7,6 +7,8 @@ import { openDatabase, migrate } from './storage/database.js';
 import { Store } from './storage/store.js';
 import { systemClock, nowSeconds } from './clock.js';
 import { isSigningAlg } from './crypto/keystore.js';
+import { ensureRealmManagement } from './admin/operations/roles.js';
+import { bootstrapAdmin } from './admin/operations/bootstrap.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -26,6 +28,12 @@ export async function startServer(config: Config, opts: { onReady?: (s: Services
     await services.keys.ensureKey(realm.id, isSigningAlg(realm.signingAlg) ? realm.signingAlg : 'RS256', nowSeconds(services.clock));
     // Fails fast when the keys are encrypted and REALMGATE_KEY_SECRET is missing or wrong.
     await services.keys.algorithm(realm.id);
+    // Realms created before the admin API get their realm-management client and roles.
+    await ensureRealmManagement(store, realm.id);
+  }
+  if (config.bootstrapAdmin) {
+    const outcome = await bootstrapAdmin(store, config.bootstrapAdmin);
+    if (outcome === 'created') logger.warn({ username: config.bootstrapAdmin.username }, 'created the bootstrap admin in realm master: change its password');
   }
   if (opts.onReady) await opts.onReady(services);
 

@@ -2,6 +2,7 @@ import type { Config } from './config/config.js';
 import type { Clock } from './clock.js';
 import type { Store } from './storage/store.js';
 import type { Client, Realm, Scope } from './storage/types.js';
+import type { UserRoles } from './storage/repos/roles.js';
 import { TtlCache } from './cache.js';
 import { KeyStore } from './crypto/keystore.js';
 import { Audit } from './audit.js';
@@ -15,6 +16,7 @@ export class ConfigCache {
   private readonly realms: TtlCache<Realm>;
   private readonly clients: TtlCache<Client>;
   private readonly scopes: TtlCache<Map<string, Scope>>;
+  private readonly roleMappings: TtlCache<boolean>;
 
   constructor(
     private readonly store: Store,
@@ -23,12 +25,25 @@ export class ConfigCache {
     this.realms = new TtlCache(ttlMs);
     this.clients = new TtlCache(ttlMs);
     this.scopes = new TtlCache(ttlMs);
+    this.roleMappings = new TtlCache(ttlMs);
   }
 
   realm(id: string): Promise<Realm | undefined> {
     // Not a realm name (NUL, over-long, ...): no query at all.
     if (!REALM_NAME.test(id)) return Promise.resolve(undefined);
-    return this.realms.get(id, () => this.store.realms.get(id));
+    // A disabled realm answers no protocol request, as if it did not exist.
+    return this.realms.get(id, () => this.store.realms.get(id)).then((r) => (r?.enabled === false ? undefined : r));
+  }
+
+  /**
+   * The user's roles for an access token. Most realms map no roles at all: for them a cached flag saves
+   * the query; where roles exist they are read fresh, so a granted or removed role shows in the next token.
+   */
+  async userRoles(realmId: string, userId: string): Promise<UserRoles | undefined> {
+    const any = await this.roleMappings.get(realmId, () => this.store.roles.realmHasMappings(realmId));
+    if (!any) return undefined;
+    const roles = await this.store.roles.userRoles(userId);
+    return roles.realm.length === 0 && Object.keys(roles.clients).length === 0 ? undefined : roles;
   }
 
   client(realmId: string, clientId: string): Promise<Client | undefined> {
@@ -45,6 +60,7 @@ export class ConfigCache {
     this.realms.clear();
     this.clients.clear();
     this.scopes.clear();
+    this.roleMappings.clear();
   }
 }
 

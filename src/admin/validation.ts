@@ -2,6 +2,9 @@
 
 export class ValidationError extends Error {}
 
+/** What an operation was asked to change does not exist: the API answers 404, the CLI exits 1. */
+export class NotFound extends ValidationError {}
+
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export function checkName(kind: string, value: string): void {

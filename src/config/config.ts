@@ -9,6 +9,8 @@ export interface Config {
   logLevel: string;
   cacheTtlMs: number;
   sqliteSync: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
+  /** REALMGATE_BOOTSTRAP_ADMIN_USERNAME / _PASSWORD, when both are set. */
+  bootstrapAdmin?: { username: string; password: string };
 }
 
 export class ConfigError extends Error {}
@@ -48,7 +50,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const appUrl = parseBaseUrl('APP_URL', overrides.appUrl ?? read(env, 'appUrl') ?? authUrl);
   const sync = (read(env, 'sqliteSync') ?? 'FULL').toUpperCase();
   if (!['FULL', 'NORMAL', 'OFF', 'EXTRA'].includes(sync)) throw new ConfigError('REALMGATE_SQLITE_SYNCHRONOUS must be FULL, NORMAL, EXTRA or OFF');
+  const adminUser = read(env, 'bootstrapAdminUsername');
+  const adminPassword = read(env, 'bootstrapAdminPassword');
+  if ((adminUser === undefined) !== (adminPassword === undefined)) {
+    throw new ConfigError('set both REALMGATE_BOOTSTRAP_ADMIN_USERNAME and REALMGATE_BOOTSTRAP_ADMIN_PASSWORD, or neither');
+  }
+  const bootstrapAdmin = overrides.bootstrapAdmin ?? (adminUser !== undefined && adminPassword !== undefined ? { username: adminUser, password: adminPassword } : undefined);
   return {
+    ...(bootstrapAdmin ? { bootstrapAdmin } : {}),
     port,
     host: overrides.host ?? read(env, 'host') ?? '127.0.0.1',
     authUrl,

@@ -37,6 +37,16 @@ export const SETTINGS = {
     default: undefined,
     description: 'When set, private signing keys are stored encrypted (AES-256-GCM, key derived with scrypt); every process that signs or creates keys needs the same value.',
   },
+  bootstrapAdminUsername: {
+    env: 'REALMGATE_BOOTSTRAP_ADMIN_USERNAME',
+    default: undefined,
+    description: 'With REALMGATE_BOOTSTRAP_ADMIN_PASSWORD, at start on a database without an administrator: creates realm master, its admin-cli client and this admin user (as Keycloak 26).',
+  },
+  bootstrapAdminPassword: {
+    env: 'REALMGATE_BOOTSTRAP_ADMIN_PASSWORD',
+    default: undefined,
+    description: "The bootstrap admin's password (at least 8 characters); only used when the admin is created. Change it afterwards.",
+  },
   sqliteSync: {
     env: 'REALMGATE_SQLITE_SYNCHRONOUS',
     default: 'FULL',

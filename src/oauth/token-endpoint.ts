@@ -5,17 +5,19 @@ import { OAuthError } from './errors.js';
 import { GRANTS } from './grants/index.js';
 import { readParams, required, type RawParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
+import type { ServiceTokenResponse } from './grants/types.js';
 
 /** RFC 6749 3.2 and 5: the token endpoint, step by step. */
 const FAILURE_EVENT: Record<string, EventType> = {
   authorization_code: 'CODE_TO_TOKEN_ERROR',
   refresh_token: 'REFRESH_TOKEN_ERROR',
+  client_credentials: 'CLIENT_LOGIN_ERROR',
 };
 
 export async function handleTokenRequest(
   services: Services,
   input: { realmId: string; authorization: string | undefined; body: RawParams; ip?: string },
-): Promise<TokenResponse> {
+): Promise<TokenResponse | ServiceTokenResponse> {
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
 

@@ -49,6 +49,17 @@ export function scopedClaims(subject: Subject, scopes: readonly string[]): Recor
   return claims;
 }
 
+/** Keycloak's role claims: realm_access.roles and resource_access.<client id>.roles, when the user has any. */
+export async function roleClaims(services: Services, realmId: string, userId: string): Promise<Record<string, unknown>> {
+  const roles = await services.cache.userRoles(realmId, userId);
+  if (!roles) return {};
+  const claims: Record<string, unknown> = {};
+  if (roles.realm.length > 0) claims.realm_access = { roles: roles.realm };
+  const clients = Object.entries(roles.clients);
+  if (clients.length > 0) claims.resource_access = Object.fromEntries(clients.map(([c, r]) => [c, { roles: r }]));
+  return claims;
+}
+
 export async function buildTokenResponse(
   services: Services,
   input: { realm: Realm; chain: RefreshChain; subject: Subject; scopes: string[]; refresh: MintedRefreshToken; now: number; nonce?: string | null },
@@ -71,7 +82,7 @@ export async function buildTokenResponse(
     // Keycloak's organization claim: a list of the aliases of the selected organization.
     organization: subject.organizationAlias ? [subject.organizationAlias] : [],
   };
-  Object.assign(claims, scopedClaims(subject, scopes));
+  Object.assign(claims, scopedClaims(subject, scopes), await roleClaims(services, realm.id, subject.userId));
   const accessToken = await services.keys.sign(realm.id, claims);
   let idToken: string | undefined;
   if (scopes.includes('openid')) {

@@ -19,6 +19,7 @@ export interface RealmTable {
   max_login_failures: Generated<number>;
   lockout_seconds: Generated<number>;
   max_lockout_seconds: Generated<number>;
+  enabled: Generated<number>;
 }
 
 export interface ClientTable {
@@ -33,6 +34,9 @@ export interface ClientTable {
   created_at: number;
   auth_method: Generated<string>;
   post_logout_redirect_uris: Generated<string>;
+  standard_flow_enabled: Generated<number>;
+  direct_access_grants_enabled: Generated<number>;
+  service_accounts_enabled: Generated<number>;
 }
 
 export interface UserTable {
@@ -200,6 +204,37 @@ export interface LoginFailureTable {
   blocked_until: number;
 }
 
+export interface RoleTable {
+  id: string;
+  realm_id: string;
+  /** '' for a realm role. */
+  client_id: Generated<string>;
+  name: string;
+  description: string | null;
+  created_at: number;
+}
+
+export interface UserRoleTable {
+  user_id: string;
+  role_id: string;
+}
+
+export interface AdminEventTable {
+  id: string;
+  realm_id: string;
+  time_ms: number;
+  operation_type: string;
+  resource_type: string;
+  resource_path: string;
+  auth_realm_id: string | null;
+  auth_client_id: string | null;
+  auth_user_id: string | null;
+  auth_username: string | null;
+  ip: string | null;
+  via: string;
+  representation: string | null;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -224,6 +259,9 @@ export interface Database {
   events: EventTable;
   login_failures: LoginFailureTable;
   meta: MetaTable;
+  roles: RoleTable;
+  user_roles: UserRoleTable;
+  admin_events: AdminEventTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

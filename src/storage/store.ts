@@ -8,6 +8,8 @@ import { CodeRepository, RefreshRepository, TokenStateRepository } from './repos
 import { DeviceRepository } from './repos/device.js';
 import { EventRepository } from './repos/events.js';
 import { LoginFailureRepository } from './repos/login-failures.js';
+import { RoleRepository } from './repos/roles.js';
+import { AdminEventRepository } from './repos/admin-events.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -25,6 +27,8 @@ export class Store {
   readonly tokenState: TokenStateRepository;
   readonly events: EventRepository;
   readonly loginFailures: LoginFailureRepository;
+  readonly roles: RoleRepository;
+  readonly adminEvents: AdminEventRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -42,6 +46,8 @@ export class Store {
     this.tokenState = new TokenStateRepository(k);
     this.events = new EventRepository(k);
     this.loginFailures = new LoginFailureRepository(k);
+    this.roles = new RoleRepository(k);
+    this.adminEvents = new AdminEventRepository(k);
   }
 
   close(): Promise<void> {

@@ -15,6 +15,8 @@ export interface Realm {
   maxLoginFailures: number;
   lockoutSeconds: number;
   maxLockoutSeconds: number;
+  /** A disabled realm answers no protocol request (its admin API stays reachable). */
+  enabled: boolean;
 }
 
 export interface Client {
@@ -30,6 +32,12 @@ export interface Client {
   /** How the client authenticates at the token endpoint. */
   authMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
   postLogoutRedirectUris: string[];
+  /** The authorization code flow (Keycloak's standardFlowEnabled). */
+  standardFlowEnabled: boolean;
+  /** The resource owner password grant (RFC 6749 4.3; Keycloak's directAccessGrantsEnabled). */
+  directAccessGrantsEnabled: boolean;
+  /** client_credentials (RFC 6749 4.4) for the client's service-account user. */
+  serviceAccountsEnabled: boolean;
 }
 
 export interface User {

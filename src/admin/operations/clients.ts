@@ -3,7 +3,8 @@ import type { Client } from '../../storage/types.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
 import { checkRedirectUri, parseScopeList, ValidationError } from '../validation.js';
-import { now, requireRealm } from './common.js';
+import { now, recordAdminEvent, requireRealm, cliActor, type Actor } from './common.js';
+import { ensureServiceAccount } from './service-accounts.js';
 
 export async function createClient(
   store: Store,
@@ -17,14 +18,22 @@ export async function createClient(
     name?: string;
     authMethod?: string;
     postLogoutRedirectUris?: string[];
+    /** Authorization code flow; on by default. */
+    standardFlowEnabled?: boolean;
+    /** Password grant (RFC 6749 4.3); off by default. */
+    directAccessGrantsEnabled?: boolean;
+    /** client_credentials for a service-account user (RFC 6749 4.4); off by default. */
+    serviceAccountsEnabled?: boolean;
   },
+  actor: Actor = cliActor(),
 ): Promise<{ client: Client; secret: string | undefined; generated: boolean }> {
   await requireRealm(store, input.realmId);
   // RFC 6749 A.1: client-id = *VSCHAR (%x20-7E).
   if (!/^[\x20-\x7E]{1,255}$/.test(input.clientId) || input.clientId.trim() !== input.clientId) {
     throw new ValidationError('client id must be 1-255 printable ASCII characters, without leading or trailing spaces');
   }
-  if (input.redirectUris.length === 0) throw new ValidationError('a client needs at least one --redirect-uri');
+  const standardFlow = input.standardFlowEnabled ?? true;
+  if (standardFlow && input.redirectUris.length === 0) throw new ValidationError('a client needs at least one --redirect-uri');
   for (const uri of input.redirectUris) checkRedirectUri(uri);
   const realmScopes = new Set((await store.realms.scopes(input.realmId)).map((s) => s.name));
   const scopes = input.scopes !== undefined ? parseScopeList(input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
@@ -35,6 +44,7 @@ export async function createClient(
   if (authMethod !== 'none' && authMethod !== 'client_secret_basic' && authMethod !== 'client_secret_post') {
     throw new ValidationError('the authentication method must be client_secret_basic or client_secret_post');
   }
+  if (input.public && input.serviceAccountsEnabled) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
   if (input.public && input.authMethod !== undefined && input.authMethod !== 'none') throw new ValidationError('a public client does not authenticate: leave out --auth-method');
   let secret: string | undefined;
   let generated = false;
@@ -61,7 +71,12 @@ export async function createClient(
     createdAt: now(),
     authMethod,
     postLogoutRedirectUris: [...new Set(input.postLogoutRedirectUris ?? [])],
+    standardFlowEnabled: standardFlow,
+    directAccessGrantsEnabled: Boolean(input.directAccessGrantsEnabled),
+    serviceAccountsEnabled: Boolean(input.serviceAccountsEnabled),
   };
   await store.clients.create({ ...client, now: client.createdAt });
+  if (client.serviceAccountsEnabled) await ensureServiceAccount(store, client);
+  await recordAdminEvent(store, actor, { realmId: client.realmId, operation: 'CREATE', resourceType: 'CLIENT', resourcePath: `clients/${client.clientId}`, representation: { ...client, secretHash: undefined } });
   return { client, secret, generated };
 }

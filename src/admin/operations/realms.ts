@@ -3,8 +3,10 @@ import type { Realm } from '../../storage/types.js';
 import { REALM_DEFAULTS, CODE_LIFETIME_RANGE } from '../../config/defaults.js';
 import type { RealmSettings } from '../../storage/repos/realms.js';
 import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
+import { MASTER_REALM } from '../authorization.js';
 import { ValidationError, checkName } from '../validation.js';
-import { now, requireRealm } from './common.js';
+import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
+import { ensureRealmManagement } from './roles.js';
 
 export function checkRealmSettings(s: Partial<RealmSettings>): void {
   const positive = (name: string, v: number | undefined, max: number): void => {
@@ -20,10 +22,11 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   positive('the number of login failures', s.maxLoginFailures, 1000);
   positive('the lockout time', s.lockoutSeconds, 86_400);
   positive('the longest lockout time', s.maxLockoutSeconds, 30 * 86_400);
+  if (s.accessTokenAudience !== undefined && (s.accessTokenAudience.length === 0 || s.accessTokenAudience.length > 255)) throw new ValidationError('the access token audience must have 1 to 255 characters');
   if (s.signingAlg !== undefined && !isSigningAlg(s.signingAlg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
 }
 
-export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings> }): Promise<Realm> {
+export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings>; enabled?: boolean }, actor: Actor = cliActor()): Promise<Realm> {
   checkName('realm name', input.id);
   const settings: RealmSettings = { ...REALM_DEFAULTS, ...input.settings };
   checkRealmSettings(settings);
@@ -31,13 +34,64 @@ export async function createRealm(store: Store, input: { id: string; displayName
   const realm = await store.realms.create({ id: input.id, displayName: input.displayName ?? null, settings, now: t });
   const alg = isSigningAlg(settings.signingAlg) ? settings.signingAlg : 'RS256';
   await store.keys.insert(await generateSigningKey(realm.id, alg, t));
+  await ensureRealmManagement(store, realm.id);
+  if (input.enabled === false) await store.realms.update(realm.id, { enabled: false });
+  const created = { ...realm, enabled: input.enabled !== false };
+  await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM', resourcePath: '', representation: created });
+  return created;
+}
+
+/** Changes settings, display name, enabled and not-before of a realm; an empty patch changes nothing. */
+export async function updateRealm(
+  store: Store,
+  input: { realmId: string; settings?: Partial<RealmSettings>; displayName?: string | null; enabled?: boolean; notBefore?: number },
+  actor: Actor = cliActor(),
+): Promise<Realm> {
+  await requireRealm(store, input.realmId);
+  const settings = input.settings ?? {};
+  checkRealmSettings(settings);
+  if (input.displayName != null && input.displayName.length > 255) throw new ValidationError('the display name must have at most 255 characters');
+  if (input.enabled === false && input.realmId === MASTER_REALM) throw new ValidationError('the master realm cannot be disabled: its administrators administer every realm');
+  if (input.notBefore !== undefined && (!Number.isSafeInteger(input.notBefore) || input.notBefore < 0)) throw new ValidationError('notBefore must be a non-negative number of seconds');
+  await store.realms.update(input.realmId, {
+    ...settings,
+    ...(input.displayName !== undefined ? { displayName: input.displayName } : {}),
+    ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+    ...(input.notBefore !== undefined ? { notBefore: input.notBefore } : {}),
+  });
+  const realm = await requireRealm(store, input.realmId);
+  await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'UPDATE', resourceType: 'REALM', resourcePath: '', representation: realm });
   return realm;
 }
 
+/** Deletes a realm with all its users, clients, tokens and events. The event goes to the actor's realm (or master). */
+export async function deleteRealm(store: Store, input: { realmId: string }, actor: Actor = cliActor()): Promise<void> {
+  await requireRealm(store, input.realmId);
+  if (input.realmId === MASTER_REALM) throw new ValidationError('the master realm cannot be deleted');
+  await store.realms.delete(input.realmId);
+  const eventRealm = actor.realmId && actor.realmId !== input.realmId ? actor.realmId : (await store.realms.get(MASTER_REALM)) ? MASTER_REALM : undefined;
+  if (eventRealm) await recordAdminEvent(store, actor, { realmId: eventRealm, operation: 'DELETE', resourceType: 'REALM', resourcePath: `realms/${input.realmId}`, representation: { realm: input.realmId } });
+}
 
 /** Every token issued before `at` (seconds) is refused from now on; 0 clears the policy. */
-export async function revokeBefore(store: Store, input: { realmId: string; at: number }): Promise<void> {
+export async function revokeBefore(store: Store, input: { realmId: string; at: number }, actor: Actor = cliActor()): Promise<void> {
   await requireRealm(store, input.realmId);
   if (!Number.isSafeInteger(input.at) || input.at < 0) throw new ValidationError('the time must be a non-negative number of seconds');
   await store.realms.update(input.realmId, { notBefore: input.at });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'REALM', resourcePath: '', representation: { notBefore: input.at } });
+}
+
+/**
+ * Keycloak's "push not-before": refuses every token issued until now. Token times (iat, created_at) are
+ * whole seconds and the check is `issued < notBefore`, so a token issued earlier in this very second
+ * would pass a notBefore of this second. The boundary is therefore the NEXT second, and the push
+ * returns only once that second has begun: everything issued before the push started is refused,
+ * everything issued after the push returned is accepted. Returns the new notBefore.
+ */
+export async function pushNotBefore(store: Store, input: { realmId: string; nowMs: () => number; sleep?: (ms: number) => Promise<void> }, actor: Actor = cliActor()): Promise<number> {
+  const at = Math.floor(input.nowMs() / 1000) + 1;
+  await revokeBefore(store, { realmId: input.realmId, at }, actor);
+  const wait = at * 1000 - input.nowMs();
+  if (wait > 0) await (input.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(wait);
+  return at;
 }

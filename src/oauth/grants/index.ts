@@ -2,6 +2,8 @@ import type { Grant } from './types.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { refreshTokenGrant } from './refresh-token.js';
 import { deviceCodeGrant } from './device-code.js';
+import { passwordGrant } from './password.js';
+import { clientCredentialsGrant } from './client-credentials.js';
 
 /** Every grant the token endpoint serves, keyed by grant_type. */
-export const GRANTS: ReadonlyMap<string, Grant> = new Map([authorizationCodeGrant, refreshTokenGrant, deviceCodeGrant].map((g) => [g.grantType, g]));
+export const GRANTS: ReadonlyMap<string, Grant> = new Map([authorizationCodeGrant, refreshTokenGrant, deviceCodeGrant, passwordGrant, clientCredentialsGrant].map((g) => [g.grantType, g]));

@@ -12,9 +12,12 @@ export interface GrantContext {
   ip: string | null;
 }
 
+/** RFC 6749 4.4.3: a client_credentials response has no refresh token (and no session). */
+export type ServiceTokenResponse = Omit<TokenResponse, 'refresh_token' | 'session_state' | 'id_token'>;
+
 /** One grant type: its name, the parameters it reads (its allowlist), and its handler. */
 export interface Grant {
   grantType: string;
   parameters: readonly string[];
-  handle(ctx: GrantContext): Promise<TokenResponse>;
+  handle(ctx: GrantContext): Promise<TokenResponse | ServiceTokenResponse>;
 }

@@ -5,6 +5,7 @@ import * as revokedAccessTokens from './2026-11-21T0200_revoked_access_tokens.js
 import * as clientOptions from './2026-11-21T0300_client_options.js';
 import * as events from './2026-11-21T0400_events.js';
 import * as bruteForce from './2026-11-21T0500_brute_force.js';
+import * as admin from './2026-11-23T0500_admin.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T0300_client_options': clientOptions,
   '2026-11-21T0400_events': events,
   '2026-11-21T0500_brute_force': bruteForce,
+  '2026-11-23T0500_admin': admin,
 };

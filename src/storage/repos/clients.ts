@@ -23,6 +23,9 @@ export class ClientRepository {
           created_at: c.now,
           auth_method: c.authMethod,
           post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris),
+          standard_flow_enabled: c.standardFlowEnabled ? 1 : 0,
+          direct_access_grants_enabled: c.directAccessGrantsEnabled ? 1 : 0,
+          service_accounts_enabled: c.serviceAccountsEnabled ? 1 : 0,
         })
         .execute();
     } catch (err) {
@@ -49,9 +52,28 @@ export class ClientRepository {
   async update(
     realmId: string,
     clientId: string,
-    patch: { redirectUris?: string[]; scopes?: string[]; secretHash?: string | null; enabled?: boolean; name?: string | null },
+    patch: {
+      redirectUris?: string[];
+      scopes?: string[];
+      secretHash?: string | null;
+      enabled?: boolean;
+      name?: string | null;
+      public?: boolean;
+      authMethod?: Client['authMethod'];
+      postLogoutRedirectUris?: string[];
+      standardFlowEnabled?: boolean;
+      directAccessGrantsEnabled?: boolean;
+      serviceAccountsEnabled?: boolean;
+    },
   ): Promise<boolean> {
     const values: Record<string, string | number | null> = {};
+    const flag = (v: boolean): number => (v ? 1 : 0);
+    if (patch.public !== undefined) values.public = flag(patch.public);
+    if (patch.authMethod !== undefined) values.auth_method = patch.authMethod;
+    if (patch.postLogoutRedirectUris) values.post_logout_redirect_uris = JSON.stringify(patch.postLogoutRedirectUris);
+    if (patch.standardFlowEnabled !== undefined) values.standard_flow_enabled = flag(patch.standardFlowEnabled);
+    if (patch.directAccessGrantsEnabled !== undefined) values.direct_access_grants_enabled = flag(patch.directAccessGrantsEnabled);
+    if (patch.serviceAccountsEnabled !== undefined) values.service_accounts_enabled = flag(patch.serviceAccountsEnabled);
     if (patch.redirectUris) values.redirect_uris = JSON.stringify(patch.redirectUris);
     if (patch.scopes) values.scopes = JSON.stringify(patch.scopes);
     if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;

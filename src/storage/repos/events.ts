@@ -17,7 +17,9 @@ export type EventType =
   | 'DEVICE_TO_TOKEN'
   | 'REVOKE'
   | 'LOGOUT'
-  | 'CLIENT_AUTH_ERROR';
+  | 'CLIENT_AUTH_ERROR'
+  | 'CLIENT_LOGIN'
+  | 'CLIENT_LOGIN_ERROR';
 
 export interface AuditEvent {
   realmId: string;

@@ -23,6 +23,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     maxLoginFailures: r.max_login_failures,
     lockoutSeconds: r.lockout_seconds,
     maxLockoutSeconds: r.max_lockout_seconds,
+    enabled: r.enabled !== 0,
   };
 }
 
@@ -39,6 +40,9 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     createdAt: Number(r.created_at),
     authMethod: r.public === 1 ? 'none' : r.auth_method === 'client_secret_post' ? 'client_secret_post' : 'client_secret_basic',
     postLogoutRedirectUris: parseList(r.post_logout_redirect_uris),
+    standardFlowEnabled: r.standard_flow_enabled !== 0,
+    directAccessGrantsEnabled: r.direct_access_grants_enabled === 1,
+    serviceAccountsEnabled: r.service_accounts_enabled === 1,
   };
 }
 

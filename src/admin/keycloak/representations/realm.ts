@@ -1,0 +1,118 @@
+import type { Realm } from '../../../storage/types.js';
+import type { RealmSettings } from '../../../storage/repos/realms.js';
+import { ValidationError } from '../../validation.js';
+
+/** Keycloak's RealmRepresentation, the fields Realmgate has. */
+export interface RealmRepresentation {
+  id: string;
+  realm: string;
+  displayName?: string;
+  enabled: boolean;
+  notBefore: number;
+  accessCodeLifespan: number;
+  accessTokenLifespan: number;
+  ssoSessionIdleTimeout: number;
+  ssoSessionMaxLifespan: number;
+  offlineSessionIdleTimeout: number;
+  offlineSessionMaxLifespanEnabled: boolean;
+  offlineSessionMaxLifespan: number;
+  bruteForceProtected: boolean;
+  failureFactor: number;
+  waitIncrementSeconds: number;
+  maxFailureWaitSeconds: number;
+  defaultSignatureAlgorithm: string;
+  organizationsEnabled: boolean;
+  attributes: Record<string, string>;
+}
+
+/**
+ * Our realm in Keycloak's words. A refresh token's lifetime maps to both idle timeouts (Keycloak's
+ * session idle and offline session idle), the chain maximum to offlineSessionMaxLifespan, the browser
+ * session to ssoSessionMaxLifespan; the access token audience is an attribute.
+ */
+export function toRealmRepresentation(r: Realm): RealmRepresentation {
+  return {
+    id: r.id,
+    realm: r.id,
+    ...(r.displayName !== null ? { displayName: r.displayName } : {}),
+    enabled: r.enabled,
+    notBefore: r.notBefore,
+    accessCodeLifespan: r.codeLifetime,
+    accessTokenLifespan: r.accessTokenLifetime,
+    ssoSessionIdleTimeout: r.refreshIdleLifetime,
+    ssoSessionMaxLifespan: r.ssoSessionLifetime,
+    offlineSessionIdleTimeout: r.refreshIdleLifetime,
+    offlineSessionMaxLifespanEnabled: true,
+    offlineSessionMaxLifespan: r.refreshMaxLifetime,
+    bruteForceProtected: true,
+    failureFactor: r.maxLoginFailures,
+    waitIncrementSeconds: r.lockoutSeconds,
+    maxFailureWaitSeconds: r.maxLockoutSeconds,
+    defaultSignatureAlgorithm: r.signingAlg,
+    organizationsEnabled: true,
+    attributes: { accessTokenAudience: r.accessTokenAudience },
+  };
+}
+
+/** What a realm create or update body asks to change; fields we do not have are ignored, as Keycloak ignores unknown ones. */
+export interface RealmChanges {
+  id?: string;
+  displayName?: string | null;
+  enabled?: boolean;
+  notBefore?: number;
+  settings: Partial<RealmSettings>;
+}
+
+function int(body: Record<string, unknown>, key: string): number | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new ValidationError(`${key} must be a whole number`);
+  return v;
+}
+
+function bool(body: Record<string, unknown>, key: string): boolean | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw new ValidationError(`${key} must be true or false`);
+  return v;
+}
+
+export function fromRealmRepresentation(body: Record<string, unknown>): RealmChanges {
+  const s: Partial<RealmSettings> = {};
+  const set = <K extends keyof RealmSettings>(k: K, v: RealmSettings[K] | undefined): void => {
+    if (v !== undefined) s[k] = v;
+  };
+  set('codeLifetime', int(body, 'accessCodeLifespan'));
+  set('accessTokenLifetime', int(body, 'accessTokenLifespan'));
+  // Either idle timeout sets the refresh token lifetime; offline wins when both differ from it.
+  set('refreshIdleLifetime', int(body, 'offlineSessionIdleTimeout') ?? int(body, 'ssoSessionIdleTimeout'));
+  set('refreshMaxLifetime', int(body, 'offlineSessionMaxLifespan'));
+  set('ssoSessionLifetime', int(body, 'ssoSessionMaxLifespan'));
+  set('maxLoginFailures', int(body, 'failureFactor'));
+  set('lockoutSeconds', int(body, 'waitIncrementSeconds'));
+  set('maxLockoutSeconds', int(body, 'maxFailureWaitSeconds'));
+  const alg = body.defaultSignatureAlgorithm;
+  if (alg !== undefined && alg !== null) {
+    if (typeof alg !== 'string') throw new ValidationError('defaultSignatureAlgorithm must be a string');
+    s.signingAlg = alg;
+  }
+  const attrs = body.attributes;
+  if (attrs && typeof attrs === 'object' && typeof (attrs as Record<string, unknown>).accessTokenAudience === 'string') {
+    s.accessTokenAudience = (attrs as Record<string, string>).accessTokenAudience;
+  }
+  const out: RealmChanges = { settings: s };
+  const name = body.realm ?? body.id;
+  if (name !== undefined && name !== null) {
+    if (typeof name !== 'string') throw new ValidationError('realm must be a string');
+    out.id = name;
+  }
+  if (body.displayName !== undefined) {
+    if (body.displayName !== null && typeof body.displayName !== 'string') throw new ValidationError('displayName must be a string');
+    out.displayName = body.displayName === '' ? null : (body.displayName as string | null);
+  }
+  const enabled = bool(body, 'enabled');
+  if (enabled !== undefined) out.enabled = enabled;
+  const notBefore = int(body, 'notBefore');
+  if (notBefore !== undefined) out.notBefore = notBefore;
+  return out;
+}

@@ -1,0 +1,76 @@
+import type { FastifyRequest } from 'fastify';
+import { decodeJwt } from 'jose';
+import type { Services } from '../../services.js';
+import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
+import { hasAdminRole } from '../../admin/authorization.js';
+import type { Actor } from '../../admin/operations/common.js';
+import type { UserRoles } from '../../storage/repos/roles.js';
+import { verifyAccessToken } from '../../oauth/access-tokens.js';
+import { forbidden, unauthorized } from './errors.js';
+
+function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** Keycloak's role claims, read defensively (the token is verified, but its shape is still data). */
+function rolesOf(claims: Record<string, unknown>): UserRoles {
+  const realmAccess = claims.realm_access as { roles?: unknown } | undefined;
+  const out: UserRoles = { realm: strings(realmAccess?.roles), clients: {} };
+  const resource = claims.resource_access;
+  if (resource && typeof resource === 'object') {
+    for (const [client, v] of Object.entries(resource as Record<string, unknown>)) {
+      const roles = strings((v as { roles?: unknown } | null)?.roles);
+      if (roles.length > 0) out.clients[client] = roles;
+    }
+  }
+  return out;
+}
+
+/**
+ * RFC 6750 2.1: the admin API takes a bearer access token of any realm of this server, verified as a
+ * resource server would (signature by the issuing realm's keys, expiry, not-before, revocation). The
+ * issuer names the realm; authorization then decides what that realm's token may touch.
+ */
+export async function authenticateAdmin(services: Services, req: FastifyRequest): Promise<AdminCaller> {
+  const header = req.headers.authorization;
+  const m = header ? /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)[ ]*$/i.exec(header) : null;
+  if (!m) throw unauthorized();
+  const token = m[1]!;
+  let iss: unknown;
+  try {
+    iss = decodeJwt(token).iss;
+  } catch {
+    throw unauthorized('the bearer token is malformed');
+  }
+  const prefix = `${services.config.authUrl}/auth/realms/`;
+  if (typeof iss !== 'string' || !iss.startsWith(prefix)) throw unauthorized('the bearer token was not issued by this server');
+  let realmId: string;
+  try {
+    realmId = decodeURIComponent(iss.slice(prefix.length));
+  } catch {
+    throw unauthorized('the bearer token was not issued by this server');
+  }
+  const realm = await services.cache.realm(realmId);
+  if (!realm) throw unauthorized('the bearer token was not issued by this server');
+  const claims = await verifyAccessToken(services, realm, token);
+  if (!claims) throw unauthorized('the bearer token is invalid, expired or revoked');
+  const c = claims as Record<string, unknown>;
+  return {
+    realmId: realm.id,
+    userId: claims.sub,
+    username: typeof c.preferred_username === 'string' ? c.preferred_username : null,
+    clientId: claims.azp,
+    roles: rolesOf(c),
+    ip: req.ip,
+  };
+}
+
+/** Throws 403 unless the caller holds `role` for the realm. */
+export function requireRole(caller: AdminCaller, realmId: string, role: AdminRole): void {
+  if (!hasAdminRole(caller, realmId, role)) throw forbidden(`this needs the ${role} role of realm ${realmId}`);
+}
+
+/** The admin event's "who" for an API caller. */
+export function actorOf(caller: AdminCaller): Actor {
+  return { via: 'api', realmId: caller.realmId, userId: caller.userId, username: caller.username, clientId: caller.clientId, ip: caller.ip };
+}

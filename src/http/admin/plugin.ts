@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import type { AdminCaller } from '../../admin/authorization.js';
+import { maySeeRealm } from '../../admin/authorization.js';
+import type { Realm } from '../../storage/types.js';
+import { adminErrorHandler, AdminHttpError, forbidden, notFound, sendAdminError } from './errors.js';
+import { authenticateAdmin } from './authenticate.js';
+import { realmRoutes } from './realms.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated admin API caller (set for every route under /auth/admin/realms). */
+    adminCaller?: AdminCaller;
+  }
+}
+
+/** Prefix of the admin REST API, as Keycloak's: {AUTH_URL}/auth/admin/realms/... */
+export const ADMIN_PREFIX = '/auth/admin';
+
+export interface AdminRouteOptions {
+  services: Services;
+}
+
+/** The caller of an admin route (the preHandler has authenticated every request). */
+export function callerOf(req: FastifyRequest): AdminCaller {
+  if (!req.adminCaller) throw new AdminHttpError(401, 'HTTP 401 Unauthorized', 'a valid bearer token is required');
+  return req.adminCaller;
+}
+
+/**
+ * Loads the realm a route addresses. A caller that may not see the realm gets 403 whether or not it
+ * exists (no probing of realm names); a master admin gets 404 for a missing one.
+ */
+export async function loadRealm(services: Services, caller: AdminCaller, realmId: string): Promise<Realm> {
+  if (!maySeeRealm(caller, realmId)) throw forbidden();
+  const realm = await services.store.realms.get(realmId);
+  if (!realm) throw notFound(`realm ${realmId} not found`);
+  return realm;
+}
+
+/** 201 Created with a Location whose last segment is the new resource's id (Keycloak's convention). */
+export function created(services: Services, reply: FastifyReply, path: string): FastifyReply {
+  return reply.code(201).header('location', `${services.config.authUrl}${ADMIN_PREFIX}/realms/${path}`).send();
+}
+
+/**
+ * The admin API: bearer authentication of every request, Keycloak-shaped errors, JSON bodies that may be
+ * empty, bare strings or `{}`. No CORS: browsers reach it only from the server's own console.
+ * Each resource registers its routes from its own file (src/http/admin/<resource>.ts).
+ */
+export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): Promise<void> {
+  const { services } = opts;
+  app.setErrorHandler(adminErrorHandler);
+  // keycloak-admin-client sends `{}` or nothing on calls without a payload, and a bare JSON string for
+  // some (an organization member's id): all are JSON documents, an empty body is no body.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: 1024 * 1024 }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(Object.assign(new Error('the request body is not valid JSON'), { statusCode: 400 }), undefined);
+    }
+  });
+  app.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => done(null, body));
+  app.addHook('preHandler', async (req) => {
+    req.adminCaller = await authenticateAdmin(services, req);
+  });
+  app.setNotFoundHandler((_req, reply) => sendAdminError(reply, 404, 'HTTP 404 Not Found', 'no such admin endpoint'));
+  await app.register(realmRoutes, { services });
+}

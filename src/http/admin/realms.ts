@@ -1,0 +1,97 @@
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../services.js';
+import { mayCreateRealm, maySeeRealm } from '../../admin/authorization.js';
+import { createRealm, deleteRealm, pushNotBefore, updateRealm } from '../../admin/operations/realms.js';
+import { fromRealmRepresentation, toRealmRepresentation } from '../../admin/keycloak/representations/realm.js';
+import { ValidationError } from '../../admin/validation.js';
+import { actorOf, requireRole } from './authenticate.js';
+import { forbidden } from './errors.js';
+import { callerOf, created, loadRealm } from './plugin.js';
+import { anyObject, created201, noContent204, realmParams, security } from './schemas.js';
+
+const tags = ['realms'];
+
+function body(b: unknown): Record<string, unknown> {
+  if (b === undefined || b === null) return {};
+  if (typeof b !== 'object' || Array.isArray(b)) throw new ValidationError('the request body must be a JSON object');
+  return b as Record<string, unknown>;
+}
+
+/** Keycloak's RealmsAdminResource and RealmAdminResource: realms and their not-before push. */
+export async function realmRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  const { store } = services;
+
+  app.get('/realms', { schema: { tags, summary: 'Realms the caller may administer', security } }, async (req) => {
+    const caller = callerOf(req);
+    const realms = await store.realms.list();
+    return realms.filter((r) => maySeeRealm(caller, r.id)).map(toRealmRepresentation);
+  });
+
+  app.post('/realms', { schema: { tags, summary: 'Create a realm (master admin or create-realm)', body: anyObject, response: created201, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    if (!mayCreateRealm(caller)) throw forbidden('creating a realm needs the admin or create-realm role of the master realm');
+    const changes = fromRealmRepresentation(body(req.body));
+    if (!changes.id) throw new ValidationError('realm is required');
+    const realm = await createRealm(
+      store,
+      { id: changes.id, ...(changes.displayName ? { displayName: changes.displayName } : {}), settings: changes.settings, ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}) },
+      actorOf(caller),
+    );
+    if (changes.notBefore) await updateRealm(store, { realmId: realm.id, notBefore: changes.notBefore }, actorOf(caller));
+    services.cache.clear();
+    return created(services, reply, encodeURIComponent(realm.id));
+  });
+
+  app.get<{ Params: { realm: string } }>('/realms/:realm', { schema: { tags, summary: 'Read a realm', params: realmParams, security } }, async (req) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'view-realm');
+    return toRealmRepresentation(realm);
+  });
+
+  app.put<{ Params: { realm: string } }>('/realms/:realm', { schema: { tags, summary: 'Update a realm: lifetimes, brute-force settings, enabled, notBefore', params: realmParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'manage-realm');
+    const changes = fromRealmRepresentation(body(req.body));
+    if (changes.id !== undefined && changes.id !== realm.id) throw new ValidationError('a realm cannot be renamed');
+    await updateRealm(
+      store,
+      {
+        realmId: realm.id,
+        settings: changes.settings,
+        ...(changes.displayName !== undefined ? { displayName: changes.displayName } : {}),
+        ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
+        ...(changes.notBefore !== undefined ? { notBefore: changes.notBefore } : {}),
+      },
+      actorOf(caller),
+    );
+    services.cache.clear();
+    return reply.code(204).send();
+  });
+
+  app.delete<{ Params: { realm: string } }>('/realms/:realm', { schema: { tags, summary: 'Delete a realm and everything in it', params: realmParams, response: noContent204, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'manage-realm');
+    await deleteRealm(store, { realmId: realm.id }, actorOf(caller));
+    services.cache.clear();
+    services.keys.clear();
+    return reply.code(204).send();
+  });
+
+  app.post<{ Params: { realm: string } }>(
+    '/realms/:realm/push-revocation',
+    { schema: { tags, summary: 'Refuse every token of the realm issued until now (not-before push)', params: realmParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-realm');
+      await pushNotBefore(store, { realmId: realm.id, nowMs: () => services.clock.nowMs() }, actorOf(caller));
+      services.cache.clear();
+      // Keycloak's GlobalRequestResult: Realmgate has no client URLs to notify.
+      return { successRequests: [], failedRequests: [] };
+    },
+  );
+}

@@ -1,0 +1,52 @@
+import { nowSeconds } from '../../clock.js';
+import { randomToken } from '../../crypto/random.js';
+import { realmBase } from '../../services.js';
+import { ensureServiceAccount } from '../../admin/operations/service-accounts.js';
+import { OAuthError } from '../errors.js';
+import { roleClaims, scopedClaims } from '../tokens.js';
+import { directGrantScopes, noRefreshFor } from './grant-scopes.js';
+import type { Grant, GrantContext, ServiceTokenResponse } from './types.js';
+
+/**
+ * RFC 6749 4.4: the client acts for itself, as its service-account user (Keycloak's model), so its
+ * roles decide what it may do. RFC 6749 4.4.3: no refresh token. Only confidential clients with
+ * service accounts enabled (RFC 6749 4.4: the client must authenticate).
+ */
+export const clientCredentialsGrant: Grant = {
+  grantType: 'client_credentials',
+  parameters: ['scope'],
+  async handle({ services, realm, client, params, ip }: GrantContext): Promise<ServiceTokenResponse> {
+    if (client.public) throw new OAuthError('unauthorized_client', 'a public client cannot use client_credentials');
+    if (!client.serviceAccountsEnabled) throw new OAuthError('unauthorized_client', 'the client is not enabled to retrieve a service account');
+    const scopes = await directGrantScopes(services, realm.id, client, params, ['offline_access', 'openid']);
+    noRefreshFor(scopes, 'client_credentials');
+    const user = await ensureServiceAccount(services.store, client);
+    if (!user.enabled) throw new OAuthError('invalid_grant', 'the service account is disabled');
+    const now = nowSeconds(services.clock);
+    const scope = scopes.join(' ');
+    const accessToken = await services.keys.sign(realm.id, {
+      iss: realmBase(services.config, realm.id),
+      sub: user.id,
+      aud: realm.accessTokenAudience,
+      azp: client.clientId,
+      typ: 'Bearer',
+      exp: now + realm.accessTokenLifetime,
+      iat: now,
+      // No chain: the jti has no chain prefix, so revocation works by jti alone.
+      jti: randomToken(16),
+      scope,
+      client_id: client.clientId,
+      ...scopedClaims({ userId: user.id, username: user.username, email: user.email, enabled: true, organizationAlias: null }, scopes),
+      ...(await roleClaims(services, realm.id, user.id)),
+    });
+    await services.audit.record({ realmId: realm.id, type: 'CLIENT_LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip });
+    return {
+      access_token: accessToken,
+      expires_in: realm.accessTokenLifetime,
+      refresh_expires_in: 0,
+      token_type: 'Bearer',
+      'not-before-policy': realm.notBefore,
+      scope,
+    };
+  },
+};

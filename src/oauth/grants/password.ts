@@ -1,0 +1,60 @@
+import { nowSeconds } from '../../clock.js';
+import { randomId, sortableId } from '../../crypto/random.js';
+import { startChain } from '../../storage/repos/tokens.js';
+import { eventRow } from '../../storage/repos/events.js';
+import type { RefreshChain } from '../../storage/types.js';
+import { attemptLogin } from '../brute-force.js';
+import { createBrowserSession } from '../authorize/interaction.js';
+import { OAuthError } from '../errors.js';
+import { required } from '../params.js';
+import { buildTokenResponse, mintRefreshToken } from '../tokens.js';
+import { directGrantScopes } from './grant-scopes.js';
+import type { Grant, GrantContext } from './types.js';
+
+/**
+ * RFC 6749 4.3: the resource owner password credentials grant, for clients the operator enabled it for
+ * (Keycloak's directAccessGrantsEnabled; admin-cli, kcadm and keycloak-admin-client log in this way).
+ * RFC 6749 4.3.2 asks for protection against brute force: the login page's limiter is used as is.
+ * No organization is chosen (there is no page to choose one on): the token carries none.
+ */
+export const passwordGrant: Grant = {
+  grantType: 'password',
+  parameters: ['username', 'password', 'scope'],
+  async handle({ services, realm, client, params, ip }: GrantContext) {
+    if (!client.directAccessGrantsEnabled) throw new OAuthError('unauthorized_client', 'the password grant is not enabled for this client');
+    const username = required(params, 'username');
+    const password = required(params, 'password');
+    const scopes = await directGrantScopes(services, realm.id, client, params, ['offline_access']);
+    const login = await attemptLogin(services, realm, { username, password, ip: ip ?? '', clientId: client.clientId });
+    if ('error' in login) {
+      await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, username, ip, reason: 'password grant: ' + login.error });
+      // Keycloak's wording; a locked account says so, with Retry-After.
+      throw new OAuthError('invalid_grant', login.retryAfter !== undefined ? login.error : 'Invalid user credentials', login.retryAfter !== undefined ? { retryAfter: login.retryAfter } : {});
+    }
+    const user = login.user;
+    const now = nowSeconds(services.clock);
+    const { session } = await createBrowserSession(services, realm, user.id);
+    const maxExpiresAt = now + realm.refreshMaxLifetime;
+    const refresh = mintRefreshToken(realm, maxExpiresAt, now);
+    const chain: RefreshChain = {
+      id: randomId(),
+      realmId: realm.id,
+      clientId: client.clientId,
+      userId: user.id,
+      organizationId: '',
+      scopes,
+      sessionId: session.id,
+      authTime: now,
+      createdAt: now,
+      maxExpiresAt,
+      revokedAt: null,
+    };
+    await services.store.db.runTokenTransaction(async (s) => {
+      await startChain(s, chain);
+      await s.insertToken({ hash: refresh.hash, chain_id: chain.id, created_at: now, expires_at: refresh.expiresAt });
+      await s.insertEvent(eventRow({ id: sortableId(), time: now, realmId: realm.id, type: 'LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: 'password grant' }));
+    });
+    const subject = { userId: user.id, username: user.username, email: user.email, enabled: user.enabled, organizationAlias: null };
+    return buildTokenResponse(services, { realm, chain, subject, scopes, refresh, now });
+  },
+};

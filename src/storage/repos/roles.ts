@@ -1,0 +1,119 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+
+/** A realm role (clientId '') or a client role (e.g. realm-management's manage-clients). */
+export interface Role {
+  id: string;
+  realmId: string;
+  clientId: string;
+  name: string;
+  description: string | null;
+}
+
+/** The roles of a user as access tokens carry them (Keycloak's realm_access and resource_access). */
+export interface UserRoles {
+  realm: string[];
+  clients: Record<string, string[]>;
+}
+
+function toRole(r: { id: string; realm_id: string; client_id: string; name: string; description: string | null }): Role {
+  return { id: r.id, realmId: r.realm_id, clientId: r.client_id, name: r.name, description: r.description };
+}
+
+export class RoleRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Inserts the roles that do not exist yet (idempotent: two processes may ensure at once). */
+  async ensure(roles: Array<Omit<Role, 'id'> & { id: string }>, now: number): Promise<void> {
+    if (roles.length === 0) return;
+    await this.db
+      .insertInto('roles')
+      .values(roles.map((r) => ({ id: r.id, realm_id: r.realmId, client_id: r.clientId, name: r.name, description: r.description, created_at: now })))
+      .onConflict((oc) => oc.columns(['realm_id', 'client_id', 'name']).doNothing())
+      .execute();
+  }
+
+  async list(realmId: string, clientId: string): Promise<Role[]> {
+    const rows = await this.db.selectFrom('roles').selectAll().where('realm_id', '=', realmId).where('client_id', '=', clientId).orderBy('name').execute();
+    return rows.map(toRole);
+  }
+
+  async find(realmId: string, clientId: string, name: string): Promise<Role | undefined> {
+    const r = await this.db.selectFrom('roles').selectAll().where('realm_id', '=', realmId).where('client_id', '=', clientId).where('name', '=', name).executeTakeFirst();
+    return r ? toRole(r) : undefined;
+  }
+
+  async get(id: string): Promise<Role | undefined> {
+    const r = await this.db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst();
+    return r ? toRole(r) : undefined;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('user_roles').where('role_id', '=', id).execute();
+      const r = await trx.deleteFrom('roles').where('id', '=', id).executeTakeFirst();
+      return Number(r.numDeletedRows) === 1;
+    });
+  }
+
+  /** Removes a client's roles and their mappings (the client is being deleted). */
+  async deleteForClient(realmId: string, clientId: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const ids = trx.selectFrom('roles').select('id').where('realm_id', '=', realmId).where('client_id', '=', clientId);
+      await trx.deleteFrom('user_roles').where('role_id', 'in', ids).execute();
+      await trx.deleteFrom('roles').where('realm_id', '=', realmId).where('client_id', '=', clientId).execute();
+    });
+  }
+
+  async grant(userId: string, roleIds: string[]): Promise<void> {
+    if (roleIds.length === 0) return;
+    await this.db
+      .insertInto('user_roles')
+      .values(roleIds.map((role_id) => ({ user_id: userId, role_id })))
+      .onConflict((oc) => oc.columns(['user_id', 'role_id']).doNothing())
+      .execute();
+  }
+
+  async revoke(userId: string, roleIds: string[]): Promise<void> {
+    if (roleIds.length === 0) return;
+    await this.db.deleteFrom('user_roles').where('user_id', '=', userId).where('role_id', 'in', roleIds).execute();
+  }
+
+  async mappedRoles(userId: string): Promise<Role[]> {
+    const rows = await this.db
+      .selectFrom('user_roles')
+      .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+      .select(['roles.id', 'roles.realm_id', 'roles.client_id', 'roles.name', 'roles.description'])
+      .where('user_roles.user_id', '=', userId)
+      .orderBy('roles.client_id')
+      .orderBy('roles.name')
+      .execute();
+    return rows.map(toRole);
+  }
+
+  async userRoles(userId: string): Promise<UserRoles> {
+    const out: UserRoles = { realm: [], clients: {} };
+    for (const r of await this.mappedRoles(userId)) {
+      if (r.clientId === '') out.realm.push(r.name);
+      else (out.clients[r.clientId] ??= []).push(r.name);
+    }
+    return out;
+  }
+
+  /** Whether any user of the realm has a role: most realms have none, and their tokens skip the lookup. */
+  async realmHasMappings(realmId: string): Promise<boolean> {
+    const r = await this.db
+      .selectFrom('user_roles')
+      .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+      .select('roles.id')
+      .where('roles.realm_id', '=', realmId)
+      .limit(1)
+      .executeTakeFirst();
+    return r !== undefined;
+  }
+
+  async usersWithRole(roleId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('user_roles').select('user_id').where('role_id', '=', roleId).execute();
+    return rows.map((r) => r.user_id);
+  }
+}
