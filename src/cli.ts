@@ -2,7 +2,7 @@
 // The command line: one file per command group under src/cli/, all calling src/admin/operations.
 import { ConfigError } from './config/config.js';
 import { DatabaseUrlError } from './storage/database.js';
-import { ConflictError } from './storage/types.js';
+import { ConflictError, NotFoundError } from './storage/types.js';
 import { ValidationError } from './admin/validation.js';
 import { CliError, program } from './cli/common.js';
 import { registerStart } from './cli/start.js';
@@ -12,6 +12,7 @@ import { registerEvents } from './cli/events.js';
 import { registerOrg } from './cli/org.js';
 import { registerUser } from './cli/user.js';
 import { registerClient } from './cli/client.js';
+import { registerToken } from './cli/token.js';
 
 registerStart(program);
 registerRealm(program);
@@ -20,12 +21,13 @@ registerEvents(program);
 registerOrg(program);
 registerUser(program);
 registerClient(program);
+registerToken(program);
 
 async function main(): Promise<void> {
   try {
     await program.parseAsync(process.argv);
   } catch (err) {
-    if (err instanceof CliError || err instanceof ValidationError || err instanceof ConflictError || err instanceof ConfigError || err instanceof DatabaseUrlError) {
+    if (err instanceof CliError || err instanceof ValidationError || err instanceof ConflictError || err instanceof NotFoundError || err instanceof ConfigError || err instanceof DatabaseUrlError) {
       process.stderr.write(`realmgate: ${err.message}\n`);
     } else {
       const msg = err instanceof Error ? err.message : String(err);

@@ -7,3 +7,4 @@ export * from './operations/organizations.js';
 export * from './operations/users.js';
 export * from './operations/clients.js';
 export * from './operations/keys.js';
+export * from './operations/tokens.js';

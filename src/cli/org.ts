@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import { CliError, withStore } from './common.js';
-import { createOrganization } from '../admin/operations.js';
+import { CliError, collect, withStore } from './common.js';
+import { createOrganization, listOrganizations } from '../admin/operations.js';
+import { registerOrgLifecycle } from './org-lifecycle.js';
 
 export function registerOrg(program: Command): void {
   const org = program.command('org').description('manage organizations');
@@ -8,8 +9,18 @@ export function registerOrg(program: Command): void {
     .command('create <realm> <alias>')
     .description('create an organization')
     .option('--name <name>', 'display name (default: the alias)')
-    .action(async (realmId: string, alias: string, o: { name?: string }) => {
-      await withStore((store) => createOrganization(store, { realmId, alias, ...(o.name ? { name: o.name } : {}) }));
+    .option('--description <text>', 'description')
+    .option('--domain <domain>', 'an internet domain of the organization (repeatable)', collect)
+    .action(async (realmId: string, alias: string, o: { name?: string; description?: string; domain?: string[] }) => {
+      await withStore((store) =>
+        createOrganization(store, {
+          realmId,
+          alias,
+          ...(o.name ? { name: o.name } : {}),
+          ...(o.description !== undefined ? { description: o.description } : {}),
+          ...(o.domain ? { domains: o.domain.map((name) => ({ name, verified: false })) } : {}),
+        }),
+      );
       process.stdout.write(`created organization ${alias} in realm ${realmId}\n`);
     });
   org
@@ -18,8 +29,9 @@ export function registerOrg(program: Command): void {
     .action(async (realmId: string) => {
       const orgs = await withStore(async (store) => {
         if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
-        return store.organizations.list(realmId);
+        return listOrganizations(store, { realmId, max: 1000 });
       });
-      for (const o of orgs) process.stdout.write(`${o.alias}\t${o.name}\n`);
+      for (const o of orgs) process.stdout.write(`${o.alias}\t${o.name}\t${o.enabled ? 'enabled' : 'disabled'}\t${o.domains.map((d) => d.name).join(' ')}\n`);
     });
+  registerOrgLifecycle(org);
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import { CliError, collect, passwordFrom, withStore } from './common.js';
-import { createUser } from '../admin/operations.js';
+import { CliError, collect, intArg, passwordFrom, withStore } from './common.js';
+import { createUser, listUsers } from '../admin/operations.js';
+import { registerUserLifecycle } from './user-lifecycle.js';
 import { hashPassword } from '../crypto/passwords.js';
 
 export function registerUser(program: Command): void {
@@ -35,8 +36,12 @@ export function registerUser(program: Command): void {
   user
     .command('list <realm>')
     .description("list a realm's users")
-    .action(async (realmId: string) => {
-      const users = await withStore((store) => store.users.list(realmId));
+    .option('--search <text>', 'only users whose username or email contains this text')
+    .option('--first <n>', 'skip this many users', intArg('--first'))
+    .option('--max <n>', 'list at most this many users (default 100)', intArg('--max'))
+    .action(async (realmId: string, o: { search?: string; first?: number; max?: number }) => {
+      const users = await withStore((store) => listUsers(store, { realmId, search: o.search, first: o.first, max: o.max }));
       for (const u of users) process.stdout.write(`${u.username}\t${u.email ?? ''}\t${u.enabled ? 'enabled' : 'disabled'}\n`);
     });
+  registerUserLifecycle(user);
 }

@@ -55,6 +55,15 @@ export interface OrganizationTable {
   alias: string;
   name: string;
   created_at: number;
+  description: Generated<string>;
+  enabled: Generated<number>;
+}
+
+export interface OrganizationDomainTable {
+  organization_id: string;
+  realm_id: string;
+  domain: string;
+  verified: Generated<number>;
 }
 
 export interface MembershipTable {
@@ -246,6 +255,7 @@ export interface Database {
   users: UserTable;
   organizations: OrganizationTable;
   memberships: MembershipTable;
+  organization_domains: OrganizationDomainTable;
   scopes: ScopeTable;
   consents: ConsentTable;
   browser_sessions: BrowserSessionTable;

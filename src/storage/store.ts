@@ -10,6 +10,9 @@ import { EventRepository } from './repos/events.js';
 import { LoginFailureRepository } from './repos/login-failures.js';
 import { RoleRepository } from './repos/roles.js';
 import { AdminEventRepository } from './repos/admin-events.js';
+import { UserAdminRepository } from './repos/user-admin.js';
+import { OrganizationAdminRepository } from './repos/organization-admin.js';
+import { SessionAdminRepository } from './repos/session-admin.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -29,6 +32,10 @@ export class Store {
   readonly loginFailures: LoginFailureRepository;
   readonly roles: RoleRepository;
   readonly adminEvents: AdminEventRepository;
+  /** Administration (src/admin/operations): search, lifecycle, members, sessions, revocation. */
+  readonly userAdmin: UserAdminRepository;
+  readonly organizationAdmin: OrganizationAdminRepository;
+  readonly sessionAdmin: SessionAdminRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -48,6 +55,9 @@ export class Store {
     this.loginFailures = new LoginFailureRepository(k);
     this.roles = new RoleRepository(k);
     this.adminEvents = new AdminEventRepository(k);
+    this.userAdmin = new UserAdminRepository(k);
+    this.organizationAdmin = new OrganizationAdminRepository(k);
+    this.sessionAdmin = new SessionAdminRepository(k);
   }
 
   close(): Promise<void> {

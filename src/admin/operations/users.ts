@@ -1,12 +1,17 @@
 import type { Store } from '../../storage/store.js';
 import { hashPassword } from '../../crypto/passwords.js';
 import { randomId } from '../../crypto/random.js';
-import { ValidationError } from '../validation.js';
-import { now, requireRealm } from './common.js';
+import { NotFound, ValidationError } from '../validation.js';
+import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
+import type { User } from '../../storage/types.js';
+import type { UserQuery } from '../../storage/repos/user-admin.js';
+import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
+import type { SessionSummary } from '../../storage/repos/session-admin.js';
 
 export async function createUser(
   store: Store,
-  input: { realmId: string; username: string; password: string; email?: string; orgAliases?: string[] },
+  input: { realmId: string; username: string; password: string; email?: string; orgAliases?: string[]; enabled?: boolean },
+  actor: Actor = cliActor(),
 ): Promise<{ id: string }> {
   await requireRealm(store, input.realmId);
   if (!/^[A-Za-z0-9][A-Za-z0-9._@+-]{0,254}$/.test(input.username)) {
@@ -31,5 +36,200 @@ export async function createUser(
     now: now(),
     organizationIds: [...new Set(orgIds)],
   });
+  if (input.enabled === false) await store.users.update(id, { enabled: false });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'USER', resourcePath: `users/${id}`, representation: { username: input.username.toLowerCase(), email: input.email, enabled: input.enabled ?? true, organizations: input.orgAliases } });
   return { id };
+}
+
+/** A user of the realm, by id or (case-insensitively) by username. */
+export async function requireUser(store: Store, realmId: string, idOrUsername: string): Promise<User> {
+  await requireRealm(store, realmId);
+  const byId = await store.users.get(idOrUsername);
+  const user = byId?.realmId === realmId ? byId : await store.users.findByUsername(realmId, idOrUsername.toLowerCase());
+  if (!user) throw new NotFound(`user ${idOrUsername} does not exist in realm ${realmId}`);
+  return user;
+}
+
+function checkEmail(email: string): void {
+  if (email.length > 320 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new ValidationError(`${JSON.stringify(email)} is not an email address`);
+}
+
+async function organizationIds(store: Store, realmId: string, refs: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const ref of refs) {
+    const byId = await store.organizations.get(ref);
+    const org = byId?.realmId === realmId ? byId : await store.organizations.findByAlias(realmId, ref);
+    if (!org) throw new ValidationError(`organization ${ref} does not exist in realm ${realmId}`);
+    ids.push(org.id);
+  }
+  return [...new Set(ids)];
+}
+
+export interface UserUpdate {
+  realmId: string;
+  /** The user's id or username. */
+  user: string;
+  /** A new email, or null to remove it. */
+  email?: string | null;
+  enabled?: boolean;
+  /** The complete list of organizations (ids or aliases) the user belongs to after the update. */
+  organizations?: string[];
+}
+
+/**
+ * Changes a user's email, enabled flag or organizations. Disabling ends the user's browser sessions
+ * and revokes their refresh chains at once, so that no token issued before stays usable (the checks
+ * of userinfo, introspection and refresh refuse a disabled user's tokens in any case).
+ */
+export async function updateUser(store: Store, input: UserUpdate, actor: Actor = cliActor()): Promise<User> {
+  const user = await requireUser(store, input.realmId, input.user);
+  if (typeof input.email === 'string') checkEmail(input.email);
+  const orgIds = input.organizations !== undefined ? await organizationIds(store, input.realmId, input.organizations) : undefined;
+  const t = now();
+  await store.users.update(user.id, {
+    ...(input.email !== undefined ? { email: input.email === '' ? null : input.email } : {}),
+    ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+  });
+  if (orgIds !== undefined) await store.userAdmin.setOrganizations(user.id, orgIds, t);
+  if (input.enabled === false && user.enabled) {
+    await store.sessionAdmin.endAllForUser(input.realmId, user.id, t, { chains: true, reason: 'user disabled' });
+  }
+  const { realmId: _r, user: _u, ...changes } = input;
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: changes });
+  return (await store.users.get(user.id)) ?? user;
+}
+
+export function disableUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<User> {
+  return updateUser(store, { ...input, enabled: false }, actor);
+}
+
+export function enableUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<User> {
+  return updateUser(store, { ...input, enabled: true }, actor);
+}
+
+function checkPassword(password: string): void {
+  if (password.length < 8) throw new ValidationError('the password must have at least 8 characters');
+  if (password.length > 1024) throw new ValidationError('the password must have at most 1024 characters');
+}
+
+/**
+ * Replaces the user's password (Keycloak's reset-password). Whoever knew the old one may hold sessions
+ * and tokens: they end with it.
+ */
+export async function resetPassword(store: Store, input: { realmId: string; user: string; password: string }, actor: Actor = cliActor()): Promise<User> {
+  const user = await requireUser(store, input.realmId, input.user);
+  checkPassword(input.password);
+  await store.users.update(user.id, { passwordHash: await hashPassword(input.password) });
+  await store.sessionAdmin.endAllForUser(input.realmId, user.id, now(), { chains: true, reason: 'password reset by an administrator' });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/reset-password` });
+  return user;
+}
+
+/** Deletes the user and everything of theirs (chains, sessions, consents, memberships, codes). */
+export async function deleteUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<User> {
+  const user = await requireUser(store, input.realmId, input.user);
+  await store.userAdmin.delete(user);
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER', resourcePath: `users/${user.id}` });
+  return user;
+}
+
+const MAX_PAGE = 1000;
+
+function checkPage(first: number | undefined, max: number | undefined): void {
+  if (first !== undefined && (!Number.isSafeInteger(first) || first < 0)) throw new ValidationError('first must be a whole number from 0');
+  if (max !== undefined && (!Number.isSafeInteger(max) || max < 0 || max > MAX_PAGE)) throw new ValidationError(`max must be a whole number from 0 to ${MAX_PAGE}`);
+}
+
+export async function listUsers(store: Store, input: UserQuery & { realmId: string }): Promise<User[]> {
+  await requireRealm(store, input.realmId);
+  checkPage(input.first, input.max);
+  const { realmId, ...q } = input;
+  return store.userAdmin.search(realmId, q);
+}
+
+export async function countUsers(store: Store, input: UserQuery & { realmId: string }): Promise<number> {
+  await requireRealm(store, input.realmId);
+  const { realmId, first: _f, max: _m, ...q } = input;
+  return store.userAdmin.count(realmId, q);
+}
+
+/** The organizations the user belongs to, disabled ones included. */
+export async function userOrganizations(store: Store, input: { realmId: string; user: string }): Promise<OrganizationDetails[]> {
+  const user = await requireUser(store, input.realmId, input.user);
+  return store.organizationAdmin.ofUser(user.id);
+}
+
+export async function userSessions(store: Store, input: { realmId: string; user: string }): Promise<SessionSummary[]> {
+  const user = await requireUser(store, input.realmId, input.user);
+  return store.sessionAdmin.listForUser(input.realmId, user.id, now());
+}
+
+/** Ends every browser session of the user and revokes every refresh chain (Keycloak's "logout user"). */
+export async function logoutUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<{ sessions: number; chains: number }> {
+  const user = await requireUser(store, input.realmId, input.user);
+  const r = await store.sessionAdmin.endAllForUser(input.realmId, user.id, now(), { chains: true, reason: 'logged out by an administrator' });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/logout`, representation: r });
+  return r;
+}
+
+export interface ConsentSummary {
+  clientId: string;
+  scopes: string[];
+  createdAt: number;
+  lastUpdatedAt: number;
+}
+
+/** What the user granted, per client (merged over organizations, as Keycloak shows one consent per client). */
+export async function userConsents(store: Store, input: { realmId: string; user: string }): Promise<ConsentSummary[]> {
+  const user = await requireUser(store, input.realmId, input.user);
+  const byClient = new Map<string, ConsentSummary>();
+  for (const c of await store.consents.listForUser(input.realmId, user.id)) {
+    const prev = byClient.get(c.clientId);
+    byClient.set(c.clientId, {
+      clientId: c.clientId,
+      scopes: [...new Set([...(prev?.scopes ?? []), ...c.scopes])].sort(),
+      createdAt: Math.min(prev?.createdAt ?? c.createdAt, c.createdAt),
+      lastUpdatedAt: Math.max(prev?.lastUpdatedAt ?? c.createdAt, c.createdAt),
+    });
+  }
+  return [...byClient.values()];
+}
+
+/** Withdraws the user's consent to a client and revokes that client's chains for the user. */
+export async function revokeConsent(store: Store, input: { realmId: string; user: string; clientId: string }, actor: Actor = cliActor()): Promise<void> {
+  const user = await requireUser(store, input.realmId, input.user);
+  const consents = await store.consents.listForUser(input.realmId, user.id);
+  const chains = await store.refresh.lastUsedByUser(input.realmId, user.id, now());
+  if (!consents.some((c) => c.clientId === input.clientId) && !chains.some((c) => c.clientId === input.clientId)) {
+    throw new NotFound(`user ${user.username} has no consent for client ${input.clientId}`);
+  }
+  await store.sessionAdmin.revokeUserClient(input.realmId, user.id, input.clientId, now(), 'consent revoked by an administrator');
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER', resourcePath: `users/${user.id}/consents/${input.clientId}` });
+}
+
+export interface BruteForceStatus {
+  numFailures: number;
+  disabled: boolean;
+  /** Seconds since the epoch; 0 when none. */
+  lastFailure: number;
+  /** Seconds until the lock ends; 0 when not locked. */
+  lockedFor: number;
+}
+
+/** The brute-force counters of the user's name (src/oauth/brute-force.ts keys them "user:<name>"). */
+export async function bruteForceStatus(store: Store, input: { realmId: string; user: string }): Promise<BruteForceStatus> {
+  const user = await requireUser(store, input.realmId, input.user);
+  const subject = `user:${user.username}`;
+  const s = (await store.loginFailures.get(input.realmId, [subject])).get(subject);
+  const t = now();
+  const lockedFor = s && s.blockedUntil > t ? s.blockedUntil - t : 0;
+  return { numFailures: s?.failures ?? 0, disabled: lockedFor > 0, lastFailure: s?.lastFailure ?? 0, lockedFor };
+}
+
+/** Clears the user's failure counters: a locked account can log in again at once. */
+export async function unlockUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<User> {
+  const user = await requireUser(store, input.realmId, input.user);
+  await store.loginFailures.clear(input.realmId, `user:${user.username}`);
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER_LOGIN_FAILURE', resourcePath: `attack-detection/brute-force/users/${user.id}` });
+  return user;
 }

@@ -6,6 +6,7 @@ import * as clientOptions from './2026-11-21T0300_client_options.js';
 import * as events from './2026-11-21T0400_events.js';
 import * as bruteForce from './2026-11-21T0500_brute_force.js';
 import * as admin from './2026-11-23T0500_admin.js';
+import * as organizationDetails from './2026-11-23T0600_organization_details.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T0400_events': events,
   '2026-11-21T0500_brute_force': bruteForce,
   '2026-11-23T0500_admin': admin,
+  '2026-11-23T0600_organization_details': organizationDetails,
 };

@@ -113,6 +113,7 @@ export class RealmRepository {
         'admin_events',
         'clients',
         'users',
+        'organization_domains',
         'organizations',
       ] as const) {
         await trx.deleteFrom(table).where('realm_id', '=', id).execute();

@@ -70,6 +70,8 @@ export class UserRepository {
       .innerJoin('organizations', 'organizations.id', 'memberships.organization_id')
       .select(['organizations.id', 'organizations.realm_id', 'organizations.alias', 'organizations.name'])
       .where('memberships.user_id', '=', userId)
+      // A disabled organization cannot be chosen at login (Keycloak 26) until it is enabled again.
+      .where('organizations.enabled', '=', 1)
       .orderBy('organizations.name')
       .execute();
     return rows.map((r) => ({ id: r.id, realmId: r.realm_id, alias: r.alias, name: r.name }));

@@ -1,0 +1,102 @@
+import type { Command } from 'commander';
+import { CliError, collect, withStore } from './common.js';
+import {
+  bruteForceStatus,
+  deleteUser,
+  disableUser,
+  enableUser,
+  logoutUser,
+  revokeConsent,
+  unlockUser,
+  updateUser,
+  userConsents,
+  userSessions,
+} from '../admin/operations.js';
+
+function time(seconds: number): string {
+  return new Date(seconds * 1000).toISOString();
+}
+
+/** `user update|disable|enable|delete|sessions|logout|consents|revoke-consent|unlock`: a user's lifecycle. */
+export function registerUserLifecycle(user: Command): void {
+  user
+    .command('update <realm> <user>')
+    .description('change a user (by username or id): email, enabled, organizations')
+    .option('--email <email>', 'new email address ("" removes it)')
+    .option('--org <alias>', 'the user belongs to exactly these organizations afterwards (repeatable)', collect)
+    .option('--no-orgs', 'remove the user from every organization')
+    .option('--enabled', 'enable the user')
+    .option('--disabled', 'disable the user (ends sessions, revokes tokens)')
+    .action(async (realmId: string, ref: string, o: { email?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean }) => {
+      if (o.enabled && o.disabled) throw new CliError('use either --enabled or --disabled, not both');
+      if (o.org && !o.orgs) throw new CliError('use either --org or --no-orgs, not both');
+      const organizations = o.orgs ? o.org : [];
+      const u = await withStore((store) =>
+        updateUser(store, {
+          realmId,
+          user: ref,
+          ...(o.email !== undefined ? { email: o.email === '' ? null : o.email } : {}),
+          ...(organizations !== undefined ? { organizations } : {}),
+          ...(o.enabled ? { enabled: true } : o.disabled ? { enabled: false } : {}),
+        }),
+      );
+      process.stdout.write(`updated user ${u.username} in realm ${realmId}\n`);
+    });
+  user
+    .command('disable <realm> <user>')
+    .description('disable a user: their sessions end and their tokens are refused at once')
+    .action(async (realmId: string, ref: string) => {
+      const u = await withStore((store) => disableUser(store, { realmId, user: ref }));
+      process.stdout.write(`disabled user ${u.username} in realm ${realmId}\n`);
+    });
+  user
+    .command('enable <realm> <user>')
+    .description('enable a disabled user')
+    .action(async (realmId: string, ref: string) => {
+      const u = await withStore((store) => enableUser(store, { realmId, user: ref }));
+      process.stdout.write(`enabled user ${u.username} in realm ${realmId}\n`);
+    });
+  user
+    .command('delete <realm> <user>')
+    .description('delete a user with their sessions, tokens, consents and memberships')
+    .action(async (realmId: string, ref: string) => {
+      const u = await withStore((store) => deleteUser(store, { realmId, user: ref }));
+      process.stdout.write(`deleted user ${u.username} from realm ${realmId}\n`);
+    });
+  user
+    .command('sessions <realm> <user>')
+    .description("list a user's live browser sessions and the clients holding tokens from each")
+    .action(async (realmId: string, ref: string) => {
+      const sessions = await withStore((store) => userSessions(store, { realmId, user: ref }));
+      process.stdout.write('session\tstarted\tlast access\tclients\n');
+      for (const s of sessions) process.stdout.write(`${s.id}\t${time(s.createdAt)}\t${time(s.lastAccess)}\t${s.clients.join(' ')}\n`);
+    });
+  user
+    .command('logout <realm> <user>')
+    .description("end every session of a user and revoke all of their refresh tokens")
+    .action(async (realmId: string, ref: string) => {
+      const r = await withStore((store) => logoutUser(store, { realmId, user: ref }));
+      process.stdout.write(`ended ${r.sessions} session(s) and revoked ${r.chains} token chain(s)\n`);
+    });
+  user
+    .command('consents <realm> <user>')
+    .description('list the scopes a user granted, per client')
+    .action(async (realmId: string, ref: string) => {
+      const consents = await withStore((store) => userConsents(store, { realmId, user: ref }));
+      for (const c of consents) process.stdout.write(`${c.clientId}\t${c.scopes.join(' ')}\n`);
+    });
+  user
+    .command('revoke-consent <realm> <user> <client-id>')
+    .description("withdraw a user's consent to a client and revoke that client's tokens for the user")
+    .action(async (realmId: string, ref: string, clientId: string) => {
+      await withStore((store) => revokeConsent(store, { realmId, user: ref, clientId }));
+      process.stdout.write(`revoked the consent of ${ref} to ${clientId}\n`);
+    });
+  user
+    .command('unlock <realm> <user>')
+    .description('show and clear the failed-login lockout of a user')
+    .action(async (realmId: string, ref: string) => {
+      const { status, u } = await withStore(async (store) => ({ status: await bruteForceStatus(store, { realmId, user: ref }), u: await unlockUser(store, { realmId, user: ref }) }));
+      process.stdout.write(`${u.username}: ${status.numFailures} failure(s), ${status.disabled ? `was locked for ${status.lockedFor} more seconds` : 'was not locked'}; unlocked\n`);
+    });
+}

@@ -1,0 +1,155 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+
+/** A live browser session with the clients that hold live refresh chains from it (Keycloak's UserSessionRepresentation). */
+export interface SessionSummary {
+  id: string;
+  userId: string;
+  username: string;
+  authTime: number;
+  createdAt: number;
+  lastAccess: number;
+  expiresAt: number;
+  clients: string[];
+}
+
+/** Sessions and refresh chains as administrators end them. */
+export class SessionAdminRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async listForUser(realmId: string, userId: string, now: number): Promise<SessionSummary[]> {
+    const rows = await this.db
+      .selectFrom('browser_sessions as s')
+      .innerJoin('users as u', 'u.id', 's.user_id')
+      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at'])
+      .where('s.realm_id', '=', realmId)
+      .where('s.user_id', '=', userId)
+      .where('s.ended_at', 'is', null)
+      .where('s.expires_at', '>', now)
+      .orderBy('s.created_at', 'desc')
+      .execute();
+    return this.withClients(rows, now);
+  }
+
+  /** Live sessions from which the client holds a live refresh chain. */
+  async listForClient(realmId: string, clientId: string, now: number, page: { first?: number; max?: number }): Promise<SessionSummary[]> {
+    const rows = await this.db
+      .selectFrom('browser_sessions as s')
+      .innerJoin('users as u', 'u.id', 's.user_id')
+      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at'])
+      .where('s.realm_id', '=', realmId)
+      .where('s.ended_at', 'is', null)
+      .where('s.expires_at', '>', now)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('refresh_chains as c')
+            .select('c.id')
+            .whereRef('c.session_id', '=', 's.id')
+            .where('c.client_id', '=', clientId)
+            .where('c.revoked_at', 'is', null)
+            .where('c.max_expires_at', '>', now),
+        ),
+      )
+      .orderBy('s.created_at', 'desc')
+      .offset(page.first ?? 0)
+      .limit(page.max ?? 100)
+      .execute();
+    return this.withClients(rows, now);
+  }
+
+  async get(realmId: string, sessionId: string): Promise<{ id: string; userId: string; ended: boolean } | undefined> {
+    const r = await this.db.selectFrom('browser_sessions').select(['id', 'user_id', 'ended_at']).where('realm_id', '=', realmId).where('id', '=', sessionId).executeTakeFirst();
+    return r ? { id: r.id, userId: r.user_id, ended: r.ended_at !== null } : undefined;
+  }
+
+  /** Ends the browser session and revokes the refresh chains started from it (OIDC: sid = session). */
+  async end(realmId: string, sessionId: string, now: number, reason: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('browser_sessions').set({ ended_at: now }).where('realm_id', '=', realmId).where('id', '=', sessionId).where('ended_at', 'is', null).execute();
+      await trx
+        .updateTable('refresh_chains')
+        .set({ revoked_at: now, revoked_reason: reason })
+        .where('realm_id', '=', realmId)
+        .where('session_id', '=', sessionId)
+        .where('revoked_at', 'is', null)
+        .execute();
+    });
+  }
+
+  /** Ends every browser session of the user; with `chains`, revokes all their refresh chains too. */
+  async endAllForUser(realmId: string, userId: string, now: number, opts: { chains: boolean; reason: string }): Promise<{ sessions: number; chains: number }> {
+    return this.db.transaction().execute(async (trx) => {
+      const s = await trx.updateTable('browser_sessions').set({ ended_at: now }).where('realm_id', '=', realmId).where('user_id', '=', userId).where('ended_at', 'is', null).executeTakeFirst();
+      let chains = 0;
+      if (opts.chains) {
+        const c = await trx
+          .updateTable('refresh_chains')
+          .set({ revoked_at: now, revoked_reason: opts.reason })
+          .where('realm_id', '=', realmId)
+          .where('user_id', '=', userId)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst();
+        chains = Number(c.numUpdatedRows);
+      }
+      return { sessions: Number(s.numUpdatedRows), chains };
+    });
+  }
+
+  /** Revokes every live refresh chain of a user or of a client (and so the access tokens they issued). */
+  async revokeChains(realmId: string, by: { userId: string } | { clientId: string }, now: number, reason: string): Promise<number> {
+    let q = this.db.updateTable('refresh_chains').set({ revoked_at: now, revoked_reason: reason }).where('realm_id', '=', realmId).where('revoked_at', 'is', null);
+    q = 'userId' in by ? q.where('user_id', '=', by.userId) : q.where('client_id', '=', by.clientId);
+    const r = await q.executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
+  /** Revokes the user's chains for one client (with any organization): a consent withdrawn by an admin. */
+  async revokeUserClient(realmId: string, userId: string, clientId: string, now: number, reason: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('consents').where('realm_id', '=', realmId).where('user_id', '=', userId).where('client_id', '=', clientId).execute();
+      await trx
+        .updateTable('refresh_chains')
+        .set({ revoked_at: now, revoked_reason: reason })
+        .where('realm_id', '=', realmId)
+        .where('user_id', '=', userId)
+        .where('client_id', '=', clientId)
+        .where('revoked_at', 'is', null)
+        .execute();
+    });
+  }
+
+  private async withClients(
+    rows: Array<{ id: string; user_id: string; username: string; auth_time: number; created_at: number; expires_at: number }>,
+    now: number,
+  ): Promise<SessionSummary[]> {
+    if (rows.length === 0) return [];
+    const chains = await this.db
+      .selectFrom('refresh_chains as c')
+      .leftJoin('refresh_tokens as t', 't.chain_id', 'c.id')
+      .select(['c.session_id', 'c.client_id', (eb) => eb.fn.max('t.created_at').as('last')])
+      .where(
+        'c.session_id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .where('c.revoked_at', 'is', null)
+      .where('c.max_expires_at', '>', now)
+      .groupBy(['c.session_id', 'c.client_id'])
+      .execute();
+    return rows.map((r) => {
+      const mine = chains.filter((c) => c.session_id === r.id);
+      const last = Math.max(Number(r.created_at), ...mine.map((c) => Number(c.last ?? 0)));
+      return {
+        id: r.id,
+        userId: r.user_id,
+        username: r.username,
+        authTime: Number(r.auth_time),
+        createdAt: Number(r.created_at),
+        lastAccess: last,
+        expiresAt: Number(r.expires_at),
+        clients: [...new Set(mine.map((c) => c.client_id))].sort(),
+      };
+    });
+  }
+}

@@ -1,0 +1,81 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import type { User } from '../types.js';
+import { toUser } from './mappers.js';
+import { matches } from './organization-admin.js';
+
+/** Keycloak's user search: `search` over username and email, or field filters; exact or substring. */
+export interface UserQuery {
+  search?: string;
+  username?: string;
+  email?: string;
+  exact?: boolean;
+  enabled?: boolean;
+  first?: number;
+  max?: number;
+}
+
+/** Administration of users beyond creation: search, membership changes, deletion. */
+export class UserAdminRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async search(realmId: string, q: UserQuery): Promise<User[]> {
+    const rows = await this.filtered(realmId, q).selectAll().orderBy('username').offset(q.first ?? 0).limit(q.max ?? 100).execute();
+    return rows.map(toUser);
+  }
+
+  async count(realmId: string, q: UserQuery): Promise<number> {
+    const r = await this.filtered(realmId, q).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  private filtered(realmId: string, q: UserQuery) {
+    let query = this.db.selectFrom('users').where('realm_id', '=', realmId);
+    if (q.search !== undefined && q.search !== '' && q.search !== '*') {
+      // Keycloak: a search "*" lists everyone; a trailing or leading * is the substring wildcard.
+      const s = q.search.replace(/^\*|\*$/g, '').toLowerCase();
+      query = query.where((eb) => eb.or([matches(sql.ref('username'), s, q.exact), matches(sql.ref('email'), s, q.exact)]));
+    }
+    if (q.username !== undefined) query = query.where(matches(sql.ref('username'), q.username.toLowerCase(), q.exact));
+    if (q.email !== undefined) query = query.where(matches(sql.ref('email'), q.email.toLowerCase(), q.exact));
+    if (q.enabled !== undefined) query = query.where('enabled', '=', q.enabled ? 1 : 0);
+    return query;
+  }
+
+  /** Replaces the user's organization memberships; chains bound to an organization left are revoked. */
+  async setOrganizations(userId: string, organizationIds: string[], now: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const current = (await trx.selectFrom('memberships').select('organization_id').where('user_id', '=', userId).execute()).map((r) => r.organization_id);
+      const removed = current.filter((id) => !organizationIds.includes(id));
+      const added = organizationIds.filter((id) => !current.includes(id));
+      if (removed.length > 0) {
+        await trx.deleteFrom('memberships').where('user_id', '=', userId).where('organization_id', 'in', removed).execute();
+        await trx
+          .updateTable('refresh_chains')
+          .set({ revoked_at: now, revoked_reason: 'organization membership removed' })
+          .where('user_id', '=', userId)
+          .where('organization_id', 'in', removed)
+          .where('revoked_at', 'is', null)
+          .execute();
+      }
+      if (added.length > 0) await trx.insertInto('memberships').values(added.map((organization_id) => ({ organization_id, user_id: userId }))).execute();
+    });
+  }
+
+  /**
+   * Deletes the user and everything of theirs: memberships, consents and browser sessions go with the
+   * row (foreign keys); refresh chains, codes, device grants, pending interactions and failure
+   * counters are deleted here, in the same transaction. Audit events stay: they are the record.
+   */
+  async delete(user: User): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('refresh_chains').where('realm_id', '=', user.realmId).where('user_id', '=', user.id).execute();
+      await trx.deleteFrom('authorization_codes').where('user_id', '=', user.id).execute();
+      await trx.deleteFrom('device_codes').where('user_id', '=', user.id).execute();
+      await trx.deleteFrom('interactions').where('user_id', '=', user.id).execute();
+      await trx.deleteFrom('user_roles').where('user_id', '=', user.id).execute();
+      await trx.deleteFrom('login_failures').where('realm_id', '=', user.realmId).where('subject', '=', `user:${user.username}`).execute();
+      await trx.deleteFrom('users').where('id', '=', user.id).execute();
+    });
+  }
+}
