@@ -26,6 +26,7 @@ export async function startServer(config: Config, opts: { onReady?: (s: Services
   const services = createServices(config, store, systemClock);
   for (const realm of await store.realms.list()) {
     await services.keys.ensureKey(realm.id, isSigningAlg(realm.signingAlg) ? realm.signingAlg : 'RS256', nowSeconds(services.clock));
+    await services.keys.ensureRefreshKey(realm.id, nowSeconds(services.clock));
     // Fails fast when the keys are encrypted and REALMGATE_KEY_SECRET is missing or wrong.
     await services.keys.algorithm(realm.id);
     // Realms created before the admin API get their realm-management client and roles.

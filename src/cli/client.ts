@@ -1,7 +1,50 @@
-import { Option, type Command } from 'commander';
-import { collect, withStore } from './common.js';
-import { createClient } from '../admin/operations.js';
+import type { Command } from 'commander';
+import { CliError, collect, withStore } from './common.js';
+import { createClient, updateClient, type ListChange } from '../admin/operations.js';
+import type { Client } from '../storage/types.js';
 import { checkChosenClientSecret } from '../admin/validation.js';
+
+const AUTH_METHOD_HELP = 'token endpoint authentication the client may use: client_secret_basic, client_secret_post (repeatable or comma-separated; default both)';
+const ID_TOKEN_ALG_HELP = 'algorithm of its ID tokens: RS256 (default), ES256 or EdDSA';
+const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
+
+/** One line per setting, as `client update` and `client show` print them. */
+export function describeClient(c: Client): string {
+  const lines: Array<[string, string]> = [
+    ['client', `${c.clientId} (${c.public ? 'public' : 'confidential'}${c.enabled ? '' : ', disabled'})`],
+    ['name', c.name ?? ''],
+    ['redirect URIs', c.redirectUris.join(' ')],
+    ['post-logout URIs', c.postLogoutRedirectUris.join(' ')],
+    ['scopes', c.scopes.join(' ')],
+    ['auth methods', c.authMethods.join(' ')],
+    ['ID token alg', c.idTokenAlg],
+    ['audiences', c.audiences.join(' ')],
+  ];
+  return lines.map(([k, v]) => `${k}:${' '.repeat(18 - k.length)}${v}\n`).join('');
+}
+
+function listChange(set: string[], add: string[], remove: string[]): ListChange | undefined {
+  if (set.length === 0 && add.length === 0 && remove.length === 0) return undefined;
+  return { ...(set.length > 0 ? { set } : {}), add, remove };
+}
+
+interface UpdateOptions {
+  name?: string;
+  redirectUri: string[];
+  addRedirectUri: string[];
+  removeRedirectUri: string[];
+  postLogoutRedirectUri: string[];
+  addPostLogoutRedirectUri: string[];
+  removePostLogoutRedirectUri: string[];
+  scope?: string;
+  enable?: boolean;
+  disable?: boolean;
+  authMethod: string[];
+  idTokenAlg?: string;
+  audience: string[];
+  addAudience: string[];
+  removeAudience: string[];
+}
 
 export function registerClient(program: Command): void {
   const client = program.command('client').description('manage client applications');
@@ -13,25 +56,74 @@ export function registerClient(program: Command): void {
     .option('--scope <scopes>', 'space-separated scopes the client may request (default: all default scopes)')
     .option('--public', 'a public client (no secret; must use PKCE)')
     .option('--name <name>', 'name shown to users on the login and consent pages')
-    .addOption(new Option('--auth-method <method>', 'token endpoint authentication (default client_secret_basic)').choices(['client_secret_basic', 'client_secret_post']))
+    .option('--auth-method <method>', AUTH_METHOD_HELP, collect, [])
     .option('--post-logout-redirect-uri <uri>', 'where logout may send the user back (repeatable)', collect, [])
-    .action(async (realmId: string, clientId: string, o: { redirectUri: string[]; secret?: string; scope?: string; public?: boolean; name?: string; authMethod?: string; postLogoutRedirectUri: string[] }) => {
-      if (o.secret !== undefined && !o.public) checkChosenClientSecret(o.secret);
-      const r = await withStore((store) =>
-        createClient(store, {
+    .option('--id-token-alg <alg>', ID_TOKEN_ALG_HELP)
+    .option('--audience <aud>', AUDIENCE_HELP, collect, [])
+    .action(
+      async (
+        realmId: string,
+        clientId: string,
+        o: { redirectUri: string[]; secret?: string; scope?: string; public?: boolean; name?: string; authMethod: string[]; postLogoutRedirectUri: string[]; idTokenAlg?: string; audience: string[] },
+      ) => {
+        if (o.secret !== undefined && !o.public) checkChosenClientSecret(o.secret);
+        const r = await withStore((store) =>
+          createClient(store, {
+            realmId,
+            clientId,
+            redirectUris: o.redirectUri,
+            ...(o.secret !== undefined ? { secret: o.secret } : {}),
+            ...(o.scope !== undefined ? { scopes: o.scope } : {}),
+            ...(o.public ? { public: true } : {}),
+            ...(o.name ? { name: o.name } : {}),
+            ...(o.authMethod.length > 0 ? { authMethods: o.authMethod } : {}),
+            postLogoutRedirectUris: o.postLogoutRedirectUri,
+            ...(o.idTokenAlg !== undefined ? { idTokenAlg: o.idTokenAlg } : {}),
+            audiences: o.audience,
+          }),
+        );
+        process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
+        if (r.generated) process.stdout.write(`client secret (shown only now): ${r.secret}\n`);
+      },
+    );
+  client
+    .command('update <realm> <client-id>')
+    .description("change a client's settings; what is not given stays as it is; prints the result")
+    .option('--name <name>', "the name shown to users ('' clears it)")
+    .option('--redirect-uri <uri>', 'replace the redirect URIs with these (repeatable)', collect, [])
+    .option('--add-redirect-uri <uri>', 'add a redirect URI (repeatable)', collect, [])
+    .option('--remove-redirect-uri <uri>', 'remove a redirect URI (repeatable)', collect, [])
+    .option('--post-logout-redirect-uri <uri>', 'replace the post-logout redirect URIs with these (repeatable)', collect, [])
+    .option('--add-post-logout-redirect-uri <uri>', 'add a post-logout redirect URI (repeatable)', collect, [])
+    .option('--remove-post-logout-redirect-uri <uri>', 'remove a post-logout redirect URI (repeatable)', collect, [])
+    .option('--scope <scopes>', 'space-separated scopes the client may request (replaces the current ones)')
+    .option('--enable', 'allow the client again')
+    .option('--disable', 'refuse the client everywhere (its tokens stop refreshing)')
+    .option('--auth-method <method>', AUTH_METHOD_HELP.replace('; default both', '; replaces the current ones'), collect, [])
+    .option('--id-token-alg <alg>', ID_TOKEN_ALG_HELP)
+    .option('--audience <aud>', AUDIENCE_HELP.replace('; repeatable', '; replaces the current ones; repeatable'), collect, [])
+    .option('--add-audience <aud>', 'add an audience (repeatable)', collect, [])
+    .option('--remove-audience <aud>', 'remove an audience (repeatable)', collect, [])
+    .action(async (realmId: string, clientId: string, o: UpdateOptions) => {
+      if (o.enable && o.disable) throw new CliError('give --enable or --disable, not both');
+      const redirectUris = listChange(o.redirectUri, o.addRedirectUri, o.removeRedirectUri);
+      const postLogoutRedirectUris = listChange(o.postLogoutRedirectUri, o.addPostLogoutRedirectUri, o.removePostLogoutRedirectUri);
+      const audiences = listChange(o.audience, o.addAudience, o.removeAudience);
+      const updated = await withStore((store) =>
+        updateClient(store, {
           realmId,
           clientId,
-          redirectUris: o.redirectUri,
-          ...(o.secret !== undefined ? { secret: o.secret } : {}),
+          ...(o.name !== undefined ? { name: o.name } : {}),
+          ...(redirectUris ? { redirectUris } : {}),
+          ...(postLogoutRedirectUris ? { postLogoutRedirectUris } : {}),
           ...(o.scope !== undefined ? { scopes: o.scope } : {}),
-          ...(o.public ? { public: true } : {}),
-          ...(o.name ? { name: o.name } : {}),
-          ...(o.authMethod ? { authMethod: o.authMethod } : {}),
-          postLogoutRedirectUris: o.postLogoutRedirectUri,
+          ...(o.enable ? { enabled: true } : o.disable ? { enabled: false } : {}),
+          ...(o.authMethod.length > 0 ? { authMethods: o.authMethod } : {}),
+          ...(o.idTokenAlg !== undefined ? { idTokenAlg: o.idTokenAlg } : {}),
+          ...(audiences ? { audiences } : {}),
         }),
       );
-      process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
-      if (r.generated) process.stdout.write(`client secret (shown only now): ${r.secret}\n`);
+      process.stdout.write(`updated client ${clientId} in realm ${realmId}\n${describeClient(updated)}`);
     });
   client
     .command('list <realm>')

@@ -5,6 +5,7 @@ import type { SigningKey } from '../storage/types.js';
 import { TtlCache } from '../cache.js';
 import { openPrivateJwk, sealPrivateJwk } from './key-encryption.js';
 import { nowSeconds, systemClock, type Clock } from '../clock.js';
+import { generateHmacKey, importHmacKeys, type RefreshKeys } from './refresh-jwt.js';
 
 /** The algorithm policy, in one table: what Realmgate signs with and how each key is generated. */
 export const SIGNING_ALGS = {
@@ -41,6 +42,8 @@ interface RealmKeys {
   signer: { header: CompactJWSHeaderParameters; key: CryptoKey | Uint8Array } | undefined;
   jwks: { keys: JWK[] };
   verifier: ReturnType<typeof createLocalJWKSet>;
+  /** The HMAC keys of refresh tokens (never published). */
+  refresh: RefreshKeys | undefined;
 }
 
 /** Signing keys per realm, imported once and cached; the JWKS document is prebuilt. */
@@ -64,7 +67,8 @@ export class KeyStore {
       let signer: RealmKeys['signer'];
       if (active) signer = { header: { alg: active.alg, kid: active.kid, typ: 'JWT' }, key: await importJWK(JSON.parse(openPrivateJwk(active.privateJwk)) as JWK, active.alg) };
       const jwks = { keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) };
-      return { signer, jwks, verifier: createLocalJWKSet(jwks) };
+      const refresh = importHmacKeys(await this.store.hmacKeys.list(realmId));
+      return { signer, jwks, verifier: createLocalJWKSet(jwks), refresh };
     });
   }
 
@@ -111,6 +115,27 @@ export class KeyStore {
     const keys = await this.store.keys.list(realmId);
     if (keys.some((k) => k.status === 'active')) return;
     await this.store.keys.insert(await generateSigningKey(realmId, alg, now));
+    this.cache.clear();
+  }
+
+  /**
+   * The realm's refresh token keys. A realm without one (created before refresh tokens were JWTs, or by
+   * a door that did not make one) gets it here, so that no path can fail for want of it.
+   */
+  async refreshKeys(realmId: string): Promise<RefreshKeys> {
+    const loaded = (await this.load(realmId))?.refresh;
+    if (loaded) return loaded;
+    await this.ensureRefreshKey(realmId, nowSeconds(this.clock));
+    const keys = (await this.load(realmId))?.refresh;
+    if (!keys) throw new Error(`realm ${realmId} has no refresh token key`);
+    return keys;
+  }
+
+  /** Makes sure the realm has an active HMAC key for its refresh tokens. */
+  async ensureRefreshKey(realmId: string, now: number): Promise<void> {
+    const keys = await this.store.hmacKeys.list(realmId);
+    if (keys.some((k) => k.status === 'active')) return;
+    await this.store.hmacKeys.insert(generateHmacKey(realmId, now));
     this.cache.clear();
   }
 

@@ -5,6 +5,7 @@ import { authenticateClient } from './client-auth.js';
 import { OAuthError } from './errors.js';
 import { readParams, required, type RawParams } from './params.js';
 import { verifyAccessToken } from './access-tokens.js';
+import { verifyRefreshJwt } from '../crypto/refresh-jwt.js';
 
 export type IntrospectionResponse = { active: false } | ({ active: true } & Record<string, unknown>);
 
@@ -46,6 +47,8 @@ export async function handleIntrospection(
   }
 
   async function refresh(): Promise<IntrospectionResponse | undefined> {
+    // Only a token signed by the realm's HMAC key, unexpired, is looked up.
+    if (!verifyRefreshJwt(await services.keys.refreshKeys(realm!.id), token, { issuer: iss, now }).ok) return undefined;
     const state = await services.store.tokenState.refreshToken(tokenHash(token));
     if (!state) return undefined;
     const { token: t, chain } = state;

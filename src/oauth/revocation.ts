@@ -1,10 +1,11 @@
 import { nowSeconds } from '../clock.js';
 import { tokenHash } from '../crypto/random.js';
-import type { Services } from '../services.js';
+import { realmBase, type Services } from '../services.js';
 import { authenticateClient } from './client-auth.js';
 import { OAuthError } from './errors.js';
 import { readParams, required, type RawParams } from './params.js';
 import { verifyAccessToken } from './access-tokens.js';
+import { verifyRefreshJwt } from '../crypto/refresh-jwt.js';
 
 /**
  * RFC 7009: a client revokes a token it holds. A refresh token ends its whole chain (2.1: the server
@@ -19,7 +20,9 @@ export async function handleRevocation(services: Services, input: { realmId: str
   const token = required(params, 'token');
   const now = nowSeconds(services.clock);
 
-  const state = await services.store.tokenState.refreshToken(tokenHash(token));
+  // A refresh token signed by the realm, expired or not (its chain may live on), is looked up by hash.
+  const isRefresh = verifyRefreshJwt(await services.keys.refreshKeys(realm.id), token, { issuer: realmBase(services.config, realm.id), now: undefined }).ok;
+  const state = isRefresh ? await services.store.tokenState.refreshToken(tokenHash(token)) : undefined;
   if (state) {
     if (state.chain.clientId === client.clientId && state.chain.realmId === realm.id) {
       await services.store.refresh.revokeChain(state.chain.id, now, 'revoked by the client');
@@ -27,7 +30,7 @@ export async function handleRevocation(services: Services, input: { realmId: str
     }
     return;
   }
-  if (!token.includes('.')) return;
+  if (isRefresh || !token.includes('.')) return;
   const claims = await verifyAccessToken(services, realm, token, { allowExpired: true });
   if (claims && claims.azp === client.clientId && claims.exp > now) {
     await services.store.tokenState.revokeAccessToken(claims.jti, realm.id, claims.exp);

@@ -3,6 +3,7 @@ import type { NewToken } from '../storage/repos/tokens.js';
 import { realmBase, type Services } from '../services.js';
 import crypto from 'node:crypto';
 import { randomToken, tokenHash } from '../crypto/random.js';
+import { signRefreshJwt, type RefreshKeys } from '../crypto/refresh-jwt.js';
 
 /** The specification's token response, in Keycloak's shape. */
 export interface TokenResponse {
@@ -32,13 +33,42 @@ export interface MintedRefreshToken extends NewToken {
   value: string;
 }
 
+/** What a refresh token says about its chain. */
+export interface RefreshSubject {
+  chainId: string;
+  clientId: string;
+  userId: string;
+  sessionId: string;
+  /** The scopes granted to the chain (a narrower refresh request does not narrow the grant). */
+  scopes: readonly string[];
+  chainMaxExpiresAt: number;
+}
+
 /**
  * A refresh token lives for the realm's idle lifetime, but never past the end of its chain
- * (specification, Limits: every refresh starts a fresh period; chains last 6 to 24 months).
+ * (specification, Limits: every refresh starts a fresh period; chains last 6 to 24 months). It is a JWT
+ * signed with the realm's HMAC key, shaped like Keycloak's (typ Refresh, or Offline for an offline_access
+ * chain) plus the chain and its generation; the database still stores only its hash.
  */
-export function mintRefreshToken(realm: Realm, chainMaxExpiresAt: number, now: number): MintedRefreshToken {
-  const value = randomToken();
-  return { value, hash: tokenHash(value), expiresAt: Math.min(now + realm.refreshIdleLifetime, chainMaxExpiresAt) };
+export function mintRefreshToken(input: { realm: Realm; keys: RefreshKeys; issuer: string; chain: RefreshSubject; gen: number; now: number }): MintedRefreshToken {
+  const { realm, chain, now } = input;
+  const expiresAt = Math.min(now + realm.refreshIdleLifetime, chain.chainMaxExpiresAt);
+  const value = signRefreshJwt(input.keys, {
+    iss: input.issuer,
+    aud: input.issuer,
+    sub: chain.userId,
+    typ: chain.scopes.includes('offline_access') ? 'Offline' : 'Refresh',
+    azp: chain.clientId,
+    sid: chain.sessionId,
+    scope: chain.scopes.join(' '),
+    iat: now,
+    exp: expiresAt,
+    // 128 random bits: the token is unique even when two are minted in the same second.
+    jti: randomToken(16),
+    chain: chain.chainId,
+    gen: input.gen,
+  });
+  return { value, hash: tokenHash(value), expiresAt };
 }
 
 /** Claims about the user that the granted scopes release (OIDC Core 5.4). */

@@ -38,7 +38,7 @@ export async function userInfo(services: Services, realmId: string, token: strin
   if (!user || !user.enabled || user.realmId !== realm.id) throw new BearerError(401, 'invalid_token', 'the user no longer exists or is disabled');
   return {
     sub: user.id,
-    ...scopedClaims({ userId: user.id, username: user.username, email: user.email, enabled: user.enabled, organizationAlias: null }, scopes),
+    ...scopedClaims({ userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: user.enabled, organizationAlias: null }, scopes),
     ...(claims.organization ? { organization: claims.organization } : {}),
   };
 }

@@ -20,6 +20,7 @@ export interface RealmTable {
   lockout_seconds: Generated<number>;
   max_lockout_seconds: Generated<number>;
   enabled: Generated<number>;
+  access_token_format: Generated<string>;
 }
 
 export interface ClientTable {
@@ -37,6 +38,11 @@ export interface ClientTable {
   standard_flow_enabled: Generated<number>;
   direct_access_grants_enabled: Generated<number>;
   service_accounts_enabled: Generated<number>;
+  /** JSON list of the token endpoint authentication methods the client accepts. */
+  auth_methods: Generated<string>;
+  id_token_alg: Generated<string>;
+  /** JSON list of the audiences (RFC 8707 resources) the client's access tokens may name. */
+  audiences: Generated<string>;
 }
 
 export interface UserTable {
@@ -47,6 +53,9 @@ export interface UserTable {
   password_hash: string;
   enabled: number;
   created_at: number;
+  first_name: Generated<string | null>;
+  last_name: Generated<string | null>;
+  email_verified: Generated<number>;
 }
 
 export interface OrganizationTable {
@@ -167,6 +176,16 @@ export interface SigningKeyTable {
   retired_at: number | null;
 }
 
+/** A realm's HMAC key for refresh tokens (HS512); secret_jwk is sealed like a private signing key. */
+export interface HmacKeyTable {
+  kid: string;
+  realm_id: string;
+  alg: string;
+  secret_jwk: string;
+  status: Generated<string>;
+  created_at: number;
+}
+
 export interface DeviceCodeTable {
   hash: string;
   user_code_hash: string;
@@ -264,6 +283,7 @@ export interface Database {
   refresh_chains: RefreshChainTable;
   refresh_tokens: RefreshTokenTable;
   signing_keys: SigningKeyTable;
+  hmac_keys: HmacKeyTable;
   device_codes: DeviceCodeTable;
   revoked_access_tokens: RevokedAccessTokenTable;
   events: EventTable;

@@ -3,6 +3,7 @@ import { RealmRepository } from './repos/realms.js';
 import { ClientRepository } from './repos/clients.js';
 import { OrganizationRepository, UserRepository } from './repos/users.js';
 import { KeyRepository } from './repos/keys.js';
+import { HmacKeyRepository } from './repos/hmac-keys.js';
 import { ConsentRepository, InteractionRepository, SessionRepository } from './repos/interactions.js';
 import { CodeRepository, RefreshRepository, TokenStateRepository } from './repos/tokens.js';
 import { DeviceRepository } from './repos/device.js';
@@ -21,6 +22,7 @@ export class Store {
   readonly users: UserRepository;
   readonly organizations: OrganizationRepository;
   readonly keys: KeyRepository;
+  readonly hmacKeys: HmacKeyRepository;
   readonly interactions: InteractionRepository;
   readonly sessions: SessionRepository;
   readonly consents: ConsentRepository;
@@ -44,6 +46,7 @@ export class Store {
     this.users = new UserRepository(k);
     this.organizations = new OrganizationRepository(k);
     this.keys = new KeyRepository(k);
+    this.hmacKeys = new HmacKeyRepository(k);
     this.interactions = new InteractionRepository(k);
     this.sessions = new SessionRepository(k);
     this.consents = new ConsentRepository(k);

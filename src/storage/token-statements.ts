@@ -6,6 +6,9 @@ export interface SubjectColumns {
   user_id: string;
   username: string | null;
   email: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  email_verified: number | null;
   user_enabled: number | null;
   org_alias: string | null;
 }
@@ -50,7 +53,7 @@ class KyselyTokenStatements implements TokenStatements {
       .leftJoin('users as u', 'u.id', 'a.user_id')
       .leftJoin('organizations as o', 'o.id', 'a.organization_id')
       .selectAll('a')
-      .select(['u.username', 'u.email', 'u.enabled as user_enabled', 'o.alias as org_alias'])
+      .select(['u.username', 'u.email', 'u.first_name', 'u.last_name', 'u.email_verified', 'u.enabled as user_enabled', 'o.alias as org_alias'])
       .where('a.hash', '=', hash)
       .executeTakeFirst();
   }
@@ -93,6 +96,9 @@ class KyselyTokenStatements implements TokenStatements {
         'c.revoked_reason',
         'u.username',
         'u.email',
+        'u.first_name',
+        'u.last_name',
+        'u.email_verified',
         'u.enabled as user_enabled',
         'o.alias as org_alias',
       ])

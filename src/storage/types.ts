@@ -17,6 +17,8 @@ export interface Realm {
   maxLockoutSeconds: number;
   /** A disabled realm answers no protocol request (its admin API stays reachable). */
   enabled: boolean;
+  /** `jwt` (Keycloak's typ Bearer tokens) or `rfc9068` (typ at+jwt, client_id). */
+  accessTokenFormat: 'jwt' | 'rfc9068';
 }
 
 export interface Client {
@@ -29,8 +31,10 @@ export interface Client {
   redirectUris: string[];
   scopes: string[];
   createdAt: number;
-  /** How the client authenticates at the token endpoint. */
-  authMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
+  /** The first of authMethods (kept for callers that show one method). */
+  authMethod: ClientAuthMethod;
+  /** How the client may authenticate at the token endpoint: ['none'] for a public client. */
+  authMethods: ClientAuthMethod[];
   postLogoutRedirectUris: string[];
   /** The authorization code flow (Keycloak's standardFlowEnabled). */
   standardFlowEnabled: boolean;
@@ -38,7 +42,13 @@ export interface Client {
   directAccessGrantsEnabled: boolean;
   /** client_credentials (RFC 6749 4.4) for the client's service-account user. */
   serviceAccountsEnabled: boolean;
+  /** OIDC Registration id_token_signed_response_alg: RS256 (default), ES256 or EdDSA. */
+  idTokenAlg: string;
+  /** Audiences (absolute URIs or names) its access tokens may carry; RFC 8707 resources must be among them. */
+  audiences: string[];
 }
+
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
 export interface User {
   id: string;
@@ -48,6 +58,9 @@ export interface User {
   passwordHash: string;
   enabled: boolean;
   createdAt: number;
+  firstName: string | null;
+  lastName: string | null;
+  emailVerified: boolean;
 }
 
 export interface Organization {
@@ -160,6 +173,9 @@ export interface Subject {
   userId: string;
   username: string;
   email: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  emailVerified: boolean;
   enabled: boolean;
   organizationAlias: string | null;
 }

@@ -58,11 +58,14 @@ for (const dialect of dialects()) {
         codes.add(code);
         refreshTokens.add((await h.exchange(code)).json().refresh_token);
       }
-      for (const value of [...codes, ...refreshTokens]) {
+      // A refresh token is a JWT (contract item 1): its unguessable part is the jti (and the HMAC).
+      const jtis = [...refreshTokens].map((t) => JSON.parse(Buffer.from(t.split('.')[1]!, 'base64url').toString('utf8')).jti as string);
+      for (const value of [...codes, ...jtis]) {
         // base64url: 6 bits a character; 22 characters carry 132 bits.
         assert.match(value, /^[A-Za-z0-9_-]{22,}$/);
         assert.ok(value.length * 6 >= 128, value);
       }
+      assert.equal(new Set(jtis).size, 10);
       assert.equal(codes.size, 10);
       assert.equal(refreshTokens.size, 10);
     });

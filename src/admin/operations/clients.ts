@@ -1,10 +1,60 @@
 import type { Store } from '../../storage/store.js';
-import type { Client } from '../../storage/types.js';
+import type { Client, ClientAuthMethod } from '../../storage/types.js';
+import type { ClientPatch } from '../../storage/repos/clients.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
+import { isSigningAlg } from '../../crypto/keystore.js';
 import { checkRedirectUri, parseScopeList, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, cliActor, type Actor } from './common.js';
 import { ensureServiceAccount } from './service-accounts.js';
+
+/** The secret methods a confidential client accepts unless its operator restricts it (RFC 6749 2.3.1). */
+export const DEFAULT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
+
+/** A list of methods, each given once or as a comma/space-separated list ("basic,post" style input). */
+export function checkAuthMethods(input: readonly string[]): ClientAuthMethod[] {
+  const list = [...new Set(input.flatMap((m) => m.split(/[\s,]+/)).filter((m) => m !== ''))];
+  if (list.length === 0) throw new ValidationError('give at least one authentication method');
+  for (const m of list) {
+    if (!(DEFAULT_AUTH_METHODS as readonly string[]).includes(m)) throw new ValidationError(`the authentication method must be client_secret_basic or client_secret_post, not ${JSON.stringify(m)}`);
+  }
+  return list as ClientAuthMethod[];
+}
+
+function checkIdTokenAlg(alg: string): string {
+  if (!isSigningAlg(alg)) throw new ValidationError('the ID token algorithm must be RS256, ES256 or EdDSA');
+  return alg;
+}
+
+/**
+ * An audience an access token may name: a name (another client's id, as Keycloak writes it) or an
+ * absolute URI without fragment (RFC 8707 2: only those may be asked for with `resource`).
+ */
+export function checkAudience(aud: string): string {
+  if (aud.length === 0 || aud.length > 255 || /[\s\x00-\x1f\x7f]/.test(aud)) throw new ValidationError(`audience ${JSON.stringify(aud)} must be 1-255 characters without spaces`);
+  if (aud.includes(':')) {
+    let u: URL;
+    try {
+      u = new URL(aud);
+    } catch {
+      throw new ValidationError(`audience ${aud} looks like a URI but is not an absolute one`);
+    }
+    if (aud.includes('#') || !u.protocol) throw new ValidationError(`audience ${aud} must not contain a fragment (RFC 8707 2)`);
+  }
+  return aud;
+}
+
+function checkName(name: string): string {
+  if (name.length > 255 || /[\x00-\x1f\x7f]/.test(name)) throw new ValidationError('the client name must have at most 255 characters, no control characters');
+  return name;
+}
+
+async function checkScopes(store: Store, realmId: string, value: string): Promise<string[]> {
+  const realmScopes = new Set((await store.realms.scopes(realmId)).map((s) => s.name));
+  const scopes = parseScopeList(value);
+  for (const s of scopes) if (!realmScopes.has(s)) throw new ValidationError(`scope ${s} is not defined in realm ${realmId}`);
+  return scopes;
+}
 
 export async function createClient(
   store: Store,
@@ -16,7 +66,9 @@ export async function createClient(
     scopes?: string;
     public?: boolean;
     name?: string;
+    /** One method (older callers) or several; default both secret methods. */
     authMethod?: string;
+    authMethods?: string[];
     postLogoutRedirectUris?: string[];
     /** Authorization code flow; on by default. */
     standardFlowEnabled?: boolean;
@@ -24,6 +76,8 @@ export async function createClient(
     directAccessGrantsEnabled?: boolean;
     /** client_credentials for a service-account user (RFC 6749 4.4); off by default. */
     serviceAccountsEnabled?: boolean;
+    idTokenAlg?: string;
+    audiences?: string[];
   },
   actor: Actor = cliActor(),
 ): Promise<{ client: Client; secret: string | undefined; generated: boolean }> {
@@ -35,17 +89,13 @@ export async function createClient(
   const standardFlow = input.standardFlowEnabled ?? true;
   if (standardFlow && input.redirectUris.length === 0) throw new ValidationError('a client needs at least one --redirect-uri');
   for (const uri of input.redirectUris) checkRedirectUri(uri);
-  const realmScopes = new Set((await store.realms.scopes(input.realmId)).map((s) => s.name));
-  const scopes = input.scopes !== undefined ? parseScopeList(input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
-  for (const s of scopes) if (!realmScopes.has(s)) throw new ValidationError(`scope ${s} is not defined in realm ${input.realmId}`);
+  const scopes = input.scopes !== undefined ? await checkScopes(store, input.realmId, input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
   if (input.public && input.secret !== undefined) throw new ValidationError('a public client has no secret: leave out --secret');
   for (const uri of input.postLogoutRedirectUris ?? []) checkRedirectUri(uri);
-  const authMethod = input.public ? 'none' : (input.authMethod ?? 'client_secret_basic');
-  if (authMethod !== 'none' && authMethod !== 'client_secret_basic' && authMethod !== 'client_secret_post') {
-    throw new ValidationError('the authentication method must be client_secret_basic or client_secret_post');
-  }
   if (input.public && input.serviceAccountsEnabled) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
-  if (input.public && input.authMethod !== undefined && input.authMethod !== 'none') throw new ValidationError('a public client does not authenticate: leave out --auth-method');
+  const requested = [...(input.authMethod !== undefined ? [input.authMethod] : []), ...(input.authMethods ?? [])];
+  if (input.public && requested.some((m) => m !== 'none')) throw new ValidationError('a public client does not authenticate: leave out --auth-method');
+  const authMethods: ClientAuthMethod[] = input.public ? ['none'] : requested.length > 0 ? checkAuthMethods(requested) : [...DEFAULT_AUTH_METHODS];
   let secret: string | undefined;
   let generated = false;
   let secretHash: string | null = null;
@@ -62,21 +112,87 @@ export async function createClient(
   const client: Client = {
     realmId: input.realmId,
     clientId: input.clientId,
-    name: input.name ?? null,
+    name: input.name !== undefined ? checkName(input.name) : null,
     secretHash,
     public: Boolean(input.public),
     enabled: true,
     redirectUris: [...new Set(input.redirectUris)],
     scopes,
     createdAt: now(),
-    authMethod,
+    authMethod: authMethods[0]!,
+    authMethods,
     postLogoutRedirectUris: [...new Set(input.postLogoutRedirectUris ?? [])],
     standardFlowEnabled: standardFlow,
     directAccessGrantsEnabled: Boolean(input.directAccessGrantsEnabled),
     serviceAccountsEnabled: Boolean(input.serviceAccountsEnabled),
+    idTokenAlg: input.idTokenAlg !== undefined ? checkIdTokenAlg(input.idTokenAlg) : 'RS256',
+    audiences: [...new Set((input.audiences ?? []).map(checkAudience))],
   };
   await store.clients.create({ ...client, now: client.createdAt });
   if (client.serviceAccountsEnabled) await ensureServiceAccount(store, client);
   await recordAdminEvent(store, actor, { realmId: client.realmId, operation: 'CREATE', resourceType: 'CLIENT', resourcePath: `clients/${client.clientId}`, representation: { ...client, secretHash: undefined } });
   return { client, secret, generated };
+}
+
+/** A list setting: replaced whole, or items added and removed (in that order). */
+export interface ListChange {
+  set?: string[];
+  add?: string[];
+  remove?: string[];
+}
+
+function applyList(current: readonly string[], change: ListChange | undefined, check: (v: string) => unknown): string[] | undefined {
+  if (!change || (change.set === undefined && !change.add?.length && !change.remove?.length)) return undefined;
+  for (const v of [...(change.set ?? []), ...(change.add ?? [])]) check(v);
+  const removed = new Set(change.remove ?? []);
+  for (const v of removed) if (![...(change.set ?? current), ...(change.add ?? [])].includes(v)) throw new ValidationError(`${v} is not in the list`);
+  return [...new Set([...(change.set ?? current), ...(change.add ?? [])])].filter((v) => !removed.has(v));
+}
+
+export interface ClientUpdate {
+  realmId: string;
+  clientId: string;
+  /** A string names the client; null clears the name. */
+  name?: string | null;
+  redirectUris?: ListChange;
+  postLogoutRedirectUris?: ListChange;
+  /** Space-separated scopes, replacing the current ones. */
+  scopes?: string;
+  enabled?: boolean;
+  authMethods?: string[];
+  idTokenAlg?: string;
+  audiences?: ListChange;
+}
+
+/**
+ * Changes a client's settings; what is absent stays as it is. Every value is checked as createClient
+ * checks it, and the client keeps at least one redirect URI. Running servers see the change within their
+ * cache time (REALMGATE_CACHE_TTL_MS).
+ */
+export async function updateClient(store: Store, input: ClientUpdate): Promise<Client> {
+  await requireRealm(store, input.realmId);
+  const client = await store.clients.get(input.realmId, input.clientId);
+  if (!client) throw new ValidationError(`client ${input.clientId} does not exist in realm ${input.realmId}`);
+  const patch: ClientPatch = {};
+  if (input.name !== undefined) patch.name = input.name === null || input.name === '' ? null : checkName(input.name);
+  const redirectUris = applyList(client.redirectUris, input.redirectUris, checkRedirectUri);
+  if (redirectUris) {
+    if (redirectUris.length === 0) throw new ValidationError('a client needs at least one redirect URI');
+    patch.redirectUris = redirectUris;
+  }
+  const postLogout = applyList(client.postLogoutRedirectUris, input.postLogoutRedirectUris, checkRedirectUri);
+  if (postLogout) patch.postLogoutRedirectUris = postLogout;
+  if (input.scopes !== undefined) patch.scopes = await checkScopes(store, input.realmId, input.scopes);
+  if (input.enabled !== undefined) patch.enabled = input.enabled;
+  if (input.authMethods !== undefined) {
+    if (client.public) throw new ValidationError('a public client does not authenticate: it has no --auth-method');
+    patch.authMethods = checkAuthMethods(input.authMethods);
+  }
+  if (input.idTokenAlg !== undefined) patch.idTokenAlg = checkIdTokenAlg(input.idTokenAlg);
+  const audiences = applyList(client.audiences, input.audiences, checkAudience);
+  if (audiences) patch.audiences = audiences;
+  await store.clients.update(input.realmId, input.clientId, patch);
+  const updated = await store.clients.get(input.realmId, input.clientId);
+  if (!updated) throw new ValidationError(`client ${input.clientId} was deleted meanwhile`);
+  return updated;
 }

@@ -4,6 +4,7 @@ import { REALM_DEFAULTS, CODE_LIFETIME_RANGE } from '../../config/defaults.js';
 import type { RealmSettings } from '../../storage/repos/realms.js';
 import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { MASTER_REALM } from '../authorization.js';
+import { generateHmacKey } from '../../crypto/refresh-jwt.js';
 import { ValidationError, checkName } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { ensureRealmManagement } from './roles.js';
@@ -34,6 +35,7 @@ export async function createRealm(store: Store, input: { id: string; displayName
   const realm = await store.realms.create({ id: input.id, displayName: input.displayName ?? null, settings, now: t });
   const alg = isSigningAlg(settings.signingAlg) ? settings.signingAlg : 'RS256';
   await store.keys.insert(await generateSigningKey(realm.id, alg, t));
+  await store.hmacKeys.insert(generateHmacKey(realm.id, t));
   await ensureRealmManagement(store, realm.id);
   if (input.enabled === false) await store.realms.update(realm.id, { enabled: false });
   const created = { ...realm, enabled: input.enabled !== false };

@@ -24,7 +24,7 @@ export async function ensureServiceAccount(store: Store, client: Pick<Client, 'r
   const existing = await findServiceAccount(store, client);
   if (existing) return existing;
   try {
-    await store.users.create({ id: randomId(), realmId: client.realmId, username: serviceAccountUsername(client.clientId), email: null, passwordHash: NO_PASSWORD, now: now(), organizationIds: [] });
+    await store.users.create({ id: randomId(), realmId: client.realmId, username: serviceAccountUsername(client.clientId), email: null, firstName: null, lastName: null, emailVerified: false, passwordHash: NO_PASSWORD, now: now(), organizationIds: [] });
   } catch (err) {
     if (!(err instanceof ConflictError)) throw err;
   }

@@ -10,7 +10,7 @@ import type { SessionSummary } from '../../storage/repos/session-admin.js';
 
 export async function createUser(
   store: Store,
-  input: { realmId: string; username: string; password: string; email?: string; orgAliases?: string[]; enabled?: boolean },
+  input: { realmId: string; username: string; password: string; email?: string; orgAliases?: string[]; enabled?: boolean; firstName?: string; lastName?: string; emailVerified?: boolean },
   actor: Actor = cliActor(),
 ): Promise<{ id: string }> {
   await requireRealm(store, input.realmId);
@@ -20,6 +20,9 @@ export async function createUser(
   if (input.password.length < 8) throw new ValidationError('the password must have at least 8 characters');
   if (input.password.length > 1024) throw new ValidationError('the password must have at most 1024 characters');
   if (input.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(input.email)) throw new ValidationError(`${JSON.stringify(input.email)} is not an email address`);
+  for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
+    if (v !== undefined && (v.trim() === '' || v.length > 255 || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have 1 to 255 characters, no control characters`);
+  }
   const orgIds: string[] = [];
   for (const alias of input.orgAliases ?? []) {
     const org = await store.organizations.findByAlias(input.realmId, alias);
@@ -32,6 +35,9 @@ export async function createUser(
     realmId: input.realmId,
     username: input.username.toLowerCase(),
     email: input.email ?? null,
+    firstName: input.firstName ?? null,
+    lastName: input.lastName ?? null,
+    emailVerified: input.emailVerified ?? false,
     passwordHash: await hashPassword(input.password),
     now: now(),
     organizationIds: [...new Set(orgIds)],

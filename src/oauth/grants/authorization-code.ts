@@ -6,6 +6,7 @@ import { OAuthError } from '../errors.js';
 import { required } from '../params.js';
 import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
+import { realmBase } from '../../services.js';
 
 /** RFC 6749 4.1.3, with PKCE (RFC 7636 4.5, 4.6). */
 export const authorizationCodeGrant: Grant = {
@@ -17,6 +18,8 @@ export const authorizationCodeGrant: Grant = {
     const verifier = params.get('code_verifier');
     const now = nowSeconds(services.clock);
     let refresh: MintedRefreshToken | undefined;
+    const keys = await services.keys.refreshKeys(realm.id);
+    const issuer = realmBase(services.config, realm.id);
 
     const outcome = await services.store.codes.redeem(tokenHash(code), now, (stored: AuthorizationCode, subject: Subject) => {
       const reject = (description: string): { reject: string } => ({ reject: description });
@@ -37,8 +40,10 @@ export const authorizationCodeGrant: Grant = {
       if (!subject.enabled) return reject('the user is disabled');
       if (stored.createdAt < realm.notBefore) return reject('the authorization code was revoked');
       const maxExpiresAt = now + realm.refreshMaxLifetime;
-      refresh = mintRefreshToken(realm, maxExpiresAt, now);
-      return { chain: { id: randomId(), maxExpiresAt }, token: refresh };
+      const chainId = randomId();
+      const chain = { chainId, clientId: stored.clientId, userId: stored.userId, sessionId: stored.sessionId, scopes: stored.scopes, chainMaxExpiresAt: maxExpiresAt };
+      refresh = mintRefreshToken({ realm, keys, issuer, chain, gen: 1, now });
+      return { chain: { id: chainId, maxExpiresAt }, token: refresh };
     }, { ip });
 
     switch (outcome.status) {

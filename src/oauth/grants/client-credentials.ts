@@ -36,7 +36,7 @@ export const clientCredentialsGrant: Grant = {
       jti: randomToken(16),
       scope,
       client_id: client.clientId,
-      ...scopedClaims({ userId: user.id, username: user.username, email: user.email, enabled: true, organizationAlias: null }, scopes),
+      ...scopedClaims({ userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: true, organizationAlias: null }, scopes),
       ...(await roleClaims(services, realm.id, user.id)),
     });
     await services.audit.record({ realmId: realm.id, type: 'CLIENT_LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip });

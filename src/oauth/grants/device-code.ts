@@ -4,6 +4,7 @@ import { OAuthError } from '../errors.js';
 import { required } from '../params.js';
 import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
+import { realmBase } from '../../services.js';
 
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
@@ -15,6 +16,8 @@ export const deviceCodeGrant: Grant = {
     const deviceCode = required(params, 'device_code');
     const now = nowSeconds(services.clock);
     let refresh: MintedRefreshToken | undefined;
+    const keys = await services.keys.refreshKeys(realm.id);
+    const issuer = realmBase(services.config, realm.id);
 
     const outcome = await services.store.devices.poll(tokenHash(deviceCode), now, (device, subject) => {
       if (device.realmId !== realm.id || device.clientId !== client.clientId) return { reject: new OAuthError('invalid_grant', 'the device code is invalid') };
@@ -30,8 +33,11 @@ export const deviceCodeGrant: Grant = {
       if (!subject?.enabled) return { reject: new OAuthError('invalid_grant', 'the user is disabled') };
       if (device.createdAt < realm.notBefore) return { reject: new OAuthError('invalid_grant', 'the device code was revoked') };
       const maxExpiresAt = now + realm.refreshMaxLifetime;
-      refresh = mintRefreshToken(realm, maxExpiresAt, now);
-      return { chain: { id: randomId(), maxExpiresAt }, token: refresh };
+      const chainId = randomId();
+      // An approved device code has its user and session (DeviceRepository.approve sets them together).
+      const chain = { chainId, clientId: device.clientId, userId: device.userId!, sessionId: device.sessionId!, scopes: device.scopes, chainMaxExpiresAt: maxExpiresAt };
+      refresh = mintRefreshToken({ realm, keys, issuer, chain, gen: 1, now });
+      return { chain: { id: chainId, maxExpiresAt }, token: refresh };
     }, { ip });
 
     switch (outcome.status) {

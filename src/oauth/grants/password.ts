@@ -9,6 +9,7 @@ import { OAuthError } from '../errors.js';
 import { required } from '../params.js';
 import { buildTokenResponse, mintRefreshToken } from '../tokens.js';
 import { directGrantScopes } from './grant-scopes.js';
+import { realmBase } from '../../services.js';
 import type { Grant, GrantContext } from './types.js';
 
 /**
@@ -35,9 +36,18 @@ export const passwordGrant: Grant = {
     const now = nowSeconds(services.clock);
     const { session } = await createBrowserSession(services, realm, user.id);
     const maxExpiresAt = now + realm.refreshMaxLifetime;
-    const refresh = mintRefreshToken(realm, maxExpiresAt, now);
+    const chainId = randomId();
+    const keys = await services.keys.refreshKeys(realm.id);
+    const refresh = mintRefreshToken({
+      realm,
+      keys,
+      issuer: realmBase(services.config, realm.id),
+      chain: { chainId, clientId: client.clientId, userId: user.id, sessionId: session.id, scopes, chainMaxExpiresAt: maxExpiresAt },
+      gen: 1,
+      now,
+    });
     const chain: RefreshChain = {
-      id: randomId(),
+      id: chainId,
       realmId: realm.id,
       clientId: client.clientId,
       userId: user.id,
@@ -54,7 +64,7 @@ export const passwordGrant: Grant = {
       await s.insertToken({ hash: refresh.hash, chain_id: chain.id, created_at: now, expires_at: refresh.expiresAt });
       await s.insertEvent(eventRow({ id: sortableId(), time: now, realmId: realm.id, type: 'LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: 'password grant' }));
     });
-    const subject = { userId: user.id, username: user.username, email: user.email, enabled: user.enabled, organizationAlias: null };
+    const subject = { userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: user.enabled, organizationAlias: null };
     return buildTokenResponse(services, { realm, chain, subject, scopes, refresh, now });
   },
 };

@@ -5,6 +5,8 @@ import { required } from '../params.js';
 import { parseScope } from '../scopes.js';
 import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
+import { realmBase } from '../../services.js';
+import { verifyRefreshJwt } from '../../crypto/refresh-jwt.js';
 
 /** RFC 6749 6, with rotation and reuse detection (RFC 9700 4.14.2). */
 export const refreshTokenGrant: Grant = {
@@ -19,9 +21,17 @@ export const refreshTokenGrant: Grant = {
     let refresh: MintedRefreshToken | undefined;
     let scopes: string[] = [];
 
+    // The signature is checked before any database access: a forged token, one of another realm, or an
+    // expired one costs one HMAC and no query.
+    const keys = await services.keys.refreshKeys(realm.id);
+    const issuer = realmBase(services.config, realm.id);
+    const verdict = verifyRefreshJwt(keys, presented, { issuer, now });
+    if (!verdict.ok) throw new OAuthError('invalid_grant', verdict.expired ? 'the refresh token has expired' : 'the refresh token is invalid');
+    const claims = verdict.claims;
+
     const outcome = await services.store.refresh.rotate(tokenHash(presented), now, (token, chain, subject) => {
       const reject = (error: OAuthErrorCode, description: string): { reject: OAuthError } => ({ reject: new OAuthError(error, description) });
-      if (chain.realmId !== realm.id) return reject('invalid_grant', 'the refresh token is invalid');
+      if (chain.realmId !== realm.id || chain.id !== claims.chain) return reject('invalid_grant', 'the refresh token is invalid');
       // RFC 6749 6: the refresh token must have been issued to the authenticated client.
       if (chain.clientId !== client.clientId) return reject('invalid_grant', 'the refresh token was issued to another client');
       if (chain.revokedAt !== null) return reject('invalid_grant', 'the refresh token has been revoked');
@@ -39,7 +49,8 @@ export const refreshTokenGrant: Grant = {
       } else {
         scopes = granted;
       }
-      refresh = mintRefreshToken(realm, chain.maxExpiresAt, now);
+      const refreshChain = { chainId: chain.id, clientId: chain.clientId, userId: chain.userId, sessionId: chain.sessionId, scopes: chain.scopes, chainMaxExpiresAt: chain.maxExpiresAt };
+      refresh = mintRefreshToken({ realm, keys, issuer, chain: refreshChain, gen: claims.gen + 1, now });
       return { next: refresh };
     }, { ip });
 

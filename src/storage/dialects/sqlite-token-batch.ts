@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database, EventTable } from '../schema.js';
 import type { ChainValues, CodeRow, TokenRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
 
-const SUBJECT = 'u.username, u.email, u.enabled AS user_enabled, o.alias AS org_alias';
+const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
 
 const SQL = {
   findCode: `SELECT a.*, ${SUBJECT} FROM authorization_codes a

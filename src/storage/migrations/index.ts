@@ -5,6 +5,8 @@ import * as revokedAccessTokens from './2026-11-21T0200_revoked_access_tokens.js
 import * as clientOptions from './2026-11-21T0300_client_options.js';
 import * as events from './2026-11-21T0400_events.js';
 import * as bruteForce from './2026-11-21T0500_brute_force.js';
+import * as refreshTokenKeys from './2026-11-23T0100_refresh_token_keys.js';
+import * as userNamesAndClientSettings from './2026-11-23T0100_user_names_and_client_settings.js';
 import * as admin from './2026-11-23T0500_admin.js';
 import * as organizationDetails from './2026-11-23T0600_organization_details.js';
 
@@ -16,6 +18,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T0300_client_options': clientOptions,
   '2026-11-21T0400_events': events,
   '2026-11-21T0500_brute_force': bruteForce,
+  '2026-11-23T0100_refresh_token_keys': refreshTokenKeys,
+  '2026-11-23T0100_user_names_and_client_settings': userNamesAndClientSettings,
   '2026-11-23T0500_admin': admin,
   '2026-11-23T0600_organization_details': organizationDetails,
 };

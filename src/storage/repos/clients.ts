@@ -1,8 +1,25 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import { ConflictError, type Client } from '../types.js';
+import { ConflictError, type Client, type ClientAuthMethod } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toClient } from './mappers.js';
+
+/** What an update may change; absent fields stay as they are. */
+export interface ClientPatch {
+  redirectUris?: string[];
+  scopes?: string[];
+  secretHash?: string | null;
+  enabled?: boolean;
+  name?: string | null;
+  authMethods?: ClientAuthMethod[];
+  postLogoutRedirectUris?: string[];
+  idTokenAlg?: string;
+  audiences?: string[];
+  public?: boolean;
+  standardFlowEnabled?: boolean;
+  directAccessGrantsEnabled?: boolean;
+  serviceAccountsEnabled?: boolean;
+}
 
 export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -22,10 +39,13 @@ export class ClientRepository {
           scopes: JSON.stringify(c.scopes),
           created_at: c.now,
           auth_method: c.authMethod,
+          auth_methods: JSON.stringify(c.authMethods),
           post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris),
           standard_flow_enabled: c.standardFlowEnabled ? 1 : 0,
           direct_access_grants_enabled: c.directAccessGrantsEnabled ? 1 : 0,
           service_accounts_enabled: c.serviceAccountsEnabled ? 1 : 0,
+          id_token_alg: c.idTokenAlg,
+          audiences: JSON.stringify(c.audiences),
         })
         .execute();
     } catch (err) {
@@ -52,25 +72,19 @@ export class ClientRepository {
   async update(
     realmId: string,
     clientId: string,
-    patch: {
-      redirectUris?: string[];
-      scopes?: string[];
-      secretHash?: string | null;
-      enabled?: boolean;
-      name?: string | null;
-      public?: boolean;
-      authMethod?: Client['authMethod'];
-      postLogoutRedirectUris?: string[];
-      standardFlowEnabled?: boolean;
-      directAccessGrantsEnabled?: boolean;
-      serviceAccountsEnabled?: boolean;
-    },
+    patch: ClientPatch,
   ): Promise<boolean> {
     const values: Record<string, string | number | null> = {};
     const flag = (v: boolean): number => (v ? 1 : 0);
     if (patch.public !== undefined) values.public = flag(patch.public);
-    if (patch.authMethod !== undefined) values.auth_method = patch.authMethod;
+    if (patch.authMethods) {
+      values.auth_methods = JSON.stringify(patch.authMethods);
+      // The single-method column stays meaningful for older readers.
+      values.auth_method = patch.authMethods[0] ?? 'client_secret_basic';
+    }
     if (patch.postLogoutRedirectUris) values.post_logout_redirect_uris = JSON.stringify(patch.postLogoutRedirectUris);
+    if (patch.idTokenAlg !== undefined) values.id_token_alg = patch.idTokenAlg;
+    if (patch.audiences) values.audiences = JSON.stringify(patch.audiences);
     if (patch.standardFlowEnabled !== undefined) values.standard_flow_enabled = flag(patch.standardFlowEnabled);
     if (patch.directAccessGrantsEnabled !== undefined) values.direct_access_grants_enabled = flag(patch.directAccessGrantsEnabled);
     if (patch.serviceAccountsEnabled !== undefined) values.service_accounts_enabled = flag(patch.serviceAccountsEnabled);

@@ -24,6 +24,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     lockoutSeconds: r.lockout_seconds,
     maxLockoutSeconds: r.max_lockout_seconds,
     enabled: r.enabled !== 0,
+    accessTokenFormat: r.access_token_format === 'rfc9068' ? 'rfc9068' : 'jwt',
   };
 }
 
@@ -38,12 +39,23 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     redirectUris: parseList(r.redirect_uris),
     scopes: parseList(r.scopes),
     createdAt: Number(r.created_at),
-    authMethod: r.public === 1 ? 'none' : r.auth_method === 'client_secret_post' ? 'client_secret_post' : 'client_secret_basic',
+    authMethod: authMethods(r)[0]!,
+    authMethods: authMethods(r),
     postLogoutRedirectUris: parseList(r.post_logout_redirect_uris),
     standardFlowEnabled: r.standard_flow_enabled !== 0,
     directAccessGrantsEnabled: r.direct_access_grants_enabled === 1,
     serviceAccountsEnabled: r.service_accounts_enabled === 1,
+    idTokenAlg: r.id_token_alg,
+    audiences: parseList(r.audiences),
   };
+}
+
+const SECRET_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
+
+function authMethods(r: Selectable<T.ClientTable>): D.ClientAuthMethod[] {
+  if (r.public === 1) return ['none'];
+  const list = parseList(r.auth_methods).filter((m): m is D.ClientAuthMethod => (SECRET_METHODS as readonly string[]).includes(m));
+  return list.length > 0 ? list : [...SECRET_METHODS];
 }
 
 export function toUser(r: Selectable<T.UserTable>): D.User {
@@ -55,11 +67,34 @@ export function toUser(r: Selectable<T.UserTable>): D.User {
     passwordHash: r.password_hash,
     enabled: r.enabled === 1,
     createdAt: Number(r.created_at),
+    firstName: r.first_name,
+    lastName: r.last_name,
+    emailVerified: r.email_verified === 1,
   };
 }
 
-export function toSubject(r: { user_id: string; username: string | null; email: string | null; user_enabled: number | null; org_alias: string | null }): D.Subject {
-  return { userId: r.user_id, username: r.username ?? '', email: r.email, enabled: r.user_enabled === 1, organizationAlias: r.org_alias };
+export interface SubjectRow {
+  user_id: string;
+  username: string | null;
+  email: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  email_verified: number | null;
+  user_enabled: number | null;
+  org_alias: string | null;
+}
+
+export function toSubject(r: SubjectRow): D.Subject {
+  return {
+    userId: r.user_id,
+    username: r.username ?? '',
+    email: r.email,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    emailVerified: r.email_verified === 1,
+    enabled: r.user_enabled === 1,
+    organizationAlias: r.org_alias,
+  };
 }
 
 export function toCode(r: Selectable<T.AuthorizationCodeTable>): D.AuthorizationCode {

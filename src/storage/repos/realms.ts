@@ -40,6 +40,7 @@ export class RealmRepository {
             max_login_failures: s.maxLoginFailures,
             lockout_seconds: s.lockoutSeconds,
             max_lockout_seconds: s.maxLockoutSeconds,
+            access_token_format: s.accessTokenFormat,
           })
           .execute();
         await trx
@@ -76,6 +77,7 @@ export class RealmRepository {
     if (patch.ssoSessionLifetime !== undefined) values.sso_session_lifetime = patch.ssoSessionLifetime;
     if (patch.accessTokenAudience !== undefined) values.access_token_audience = patch.accessTokenAudience;
     if (patch.signingAlg !== undefined) values.signing_alg = patch.signingAlg;
+    if (patch.accessTokenFormat !== undefined) values.access_token_format = patch.accessTokenFormat;
     if (patch.maxLoginFailures !== undefined) values.max_login_failures = patch.maxLoginFailures;
     if (patch.lockoutSeconds !== undefined) values.lockout_seconds = patch.lockoutSeconds;
     if (patch.maxLockoutSeconds !== undefined) values.max_lockout_seconds = patch.maxLockoutSeconds;

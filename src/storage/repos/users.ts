@@ -21,6 +21,9 @@ export class UserRepository {
             password_hash: u.passwordHash,
             enabled: 1,
             created_at: u.now,
+            first_name: u.firstName,
+            last_name: u.lastName,
+            email_verified: u.emailVerified ? 1 : 0,
           })
           .execute();
         if (u.organizationIds.length > 0) {
@@ -56,8 +59,14 @@ export class UserRepository {
     return rows.map(toUser);
   }
 
-  async update(id: string, patch: { passwordHash?: string; enabled?: boolean; email?: string | null }): Promise<void> {
+  async update(
+    id: string,
+    patch: { passwordHash?: string; enabled?: boolean; email?: string | null; firstName?: string | null; lastName?: string | null; emailVerified?: boolean },
+  ): Promise<void> {
     const values: Record<string, string | number | null> = {};
+    if (patch.firstName !== undefined) values.first_name = patch.firstName;
+    if (patch.lastName !== undefined) values.last_name = patch.lastName;
+    if (patch.emailVerified !== undefined) values.email_verified = patch.emailVerified ? 1 : 0;
     if (patch.passwordHash !== undefined) values.password_hash = patch.passwordHash;
     if (patch.enabled !== undefined) values.enabled = patch.enabled ? 1 : 0;
     if (patch.email !== undefined) values.email = patch.email;

@@ -1,0 +1,124 @@
+import crypto from 'node:crypto';
+import { safeEqual, randomId } from './random.js';
+import { openPrivateJwk, sealPrivateJwk } from './key-encryption.js';
+import type { HmacKey } from '../storage/repos/hmac-keys.js';
+
+/**
+ * Refresh tokens are compact JWS signed with the realm's HMAC key, HS512 (as Keycloak does), so that
+ * Keycloak's clients can decode them and a forged or foreign token is refused before any database access.
+ * Signing and verification use node:crypto directly rather than jose: the token is minted inside the
+ * synchronous decision of the rotation transaction (its hash is stored there), and jose's HMAC is async.
+ * The tests verify these tokens with jose as an independent check.
+ */
+export const REFRESH_ALG = 'HS512';
+
+/** 512 random bits: HS512's full block strength (RFC 7518 3.2 asks for at least the hash size). */
+const SECRET_BYTES = 64;
+
+/** The claims of a refresh token (contract: Keycloak's claims plus the chain and its generation). */
+export interface RefreshClaims {
+  iss: string;
+  aud: string;
+  sub: string;
+  typ: 'Refresh' | 'Offline';
+  azp: string;
+  sid: string;
+  scope: string;
+  iat: number;
+  exp: number;
+  jti: string;
+  /** The refresh chain (offline session) this token belongs to. */
+  chain: string;
+  /** 1 for the chain's first token, +1 per rotation. */
+  gen: number;
+}
+
+/** The realm's HMAC keys, imported: the newest active one signs, any of them verifies (by kid). */
+export interface RefreshKeys {
+  signer: { kid: string; key: crypto.KeyObject; header: string };
+  byKid: ReadonlyMap<string, crypto.KeyObject>;
+}
+
+export function generateHmacKey(realmId: string, now: number): HmacKey {
+  const kid = randomId();
+  const k = crypto.randomBytes(SECRET_BYTES).toString('base64url');
+  return {
+    kid,
+    realmId,
+    alg: REFRESH_ALG,
+    secretJwk: sealPrivateJwk(JSON.stringify({ kty: 'oct', k, kid, alg: REFRESH_ALG })),
+    status: 'active',
+    createdAt: now,
+  };
+}
+
+/** Opens and imports the realm's HMAC keys; undefined when it has no active one. */
+export function importHmacKeys(keys: readonly HmacKey[]): RefreshKeys | undefined {
+  const byKid = new Map<string, crypto.KeyObject>();
+  let signer: RefreshKeys['signer'] | undefined;
+  for (const k of keys) {
+    const jwk = JSON.parse(openPrivateJwk(k.secretJwk)) as { k?: unknown };
+    if (typeof jwk.k !== 'string') throw new Error(`HMAC key ${k.kid} is malformed`);
+    const key = crypto.createSecretKey(Buffer.from(jwk.k, 'base64url'));
+    byKid.set(k.kid, key);
+    // Keys come newest first: the first active one signs.
+    if (!signer && k.status === 'active') signer = { kid: k.kid, key, header: b64json({ alg: REFRESH_ALG, typ: 'JWT', kid: k.kid }) };
+  }
+  return signer ? { signer, byKid } : undefined;
+}
+
+function b64json(v: unknown): string {
+  return Buffer.from(JSON.stringify(v)).toString('base64url');
+}
+
+function mac(key: crypto.KeyObject, signingInput: string): string {
+  return crypto.createHmac('sha512', key).update(signingInput).digest('base64url');
+}
+
+/** The compact JWS of the claims (RFC 7515 7.1), signed by the realm's active HMAC key. */
+export function signRefreshJwt(keys: RefreshKeys, claims: RefreshClaims): string {
+  const input = `${keys.signer.header}.${b64json(claims)}`;
+  return `${input}.${mac(keys.signer.key, input)}`;
+}
+
+const MAX_LENGTH = 8192;
+
+function parseJson(segment: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const str = (v: unknown): v is string => typeof v === 'string';
+const int = (v: unknown): v is number => Number.isSafeInteger(v);
+
+export type RefreshVerdict = { ok: true; claims: RefreshClaims } | { ok: false; expired: boolean };
+
+/**
+ * Verifies a refresh token without touching the database: the HS512 signature by one of the realm's
+ * keys (compared in constant time), the issuer and audience (the realm), the shape of every claim, and
+ * the expiry unless `now` is undefined (revocation accepts an expired token).
+ */
+export function verifyRefreshJwt(keys: RefreshKeys, token: string, opts: { issuer: string; now: number | undefined }): RefreshVerdict {
+  const bad: RefreshVerdict = { ok: false, expired: false };
+  if (token.length > MAX_LENGTH) return bad;
+  const parts = token.split('.');
+  if (parts.length !== 3) return bad;
+  const [h, p, sig] = parts as [string, string, string];
+  const header = parseJson(h);
+  if (!header || header.alg !== REFRESH_ALG || !str(header.kid)) return bad;
+  const key = keys.byKid.get(header.kid);
+  if (!key) return bad;
+  // Comparing the base64url text also refuses a non-canonical encoding of the right signature.
+  if (!safeEqual(sig, mac(key, `${h}.${p}`))) return bad;
+  const c = parseJson(p);
+  if (!c) return bad;
+  if (c.iss !== opts.issuer || c.aud !== opts.issuer || (c.typ !== 'Refresh' && c.typ !== 'Offline')) return bad;
+  if (!str(c.sub) || !str(c.azp) || !str(c.sid) || !str(c.scope) || !str(c.jti) || !str(c.chain)) return bad;
+  if (!int(c.iat) || !int(c.exp) || !int(c.gen) || c.gen < 1) return bad;
+  if (opts.now !== undefined && c.exp <= opts.now) return { ok: false, expired: true };
+  return { ok: true, claims: c as unknown as RefreshClaims };
+}
