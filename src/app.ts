@@ -5,6 +5,7 @@ import type { Services } from './services.js';
 import { ping } from './storage/database.js';
 import { STYLESHEET } from './views/styles.js';
 import { STYLESHEET_PATH } from './views/layout.js';
+import { SCRIPTS } from './views/scripts.js';
 import { jsonErrorHandler, tokenRoutes } from './http/token/routes.js';
 import { AUTHORIZE_PATH, authorizeRoutes } from './http/authorize/routes.js';
 import { interactionRoutes } from './http/interaction/routes.js';
@@ -16,6 +17,7 @@ import { logoutRoutes } from './http/logout/routes.js';
 import { accountRoutes } from './http/account/routes.js';
 import fastifySwagger from '@fastify/swagger';
 import { ADMIN_PREFIX, adminApi } from './http/admin/plugin.js';
+import { sessionStatusRoutes } from './http/session-status/routes.js';
 
 export interface AppOptions {
   services: Services;
@@ -104,6 +106,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(accountRoutes, { services });
   await app.register(adminApi, { services, prefix: ADMIN_PREFIX });
   app.get(`${ADMIN_PREFIX}/openapi.json`, async (_req, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
+  await app.register(sessionStatusRoutes, { services });
   // The service's web application pages, when APP_URL is this server.
   if (new URL(services.config.appUrl).origin === new URL(services.config.authUrl).origin) await app.register(appPageRoutes, { services });
 
@@ -112,6 +115,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     reply.header('x-content-type-options', 'nosniff');
     return reply.type('text/css; charset=utf-8').send(STYLESHEET);
   });
+
+  for (const [path, source] of SCRIPTS) {
+    app.get(path, async (_req, reply) => {
+      reply.header('cache-control', 'public, max-age=3600');
+      reply.header('x-content-type-options', 'nosniff');
+      return reply.type('text/javascript; charset=utf-8').send(source);
+    });
+  }
 
   app.get('/health/live', async () => ({ status: 'UP' }));
   app.get('/health/ready', async (_req, reply) => {

@@ -67,3 +67,23 @@ export function checkChosenClientSecret(secret: string): void {
   }
   if (new Set(secret).size < 4) throw new ValidationError('the client secret is too easy to guess: leave out --secret to generate one');
 }
+
+/**
+ * A web origin a client may register: "+" (the origins of its redirect URIs, as in Keycloak) or an exact
+ * http(s) origin without path. Keycloak also accepts "*"; we refuse it, because CORS here allows
+ * credentials, and "*" would let every site in the world read the client's token responses.
+ */
+export function checkWebOrigin(value: string): string {
+  if (value === '+') return value;
+  if (value === '*') throw new ValidationError('web origin "*" is not allowed: list each origin, or "+" for the origins of the redirect URIs');
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new ValidationError(`web origin ${JSON.stringify(value)} is not an origin like https://app.example.com`);
+  }
+  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.origin !== value.replace(/\/$/, '') || value.includes('*')) {
+    throw new ValidationError(`web origin ${JSON.stringify(value)} must be scheme://host[:port] with no path, e.g. https://app.example.com`);
+  }
+  return u.origin;
+}

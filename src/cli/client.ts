@@ -5,6 +5,7 @@ import type { Client } from '../storage/types.js';
 import { checkChosenClientSecret } from '../admin/validation.js';
 
 const AUTH_METHOD_HELP = 'token endpoint authentication the client may use: client_secret_basic, client_secret_post (repeatable or comma-separated; default both)';
+const WEB_ORIGIN_HELP = 'a browser origin allowed to call the token, userinfo and account endpoints (CORS) and to frame the session-status page; "+" = the origins of the redirect URIs (repeatable)';
 const ID_TOKEN_ALG_HELP = 'algorithm of its ID tokens: RS256 (default), ES256 or EdDSA';
 const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
 
@@ -19,6 +20,7 @@ export function describeClient(c: Client): string {
     ['auth methods', c.authMethods.join(' ')],
     ['ID token alg', c.idTokenAlg],
     ['audiences', c.audiences.join(' ')],
+    ['web origins', c.webOrigins.join(' ')],
   ];
   return lines.map(([k, v]) => `${k}:${' '.repeat(18 - k.length)}${v}\n`).join('');
 }
@@ -44,6 +46,9 @@ interface UpdateOptions {
   audience: string[];
   addAudience: string[];
   removeAudience: string[];
+  webOrigin: string[];
+  addWebOrigin: string[];
+  removeWebOrigin: string[];
 }
 
 export function registerClient(program: Command): void {
@@ -60,11 +65,12 @@ export function registerClient(program: Command): void {
     .option('--post-logout-redirect-uri <uri>', 'where logout may send the user back (repeatable)', collect, [])
     .option('--id-token-alg <alg>', ID_TOKEN_ALG_HELP)
     .option('--audience <aud>', AUDIENCE_HELP, collect, [])
+    .option('--web-origin <origin>', WEB_ORIGIN_HELP, collect, [])
     .action(
       async (
         realmId: string,
         clientId: string,
-        o: { redirectUri: string[]; secret?: string; scope?: string; public?: boolean; name?: string; authMethod: string[]; postLogoutRedirectUri: string[]; idTokenAlg?: string; audience: string[] },
+        o: { redirectUri: string[]; secret?: string; scope?: string; public?: boolean; name?: string; authMethod: string[]; postLogoutRedirectUri: string[]; idTokenAlg?: string; audience: string[]; webOrigin: string[] },
       ) => {
         if (o.secret !== undefined && !o.public) checkChosenClientSecret(o.secret);
         const r = await withStore((store) =>
@@ -80,6 +86,7 @@ export function registerClient(program: Command): void {
             postLogoutRedirectUris: o.postLogoutRedirectUri,
             ...(o.idTokenAlg !== undefined ? { idTokenAlg: o.idTokenAlg } : {}),
             audiences: o.audience,
+            webOrigins: o.webOrigin,
           }),
         );
         process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
@@ -104,11 +111,15 @@ export function registerClient(program: Command): void {
     .option('--audience <aud>', AUDIENCE_HELP.replace('; repeatable', '; replaces the current ones; repeatable'), collect, [])
     .option('--add-audience <aud>', 'add an audience (repeatable)', collect, [])
     .option('--remove-audience <aud>', 'remove an audience (repeatable)', collect, [])
+    .option('--web-origin <origin>', WEB_ORIGIN_HELP.replace('(repeatable)', '(replaces the current ones; repeatable)'), collect, [])
+    .option('--add-web-origin <origin>', 'add a web origin (repeatable)', collect, [])
+    .option('--remove-web-origin <origin>', 'remove a web origin (repeatable)', collect, [])
     .action(async (realmId: string, clientId: string, o: UpdateOptions) => {
       if (o.enable && o.disable) throw new CliError('give --enable or --disable, not both');
       const redirectUris = listChange(o.redirectUri, o.addRedirectUri, o.removeRedirectUri);
       const postLogoutRedirectUris = listChange(o.postLogoutRedirectUri, o.addPostLogoutRedirectUri, o.removePostLogoutRedirectUri);
       const audiences = listChange(o.audience, o.addAudience, o.removeAudience);
+      const webOrigins = listChange(o.webOrigin, o.addWebOrigin, o.removeWebOrigin);
       const updated = await withStore((store) =>
         updateClient(store, {
           realmId,
@@ -121,6 +132,7 @@ export function registerClient(program: Command): void {
           ...(o.authMethod.length > 0 ? { authMethods: o.authMethod } : {}),
           ...(o.idTokenAlg !== undefined ? { idTokenAlg: o.idTokenAlg } : {}),
           ...(audiences ? { audiences } : {}),
+          ...(webOrigins ? { webOrigins } : {}),
         }),
       );
       process.stdout.write(`updated client ${clientId} in realm ${realmId}\n${describeClient(updated)}`);
@@ -130,6 +142,6 @@ export function registerClient(program: Command): void {
     .description("list a realm's clients")
     .action(async (realmId: string) => {
       const clients = await withStore((store) => store.clients.list(realmId));
-      for (const c of clients) process.stdout.write(`${c.clientId}\t${c.public ? 'public' : 'confidential'}\t${c.redirectUris.join(' ')}\n`);
+      for (const c of clients) process.stdout.write(`${c.clientId}\t${c.public ? 'public' : 'confidential'}\t${c.redirectUris.join(' ')}${c.webOrigins.length > 0 ? `\tweb origins: ${c.webOrigins.join(' ')}` : ''}\n`);
     });
 }

@@ -76,6 +76,11 @@ export class KeyStore {
     return (await this.load(realmId))?.jwks ?? { keys: [] };
   }
 
+  /** The kid of the realm's active signing key, if it has one. */
+  async activeKid(realmId: string): Promise<string | undefined> {
+    return (await this.load(realmId))?.signer?.header.kid;
+  }
+
   /** The algorithm of the realm's active signing key. */
   async algorithm(realmId: string): Promise<string> {
     const alg = (await this.load(realmId))?.signer?.header.alg;

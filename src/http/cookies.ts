@@ -55,3 +55,23 @@ export function checkFormCsrf(req: FastifyRequest, purpose: string, token: unkno
   const expected = formCsrf(purpose, tokenHash(cookie));
   return token.length === expected.length && safeEqual(token, expected);
 }
+
+/**
+ * The session-state cookie that the session-status iframe reads (Keycloak's KEYCLOAK_SESSION). Its value
+ * is only the browser session's id: the `sid` / `session_state` every client already receives in its
+ * tokens, worthless as a credential (sessions are found by the hash of RG_SESSION's secret, never by
+ * id). Not HttpOnly, since the iframe's script reads it; SameSite=None behind https so that the iframe
+ * can read it inside another site's page; over plain http browsers refuse SameSite=None without Secure,
+ * so it is Lax there (status checks then work for same-site applications only, as with Keycloak).
+ */
+export const SESSION_STATE_COOKIE = 'RG_SESSION_STATE';
+
+export function setSessionStateCookie(reply: FastifyReply, config: Config, realmId: string, sessionId: string, maxAge: number): void {
+  const secure = config.authUrl.startsWith('https:');
+  reply.setCookie(SESSION_STATE_COOKIE, sessionId, { path: realmPath(realmId), httpOnly: false, sameSite: secure ? 'none' : 'lax', secure, maxAge });
+}
+
+export function clearSessionStateCookie(reply: FastifyReply, config: Config, realmId: string): void {
+  const secure = config.authUrl.startsWith('https:');
+  reply.clearCookie(SESSION_STATE_COOKIE, { path: realmPath(realmId), httpOnly: false, sameSite: secure ? 'none' : 'lax', secure });
+}

@@ -43,6 +43,7 @@ export interface ClientTable {
   id_token_alg: Generated<string>;
   /** JSON list of the audiences (RFC 8707 resources) the client's access tokens may name. */
   audiences: Generated<string>;
+  web_origins: Generated<string>;
 }
 
 export interface UserTable {

@@ -46,6 +46,8 @@ export interface Client {
   idTokenAlg: string;
   /** Audiences (absolute URIs or names) its access tokens may carry; RFC 8707 resources must be among them. */
   audiences: string[];
+  /** Browser origins allowed to call the JSON endpoints (CORS) and frame the status iframe; "+" = those of the redirect URIs. */
+  webOrigins: string[];
 }
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
@@ -97,6 +99,8 @@ export interface AuthorizationParams {
   prompt?: string[];
   maxAge?: number;
   loginHint?: string;
+  /** Multiple Response Types 2.1 / Form Post Response Mode; absent means query. */
+  responseMode?: 'fragment' | 'form_post';
 }
 
 export interface Interaction {

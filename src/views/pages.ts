@@ -1,5 +1,6 @@
 import type { Organization, Scope } from '../storage/types.js';
-import { html } from './html.js';
+import { html, type SafeHtml } from './html.js';
+import type { ClientResponse } from '../oauth/authorize/checks.js';
 import { page } from './layout.js';
 
 export interface PageContext {
@@ -79,13 +80,13 @@ export function deviceDonePage(ctx: { realmName: string; clientName: string; app
   });
 }
 
-export function noOrganizationPage(ctx: { realmName: string; clientName: string; denyLocation: string | undefined }): string {
+export function noOrganizationPage(ctx: { realmName: string; clientName: string; deny: ClientResponse | undefined }): string {
   return page({
     title: 'No organization',
     realmName: ctx.realmName,
     body: html`<h1>Your account has no organization</h1>
 <p>${ctx.clientName} works on behalf of an organization, and your account is not a member of any. Ask your administrator to add you to one, then try again.</p>
-${ctx.denyLocation ? html`<div class="actions"><a href="${ctx.denyLocation}">Return to ${ctx.clientName}</a></div>` : ''}`,
+${returnControl(ctx.deny, ctx.clientName)}`,
   });
 }
 
@@ -97,4 +98,14 @@ export function errorPage(ctx: { realmName: string; title: string; description: 
 <p class="error" role="alert">${ctx.description}</p>
 <p class="muted">Go back to the application you came from and start again. If this keeps happening, contact its support.</p>`,
   });
+}
+
+/** The way back to the client with the error: a link, or for form_post a form the user submits. */
+function returnControl(deny: ClientResponse | undefined, clientName: string): SafeHtml | string {
+  if (!deny) return '';
+  if (deny.mode !== 'form_post') return html`<div class="actions"><a href="${deny.location}">Return to ${clientName}</a></div>`;
+  return html`<form method="post" action="${deny.action}">
+${Object.entries(deny.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
+<div class="actions"><button type="submit">Return to ${clientName}</button></div>
+</form>`;
 }

@@ -66,7 +66,7 @@ for (const dialect of dialects()) {
     });
 
     test('RFC 6749 4.1.2.1: error_description uses only %x20-21 / %x23-5B / %x5D-7E', async () => {
-      for (const extra of [{ response_type: 'token' }, { scope: 'nope' }, { response_mode: 'fragment' }, { prompt: 'bogus' }, { prompt: 'é"\\' }]) {
+      for (const extra of [{ response_type: 'token' }, { scope: 'nope' }, { response_mode: 'web_message' }, { prompt: 'bogus' }, { prompt: 'é"\\' }]) {
         const p = redirectedError(await h.authorize(extra), ts.client.redirectUri);
         assert.match(p.get('error_description') ?? ' ', ERROR_DESCRIPTION, JSON.stringify(extra));
       }

@@ -602,8 +602,10 @@ function landsOn(base: string, location: string): boolean {
   if (!location.startsWith(base)) return false;
   const sep = base.includes('?') ? (base.endsWith('?') || base.endsWith('&') ? '' : '&') : '?';
   const rest = location.slice(base.length);
-  if (!rest.startsWith(sep) || rest.includes('#')) return false;
-  const keys = [...new URLSearchParams(rest.slice(sep.length)).keys()];
+  // response_mode=fragment: the parameters follow the unchanged redirect URI after '#'.
+  const fragment = rest.startsWith('#') && !rest.slice(1).includes('#');
+  if (!fragment && (!rest.startsWith(sep) || rest.includes('#'))) return false;
+  const keys = [...new URLSearchParams(rest.slice(fragment ? 1 : sep.length)).keys()];
   return keys.every((k) => ['code', 'state', 'iss', 'error', 'error_description'].includes(k));
 }
 
@@ -650,7 +652,7 @@ function serverParams(req: SentRequest): Record<string, unknown> | undefined {
 
 /** Markup the fuzz injects; none of it may come back unescaped in an HTML page. */
 export const INJECTED_MARKUP = ['<script>xss', '<img src=x onerror=xss', '<svg/onload=xss', '" onmouseover="xss', "' onfocus='xss", '<b>xss</b>', '</title><script'];
-const OWN_SCRIPT = '<script src="/auth/resources/code-page.js" defer></script>';
+const OWN_SCRIPTS = ['<script src="/auth/resources/code-page.js" defer></script>', '<script src="/auth/resources/form-post.js" defer></script>'];
 
 function unescapeHtml(s: string): string {
   return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#96;/g, '`').replace(/&amp;/g, '&');
@@ -716,7 +718,7 @@ export function violations(fs: FuzzServer, req: SentRequest, res: LightMyRequest
 
   // HTML pages.
   if (String(res.headers['content-type'] ?? '').startsWith('text/html')) {
-    const body = res.body.split(OWN_SCRIPT).join('');
+    const body = OWN_SCRIPTS.reduce((b, own) => b.split(own).join(''), res.body);
     if (/<script/i.test(body)) problems.push('an HTML page with a <script element the server did not write');
     for (const m of INJECTED_MARKUP) if (body.includes(m)) problems.push(`an HTML page echoing unescaped markup ${JSON.stringify(m)}`);
     for (const link of body.matchAll(/\s(?:href|action|src|formaction)="([^"]*)"/gi)) {

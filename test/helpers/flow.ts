@@ -72,6 +72,26 @@ export interface FlowResult {
   code: string | undefined;
   pages: PageKind[];
   jar: CookieJar;
+  /** The response parameters, wherever the response mode put them (query, fragment or a posted form). */
+  params: URLSearchParams;
+  /** The form-post page, when response_mode=form_post. */
+  formPost?: string;
+}
+
+/** The authorization response's parameters from a redirect (query or fragment) or a form_post page. */
+export function responseOf(res: LightMyRequestResponse, pages: PageKind[], jar: CookieJar): FlowResult | undefined {
+  if (res.statusCode === 200 && res.body.includes('id="form-post"')) {
+    const action = unescape(/<form method="post" action="([^"]*)" id="form-post"/.exec(res.body)?.[1] ?? '');
+    const params = new URLSearchParams();
+    for (const m of res.body.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) params.append(unescape(m[1]!), unescape(m[2]!));
+    return { location: new URL(action), code: params.get('code') ?? undefined, pages, jar, params, formPost: res.body };
+  }
+  if (res.statusCode !== 303) return undefined;
+  const location = res.headers.location as string;
+  if (location.startsWith(`/auth/realms/${REALM}/login-actions/`)) return undefined;
+  const url = new URL(location);
+  const params = url.hash ? new URLSearchParams(url.hash.slice(1)) : url.searchParams;
+  return { location: url, code: params.get('code') ?? undefined, pages, jar, params };
 }
 
 export async function inject(app: FastifyInstance, jar: CookieJar, method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<LightMyRequestResponse> {
@@ -91,15 +111,13 @@ export async function runAuthorization(ts: TestServer, opts: FlowOptions = {}): 
   const pages: PageKind[] = [];
   let res = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts, opts.query)}`);
   for (let i = 0; i < 10; i++) {
+    const done = responseOf(res, pages, jar);
+    if (done) return done;
     if (res.statusCode !== 303) throw new Error(`expected a 303, got ${res.statusCode}: ${res.body.slice(0, 300)}`);
     const location = res.headers.location as string;
-    if (!location.startsWith(`/auth/realms/${REALM}/login-actions/`)) {
-      const url = new URL(location);
-      return { location: url, code: url.searchParams.get('code') ?? undefined, pages, jar };
-    }
     const page = await inject(ts.app, jar, 'GET', location);
     // A page may itself finish the flow (a consent given meanwhile in another tab): follow it.
-    if (page.statusCode === 303) {
+    if (page.statusCode === 303 || page.body.includes('id="form-post"')) {
       res = page;
       continue;
     }
@@ -107,13 +125,16 @@ export async function runAuthorization(ts: TestServer, opts: FlowOptions = {}): 
     pages.push(kind);
     if (kind === 'no-organization' || kind === 'error') {
       const href = /<a href="([^"]*)"/.exec(page.body)?.[1];
-      if (kind === 'no-organization' && href) return { location: new URL(unescape(href)), code: undefined, pages, jar };
+      if (kind === 'no-organization' && href) {
+        const url = new URL(unescape(href));
+        return { location: url, code: undefined, pages, jar, params: url.hash ? new URLSearchParams(url.hash.slice(1)) : url.searchParams };
+      }
       throw new Error(`flow stopped on ${kind} page: ${page.body.slice(0, 400)}`);
     }
     const form = parseForm(page.body);
     if (kind === 'login') {
       res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: opts.username ?? ts.user.username, password: opts.password ?? ts.user.password });
-      if (res.statusCode === 200) throw new Error('login failed');
+      if (res.statusCode === 200 && !res.body.includes('id="form-post"')) throw new Error('login failed');
     } else if (kind === 'consent') {
       res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, decision: opts.consent ?? 'allow' });
     } else {

@@ -4,7 +4,7 @@ import type { ClientPatch } from '../../storage/repos/clients.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
 import { isSigningAlg } from '../../crypto/keystore.js';
-import { checkRedirectUri, parseScopeList, ValidationError } from '../validation.js';
+import { checkRedirectUri, checkWebOrigin, parseScopeList, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, cliActor, type Actor } from './common.js';
 import { ensureServiceAccount } from './service-accounts.js';
 
@@ -78,6 +78,8 @@ export async function createClient(
     serviceAccountsEnabled?: boolean;
     idTokenAlg?: string;
     audiences?: string[];
+    /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
+    webOrigins?: string[];
   },
   actor: Actor = cliActor(),
 ): Promise<{ client: Client; secret: string | undefined; generated: boolean }> {
@@ -92,6 +94,7 @@ export async function createClient(
   const scopes = input.scopes !== undefined ? await checkScopes(store, input.realmId, input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
   if (input.public && input.secret !== undefined) throw new ValidationError('a public client has no secret: leave out --secret');
   for (const uri of input.postLogoutRedirectUris ?? []) checkRedirectUri(uri);
+  const webOrigins = [...new Set((input.webOrigins ?? []).map(checkWebOrigin))];
   if (input.public && input.serviceAccountsEnabled) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
   const requested = [...(input.authMethod !== undefined ? [input.authMethod] : []), ...(input.authMethods ?? [])];
   if (input.public && requested.some((m) => m !== 'none')) throw new ValidationError('a public client does not authenticate: leave out --auth-method');
@@ -127,6 +130,7 @@ export async function createClient(
     serviceAccountsEnabled: Boolean(input.serviceAccountsEnabled),
     idTokenAlg: input.idTokenAlg !== undefined ? checkIdTokenAlg(input.idTokenAlg) : 'RS256',
     audiences: [...new Set((input.audiences ?? []).map(checkAudience))],
+    webOrigins,
   };
   await store.clients.create({ ...client, now: client.createdAt });
   if (client.serviceAccountsEnabled) await ensureServiceAccount(store, client);
@@ -162,6 +166,7 @@ export interface ClientUpdate {
   authMethods?: string[];
   idTokenAlg?: string;
   audiences?: ListChange;
+  webOrigins?: ListChange;
 }
 
 /**
@@ -191,6 +196,8 @@ export async function updateClient(store: Store, input: ClientUpdate): Promise<C
   if (input.idTokenAlg !== undefined) patch.idTokenAlg = checkIdTokenAlg(input.idTokenAlg);
   const audiences = applyList(client.audiences, input.audiences, checkAudience);
   if (audiences) patch.audiences = audiences;
+  const webOrigins = applyList(client.webOrigins, input.webOrigins, checkWebOrigin);
+  if (webOrigins) patch.webOrigins = webOrigins.map(checkWebOrigin);
   await store.clients.update(input.realmId, input.clientId, patch);
   const updated = await store.clients.get(input.realmId, input.clientId);
   if (!updated) throw new ValidationError(`client ${input.clientId} was deleted meanwhile`);

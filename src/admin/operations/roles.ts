@@ -27,6 +27,7 @@ export async function ensureRealmManagement(store: Store, realmId: string): Prom
         authMethods: ['client_secret_basic'],
         idTokenAlg: 'RS256',
         audiences: [],
+        webOrigins: [],
         postLogoutRedirectUris: [],
         standardFlowEnabled: false,
         directAccessGrantsEnabled: false,

@@ -7,8 +7,10 @@ import { createBrowserSession } from '../../oauth/authorize/interaction.js';
 import { attemptLogin } from '../../oauth/brute-force.js';
 import { accountPage, type AccountGrant } from '../../views/account-pages.js';
 import { loginPage } from '../../views/pages.js';
-import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, ensureBrowserBinding, formCsrf, readCookie, setRealmCookie } from '../cookies.js';
+import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
+import { preflight, varyOrigin } from '../plugins/cors.js';
+import { sendProfile, wantsProfileJson } from './profile.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
@@ -85,7 +87,11 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return sendPage(reply, status, loginPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/login`, csrf, ...(error ? { error } : {}) }));
   }
 
+  varyOrigin(app);
+  preflight(app, services, path, 'GET');
+
   app.get(path, async (req: Req, reply) => {
+    if (wantsProfileJson(req)) return sendProfile(services, req, reply);
     const c = await context(req, reply);
     if (!c) return reply;
     if (!c.session) return login(reply, c.realm, c.csrf);
@@ -106,8 +112,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const { user } = outcome;
     await services.audit.record({ realmId: c.realm.id, type: 'LOGIN', outcome: 'success', clientId: 'account', userId: user.id, username: user.username, ip: req.ip });
     if (c.session) await services.store.sessions.end(c.session.id, nowSeconds(services.clock));
-    const { secret } = await createBrowserSession(services, c.realm, user.id);
+    const { secret, session } = await createBrowserSession(services, c.realm, user.id);
     setRealmCookie(reply, services.config, c.realm.id, SESSION_COOKIE, secret, c.realm.ssoSessionLifetime);
+    setSessionStateCookie(reply, services.config, c.realm.id, session.id, c.realm.ssoSessionLifetime);
     return reply.redirect(baseOf(c.realm), 303);
   });
 
@@ -136,6 +143,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (mine) await services.store.sessions.end(mine.id, now);
     if (mine?.id === c.session.id) {
       clearRealmCookie(reply, services.config, c.realm.id, SESSION_COOKIE);
+      clearSessionStateCookie(reply, services.config, c.realm.id);
       return reply.redirect(baseOf(c.realm), 303);
     }
     return show(reply, c.realm, c.session, c.csrf, mine ? 'That browser is signed out.' : undefined);

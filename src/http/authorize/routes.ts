@@ -4,11 +4,11 @@ import { nowSeconds } from '../../clock.js';
 import { tokenHash } from '../../crypto/random.js';
 import { OAuthError } from '../../oauth/errors.js';
 import type { RawParams } from '../../oauth/params.js';
-import { AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect, clientRedirect, stateOf } from '../../oauth/authorize/checks.js';
-import { beginInteraction, errorLocation, nextStep, promptNoneError, sessionUsable } from '../../oauth/authorize/interaction.js';
+import { AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect, clientResponse, responseModeOf, stateOf } from '../../oauth/authorize/checks.js';
+import { beginInteraction, errorResponse, nextStep, promptNoneError, sessionUsable } from '../../oauth/authorize/interaction.js';
 import { realmBase } from '../../services.js';
 import { SESSION_COOKIE, ensureBrowserBinding, readCookie } from '../cookies.js';
-import { interactionUrl, renderError, htmlErrorHandler } from '../interaction/render.js';
+import { interactionUrl, renderError, htmlErrorHandler, sendClientResponse } from '../interaction/render.js';
 
 export const AUTHORIZE_PATH = '/auth/realms/:realm/protocol/openid-connect/auth';
 
@@ -37,14 +37,15 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
     params = checkAuthorizationRequest(raw, { client, redirectUri, realm, realmScopes });
   } catch (err) {
     if (!(err instanceof OAuthError)) throw err;
-    // Only now that client and redirect_uri are verified may an error go back to the client.
-    const location = clientRedirect(services.config.appUrl, redirectUri, {
-      error: err.error,
-      error_description: err.description,
-      state: stateOf(raw),
-      iss: realmBase(services.config, realm.id),
-    });
-    return reply.code(303).header('cache-control', 'no-store').redirect(location, 303);
+    // Only now that client and redirect_uri are verified may an error go back to the client, in the
+    // response mode it asked for when that much is valid.
+    const response = clientResponse(
+      services.config.appUrl,
+      redirectUri,
+      { error: err.error, error_description: err.description, state: stateOf(raw), iss: realmBase(services.config, realm.id) },
+      responseModeOf(raw),
+    );
+    return sendClientResponse(reply, response, { realmName, clientName: client.name ?? client.clientId });
   }
 
   const browserHash = ensureBrowserBinding(req, reply, services.config, realm.id);
@@ -59,10 +60,11 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
     const failure = promptNoneError(step);
     if (failure) {
       await services.store.interactions.delete(ia.id);
-      return reply.redirect(errorLocation(services, realm, params, failure.error, failure.description), 303);
+      return sendClientResponse(reply, errorResponse(services, realm, params, failure.error, failure.description), { realmName, clientName: client.name ?? client.clientId });
     }
   }
-  return reply.redirect(step.kind === 'redirect' ? step.location : interactionUrl(realm.id, ia.id), 303);
+  if (step.kind === 'redirect') return sendClientResponse(reply, step.response, { realmName, clientName: client.name ?? client.clientId });
+  return reply.redirect(interactionUrl(realm.id, ia.id), 303);
 }
 
 export async function authorizeRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {

@@ -4,6 +4,8 @@ import { OAuthError } from '../../oauth/errors.js';
 import { GRANTS } from '../../oauth/grants/index.js';
 import { SIGNING_ALGS } from '../../crypto/keystore.js';
 import { jsonErrorHandler } from '../token/routes.js';
+import { allowOrigin, preflight, requestOrigin, varyOrigin } from '../plugins/cors.js';
+import { realmDocument } from './realm-document.js';
 
 /** RFC 8414 / OpenID Connect Discovery 1.0: lists only what is implemented. */
 export function discoveryDocument(services: Services, realmId: string, scopes: string[]): Record<string, unknown> {
@@ -22,7 +24,7 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     end_session_endpoint: `${oidc}/logout`,
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     response_types_supported: ['code'],
-    response_modes_supported: ['query'],
+    response_modes_supported: ['query', 'fragment', 'form_post'],
     grant_types_supported: [...GRANTS.keys()],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: Object.keys(SIGNING_ALGS),
@@ -40,6 +42,26 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
 export async function discoveryRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
   app.setErrorHandler(jsonErrorHandler(services));
+  // Public documents: any origin may read them, as Keycloak answers them (they hold no user data).
+  varyOrigin(app);
+  app.addHook('onRequest', async (req, reply) => {
+    const origin = requestOrigin(req);
+    if (origin && req.method === 'GET') allowOrigin(reply, origin);
+  });
+  const publicPaths = [
+    '/auth/realms/:realm',
+    '/auth/realms/:realm/.well-known/openid-configuration',
+    '/.well-known/oauth-authorization-server/auth/realms/:realm',
+    '/auth/realms/:realm/protocol/openid-connect/certs',
+  ];
+  for (const path of publicPaths) preflight(app, services, path, 'GET', { public: true });
+
+  app.get<{ Params: { realm: string } }>('/auth/realms/:realm', async (req, reply) => {
+    const realm = await services.cache.realm(req.params.realm);
+    if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
+    reply.header('cache-control', 'no-cache');
+    return realmDocument(services, realm);
+  });
 
   app.get<{ Params: { realm: string } }>('/auth/realms/:realm/.well-known/openid-configuration', async (req, reply) => {
     const realm = await services.cache.realm(req.params.realm);

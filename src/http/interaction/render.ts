@@ -2,6 +2,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Services } from '../../services.js';
 import { errorPage } from '../../views/pages.js';
 import { setPageHeaders } from '../plugins/security-headers.js';
+import type { ClientResponse } from '../../oauth/authorize/checks.js';
+import { formPostPage } from '../../views/form-post-page.js';
 
 export function interactionUrl(realmId: string, id: string): string {
   return `/auth/realms/${encodeURIComponent(realmId)}/login-actions/${encodeURIComponent(id)}`;
@@ -26,4 +28,13 @@ export function htmlErrorHandler(_services: Services) {
     request.log.error({ err: error }, 'unexpected error');
     return renderError(reply, 500, { realmName: 'Realmgate', title: 'Something went wrong', description: 'The server could not complete your request. Please try again.' });
   };
+}
+
+/** Delivers an authorization response: a 303 for query and fragment, an auto-posting form for form_post. */
+export function sendClientResponse(reply: FastifyReply, response: ClientResponse, ctx: { realmName: string; clientName: string }): FastifyReply {
+  if (response.mode !== 'form_post') {
+    reply.header('cache-control', 'no-store');
+    return reply.redirect(response.location, 303);
+  }
+  return sendPage(reply, 200, formPostPage({ ...ctx, action: response.action, fields: response.fields }));
 }

@@ -6,8 +6,8 @@ import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin } from '../../oauth/brute-force.js';
 import { consentPage, deviceDonePage, loginPage, noOrganizationPage, organizationPage } from '../../views/pages.js';
-import { BROWSER_COOKIE, SESSION_COOKIE, readCookie, setRealmCookie } from '../cookies.js';
-import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './render.js';
+import { BROWSER_COOKIE, SESSION_COOKIE, readCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
+import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, sendPage } from './render.js';
 
 type Req = FastifyRequest<{ Params: { realm: string; id: string }; Body: Record<string, unknown> | undefined }>;
 
@@ -63,8 +63,7 @@ function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, 
   const ctx = { realmName: l.realmName, clientName: l.clientName, csrf: l.ia.csrfToken };
   switch (step.kind) {
     case 'redirect':
-      reply.header('cache-control', 'no-store');
-      return reply.redirect(step.location, 303);
+      return sendClientResponse(reply, step.response, { realmName: l.realmName, clientName: l.clientName });
     case 'login':
       return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, ...extra }));
     case 'consent':
@@ -73,7 +72,7 @@ function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, 
       return sendPage(reply, extra.status ?? 200, organizationPage({ ...ctx, action: `${base}/organization`, organizations: step.organizations, ...extra }));
     case 'no-organization':
       void services;
-      return sendPage(reply, 403, noOrganizationPage({ realmName: l.realmName, clientName: l.clientName, denyLocation: step.denyLocation }));
+      return sendPage(reply, 403, noOrganizationPage({ realmName: l.realmName, clientName: l.clientName, deny: step.deny }));
     case 'device-done':
       return sendPage(reply, 200, deviceDonePage({ realmName: l.realmName, clientName: l.clientName, approved: step.approved }));
   }
@@ -85,9 +84,9 @@ async function advance(services: Services, reply: FastifyReply, l: Loaded): Prom
   if (!fresh) return renderError(reply, 400, { realmName: l.realmName, title: 'Sign-in expired', description: EXPIRED });
   const step = await nextStep(services, l.realm, l.client, fresh);
   // The device flow's last page is rendered at once: its pending request no longer exists.
-  if (step.kind === 'device-done') return render(services, reply, l, step);
+  if (step.kind === 'device-done' || step.kind === 'redirect') return render(services, reply, l, step);
   reply.header('cache-control', 'no-store');
-  return reply.redirect(step.kind === 'redirect' ? step.location : interactionUrl(l.realm.id, l.ia.id), 303);
+  return reply.redirect(interactionUrl(l.realm.id, l.ia.id), 303);
 }
 
 const BAD_FORM = 'The form was out of date. Please try again.';
@@ -125,6 +124,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     }
     const { session, secret } = await createBrowserSession(services, l.realm, user.id);
     setRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE, secret, l.realm.ssoSessionLifetime);
+    setSessionStateCookie(reply, services.config, l.realm.id, session.id, l.realm.ssoSessionLifetime);
     await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: session.id });
     return advance(services, reply, l);
   });

@@ -7,8 +7,9 @@ import { redirectWith } from '../../oauth/authorize/checks.js';
 import type { RawParams } from '../../oauth/params.js';
 import { LogoutError, parseLogoutRequest, type LogoutRequest } from '../../oidc/logout.js';
 import { logoutConfirmPage, loggedOutPage } from '../../views/logout-pages.js';
-import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, ensureBrowserBinding, formCsrf, readCookie } from '../cookies.js';
+import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readCookie } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
+import { corsForClient, preflight, varyOrigin } from '../plugins/cors.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
@@ -22,6 +23,7 @@ async function finishLogout(services: Services, req: Req, reply: FastifyReply, r
     await services.audit.record({ realmId: realm.id, type: 'LOGOUT', outcome: 'success', clientId: lr.client?.clientId ?? null, userId: session.userId, ip: req.ip });
   }
   clearRealmCookie(reply, services.config, realm.id, SESSION_COOKIE);
+  clearSessionStateCookie(reply, services.config, realm.id);
   if (lr.postLogoutRedirectUri) {
     reply.header('cache-control', 'no-store');
     return reply.redirect(redirectWith(lr.postLogoutRedirectUri, { state: lr.state }), 303);
@@ -34,6 +36,8 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
   const { services } = opts;
   app.setErrorHandler(htmlErrorHandler(services));
   const path = '/auth/realms/:realm/protocol/openid-connect/logout';
+  varyOrigin(app);
+  preflight(app, services, path, 'GET, POST');
 
   async function handle(req: Req, reply: FastifyReply, raw: RawParams): Promise<FastifyReply> {
     const realm = await services.cache.realm(req.params.realm);
@@ -46,6 +50,8 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
       if (err instanceof LogoutError) return renderError(reply, 400, { realmName, title: 'Logout request not valid', description: err.message });
       throw err;
     }
+    // A client's own page may call logout with fetch and read the outcome (its web origins only).
+    corsForClient(req, reply, lr.client);
     const secret = readCookie(req, SESSION_COOKIE);
     const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), nowSeconds(services.clock)) : undefined;
     // A valid id_token_hint for this very session shows the request comes from the application the

@@ -1,15 +1,16 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { handleIntrospection } from '../../oauth/introspection.js';
 import { handleRevocation } from '../../oauth/revocation.js';
 import { BearerError, bearerToken, userInfo } from '../../oidc/userinfo.js';
 import { setNoStore } from '../plugins/security-headers.js';
-import { jsonErrorHandler, requireForm } from './routes.js';
+import { checkBrowserOrigin, jsonErrorHandler, requireForm } from './routes.js';
+import { corsForBearer, preflight, varyOrigin } from '../plugins/cors.js';
 
 const OIDC = '/auth/realms/:realm/protocol/openid-connect';
 
 /** RFC 6750 3: the challenge of a protected resource, with the error when there is one. */
-function sendBearerError(reply: FastifyReply, realmId: string, err: BearerError): FastifyReply {
+export function sendBearerError(reply: FastifyReply, realmId: string, err: BearerError): FastifyReply {
   const realm = realmId.replace(/[^A-Za-z0-9._-]/g, '');
   const parts = [`Bearer realm="${realm}"`];
   if (err.error) parts.push(`error="${err.error}"`, `error_description="${err.description.replace(/["\\]/g, '')}"`);
@@ -23,9 +24,14 @@ function sendBearerError(reply: FastifyReply, realmId: string, err: BearerError)
 export async function lifecycleRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
   app.setErrorHandler(jsonErrorHandler(services));
+  varyOrigin(app);
+  preflight(app, services, `${OIDC}/token/introspect`, 'POST');
+  preflight(app, services, `${OIDC}/revoke`, 'POST');
+  preflight(app, services, `${OIDC}/userinfo`, 'GET, POST');
 
   app.post<{ Params: { realm: string } }>(`${OIDC}/token/introspect`, async (req, reply) => {
     requireForm(req.headers['content-type']);
+    await checkBrowserOrigin(services, req, reply);
     const body = await handleIntrospection(services, { realmId: req.params.realm, authorization: req.headers.authorization, body: req.body as Record<string, unknown>, ip: req.ip });
     setNoStore(reply);
     return body;
@@ -33,12 +39,15 @@ export async function lifecycleRoutes(app: FastifyInstance, opts: { services: Se
 
   app.post<{ Params: { realm: string } }>(`${OIDC}/revoke`, async (req, reply) => {
     requireForm(req.headers['content-type']);
+    await checkBrowserOrigin(services, req, reply);
     await handleRevocation(services, { realmId: req.params.realm, authorization: req.headers.authorization, body: req.body as Record<string, unknown>, ip: req.ip });
     setNoStore(reply);
     return reply.code(200).send();
   });
 
-  const userinfo = async (req: { params: { realm: string }; headers: { authorization?: string; 'content-type'?: string }; body: unknown; method: string }, reply: FastifyReply) => {
+  const userinfo = async (req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply): Promise<FastifyReply> => {
+    const header = req.headers.authorization;
+    await corsForBearer(services, req, reply, req.params.realm, header ? /^Bearer +(\S+)/i.exec(header)?.[1] : undefined);
     try {
       if (req.method === 'POST' && req.body !== undefined && !req.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
         throw new BearerError(400, 'invalid_request', 'the request body must be application/x-www-form-urlencoded');

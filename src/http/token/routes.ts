@@ -1,9 +1,11 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { OAuthError, safeDescription } from '../../oauth/errors.js';
 import { handleTokenRequest } from '../../oauth/token-endpoint.js';
 import { setNoStore } from '../plugins/security-headers.js';
 import { PasswordHashingBusy } from '../../crypto/passwords.js';
+import { namedClientId } from '../../oauth/web-origins.js';
+import { corsForClient, isCrossOrigin, preflight, varyOrigin } from '../plugins/cors.js';
 
 const TOKEN_PATH = '/auth/realms/:realm/protocol/openid-connect/token';
 
@@ -62,13 +64,34 @@ export function jsonErrorHandler(services: Services) {
   };
 }
 
+/**
+ * A browser request (it carries Origin) is answered with CORS headers when the client it names allows
+ * that origin, and refused otherwise, before anything else happens: a code sent from a page the client
+ * does not trust is not consumed, and stays usable from the right place.
+ */
+export async function checkBrowserOrigin(
+  services: Services,
+  req: FastifyRequest<{ Params: { realm: string } }>,
+  reply: FastifyReply,
+): Promise<void> {
+  if (!isCrossOrigin(services, req)) return;
+  const clientId = namedClientId(req.headers.authorization, req.body);
+  const client = clientId === undefined ? undefined : await services.cache.client(req.params.realm, clientId);
+  // An unknown client is left to client authentication, which refuses it in its own words.
+  if (!client || corsForClient(req, reply, client)) return;
+  throw new OAuthError('invalid_request', 'this client does not accept requests from the origin of this page', { detail: `origin ${String(req.headers.origin)}` });
+}
+
 export async function tokenRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
   app.setErrorHandler(jsonErrorHandler(services));
+  varyOrigin(app);
+  preflight(app, services, TOKEN_PATH, 'POST');
 
   app.post<{ Params: { realm: string } }>(TOKEN_PATH, { schema: { response: tokenResponseSchema } }, async (req, reply) => {
     // RFC 6749 3.2: the parameters come as application/x-www-form-urlencoded.
     requireForm(req.headers['content-type']);
+    await checkBrowserOrigin(services, req, reply);
     const body = await handleTokenRequest(services, {
       realmId: req.params.realm,
       authorization: req.headers.authorization,

@@ -85,7 +85,7 @@ export function checkAuthorizationRequest(
   if (responseType === undefined) throw new OAuthError('invalid_request', 'missing required parameter response_type');
   if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'only response_type=code is supported');
   const responseMode = p.get('response_mode');
-  if (responseMode !== undefined && responseMode !== 'query') throw new OAuthError('invalid_request', 'only response_mode=query is supported');
+  if (responseMode !== undefined && !isResponseMode(responseMode)) throw new OAuthError('invalid_request', 'response_mode must be query, fragment or form_post');
 
   const scopes = parseScope(p.get('scope'));
   checkRequestedScopes(scopes, input.client, input.realmScopes);
@@ -122,7 +122,46 @@ export function checkAuthorizationRequest(
     codeChallenge: challenge,
     codeChallengeMethod: challenge === undefined ? undefined : 'S256',
     nonce: p.get('nonce'),
+    ...(responseMode !== undefined && responseMode !== 'query' ? { responseMode } : {}),
   };
+}
+
+/**
+ * OAuth 2.0 Multiple Response Type Encoding Practices 2.1 (query, fragment) and OAuth 2.0 Form Post
+ * Response Mode 2 (form_post): how the authorization response reaches the client.
+ */
+export type ResponseMode = 'query' | 'fragment' | 'form_post';
+
+export function isResponseMode(v: string): v is ResponseMode {
+  return v === 'query' || v === 'fragment' || v === 'form_post';
+}
+
+/**
+ * The mode an early error is delivered in: the requested one when it is a single valid value, else
+ * the default of the code flow, query (Multiple Response Types 2.1).
+ */
+export function responseModeOf(raw: RawParams): ResponseMode {
+  const v = raw && typeof raw === 'object' ? raw.response_mode : undefined;
+  return typeof v === 'string' && isResponseMode(v) ? v : 'query';
+}
+
+/** An authorization response on its way to the client: a redirect, or a form the browser posts. */
+export type ClientResponse =
+  | { mode: 'query' | 'fragment'; location: string }
+  | { mode: 'form_post'; action: string; fields: Record<string, string> };
+
+/**
+ * Builds the authorization response in the requested mode. The out-of-band alias always uses the query:
+ * its code page is ours and reads the query on the server.
+ */
+export function clientResponse(appUrl: string, redirectUri: string, params: Record<string, string | undefined>, mode: ResponseMode = 'query'): ClientResponse {
+  if (mode === 'query' || redirectUri === OOB_REDIRECT_URI) return { mode: 'query', location: clientRedirect(appUrl, redirectUri, params) };
+  if (params.error_description !== undefined) params = { ...params, error_description: safeDescription(params.error_description) };
+  const fields: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) fields[k] = v;
+  if (mode === 'form_post') return { mode, action: redirectUri, fields };
+  // Registered redirect URIs never carry a fragment (RFC 6749 3.1.2), so ours is the only one.
+  return { mode, location: `${redirectUri}#${new URLSearchParams(fields).toString().replace(/\+/g, '%20')}` };
 }
 
 /** Reads state for an error redirect even when other parameters are broken (RFC 6749 4.1.2.1). */

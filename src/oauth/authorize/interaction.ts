@@ -4,15 +4,15 @@ import { verifyDummy, verifyPassword } from '../../crypto/passwords.js';
 import { REALM_DEFAULTS } from '../../config/defaults.js';
 import { realmBase, type Services } from '../../services.js';
 import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, Scope, User } from '../../storage/types.js';
-import { clientRedirect } from './checks.js';
+import { clientResponse, type ClientResponse } from './checks.js';
 
 /** What the browser is shown next while an authorization request is pending. */
 export type Step =
   | { kind: 'login' }
   | { kind: 'consent'; scopes: Scope[] }
   | { kind: 'organization'; organizations: Organization[] }
-  | { kind: 'no-organization'; denyLocation: string | undefined }
-  | { kind: 'redirect'; location: string }
+  | { kind: 'no-organization'; deny: ClientResponse | undefined }
+  | { kind: 'redirect'; response: ClientResponse }
   /** The device flow (RFC 8628) ends on a page, not a redirect: the device learns the outcome by polling. */
   | { kind: 'device-done'; approved: boolean };
 
@@ -71,17 +71,17 @@ export async function denyRequest(services: Services, realm: Realm, ia: Interact
     await services.store.devices.deny(ia.params.deviceCodeHash);
     return { kind: 'device-done', approved: false };
   }
-  return { kind: 'redirect', location: errorLocation(services, realm, ia.params, 'access_denied', 'the user denied access') };
+  return { kind: 'redirect', response: errorResponse(services, realm, ia.params, 'access_denied', 'the user denied access') };
 }
 
 /** Where the client learns the outcome of the request: `error` (RFC 6749 4.1.2.1) or `code`. */
-export function errorLocation(services: Services, realm: Realm, params: AuthorizationParams, error: string, description: string): string {
-  return clientRedirect(services.config.appUrl, params.redirectUri, {
-    error,
-    error_description: description,
-    state: params.state,
-    iss: realmBase(services.config, realm.id),
-  });
+export function errorResponse(services: Services, realm: Realm, params: AuthorizationParams, error: string, description: string): ClientResponse {
+  return clientResponse(
+    services.config.appUrl,
+    params.redirectUri,
+    { error, error_description: description, state: params.state, iss: realmBase(services.config, realm.id) },
+    params.responseMode,
+  );
 }
 
 /**
@@ -95,9 +95,9 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   if (orgs.length === 0) {
     if (ia.params.deviceCodeHash) {
       await services.store.devices.deny(ia.params.deviceCodeHash);
-      return { kind: 'no-organization', denyLocation: undefined };
+      return { kind: 'no-organization', deny: undefined };
     }
-    return { kind: 'no-organization', denyLocation: errorLocation(services, realm, ia.params, 'access_denied', 'the user belongs to no organization') };
+    return { kind: 'no-organization', deny: errorResponse(services, realm, ia.params, 'access_denied', 'the user belongs to no organization') };
   }
   // prompt=consent asks again even when an earlier consent covers the request; so does every request
   // of a public client, whose identity nothing proves (RFC 8252 8.6, RFC 6749 10.2).
@@ -169,7 +169,10 @@ async function finish(services: Services, realm: Realm, ia: Interaction): Promis
   await services.store.interactions.delete(ia.id);
   await services.audit.record({ realmId: realm.id, type: 'CODE_ISSUED', outcome: 'success', clientId: ia.clientId, userId: ia.userId, reason: params.scopes.join(' ') });
   // RFC 9207: iss lets the client detect a mix-up between authorization servers.
-  return { kind: 'redirect', location: clientRedirect(services.config.appUrl, params.redirectUri, { code, state: params.state, iss: realmBase(services.config, realm.id) }) };
+  return {
+    kind: 'redirect',
+    response: clientResponse(services.config.appUrl, params.redirectUri, { code, state: params.state, iss: realmBase(services.config, realm.id) }, params.responseMode),
+  };
 }
 
 /** Checks a username and password; unknown users cost the same time as known ones. */

@@ -7,6 +7,7 @@ import * as events from './2026-11-21T0400_events.js';
 import * as bruteForce from './2026-11-21T0500_brute_force.js';
 import * as refreshTokenKeys from './2026-11-23T0100_refresh_token_keys.js';
 import * as userNamesAndClientSettings from './2026-11-23T0100_user_names_and_client_settings.js';
+import * as webOrigins from './2026-11-23T0200_web_origins.js';
 import * as admin from './2026-11-23T0500_admin.js';
 import * as organizationDetails from './2026-11-23T0600_organization_details.js';
 
@@ -20,6 +21,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T0500_brute_force': bruteForce,
   '2026-11-23T0100_refresh_token_keys': refreshTokenKeys,
   '2026-11-23T0100_user_names_and_client_settings': userNamesAndClientSettings,
+  '2026-11-23T0200_web_origins': webOrigins,
   '2026-11-23T0500_admin': admin,
   '2026-11-23T0600_organization_details': organizationDetails,
 };

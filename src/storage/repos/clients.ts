@@ -19,6 +19,7 @@ export interface ClientPatch {
   standardFlowEnabled?: boolean;
   directAccessGrantsEnabled?: boolean;
   serviceAccountsEnabled?: boolean;
+  webOrigins?: string[];
 }
 
 export class ClientRepository {
@@ -46,6 +47,7 @@ export class ClientRepository {
           service_accounts_enabled: c.serviceAccountsEnabled ? 1 : 0,
           id_token_alg: c.idTokenAlg,
           audiences: JSON.stringify(c.audiences),
+          web_origins: JSON.stringify(c.webOrigins),
         })
         .execute();
     } catch (err) {
@@ -93,6 +95,7 @@ export class ClientRepository {
     if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;
     if (patch.enabled !== undefined) values.enabled = patch.enabled ? 1 : 0;
     if (patch.name !== undefined) values.name = patch.name;
+    if (patch.webOrigins) values.web_origins = JSON.stringify(patch.webOrigins);
     if (Object.keys(values).length === 0) return true;
     const r = await this.db.updateTable('clients').set(values).where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;

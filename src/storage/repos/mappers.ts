@@ -47,6 +47,7 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     serviceAccountsEnabled: r.service_accounts_enabled === 1,
     idTokenAlg: r.id_token_alg,
     audiences: parseList(r.audiences),
+    webOrigins: parseList(r.web_origins),
   };
 }
 

@@ -1,0 +1,212 @@
+// keycloak-js 26 (from node_modules, unchanged) in Debian's chromium, on a page of ANOTHER origin than
+// the server, with default init options apart from url, realm and clientId. The page's script and the
+// registration command are the code blocks of docs/guide-single-page-app.md.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
+import { dialects } from '../helpers/db.js';
+import { CHROMIUM, DESKTOP, LAUNCH_ARGS, SKIP_REASON, checkLayout, heading } from '../helpers/browser.js';
+
+const GUIDE = fs.readFileSync('docs/guide-single-page-app.md', 'utf8');
+const KEYCLOAK_JS = fs.readFileSync('node_modules/keycloak-js/lib/keycloak.js', 'utf8');
+
+/** The fenced code blocks of the guide with the given language. */
+function codeBlocks(lang: string): string[] {
+  return [...GUIDE.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
+}
+
+/** The guide's placeholders, replaced by this test's server, realm and page. */
+function localize(text: string, ts: TestServer, appOrigin: string): string {
+  return text.replaceAll('https://auth.example.com', ts.baseUrl).replaceAll('https://spa.example.com', appOrigin).replaceAll('myrealm', REALM);
+}
+
+/** The application: one page, keycloak-js, and the guide's script, on its own port (another origin). */
+async function startApp(script: () => string): Promise<{ origin: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/keycloak.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
+      return res.end(KEYCLOAK_JS);
+    }
+    if (path === '/app.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
+      return res.end(script());
+    }
+    if (path === '/') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      // The import map resolves the bare specifier of the guide's `import Keycloak from 'keycloak-js'`.
+      return res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>My SPA</title>
+<script type="importmap">{"imports":{"keycloak-js":"/keycloak.js"}}</script>
+<script type="module" src="/app.js"></script></head><body><p id="status">Loading</p></body></html>`);
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+const run = promisify(execFile);
+
+/** The guide's registration command, run through the real CLI against the test database. */
+async function register(ts: TestServer, appOrigin: string): Promise<void> {
+  const command = codeBlocks('sh')[0] ?? '';
+  assert.ok(command.startsWith('realmgate client create'), 'the guide registers the client first');
+  const args = localize(command, ts, appOrigin)
+    .trim()
+    .replace(/^realmgate /, '')
+    .match(/"[^"]*"|\S+/g)!
+    .map((a) => a.replace(/^"|"$/g, ''));
+  await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--database-url', ts.db.url, ...args], { env: { ...process.env, LOG_LEVEL: 'silent' } });
+}
+
+let browser: Browser | undefined;
+before(async () => {
+  if (fs.existsSync(CHROMIUM)) browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+});
+after(async () => {
+  await browser?.close();
+});
+
+for (const dialect of dialects()) {
+  describe(`keycloak-js from another origin (${dialect})`, { skip: fs.existsSync(CHROMIUM) ? false : SKIP_REASON }, () => {
+    let ts: TestServer;
+    let app: { origin: string; close(): Promise<void> };
+    let context: BrowserContext;
+    let page: Page;
+    const pageErrors: string[] = [];
+
+    before(async () => {
+      ts = await startTestServer({ dialect, listen: true });
+      let origin = '';
+      app = await startApp(() => localize(codeBlocks('js')[0]!, ts, origin));
+      origin = app.origin;
+      assert.notEqual(new URL(app.origin).origin, new URL(ts.baseUrl).origin);
+      await register(ts, app.origin);
+      context = await browser!.newContext({ viewport: DESKTOP, locale: 'en-US' });
+      context.setDefaultTimeout(15_000);
+      page = await context.newPage();
+      page.on('pageerror', (e) => pageErrors.push(e.message));
+      // Every failed request but the browser's own favicon probe is a defect.
+      page.on('response', (r) => {
+        if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) pageErrors.push(`${r.status()} ${r.url()}`);
+      });
+    });
+    after(async () => {
+      await context?.close();
+      await app?.close();
+      await ts?.close();
+    });
+
+    test('the registered client has the web origin of its redirect URI', async () => {
+      const client = await ts.store.clients.get(REALM, 'my-spa');
+      assert.ok(client?.public);
+      assert.deepEqual(client.webOrigins, ['+']);
+      assert.deepEqual(client.redirectUris, [`${app.origin}/`]);
+    });
+
+    test('init with login-required: login, consent and organization pages, then back with tokens', async () => {
+      await page.goto(`${app.origin}/`);
+      await page.waitForURL((u) => u.origin === ts.baseUrl);
+      assert.match(await heading(page), /^Sign in/);
+      await page.getByLabel('Username').fill(ts.user.username);
+      await page.getByLabel('Password').fill(ts.user.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      // A public client always asks for consent; then the user's organization.
+      await page.getByRole('button', { name: 'Allow' }).click();
+      const org = page.getByRole('radio').first();
+      if (await org.isVisible().catch(() => false)) {
+        await org.check();
+        await page.getByRole('button', { name: 'Continue' }).click();
+      }
+      await page.waitForURL((u) => u.origin === app.origin);
+      await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Signed in'));
+      const state = await page.evaluate(() => {
+        const kc = (window as unknown as { keycloak: Record<string, unknown> }).keycloak;
+        return { authenticated: kc.authenticated, subject: kc.subject, sessionId: kc.sessionId, refreshTyp: (kc.refreshTokenParsed as { typ: string }).typ, hash: location.hash };
+      });
+      assert.equal(state.authenticated, true);
+      assert.equal(state.subject, ts.user.id);
+      assert.equal(state.refreshTyp, 'Refresh');
+      assert.equal(state.hash, '', 'keycloak-js removed the fragment response');
+      const cookies = await context.cookies(`${ts.baseUrl}/auth/realms/${REALM}/`);
+      assert.equal(cookies.find((c) => c.name === 'RG_SESSION_STATE')?.value, state.sessionId);
+      assert.deepEqual(pageErrors, []);
+    });
+
+    test('updateToken refreshes (checking the status iframe first), from the browser, with CORS', async () => {
+      const r = await page.evaluate(async () => {
+        const kc = (window as unknown as { keycloak: { token: string; refreshToken: string; updateToken(n: number): Promise<boolean> } }).keycloak;
+        const before = { token: kc.token, refresh: kc.refreshToken };
+        const refreshed = await kc.updateToken(-1);
+        return { refreshed, newToken: kc.token !== before.token, newRefresh: kc.refreshToken !== before.refresh };
+      });
+      assert.deepEqual(r, { refreshed: true, newToken: true, newRefresh: true });
+    });
+
+    test('loadUserInfo and loadUserProfile', async () => {
+      const r = await page.evaluate(async () => {
+        const kc = (window as unknown as { keycloak: { loadUserInfo(): Promise<Record<string, unknown>>; loadUserProfile(): Promise<Record<string, unknown>> } }).keycloak;
+        return { info: await kc.loadUserInfo(), profile: await kc.loadUserProfile() };
+      });
+      assert.equal(r.info.sub, ts.user.id);
+      assert.equal(r.profile.id, ts.user.id);
+      assert.equal(r.profile.username, ts.user.username);
+      assert.equal(r.profile.email, 'alice@example.com');
+    });
+
+    test("the guide's callApi sends a fresh bearer token", async () => {
+      const status = await page.evaluate(async (url) => {
+        const res = await (window as unknown as { callApi(u: string): Promise<Response> }).callApi(url);
+        return res.status;
+      }, `${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/userinfo`);
+      assert.equal(status, 200);
+    });
+
+    test('a logout in another tab is noticed by the status iframe: onAuthLogout fires, login-required signs in again', async () => {
+      let loggedOut = false;
+      await page.exposeFunction('reportLogout', () => {
+        loggedOut = true;
+      });
+      // The guide's handler runs, and the test hears of it even though login-required navigates away next.
+      await page.evaluate(() => {
+        const w = window as unknown as { keycloak: { onAuthLogout(): void }; reportLogout(): void };
+        const guide = w.keycloak.onAuthLogout;
+        w.keycloak.onAuthLogout = () => {
+          guide();
+          w.reportLogout();
+        };
+      });
+      const other = await context.newPage();
+      await other.goto(`${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/logout`);
+      await other.getByRole('button', { name: /sign out|log out/i }).click();
+      await other.waitForLoadState();
+      await other.close();
+      // keycloak-js asks the iframe every 5 seconds (its default checkLoginIframeInterval); on "changed"
+      // it clears its tokens, calls onAuthLogout and, with login-required, goes to the login page.
+      await page.waitForURL((u) => u.origin === ts.baseUrl, { timeout: 30_000 });
+      assert.equal(loggedOut, true);
+      assert.match(await heading(page), /^Sign in/);
+      assert.deepEqual(pageErrors, []);
+    });
+
+    test('the form_post page (scripts off) renders the continue button', async () => {
+      const noJs = await browser!.newContext({ viewport: DESKTOP, locale: 'en-US', javaScriptEnabled: false });
+      try {
+        const p = await noJs.newPage();
+        const q = new URLSearchParams({ client_id: 'my-spa', redirect_uri: `${app.origin}/`, response_type: 'code', response_mode: 'form_post', scope: 'openid', state: 's', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', prompt: 'none' });
+        await p.goto(`${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/auth?${q.toString()}`);
+        assert.equal(await heading(p), 'Returning to My SPA');
+        await checkLayout(p, 'form-post', dialect === 'sqlite');
+      } finally {
+        await noJs.close();
+      }
+    });
+  });
+}
