@@ -1,6 +1,6 @@
 import { nowSeconds } from '../../clock.js';
 import { randomId, randomToken, tokenHash } from '../../crypto/random.js';
-import { verifyDummy, verifyPassword } from '../../crypto/passwords.js';
+import { hashPassword, needsRehash, verifyDummy, verifyPassword } from '../../crypto/passwords.js';
 import { REALM_DEFAULTS } from '../../config/defaults.js';
 import { realmBase, type Services } from '../../services.js';
 import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, Scope, User } from '../../storage/types.js';
@@ -183,7 +183,15 @@ export async function authenticateUser(services: Services, realm: Realm, usernam
     return undefined;
   }
   const ok = await verifyPassword(user.passwordHash, password);
-  return ok && user.enabled ? user : undefined;
+  if (!ok || !user.enabled) return undefined;
+  if (needsRehash(user.passwordHash)) {
+    // A hash imported from Keycloak (PBKDF2, other argon2 parameters) becomes Realmgate's argon2id now
+    // that the password is known, as Keycloak itself re-hashes when its policy changed.
+    const passwordHash = await hashPassword(password);
+    await services.store.users.update(user.id, { passwordHash });
+    return { ...user, passwordHash };
+  }
+  return user;
 }
 
 /** A new browser session; the cookie carries `secret`, the database only its hash. */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { inTransaction } from './in-transaction.js';
 import { ConflictError, type Realm, type Scope } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toRealm } from './mappers.js';
@@ -22,7 +23,7 @@ export class RealmRepository {
   async create(input: { id: string; displayName: string | null; settings: RealmSettings; now: number }): Promise<Realm> {
     const s = input.settings;
     try {
-      await this.db.transaction().execute(async (trx) => {
+      await inTransaction(this.db, async (trx) => {
         await trx
           .insertInto('realms')
           .values({
@@ -92,7 +93,7 @@ export class RealmRepository {
    * organizations are cleared through them; a branch adding a realm table adds it here.
    */
   async delete(id: string): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       const users = trx.selectFrom('users').select('id').where('realm_id', '=', id);
       const chains = trx.selectFrom('refresh_chains').select('id').where('realm_id', '=', id);
       const orgs = trx.selectFrom('organizations').select('id').where('realm_id', '=', id);
