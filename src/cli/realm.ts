@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { CliError, intArg, withStore } from './common.js';
 import { checkRealmSettings, createRealm, revokeBefore } from '../admin/operations.js';
 import type { RealmSettings } from '../storage/repos/realms.js';
+import { registerRealmTransfer } from './realm-transfer.js';
 
 function realmSettingOptions(cmd: Command): Command {
   return cmd
@@ -29,11 +30,13 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.maxLoginFailures !== undefined) s.maxLoginFailures = o.maxLoginFailures as number;
   if (o.lockoutSeconds !== undefined) s.lockoutSeconds = o.lockoutSeconds as number;
   if (o.maxLockoutSeconds !== undefined) s.maxLockoutSeconds = o.maxLockoutSeconds as number;
+  if (o.organizationRequired !== undefined) s.organizationRequired = o.organizationRequired === 'on';
   return s;
 }
 
 export function registerRealm(program: Command): void {
   const realm = program.command('realm').description('manage realms');
+  registerRealmTransfer(realm);
   
   realmSettingOptions(realm.command('create <realm>').description('create a realm with the default scopes and a signing key'))
     .option('--display-name <name>', 'name shown on the login pages')
@@ -44,6 +47,7 @@ export function registerRealm(program: Command): void {
   
   realmSettingOptions(realm.command('update <realm>').description("change a realm's settings"))
     .option('--display-name <name>', 'name shown on the login pages')
+    .addOption(new Option('--organization-required <on|off>', 'on: a user of no organization gets no code; off: such a user signs in without the organization claim').choices(['on', 'off']))
     .action(async (id: string, o: Record<string, unknown>) => {
       const settings = settingsFrom(o);
       checkRealmSettings(settings);

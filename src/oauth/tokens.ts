@@ -109,8 +109,9 @@ export async function buildTokenResponse(
     jti: `${chain.id}.${randomToken(12)}`,
     scope,
     sid: chain.sessionId,
-    // Keycloak's organization claim: a list of the aliases of the selected organization.
-    organization: subject.organizationAlias ? [subject.organizationAlias] : [],
+    // Keycloak's organization claim: a list of the aliases of the selected organization; a user of no
+    // organization (a realm where membership is not required) gets no claim, as in Keycloak.
+    ...(subject.organizationAlias ? { organization: [subject.organizationAlias] } : {}),
   };
   Object.assign(claims, scopedClaims(subject, scopes), await roleClaims(services, realm.id, subject.userId));
   const accessToken = await services.keys.sign(realm.id, claims);

@@ -21,6 +21,7 @@ export interface RealmTable {
   max_lockout_seconds: Generated<number>;
   enabled: Generated<number>;
   access_token_format: Generated<string>;
+  organization_required: Generated<number>;
 }
 
 export interface ClientTable {

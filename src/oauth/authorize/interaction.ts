@@ -6,6 +6,9 @@ import { realmBase, type Services } from '../../services.js';
 import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, Scope, User } from '../../storage/types.js';
 import { clientResponse, type ClientResponse } from './checks.js';
 
+/** The organization of a code, chain or consent of a user who signs in without one. */
+export const NO_ORGANIZATION = '';
+
 /** What the browser is shown next while an authorization request is pending. */
 export type Step =
   | { kind: 'login' }
@@ -92,6 +95,13 @@ export function errorResponse(services: Services, realm: Realm, params: Authoriz
 export async function nextStep(services: Services, realm: Realm, client: Client, ia: Interaction): Promise<Step> {
   if (!ia.userId || !ia.sessionId) return { kind: 'login' };
   const orgs = await services.store.users.organizations(ia.userId);
+  if (orgs.length === 0 && !realm.organizationRequired) {
+    // Organization not required (most realms moved from Keycloak): a user of none signs in with no
+    // organization (stored as ''), after consent as usual.
+    const covered = ia.params.prompt?.includes('consent') || client.public ? [] : await services.store.consents.organizationsCovering(realm.id, ia.userId, client.clientId, ia.params.scopes);
+    if (!ia.consented && !covered.includes(NO_ORGANIZATION)) return { kind: 'consent', scopes: await consentScopes(services, realm, ia.params.scopes) };
+    return finish(services, realm, { ...ia, organizationId: NO_ORGANIZATION });
+  }
   if (orgs.length === 0) {
     if (ia.params.deviceCodeHash) {
       await services.store.devices.deny(ia.params.deviceCodeHash);

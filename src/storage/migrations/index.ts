@@ -10,6 +10,7 @@ import * as userNamesAndClientSettings from './2026-11-23T0100_user_names_and_cl
 import * as webOrigins from './2026-11-23T0200_web_origins.js';
 import * as admin from './2026-11-23T0500_admin.js';
 import * as organizationDetails from './2026-11-23T0600_organization_details.js';
+import * as organizationRequired from './2026-11-23T1000_organization_required.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T0200_web_origins': webOrigins,
   '2026-11-23T0500_admin': admin,
   '2026-11-23T0600_organization_details': organizationDetails,
+  '2026-11-23T1000_organization_required': organizationRequired,
 };

@@ -25,6 +25,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     maxLockoutSeconds: r.max_lockout_seconds,
     enabled: r.enabled !== 0,
     accessTokenFormat: r.access_token_format === 'rfc9068' ? 'rfc9068' : 'jwt',
+    organizationRequired: r.organization_required !== 0,
   };
 }
 

@@ -42,6 +42,7 @@ export class RealmRepository {
             lockout_seconds: s.lockoutSeconds,
             max_lockout_seconds: s.maxLockoutSeconds,
             access_token_format: s.accessTokenFormat,
+            organization_required: s.organizationRequired ? 1 : 0,
           })
           .execute();
         await trx
@@ -79,6 +80,7 @@ export class RealmRepository {
     if (patch.accessTokenAudience !== undefined) values.access_token_audience = patch.accessTokenAudience;
     if (patch.signingAlg !== undefined) values.signing_alg = patch.signingAlg;
     if (patch.accessTokenFormat !== undefined) values.access_token_format = patch.accessTokenFormat;
+    if (patch.organizationRequired !== undefined) values.organization_required = patch.organizationRequired ? 1 : 0;
     if (patch.maxLoginFailures !== undefined) values.max_login_failures = patch.maxLoginFailures;
     if (patch.lockoutSeconds !== undefined) values.lockout_seconds = patch.lockoutSeconds;
     if (patch.maxLockoutSeconds !== undefined) values.max_lockout_seconds = patch.maxLockoutSeconds;
