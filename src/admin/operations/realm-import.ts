@@ -1,5 +1,6 @@
 import type { Store } from '../../storage/store.js';
-import type { RealmSettings } from '../../storage/repos/realms.js';
+import { ConflictError } from '../../storage/types.js';
+import { DEFAULT_SCOPES, type RealmSettings } from '../../storage/repos/realms.js';
 import { CODE_LIFETIME_RANGE, REALM_DEFAULTS } from '../../config/defaults.js';
 import { hashPassword } from '../../crypto/passwords.js';
 import { isSigningAlg } from '../../crypto/keystore.js';
@@ -298,7 +299,15 @@ async function importClients(store: Store, realmId: string, rep: Json, scopes: S
     const pkce = str(attrs['pkce.code.challenge.method']);
     if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 only');
     if (list(c.protocolMappers).length > 0) notes.push(`${list(c.protocolMappers).length} protocol mapper(s) not moved`);
-    const wanted = [...new Set(['openid', ...strings(c.defaultClientScopes), ...strings(c.optionalClientScopes)])];
+    // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes).
+    const own = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
+    const realmDefaults = rep.defaultDefaultClientScopes !== undefined || rep.defaultOptionalClientScopes !== undefined;
+    const listed = own
+      ? [...strings(c.defaultClientScopes), ...strings(c.optionalClientScopes)]
+      : realmDefaults
+        ? [...strings(rep.defaultDefaultClientScopes), ...strings(rep.defaultOptionalClientScopes)]
+        : DEFAULT_SCOPES.map((s) => s.name);
+    const wanted = [...new Set(['openid', ...listed])];
     const clientScopes = wanted.filter((s) => scopes.has(s));
     const missing = wanted.filter((s) => !scopes.has(s));
     if (missing.length > 0) notes.push(`scopes not in the realm left out: ${missing.join(' ')}`);
@@ -499,4 +508,78 @@ async function importConsents(store: Store, realmId: string, rep: Json, users: M
       report.imported(element, scopes.join(' '));
     }
   }
+}
+
+/**
+ * Keycloak's POST /admin/realms with a full RealmRepresentation (clients, users, ...): the same import
+ * as the CLI's, for a realm that does not exist yet. Returns the report; a failure is a 400 or a 409.
+ */
+export async function importRealmRepresentation(store: Store, rep: Json, actor: Actor): Promise<RealmReport> {
+  if (typeof rep.realm !== 'string' || rep.realm === '') throw new ValidationError('realm is required');
+  if (await store.realms.get(rep.realm)) throw new ConflictError(`realm ${rep.realm} already exists`);
+  const report = await importKeycloakRealms(store, [rep], { ifExists: 'fail', includeMaster: true, includeBuiltinClients: false }, actor);
+  const r = report.realms[0]!;
+  if (r.status === 'failed') throw new ValidationError(r.reason ?? 'the realm could not be imported');
+  return r;
+}
+
+/** Keycloak's PartialImportResults. */
+export interface PartialImportResults {
+  overwritten: number;
+  added: number;
+  skipped: number;
+  results: Array<{ action: 'ADDED' | 'SKIPPED' | 'OVERWRITTEN'; resourceType: 'CLIENT' | 'USER'; resourceName: string; id: string }>;
+}
+
+/**
+ * Keycloak's partial import (POST /admin/realms/{realm}/partialImport): clients and users (with their
+ * consents) into an existing realm, in one transaction; `ifResourceExists` FAIL (409, nothing stored),
+ * SKIP or OVERWRITE. Groups, roles and identity providers are not Realmgate's.
+ */
+export async function partialImport(store: Store, realmId: string, body: Json, actor: Actor): Promise<PartialImportResults> {
+  const policy = body.ifResourceExists ?? 'FAIL';
+  if (policy !== 'FAIL' && policy !== 'SKIP' && policy !== 'OVERWRITE') throw new ValidationError('ifResourceExists must be FAIL, SKIP or OVERWRITE');
+  const rep: Json = { ...body, realm: realmId };
+  return store.transaction(async (tx) => {
+    const existingClients = new Set<string>();
+    const existingUsers = new Set<string>();
+    for (const c of list(rep.clients)) {
+      const id = str(obj(c).clientId) ?? '';
+      if (await tx.clients.get(realmId, id)) existingClients.add(id);
+    }
+    for (const u of list(rep.users)) {
+      const username = (str(obj(u).username) ?? '').toLowerCase();
+      const found = await tx.users.findByUsername(realmId, username);
+      if (found) {
+        existingUsers.add(username);
+        if (policy === 'OVERWRITE') await tx.userAdmin.delete(found);
+      }
+    }
+    if (policy === 'FAIL' && (existingClients.size > 0 || existingUsers.size > 0)) {
+      throw new ConflictError(`already in realm ${realmId}: ${[...existingClients].map((c) => `client ${c}`).concat([...existingUsers].map((u) => `user ${u}`)).join(', ')}`);
+    }
+    if (policy === 'OVERWRITE') for (const id of existingClients) await tx.clients.delete(realmId, id);
+    const report = new RealmReportBuilder(realmId);
+    const scopes = new Set((await tx.realms.scopes(realmId)).map((s) => s.name));
+    const clients = await importClients(tx, realmId, rep, scopes, { ifExists: 'skip', includeBuiltinClients: true }, report, actor);
+    const users = await importUsers(tx, realmId, rep, report);
+    await importConsents(tx, realmId, rep, users, clients, new Map(), report);
+    const results: PartialImportResults['results'] = [];
+    for (const l of report.lines) {
+      const m = /^(client|user) (.+)$/.exec(l.element);
+      if (!m) continue;
+      const type = m[1] === 'client' ? 'CLIENT' : 'USER';
+      const name = m[2]!;
+      const existed = type === 'CLIENT' ? existingClients.has(name) : existingUsers.has(name);
+      const action = l.outcome === 'skipped' ? 'SKIPPED' : existed ? 'OVERWRITTEN' : 'ADDED';
+      results.push({ action, resourceType: type, resourceName: name, id: type === 'USER' ? (users.get(name) ?? name) : name });
+    }
+    await recordAdminEvent(tx, { ...actor, via: actor.via }, { realmId, operation: 'CREATE', resourceType: 'PARTIAL_IMPORT', resourcePath: '', representation: { results: results.length } });
+    return {
+      overwritten: results.filter((r) => r.action === 'OVERWRITTEN').length,
+      added: results.filter((r) => r.action === 'ADDED').length,
+      skipped: results.filter((r) => r.action === 'SKIPPED').length,
+      results,
+    };
+  });
 }
