@@ -13,6 +13,8 @@ import { registerOrg } from './cli/org.js';
 import { registerUser } from './cli/user.js';
 import { registerClient } from './cli/client.js';
 import { registerToken } from './cli/token.js';
+import { registerBootstrap } from './cli/bootstrap.js';
+import { registerAdminEvents } from './cli/admin-events.js';
 
 registerStart(program);
 registerRealm(program);
@@ -22,6 +24,8 @@ registerOrg(program);
 registerUser(program);
 registerClient(program);
 registerToken(program);
+registerBootstrap(program);
+registerAdminEvents(program);
 
 async function main(): Promise<void> {
   try {

@@ -8,3 +8,6 @@ export * from './operations/users.js';
 export * from './operations/clients.js';
 export * from './operations/keys.js';
 export * from './operations/tokens.js';
+export * from './operations/client-scopes.js';
+export * from './operations/roles.js';
+export * from './operations/bootstrap.js';

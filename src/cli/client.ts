@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliError, collect, withStore } from './common.js';
-import { createClient, updateClient, type ListChange } from '../admin/operations.js';
+import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClient, type ListChange } from '../admin/operations.js';
+import { onOff } from './common.js';
 import type { Client } from '../storage/types.js';
 import { checkChosenClientSecret } from '../admin/validation.js';
 
@@ -21,6 +22,8 @@ export function describeClient(c: Client): string {
     ['ID token alg', c.idTokenAlg],
     ['audiences', c.audiences.join(' ')],
     ['web origins', c.webOrigins.join(' ')],
+    ['flows', [c.standardFlowEnabled ? 'code' : '', c.directAccessGrantsEnabled ? 'password' : '', c.serviceAccountsEnabled ? 'client_credentials' : ''].filter(Boolean).join(' ')],
+    ['PKCE', c.public || c.pkceMethod === 'S256' ? 'required (S256)' : 'optional'],
   ];
   return lines.map(([k, v]) => `${k}:${' '.repeat(18 - k.length)}${v}\n`).join('');
 }
@@ -31,6 +34,7 @@ function listChange(set: string[], add: string[], remove: string[]): ListChange 
 }
 
 interface UpdateOptions {
+  requirePkce?: '' | 'S256';
   name?: string;
   redirectUri: string[];
   addRedirectUri: string[];
@@ -49,7 +53,14 @@ interface UpdateOptions {
   webOrigin: string[];
   addWebOrigin: string[];
   removeWebOrigin: string[];
+  standardFlow?: boolean;
+  passwordGrant?: boolean;
+  serviceAccount?: boolean;
+  pkce?: '' | 'S256';
 }
+
+const PASSWORD_GRANT_HELP = 'the password grant (RFC 6749 4.3) for this client, as kcadm and keycloak-admin-client log in';
+const SERVICE_ACCOUNT_HELP = 'client_credentials (RFC 6749 4.4) as its service-account user service-account-<client-id>';
 
 export function registerClient(program: Command): void {
   const client = program.command('client').description('manage client applications');
@@ -66,11 +77,30 @@ export function registerClient(program: Command): void {
     .option('--id-token-alg <alg>', ID_TOKEN_ALG_HELP)
     .option('--audience <aud>', AUDIENCE_HELP, collect, [])
     .option('--web-origin <origin>', WEB_ORIGIN_HELP, collect, [])
+    .option('--password-grant', PASSWORD_GRANT_HELP)
+    .option('--service-account', SERVICE_ACCOUNT_HELP)
+    .option('--no-standard-flow', 'no authorization code flow (a client for the password grant or client_credentials only; then no --redirect-uri is needed)')
+    .option('--require-pkce', 'a confidential client must use PKCE too (public clients always must)')
     .action(
       async (
         realmId: string,
         clientId: string,
-        o: { redirectUri: string[]; secret?: string; scope?: string; public?: boolean; name?: string; authMethod: string[]; postLogoutRedirectUri: string[]; idTokenAlg?: string; audience: string[]; webOrigin: string[] },
+        o: {
+          redirectUri: string[];
+          secret?: string;
+          scope?: string;
+          public?: boolean;
+          name?: string;
+          authMethod: string[];
+          postLogoutRedirectUri: string[];
+          idTokenAlg?: string;
+          audience: string[];
+          passwordGrant?: boolean;
+          serviceAccount?: boolean;
+          standardFlow: boolean;
+          requirePkce?: boolean;
+          webOrigin: string[];
+        },
       ) => {
         if (o.secret !== undefined && !o.public) checkChosenClientSecret(o.secret);
         const r = await withStore((store) =>
@@ -87,6 +117,10 @@ export function registerClient(program: Command): void {
             ...(o.idTokenAlg !== undefined ? { idTokenAlg: o.idTokenAlg } : {}),
             audiences: o.audience,
             webOrigins: o.webOrigin,
+            standardFlowEnabled: o.standardFlow,
+            ...(o.passwordGrant ? { directAccessGrantsEnabled: true } : {}),
+            ...(o.serviceAccount ? { serviceAccountsEnabled: true } : {}),
+            ...(o.requirePkce ? { pkceMethod: 'S256' as const } : {}),
           }),
         );
         process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
@@ -114,6 +148,10 @@ export function registerClient(program: Command): void {
     .option('--web-origin <origin>', WEB_ORIGIN_HELP.replace('(repeatable)', '(replaces the current ones; repeatable)'), collect, [])
     .option('--add-web-origin <origin>', 'add a web origin (repeatable)', collect, [])
     .option('--remove-web-origin <origin>', 'remove a web origin (repeatable)', collect, [])
+    .option('--standard-flow <on|off>', 'the authorization code flow', onOff('--standard-flow'))
+    .option('--password-grant <on|off>', PASSWORD_GRANT_HELP, onOff('--password-grant'))
+    .option('--service-account <on|off>', SERVICE_ACCOUNT_HELP, onOff('--service-account'))
+    .option('--require-pkce <on|off>', 'whether a confidential client must use PKCE (public clients always must)', (v: string) => (onOff('--require-pkce')(v) ? 'S256' : ''))
     .action(async (realmId: string, clientId: string, o: UpdateOptions) => {
       if (o.enable && o.disable) throw new CliError('give --enable or --disable, not both');
       const redirectUris = listChange(o.redirectUri, o.addRedirectUri, o.removeRedirectUri);
@@ -133,6 +171,10 @@ export function registerClient(program: Command): void {
           ...(o.idTokenAlg !== undefined ? { idTokenAlg: o.idTokenAlg } : {}),
           ...(audiences ? { audiences } : {}),
           ...(webOrigins ? { webOrigins } : {}),
+          ...(o.standardFlow !== undefined ? { standardFlowEnabled: o.standardFlow } : {}),
+          ...(o.passwordGrant !== undefined ? { directAccessGrantsEnabled: o.passwordGrant } : {}),
+          ...(o.serviceAccount !== undefined ? { serviceAccountsEnabled: o.serviceAccount } : {}),
+          ...(o.requirePkce !== undefined ? { pkceMethod: o.requirePkce } : {}),
         }),
       );
       process.stdout.write(`updated client ${clientId} in realm ${realmId}\n${describeClient(updated)}`);
@@ -141,7 +183,38 @@ export function registerClient(program: Command): void {
     .command('list <realm>')
     .description("list a realm's clients")
     .action(async (realmId: string) => {
-      const clients = await withStore((store) => store.clients.list(realmId));
+      const clients = await withStore(async (store) => {
+        if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
+        return store.clients.list(realmId);
+      });
       for (const c of clients) process.stdout.write(`${c.clientId}\t${c.public ? 'public' : 'confidential'}\t${c.redirectUris.join(' ')}${c.webOrigins.length > 0 ? `\tweb origins: ${c.webOrigins.join(' ')}` : ''}\n`);
+    });
+  for (const [name, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    client
+      .command(`${name} <realm> <client-id>`)
+      .description(enabled ? 'allow a disabled client again' : 'refuse the client everywhere: logins, token requests and refreshes')
+      .action(async (realmId: string, clientId: string) => {
+        await withStore((store) => setClientEnabled(store, { realmId, clientId, enabled }));
+        process.stdout.write(`client ${clientId} in realm ${realmId} ${enabled ? 'enabled' : 'disabled'}\n`);
+      });
+  }
+  client
+    .command('delete <realm> <client-id>')
+    .description('delete a client: its refresh tokens are revoked, its roles and service account removed')
+    .option('--yes', 'really delete (required)')
+    .action(async (realmId: string, clientId: string, o: { yes?: boolean }) => {
+      if (!o.yes) throw new CliError(`deleting client ${clientId} cannot be undone: add --yes`);
+      await withStore((store) => deleteClient(store, { realmId, clientId }));
+      process.stdout.write(`deleted client ${clientId} from realm ${realmId}\n`);
+    });
+  client
+    .command('rotate-secret <realm> <client-id>')
+    .description('generate a new client secret and print it once; the old one is refused at once')
+    .action(async (realmId: string, clientId: string) => {
+      const secret = await withStore((store) => rotateClientSecret(store, { realmId, clientId }));
+      process.stdout.write(`new client secret of ${clientId} (shown only now): ${secret}\n`);
     });
 }

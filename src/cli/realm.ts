@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { CliError, intArg, withStore } from './common.js';
-import { checkRealmSettings, createRealm, revokeBefore } from '../admin/operations.js';
+import { createRealm, deleteRealm, revokeBefore, updateRealm } from '../admin/operations.js';
 import type { RealmSettings } from '../storage/repos/realms.js';
 import { registerRealmTransfer } from './realm-transfer.js';
 
@@ -50,11 +50,7 @@ export function registerRealm(program: Command): void {
     .addOption(new Option('--organization-required <on|off>', 'on: a user of no organization gets no code; off: such a user signs in without the organization claim').choices(['on', 'off']))
     .action(async (id: string, o: Record<string, unknown>) => {
       const settings = settingsFrom(o);
-      checkRealmSettings(settings);
-      await withStore(async (store) => {
-        if (!(await store.realms.get(id))) throw new CliError(`realm ${id} does not exist`);
-        await store.realms.update(id, { ...settings, ...(o.displayName !== undefined ? { displayName: o.displayName as string } : {}) });
-      });
+      await withStore((store) => updateRealm(store, { realmId: id, settings, ...(o.displayName !== undefined ? { displayName: o.displayName as string } : {}) }));
       process.stdout.write(`updated realm ${id}\n`);
     });
   
@@ -92,5 +88,28 @@ export function registerRealm(program: Command): void {
         await revokeBefore(store, { realmId, at });
         process.stdout.write(at ? `tokens of realm ${realmId} issued before ${new Date(at * 1000).toISOString()} are refused (not-before-policy ${at})\n` : `not-before policy of realm ${realmId} cleared\n`);
       });
+    });
+
+  for (const [name, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    realm
+      .command(`${name} <realm>`)
+      .description(enabled ? 'serve a disabled realm again' : 'stop serving a realm: its pages, token and discovery endpoints answer as if it did not exist (its data and admin API stay)')
+      .action(async (id: string) => {
+        await withStore((store) => updateRealm(store, { realmId: id, enabled }));
+        process.stdout.write(`realm ${id} ${enabled ? 'enabled' : 'disabled'}\n`);
+      });
+  }
+
+  realm
+    .command('delete <realm>')
+    .description('delete a realm with all its users, clients, organizations, tokens and events')
+    .option('--yes', 'really delete (required)')
+    .action(async (id: string, o: { yes?: boolean }) => {
+      if (!o.yes) throw new CliError(`deleting realm ${id} and everything in it cannot be undone: add --yes`);
+      await withStore((store) => deleteRealm(store, { realmId: id }));
+      process.stdout.write(`deleted realm ${id}\n`);
     });
 }

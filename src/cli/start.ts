@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { config, intArg, withStore } from './common.js';
+import { describeDatabaseUrl } from '../config/data-dir.js';
 
 export function registerStart(program: Command): void {
   program
@@ -12,6 +13,7 @@ export function registerStart(program: Command): void {
       const { startServer } = await import('../server.js');
       const { setupDemo } = await import('../admin/demo.js');
       const cfg = config({ ...(opts.port !== undefined ? { port: opts.port } : {}), ...(opts.host ? { host: opts.host } : {}) });
+      process.stderr.write(`realmgate: database ${describeDatabaseUrl(cfg.databaseUrl)}\n`);
       const server = await startServer(cfg, {
         onReady: opts.demo ? (s) => setupDemo(s, (line) => process.stdout.write(line + '\n')) : undefined,
       });

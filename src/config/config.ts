@@ -1,4 +1,5 @@
 import { SETTINGS } from './defaults.js';
+import { defaultDatabaseUrl } from './data-dir.js';
 
 export interface Config {
   port: number;
@@ -62,7 +63,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     host: overrides.host ?? read(env, 'host') ?? '127.0.0.1',
     authUrl,
     appUrl,
-    databaseUrl: overrides.databaseUrl ?? read(env, 'databaseUrl') ?? 'sqlite:./data/realmgate.db',
+    databaseUrl: overrides.databaseUrl ?? read(env, 'databaseUrl') ?? defaultDatabaseUrl(),
     logLevel: overrides.logLevel ?? read(env, 'logLevel') ?? 'info',
     cacheTtlMs: overrides.cacheTtlMs ?? parseIntSetting('REALMGATE_CACHE_TTL_MS', read(env, 'cacheTtlMs'), 0, 3_600_000),
     sqliteSync: (overrides.sqliteSync ?? sync) as Config['sqliteSync'],

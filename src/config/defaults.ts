@@ -23,8 +23,8 @@ export const SETTINGS = {
   },
   databaseUrl: {
     env: 'DATABASE_URL',
-    default: 'sqlite:./data/realmgate.db',
-    description: 'sqlite:<path> for the embedded database, or a postgres:// URL for PostgreSQL.',
+    default: undefined,
+    description: "sqlite:<path> for the embedded database, or a postgres:// URL for PostgreSQL. Default: sqlite:<install dir>/data/realmgate.db (the same file for the server and every CLI command, whatever the working directory; the CLI names the database it opened on stderr).",
   },
   logLevel: { env: 'LOG_LEVEL', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace or silent.' },
   cacheTtlMs: {

@@ -39,6 +39,7 @@ export interface ClientTable {
   standard_flow_enabled: Generated<number>;
   direct_access_grants_enabled: Generated<number>;
   service_accounts_enabled: Generated<number>;
+  pkce_method: Generated<string>;
   /** JSON list of the token endpoint authentication methods the client accepts. */
   auth_methods: Generated<string>;
   id_token_alg: Generated<string>;

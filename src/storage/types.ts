@@ -44,6 +44,8 @@ export interface Client {
   directAccessGrantsEnabled: boolean;
   /** client_credentials (RFC 6749 4.4) for the client's service-account user. */
   serviceAccountsEnabled: boolean;
+  /** Keycloak's pkce.code.challenge.method: 'S256' requires PKCE of this client; '' leaves it optional (public clients always need it). */
+  pkceMethod: '' | 'S256';
   /** OIDC Registration id_token_signed_response_alg: RS256 (default), ES256 or EdDSA. */
   idTokenAlg: string;
   /** Audiences (absolute URIs or names) its access tokens may carry; RFC 8707 resources must be among them. */

@@ -189,7 +189,9 @@ for (const dialect of dialects()) {
 
     test('grant_type: missing is invalid_request, unknown is unsupported_grant_type', async () => {
       assertError(await tokenRequest(ts, { code: 'x' }, { authorization: auth }), 400, 'invalid_request');
-      assertError(await tokenRequest(ts, { grant_type: 'password', username: 'a', password: 'b' }, { authorization: auth }), 400, 'unsupported_grant_type');
+      assertError(await tokenRequest(ts, { grant_type: 'implicit', username: 'a', password: 'b' }, { authorization: auth }), 400, 'unsupported_grant_type');
+      // The password grant exists, but this client may not use it.
+      assertError(await tokenRequest(ts, { grant_type: 'password', username: 'a', password: 'b' }, { authorization: auth }), 400, 'unauthorized_client');
     });
 
     test('duplicated parameters, GET and JSON bodies are refused with RFC 6749 errors', async () => {

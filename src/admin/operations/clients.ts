@@ -3,10 +3,11 @@ import type { Client, ClientAuthMethod } from '../../storage/types.js';
 import type { ClientPatch } from '../../storage/repos/clients.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
-import { isSigningAlg } from '../../crypto/keystore.js';
-import { checkRedirectUri, checkWebOrigin, parseScopeList, ValidationError } from '../validation.js';
+import { checkRedirectUri, checkWebOrigin, NotFound, parseScopeList, ValidationError } from '../validation.js';
+import { REALM_MANAGEMENT } from '../authorization.js';
 import { now, recordAdminEvent, requireRealm, cliActor, type Actor } from './common.js';
-import { ensureServiceAccount } from './service-accounts.js';
+import { ensureServiceAccount, findServiceAccount } from './service-accounts.js';
+import { isSigningAlg } from '../../crypto/keystore.js';
 
 /** The secret methods a confidential client accepts unless its operator restricts it (RFC 6749 2.3.1). */
 export const DEFAULT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
@@ -76,6 +77,8 @@ export async function createClient(
     directAccessGrantsEnabled?: boolean;
     /** client_credentials for a service-account user (RFC 6749 4.4); off by default. */
     serviceAccountsEnabled?: boolean;
+    /** 'S256' requires PKCE of a confidential client too. */
+    pkceMethod?: '' | 'S256';
     idTokenAlg?: string;
     audiences?: string[];
     /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
@@ -128,14 +131,110 @@ export async function createClient(
     standardFlowEnabled: standardFlow,
     directAccessGrantsEnabled: Boolean(input.directAccessGrantsEnabled),
     serviceAccountsEnabled: Boolean(input.serviceAccountsEnabled),
+    pkceMethod: input.pkceMethod ?? '',
     idTokenAlg: input.idTokenAlg !== undefined ? checkIdTokenAlg(input.idTokenAlg) : 'RS256',
     audiences: [...new Set((input.audiences ?? []).map(checkAudience))],
     webOrigins,
   };
   await store.clients.create({ ...client, now: client.createdAt });
-  if (client.serviceAccountsEnabled) await ensureServiceAccount(store, client);
+  if (client.serviceAccountsEnabled) {
+    // A client deleted earlier under the same id left its service account disabled.
+    const sa = await ensureServiceAccount(store, client);
+    if (!sa.enabled) await store.users.update(sa.id, { enabled: true });
+  }
   await recordAdminEvent(store, actor, { realmId: client.realmId, operation: 'CREATE', resourceType: 'CLIENT', resourcePath: `clients/${client.clientId}`, representation: { ...client, secretHash: undefined } });
   return { client, secret, generated };
+}
+
+/** What an operator may change on a client (the admin API's PUT, the console's form). */
+export interface ClientChanges {
+  name?: string | null;
+  enabled?: boolean;
+  public?: boolean;
+  redirectUris?: string[];
+  postLogoutRedirectUris?: string[];
+  scopes?: string[];
+  standardFlowEnabled?: boolean;
+  directAccessGrantsEnabled?: boolean;
+  serviceAccountsEnabled?: boolean;
+  pkceMethod?: '' | 'S256';
+}
+
+async function requireClient(store: Store, realmId: string, clientId: string): Promise<Client> {
+  await requireRealm(store, realmId);
+  const client = await store.clients.get(realmId, clientId);
+  if (!client) throw new NotFound(`client ${clientId} does not exist in realm ${realmId}`);
+  return client;
+}
+
+/**
+ * Applies admin changes to a client, checked as at creation. Turning a confidential client public drops
+ * its secret; turning a public client confidential generates one (returned, shown once).
+ * (kc-protocol's updateClient is the CLI's door to the same change; the two merge into one.)
+ */
+export async function changeClient(store: Store, input: { realmId: string; clientId: string; changes: ClientChanges }, actor: Actor = cliActor()): Promise<{ client: Client; secret?: string }> {
+  const before = await requireClient(store, input.realmId, input.clientId);
+  if (before.clientId === REALM_MANAGEMENT) throw new ValidationError(`${REALM_MANAGEMENT} holds the admin roles and cannot be changed`);
+  const c = input.changes;
+  const after = { ...before, ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)) } as Client;
+  if (c.redirectUris) for (const uri of c.redirectUris) checkRedirectUri(uri);
+  if (c.postLogoutRedirectUris) for (const uri of c.postLogoutRedirectUris) checkRedirectUri(uri);
+  if (after.standardFlowEnabled && after.redirectUris.length === 0) throw new ValidationError('the authorization code flow needs at least one redirect URI');
+  if (after.public && after.serviceAccountsEnabled) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
+  if (c.scopes) {
+    const realmScopes = new Set((await store.realms.scopes(input.realmId)).map((s) => s.name));
+    for (const s of c.scopes) if (!realmScopes.has(s)) throw new ValidationError(`scope ${s} is not defined in realm ${input.realmId}`);
+  }
+  if (c.name != null && c.name.length > 255) throw new ValidationError('the client name must have at most 255 characters');
+  let secret: string | undefined;
+  let secretHash: string | null | undefined;
+  let authMethods: ClientAuthMethod[] | undefined;
+  if (c.public === true && !before.public) {
+    secretHash = null;
+    authMethods = ['none'];
+  } else if (c.public === false && before.public) {
+    secret = generateClientSecret();
+    secretHash = await hashClientSecret(secret, { generated: true });
+    authMethods = [...DEFAULT_AUTH_METHODS];
+  }
+  await store.clients.update(input.realmId, input.clientId, {
+    ...c,
+    ...(c.redirectUris ? { redirectUris: [...new Set(c.redirectUris)] } : {}),
+    ...(secretHash !== undefined ? { secretHash } : {}),
+    ...(authMethods ? { authMethods } : {}),
+  });
+  const client = await requireClient(store, input.realmId, input.clientId);
+  if (client.serviceAccountsEnabled) await ensureServiceAccount(store, client);
+  await recordAdminEvent(store, actor, { realmId: client.realmId, operation: 'UPDATE', resourceType: 'CLIENT', resourcePath: `clients/${client.clientId}`, representation: { ...client, secretHash: undefined } });
+  return secret !== undefined ? { client, secret } : { client };
+}
+
+export async function setClientEnabled(store: Store, input: { realmId: string; clientId: string; enabled: boolean }, actor: Actor = cliActor()): Promise<Client> {
+  return (await changeClient(store, { realmId: input.realmId, clientId: input.clientId, changes: { enabled: input.enabled } }, actor)).client;
+}
+
+/**
+ * Replaces a confidential client's secret with a new generated one: the old secret is refused from the
+ * next request on (by this process at once, by others within the cache window). Returns the new secret.
+ */
+export async function rotateClientSecret(store: Store, input: { realmId: string; clientId: string }, actor: Actor = cliActor()): Promise<string> {
+  const client = await requireClient(store, input.realmId, input.clientId);
+  if (client.public || client.clientId === REALM_MANAGEMENT) throw new ValidationError(`client ${client.clientId} has no secret`);
+  const secret = generateClientSecret();
+  await store.clients.update(input.realmId, input.clientId, { secretHash: await hashClientSecret(secret, { generated: true }) });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'CLIENT', resourcePath: `clients/${client.clientId}/client-secret` });
+  return secret;
+}
+
+/** Deletes a client, its roles and its service account; its refresh chains are revoked. */
+export async function deleteClient(store: Store, input: { realmId: string; clientId: string }, actor: Actor = cliActor()): Promise<void> {
+  const client = await requireClient(store, input.realmId, input.clientId);
+  if (client.clientId === REALM_MANAGEMENT) throw new ValidationError(`${REALM_MANAGEMENT} holds the admin roles and cannot be deleted`);
+  await store.clients.delete(input.realmId, input.clientId, now());
+  await store.roles.deleteForClient(input.realmId, input.clientId);
+  const sa = await findServiceAccount(store, client);
+  if (sa) await store.users.update(sa.id, { enabled: false });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'CLIENT', resourcePath: `clients/${client.clientId}` });
 }
 
 /** A list setting: replaced whole, or items added and removed (in that order). */
@@ -167,6 +266,10 @@ export interface ClientUpdate {
   idTokenAlg?: string;
   audiences?: ListChange;
   webOrigins?: ListChange;
+  standardFlowEnabled?: boolean;
+  directAccessGrantsEnabled?: boolean;
+  serviceAccountsEnabled?: boolean;
+  pkceMethod?: '' | 'S256';
 }
 
 /**
@@ -174,15 +277,15 @@ export interface ClientUpdate {
  * checks it, and the client keeps at least one redirect URI. Running servers see the change within their
  * cache time (REALMGATE_CACHE_TTL_MS).
  */
-export async function updateClient(store: Store, input: ClientUpdate): Promise<Client> {
+export async function updateClient(store: Store, input: ClientUpdate, actor: Actor = cliActor()): Promise<Client> {
   await requireRealm(store, input.realmId);
   const client = await store.clients.get(input.realmId, input.clientId);
-  if (!client) throw new ValidationError(`client ${input.clientId} does not exist in realm ${input.realmId}`);
+  if (!client) throw new NotFound(`client ${input.clientId} does not exist in realm ${input.realmId}`);
   const patch: ClientPatch = {};
   if (input.name !== undefined) patch.name = input.name === null || input.name === '' ? null : checkName(input.name);
   const redirectUris = applyList(client.redirectUris, input.redirectUris, checkRedirectUri);
   if (redirectUris) {
-    if (redirectUris.length === 0) throw new ValidationError('a client needs at least one redirect URI');
+    if (redirectUris.length === 0 && (input.standardFlowEnabled ?? client.standardFlowEnabled)) throw new ValidationError('a client needs at least one redirect URI');
     patch.redirectUris = redirectUris;
   }
   const postLogout = applyList(client.postLogoutRedirectUris, input.postLogoutRedirectUris, checkRedirectUri);
@@ -198,8 +301,18 @@ export async function updateClient(store: Store, input: ClientUpdate): Promise<C
   if (audiences) patch.audiences = audiences;
   const webOrigins = applyList(client.webOrigins, input.webOrigins, checkWebOrigin);
   if (webOrigins) patch.webOrigins = webOrigins.map(checkWebOrigin);
+  if (client.clientId === REALM_MANAGEMENT) throw new ValidationError(`${REALM_MANAGEMENT} holds the admin roles and cannot be changed`);
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod'] as const) {
+    if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
+  }
+  if (input.serviceAccountsEnabled && client.public) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
+  if ((input.standardFlowEnabled ?? client.standardFlowEnabled) && (patch.redirectUris ?? client.redirectUris).length === 0) {
+    throw new ValidationError('the authorization code flow needs at least one redirect URI');
+  }
   await store.clients.update(input.realmId, input.clientId, patch);
   const updated = await store.clients.get(input.realmId, input.clientId);
   if (!updated) throw new ValidationError(`client ${input.clientId} was deleted meanwhile`);
+  if (updated.serviceAccountsEnabled) await ensureServiceAccount(store, updated);
+  await recordAdminEvent(store, actor, { realmId: updated.realmId, operation: 'UPDATE', resourceType: 'CLIENT', resourcePath: `clients/${updated.clientId}`, representation: { ...updated, secretHash: undefined } });
   return updated;
 }

@@ -32,6 +32,7 @@ export async function ensureRealmManagement(store: Store, realmId: string): Prom
         standardFlowEnabled: false,
         directAccessGrantsEnabled: false,
         serviceAccountsEnabled: false,
+        pkceMethod: '',
         now: t,
       });
     } catch (err) {

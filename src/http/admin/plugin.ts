@@ -7,6 +7,10 @@ import { adminErrorHandler, AdminHttpError, forbidden, notFound, sendAdminError 
 import { authenticateAdmin } from './authenticate.js';
 import { realmRoutes } from './realms.js';
 import { realmImportRoutes } from './realm-import.js';
+import { clientRoutes } from './clients.js';
+import { roleRoutes } from './roles.js';
+import { realmInfoRoutes } from './realm-info.js';
+import { clientScopeRoutes } from './client-scopes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -71,4 +75,8 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   app.setNotFoundHandler((_req, reply) => sendAdminError(reply, 404, 'HTTP 404 Not Found', 'no such admin endpoint'));
   await app.register(realmRoutes, { services });
   await app.register(realmImportRoutes, { services });
+  await app.register(clientRoutes, { services });
+  await app.register(roleRoutes, { services });
+  await app.register(realmInfoRoutes, { services });
+  await app.register(clientScopeRoutes, { services });
 }

@@ -87,6 +87,8 @@ export function checkAuthorizationRequest(
   const responseMode = p.get('response_mode');
   if (responseMode !== undefined && !isResponseMode(responseMode)) throw new OAuthError('invalid_request', 'response_mode must be query, fragment or form_post');
 
+  // RFC 6749 4.1.2.1: a client whose code flow the operator switched off may not use it.
+  if (!input.client.standardFlowEnabled) throw new OAuthError('unauthorized_client', 'the authorization code flow is not enabled for this client');
   const scopes = parseScope(p.get('scope'));
   checkRequestedScopes(scopes, input.client, input.realmScopes);
 
@@ -94,8 +96,8 @@ export function checkAuthorizationRequest(
   const method = p.get('code_challenge_method');
   if (challenge === undefined) {
     if (method !== undefined) throw new OAuthError('invalid_request', 'code_challenge_method without code_challenge');
-    // RFC 9700 2.1.1 / RFC 8252 8.1: public clients must use PKCE.
-    if (input.client.public) throw new OAuthError('invalid_request', 'this client must use PKCE (code_challenge with S256)');
+    // RFC 9700 2.1.1 / RFC 8252 8.1: public clients must use PKCE; others when their operator asks for it.
+    if (input.client.public || input.client.pkceMethod === 'S256') throw new OAuthError('invalid_request', 'this client must use PKCE (code_challenge with S256)');
   } else {
     // RFC 7636 4.2, 4.3: plain is refused (RFC 9700 2.1.1); omitting the method means plain.
     if (method !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256');

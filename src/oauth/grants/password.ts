@@ -8,8 +8,8 @@ import { createBrowserSession } from '../authorize/interaction.js';
 import { OAuthError } from '../errors.js';
 import { required } from '../params.js';
 import { buildTokenResponse, mintRefreshToken } from '../tokens.js';
-import { directGrantScopes } from './grant-scopes.js';
 import { realmBase } from '../../services.js';
+import { directGrantScopes } from './grant-scopes.js';
 import type { Grant, GrantContext } from './types.js';
 
 /**
@@ -37,10 +37,9 @@ export const passwordGrant: Grant = {
     const { session } = await createBrowserSession(services, realm, user.id);
     const maxExpiresAt = now + realm.refreshMaxLifetime;
     const chainId = randomId();
-    const keys = await services.keys.refreshKeys(realm.id);
     const refresh = mintRefreshToken({
       realm,
-      keys,
+      keys: await services.keys.refreshKeys(realm.id),
       issuer: realmBase(services.config, realm.id),
       chain: { chainId, clientId: client.clientId, userId: user.id, sessionId: session.id, scopes, chainMaxExpiresAt: maxExpiresAt },
       gen: 1,

@@ -9,6 +9,7 @@ import * as refreshTokenKeys from './2026-11-23T0100_refresh_token_keys.js';
 import * as userNamesAndClientSettings from './2026-11-23T0100_user_names_and_client_settings.js';
 import * as webOrigins from './2026-11-23T0200_web_origins.js';
 import * as admin from './2026-11-23T0500_admin.js';
+import * as clientPkce from './2026-11-23T0501_client_pkce.js';
 import * as organizationDetails from './2026-11-23T0600_organization_details.js';
 import * as organizationRequired from './2026-11-23T1000_organization_required.js';
 
@@ -24,6 +25,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T0100_user_names_and_client_settings': userNamesAndClientSettings,
   '2026-11-23T0200_web_origins': webOrigins,
   '2026-11-23T0500_admin': admin,
+  '2026-11-23T0501_client_pkce': clientPkce,
   '2026-11-23T0600_organization_details': organizationDetails,
   '2026-11-23T1000_organization_required': organizationRequired,
 };

@@ -20,6 +20,7 @@ export interface ClientPatch {
   directAccessGrantsEnabled?: boolean;
   serviceAccountsEnabled?: boolean;
   webOrigins?: string[];
+  pkceMethod?: Client['pkceMethod'];
 }
 
 export class ClientRepository {
@@ -48,6 +49,7 @@ export class ClientRepository {
           id_token_alg: c.idTokenAlg,
           audiences: JSON.stringify(c.audiences),
           web_origins: JSON.stringify(c.webOrigins),
+          pkce_method: c.pkceMethod,
         })
         .execute();
     } catch (err) {
@@ -79,6 +81,10 @@ export class ClientRepository {
     const values: Record<string, string | number | null> = {};
     const flag = (v: boolean): number => (v ? 1 : 0);
     if (patch.public !== undefined) values.public = flag(patch.public);
+    if (patch.standardFlowEnabled !== undefined) values.standard_flow_enabled = flag(patch.standardFlowEnabled);
+    if (patch.directAccessGrantsEnabled !== undefined) values.direct_access_grants_enabled = flag(patch.directAccessGrantsEnabled);
+    if (patch.serviceAccountsEnabled !== undefined) values.service_accounts_enabled = flag(patch.serviceAccountsEnabled);
+    if (patch.pkceMethod !== undefined) values.pkce_method = patch.pkceMethod;
     if (patch.authMethods) {
       values.auth_methods = JSON.stringify(patch.authMethods);
       // The single-method column stays meaningful for older readers.
@@ -87,9 +93,6 @@ export class ClientRepository {
     if (patch.postLogoutRedirectUris) values.post_logout_redirect_uris = JSON.stringify(patch.postLogoutRedirectUris);
     if (patch.idTokenAlg !== undefined) values.id_token_alg = patch.idTokenAlg;
     if (patch.audiences) values.audiences = JSON.stringify(patch.audiences);
-    if (patch.standardFlowEnabled !== undefined) values.standard_flow_enabled = flag(patch.standardFlowEnabled);
-    if (patch.directAccessGrantsEnabled !== undefined) values.direct_access_grants_enabled = flag(patch.directAccessGrantsEnabled);
-    if (patch.serviceAccountsEnabled !== undefined) values.service_accounts_enabled = flag(patch.serviceAccountsEnabled);
     if (patch.redirectUris) values.redirect_uris = JSON.stringify(patch.redirectUris);
     if (patch.scopes) values.scopes = JSON.stringify(patch.scopes);
     if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;
@@ -101,8 +104,18 @@ export class ClientRepository {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async delete(realmId: string, clientId: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('clients').where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
-    return Number(r.numDeletedRows) === 1;
+  /** Deletes the client and revokes its refresh chains, in one transaction. */
+  async delete(realmId: string, clientId: string, now: number = Math.floor(Date.now() / 1000)): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('refresh_chains')
+        .set({ revoked_at: now, revoked_reason: 'client deleted' })
+        .where('realm_id', '=', realmId)
+        .where('client_id', '=', clientId)
+        .where('revoked_at', 'is', null)
+        .execute();
+      const r = await trx.deleteFrom('clients').where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
+      return Number(r.numDeletedRows) === 1;
+    });
   }
 }

@@ -49,6 +49,7 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     idTokenAlg: r.id_token_alg,
     audiences: parseList(r.audiences),
     webOrigins: parseList(r.web_origins),
+    pkceMethod: r.pkce_method === 'S256' ? 'S256' : '',
   };
 }
 

@@ -1,0 +1,107 @@
+import type { Client } from '../../../storage/types.js';
+import type { ClientChanges } from '../../operations/clients.js';
+import { ValidationError } from '../../validation.js';
+
+/** Keycloak's ClientRepresentation, the fields Realmgate has. The id is the client id. */
+export interface ClientRepresentation {
+  id: string;
+  clientId: string;
+  name?: string;
+  enabled: boolean;
+  protocol: 'openid-connect';
+  publicClient: boolean;
+  bearerOnly: boolean;
+  clientAuthenticatorType: 'client-secret';
+  standardFlowEnabled: boolean;
+  implicitFlowEnabled: boolean;
+  directAccessGrantsEnabled: boolean;
+  serviceAccountsEnabled: boolean;
+  redirectUris: string[];
+  webOrigins: string[];
+  defaultClientScopes: string[];
+  optionalClientScopes: string[];
+  attributes: Record<string, string>;
+}
+
+export function toClientRepresentation(c: Client): ClientRepresentation {
+  return {
+    id: c.clientId,
+    clientId: c.clientId,
+    ...(c.name !== null ? { name: c.name } : {}),
+    enabled: c.enabled,
+    protocol: 'openid-connect',
+    publicClient: c.public,
+    bearerOnly: false,
+    clientAuthenticatorType: 'client-secret',
+    standardFlowEnabled: c.standardFlowEnabled,
+    implicitFlowEnabled: false,
+    directAccessGrantsEnabled: c.directAccessGrantsEnabled,
+    serviceAccountsEnabled: c.serviceAccountsEnabled,
+    redirectUris: c.redirectUris,
+    webOrigins: [],
+    defaultClientScopes: c.scopes,
+    optionalClientScopes: [],
+    attributes: {
+      'pkce.code.challenge.method': c.pkceMethod,
+      // Keycloak joins the post-logout redirect URIs with '##'.
+      'post.logout.redirect.uris': c.postLogoutRedirectUris.join('##'),
+      'token.endpoint.auth.method': c.authMethod,
+    },
+  };
+}
+
+function strList(body: Record<string, unknown>, key: string): string[] | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw new ValidationError(`${key} must be a list of strings`);
+  return v as string[];
+}
+
+function bool(body: Record<string, unknown>, key: string): boolean | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw new ValidationError(`${key} must be true or false`);
+  return v;
+}
+
+/** A create or update body in our terms; unknown fields are ignored, fields we cannot honour are refused. */
+export function fromClientRepresentation(body: Record<string, unknown>): ClientChanges & { clientId?: string; secret?: string } {
+  const out: ClientChanges & { clientId?: string; secret?: string } = {};
+  if (body.clientId !== undefined) {
+    if (typeof body.clientId !== 'string') throw new ValidationError('clientId must be a string');
+    out.clientId = body.clientId;
+  }
+  if (body.secret !== undefined && body.secret !== null) {
+    if (typeof body.secret !== 'string') throw new ValidationError('secret must be a string');
+    out.secret = body.secret;
+  }
+  if (body.name !== undefined) {
+    if (body.name !== null && typeof body.name !== 'string') throw new ValidationError('name must be a string');
+    out.name = body.name === '' ? null : (body.name as string | null);
+  }
+  const set = <K extends keyof ClientChanges>(k: K, v: ClientChanges[K] | undefined): void => {
+    if (v !== undefined) out[k] = v;
+  };
+  set('enabled', bool(body, 'enabled'));
+  set('public', bool(body, 'publicClient'));
+  set('standardFlowEnabled', bool(body, 'standardFlowEnabled'));
+  set('directAccessGrantsEnabled', bool(body, 'directAccessGrantsEnabled'));
+  set('serviceAccountsEnabled', bool(body, 'serviceAccountsEnabled'));
+  set('redirectUris', strList(body, 'redirectUris'));
+  set('scopes', strList(body, 'defaultClientScopes'));
+  if (bool(body, 'bearerOnly') === true) throw new ValidationError('bearer-only clients are not supported');
+  if (bool(body, 'implicitFlowEnabled') === true) throw new ValidationError('the implicit flow is not supported (RFC 9700 2.1.2)');
+  const attrs = body.attributes;
+  if (attrs !== undefined && attrs !== null) {
+    if (typeof attrs !== 'object' || Array.isArray(attrs)) throw new ValidationError('attributes must be an object');
+    const a = attrs as Record<string, unknown>;
+    const pkce = a['pkce.code.challenge.method'];
+    if (pkce !== undefined && pkce !== null) {
+      if (pkce !== '' && pkce !== 'S256') throw new ValidationError('pkce.code.challenge.method must be S256 or empty (plain is refused, RFC 9700 2.1.1)');
+      out.pkceMethod = pkce;
+    }
+    const logout = a['post.logout.redirect.uris'];
+    if (typeof logout === 'string') out.postLogoutRedirectUris = logout.split('##').filter((u) => u !== '' && u !== '+');
+  }
+  return out;
+}

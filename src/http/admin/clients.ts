@@ -1,0 +1,142 @@
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../services.js';
+import { changeClient, createClient, deleteClient, rotateClientSecret } from '../../admin/operations/clients.js';
+import { ensureServiceAccount } from '../../admin/operations/service-accounts.js';
+import { fromClientRepresentation, toClientRepresentation } from '../../admin/keycloak/representations/client.js';
+import { ValidationError } from '../../admin/validation.js';
+import type { Client } from '../../storage/types.js';
+import { actorOf, requireRole } from './authenticate.js';
+import { notFound } from './errors.js';
+import { callerOf, created, loadRealm } from './plugin.js';
+import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
+
+const tags = ['clients'];
+const clientParams = params({ id: { type: 'string', maxLength: 255 } });
+
+type P = { Params: { realm: string; id: string } };
+
+export function jsonObject(b: unknown): Record<string, unknown> {
+  if (b === undefined || b === null) return {};
+  if (typeof b !== 'object' || Array.isArray(b)) throw new ValidationError('the request body must be a JSON object');
+  return b as Record<string, unknown>;
+}
+
+/** Keycloak's ClientsResource and ClientResource: clients, secrets, service-account users. */
+export async function clientRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  const { store } = services;
+
+  async function load(realmId: string, id: string): Promise<Client> {
+    const client = await store.clients.get(realmId, id);
+    if (!client) throw notFound('Could not find client');
+    return client;
+  }
+
+  app.get<{ Params: { realm: string }; Querystring: { clientId?: string; search?: string; first?: string; max?: string } }>(
+    '/realms/:realm/clients',
+    { schema: { tags, summary: 'List clients (clientId filters; search=true makes it a substring match)', params: realmParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'query-clients');
+      let list = await store.clients.list(realm.id);
+      const q = req.query.clientId;
+      if (q !== undefined) list = list.filter((c) => (req.query.search === 'true' ? c.clientId.toLowerCase().includes(q.toLowerCase()) : c.clientId === q));
+      const first = Math.max(0, Number(req.query.first ?? 0) || 0);
+      const max = Math.max(0, Number(req.query.max ?? 100) || 100);
+      return list.slice(first, first + max).map(toClientRepresentation);
+    },
+  );
+
+  app.post<{ Params: { realm: string } }>('/realms/:realm/clients', { schema: { tags, summary: 'Create a client', params: realmParams, body: anyObject, response: created201, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'manage-clients');
+    const rep = fromClientRepresentation(jsonObject(req.body));
+    if (!rep.clientId) throw new ValidationError('clientId is required');
+    const { client } = await createClient(
+      store,
+      {
+        realmId: realm.id,
+        clientId: rep.clientId,
+        redirectUris: rep.redirectUris ?? [],
+        ...(rep.secret !== undefined && !rep.public ? { secret: rep.secret } : {}),
+        ...(rep.scopes ? { scopes: rep.scopes.join(' ') } : {}),
+        ...(rep.public ? { public: true } : {}),
+        ...(rep.name ? { name: rep.name } : {}),
+        ...(rep.postLogoutRedirectUris ? { postLogoutRedirectUris: rep.postLogoutRedirectUris } : {}),
+        ...(rep.standardFlowEnabled !== undefined ? { standardFlowEnabled: rep.standardFlowEnabled } : {}),
+        ...(rep.directAccessGrantsEnabled !== undefined ? { directAccessGrantsEnabled: rep.directAccessGrantsEnabled } : {}),
+        ...(rep.serviceAccountsEnabled !== undefined ? { serviceAccountsEnabled: rep.serviceAccountsEnabled } : {}),
+        ...(rep.pkceMethod !== undefined ? { pkceMethod: rep.pkceMethod } : {}),
+      },
+      actorOf(caller),
+    );
+    if (rep.enabled === false) await changeClient(store, { realmId: realm.id, clientId: client.clientId, changes: { enabled: false } }, actorOf(caller));
+    services.cache.clear();
+    return created(services, reply, `${encodeURIComponent(realm.id)}/clients/${encodeURIComponent(client.clientId)}`);
+  });
+
+  app.get<P>('/realms/:realm/clients/:id', { schema: { tags, summary: 'Read a client', params: clientParams, security } }, async (req) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'view-clients');
+    return toClientRepresentation(await load(realm.id, req.params.id));
+  });
+
+  app.put<P>('/realms/:realm/clients/:id', { schema: { tags, summary: 'Update a client: redirect URIs, flows, public/confidential, PKCE, enabled', params: clientParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'manage-clients');
+    const client = await load(realm.id, req.params.id);
+    const rep = fromClientRepresentation(jsonObject(req.body));
+    if (rep.clientId !== undefined && rep.clientId !== client.clientId) throw new ValidationError('a client id cannot be changed');
+    const { clientId: _id, secret: _secret, ...changes } = rep;
+    await changeClient(store, { realmId: realm.id, clientId: client.clientId, changes }, actorOf(caller));
+    services.cache.clear();
+    return reply.code(204).send();
+  });
+
+  app.delete<P>('/realms/:realm/clients/:id', { schema: { tags, summary: 'Delete a client (its refresh tokens are revoked)', params: clientParams, response: noContent204, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'manage-clients');
+    await load(realm.id, req.params.id);
+    await deleteClient(store, { realmId: realm.id, clientId: req.params.id }, actorOf(caller));
+    services.cache.clear();
+    return reply.code(204).send();
+  });
+
+  app.get<P>(
+    '/realms/:realm/clients/:id/client-secret',
+    { schema: { tags, summary: 'The client secret: stored only as a hash, so its value is shown only when generated', params: clientParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'view-clients');
+      const client = await load(realm.id, req.params.id);
+      if (client.public) throw new ValidationError('a public client has no secret');
+      return { type: 'secret' };
+    },
+  );
+
+  app.post<P>('/realms/:realm/clients/:id/client-secret', { schema: { tags, summary: 'Generate a new client secret; the old one is refused at once', params: clientParams, security } }, async (req) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'manage-clients');
+    await load(realm.id, req.params.id);
+    const value = await rotateClientSecret(store, { realmId: realm.id, clientId: req.params.id }, actorOf(caller));
+    services.cache.clear();
+    return { type: 'secret', value };
+  });
+
+  app.get<P>('/realms/:realm/clients/:id/service-account-user', { schema: { tags, summary: "The client's service-account user", params: clientParams, security } }, async (req) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'view-clients');
+    const client = await load(realm.id, req.params.id);
+    if (!client.serviceAccountsEnabled) throw new ValidationError('service accounts are not enabled for this client');
+    const user = await ensureServiceAccount(store, client);
+    return { id: user.id, username: user.username, enabled: user.enabled, serviceAccountClientId: client.clientId, createdTimestamp: user.createdAt * 1000 };
+  });
+}

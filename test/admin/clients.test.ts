@@ -1,0 +1,142 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeJwt } from 'jose';
+import { dialects } from '../helpers/db.js';
+import { basic, realmPath } from '../helpers/server.js';
+import { runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+
+/** POSTs to a realm's token endpoint over the real port, as a client library would. */
+async function token(ts: AdminTestServer, realm: string, form: Record<string, string>, authorization?: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await fetch(`${ts.baseUrl}/auth/realms/${realm}/protocol/openid-connect/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(authorization ? { authorization } : {}) },
+    body: new URLSearchParams(form).toString(),
+  });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+}
+
+for (const dialect of dialects()) {
+  describe(`admin API: clients, secrets, service accounts, not-before (${dialect})`, () => {
+    let ts: AdminTestServer;
+    before(async () => {
+      ts = await startAdminServer({ dialect });
+    });
+    after(() => ts.close());
+
+    test('client create, read, update, delete with keycloak-admin-client; changes show in the next login through the pages', async () => {
+      const { id } = await ts.kc.clients.create({ realm: 'test', clientId: 'billing', redirectUris: ['https://billing.example.com/cb'], publicClient: false, attributes: { 'pkce.code.challenge.method': 'S256' } });
+      assert.equal(id, 'billing');
+      const found = await ts.kc.clients.find({ realm: 'test', clientId: 'billing' });
+      assert.equal(found.length, 1);
+      assert.equal(found[0]!.attributes?.['pkce.code.challenge.method'], 'S256');
+      assert.equal(found[0]!.standardFlowEnabled, true);
+      assert.equal(found[0]!.directAccessGrantsEnabled, false);
+
+      // Whitelisting a redirect URI of web-app: a login to it works at once through the pages.
+      const extra = 'https://app.example.com/other';
+      const before = await runAuthorization(ts, { query: { redirect_uri: extra } }).catch((e: Error) => e);
+      assert.ok(before instanceof Error, 'the URI is not whitelisted yet');
+      const webApp = await ts.kc.clients.findOne({ realm: 'test', id: 'web-app' });
+      await ts.kc.clients.update({ realm: 'test', id: 'web-app' }, { ...webApp, redirectUris: [...webApp!.redirectUris!, extra] });
+      const after = await runAuthorization(ts, { query: { redirect_uri: extra } });
+      assert.equal(after.location.origin + after.location.pathname, extra);
+      assert.ok(after.code);
+
+      // A disabled client is refused at the token endpoint; enabled again it works.
+      await ts.kc.clients.update({ realm: 'test', id: 'web-app' }, { enabled: false });
+      const refused = await tokenRequest(ts, { grant_type: 'authorization_code', code: after.code!, redirect_uri: extra }, { authorization: basic(ts.client.id, ts.client.secret) });
+      assert.equal(refused.statusCode, 401);
+      await ts.kc.clients.update({ realm: 'test', id: 'web-app' }, { enabled: true });
+
+      assert.equal(await statusOf(ts.kc.clients.update({ realm: 'test', id: 'billing' }, { redirectUris: ['http://evil.example.com/cb'] })), 400);
+      assert.equal(await statusOf(ts.kc.clients.create({ realm: 'test', clientId: 'billing', redirectUris: ['https://x.example.com/'] })), 409);
+      await ts.kc.clients.del({ realm: 'test', id: 'billing' });
+      assert.equal(await ts.kc.clients.findOne({ realm: 'test', id: 'billing' }), null);
+      const events = await ts.store.adminEvents.list('test', { resourceType: 'CLIENT' });
+      assert.deepEqual(events.map((e) => e.operation).slice(0, 2), ['DELETE', 'UPDATE']);
+    });
+
+    test('regenerating a secret refuses the old one at the token endpoint at once', async () => {
+      await ts.kc.clients.create({ realm: 'test', clientId: 'worker', serviceAccountsEnabled: true, standardFlowEnabled: false });
+      const first = await ts.kc.clients.generateNewClientSecret({ realm: 'test', id: 'worker' });
+      assert.equal(first.type, 'secret');
+      assert.ok(first.value && first.value.length >= 43);
+      assert.equal((await token(ts, 'test', { grant_type: 'client_credentials' }, basic('worker', first.value))).status, 200);
+      const second = await ts.kc.clients.generateNewClientSecret({ realm: 'test', id: 'worker' });
+      assert.notEqual(second.value, first.value);
+      const old = await token(ts, 'test', { grant_type: 'client_credentials' }, basic('worker', first.value));
+      assert.equal(old.status, 401);
+      assert.equal(old.body.error, 'invalid_client');
+      assert.equal((await token(ts, 'test', { grant_type: 'client_credentials' }, basic('worker', second.value!))).status, 200);
+      // The secret is stored only as a hash: reading it gives no value.
+      assert.equal((await ts.kc.clients.getClientSecret({ realm: 'test', id: 'worker' })).value, undefined);
+    });
+
+    test('a service account without a role gets 403; with view-clients it reads clients; its token has no refresh token', async () => {
+      await ts.kc.clients.create({ realm: 'test', clientId: 'robot', serviceAccountsEnabled: true, standardFlowEnabled: false });
+      const { value: secret } = await ts.kc.clients.generateNewClientSecret({ realm: 'test', id: 'robot' });
+      const robot = ts.newClient('test');
+      await robot.auth({ grantType: 'client_credentials', clientId: 'robot', clientSecret: secret! });
+      const t = await token(ts, 'test', { grant_type: 'client_credentials' }, basic('robot', secret!));
+      assert.equal(t.body.refresh_token, undefined);
+      assert.equal(t.body.token_type, 'Bearer');
+      assert.equal(t.body.refresh_expires_in, 0);
+      assert.equal(decodeJwt(t.body.access_token as string).preferred_username, 'service-account-robot');
+      assert.equal(await statusOf(robot.clients.find({ realm: 'test' })), 403);
+
+      const sa = await ts.kc.clients.getServiceAccountUser({ realm: 'test', id: 'robot' });
+      assert.equal(sa.username, 'service-account-robot');
+      const rm = await ts.kc.clients.find({ realm: 'test', clientId: 'realm-management' });
+      const role = await ts.kc.clients.findRole({ realm: 'test', id: rm[0]!.id!, roleName: 'view-clients' });
+      await ts.kc.users.addClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: rm[0]!.id!, roles: [{ id: role!.id!, name: role!.name! }] });
+      const mapped = await ts.kc.users.listClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: rm[0]!.id! });
+      assert.deepEqual(mapped.map((r) => r.name), ['view-clients']);
+      // Roles are read from the token (as Keycloak): a new token carries the role.
+      await robot.auth({ grantType: 'client_credentials', clientId: 'robot', clientSecret: secret! });
+      const seen = await robot.clients.find({ realm: 'test' });
+      assert.ok(seen.some((c) => c.clientId === 'web-app'));
+      // view-clients does not allow changes, nor another realm.
+      assert.equal(await statusOf(robot.clients.update({ realm: 'test', id: 'web-app' }, { enabled: false })), 403);
+      assert.equal(await statusOf(robot.realms.findOne({ realm: 'master' })), 403);
+      const claims = decodeJwt((await robot.getAccessToken())!);
+      assert.deepEqual((claims.resource_access as Record<string, { roles: string[] }>)['realm-management']!.roles, ['view-clients']);
+    });
+
+    test('not-before push refuses every token issued before it, including earlier in the same second', async () => {
+      const before = await runAuthorization(ts);
+      const issued = await tokenRequest(ts, { grant_type: 'authorization_code', code: before.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
+      const { access_token, refresh_token } = issued.json() as { access_token: string; refresh_token: string };
+      const userinfo = (): Promise<Response> => fetch(`${ts.baseUrl}${realmPath('/protocol/openid-connect/userinfo')}`, { headers: { authorization: `Bearer ${access_token}` } });
+      assert.equal((await userinfo()).status, 200);
+      // No clock movement between issuing and the push: same second (the test server's clock is manual).
+      await ts.kc.realms.pushRevocation({ realm: 'test' });
+      assert.equal((await userinfo()).status, 401);
+      const refreshed = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token }, { authorization: basic(ts.client.id, ts.client.secret) });
+      assert.equal(refreshed.json().error, 'invalid_grant');
+      const realm = await ts.kc.realms.findOne({ realm: 'test' });
+      assert.equal(realm!.notBefore, Math.floor(ts.clock.nowMs() / 1000) + 1);
+      // The push returned once the boundary second began; the manual clock is moved there too, and new
+      // logins work.
+      ts.clock.advance(1);
+      const again = await runAuthorization(ts);
+      const fresh = await tokenRequest(ts, { grant_type: 'authorization_code', code: again.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
+      assert.equal(fresh.statusCode, 200);
+    });
+
+    test('keys and events', async () => {
+      const keys = await ts.kc.realms.getKeys({ realm: 'test' });
+      assert.equal(keys.keys!.length, 1);
+      assert.equal(keys.keys![0]!.status, 'ACTIVE');
+      assert.equal(keys.active!.RS256, keys.keys![0]!.kid);
+      const events = await ts.kc.realms.findEvents({ realm: 'test', max: 500 });
+      assert.ok(events.some((e) => e.type === 'CLIENT_LOGIN'));
+      const adminEvents = await ts.kc.realms.findAdminEvents({ realm: 'test', max: 500 });
+      const secretEvent = adminEvents.find((e) => e.resourcePath === 'clients/worker/client-secret');
+      assert.equal(secretEvent?.operationType, 'ACTION');
+      assert.equal(secretEvent?.authDetails?.realmId, 'master');
+      // No secret ever lands in the admin log.
+      assert.ok(!JSON.stringify(adminEvents).match(/sha256\$|\$argon2/));
+    });
+  });
+}
