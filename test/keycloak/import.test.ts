@@ -168,6 +168,7 @@ for (const dialect of dialects()) {
       // Default and optional scopes, plus openid; web-origins is not a scope of the realm (reported).
       assert.deepEqual([...client.scopes].sort(), ['billing', 'email', 'openid', 'profile']);
       assert.equal(client.name, 'Portal');
+      assert.equal(client.pkceMethod, 'S256');
       assert.equal(client.secretHash?.includes('kc-portal-secret'), false);
       const scopes = await ts.store.realms.scopes('corp');
       assert.equal(scopes.find((s) => s.name === 'billing')?.consentText, 'Read your invoices');

@@ -20,7 +20,7 @@ function clientRepresentation(c: Client, withSecrets: boolean): Json {
   const attributes: Record<string, string> = {};
   if (c.postLogoutRedirectUris.length > 0) attributes['post.logout.redirect.uris'] = c.postLogoutRedirectUris.join('##');
   // Realmgate requires PKCE S256 from public clients (RFC 9700 2.1.1).
-  if (c.public) attributes['pkce.code.challenge.method'] = 'S256';
+  if (c.public || c.pkceMethod === 'S256') attributes['pkce.code.challenge.method'] = 'S256';
   if (!c.public && withSecrets && c.secretHash) attributes[SECRET_HASH_ATTRIBUTE] = c.secretHash;
   return {
     clientId: c.clientId,

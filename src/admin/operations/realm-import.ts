@@ -297,7 +297,8 @@ async function importClients(store: Store, realmId: string, rep: Json, scopes: S
     if (c.implicitFlowEnabled === true) notes.push('implicit flow not supported (RFC 9700 2.1.2)');
     if (c.consentRequired !== true) notes.push('Realmgate asks each user to consent once');
     const pkce = str(attrs['pkce.code.challenge.method']);
-    if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 only');
+    // Realmgate accepts S256 only (RFC 9700 2.1.1); "plain" becomes S256, which every client supports.
+    if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 required instead');
     if (list(c.protocolMappers).length > 0) notes.push(`${list(c.protocolMappers).length} protocol mapper(s) not moved`);
     // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes).
     const own = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
@@ -330,6 +331,7 @@ async function importClients(store: Store, realmId: string, rep: Json, scopes: S
           directAccessGrantsEnabled: c.directAccessGrantsEnabled === true,
           serviceAccountsEnabled: c.serviceAccountsEnabled === true && !isPublic,
           webOrigins,
+          ...(pkce === 'S256' || pkce === 'plain' ? { pkceMethod: 'S256' as const } : {}),
         },
         { ...actor, via: 'import' },
       );
