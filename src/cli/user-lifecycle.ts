@@ -21,13 +21,17 @@ function time(seconds: number): string {
 export function registerUserLifecycle(user: Command): void {
   user
     .command('update <realm> <user>')
-    .description('change a user (by username or id): email, enabled, organizations')
+    .description('change a user (by username or id): email, names, enabled, organizations')
     .option('--email <email>', 'new email address ("" removes it)')
+    .option('--first-name <name>', 'new first name ("" removes it)')
+    .option('--last-name <name>', 'new last name ("" removes it)')
+    .option('--email-verified <yes|no>', 'whether the email address is verified')
     .option('--org <alias>', 'the user belongs to exactly these organizations afterwards (repeatable)', collect)
     .option('--no-orgs', 'remove the user from every organization')
     .option('--enabled', 'enable the user')
     .option('--disabled', 'disable the user (ends sessions, revokes tokens)')
-    .action(async (realmId: string, ref: string, o: { email?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean }) => {
+    .action(async (realmId: string, ref: string, o: { email?: string; firstName?: string; lastName?: string; emailVerified?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean }) => {
+      if (o.emailVerified !== undefined && o.emailVerified !== 'yes' && o.emailVerified !== 'no') throw new CliError('--email-verified takes yes or no');
       if (o.enabled && o.disabled) throw new CliError('use either --enabled or --disabled, not both');
       if (o.org && !o.orgs) throw new CliError('use either --org or --no-orgs, not both');
       const organizations = o.orgs ? o.org : [];
@@ -36,6 +40,9 @@ export function registerUserLifecycle(user: Command): void {
           realmId,
           user: ref,
           ...(o.email !== undefined ? { email: o.email === '' ? null : o.email } : {}),
+          ...(o.firstName !== undefined ? { firstName: o.firstName === '' ? null : o.firstName } : {}),
+          ...(o.lastName !== undefined ? { lastName: o.lastName === '' ? null : o.lastName } : {}),
+          ...(o.emailVerified !== undefined ? { emailVerified: o.emailVerified === 'yes' } : {}),
           ...(organizations !== undefined ? { organizations } : {}),
           ...(o.enabled ? { enabled: true } : o.disabled ? { enabled: false } : {}),
         }),

@@ -11,6 +11,9 @@ import { clientRoutes } from './clients.js';
 import { roleRoutes } from './roles.js';
 import { realmInfoRoutes } from './realm-info.js';
 import { clientScopeRoutes } from './client-scopes.js';
+import { userRoutes } from './users.js';
+import { organizationRoutes } from './organizations.js';
+import { sessionRoutes } from './sessions.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -65,6 +68,9 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
     try {
       done(null, JSON.parse(text));
     } catch {
+      // keycloak-admin-client sends a string payload (an organization member's user id) unquoted, as
+      // application/json: a bare identifier is passed on as a string; routes wanting an object refuse it.
+      if (/^[A-Za-z0-9._-]{1,255}$/.test(text.trim())) return done(null, text.trim());
       done(Object.assign(new Error('the request body is not valid JSON'), { statusCode: 400 }), undefined);
     }
   });
@@ -79,4 +85,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(roleRoutes, { services });
   await app.register(realmInfoRoutes, { services });
   await app.register(clientScopeRoutes, { services });
+  await app.register(userRoutes, { services });
+  await app.register(organizationRoutes, { services });
+  await app.register(sessionRoutes, { services });
 }

@@ -5,7 +5,7 @@ import type { User } from '../types.js';
 import { toUser } from './mappers.js';
 import { matches } from './organization-admin.js';
 
-/** Keycloak's user search: `search` over username and email, or field filters; exact or substring. */
+/** Keycloak's user search: `search` over username, email and names, or field filters; exact or substring. */
 export interface UserQuery {
   search?: string;
   username?: string;
@@ -35,7 +35,9 @@ export class UserAdminRepository {
     if (q.search !== undefined && q.search !== '' && q.search !== '*') {
       // Keycloak: a search "*" lists everyone; a trailing or leading * is the substring wildcard.
       const s = q.search.replace(/^\*|\*$/g, '').toLowerCase();
-      query = query.where((eb) => eb.or([matches(sql.ref('username'), s, q.exact), matches(sql.ref('email'), s, q.exact)]));
+      query = query.where((eb) =>
+        eb.or([matches(sql.ref('username'), s, q.exact), matches(sql.ref('email'), s, q.exact), matches(sql.ref('first_name'), s, q.exact), matches(sql.ref('last_name'), s, q.exact)]),
+      );
     }
     if (q.username !== undefined) query = query.where(matches(sql.ref('username'), q.username.toLowerCase(), q.exact));
     if (q.email !== undefined) query = query.where(matches(sql.ref('email'), q.email.toLowerCase(), q.exact));

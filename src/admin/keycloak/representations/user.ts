@@ -1,5 +1,5 @@
 import type { User } from '../../../storage/types.js';
-import type { BruteForceStatus, ConsentSummary, UserUpdate } from '../../operations/users.js';
+import type { BruteForceStatus, ConsentSummary } from '../../operations/users.js';
 import { ValidationError } from '../../validation.js';
 import { asObject, optArray, optBoolean, optString, optStringArray } from '../read-json.js';
 
@@ -7,6 +7,8 @@ import { asObject, optArray, optBoolean, optString, optStringArray } from '../re
 export interface UserRepresentation {
   id: string;
   username: string;
+  firstName?: string;
+  lastName?: string;
   email?: string;
   emailVerified: boolean;
   enabled: boolean;
@@ -22,8 +24,10 @@ export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage
   const base: UserRepresentation = {
     id: u.id,
     username: u.username,
+    ...(u.firstName ? { firstName: u.firstName } : {}),
+    ...(u.lastName ? { lastName: u.lastName } : {}),
     ...(u.email ? { email: u.email } : {}),
-    emailVerified: false,
+    emailVerified: u.emailVerified,
     enabled: u.enabled,
     createdTimestamp: u.createdAt * 1000,
   };
@@ -42,11 +46,12 @@ export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage
 export interface UserCreateInput {
   username: string;
   email?: string;
+  firstName?: string;
+  lastName?: string;
+  emailVerified?: boolean;
   enabled: boolean;
   /** The password of a `credentials` entry of type "password", if any. */
   password?: string;
-  /** Keycloak's `temporary` flag: Realmgate has no required actions, so a temporary password is refused. */
-  organizations?: string[];
 }
 
 function passwordOf(o: Record<string, unknown>): string | undefined {
@@ -74,25 +79,48 @@ export function readUserCreate(body: unknown): UserCreateInput {
   const username = optString(o, 'username');
   if (username === undefined) throw new ValidationError('username is required');
   const email = optString(o, 'email');
+  const firstName = optString(o, 'firstName');
+  const lastName = optString(o, 'lastName');
+  const emailVerified = optBoolean(o, 'emailVerified');
   const password = passwordOf(o);
-  return { username, ...(email ? { email } : {}), enabled: optBoolean(o, 'enabled') ?? false, ...(password !== undefined ? { password } : {}) };
+  return {
+    username,
+    ...(email ? { email } : {}),
+    ...(firstName ? { firstName } : {}),
+    ...(lastName ? { lastName } : {}),
+    ...(emailVerified !== undefined ? { emailVerified } : {}),
+    enabled: optBoolean(o, 'enabled') ?? false,
+    ...(password !== undefined ? { password } : {}),
+  };
 }
 
 /** A PUT body: fields absent stay as they are (Keycloak merges the representation into the user). */
-export function readUserUpdate(body: unknown, realmId: string, userId: string): UserUpdate & { password?: string } {
-  const o = asObject(body, 'user');
+export function readUserUpdate(body: unknown): {
+  username?: string;
+  password?: string;
+  changes: { email?: string | null; firstName?: string | null; lastName?: string | null; emailVerified?: boolean; enabled?: boolean };
+} {
+  const o = asObject(body ?? {}, 'user');
   const username = optString(o, 'username');
   const email = optString(o, 'email');
   const enabled = optBoolean(o, 'enabled');
+  const emailVerified = optBoolean(o, 'emailVerified');
+  const names: { firstName?: string | null; lastName?: string | null } = {};
+  for (const key of ['firstName', 'lastName'] as const) {
+    const v = optString(o, key);
+    if (o[key] !== undefined) names[key] = v === undefined || v === '' ? null : v;
+  }
   optStringArray(o, 'requiredActions');
   const password = passwordOf(o);
   return {
-    realmId,
-    user: userId,
     ...(username !== undefined ? { username } : {}),
-    ...(o.email !== undefined ? { email: email === undefined || email === '' ? null : email } : {}),
-    ...(enabled !== undefined ? { enabled } : {}),
     ...(password !== undefined ? { password } : {}),
+    changes: {
+      ...(o.email !== undefined ? { email: email === undefined || email === '' ? null : email } : {}),
+      ...(enabled !== undefined ? { enabled } : {}),
+      ...(emailVerified !== undefined ? { emailVerified } : {}),
+      ...names,
+    },
   };
 }
 

@@ -1,0 +1,206 @@
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../services.js';
+import type { AdminCaller } from '../../admin/authorization.js';
+import { hasAdminRole } from '../../admin/authorization.js';
+import {
+  bruteForceStatus,
+  countUsers,
+  createUser,
+  deleteUser,
+  logoutUser,
+  listUsers,
+  resetPassword,
+  revokeConsent,
+  unlockUser,
+  updateUser,
+  userConsents,
+  userSessions,
+} from '../../admin/operations/users.js';
+import {
+  readPasswordCredential,
+  readUserCreate,
+  readUserUpdate,
+  toBruteForceRepresentation,
+  toConsentRepresentation,
+  toUserRepresentation,
+} from '../../admin/keycloak/representations/user.js';
+import { toSessionRepresentation } from '../../admin/keycloak/representations/session.js';
+import { NotFound, ValidationError } from '../../admin/validation.js';
+import type { User } from '../../storage/types.js';
+import { randomToken } from '../../crypto/random.js';
+import { actorOf, requireRole } from './authenticate.js';
+import { callerOf, created, loadRealm } from './plugin.js';
+import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
+
+const tags = ['users'];
+const userParams = params({ id: { type: 'string', maxLength: 64 } });
+
+/** Keycloak's user query parameters (UsersResource.getUsers). */
+const userQuery = {
+  type: 'object',
+  properties: {
+    search: { type: 'string', maxLength: 255 },
+    username: { type: 'string', maxLength: 255 },
+    email: { type: 'string', maxLength: 320 },
+    enabled: { type: 'boolean' },
+    exact: { type: 'boolean' },
+    briefRepresentation: { type: 'boolean' },
+    first: { type: 'integer', minimum: 0 },
+    max: { type: 'integer', minimum: 0, maximum: 1000 },
+  },
+} as const;
+
+interface UserQueryString {
+  search?: string;
+  username?: string;
+  email?: string;
+  enabled?: boolean;
+  exact?: boolean;
+  briefRepresentation?: boolean;
+  first?: number;
+  max?: number;
+}
+
+type UserReq = { Params: { realm: string; id: string } };
+
+/** Keycloak's UsersResource and UserResource: users, their password, sessions, consents and lockout. */
+export async function userRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  const { store } = services;
+
+  /** The realm (visible to the caller, holding `role`) and the user with this id in it, else 404. */
+  async function target(caller: AdminCaller, realmId: string, id: string, role: 'view-users' | 'manage-users'): Promise<User> {
+    const realm = await loadRealm(services, caller, realmId);
+    requireRole(caller, realm.id, role);
+    const user = await store.users.get(id);
+    if (!user || user.realmId !== realm.id) throw new NotFound('User not found');
+    return user;
+  }
+
+  app.get<{ Params: { realm: string }; Querystring: UserQueryString }>(
+    '/realms/:realm/users',
+    { schema: { tags, summary: 'Search users (search over username and email, or by field; exact; paged)', params: realmParams, querystring: userQuery, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'query-users');
+      const q = req.query;
+      const users = await listUsers(store, { realmId: realm.id, search: q.search, username: q.username, email: q.email, enabled: q.enabled, exact: q.exact, first: q.first, max: q.max ?? 100 });
+      const canManage = hasAdminRole(caller, realm.id, 'manage-users');
+      return users.map((u) => toUserRepresentation(u, { brief: q.briefRepresentation, canManage }));
+    },
+  );
+
+  app.get<{ Params: { realm: string }; Querystring: UserQueryString }>(
+    '/realms/:realm/users/count',
+    { schema: { tags, summary: 'Count users matching the same filters as the search', params: realmParams, querystring: userQuery, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'query-users');
+      const q = req.query;
+      return countUsers(store, { realmId: realm.id, search: q.search, username: q.username, email: q.email, enabled: q.enabled, exact: q.exact });
+    },
+  );
+
+  app.post<{ Params: { realm: string } }>(
+    '/realms/:realm/users',
+    { schema: { tags, summary: 'Create a user, with a password credential if given', params: realmParams, body: anyObject, response: created201, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-users');
+      const input = readUserCreate(req.body);
+      // Keycloak creates users without credentials; ours always have a password hash, so a user created
+      // without one gets a random password nobody knows until an administrator resets it.
+      const password = input.password ?? randomToken(32);
+      const { id } = await createUser(store, { realmId: realm.id, username: input.username, password, ...(input.email ? { email: input.email } : {}), ...(input.firstName ? { firstName: input.firstName } : {}), ...(input.lastName ? { lastName: input.lastName } : {}), ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}), enabled: input.enabled }, actorOf(caller));
+      return created(services, reply, `${encodeURIComponent(realm.id)}/users/${id}`);
+    },
+  );
+
+  app.get<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Read a user', params: userParams, security } }, async (req) => {
+    const caller = callerOf(req);
+    const user = await target(caller, req.params.realm, req.params.id, 'view-users');
+    return toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users') });
+  });
+
+  app.put<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Update a user: email, names, emailVerified, enabled (disabling ends sessions and revokes tokens)', params: userParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
+    const { username, password, changes } = readUserUpdate(req.body);
+    if (username !== undefined && username.toLowerCase() !== user.username) throw new ValidationError('a username cannot be changed');
+    await updateUser(store, { realmId: user.realmId, user: user.id, ...changes }, actorOf(caller));
+    if (password !== undefined) await resetPassword(store, { realmId: user.realmId, user: user.id, password }, actorOf(caller));
+    return reply.code(204).send();
+  });
+
+  app.delete<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Delete a user with their sessions, tokens, consents and memberships', params: userParams, response: noContent204, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
+    await deleteUser(store, { realmId: user.realmId, user: user.id }, actorOf(caller));
+    return reply.code(204).send();
+  });
+
+  app.put<UserReq>(
+    '/realms/:realm/users/:id/reset-password',
+    { schema: { tags, summary: "Set a user's password (a CredentialRepresentation of type password); ends their sessions", params: userParams, body: anyObject, response: noContent204, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
+      await resetPassword(store, { realmId: user.realmId, user: user.id, password: readPasswordCredential(req.body) }, actorOf(caller));
+      return reply.code(204).send();
+    },
+  );
+
+  app.get<UserReq>('/realms/:realm/users/:id/sessions', { schema: { tags, summary: "A user's live browser sessions", params: userParams, security } }, async (req) => {
+    const caller = callerOf(req);
+    const user = await target(caller, req.params.realm, req.params.id, 'view-users');
+    return (await userSessions(store, { realmId: user.realmId, user: user.id })).map((s) => toSessionRepresentation(s));
+  });
+
+  app.post<UserReq>('/realms/:realm/users/:id/logout', { schema: { tags, summary: 'End every session of the user and revoke their refresh tokens', params: userParams, response: noContent204, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
+    await logoutUser(store, { realmId: user.realmId, user: user.id }, actorOf(caller));
+    return reply.code(204).send();
+  });
+
+  app.get<UserReq>('/realms/:realm/users/:id/consents', { schema: { tags, summary: 'The scopes the user granted, per client', params: userParams, security } }, async (req) => {
+    const caller = callerOf(req);
+    const user = await target(caller, req.params.realm, req.params.id, 'view-users');
+    return (await userConsents(store, { realmId: user.realmId, user: user.id })).map(toConsentRepresentation);
+  });
+
+  app.delete<{ Params: { realm: string; id: string; client: string } }>(
+    '/realms/:realm/users/:id/consents/:client',
+    { schema: { tags, summary: "Withdraw the user's consent to a client and revoke the client's tokens for the user", params: params({ id: { type: 'string', maxLength: 64 }, client: { type: 'string', maxLength: 255 } }), response: noContent204, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
+      await revokeConsent(store, { realmId: user.realmId, user: user.id, clientId: req.params.client }, actorOf(caller));
+      return reply.code(204).send();
+    },
+  );
+
+  app.get<UserReq>(
+    '/realms/:realm/attack-detection/brute-force/users/:id',
+    { schema: { tags: ['attack-detection'], summary: "A user's failed-login count and lockout", params: userParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const user = await target(caller, req.params.realm, req.params.id, 'view-users');
+      return toBruteForceRepresentation(await bruteForceStatus(store, { realmId: user.realmId, user: user.id }));
+    },
+  );
+
+  app.delete<UserReq>(
+    '/realms/:realm/attack-detection/brute-force/users/:id',
+    { schema: { tags: ['attack-detection'], summary: 'Clear the lockout of a user', params: userParams, response: noContent204, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
+      await unlockUser(store, { realmId: user.realmId, user: user.id }, actorOf(caller));
+      return reply.code(204).send();
+    },
+  );
+}
