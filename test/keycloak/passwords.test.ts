@@ -117,6 +117,10 @@ describe('Keycloak password hashes', () => {
       [{ secretData: '{not json', credentialData: '{}' }, /secretData is not JSON/],
       [{ secretData: JSON.stringify({ value: randomBytes(32).toString('base64'), salt }), credentialData: JSON.stringify({ hashIterations: 1, algorithm: 'argon2', additionalParameters: { type: ['x'] } }) }, /argon2 type/],
       [{ hashedSaltedValue: 'AAAA', hashIterations: 1, algorithm: 'md5', salt }, /unknown hash algorithm/],
+      [{ secretData: JSON.stringify({ value: randomBytes(32).toString('base64'), salt }), credentialData: JSON.stringify({ hashIterations: 5, algorithm: 'argon2', additionalParameters: { memory: ['4194304'] } }) }, /argon2 memory "4194304" is out of range/],
+      [{ secretData: JSON.stringify({ value: randomBytes(32).toString('base64'), salt }), credentialData: JSON.stringify({ hashIterations: 1e9, algorithm: 'pbkdf2-sha512' }) }, /hashIterations 1000000000 is out of range/],
+      [{ value: '$argon2id$v=19$m=4194304,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$aGFzaGhhc2hoYXNoaGFzaA' }, /argon2 memory "4194304" is out of range/],
+      [{ value: '$argon2id$v=19$m=19456' }, /malformed/],
     ];
     for (const [c, reason] of bad) {
       const r = importCredential(c);

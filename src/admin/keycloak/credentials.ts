@@ -56,6 +56,16 @@ function positiveInt(v: string, what: string, max: number): number {
   return Number(v);
 }
 
+/** A PHC argon2 string kept as it is, once its cost parameters are within the bounds below. */
+function checkedPhc(value: string): string {
+  const m = /^\$argon2(?:id|i|d)\$v=(?:16|19)\$m=(\d{1,10}),t=(\d{1,10}),p=(\d{1,3})\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{6,}$/.exec(value);
+  if (!m) throw new Error('the argon2 PHC string is malformed');
+  positiveInt(m[1]!, 'argon2 memory', 262_144);
+  positiveInt(m[2]!, 'argon2 iterations', 100);
+  positiveInt(m[3]!, 'argon2 parallelism', 16);
+  return value;
+}
+
 const noPad = (b: Buffer): string => b.toString('base64').replace(/=+$/, '');
 
 function hashFrom(algorithm: string, iterations: unknown, salt: Buffer, value: Buffer, params: Record<string, unknown>): string {
@@ -70,9 +80,11 @@ function hashFrom(algorithm: string, iterations: unknown, salt: Buffer, value: B
     if (!ARGON2_TYPES.has(type)) throw new Error(`argon2 type ${JSON.stringify(type)} is not id, i or d`);
     const version = param(params, 'version', '1.3');
     if (version !== '1.3' && version !== '1.0') throw new Error(`argon2 version ${JSON.stringify(version)} is not 1.3 or 1.0`);
-    const m = positiveInt(param(params, 'memory', '7168'), 'argon2 memory', 4_194_304);
-    const p = positiveInt(param(params, 'parallelism', '1'), 'argon2 parallelism', 255);
-    const t = positiveInt(String(iterations ?? 5), 'argon2 iterations', 1_000);
+    // Bounds well above Keycloak's defaults, so that no imported hash can make one login take
+    // gigabytes of memory or minutes of CPU.
+    const m = positiveInt(param(params, 'memory', '7168'), 'argon2 memory', 262_144);
+    const p = positiveInt(param(params, 'parallelism', '1'), 'argon2 parallelism', 16);
+    const t = positiveInt(String(iterations ?? 5), 'argon2 iterations', 100);
     if (salt.length < 8) throw new Error('the argon2 salt is shorter than 8 bytes');
     if (value.length < 4) throw new Error('the argon2 hash is too short');
     // The PHC string @node-rs/argon2 verifies; version 1.3 is 19 (0x13), 1.0 is 16 (0x10).
@@ -89,7 +101,7 @@ export function importCredential(c: KeycloakCredential): ImportedCredential {
   try {
     if (typeof c.value === 'string' && c.value !== '') {
       // A third-party argon2 provider for Keycloak before 25 keeps a PHC string in `value`.
-      if (/^\$argon2(id|i|d)\$/.test(c.value)) return { hash: c.value, algorithm: 'argon2' };
+      if (/^\$argon2(id|i|d)\$/.test(c.value)) return { hash: checkedPhc(c.value), algorithm: 'argon2' };
       return { plain: c.value };
     }
     if (typeof c.hashedSaltedValue === 'string') {
@@ -102,7 +114,7 @@ export function importCredential(c: KeycloakCredential): ImportedCredential {
     const algorithm = data.algorithm;
     if (typeof algorithm !== 'string') throw new Error('credentialData has no algorithm');
     const params = data.additionalParameters && typeof data.additionalParameters === 'object' ? (data.additionalParameters as Record<string, unknown>) : {};
-    if (typeof secret.value === 'string' && /^\$argon2(id|i|d)\$/.test(secret.value)) return { hash: secret.value, algorithm };
+    if (typeof secret.value === 'string' && /^\$argon2(id|i|d)\$/.test(secret.value)) return { hash: checkedPhc(secret.value), algorithm };
     return { hash: hashFrom(algorithm, data.hashIterations, base64(secret.salt, 'salt'), base64(secret.value, 'the hash value'), params), algorithm };
   } catch (err) {
     return { unusable: (err as Error).message };
