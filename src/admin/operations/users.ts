@@ -10,7 +10,17 @@ import type { SessionSummary } from '../../storage/repos/session-admin.js';
 
 export async function createUser(
   store: Store,
-  input: { realmId: string; username: string; password: string; email?: string; orgAliases?: string[]; enabled?: boolean; firstName?: string; lastName?: string; emailVerified?: boolean },
+  input: {
+    realmId: string;
+    username: string;
+    password: string;
+    email?: string;
+    orgAliases?: string[];
+    firstName?: string;
+    lastName?: string;
+    emailVerified?: boolean;
+    enabled?: boolean;
+  },
   actor: Actor = cliActor(),
 ): Promise<{ id: string }> {
   await requireRealm(store, input.realmId);
@@ -43,7 +53,7 @@ export async function createUser(
     organizationIds: [...new Set(orgIds)],
   });
   if (input.enabled === false) await store.users.update(id, { enabled: false });
-  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'USER', resourcePath: `users/${id}`, representation: { username: input.username.toLowerCase(), email: input.email, enabled: input.enabled ?? true, organizations: input.orgAliases } });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'USER', resourcePath: `users/${id}`, representation: { username: input.username.toLowerCase(), email: input.email, firstName: input.firstName, lastName: input.lastName, emailVerified: input.emailVerified, enabled: input.enabled ?? true, organizations: input.orgAliases } });
   return { id };
 }
 
@@ -77,6 +87,10 @@ export interface UserUpdate {
   user: string;
   /** A new email, or null to remove it. */
   email?: string | null;
+  /** New names, or null to remove them. */
+  firstName?: string | null;
+  lastName?: string | null;
+  emailVerified?: boolean;
   enabled?: boolean;
   /** The complete list of organizations (ids or aliases) the user belongs to after the update. */
   organizations?: string[];
@@ -90,11 +104,17 @@ export interface UserUpdate {
 export async function updateUser(store: Store, input: UserUpdate, actor: Actor = cliActor()): Promise<User> {
   const user = await requireUser(store, input.realmId, input.user);
   if (typeof input.email === 'string') checkEmail(input.email);
+  for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
+    if (typeof v === 'string' && (v.length > 255 || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have at most 255 characters, no control characters`);
+  }
   const orgIds = input.organizations !== undefined ? await organizationIds(store, input.realmId, input.organizations) : undefined;
   const t = now();
   await store.users.update(user.id, {
     ...(input.email !== undefined ? { email: input.email === '' ? null : input.email } : {}),
     ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+    ...(input.firstName !== undefined ? { firstName: input.firstName === '' ? null : input.firstName } : {}),
+    ...(input.lastName !== undefined ? { lastName: input.lastName === '' ? null : input.lastName } : {}),
+    ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}),
   });
   if (orgIds !== undefined) await store.userAdmin.setOrganizations(user.id, orgIds, t);
   if (input.enabled === false && user.enabled) {
