@@ -11,7 +11,7 @@ import { MASTER_REALM, REALM_MANAGEMENT } from '../authorization.js';
 import { checkRedirectUri, checkWebOrigin, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
 import { createRealm, updateRealm } from './realms.js';
-import { createClient } from './clients.js';
+import { createClient, deleteClient } from './clients.js';
 import { checkDomains, createOrganization } from './organizations.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
 
@@ -560,7 +560,7 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
     if (policy === 'FAIL' && (existingClients.size > 0 || existingUsers.size > 0)) {
       throw new ConflictError(`already in realm ${realmId}: ${[...existingClients].map((c) => `client ${c}`).concat([...existingUsers].map((u) => `user ${u}`)).join(', ')}`);
     }
-    if (policy === 'OVERWRITE') for (const id of existingClients) await tx.clients.delete(realmId, id);
+    if (policy === 'OVERWRITE') for (const id of existingClients) await deleteClient(tx, { realmId, clientId: id }, actor);
     const report = new RealmReportBuilder(realmId);
     const scopes = new Set((await tx.realms.scopes(realmId)).map((s) => s.name));
     const clients = await importClients(tx, realmId, rep, scopes, { ifExists: 'skip', includeBuiltinClients: true }, report, actor);
