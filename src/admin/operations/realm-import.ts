@@ -360,7 +360,7 @@ async function importUsers(store: Store, realmId: string, rep: Json, report: Rea
     const element = `user ${username}`;
     const id = str(u.id);
     if (u.serviceAccountClientId) {
-      report.mapped(element, `service account of ${String(u.serviceAccountClientId)}: made with its client`);
+      report.mapped(element, `service account of ${String(u.serviceAccountClientId)}: made with its client, under a new id (the sub of its client_credentials tokens changes)`);
       continue;
     }
     if (u.federationLink) {
