@@ -6,8 +6,8 @@ import type { Client } from '../storage/types.js';
 import { checkChosenClientSecret } from '../admin/validation.js';
 
 const AUTH_METHOD_HELP = 'token endpoint authentication the client may use: client_secret_basic, client_secret_post (repeatable or comma-separated; default both)';
-const WEB_ORIGIN_HELP = 'a browser origin allowed to call the token, userinfo and account endpoints (CORS) and to frame the session-status page; "+" = the origins of the redirect URIs (repeatable)';
 const ID_TOKEN_ALG_HELP = 'algorithm of its ID tokens: RS256 (default), ES256 or EdDSA';
+const WEB_ORIGIN_HELP = 'a browser origin (scheme://host[:port]) allowed to call the token, userinfo and account endpoints (CORS) and to frame the session-status page; "+" = the origins of the redirect URIs; "*" is refused';
 const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
 
 /** One line per setting, as `client update` and `client show` print them. */
@@ -21,9 +21,9 @@ export function describeClient(c: Client): string {
     ['auth methods', c.authMethods.join(' ')],
     ['ID token alg', c.idTokenAlg],
     ['audiences', c.audiences.join(' ')],
-    ['web origins', c.webOrigins.join(' ')],
     ['flows', [c.standardFlowEnabled ? 'code' : '', c.directAccessGrantsEnabled ? 'password' : '', c.serviceAccountsEnabled ? 'client_credentials' : ''].filter(Boolean).join(' ')],
     ['PKCE', c.public || c.pkceMethod === 'S256' ? 'required (S256)' : 'optional'],
+    ['web origins', c.webOrigins.join(' ')],
   ];
   return lines.map(([k, v]) => `${k}:${' '.repeat(18 - k.length)}${v}\n`).join('');
 }
@@ -50,13 +50,13 @@ interface UpdateOptions {
   audience: string[];
   addAudience: string[];
   removeAudience: string[];
-  webOrigin: string[];
-  addWebOrigin: string[];
-  removeWebOrigin: string[];
   standardFlow?: boolean;
   passwordGrant?: boolean;
   serviceAccount?: boolean;
   pkce?: '' | 'S256';
+  webOrigin: string[];
+  addWebOrigin: string[];
+  removeWebOrigin: string[];
 }
 
 const PASSWORD_GRANT_HELP = 'the password grant (RFC 6749 4.3) for this client, as kcadm and keycloak-admin-client log in';
@@ -76,11 +76,11 @@ export function registerClient(program: Command): void {
     .option('--post-logout-redirect-uri <uri>', 'where logout may send the user back (repeatable)', collect, [])
     .option('--id-token-alg <alg>', ID_TOKEN_ALG_HELP)
     .option('--audience <aud>', AUDIENCE_HELP, collect, [])
-    .option('--web-origin <origin>', WEB_ORIGIN_HELP, collect, [])
     .option('--password-grant', PASSWORD_GRANT_HELP)
     .option('--service-account', SERVICE_ACCOUNT_HELP)
     .option('--no-standard-flow', 'no authorization code flow (a client for the password grant or client_credentials only; then no --redirect-uri is needed)')
     .option('--require-pkce', 'a confidential client must use PKCE too (public clients always must)')
+    .option('--web-origin <origin>', `${WEB_ORIGIN_HELP} (repeatable)`, collect, [])
     .action(
       async (
         realmId: string,
@@ -116,7 +116,6 @@ export function registerClient(program: Command): void {
             postLogoutRedirectUris: o.postLogoutRedirectUri,
             ...(o.idTokenAlg !== undefined ? { idTokenAlg: o.idTokenAlg } : {}),
             audiences: o.audience,
-            webOrigins: o.webOrigin,
             standardFlowEnabled: o.standardFlow,
             ...(o.passwordGrant ? { directAccessGrantsEnabled: true } : {}),
             ...(o.serviceAccount ? { serviceAccountsEnabled: true } : {}),
@@ -145,13 +144,13 @@ export function registerClient(program: Command): void {
     .option('--audience <aud>', AUDIENCE_HELP.replace('; repeatable', '; replaces the current ones; repeatable'), collect, [])
     .option('--add-audience <aud>', 'add an audience (repeatable)', collect, [])
     .option('--remove-audience <aud>', 'remove an audience (repeatable)', collect, [])
-    .option('--web-origin <origin>', WEB_ORIGIN_HELP.replace('(repeatable)', '(replaces the current ones; repeatable)'), collect, [])
-    .option('--add-web-origin <origin>', 'add a web origin (repeatable)', collect, [])
-    .option('--remove-web-origin <origin>', 'remove a web origin (repeatable)', collect, [])
     .option('--standard-flow <on|off>', 'the authorization code flow', onOff('--standard-flow'))
     .option('--password-grant <on|off>', PASSWORD_GRANT_HELP, onOff('--password-grant'))
     .option('--service-account <on|off>', SERVICE_ACCOUNT_HELP, onOff('--service-account'))
     .option('--require-pkce <on|off>', 'whether a confidential client must use PKCE (public clients always must)', (v: string) => (onOff('--require-pkce')(v) ? 'S256' : ''))
+    .option('--web-origin <origin>', `${WEB_ORIGIN_HELP} (replaces the current ones; repeatable)`, collect, [])
+    .option('--add-web-origin <origin>', 'add a web origin (repeatable)', collect, [])
+    .option('--remove-web-origin <origin>', 'remove a web origin (repeatable)', collect, [])
     .action(async (realmId: string, clientId: string, o: UpdateOptions) => {
       if (o.enable && o.disable) throw new CliError('give --enable or --disable, not both');
       const redirectUris = listChange(o.redirectUri, o.addRedirectUri, o.removeRedirectUri);
@@ -170,11 +169,11 @@ export function registerClient(program: Command): void {
           ...(o.authMethod.length > 0 ? { authMethods: o.authMethod } : {}),
           ...(o.idTokenAlg !== undefined ? { idTokenAlg: o.idTokenAlg } : {}),
           ...(audiences ? { audiences } : {}),
-          ...(webOrigins ? { webOrigins } : {}),
           ...(o.standardFlow !== undefined ? { standardFlowEnabled: o.standardFlow } : {}),
           ...(o.passwordGrant !== undefined ? { directAccessGrantsEnabled: o.passwordGrant } : {}),
           ...(o.serviceAccount !== undefined ? { serviceAccountsEnabled: o.serviceAccount } : {}),
           ...(o.requirePkce !== undefined ? { pkceMethod: o.requirePkce } : {}),
+          ...(webOrigins ? { webOrigins } : {}),
         }),
       );
       process.stdout.write(`updated client ${clientId} in realm ${realmId}\n${describeClient(updated)}`);

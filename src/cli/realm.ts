@@ -15,7 +15,8 @@ function realmSettingOptions(cmd: Command): Command {
     .option('--max-login-failures <n>', 'failed logins of a username before it is locked (default 5)', intArg('max login failures'))
     .option('--lockout-seconds <s>', 'first lockout; each further one doubles (default 60)', intArg('lockout seconds'))
     .option('--max-lockout-seconds <s>', 'longest lockout (default 900)', intArg('max lockout seconds'))
-    .addOption(new Option('--signing-alg <alg>', 'signing algorithm of new keys').choices(['RS256', 'ES256', 'EdDSA']));
+    .addOption(new Option('--signing-alg <alg>', 'signing algorithm of new keys').choices(['RS256', 'ES256', 'EdDSA']))
+    .addOption(new Option('--access-token-format <format>', "access tokens as Keycloak's JWTs (jwt, the default) or RFC 9068 JWTs (header typ at+jwt, claim client_id)").choices(['jwt', 'rfc9068']));
 }
 
 function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
@@ -27,6 +28,7 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.ssoSessionLifetime !== undefined) s.ssoSessionLifetime = o.ssoSessionLifetime as number;
   if (o.audience !== undefined) s.accessTokenAudience = o.audience as string;
   if (o.signingAlg !== undefined) s.signingAlg = o.signingAlg as string;
+  if (o.accessTokenFormat !== undefined) s.accessTokenFormat = o.accessTokenFormat as 'jwt' | 'rfc9068';
   if (o.maxLoginFailures !== undefined) s.maxLoginFailures = o.maxLoginFailures as number;
   if (o.lockoutSeconds !== undefined) s.lockoutSeconds = o.lockoutSeconds as number;
   if (o.maxLockoutSeconds !== undefined) s.maxLockoutSeconds = o.maxLockoutSeconds as number;

@@ -12,12 +12,32 @@ export function registerUser(program: Command): void {
     .option('--password <pw>', 'the password (visible in the process list: prefer --password-stdin)')
     .option('--password-stdin', 'read the password from standard input')
     .option('--email <email>', 'email address')
+    .option('--first-name <name>', 'given name (the given_name claim; name joins first and last)')
+    .option('--last-name <name>', 'family name (the family_name claim)')
+    .option('--email-verified', 'the email address is known to belong to the user (the email_verified claim)')
     .option('--org <alias>', 'make the user a member of this organization (repeatable)', collect, [])
-    .action(async (realmId: string, username: string, o: { password?: string; passwordStdin?: boolean; email?: string; org: string[] }) => {
+    .action(
+      async (
+        realmId: string,
+        username: string,
+        o: { password?: string; passwordStdin?: boolean; email?: string; firstName?: string; lastName?: string; emailVerified?: boolean; org: string[] },
+      ) => {
       const password = await passwordFrom(o);
-      await withStore((store) => createUser(store, { realmId, username, password, ...(o.email ? { email: o.email } : {}), orgAliases: o.org }));
+      await withStore((store) =>
+        createUser(store, {
+          realmId,
+          username,
+          password,
+          ...(o.email ? { email: o.email } : {}),
+          ...(o.firstName !== undefined ? { firstName: o.firstName } : {}),
+          ...(o.lastName !== undefined ? { lastName: o.lastName } : {}),
+          ...(o.emailVerified ? { emailVerified: true } : {}),
+          orgAliases: o.org,
+        }),
+      );
       process.stdout.write(`created user ${username.toLowerCase()} in realm ${realmId}\n`);
-    });
+      },
+    );
   user
     .command('set-password <realm> <username>')
     .description("replace a user's password")

@@ -22,16 +22,28 @@ export async function hashClientSecret(secret: string, opts: { generated: boolea
 const verified = new Map<string, number>();
 const VERIFIED_TTL_MS = 10 * 60_000;
 
-export async function verifyClientSecret(stored: string, presented: string): Promise<boolean> {
-  const presentedSha = crypto.createHash('sha256').update(presented).digest('base64url');
-  if (stored.startsWith(SHA_PREFIX)) return safeEqual(stored.slice(SHA_PREFIX.length), presentedSha);
-  const key = stored + '\0' + presentedSha;
-  const until = verified.get(key);
-  if (until !== undefined && until > Date.now()) return true;
-  const ok = await verifyPassword(stored, presented);
-  if (ok) {
-    if (verified.size > 10_000) verified.clear();
-    verified.set(key, Date.now() + VERIFIED_TTL_MS);
+/**
+ * True when one of the presented readings of a secret matches (Basic credentials may be read two ways:
+ * RFC 6749 2.3.1 form-decoded, or raw as RFC 7617 sends them). A generated secret is checked against
+ * every reading, each in constant time; an argon2id hash at most once per reading (two at most).
+ */
+export async function verifyClientSecret(stored: string, presented: string | readonly string[]): Promise<boolean> {
+  const readings = (typeof presented === 'string' ? [presented] : [...new Set(presented)]).slice(0, 2);
+  const shas = readings.map((p) => crypto.createHash('sha256').update(p).digest('base64url'));
+  if (stored.startsWith(SHA_PREFIX)) {
+    // Every comparison runs: which reading matched is not visible in the timing.
+    const matches = shas.map((sha) => safeEqual(stored.slice(SHA_PREFIX.length), sha));
+    return matches.includes(true);
   }
-  return ok;
+  for (let i = 0; i < readings.length; i++) {
+    const key = stored + '\0' + shas[i];
+    const until = verified.get(key);
+    if (until !== undefined && until > Date.now()) return true;
+    if (await verifyPassword(stored, readings[i]!)) {
+      if (verified.size > 10_000) verified.clear();
+      verified.set(key, Date.now() + VERIFIED_TTL_MS);
+      return true;
+    }
+  }
+  return false;
 }

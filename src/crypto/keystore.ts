@@ -38,8 +38,13 @@ export async function generateSigningKey(realmId: string, alg: SigningAlg, now: 
 
 const ENCODER = new TextEncoder();
 
+type Signer = { header: CompactJWSHeaderParameters; key: CryptoKey | Uint8Array };
+
 interface RealmKeys {
-  signer: { header: CompactJWSHeaderParameters; key: CryptoKey | Uint8Array } | undefined;
+  /** The realm's signing key (its signing algorithm): access tokens, and ID tokens of that algorithm. */
+  signer: Signer | undefined;
+  /** The newest active key of each algorithm (ID tokens of clients that chose another algorithm). */
+  byAlg: Map<string, Signer>;
   jwks: { keys: JWK[] };
   verifier: ReturnType<typeof createLocalJWKSet>;
   /** The HMAC keys of refresh tokens (never published). */
@@ -63,12 +68,17 @@ export class KeyStore {
       const realm = await this.store.realms.get(realmId);
       const now = nowSeconds(this.clock);
       const keys = (await this.store.keys.list(realmId)).filter((k) => realm && isPublished(k, realm.accessTokenLifetime, now));
-      const active = keys.find((k) => k.status === 'active');
-      let signer: RealmKeys['signer'];
-      if (active) signer = { header: { alg: active.alg, kid: active.kid, typ: 'JWT' }, key: await importJWK(JSON.parse(openPrivateJwk(active.privateJwk)) as JWK, active.alg) };
+      // Keys come newest first: the newest active key of each algorithm signs for it.
+      const byAlg = new Map<string, Signer>();
+      for (const k of keys) {
+        if (k.status !== 'active' || byAlg.has(k.alg)) continue;
+        byAlg.set(k.alg, { header: { alg: k.alg, kid: k.kid, typ: 'JWT' }, key: await importJWK(JSON.parse(openPrivateJwk(k.privateJwk)) as JWK, k.alg) });
+      }
+      const newest = keys.find((k) => k.status === 'active');
+      const signer = (realm && byAlg.get(realm.signingAlg)) ?? (newest ? byAlg.get(newest.alg) : undefined);
       const jwks = { keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) };
       const refresh = importHmacKeys(await this.store.hmacKeys.list(realmId));
-      return { signer, jwks, verifier: createLocalJWKSet(jwks), refresh };
+      return { signer, byAlg, jwks, verifier: createLocalJWKSet(jwks), refresh };
     });
   }
 
@@ -88,12 +98,22 @@ export class KeyStore {
     return alg;
   }
 
-  async sign(realmId: string, payload: JWTPayload): Promise<string> {
-    const keys = await this.load(realmId);
-    const signer = keys?.signer;
+  /**
+   * Signs with the realm's key or, given `alg`, with its active key of that algorithm, generated on
+   * first use (a client's id_token_signed_response_alg; a rotation retires it like the others).
+   */
+  async sign(realmId: string, payload: JWTPayload, alg?: SigningAlg, opts: { typ?: string } = {}): Promise<string> {
+    let keys = await this.load(realmId);
+    let signer = alg ? keys?.byAlg.get(alg) : keys?.signer;
+    if (!signer && alg && keys?.signer) {
+      await this.ensureAlgKey(realmId, alg, nowSeconds(this.clock));
+      keys = await this.load(realmId);
+      signer = keys?.byAlg.get(alg);
+    }
     if (!signer) throw new Error(`realm ${realmId} has no active signing key`);
     // CompactSign over the serialized claims: SignJWT would copy and re-validate them on every call.
-    return new CompactSign(ENCODER.encode(JSON.stringify(payload))).setProtectedHeader(signer.header).sign(signer.key);
+    const header = opts.typ ? { ...signer.header, typ: opts.typ } : signer.header;
+    return new CompactSign(ENCODER.encode(JSON.stringify(payload))).setProtectedHeader(header).sign(signer.key);
   }
 
   /**
@@ -113,6 +133,19 @@ export class KeyStore {
     } catch {
       return undefined;
     }
+  }
+
+  /** Makes sure the realm has an active key of `alg` besides its signing key (for ID tokens). */
+  async ensureAlgKey(realmId: string, alg: SigningAlg, now: number): Promise<void> {
+    const keys = await this.store.keys.list(realmId);
+    if (keys.some((k) => k.status === 'active' && k.alg === alg)) return;
+    await this.store.keys.insert(await generateSigningKey(realmId, alg, now));
+    this.cache.clear();
+  }
+
+  /** The algorithms the realm's active keys sign with. */
+  async activeAlgorithms(realmId: string): Promise<string[]> {
+    return [...((await this.load(realmId))?.byAlg.keys() ?? [])];
   }
 
   /** Makes sure the realm has an active key, generating one with the realm's algorithm when it has none. */

@@ -122,3 +122,12 @@ export function verifyRefreshJwt(keys: RefreshKeys, token: string, opts: { issue
   if (opts.now !== undefined && c.exp <= opts.now) return { ok: false, expired: true };
   return { ok: true, claims: c as unknown as RefreshClaims };
 }
+
+/**
+ * Refresh tokens issued before they were JWTs: 256 random bits, base64url (43 characters). They stay
+ * valid after an upgrade (looked up by hash, as before) until they are rotated into JWTs or expire, so
+ * that an upgrade does not log every client out. Nothing else reaches the database unsigned.
+ */
+export function isLegacyRefreshToken(token: string): boolean {
+  return /^[A-Za-z0-9_-]{43}$/.test(token);
+}

@@ -1,12 +1,15 @@
-import type { Client } from '../storage/types.js';
+import type { Client, ClientAuthMethod } from '../storage/types.js';
 import type { Services } from '../services.js';
 import { verifyClientSecret } from '../crypto/client-secrets.js';
 import { OAuthError } from './errors.js';
 import type { Params } from './params.js';
 
 export interface BasicCredentials {
+  /** The credentials form-decoded as RFC 6749 2.3.1 says (the raw ones when they do not decode). */
   clientId: string;
   secret: string;
+  /** As sent, when that differs from the decoded form (RFC 7617: curl, Authlib and others send them raw). */
+  raw?: { clientId: string; secret: string };
 }
 
 /** Decodes application/x-www-form-urlencoded text ('+' is a space); undefined when malformed. */
@@ -18,8 +21,13 @@ function formDecode(s: string): string | undefined {
   }
 }
 
+const usable = (id: string, secret: string): boolean => id !== '' && !id.includes('\0') && !secret.includes('\0');
+
 /**
- * RFC 6749 2.3.1 / RFC 7617: Basic base64(urlencode(client_id) ':' urlencode(client_secret)).
+ * HTTP Basic client credentials. RFC 6749 2.3.1 says base64(urlencode(client_id) ':' urlencode(secret));
+ * many clients (curl -u, Authlib, requests) send RFC 7617's plain base64(id ':' secret). Both readings
+ * split at the first colon (an encoded id has none; RFC 7617 2 forbids one in a user-id); the raw
+ * reading is kept when it differs, and tried when the decoded one does not match.
  * Returns undefined when there is no Basic header, throws invalid_client when it is malformed.
  */
 export function parseBasicAuth(header: string | undefined): BasicCredentials | undefined {
@@ -32,20 +40,22 @@ export function parseBasicAuth(header: string | undefined): BasicCredentials | u
   const decoded = Buffer.from(m[1] ?? '', 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) throw new OAuthError('invalid_client', 'malformed Basic credentials');
-  const clientId = formDecode(decoded.slice(0, colon));
-  const secret = formDecode(decoded.slice(colon + 1));
-  if (clientId === undefined || secret === undefined || clientId === '' || clientId.includes('\0') || secret.includes('\0')) {
-    throw new OAuthError('invalid_client', 'malformed Basic credentials');
-  }
-  return { clientId, secret };
+  const raw = { clientId: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+  const clientId = formDecode(raw.clientId);
+  const secret = formDecode(raw.secret);
+  const form = clientId !== undefined && secret !== undefined && usable(clientId, secret) ? { clientId, secret } : undefined;
+  const rawOk = usable(raw.clientId, raw.secret);
+  if (form) return rawOk && (raw.clientId !== form.clientId || raw.secret !== form.secret) ? { ...form, raw } : form;
+  if (rawOk) return raw;
+  throw new OAuthError('invalid_client', 'malformed Basic credentials');
 }
 
 const BAD_CLIENT = 'client authentication failed';
 
 /**
- * Authenticates the client of a token request: confidential clients by HTTP Basic (the specification's
- * method) or, when registered for it, client_secret_post; public clients by client_id in the body
- * (RFC 6749 2.3, RFC 8252 8.4). Using two methods at once is invalid_request (RFC 6749 2.3).
+ * Authenticates the client of a token request: confidential clients by HTTP Basic or client_secret_post
+ * (both accepted unless the operator restricted the client to one), public clients by client_id in the
+ * body (RFC 6749 2.3, RFC 8252 8.4). Using two methods at once is invalid_request (RFC 6749 2.3).
  */
 export async function authenticateClient(services: Services, realmId: string, authorization: string | undefined, params: Params, ip = ''): Promise<Client> {
   const basic = parseBasicAuth(authorization);
@@ -53,24 +63,30 @@ export async function authenticateClient(services: Services, realmId: string, au
   const bodySecret = params.get('client_secret');
   if (basic && bodySecret !== undefined) throw new OAuthError('invalid_request', 'the client must not use more than one authentication method');
   if (basic) {
-    if (bodyId !== undefined && bodyId !== basic.clientId) throw new OAuthError('invalid_request', 'client_id does not match the authenticated client');
-    return checkSecret(services, realmId, basic.clientId, basic.secret, 'client_secret_basic', ip);
+    if (bodyId !== undefined && bodyId !== basic.clientId && bodyId !== basic.raw?.clientId) throw new OAuthError('invalid_request', 'client_id does not match the authenticated client');
+    return checkSecret(services, realmId, basic, 'client_secret_basic', ip);
   }
   if (bodySecret !== undefined) {
-    // OIDC Core 9: client_secret_post, for clients registered with it; Basic stays the default.
     if (bodyId === undefined) throw new OAuthError('invalid_client', BAD_CLIENT);
-    return checkSecret(services, realmId, bodyId, bodySecret, 'client_secret_post', ip);
+    return checkSecret(services, realmId, { clientId: bodyId, secret: bodySecret }, 'client_secret_post', ip);
   }
   if (bodyId !== undefined) {
     const client = await services.cache.client(realmId, bodyId);
     if (!client || !client.enabled) throw new OAuthError('invalid_client', BAD_CLIENT, { detail: 'unknown or disabled client' });
-    if (!client.public) throw new OAuthError('invalid_client', 'this client must authenticate with HTTP Basic', { detail: 'confidential client without credentials' });
+    if (!client.public) throw new OAuthError('invalid_client', 'this client must authenticate with its secret', { detail: 'confidential client without credentials' });
     return client;
   }
-  throw new OAuthError('invalid_client', 'client authentication is required: use HTTP Basic');
+  throw new OAuthError('invalid_client', 'client authentication is required: use HTTP Basic or client_secret_post');
 }
 
-async function checkSecret(services: Services, realmId: string, clientId: string, secret: string, method: Client['authMethod'], ip: string): Promise<Client> {
+async function checkSecret(services: Services, realmId: string, creds: BasicCredentials, method: ClientAuthMethod, ip: string): Promise<Client> {
+  // Basic credentials sent raw may name the client differently from their decoded reading.
+  let clientId = creds.clientId;
+  let secrets = creds.raw ? [creds.secret, creds.raw.secret] : [creds.secret];
+  if (creds.raw && creds.raw.clientId !== creds.clientId && !(await services.cache.client(realmId, creds.clientId))) {
+    clientId = creds.raw.clientId;
+    secrets = [creds.raw.secret];
+  }
   // Guessing a client secret: after repeated failures the client is refused for a while, from that
   // address (and, past a higher count, from anywhere), even with the right secret.
   const { perAddress, perClient } = services.clientFailures;
@@ -80,7 +96,7 @@ async function checkSecret(services: Services, realmId: string, clientId: string
   // RFC 6749 5.2: invalid_client stays a 401; Retry-After says when to try again.
   if (wait > 0) throw new OAuthError('invalid_client', 'too many failed authentication attempts: retry later', { retryAfter: Math.ceil(wait / 1000) });
   try {
-    return await verifyClient(services, realmId, clientId, secret, method);
+    return await verifyClient(services, realmId, clientId, secrets, method);
   } catch (err) {
     if (err instanceof OAuthError) {
       perAddress.fail(keyAddress);
@@ -90,16 +106,17 @@ async function checkSecret(services: Services, realmId: string, clientId: string
   }
 }
 
-async function verifyClient(services: Services, realmId: string, clientId: string, secret: string, method: Client['authMethod']): Promise<Client> {
+async function verifyClient(services: Services, realmId: string, clientId: string, secrets: string[], method: ClientAuthMethod): Promise<Client> {
   const client = await services.cache.client(realmId, clientId);
   if (!client || !client.enabled || client.public || !client.secretHash) {
     throw new OAuthError('invalid_client', BAD_CLIENT, { detail: client ? 'client disabled, public or without secret' : 'unknown client' });
   }
-  if (client.authMethod !== method) {
-    throw new OAuthError('invalid_client', method === 'client_secret_post' ? 'client_secret in the request body is not allowed for this client: use HTTP Basic' : BAD_CLIENT, {
-      detail: `client registered for ${client.authMethod}`,
+  if (!client.authMethods.includes(method)) {
+    const allowed = client.authMethods.includes('client_secret_basic') ? 'use HTTP Basic' : 'send client_id and client_secret in the request body';
+    throw new OAuthError('invalid_client', `${method === 'client_secret_post' ? 'client_secret in the request body' : 'HTTP Basic'} is not allowed for this client: ${allowed}`, {
+      detail: `client restricted to ${client.authMethods.join(', ')}`,
     });
   }
-  if (!(await verifyClientSecret(client.secretHash, secret))) throw new OAuthError('invalid_client', BAD_CLIENT, { detail: 'wrong secret' });
+  if (!(await verifyClientSecret(client.secretHash, secrets))) throw new OAuthError('invalid_client', BAD_CLIENT, { detail: 'wrong secret' });
   return client;
 }

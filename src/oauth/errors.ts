@@ -17,7 +17,9 @@ export type OAuthErrorCode =
   // RFC 8628 3.5
   | 'authorization_pending'
   | 'slow_down'
-  | 'expired_token';
+  | 'expired_token'
+  // RFC 8707 2
+  | 'invalid_target';
 
 export class OAuthError extends Error {
   readonly status: number;

@@ -5,15 +5,17 @@ import { authenticateClient } from './client-auth.js';
 import { OAuthError } from './errors.js';
 import { readParams, required, type RawParams } from './params.js';
 import { verifyAccessToken } from './access-tokens.js';
-import { verifyRefreshJwt } from '../crypto/refresh-jwt.js';
+import { isLegacyRefreshToken, verifyRefreshJwt } from '../crypto/refresh-jwt.js';
 
 export type IntrospectionResponse = { active: false } | ({ active: true } & Record<string, unknown>);
 
 const INACTIVE: IntrospectionResponse = { active: false };
 
 /**
- * RFC 7662: tells an authenticated confidential client about a token it holds. Anything revoked,
- * expired, unknown or issued to another client is {"active": false} (2.2), which says nothing more.
+ * RFC 7662: tells an authenticated confidential client of the realm about a token of the realm, whoever
+ * it was issued to (a resource server checks tokens issued to its callers, as Keycloak allows); client_id
+ * names the client the token was issued to. Refresh tokens are described to their own client only. Anything revoked, expired or unknown is {"active": false}
+ * (2.2), which says nothing more.
  */
 export async function handleIntrospection(
   services: Services,
@@ -39,28 +41,35 @@ export async function handleIntrospection(
   async function access(): Promise<IntrospectionResponse | undefined> {
     if (!token.includes('.')) return undefined;
     const claims = await verifyAccessToken(services, realm!, token);
-    if (!claims || claims.azp !== client.clientId) return undefined;
+    if (!claims) return undefined;
     const { sub, scope, exp, iat, jti, sid, aud, organization } = claims;
     const user = await services.store.users.get(sub);
     if (!user?.enabled) return undefined;
-    return { active: true, token_type: 'Bearer', scope, client_id: claims.azp, username: user.username, sub, aud, iss, exp, iat, jti, sid, organization };
+    return { active: true, token_type: 'Bearer', typ: 'Bearer', scope, client_id: claims.azp, azp: claims.azp, username: user.username, sub, aud, iss, exp, iat, jti, sid, organization };
   }
 
   async function refresh(): Promise<IntrospectionResponse | undefined> {
     // Only a token signed by the realm's HMAC key, unexpired, is looked up.
-    if (!verifyRefreshJwt(await services.keys.refreshKeys(realm!.id), token, { issuer: iss, now }).ok) return undefined;
+    const verdict = verifyRefreshJwt(await services.keys.refreshKeys(realm!.id), token, { issuer: iss, now });
+    if (!verdict.ok && !isLegacyRefreshToken(token)) return undefined;
+    const claims = verdict.ok ? verdict.claims : undefined;
     const state = await services.store.tokenState.refreshToken(tokenHash(token));
     if (!state) return undefined;
     const { token: t, chain } = state;
     // Whatever the refresh grant would refuse is inactive, a disabled user included.
     const dead =
       t.usedAt !== null || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore || !state.userEnabled;
-    if (dead || chain.clientId !== client.clientId || chain.realmId !== realm!.id) return undefined;
+    // Refresh tokens are for their own client only: no resource server has a reason to hold one.
+    if (dead || chain.realmId !== realm!.id || (claims !== undefined && chain.id !== claims.chain) || chain.clientId !== client.clientId) return undefined;
     return {
       active: true,
       token_type: 'refresh_token',
+      typ: claims?.typ ?? (chain.scopes.includes('offline_access') ? 'Offline' : 'Refresh'),
       scope: chain.scopes.join(' '),
       client_id: chain.clientId,
+      azp: chain.clientId,
+      aud: iss,
+      ...(claims ? { jti: claims.jti } : {}),
       username: state.username ?? undefined,
       sub: chain.userId,
       iss,

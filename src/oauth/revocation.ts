@@ -5,7 +5,7 @@ import { authenticateClient } from './client-auth.js';
 import { OAuthError } from './errors.js';
 import { readParams, required, type RawParams } from './params.js';
 import { verifyAccessToken } from './access-tokens.js';
-import { verifyRefreshJwt } from '../crypto/refresh-jwt.js';
+import { isLegacyRefreshToken, verifyRefreshJwt } from '../crypto/refresh-jwt.js';
 
 /**
  * RFC 7009: a client revokes a token it holds. A refresh token ends its whole chain (2.1: the server
@@ -21,7 +21,7 @@ export async function handleRevocation(services: Services, input: { realmId: str
   const now = nowSeconds(services.clock);
 
   // A refresh token signed by the realm, expired or not (its chain may live on), is looked up by hash.
-  const isRefresh = verifyRefreshJwt(await services.keys.refreshKeys(realm.id), token, { issuer: realmBase(services.config, realm.id), now: undefined }).ok;
+  const isRefresh = verifyRefreshJwt(await services.keys.refreshKeys(realm.id), token, { issuer: realmBase(services.config, realm.id), now: undefined }).ok || isLegacyRefreshToken(token);
   const state = isRefresh ? await services.store.tokenState.refreshToken(tokenHash(token)) : undefined;
   if (state) {
     if (state.chain.clientId === client.clientId && state.chain.realmId === realm.id) {

@@ -23,3 +23,17 @@ export function checkRequestedScopes(requested: string[], client: Client, realmS
     if (!realmScopes.has(s) || !client.scopes.includes(s)) throw new OAuthError('invalid_scope', 'a requested scope is not available to this client');
   }
 }
+
+/**
+ * Keycloak's default client scopes: a client registered with `profile` or `email` gets their claims
+ * with `openid` alone, without asking for them (as Keycloak releases its default client scopes). They are
+ * not added to the granted `scope` value; the consent page names them.
+ */
+export const DEFAULT_CLAIM_SCOPES: readonly string[] = ['profile', 'email'];
+
+/** The scopes whose claims a token releases: the granted ones, plus the defaults that openid implies. */
+export function claimScopes(granted: readonly string[], clientScopes: readonly string[]): string[] {
+  if (!granted.includes('openid')) return [...granted];
+  const implied = DEFAULT_CLAIM_SCOPES.filter((s) => clientScopes.includes(s) && !granted.includes(s));
+  return [...granted, ...implied];
+}

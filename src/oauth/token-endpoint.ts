@@ -3,6 +3,7 @@ import { authenticateClient, parseBasicAuth } from './client-auth.js';
 import type { EventType } from '../storage/repos/events.js';
 import { OAuthError } from './errors.js';
 import { GRANTS } from './grants/index.js';
+import { checkResources, readResources } from './resources.js';
 import { readParams, required, type RawParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
 import type { ServiceTokenResponse } from './grants/types.js';
@@ -38,7 +39,9 @@ export async function handleTokenRequest(
     throw err;
   }
   try {
-    return await grant.handle({ services, realm, client, params, ip });
+    const resources = readResources(input.body);
+    checkResources(resources, client);
+    return await grant.handle({ services, realm, client, params, resources, ip });
   } catch (err) {
     // Successes and reuse detection are recorded inside the grant's own transaction.
     const type = FAILURE_EVENT[grant.grantType];

@@ -1,4 +1,6 @@
-import type { Realm, RefreshChain, Subject } from '../storage/types.js';
+import type { Client, Realm, RefreshChain, Subject } from '../storage/types.js';
+import { claimScopes } from './scopes.js';
+import { isSigningAlg } from '../crypto/keystore.js';
 import type { NewToken } from '../storage/repos/tokens.js';
 import { realmBase, type Services } from '../services.js';
 import crypto from 'node:crypto';
@@ -71,11 +73,23 @@ export function mintRefreshToken(input: { realm: Realm; keys: RefreshKeys; issue
   return { value, hash: tokenHash(value), expiresAt };
 }
 
-/** Claims about the user that the granted scopes release (OIDC Core 5.4). */
+/**
+ * Claims about the user that the scopes release (OIDC Core 5.4): profile gives preferred_username and,
+ * where known, name, given_name and family_name; email gives email and email_verified.
+ */
 export function scopedClaims(subject: Subject, scopes: readonly string[]): Record<string, unknown> {
   const claims: Record<string, unknown> = {};
-  if (scopes.includes('profile')) claims.preferred_username = subject.username;
-  if (scopes.includes('email') && subject.email) claims.email = subject.email;
+  if (scopes.includes('profile')) {
+    claims.preferred_username = subject.username;
+    const name = [subject.firstName, subject.lastName].filter((n): n is string => !!n).join(' ');
+    if (name) claims.name = name;
+    if (subject.firstName) claims.given_name = subject.firstName;
+    if (subject.lastName) claims.family_name = subject.lastName;
+  }
+  if (scopes.includes('email') && subject.email) {
+    claims.email = subject.email;
+    claims.email_verified = subject.emailVerified;
+  }
   return claims;
 }
 
@@ -90,17 +104,40 @@ export async function roleClaims(services: Services, realmId: string, userId: st
   return claims;
 }
 
+/**
+ * The aud of an access token: the RFC 8707 resources asked for; otherwise every audience the client was
+ * given (`client create|update --audience`); otherwise the realm's audience (`account` by default).
+ */
+export function accessTokenAudience(realm: Realm, client: Client, resources: readonly string[] | undefined): string | string[] {
+  const list = resources && resources.length > 0 ? resources : client.audiences;
+  if (list.length === 0) return realm.accessTokenAudience;
+  return list.length === 1 ? list[0]! : [...list];
+}
+
 export async function buildTokenResponse(
   services: Services,
-  input: { realm: Realm; chain: RefreshChain; subject: Subject; scopes: string[]; refresh: MintedRefreshToken; now: number; nonce?: string | null },
+  input: {
+    realm: Realm;
+    client: Client;
+    chain: RefreshChain;
+    subject: Subject;
+    scopes: string[];
+    refresh: MintedRefreshToken;
+    now: number;
+    nonce?: string | null;
+    /** RFC 8707 resources of this token request, already checked against the client's audiences. */
+    resources?: string[];
+  },
 ): Promise<TokenResponse> {
-  const { realm, chain, subject, scopes, now } = input;
+  const { realm, client, chain, subject, scopes, now } = input;
+  // With openid, the claims of Keycloak's default client scopes come without being asked for.
+  const released = claimScopes(scopes, client.scopes);
   const scope = scopes.join(' ');
   const iss = realmBase(services.config, realm.id);
   const claims: Record<string, unknown> = {
     iss,
     sub: subject.userId,
-    aud: realm.accessTokenAudience,
+    aud: accessTokenAudience(realm, client, input.resources),
     azp: chain.clientId,
     typ: 'Bearer',
     exp: now + realm.accessTokenLifetime,
@@ -113,10 +150,15 @@ export async function buildTokenResponse(
     // organization (a realm where membership is not required) gets no claim, as in Keycloak.
     ...(subject.organizationAlias ? { organization: [subject.organizationAlias] } : {}),
   };
-  Object.assign(claims, scopedClaims(subject, scopes), await roleClaims(services, realm.id, subject.userId));
-  const accessToken = await services.keys.sign(realm.id, claims);
+  Object.assign(claims, scopedClaims(subject, released), await roleClaims(services, realm.id, subject.userId));
+  // RFC 9068 2.1, 2.2: header typ at+jwt and the client_id claim.
+  if (realm.accessTokenFormat === 'rfc9068') claims.client_id = client.clientId;
+  const accessToken = await services.keys.sign(realm.id, claims, undefined, realm.accessTokenFormat === 'rfc9068' ? { typ: 'at+jwt' } : {});
   let idToken: string | undefined;
   if (scopes.includes('openid')) {
+    // OIDC Registration 2: id_token_signed_response_alg, RS256 unless the client chose another, so that
+    // a realm signing its access tokens with ES256 or EdDSA still serves RS256-only relying parties.
+    const idAlg = isSigningAlg(client.idTokenAlg) ? client.idTokenAlg : 'RS256';
     // OIDC Core 2 and 12.2: the same iss, sub, aud, azp and auth_time on refresh; nonce only at login.
     idToken = await services.keys.sign(realm.id, {
       iss,
@@ -128,10 +170,10 @@ export async function buildTokenResponse(
       iat: now,
       auth_time: chain.authTime,
       ...(input.nonce ? { nonce: input.nonce } : {}),
-      at_hash: atHash(accessToken, await services.keys.algorithm(realm.id)),
+      at_hash: atHash(accessToken, idAlg),
       sid: chain.sessionId,
-      ...scopedClaims(subject, scopes),
-    });
+      ...scopedClaims(subject, released),
+    }, idAlg);
   }
   return {
     access_token: accessToken,

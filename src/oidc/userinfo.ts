@@ -1,6 +1,7 @@
 import type { Services } from '../services.js';
 import { verifyAccessToken } from '../oauth/access-tokens.js';
 import { scopedClaims } from '../oauth/tokens.js';
+import { claimScopes } from '../oauth/scopes.js';
 
 /** RFC 6750 3.1 errors of a protected resource, sent in WWW-Authenticate. */
 export class BearerError extends Error {
@@ -36,9 +37,12 @@ export async function userInfo(services: Services, realmId: string, token: strin
   if (!scopes.includes('openid')) throw new BearerError(403, 'insufficient_scope', 'the access token was not granted the openid scope');
   const user = await services.store.users.get(claims.sub);
   if (!user || !user.enabled || user.realmId !== realm.id) throw new BearerError(401, 'invalid_token', 'the user no longer exists or is disabled');
+  // With openid, the claims of Keycloak's default client scopes the client has (oauth/scopes.ts).
+  const client = await services.cache.client(realm.id, claims.azp);
+  const released = claimScopes(scopes, client?.scopes ?? []);
   return {
     sub: user.id,
-    ...scopedClaims({ userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: user.enabled, organizationAlias: null }, scopes),
+    ...scopedClaims({ userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: user.enabled, organizationAlias: null }, released),
     ...(claims.organization ? { organization: claims.organization } : {}),
   };
 }

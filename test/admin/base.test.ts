@@ -55,6 +55,21 @@ for (const dialect of dialects()) {
       assert.deepEqual(await r1.json(), await r2.json());
     });
 
+    test('bodies: empty with a JSON content type, `{}`, and a bare JSON string are accepted; malformed JSON is a 400', async () => {
+      const token = await ts.kc.getAccessToken();
+      const call = (method: string, path: string, body?: string): Promise<Response> =>
+        fetch(`${ts.baseUrl}/auth/admin/realms${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body } : {}) });
+      await ts.kc.realms.create({ realm: 'bodies' });
+      assert.equal((await call('POST', '/bodies/push-revocation', '{}')).status, 200);
+      assert.equal((await call('POST', '/bodies/push-revocation', '"a bare string"')).status, 200);
+      assert.equal((await call('POST', '/bodies/push-revocation')).status, 200);
+      const bad = await call('PUT', '/bodies', '{"realm": ');
+      assert.equal(bad.status, 400);
+      assert.equal(typeof ((await bad.json()) as { errorMessage: unknown }).errorMessage, 'string');
+      assert.equal((await call('PUT', '/bodies', '"not an object"')).status, 400);
+      assert.equal((await call('DELETE', '/bodies', '')).status, 204);
+    });
+
     test('the OpenAPI 3 document lists the admin routes', async () => {
       const r = await fetch(`${ts.baseUrl}/auth/admin/openapi.json`);
       assert.equal(r.status, 200);
@@ -74,9 +89,14 @@ for (const dialect of dialects()) {
       assert.equal(shop?.failureFactor, 3);
       assert.equal(shop?.waitIncrementSeconds, 120);
       assert.equal(await statusOf(ts.kc.realms.update({ realm: 'shop' }, { accessTokenLifespan: -1 })), 400);
+      // The whole representation sent back with one idle timeout changed: that one counts.
+      await ts.kc.realms.update({ realm: 'shop' }, { ...shop, ssoSessionIdleTimeout: 86_400 });
+      const idle = await ts.kc.realms.findOne({ realm: 'shop' });
+      assert.equal(idle?.offlineSessionIdleTimeout, 86_400);
+      assert.equal(idle?.accessTokenLifespan, 900);
       const events = await ts.store.adminEvents.list('shop');
       // Newest first: the update, then the creation.
-      assert.deepEqual(events.filter((e) => e.resourceType === 'REALM').map((e) => e.operation), ['UPDATE', 'CREATE']);
+      assert.deepEqual(events.filter((e) => e.resourceType === 'REALM').map((e) => e.operation), ['UPDATE', 'UPDATE', 'CREATE']);
       const create = events.find((e) => e.resourceType === 'REALM' && e.operation === 'CREATE')!;
       assert.equal(create.authUsername, ADMIN_USERNAME);
       assert.equal(create.authRealmId, 'master');

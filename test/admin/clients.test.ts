@@ -25,12 +25,13 @@ for (const dialect of dialects()) {
     after(() => ts.close());
 
     test('client create, read, update, delete with keycloak-admin-client; changes show in the next login through the pages', async () => {
-      const { id } = await ts.kc.clients.create({ realm: 'test', clientId: 'billing', redirectUris: ['https://billing.example.com/cb'], publicClient: false, attributes: { 'pkce.code.challenge.method': 'S256' } });
+      const { id } = await ts.kc.clients.create({ realm: 'test', clientId: 'billing', redirectUris: ['https://billing.example.com/cb'], webOrigins: ['https://billing.example.com'], publicClient: false, attributes: { 'pkce.code.challenge.method': 'S256' } });
       assert.equal(id, 'billing');
       const found = await ts.kc.clients.find({ realm: 'test', clientId: 'billing' });
       assert.equal(found.length, 1);
       assert.equal(found[0]!.attributes?.['pkce.code.challenge.method'], 'S256');
       assert.equal(found[0]!.standardFlowEnabled, true);
+      assert.deepEqual(found[0]!.webOrigins, ['https://billing.example.com']);
       assert.equal(found[0]!.directAccessGrantsEnabled, false);
 
       // Whitelisting a redirect URI of web-app: a login to it works at once through the pages.

@@ -12,6 +12,7 @@ import { DEFAULT_SCOPES } from '../../src/storage/repos/realms.js';
 import { CHROMIUM, CLIENT_ORIGIN, DESKTOP, LAUNCH_ARGS, SKIP_REASON, UPDATE_SCREENSHOTS, checkLayout, heading, interceptClient } from '../helpers/browser.js';
 
 const REQUESTED_SCOPES = ['openid', 'core_data', 'exports', 'offline_access'];
+const SHOWN_SCOPES = [...REQUESTED_SCOPES, 'profile', 'email'];
 // A state with characters that must be encoded, to prove it comes back unchanged.
 const STATE = 'st4te /+&=?é';
 
@@ -146,20 +147,21 @@ for (const dialect of dialects()) {
       await page.getByLabel('Password').fill(ts.user.password);
       await page.getByRole('button', { name: 'Sign in' }).click();
 
-      // Consent: every requested permission in plain words, nothing else.
+      // Consent: every requested permission in plain words, and the default scopes whose claims openid
+      // releases (profile, email: Keycloak's default client scopes), nothing else.
       await page.getByRole('button', { name: 'Allow' }).waitFor();
       assert.ok(onInteractionPage(ts, page), page.url());
       assert.equal(await heading(page), 'Web App wants to access your account');
       const items = page.locator('ul.permissions > li');
-      assert.equal(await items.count(), REQUESTED_SCOPES.length, (await items.allInnerTexts()).join(' | '));
-      for (const name of REQUESTED_SCOPES) {
+      assert.equal(await items.count(), SHOWN_SCOPES.length, (await items.allInnerTexts()).join(' | '));
+      for (const name of SHOWN_SCOPES) {
         const text = DEFAULT_SCOPES.find((s) => s.name === name)?.consentText;
         assert.ok(text, `no consent text for ${name}`);
         const item = page.getByRole('listitem').filter({ hasText: text });
         assert.equal(await item.count(), 1, `"${text}" (${name}) is listed once`);
         assert.ok(await item.isVisible(), `"${text}" (${name}) is visible`);
       }
-      for (const s of DEFAULT_SCOPES.filter((s) => !REQUESTED_SCOPES.includes(s.name))) {
+      for (const s of DEFAULT_SCOPES.filter((s) => !SHOWN_SCOPES.includes(s.name))) {
         assert.equal(await page.getByText(s.consentText).count(), 0, `${s.name} was not requested`);
       }
       assert.ok(await page.getByRole('button', { name: 'Deny' }).isVisible());

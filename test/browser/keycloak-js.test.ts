@@ -161,6 +161,35 @@ for (const dialect of dialects()) {
       assert.equal(r.profile.email, 'alice@example.com');
     });
 
+    test('the status iframe answers unchanged, changed and error as keycloak-js expects', async () => {
+      // A string, not a function: tsx would wrap the helper's name in a function the page does not have.
+      const src = `${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/login-status-iframe.html`;
+      const answers = await page.evaluate(`(async () => {
+        const src = ${JSON.stringify(src)};
+        const ask = (message) => new Promise((resolve) => {
+          const frame = document.createElement('iframe');
+          frame.src = src;
+          frame.style.display = 'none';
+          const onMessage = (e) => {
+            if (e.source !== frame.contentWindow) return;
+            window.removeEventListener('message', onMessage);
+            frame.remove();
+            resolve(e.data);
+          };
+          window.addEventListener('message', onMessage);
+          frame.addEventListener('load', () => frame.contentWindow.postMessage(message, new URL(src).origin));
+          document.body.appendChild(frame);
+        });
+        const sid = window.keycloak.sessionId;
+        return [await ask('my-spa ' + sid), await ask('my-spa someone-else'), await ask('web-app ' + sid), await ask('no-such-client ' + sid)];
+      })()`);
+      // web-app exists but does not allow this page's origin.
+      assert.deepEqual(answers, ['unchanged', 'changed', 'error', 'error']);
+      // The two refusals of /init were this probe's own; nothing else failed.
+      const refused = pageErrors.splice(0);
+      assert.deepEqual(refused.map((e) => /^403 .*\/init\?client_id=([^&]+)/.exec(e)?.[1]), ['web-app', 'no-such-client']);
+    });
+
     test("the guide's callApi sends a fresh bearer token", async () => {
       const status = await page.evaluate(async (url) => {
         const res = await (window as unknown as { callApi(u: string): Promise<Response> }).callApi(url);

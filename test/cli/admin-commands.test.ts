@@ -53,7 +53,7 @@ for (const dialect of dialects()) {
     });
 
     test('list commands of an unknown realm exit 1', () => {
-      for (const args of [['client', 'list', 'nope'], ['org', 'list', 'nope'], ['events', 'nope'], ['keys', 'list', 'nope']]) {
+      for (const args of [['client', 'list', 'nope'], ['user', 'list', 'nope'], ['admin-events', 'nope'], ['org', 'list', 'nope'], ['events', 'nope'], ['keys', 'list', 'nope']]) {
         const r = run(args);
         assert.equal(r.status, 1, args.join(' '));
         assert.match(r.stderr, /realm nope does not exist/);

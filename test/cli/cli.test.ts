@@ -104,29 +104,6 @@ for (const dialect of dialects()) {
       fails(['events', 'acme', '--since', 'soon'], /not a time/);
     });
 
-    test('client update changes what it is given and prints the result', () => {
-      ok(['client', 'create', 'acme', 'upd', '--redirect-uri', 'https://upd.example/cb', '--auth-method', 'client_secret_post']);
-      let r = run(['client', 'update', 'acme', 'upd', '--add-redirect-uri', 'https://upd.example/cb2', '--name', 'Updated App', '--auth-method', 'client_secret_basic,client_secret_post', '--id-token-alg', 'ES256', '--audience', 'https://api.example.com', '--scope', 'openid profile']);
-      assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stdout, /redirect URIs:\s+https:\/\/upd\.example\/cb https:\/\/upd\.example\/cb2\n/);
-      assert.match(r.stdout, /name:\s+Updated App\n/);
-      assert.match(r.stdout, /auth methods:\s+client_secret_basic client_secret_post\n/);
-      assert.match(r.stdout, /ID token alg:\s+ES256\n/);
-      assert.match(r.stdout, /audiences:\s+https:\/\/api\.example\.com\n/);
-      assert.match(r.stdout, /scopes:\s+openid profile\n/);
-      r = run(['client', 'update', 'acme', 'upd', '--remove-redirect-uri', 'https://upd.example/cb', '--disable', '--name', '']);
-      assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stdout, /client:\s+upd \(confidential, disabled\)\n/);
-      assert.match(r.stdout, /redirect URIs:\s+https:\/\/upd\.example\/cb2\n/);
-      assert.match(r.stdout, /name:\s+\n/);
-      fails(['client', 'update', 'acme', 'upd', '--remove-redirect-uri', 'https://upd.example/cb2'], /at least one redirect URI/);
-      fails(['client', 'update', 'acme', 'upd', '--auth-method', 'private_key_jwt'], /client_secret_basic or client_secret_post/);
-      fails(['client', 'update', 'acme', 'upd', '--id-token-alg', 'HS256'], /RS256, ES256 or EdDSA/);
-      fails(['client', 'update', 'acme', 'upd', '--add-redirect-uri', 'http://upd.example/cb'], /non-loopback/);
-      fails(['client', 'update', 'acme', 'nope', '--enable'], /client nope does not exist/);
-      fails(['client', 'update', 'acme', 'desktop', '--auth-method', 'client_secret_post'], /public client/);
-    });
-
     test('wrong input exits non-zero with a one-line message', () => {
       fails(['realm', 'create', 'acme'], /already exists/);
       fails(['realm', 'create', 'bad realm'], /realm name/);

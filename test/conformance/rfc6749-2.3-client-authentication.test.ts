@@ -31,10 +31,14 @@ for (const dialect of dialects()) {
       const code = await h.code({ client_id: ODD_ID });
       const res = await h.exchange(code, {}, basic(ODD_ID, ODD_SECRET));
       assert.equal(res.statusCode, 200, res.body);
-      // Reaching the grant (invalid_grant) proves authentication succeeded; the raw forms do not decode to the same values.
+      // Reaching the grant (invalid_grant) proves authentication succeeded.
       assertTokenError(await refreshWith({ authorization: basic(ODD_ID, ODD_SECRET) }), 400, 'invalid_grant');
+      // Sent raw (RFC 7617), an id with a colon cannot be told from its secret (RFC 7617 2 forbids it).
       assertTokenError(await refreshWith({ authorization: rawBasic(ODD_ID, ODD_SECRET) }), 401, 'invalid_client');
-      assertTokenError(await refreshWith({ authorization: rawBasic(encodeURIComponent(ODD_ID), ODD_SECRET) }), 401, 'invalid_client');
+      // A raw secret is tried when the decoded reading does not match (what curl and Authlib send).
+      assertTokenError(await refreshWith({ authorization: rawBasic(encodeURIComponent(ODD_ID), ODD_SECRET) }), 400, 'invalid_grant');
+      // Neither reading of a wrong secret matches.
+      assertTokenError(await refreshWith({ authorization: rawBasic(encodeURIComponent(ODD_ID), ODD_SECRET.replace('+', ' ')) }), 401, 'invalid_client');
       h.forgetClientFailures();
     });
 

@@ -268,9 +268,12 @@ for (const dialect of dialects()) {
       assert.equal(refresh.client_id, RP.id);
       assert.equal(refresh.sub, ts.user.id);
       assert.equal(refresh.token_type, 'refresh_token');
-      // Another client learns nothing about them.
+      // Another confidential client of the realm (an API) may introspect the access token and learns
+      // which client it was issued to; the refresh token stays its own client's business.
       const other = await discover(ts, ts.client.secret);
-      assert.deepEqual(await oidc.tokenIntrospection(other, tokens.access_token), { active: false });
+      const seen = await oidc.tokenIntrospection(other, tokens.access_token);
+      assert.equal(seen.active, true);
+      assert.equal(seen.client_id, RP.id);
       assert.deepEqual(await oidc.tokenIntrospection(other, tokens.refresh_token), { active: false });
 
       // Revocation (RFC 7009) of the refresh token ends its chain, and the access token issued from it.

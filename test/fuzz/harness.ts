@@ -494,7 +494,7 @@ export function describeExchange(req: SentRequest, res?: LightMyRequestResponse)
   return lines.join('\n');
 }
 
-/** RFC 6749 5.2, RFC 8628 3.5, RFC 7009 2.2.1 and RFC 6750 3.1 error codes. */
+/** RFC 6749 5.2, RFC 8628 3.5, RFC 7009 2.2.1, RFC 6750 3.1 and RFC 8707 2 error codes. */
 const OAUTH_ERRORS = new Set([
   'invalid_request',
   'invalid_client',
@@ -507,6 +507,7 @@ const OAUTH_ERRORS = new Set([
   'access_denied',
   'expired_token',
   'unsupported_token_type',
+  'invalid_target',
 ]);
 const BEARER_ERRORS = new Set(['invalid_request', 'invalid_token', 'insufficient_scope']);
 const DESCRIPTION_CHARSET = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
@@ -652,7 +653,13 @@ function serverParams(req: SentRequest): Record<string, unknown> | undefined {
 
 /** Markup the fuzz injects; none of it may come back unescaped in an HTML page. */
 export const INJECTED_MARKUP = ['<script>xss', '<img src=x onerror=xss', '<svg/onload=xss', '" onmouseover="xss', "' onfocus='xss", '<b>xss</b>', '</title><script'];
-const OWN_SCRIPTS = ['<script src="/auth/resources/code-page.js" defer></script>', '<script src="/auth/resources/form-post.js" defer></script>'];
+const OWN_SCRIPTS = [
+  '<script src="/auth/resources/code-page.js" defer></script>',
+  '<script src="/auth/resources/form-post.js" defer></script>',
+  '<script src="/auth/resources/login-status-iframe.js"></script>',
+  '<script src="/auth/resources/3p-cookies-step1.js"></script>',
+  '<script src="/auth/resources/3p-cookies-step2.js"></script>',
+];
 
 function unescapeHtml(s: string): string {
   return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#96;/g, '`').replace(/&amp;/g, '&');

@@ -4,7 +4,9 @@ import crypto from 'node:crypto';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { createClient } from '../../src/admin/operations.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createClient, updateClient } from '../../src/admin/operations.js';
 import { ValidationError } from '../../src/admin/validation.js';
 
 const SPA = { id: 'spa', redirectUri: 'http://localhost:5173/app/', origin: 'http://localhost:5173' };
@@ -102,6 +104,24 @@ for (const dialect of dialects()) {
         const other = await ts.app.inject({ method: 'GET', url: realmPath(p), headers: { origin: OTHER, authorization: `Bearer ${tokens.access_token}` } });
         assert.equal(other.headers['access-control-allow-origin'], undefined);
       }
+    });
+
+    test('client update --web-origin replaces, adds and removes origins; CORS follows at once', async () => {
+      const run = promisify(execFile);
+      const cli = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--database-url', ts.db.url, ...args]);
+      const allowed = async (origin: string) =>
+        (await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: 'x', client_id: 'listed' }, { origin })).headers['access-control-allow-origin'] === origin;
+      const out = await cli('client', 'update', REALM, 'listed', '--web-origin', 'https://c.example/', '--web-origin', '+');
+      assert.match(out.stdout, /web origins:\s+https:\/\/c\.example \+\n/);
+      assert.ok(await allowed('https://c.example'));
+      assert.ok(await allowed('https://a.example'), '+ = the origin of https://a.example/cb');
+      assert.ok(!(await allowed('https://b.example:8443')));
+      await updateClient(ts.store, { realmId: REALM, clientId: 'listed', webOrigins: { add: ['https://d.example'], remove: ['+'] } });
+      assert.ok(await allowed('https://d.example'));
+      assert.ok(!(await allowed('https://a.example')));
+      await assert.rejects(cli('client', 'update', REALM, 'listed', '--add-web-origin', '*'), /"\*" is not allowed/);
+      const list = await cli('client', 'list', REALM);
+      assert.match(list.stdout, /listed\tpublic\thttps:\/\/a\.example\/cb\tweb origins: https:\/\/c\.example https:\/\/d\.example\n/);
     });
 
     test('the authorization endpoint and the login pages never answer CORS', async () => {

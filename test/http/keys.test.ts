@@ -76,8 +76,8 @@ for (const dialect of dialects()) {
         await createOrganization(ts.store, { realmId: realm, alias: 'acme' });
         await createUser(ts.store, { realmId: realm, username: 'alice', password: ts.user.password, orgAliases: ['acme'] });
         await createClient(ts.store, { realmId: realm, clientId: 'app', redirectUris: [ts.client.redirectUri], secret: 'app-secret' });
-        const jwk = (await jwks(realm)).keys[0]!;
-        assert.equal(jwk.alg, alg);
+        // The realm's key, and an RS256 key for the ID tokens of its clients (RS256 by default).
+        assert.deepEqual((await jwks(realm)).keys.map((k) => k.alg).sort(), [alg, 'RS256'].sort());
       }
       const rotated = await rotateKeys(ts.store, { realmId: REALM, alg: 'ES256' });
       assert.equal(rotated.alg, 'ES256');
@@ -85,7 +85,9 @@ for (const dialect of dialects()) {
       const { protectedHeader } = await verify(res.json().access_token);
       assert.equal(protectedHeader.alg, 'ES256');
       assert.equal(protectedHeader.kid, rotated.kid);
-      assert.equal(decodeProtectedHeader(res.json().id_token).alg, 'ES256');
+      // ID tokens keep the client's algorithm (id_token_signed_response_alg, RS256 by default).
+      assert.equal(decodeProtectedHeader(res.json().id_token).alg, 'RS256');
+      await verify(res.json().id_token);
     });
   });
 }

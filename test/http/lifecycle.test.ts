@@ -41,12 +41,13 @@ for (const dialect of dialects()) {
       const t = await tokens();
       const res = await userinfo(t.access_token);
       assert.equal(res.statusCode, 200, res.body);
-      assert.deepEqual(res.json(), { sub: ts.user.id, preferred_username: 'alice', email: 'alice@example.com', organization: ['acme'] });
+      assert.deepEqual(res.json(), { sub: ts.user.id, preferred_username: 'alice', email: 'alice@example.com', email_verified: false, organization: ['acme'] });
       assert.equal(res.headers['cache-control'], 'no-store');
       const post = await form(`${OIDC}/userinfo`, { access_token: t.access_token });
       assert.equal(post.statusCode, 200);
+      // openid alone releases the claims of the default scopes profile and email (as Keycloak does).
       const narrow = await tokens('openid core_data');
-      assert.deepEqual(Object.keys((await userinfo(narrow.access_token)).json()).sort(), ['organization', 'sub']);
+      assert.deepEqual(Object.keys((await userinfo(narrow.access_token)).json()).sort(), ['email', 'email_verified', 'organization', 'preferred_username', 'sub']);
     });
 
     test('UserInfo errors follow RFC 6750 3.1', async () => {
@@ -72,7 +73,7 @@ for (const dialect of dialects()) {
       assert.equal((await userinfo(t.access_token)).statusCode, 401, 'expired');
     });
 
-    test('introspection describes active tokens to their client (RFC 7662 2.2)', async () => {
+    test('introspection describes active tokens to the realm\'s confidential clients (RFC 7662 2.2)', async () => {
       const t = await tokens();
       const a = (await introspect(t.access_token)).json();
       assert.equal(a.active, true);
@@ -85,9 +86,15 @@ for (const dialect of dialects()) {
       const r = (await introspect(t.refresh_token, auth, 'refresh_token')).json();
       assert.equal(r.active, true);
       assert.equal(r.token_type, 'refresh_token');
-      // Unknown, other clients' and used tokens say nothing but active: false.
+      // Any confidential client of the realm (a resource server) may introspect an access token, and
+      // learns which client it was issued to; refresh tokens are described to their own client only.
+      const seen = (await introspect(t.access_token, other)).json();
+      assert.equal(seen.active, true);
+      assert.equal(seen.client_id, ts.client.id);
+      assert.equal(seen.azp, ts.client.id);
+      assert.equal(seen.typ, 'Bearer');
+      // Unknown, used tokens and other clients' refresh tokens say nothing but active: false.
       assert.deepEqual((await introspect('garbage')).json(), { active: false });
-      assert.deepEqual((await introspect(t.access_token, other)).json(), { active: false });
       assert.deepEqual((await introspect(t.refresh_token, other)).json(), { active: false });
       const next = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: t.refresh_token }, { authorization: auth });
       assert.equal(next.statusCode, 200);

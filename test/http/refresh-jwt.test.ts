@@ -137,7 +137,7 @@ for (const dialect of dialects()) {
         'signature altered': `${h}.${p}.${flipped}`,
         'alg none': `${b64({ alg: 'none', typ: 'JWT', kid })}.${p}.`,
         'HS256 header': `${b64({ alg: 'HS256', typ: 'JWT', kid })}.${p}.${s}`,
-        'not a JWT': crypto.randomBytes(32).toString('base64url'),
+        'not a JWT': crypto.randomBytes(40).toString('base64url'),
       };
       for (const [name, token] of Object.entries(candidates)) {
         const before = calls.rotate;
@@ -164,6 +164,26 @@ for (const dialect of dialects()) {
       assert.equal(calls.rotate, before);
       // Presented after its expiry, a used token says nothing about theft: the chain lives on.
       assert.equal((await refresh(t2)).statusCode, 200);
+    });
+
+    test('a refresh token from before the upgrade (opaque, 43 characters) still works once and is rotated into a JWT', async () => {
+      const t = await login();
+      const chain = decodeJwt(t.refresh_token).chain as string;
+      // What an earlier release stored: the hash of 256 random bits, in a live chain.
+      const legacy = crypto.randomBytes(32).toString('base64url');
+      const now = Math.floor(ts.clock.nowMs() / 1000);
+      await ts.store.db.kysely
+        .insertInto('refresh_tokens')
+        .values({ hash: crypto.createHash('sha256').update(legacy).digest('base64url'), chain_id: chain, created_at: now, expires_at: now + 3600, used_at: null })
+        .execute();
+      const res = await refresh(legacy);
+      assert.equal(res.statusCode, 200, res.body);
+      const next = decodeJwt(res.json().refresh_token);
+      assert.equal(next.chain, chain);
+      assert.equal(next.gen, 2);
+      // Single use still holds for it: presented again, it revokes the chain.
+      assertInvalidGrant(await refresh(legacy));
+      assertInvalidGrant(await refresh(res.json().refresh_token));
     });
 
     test('introspection and revocation accept the JWT refresh token', async () => {

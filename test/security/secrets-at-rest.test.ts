@@ -5,7 +5,7 @@ import pino from 'pino';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { rotateKeys } from '../../src/admin/operations.js';
+import { createRealm, rotateKeys } from '../../src/admin/operations.js';
 import { openPrivateJwk, KeySecretError } from '../../src/crypto/key-encryption.js';
 import { buildApp } from '../../src/app.js';
 
@@ -51,6 +51,21 @@ for (const dialect of dialects()) {
         assert.throws(() => openPrivateJwk(row.private_jwk), KeySecretError);
         delete process.env.REALMGATE_KEY_SECRET;
         assert.throws(() => openPrivateJwk(row.private_jwk), /set REALMGATE_KEY_SECRET/);
+      } finally {
+        delete process.env.REALMGATE_KEY_SECRET;
+      }
+    });
+
+    test('with REALMGATE_KEY_SECRET the HMAC key of refresh tokens is encrypted too', async () => {
+      process.env.REALMGATE_KEY_SECRET = 'a long operator secret for tests';
+      try {
+        const realm = await createRealm(ts.store, { id: 'sealed-hmac' });
+        const row = await ts.store.db.kysely.selectFrom('hmac_keys').selectAll().where('realm_id', '=', realm.id).executeTakeFirstOrThrow();
+        assert.match(row.secret_jwk, /^enc:v1:/);
+        assert.doesNotMatch(row.secret_jwk, /"k"/);
+        assert.ok((await ts.services.keys.refreshKeys(realm.id)).signer.kid === row.kid);
+        delete process.env.REALMGATE_KEY_SECRET;
+        assert.throws(() => openPrivateJwk(row.secret_jwk), /set REALMGATE_KEY_SECRET/);
       } finally {
         delete process.env.REALMGATE_KEY_SECRET;
       }

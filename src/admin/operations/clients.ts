@@ -3,11 +3,12 @@ import type { Client, ClientAuthMethod } from '../../storage/types.js';
 import type { ClientPatch } from '../../storage/repos/clients.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
+import { isSigningAlg } from '../../crypto/keystore.js';
 import { checkRedirectUri, checkWebOrigin, NotFound, parseScopeList, ValidationError } from '../validation.js';
 import { REALM_MANAGEMENT } from '../authorization.js';
 import { now, recordAdminEvent, requireRealm, cliActor, type Actor } from './common.js';
 import { ensureServiceAccount, findServiceAccount } from './service-accounts.js';
-import { isSigningAlg } from '../../crypto/keystore.js';
+import { ensureSigningKey } from './keys.js';
 
 /** The secret methods a confidential client accepts unless its operator restricts it (RFC 6749 2.3.1). */
 export const DEFAULT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
@@ -97,8 +98,8 @@ export async function createClient(
   const scopes = input.scopes !== undefined ? await checkScopes(store, input.realmId, input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
   if (input.public && input.secret !== undefined) throw new ValidationError('a public client has no secret: leave out --secret');
   for (const uri of input.postLogoutRedirectUris ?? []) checkRedirectUri(uri);
-  const webOrigins = [...new Set((input.webOrigins ?? []).map(checkWebOrigin))];
   if (input.public && input.serviceAccountsEnabled) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
+  const webOrigins = [...new Set((input.webOrigins ?? []).map(checkWebOrigin))];
   const requested = [...(input.authMethod !== undefined ? [input.authMethod] : []), ...(input.authMethods ?? [])];
   if (input.public && requested.some((m) => m !== 'none')) throw new ValidationError('a public client does not authenticate: leave out --auth-method');
   const authMethods: ClientAuthMethod[] = input.public ? ['none'] : requested.length > 0 ? checkAuthMethods(requested) : [...DEFAULT_AUTH_METHODS];
@@ -137,6 +138,7 @@ export async function createClient(
     webOrigins,
   };
   await store.clients.create({ ...client, now: client.createdAt });
+  await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
   if (client.serviceAccountsEnabled) {
     // A client deleted earlier under the same id left its service account disabled.
     const sa = await ensureServiceAccount(store, client);
@@ -158,6 +160,8 @@ export interface ClientChanges {
   directAccessGrantsEnabled?: boolean;
   serviceAccountsEnabled?: boolean;
   pkceMethod?: '' | 'S256';
+  /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
+  webOrigins?: string[];
 }
 
 async function requireClient(store: Store, realmId: string, clientId: string): Promise<Client> {
@@ -179,6 +183,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   const after = { ...before, ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)) } as Client;
   if (c.redirectUris) for (const uri of c.redirectUris) checkRedirectUri(uri);
   if (c.postLogoutRedirectUris) for (const uri of c.postLogoutRedirectUris) checkRedirectUri(uri);
+  const webOrigins = c.webOrigins ? [...new Set(c.webOrigins.map(checkWebOrigin))] : undefined;
   if (after.standardFlowEnabled && after.redirectUris.length === 0) throw new ValidationError('the authorization code flow needs at least one redirect URI');
   if (after.public && after.serviceAccountsEnabled) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
   if (c.scopes) {
@@ -200,6 +205,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   await store.clients.update(input.realmId, input.clientId, {
     ...c,
     ...(c.redirectUris ? { redirectUris: [...new Set(c.redirectUris)] } : {}),
+    ...(webOrigins ? { webOrigins } : {}),
     ...(secretHash !== undefined ? { secretHash } : {}),
     ...(authMethods ? { authMethods } : {}),
   });
@@ -265,11 +271,28 @@ export interface ClientUpdate {
   authMethods?: string[];
   idTokenAlg?: string;
   audiences?: ListChange;
-  webOrigins?: ListChange;
   standardFlowEnabled?: boolean;
   directAccessGrantsEnabled?: boolean;
   serviceAccountsEnabled?: boolean;
   pkceMethod?: '' | 'S256';
+  webOrigins?: ListChange;
+}
+
+/** Web origins compare in their normalized form (no trailing slash); "+" stays as it is. */
+function normalizeOrigins(change: ListChange | undefined): ListChange | undefined {
+  if (!change) return undefined;
+  const norm = (v: string): string => {
+    try {
+      return checkWebOrigin(v);
+    } catch {
+      return v;
+    }
+  };
+  return {
+    ...(change.set ? { set: change.set.map(checkWebOrigin) } : {}),
+    ...(change.add ? { add: change.add.map(checkWebOrigin) } : {}),
+    ...(change.remove ? { remove: change.remove.map(norm) } : {}),
+  };
 }
 
 /**
@@ -299,8 +322,6 @@ export async function updateClient(store: Store, input: ClientUpdate, actor: Act
   if (input.idTokenAlg !== undefined) patch.idTokenAlg = checkIdTokenAlg(input.idTokenAlg);
   const audiences = applyList(client.audiences, input.audiences, checkAudience);
   if (audiences) patch.audiences = audiences;
-  const webOrigins = applyList(client.webOrigins, input.webOrigins, checkWebOrigin);
-  if (webOrigins) patch.webOrigins = webOrigins.map(checkWebOrigin);
   if (client.clientId === REALM_MANAGEMENT) throw new ValidationError(`${REALM_MANAGEMENT} holds the admin roles and cannot be changed`);
   for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
@@ -309,7 +330,10 @@ export async function updateClient(store: Store, input: ClientUpdate, actor: Act
   if ((input.standardFlowEnabled ?? client.standardFlowEnabled) && (patch.redirectUris ?? client.redirectUris).length === 0) {
     throw new ValidationError('the authorization code flow needs at least one redirect URI');
   }
+  const webOrigins = applyList(client.webOrigins, normalizeOrigins(input.webOrigins), checkWebOrigin);
+  if (webOrigins) patch.webOrigins = webOrigins;
   await store.clients.update(input.realmId, input.clientId, patch);
+  if (patch.idTokenAlg !== undefined) await ensureSigningKey(store, { realmId: input.realmId, alg: patch.idTokenAlg });
   const updated = await store.clients.get(input.realmId, input.clientId);
   if (!updated) throw new ValidationError(`client ${input.clientId} was deleted meanwhile`);
   if (updated.serviceAccountsEnabled) await ensureServiceAccount(store, updated);

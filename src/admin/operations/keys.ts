@@ -14,3 +14,14 @@ export async function rotateKeys(store: Store, input: { realmId: string; alg?: s
   if (alg !== realm.signingAlg) await store.realms.update(realm.id, { signingAlg: alg });
   return { kid: key.kid, alg };
 }
+
+/**
+ * Makes sure the realm has an active key of `alg` (for the ID tokens of a client that chose it), so that
+ * the JWKS publishes it before the first such token is signed.
+ */
+export async function ensureSigningKey(store: Store, input: { realmId: string; alg: string }): Promise<void> {
+  if (!isSigningAlg(input.alg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
+  const keys = await store.keys.list(input.realmId);
+  if (keys.some((k) => k.status === 'active' && k.alg === input.alg)) return;
+  await store.keys.insert(await generateSigningKey(input.realmId, input.alg, now()));
+}

@@ -25,6 +25,7 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   positive('the longest lockout time', s.maxLockoutSeconds, 30 * 86_400);
   if (s.accessTokenAudience !== undefined && (s.accessTokenAudience.length === 0 || s.accessTokenAudience.length > 255)) throw new ValidationError('the access token audience must have 1 to 255 characters');
   if (s.signingAlg !== undefined && !isSigningAlg(s.signingAlg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
+  if (s.accessTokenFormat !== undefined && s.accessTokenFormat !== 'jwt' && s.accessTokenFormat !== 'rfc9068') throw new ValidationError('the access token format must be jwt or rfc9068');
 }
 
 export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings>; enabled?: boolean }, actor: Actor = cliActor()): Promise<Realm> {

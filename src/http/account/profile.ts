@@ -32,14 +32,13 @@ export async function sendProfile(services: Services, req: FastifyRequest<{ Para
     const user = await services.store.users.get(claims.sub);
     if (!user || !user.enabled || user.realmId !== realm.id) throw new BearerError(401, 'invalid_token', 'the user no longer exists or is disabled');
     setNoStore(reply);
-    const u = user as typeof user & { firstName?: string | null; lastName?: string | null; emailVerified?: boolean };
     return reply.type('application/json').send({
       id: user.id,
       username: user.username,
       ...(user.email ? { email: user.email } : {}),
-      ...(u.firstName ? { firstName: u.firstName } : {}),
-      ...(u.lastName ? { lastName: u.lastName } : {}),
-      emailVerified: u.emailVerified === true,
+      ...(user.firstName ? { firstName: user.firstName } : {}),
+      ...(user.lastName ? { lastName: user.lastName } : {}),
+      emailVerified: user.emailVerified,
       attributes: {},
     });
   } catch (err) {

@@ -69,6 +69,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.directAccessGrantsEnabled !== undefined ? { directAccessGrantsEnabled: rep.directAccessGrantsEnabled } : {}),
         ...(rep.serviceAccountsEnabled !== undefined ? { serviceAccountsEnabled: rep.serviceAccountsEnabled } : {}),
         ...(rep.pkceMethod !== undefined ? { pkceMethod: rep.pkceMethod } : {}),
+        ...(rep.webOrigins ? { webOrigins: rep.webOrigins } : {}),
       },
       actorOf(caller),
     );

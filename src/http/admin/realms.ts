@@ -66,7 +66,7 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
     const caller = callerOf(req);
     const realm = await loadRealm(services, caller, req.params.realm);
     requireRole(caller, realm.id, 'manage-realm');
-    const changes = fromRealmRepresentation(body(req.body));
+    const changes = fromRealmRepresentation(body(req.body), realm);
     if (changes.id !== undefined && changes.id !== realm.id) throw new ValidationError('a realm cannot be renamed');
     await updateRealm(
       store,

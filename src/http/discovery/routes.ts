@@ -8,7 +8,7 @@ import { allowOrigin, preflight, requestOrigin, varyOrigin } from '../plugins/co
 import { realmDocument } from './realm-document.js';
 
 /** RFC 8414 / OpenID Connect Discovery 1.0: lists only what is implemented. */
-export function discoveryDocument(services: Services, realmId: string, scopes: string[]): Record<string, unknown> {
+export function discoveryDocument(services: Services, realmId: string, scopes: string[], idTokenAlgs: string[]): Record<string, unknown> {
   const issuer = realmBase(services.config, realmId);
   const oidc = `${issuer}/protocol/openid-connect`;
   return {
@@ -27,16 +27,25 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     response_modes_supported: ['query', 'fragment', 'form_post'],
     grant_types_supported: [...GRANTS.keys()],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: Object.keys(SIGNING_ALGS),
+    id_token_signing_alg_values_supported: idTokenAlgs,
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: scopes,
     authorization_response_iss_parameter_supported: true,
-    claims_supported: ['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'jti', 'scope', 'sid', 'organization', 'preferred_username', 'email'],
+    claims_supported: ['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'jti', 'scope', 'sid', 'organization', 'preferred_username', 'name', 'given_name', 'family_name', 'email', 'email_verified'],
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
   };
+}
+
+/**
+ * The algorithms the realm's ID tokens are signed with: those its clients chose, RS256 always (OIDC
+ * Discovery 3 requires it, and it is the default of id_token_signed_response_alg).
+ */
+async function idTokenAlgorithms(services: Services, realmId: string): Promise<string[]> {
+  const chosen = new Set((await services.store.clients.list(realmId)).map((c) => c.idTokenAlg));
+  return Object.keys(SIGNING_ALGS).filter((alg) => alg === 'RS256' || chosen.has(alg));
 }
 
 export async function discoveryRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
@@ -68,7 +77,7 @@ export async function discoveryRoutes(app: FastifyInstance, opts: { services: Se
     if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
     const scopes = [...((await services.cache.realmScopes(realm.id))?.keys() ?? [])];
     reply.header('cache-control', 'public, max-age=60');
-    return discoveryDocument(services, realm.id, scopes);
+    return discoveryDocument(services, realm.id, scopes, await idTokenAlgorithms(services, realm.id));
   });
 
   // RFC 8414 3: the same metadata at the OAuth well-known path.
@@ -77,7 +86,7 @@ export async function discoveryRoutes(app: FastifyInstance, opts: { services: Se
     if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
     const scopes = [...((await services.cache.realmScopes(realm.id))?.keys() ?? [])];
     reply.header('cache-control', 'public, max-age=60');
-    return discoveryDocument(services, realm.id, scopes);
+    return discoveryDocument(services, realm.id, scopes, await idTokenAlgorithms(services, realm.id));
   });
 
   app.get<{ Params: { realm: string } }>('/auth/realms/:realm/protocol/openid-connect/certs', async (req, reply) => {

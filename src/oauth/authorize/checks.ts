@@ -2,6 +2,7 @@ import type { Client, Realm, Scope, AuthorizationParams } from '../../storage/ty
 import { OAuthError, safeDescription } from '../errors.js';
 import { readParams, type RawParams } from '../params.js';
 import { checkRequestedScopes, parseScope } from '../scopes.js';
+import { checkResources, readResources } from '../resources.js';
 
 /** An error the authorization endpoint must not send to the client: shown to the user instead. */
 export class AuthorizePageError extends Error {
@@ -91,6 +92,9 @@ export function checkAuthorizationRequest(
   if (!input.client.standardFlowEnabled) throw new OAuthError('unauthorized_client', 'the authorization code flow is not enabled for this client');
   const scopes = parseScope(p.get('scope'));
   checkRequestedScopes(scopes, input.client, input.realmScopes);
+  // RFC 8707 2: a resource the client may not ask for is refused here already (the token request names
+  // the resources its access token is for).
+  checkResources(readResources(raw), input.client);
 
   const challenge = p.get('code_challenge');
   const method = p.get('code_challenge_method');

@@ -5,6 +5,7 @@ import { REALM_DEFAULTS } from '../../config/defaults.js';
 import { realmBase, type Services } from '../../services.js';
 import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, Scope, User } from '../../storage/types.js';
 import { clientResponse, type ClientResponse } from './checks.js';
+import { claimScopes } from '../scopes.js';
 
 /** The organization of a code, chain or consent of a user who signs in without one. */
 export const NO_ORGANIZATION = '';
@@ -118,11 +119,11 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
 
   if (ia.organizationId === null) {
     if (only && covered.includes(only.id)) return finish(services, realm, { ...ia, organizationId: only.id });
-    if (!ia.consented && covered.length === 0) return { kind: 'consent', scopes: await consentScopes(services, realm, ia.params.scopes) };
+    if (!ia.consented && covered.length === 0) return { kind: 'consent', scopes: await consentScopes(services, realm, claimScopes(ia.params.scopes, client.scopes)) };
     return { kind: 'organization', organizations: orgs };
   }
   if (!orgs.some((o) => o.id === ia.organizationId)) return { kind: 'organization', organizations: orgs };
-  if (!ia.consented && !covered.includes(ia.organizationId)) return { kind: 'consent', scopes: await consentScopes(services, realm, ia.params.scopes) };
+  if (!ia.consented && !covered.includes(ia.organizationId)) return { kind: 'consent', scopes: await consentScopes(services, realm, claimScopes(ia.params.scopes, client.scopes)) };
   return finish(services, realm, ia);
 }
 

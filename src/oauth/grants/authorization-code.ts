@@ -12,7 +12,7 @@ import { realmBase } from '../../services.js';
 export const authorizationCodeGrant: Grant = {
   grantType: 'authorization_code',
   parameters: ['code', 'redirect_uri', 'code_verifier'],
-  async handle({ services, realm, client, params, ip }: GrantContext) {
+  async handle({ services, realm, client, params, resources, ip }: GrantContext) {
     const code = required(params, 'code');
     const redirectUri = required(params, 'redirect_uri');
     const verifier = params.get('code_verifier');
@@ -56,6 +56,8 @@ export const authorizationCodeGrant: Grant = {
       case 'issued':
         return buildTokenResponse(services, {
           realm,
+          client,
+          resources,
           chain: outcome.chain,
           subject: outcome.subject,
           scopes: outcome.chain.scopes,

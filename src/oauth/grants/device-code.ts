@@ -12,7 +12,7 @@ export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 export const deviceCodeGrant: Grant = {
   grantType: DEVICE_CODE_GRANT,
   parameters: ['device_code'],
-  async handle({ services, realm, client, params, ip }: GrantContext) {
+  async handle({ services, realm, client, params, resources, ip }: GrantContext) {
     const deviceCode = required(params, 'device_code');
     const now = nowSeconds(services.clock);
     let refresh: MintedRefreshToken | undefined;
@@ -48,7 +48,7 @@ export const deviceCodeGrant: Grant = {
       case 'rejected':
         throw outcome.reason;
       case 'issued':
-        return buildTokenResponse(services, { realm, chain: outcome.chain, subject: outcome.subject, scopes: outcome.chain.scopes, refresh: refresh!, now });
+        return buildTokenResponse(services, { realm, client, resources, chain: outcome.chain, subject: outcome.subject, scopes: outcome.chain.scopes, refresh: refresh!, now });
     }
   },
 };

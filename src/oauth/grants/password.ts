@@ -64,6 +64,6 @@ export const passwordGrant: Grant = {
       await s.insertEvent(eventRow({ id: sortableId(), time: now, realmId: realm.id, type: 'LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: 'password grant' }));
     });
     const subject = { userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: user.enabled, organizationAlias: null };
-    return buildTokenResponse(services, { realm, chain, subject, scopes, refresh, now });
+    return buildTokenResponse(services, { realm, client, chain, subject, scopes, refresh, now });
   },
 };

@@ -6,13 +6,13 @@ import { parseScope } from '../scopes.js';
 import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
 import { realmBase } from '../../services.js';
-import { verifyRefreshJwt } from '../../crypto/refresh-jwt.js';
+import { isLegacyRefreshToken, verifyRefreshJwt } from '../../crypto/refresh-jwt.js';
 
 /** RFC 6749 6, with rotation and reuse detection (RFC 9700 4.14.2). */
 export const refreshTokenGrant: Grant = {
   grantType: 'refresh_token',
   parameters: ['refresh_token', 'scope'],
-  async handle({ services, realm, client, params, ip }: GrantContext) {
+  async handle({ services, realm, client, params, resources, ip }: GrantContext) {
     const presented = required(params, 'refresh_token');
     const requestedScope = params.has('scope') ? parseScope(params.get('scope')) : undefined;
     // RFC 6749 3.3: a scope parameter holds at least one scope-token.
@@ -26,12 +26,16 @@ export const refreshTokenGrant: Grant = {
     const keys = await services.keys.refreshKeys(realm.id);
     const issuer = realmBase(services.config, realm.id);
     const verdict = verifyRefreshJwt(keys, presented, { issuer, now });
-    if (!verdict.ok) throw new OAuthError('invalid_grant', verdict.expired ? 'the refresh token has expired' : 'the refresh token is invalid');
-    const claims = verdict.claims;
+    const legacy = !verdict.ok && isLegacyRefreshToken(presented);
+    if (!verdict.ok && !legacy) throw new OAuthError('invalid_grant', verdict.expired ? 'the refresh token has expired' : 'the refresh token is invalid');
+    // A token from before refresh tokens were JWTs names no chain and no generation: its successor is
+    // at least the chain's second token (the exact count was never recorded).
+    const claims = verdict.ok ? verdict.claims : undefined;
+    const nextGen = claims ? claims.gen + 1 : 2;
 
     const outcome = await services.store.refresh.rotate(tokenHash(presented), now, (token, chain, subject) => {
       const reject = (error: OAuthErrorCode, description: string): { reject: OAuthError } => ({ reject: new OAuthError(error, description) });
-      if (chain.realmId !== realm.id || chain.id !== claims.chain) return reject('invalid_grant', 'the refresh token is invalid');
+      if (chain.realmId !== realm.id || (claims !== undefined && chain.id !== claims.chain)) return reject('invalid_grant', 'the refresh token is invalid');
       // RFC 6749 6: the refresh token must have been issued to the authenticated client.
       if (chain.clientId !== client.clientId) return reject('invalid_grant', 'the refresh token was issued to another client');
       if (chain.revokedAt !== null) return reject('invalid_grant', 'the refresh token has been revoked');
@@ -50,7 +54,7 @@ export const refreshTokenGrant: Grant = {
         scopes = granted;
       }
       const refreshChain = { chainId: chain.id, clientId: chain.clientId, userId: chain.userId, sessionId: chain.sessionId, scopes: chain.scopes, chainMaxExpiresAt: chain.maxExpiresAt };
-      refresh = mintRefreshToken({ realm, keys, issuer, chain: refreshChain, gen: claims.gen + 1, now });
+      refresh = mintRefreshToken({ realm, keys, issuer, chain: refreshChain, gen: nextGen, now });
       return { next: refresh };
     }, { ip });
 
@@ -62,7 +66,7 @@ export const refreshTokenGrant: Grant = {
       case 'rejected':
         throw outcome.reason;
       case 'rotated':
-        return buildTokenResponse(services, { realm, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
+        return buildTokenResponse(services, { realm, client, resources, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
     }
   },
 };

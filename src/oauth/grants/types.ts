@@ -8,6 +8,8 @@ export interface GrantContext {
   realm: Realm;
   client: Client;
   params: Params;
+  /** RFC 8707 resources of the request, checked against the client's audiences. */
+  resources: string[];
   /** The caller's address, for the audit log. */
   ip: string | null;
 }

@@ -20,8 +20,8 @@ export interface ClientPatch {
   standardFlowEnabled?: boolean;
   directAccessGrantsEnabled?: boolean;
   serviceAccountsEnabled?: boolean;
-  webOrigins?: string[];
   pkceMethod?: Client['pkceMethod'];
+  webOrigins?: string[];
 }
 
 export class ClientRepository {

@@ -38,7 +38,7 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     directAccessGrantsEnabled: c.directAccessGrantsEnabled,
     serviceAccountsEnabled: c.serviceAccountsEnabled,
     redirectUris: c.redirectUris,
-    webOrigins: [],
+    webOrigins: c.webOrigins,
     defaultClientScopes: c.scopes,
     optionalClientScopes: [],
     attributes: {
@@ -88,6 +88,7 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
   set('directAccessGrantsEnabled', bool(body, 'directAccessGrantsEnabled'));
   set('serviceAccountsEnabled', bool(body, 'serviceAccountsEnabled'));
   set('redirectUris', strList(body, 'redirectUris'));
+  set('webOrigins', strList(body, 'webOrigins'));
   set('scopes', strList(body, 'defaultClientScopes'));
   if (bool(body, 'bearerOnly') === true) throw new ValidationError('bearer-only clients are not supported');
   if (bool(body, 'implicitFlowEnabled') === true) throw new ValidationError('the implicit flow is not supported (RFC 9700 2.1.2)');

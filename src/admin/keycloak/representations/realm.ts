@@ -77,15 +77,18 @@ function bool(body: Record<string, unknown>, key: string): boolean | undefined {
   return v;
 }
 
-export function fromRealmRepresentation(body: Record<string, unknown>): RealmChanges {
+export function fromRealmRepresentation(body: Record<string, unknown>, current?: Realm): RealmChanges {
   const s: Partial<RealmSettings> = {};
   const set = <K extends keyof RealmSettings>(k: K, v: RealmSettings[K] | undefined): void => {
     if (v !== undefined) s[k] = v;
   };
   set('codeLifetime', int(body, 'accessCodeLifespan'));
   set('accessTokenLifetime', int(body, 'accessTokenLifespan'));
-  // Either idle timeout sets the refresh token lifetime; offline wins when both differ from it.
-  set('refreshIdleLifetime', int(body, 'offlineSessionIdleTimeout') ?? int(body, 'ssoSessionIdleTimeout'));
+  // Either idle timeout sets the refresh token lifetime. A client that sends back the whole
+  // representation with one of them changed means the changed one.
+  const offlineIdle = int(body, 'offlineSessionIdleTimeout');
+  const ssoIdle = int(body, 'ssoSessionIdleTimeout');
+  set('refreshIdleLifetime', offlineIdle !== undefined && offlineIdle !== current?.refreshIdleLifetime ? offlineIdle : (ssoIdle ?? offlineIdle));
   set('refreshMaxLifetime', int(body, 'offlineSessionMaxLifespan'));
   set('ssoSessionLifetime', int(body, 'ssoSessionMaxLifespan'));
   set('maxLoginFailures', int(body, 'failureFactor'));

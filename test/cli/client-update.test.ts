@@ -1,0 +1,88 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
+
+// `user create` name flags and `client update`, through the installed command (contract item 2).
+// The installed command (npm test builds dist/ first, as `npm install` does).
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/realmgate.js');
+
+for (const dialect of dialects()) {
+  describe(`realmgate user and client settings (${dialect})`, () => {
+    let tdb: TestDatabase;
+    before(async () => {
+      tdb = await createTestDatabase(dialect);
+      await tdb.db.close();
+    });
+    after(async () => {
+      const { openDatabase } = await import('../../src/storage/database.js');
+      tdb.db = await openDatabase(tdb.url);
+      await tdb.drop();
+    });
+
+    function run(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
+      const r = spawnSync(process.execPath, [BIN, ...args], {
+        env: { ...process.env, DATABASE_URL: tdb.url, LOG_LEVEL: 'silent' },
+        input: input ?? '',
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    }
+
+    function ok(args: string[], input?: string): void {
+      const r = run(args, input);
+      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+    }
+
+    function fails(args: string[], message: RegExp): void {
+      const r = run(args);
+      assert.notEqual(r.status, 0, `expected failure: ${args.join(' ')}`);
+      assert.match(r.stderr, message);
+      // One line (besides the one naming the database), no stack trace.
+      assert.equal(r.stderr.trim().split('\n').filter((l) => !l.startsWith('realmgate: database ')).length, 1, r.stderr);
+      assert.doesNotMatch(r.stderr, /\n\s+at\s/);
+    }
+
+    test('a realm and an organization to work in', () => {
+      ok(['realm', 'create', 'acme']);
+      ok(['org', 'create', 'acme', 'sales']);
+    });
+
+    test('user create takes first name, last name and email verified', async () => {
+      ok(['user', 'create', 'acme', 'nina', '--password', 'nina-password', '--email', 'nina@example.com', '--first-name', 'Nina', '--last-name', 'Simone', '--email-verified']);
+      fails(['user', 'create', 'acme', 'nemo', '--password', 'nemo-password', '--first-name', ' '], /first name/);
+      const { openDatabase } = await import('../../src/storage/database.js');
+      const db = await openDatabase(tdb.url);
+      try {
+        const row = await db.kysely.selectFrom('users').select(['first_name', 'last_name', 'email_verified']).where('username', '=', 'nina').executeTakeFirstOrThrow();
+        assert.deepEqual({ ...row, email_verified: Number(row.email_verified) }, { first_name: 'Nina', last_name: 'Simone', email_verified: 1 });
+      } finally {
+        await db.close();
+      }
+    });
+
+    test('client update changes what it is given and prints the result', () => {
+      ok(['client', 'create', 'acme', 'upd', '--redirect-uri', 'https://upd.example/cb', '--auth-method', 'client_secret_post']);
+      let r = run(['client', 'update', 'acme', 'upd', '--add-redirect-uri', 'https://upd.example/cb2', '--name', 'Updated App', '--auth-method', 'client_secret_basic,client_secret_post', '--id-token-alg', 'ES256', '--audience', 'https://api.example.com', '--scope', 'openid profile']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /redirect URIs:\s+https:\/\/upd\.example\/cb https:\/\/upd\.example\/cb2\n/);
+      assert.match(r.stdout, /name:\s+Updated App\n/);
+      assert.match(r.stdout, /auth methods:\s+client_secret_basic client_secret_post\n/);
+      assert.match(r.stdout, /ID token alg:\s+ES256\n/);
+      assert.match(r.stdout, /audiences:\s+https:\/\/api\.example\.com\n/);
+      assert.match(r.stdout, /scopes:\s+openid profile\n/);
+      r = run(['client', 'update', 'acme', 'upd', '--remove-redirect-uri', 'https://upd.example/cb', '--disable', '--name', '']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /client:\s+upd \(confidential, disabled\)\n/);
+      assert.match(r.stdout, /redirect URIs:\s+https:\/\/upd\.example\/cb2\n/);
+      assert.match(r.stdout, /name:\s+\n/);
+      fails(['client', 'update', 'acme', 'upd', '--remove-redirect-uri', 'https://upd.example/cb2'], /at least one redirect URI/);
+      fails(['client', 'update', 'acme', 'upd', '--auth-method', 'private_key_jwt'], /client_secret_basic or client_secret_post/);
+      fails(['client', 'update', 'acme', 'upd', '--id-token-alg', 'HS256'], /RS256, ES256 or EdDSA/);
+      fails(['client', 'update', 'acme', 'nope', '--enable'], /client nope does not exist/);
+    });
+  });
+}
