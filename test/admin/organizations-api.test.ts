@@ -99,6 +99,15 @@ for (const dialect of dialects()) {
       assert.equal((await claims(t2.access_token)).active, true);
       assert.equal(await statusOf(ts.kc.organizations.delMember({ realm: REALM, orgId, userId })), 404);
       assert.equal(await statusOf(ts.kc.organizations.addMember({ realm: REALM, orgId, userId: 'no-such-user' })), 404);
+
+      // The member's id as a quoted JSON string is read the same; anything else is a 400, never a 500.
+      const token = await ts.kc.getAccessToken();
+      const post = (body: string) =>
+        fetch(`${ts.baseUrl}/auth/admin/realms/${REALM}/organizations/${orgId}/members`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+      assert.equal((await post(JSON.stringify(userId))).status, 201);
+      for (const bad of ['{}', '[]', '42', '"', 'not json at all']) assert.equal((await post(bad)).status, 400, bad);
+      const del = await fetch(`${ts.baseUrl}/auth/admin/realms/${REALM}/sessions/no-such-session`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+      assert.equal(del.status, 404);
     });
 
     test('a disabled organization cannot be chosen and its tokens are refused', async () => {
