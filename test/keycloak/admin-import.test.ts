@@ -34,6 +34,15 @@ for (const dialect of dialects()) {
       assert.equal(await statusOf(ts.kc.realms.create(rep as never)), 409);
     });
 
+    test("organization required is the realm attribute realmgate.organizationRequired (read and changed)", async () => {
+      assert.equal((await ts.kc.realms.findOne({ realm: 'moved' }))?.attributes?.['realmgate.organizationRequired'], 'false');
+      assert.equal((await ts.kc.realms.findOne({ realm: 'test' }))?.attributes?.['realmgate.organizationRequired'], 'true');
+      await ts.kc.realms.update({ realm: 'test' }, { attributes: { 'realmgate.organizationRequired': 'false' } });
+      assert.equal((await ts.store.realms.get('test'))!.organizationRequired, false);
+      await ts.kc.realms.update({ realm: 'test' }, { attributes: { 'realmgate.organizationRequired': 'true' } });
+      assert.equal((await ts.store.realms.get('test'))!.organizationRequired, true);
+    });
+
     test('a realm that cannot be imported is a 400 and stores nothing', async () => {
       const status = await statusOf(ts.kc.realms.create({ realm: 'broken', accessTokenLifespan: 'x', users: [{ id: 'u1', username: 'carol' }] } as never));
       assert.equal(status, 400);

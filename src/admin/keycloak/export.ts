@@ -106,7 +106,5 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
       return u ? [{ id: u.id, username: u.username, membershipType: 'UNMANAGED' }] : [];
     }),
   }));
-  // organizationsEnabled as Keycloak reads it; Realmgate's own setting travels as an attribute.
-  rep.attributes = { ...(rep.attributes as Record<string, string>), 'realmgate.organizationRequired': String(realm.organizationRequired) };
   return rep;
 }
