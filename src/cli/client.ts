@@ -120,6 +120,7 @@ export function registerClient(program: Command): void {
             ...(o.passwordGrant ? { directAccessGrantsEnabled: true } : {}),
             ...(o.serviceAccount ? { serviceAccountsEnabled: true } : {}),
             ...(o.requirePkce ? { pkceMethod: 'S256' as const } : {}),
+            webOrigins: o.webOrigin,
           }),
         );
         process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
