@@ -12,9 +12,9 @@ import { registerEvents } from './cli/events.js';
 import { registerOrg } from './cli/org.js';
 import { registerUser } from './cli/user.js';
 import { registerClient } from './cli/client.js';
+import { registerToken } from './cli/token.js';
 import { registerBootstrap } from './cli/bootstrap.js';
 import { registerAdminEvents } from './cli/admin-events.js';
-import { registerToken } from './cli/token.js';
 
 registerStart(program);
 registerRealm(program);
@@ -23,9 +23,9 @@ registerEvents(program);
 registerOrg(program);
 registerUser(program);
 registerClient(program);
+registerToken(program);
 registerBootstrap(program);
 registerAdminEvents(program);
-registerToken(program);
 
 async function main(): Promise<void> {
   try {

@@ -7,7 +7,7 @@ export * from './operations/organizations.js';
 export * from './operations/users.js';
 export * from './operations/clients.js';
 export * from './operations/keys.js';
+export * from './operations/tokens.js';
 export * from './operations/client-scopes.js';
 export * from './operations/roles.js';
 export * from './operations/bootstrap.js';
-export * from './operations/tokens.js';

@@ -3,6 +3,7 @@ import { CliError, intArg, withStore } from './common.js';
 import { createRealm, deleteRealm, revokeBefore, updateRealm } from '../admin/operations.js';
 import type { RealmSettings } from '../storage/repos/realms.js';
 import { OPTIONAL_EVENT_TYPES } from '../events/stored-types.js';
+import { registerRealmTransfer } from './realm-transfer.js';
 
 function realmSettingOptions(cmd: Command): Command {
   return cmd
@@ -41,11 +42,13 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.refreshGraceSeconds !== undefined) s.refreshGraceSeconds = o.refreshGraceSeconds as number;
   if (o.refreshGraceMax !== undefined) s.refreshGraceMax = o.refreshGraceMax as number;
   if (typeof o.storedEvents === 'string') s.storedEventTypes = o.storedEvents === 'none' ? [] : [...new Set(o.storedEvents.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
+  if (o.organizationRequired !== undefined) s.organizationRequired = o.organizationRequired === 'on';
   return s;
 }
 
 export function registerRealm(program: Command): void {
   const realm = program.command('realm').description('manage realms');
+  registerRealmTransfer(realm);
   
   realmSettingOptions(realm.command('create <realm>').description('create a realm with the default scopes and a signing key'))
     .option('--display-name <name>', 'name shown on the login pages')
@@ -56,6 +59,7 @@ export function registerRealm(program: Command): void {
   
   realmSettingOptions(realm.command('update <realm>').description("change a realm's settings"))
     .option('--display-name <name>', 'name shown on the login pages')
+    .addOption(new Option('--organization-required <on|off>', 'on: a user of no organization gets no code; off: such a user signs in without the organization claim').choices(['on', 'off']))
     .action(async (id: string, o: Record<string, unknown>) => {
       const settings = settingsFrom(o);
       await withStore((store) => updateRealm(store, { realmId: id, settings, ...(o.displayName !== undefined ? { displayName: o.displayName as string } : {}) }));

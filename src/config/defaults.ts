@@ -112,6 +112,8 @@ export const REALM_DEFAULTS = {
   signingAlg: 'RS256',
   /** Access token format: `jwt` (Keycloak's, typ Bearer) or `rfc9068` (RFC 9068: header typ at+jwt, claim client_id). */
   accessTokenFormat: 'jwt' as 'jwt' | 'rfc9068',
+  /** A user must belong to an organization to sign in to a client (the seed's service); imports may turn it off. */
+  organizationRequired: true as boolean,
   /** Brute-force protection: consecutive failed logins of one username before it is locked. */
   maxLoginFailures: 5,
   /** The first lockout; each further one doubles, up to maxLockoutSeconds. */

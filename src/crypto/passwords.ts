@@ -1,3 +1,4 @@
+import { isPbkdf2Hash, verifyPbkdf2 } from './pbkdf2-hashes.js';
 
 // @node-rs/argon2 exports Algorithm as an ambient const enum; 2 is Algorithm.Argon2id.
 const ARGON2ID = 2;
@@ -43,14 +44,27 @@ export async function hashPassword(password: string): Promise<string> {
   return limited(() => a.hash(password, OPTIONS));
 }
 
+/**
+ * Verifies a password against a stored hash: Realmgate's argon2id, any other PHC argon2 string
+ * (argon2i/argon2d, version 1.0 or 1.3, as imported from Keycloak), or an imported `$kc-pbkdf2…` hash.
+ */
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
   try {
+    if (isPbkdf2Hash(stored)) return await limited(() => verifyPbkdf2(stored, password));
     const a = await lib();
     return await limited(() => a.verify(stored, password));
   } catch (err) {
     if (err instanceof PasswordHashingBusy) throw err;
     return false;
   }
+}
+
+/** The prefix of a hash made with today's OPTIONS; anything else is re-hashed at the next successful login. */
+const CURRENT_PREFIX = `$argon2id$v=19$m=${OPTIONS.memoryCost},t=${OPTIONS.timeCost},p=${OPTIONS.parallelism}$`;
+
+/** True when a stored hash is not Realmgate's current argon2id (an imported Keycloak hash, older parameters). */
+export function needsRehash(stored: string): boolean {
+  return !stored.startsWith(CURRENT_PREFIX);
 }
 
 let dummy: Promise<string> | undefined;

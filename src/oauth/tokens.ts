@@ -146,8 +146,9 @@ export async function buildTokenResponse(
     jti: `${chain.id}.${randomToken(12)}`,
     scope,
     sid: chain.sessionId,
-    // Keycloak's organization claim: a list of the aliases of the selected organization.
-    organization: subject.organizationAlias ? [subject.organizationAlias] : [],
+    // Keycloak's organization claim: a list of the aliases of the selected organization; a user of no
+    // organization (a realm where membership is not required) gets no claim, as in Keycloak.
+    ...(subject.organizationAlias ? { organization: [subject.organizationAlias] } : {}),
   };
   Object.assign(claims, scopedClaims(subject, released), await roleClaims(services, realm.id, subject.userId));
   // RFC 9068 2.1, 2.2: header typ at+jwt and the client_id claim.

@@ -26,6 +26,7 @@ export interface RealmTable {
   refresh_grace_seconds: Generated<number>;
   refresh_grace_max: Generated<number>;
   access_token_format: Generated<string>;
+  organization_required: Generated<number>;
 }
 
 export interface ClientTable {

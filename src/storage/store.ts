@@ -72,6 +72,15 @@ export class Store {
     this.collector = new CollectorRepository(k);
   }
 
+  /**
+   * Runs `fn` with a Store whose every repository works inside one database transaction: all of it is
+   * committed, or nothing (a realm import). The hot token runner is not meant for use inside it.
+   */
+  async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
+    if (this.db.kysely.isTransaction) return fn(this);
+    return this.db.kysely.transaction().execute((trx) => fn(new Store({ ...this.db, kysely: trx })));
+  }
+
   close(): Promise<void> {
     return this.db.close();
   }

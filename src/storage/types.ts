@@ -27,6 +27,8 @@ export interface Realm {
   refreshGraceMax: number;
   /** `jwt` (Keycloak's typ Bearer tokens) or `rfc9068` (typ at+jwt, client_id). */
   accessTokenFormat: 'jwt' | 'rfc9068';
+  /** A user of no organization gets no code (on); or signs in without the organization claim (off). */
+  organizationRequired: boolean;
 }
 
 export interface Client {

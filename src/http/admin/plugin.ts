@@ -6,6 +6,7 @@ import type { Realm } from '../../storage/types.js';
 import { adminErrorHandler, AdminHttpError, forbidden, notFound, sendAdminError } from './errors.js';
 import { authenticateAdmin } from './authenticate.js';
 import { realmRoutes } from './realms.js';
+import { realmImportRoutes } from './realm-import.js';
 import { clientRoutes } from './clients.js';
 import { roleRoutes } from './roles.js';
 import { realmInfoRoutes } from './realm-info.js';
@@ -79,6 +80,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   });
   app.setNotFoundHandler((_req, reply) => sendAdminError(reply, 404, 'HTTP 404 Not Found', 'no such admin endpoint'));
   await app.register(realmRoutes, { services });
+  await app.register(realmImportRoutes, { services });
   await app.register(clientRoutes, { services });
   await app.register(roleRoutes, { services });
   await app.register(realmInfoRoutes, { services });

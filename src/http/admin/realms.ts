@@ -4,12 +4,18 @@ import { mayCreateRealm, maySeeRealm } from '../../admin/authorization.js';
 import { createRealm, deleteRealm, pushNotBefore, updateRealm } from '../../admin/operations/realms.js';
 import { fromRealmRepresentation, toRealmRepresentation } from '../../admin/keycloak/representations/realm.js';
 import { ValidationError } from '../../admin/validation.js';
+import { importRealmRepresentation } from '../../admin/operations/realm-import.js';
 import { actorOf, requireRole } from './authenticate.js';
 import { forbidden } from './errors.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { anyObject, created201, noContent204, realmParams, security } from './schemas.js';
 
 const tags = ['realms'];
+
+/** A RealmRepresentation that carries more than settings (as `kc.sh export` writes): imported whole. */
+function isFullRepresentation(b: Record<string, unknown>): boolean {
+  return ['clients', 'users', 'clientScopes', 'organizations'].some((k) => Array.isArray(b[k]) && (b[k] as unknown[]).length > 0);
+}
 
 function body(b: unknown): Record<string, unknown> {
   if (b === undefined || b === null) return {};
@@ -31,6 +37,12 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
   app.post('/realms', { schema: { tags, summary: 'Create a realm (master admin or create-realm)', body: anyObject, response: created201, security } }, async (req, reply) => {
     const caller = callerOf(req);
     if (!mayCreateRealm(caller)) throw forbidden('creating a realm needs the admin or create-realm role of the master realm');
+    if (isFullRepresentation(body(req.body))) {
+      // A realm with its clients, users, ...: Keycloak's import, the same operation as `realm import`.
+      const report = await importRealmRepresentation(store, body(req.body), actorOf(caller));
+      services.cache.clear();
+      return created(services, reply, encodeURIComponent(report.realm));
+    }
     const changes = fromRealmRepresentation(body(req.body));
     if (!changes.id) throw new ValidationError('realm is required');
     const realm = await createRealm(

@@ -1,11 +1,14 @@
 import { nowSeconds } from '../../clock.js';
 import { randomId, randomToken, tokenHash } from '../../crypto/random.js';
-import { verifyDummy, verifyPassword } from '../../crypto/passwords.js';
+import { hashPassword, needsRehash, verifyDummy, verifyPassword } from '../../crypto/passwords.js';
 import { REALM_DEFAULTS } from '../../config/defaults.js';
 import { realmBase, type Services } from '../../services.js';
 import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, Scope, User } from '../../storage/types.js';
 import { clientResponse, type ClientResponse } from './checks.js';
 import { claimScopes } from '../scopes.js';
+
+/** The organization of a code, chain or consent of a user who signs in without one. */
+export const NO_ORGANIZATION = '';
 
 /** What the browser is shown next while an authorization request is pending. */
 export type Step =
@@ -95,6 +98,13 @@ export function errorResponse(services: Services, realm: Realm, params: Authoriz
 export async function nextStep(services: Services, realm: Realm, client: Client, ia: Interaction): Promise<Step> {
   if (!ia.userId || !ia.sessionId) return { kind: 'login' };
   const orgs = await services.store.users.organizations(ia.userId);
+  if (orgs.length === 0 && !realm.organizationRequired) {
+    // Organization not required (most realms moved from Keycloak): a user of none signs in with no
+    // organization (stored as ''), after consent as usual.
+    const covered = ia.params.prompt?.includes('consent') || client.public ? [] : await services.store.consents.organizationsCovering(realm.id, ia.userId, client.clientId, ia.params.scopes);
+    if (!ia.consented && !covered.includes(NO_ORGANIZATION)) return { kind: 'consent', scopes: await consentScopes(services, realm, ia.params.scopes) };
+    return finish(services, realm, { ...ia, organizationId: NO_ORGANIZATION });
+  }
   if (orgs.length === 0) {
     if (ia.params.deviceCodeHash) {
       await services.store.devices.deny(ia.params.deviceCodeHash);
@@ -186,7 +196,15 @@ export async function authenticateUser(services: Services, realm: Realm, usernam
     return undefined;
   }
   const ok = await verifyPassword(user.passwordHash, password);
-  return ok && user.enabled ? user : undefined;
+  if (!ok || !user.enabled) return undefined;
+  if (needsRehash(user.passwordHash)) {
+    // A hash imported from Keycloak (PBKDF2, other argon2 parameters) becomes Realmgate's argon2id now
+    // that the password is known, as Keycloak itself re-hashes when its policy changed.
+    const passwordHash = await hashPassword(password);
+    await services.store.users.update(user.id, { passwordHash });
+    return { ...user, passwordHash };
+  }
+  return user;
 }
 
 /** A new browser session; the cookie carries `secret`, the database only its hash. */

@@ -5,17 +5,18 @@ import * as revokedAccessTokens from './2026-11-21T0200_revoked_access_tokens.js
 import * as clientOptions from './2026-11-21T0300_client_options.js';
 import * as events from './2026-11-21T0400_events.js';
 import * as bruteForce from './2026-11-21T0500_brute_force.js';
-import * as admin from './2026-11-23T0500_admin.js';
-import * as clientPkce from './2026-11-23T0501_client_pkce.js';
 import * as refreshTokenKeys from './2026-11-23T0100_refresh_token_keys.js';
 import * as userNamesAndClientSettings from './2026-11-23T0100_user_names_and_client_settings.js';
 import * as webOrigins from './2026-11-23T0200_web_origins.js';
+import * as admin from './2026-11-23T0500_admin.js';
+import * as clientPkce from './2026-11-23T0501_client_pkce.js';
 import * as organizationDetails from './2026-11-23T0600_organization_details.js';
 import * as collectorIndexes from './2026-11-23T0700_collector_indexes.js';
 import * as interactionAddress from './2026-11-23T0700_interaction_address.js';
 import * as leases from './2026-11-23T0700_leases.js';
 import * as refreshPerChain from './2026-11-23T0800_refresh_per_chain.js';
 import * as storedEventTypes from './2026-11-23T0800_stored_event_types.js';
+import * as organizationRequired from './2026-11-23T1000_organization_required.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T0700_leases': leases,
   '2026-11-23T0800_refresh_per_chain': refreshPerChain,
   '2026-11-23T0800_stored_event_types': storedEventTypes,
+  '2026-11-23T1000_organization_required': organizationRequired,
 };

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { inTransaction } from './in-transaction.js';
 import { ConflictError, type Client, type ClientAuthMethod } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toClient } from './mappers.js';
@@ -46,10 +47,10 @@ export class ClientRepository {
           standard_flow_enabled: c.standardFlowEnabled ? 1 : 0,
           direct_access_grants_enabled: c.directAccessGrantsEnabled ? 1 : 0,
           service_accounts_enabled: c.serviceAccountsEnabled ? 1 : 0,
-          pkce_method: c.pkceMethod,
           id_token_alg: c.idTokenAlg,
           audiences: JSON.stringify(c.audiences),
           web_origins: JSON.stringify(c.webOrigins),
+          pkce_method: c.pkceMethod,
         })
         .execute();
     } catch (err) {
@@ -106,7 +107,7 @@ export class ClientRepository {
 
   /** Deletes the client and revokes its refresh chains, in one transaction. */
   async delete(realmId: string, clientId: string, now: number = Math.floor(Date.now() / 1000)): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       await trx
         .updateTable('refresh_chains')
         .set({ revoked_at: now, revoked_reason: 'client deleted' })

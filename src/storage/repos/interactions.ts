@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { inTransaction } from './in-transaction.js';
 import type { AuthorizationParams, BrowserSession, Interaction } from '../types.js';
 
 /** A pending authorization request while the user logs in, consents and picks an organization. */
@@ -188,7 +189,7 @@ export class ConsentRepository {
 
   /** Records the grant, merging with scopes granted earlier to the same client for the same organization. */
   async grant(c: { realmId: string; userId: string; clientId: string; organizationId: string; scopes: string[]; now: number }): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       const existing = await trx
         .selectFrom('consents')
         .select('scopes')

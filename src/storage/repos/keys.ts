@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { inTransaction } from './in-transaction.js';
 import type { SigningKey } from '../types.js';
 
 export class KeyRepository {
@@ -23,7 +24,7 @@ export class KeyRepository {
 
   /** Makes `key` the realm's only active key; the others are retired now but stay published for a while. */
   async rotate(key: SigningKey, now: number): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       await trx
         .updateTable('signing_keys')
         .set({ status: 'retired', retired_at: now })

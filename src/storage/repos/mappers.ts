@@ -28,6 +28,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     refreshGraceSeconds: r.refresh_grace_seconds,
     refreshGraceMax: r.refresh_grace_max,
     accessTokenFormat: r.access_token_format === 'rfc9068' ? 'rfc9068' : 'jwt',
+    organizationRequired: r.organization_required !== 0,
   };
 }
 
@@ -48,10 +49,10 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     standardFlowEnabled: r.standard_flow_enabled !== 0,
     directAccessGrantsEnabled: r.direct_access_grants_enabled === 1,
     serviceAccountsEnabled: r.service_accounts_enabled === 1,
-    pkceMethod: r.pkce_method === 'S256' ? 'S256' : '',
     idTokenAlg: r.id_token_alg,
     audiences: parseList(r.audiences),
     webOrigins: parseList(r.web_origins),
+    pkceMethod: r.pkce_method === 'S256' ? 'S256' : '',
   };
 }
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../schema.js';
+import { inTransaction } from './in-transaction.js';
 import { ConflictError, type Organization } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 
@@ -84,7 +85,7 @@ export class OrganizationAdminRepository {
     if (patch.description !== undefined) values.description = patch.description;
     if (patch.enabled !== undefined) values.enabled = patch.enabled ? 1 : 0;
     try {
-      await this.db.transaction().execute(async (trx) => {
+      await inTransaction(this.db, async (trx) => {
         if (Object.keys(values).length > 0) await trx.updateTable('organizations').set(values).where('id', '=', id).execute();
         if (domains !== undefined) {
           await trx.deleteFrom('organization_domains').where('organization_id', '=', id).execute();
@@ -104,7 +105,7 @@ export class OrganizationAdminRepository {
 
   /** Deletes the organization; memberships and domains go with it (foreign keys), consents and chains here. */
   async delete(id: string, realmId: string, now: number): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       await trx.deleteFrom('consents').where('realm_id', '=', realmId).where('organization_id', '=', id).execute();
       await trx
         .updateTable('refresh_chains')
@@ -137,7 +138,7 @@ export class OrganizationAdminRepository {
 
   /** Removes the membership and revokes the user's chains bound to the organization. True when it existed. */
   async removeMember(organizationId: string, userId: string, now: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       const r = await trx.deleteFrom('memberships').where('organization_id', '=', organizationId).where('user_id', '=', userId).executeTakeFirst();
       await trx
         .updateTable('refresh_chains')

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { inTransaction } from './in-transaction.js';
 import { ConflictError, type Realm, type Scope } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toRealm } from './mappers.js';
@@ -22,7 +23,7 @@ export class RealmRepository {
   async create(input: { id: string; displayName: string | null; settings: RealmSettings; now: number }): Promise<Realm> {
     const s = input.settings;
     try {
-      await this.db.transaction().execute(async (trx) => {
+      await inTransaction(this.db, async (trx) => {
         await trx
           .insertInto('realms')
           .values({
@@ -44,6 +45,7 @@ export class RealmRepository {
             refresh_grace_seconds: s.refreshGraceSeconds,
             refresh_grace_max: s.refreshGraceMax,
             access_token_format: s.accessTokenFormat,
+            organization_required: s.organizationRequired ? 1 : 0,
           })
           .execute();
         await trx
@@ -81,6 +83,7 @@ export class RealmRepository {
     if (patch.accessTokenAudience !== undefined) values.access_token_audience = patch.accessTokenAudience;
     if (patch.signingAlg !== undefined) values.signing_alg = patch.signingAlg;
     if (patch.accessTokenFormat !== undefined) values.access_token_format = patch.accessTokenFormat;
+    if (patch.organizationRequired !== undefined) values.organization_required = patch.organizationRequired ? 1 : 0;
     if (patch.maxLoginFailures !== undefined) values.max_login_failures = patch.maxLoginFailures;
     if (patch.lockoutSeconds !== undefined) values.lockout_seconds = patch.lockoutSeconds;
     if (patch.maxLockoutSeconds !== undefined) values.max_lockout_seconds = patch.maxLockoutSeconds;
@@ -98,7 +101,7 @@ export class RealmRepository {
    * organizations are cleared through them; a branch adding a realm table adds it here.
    */
   async delete(id: string): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       const users = trx.selectFrom('users').select('id').where('realm_id', '=', id);
       const chains = trx.selectFrom('refresh_chains').select('id').where('realm_id', '=', id);
       const orgs = trx.selectFrom('organizations').select('id').where('realm_id', '=', id);

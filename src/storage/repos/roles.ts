@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { inTransaction } from './in-transaction.js';
 
 /** A realm role (clientId '') or a client role (e.g. realm-management's manage-clients). */
 export interface Role {
@@ -49,7 +50,7 @@ export class RoleRepository {
   }
 
   async delete(id: string): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       await trx.deleteFrom('user_roles').where('role_id', '=', id).execute();
       const r = await trx.deleteFrom('roles').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
@@ -58,7 +59,7 @@ export class RoleRepository {
 
   /** Removes a client's roles and their mappings (the client is being deleted). */
   async deleteForClient(realmId: string, clientId: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       const ids = trx.selectFrom('roles').select('id').where('realm_id', '=', realmId).where('client_id', '=', clientId);
       await trx.deleteFrom('user_roles').where('role_id', 'in', ids).execute();
       await trx.deleteFrom('roles').where('realm_id', '=', realmId).where('client_id', '=', clientId).execute();

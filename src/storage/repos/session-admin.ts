@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { inTransaction } from './in-transaction.js';
 
 /** A live browser session with the clients that hold live refresh chains from it (Keycloak's UserSessionRepresentation). */
 export interface SessionSummary {
@@ -65,7 +66,7 @@ export class SessionAdminRepository {
 
   /** Ends the browser session and revokes the refresh chains started from it (OIDC: sid = session). */
   async end(realmId: string, sessionId: string, now: number, reason: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       await trx.updateTable('browser_sessions').set({ ended_at: now }).where('realm_id', '=', realmId).where('id', '=', sessionId).where('ended_at', 'is', null).execute();
       await trx
         .updateTable('refresh_chains')
@@ -79,7 +80,7 @@ export class SessionAdminRepository {
 
   /** Ends every browser session of the user; with `chains`, revokes all their refresh chains too. */
   async endAllForUser(realmId: string, userId: string, now: number, opts: { chains: boolean; reason: string }): Promise<{ sessions: number; chains: number }> {
-    return this.db.transaction().execute(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       const s = await trx.updateTable('browser_sessions').set({ ended_at: now }).where('realm_id', '=', realmId).where('user_id', '=', userId).where('ended_at', 'is', null).executeTakeFirst();
       let chains = 0;
       if (opts.chains) {
@@ -106,7 +107,7 @@ export class SessionAdminRepository {
 
   /** Revokes the user's chains for one client (with any organization): a consent withdrawn by an admin. */
   async revokeUserClient(realmId: string, userId: string, clientId: string, now: number, reason: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       await trx.deleteFrom('consents').where('realm_id', '=', realmId).where('user_id', '=', userId).where('client_id', '=', clientId).execute();
       await trx
         .updateTable('refresh_chains')

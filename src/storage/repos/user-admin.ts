@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { inTransaction } from './in-transaction.js';
 import type { User } from '../types.js';
 import { toUser } from './mappers.js';
 import { matches } from './organization-admin.js';
@@ -46,7 +47,7 @@ export class UserAdminRepository {
 
   /** Replaces the user's organization memberships; chains bound to an organization left are revoked. */
   async setOrganizations(userId: string, organizationIds: string[], now: number): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       const current = (await trx.selectFrom('memberships').select('organization_id').where('user_id', '=', userId).execute()).map((r) => r.organization_id);
       const removed = current.filter((id) => !organizationIds.includes(id));
       const added = organizationIds.filter((id) => !current.includes(id));
@@ -70,7 +71,7 @@ export class UserAdminRepository {
    * counters are deleted here, in the same transaction. Audit events stay: they are the record.
    */
   async delete(user: User): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       await trx.deleteFrom('refresh_chains').where('realm_id', '=', user.realmId).where('user_id', '=', user.id).execute();
       await trx.deleteFrom('authorization_codes').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('device_codes').where('user_id', '=', user.id).execute();

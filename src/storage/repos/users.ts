@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { inTransaction } from './in-transaction.js';
 import { ConflictError, type Organization, type User } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toUser } from './mappers.js';
@@ -10,7 +11,7 @@ export class UserRepository {
   /** Creates a user and, in the same transaction, its organization memberships. */
   async create(u: Omit<User, 'createdAt' | 'enabled'> & { now: number; organizationIds: string[] }): Promise<void> {
     try {
-      await this.db.transaction().execute(async (trx) => {
+      await inTransaction(this.db, async (trx) => {
         await trx
           .insertInto('users')
           .values({

@@ -50,7 +50,8 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     maxFailureWaitSeconds: r.maxLockoutSeconds,
     defaultSignatureAlgorithm: r.signingAlg,
     organizationsEnabled: true,
-    attributes: { accessTokenAudience: r.accessTokenAudience },
+    // Realmgate's own settings travel as attributes, which Keycloak keeps and ignores.
+    attributes: { accessTokenAudience: r.accessTokenAudience, 'realmgate.organizationRequired': String(r.organizationRequired) },
   };
 }
 
@@ -103,6 +104,8 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   if (attrs && typeof attrs === 'object' && typeof (attrs as Record<string, unknown>).accessTokenAudience === 'string') {
     s.accessTokenAudience = (attrs as Record<string, string>).accessTokenAudience;
   }
+  const orgRequired = attrs && typeof attrs === 'object' ? (attrs as Record<string, unknown>)['realmgate.organizationRequired'] : undefined;
+  if (orgRequired === 'true' || orgRequired === 'false') s.organizationRequired = orgRequired === 'true';
   const out: RealmChanges = { settings: s };
   const name = body.realm ?? body.id;
   if (name !== undefined && name !== null) {

@@ -1,0 +1,110 @@
+import type { Store } from '../../storage/store.js';
+import type { Client, User } from '../../storage/types.js';
+import { toRealmRepresentation } from './representations/realm.js';
+import { exportCredential } from './credentials.js';
+import { REALM_MANAGEMENT } from '../authorization.js';
+import { NotFound } from '../validation.js';
+
+/** Keycloak's placeholder for a secret left out of an export. */
+export const MASKED_SECRET = '**********';
+/**
+ * Client secrets are stored only as hashes, so no export can give them back in clear. With
+ * --with-secrets the hash travels in this attribute: Realmgate's import restores it (the client keeps
+ * its secret); Keycloak ignores it, and such a client needs a new secret there.
+ */
+export const SECRET_HASH_ATTRIBUTE = 'realmgate.client.secret.hash';
+
+type Json = Record<string, unknown>;
+
+function clientRepresentation(c: Client, withSecrets: boolean): Json {
+  const attributes: Record<string, string> = {};
+  if (c.postLogoutRedirectUris.length > 0) attributes['post.logout.redirect.uris'] = c.postLogoutRedirectUris.join('##');
+  // Realmgate requires PKCE S256 from public clients (RFC 9700 2.1.1).
+  if (c.public || c.pkceMethod === 'S256') attributes['pkce.code.challenge.method'] = 'S256';
+  if (!c.public && withSecrets && c.secretHash) attributes[SECRET_HASH_ATTRIBUTE] = c.secretHash;
+  return {
+    clientId: c.clientId,
+    ...(c.name !== null ? { name: c.name } : {}),
+    enabled: c.enabled,
+    protocol: 'openid-connect',
+    clientAuthenticatorType: 'client-secret',
+    ...(c.public ? {} : { secret: MASKED_SECRET }),
+    publicClient: c.public,
+    bearerOnly: false,
+    consentRequired: true,
+    standardFlowEnabled: c.standardFlowEnabled,
+    implicitFlowEnabled: false,
+    directAccessGrantsEnabled: c.directAccessGrantsEnabled,
+    serviceAccountsEnabled: c.serviceAccountsEnabled,
+    redirectUris: c.redirectUris,
+    webOrigins: c.webOrigins,
+    attributes,
+    defaultClientScopes: c.scopes.filter((s) => s !== 'openid'),
+    optionalClientScopes: [],
+  };
+}
+
+function userRepresentation(u: User, orgs: { consents: Json[] }, withSecrets: boolean): Json {
+  const credential = withSecrets ? exportCredential(u.passwordHash, u.createdAt * 1000) : undefined;
+  return {
+    id: u.id,
+    username: u.username,
+    enabled: u.enabled,
+    ...(u.email ? { email: u.email } : {}),
+    emailVerified: u.emailVerified,
+    ...(u.firstName ? { firstName: u.firstName } : {}),
+    ...(u.lastName ? { lastName: u.lastName } : {}),
+    createdTimestamp: u.createdAt * 1000,
+    credentials: credential ? [credential] : [],
+    requiredActions: [],
+    ...(orgs.consents.length > 0 ? { clientConsents: orgs.consents } : {}),
+  };
+}
+
+/**
+ * A realm in Keycloak's export format (one realm object, as `kc.sh export --realm X --file F` writes):
+ * settings, client scopes, clients, users and organizations. Without `withSecrets`, client secrets are
+ * masked and users carry no credentials (as Keycloak's admin-console export); with it, password hashes
+ * are Keycloak credentials wherever Keycloak knows their kind (argon2, pbkdf2*).
+ */
+export async function exportRealm(store: Store, realmId: string, opts: { withSecrets: boolean }): Promise<Json> {
+  const realm = await store.realms.get(realmId);
+  if (!realm) throw new NotFound(`realm ${realmId} does not exist`);
+  const rep: Json = { ...toRealmRepresentation(realm), organizationsEnabled: true };
+  const scopes = await store.realms.scopes(realmId);
+  rep.clientScopes = scopes.map((s) => ({ name: s.name, protocol: 'openid-connect', attributes: { 'consent.screen.text': s.consentText, 'display.on.consent.screen': 'true', 'include.in.token.scope': 'true' } }));
+  const clients = (await store.clients.list(realmId)).filter((c) => c.clientId !== REALM_MANAGEMENT);
+  rep.clients = clients.map((c) => clientRepresentation(c, opts.withSecrets));
+  const orgs = await store.organizationAdmin.list(realmId, { max: 1_000_000 });
+  const members = new Map<string, string[]>();
+  for (const o of orgs) {
+    for (const userId of await store.organizationAdmin.members(o.id, { max: 10_000_000 })) members.set(o.id, [...(members.get(o.id) ?? []), userId]);
+  }
+  const users = (await store.users.list(realmId)).filter((u) => !u.username.startsWith('service-account-'));
+  const byId = new Map(users.map((u) => [u.id, u]));
+  const out: Json[] = [];
+  for (const u of users) {
+    // Keycloak's consent is per client: the scopes granted for any organization, merged.
+    const perClient = new Map<string, { scopes: Set<string>; createdAt: number }>();
+    for (const c of await store.consents.listForUser(realmId, u.id)) {
+      const e = perClient.get(c.clientId) ?? { scopes: new Set<string>(), createdAt: c.createdAt };
+      for (const s of c.scopes) if (s !== 'openid') e.scopes.add(s);
+      perClient.set(c.clientId, e);
+    }
+    const consents = [...perClient].map(([clientId, e]) => ({ clientId, grantedClientScopes: [...e.scopes], createdDate: e.createdAt * 1000, lastUpdatedDate: e.createdAt * 1000 }));
+    out.push(userRepresentation(u, { consents }, opts.withSecrets));
+  }
+  rep.users = out;
+  rep.organizations = orgs.map((o) => ({
+    name: o.name,
+    alias: o.alias,
+    enabled: o.enabled,
+    description: o.description,
+    domains: o.domains.map((d) => ({ name: d.name, verified: d.verified })),
+    members: (members.get(o.id) ?? []).flatMap((id) => {
+      const u = byId.get(id);
+      return u ? [{ id: u.id, username: u.username, membershipType: 'UNMANAGED' }] : [];
+    }),
+  }));
+  return rep;
+}

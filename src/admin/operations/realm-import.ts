@@ -1,0 +1,587 @@
+import type { Store } from '../../storage/store.js';
+import { ConflictError } from '../../storage/types.js';
+import { DEFAULT_SCOPES, type RealmSettings } from '../../storage/repos/realms.js';
+import { CODE_LIFETIME_RANGE, REALM_DEFAULTS } from '../../config/defaults.js';
+import { hashPassword } from '../../crypto/passwords.js';
+import { isSigningAlg } from '../../crypto/keystore.js';
+import { fromRealmRepresentation } from '../keycloak/representations/realm.js';
+import { importCredential, type KeycloakCredential } from '../keycloak/credentials.js';
+import { RealmReportBuilder, type ImportReport, type RealmReport } from '../keycloak/import-report.js';
+import { MASTER_REALM, REALM_MANAGEMENT } from '../authorization.js';
+import { checkRedirectUri, checkWebOrigin, ValidationError } from '../validation.js';
+import { now, recordAdminEvent, type Actor } from './common.js';
+import { createRealm, updateRealm } from './realms.js';
+import { createClient, deleteClient } from './clients.js';
+import { checkDomains, createOrganization } from './organizations.js';
+import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
+
+export type IfExists = 'fail' | 'skip' | 'overwrite';
+
+export interface ImportOptions {
+  ifExists: IfExists;
+  /** Keycloak's `master` realm is skipped unless asked for: Realmgate has its own. */
+  includeMaster?: boolean;
+  /** Keycloak's built-in clients (account, admin-cli, ...) are skipped unless asked for. */
+  includeBuiltinClients?: boolean;
+}
+
+/** Keycloak creates these in every realm; they serve Keycloak's own consoles. */
+export const BUILTIN_CLIENTS = new Set(['account', 'account-console', 'admin-cli', 'broker', 'realm-management', 'security-admin-console']);
+
+/** A user without a usable password: no password verifies against it (it is not a valid hash). */
+export const NO_PASSWORD_HASH = '!no-password';
+const MASKED = '**********';
+
+/** Keycloak's message keys for the consent texts of its built-in scopes (themes/messages_en.properties). */
+const CONSENT_MESSAGES: Record<string, string> = {
+  profileScopeConsentText: 'User profile',
+  emailScopeConsentText: 'Email address',
+  addressScopeConsentText: 'Address',
+  phoneScopeConsentText: 'Phone number',
+  offlineAccessScopeConsentText: 'Offline Access',
+  rolesScopeConsentText: 'User roles',
+  organizationScopeConsentText: 'Organization',
+};
+
+type Json = Record<string, unknown>;
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const strings = (v: unknown): string[] => list(v).filter((x): x is string => typeof x === 'string');
+const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Imports Keycloak realms (issue 10): each in one transaction, so a realm that fails leaves the
+ * database as it was; what cannot move is reported element by element, never guessed.
+ */
+export async function importKeycloakRealms(store: Store, realms: Json[], opts: ImportOptions, actor: Actor): Promise<ImportReport> {
+  const out: RealmReport[] = [];
+  for (const rep of realms) {
+    const name = String(rep.realm);
+    const report = new RealmReportBuilder(name);
+    if (name === MASTER_REALM && !opts.includeMaster) {
+      out.push(report.build('skipped', "Keycloak's master realm (its administrators); use --include-master to import it"));
+      continue;
+    }
+    const existing = await store.realms.get(name);
+    if (existing && opts.ifExists === 'skip') {
+      out.push(report.build('unchanged', 'the realm exists already (--if-exists skip)'));
+      continue;
+    }
+    if (existing && opts.ifExists !== 'overwrite') {
+      out.push(report.build('failed', 'the realm exists already: use --if-exists skip or overwrite'));
+      continue;
+    }
+    try {
+      await store.transaction(async (tx) => {
+        if (existing) await tx.realms.delete(name);
+        await importRealm(tx, rep, opts, report, actor);
+      });
+      out.push(report.build(existing ? 'overwritten' : 'imported'));
+    } catch (err) {
+      out.push(report.build('failed', `nothing of this realm was stored: ${message(err)}`));
+    }
+  }
+  return { realms: out, failed: out.some((r) => r.status === 'failed') };
+}
+
+async function importRealm(store: Store, rep: Json, opts: ImportOptions, report: RealmReportBuilder, actor: Actor): Promise<void> {
+  const changes = fromRealmRepresentation(rep);
+  const settings = clampSettings(changes.settings, report);
+  settings.organizationRequired = organizationRequired(rep, report);
+  const realm = await createRealm(store, { id: String(rep.realm), ...(changes.displayName ? { displayName: changes.displayName } : {}), settings, ...(changes.enabled === false ? { enabled: false } : {}) }, actor);
+  report.imported('realm settings', 'lifetimes, brute-force limits, display name, enabled');
+  if (changes.notBefore) await updateRealm(store, { realmId: realm.id, notBefore: changes.notBefore }, actor);
+  if (rep.bruteForceProtected === false) report.mapped('realm setting bruteForceProtected', 'false in Keycloak; Realmgate always limits failed logins');
+  reportRealmLeftovers(rep, report);
+
+  const scopes = await importScopes(store, realm.id, rep, report);
+  const clients = await importClients(store, realm.id, rep, scopes, opts, report, actor);
+  const users = await importUsers(store, realm.id, rep, report);
+  const memberships = await importOrganizations(store, realm.id, rep, users, report, actor);
+  await importConsents(store, realm.id, rep, users, clients, memberships, report);
+  await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size } });
+}
+
+/** Keycloak's limits differ from Realmgate's: a value out of our range is clamped, and reported. */
+function clampSettings(s: Partial<RealmSettings>, report: RealmReportBuilder): Partial<RealmSettings> {
+  const out: Partial<RealmSettings> = { ...s };
+  const clamp = (key: keyof RealmSettings, kc: string, min: number, max: number): void => {
+    const v = out[key];
+    if (typeof v !== 'number') return;
+    const c = Math.min(max, Math.max(min, v));
+    if (c !== v) {
+      (out as Record<string, unknown>)[key] = c;
+      report.mapped(`realm setting ${kc}`, `${v} is outside Realmgate's range ${min}-${max}: set to ${c}`);
+    }
+  };
+  // Specification, Limits: an authorization code lives 30 to 50 seconds (Keycloak's default is 60).
+  clamp('codeLifetime', 'accessCodeLifespan', CODE_LIFETIME_RANGE.min, CODE_LIFETIME_RANGE.max);
+  clamp('accessTokenLifetime', 'accessTokenLifespan', 1, 366 * 86_400);
+  clamp('refreshIdleLifetime', 'offlineSessionIdleTimeout', 1, 5 * 366 * 86_400);
+  clamp('refreshMaxLifetime', 'offlineSessionMaxLifespan', 1, 10 * 366 * 86_400);
+  clamp('ssoSessionLifetime', 'ssoSessionMaxLifespan', 1, 366 * 86_400);
+  clamp('maxLoginFailures', 'failureFactor', 1, 1000);
+  clamp('lockoutSeconds', 'waitIncrementSeconds', 1, 86_400);
+  clamp('maxLockoutSeconds', 'maxFailureWaitSeconds', 1, 30 * 86_400);
+  if (out.signingAlg !== undefined && !isSigningAlg(out.signingAlg)) {
+    report.mapped('realm setting defaultSignatureAlgorithm', `${out.signingAlg} is not one Realmgate signs with: RS256`);
+    out.signingAlg = 'RS256';
+  }
+  return out;
+}
+
+/**
+ * Keycloak never requires a user to belong to an organization. The realm requires it only when the
+ * export enables organizations and every user who can sign in is a member of one: otherwise users of
+ * no organization would be locked out (issue 10 item 3).
+ */
+function organizationRequired(rep: Json, report: RealmReportBuilder): boolean {
+  // A Realmgate export says what it was.
+  const own = obj(rep.attributes)['realmgate.organizationRequired'];
+  if (own === 'true' || own === 'false') return own === 'true';
+  if (rep.organizationsEnabled !== true) {
+    report.mapped('realm setting organizationsEnabled', 'false: organization not required, users of no organization sign in without the claim');
+    return false;
+  }
+  const members = new Set<string>();
+  for (const o of list(rep.organizations)) for (const m of list(obj(o).members)) members.add(String(obj(m).username ?? '').toLowerCase());
+  const people = list(rep.users).map(obj).filter((u) => !u.serviceAccountClientId);
+  const outside = people.filter((u) => !members.has(String(u.username ?? '').toLowerCase())).length;
+  if (outside > 0) {
+    report.mapped('realm setting organizationsEnabled', `true, but ${outside} user(s) belong to no organization: organization not required (members still choose one)`);
+    return false;
+  }
+  report.mapped('realm setting organizationsEnabled', 'true and every user is a member: organization required');
+  return REALM_DEFAULTS.organizationRequired;
+}
+
+function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
+  for (const idp of list(rep.identityProviders)) report.skipped(`identity provider ${String(obj(idp).alias)}`, 'Realmgate has no identity brokering');
+  const components = obj(rep.components);
+  for (const c of list(components['org.keycloak.storage.UserStorageProvider'])) report.skipped(`user federation ${String(obj(c).name)}`, 'LDAP/Kerberos federation is not supported; its users cannot move without their passwords');
+  if (list(components['org.keycloak.keys.KeyProvider']).length > 0) report.mapped('signing keys', 'Realmgate generates its own keys: relying parties fetch the new JWKS from the new issuer');
+  const enabledActions = list(rep.requiredActions).filter((a) => obj(a).enabled === true).length;
+  if (enabledActions > 0) report.skipped('required actions', `${enabledActions} enabled in Keycloak; Realmgate has none (users are not asked to update passwords or verify email)`);
+  if (list(rep.roles ? obj(rep.roles).realm : []).length > 0 || list(rep.groups).length > 0) report.skipped('roles and groups', 'not moved: Realmgate keeps only its admin roles');
+  if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is username and password");
+  if (typeof rep.passwordPolicy === 'string' && rep.passwordPolicy !== '') report.skipped('password policy', `"${rep.passwordPolicy}" is not enforced by Realmgate`);
+}
+
+/** Client scopes (OpenID Connect ones), with their consent text; returns the names the realm now has. */
+async function importScopes(store: Store, realmId: string, rep: Json, report: RealmReportBuilder): Promise<Set<string>> {
+  const existing = new Map((await store.realms.scopes(realmId)).map((s) => [s.name, s.consentText]));
+  const t = now();
+  for (const raw of list(rep.clientScopes)) {
+    const s = obj(raw);
+    const name = str(s.name) ?? '';
+    const element = `client scope ${name}`;
+    if (s.protocol !== undefined && s.protocol !== 'openid-connect') {
+      report.skipped(element, `a ${String(s.protocol)} scope`);
+      continue;
+    }
+    const attrs = obj(s.attributes);
+    if (attrs['is.dynamic.scope'] === 'true') {
+      report.skipped(element, 'dynamic scopes are not supported');
+      continue;
+    }
+    if (!/^[\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(name)) {
+      report.skipped(element, 'not a valid scope name (RFC 6749 3.3)');
+      continue;
+    }
+    const text = str(attrs['consent.screen.text']) ?? '';
+    const key = /^\$\{(\w+)\}$/.exec(text)?.[1];
+    const consentText = (key ? CONSENT_MESSAGES[key] : text) || existing.get(name) || str(s.description) || name;
+    if (consentText.length > 500) {
+      report.skipped(element, 'consent text longer than 500 characters');
+      continue;
+    }
+    await store.realms.upsertScope(realmId, { name, consentText }, t);
+    existing.set(name, consentText);
+    report.imported(element, list(s.protocolMappers).length > 0 ? `${list(s.protocolMappers).length} protocol mapper(s) not moved: Realmgate issues its own claims` : undefined);
+  }
+  return new Set(existing.keys());
+}
+
+/** The secret hash a Realmgate export carries (SECRET_HASH_ATTRIBUTE), when it is one of our formats. */
+function restoredSecretHash(c: Json): string | undefined {
+  const h = str(obj(c.attributes)[SECRET_HASH_ATTRIBUTE]);
+  return h && /^(sha256\$[A-Za-z0-9_-]{43}|\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+)$/.test(h) ? h : undefined;
+}
+
+/** Imports the clients; returns the ids of the clients now in the realm. */
+async function importClients(store: Store, realmId: string, rep: Json, scopes: Set<string>, opts: ImportOptions, report: RealmReportBuilder, actor: Actor): Promise<Set<string>> {
+  const imported = new Set<string>();
+  const builtin = (id: string): boolean => BUILTIN_CLIENTS.has(id) || (rep.realm === MASTER_REALM && id.endsWith('-realm'));
+  for (const raw of list(rep.clients)) {
+    const c = obj(raw);
+    const clientId = str(c.clientId) ?? '';
+    const element = `client ${clientId}`;
+    if (builtin(clientId) && !opts.includeBuiltinClients) {
+      report.skipped(element, "Keycloak's built-in client (use --include-builtin-clients to import it)");
+      continue;
+    }
+    if (clientId === REALM_MANAGEMENT) {
+      report.mapped(element, 'Realmgate creates its own realm-management client');
+      continue;
+    }
+    if ((c.protocol ?? 'openid-connect') !== 'openid-connect') {
+      report.skipped(element, `a ${String(c.protocol)} client: Realmgate speaks OpenID Connect only`);
+      continue;
+    }
+    if (c.bearerOnly === true) {
+      report.skipped(element, 'bearer-only: a resource server, which needs no client here (it validates tokens with the JWKS)');
+      continue;
+    }
+    const isPublic = c.publicClient === true;
+    const secret = str(c.secret);
+    if (!isPublic) {
+      const authType = str(c.clientAuthenticatorType) ?? 'client-secret';
+      if (authType !== 'client-secret') {
+        report.skipped(element, `client authenticator ${authType} is not supported (client secrets only)`);
+        continue;
+      }
+      if (restoredSecretHash(c) && (secret === MASKED || !secret)) {
+        // A Realmgate export with --with-secrets: the hash comes back, the client keeps its secret.
+      } else if (secret === MASKED) {
+        report.skipped(element, 'its secret is masked (**********): export with kc.sh export, which writes secrets, or create the client again');
+        continue;
+      }
+      else if (!secret) {
+        report.skipped(element, 'a confidential client without a secret in the export');
+        continue;
+      }
+    }
+    const notes: string[] = [];
+    const redirectUris: string[] = [];
+    for (const uri of strings(c.redirectUris)) {
+      try {
+        if (uri.includes('*')) throw new ValidationError('a wildcard: Realmgate matches redirect URIs exactly');
+        if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(uri)) throw new ValidationError('a relative URI (resolved against rootUrl in Keycloak)');
+        checkRedirectUri(uri);
+        redirectUris.push(uri);
+      } catch (err) {
+        report.skipped(`${element} redirect URI ${uri}`, message(err));
+      }
+    }
+    const attrs = obj(c.attributes);
+    const postLogout: string[] = [];
+    for (const uri of (str(attrs['post.logout.redirect.uris']) ?? '').split('##').filter((u) => u !== '')) {
+      // "+" means: the same as the redirect URIs (Keycloak).
+      if (uri === '+') {
+        postLogout.push(...redirectUris);
+        continue;
+      }
+      try {
+        if (uri.includes('*')) throw new ValidationError('a wildcard');
+        checkRedirectUri(uri);
+        postLogout.push(uri);
+      } catch (err) {
+        report.skipped(`${element} post-logout redirect URI ${uri}`, message(err));
+      }
+    }
+    const webOrigins: string[] = [];
+    for (const o of strings(c.webOrigins)) {
+      try {
+        webOrigins.push(checkWebOrigin(o));
+      } catch (err) {
+        report.skipped(`${element} web origin ${o}`, message(err));
+      }
+    }
+    let standardFlow = c.standardFlowEnabled !== false;
+    if (standardFlow && redirectUris.length === 0) {
+      standardFlow = false;
+      notes.push('no usable redirect URI: the code flow stays off until one is added');
+    }
+    if (c.implicitFlowEnabled === true) notes.push('implicit flow not supported (RFC 9700 2.1.2)');
+    if (c.consentRequired !== true) notes.push('Realmgate asks each user to consent once');
+    const pkce = str(attrs['pkce.code.challenge.method']);
+    // Realmgate accepts S256 only (RFC 9700 2.1.1); "plain" becomes S256, which every client supports.
+    if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 required instead');
+    if (list(c.protocolMappers).length > 0) notes.push(`${list(c.protocolMappers).length} protocol mapper(s) not moved`);
+    // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes).
+    const own = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
+    const realmDefaults = rep.defaultDefaultClientScopes !== undefined || rep.defaultOptionalClientScopes !== undefined;
+    const listed = own
+      ? [...strings(c.defaultClientScopes), ...strings(c.optionalClientScopes)]
+      : realmDefaults
+        ? [...strings(rep.defaultDefaultClientScopes), ...strings(rep.defaultOptionalClientScopes)]
+        : DEFAULT_SCOPES.map((s) => s.name);
+    const wanted = [...new Set(['openid', ...listed])];
+    const clientScopes = wanted.filter((s) => scopes.has(s));
+    const missing = wanted.filter((s) => !scopes.has(s));
+    if (missing.length > 0) notes.push(`scopes not in the realm left out: ${missing.join(' ')}`);
+    const rawName = str(c.name);
+    const name = rawName && !/^\$\{.*\}$/.test(rawName) ? rawName.slice(0, 255) : undefined;
+    try {
+      if (await store.clients.get(realmId, clientId)) throw new ValidationError('a client with this id exists already');
+      const { client } = await createClient(
+        store,
+        {
+          realmId,
+          clientId,
+          redirectUris,
+          scopes: clientScopes.join(' '),
+          public: isPublic,
+          ...(isPublic || restoredSecretHash(c) ? {} : { secret: secret! }),
+          ...(name ? { name } : {}),
+          postLogoutRedirectUris: [...new Set(postLogout)],
+          standardFlowEnabled: standardFlow,
+          directAccessGrantsEnabled: c.directAccessGrantsEnabled === true,
+          serviceAccountsEnabled: c.serviceAccountsEnabled === true && !isPublic,
+          webOrigins,
+          ...(pkce === 'S256' || pkce === 'plain' ? { pkceMethod: 'S256' as const } : {}),
+        },
+        { ...actor, via: 'import' },
+      );
+      const hash = restoredSecretHash(c);
+      if (!isPublic && hash) await store.clients.update(realmId, client.clientId, { secretHash: hash });
+      if (c.enabled === false) await store.clients.update(realmId, client.clientId, { enabled: false });
+      imported.add(clientId);
+      if (notes.length > 0) report.mapped(element, notes.join('; '));
+      else report.imported(element);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      report.skipped(element, message(err));
+    }
+  }
+  return imported;
+}
+
+/** Imports the users with their Keycloak ids (the `sub` relying parties stored); returns username -> id. */
+async function importUsers(store: Store, realmId: string, rep: Json, report: RealmReportBuilder): Promise<Map<string, string>> {
+  const users = new Map<string, string>();
+  const t = now();
+  if (list(rep.federatedUsers).length > 0) report.skipped(`${list(rep.federatedUsers).length} federated user(s)`, 'they live in a user storage provider (LDAP); only their ids are in the export');
+  for (const raw of list(rep.users)) {
+    const u = obj(raw);
+    const username = (str(u.username) ?? '').toLowerCase();
+    const element = `user ${username}`;
+    const id = str(u.id);
+    if (u.serviceAccountClientId) {
+      report.mapped(element, `service account of ${String(u.serviceAccountClientId)}: made with its client, under a new id (the sub of its client_credentials tokens changes)`);
+      continue;
+    }
+    if (u.federationLink) {
+      report.skipped(element, 'its password lives in LDAP/user federation, which Realmgate does not read');
+      continue;
+    }
+    if (!/^[A-Za-z0-9][A-Za-z0-9._@+-]{0,254}$/.test(username)) {
+      report.skipped(element, 'the username has characters Realmgate does not accept');
+      continue;
+    }
+    if (!id || id.length > 64 || /[^\x21-\x7e]/.test(id)) {
+      report.skipped(element, 'no usable id');
+      continue;
+    }
+    if ((await store.users.get(id)) || (await store.users.findByUsername(realmId, username))) {
+      report.skipped(element, 'a user with this id or username exists already');
+      continue;
+    }
+    const notes: string[] = [];
+    let passwordHash = NO_PASSWORD_HASH;
+    const creds = list(u.credentials).map((c) => obj(c) as KeycloakCredential);
+    const passwords = creds.filter((c) => (c.type ?? 'password') === 'password');
+    for (const other of creds.filter((c) => c.type !== undefined && c.type !== 'password')) {
+      if (other.type !== 'password-history') notes.push(`credential ${other.type} not moved`);
+    }
+    if (passwords.length === 0) notes.push('no password: the user cannot sign in until one is set');
+    const best = [...passwords].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || (b.createdDate ?? 0) - (a.createdDate ?? 0))[0];
+    if (best) {
+      const c = importCredential(best);
+      if ('hash' in c) passwordHash = c.hash;
+      else if ('plain' in c) {
+        passwordHash = await hashPassword(c.plain);
+        notes.push('password given in clear: hashed with argon2id');
+      } else notes.push(`password not usable (${c.unusable}): the user needs a new one`);
+      if (best.temporary === true) notes.push('temporary password kept as a normal one (no required actions)');
+    }
+    const actions = strings(u.requiredActions);
+    if (actions.length > 0) notes.push(`required actions not supported: ${actions.join(', ')}`);
+    if (u.totp === true) notes.push('TOTP not supported');
+    if (list(u.federatedIdentities).length > 0) notes.push('identity provider links not moved');
+    let email = str(u.email) ?? null;
+    if (email !== null && (email.length > 320 || !/^[^\s@]+@[^\s@]+$/.test(email))) {
+      notes.push(`email ${JSON.stringify(email)} is not an address: left out`);
+      email = null;
+    }
+    const nameOf = (v: unknown): string | null => {
+      const s = str(v)?.trim();
+      return s && s.length <= 255 && !/[\x00-\x1f\x7f]/.test(s) ? s : null;
+    };
+    await store.users.create({
+      id,
+      realmId,
+      username,
+      email,
+      firstName: nameOf(u.firstName),
+      lastName: nameOf(u.lastName),
+      emailVerified: u.emailVerified === true,
+      passwordHash,
+      now: t,
+      organizationIds: [],
+    });
+    if (u.enabled === false) await store.users.update(id, { enabled: false });
+    users.set(username, id);
+    if (notes.length > 0) report.mapped(element, notes.join('; '));
+    else report.imported(element);
+  }
+  return users;
+}
+
+/** Organizations with domains and members; returns user id -> organization ids. */
+async function importOrganizations(store: Store, realmId: string, rep: Json, users: Map<string, string>, report: RealmReportBuilder, actor: Actor): Promise<Map<string, string[]>> {
+  const memberships = new Map<string, string[]>();
+  const taken = new Set<string>();
+  for (const raw of list(rep.organizations)) {
+    const o = obj(raw);
+    const alias = str(o.alias) ?? str(o.name) ?? '';
+    const element = `organization ${alias}`;
+    const notes: string[] = [];
+    const domains: Array<{ name: string; verified: boolean }> = [];
+    for (const d of list(o.domains)) {
+      const name = str(obj(d).name) ?? '';
+      try {
+        if (name.startsWith('*.')) throw new ValidationError('a wildcard domain');
+        const [checked] = checkDomains([{ name, verified: obj(d).verified === true }]);
+        if (taken.has(checked!.name)) throw new ValidationError('claimed by another organization');
+        taken.add(checked!.name);
+        domains.push(checked!);
+      } catch (err) {
+        notes.push(`domain ${name} left out (${message(err)})`);
+      }
+    }
+    for (const idp of list(o.identityProviders)) notes.push(`identity provider ${String(obj(idp).alias)} not moved`);
+    try {
+      if (await store.organizations.findByAlias(realmId, alias)) throw new ValidationError('exists already');
+      const description = str(o.description);
+      const org = await createOrganization(
+        store,
+        { realmId, alias, ...(str(o.name) ? { name: str(o.name)!.slice(0, 255) } : {}), ...(description ? { description } : {}), enabled: o.enabled !== false, domains },
+        { ...actor, via: 'import' },
+      );
+      let members = 0;
+      for (const m of list(o.members)) {
+        const username = (str(obj(m).username) ?? '').toLowerCase();
+        const userId = users.get(username);
+        if (!userId) {
+          notes.push(`member ${username} not imported`);
+          continue;
+        }
+        await store.users.addMembership(userId, org.id);
+        memberships.set(userId, [...(memberships.get(userId) ?? []), org.id]);
+        members++;
+      }
+      if (members > 0) notes.unshift(`${members} member(s)`);
+      if (notes.length > 0 && notes.some((n) => !/member\(s\)$/.test(n))) report.mapped(element, notes.join('; '));
+      else report.imported(element, notes.join('; ') || undefined);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      report.skipped(element, message(err));
+    }
+  }
+  return memberships;
+}
+
+/**
+ * Consents already given (Keycloak's clientConsents): Keycloak's consent is not per organization, so it
+ * is recorded for no organization and for each of the user's organizations.
+ */
+async function importConsents(store: Store, realmId: string, rep: Json, users: Map<string, string>, clients: Set<string>, memberships: Map<string, string[]>, report: RealmReportBuilder): Promise<void> {
+  const t = now();
+  for (const raw of list(rep.users)) {
+    const u = obj(raw);
+    const userId = users.get((str(u.username) ?? '').toLowerCase());
+    if (!userId) continue;
+    for (const cc of list(u.clientConsents)) {
+      const c = obj(cc);
+      const clientId = str(c.clientId) ?? '';
+      const element = `consent of ${String(u.username)} to ${clientId}`;
+      if (!clients.has(clientId)) {
+        report.skipped(element, 'the client was not imported');
+        continue;
+      }
+      // The openid scope is implied in Keycloak and never listed.
+      const scopes = [...new Set(['openid', ...strings(c.grantedClientScopes)])];
+      for (const organizationId of ['', ...(memberships.get(userId) ?? [])]) {
+        await store.consents.grant({ realmId, userId, clientId, organizationId, scopes, now: t });
+      }
+      report.imported(element, scopes.join(' '));
+    }
+  }
+}
+
+/**
+ * Keycloak's POST /admin/realms with a full RealmRepresentation (clients, users, ...): the same import
+ * as the CLI's, for a realm that does not exist yet. Returns the report; a failure is a 400 or a 409.
+ */
+export async function importRealmRepresentation(store: Store, rep: Json, actor: Actor): Promise<RealmReport> {
+  if (typeof rep.realm !== 'string' || rep.realm === '') throw new ValidationError('realm is required');
+  if (await store.realms.get(rep.realm)) throw new ConflictError(`realm ${rep.realm} already exists`);
+  const report = await importKeycloakRealms(store, [rep], { ifExists: 'fail', includeMaster: true, includeBuiltinClients: false }, actor);
+  const r = report.realms[0]!;
+  if (r.status === 'failed') throw new ValidationError(r.reason ?? 'the realm could not be imported');
+  return r;
+}
+
+/** Keycloak's PartialImportResults. */
+export interface PartialImportResults {
+  overwritten: number;
+  added: number;
+  skipped: number;
+  results: Array<{ action: 'ADDED' | 'SKIPPED' | 'OVERWRITTEN'; resourceType: 'CLIENT' | 'USER'; resourceName: string; id: string }>;
+}
+
+/**
+ * Keycloak's partial import (POST /admin/realms/{realm}/partialImport): clients and users (with their
+ * consents) into an existing realm, in one transaction; `ifResourceExists` FAIL (409, nothing stored),
+ * SKIP or OVERWRITE. Groups, roles and identity providers are not Realmgate's.
+ */
+export async function partialImport(store: Store, realmId: string, body: Json, actor: Actor): Promise<PartialImportResults> {
+  const policy = body.ifResourceExists ?? 'FAIL';
+  if (policy !== 'FAIL' && policy !== 'SKIP' && policy !== 'OVERWRITE') throw new ValidationError('ifResourceExists must be FAIL, SKIP or OVERWRITE');
+  const rep: Json = { ...body, realm: realmId };
+  return store.transaction(async (tx) => {
+    const existingClients = new Set<string>();
+    const existingUsers = new Set<string>();
+    for (const c of list(rep.clients)) {
+      const id = str(obj(c).clientId) ?? '';
+      if (await tx.clients.get(realmId, id)) existingClients.add(id);
+    }
+    for (const u of list(rep.users)) {
+      const username = (str(obj(u).username) ?? '').toLowerCase();
+      const found = await tx.users.findByUsername(realmId, username);
+      if (found) {
+        existingUsers.add(username);
+        if (policy === 'OVERWRITE') await tx.userAdmin.delete(found);
+      }
+    }
+    if (policy === 'FAIL' && (existingClients.size > 0 || existingUsers.size > 0)) {
+      throw new ConflictError(`already in realm ${realmId}: ${[...existingClients].map((c) => `client ${c}`).concat([...existingUsers].map((u) => `user ${u}`)).join(', ')}`);
+    }
+    if (policy === 'OVERWRITE') for (const id of existingClients) await deleteClient(tx, { realmId, clientId: id }, actor);
+    const report = new RealmReportBuilder(realmId);
+    const scopes = new Set((await tx.realms.scopes(realmId)).map((s) => s.name));
+    const clients = await importClients(tx, realmId, rep, scopes, { ifExists: 'skip', includeBuiltinClients: true }, report, actor);
+    const users = await importUsers(tx, realmId, rep, report);
+    await importConsents(tx, realmId, rep, users, clients, new Map(), report);
+    const results: PartialImportResults['results'] = [];
+    for (const l of report.lines) {
+      const m = /^(client|user) (.+)$/.exec(l.element);
+      if (!m) continue;
+      const type = m[1] === 'client' ? 'CLIENT' : 'USER';
+      const name = m[2]!;
+      const existed = type === 'CLIENT' ? existingClients.has(name) : existingUsers.has(name);
+      const action = l.outcome === 'skipped' ? 'SKIPPED' : existed ? 'OVERWRITTEN' : 'ADDED';
+      results.push({ action, resourceType: type, resourceName: name, id: type === 'USER' ? (users.get(name) ?? name) : name });
+    }
+    await recordAdminEvent(tx, { ...actor, via: actor.via }, { realmId, operation: 'CREATE', resourceType: 'PARTIAL_IMPORT', resourcePath: '', representation: { results: results.length } });
+    return {
+      overwritten: results.filter((r) => r.action === 'OVERWRITTEN').length,
+      added: results.filter((r) => r.action === 'ADDED').length,
+      skipped: results.filter((r) => r.action === 'SKIPPED').length,
+      results,
+    };
+  });
+}

@@ -1,0 +1,50 @@
+import { writeFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { CliError, withStore } from './common.js';
+import { readExport, ExportFileError } from '../admin/keycloak/import-files.js';
+import { formatReport } from '../admin/keycloak/import-report.js';
+import { exportRealm } from '../admin/keycloak/export.js';
+import { importKeycloakRealms, type IfExists } from '../admin/operations/realm-import.js';
+import { cliActor } from '../admin/operations/common.js';
+
+/** `realm import` and `realm export`: moving realms from and to Keycloak's export format (issue 10). */
+export function registerRealmTransfer(realm: Command): void {
+  realm
+    .command('import <file-or-dir>')
+    .description(
+      'import Keycloak realms from a kc.sh export: one realm object, an array of realms (--file), or a --dir folder (<realm>-realm.json and <realm>-users-<n>.json); ' +
+        'each realm in one transaction; prints what was imported, mapped and skipped',
+    )
+    .addOption(new Option('--if-exists <what>', 'when a realm exists already: fail, skip (change nothing) or overwrite (replace it)').choices(['fail', 'skip', 'overwrite']).default('fail'))
+    .option('--include-master', "import Keycloak's master realm too (skipped by default)")
+    .option('--include-builtin-clients', "import Keycloak's built-in clients too (account, account-console, admin-cli, broker, security-admin-console)")
+    .option('--json', 'print the report as JSON')
+    .action(async (source: string, o: { ifExists: IfExists; includeMaster?: boolean; includeBuiltinClients?: boolean; json?: boolean }) => {
+      let realms;
+      try {
+        realms = await readExport(source);
+      } catch (err) {
+        if (err instanceof ExportFileError) throw new CliError(err.message);
+        throw err;
+      }
+      const report = await withStore((store) =>
+        importKeycloakRealms(store, realms, { ifExists: o.ifExists, includeMaster: Boolean(o.includeMaster), includeBuiltinClients: Boolean(o.includeBuiltinClients) }, cliActor()),
+      );
+      process.stdout.write(o.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
+      if (report.failed) process.exitCode = 1;
+    });
+  realm
+    .command('export <realm>')
+    .description("write a realm in Keycloak's export format (client secrets masked and no password hashes unless --with-secrets)")
+    .option('--file <file>', 'write to this file (default: standard output)')
+    .option('--with-secrets', 'include password hashes (as Keycloak credentials) and client secret hashes (which only Realmgate can import)')
+    .action(async (realmId: string, o: { file?: string; withSecrets?: boolean }) => {
+      const rep = await withStore((store) => exportRealm(store, realmId, { withSecrets: Boolean(o.withSecrets) }));
+      const text = JSON.stringify(rep, null, 2) + '\n';
+      if (o.file) {
+        // Hashes are secrets too: the file is readable by its owner only.
+        await writeFile(o.file, text, { mode: o.withSecrets ? 0o600 : 0o644 });
+        process.stdout.write(`exported realm ${realmId} to ${o.file}\n`);
+      } else process.stdout.write(text);
+    });
+}

@@ -1,0 +1,83 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { openDatabase } from '../../src/storage/database.js';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+// The installed command (npm test builds dist/ first).
+const BIN = path.resolve(repoRoot, 'bin/realmgate.js');
+const FIXTURE = path.resolve(repoRoot, '../shared/fixtures/keycloak/migration-realm-26.6.0.json');
+
+for (const dialect of dialects()) {
+  describe(`realmgate realm import / export (${dialect})`, () => {
+    let tdb: TestDatabase;
+    let dir: string;
+    before(async () => {
+      tdb = await createTestDatabase(dialect);
+      await tdb.db.close();
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kc-cli-'));
+    });
+    after(async () => {
+      tdb.db = await openDatabase(tdb.url);
+      await tdb.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
+      const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, DATABASE_URL: tdb.url, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 60_000 });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    }
+
+    test('imports the fixture and prints the report; a second run with --if-exists skip changes nothing', () => {
+      const r = run(['realm', 'import', FIXTURE]);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^realm Migration: imported$/m);
+      assert.match(r.stdout, /^realm master: skipped \(Keycloak's master realm/m);
+      assert.match(r.stdout, /^ {2}mapped {3}realm setting accessCodeLifespan - 60 is outside Realmgate's range 30-50: set to 50$/m);
+      assert.match(r.stdout, /^ {2}skipped {2}client migration-saml-client - a saml client/m);
+      assert.match(r.stdout, /^ {2}imported user offline-test-user$/m);
+      const again = run(['realm', 'import', FIXTURE, '--if-exists', 'skip', '--json']);
+      assert.equal(again.status, 0, again.stderr);
+      assert.deepEqual((JSON.parse(again.stdout) as { realms: Array<{ status: string }> }).realms.map((x) => x.status), ['unchanged', 'unchanged', 'skipped']);
+      const fail = run(['realm', 'import', FIXTURE]);
+      assert.equal(fail.status, 1);
+      assert.match(fail.stdout, /realm Migration: failed \(the realm exists already/);
+    });
+
+    test('bad files: one clear line, exit 1, no stack trace', () => {
+      fs.writeFileSync(path.join(dir, 'bad.json'), '[{"realm": "x",');
+      for (const [file, message] of [
+        [path.join(dir, 'bad.json'), /bad\.json is not valid JSON/],
+        [path.join(dir, 'none.json'), /cannot read .*none\.json: ENOENT/],
+      ] as const) {
+        const r = run(['realm', 'import', file]);
+        assert.equal(r.status, 1);
+        assert.match(r.stderr, message);
+        assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      }
+      assert.notEqual(run(['realm', 'import', FIXTURE, '--if-exists', 'maybe']).status, 0);
+    });
+
+    test('export: secrets masked without --with-secrets; the file imports back', () => {
+      const plain = run(['realm', 'export', 'Migration']);
+      assert.equal(plain.status, 0, plain.stderr);
+      const rep = JSON.parse(plain.stdout) as { realm: string; users: Array<{ username: string; id: string; credentials: unknown[] }> };
+      assert.equal(rep.realm, 'Migration');
+      assert.equal(rep.users.find((u) => u.username === 'offline-test-user')!.id, '47611b1e-6e38-415f-99b1-8babab008505');
+      assert.deepEqual(rep.users.find((u) => u.username === 'offline-test-user')!.credentials, []);
+      const file = path.join(dir, 'migration.json');
+      const full = run(['realm', 'export', 'Migration', '--file', file, '--with-secrets']);
+      assert.equal(full.status, 0, full.stderr);
+      assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+      const back = run(['realm', 'import', file, '--if-exists', 'overwrite']);
+      assert.equal(back.status, 0, back.stdout + back.stderr);
+      assert.match(back.stdout, /^realm Migration: overwritten$/m);
+      assert.match(back.stdout, /^ {2}imported user offline-test-user$/m);
+      assert.match(run(['realm', 'export', '--help']).stdout, /--with-secrets/);
+    });
+  });
+}

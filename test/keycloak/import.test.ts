@@ -1,0 +1,257 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { dialects } from '../helpers/db.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { kcCredential, signIn } from './helpers.js';
+import { readExport, ExportFileError } from '../../src/admin/keycloak/import-files.js';
+import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
+import { exportRealm } from '../../src/admin/keycloak/export.js';
+import { cliActor } from '../../src/admin/operations/common.js';
+import { createClient } from '../../src/admin/operations.js';
+import type { ImportReport, RealmReport } from '../../src/admin/keycloak/import-report.js';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+const FIXTURE = path.resolve(repoRoot, '../shared/fixtures/keycloak/migration-realm-26.6.0.json');
+const RP = 'https://rp.example.com/callback';
+const actor = { ...cliActor(), via: 'import' as const };
+
+const line = (r: RealmReport, element: string) => r.lines.find((l) => l.element === element);
+const realmOf = (rep: ImportReport, name: string): RealmReport => {
+  const r = rep.realms.find((x) => x.realm === name);
+  assert.ok(r, `no report for ${name}`);
+  return r;
+};
+
+/** Our own export: users of each hash kind, clients with secrets, an organization with members. */
+async function ownRealm(): Promise<Record<string, unknown>> {
+  const user = (id: string, username: string, credentials: unknown[], extra: Record<string, unknown> = {}) => ({ id, username, enabled: true, emailVerified: true, firstName: 'F', lastName: username, email: `${username}@corp.example`, credentials, ...extra });
+  return {
+    realm: 'corp',
+    displayName: 'Corp',
+    enabled: true,
+    accessCodeLifespan: 60,
+    accessTokenLifespan: 600,
+    organizationsEnabled: true,
+    clientScopes: [{ name: 'profile', protocol: 'openid-connect', attributes: { 'consent.screen.text': '${profileScopeConsentText}' } }, { name: 'billing', protocol: 'openid-connect', attributes: { 'consent.screen.text': 'Read your invoices' } }],
+    clients: [
+      { clientId: 'portal', name: 'Portal', enabled: true, publicClient: false, clientAuthenticatorType: 'client-secret', secret: 'kc-portal-secret-7f3a9c', protocol: 'openid-connect', standardFlowEnabled: true, redirectUris: [RP, '/relative/*', 'https://rp.example.com/*'], webOrigins: ['+'], attributes: { 'post.logout.redirect.uris': '+', 'pkce.code.challenge.method': 'S256' }, defaultClientScopes: ['profile', 'email', 'web-origins'], optionalClientScopes: ['billing'], protocolMappers: [{ name: 'm' }] },
+      { clientId: 'spa', publicClient: true, protocol: 'openid-connect', redirectUris: ['http://127.0.0.1:5173/cb'], defaultClientScopes: ['profile'] },
+      { clientId: 'masked', publicClient: false, secret: '**********', protocol: 'openid-connect', redirectUris: [RP] },
+      { clientId: 'saml-app', protocol: 'saml', secret: 'x', redirectUris: [] },
+      { clientId: 'account', publicClient: true, redirectUris: ['/realms/corp/account/*'] },
+    ],
+    users: [
+      user('0b7c1d2e-0000-4000-8000-000000000001', 'sha1-user', [await kcCredential('pbkdf2', 'pw-sha1-user', { iterations: 20_000 })]),
+      user('0b7c1d2e-0000-4000-8000-000000000002', 'sha256-user', [await kcCredential('pbkdf2-sha256', 'pw-sha256-user', { iterations: 27_500, keyLength: 32 })]),
+      user('0b7c1d2e-0000-4000-8000-000000000003', 'sha512-user', [await kcCredential('pbkdf2-sha512', 'pw-sha512-user', { iterations: 30_000 })]),
+      user('0b7c1d2e-0000-4000-8000-000000000004', 'argon-user', [await kcCredential('argon2', 'pw-argon-user')]),
+      user('0b7c1d2e-0000-4000-8000-000000000005', 'old-user', [{ type: 'password', hashedSaltedValue: JSON.parse((await kcCredential('pbkdf2-sha256', 'pw-old-user', { iterations: 1000 })).secretData as string).value, salt: 'AAAAAAAAAAAAAAAAAAAAAA==', hashIterations: 1000, algorithm: 'pbkdf2-sha256' }]),
+      user('0b7c1d2e-0000-4000-8000-000000000006', 'bcrypt-user', [{ type: 'password', secretData: JSON.stringify({ value: 'AAAA', salt: 'AAAA' }), credentialData: JSON.stringify({ hashIterations: 10, algorithm: 'bcrypt' }) }], { requiredActions: ['UPDATE_PASSWORD'] }),
+      user('0b7c1d2e-0000-4000-8000-000000000007', 'ldap-user', [], { federationLink: 'ldap-1' }),
+      user('0b7c1d2e-0000-4000-8000-000000000008', 'disabled-user', [await kcCredential('pbkdf2-sha256', 'pw-disabled-user')], { enabled: false }),
+    ],
+    organizations: [
+      { name: 'Corp Sales', alias: 'sales', enabled: true, domains: [{ name: 'sales.corp.example', verified: true }, { name: '*.corp.example', verified: false }], members: [{ username: 'argon-user' }, { username: 'sha512-user' }], identityProviders: [{ alias: 'corp-idp' }] },
+    ],
+  };
+}
+
+// The old-user's hash above was computed with a random salt; recompute with the fixed salt it claims.
+async function fixOldUser(rep: Record<string, unknown>): Promise<void> {
+  const { pbkdf2Sync } = await import('node:crypto');
+  const u = (rep.users as Array<Record<string, unknown>>).find((x) => x.username === 'old-user')!;
+  (u.credentials as Array<Record<string, unknown>>)[0]!.hashedSaltedValue = pbkdf2Sync('pw-old-user', Buffer.alloc(16), 1000, 64, 'sha256').toString('base64');
+}
+
+for (const dialect of dialects()) {
+  describe(`Keycloak import (${dialect})`, () => {
+    let ts: TestServer;
+    let fixtureReport: ImportReport;
+    let own: Record<string, unknown>;
+    let ownReport: ImportReport;
+    before(async () => {
+      ts = await startTestServer({ dialect });
+      fixtureReport = await importKeycloakRealms(ts.store, await readExport(FIXTURE), { ifExists: 'fail' }, actor);
+      own = await ownRealm();
+      await fixOldUser(own);
+      ownReport = await importKeycloakRealms(ts.store, [own], { ifExists: 'fail' }, actor);
+    });
+    after(() => ts.close());
+
+    test("the fixture: Migration and Migration2 imported, master skipped, with Keycloak's ids and a report", async () => {
+      assert.equal(fixtureReport.failed, false, JSON.stringify(fixtureReport.realms.map((r) => [r.realm, r.status, r.reason])));
+      assert.equal(realmOf(fixtureReport, 'master').status, 'skipped');
+      const m = realmOf(fixtureReport, 'Migration');
+      assert.equal(m.status, 'imported');
+      assert.equal(realmOf(fixtureReport, 'Migration2').status, 'imported');
+      assert.match(line(m, 'realm setting accessCodeLifespan')!.reason!, /60 .* set to 50/);
+      assert.equal(line(m, 'client migration-saml-client')!.outcome, 'skipped');
+      assert.match(line(m, 'client account')!.reason!, /built-in/);
+      assert.equal(line(m, 'identity provider m1-acme-idp')!.outcome, 'skipped');
+      assert.match(realmOf(fixtureReport, 'Migration2').lines.find((l) => l.element.startsWith('user federation'))!.reason!, /LDAP/);
+      assert.equal(line(m, 'consent of consent-user to migration-consent-client')!.outcome, 'imported');
+      const realm = (await ts.store.realms.get('Migration'))!;
+      assert.equal(realm.codeLifetime, 50);
+      assert.equal(realm.accessTokenLifetime, 300);
+      assert.equal(realm.organizationRequired, false, 'organizations enabled, but no user is a member');
+      const user = (await ts.store.users.findByUsername('Migration', 'offline-test-user'))!;
+      assert.equal(user.id, '47611b1e-6e38-415f-99b1-8babab008505');
+      const orgs = await ts.store.organizationAdmin.list('Migration', {});
+      assert.deepEqual(orgs.map((o) => o.alias).sort(), ['m1-acme', 'm2-acme', 'm3-acme', 'm4-acme', 'm5-acme']);
+      assert.deepEqual(orgs.find((o) => o.alias === 'm2-acme')!.domains.map((d) => d.name), ['acme-m2.com']);
+    });
+
+    test("the fixture's user signs in with the Keycloak password; sub is the Keycloak id; no organization claim; re-hashed", async () => {
+      await createClient(ts.store, { realmId: 'Migration', clientId: 'rp', redirectUris: [RP], public: true });
+      const before = (await ts.store.users.findByUsername('Migration', 'offline-test-user'))!.passwordHash;
+      assert.match(before, /^\$kc-pbkdf2-sha256\$i=27500\$/);
+      const wrong = await signIn(ts, { realm: 'Migration', clientId: 'rp', redirectUri: RP, username: 'offline-test-user', password: 'password' });
+      assert.equal(wrong.error, 'login failed');
+      const r = await signIn(ts, { realm: 'Migration', clientId: 'rp', redirectUri: RP, username: 'offline-test-user', password: 'password2' });
+      assert.ok(r.claims, JSON.stringify(r));
+      assert.equal(r.claims.sub, '47611b1e-6e38-415f-99b1-8babab008505');
+      assert.equal(r.claims.organization, undefined);
+      assert.deepEqual(r.pages, ['login', 'consent']);
+      const after = (await ts.store.users.findByUsername('Migration', 'offline-test-user'))!.passwordHash;
+      assert.match(after, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+      // The new hash works too.
+      const again = await signIn(ts, { realm: 'Migration', clientId: 'rp', redirectUri: RP, username: 'offline-test-user', password: 'password2' });
+      assert.equal(again.claims?.sub, '47611b1e-6e38-415f-99b1-8babab008505');
+    });
+
+    test('our own export: report per element', () => {
+      const r = realmOf(ownReport, 'corp');
+      assert.equal(r.status, 'imported', r.reason);
+      assert.match(line(r, 'client masked')!.reason!, /masked/);
+      assert.equal(line(r, 'client masked')!.outcome, 'skipped');
+      assert.match(line(r, 'client saml-app')!.reason!, /saml/);
+      assert.match(line(r, 'client portal redirect URI /relative/*')!.reason!, /wildcard|relative/);
+      assert.match(line(r, 'client portal redirect URI https://rp.example.com/*')!.reason!, /wildcard/);
+      assert.match(line(r, 'user bcrypt-user')!.reason!, /unknown hash algorithm "bcrypt".*required actions not supported: UPDATE_PASSWORD/);
+      assert.equal(line(r, 'user ldap-user')!.outcome, 'skipped');
+      assert.match(line(r, 'organization sales')!.reason!, /2 member\(s\).*\*\.corp\.example left out.*corp-idp/);
+    });
+
+    test('users of every hash kind sign in with their passwords; members carry the organization claim', async () => {
+      const portal = { realm: 'corp', clientId: 'portal', redirectUri: RP, secret: 'kc-portal-secret-7f3a9c' };
+      for (const name of ['sha1-user', 'sha256-user', 'old-user']) {
+        const r = await signIn(ts, { ...portal, username: name, password: `pw-${name}` });
+        assert.ok(r.claims, `${name}: ${JSON.stringify(r)}`);
+        const id = (own.users as Array<{ id: string; username: string }>).find((u) => u.username === name)!.id;
+        assert.equal(r.claims.sub, id);
+        assert.equal(r.claims.organization, undefined);
+        assert.equal(r.idClaims?.preferred_username, name);
+        assert.equal(r.idClaims?.email, `${name}@corp.example`);
+      }
+      for (const name of ['argon-user', 'sha512-user']) {
+        const r = await signIn(ts, { ...portal, username: name, password: `pw-${name}`, organization: 'sales' });
+        assert.ok(r.claims, `${name}: ${JSON.stringify(r)}`);
+        assert.deepEqual(r.claims.organization, ['sales']);
+        assert.deepEqual(r.pages, ['login', 'consent', 'organization']);
+      }
+      // Unusable, federated and disabled users do not get in.
+      assert.equal((await signIn(ts, { ...portal, username: 'bcrypt-user', password: 'anything' })).error, 'login failed');
+      assert.equal((await signIn(ts, { ...portal, username: 'disabled-user', password: 'pw-disabled-user' })).error, 'login failed');
+      assert.equal(await ts.store.users.findByUsername('corp', 'ldap-user'), undefined);
+    });
+
+    test('the client authenticates with its Keycloak secret, and not with another', async () => {
+      const bad = await signIn(ts, { realm: 'corp', clientId: 'portal', redirectUri: RP, secret: 'wrong-secret', username: 'sha1-user', password: 'pw-sha1-user' });
+      assert.equal(bad.status, 401);
+      const client = (await ts.store.clients.get('corp', 'portal'))!;
+      assert.deepEqual(client.redirectUris, [RP]);
+      assert.deepEqual(client.postLogoutRedirectUris, [RP]);
+      assert.deepEqual(client.webOrigins, ['+']);
+      // Default and optional scopes, plus openid; web-origins is not a scope of the realm (reported).
+      assert.deepEqual([...client.scopes].sort(), ['billing', 'email', 'openid', 'profile']);
+      assert.equal(client.name, 'Portal');
+      assert.equal(client.pkceMethod, 'S256');
+      assert.equal(client.secretHash?.includes('kc-portal-secret'), false);
+      const scopes = await ts.store.realms.scopes('corp');
+      assert.equal(scopes.find((s) => s.name === 'billing')?.consentText, 'Read your invoices');
+      assert.equal(scopes.find((s) => s.name === 'profile')?.consentText, 'User profile');
+    });
+
+    test('importing twice with --if-exists skip changes nothing; fail refuses', async () => {
+      const count = async () => ({
+        users: (await ts.store.db.kysely.selectFrom('users').select(ts.store.db.kysely.fn.countAll().as('n')).executeTakeFirstOrThrow()).n,
+        clients: (await ts.store.db.kysely.selectFrom('clients').select(ts.store.db.kysely.fn.countAll().as('n')).executeTakeFirstOrThrow()).n,
+        orgs: (await ts.store.db.kysely.selectFrom('organizations').select(ts.store.db.kysely.fn.countAll().as('n')).executeTakeFirstOrThrow()).n,
+      });
+      const before = await count();
+      const skip = await importKeycloakRealms(ts.store, [...(await readExport(FIXTURE)), own], { ifExists: 'skip' }, actor);
+      assert.deepEqual(skip.realms.map((r) => r.status), ['unchanged', 'unchanged', 'skipped', 'unchanged']);
+      assert.deepEqual(await count(), before);
+      const fail = await importKeycloakRealms(ts.store, [own], { ifExists: 'fail' }, actor);
+      assert.equal(fail.failed, true);
+      assert.match(fail.realms[0]!.reason!, /exists already/);
+      assert.deepEqual(await count(), before);
+    });
+
+    test('a realm that fails half way leaves the database as it was (overwrite rolled back)', async () => {
+      const usersBefore = await ts.store.users.list('corp');
+      const bad = { ...own, users: [...(own.users as unknown[]), { id: 'x', username: 'late' }], accessTokenLifespan: 'soon' };
+      const r = await importKeycloakRealms(ts.store, [bad], { ifExists: 'overwrite' }, actor);
+      assert.equal(r.failed, true);
+      assert.match(r.realms[0]!.reason!, /nothing of this realm was stored: accessTokenLifespan must be a whole number/);
+      assert.deepEqual(await ts.store.users.list('corp'), usersBefore);
+      assert.ok(await ts.store.clients.get('corp', 'portal'));
+      const signed = await signIn(ts, { realm: 'corp', clientId: 'portal', redirectUri: RP, secret: 'kc-portal-secret-7f3a9c', username: 'sha1-user', password: 'pw-sha1-user' });
+      assert.ok(signed.claims);
+    });
+
+    test('bad files get a clear error: malformed JSON, not a realm, a folder without realm files', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kc-bad-'));
+      try {
+        fs.writeFileSync(path.join(dir, 'broken.json'), '{"realm": "x", ');
+        await assert.rejects(readExport(path.join(dir, 'broken.json')), (e: Error) => e instanceof ExportFileError && /broken\.json is not valid JSON/.test(e.message));
+        fs.writeFileSync(path.join(dir, 'list.json'), '[{"realm": "a"}, 42]');
+        await assert.rejects(readExport(path.join(dir, 'list.json')), /entry 1 is not a Keycloak realm/);
+        await assert.rejects(readExport(path.join(dir, 'missing.json')), /cannot read .*missing\.json: ENOENT/);
+        await assert.rejects(readExport(dir), /no <realm>-realm\.json/);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    test('a --dir export (realm file plus users files) imports its users', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kc-dir-'));
+      try {
+        const { users, ...realm } = { ...own, realm: 'corp-dir' } as Record<string, unknown>;
+        const renamed = (users as Array<Record<string, unknown>>).map((u, i) => ({ ...u, id: `dir-${i}`, username: `dir-${u.username as string}` }));
+        fs.writeFileSync(path.join(dir, 'corp-dir-realm.json'), JSON.stringify({ ...realm, organizations: [] }));
+        fs.writeFileSync(path.join(dir, 'corp-dir-users-0.json'), JSON.stringify({ realm: 'corp-dir', users: renamed.slice(0, 4) }));
+        fs.writeFileSync(path.join(dir, 'corp-dir-users-1.json'), JSON.stringify({ realm: 'corp-dir', users: renamed.slice(4) }));
+        const r = await importKeycloakRealms(ts.store, await readExport(dir), { ifExists: 'fail' }, actor);
+        assert.equal(r.realms[0]!.status, 'imported', r.realms[0]!.reason);
+        const names = (await ts.store.users.list('corp-dir')).map((u) => u.username);
+        assert.ok(names.includes('dir-sha1-user') && names.includes('dir-disabled-user'), names.join(' '));
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    test('export then import back (overwrite): same subjects, passwords, client secret, organization', async () => {
+      const masked = await exportRealm(ts.store, 'corp', { withSecrets: false });
+      const portal = (masked.clients as Array<Record<string, unknown>>).find((c) => c.clientId === 'portal')!;
+      assert.equal(portal.secret, '**********');
+      assert.equal(JSON.stringify(masked).includes('$argon2'), false);
+      assert.equal(JSON.stringify(masked).includes('secretData'), false);
+      const full = JSON.parse(JSON.stringify(await exportRealm(ts.store, 'corp', { withSecrets: true }))) as Record<string, unknown>;
+      const argonUser = (full.users as Array<Record<string, unknown>>).find((u) => u.username === 'argon-user')!;
+      // Re-hashed at its sign-in above: Realmgate's argon2id, as a Keycloak argon2 credential.
+      assert.match((argonUser.credentials as Array<{ credentialData: string }>)[0]!.credentialData, /"algorithm":"argon2".*"type":\["id"\]/);
+      const r = await importKeycloakRealms(ts.store, [full], { ifExists: 'overwrite' }, actor);
+      assert.equal(r.realms[0]!.status, 'overwritten', r.realms[0]!.reason);
+      assert.equal((await ts.store.realms.get('corp'))!.organizationRequired, false);
+      const a = await signIn(ts, { realm: 'corp', clientId: 'portal', redirectUri: RP, secret: 'kc-portal-secret-7f3a9c', username: 'argon-user', password: 'pw-argon-user', organization: 'sales' });
+      assert.equal(a.claims?.sub, '0b7c1d2e-0000-4000-8000-000000000004');
+      assert.deepEqual(a.claims?.organization, ['sales']);
+      const s = await signIn(ts, { realm: 'corp', clientId: 'portal', redirectUri: RP, secret: 'kc-portal-secret-7f3a9c', username: 'sha256-user', password: 'pw-sha256-user' });
+      assert.equal(s.claims?.sub, '0b7c1d2e-0000-4000-8000-000000000002');
+    });
+  });
+}
