@@ -1,3 +1,6 @@
+import path from 'node:path';
+import os from 'node:os';
+import fs from 'node:fs';
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -105,7 +108,9 @@ for (const dialect of dialects()) {
     });
 
     test('the management port serves /metrics and the health checks, apart from the public port', async () => {
-      const config = loadConfig({}, { port: 0, databaseUrl: ts.db.url, metricsPort: 0, logLevel: 'silent', collectorIntervalS: 0 });
+      // A key file of its own: with PostgreSQL the default one is the installation's, shared by every test.
+      const keyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-key-')), 'realmgate.key');
+      const config = loadConfig({}, { port: 0, databaseUrl: ts.db.url, metricsPort: 0, logLevel: 'silent', collectorIntervalS: 0, keyFile });
       const server = await startServer(config);
       try {
         assert.ok(server.managementUrl);
