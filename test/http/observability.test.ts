@@ -29,6 +29,10 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 // Issue 11 item 8: observability.
+// One key file for this file's servers: the key-encryption secret, once opened, is the process's, and
+// with PostgreSQL the default file is the installation's, shared with every other test process.
+const keyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-key-')), 'realmgate.key');
+
 for (const dialect of dialects()) {
   describe(`metrics, logs and health (${dialect})`, () => {
     let ts: TestServer;
@@ -108,8 +112,6 @@ for (const dialect of dialects()) {
     });
 
     test('the management port serves /metrics and the health checks, apart from the public port', async () => {
-      // A key file of its own: with PostgreSQL the default one is the installation's, shared by every test.
-      const keyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-key-')), 'realmgate.key');
       const config = loadConfig({}, { port: 0, databaseUrl: ts.db.url, metricsPort: 0, logLevel: 'silent', collectorIntervalS: 0, keyFile });
       const server = await startServer(config);
       try {
