@@ -1,13 +1,9 @@
 import cluster, { type Worker } from 'node:cluster';
-import pino from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from './config/config.js';
-import { openDatabase, migrate, ping, migrationsApplied } from './storage/database.js';
-import { Store } from './storage/store.js';
-import { createServices, type Services } from './services.js';
-import { systemClock } from './clock.js';
-import { ensureBootstrapAdmin, ensureRealmKeys } from './server.js';
-import { prepareKeyEncryption } from './crypto/key-file.js';
+import { ping, migrationsApplied } from './storage/database.js';
+import type { Services } from './services.js';
+import { prepareDeployment } from './server.js';
 import { registry } from './metrics.js';
 import { startManagementServer } from './http/management.js';
 
@@ -24,15 +20,8 @@ const RESPAWN_DELAY_MS = 1000;
  * replaces a worker that dies, and on SIGTERM/SIGINT stops every worker gracefully before exiting.
  */
 export async function runPrimary(config: Config, opts: { workers: number; onReady?: (s: Services) => Promise<void>; onListening: (url: string) => void }): Promise<void> {
-  const logger = pino({ level: config.logLevel });
-  const db = await openDatabase(config.databaseUrl, { synchronous: config.sqliteSync });
-  await migrate(db);
-  const store = new Store(db);
-  // Before the workers start: the key file, the realms' keys and the bootstrap admin exist once.
-  await prepareKeyEncryption(config, store, (message) => logger.warn({ keyFile: config.keyFile }, message));
-  const services = createServices(config, store, systemClock);
-  await ensureRealmKeys(services);
-  await ensureBootstrapAdmin(services, logger);
+  // Before the workers start: the migrations, the key file, the realms' keys and the bootstrap admin, once.
+  const { logger, services, db } = await prepareDeployment(config);
   if (opts.onReady) await opts.onReady(services);
 
   let stopping = false;

@@ -3,7 +3,7 @@ import pino from 'pino';
 import type { Config } from './config/config.js';
 import { buildApp, isReady } from './app.js';
 import { createServices, type Services } from './services.js';
-import { openDatabase, migrate } from './storage/database.js';
+import { openDatabase, migrate, type Db } from './storage/database.js';
 import { Store } from './storage/store.js';
 import { systemClock, nowSeconds } from './clock.js';
 import { isSigningAlg } from './crypto/keystore.js';
@@ -35,17 +35,28 @@ export interface StartOptions {
   management?: boolean;
 }
 
-/** Opens the database, applies migrations, makes sure every realm can sign, and starts listening. */
-export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+/**
+ * What every start does before serving, once per process (the cluster's primary does it before forking):
+ * opens and migrates the database, opens the key-encryption secret (before any key is created or
+ * opened: private keys are never stored in clear), makes sure every realm can sign, and creates the
+ * bootstrap admin when configured.
+ */
+export async function prepareDeployment(config: Config): Promise<{ logger: pino.Logger; services: Services; db: Db }> {
   const logger = pino({ level: config.logLevel });
   const db = await openDatabase(config.databaseUrl, { synchronous: config.sqliteSync });
   await migrate(db);
   const store = new Store(db);
-  // Before any key is created or opened: private keys are never stored in clear.
   await prepareKeyEncryption(config, store, (message) => logger.warn({ keyFile: config.keyFile }, message));
   const services = createServices(config, store, systemClock);
   await ensureRealmKeys(services);
   await ensureBootstrapAdmin(services, logger);
+  return { logger, services, db };
+}
+
+/** Opens the database, applies migrations, makes sure every realm can sign, and starts listening. */
+export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+  const { logger, services } = await prepareDeployment(config);
+  const store = services.store;
   if (opts.onReady) await opts.onReady(services);
 
   const app = await buildApp({ services, logger });
