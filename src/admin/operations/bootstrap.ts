@@ -19,7 +19,10 @@ export type BootstrapOutcome = 'created' | 'exists';
  */
 export async function bootstrapAdmin(store: Store, input: { username: string; password: string }, actor: Actor = BOOTSTRAP_ACTOR): Promise<BootstrapOutcome> {
   if (!input.username) throw new ValidationError('the bootstrap admin needs a username');
-  if (!(await store.realms.get(MASTER_REALM))) await createRealm(store, { id: MASTER_REALM, displayName: 'Realmgate administration' }, actor);
+  if (!(await store.realms.get(MASTER_REALM))) {
+    // Administrators belong to no organization: the organization step is off in master.
+    await createRealm(store, { id: MASTER_REALM, displayName: 'Realmgate administration', settings: { organizationRequired: false } }, actor);
+  }
   await ensureRealmManagement(store, MASTER_REALM);
   const admin = await store.roles.find(MASTER_REALM, '', 'admin');
   if (admin && (await store.roles.usersWithRole(admin.id)).length > 0) return 'exists';
