@@ -1,0 +1,153 @@
+import { html, type SafeHtml } from '../html.js';
+import type { Client, Realm, User } from '../../storage/types.js';
+import type { AdminEvent } from '../../storage/repos/admin-events.js';
+import type { StoredEvent } from '../../storage/repos/events.js';
+import type { BruteForceStatus } from '../../admin/operations/users.js';
+import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
+
+function when(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+function whenMs(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', ' UTC');
+}
+
+export function dashboardPage(frame: ConsoleFrame, realms: Realm[]): string {
+  const items = realms.map((r) => html`<li><a href="${realmBase(r.id)}">${r.displayName ?? r.id}</a> <span class="muted">${r.id}</span></li>`);
+  return consolePage(
+    frame,
+    html`<h2>Realms</h2>${realms.length === 0 ? html`<p>You may administer no realm.</p>` : html`<ul class="cards">${items}</ul>`}`,
+  );
+}
+
+export function realmPage(frame: ConsoleFrame, realm: Realm, counts: { clients: number; users: number }): string {
+  return consolePage(
+    frame,
+    html`<dl class="facts">
+<dt>Name</dt><dd>${realm.displayName ?? realm.id}</dd>
+<dt>Enabled</dt><dd>${realm.enabled === false ? 'no' : 'yes'}</dd>
+<dt>Clients</dt><dd><a href="${realmBase(realm.id)}/clients">${counts.clients}</a></dd>
+<dt>Users</dt><dd><a href="${realmBase(realm.id)}/users">${counts.users}</a></dd>
+</dl>`,
+  );
+}
+
+export function clientsPage(frame: ConsoleFrame & { realmId: string }, clients: Client[], canManage: boolean, form: Record<string, string> = {}): string {
+  const base = realmBase(frame.realmId);
+  const rows = clients.map(
+    (c) => html`<tr><td><a href="${base}/clients/${encodeURIComponent(c.clientId)}">${c.clientId}</a></td><td>${c.name ?? ''}</td><td>${c.public ? 'public' : 'confidential'}</td><td>${c.enabled ? 'enabled' : 'disabled'}</td></tr>`,
+  );
+  const create = canManage
+    ? html`<h2>Create a client</h2>
+<form method="post" action="${base}/clients" class="console-form">
+${csrfField(frame.csrf)}
+<label for="clientId">Client ID</label><input type="text" id="clientId" name="clientId" required value="${form.clientId ?? ''}">
+<label for="name">Name</label><input type="text" id="name" name="name" value="${form.name ?? ''}">
+<label for="redirectUri">Redirect URI</label><input type="text" id="redirectUri" name="redirectUri" required inputmode="url" value="${form.redirectUri ?? ''}">
+<fieldset><legend>Client type</legend>
+<label class="choice"><input type="radio" name="type" value="confidential"${form.type !== 'public' ? html` checked` : ''}> Confidential (has a secret)</label>
+<label class="choice"><input type="radio" name="type" value="public"${form.type === 'public' ? html` checked` : ''}> Public (browser or native app, PKCE)</label>
+</fieldset>
+<button type="submit">Create client</button>
+</form>`
+    : '';
+  return consolePage(
+    frame,
+    html`<div class="table-wrap"><table><caption class="visually-hidden">Clients</caption><thead><tr><th scope="col">Client ID</th><th scope="col">Name</th><th scope="col">Type</th><th scope="col">State</th></tr></thead><tbody>${rows}</tbody></table></div>${create}`,
+  );
+}
+
+export function clientPage(frame: ConsoleFrame & { realmId: string }, client: Client, canManage: boolean, secret?: string): string {
+  const action = `${realmBase(frame.realmId)}/clients/${encodeURIComponent(client.clientId)}/redirect-uris`;
+  const uris = client.redirectUris.map(
+    (u) => html`<li class="row"><code>${u}</code>${canManage ? actionForm(`${action}/remove`, frame.csrf, 'Remove', { secondary: true, fields: { uri: u } }) : ''}</li>`,
+  );
+  return consolePage(
+    frame,
+    html`<dl class="facts">
+<dt>Client ID</dt><dd>${client.clientId}</dd>
+<dt>Name</dt><dd>${client.name ?? ''}</dd>
+<dt>Type</dt><dd>${client.public ? 'public' : 'confidential'}</dd>
+<dt>State</dt><dd>${client.enabled ? 'enabled' : 'disabled'}</dd>
+</dl>
+${secret ? html`<div class="notice" role="status"><p>The client's secret, shown only now: copy it.</p><p><code class="secret">${secret}</code></p></div>` : ''}
+<h2>Valid redirect URIs</h2>
+<ul class="cards">${uris}</ul>
+${canManage
+  ? html`<form method="post" action="${action}" class="console-form">${csrfField(frame.csrf)}<label for="uri">Add a redirect URI</label><input type="text" id="uri" name="uri" required inputmode="url"><button type="submit">Add</button></form>`
+  : ''}`,
+  );
+}
+
+export function usersPage(frame: ConsoleFrame & { realmId: string }, users: User[], canManage: boolean, search: string, form: Record<string, string> = {}): string {
+  const base = realmBase(frame.realmId);
+  const rows = users.map(
+    (u) => html`<tr><td><a href="${base}/users/${encodeURIComponent(u.id)}">${u.username}</a></td><td>${u.email ?? ''}</td><td>${u.enabled ? 'enabled' : 'disabled'}</td></tr>`,
+  );
+  const create = canManage
+    ? html`<h2>Create a user</h2>
+<form method="post" action="${base}/users" class="console-form">
+${csrfField(frame.csrf)}
+<label for="username">Username</label><input type="text" id="username" name="username" required autocomplete="off" value="${form.username ?? ''}">
+<label for="email">Email (optional)</label><input type="text" id="email" name="email" inputmode="email" autocomplete="off" value="${form.email ?? ''}">
+<label for="password">Initial password</label><input type="password" id="password" name="password" required autocomplete="new-password" minlength="8">
+<button type="submit">Create user</button>
+</form>`
+    : '';
+  return consolePage(
+    frame,
+    html`<form method="get" action="${base}/users" class="console-search" role="search"><label for="search">Search users</label><div class="row"><input type="text" id="search" name="search" value="${search}"><button type="submit" class="secondary">Search</button></div></form>
+<div class="table-wrap"><table><caption class="visually-hidden">Users</caption><thead><tr><th scope="col">Username</th><th scope="col">Email</th><th scope="col">State</th></tr></thead><tbody>${rows}</tbody></table></div>
+${users.length === 0 ? html`<p class="muted">No users found.</p>` : ''}${create}`,
+  );
+}
+
+export function userPage(frame: ConsoleFrame & { realmId: string }, user: User, lock: BruteForceStatus, canManage: boolean): string {
+  const base = `${realmBase(frame.realmId)}/users/${encodeURIComponent(user.id)}`;
+  const manage: SafeHtml | '' = canManage
+    ? html`<h2>Account</h2>
+<div class="row">${user.enabled ? actionForm(`${base}/disable`, frame.csrf, 'Disable user', { secondary: true }) : actionForm(`${base}/enable`, frame.csrf, 'Enable user')}
+${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csrf, 'Unlock (clear failed logins)', { secondary: true }) : ''}</div>
+<h2>Reset password</h2>
+<form method="post" action="${base}/password" class="console-form">${csrfField(frame.csrf)}
+<label for="password">New password</label><input type="password" id="password" name="password" required autocomplete="new-password" minlength="8">
+<p class="muted">The user's sessions and tokens end.</p>
+<button type="submit">Reset password</button></form>`
+    : '';
+  return consolePage(
+    frame,
+    html`<dl class="facts">
+<dt>Username</dt><dd>${user.username}</dd>
+<dt>Email</dt><dd>${user.email ?? ''}</dd>
+<dt>State</dt><dd>${user.enabled ? 'enabled' : 'disabled'}</dd>
+<dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
+<dt>Created</dt><dd>${when(user.createdAt)}</dd>
+</dl>${manage}`,
+  );
+}
+
+export function eventsPage(frame: ConsoleFrame & { realmId: string }, admin: AdminEvent[], login: StoredEvent[]): string {
+  const adminRows = admin.map(
+    (e) => html`<tr><td>${whenMs(e.timeMs)}</td><td>${e.operation}</td><td>${e.resourceType}</td><td><code>${e.resourcePath}</code></td><td>${e.authUsername ?? e.authUserId ?? ''}</td><td>${e.via}</td><td>${e.ip ?? ''}</td></tr>`,
+  );
+  const loginRows = login.map(
+    (e) => html`<tr><td>${when(e.time)}</td><td>${e.type}</td><td>${e.outcome}</td><td>${e.username ?? ''}</td><td>${e.clientId ?? ''}</td><td>${e.ip ?? ''}</td></tr>`,
+  );
+  return consolePage(
+    frame,
+    html`<h2>Admin events</h2>
+<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Operation</th><th scope="col">Resource</th><th scope="col">Path</th><th scope="col">By</th><th scope="col">Via</th><th scope="col">From</th></tr></thead><tbody>${adminRows}</tbody></table></div>
+<h2>Login events</h2>
+<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Outcome</th><th scope="col">User</th><th scope="col">Client</th><th scope="col">From</th></tr></thead><tbody>${loginRows}</tbody></table></div>`,
+  );
+}
+
+/** A page without the admin frame: the 403 and sign-in problems. */
+export function consoleMessagePage(title: string, message: string, link?: { href: string; label: string }): string {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · Realmgate admin</title>
+<link rel="stylesheet" href="/auth/resources/realmgate.css"></head>
+<body><main class="card"><p class="realm">Realmgate admin</p><h1>${title}</h1><p>${message}</p>${link ? html`<p><a href="${link.href}">${link.label}</a></p>` : ''}</main></body></html>
+`.value;
+}
