@@ -74,6 +74,14 @@ td code { font-size: 0.85rem; overflow-wrap: anywhere; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.4rem 1.25rem; margin: 0 0 1rem; }
 .facts dt { font-weight: 600; color: var(--muted); }
 .facts dd { margin: 0; overflow-wrap: anywhere; }
+@media (max-width: 40rem) {
+  /* Narrow screens: each table row becomes a small card of "column: value" lines. */
+  .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap td { display: block; }
+  .table-wrap thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  .table-wrap tr { border: 1px solid var(--border); border-radius: 8px; padding: 0.4rem 0.75rem; margin: 0 0 0.5rem; }
+  .table-wrap td { display: grid; grid-template-columns: 6.5rem 1fr; gap: 0.5rem; border: 0; padding: 0.15rem 0; overflow-wrap: anywhere; }
+  .table-wrap td::before { content: attr(data-label); color: var(--muted); font-weight: 600; }
+}
 @media (max-width: 30rem) {
   .code-row { flex-wrap: wrap; }
   .code-row .code { flex-basis: 100%; }

@@ -107,7 +107,7 @@ for (const dialect of dialects()) {
       assert.equal(eventsPage.statusCode, 200);
       assert.match(eventsPage.body, /<code>clients\/shop<\/code>/);
       // The admin's own sign-in is a login event of master.
-      assert.match((await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/master/events`)).body, /<td>LOGIN<\/td><td>success<\/td><td>admin<\/td><td>security-admin-console<\/td>/);
+      assert.match((await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/master/events`)).body, /<td data-label="Type">LOGIN<\/td><td data-label="Outcome">success<\/td><td data-label="User">admin<\/td><td data-label="Client">security-admin-console<\/td>/);
     } finally {
       await ts.close();
     }

@@ -13,6 +13,12 @@ function whenMs(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', ' UTC');
 }
 
+
+/** A table row whose cells carry their column's name, shown beside each value on narrow screens. */
+function row(labels: readonly string[], cells: readonly (SafeHtml | string)[]): SafeHtml {
+  return html`<tr>${cells.map((c, i) => html`<td data-label="${labels[i] ?? ''}">${c}</td>`)}</tr>`;
+}
+
 export function dashboardPage(frame: ConsoleFrame, realms: Realm[]): string {
   const items = realms.map((r) => html`<li><a href="${realmBase(r.id)}">${r.displayName ?? r.id}</a> <span class="muted">${r.id}</span></li>`);
   return consolePage(
@@ -36,7 +42,7 @@ export function realmPage(frame: ConsoleFrame, realm: Realm, counts: { clients: 
 export function clientsPage(frame: ConsoleFrame & { realmId: string }, clients: Client[], canManage: boolean, form: Record<string, string> = {}): string {
   const base = realmBase(frame.realmId);
   const rows = clients.map(
-    (c) => html`<tr><td><a href="${base}/clients/${encodeURIComponent(c.clientId)}">${c.clientId}</a></td><td>${c.name ?? ''}</td><td>${c.public ? 'public' : 'confidential'}</td><td>${c.enabled ? 'enabled' : 'disabled'}</td></tr>`,
+    (c) => row(['Client ID', 'Name', 'Type', 'State'], [html`<a href="${base}/clients/${encodeURIComponent(c.clientId)}">${c.clientId}</a>`, c.name ?? '', c.public ? 'public' : 'confidential', c.enabled ? 'enabled' : 'disabled']),
   );
   const create = canManage
     ? html`<h2>Create a client</h2>
@@ -83,7 +89,7 @@ ${canManage
 export function usersPage(frame: ConsoleFrame & { realmId: string }, users: User[], canManage: boolean, search: string, form: Record<string, string> = {}): string {
   const base = realmBase(frame.realmId);
   const rows = users.map(
-    (u) => html`<tr><td><a href="${base}/users/${encodeURIComponent(u.id)}">${u.username}</a></td><td>${u.email ?? ''}</td><td>${u.enabled ? 'enabled' : 'disabled'}</td></tr>`,
+    (u) => row(['Username', 'Email', 'State'], [html`<a href="${base}/users/${encodeURIComponent(u.id)}">${u.username}</a>`, u.email ?? '', u.enabled ? 'enabled' : 'disabled']),
   );
   const create = canManage
     ? html`<h2>Create a user</h2>
@@ -129,17 +135,17 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 
 export function eventsPage(frame: ConsoleFrame & { realmId: string }, admin: AdminEvent[], login: StoredEvent[]): string {
   const adminRows = admin.map(
-    (e) => html`<tr><td>${whenMs(e.timeMs)}</td><td>${e.operation}</td><td>${e.resourceType}</td><td><code>${e.resourcePath}</code></td><td>${e.authUsername ?? e.authUserId ?? ''}</td><td>${e.via}</td><td>${e.ip ?? ''}</td></tr>`,
+    (e) => row(['Time', 'Operation', 'Resource', 'Path', 'By', 'Via', 'From'], [whenMs(e.timeMs), e.operation, e.resourceType, html`<code>${e.resourcePath}</code>`, e.authUsername ?? e.authUserId ?? '', e.via, e.ip ?? '']),
   );
   const loginRows = login.map(
-    (e) => html`<tr><td>${when(e.time)}</td><td>${e.type}</td><td>${e.outcome}</td><td>${e.username ?? ''}</td><td>${e.clientId ?? ''}</td><td>${e.ip ?? ''}</td></tr>`,
+    (e) => row(['Time', 'Type', 'Outcome', 'User', 'Client', 'From'], [when(e.time), e.type, e.outcome, e.username ?? '', e.clientId ?? '', e.ip ?? '']),
   );
   return consolePage(
     frame,
     html`<h2>Admin events</h2>
-<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Operation</th><th scope="col">Resource</th><th scope="col">Path</th><th scope="col">By</th><th scope="col">Via</th><th scope="col">From</th></tr></thead><tbody>${adminRows}</tbody></table></div>
+${admin.length === 0 ? html`<p class="muted">No admin events yet.</p>` : html`<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Operation</th><th scope="col">Resource</th><th scope="col">Path</th><th scope="col">By</th><th scope="col">Via</th><th scope="col">From</th></tr></thead><tbody>${adminRows}</tbody></table></div>`}
 <h2>Login events</h2>
-<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Outcome</th><th scope="col">User</th><th scope="col">Client</th><th scope="col">From</th></tr></thead><tbody>${loginRows}</tbody></table></div>`,
+${login.length === 0 ? html`<p class="muted">No login events yet.</p>` : html`<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Outcome</th><th scope="col">User</th><th scope="col">Client</th><th scope="col">From</th></tr></thead><tbody>${loginRows}</tbody></table></div>`}`,
   );
 }
 
