@@ -62,6 +62,7 @@ for (const dialect of dialects()) {
 
       await page.getByRole('link', { name: 'Test Realm' }).click();
       assert.equal(await heading(page), 'Test Realm');
+      await checkLayout(page, 'console-realm', shoot);
       await page.getByRole('navigation', { name: 'Realm' }).getByRole('link', { name: 'Clients' }).click();
       assert.equal(await heading(page), 'Clients');
       await checkLayout(page, 'console-clients', shoot);

@@ -4,11 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
-import { CookieJar, inject, parseForm } from '../helpers/flow.js';
+import { CookieJar, inject, parseForm, runAuthorization } from '../helpers/flow.js';
 import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
 import { createClient } from '../../src/admin/operations/clients.js';
 import { createUser } from '../../src/admin/operations/users.js';
 import { grantRolesByName } from '../../src/admin/operations/roles.js';
+import { userSessions } from '../../src/admin/operations/users.js';
 import { BOOTSTRAP_ACTOR } from '../../src/admin/operations/common.js';
 
 const CONSOLE = '/auth/admin/console';
@@ -156,6 +157,50 @@ for (const dialect of dialects()) {
       const search = await inject(ts.app, jar, 'GET', `${usersUrl}?search=bo`);
       assert.match(search.body, />bob<\/a>/);
       assert.doesNotMatch(search.body, />alice<\/a>/);
+    } finally {
+      await ts.close();
+    }
+  });
+
+  test(`[${dialect}] console: realm lifetimes, a user's sessions ended`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const realmUrl = `${CONSOLE}/realms/${REALM}`;
+      const page = await inject(ts.app, jar, 'GET', realmUrl);
+      assert.match(page.body, /id="accessTokenLifetime" name="accessTokenLifetime" required value="\d+"/);
+      const csrf = /name="csrf" value="([^"]*)"/.exec(page.body)![1]!;
+      const realm = (await ts.store.realms.get(REALM))!;
+      const form = { csrf, accessTokenLifetime: '120', ssoSessionLifetime: String(realm.ssoSessionLifetime), refreshIdleLifetime: String(realm.refreshIdleLifetime), refreshMaxLifetime: String(realm.refreshMaxLifetime), codeLifetime: String(realm.codeLifetime) };
+      let res = await inject(ts.app, jar, 'POST', `${realmUrl}/lifetimes`, { ...form, accessTokenLifetime: '2 minutes' });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /Access token lifetime: enter a whole number of seconds/);
+      res = await inject(ts.app, jar, 'POST', `${realmUrl}/lifetimes`, { ...form, accessTokenLifetime: '0' });
+      assert.equal(res.statusCode, 400);
+      res = await inject(ts.app, jar, 'POST', `${realmUrl}/lifetimes`, form);
+      assert.equal(res.statusCode, 303);
+      assert.equal((await ts.store.realms.get(REALM))?.accessTokenLifetime, 120);
+      // The new lifetime reaches the tokens of the next login.
+      const flow = await runAuthorization(ts);
+      const token = await inject(ts.app, new CookieJar(), 'POST', '/auth/realms/test/protocol/openid-connect/token', {
+        grant_type: 'authorization_code', code: flow.code!, redirect_uri: ts.client.redirectUri, client_id: ts.client.id, client_secret: ts.client.secret,
+      });
+      assert.equal(JSON.parse(token.body).expires_in, 120);
+
+      const sessions = await userSessions(ts.store, { realmId: REALM, user: ts.user.id });
+      assert.equal(sessions.length, 1);
+      const userUrl = `${CONSOLE}/realms/${REALM}/users/${ts.user.id}`;
+      assert.match((await inject(ts.app, jar, 'GET', userUrl)).body, /End session/);
+      // A session id of someone else (the admin's own, in master) is not ended through alice's page.
+      const mine = (await userSessions(ts.store, { realmId: 'master', user: ADMIN.username }))[0]!;
+      await inject(ts.app, jar, 'POST', `${userUrl}/sessions/end`, { csrf, session: mine.id });
+      assert.equal((await userSessions(ts.store, { realmId: 'master', user: ADMIN.username })).length, 1);
+      res = await inject(ts.app, jar, 'POST', `${userUrl}/sessions/end`, { csrf, session: sessions[0]!.id });
+      assert.equal(res.statusCode, 303);
+      assert.equal((await userSessions(ts.store, { realmId: REALM, user: ts.user.id })).length, 0);
+      assert.match((await inject(ts.app, jar, 'GET', `${userUrl}?done=session-ended`)).body, /No active sessions/);
+      const ops = (await ts.store.adminEvents.list(REALM, {})).filter((e) => e.via === 'console').map((e) => `${e.operation} ${e.resourceType}`);
+      assert.ok(ops.includes('UPDATE REALM') && ops.includes('DELETE USER_SESSION'), ops.join());
     } finally {
       await ts.close();
     }

@@ -5,10 +5,12 @@ import { hasAdminRole, maySeeRealm } from '../../admin/authorization.js';
 import type { Actor } from '../../admin/operations/common.js';
 import { ensureConsoleClient, getClient, getRealm, listAdminEvents, listClients, listLoginEvents, listRealms } from '../../admin/operations/console.js';
 import { createClient, updateClient } from '../../admin/operations/clients.js';
-import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, listUsers, requireUser, resetPassword, unlockUser } from '../../admin/operations/users.js';
+import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, listUsers, logoutUser, requireUser, resetPassword, unlockUser, userSessions } from '../../admin/operations/users.js';
+import { endSession } from '../../admin/operations/tokens.js';
+import { updateRealm } from '../../admin/operations/realms.js';
 import { NotFound, ValidationError } from '../../admin/validation.js';
 import { OAuthError } from '../../oauth/errors.js';
-import { clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, userPage, usersPage } from '../../views/console/pages.js';
+import { LIFETIMES, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, userPage, usersPage } from '../../views/console/pages.js';
 import { realmBase } from '../../views/console/layout.js';
 import type { ConsoleFrame } from '../../views/console/layout.js';
 import { sendPage } from '../interaction/render.js';
@@ -26,6 +28,9 @@ const NOTICES: Record<string, string> = {
   'user-enabled': 'The user was enabled.',
   'user-unlocked': 'The failed logins were cleared.',
   'password-reset': 'The password was reset.',
+  'lifetimes-saved': 'The lifetimes were saved. Running servers use them within their cache time.',
+  'session-ended': 'The session was ended.',
+  'sessions-ended': 'All sessions of the user were ended.',
 };
 
 function field(req: Req, name: string): string {
@@ -133,14 +138,39 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     return (await getRealm(services.store, realmId)).id;
   }
 
+  async function showRealm(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
+    const realm = await getRealm(services.store, realmId);
+    const [clients, users] = await Promise.all([listClients(services.store, { realmId }), countUsers(services.store, { realmId })]);
+    const frame = { ...s.frame, title: realm.displayName ?? realm.id, realmId, ...(error ? { error } : {}) };
+    return sendPage(reply, status, realmPage(frame, realm, { clients: clients.length, users }, hasAdminRole(s.caller, realmId, 'manage-realm'), form));
+  }
+
   app.get(R, async (req: Req, reply) => {
     const s = await signedIn(req, reply);
     if (!s) return reply;
     const realmId = await realmOf(s.caller, req.params.realm!);
     need(s.caller, realmId, 'view-realm');
-    const realm = await getRealm(services.store, realmId);
-    const [clients, users] = await Promise.all([listClients(services.store, { realmId }), countUsers(services.store, { realmId })]);
-    return sendPage(reply, 200, realmPage({ ...s.frame, title: realm.displayName ?? realm.id, realmId }, realm, { clients: clients.length, users }));
+    return showRealm(s, reply, realmId);
+  });
+
+  app.post(`${R}/lifetimes`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-realm');
+    const form: Record<string, string> = {};
+    const settings: Record<string, number> = {};
+    for (const [key, label] of LIFETIMES) {
+      form[key] = field(req, key);
+      if (!/^[0-9]{1,10}$/.test(form[key])) return showRealm(s, reply, realmId, 400, `${label}: enter a whole number of seconds`, form);
+      settings[key] = Number(form[key]);
+    }
+    return attempt(
+      reply,
+      () => updateRealm(services.store, { realmId, settings }, s.actor),
+      (error) => showRealm(s, reply, realmId, 400, error, form),
+      `${realmBase(realmId)}?done=lifetimes-saved`,
+    );
   });
 
   // Clients: view-clients to read, manage-clients to change.
@@ -242,9 +272,9 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
 
   async function showUser(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, userRef: string, status = 200, error?: string): Promise<FastifyReply> {
     const user = await requireUser(services.store, realmId, userRef);
-    const lock = await bruteForceStatus(services.store, { realmId, user: user.id });
+    const [lock, sessions] = await Promise.all([bruteForceStatus(services.store, { realmId, user: user.id }), userSessions(services.store, { realmId, user: user.id })]);
     const frame = { ...s.frame, title: user.username, realmId, ...(error ? { error } : {}) };
-    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users')));
+    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions));
   }
 
   app.get(`${R}/users/:user`, async (req: Req, reply) => {
@@ -271,6 +301,28 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=${action.done}`, 303);
     });
   }
+
+  app.post(`${R}/users/:user/sessions/end`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-users');
+    const user = await requireUser(services.store, realmId, req.params.user!);
+    // Only a session of this user: the form's session id is not trusted to name anyone else's.
+    const session = (await userSessions(services.store, { realmId, user: user.id })).find((x) => x.id === field(req, 'session'));
+    if (session) await endSession(services.store, { realmId, sessionId: session.id }, s.actor);
+    return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=session-ended`, 303);
+  });
+
+  app.post(`${R}/users/:user/logout`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-users');
+    const user = await requireUser(services.store, realmId, req.params.user!);
+    await logoutUser(services.store, { realmId, user: user.id }, s.actor);
+    return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=sessions-ended`, 303);
+  });
 
   app.post(`${R}/users/:user/password`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);

@@ -3,6 +3,7 @@ import type { Client, Realm, User } from '../../storage/types.js';
 import type { AdminEvent } from '../../storage/repos/admin-events.js';
 import type { StoredEvent } from '../../storage/repos/events.js';
 import type { BruteForceStatus } from '../../admin/operations/users.js';
+import type { SessionSummary } from '../../storage/repos/session-admin.js';
 import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
 
 function when(seconds: number): string {
@@ -27,7 +28,21 @@ export function dashboardPage(frame: ConsoleFrame, realms: Realm[]): string {
   );
 }
 
-export function realmPage(frame: ConsoleFrame, realm: Realm, counts: { clients: number; users: number }): string {
+/** Lifetimes an operator tunes, in seconds (Keycloak's names in the docs). */
+export const LIFETIMES = [
+  ['accessTokenLifetime', 'Access token lifetime'],
+  ['ssoSessionLifetime', 'SSO session lifetime'],
+  ['refreshIdleLifetime', 'Refresh token idle lifetime'],
+  ['refreshMaxLifetime', 'Refresh token maximum lifetime'],
+  ['codeLifetime', 'Authorization code lifetime'],
+] as const;
+
+export function realmPage(frame: ConsoleFrame & { realmId: string }, realm: Realm, counts: { clients: number; users: number }, canManage: boolean, form: Record<string, string> = {}): string {
+  const rows = LIFETIMES.map(([key, label]) =>
+    canManage
+      ? html`<label for="${key}">${label} (seconds)</label><input type="text" inputmode="numeric" pattern="[0-9]*" id="${key}" name="${key}" required value="${form[key] ?? String(realm[key])}">`
+      : html`<dt>${label}</dt><dd>${realm[key]} s</dd>`,
+  );
   return consolePage(
     frame,
     html`<dl class="facts">
@@ -35,7 +50,11 @@ export function realmPage(frame: ConsoleFrame, realm: Realm, counts: { clients: 
 <dt>Enabled</dt><dd>${realm.enabled === false ? 'no' : 'yes'}</dd>
 <dt>Clients</dt><dd><a href="${realmBase(realm.id)}/clients">${counts.clients}</a></dd>
 <dt>Users</dt><dd><a href="${realmBase(realm.id)}/users">${counts.users}</a></dd>
-</dl>`,
+</dl>
+<h2>Lifetimes</h2>
+${canManage
+  ? html`<form method="post" action="${realmBase(realm.id)}/lifetimes" class="console-form">${csrfField(frame.csrf)}${rows}<button type="submit">Save lifetimes</button></form>`
+  : html`<dl class="facts">${rows}</dl>`}`,
   );
 }
 
@@ -109,7 +128,7 @@ ${users.length === 0 ? html`<p class="muted">No users found.</p>` : ''}${create}
   );
 }
 
-export function userPage(frame: ConsoleFrame & { realmId: string }, user: User, lock: BruteForceStatus, canManage: boolean): string {
+export function userPage(frame: ConsoleFrame & { realmId: string }, user: User, lock: BruteForceStatus, canManage: boolean, sessions: SessionSummary[]): string {
   const base = `${realmBase(frame.realmId)}/users/${encodeURIComponent(user.id)}`;
   const manage: SafeHtml | '' = canManage
     ? html`<h2>Account</h2>
@@ -121,6 +140,12 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <p class="muted">The user's sessions and tokens end.</p>
 <button type="submit">Reset password</button></form>`
     : '';
+  const sessionItems = sessions.map(
+    (x) => html`<li class="session"><span>Signed in ${when(x.authTime)}<span class="muted">Last active ${when(x.lastAccess)}${x.clients.length ? html` · ${x.clients.join(', ')}` : ''}</span></span>${canManage ? actionForm(`${base}/sessions/end`, frame.csrf, 'End session', { secondary: true, fields: { session: x.id } }) : ''}</li>`,
+  );
+  const sessionList = html`<h2>Sessions</h2>${sessions.length === 0
+    ? html`<p class="muted">No active sessions.</p>`
+    : html`<ul class="cards">${sessionItems}</ul>${canManage && sessions.length > 1 ? actionForm(`${base}/logout`, frame.csrf, 'End all sessions', { secondary: true }) : ''}`}`;
   return consolePage(
     frame,
     html`<dl class="facts">
@@ -129,7 +154,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <dt>State</dt><dd>${user.enabled ? 'enabled' : 'disabled'}</dd>
 <dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
 <dt>Created</dt><dd>${when(user.createdAt)}</dd>
-</dl>${manage}`,
+</dl>${sessionList}${manage}`,
   );
 }
 
