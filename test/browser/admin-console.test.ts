@@ -101,6 +101,12 @@ for (const dialect of dialects()) {
       assert.equal(await heading(page), 'Events');
       assert.ok((await page.getByText('clients/shop', { exact: true }).count()) >= 2, 'the client create and update are admin events');
       await checkLayout(page, 'console-events', shoot);
+      await page.getByRole('navigation', { name: 'Realm' }).getByRole('link', { name: 'Organizations' }).click();
+      assert.equal(await heading(page), 'Organizations');
+      await checkLayout(page, 'console-organizations', shoot);
+      await page.getByRole('link', { name: 'acme' }).click();
+      assert.equal(await heading(page), 'Acme Inc.');
+      await checkLayout(page, 'console-organization', shoot);
 
       // The new redirect URI works at the real authorization endpoint (cache TTL 0 in tests).
       const app = await newContext();

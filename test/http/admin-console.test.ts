@@ -206,6 +206,41 @@ for (const dialect of dialects()) {
     }
   });
 
+  test(`[${dialect}] console: organizations created, members added and removed`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const orgsUrl = `${CONSOLE}/realms/${REALM}/organizations`;
+      const list = await inject(ts.app, jar, 'GET', orgsUrl);
+      assert.equal(list.statusCode, 200);
+      assert.match(list.body, />acme<\/a>/);
+      const csrf = /name="csrf" value="([^"]*)"/.exec(list.body)![1]!;
+      let res = await inject(ts.app, jar, 'POST', orgsUrl, { csrf, alias: 'acme', name: 'Again' });
+      assert.equal(res.statusCode, 400, 'a taken alias is said on the page');
+      res = await inject(ts.app, jar, 'POST', orgsUrl, { csrf, alias: 'beta', name: 'Beta & <Co>' });
+      assert.equal(res.statusCode, 303);
+      const orgUrl = (res.headers.location as string).split('?')[0]!;
+      const page = await inject(ts.app, jar, 'GET', orgUrl);
+      assert.match(page.body, /<h1>Beta &amp; &lt;Co&gt;<\/h1>/);
+      assert.match(page.body, /No members yet/);
+      res = await inject(ts.app, jar, 'POST', `${orgUrl}/members`, { csrf, user: 'nobody' });
+      assert.equal(res.statusCode, 400);
+      res = await inject(ts.app, jar, 'POST', `${orgUrl}/members`, { csrf, user: 'alice' });
+      assert.equal(res.statusCode, 303);
+      res = await inject(ts.app, jar, 'POST', `${orgUrl}/members`, { csrf, user: 'alice' });
+      assert.equal(res.statusCode, 400, 'a second add is said on the page');
+      const beta = await ts.store.organizations.findByAlias(REALM, 'beta');
+      assert.ok((await ts.store.users.organizations(ts.user.id)).some((o) => o.id === beta?.id));
+      res = await inject(ts.app, jar, 'POST', `${orgUrl}/members/remove`, { csrf, user: ts.user.id });
+      assert.equal(res.statusCode, 303);
+      assert.ok(!(await ts.store.users.organizations(ts.user.id)).some((o) => o.id === beta?.id));
+      const viewer = await signIn(ts, VIEWER);
+      assert.equal((await inject(ts.app, viewer, 'GET', `${CONSOLE}/realms/master/organizations`)).statusCode, 403);
+    } finally {
+      await ts.close();
+    }
+  });
+
   test(`[${dialect}] console: forms without the right CSRF token, and callers without the role, are refused`, async () => {
     const ts = await setup(dialect);
     try {

@@ -8,9 +8,11 @@ import { createClient, updateClient } from '../../admin/operations/clients.js';
 import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, listUsers, logoutUser, requireUser, resetPassword, unlockUser, userSessions } from '../../admin/operations/users.js';
 import { endSession } from '../../admin/operations/tokens.js';
 import { updateRealm } from '../../admin/operations/realms.js';
+import { addMember, createOrganization, listMembers, listOrganizations, removeMember, requireOrganization } from '../../admin/operations/organizations.js';
+import { ConflictError } from '../../storage/types.js';
 import { NotFound, ValidationError } from '../../admin/validation.js';
 import { OAuthError } from '../../oauth/errors.js';
-import { LIFETIMES, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, userPage, usersPage } from '../../views/console/pages.js';
+import { LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, userPage, usersPage } from '../../views/console/pages.js';
 import { realmBase } from '../../views/console/layout.js';
 import type { ConsoleFrame } from '../../views/console/layout.js';
 import { sendPage } from '../interaction/render.js';
@@ -31,6 +33,9 @@ const NOTICES: Record<string, string> = {
   'lifetimes-saved': 'The lifetimes were saved. Running servers use them within their cache time.',
   'session-ended': 'The session was ended.',
   'sessions-ended': 'All sessions of the user were ended.',
+  'organization-created': 'The organization was created.',
+  'member-added': 'The member was added.',
+  'member-removed': 'The member was removed.',
 };
 
 function field(req: Req, name: string): string {
@@ -338,6 +343,74 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       `${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=password-reset`,
     );
   });
+
+  // Organizations, as the admin API decides: view-realm to read, manage-realm to create; members are
+  // users, so seeing them needs view-users and changing them manage-users as well as manage-realm.
+  async function showOrganizations(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
+    const orgs = await listOrganizations(services.store, { realmId, max: 200 });
+    const frame = { ...s.frame, title: 'Organizations', realmId, ...(error ? { error } : {}) };
+    return sendPage(reply, status, organizationsPage(frame, orgs, hasAdminRole(s.caller, realmId, 'manage-realm'), form));
+  }
+
+  app.get(`${R}/organizations`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'view-realm');
+    return showOrganizations(s, reply, realmId);
+  });
+
+  app.post(`${R}/organizations`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-realm');
+    const form = { alias: field(req, 'alias'), name: field(req, 'name') };
+    let id: string;
+    try {
+      ({ id } = await createOrganization(services.store, { realmId, alias: form.alias, ...(form.name ? { name: form.name } : {}) }, s.actor));
+    } catch (err) {
+      if (err instanceof ConflictError || (err instanceof ValidationError && !(err instanceof NotFound))) return showOrganizations(s, reply, realmId, 400, err.message, form);
+      throw err;
+    }
+    return reply.redirect(`${realmBase(realmId)}/organizations/${encodeURIComponent(id)}?done=organization-created`, 303);
+  });
+
+  async function showOrganization(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, ref: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
+    const org = await requireOrganization(services.store, realmId, ref);
+    const members = hasAdminRole(s.caller, realmId, 'view-users') ? await listMembers(services.store, { realmId, organization: org.id, max: 500 }) : undefined;
+    const canManage = hasAdminRole(s.caller, realmId, 'manage-realm') && hasAdminRole(s.caller, realmId, 'manage-users');
+    const frame = { ...s.frame, title: org.name, realmId, ...(error ? { error } : {}) };
+    return sendPage(reply, status, organizationPage(frame, org, members, canManage, form));
+  }
+
+  app.get(`${R}/organizations/:org`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'view-realm');
+    return showOrganization(s, reply, realmId, req.params.org!);
+  });
+
+  for (const op of ['add', 'remove'] as const) {
+    app.post(`${R}/organizations/:org/members${op === 'add' ? '' : '/remove'}`, async (req: Req, reply) => {
+      const s = await signedIn(req, reply);
+      if (!s) return reply;
+      const realmId = await realmOf(s.caller, req.params.realm!);
+      need(s.caller, realmId, 'manage-realm');
+      need(s.caller, realmId, 'manage-users');
+      const org = await requireOrganization(services.store, realmId, req.params.org!);
+      const user = field(req, 'user');
+      try {
+        await (op === 'add' ? addMember : removeMember)(services.store, { realmId, organization: org.id, user }, s.actor);
+      } catch (err) {
+        // An unknown user or a second add is the operator's typo: said on the page, not a 404.
+        if (err instanceof ValidationError || err instanceof ConflictError) return showOrganization(s, reply, realmId, org.id, 400, err.message, { user });
+        throw err;
+      }
+      return reply.redirect(`${realmBase(realmId)}/organizations/${encodeURIComponent(org.id)}?done=member-${op === 'add' ? 'added' : 'removed'}`, 303);
+    });
+  }
 
   app.get(`${R}/events`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);

@@ -25,6 +25,7 @@ export function consolePage(frame: ConsoleFrame, body: SafeHtml): string {
 <li><a href="${realmBase(frame.realmId)}">Overview</a></li>
 <li><a href="${realmBase(frame.realmId)}/clients">Clients</a></li>
 <li><a href="${realmBase(frame.realmId)}/users">Users</a></li>
+<li><a href="${realmBase(frame.realmId)}/organizations">Organizations</a></li>
 <li><a href="${realmBase(frame.realmId)}/events">Events</a></li>
 </ul></nav>`
     : '';

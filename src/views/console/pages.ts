@@ -4,6 +4,7 @@ import type { AdminEvent } from '../../storage/repos/admin-events.js';
 import type { StoredEvent } from '../../storage/repos/events.js';
 import type { BruteForceStatus } from '../../admin/operations/users.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
+import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
 
 function when(seconds: number): string {
@@ -171,6 +172,47 @@ export function eventsPage(frame: ConsoleFrame & { realmId: string }, admin: Adm
 ${admin.length === 0 ? html`<p class="muted">No admin events yet.</p>` : html`<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Operation</th><th scope="col">Resource</th><th scope="col">Path</th><th scope="col">By</th><th scope="col">Via</th><th scope="col">From</th></tr></thead><tbody>${adminRows}</tbody></table></div>`}
 <h2>Login events</h2>
 ${login.length === 0 ? html`<p class="muted">No login events yet.</p>` : html`<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Outcome</th><th scope="col">User</th><th scope="col">Client</th><th scope="col">From</th></tr></thead><tbody>${loginRows}</tbody></table></div>`}`,
+  );
+}
+
+export function organizationsPage(frame: ConsoleFrame & { realmId: string }, orgs: OrganizationDetails[], canManage: boolean, form: Record<string, string> = {}): string {
+  const base = realmBase(frame.realmId);
+  const rows = orgs.map((o) =>
+    row(['Alias', 'Name', 'State'], [html`<a href="${base}/organizations/${encodeURIComponent(o.id)}">${o.alias}</a>`, o.name, o.enabled ? 'enabled' : 'disabled']),
+  );
+  const create = canManage
+    ? html`<h2>Create an organization</h2>
+<form method="post" action="${base}/organizations" class="console-form">${csrfField(frame.csrf)}
+<label for="alias">Alias</label><input type="text" id="alias" name="alias" required value="${form.alias ?? ''}">
+<label for="orgName">Name</label><input type="text" id="orgName" name="name" value="${form.name ?? ''}">
+<button type="submit">Create organization</button></form>`
+    : '';
+  return consolePage(
+    frame,
+    html`${orgs.length === 0
+      ? html`<p class="muted">No organizations yet.</p>`
+      : html`<div class="table-wrap"><table><caption class="visually-hidden">Organizations</caption><thead><tr><th scope="col">Alias</th><th scope="col">Name</th><th scope="col">State</th></tr></thead><tbody>${rows}</tbody></table></div>`}${create}`,
+  );
+}
+
+export function organizationPage(frame: ConsoleFrame & { realmId: string }, org: OrganizationDetails, members: User[] | undefined, canManageMembers: boolean, form: Record<string, string> = {}): string {
+  const action = `${realmBase(frame.realmId)}/organizations/${encodeURIComponent(org.id)}/members`;
+  const items = (members ?? []).map(
+    (u) => html`<li class="row"><span>${u.username}${u.email ? html` <span class="muted">${u.email}</span>` : ''}</span>${canManageMembers ? actionForm(`${action}/remove`, frame.csrf, 'Remove', { secondary: true, fields: { user: u.id } }) : ''}</li>`,
+  );
+  return consolePage(
+    frame,
+    html`<dl class="facts">
+<dt>Alias</dt><dd>${org.alias}</dd>
+<dt>Name</dt><dd>${org.name}</dd>
+<dt>State</dt><dd>${org.enabled ? 'enabled' : 'disabled'}</dd>
+<dt>Domains</dt><dd>${org.domains.map((d) => d.name).join(', ')}</dd>
+</dl>
+<h2>Members</h2>
+${members === undefined ? html`<p class="muted">Seeing members needs the view-users role.</p>` : members.length === 0 ? html`<p class="muted">No members yet.</p>` : html`<ul class="cards">${items}</ul>`}
+${canManageMembers
+  ? html`<form method="post" action="${action}" class="console-form">${csrfField(frame.csrf)}<label for="member">Add a member (username)</label><input type="text" id="member" name="user" required autocomplete="off" value="${form.user ?? ''}"><button type="submit">Add member</button></form>`
+  : ''}`,
   );
 }
 
