@@ -113,7 +113,10 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
 
   app.get(`${CONSOLE_PATH}/callback`, async (req: Req, reply) => {
     if (typeof req.query.error === 'string') {
-      return sendPage(reply, 400, consoleMessagePage('Sign-in failed', 'The sign-in did not complete.', { href: `${CONSOLE_PATH}/login`, label: 'Try again' }));
+      // Administrators belong to no organization: a master realm bootstrapped before the console existed
+      // may still require one (realmgate realm update master --organization-required off).
+      const hint = req.query.error === 'access_denied' ? ' If the sign-in said your account has no organization, turn off "organization required" for the master realm.' : '';
+      return sendPage(reply, 400, consoleMessagePage('Sign-in failed', `The sign-in did not complete.${hint}`, { href: `${CONSOLE_PATH}/login`, label: 'Try again' }));
     }
     if (!(await finishLogin(services, req, reply, req.query))) {
       return sendPage(reply, 400, consoleMessagePage('Sign-in failed', 'This sign-in response does not belong to a sign-in started here.', { href: `${CONSOLE_PATH}/login`, label: 'Sign in' }));
