@@ -281,6 +281,15 @@ for (const dialect of dialects()) {
       // A callback that this browser did not start is refused.
       const stray = await inject(ts.app, new CookieJar(), 'GET', `${CONSOLE}/callback?code=abc&state=def`);
       assert.equal(stray.statusCode, 400);
+      const denied = await inject(ts.app, new CookieJar(), 'GET', `${CONSOLE}/callback?error=access_denied&state=def`);
+      assert.equal(denied.statusCode, 400);
+      assert.match(denied.body, /organization required/);
+      // {AUTH_URL}/auth/admin and /auth/admin/ open the console.
+      for (const url of ['/auth/admin', '/auth/admin/']) {
+        const res = await inject(ts.app, new CookieJar(), 'GET', url);
+        assert.equal(res.statusCode, 303);
+        assert.equal(res.headers.location, `${CONSOLE}/`);
+      }
     } finally {
       await ts.close();
     }
