@@ -7,6 +7,12 @@ import crypto from 'node:crypto';
  * each base64url.
  */
 const PREFIX = 'enc:v1:';
+/**
+ * enc:v2: the same, under a key derived with HKDF-SHA256 instead of scrypt. Used for the key file's
+ * secret, 256 random bits that need no stretching: scrypt would cost tens of milliseconds and 32 MiB per
+ * key at every start (a passphrase in REALMGATE_KEY_SECRET still gets scrypt, v1).
+ */
+const PREFIX_V2 = 'enc:v2:';
 
 export class KeySecretError extends Error {}
 
@@ -31,12 +37,13 @@ function secretName(): string {
 }
 
 export function isSealed(stored: string): boolean {
-  return stored.startsWith(PREFIX);
+  return stored.startsWith(PREFIX) || stored.startsWith(PREFIX_V2);
 }
 
 const derived = new Map<string, Buffer>();
 
-function kek(pass: string, salt: Buffer): Buffer {
+function kek(pass: string, salt: Buffer, version: 1 | 2): Buffer {
+  if (version === 2) return Buffer.from(crypto.hkdfSync('sha256', pass, salt, 'realmgate key encryption v2', 32));
   // Keyed by the secret too: a wrong secret must never find the key derived from the right one.
   const id = `${crypto.createHash('sha256').update(pass).digest('base64url')}:${salt.toString('base64url')}`;
   let k = derived.get(id);
@@ -52,19 +59,21 @@ export function sealPrivateJwk(json: string): string {
   if (!pass) return json;
   const salt = crypto.randomBytes(16);
   const iv = crypto.randomBytes(12);
-  const cipher = crypto.createCipheriv('aes-256-gcm', kek(pass, salt), iv);
+  const version = envKeySecret() !== undefined ? 1 : 2;
+  const cipher = crypto.createCipheriv('aes-256-gcm', kek(pass, salt, version), iv);
   const ct = Buffer.concat([cipher.update(json, 'utf8'), cipher.final()]);
-  return PREFIX + [salt, iv, cipher.getAuthTag(), ct].map((b) => b.toString('base64url')).join(':');
+  return (version === 1 ? PREFIX : PREFIX_V2) + [salt, iv, cipher.getAuthTag(), ct].map((b) => b.toString('base64url')).join(':');
 }
 
 export function openPrivateJwk(stored: string): string {
-  if (!stored.startsWith(PREFIX)) return stored;
+  if (!isSealed(stored)) return stored;
+  const version = stored.startsWith(PREFIX_V2) ? 2 : 1;
   const pass = secret();
   if (!pass) throw new KeySecretError('the signing keys are encrypted: set REALMGATE_KEY_SECRET or restore the key file');
   const [salt, iv, tag, ct] = stored.slice(PREFIX.length).split(':').map((p) => Buffer.from(p, 'base64url'));
   if (!salt || !iv || !tag || !ct) throw new KeySecretError('a stored signing key is malformed');
   try {
-    const decipher = crypto.createDecipheriv('aes-256-gcm', kek(pass, salt), iv);
+    const decipher = crypto.createDecipheriv('aes-256-gcm', kek(pass, salt, version), iv);
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(ct), decipher.final()]).toString('utf8');
   } catch {

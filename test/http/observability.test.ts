@@ -1,3 +1,6 @@
+import path from 'node:path';
+import os from 'node:os';
+import fs from 'node:fs';
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -26,6 +29,10 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 // Issue 11 item 8: observability.
+// One key file for this file's servers: the key-encryption secret, once opened, is the process's, and
+// with PostgreSQL the default file is the installation's, shared with every other test process.
+const keyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-key-')), 'realmgate.key');
+
 for (const dialect of dialects()) {
   describe(`metrics, logs and health (${dialect})`, () => {
     let ts: TestServer;
@@ -105,7 +112,7 @@ for (const dialect of dialects()) {
     });
 
     test('the management port serves /metrics and the health checks, apart from the public port', async () => {
-      const config = loadConfig({}, { port: 0, databaseUrl: ts.db.url, metricsPort: 0, logLevel: 'silent', collectorIntervalS: 0 });
+      const config = loadConfig({}, { port: 0, databaseUrl: ts.db.url, metricsPort: 0, logLevel: 'silent', collectorIntervalS: 0, keyFile });
       const server = await startServer(config);
       try {
         assert.ok(server.managementUrl);

@@ -75,7 +75,7 @@ for (const dialect of dialects()) {
         assert.ok(!text.includes(secret), 'the key file content is not in the database');
         const keys = await server.services.store.db.kysely.selectFrom('signing_keys').select('private_jwk').execute();
         assert.ok(keys.length >= 3);
-        for (const k of keys) assert.match(k.private_jwk, /^enc:v1:/);
+        for (const k of keys) assert.match(k.private_jwk, /^enc:v2:/);
         // The server signs with them: its discovery and keys answer, and the keystore opens each realm's key.
         assert.equal(await server.services.keys.algorithm('old'), 'RS256');
         assert.equal(await server.services.keys.algorithm('fresh'), 'RS256');
@@ -111,7 +111,7 @@ for (const dialect of dialects()) {
       const store = await storeOf();
       const row = await store.db.kysely.selectFrom('signing_keys').select('private_jwk').where('realm_id', '=', 'cli-made').executeTakeFirstOrThrow();
       await store.db.close();
-      assert.match(row.private_jwk, /^enc:v1:/);
+      assert.match(row.private_jwk, /^enc:v2:/);
       // A fresh database elsewhere: the CLI creates its key file and says where.
       const other = path.join(dir, 'other.db');
       r = cli(['realm', 'create', 'x'], { DATABASE_URL: `sqlite:${other}` });
