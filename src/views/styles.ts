@@ -56,6 +56,7 @@ body.console { display: block; }
 .console-signout button { padding: 0.35rem 0.9rem; }
 .console-nav { display: flex; flex-wrap: wrap; gap: 0.25rem 1.25rem; list-style: none; max-width: 64rem; margin: 1rem auto 0; padding: 0 1rem; }
 .console-nav a { display: inline-block; padding: 0.35rem 0; font-weight: 600; }
+.console-nav a[aria-current=page] { color: var(--text); text-decoration-thickness: 3px; text-underline-offset: 0.35em; }
 .card.console-main { max-width: 64rem; margin: 1rem auto 2rem; }
 @media (max-width: 66rem) { .card.console-main { margin: 1rem 0.5rem 2rem; width: auto; padding: 1.25rem; } }
 .console-form { max-width: 32rem; }

@@ -81,6 +81,8 @@ for (const dialect of dialects()) {
 
       const clientsUrl = `${CONSOLE}/realms/${REALM}/clients`;
       const csrf = await csrfOf(ts, jar, clientsUrl);
+      const current = [...(await inject(ts.app, jar, 'GET', `${clientsUrl}/web-app`)).body.matchAll(/<a href="([^"]+)" aria-current="page">/g)].map((m) => m[1]);
+      assert.deepEqual(current, [clientsUrl], 'the navigation marks the current section');
       let res = await inject(ts.app, jar, 'POST', clientsUrl, { csrf, clientId: 'shop', name: 'Shop', redirectUri: 'https://shop.example.com/cb', type: 'confidential' });
       assert.equal(res.statusCode, 201, res.body.slice(0, 400));
       const secret = /<code class="secret">([^<]+)<\/code>/.exec(res.body)?.[1];

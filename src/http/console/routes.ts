@@ -78,7 +78,8 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     }
     const notice = typeof req.query.done === 'string' ? NOTICES[req.query.done] : undefined;
     const actor: Actor = { via: 'console', realmId: caller.realmId, userId: caller.userId, username: caller.username, clientId: caller.clientId, ip: req.ip };
-    return { caller, actor, frame: { title: '', admin: caller.username ?? caller.userId, csrf: await consoleCsrf(services, req), ...(notice ? { notice } : {}) } };
+    const section = /^\/auth\/admin\/console\/realms\/[^/?]+(\/[a-z]+)?/.exec(req.url)?.[1] ?? '';
+    return { caller, actor, frame: { title: '', admin: caller.username ?? caller.userId, csrf: await consoleCsrf(services, req), section, ...(notice ? { notice } : {}) } };
   }
 
   function need(caller: AdminCaller, realmId: string, role: AdminRole): void {

@@ -16,18 +16,25 @@ export interface ConsoleFrame {
   realmId?: string;
   notice?: string;
   error?: string;
+  /** The realm section shown, marked as the current page in the navigation. */
+  section?: string;
 }
+
+const SECTIONS = [
+  ['', 'Overview'],
+  ['/clients', 'Clients'],
+  ['/users', 'Users'],
+  ['/organizations', 'Organizations'],
+  ['/events', 'Events'],
+] as const;
 
 /** A console page: a header with the admin and sign-out, the realm's navigation, one main region. */
 export function consolePage(frame: ConsoleFrame, body: SafeHtml): string {
-  const nav = frame.realmId
-    ? html`<nav aria-label="Realm"><ul class="console-nav">
-<li><a href="${realmBase(frame.realmId)}">Overview</a></li>
-<li><a href="${realmBase(frame.realmId)}/clients">Clients</a></li>
-<li><a href="${realmBase(frame.realmId)}/users">Users</a></li>
-<li><a href="${realmBase(frame.realmId)}/organizations">Organizations</a></li>
-<li><a href="${realmBase(frame.realmId)}/events">Events</a></li>
-</ul></nav>`
+  const realmId = frame.realmId;
+  const nav = realmId
+    ? html`<nav aria-label="Realm"><ul class="console-nav">${SECTIONS.map(
+        ([path, label]) => html`<li><a href="${realmBase(realmId)}${path}"${frame.section === path ? html` aria-current="page"` : ''}>${label}</a></li>`,
+      )}</ul></nav>`
     : '';
   return html`<!doctype html>
 <html lang="en">
