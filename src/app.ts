@@ -21,6 +21,7 @@ import { accountRoutes } from './http/account/routes.js';
 import { sessionStatusRoutes } from './http/session-status/routes.js';
 import fastifySwagger from '@fastify/swagger';
 import { ADMIN_PREFIX, adminApi } from './http/admin/plugin.js';
+import { consoleRoutes } from './http/console/routes.js';
 
 export interface AppOptions {
   services: Services;
@@ -143,6 +144,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(accountRoutes, { services });
   await app.register(sessionStatusRoutes, { services });
   await app.register(adminApi, { services, prefix: ADMIN_PREFIX });
+  await app.register(consoleRoutes, { services });
   app.get(`${ADMIN_PREFIX}/openapi.json`, async (_req, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
   // The service's web application pages, when APP_URL is this server.
   if (new URL(services.config.appUrl).origin === new URL(services.config.authUrl).origin) await app.register(appPageRoutes, { services });

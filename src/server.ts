@@ -1,3 +1,4 @@
+import { CONSOLE_CALLBACK_PATH } from './admin/operations/console.js';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import type { Config } from './config/config.js';
@@ -119,7 +120,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 export async function ensureBootstrapAdmin(services: Services, logger: { warn(obj: object, msg: string): void }): Promise<void> {
   const admin = services.config.bootstrapAdmin;
   if (!admin) return;
-  const outcome = await bootstrapAdmin(services.store, admin);
+  // The admin console's client (security-admin-console) comes with the admin, as in Keycloak.
+  const outcome = await bootstrapAdmin(services.store, { ...admin, consoleRedirectUri: `${services.config.authUrl}${CONSOLE_CALLBACK_PATH}` });
   if (outcome === 'created') logger.warn({ username: admin.username }, 'created the bootstrap admin in realm master: change its password');
 }
 

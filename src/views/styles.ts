@@ -48,6 +48,41 @@ input.code, textarea.code { flex: 1; min-width: 0; width: 100%; padding: 0.75rem
 .card:has(.code-row) { max-width: 38rem; }
 textarea.code { display: block; resize: none; overflow: hidden; field-sizing: content; word-break: break-all; overflow-wrap: anywhere; }
 .code-row .code { margin: 0; padding: 0.75rem 0.5rem; font-size: 1rem; letter-spacing: 0; }
+/* The admin console (src/views/console): a header, the realm's navigation, one wide card. */
+body.console { display: block; }
+.console-header { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: center; justify-content: space-between; padding: 0.75rem 1rem; background: #fff; border-bottom: 1px solid var(--border); }
+.console-brand { font-weight: 700; text-decoration: none; color: var(--text); }
+.console-signout { display: flex; align-items: center; gap: 0.75rem; margin: 0; }
+.console-signout button { padding: 0.35rem 0.9rem; }
+.console-nav { display: flex; flex-wrap: wrap; gap: 0.25rem 1.25rem; list-style: none; max-width: 64rem; margin: 1rem auto 0; padding: 0 1rem; }
+.console-nav a { display: inline-block; padding: 0.35rem 0; font-weight: 600; }
+.console-nav a[aria-current=page] { color: var(--text); text-decoration-thickness: 3px; text-underline-offset: 0.35em; }
+.card.console-main { max-width: 64rem; margin: 1rem auto 2rem; }
+@media (max-width: 66rem) { .card.console-main { margin: 1rem 0.5rem 2rem; width: auto; padding: 1.25rem; } }
+.console-form { max-width: 32rem; }
+.console-form button { margin-top: 0.25rem; }
+.console-search .row input { margin: 0; flex: 1; min-width: 0; }
+.row { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin: 0 0 1rem; }
+.cards > li.row { justify-content: space-between; margin-bottom: 0.5rem; }
+.inline-form { margin: 0; display: inline-block; }
+.cards code, .facts code { overflow-wrap: anywhere; }
+.secret { font-size: 1rem; overflow-wrap: anywhere; }
+.table-wrap { overflow-x: auto; margin: 0 0 1rem; }
+table { border-collapse: collapse; width: 100%; font-size: 0.95rem; }
+th, td { text-align: left; padding: 0.5rem 0.6rem; border-bottom: 1px solid var(--border); vertical-align: top; }
+th { color: var(--muted); font-weight: 600; white-space: nowrap; }
+td code { font-size: 0.85rem; overflow-wrap: anywhere; }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.4rem 1.25rem; margin: 0 0 1rem; }
+.facts dt { font-weight: 600; color: var(--muted); }
+.facts dd { margin: 0; overflow-wrap: anywhere; }
+@media (max-width: 40rem) {
+  /* Narrow screens: each table row becomes a small card of "column: value" lines. */
+  .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap td { display: block; }
+  .table-wrap thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  .table-wrap tr { border: 1px solid var(--border); border-radius: 8px; padding: 0.4rem 0.75rem; margin: 0 0 0.5rem; }
+  .table-wrap td { display: grid; grid-template-columns: 6.5rem 1fr; gap: 0.5rem; border: 0; padding: 0.15rem 0; overflow-wrap: anywhere; }
+  .table-wrap td::before { content: attr(data-label); color: var(--muted); font-weight: 600; }
+}
 @media (max-width: 30rem) {
   .code-row { flex-wrap: wrap; }
   .code-row .code { flex-basis: 100%; }

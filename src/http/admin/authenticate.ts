@@ -5,7 +5,7 @@ import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
 import { hasAdminRole } from '../../admin/authorization.js';
 import type { Actor } from '../../admin/operations/common.js';
 import type { UserRoles } from '../../storage/repos/roles.js';
-import { verifyAccessToken } from '../../oauth/access-tokens.js';
+import { verifyAccessToken, type AccessTokenClaims } from '../../oauth/access-tokens.js';
 import { forbidden, unauthorized } from './errors.js';
 
 function strings(v: unknown): string[] {
@@ -54,14 +54,19 @@ export async function authenticateAdmin(services: Services, req: FastifyRequest)
   if (!realm) throw unauthorized('the bearer token was not issued by this server');
   const claims = await verifyAccessToken(services, realm, token);
   if (!claims) throw unauthorized('the bearer token is invalid, expired or revoked');
+  return callerFromClaims(realm.id, claims, req.ip);
+}
+
+/** The admin caller a verified access token of `realmId` describes (shared with the admin console). */
+export function callerFromClaims(realmId: string, claims: AccessTokenClaims, ip: string | null): AdminCaller {
   const c = claims as Record<string, unknown>;
   return {
-    realmId: realm.id,
+    realmId,
     userId: claims.sub,
     username: typeof c.preferred_username === 'string' ? c.preferred_username : null,
     clientId: claims.azp,
     roles: rolesOf(c),
-    ip: req.ip,
+    ip,
   };
 }
 

@@ -1,0 +1,427 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
+import { hasAdminRole, maySeeRealm } from '../../admin/authorization.js';
+import type { Actor } from '../../admin/operations/common.js';
+import { ensureConsoleClient, getClient, getRealm, listAdminEvents, listClients, listLoginEvents, listRealms } from '../../admin/operations/console.js';
+import { createClient, updateClient } from '../../admin/operations/clients.js';
+import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, listUsers, logoutUser, requireUser, resetPassword, unlockUser, userSessions } from '../../admin/operations/users.js';
+import { endSession } from '../../admin/operations/tokens.js';
+import { updateRealm } from '../../admin/operations/realms.js';
+import { addMember, createOrganization, listMembers, listOrganizations, removeMember, requireOrganization } from '../../admin/operations/organizations.js';
+import { ConflictError } from '../../storage/types.js';
+import { NotFound, ValidationError } from '../../admin/validation.js';
+import { OAuthError } from '../../oauth/errors.js';
+import { LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, userPage, usersPage } from '../../views/console/pages.js';
+import { realmBase } from '../../views/console/layout.js';
+import type { ConsoleFrame } from '../../views/console/layout.js';
+import { sendPage } from '../interaction/render.js';
+import { CONSOLE_PATH, callbackUri, checkConsoleCsrf, clearSession, consoleCaller, consoleCsrf, finishLogin, startLogin } from './session.js';
+
+type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
+
+/** Outcomes a redirect may announce: a fixed set, so no text from the URL is ever shown. */
+const NOTICES: Record<string, string> = {
+  'client-created': 'The client was created.',
+  'uri-added': 'The redirect URI was added.',
+  'uri-removed': 'The redirect URI was removed.',
+  'user-created': 'The user was created.',
+  'user-disabled': 'The user was disabled: their sessions and tokens no longer work.',
+  'user-enabled': 'The user was enabled.',
+  'user-unlocked': 'The failed logins were cleared.',
+  'password-reset': 'The password was reset.',
+  'lifetimes-saved': 'The lifetimes were saved. Running servers use them within their cache time.',
+  'session-ended': 'The session was ended.',
+  'sessions-ended': 'All sessions of the user were ended.',
+  'organization-created': 'The organization was created.',
+  'member-added': 'The member was added.',
+  'member-removed': 'The member was removed.',
+};
+
+function field(req: Req, name: string): string {
+  const v = req.body?.[name];
+  return typeof v === 'string' && v.length <= 2048 ? v.trim() : '';
+}
+
+class Forbidden extends Error {}
+
+/**
+ * The admin console: server-rendered pages over src/admin/operations, signed in through the master
+ * realm's own authorization code flow with PKCE. Every page decides by the admin's token roles, exactly
+ * as the admin REST API does; every change is an admin event with via "console".
+ */
+export async function consoleRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+
+  app.setErrorHandler((error, req, reply) => {
+    if (error instanceof Forbidden) return sendPage(reply, 403, consoleMessagePage('Not allowed', error.message, { href: `${CONSOLE_PATH}/`, label: 'Back to the console' }));
+    if (error instanceof NotFound) return sendPage(reply, 404, consoleMessagePage('Not found', error.message, { href: `${CONSOLE_PATH}/`, label: 'Back to the console' }));
+    const status = (error as { statusCode?: number }).statusCode;
+    if (error instanceof OAuthError || (status !== undefined && status >= 400 && status < 500)) {
+      return sendPage(reply, 400, consoleMessagePage('Invalid request', 'The request could not be understood.', { href: `${CONSOLE_PATH}/`, label: 'Back to the console' }));
+    }
+    req.log.error({ err: error }, 'admin console error');
+    return sendPage(reply, 500, consoleMessagePage('Something went wrong', 'The server could not complete your request.'));
+  });
+
+  /** The signed-in admin, or a redirect to the sign-in (GET) / a 401 page (POST: the form is not replayed). */
+  async function signedIn(req: Req, reply: FastifyReply): Promise<{ caller: AdminCaller; actor: Actor; frame: ConsoleFrame } | undefined> {
+    const caller = await consoleCaller(services, req, reply);
+    if (!caller) {
+      if (req.method === 'GET') reply.redirect(`${CONSOLE_PATH}/login`, 303);
+      else sendPage(reply, 401, consoleMessagePage('Signed out', 'Your console session has ended. Sign in again.', { href: `${CONSOLE_PATH}/login`, label: 'Sign in' }));
+      return undefined;
+    }
+    if (req.method === 'POST' && !(await checkConsoleCsrf(services, req, req.body?.csrf))) {
+      sendPage(reply, 403, consoleMessagePage('Form expired', 'This form is no longer valid. Go back, reload the page and try again.', { href: `${CONSOLE_PATH}/`, label: 'Back to the console' }));
+      return undefined;
+    }
+    const notice = typeof req.query.done === 'string' ? NOTICES[req.query.done] : undefined;
+    const actor: Actor = { via: 'console', realmId: caller.realmId, userId: caller.userId, username: caller.username, clientId: caller.clientId, ip: req.ip };
+    const section = /^\/auth\/admin\/console\/realms\/[^/?]+(\/[a-z]+)?/.exec(req.url)?.[1] ?? '';
+    return { caller, actor, frame: { title: '', admin: caller.username ?? caller.userId, csrf: await consoleCsrf(services, req), section, ...(notice ? { notice } : {}) } };
+  }
+
+  function need(caller: AdminCaller, realmId: string, role: AdminRole): void {
+    if (!hasAdminRole(caller, realmId, role)) throw new Forbidden(`This page needs the ${role} role of realm ${realmId}.`);
+  }
+
+  /** Runs a change; a refused value re-renders the page with the reason (400), never loses the form. */
+  async function attempt(reply: FastifyReply, change: () => Promise<unknown>, onError: (message: string) => Promise<FastifyReply>, next: string): Promise<FastifyReply> {
+    try {
+      await change();
+    } catch (err) {
+      if (err instanceof ValidationError && !(err instanceof NotFound)) return onError(err.message);
+      throw err;
+    }
+    return reply.redirect(next, 303);
+  }
+
+  // {AUTH_URL}/auth/admin/ (with or without the slash: ignoreTrailingSlash) opens the console.
+  app.get('/auth/admin', async (_req, reply) => reply.redirect(`${CONSOLE_PATH}/`, 303));
+
+  app.get(`${CONSOLE_PATH}/login`, async (_req, reply) => {
+    // The console's client follows AUTH_URL: its callback is whitelisted for the current address.
+    try {
+      await ensureConsoleClient(services.store, { redirectUri: callbackUri(services) });
+    } catch (err) {
+      if (!(err instanceof NotFound)) throw err;
+      return sendPage(reply, 503, consoleMessagePage('No admin realm', 'There is no master realm yet. Create the first administrator with `realmgate bootstrap-admin` or REALMGATE_BOOTSTRAP_ADMIN_USERNAME and REALMGATE_BOOTSTRAP_ADMIN_PASSWORD.'));
+    }
+    reply.header('cache-control', 'no-store');
+    return reply.redirect(startLogin(services, reply), 303);
+  });
+
+  app.get(`${CONSOLE_PATH}/callback`, async (req: Req, reply) => {
+    if (typeof req.query.error === 'string') {
+      // Administrators belong to no organization: a master realm bootstrapped before the console existed
+      // may still require one (realmgate realm update master --organization-required off).
+      const hint = req.query.error === 'access_denied' ? ' If the sign-in said your account has no organization, turn off "organization required" for the master realm.' : '';
+      return sendPage(reply, 400, consoleMessagePage('Sign-in failed', `The sign-in did not complete.${hint}`, { href: `${CONSOLE_PATH}/login`, label: 'Try again' }));
+    }
+    if (!(await finishLogin(services, req, reply, req.query))) {
+      return sendPage(reply, 400, consoleMessagePage('Sign-in failed', 'This sign-in response does not belong to a sign-in started here.', { href: `${CONSOLE_PATH}/login`, label: 'Sign in' }));
+    }
+    return reply.redirect(`${CONSOLE_PATH}/`, 303);
+  });
+
+  app.post(`${CONSOLE_PATH}/logout`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    clearSession(services, reply);
+    return sendPage(reply, 200, consoleMessagePage('Signed out', 'You left the admin console.', { href: `${CONSOLE_PATH}/login`, label: 'Sign in again' }));
+  });
+
+  app.get(`${CONSOLE_PATH}/`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realms = (await listRealms(services.store)).filter((r) => maySeeRealm(s.caller, r.id));
+    return sendPage(reply, 200, dashboardPage({ ...s.frame, title: 'Dashboard' }, realms));
+  });
+
+  const R = `${CONSOLE_PATH}/realms/:realm`;
+
+  /** The realm of the URL, once the admin may see it (403 whether or not it exists: no probing). */
+  async function realmOf(caller: AdminCaller, realmId: string): Promise<string> {
+    if (!maySeeRealm(caller, realmId)) throw new Forbidden(`You may not administer realm ${realmId}.`);
+    return (await getRealm(services.store, realmId)).id;
+  }
+
+  async function showRealm(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
+    const realm = await getRealm(services.store, realmId);
+    const [clients, users] = await Promise.all([listClients(services.store, { realmId }), countUsers(services.store, { realmId })]);
+    const frame = { ...s.frame, title: realm.displayName ?? realm.id, realmId, ...(error ? { error } : {}) };
+    return sendPage(reply, status, realmPage(frame, realm, { clients: clients.length, users }, hasAdminRole(s.caller, realmId, 'manage-realm'), form));
+  }
+
+  app.get(R, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'view-realm');
+    return showRealm(s, reply, realmId);
+  });
+
+  app.post(`${R}/lifetimes`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-realm');
+    const form: Record<string, string> = {};
+    const settings: Record<string, number> = {};
+    for (const [key, label] of LIFETIMES) {
+      form[key] = field(req, key);
+      if (!/^[0-9]{1,10}$/.test(form[key])) return showRealm(s, reply, realmId, 400, `${label}: enter a whole number of seconds`, form);
+      settings[key] = Number(form[key]);
+    }
+    return attempt(
+      reply,
+      () => updateRealm(services.store, { realmId, settings }, s.actor),
+      (error) => showRealm(s, reply, realmId, 400, error, form),
+      `${realmBase(realmId)}?done=lifetimes-saved`,
+    );
+  });
+
+  // Clients: view-clients to read, manage-clients to change.
+  async function showClients(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
+    const clients = await listClients(services.store, { realmId });
+    const frame = { ...s.frame, title: 'Clients', realmId, ...(error ? { error } : {}) };
+    return sendPage(reply, status, clientsPage(frame, clients, hasAdminRole(s.caller, realmId, 'manage-clients'), form));
+  }
+
+  app.get(`${R}/clients`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'view-clients');
+    return showClients(s, reply, realmId);
+  });
+
+  app.post(`${R}/clients`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-clients');
+    const form = { clientId: field(req, 'clientId'), name: field(req, 'name'), redirectUri: field(req, 'redirectUri'), type: field(req, 'type') };
+    let created: { secret: string | undefined } | undefined;
+    try {
+      created = await createClient(
+        services.store,
+        { realmId, clientId: form.clientId, redirectUris: form.redirectUri ? [form.redirectUri] : [], public: form.type === 'public', ...(form.name ? { name: form.name } : {}) },
+        s.actor,
+      );
+    } catch (err) {
+      if (err instanceof ValidationError && !(err instanceof NotFound)) return showClients(s, reply, realmId, 400, err.message, form);
+      throw err;
+    }
+    // A generated secret is shown once, on this response only (it is stored as a hash).
+    const client = await getClient(services.store, { realmId, clientId: form.clientId });
+    return sendPage(reply, 201, clientPage({ ...s.frame, title: client.clientId, realmId, notice: NOTICES['client-created']! }, client, true, created.secret));
+  });
+
+  app.get(`${R}/clients/:clientId`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'view-clients');
+    const client = await getClient(services.store, { realmId, clientId: req.params.clientId! });
+    return sendPage(reply, 200, clientPage({ ...s.frame, title: client.clientId, realmId }, client, hasAdminRole(s.caller, realmId, 'manage-clients')));
+  });
+
+  for (const op of ['add', 'remove'] as const) {
+    app.post(`${R}/clients/:clientId/redirect-uris${op === 'add' ? '' : '/remove'}`, async (req: Req, reply) => {
+      const s = await signedIn(req, reply);
+      if (!s) return reply;
+      const realmId = await realmOf(s.caller, req.params.realm!);
+      need(s.caller, realmId, 'manage-clients');
+      const client = await getClient(services.store, { realmId, clientId: req.params.clientId! });
+      const uri = field(req, 'uri');
+      const page = `${realmBase(realmId)}/clients/${encodeURIComponent(client.clientId)}`;
+      return attempt(
+        reply,
+        () => updateClient(services.store, { realmId, clientId: client.clientId, redirectUris: { [op]: [uri] } }, s.actor),
+        async (error) => sendPage(reply, 400, clientPage({ ...s.frame, title: client.clientId, realmId, error }, client, true)),
+        `${page}?done=${op === 'add' ? 'uri-added' : 'uri-removed'}`,
+      );
+    });
+  }
+
+  // Users: view-users to read, manage-users to change.
+  async function showUsers(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, search: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
+    const users = await listUsers(services.store, { realmId, ...(search ? { search } : {}), max: 100 });
+    const frame = { ...s.frame, title: 'Users', realmId, ...(error ? { error } : {}) };
+    return sendPage(reply, status, usersPage(frame, users, hasAdminRole(s.caller, realmId, 'manage-users'), search, form));
+  }
+
+  app.get(`${R}/users`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'view-users');
+    const search = typeof req.query.search === 'string' ? req.query.search.slice(0, 255) : '';
+    return showUsers(s, reply, realmId, search);
+  });
+
+  app.post(`${R}/users`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-users');
+    const form = { username: field(req, 'username'), email: field(req, 'email') };
+    const password = typeof req.body?.password === 'string' ? req.body.password : '';
+    let id: string;
+    try {
+      ({ id } = await createUser(services.store, { realmId, username: form.username, password, ...(form.email ? { email: form.email } : {}) }, s.actor));
+    } catch (err) {
+      if (err instanceof ValidationError && !(err instanceof NotFound)) return showUsers(s, reply, realmId, '', 400, err.message, form);
+      throw err;
+    }
+    return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(id)}?done=user-created`, 303);
+  });
+
+  async function showUser(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, userRef: string, status = 200, error?: string): Promise<FastifyReply> {
+    const user = await requireUser(services.store, realmId, userRef);
+    const [lock, sessions] = await Promise.all([bruteForceStatus(services.store, { realmId, user: user.id }), userSessions(services.store, { realmId, user: user.id })]);
+    const frame = { ...s.frame, title: user.username, realmId, ...(error ? { error } : {}) };
+    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions));
+  }
+
+  app.get(`${R}/users/:user`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'view-users');
+    return showUser(s, reply, realmId, req.params.user!);
+  });
+
+  const userActions = {
+    disable: { run: disableUser, done: 'user-disabled' },
+    enable: { run: enableUser, done: 'user-enabled' },
+    unlock: { run: unlockUser, done: 'user-unlocked' },
+  } as const;
+  for (const [name, action] of Object.entries(userActions)) {
+    app.post(`${R}/users/:user/${name}`, async (req: Req, reply) => {
+      const s = await signedIn(req, reply);
+      if (!s) return reply;
+      const realmId = await realmOf(s.caller, req.params.realm!);
+      need(s.caller, realmId, 'manage-users');
+      const user = await requireUser(services.store, realmId, req.params.user!);
+      await action.run(services.store, { realmId, user: user.id }, s.actor);
+      return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=${action.done}`, 303);
+    });
+  }
+
+  app.post(`${R}/users/:user/sessions/end`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-users');
+    const user = await requireUser(services.store, realmId, req.params.user!);
+    // Only a session of this user: the form's session id is not trusted to name anyone else's.
+    const session = (await userSessions(services.store, { realmId, user: user.id })).find((x) => x.id === field(req, 'session'));
+    if (session) await endSession(services.store, { realmId, sessionId: session.id }, s.actor);
+    return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=session-ended`, 303);
+  });
+
+  app.post(`${R}/users/:user/logout`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-users');
+    const user = await requireUser(services.store, realmId, req.params.user!);
+    await logoutUser(services.store, { realmId, user: user.id }, s.actor);
+    return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=sessions-ended`, 303);
+  });
+
+  app.post(`${R}/users/:user/password`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-users');
+    const user = await requireUser(services.store, realmId, req.params.user!);
+    const password = typeof req.body?.password === 'string' ? req.body.password : '';
+    return attempt(
+      reply,
+      () => resetPassword(services.store, { realmId, user: user.id, password }, s.actor),
+      (error) => showUser(s, reply, realmId, user.id, 400, error),
+      `${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=password-reset`,
+    );
+  });
+
+  // Organizations, as the admin API decides: view-realm to read, manage-realm to create; members are
+  // users, so seeing them needs view-users and changing them manage-users as well as manage-realm.
+  async function showOrganizations(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
+    const orgs = await listOrganizations(services.store, { realmId, max: 200 });
+    const frame = { ...s.frame, title: 'Organizations', realmId, ...(error ? { error } : {}) };
+    return sendPage(reply, status, organizationsPage(frame, orgs, hasAdminRole(s.caller, realmId, 'manage-realm'), form));
+  }
+
+  app.get(`${R}/organizations`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'view-realm');
+    return showOrganizations(s, reply, realmId);
+  });
+
+  app.post(`${R}/organizations`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-realm');
+    const form = { alias: field(req, 'alias'), name: field(req, 'name') };
+    let id: string;
+    try {
+      ({ id } = await createOrganization(services.store, { realmId, alias: form.alias, ...(form.name ? { name: form.name } : {}) }, s.actor));
+    } catch (err) {
+      if (err instanceof ConflictError || (err instanceof ValidationError && !(err instanceof NotFound))) return showOrganizations(s, reply, realmId, 400, err.message, form);
+      throw err;
+    }
+    return reply.redirect(`${realmBase(realmId)}/organizations/${encodeURIComponent(id)}?done=organization-created`, 303);
+  });
+
+  async function showOrganization(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, ref: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
+    const org = await requireOrganization(services.store, realmId, ref);
+    const members = hasAdminRole(s.caller, realmId, 'view-users') ? await listMembers(services.store, { realmId, organization: org.id, max: 500 }) : undefined;
+    const canManage = hasAdminRole(s.caller, realmId, 'manage-realm') && hasAdminRole(s.caller, realmId, 'manage-users');
+    const frame = { ...s.frame, title: org.name, realmId, ...(error ? { error } : {}) };
+    return sendPage(reply, status, organizationPage(frame, org, members, canManage, form));
+  }
+
+  app.get(`${R}/organizations/:org`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'view-realm');
+    return showOrganization(s, reply, realmId, req.params.org!);
+  });
+
+  for (const op of ['add', 'remove'] as const) {
+    app.post(`${R}/organizations/:org/members${op === 'add' ? '' : '/remove'}`, async (req: Req, reply) => {
+      const s = await signedIn(req, reply);
+      if (!s) return reply;
+      const realmId = await realmOf(s.caller, req.params.realm!);
+      need(s.caller, realmId, 'manage-realm');
+      need(s.caller, realmId, 'manage-users');
+      const org = await requireOrganization(services.store, realmId, req.params.org!);
+      const user = field(req, 'user');
+      try {
+        await (op === 'add' ? addMember : removeMember)(services.store, { realmId, organization: org.id, user }, s.actor);
+      } catch (err) {
+        // An unknown user or a second add is the operator's typo: said on the page, not a 404.
+        if (err instanceof ValidationError || err instanceof ConflictError) return showOrganization(s, reply, realmId, org.id, 400, err.message, { user });
+        throw err;
+      }
+      return reply.redirect(`${realmBase(realmId)}/organizations/${encodeURIComponent(org.id)}?done=member-${op === 'add' ? 'added' : 'removed'}`, 303);
+    });
+  }
+
+  app.get(`${R}/events`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'view-events');
+    const [admin, login] = await Promise.all([listAdminEvents(services.store, { realmId }), listLoginEvents(services.store, { realmId })]);
+    return sendPage(reply, 200, eventsPage({ ...s.frame, title: 'Events', realmId }, admin, login));
+  });
+}

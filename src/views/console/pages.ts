@@ -1,0 +1,226 @@
+import { html, type SafeHtml } from '../html.js';
+import type { Client, Realm, User } from '../../storage/types.js';
+import type { AdminEvent } from '../../storage/repos/admin-events.js';
+import type { StoredEvent } from '../../storage/repos/events.js';
+import type { BruteForceStatus } from '../../admin/operations/users.js';
+import type { SessionSummary } from '../../storage/repos/session-admin.js';
+import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
+import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
+
+function when(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+function whenMs(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', ' UTC');
+}
+
+
+/** A table row whose cells carry their column's name, shown beside each value on narrow screens. */
+function row(labels: readonly string[], cells: readonly (SafeHtml | string)[]): SafeHtml {
+  return html`<tr>${cells.map((c, i) => html`<td data-label="${labels[i] ?? ''}">${c}</td>`)}</tr>`;
+}
+
+export function dashboardPage(frame: ConsoleFrame, realms: Realm[]): string {
+  const items = realms.map((r) => html`<li><a href="${realmBase(r.id)}">${r.displayName ?? r.id}</a> <span class="muted">${r.id}</span></li>`);
+  return consolePage(
+    frame,
+    html`<h2>Realms</h2>${realms.length === 0 ? html`<p>You may administer no realm.</p>` : html`<ul class="cards">${items}</ul>`}`,
+  );
+}
+
+/** Lifetimes an operator tunes, in seconds (Keycloak's names in the docs). */
+export const LIFETIMES = [
+  ['accessTokenLifetime', 'Access token lifetime'],
+  ['ssoSessionLifetime', 'SSO session lifetime'],
+  ['refreshIdleLifetime', 'Refresh token idle lifetime'],
+  ['refreshMaxLifetime', 'Refresh token maximum lifetime'],
+  ['codeLifetime', 'Authorization code lifetime'],
+] as const;
+
+export function realmPage(frame: ConsoleFrame & { realmId: string }, realm: Realm, counts: { clients: number; users: number }, canManage: boolean, form: Record<string, string> = {}): string {
+  const rows = LIFETIMES.map(([key, label]) =>
+    canManage
+      ? html`<label for="${key}">${label} (seconds)</label><input type="text" inputmode="numeric" pattern="[0-9]*" id="${key}" name="${key}" required value="${form[key] ?? String(realm[key])}">`
+      : html`<dt>${label}</dt><dd>${realm[key]} s</dd>`,
+  );
+  return consolePage(
+    frame,
+    html`<dl class="facts">
+<dt>Name</dt><dd>${realm.displayName ?? realm.id}</dd>
+<dt>Enabled</dt><dd>${realm.enabled === false ? 'no' : 'yes'}</dd>
+<dt>Clients</dt><dd><a href="${realmBase(realm.id)}/clients">${counts.clients}</a></dd>
+<dt>Users</dt><dd><a href="${realmBase(realm.id)}/users">${counts.users}</a></dd>
+</dl>
+<h2>Lifetimes</h2>
+${canManage
+  ? html`<form method="post" action="${realmBase(realm.id)}/lifetimes" class="console-form">${csrfField(frame.csrf)}${rows}<button type="submit">Save lifetimes</button></form>`
+  : html`<dl class="facts">${rows}</dl>`}`,
+  );
+}
+
+export function clientsPage(frame: ConsoleFrame & { realmId: string }, clients: Client[], canManage: boolean, form: Record<string, string> = {}): string {
+  const base = realmBase(frame.realmId);
+  const rows = clients.map(
+    (c) => row(['Client ID', 'Name', 'Type', 'State'], [html`<a href="${base}/clients/${encodeURIComponent(c.clientId)}">${c.clientId}</a>`, c.name ?? '', c.public ? 'public' : 'confidential', c.enabled ? 'enabled' : 'disabled']),
+  );
+  const create = canManage
+    ? html`<h2>Create a client</h2>
+<form method="post" action="${base}/clients" class="console-form">
+${csrfField(frame.csrf)}
+<label for="clientId">Client ID</label><input type="text" id="clientId" name="clientId" required value="${form.clientId ?? ''}">
+<label for="name">Name</label><input type="text" id="name" name="name" value="${form.name ?? ''}">
+<label for="redirectUri">Redirect URI</label><input type="text" id="redirectUri" name="redirectUri" required inputmode="url" value="${form.redirectUri ?? ''}">
+<fieldset><legend>Client type</legend>
+<label class="choice"><input type="radio" name="type" value="confidential"${form.type !== 'public' ? html` checked` : ''}> Confidential (has a secret)</label>
+<label class="choice"><input type="radio" name="type" value="public"${form.type === 'public' ? html` checked` : ''}> Public (browser or native app, PKCE)</label>
+</fieldset>
+<button type="submit">Create client</button>
+</form>`
+    : '';
+  return consolePage(
+    frame,
+    html`<div class="table-wrap"><table><caption class="visually-hidden">Clients</caption><thead><tr><th scope="col">Client ID</th><th scope="col">Name</th><th scope="col">Type</th><th scope="col">State</th></tr></thead><tbody>${rows}</tbody></table></div>${create}`,
+  );
+}
+
+export function clientPage(frame: ConsoleFrame & { realmId: string }, client: Client, canManage: boolean, secret?: string): string {
+  const action = `${realmBase(frame.realmId)}/clients/${encodeURIComponent(client.clientId)}/redirect-uris`;
+  const uris = client.redirectUris.map(
+    (u) => html`<li class="row"><code>${u}</code>${canManage ? actionForm(`${action}/remove`, frame.csrf, 'Remove', { secondary: true, fields: { uri: u } }) : ''}</li>`,
+  );
+  return consolePage(
+    frame,
+    html`<dl class="facts">
+<dt>Client ID</dt><dd>${client.clientId}</dd>
+<dt>Name</dt><dd>${client.name ?? ''}</dd>
+<dt>Type</dt><dd>${client.public ? 'public' : 'confidential'}</dd>
+<dt>State</dt><dd>${client.enabled ? 'enabled' : 'disabled'}</dd>
+</dl>
+${secret ? html`<div class="notice" role="status"><p>The client's secret, shown only now: copy it.</p><p><code class="secret">${secret}</code></p></div>` : ''}
+<h2>Valid redirect URIs</h2>
+<ul class="cards">${uris}</ul>
+${canManage
+  ? html`<form method="post" action="${action}" class="console-form">${csrfField(frame.csrf)}<label for="uri">Add a redirect URI</label><input type="text" id="uri" name="uri" required inputmode="url"><button type="submit">Add</button></form>`
+  : ''}`,
+  );
+}
+
+export function usersPage(frame: ConsoleFrame & { realmId: string }, users: User[], canManage: boolean, search: string, form: Record<string, string> = {}): string {
+  const base = realmBase(frame.realmId);
+  const rows = users.map(
+    (u) => row(['Username', 'Email', 'State'], [html`<a href="${base}/users/${encodeURIComponent(u.id)}">${u.username}</a>`, u.email ?? '', u.enabled ? 'enabled' : 'disabled']),
+  );
+  const create = canManage
+    ? html`<h2>Create a user</h2>
+<form method="post" action="${base}/users" class="console-form">
+${csrfField(frame.csrf)}
+<label for="username">Username</label><input type="text" id="username" name="username" required autocomplete="off" value="${form.username ?? ''}">
+<label for="email">Email (optional)</label><input type="text" id="email" name="email" inputmode="email" autocomplete="off" value="${form.email ?? ''}">
+<label for="password">Initial password</label><input type="password" id="password" name="password" required autocomplete="new-password" minlength="8">
+<button type="submit">Create user</button>
+</form>`
+    : '';
+  return consolePage(
+    frame,
+    html`<form method="get" action="${base}/users" class="console-search" role="search"><label for="search">Search users</label><div class="row"><input type="text" id="search" name="search" value="${search}"><button type="submit" class="secondary">Search</button></div></form>
+<div class="table-wrap"><table><caption class="visually-hidden">Users</caption><thead><tr><th scope="col">Username</th><th scope="col">Email</th><th scope="col">State</th></tr></thead><tbody>${rows}</tbody></table></div>
+${users.length === 0 ? html`<p class="muted">No users found.</p>` : ''}${create}`,
+  );
+}
+
+export function userPage(frame: ConsoleFrame & { realmId: string }, user: User, lock: BruteForceStatus, canManage: boolean, sessions: SessionSummary[]): string {
+  const base = `${realmBase(frame.realmId)}/users/${encodeURIComponent(user.id)}`;
+  const manage: SafeHtml | '' = canManage
+    ? html`<h2>Account</h2>
+<div class="row">${user.enabled ? actionForm(`${base}/disable`, frame.csrf, 'Disable user', { secondary: true }) : actionForm(`${base}/enable`, frame.csrf, 'Enable user')}
+${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csrf, 'Unlock (clear failed logins)', { secondary: true }) : ''}</div>
+<h2>Reset password</h2>
+<form method="post" action="${base}/password" class="console-form">${csrfField(frame.csrf)}
+<label for="password">New password</label><input type="password" id="password" name="password" required autocomplete="new-password" minlength="8">
+<p class="muted">The user's sessions and tokens end.</p>
+<button type="submit">Reset password</button></form>`
+    : '';
+  const sessionItems = sessions.map(
+    (x) => html`<li class="session"><span>Signed in ${when(x.authTime)}<span class="muted">Last active ${when(x.lastAccess)}${x.clients.length ? html` · ${x.clients.join(', ')}` : ''}</span></span>${canManage ? actionForm(`${base}/sessions/end`, frame.csrf, 'End session', { secondary: true, fields: { session: x.id } }) : ''}</li>`,
+  );
+  const sessionList = html`<h2>Sessions</h2>${sessions.length === 0
+    ? html`<p class="muted">No active sessions.</p>`
+    : html`<ul class="cards">${sessionItems}</ul>${canManage && sessions.length > 1 ? actionForm(`${base}/logout`, frame.csrf, 'End all sessions', { secondary: true }) : ''}`}`;
+  return consolePage(
+    frame,
+    html`<dl class="facts">
+<dt>Username</dt><dd>${user.username}</dd>
+<dt>Email</dt><dd>${user.email ?? ''}</dd>
+<dt>State</dt><dd>${user.enabled ? 'enabled' : 'disabled'}</dd>
+<dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
+<dt>Created</dt><dd>${when(user.createdAt)}</dd>
+</dl>${sessionList}${manage}`,
+  );
+}
+
+export function eventsPage(frame: ConsoleFrame & { realmId: string }, admin: AdminEvent[], login: StoredEvent[]): string {
+  const adminRows = admin.map(
+    (e) => row(['Time', 'Operation', 'Resource', 'Path', 'By', 'Via', 'From'], [whenMs(e.timeMs), e.operation, e.resourceType, html`<code>${e.resourcePath}</code>`, e.authUsername ?? e.authUserId ?? '', e.via, e.ip ?? '']),
+  );
+  const loginRows = login.map(
+    (e) => row(['Time', 'Type', 'Outcome', 'User', 'Client', 'From'], [when(e.time), e.type, e.outcome, e.username ?? '', e.clientId ?? '', e.ip ?? '']),
+  );
+  return consolePage(
+    frame,
+    html`<h2>Admin events</h2>
+${admin.length === 0 ? html`<p class="muted">No admin events yet.</p>` : html`<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Operation</th><th scope="col">Resource</th><th scope="col">Path</th><th scope="col">By</th><th scope="col">Via</th><th scope="col">From</th></tr></thead><tbody>${adminRows}</tbody></table></div>`}
+<h2>Login events</h2>
+${login.length === 0 ? html`<p class="muted">No login events yet.</p>` : html`<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Outcome</th><th scope="col">User</th><th scope="col">Client</th><th scope="col">From</th></tr></thead><tbody>${loginRows}</tbody></table></div>`}`,
+  );
+}
+
+export function organizationsPage(frame: ConsoleFrame & { realmId: string }, orgs: OrganizationDetails[], canManage: boolean, form: Record<string, string> = {}): string {
+  const base = realmBase(frame.realmId);
+  const rows = orgs.map((o) =>
+    row(['Alias', 'Name', 'State'], [html`<a href="${base}/organizations/${encodeURIComponent(o.id)}">${o.alias}</a>`, o.name, o.enabled ? 'enabled' : 'disabled']),
+  );
+  const create = canManage
+    ? html`<h2>Create an organization</h2>
+<form method="post" action="${base}/organizations" class="console-form">${csrfField(frame.csrf)}
+<label for="alias">Alias</label><input type="text" id="alias" name="alias" required value="${form.alias ?? ''}">
+<label for="orgName">Name</label><input type="text" id="orgName" name="name" value="${form.name ?? ''}">
+<button type="submit">Create organization</button></form>`
+    : '';
+  return consolePage(
+    frame,
+    html`${orgs.length === 0
+      ? html`<p class="muted">No organizations yet.</p>`
+      : html`<div class="table-wrap"><table><caption class="visually-hidden">Organizations</caption><thead><tr><th scope="col">Alias</th><th scope="col">Name</th><th scope="col">State</th></tr></thead><tbody>${rows}</tbody></table></div>`}${create}`,
+  );
+}
+
+export function organizationPage(frame: ConsoleFrame & { realmId: string }, org: OrganizationDetails, members: User[] | undefined, canManageMembers: boolean, form: Record<string, string> = {}): string {
+  const action = `${realmBase(frame.realmId)}/organizations/${encodeURIComponent(org.id)}/members`;
+  const items = (members ?? []).map(
+    (u) => html`<li class="row"><span>${u.username}${u.email ? html` <span class="muted">${u.email}</span>` : ''}</span>${canManageMembers ? actionForm(`${action}/remove`, frame.csrf, 'Remove', { secondary: true, fields: { user: u.id } }) : ''}</li>`,
+  );
+  return consolePage(
+    frame,
+    html`<dl class="facts">
+<dt>Alias</dt><dd>${org.alias}</dd>
+<dt>Name</dt><dd>${org.name}</dd>
+<dt>State</dt><dd>${org.enabled ? 'enabled' : 'disabled'}</dd>
+<dt>Domains</dt><dd>${org.domains.map((d) => d.name).join(', ')}</dd>
+</dl>
+<h2>Members</h2>
+${members === undefined ? html`<p class="muted">Seeing members needs the view-users role.</p>` : members.length === 0 ? html`<p class="muted">No members yet.</p>` : html`<ul class="cards">${items}</ul>`}
+${canManageMembers
+  ? html`<form method="post" action="${action}" class="console-form">${csrfField(frame.csrf)}<label for="member">Add a member (username)</label><input type="text" id="member" name="user" required autocomplete="off" value="${form.user ?? ''}"><button type="submit">Add member</button></form>`
+  : ''}`,
+  );
+}
+
+/** A page without the admin frame: the 403 and sign-in problems. */
+export function consoleMessagePage(title: string, message: string, link?: { href: string; label: string }): string {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · Realmgate admin</title>
+<link rel="stylesheet" href="/auth/resources/realmgate.css"></head>
+<body><main class="card"><p class="realm">Realmgate admin</p><h1>${title}</h1><p>${message}</p>${link ? html`<p><a href="${link.href}">${link.label}</a></p>` : ''}</main></body></html>
+`.value;
+}

@@ -1,0 +1,145 @@
+// The admin console in a real browser (Debian's chromium via playwright-core): the admin signs in through
+// master's login pages, creates a client, whitelists a redirect URI, creates a user and disables them;
+// then the real login pages prove the new redirect URI works and the disabled user cannot sign in.
+// With UPDATE_SCREENSHOTS=1 every console page is saved to docs/screenshots/console-*.png (desktop, phone).
+import { after, before, test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
+import { dialects } from '../helpers/db.js';
+import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
+import { CHROMIUM, CLIENT_ORIGIN, DESKTOP, LAUNCH_ARGS, SKIP_REASON, checkLayout, heading, interceptClient } from '../helpers/browser.js';
+
+const ADMIN = { username: 'admin', password: 'admin password 42' };
+
+let browser: Browser | undefined;
+
+before(async () => {
+  if (!fs.existsSync(CHROMIUM)) return;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+async function newContext(): Promise<BrowserContext> {
+  const context = await browser!.newContext({ viewport: DESKTOP, locale: 'en-US' });
+  context.setDefaultTimeout(10_000);
+  context.setDefaultNavigationTimeout(15_000);
+  return context;
+}
+
+async function signInOnPages(page: Page, username: string, password: string): Promise<void> {
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+for (const dialect of dialects()) {
+  test(`[${dialect}] admin console walk: sign-in, client, redirect URI, user, disable; the login pages agree`, async (t: TestContext) => {
+    if (!browser) return t.skip(SKIP_REASON);
+    const ts: TestServer = await startTestServer({ dialect, listen: true });
+    const contexts: BrowserContext[] = [];
+    // Screenshots from one database only (they are the same pages).
+    const shoot = dialect === dialects()[0];
+    try {
+      await bootstrapAdmin(ts.store, { ...ADMIN, consoleRedirectUri: `${ts.baseUrl}/auth/admin/console/callback` });
+      const context = await newContext();
+      contexts.push(context);
+      const page = await context.newPage();
+
+      // The operator opens {AUTH_URL}/auth/admin/ and lands on master's login page.
+      await page.goto(`${ts.baseUrl}/auth/admin/`);
+      assert.equal(await heading(page), 'Sign in to continue to Admin console');
+      await signInOnPages(page, ADMIN.username, ADMIN.password);
+      // A public client: the project asks consent on each of its requests.
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.waitForURL(`${ts.baseUrl}/auth/admin/console/`);
+      assert.equal(await heading(page), 'Dashboard');
+      await checkLayout(page, 'console-dashboard', shoot);
+
+      await page.getByRole('link', { name: 'Test Realm' }).click();
+      assert.equal(await heading(page), 'Test Realm');
+      await checkLayout(page, 'console-realm', shoot);
+      await page.getByRole('navigation', { name: 'Realm' }).getByRole('link', { name: 'Clients' }).click();
+      assert.equal(await heading(page), 'Clients');
+      await checkLayout(page, 'console-clients', shoot);
+
+      // Create a confidential client; its secret is shown once.
+      await page.getByLabel('Client ID').fill('shop');
+      await page.getByLabel('Name').fill('Shop');
+      await page.getByLabel('Redirect URI').fill(`${CLIENT_ORIGIN}/shop`);
+      await page.getByRole('button', { name: 'Create client' }).click();
+      assert.equal(await heading(page), 'shop');
+      const secret = ((await page.locator('code.secret').textContent()) ?? '').trim();
+      assert.ok(secret.length >= 32);
+
+      // Whitelist a second redirect URI.
+      await page.getByLabel('Add a redirect URI').fill(`${CLIENT_ORIGIN}/shop-callback`);
+      await page.getByRole('button', { name: 'Add', exact: true }).click();
+      await page.getByText('The redirect URI was added.').waitFor();
+      assert.equal(await page.getByText(`${CLIENT_ORIGIN}/shop-callback`).count(), 1);
+      await checkLayout(page, 'console-client', shoot);
+
+      // Create a user, then disable them.
+      await page.getByRole('navigation', { name: 'Realm' }).getByRole('link', { name: 'Users' }).click();
+      assert.equal(await heading(page), 'Users');
+      await checkLayout(page, 'console-users', shoot);
+      await page.getByLabel('Username').fill('carol');
+      await page.getByLabel('Initial password').fill('carol password 1');
+      await page.getByRole('button', { name: 'Create user' }).click();
+      assert.equal(await heading(page), 'carol');
+      await page.getByText('The user was created.').waitFor();
+      await page.getByRole('button', { name: 'Disable user' }).click();
+      await page.getByText('The user was disabled').waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Enable user' }).count(), 1);
+      await checkLayout(page, 'console-user', shoot);
+
+      await page.getByRole('navigation', { name: 'Realm' }).getByRole('link', { name: 'Events' }).click();
+      assert.equal(await heading(page), 'Events');
+      assert.ok((await page.getByText('clients/shop', { exact: true }).count()) >= 2, 'the client create and update are admin events');
+      await checkLayout(page, 'console-events', shoot);
+      await page.getByRole('navigation', { name: 'Realm' }).getByRole('link', { name: 'Organizations' }).click();
+      assert.equal(await heading(page), 'Organizations');
+      await checkLayout(page, 'console-organizations', shoot);
+      await page.getByRole('link', { name: 'acme' }).click();
+      assert.equal(await heading(page), 'Acme Inc.');
+      await checkLayout(page, 'console-organization', shoot);
+
+      // The new redirect URI works at the real authorization endpoint (cache TTL 0 in tests).
+      const app = await newContext();
+      contexts.push(app);
+      const appPage = await app.newPage();
+      const hits = await interceptClient(app, appPage);
+      const q = new URLSearchParams({ client_id: 'shop', redirect_uri: `${CLIENT_ORIGIN}/shop-callback`, response_type: 'code', scope: 'openid', state: 's1' });
+      await appPage.goto(`${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/auth?${q.toString()}`);
+      await signInOnPages(appPage, ts.user.username, ts.user.password);
+      await appPage.getByRole('button', { name: 'Allow' }).click();
+      // Alice works for Acme: the realm asks which organization the application acts for.
+      await appPage.getByRole('button', { name: 'Continue' }).click();
+      await appPage.waitForURL((u) => u.origin === CLIENT_ORIGIN).catch(async (err: unknown) => {
+        throw new Error(`not back at the client: ${appPage.url()} ${await heading(appPage)} ${String(err).slice(0, 80)}`);
+      });
+      const back = new URL(hits.at(-1)!);
+      assert.equal(back.origin + back.pathname, `${CLIENT_ORIGIN}/shop-callback`);
+      assert.equal(back.searchParams.get('state'), 's1');
+      assert.ok(back.searchParams.get('code'));
+
+      // The disabled user cannot sign in: the login page answers as for a wrong password.
+      const carol = await newContext();
+      contexts.push(carol);
+      const carolPage = await carol.newPage();
+      await interceptClient(carol, carolPage);
+      await carolPage.goto(`${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/auth?${q.toString()}`);
+      await signInOnPages(carolPage, 'carol', 'carol password 1');
+      assert.match(await heading(carolPage), /^Sign in/);
+      assert.equal(await carolPage.locator('.error').count(), 1);
+      assert.ok(!carolPage.url().startsWith(CLIENT_ORIGIN));
+    } finally {
+      for (const c of contexts) await c.close();
+      await ts.close();
+    }
+  });
+}

@@ -1,0 +1,327 @@
+// The admin console over real HTTP (inject) on both databases: sign-in through master's own authorization
+// code flow with PKCE, its pages and forms, CSRF and role refusals, and escaping of hostile names.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
+import { dialects } from '../helpers/db.js';
+import { CookieJar, inject, parseForm, runAuthorization } from '../helpers/flow.js';
+import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
+import { createClient } from '../../src/admin/operations/clients.js';
+import { createUser } from '../../src/admin/operations/users.js';
+import { grantRolesByName } from '../../src/admin/operations/roles.js';
+import { userSessions } from '../../src/admin/operations/users.js';
+import { BOOTSTRAP_ACTOR } from '../../src/admin/operations/common.js';
+
+const CONSOLE = '/auth/admin/console';
+const ADMIN = { username: 'admin', password: 'admin password 42' };
+const VIEWER = { username: 'viewer', password: 'viewer password 42' };
+
+async function setup(dialect: 'sqlite' | 'postgres'): Promise<TestServer> {
+  const ts = await startTestServer({ dialect });
+  await bootstrapAdmin(ts.store, { ...ADMIN, consoleRedirectUri: `${ts.config.authUrl}${CONSOLE}/callback` });
+  // A master user who may only read users of the master realm.
+  const { id } = await createUser(ts.store, { realmId: 'master', ...VIEWER });
+  await grantRolesByName(ts.store, { realmId: 'master', userId: id, clientId: 'realm-management', names: ['view-users'] }, BOOTSTRAP_ACTOR);
+  return ts;
+}
+
+/** Signs in as a browser would: console -> login redirect -> authorization endpoint -> login page -> callback. */
+async function signIn(ts: TestServer, who: { username: string; password: string }): Promise<CookieJar> {
+  const jar = new CookieJar();
+  let res = await inject(ts.app, jar, 'GET', `${CONSOLE}/`);
+  assert.equal(res.statusCode, 303);
+  assert.equal(res.headers.location, `${CONSOLE}/login`);
+  res = await inject(ts.app, jar, 'GET', `${CONSOLE}/login`);
+  assert.equal(res.statusCode, 303);
+  const authorize = new URL(res.headers.location as string, ts.config.authUrl);
+  assert.equal(authorize.searchParams.get('client_id'), 'security-admin-console');
+  assert.equal(authorize.searchParams.get('code_challenge_method'), 'S256');
+  res = await inject(ts.app, jar, 'GET', authorize.pathname + authorize.search);
+  for (let i = 0; i < 5 && res.statusCode === 303 && !(res.headers.location as string).includes('/callback'); i++) {
+    res = await inject(ts.app, jar, 'GET', res.headers.location as string);
+  }
+  const form = parseForm(res.body);
+  res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: who.username, password: who.password });
+  assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+  // The console is a public client: the project asks consent on every request of one (RFC 8252 8.6).
+  if ((res.headers.location as string).includes('/login-actions/')) {
+    const consent = await inject(ts.app, jar, 'GET', res.headers.location as string);
+    const c = parseForm(consent.body);
+    res = await inject(ts.app, jar, 'POST', c.action, { csrf: c.csrf, decision: 'allow' });
+    assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+  }
+  const callback = new URL(res.headers.location as string, ts.config.authUrl);
+  assert.equal(callback.pathname, `${CONSOLE}/callback`);
+  res = await inject(ts.app, jar, 'GET', callback.pathname + callback.search);
+  assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+  assert.equal(res.headers.location, `${CONSOLE}/`);
+  const cookies = res.headers['set-cookie'] as string[];
+  assert.ok(cookies.some((c) => c.startsWith('RG_CONSOLE_AT=') && /HttpOnly/i.test(c) && /SameSite=Strict/i.test(c)));
+  return jar;
+}
+
+async function csrfOf(ts: TestServer, jar: CookieJar, url: string): Promise<string> {
+  const res = await inject(ts.app, jar, 'GET', url);
+  assert.equal(res.statusCode, 200, res.body.slice(0, 300));
+  const m = /name="csrf" value="([^"]*)"/.exec(res.body);
+  assert.ok(m, 'a csrf field');
+  return m[1]!;
+}
+
+for (const dialect of dialects()) {
+  test(`[${dialect}] console: sign-in, dashboard, clients and redirect URIs, recorded as admin events`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const dash = await inject(ts.app, jar, 'GET', `${CONSOLE}/`);
+      assert.equal(dash.statusCode, 200);
+      assert.match(dash.body, /<h1>Dashboard<\/h1>/);
+      assert.ok(dash.body.includes(`href="${CONSOLE}/realms/${REALM}"`), 'the dashboard links the realm');
+      assert.equal(dash.headers['content-security-policy']?.toString().includes("default-src 'none'"), true);
+
+      const clientsUrl = `${CONSOLE}/realms/${REALM}/clients`;
+      const csrf = await csrfOf(ts, jar, clientsUrl);
+      const current = [...(await inject(ts.app, jar, 'GET', `${clientsUrl}/web-app`)).body.matchAll(/<a href="([^"]+)" aria-current="page">/g)].map((m) => m[1]);
+      assert.deepEqual(current, [clientsUrl], 'the navigation marks the current section');
+      let res = await inject(ts.app, jar, 'POST', clientsUrl, { csrf, clientId: 'shop', name: 'Shop', redirectUri: 'https://shop.example.com/cb', type: 'confidential' });
+      assert.equal(res.statusCode, 201, res.body.slice(0, 400));
+      const secret = /<code class="secret">([^<]+)<\/code>/.exec(res.body)?.[1];
+      assert.ok(secret && secret.length >= 32, 'the generated secret is shown once');
+
+      // A bad redirect URI is refused with the reason, and nothing changes.
+      res = await inject(ts.app, jar, 'POST', `${clientsUrl}/shop/redirect-uris`, { csrf, uri: 'not a uri' });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /class="error"/);
+      res = await inject(ts.app, jar, 'POST', `${clientsUrl}/shop/redirect-uris`, { csrf, uri: 'https://shop.example.com/cb2' });
+      assert.equal(res.statusCode, 303);
+      assert.equal(res.headers.location, `${clientsUrl}/shop?done=uri-added`);
+      res = await inject(ts.app, jar, 'POST', `${clientsUrl}/shop/redirect-uris/remove`, { csrf, uri: 'https://shop.example.com/cb' });
+      assert.equal(res.statusCode, 303);
+      const client = await ts.store.clients.get(REALM, 'shop');
+      assert.deepEqual(client?.redirectUris, ['https://shop.example.com/cb2']);
+      const page = await inject(ts.app, jar, 'GET', `${clientsUrl}/shop?done=uri-removed`);
+      assert.match(page.body, /The redirect URI was removed/);
+
+      const events = await ts.store.adminEvents.list(REALM, {});
+      const mine = events.filter((e) => e.via === 'console' && e.resourcePath === 'clients/shop');
+      assert.deepEqual(mine.map((e) => e.operation).sort(), ['CREATE', 'UPDATE', 'UPDATE']);
+      assert.ok(mine.every((e) => e.authUsername === 'admin' && e.authRealmId === 'master'), JSON.stringify(mine));
+      const eventsPage = await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/${REALM}/events`);
+      assert.equal(eventsPage.statusCode, 200);
+      assert.match(eventsPage.body, /<code>clients\/shop<\/code>/);
+      // The admin's own sign-in is a login event of master.
+      assert.match((await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/master/events`)).body, /<td data-label="Type">LOGIN<\/td><td data-label="Outcome">success<\/td><td data-label="User">admin<\/td><td data-label="Client">security-admin-console<\/td>/);
+    } finally {
+      await ts.close();
+    }
+  });
+
+  test(`[${dialect}] console: users created, password reset, disabled, enabled, unlocked`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const usersUrl = `${CONSOLE}/realms/${REALM}/users`;
+      const csrf = await csrfOf(ts, jar, usersUrl);
+      let res = await inject(ts.app, jar, 'POST', usersUrl, { csrf, username: 'bob', email: 'bob@example.com', password: 'short' });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /at least 8 characters/);
+      assert.match(res.body, /value="bob"/, 'the form keeps what was typed');
+      res = await inject(ts.app, jar, 'POST', usersUrl, { csrf, username: 'bob', email: 'bob@example.com', password: 'bob password 1' });
+      assert.equal(res.statusCode, 303);
+      const bob = await ts.store.users.findByUsername(REALM, 'bob');
+      assert.ok(bob);
+      const userUrl = `${usersUrl}/${bob.id}`;
+      assert.equal(res.headers.location, `${userUrl}?done=user-created`);
+
+      res = await inject(ts.app, jar, 'POST', `${userUrl}/disable`, { csrf });
+      assert.equal(res.statusCode, 303);
+      assert.equal((await ts.store.users.get(bob.id))?.enabled, false);
+      const shown = await inject(ts.app, jar, 'GET', `${userUrl}?done=user-disabled`);
+      assert.match(shown.body, /Enable user/);
+      res = await inject(ts.app, jar, 'POST', `${userUrl}/enable`, { csrf });
+      assert.equal((await ts.store.users.get(bob.id))?.enabled, true);
+
+      res = await inject(ts.app, jar, 'POST', `${userUrl}/password`, { csrf, password: 'new bob password' });
+      assert.equal(res.statusCode, 303);
+      const after = await ts.store.users.get(bob.id);
+      assert.notEqual(after?.passwordHash, bob.passwordHash);
+
+      // A failed login as the brute-force protection counts it, then the admin clears it.
+      await ts.store.loginFailures.reserve(REALM, 'user:bob', Math.floor(Date.now() / 1000), 3600);
+      assert.match((await inject(ts.app, jar, 'GET', userUrl)).body, /<dt>Failed logins<\/dt><dd>1/);
+      res = await inject(ts.app, jar, 'POST', `${userUrl}/unlock`, { csrf });
+      assert.equal(res.statusCode, 303);
+      assert.match((await inject(ts.app, jar, 'GET', userUrl)).body, /<dt>Failed logins<\/dt><dd>0/);
+      const ops = (await ts.store.adminEvents.list(REALM, {})).filter((e) => e.via === 'console').map((e) => `${e.operation} ${e.resourceType}`);
+      assert.ok(ops.includes('CREATE USER'));
+      assert.ok(ops.includes('DELETE USER_LOGIN_FAILURE'));
+
+      const search = await inject(ts.app, jar, 'GET', `${usersUrl}?search=bo`);
+      assert.match(search.body, />bob<\/a>/);
+      assert.doesNotMatch(search.body, />alice<\/a>/);
+    } finally {
+      await ts.close();
+    }
+  });
+
+  test(`[${dialect}] console: realm lifetimes, a user's sessions ended`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const realmUrl = `${CONSOLE}/realms/${REALM}`;
+      const page = await inject(ts.app, jar, 'GET', realmUrl);
+      assert.match(page.body, /id="accessTokenLifetime" name="accessTokenLifetime" required value="\d+"/);
+      const csrf = /name="csrf" value="([^"]*)"/.exec(page.body)![1]!;
+      const realm = (await ts.store.realms.get(REALM))!;
+      const form = { csrf, accessTokenLifetime: '120', ssoSessionLifetime: String(realm.ssoSessionLifetime), refreshIdleLifetime: String(realm.refreshIdleLifetime), refreshMaxLifetime: String(realm.refreshMaxLifetime), codeLifetime: String(realm.codeLifetime) };
+      let res = await inject(ts.app, jar, 'POST', `${realmUrl}/lifetimes`, { ...form, accessTokenLifetime: '2 minutes' });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /Access token lifetime: enter a whole number of seconds/);
+      res = await inject(ts.app, jar, 'POST', `${realmUrl}/lifetimes`, { ...form, accessTokenLifetime: '0' });
+      assert.equal(res.statusCode, 400);
+      res = await inject(ts.app, jar, 'POST', `${realmUrl}/lifetimes`, form);
+      assert.equal(res.statusCode, 303);
+      assert.equal((await ts.store.realms.get(REALM))?.accessTokenLifetime, 120);
+      // The new lifetime reaches the tokens of the next login.
+      const flow = await runAuthorization(ts);
+      const token = await inject(ts.app, new CookieJar(), 'POST', '/auth/realms/test/protocol/openid-connect/token', {
+        grant_type: 'authorization_code', code: flow.code!, redirect_uri: ts.client.redirectUri, client_id: ts.client.id, client_secret: ts.client.secret,
+      });
+      assert.equal(JSON.parse(token.body).expires_in, 120);
+
+      const sessions = await userSessions(ts.store, { realmId: REALM, user: ts.user.id });
+      assert.equal(sessions.length, 1);
+      const userUrl = `${CONSOLE}/realms/${REALM}/users/${ts.user.id}`;
+      assert.match((await inject(ts.app, jar, 'GET', userUrl)).body, /End session/);
+      // A session id of someone else (the admin's own, in master) is not ended through alice's page.
+      const mine = (await userSessions(ts.store, { realmId: 'master', user: ADMIN.username }))[0]!;
+      await inject(ts.app, jar, 'POST', `${userUrl}/sessions/end`, { csrf, session: mine.id });
+      assert.equal((await userSessions(ts.store, { realmId: 'master', user: ADMIN.username })).length, 1);
+      res = await inject(ts.app, jar, 'POST', `${userUrl}/sessions/end`, { csrf, session: sessions[0]!.id });
+      assert.equal(res.statusCode, 303);
+      assert.equal((await userSessions(ts.store, { realmId: REALM, user: ts.user.id })).length, 0);
+      assert.match((await inject(ts.app, jar, 'GET', `${userUrl}?done=session-ended`)).body, /No active sessions/);
+      const ops = (await ts.store.adminEvents.list(REALM, {})).filter((e) => e.via === 'console').map((e) => `${e.operation} ${e.resourceType}`);
+      assert.ok(ops.includes('UPDATE REALM') && ops.includes('DELETE USER_SESSION'), ops.join());
+    } finally {
+      await ts.close();
+    }
+  });
+
+  test(`[${dialect}] console: organizations created, members added and removed`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const orgsUrl = `${CONSOLE}/realms/${REALM}/organizations`;
+      const list = await inject(ts.app, jar, 'GET', orgsUrl);
+      assert.equal(list.statusCode, 200);
+      assert.match(list.body, />acme<\/a>/);
+      const csrf = /name="csrf" value="([^"]*)"/.exec(list.body)![1]!;
+      let res = await inject(ts.app, jar, 'POST', orgsUrl, { csrf, alias: 'acme', name: 'Again' });
+      assert.equal(res.statusCode, 400, 'a taken alias is said on the page');
+      res = await inject(ts.app, jar, 'POST', orgsUrl, { csrf, alias: 'beta', name: 'Beta & <Co>' });
+      assert.equal(res.statusCode, 303);
+      const orgUrl = (res.headers.location as string).split('?')[0]!;
+      const page = await inject(ts.app, jar, 'GET', orgUrl);
+      assert.match(page.body, /<h1>Beta &amp; &lt;Co&gt;<\/h1>/);
+      assert.match(page.body, /No members yet/);
+      res = await inject(ts.app, jar, 'POST', `${orgUrl}/members`, { csrf, user: 'nobody' });
+      assert.equal(res.statusCode, 400);
+      res = await inject(ts.app, jar, 'POST', `${orgUrl}/members`, { csrf, user: 'alice' });
+      assert.equal(res.statusCode, 303);
+      res = await inject(ts.app, jar, 'POST', `${orgUrl}/members`, { csrf, user: 'alice' });
+      assert.equal(res.statusCode, 400, 'a second add is said on the page');
+      const beta = await ts.store.organizations.findByAlias(REALM, 'beta');
+      assert.ok((await ts.store.users.organizations(ts.user.id)).some((o) => o.id === beta?.id));
+      res = await inject(ts.app, jar, 'POST', `${orgUrl}/members/remove`, { csrf, user: ts.user.id });
+      assert.equal(res.statusCode, 303);
+      assert.ok(!(await ts.store.users.organizations(ts.user.id)).some((o) => o.id === beta?.id));
+      const viewer = await signIn(ts, VIEWER);
+      assert.equal((await inject(ts.app, viewer, 'GET', `${CONSOLE}/realms/master/organizations`)).statusCode, 403);
+    } finally {
+      await ts.close();
+    }
+  });
+
+  test(`[${dialect}] console: forms without the right CSRF token, and callers without the role, are refused`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const usersUrl = `${CONSOLE}/realms/${REALM}/users`;
+      for (const csrf of [undefined, '', 'forged']) {
+        const res = await inject(ts.app, jar, 'POST', usersUrl, { ...(csrf !== undefined ? { csrf } : {}), username: 'mallory', password: 'mallory password' });
+        assert.equal(res.statusCode, 403);
+      }
+      // Another browser's valid token does not work with this browser's cookies.
+      const other = await signIn(ts, ADMIN);
+      const otherCsrf = await csrfOf(ts, other, usersUrl);
+      assert.equal((await inject(ts.app, jar, 'POST', usersUrl, { csrf: otherCsrf, username: 'mallory', password: 'mallory password' })).statusCode, 403);
+      assert.equal(await ts.store.users.findByUsername(REALM, 'mallory'), undefined);
+
+      // Not signed in: GET goes to the sign-in, POST is refused.
+      const anon = new CookieJar();
+      assert.equal((await inject(ts.app, anon, 'GET', usersUrl)).statusCode, 303);
+      assert.equal((await inject(ts.app, anon, 'POST', usersUrl, { csrf: 'x', username: 'mallory', password: 'mallory password' })).statusCode, 401);
+
+      // The viewer reads master's users but may not create one, nor see clients or another realm.
+      const viewer = await signIn(ts, VIEWER);
+      const masterUsers = `${CONSOLE}/realms/master/users`;
+      const list = await inject(ts.app, viewer, 'GET', masterUsers);
+      assert.equal(list.statusCode, 200);
+      assert.doesNotMatch(list.body, /Create a user/);
+      const csrf = /name="csrf" value="([^"]*)"/.exec(list.body)![1]!;
+      const refused = await inject(ts.app, viewer, 'POST', masterUsers, { csrf, username: 'mallory', password: 'mallory password' });
+      assert.equal(refused.statusCode, 403);
+      assert.match(refused.body, /manage-users/);
+      assert.equal((await inject(ts.app, viewer, 'GET', `${CONSOLE}/realms/master/clients`)).statusCode, 403);
+      assert.equal((await inject(ts.app, viewer, 'GET', `${CONSOLE}/realms/${REALM}/users`)).statusCode, 403);
+      assert.equal((await inject(ts.app, viewer, 'GET', `${CONSOLE}/realms/nope/users`)).statusCode, 403);
+      const dash = await inject(ts.app, viewer, 'GET', `${CONSOLE}/`);
+      assert.doesNotMatch(dash.body, new RegExp(`/realms/${REALM}"`));
+      assert.equal(await ts.store.users.findByUsername('master', 'mallory'), undefined);
+
+      // A callback that this browser did not start is refused.
+      const stray = await inject(ts.app, new CookieJar(), 'GET', `${CONSOLE}/callback?code=abc&state=def`);
+      assert.equal(stray.statusCode, 400);
+      const denied = await inject(ts.app, new CookieJar(), 'GET', `${CONSOLE}/callback?error=access_denied&state=def`);
+      assert.equal(denied.statusCode, 400);
+      assert.match(denied.body, /organization required/);
+      // {AUTH_URL}/auth/admin and /auth/admin/ open the console.
+      for (const url of ['/auth/admin', '/auth/admin/']) {
+        const res = await inject(ts.app, new CookieJar(), 'GET', url);
+        assert.equal(res.statusCode, 303);
+        assert.equal(res.headers.location, `${CONSOLE}/`);
+      }
+    } finally {
+      await ts.close();
+    }
+  });
+
+  test(`[${dialect}] console: hostile names are escaped on every page`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const hostile = '<img src=x onerror=alert(1)>"\'';
+      await createClient(ts.store, { realmId: REALM, clientId: `<b>x</b>`, name: hostile, redirectUris: ['https://app.example.com/cb?q=%3Cscript%3E&x=1'] });
+      await createUser(ts.store, { realmId: REALM, username: 'eve', password: 'eve password 1', firstName: hostile });
+      const jar = await signIn(ts, ADMIN);
+      const pages = [`${CONSOLE}/realms/${REALM}/clients`, `${CONSOLE}/realms/${REALM}/clients/${encodeURIComponent('<b>x</b>')}`, `${CONSOLE}/realms/${REALM}/events`];
+      for (const url of pages) {
+        const res = await inject(ts.app, jar, 'GET', url);
+        assert.equal(res.statusCode, 200, url);
+        assert.doesNotMatch(res.body, /<img src=x|<script>alert|<b>x<\/b>/, url);
+      }
+      const list = await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/${REALM}/clients`);
+      assert.ok(list.body.includes('&lt;img src=x onerror=alert(1)&gt;&quot;&#39;'));
+      // A refused value comes back in the error message and the form, escaped.
+      const csrf = /name="csrf" value="([^"]*)"/.exec(list.body)![1]!;
+      const res = await inject(ts.app, jar, 'POST', `${CONSOLE}/realms/${REALM}/clients`, { csrf, clientId: 'ok', redirectUri: '<script>alert(2)</script>' });
+      assert.equal(res.statusCode, 400);
+      assert.doesNotMatch(res.body, /<script>alert\(2\)/);
+      const search = await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/${REALM}/users?search=${encodeURIComponent('"><script>alert(3)</script>')}`);
+      assert.doesNotMatch(search.body, /<script>alert\(3\)/);
+      assert.equal((await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/${REALM}/users?done=${encodeURIComponent('<script>')}`)).body.includes('<script>'), false);
+    } finally {
+      await ts.close();
+    }
+  });
+}
