@@ -115,7 +115,6 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   };
 }
 
-/** Every realm has an active signing key; fails fast when the keys are encrypted and the secret is wrong. */
 /** REALMGATE_BOOTSTRAP_ADMIN_*: the master realm and its admin, once (idempotent, so every process may run it). */
 export async function ensureBootstrapAdmin(services: Services, logger: { warn(obj: object, msg: string): void }): Promise<void> {
   const admin = services.config.bootstrapAdmin;
@@ -125,6 +124,7 @@ export async function ensureBootstrapAdmin(services: Services, logger: { warn(ob
   if (outcome === 'created') logger.warn({ username: admin.username }, 'created the bootstrap admin in realm master: change its password');
 }
 
+/** Every realm has an active signing key; fails fast when the keys are encrypted and the secret is wrong. */
 export async function ensureRealmKeys(services: Services): Promise<void> {
   for (const realm of await services.store.realms.list()) {
     await services.keys.ensureKey(realm.id, isSigningAlg(realm.signingAlg) ? realm.signingAlg : 'RS256', nowSeconds(services.clock));
