@@ -7,7 +7,6 @@
 import { describe, test, before, after } from 'node:test';
 import fc from 'fast-check';
 import type { HTTPMethods } from 'fastify';
-import { dialects } from '../helpers/db.js';
 import {
   applyOps,
   clientId,
@@ -26,7 +25,8 @@ import {
 import { assertGenuineTokensSurvive, fuzz, realmPath, reportStats, resolveToken, runs, startFuzzServer, type FuzzServer, type GenuineToken } from './harness.js';
 import { METHODS, bodyShape, browser, browserJar, cookieHeader, cookieVariant, credentials, csrfOf, csrfPairs, csrfVariant, unescapeHtml, withBody, type Browser } from './browser.js';
 
-for (const dialect of dialects()) {
+/** The suite for one database; one file per database runs it, so each stays within the runner's per-file time limit on a loaded machine. */
+export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
   describe(`fuzz: device page, logout, account, code page (${dialect})`, () => {
     let fs: FuzzServer;
     let genuine: GenuineToken[];

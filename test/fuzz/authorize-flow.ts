@@ -8,7 +8,6 @@
 import { describe, test, before, after } from 'node:test';
 import fc from 'fast-check';
 import type { HTTPMethods } from 'fastify';
-import { dialects } from '../helpers/db.js';
 import { CookieJar, pageKind } from '../helpers/flow.js';
 import {
   AUTHORIZE_PARAMS,
@@ -30,7 +29,8 @@ import { FUZZ_PASSWORD } from './constants.js';
 import { assertGenuineTokensSurvive, fuzz, realmPath, reportStats, runs, startFuzzServer, type FuzzServer, type GenuineToken, type PoolUser } from './harness.js';
 import { AUTH, CLIENTS, METHODS, PKCE_CHALLENGE, bodyShape, browser, browserJar, cookieHeader, cookieVariant, credentials, csrfOf, csrfPairs, csrfVariant, withBody, type Browser } from './browser.js';
 
-for (const dialect of dialects()) {
+/** The suite for one database; one file per database runs it, so each stays within the runner's per-file time limit on a loaded machine. */
+export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
   describe(`fuzz: authorization endpoint and login-actions (${dialect})`, () => {
     let fs: FuzzServer;
     let genuine: GenuineToken[];

@@ -1,0 +1,3 @@
+import { fuzzSuite } from './browser-pages.js';
+
+fuzzSuite('sqlite');

@@ -1,0 +1,3 @@
+import { fuzzSuite } from './surface.js';
+
+fuzzSuite('sqlite');
