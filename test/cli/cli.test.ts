@@ -1,17 +1,17 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cliRunner, BIN } from '../helpers/cli.js';
 import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 // The installed command (npm test builds dist/ first, as `npm install` does).
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/realmgate.js');
 
 for (const dialect of dialects()) {
   describe(`realmgate CLI (${dialect})`, () => {
+    const { run, ok, fails } = cliRunner(() => tdb.url);
     let tdb: TestDatabase;
     before(async () => {
       tdb = await createTestDatabase(dialect);
@@ -23,29 +23,8 @@ for (const dialect of dialects()) {
       await tdb.drop();
     });
 
-    function run(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
-      const r = spawnSync(process.execPath, [BIN, ...args], {
-        env: { ...process.env, DATABASE_URL: tdb.url, LOG_LEVEL: 'silent' },
-        input: input ?? '',
-        encoding: 'utf8',
-        timeout: 30_000,
-      });
-      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-    }
 
-    function ok(args: string[], input?: string): void {
-      const r = run(args, input);
-      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
-    }
 
-    function fails(args: string[], message: RegExp): void {
-      const r = run(args);
-      assert.notEqual(r.status, 0, `expected failure: ${args.join(' ')}`);
-      assert.match(r.stderr, message);
-      // One line (besides the one naming the database), no stack trace.
-      assert.equal(r.stderr.trim().split('\n').filter((l) => !l.startsWith('realmgate: database ')).length, 1, r.stderr);
-      assert.doesNotMatch(r.stderr, /\n\s+at\s/);
-    }
 
     test('realm update sets the refresh grace and the stored event types', async () => {
       ok(['realm', 'create', 'grace']);

@@ -1,16 +1,14 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cliRunner, BIN } from '../helpers/cli.js';
 import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 // `user create` name flags and `client update`, through the installed command (contract item 2).
 // The installed command (npm test builds dist/ first, as `npm install` does).
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/realmgate.js');
 
 for (const dialect of dialects()) {
   describe(`realmgate user and client settings (${dialect})`, () => {
+    const { run, ok, fails } = cliRunner(() => tdb.url);
     let tdb: TestDatabase;
     before(async () => {
       tdb = await createTestDatabase(dialect);
@@ -22,29 +20,8 @@ for (const dialect of dialects()) {
       await tdb.drop();
     });
 
-    function run(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
-      const r = spawnSync(process.execPath, [BIN, ...args], {
-        env: { ...process.env, DATABASE_URL: tdb.url, LOG_LEVEL: 'silent' },
-        input: input ?? '',
-        encoding: 'utf8',
-        timeout: 30_000,
-      });
-      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-    }
 
-    function ok(args: string[], input?: string): void {
-      const r = run(args, input);
-      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
-    }
 
-    function fails(args: string[], message: RegExp): void {
-      const r = run(args);
-      assert.notEqual(r.status, 0, `expected failure: ${args.join(' ')}`);
-      assert.match(r.stderr, message);
-      // One line (besides the one naming the database), no stack trace.
-      assert.equal(r.stderr.trim().split('\n').filter((l) => !l.startsWith('realmgate: database ')).length, 1, r.stderr);
-      assert.doesNotMatch(r.stderr, /\n\s+at\s/);
-    }
 
     test('a realm and an organization to work in', () => {
       ok(['realm', 'create', 'acme']);

@@ -1,41 +1,22 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cliRunner, BIN } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, REALM, PASSWORD, type TestServer } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 
 // The installed command (npm test builds dist/ first), over the database of a running server: what the
 // CLI changes, the server sees at once.
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/realmgate.js');
 
 for (const dialect of dialects()) {
   describe(`realmgate user, org and token lifecycle commands (${dialect})`, () => {
+    const { run, ok, fails } = cliRunner(() => ts.db.url);
     let ts: TestServer;
     before(async () => {
       ts = await startTestServer({ dialect });
     });
     after(() => ts.close());
 
-    function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
-      const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, DATABASE_URL: ts.db.url, LOG_LEVEL: 'silent' }, input: '', encoding: 'utf8', timeout: 30_000 });
-      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-    }
-    function ok(args: string[]): string {
-      const r = run(args);
-      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
-      return r.stdout;
-    }
-    function fails(args: string[], message: RegExp): void {
-      const r = run(args);
-      assert.equal(r.status, 1, `expected exit 1: ${args.join(' ')}`);
-      assert.match(r.stderr, message);
-      // One line (besides the one naming the database), no stack trace.
-      assert.equal(r.stderr.trim().split('\n').filter((l) => !l.startsWith('realmgate: database ')).length, 1, r.stderr);
-      assert.doesNotMatch(r.stderr, /\n\s+at\s/);
-    }
     async function tokens(username = 'alice', organization = 'acme'): Promise<{ access_token: string; refresh_token: string }> {
       const r = await runAuthorization(ts, { username, organization, query: { scope: 'openid core_data' } });
       const res = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
@@ -53,9 +34,9 @@ for (const dialect of dialects()) {
     });
 
     test('list commands of an unknown realm exit 1', () => {
-      fails(['user', 'list', 'nope'], /realm nope does not exist/);
-      fails(['org', 'list', 'nope'], /realm nope does not exist/);
-      fails(['user', 'sessions', 'nope', 'alice'], /realm nope does not exist/);
+      fails(['user', 'list', 'nope'], /realm nope does not exist/, { status: 1 });
+      fails(['org', 'list', 'nope'], /realm nope does not exist/, { status: 1 });
+      fails(['user', 'sessions', 'nope', 'alice'], /realm nope does not exist/, { status: 1 });
     });
 
     test('user disable refuses the live tokens at once; enable lets the user log in again', async () => {
@@ -78,7 +59,7 @@ for (const dialect of dialects()) {
     test('user update, logout and delete', async () => {
       ok(['org', 'create', REALM, 'umbrella', '--name', 'Umbrella Corp', '--domain', 'umbrella.example']);
       ok(['user', 'create', REALM, 'nora', '--password', PASSWORD, '--org', 'acme']);
-      fails(['user', 'update', REALM, 'nora', '--email', 'nope'], /not an email address/);
+      fails(['user', 'update', REALM, 'nora', '--email', 'nope'], /not an email address/, { status: 1 });
       ok(['user', 'update', REALM, 'nora', '--email', 'nora@umbrella.example', '--org', 'acme', '--org', 'umbrella']);
       assert.match(ok(['org', 'members', 'list', REALM, 'umbrella']), /^nora\tnora@umbrella.example\n$/);
       const t = await tokens('nora', 'umbrella');
@@ -90,7 +71,7 @@ for (const dialect of dialects()) {
       assert.match(ok(['user', 'delete', REALM, 'nora']), /deleted user nora/);
       assert.equal(await userinfoStatus(u.access_token), 401);
       assert.doesNotMatch(ok(['user', 'list', REALM]), /nora/);
-      fails(['user', 'delete', REALM, 'nora'], /user nora does not exist/);
+      fails(['user', 'delete', REALM, 'nora'], /user nora does not exist/, { status: 1 });
     });
 
     test('token revoke --user | --client', async () => {
@@ -101,9 +82,9 @@ for (const dialect of dialects()) {
       const a = await tokens();
       assert.match(ok(['token', 'revoke', REALM, '--client', ts.client.id]), /revoked [1-9]\d* token chain\(s\) of client web-app/);
       assert.equal(await userinfoStatus(a.access_token), 401);
-      fails(['token', 'revoke', REALM], /exactly one of --user or --client/);
-      fails(['token', 'revoke', REALM, '--client', 'nope'], /client nope does not exist/);
-      fails(['token', 'revoke', 'nope', '--user', 'olga'], /realm nope does not exist/);
+      fails(['token', 'revoke', REALM], /exactly one of --user or --client/, { status: 1 });
+      fails(['token', 'revoke', REALM, '--client', 'nope'], /client nope does not exist/, { status: 1 });
+      fails(['token', 'revoke', 'nope', '--user', 'olga'], /realm nope does not exist/, { status: 1 });
     });
 
   });

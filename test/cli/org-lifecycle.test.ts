@@ -1,41 +1,22 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cliRunner, BIN } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, REALM, PASSWORD, type TestServer } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 
 // Organization commands of the installed command (npm test builds dist/ first), over the database of a
 // running server: what the CLI changes, the server sees at once.
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/realmgate.js');
 
 for (const dialect of dialects()) {
   describe(`realmgate org lifecycle commands (${dialect})`, () => {
+    const { run, ok, fails } = cliRunner(() => ts.db.url);
     let ts: TestServer;
     before(async () => {
       ts = await startTestServer({ dialect });
     });
     after(() => ts.close());
 
-    function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
-      const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, DATABASE_URL: ts.db.url, LOG_LEVEL: 'silent' }, input: '', encoding: 'utf8', timeout: 30_000 });
-      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-    }
-    function ok(args: string[]): string {
-      const r = run(args);
-      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
-      return r.stdout;
-    }
-    function fails(args: string[], message: RegExp): void {
-      const r = run(args);
-      assert.equal(r.status, 1, `expected exit 1: ${args.join(' ')}`);
-      assert.match(r.stderr, message);
-      // One line (besides the one naming the database), no stack trace.
-      assert.equal(r.stderr.trim().split('\n').filter((l) => !l.startsWith('realmgate: database ')).length, 1, r.stderr);
-      assert.doesNotMatch(r.stderr, /\n\s+at\s/);
-    }
     async function tokens(username = 'alice', organization = 'acme'): Promise<{ access_token: string; refresh_token: string }> {
       const r = await runAuthorization(ts, { username, organization, query: { scope: 'openid core_data' } });
       const res = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
@@ -47,7 +28,7 @@ for (const dialect of dialects()) {
     test('org update, disable, enable, members and delete', async () => {
       ok(['org', 'create', REALM, 'wayne', '--domain', 'wayne.example']);
       ok(['org', 'create', REALM, 'hooli', '--description', 'Making the world a better place']);
-      fails(['org', 'update', REALM, 'hooli', '--domain', 'wayne.example'], /already has this alias or one of these domains/);
+      fails(['org', 'update', REALM, 'hooli', '--domain', 'wayne.example'], /already has this alias or one of these domains/, { status: 1 });
       ok(['org', 'update', REALM, 'hooli', '--name', 'Hooli XYZ', '--domain', 'hooli.example']);
       assert.match(ok(['org', 'list', REALM]), /^hooli\tHooli XYZ\tenabled\thooli.example$/m);
       ok(['user', 'create', REALM, 'pete', '--password', PASSWORD]);
@@ -62,7 +43,7 @@ for (const dialect of dialects()) {
       assert.equal(await refreshStatus(t2.refresh_token), 400);
       ok(['org', 'delete', REALM, 'hooli']);
       assert.doesNotMatch(ok(['org', 'list', REALM]), /hooli/);
-      fails(['org', 'delete', REALM, 'hooli'], /organization hooli does not exist/);
+      fails(['org', 'delete', REALM, 'hooli'], /organization hooli does not exist/, { status: 1 });
     });
   });
 }

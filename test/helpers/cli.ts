@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The installed command (npm test builds dist/ first, as `npm install` does). */
+export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/realmgate.js');
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the real `realmgate` command over the database `databaseUrl()` names (read at each call: test
+ * databases are made in `before`). `fails` checks what every failure must look like: a non-zero exit
+ * (`status` when given), the message, one line besides the one naming the database, no stack trace.
+ */
+export function cliRunner(databaseUrl: () => string): {
+  run(args: string[], input?: string): CliResult;
+  ok(args: string[], input?: string): string;
+  fails(args: string[], message: RegExp, opts?: { status?: number }): void;
+} {
+  const run = (args: string[], input?: string): CliResult => {
+    const r = spawnSync(process.execPath, [BIN, ...args], {
+      env: { ...process.env, DATABASE_URL: databaseUrl(), LOG_LEVEL: 'silent' },
+      input: input ?? '',
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  return {
+    run,
+    ok(args, input) {
+      const r = run(args, input);
+      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+      return r.stdout;
+    },
+    fails(args, message, opts = {}) {
+      const r = run(args);
+      if (opts.status !== undefined) assert.equal(r.status, opts.status, `expected exit ${opts.status}: ${args.join(' ')}`);
+      else assert.notEqual(r.status, 0, `expected failure: ${args.join(' ')}`);
+      assert.match(r.stderr, message);
+      // One line (besides the one naming the database), no stack trace.
+      assert.equal(r.stderr.trim().split('\n').filter((l) => !l.startsWith('realmgate: database ')).length, 1, r.stderr);
+      assert.doesNotMatch(r.stderr, /\n\s+at\s/);
+    },
+  };
+}
