@@ -137,3 +137,6 @@ export function checkWebOrigin(value: string): string {
   }
   return u.origin;
 }
+
+/** A create that names something that already exists; the doors map it to their own form (409, exit 1). */
+export { ConflictError } from '../storage/types.js';

@@ -1,6 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationError, NotFound } from '../../admin/validation.js';
-import { ConflictError } from '../../storage/types.js';
+import { ConflictError, ValidationError, NotFound } from '../../admin/validation.js';
 import { PasswordHashingBusy } from '../../crypto/passwords.js';
 import { setNoStore } from '../plugins/security-headers.js';
 

@@ -9,8 +9,7 @@ import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, list
 import { endSession } from '../../admin/operations/tokens.js';
 import { updateRealm } from '../../admin/operations/realms.js';
 import { addMember, createOrganization, listMembers, listOrganizations, removeMember, requireOrganization } from '../../admin/operations/organizations.js';
-import { ConflictError } from '../../storage/types.js';
-import { NotFound, ValidationError } from '../../admin/validation.js';
+import { ConflictError, NotFound, ValidationError } from '../../admin/validation.js';
 import { OAuthError } from '../../oauth/errors.js';
 import { LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, userPage, usersPage } from '../../views/console/pages.js';
 import { realmBase } from '../../views/console/layout.js';
