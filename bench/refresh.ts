@@ -125,6 +125,36 @@ function processCpuMs(pid: number): number {
   return cpuMsOf(`/proc/${pid}/stat`);
 }
 
+/** The process and its descendants (`start --workers N`: the primary and its workers). */
+function processTree(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const p of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      parents.set(Number(p), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child);
+  return tree;
+}
+
+/** CPU ms of the process and its descendants. */
+function treeCpuMs(pids: number[]): number {
+  let total = 0;
+  for (const p of pids) {
+    try {
+      total += processCpuMs(p);
+    } catch {
+      // A worker that ended.
+    }
+  }
+  return total;
+}
+
 interface ThreadTimes {
   /** CPU time, ms (schedstat's nanoseconds where the kernel has them, else utime + stime). */
   cpu: number;
@@ -133,8 +163,7 @@ interface ThreadTimes {
 }
 
 /** Per-thread CPU and run-queue wait, keyed by thread id. */
-function threadTimes(pid: number): Map<number, ThreadTimes> {
-  const out = new Map<number, ThreadTimes>();
+function threadTimes(pid: number, out = new Map<number, ThreadTimes>()): Map<number, ThreadTimes> {
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     const dir = `/proc/${pid}/task/${tid}`;
     try {
@@ -151,6 +180,36 @@ function threadTimes(pid: number): Map<number, ThreadTimes> {
     }
   }
   return out;
+}
+
+/** Every thread of the processes, and which process each belongs to. */
+function threadsOf(pids: number[]): { threads: Map<number, ThreadTimes>; threadOwner: Map<number, number> } {
+  const threads = new Map<number, ThreadTimes>();
+  const threadOwner = new Map<number, number>();
+  for (const p of pids) {
+    const before = new Set(threads.keys());
+    try {
+      threadTimes(p, threads);
+    } catch {
+      continue;
+    }
+    for (const t of threads.keys()) if (!before.has(t)) threadOwner.set(t, p);
+  }
+  return { threads, threadOwner };
+}
+
+/** The largest VmRSS (and its VmHWM) among the processes. */
+function largestMemory(pids: number[]): { rss: number; hwm: number } {
+  let best = { rss: 0, hwm: 0 };
+  for (const p of pids) {
+    try {
+      const m = memoryMb(p);
+      if (m.rss > best.rss) best = m;
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return best;
 }
 
 /** CPU ms of every local process named postgres (server and backends), or undefined when there is none. */
@@ -673,7 +732,10 @@ export async function measure(target: Target, opts: BenchOptions): Promise<Resul
   let pool: Pool | undefined;
   const agent = new Agent({ connections: 2 });
   try {
-    const idle = memoryMb(pid);
+    // With `start --workers N` the primary forks its workers: each is measured, and RSS is the largest
+    // process's (the figure the memory goal is about).
+    let tree = processTree(pid);
+    const idle = largestMemory(tree);
     log(`[${label}] server pid ${pid} ready in ${server.readyMs.toFixed(0)} ms (spawn to first 200); rss idle ${idle.rss.toFixed(1)} MB`);
 
     // N refresh chains: one login, then single sign-on for each further code.
@@ -696,12 +758,12 @@ export async function measure(target: Target, opts: BenchOptions): Promise<Resul
     const measureStartPlanned = t0 + warmupS * 1000;
     const stopAt = measureStartPlanned + durationS * 1000;
     let window: { start: number; end: number } | undefined;
-    let before: { pgCpu: number | undefined; cpu: number; threads: Map<number, ThreadTimes>; client: NodeJS.CpuUsage; at: number; hr: bigint } | undefined;
+    let before: { pgCpu: number | undefined; cpu: number; threads: Map<number, ThreadTimes>; threadOwner: Map<number, number>; client: NodeJS.CpuUsage; at: number; hr: bigint } | undefined;
     let after: typeof before;
     const sample = (): NonNullable<typeof before> => ({
       pgCpu: target.postgres ? localPostgresCpuMs() : undefined,
-      cpu: processCpuMs(pid),
-      threads: threadTimes(pid),
+      cpu: treeCpuMs((tree = processTree(pid))),
+      ...threadsOf(tree),
       client: process.cpuUsage(),
       at: now(),
       hr: process.hrtime.bigint(),
@@ -760,7 +822,7 @@ export async function measure(target: Target, opts: BenchOptions): Promise<Resul
     if (!before || !after) throw new Error('the timed window was not sampled');
     window = { start: before.at, end: after.at };
 
-    const loaded = memoryMb(pid);
+    const loaded = largestMemory(tree);
     const inWindow: number[] = [];
     for (let i = 0; i < ends.length; i++) if (ends[i]! >= window.start && ends[i]! <= window.end) inWindow.push(lats[i]!);
     const sorted = Float64Array.from(inWindow).sort();
@@ -771,12 +833,13 @@ export async function measure(target: Target, opts: BenchOptions): Promise<Resul
     // the main thread, then V8's platform threads (4 workers for GC and compilation, a delayed-task
     // scheduler, the signal/inspector thread), then, created on first use, libuv's thread pool (which
     // runs WebCrypto signing, argon2 and fs work). Under --cpu-prof the profiler's thread counts as pool.
-    const tids = [...after.threads.keys()].sort((a, b) => a - b);
+    const tidsOf = new Map(tree.map((p) => [p, [...after!.threads.keys()].filter((t) => (after!.threadOwner.get(t) ?? pid) === p).sort((a, b) => a - b)]));
     const groups = new Map<string, ThreadTimes>();
     for (const [tid, a] of after.threads) {
       const b = before.threads.get(tid) ?? { cpu: 0, wait: 0 };
-      const rank = tids.indexOf(tid);
-      const name = tid === pid ? 'main' : rank <= 6 ? 'V8 platform' : 'libuv pool';
+      const owner = after.threadOwner.get(tid) ?? pid;
+      const rank = tidsOf.get(owner)?.indexOf(tid) ?? 0;
+      const name = tid === owner ? 'main' : rank <= 6 ? 'V8 platform' : 'libuv pool';
       const g = groups.get(name) ?? { cpu: 0, wait: 0 };
       groups.set(name, { cpu: g.cpu + a.cpu - b.cpu, wait: g.wait + a.wait - b.wait });
     }

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
-import { calculateJwkThumbprint, CompactSign, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, type CompactJWSHeaderParameters, type JWK, type JWTPayload } from 'jose';
+import { calculateJwkThumbprint, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import { jwsSigner, signCompact, type JwsSigner } from './jws.js';
 import type { Store } from '../storage/store.js';
 import type { SigningKey } from '../storage/types.js';
 import { TtlCache } from '../cache.js';
@@ -36,9 +37,7 @@ export async function generateSigningKey(realmId: string, alg: SigningAlg, now: 
   };
 }
 
-const ENCODER = new TextEncoder();
-
-type Signer = { header: CompactJWSHeaderParameters; key: CryptoKey | Uint8Array };
+type Signer = JwsSigner;
 
 interface RealmKeys {
   /** The realm's signing key (its signing algorithm): access tokens, and ID tokens of that algorithm. */
@@ -72,7 +71,7 @@ export class KeyStore {
       const byAlg = new Map<string, Signer>();
       for (const k of keys) {
         if (k.status !== 'active' || byAlg.has(k.alg)) continue;
-        byAlg.set(k.alg, { header: { alg: k.alg, kid: k.kid, typ: 'JWT' }, key: await importJWK(JSON.parse(openPrivateJwk(k.privateJwk)) as JWK, k.alg) });
+        byAlg.set(k.alg, jwsSigner(k.alg, k.kid, JSON.parse(openPrivateJwk(k.privateJwk)) as crypto.JsonWebKey));
       }
       const newest = keys.find((k) => k.status === 'active');
       const signer = (realm && byAlg.get(realm.signingAlg)) ?? (newest ? byAlg.get(newest.alg) : undefined);
@@ -111,9 +110,8 @@ export class KeyStore {
       signer = keys?.byAlg.get(alg);
     }
     if (!signer) throw new Error(`realm ${realmId} has no active signing key`);
-    // CompactSign over the serialized claims: SignJWT would copy and re-validate them on every call.
-    const header = opts.typ ? { ...signer.header, typ: opts.typ } : signer.header;
-    return new CompactSign(ENCODER.encode(JSON.stringify(payload))).setProtectedHeader(header).sign(signer.key);
+    // A compact JWS over the serialized claims: SignJWT would copy and re-validate them on every call.
+    return signCompact(signer, JSON.stringify(payload), opts.typ);
   }
 
   /**

@@ -3,6 +3,8 @@ import type { Database } from './schema.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { sqliteDialect } from './dialects/sqlite.js';
 import { sqliteTokenRunner } from './dialects/sqlite-token-batch.js';
+import { walSync } from './dialects/wal-sync.js';
+import path from 'node:path';
 import type { TokenTransactionRunner } from './token-statements.js';
 import { metrics, observePool, secondsSince } from '../metrics.js';
 
@@ -35,7 +37,10 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!file) throw new DatabaseUrlError('sqlite: URL needs a file path, e.g. sqlite:./data/realmgate.db');
-    const { dialect, raw } = sqliteDialect({ file, synchronous: opts.synchronous ?? 'FULL' });
+    const synchronous = opts.synchronous ?? 'FULL';
+    const { dialect, raw } = sqliteDialect({ file, synchronous });
+    // FULL on a WAL file: the hot token batches sync the WAL off the event loop (dialects/wal-sync.ts).
+    const wal = synchronous === 'FULL' && file !== ':memory:' && raw.pragma('journal_mode', { simple: true }) === 'wal';
     const kysely = new Kysely<Database>({ dialect });
     const migrationLock = async <T>(fn: () => Promise<T>): Promise<T> => {
       for (let waited = 0; ; waited++) {
@@ -56,7 +61,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
         throw err;
       }
     };
-    return { kysely, dialect: 'sqlite', runTokenTransaction: timed(sqliteTokenRunner(raw, kysely)), migrationLock, close: () => kysely.destroy() };
+    return { kysely, dialect: 'sqlite', runTokenTransaction: timed(sqliteTokenRunner(raw, kysely, wal ? { walSync: walSync(`${path.resolve(file)}-wal`) } : {})), migrationLock, close: () => kysely.destroy() };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // Loaded only for PostgreSQL: an embedded deployment never pays for the driver.

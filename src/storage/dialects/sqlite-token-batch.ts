@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database, EventTable } from '../schema.js';
 import { metrics } from '../../metrics.js';
+import type { WalSync } from './wal-sync.js';
 import type { Advance, ChainRow, ChainValues, CodeRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
 
 const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
@@ -75,19 +76,59 @@ interface Pending {
  * share one commit, the one fsync of synchronous=FULL. Every caller is answered after that commit, so a
  * token a client receives is always on disk. The batch holds Kysely's connection lock, so it never
  * interleaves with another transaction on the single SQLite connection.
+ *
+ * With `walSync` (a file database in WAL mode under synchronous=FULL), the batch commits under NORMAL and
+ * its callers are answered once `walSync` has synced the WAL: FULL's durability, with the sync in the
+ * thread pool instead of blocking the event loop (wal-sync.ts). Every other transaction on the connection
+ * still commits under FULL.
  */
-export function sqliteTokenRunner(raw: BetterSqlite3.Database, kysely: Kysely<Database>): TokenTransactionRunner {
+export function sqliteTokenRunner(raw: BetterSqlite3.Database, kysely: Kysely<Database>, opts: { walSync?: WalSync } = {}): TokenTransactionRunner {
+  const { walSync } = opts;
   // Prepared on first use: the tables exist only once migrations have run.
-  let prepared: { statements: SqliteTokenStatements; savepoint: BetterSqlite3.Statement; release: BetterSqlite3.Statement; rollbackTo: BetterSqlite3.Statement } | undefined;
+  let prepared:
+    | {
+        statements: SqliteTokenStatements;
+        savepoint: BetterSqlite3.Statement;
+        release: BetterSqlite3.Statement;
+        rollbackTo: BetterSqlite3.Statement;
+        syncNormal: BetterSqlite3.Statement;
+        syncFull: BetterSqlite3.Statement;
+      }
+    | undefined;
   const prepare = (): NonNullable<typeof prepared> =>
     (prepared ??= {
       statements: new SqliteTokenStatements(Object.fromEntries(Object.entries(SQL).map(([k, sql]) => [k, raw.prepare(sql)])) as Prepared),
       savepoint: raw.prepare('SAVEPOINT tok'),
       release: raw.prepare('RELEASE tok'),
       rollbackTo: raw.prepare('ROLLBACK TO tok'),
+      syncNormal: raw.prepare('PRAGMA synchronous = NORMAL'),
+      syncFull: raw.prepare('PRAGMA synchronous = FULL'),
     });
   let queue: Pending[] = [];
   let scheduled = false;
+
+  /** One transaction, one savepoint per caller, one commit. */
+  async function runBatch(p: NonNullable<typeof prepared>, batch: Pending[]): Promise<void> {
+    raw.exec('BEGIN IMMEDIATE');
+    try {
+      for (const item of batch) {
+        p.savepoint.run();
+        try {
+          item.result = await item.fn(p.statements);
+          p.release.run();
+        } catch (err) {
+          p.rollbackTo.run();
+          p.release.run();
+          item.failed = true;
+          item.error = err;
+        }
+      }
+      raw.exec('COMMIT');
+    } catch (err) {
+      if (raw.inTransaction) raw.exec('ROLLBACK');
+      throw err;
+    }
+  }
 
   async function flush(): Promise<void> {
     scheduled = false;
@@ -96,27 +137,17 @@ export function sqliteTokenRunner(raw: BetterSqlite3.Database, kysely: Kysely<Da
     metrics.batchSize.observe(batch.length);
     try {
       await kysely.connection().execute(async () => {
-        const { statements, savepoint, release, rollbackTo } = prepare();
-        raw.exec('BEGIN IMMEDIATE');
+        const p = prepare();
+        // Outside any transaction: the setting applies to the commits that follow it on this connection.
+        if (walSync) p.syncNormal.run();
         try {
-          for (const item of batch) {
-            savepoint.run();
-            try {
-              item.result = await item.fn(statements);
-              release.run();
-            } catch (err) {
-              rollbackTo.run();
-              release.run();
-              item.failed = true;
-              item.error = err;
-            }
-          }
-          raw.exec('COMMIT');
-        } catch (err) {
-          if (raw.inTransaction) raw.exec('ROLLBACK');
-          throw err;
+          await runBatch(p, batch);
+        } finally {
+          if (walSync) p.syncFull.run();
         }
       });
+      // Nobody hears of this batch before its commit is on disk.
+      if (walSync) await walSync();
     } catch (err) {
       for (const item of batch) item.reject(err);
       return;

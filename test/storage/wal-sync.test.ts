@@ -1,0 +1,176 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely } from 'kysely';
+import { walSync } from '../../src/storage/dialects/wal-sync.js';
+import { sqliteDialect } from '../../src/storage/dialects/sqlite.js';
+import { sqliteTokenRunner } from '../../src/storage/dialects/sqlite-token-batch.js';
+import { migrate, openDatabase } from '../../src/storage/database.js';
+import { Store } from '../../src/storage/store.js';
+import { createRealm } from '../../src/admin/operations.js';
+import type { Database } from '../../src/storage/schema.js';
+
+/** A sync whose completions the test releases one by one. */
+function gatedSync(): { sync: (fh: unknown) => Promise<void>; calls: number; release(err?: Error): void; waitForCall(n: number): Promise<void> } {
+  const pending: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
+  const gate = {
+    calls: 0,
+    sync: () =>
+      new Promise<void>((resolve, reject) => {
+        gate.calls++;
+        pending.push({ resolve, reject });
+      }),
+    release(err?: Error) {
+      const p = pending.shift();
+      if (!p) throw new Error('no sync in flight');
+      if (err) p.reject(err);
+      else p.resolve();
+    },
+    async waitForCall(n: number) {
+      for (let i = 0; i < 2000 && gate.calls < n; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(gate.calls, n, `sync called ${gate.calls} times, expected ${n}`);
+    },
+  };
+  return gate;
+}
+
+function tempWal(): { dir: string; file: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-wal-'));
+  const file = path.join(dir, 'x.db');
+  fs.writeFileSync(`${file}-wal`, '');
+  return { dir, file };
+}
+
+function settled(p: Promise<unknown>): () => boolean {
+  let done = false;
+  p.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  return () => done;
+}
+
+test('syncs are coalesced: callers during a sync wait for the next one, which starts when it ends', async () => {
+  const { dir, file } = tempWal();
+  try {
+    const gate = gatedSync();
+    const sync = walSync(`${file}-wal`, gate.sync as never);
+    const a = sync();
+    await gate.waitForCall(1);
+    // Two commits after the first sync started: neither may be answered by it.
+    const b = sync();
+    const c = sync();
+    const aDone = settled(a);
+    const bDone = settled(b);
+    gate.release();
+    await a;
+    assert.ok(aDone());
+    await gate.waitForCall(2);
+    assert.equal(bDone(), false, 'b waits for a sync that started after it asked');
+    gate.release();
+    await Promise.all([b, c]);
+    // Nothing in flight and nobody waiting: no further sync.
+    await new Promise((r) => setImmediate(r));
+    assert.equal(gate.calls, 2);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a failed sync fails its callers, and the next call tries again', async () => {
+  const { dir, file } = tempWal();
+  try {
+    const gate = gatedSync();
+    const sync = walSync(`${file}-wal`, gate.sync as never);
+    const a = sync();
+    await gate.waitForCall(1);
+    gate.release(new Error('EIO'));
+    await assert.rejects(a, /EIO/);
+    const b = sync();
+    await gate.waitForCall(2);
+    gate.release();
+    await b;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the real sync on a real WAL file resolves', async () => {
+  const { dir, file } = tempWal();
+  try {
+    const sync = walSync(`${file}-wal`);
+    await Promise.all([sync(), sync(), sync()]);
+    await sync();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a token batch is committed, then answered only once its WAL sync is done; other commits stay FULL', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-wal-'));
+  const file = path.join(dir, 'x.db');
+  try {
+    const setup = await openDatabase(`sqlite:${file}`);
+    await migrate(setup);
+    await createRealm(new Store(setup), { id: 'r' });
+    await setup.close();
+
+    const { dialect, raw } = sqliteDialect({ file, synchronous: 'FULL' });
+    const kysely = new Kysely<Database>({ dialect });
+    const gate = gatedSync();
+    const run = sqliteTokenRunner(raw, kysely, { walSync: walSync(`${file}-wal`, gate.sync as never) });
+    const event = { id: 'e1', realm_id: 'r', time: 1, type: 'REVOKE', outcome: 'success', client_id: null, user_id: null, username: null, ip: null, reason: null };
+    const answered = run(async (s) => {
+      await s.revokeChain({ id: null, now: 1, reason: 'test', event });
+      return 'done';
+    });
+    const isAnswered = settled(answered);
+    await gate.waitForCall(1);
+    // Committed: another connection sees the row...
+    const other = new BetterSqlite3(file, { readonly: true });
+    assert.equal((other.prepare('SELECT count(*) AS n FROM events WHERE id = ?').get('e1') as { n: number }).n, 1);
+    other.close();
+    // ...but nobody has been told before the sync.
+    assert.equal(isAnswered(), false);
+    // The connection is back to FULL for every other transaction.
+    assert.equal(raw.pragma('synchronous', { simple: true }), 2);
+    gate.release();
+    assert.equal(await answered, 'done');
+
+    // A failed sync: the caller hears of a failure, never of success.
+    const failing = run(async () => 'never');
+    await gate.waitForCall(2);
+    gate.release(new Error('EIO'));
+    await assert.rejects(failing, /EIO/);
+    await kysely.destroy();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('token transactions commit on a file under FULL (WAL synced off the loop) and NORMAL, and in memory', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-wal-'));
+  try {
+    for (const synchronous of ['FULL', 'NORMAL'] as const) {
+      const db = await openDatabase(`sqlite:${path.join(dir, `${synchronous}.db`)}`, { synchronous });
+      await migrate(db);
+      await createRealm(new Store(db), { id: 'r' });
+      // A token transaction that writes: its answer comes after the commit (and, under FULL, the sync).
+      await db.runTokenTransaction((s) => s.revokeChain({ id: null, now: 1, reason: 'x', event: { id: `e-${synchronous}`, realm_id: 'r', time: 1, type: 'REVOKE', outcome: 'success', client_id: null, user_id: null, username: null, ip: null, reason: null } }));
+      await db.close();
+      const check = new BetterSqlite3(path.join(dir, `${synchronous}.db`), { readonly: true });
+      assert.equal((check.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n, 1);
+      check.close();
+    }
+    const mem = await openDatabase('sqlite::memory:');
+    await migrate(mem);
+    await createRealm(new Store(mem), { id: 'r' });
+    await mem.runTokenTransaction((s) => s.revokeChain({ id: null, now: 1, reason: 'x', event: null }));
+    await mem.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
