@@ -123,7 +123,9 @@ test('a token batch is committed, then answered only once its WAL sync is done; 
     const gate = gatedSync();
     const run = sqliteTokenRunner(raw, kysely, { walSync: walSync(`${file}-wal`, gate.sync as never) });
     const event = { id: 'e1', realm_id: 'r', time: 1, type: 'REVOKE', outcome: 'success', client_id: null, user_id: null, username: null, ip: null, reason: null };
+    let during: unknown;
     const answered = run(async (s) => {
+      during = raw.pragma('synchronous', { simple: true });
       await s.revokeChain({ id: null, now: 1, reason: 'test', event });
       return 'done';
     });
@@ -135,6 +137,7 @@ test('a token batch is committed, then answered only once its WAL sync is done; 
     other.close();
     // ...but nobody has been told before the sync.
     assert.equal(isAnswered(), false);
+    assert.equal(during, 1, 'the batch commits under NORMAL (its sync is the WAL sync)');
     // The connection is back to FULL for every other transaction.
     assert.equal(raw.pragma('synchronous', { simple: true }), 2);
     gate.release();
@@ -170,6 +173,40 @@ test('token transactions commit on a file under FULL (WAL synced off the loop) a
     await createRealm(new Store(mem), { id: 'r' });
     await mem.runTokenTransaction((s) => s.revokeChain({ id: null, now: 1, reason: 'x', event: null }));
     await mem.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("while another process holds SQLite's write lock, a token batch waits without blocking the event loop", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-wal-'));
+  const file = path.join(dir, 'x.db');
+  try {
+    const db = await openDatabase(`sqlite:${file}`);
+    await migrate(db);
+    await createRealm(new Store(db), { id: 'r' });
+    // Another writer (a second worker, the CLI) takes the write lock and keeps it for 150 ms.
+    const other = new BetterSqlite3(file);
+    other.exec('BEGIN IMMEDIATE');
+    const started = Date.now();
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    const released = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        other.exec('COMMIT');
+        resolve();
+      }, 150),
+    );
+    const event = { id: 'e1', realm_id: 'r', time: 1, type: 'REVOKE', outcome: 'success', client_id: null, user_id: null, username: null, ip: null, reason: null };
+    await db.runTokenTransaction((s) => s.revokeChain({ id: null, now: 1, reason: 'x', event }));
+    clearInterval(ticker);
+    await released;
+    const waited = Date.now() - started;
+    // SQLite's own busy handler would have slept on the event loop: no timer, so no release, until its timeout.
+    assert.ok(waited >= 140 && waited < 2000, `waited ${waited} ms`);
+    assert.ok(ticks >= 10, `the event loop ran ${ticks} timer ticks while the batch waited`);
+    other.close();
+    await db.close();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

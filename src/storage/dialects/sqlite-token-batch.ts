@@ -5,6 +5,9 @@ import { metrics } from '../../metrics.js';
 import type { WalSync } from './wal-sync.js';
 import type { Advance, ChainRow, ChainValues, CodeRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
 
+/** How long a batch waits for another process's write lock (the connection's busy_timeout too). */
+const BUSY_TIMEOUT_MS = 5000;
+
 const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
 
 const SQL = {
@@ -91,8 +94,7 @@ export function sqliteTokenRunner(raw: BetterSqlite3.Database, kysely: Kysely<Da
         savepoint: BetterSqlite3.Statement;
         release: BetterSqlite3.Statement;
         rollbackTo: BetterSqlite3.Statement;
-        syncNormal: BetterSqlite3.Statement;
-        syncFull: BetterSqlite3.Statement;
+        begin: BetterSqlite3.Statement;
       }
     | undefined;
   const prepare = (): NonNullable<typeof prepared> =>
@@ -101,15 +103,30 @@ export function sqliteTokenRunner(raw: BetterSqlite3.Database, kysely: Kysely<Da
       savepoint: raw.prepare('SAVEPOINT tok'),
       release: raw.prepare('RELEASE tok'),
       rollbackTo: raw.prepare('ROLLBACK TO tok'),
-      syncNormal: raw.prepare('PRAGMA synchronous = NORMAL'),
-      syncFull: raw.prepare('PRAGMA synchronous = FULL'),
+      begin: raw.prepare('BEGIN IMMEDIATE'),
     });
   let queue: Pending[] = [];
   let scheduled = false;
 
-  /** One transaction, one savepoint per caller, one commit. */
+  /**
+   * BEGIN IMMEDIATE without SQLite's busy handler, which sleeps on the event loop (1, 2, 5, 10 ms...)
+   * while another process (another worker, the CLI) holds the write lock: false when the lock is taken.
+   */
+  function tryBegin(p: NonNullable<typeof prepared>): boolean {
+    raw.exec('PRAGMA busy_timeout = 0');
+    try {
+      p.begin.run();
+      return true;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') return false;
+      throw err;
+    } finally {
+      raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+  }
+
+  /** In the transaction tryBegin opened: one savepoint per caller, one commit. */
   async function runBatch(p: NonNullable<typeof prepared>, batch: Pending[]): Promise<void> {
-    raw.exec('BEGIN IMMEDIATE');
     try {
       for (const item of batch) {
         p.savepoint.run();
@@ -136,16 +153,29 @@ export function sqliteTokenRunner(raw: BetterSqlite3.Database, kysely: Kysely<Da
     queue = [];
     metrics.batchSize.observe(batch.length);
     try {
-      await kysely.connection().execute(async () => {
-        const p = prepare();
-        // Outside any transaction: the setting applies to the commits that follow it on this connection.
-        if (walSync) p.syncNormal.run();
-        try {
-          await runBatch(p, batch);
-        } finally {
-          if (walSync) p.syncFull.run();
-        }
-      });
+      // Another process holds the write lock: let go of the connection (reads go on), wait a moment
+      // without blocking the event loop, and try again, up to the busy timeout.
+      for (let attempt = 0, waitedMs = 0; ; attempt++) {
+        const began = await kysely.connection().execute(async () => {
+          const p = prepare();
+          // Outside any transaction: the setting applies to the commits that follow it on this connection.
+          // exec, never a prepared statement: SQLite applies these pragmas when it compiles them, so a
+          // prepared PRAGMA run again may leave the setting as it was.
+          if (walSync) raw.exec('PRAGMA synchronous = NORMAL');
+          try {
+            if (!tryBegin(p)) return false;
+            await runBatch(p, batch);
+            return true;
+          } finally {
+            if (walSync) raw.exec('PRAGMA synchronous = FULL');
+          }
+        });
+        if (began) break;
+        if (waitedMs >= BUSY_TIMEOUT_MS) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+        const delay = attempt < 3 ? 0 : Math.min(5, attempt - 2);
+        waitedMs += delay;
+        await new Promise((r) => (delay === 0 ? setImmediate(r) : setTimeout(r, delay)));
+      }
       // Nobody hears of this batch before its commit is on disk.
       if (walSync) await walSync();
     } catch (err) {
