@@ -65,7 +65,7 @@ import {
 } from './refresh.js';
 
 const SERVER_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'oidc-provider-server.mjs');
-const SIGN_ONLY_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sign-only-server.mjs');
+const SIGN_ONLY_SCRIPT = process.env.BENCH_SIGN_ONLY_SCRIPT ?? path.join(path.dirname(fileURLToPath(import.meta.url)), 'sign-only-server.mjs');
 const CLIENT_ID = 'bench-app';
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 const USERNAME = 'alice';
