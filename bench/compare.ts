@@ -30,7 +30,10 @@
  * refresh cost more as a run goes on: revisit the chain set-up before moving to it.
  *
  * Environment: as bench/refresh.ts (BENCH_DURATION, BENCH_WARMUP, BENCH_CONCURRENCY, BENCH_PROFILE,
- * BENCH_SQLITE_SYNCHRONOUS, BENCH_BUILD), BENCH_RUNS (default 3) and BENCH_ALGS (default RS256,ES256).
+ * BENCH_SQLITE_SYNCHRONOUS, BENCH_BUILD, BENCH_WORKERS), BENCH_RUNS (default 3), BENCH_ALGS (default
+ * RS256,ES256), BENCH_SIGN_ONLY_SIGN (node, the default: the sign-only server signs as Realmgate does;
+ * webcrypto: as the issue's first figures were measured) and BENCH_SIGN_ONLY_SCRIPT (another sign-only
+ * server, for experiments).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -66,6 +69,8 @@ import {
 
 const SERVER_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'oidc-provider-server.mjs');
 const SIGN_ONLY_SCRIPT = process.env.BENCH_SIGN_ONLY_SCRIPT ?? path.join(path.dirname(fileURLToPath(import.meta.url)), 'sign-only-server.mjs');
+/** How the sign-only server signs: `node` (as src/crypto/jws.ts does, the default) or `webcrypto` (jose, as Realmgate did before). */
+const SIGN_ONLY_SIGN = process.env.BENCH_SIGN_ONLY_SIGN ?? 'node';
 const CLIENT_ID = 'bench-app';
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 const USERNAME = 'alice';
@@ -159,7 +164,7 @@ type Alg = 'RS256' | 'ES256';
  * shape with the same algorithm, draw a random token. Every chain is the same to it.
  */
 function signOnlyTarget(label: string, alg: Alg): Target {
-  log(`\n[${label}] sign-only server: form parsing, one ${alg} signature, a random token`);
+  log(`\n[${label}] sign-only server: form parsing, one ${alg} signature (${SIGN_ONLY_SIGN === 'node' ? "node:crypto's sign, as Realmgate signs" : "jose's CompactSign over WebCrypto"}), a random token`);
   const tokenPath = '/token';
   const authorization = basic(CLIENT_ID, 'unused');
   return {
@@ -167,7 +172,7 @@ function signOnlyTarget(label: string, alg: Alg): Target {
     start: (profileDir) =>
       startServer({
         script: SIGN_ONLY_SCRIPT,
-        args: (port) => ['--port', String(port), '--alg', alg],
+        args: (port) => ['--port', String(port), '--alg', alg, '--sign', SIGN_ONLY_SIGN],
         env: { ...process.env },
         readyPath: '/ready',
         profileDir,

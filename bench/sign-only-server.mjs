@@ -2,11 +2,13 @@
 /**
  * The physical limit of a refresh on this machine (bench/compare.ts): an HTTP server that does only what
  * no token server can skip. On POST /token it reads and parses the form body, signs an access token of
- * Realmgate's shape and size with the same algorithm and key type (jose CompactSign over a WebCrypto
- * key, as src/crypto/keystore.ts does), draws a random 256-bit refresh token and its SHA-256, and answers
- * the JSON token response. No client authentication, no database, no routing framework.
+ * Realmgate's shape and size with the same algorithm and key type, the way src/crypto/jws.ts signs
+ * (node:crypto's sign in libuv's thread pool; `--sign webcrypto`: jose's CompactSign over WebCrypto, as
+ * Realmgate did until it moved to node:crypto, which costs the event loop about twice as much per
+ * signature), draws a random 256-bit refresh token and its SHA-256, and answers the JSON token response.
+ * No client authentication, no database, no routing framework.
  *
- *   node bench/sign-only-server.mjs --port 3000 [--alg RS256|ES256|EdDSA]
+ *   node bench/sign-only-server.mjs --port 3000 [--alg RS256|ES256|EdDSA] [--sign node|webcrypto]
  *
  * GET /ready answers 200 once the key is imported.
  */
@@ -16,17 +18,29 @@ import { parseArgs } from 'node:util';
 import { CompactSign, exportJWK, generateKeyPair } from 'jose';
 
 const HOST = '127.0.0.1';
-const { values: argv } = parseArgs({ options: { port: { type: 'string' }, alg: { type: 'string' } } });
+const { values: argv } = parseArgs({ options: { port: { type: 'string' }, alg: { type: 'string' }, sign: { type: 'string' } } });
 const port = Number(argv.port);
 const alg = argv.alg ?? 'RS256';
-if (!Number.isInteger(port) || port <= 0 || port > 65535 || !['RS256', 'ES256', 'EdDSA'].includes(alg)) {
-  process.stderr.write('usage: node bench/sign-only-server.mjs --port N [--alg RS256|ES256|EdDSA]\n');
+const signWith = argv.sign ?? 'node';
+if (!Number.isInteger(port) || port <= 0 || port > 65535 || !['RS256', 'ES256', 'EdDSA'].includes(alg) || !['node', 'webcrypto'].includes(signWith)) {
+  process.stderr.write('usage: node bench/sign-only-server.mjs --port N [--alg RS256|ES256|EdDSA] [--sign node|webcrypto]\n');
   process.exit(2);
 }
 
 const { privateKey, publicKey } = await generateKeyPair(alg, alg === 'RS256' ? { modulusLength: 2048 } : {});
 const kid = crypto.createHash('sha256').update(JSON.stringify(await exportJWK(publicKey))).digest('base64url').slice(0, 16);
 const header = { alg, kid, typ: 'JWT' };
+const encodedHeader = Buffer.from(JSON.stringify(header)).toString('base64url');
+const nodeKey = crypto.KeyObject.from(privateKey);
+// RFC 7518 3.3, 3.4; RFC 8037: the digest and signature encoding node:crypto needs for each algorithm.
+const nodeSign = { RS256: ['sha256', nodeKey], ES256: ['sha256', { key: nodeKey, dsaEncoding: 'ieee-p1363' }], EdDSA: [null, nodeKey] }[alg];
+
+function signNode(payload) {
+  const input = `${encodedHeader}.${Buffer.from(payload).toString('base64url')}`;
+  return new Promise((resolve, reject) =>
+    crypto.sign(nodeSign[0], Buffer.from(input), nodeSign[1], (err, sig) => (err ? reject(err) : resolve(`${input}.${sig.toString('base64url')}`))),
+  );
+}
 const encoder = new TextEncoder();
 const issuer = `http://${HOST}:${port}/auth/realms/bench`;
 const chainId = crypto.randomUUID();
@@ -51,7 +65,10 @@ async function tokenResponse(form) {
     preferred_username: 'alice',
     email: 'alice@example.com',
   };
-  const accessToken = await new CompactSign(encoder.encode(JSON.stringify(claims))).setProtectedHeader(header).sign(privateKey);
+  const accessToken =
+    signWith === 'node'
+      ? await signNode(JSON.stringify(claims))
+      : await new CompactSign(encoder.encode(JSON.stringify(claims))).setProtectedHeader(header).sign(privateKey);
   const refreshToken = crypto.randomBytes(32).toString('base64url');
   // Realmgate stores the token's hash: computed here too, the one cryptographic step besides signing.
   crypto.createHash('sha256').update(refreshToken).digest('base64url');
