@@ -8,7 +8,7 @@
  * fresh schema that is dropped afterwards), BENCH_PROFILE=1 (run the server under --cpu-prof and summarize the timed window),
  * BENCH_SQLITE_SYNCHRONOUS (default: the server's default, FULL), BENCH_BUILD=1 (always rebuild dist/),
  * BENCH_SIGNING_ALG (RS256, the default, ES256 or EdDSA: the realm's access token signing algorithm),
- * BENCH_WORKERS (server processes, default 1: `start --workers`).
+ * BENCH_WORKERS (server processes, default 1: `start --workers`; bench:compare takes a list, e.g. 1,2, and measures each).
  *
  * With BENCH_DATABASE_URL the summary puts SQLite and PostgreSQL side by side: refreshes/s, server and
  * PostgreSQL CPU per refresh, and the rows and bytes of the tables a refresh can grow after the
@@ -344,7 +344,7 @@ export function removeTempDir(dir: string): void {
   tempDirs.delete(dir);
 }
 
-function realmgateServer(databaseUrl: string, profileDir: string | undefined): ServerSpec {
+function realmgateServer(databaseUrl: string, profileDir: string | undefined, workers: number): ServerSpec {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', HOST };
   delete env.PORT;
   delete env.AUTH_URL;
@@ -353,9 +353,8 @@ function realmgateServer(databaseUrl: string, profileDir: string | undefined): S
   else delete env.REALMGATE_SQLITE_SYNCHRONOUS;
   return {
     script: path.join(ROOT, 'dist', 'realmgate.mjs'),
-    // One process by default, so that the CPU time read from /proc is the whole server's; BENCH_WORKERS=N
-    // runs the cluster (then the figures cover the primary only, and throughput is the thing to read).
-    args: (port) => ['start', '--port', String(port), '--host', HOST, '--workers', process.env.BENCH_WORKERS ?? '1'],
+    // One process by default; BENCH_WORKERS=N runs the cluster (CPU is then read from every process).
+    args: (port) => ['start', '--port', String(port), '--host', HOST, '--workers', String(workers)],
     env,
     readyPath: '/health/ready',
     profileDir,
@@ -665,7 +664,14 @@ export async function readDbStats(databaseUrl: string): Promise<DbStats> {
 }
 
 /** Seeds the database and describes Realmgate on it. */
-export async function realmgateTarget(label: string, databaseUrl: string, opts: { signingAlg?: string | undefined } = {}): Promise<Target> {
+/** BENCH_WORKERS: the server processes (`start --workers`); a list (e.g. 1,2) where a script measures several. */
+export function benchWorkers(): number[] {
+  const list = (process.env.BENCH_WORKERS ?? '1').split(',').map((w) => Number(w.trim()));
+  if (list.some((w) => !Number.isInteger(w) || w < 1 || w > 64)) throw new Error(`BENCH_WORKERS: worker counts from 1 to 64, got ${process.env.BENCH_WORKERS}`);
+  return list;
+}
+
+export async function realmgateTarget(label: string, databaseUrl: string, opts: { signingAlg?: string | undefined; workers?: number } = {}): Promise<Target> {
   const signingAlg = opts.signingAlg ?? SIGNING_ALG;
   log(`\n[${label}] seeding ${databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}${signingAlg ? `, realm signing with ${signingAlg}` : ''}`);
   const secret = await seed(databaseUrl, signingAlg);
@@ -673,7 +679,7 @@ export async function realmgateTarget(label: string, databaseUrl: string, opts: 
   const authorization = basic(CLIENT_ID, secret);
   return {
     label,
-    start: (profileDir) => startServer(realmgateServer(databaseUrl, profileDir)),
+    start: (profileDir) => startServer(realmgateServer(databaseUrl, profileDir, opts.workers ?? benchWorkers()[0]!)),
     tokenPath,
     authorization,
     async newChain(browser, pool) {
