@@ -15,6 +15,8 @@ export interface Db {
   dialect: DialectName;
   /** Runs the hot token transactions (code redemption, refresh rotation) the fastest way the database allows. */
   runTokenTransaction: TokenTransactionRunner;
+  /** Its token statements rotate a current refresh token in one statement (TokenStatements.advanceCurrent). */
+  rotatesInOneStatement?: boolean;
   /** PostgreSQL: the schema holding Realmgate's tables (Kysely's migrator otherwise looks in every schema). */
   schema?: string;
   /**
@@ -84,7 +86,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     const kysely = new Kysely<Database>({ dialect });
     const current = schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(kysely)).rows[0]?.s ?? 'public';
     observePool(pool);
-    return { kysely, dialect: 'postgres', schema: current, runTokenTransaction: timed(postgresTokenRunner(pool)), close: () => kysely.destroy() };
+    return { kysely, dialect: 'postgres', schema: current, runTokenTransaction: timed(postgresTokenRunner(pool)), rotatesInOneStatement: true, close: () => kysely.destroy() };
   }
   throw new DatabaseUrlError(`unsupported database URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: use sqlite:<path> or postgres://...`);
 }

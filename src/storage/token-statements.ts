@@ -38,6 +38,30 @@ export interface Advance {
 }
 
 /**
+ * A rotation decided from the presented token alone: the chain's row must be exactly what the token says
+ * (its current token, at its generation, of this realm, client, user, session and scopes, not revoked,
+ * alive at least until the new token expires, created after the realm's not-before, its user enabled).
+ */
+export interface CurrentAdvance {
+  id: string;
+  expectHash: string;
+  /** The presented token's generation, which the row must hold; the new one is one more. */
+  generation: number;
+  realmId: string;
+  clientId: string;
+  userId: string;
+  sessionId: string;
+  /** The scopes column, as stored (JSON). */
+  scopes: string;
+  /** The new token's expiry: the chain must live at least as long. */
+  minMaxExpiresAt: number;
+  notBefore: number;
+  nextHash: string;
+  now: number;
+  event: EventTable | null;
+}
+
+/**
  * The statements of the two hot paths (code redemption, refresh rotation). The logic over them is written
  * once (repos/tokens.ts). Every write here is atomic by itself (a claim and what it creates, never one
  * without the other), so that a database can run each as one statement: PostgreSQL runs each as one
@@ -59,6 +83,12 @@ export interface TokenStatements {
   findChain(id: string): Promise<ChainRow | undefined>;
   /** Moves the chain to its next token (and records the event) when it still holds `expectHash`; false otherwise. */
   advanceChain(a: Advance): Promise<boolean>;
+  /**
+   * Optional, where it saves a round trip (PostgreSQL): the whole rotation of a current token in one
+   * statement, returning the chain's joined row; undefined when the row is not exactly as expected
+   * (nothing changed: the caller takes the full path, which explains why).
+   */
+  advanceCurrent?(a: CurrentAdvance): Promise<ChainRow | undefined>;
   /** Revokes the chain (when not already; no chain: null) and records the event, in one step. */
   revokeChain(r: { id: string | null; now: number; reason: string; event: EventTable | null }): Promise<void>;
 }

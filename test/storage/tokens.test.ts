@@ -110,6 +110,58 @@ for (const dialect of dialects()) {
       assert.equal(Number(tokensAfter.n), Number(tokensBefore.n));
     });
 
+    test('a foreseen rotation of the current token runs as one statement where the database can, with the same outcome as the full path', async () => {
+      const first = (await store.codes.redeem(await newCode(), now, accept)) as { status: string; chain: { id: string; sessionId: string; scopes: string[]; maxExpiresAt: number } };
+      const chainId = first.chain.id;
+      const expect = { realmId: 'r', clientId: 'c', userId, sessionId: first.chain.sessionId, scopes: first.chain.scopes, notBefore: 0 };
+      let decided = 0;
+      const decide = () => {
+        decided++;
+        return { next: { hash: tokenHash(randomToken()), expiresAt: now + 100 } };
+      };
+      const oneStatement = store.refresh.rotatesInOneStatement;
+      assert.equal(oneStatement, dialect === 'postgres');
+      let rt = presented(first);
+      const next = { hash: tokenHash(randomToken()), expiresAt: now + 100 };
+      const r = await store.refresh.rotate(rt, now + 1, OFF, decide, undefined, { expect, next });
+      assert.equal(r.status, 'rotated');
+      const row = await tdb.db.kysely.selectFrom('refresh_chains').select(['current_hash', 'generation', 'grace_from_gen']).where('id', '=', chainId).executeTakeFirstOrThrow();
+      if (oneStatement) {
+        assert.equal(decided, 0, 'the full path did not run');
+        assert.equal((r as { token: unknown }).token, next);
+        assert.deepEqual(row, { current_hash: next.hash, generation: 2, grace_from_gen: 1 });
+        assert.equal((r as { subject: { username: string } }).subject.username, 'u');
+        assert.equal((r as { chain: { id: string } }).chain.id, chainId);
+      } else {
+        assert.equal(decided, 1);
+        assert.equal(row.generation, 2);
+      }
+      rt = { ...rt, hash: row.current_hash!, generation: 2 };
+
+      // Whatever the claims do not match exactly goes the full way (which explains itself): another session,
+      // a chain that ends before the new token would, a realm not-before after the chain's start.
+      for (const [what, foreseen] of [
+        ['another session', { expect: { ...expect, sessionId: 'other' }, next: { hash: tokenHash(randomToken()), expiresAt: now + 100 } }],
+        ['the chain ends first', { expect, next: { hash: tokenHash(randomToken()), expiresAt: now + 5000 } }],
+        ['not-before', { expect: { ...expect, notBefore: now + 10 }, next: { hash: tokenHash(randomToken()), expiresAt: now + 100 } }],
+      ] as const) {
+        const before = decided;
+        const out = await store.refresh.rotate(rt, now + 2, OFF, decide, undefined, foreseen);
+        assert.equal(out.status, 'rotated', what);
+        assert.equal(decided, before + 1, `${what}: the full path decided`);
+        assert.notEqual((out as { token: unknown }).token, foreseen.next, what);
+        const cur = await tdb.db.kysely.selectFrom('refresh_chains').select(['current_hash', 'generation']).where('id', '=', chainId).executeTakeFirstOrThrow();
+        rt = { ...rt, hash: cur.current_hash!, generation: cur.generation };
+      }
+
+      // Concurrent foreseen rotations of one token: exactly one wins, the others are reuses.
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, () => store.refresh.rotate(rt, now + 3, OFF, decide, undefined, { expect, next: { hash: tokenHash(randomToken()), expiresAt: now + 100 } })),
+      );
+      assert.equal(outcomes.filter((o) => o.status === 'rotated').length, 1);
+      assert.equal(outcomes.filter((o) => o.status === 'reused').length, 7);
+    });
+
     test('unknown hashes are not_found', async () => {
       assert.equal((await store.codes.redeem('nope', now, accept)).status, 'not_found');
       assert.equal((await store.refresh.rotate({ hash: 'nope', chainId: 'nope', generation: 1, issuedAt: now, expiresAt: now + 1 }, now, OFF, () => ({ reject: 'x' }))).status, 'not_found');

@@ -6,7 +6,8 @@ import { parseScope } from '../scopes.js';
 import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
 import { realmBase } from '../../services.js';
-import { isLegacyRefreshToken, verifyRefreshJwt } from '../../crypto/refresh-jwt.js';
+import { isLegacyRefreshToken, verifyRefreshJwt, type RefreshClaims } from '../../crypto/refresh-jwt.js';
+import type { Foreseen } from '../../storage/repos/tokens.js';
 
 /** RFC 6749 6, with rotation and reuse detection (RFC 9700 4.14.2). */
 export const refreshTokenGrant: Grant = {
@@ -35,10 +36,35 @@ export const refreshTokenGrant: Grant = {
     const old = claims ? undefined : await services.store.refresh.legacyToken(hash);
     if (!claims && !old) throw new OAuthError('invalid_grant', 'the refresh token is invalid');
     if (old && old.expiresAt <= now) throw new OAuthError('invalid_grant', 'the refresh token has expired');
+    /** The rotation the full path would make of a current token, from its claims alone (see above). */
+    const foresee = (c: RefreshClaims): { rotation: Foreseen<MintedRefreshToken>; scopes: string[] } | undefined => {
+      if (c.azp !== client.clientId) return undefined;
+      const chainScopes = c.scope === '' ? [] : c.scope.split(' ');
+      const granted = chainScopes.filter((sc) => client.scopes.includes(sc));
+      if (requestedScope && requestedScope.some((sc) => !chainScopes.includes(sc))) return undefined;
+      const next = mintRefreshToken({
+        realm,
+        keys: keys!,
+        issuer,
+        // The chain's own end is unknown here: the statement requires the chain to outlive this token.
+        chain: { chainId: c.chain, clientId: client.clientId, userId: c.sub, sessionId: c.sid, scopes: chainScopes, chainMaxExpiresAt: Number.MAX_SAFE_INTEGER },
+        gen: c.gen + 1,
+        now,
+      });
+      return {
+        rotation: { expect: { realmId: realm.id, clientId: client.clientId, userId: c.sub, sessionId: c.sid, scopes: chainScopes, notBefore: realm.notBefore }, next },
+        scopes: requestedScope ? requestedScope.filter((sc) => granted.includes(sc)) : granted,
+      };
+    };
     const presentedToken = claims
       ? { hash, chainId: claims.chain, generation: claims.gen, issuedAt: claims.iat, expiresAt: claims.exp }
       : { hash, chainId: old!.chainId, generation: 1, issuedAt: old!.createdAt, expiresAt: old!.expiresAt };
     const grace = { seconds: realm.refreshGraceSeconds, max: realm.refreshGraceMax };
+    // The usual case decided from the claims alone (its chain's row must then be exactly as they say; the
+    // database checks that in the same statement that rotates it, where it can: one round trip on
+    // PostgreSQL). Anything else (another client, a scope not granted, a chain near the end of its lifetime,
+    // a token already rotated...) takes the full path below, whose answer is the same as without this.
+    const foreseen = claims && services.store.refresh.rotatesInOneStatement ? foresee(claims) : undefined;
     const outcome = await services.store.refresh.rotate(presentedToken, now, grace, (token, chain, subject, generation) => {
       const reject = (error: OAuthErrorCode, description: string): { reject: OAuthError } => ({ reject: new OAuthError(error, description) });
       if (chain.realmId !== realm.id || (claims !== undefined && chain.id !== claims.chain)) return reject('invalid_grant', 'the refresh token is invalid');
@@ -62,7 +88,7 @@ export const refreshTokenGrant: Grant = {
       const refreshChain = { chainId: chain.id, clientId: chain.clientId, userId: chain.userId, sessionId: chain.sessionId, scopes: chain.scopes, chainMaxExpiresAt: chain.maxExpiresAt };
       refresh = mintRefreshToken({ realm, keys, issuer, chain: refreshChain, gen: generation, now });
       return { next: refresh };
-    }, { ip, storedEventTypes: realm.storedEventTypes });
+    }, { ip, storedEventTypes: realm.storedEventTypes }, foreseen?.rotation);
 
     switch (outcome.status) {
       case 'not_found':
@@ -76,6 +102,10 @@ export const refreshTokenGrant: Grant = {
         // Counted whether or not the realm stores it (src/events/stored-types.ts), after the commit.
         services.audit.counter.count(realm.id, 'REFRESH_TOKEN', 'success');
         if (outcome.grace) services.audit.counter.count(realm.id, 'REFRESH_TOKEN_GRACE', 'success');
+        if (foreseen && outcome.token === foreseen.rotation.next) {
+          refresh = foreseen.rotation.next;
+          scopes = foreseen.scopes;
+        }
         return buildTokenResponse(services, { realm, client, resources, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
     }
   },

@@ -1,13 +1,15 @@
 import type pg from 'pg';
 import type { EventTable } from '../schema.js';
-import type { Advance, ChainRow, ChainValues, CodeRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
+import type { Advance, ChainRow, ChainValues, CodeRow, CurrentAdvance, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
 
 /**
  * The hot path on PostgreSQL: each step of repos/tokens.ts is one prepared statement (a pg named query,
  * parsed and planned once per connection, no query building per request) run in autocommit. A compound
  * write (claim the code or token, create what it leads to, record the event) is one statement of
- * data-modifying CTEs, atomic by itself; so a refresh or a code exchange is two round trips (the read,
- * then the write, which commits), and the conditional UPDATE at its head keeps exactly one winner. A
+ * data-modifying CTEs, atomic by itself; so a code exchange is two round trips (the read, then the write,
+ * which commits), and the conditional UPDATE at its head keeps exactly one winner. A refresh of the
+ * current token is one round trip (advanceCurrent: the token says what the row must hold, the UPDATE checks
+ * it all and returns the joined row); any other refresh takes the two of the full path. A
  * refresh updates the chain's row only (no index on the changed columns: an in-place HOT update).
  * Parameters carry explicit casts: in INSERT ... SELECT, PostgreSQL cannot infer them from the columns.
  */
@@ -39,6 +41,17 @@ const SQL = {
       WHERE id = $6::text AND current_hash = $7::text RETURNING id
     )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(8)} FROM advanced)` : ''}
     SELECT count(*)::int AS n FROM advanced`,
+  // CurrentAdvance's conditions, all in the UPDATE's WHERE: exactly one of concurrent rotations matches.
+  advanceCurrent: (withEvent: boolean): string => `WITH advanced AS (
+      UPDATE refresh_chains c SET current_hash = $1::text, generation = $2::int + 1, rotated_at = $3::bigint, grace_from_gen = $2::int, grace_used = 0
+      WHERE c.id = $4::text AND c.current_hash = $5::text AND c.generation = $2::int AND c.realm_id = $6::text AND c.client_id = $7::text
+        AND c.user_id = $8::text AND c.session_id = $9::text AND c.scopes = $10::text AND c.revoked_at IS NULL
+        AND c.max_expires_at >= $11::bigint AND c.created_at >= $12::bigint
+        AND EXISTS (SELECT 1 FROM users u WHERE u.id = c.user_id AND u.enabled = 1)
+      RETURNING c.*
+    )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(13)} FROM advanced)` : ''}
+    SELECT row_to_json(r)::text AS j FROM (SELECT a.*, ${SUBJECT} FROM advanced a
+      LEFT JOIN users u ON u.id = a.user_id LEFT JOIN organizations o ON o.id = a.organization_id) r`,
   revokeChain: 'UPDATE refresh_chains SET revoked_at = $1, revoked_reason = $2 WHERE id = $3 AND revoked_at IS NULL',
   revokeChainWithEvent: `WITH revoked AS (
       UPDATE refresh_chains SET revoked_at = $1::bigint, revoked_reason = $2::text WHERE id = $3::text AND revoked_at IS NULL RETURNING id
@@ -55,6 +68,8 @@ const QUERIES = {
   findChain: { name: 'rg_find_chain_j', text: SQL.findChain },
   advanceChain: { name: 'rg_advance_chain', text: SQL.advanceChain(false) },
   advanceChainWithEvent: { name: 'rg_advance_chain_ev', text: SQL.advanceChain(true) },
+  advanceCurrent: { name: 'rg_advance_current', text: SQL.advanceCurrent(false) },
+  advanceCurrentWithEvent: { name: 'rg_advance_current_ev', text: SQL.advanceCurrent(true) },
   revokeChain: { name: 'rg_revoke_chain', text: SQL.revokeChain },
   revokeChainWithEvent: { name: 'rg_revoke_chain_ev', text: SQL.revokeChainWithEvent },
   insertEvent: { name: 'rg_insert_event', text: SQL.insertEvent },
@@ -104,6 +119,13 @@ class PostgresTokenStatements implements TokenStatements {
     const q = a.event ? QUERIES.advanceChainWithEvent : QUERIES.advanceChain;
     const [row] = await this.rows<{ n: number }>(q, a.event ? [...values, ...eventValues(a.event)] : values);
     return row?.n === 1;
+  }
+
+  async advanceCurrent(a: CurrentAdvance): Promise<ChainRow | undefined> {
+    const values: Value[] = [a.nextHash, a.generation, a.now, a.id, a.expectHash, a.realmId, a.clientId, a.userId, a.sessionId, a.scopes, a.minMaxExpiresAt, a.notBefore];
+    const q = a.event ? QUERIES.advanceCurrentWithEvent : QUERIES.advanceCurrent;
+    const [row] = await this.rows<{ j: string }>(q, a.event ? [...values, ...eventValues(a.event)] : values);
+    return row && (JSON.parse(row.j) as ChainRow);
   }
 
   async revokeChain(r: { id: string | null; now: number; reason: string; event: EventTable | null }): Promise<void> {

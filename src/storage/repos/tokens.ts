@@ -46,6 +46,16 @@ export interface PresentedToken {
   expiresAt: number;
 }
 
+/**
+ * A rotation already decided from the verified claims of a current token (see CurrentAdvance): where
+ * the database can run it as one statement, it is tried first, and the full path runs only if the row is
+ * not exactly what the claims say.
+ */
+export interface Foreseen<T extends NewToken> {
+  expect: { realmId: string; clientId: string; userId: string; sessionId: string; scopes: readonly string[]; notBefore: number };
+  next: T;
+}
+
 /** The realm's refresh concurrency grace (Realm.refreshGraceSeconds, refreshGraceMax); 0 seconds: off. */
 export interface GracePolicy {
   seconds: number;
@@ -172,7 +182,27 @@ async function rotateIn<R>(
   grace: GracePolicy,
   decide: (token: RefreshToken, chain: RefreshChain, subject: Subject, generation: number) => RotateDecision<R>,
   info?: AuditInfo,
+  foreseen?: Foreseen<NewToken>,
 ): Promise<RotateOutcome<R>> {
+  if (foreseen && s.advanceCurrent) {
+    const e = foreseen.expect;
+    const row = await s.advanceCurrent({
+      id: presented.chainId,
+      expectHash: presented.hash,
+      generation: presented.generation,
+      realmId: e.realmId,
+      clientId: e.clientId,
+      userId: e.userId,
+      sessionId: e.sessionId,
+      scopes: JSON.stringify(e.scopes),
+      minMaxExpiresAt: foreseen.next.expiresAt,
+      notBefore: e.notBefore,
+      nextHash: foreseen.next.hash,
+      now,
+      event: isEventStored(info?.storedEventTypes, 'REFRESH_TOKEN', 'success') ? auditRow('REFRESH_TOKEN', 'success', e, now, info) : null,
+    });
+    if (row) return { status: 'rotated', chain: toChain(row), token: foreseen.next, subject: toSubject(row), grace: false };
+  }
   let chain: RefreshChain | undefined;
   const reused = async (c: RefreshChain): Promise<RotateOutcome<R>> => {
     await s.revokeChain({ id: c.id, now, reason: TOKEN_REUSED, event: auditRow('TOKEN_REUSE', 'failure', c, now, info, TOKEN_REUSED) });
@@ -270,6 +300,11 @@ export class CodeRepository {
 export class RefreshRepository {
   constructor(private readonly db: Db) {}
 
+  /** Whether a Foreseen rotation saves anything here (a round trip on PostgreSQL); elsewhere it is not worth minting. */
+  get rotatesInOneStatement(): boolean {
+    return this.db.rotatesInOneStatement === true;
+  }
+
   /**
    * A chain started without an authorization code (the password grant): the chain holding its first
    * token's hash, and its event, committed together.
@@ -289,8 +324,9 @@ export class RefreshRepository {
     grace: GracePolicy,
     decide: (token: RefreshToken, chain: RefreshChain, subject: Subject, generation: number) => RotateDecision<R>,
     info?: AuditInfo,
+    foreseen?: Foreseen<NewToken>,
   ): Promise<RotateOutcome<R>> {
-    return this.db.runTokenTransaction((s) => rotateIn(s, presented, now, grace, decide, info));
+    return this.db.runTokenTransaction((s) => rotateIn(s, presented, now, grace, decide, info, foreseen));
   }
 
   async revokeChain(chainId: string, now: number, reason: string): Promise<void> {
