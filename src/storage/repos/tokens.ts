@@ -173,7 +173,8 @@ async function redeemIn<R>(
  * covers it: presented again within `grace.seconds` of the rotation that replaced it, at most
  * `grace.max` times, it gets a successor (a client that lost the response, two tabs refreshing at once).
  * `decide` either rejects (nothing changes) or names the successor, whose generation it is given.
- * PostgreSQL: two round trips (the read, the conditional update).
+ * PostgreSQL: two round trips (the read, the conditional update), or one when `foreseen` holds for the row
+ * (TokenStatements.advanceCurrent).
  */
 async function rotateIn<R>(
   s: TokenStatements,
