@@ -8,12 +8,14 @@
  * starts `node bin/realmgate.js start --workers N --port P --host 127.0.0.1` `runs` times, polls
  * GET /health/ready every 2 ms, and records the time from spawn to the first 200; then, after `idle` ms
  * without requests, VmRSS of every process (/proc/<pid>/status: the primary and, with a cluster, each
- * worker). It prints the medians (and min/max) per setting.
+ * worker). It prints the medians (and min/max) per setting, and the median CPU time (user + system) of the
+ * processes' main threads until ready, which a busy machine disturbs less than the wall time.
  *
  * Options (or the environment): --runs (BENCH_STARTUP_RUNS, default 7), --workers (BENCH_STARTUP_WORKERS,
  * comma-separated, default `1,default`), --idle (BENCH_STARTUP_IDLE_MS, default 2000), --db
  * (BENCH_STARTUP_DB, `fresh,existing` by default), --entry (BENCH_STARTUP_ENTRY, default bin/realmgate.js:
- * another build, e.g. an unminified bundle), --node-arg (BENCH_STARTUP_NODE_ARGS, space-separated: e.g.
+ * another build, e.g. an unminified bundle; several, comma-separated, are started in turn, run after run,
+ * so that a comparison shares the machine's ups and downs), --node-arg (BENCH_STARTUP_NODE_ARGS, space-separated: e.g.
  * `--node-arg="--cpu-prof --cpu-prof-dir=/tmp/prof"`). The database has a realm master with its bootstrap admin (as an
  * operator's first start makes it), so a start checks one realm's keys. Run `npm run build` first.
  */
@@ -42,7 +44,7 @@ const runs = Number(args.runs ?? process.env.BENCH_STARTUP_RUNS ?? 7);
 const idleMs = Number(args.idle ?? process.env.BENCH_STARTUP_IDLE_MS ?? 2000);
 const workerSettings = (args.workers ?? process.env.BENCH_STARTUP_WORKERS ?? '1,default').split(',').map((s) => s.trim());
 const dbStates = (args.db ?? process.env.BENCH_STARTUP_DB ?? 'fresh,existing').split(',').map((s) => s.trim()) as ('fresh' | 'existing')[];
-const entry = path.resolve(ROOT, args.entry ?? process.env.BENCH_STARTUP_ENTRY ?? 'bin/realmgate.js');
+const entries = (args.entry ?? process.env.BENCH_STARTUP_ENTRY ?? 'bin/realmgate.js').split(',').map((e) => path.resolve(ROOT, e.trim()));
 const nodeArgs = (args['node-arg'] ?? process.env.BENCH_STARTUP_NODE_ARGS ?? '').split(' ').filter((s) => s !== '');
 if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs must be a positive integer');
 if (!fs.existsSync(path.join(ROOT, 'dist/realmgate.mjs'))) throw new Error('dist/realmgate.mjs is missing: run npm run build first');
@@ -67,6 +69,21 @@ function rssMb(pid: number): number | undefined {
     return m ? Number(m[1]) / 1024 : undefined;
   } catch {
     return undefined;
+  }
+}
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/**
+ * User + system CPU time of a process's main thread (the JavaScript thread) in ms, clock-tick resolution;
+ * 0 when it is gone. Helper threads (GC, the libuv pool hashing a password or making a key) are not in it.
+ */
+function cpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return 0;
   }
 }
 
@@ -107,11 +124,13 @@ async function stop(child: ChildProcess): Promise<void> {
 
 interface Run {
   readyMs: number;
+  /** CPU time the main threads of all processes had used when the server was ready: less sensitive than wall time to a loaded machine. */
+  cpuMs: number;
   /** VmRSS of the primary (or the single process), then of each worker. */
   rss: number[];
 }
 
-async function startOnce(dir: string, workers: string, measureRss: boolean): Promise<Run> {
+async function startOnce(entry: string, dir: string, workers: string, measureRss: boolean): Promise<Run> {
   const port = await freePort();
   const cli = ['start', '--port', String(port), '--host', HOST, ...(workers === 'default' ? [] : ['--workers', workers])];
   let stderr = '';
@@ -131,6 +150,7 @@ async function startOnce(dir: string, workers: string, measureRss: boolean): Pro
         await sleep(2);
       }
     }
+    const cpu = [child.pid!, ...childrenOf(child.pid!)].reduce((sum, pid) => sum + cpuMs(pid), 0);
     const rss: number[] = [];
     if (measureRss) {
       const expected = workers === 'default' ? os.availableParallelism() : Number(workers);
@@ -141,7 +161,7 @@ async function startOnce(dir: string, workers: string, measureRss: boolean): Pro
       const pids = [child.pid!, ...(expected > 1 ? childrenOf(child.pid!) : [])];
       for (const pid of pids) rss.push(rssMb(pid) ?? NaN);
     }
-    return { readyMs, rss };
+    return { readyMs, cpuMs: cpu, rss };
   } finally {
     await stop(child);
   }
@@ -155,33 +175,39 @@ function median(xs: number[]): number {
 const f0 = (x: number): string => x.toFixed(0);
 const f1 = (x: number): string => x.toFixed(1);
 
-console.log(`startup bench: ${runs} runs each, idle ${idleMs} ms before reading VmRSS, ${os.availableParallelism()} CPUs, node ${process.version}, entry ${path.relative(ROOT, entry)}${nodeArgs.length ? ` ${nodeArgs.join(' ')}` : ''}`);
+function report(label: string, results: Run[]): void {
+  const ready = results.map((r) => r.readyMs);
+  const cpu = results.map((r) => r.cpuMs);
+  const primary = results.map((r) => r.rss[0]!);
+  const workerRss = results.flatMap((r) => r.rss.slice(1));
+  const total = results.map((r) => r.rss.reduce((a, b) => a + b, 0));
+  let line = `${label.padEnd(entries.length > 1 ? 36 : 20)} ready median ${f0(median(ready))} ms (min ${f0(Math.min(...ready))}, max ${f0(Math.max(...ready))}), main-thread CPU ${f0(median(cpu))} ms  RSS ${workerRss.length ? 'primary' : 'process'} median ${f1(median(primary))} MB`;
+  if (workerRss.length) line += `, per worker median ${f1(median(workerRss))} MB (${workerRss.length / results.length} workers), all processes ${f1(median(total))} MB`;
+  console.log(line);
+}
+
+console.log(`startup bench: ${runs} runs each, idle ${idleMs} ms before reading VmRSS, ${os.availableParallelism()} CPUs, node ${process.version}, entry ${entries.map((e) => path.relative(ROOT, e)).join(', ')}${nodeArgs.length ? ` ${nodeArgs.join(' ')}` : ''}`);
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-startup-'));
 try {
   // The existing database: made by one start (migrations, key file, realm master, its keys and admin).
   const existing = path.join(base, 'existing');
   fs.mkdirSync(existing);
-  await startOnce(existing, '1', false);
+  await startOnce(entries[0]!, existing, '1', false);
   for (const workers of workerSettings) {
     for (const db of dbStates) {
-      const results: Run[] = [];
+      const results = new Map<string, Run[]>(entries.map((e) => [e, []]));
       for (let i = 0; i < runs; i++) {
-        let dir = existing;
-        if (db === 'fresh') {
-          dir = path.join(base, `fresh-${workers}-${i}`);
-          fs.mkdirSync(dir);
+        for (const entry of entries) {
+          let dir = existing;
+          if (db === 'fresh') {
+            dir = path.join(base, `fresh-${workers}-${i}`);
+            fs.mkdirSync(dir);
+          }
+          results.get(entry)!.push(await startOnce(entry, dir, workers, true));
+          if (db === 'fresh') fs.rmSync(dir, { recursive: true, force: true });
         }
-        results.push(await startOnce(dir, workers, true));
-        if (db === 'fresh') fs.rmSync(dir, { recursive: true, force: true });
       }
-      const ready = results.map((r) => r.readyMs);
-      const primary = results.map((r) => r.rss[0]!);
-      const workerRss = results.flatMap((r) => r.rss.slice(1));
-      const total = results.map((r) => r.rss.reduce((a, b) => a + b, 0));
-      const label = `workers=${workers} ${db}`.padEnd(20);
-      let line = `${label} ready median ${f0(median(ready))} ms (min ${f0(Math.min(...ready))}, max ${f0(Math.max(...ready))})  RSS ${workerRss.length ? 'primary' : 'process'} median ${f1(median(primary))} MB`;
-      if (workerRss.length) line += `, per worker median ${f1(median(workerRss))} MB (${workerRss.length / results.length} workers), all processes ${f1(median(total))} MB`;
-      console.log(line);
+      for (const [entry, list] of results) report(`${entries.length > 1 ? `${path.basename(entry)} ` : ''}workers=${workers} ${db}`, list);
     }
   }
 } finally {
