@@ -22,6 +22,7 @@ import { sessionStatusRoutes } from './http/session-status/routes.js';
 import fastifySwagger from '@fastify/swagger';
 import { ADMIN_PREFIX, adminApi } from './http/admin/plugin.js';
 import { consoleRoutes } from './http/console/routes.js';
+import { lazySerializerBuilder, lazyValidatorBuilder } from './http/plugins/lazy-schemas.js';
 
 export interface AppOptions {
   services: Services;
@@ -98,6 +99,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       void (reply as FastifyReply).code(tooLong ? 414 : 400).header('cache-control', 'no-store').type('application/json').send(body);
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+    // Route schemas are compiled on each route's first request, not at start (src/http/plugins/lazy-schemas.ts).
+    schemaController: { compilersFactory: { buildValidator: lazyValidatorBuilder(), buildSerializer: lazySerializerBuilder() } },
   });
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
