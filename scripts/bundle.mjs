@@ -1,24 +1,40 @@
 #!/usr/bin/env node
-// Bundles the server and CLI into dist/realmgate.mjs: one minified file starts faster and takes less
+// Bundles the server and CLI into dist/realmgate.cjs: one minified file starts faster and takes less
 // memory than hundreds of modules. Native modules and the PostgreSQL driver stay outside; pg is loaded
-// only when DATABASE_URL names PostgreSQL.
+// only when DATABASE_URL names PostgreSQL. dist/realmgate.mjs (scripts/bundle-loader.mjs) runs it with a
+// V8 code cache, which a CommonJS script can have and an ES module cannot (before Node.js 22).
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import { build } from 'esbuild';
 
 await build({
   entryPoints: ['src/cli.ts'],
-  outfile: 'dist/realmgate.mjs',
+  outfile: 'dist/realmgate.cjs',
   bundle: true,
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node20',
   minify: true,
   sourcemap: true,
   legalComments: 'linked',
   external: ['better-sqlite3', '@node-rs/argon2', 'pg', 'pg-native'],
-  // Bundled CommonJS dependencies call require(): give the ES module one.
-  banner: { js: "import { createRequire as __rgCreateRequire } from 'node:module'; const require = __rgCreateRequire(import.meta.url);" },
+  // The file is the function node:module would wrap a CommonJS module in, for the loader to compile as it
+  // is (a wrapper added at run time would make a second copy of the source). The sources are ES modules:
+  // strict mode, as they were, and import.meta.url from the bundle's path.
+  banner: { js: "(function (exports, require, module, __filename, __dirname) {'use strict';const __rgImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  footer: { js: '})' },
+  define: { 'import.meta.url': '__rgImportMetaUrl' },
+  // A vm.Script cannot import(): pg and argon2 are require()d (both are CommonJS).
+  supported: { 'dynamic-import': false },
   logLevel: 'warning',
 });
+const sha256 = createHash('sha256').update(fs.readFileSync('dist/realmgate.cjs')).digest('hex');
+const loader = fs.readFileSync('scripts/bundle-loader.mjs', 'utf8').replace('__BUNDLE_SHA256__', sha256);
+fs.writeFileSync('dist/realmgate.mjs', loader, { mode: 0o755 });
+// A cache of an earlier build is of no use (the loader would refuse it anyway).
+fs.rmSync('dist/realmgate.cjs.cache', { force: true });
+// What an earlier version of this script wrote.
+for (const f of ['dist/realmgate.mjs.map', 'dist/realmgate.mjs.LEGAL.txt']) fs.rmSync(f, { force: true });
 
 // realmgate/resource-server: the kit APIs import. Only jose stays outside (a dependency of the package);
 // nothing of the server, the database or native modules may reach this bundle.

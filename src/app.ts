@@ -19,9 +19,10 @@ import { lifecycleRoutes } from './http/token/lifecycle-routes.js';
 import { logoutRoutes } from './http/logout/routes.js';
 import { accountRoutes } from './http/account/routes.js';
 import { sessionStatusRoutes } from './http/session-status/routes.js';
-import fastifySwagger from '@fastify/swagger';
 import { ADMIN_PREFIX, adminApi } from './http/admin/plugin.js';
+import { collectOpenApi } from './http/admin/openapi.js';
 import { consoleRoutes } from './http/console/routes.js';
+import { lazySerializerBuilder, lazyValidatorBuilder } from './http/plugins/lazy-schemas.js';
 
 export interface AppOptions {
   services: Services;
@@ -98,16 +99,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       void (reply as FastifyReply).code(tooLong ? 414 : 400).header('cache-control', 'no-store').type('application/json').send(body);
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+    // Route schemas are compiled on each route's first request, not at start (src/http/plugins/lazy-schemas.ts).
+    schemaController: { compilersFactory: { buildValidator: lazyValidatorBuilder(), buildSerializer: lazySerializerBuilder() } },
   });
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
   // The admin API's OpenAPI 3 document, generated from its route schemas (only tagged routes: the admin ones).
-  await app.register(fastifySwagger, {
-    openapi: {
-      info: { title: 'Realmgate admin REST API (Keycloak-compatible)', version: '1' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
-    },
-    hideUntagged: true,
+  const openApiDocument = collectOpenApi(app, {
+    info: { title: 'Realmgate admin REST API (Keycloak-compatible)', version: '1' },
+    securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
   });
 
   const { services } = opts;
@@ -145,7 +145,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(sessionStatusRoutes, { services });
   await app.register(adminApi, { services, prefix: ADMIN_PREFIX });
   await app.register(consoleRoutes, { services });
-  app.get(`${ADMIN_PREFIX}/openapi.json`, async (_req, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
+  app.get(`${ADMIN_PREFIX}/openapi.json`, async (_req, reply) => reply.header('cache-control', 'no-cache').send(openApiDocument()));
   // The service's web application pages, when APP_URL is this server.
   if (new URL(services.config.appUrl).origin === new URL(services.config.authUrl).origin) await app.register(appPageRoutes, { services });
 

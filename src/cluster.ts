@@ -1,10 +1,9 @@
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry } from 'prom-client';
 import type { Config } from './config/config.js';
 import { ping, migrationsApplied } from './storage/database.js';
 import type { Services } from './services.js';
 import { prepareDeployment } from './server.js';
-import { registry } from './metrics.js';
+import { promRegistry } from './metrics.js';
 import { startManagementServer } from './http/management.js';
 
 /** Messages from a worker to the primary. */
@@ -45,9 +44,10 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
     }, RESPAWN_DELAY_MS).unref();
   });
 
-  const aggregator = new AggregatorRegistry();
+  // prom-client only when there is a management port to serve the aggregated metrics on.
+  const aggregator = config.metricsPort === undefined ? undefined : new (await import('prom-client')).AggregatorRegistry();
   const management =
-    config.metricsPort === undefined
+    aggregator === undefined || config.metricsPort === undefined
       ? undefined
       : await startManagementServer({
           host: config.host,
@@ -84,10 +84,15 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
   process.on('SIGTERM', stop);
 }
 
-/** In a worker: answer the primary's requests for this process's metrics, and announce the URL. */
+/**
+ * In a worker: answer the primary's requests for this process's metrics (prom-client is loaded after
+ * start, see src/metrics.ts), and announce the URL.
+ */
 export function workerReady(url: string): void {
-  AggregatorRegistry.setRegistries([registry]);
-  // Constructing one installs the worker's listener for the primary's metrics requests.
-  new AggregatorRegistry();
+  void Promise.all([import('prom-client'), promRegistry()]).then(([{ AggregatorRegistry }, registry]) => {
+    AggregatorRegistry.setRegistries([registry]);
+    // Constructing one installs the worker's listener for the primary's metrics requests.
+    new AggregatorRegistry();
+  });
   process.send?.({ type: 'realmgate:listening', url } satisfies WorkerMessage);
 }

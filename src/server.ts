@@ -68,6 +68,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     if (closing) reply.header('connection', 'close');
   });
   await app.listen({ port: config.port, host: config.host });
+  // For dist/realmgate.mjs (scripts/bundle-loader.mjs): every function a start runs is compiled now, the
+  // moment to write the code cache of the bundle when it has none.
+  (process as NodeJS.EventEmitter).emit('realmgate:listening');
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;

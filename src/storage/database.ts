@@ -106,12 +106,21 @@ function timed(run: TokenTransactionRunner): TokenTransactionRunner {
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
 /**
+ * Kysely orders the applied migrations of one timestamp with localeCompare, which loads ICU's collation
+ * data into every server process (about 3 MB resident). Our names are ASCII and kysely sorts its own list
+ * by code units: the same order, without ICU.
+ */
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
  * Applies every pending migration; safe to run from several processes at once. Kysely's migrator reads
  * PostgreSQL's catalog across all schemas, which fails now and then while another schema of the same
  * database is being dropped; the migrations run in one transaction, so a failed attempt is retried.
  */
 export async function migrate(db: Db): Promise<void> {
-  const migrator = new Migrator({ db: db.kysely, provider, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
+  const migrator = new Migrator({ db: db.kysely, provider, nameComparator: byCodeUnits, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
   for (let attempt = 1; ; attempt++) {
     const { error, results } = db.migrationLock ? await lockedMigration(db.migrationLock, migrator) : await migrator.migrateToLatest();
     if (!error) return;
