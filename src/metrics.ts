@@ -95,21 +95,27 @@ class LazyMetric<M extends Counter | Gauge | Histogram> {
   }
 }
 
+// Once prom-client is loaded each call goes straight to it: no closure per request on the hot path.
 class LazyCounter extends LazyMetric<Counter> {
   inc(labels?: Labels, value?: number): void {
-    record(() => (labels ? this.real!.inc(labels, value) : this.real!.inc(value)));
+    const real = this.real;
+    if (real) labels ? real.inc(labels, value) : real.inc(value);
+    else record(() => (labels ? this.real!.inc(labels, value) : this.real!.inc(value)));
   }
 }
 
 class LazyGauge extends LazyMetric<Gauge> {
   set(value: number): void {
-    record(() => this.real!.set(value));
+    if (this.real) this.real.set(value);
+    else record(() => this.real!.set(value));
   }
 }
 
 class LazyHistogram extends LazyMetric<Histogram> {
   observe(labels: Labels | number, value?: number): void {
-    record(() => (typeof labels === 'number' ? this.real!.observe(labels) : this.real!.observe(labels, value!)));
+    const real = this.real;
+    if (real) typeof labels === 'number' ? real.observe(labels) : real.observe(labels, value!);
+    else record(() => (typeof labels === 'number' ? this.real!.observe(labels) : this.real!.observe(labels, value!)));
   }
 }
 

@@ -145,10 +145,10 @@ for (const dialect of dialects()) {
         ['the chain ends first', { expect, next: { hash: tokenHash(randomToken()), expiresAt: now + 5000 } }],
         ['not-before', { expect: { ...expect, notBefore: now + 10 }, next: { hash: tokenHash(randomToken()), expiresAt: now + 100 } }],
       ] as const) {
-        const before = decided;
+        const decidedBefore: number = decided;
         const out = await store.refresh.rotate(rt, now + 2, OFF, decide, undefined, foreseen);
         assert.equal(out.status, 'rotated', what);
-        assert.equal(decided, before + 1, `${what}: the full path decided`);
+        assert.equal(decided, decidedBefore + 1, `${what}: the full path decided`);
         assert.notEqual((out as { token: unknown }).token, foreseen.next, what);
         const cur = await tdb.db.kysely.selectFrom('refresh_chains').select(['current_hash', 'generation']).where('id', '=', chainId).executeTakeFirstOrThrow();
         rt = { ...rt, hash: cur.current_hash!, generation: cur.generation };
