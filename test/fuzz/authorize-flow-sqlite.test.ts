@@ -1,3 +1,3 @@
 import { fuzzSuite } from './authorize-flow.js';
 
-fuzzSuite('sqlite');
+fuzzSuite('sqlite', 'authorize');

@@ -1,3 +1,3 @@
 import { fuzzSuite } from './json-endpoints.js';
 
-fuzzSuite('sqlite');
+fuzzSuite('sqlite', 'token');

@@ -1,0 +1,3 @@
+import { fuzzSuite } from './json-endpoints.js';
+
+fuzzSuite('sqlite', 'others');
