@@ -1,3 +1,3 @@
 import { fuzzSuite } from './authorize-flow.js';
 
-fuzzSuite('sqlite', 'login-actions');
+fuzzSuite('sqlite', 'login-actions-1');

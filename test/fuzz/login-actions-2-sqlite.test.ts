@@ -1,0 +1,3 @@
+import { fuzzSuite } from './authorize-flow.js';
+
+fuzzSuite('sqlite', 'login-actions-2');
