@@ -37,6 +37,17 @@ function gatedSync(): { sync: (fh: unknown) => Promise<void>; calls: number; rel
   return gate;
 }
 
+/** A migrated database with realm `r`, open. */
+async function realmDb(url: string, opts: { synchronous?: 'FULL' | 'NORMAL' } = {}): Promise<Awaited<ReturnType<typeof openDatabase>>> {
+  const db = await openDatabase(url, opts);
+  await migrate(db);
+  await createRealm(new Store(db), { id: 'r' });
+  return db;
+}
+
+/** An audit row of realm `r`. */
+const eventOf = (id: string) => ({ id, realm_id: 'r', time: 1, type: 'REVOKE', outcome: 'success', client_id: null, user_id: null, username: null, ip: null, reason: null });
+
 function tempWal(): { dir: string; file: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-wal-'));
   const file = path.join(dir, 'x.db');
@@ -113,16 +124,13 @@ test('a token batch is committed, then answered only once its WAL sync is done; 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-wal-'));
   const file = path.join(dir, 'x.db');
   try {
-    const setup = await openDatabase(`sqlite:${file}`);
-    await migrate(setup);
-    await createRealm(new Store(setup), { id: 'r' });
-    await setup.close();
+    await (await realmDb(`sqlite:${file}`)).close();
 
     const { dialect, raw } = sqliteDialect({ file, synchronous: 'FULL' });
     const kysely = new Kysely<Database>({ dialect });
     const gate = gatedSync();
     const run = sqliteTokenRunner(raw, kysely, { walSync: walSync(`${file}-wal`, gate.sync as never) });
-    const event = { id: 'e1', realm_id: 'r', time: 1, type: 'REVOKE', outcome: 'success', client_id: null, user_id: null, username: null, ip: null, reason: null };
+    const event = eventOf('e1');
     let during: unknown;
     const answered = run(async (s) => {
       during = raw.pragma('synchronous', { simple: true });
@@ -158,19 +166,15 @@ test('token transactions commit on a file under FULL (WAL synced off the loop) a
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-wal-'));
   try {
     for (const synchronous of ['FULL', 'NORMAL'] as const) {
-      const db = await openDatabase(`sqlite:${path.join(dir, `${synchronous}.db`)}`, { synchronous });
-      await migrate(db);
-      await createRealm(new Store(db), { id: 'r' });
+      const db = await realmDb(`sqlite:${path.join(dir, `${synchronous}.db`)}`, { synchronous });
       // A token transaction that writes: its answer comes after the commit (and, under FULL, the sync).
-      await db.runTokenTransaction((s) => s.revokeChain({ id: null, now: 1, reason: 'x', event: { id: `e-${synchronous}`, realm_id: 'r', time: 1, type: 'REVOKE', outcome: 'success', client_id: null, user_id: null, username: null, ip: null, reason: null } }));
+      await db.runTokenTransaction((s) => s.revokeChain({ id: null, now: 1, reason: 'x', event: eventOf(`e-${synchronous}`) }));
       await db.close();
       const check = new BetterSqlite3(path.join(dir, `${synchronous}.db`), { readonly: true });
       assert.equal((check.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n, 1);
       check.close();
     }
-    const mem = await openDatabase('sqlite::memory:');
-    await migrate(mem);
-    await createRealm(new Store(mem), { id: 'r' });
+    const mem = await realmDb('sqlite::memory:');
     await mem.runTokenTransaction((s) => s.revokeChain({ id: null, now: 1, reason: 'x', event: null }));
     await mem.close();
   } finally {
@@ -182,9 +186,7 @@ test("while another process holds SQLite's write lock, a token batch waits witho
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-wal-'));
   const file = path.join(dir, 'x.db');
   try {
-    const db = await openDatabase(`sqlite:${file}`);
-    await migrate(db);
-    await createRealm(new Store(db), { id: 'r' });
+    const db = await realmDb(`sqlite:${file}`);
     // Another writer (a second worker, the CLI) takes the write lock and keeps it for 150 ms.
     const other = new BetterSqlite3(file);
     other.exec('BEGIN IMMEDIATE');
@@ -197,7 +199,7 @@ test("while another process holds SQLite's write lock, a token batch waits witho
         resolve();
       }, 150),
     );
-    const event = { id: 'e1', realm_id: 'r', time: 1, type: 'REVOKE', outcome: 'success', client_id: null, user_id: null, username: null, ip: null, reason: null };
+    const event = eventOf('e1');
     await db.runTokenTransaction((s) => s.revokeChain({ id: null, now: 1, reason: 'x', event }));
     clearInterval(ticker);
     await released;
