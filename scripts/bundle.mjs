@@ -3,6 +3,7 @@
 // memory than hundreds of modules. Native modules and the PostgreSQL driver stay outside; pg is loaded
 // only when DATABASE_URL names PostgreSQL. dist/realmgate.mjs (scripts/bundle-loader.mjs) runs it with a
 // V8 code cache, which a CommonJS script can have and an ES module cannot (before Node.js 22).
+// REALMGATE_BUNDLE_MINIFY=0 keeps names and lines (for reading CPU profiles: bench/ BENCH_PROFILE=1).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { build } from 'esbuild';
@@ -14,7 +15,7 @@ await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  minify: true,
+  minify: process.env.REALMGATE_BUNDLE_MINIFY !== '0',
   sourcemap: true,
   legalComments: 'linked',
   external: ['better-sqlite3', '@node-rs/argon2', 'pg', 'pg-native'],
