@@ -1,6 +1,5 @@
-import crypto from 'node:crypto';
 import { hashPassword, verifyPassword } from './passwords.js';
-import { randomToken, safeEqual } from './random.js';
+import { randomToken, safeEqual, sha256 } from './random.js';
 
 /**
  * Client secrets are stored only as hashes. A generated secret carries 256 bits of entropy, so one
@@ -15,7 +14,7 @@ export function generateClientSecret(): string {
 }
 
 export async function hashClientSecret(secret: string, opts: { generated: boolean }): Promise<string> {
-  if (opts.generated) return SHA_PREFIX + crypto.createHash('sha256').update(secret).digest('base64url');
+  if (opts.generated) return SHA_PREFIX + sha256(secret);
   return hashPassword(secret);
 }
 
@@ -29,7 +28,7 @@ const VERIFIED_TTL_MS = 10 * 60_000;
  */
 export async function verifyClientSecret(stored: string, presented: string | readonly string[]): Promise<boolean> {
   const readings = (typeof presented === 'string' ? [presented] : [...new Set(presented)]).slice(0, 2);
-  const shas = readings.map((p) => crypto.createHash('sha256').update(p).digest('base64url'));
+  const shas = readings.map(sha256);
   if (stored.startsWith(SHA_PREFIX)) {
     // Every comparison runs: which reading matched is not visible in the timing.
     const matches = shas.map((sha) => safeEqual(stored.slice(SHA_PREFIX.length), sha));

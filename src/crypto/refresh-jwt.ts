@@ -5,7 +5,8 @@ import type { HmacKey } from '../storage/repos/hmac-keys.js';
 
 /**
  * Refresh tokens are compact JWS signed with the realm's HMAC key, HS512 (as Keycloak does), so that
- * Keycloak's clients can decode them and a forged or foreign token is refused before any database access.
+ * Keycloak's clients can decode them and a malformed or foreign token is refused before any database
+ * access (a forged signature is found out by the refresh grant: see decodeRefreshJwt).
  * Signing and verification use node:crypto directly rather than jose: the token is minted inside the
  * synchronous decision of the rotation transaction (its hash is stored there), and jose's HMAC is async.
  * The tests verify these tokens with jose as an independent check.
@@ -97,30 +98,59 @@ const int = (v: unknown): v is number => Number.isSafeInteger(v);
 
 export type RefreshVerdict = { ok: true; claims: RefreshClaims } | { ok: false; expired: boolean };
 
+/** A refresh token read without its signature checked: `signatureValid` checks it (once). */
+export type RefreshDecoded = { ok: true; claims: RefreshClaims; expired: boolean; signatureValid: () => boolean } | { ok: false };
+
+const NOT_A_TOKEN: RefreshDecoded = { ok: false };
+
+/**
+ * Everything verifyRefreshJwt checks but the signature: the shape, a key of the realm named in the header,
+ * the issuer and audience, every claim's type, and whether it has expired (unless `now` is undefined).
+ * The claims are not to be trusted until `signatureValid()` holds or something else proves the token is
+ * one this server issued (the refresh grant: its hash is the chain's current token hash).
+ */
+export function decodeRefreshJwt(keys: RefreshKeys, token: string, opts: { issuer: string; now: number | undefined }): RefreshDecoded {
+  if (token.length > MAX_LENGTH) return NOT_A_TOKEN;
+  const d1 = token.indexOf('.');
+  const d2 = token.indexOf('.', d1 + 1);
+  if (d1 < 0 || d2 < 0 || token.includes('.', d2 + 1)) return NOT_A_TOKEN;
+  const h = token.slice(0, d1);
+  const p = token.slice(d1 + 1, d2);
+  let key: crypto.KeyObject | undefined;
+  // The active key's header, byte for byte as it is minted, needs no parsing.
+  if (h === keys.signer.header) key = keys.signer.key;
+  else {
+    const header = parseJson(h);
+    if (!header || header.alg !== REFRESH_ALG || !str(header.kid)) return NOT_A_TOKEN;
+    key = keys.byKid.get(header.kid);
+  }
+  if (!key) return NOT_A_TOKEN;
+  const c = parseJson(p);
+  if (!c) return NOT_A_TOKEN;
+  if (c.iss !== opts.issuer || c.aud !== opts.issuer || (c.typ !== 'Refresh' && c.typ !== 'Offline')) return NOT_A_TOKEN;
+  if (!str(c.sub) || !str(c.azp) || !str(c.sid) || !str(c.scope) || !str(c.jti) || !str(c.chain)) return NOT_A_TOKEN;
+  if (!int(c.iat) || !int(c.exp) || !int(c.gen) || c.gen < 1) return NOT_A_TOKEN;
+  const signingKey = key;
+  let valid: boolean | undefined;
+  return {
+    ok: true,
+    claims: c as unknown as RefreshClaims,
+    expired: opts.now !== undefined && c.exp <= opts.now,
+    // Comparing the base64url text also refuses a non-canonical encoding of the right signature.
+    signatureValid: () => (valid ??= safeEqual(token.slice(d2 + 1), mac(signingKey, token.slice(0, d2)))),
+  };
+}
+
 /**
  * Verifies a refresh token without touching the database: the HS512 signature by one of the realm's
  * keys (compared in constant time), the issuer and audience (the realm), the shape of every claim, and
- * the expiry unless `now` is undefined (revocation accepts an expired token).
+ * the expiry unless `now` is undefined (revocation accepts an expired token). A token whose signature
+ * does not verify is invalid whatever its claims say (expired or not).
  */
 export function verifyRefreshJwt(keys: RefreshKeys, token: string, opts: { issuer: string; now: number | undefined }): RefreshVerdict {
-  const bad: RefreshVerdict = { ok: false, expired: false };
-  if (token.length > MAX_LENGTH) return bad;
-  const parts = token.split('.');
-  if (parts.length !== 3) return bad;
-  const [h, p, sig] = parts as [string, string, string];
-  const header = parseJson(h);
-  if (!header || header.alg !== REFRESH_ALG || !str(header.kid)) return bad;
-  const key = keys.byKid.get(header.kid);
-  if (!key) return bad;
-  // Comparing the base64url text also refuses a non-canonical encoding of the right signature.
-  if (!safeEqual(sig, mac(key, `${h}.${p}`))) return bad;
-  const c = parseJson(p);
-  if (!c) return bad;
-  if (c.iss !== opts.issuer || c.aud !== opts.issuer || (c.typ !== 'Refresh' && c.typ !== 'Offline')) return bad;
-  if (!str(c.sub) || !str(c.azp) || !str(c.sid) || !str(c.scope) || !str(c.jti) || !str(c.chain)) return bad;
-  if (!int(c.iat) || !int(c.exp) || !int(c.gen) || c.gen < 1) return bad;
-  if (opts.now !== undefined && c.exp <= opts.now) return { ok: false, expired: true };
-  return { ok: true, claims: c as unknown as RefreshClaims };
+  const d = decodeRefreshJwt(keys, token, opts);
+  if (!d.ok || !d.signatureValid()) return { ok: false, expired: false };
+  return d.expired ? { ok: false, expired: true } : { ok: true, claims: d.claims };
 }
 
 /**

@@ -82,6 +82,24 @@ for (const dialect of dialects()) {
       assert.equal((await refresh(t2.token)).error, 'invalid_grant', 'the chain is revoked');
     });
 
+    test('in the window, a rotated token with an altered signature gets nothing and uses up nothing', async () => {
+      await setGrace(WINDOW, 1);
+      const t1 = await chain();
+      const t2 = await refresh(t1);
+      assert.equal(t2.status, 200);
+      // The claims of the rotated token, a signature that is not the server's: not the current token, so
+      // its signature is checked (the grant does not on the way in) and it is refused as invalid.
+      const [h, p, sig] = t1.split('.') as [string, string, string];
+      const forged = `${h}.${p}.${(sig[0] === 'A' ? 'B' : 'A') + sig.slice(1)}`;
+      const f = await refresh(forged);
+      assert.equal(f.error, 'invalid_grant');
+      // Neither a grace answer nor a revocation: the genuine rotated token still has its one grace answer,
+      // and the chain lives on.
+      const g = await refresh(t1);
+      assert.equal(g.status, 200, 'the forged presentation used no grace answer');
+      assert.equal((await refresh(g.token)).status, 200, 'the chain was not revoked');
+    });
+
     test('at most M successors per rotation: the (M+1)th presentation revokes', async () => {
       await setGrace(WINDOW, 2);
       const t1 = await chain();

@@ -6,7 +6,7 @@ import { parseScope } from '../scopes.js';
 import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
 import { realmBase } from '../../services.js';
-import { isLegacyRefreshToken, verifyRefreshJwt, type RefreshClaims } from '../../crypto/refresh-jwt.js';
+import { decodeRefreshJwt, isLegacyRefreshToken, verifyRefreshJwt, type RefreshClaims } from '../../crypto/refresh-jwt.js';
 import type { Foreseen } from '../../storage/repos/tokens.js';
 
 /** RFC 6749 6, with rotation and reuse detection (RFC 9700 4.14.2). */
@@ -22,18 +22,31 @@ export const refreshTokenGrant: Grant = {
     let refresh: MintedRefreshToken | undefined;
     let scopes: string[] = [];
 
-    // The signature is checked before any database access: a forged token, one of another realm, or an
-    // expired one costs one HMAC and no query.
     const keys = await services.keys.refreshKeys(realm.id);
     const issuer = realmBase(services.config, realm.id);
-    const verdict = verifyRefreshJwt(keys, presented, { issuer, now });
-    const legacy = !verdict.ok && isLegacyRefreshToken(presented);
-    if (!verdict.ok && !legacy) throw new OAuthError('invalid_grant', verdict.expired ? 'the refresh token has expired' : 'the refresh token is invalid');
-    const claims = verdict.ok ? verdict.claims : undefined;
+    // A well-formed, unexpired token of this realm goes to the database with its signature unchecked: if
+    // its hash is its chain's current token hash it is the very token this server issued (SHA-256, a
+    // preimage would be needed to forge it), and the HMAC would prove nothing more. Only a token that is
+    // not current has its signature checked (rotateIn), before it can count as a reuse or get a grace
+    // answer: a forged one is invalid and changes nothing. Any other token is verified here, before any
+    // database access, with the answers as before (invalid, expired, legacy).
+    const decoded = decodeRefreshJwt(keys, presented, { issuer, now });
+    let claims: RefreshClaims | undefined;
+    let signed: (() => boolean) | undefined;
+    let legacy = false;
+    if (decoded.ok && !decoded.expired) {
+      claims = decoded.claims;
+      signed = decoded.signatureValid;
+    } else {
+      const verdict = verifyRefreshJwt(keys, presented, { issuer, now });
+      legacy = !verdict.ok && isLegacyRefreshToken(presented);
+      if (!verdict.ok && !legacy) throw new OAuthError('invalid_grant', verdict.expired ? 'the refresh token has expired' : 'the refresh token is invalid');
+      claims = verdict.ok ? verdict.claims : undefined;
+    }
     const hash = tokenHash(presented);
     // A token from before refresh tokens were JWTs names no chain and no generation: its row in the old
     // per-token table names the chain (generation 1 at least: the exact count was never recorded).
-    const old = claims ? undefined : await services.store.refresh.legacyToken(hash);
+    const old = legacy ? await services.store.refresh.legacyToken(hash) : undefined;
     if (!claims && !old) throw new OAuthError('invalid_grant', 'the refresh token is invalid');
     if (old && old.expiresAt <= now) throw new OAuthError('invalid_grant', 'the refresh token has expired');
     /** The rotation the full path would make of a current token, from its claims alone (see above). */
@@ -57,7 +70,7 @@ export const refreshTokenGrant: Grant = {
       };
     };
     const presentedToken = claims
-      ? { hash, chainId: claims.chain, generation: claims.gen, issuedAt: claims.iat, expiresAt: claims.exp }
+      ? { hash, chainId: claims.chain, generation: claims.gen, issuedAt: claims.iat, expiresAt: claims.exp, signed }
       : { hash, chainId: old!.chainId, generation: 1, issuedAt: old!.createdAt, expiresAt: old!.expiresAt };
     const grace = { seconds: realm.refreshGraceSeconds, max: realm.refreshGraceMax };
     // The usual case decided from the claims alone (its chain's row must then be exactly as they say; the

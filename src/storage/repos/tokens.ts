@@ -37,13 +37,19 @@ export type RotateOutcome<R> =
   /** grace: the presented token had already been rotated; the grace window gave it a successor. */
   | { status: 'rotated'; chain: RefreshChain; token: NewToken; subject: Subject; grace: boolean };
 
-/** The refresh token presented, as its verified claims describe it. */
+/** The refresh token presented, as its claims describe it. */
 export interface PresentedToken {
   hash: string;
   chainId: string;
   generation: number;
   issuedAt: number;
   expiresAt: number;
+  /**
+   * Whether its signature holds, when the caller has not checked it yet. A token whose hash is the chain's
+   * current one needs no more proof; any other is checked before it counts as a reuse or gets a grace
+   * answer, and is not found (nothing changes) if it fails.
+   */
+  signed?: () => boolean;
 }
 
 /**
@@ -167,8 +173,9 @@ async function redeemIn<R>(
 /**
  * Rotates a refresh token. Storage is per chain: the chain's row holds its current token's hash, and a
  * rotation is one conditional update of that row (exactly one of concurrent rotations wins); no token
- * row is written. The presented token's signature, chain and generation were verified by the caller, so
- * a token of this chain that is not the current one is of an earlier generation: it was used already,
+ * row is written. A token whose hash is the chain's current hash is the one the server issued; any other
+ * must be signed (`presented.signed`, unless the caller verified it), and a signed token of this chain
+ * that is not the current one is of an earlier generation: it was used already,
  * so it leaked, and the whole chain is revoked (RFC 9700 4.14.2). Unless the realm's grace window
  * covers it: presented again within `grace.seconds` of the rotation that replaced it, at most
  * `grace.max` times, it gets a successor (a client that lost the response, two tabs refreshing at once).
@@ -209,12 +216,16 @@ async function rotateIn<R>(
     await s.revokeChain({ id: c.id, now, reason: TOKEN_REUSED, event: auditRow('TOKEN_REUSE', 'failure', c, now, info, TOKEN_REUSED) });
     return { status: 'reused', chain: c };
   };
+  // Whether the token was current at some reading (then a lost race does not make it suspect).
+  let authentic = false;
   // A lost race re-reads the row once more: the winner's rotation may put this token in the grace window.
   for (let attempt = 0; attempt < 3; attempt++) {
     const row = await s.findChain(presented.chainId);
     if (!row) return { status: 'not_found' };
-    chain = toChain(row);
     const current = row.current_hash !== null && row.current_hash === presented.hash;
+    if (current) authentic = true;
+    else if (!authentic && presented.signed && !presented.signed()) return { status: 'not_found' };
+    chain = toChain(row);
     const inGrace =
       !current &&
       row.current_hash !== null &&
