@@ -111,7 +111,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   const { services } = opts;
-  app.addHook('onRequest', async (req, reply) => {
+  // The hooks every request runs take Fastify's callback form: an async hook costs a promise and a
+  // microtask turn per request for nothing here (they never wait).
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     // RFC 7239 Forwarded from a trusted proxy that sends no X-Forwarded-For: read as if it had.
     const fwd = req.raw.headers.forwarded;
@@ -119,20 +121,23 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       const list = forwardedFor(fwd);
       if (list) req.raw.headers['x-forwarded-for'] = list;
     }
+    done();
   });
   // Route patterns, not URLs, label the metrics: a bounded set whatever the traffic.
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const labels = { route: req.routeOptions.url ?? 'unmatched', method: req.method, status: String(reply.statusCode) };
     metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
   // Errors of requests that reach no route (a body the parsers refuse, say) answer in RFC 6749 form.
   app.setErrorHandler(jsonErrorHandler(services));
   // NUL never belongs in an OAuth parameter, and PostgreSQL refuses it in text: refused at the door.
   // The authorization endpoint is exempt: it must answer such a request by redirecting the error to a
   // verified client (RFC 6749 4.1.2.1), and checks every value itself.
-  app.addHook('preHandler', async (req) => {
-    if (req.routeOptions.url === AUTHORIZE_PATH) return;
-    if (hasNul(req.params) || hasNul(req.query) || hasNul(req.body)) throw Object.assign(new Error('NUL in request'), { statusCode: 400 });
+  app.addHook('preHandler', (req, _reply, done) => {
+    if (req.routeOptions.url !== AUTHORIZE_PATH && (hasNul(req.params) || hasNul(req.query) || hasNul(req.body))) {
+      done(Object.assign(new Error('NUL in request'), { statusCode: 400 }));
+    } else done();
   });
   await app.register(tokenRoutes, { services });
   await app.register(authorizeRoutes, { services });

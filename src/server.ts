@@ -64,8 +64,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   let closing = false;
   // While draining, each answer closes its connection: a kept-alive one would hold the exit back until
   // its keep-alive timeout, and a client must reconnect (to another node) anyway.
-  app.addHook('onSend', async (_req, reply) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   await app.listen({ port: config.port, host: config.host });
   // For dist/realmgate.mjs (scripts/bundle-loader.mjs): every function a start runs is compiled now, the

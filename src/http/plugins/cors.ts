@@ -60,8 +60,9 @@ export async function realmOrigins(services: Services, realmId: string): Promise
 
 /** Every response of a CORS endpoint depends on Origin, for caches (Fetch standard, CORS protocol and HTTP caches). */
 export function varyOrigin(app: FastifyInstance): void {
-  app.addHook('onRequest', async (_req, reply) => {
+  app.addHook('onRequest', (_req, reply, done) => {
     reply.header('vary', 'Origin');
+    done();
   });
 }
 
