@@ -63,7 +63,12 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
         throw err;
       }
     };
-    return { kysely, dialect: 'sqlite', runTokenTransaction: timed(sqliteTokenRunner(raw, kysely, wal ? { walSync: walSync(`${path.resolve(file)}-wal`) } : {})), migrationLock, close: () => kysely.destroy() };
+    const sync = wal ? walSync(`${path.resolve(file)}-wal`) : undefined;
+    const close = async (): Promise<void> => {
+      await kysely.destroy();
+      await sync?.close();
+    };
+    return { kysely, dialect: 'sqlite', runTokenTransaction: timed(sqliteTokenRunner(raw, kysely, sync ? { walSync: sync } : {})), migrationLock, close };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // Loaded only for PostgreSQL: an embedded deployment never pays for the driver.

@@ -109,6 +109,32 @@ test('a failed sync fails its callers, and the next call tries again', async () 
   }
 });
 
+test('close waits for the sync in flight and the one queued behind it, then lets go of the descriptor', async () => {
+  const { dir, file } = tempWal();
+  try {
+    const gate = gatedSync();
+    const fds: number[] = [];
+    const sync = walSync(`${file}-wal`, ((fd: number) => (fds.push(fd), gate.sync(fd))) as never);
+    const a = sync();
+    await gate.waitForCall(1);
+    const b = sync();
+    const closed = settled(sync.close());
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(closed(), false, 'closed under a sync in flight');
+    gate.release();
+    await a;
+    await gate.waitForCall(2);
+    assert.equal(closed(), false, 'closed before the queued sync ran');
+    gate.release();
+    await b;
+    for (let i = 0; i < 50 && !closed(); i++) await new Promise((r) => setImmediate(r));
+    assert.equal(closed(), true);
+    assert.throws(() => fs.fstatSync(fds[0]!), /EBADF/, 'the descriptor is closed');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the real sync on a real WAL file resolves', async () => {
   const { dir, file } = tempWal();
   try {
