@@ -8,15 +8,17 @@
 // that cannot be written (a read-only installation) is simply not kept. The bundle's own directory only:
 // a code cache is code, never read from a place others may write.
 //
-// A server starts with a small young generation. V8 doubles its semi-spaces (up to 8 MB each) whenever
-// enough objects survive a scavenge, and a start (compiling, building the routes, migrating) makes it
-// grow to 2 x 4 MB; with nothing allocated once ready it stays that size until V8's memory reducer
-// shrinks it, about 10 s later. Holding the growth factor at 1 until the server listens keeps it at the
-// initial 2 x 1 MB (about 5 MB less RSS after start-up); from then on the default factor (2) applies
-// again, so under load the young generation grows as it always did. A flag set here is part of the
-// flag hash V8 checks a code cache against, which is why it is set before the bundle is compiled and
-// given back only after the cache is written (at once by the other commands). Not when the operator
-// sizes the young generation (a semi-space flag in NODE_OPTIONS or on the command line).
+// While a server starts, V8 is kept from spending memory that only a loaded server needs; once it listens
+// (and its code cache is written) V8's defaults apply again, so that under load nothing changes:
+// - The young generation stays at its initial 2 x 1 MB (--semi-space-growth-factor=1, then the default 2).
+//   A start (compiling, building the routes, migrating) made it grow to 2 x 4 MB, kept until V8's
+//   memory reducer shrinks it some 10 s later: about 5 MB of RSS.
+// - No optimizing (TurboFan) or baseline (Sparkplug) compilation: a start has no hot code worth it, and
+//   compiling touched some 4 MB more of the node binary's code and of compiler memory.
+// A flag an operator sets (in NODE_OPTIONS or on the command line) is left alone. The flags are part of
+// the hash V8 checks a code cache against: every command sets them before compiling the bundle (so that
+// each uses the cache a server wrote), a server gives them back once the cache is written, any other
+// command at once.
 import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -44,13 +46,19 @@ function compile() {
   return { script, cached: cachedData !== undefined && !script.cachedDataRejected };
 }
 
-const nodeOptions = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
-const holdYoungGeneration = !/semi[-_]space/.test(nodeOptions);
-const setGrowthFactor = (factor) => holdYoungGeneration && v8.setFlagsFromString(`--semi-space-growth-factor=${factor}`);
-// Every command compiles with the same flags, so that the other commands use the cache a server wrote.
-setGrowthFactor(1);
+const operatorFlags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
+/** [flag while starting, flag once started, what an operator's own setting of it looks like] */
+const START_FLAGS = [
+  ['--semi-space-growth-factor=1', '--semi-space-growth-factor=2', /(^|\s)--[\w-]*semi[-_]space/],
+  ['--no-turbofan', '--turbofan', /(^|\s)--(no-?)?(turbofan|opt|max[-_]opt|jitless)(?![\w-])/],
+  ['--no-sparkplug', '--sparkplug', /(^|\s)--(no-?)?(sparkplug|always[-_]sparkplug|max[-_]opt|jitless)(?![\w-])/],
+].filter(([, , operator]) => !operator.test(operatorFlags));
+const startFlags = (starting) => {
+  for (const [whileStarting, started] of START_FLAGS) v8.setFlagsFromString(starting ? whileStarting : started);
+};
+startFlags(true);
 const { script, cached } = compile();
-if (process.argv[2] !== 'start') setGrowthFactor(2);
+if (process.argv[2] !== 'start') startFlags(false);
 // src/server.ts says when it is listening: by then every function of a start has been compiled.
 process.once('realmgate:listening', () => {
   setImmediate(() => {
@@ -64,7 +72,7 @@ process.once('realmgate:listening', () => {
         fs.rmSync(tmp, { force: true });
       }
     }
-    setGrowthFactor(2);
+    startFlags(false);
   });
 });
 const module = { exports: {} };
