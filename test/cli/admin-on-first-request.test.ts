@@ -110,4 +110,35 @@ describe('the admin API and console of the built server, on their first use', ()
     // The console's own route /auth/admin, once: not again for the hand-over.
     assert.match(metrics, /realmgate_http_request_duration_seconds_count\{route="\/auth\/admin",method="GET",status="303"\} 1\n/);
   });
+
+  test('at SIGTERM, an admin request in flight gets its answer, and its connection is closed after it', async () => {
+    const url = new URL(base);
+    // A JSON body only half sent: in flight when the signal arrives.
+    const body = JSON.stringify({ realm: 'in-flight', enabled: true });
+    const socket = net.connect(Number(url.port), HOST);
+    await new Promise((r) => socket.once('connect', r));
+    let response = '';
+    socket.on('data', (d: Buffer) => (response += d.toString()));
+    const closed = new Promise((r) => socket.once('close', r));
+    socket.write(
+      `POST /auth/admin/realms HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, 5)}`,
+    );
+    // "100 Continue" says the server has parsed the request's headers: it is in flight, waiting for its body.
+    for (let i = 0; !response.includes('100 Continue'); i++) {
+      if (i > 2400) throw new Error(`no 100 Continue: ${response}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    for (let i = 0; !/shutting down/.test(out); i++) {
+      if (i > 2400) throw new Error(`did not shut down: ${out}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    socket.write(body.slice(5));
+    await closed;
+    // No bearer token: the admin API's 401, from the admin app, which closes the connection as the main app does.
+    assert.match(response, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 401 /, response);
+    assert.match(response, /\r\nconnection: close\r\n/i, response);
+    assert.equal(await exited, 0, out);
+  });
 });

@@ -18,8 +18,16 @@ declare module 'fastify' {
  */
 export function serveOnFirstRequest(app: FastifyInstance, prefix: string, build: () => Promise<FastifyInstance>): void {
   let target: Promise<FastifyInstance> | undefined;
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   const load = (): Promise<FastifyInstance> =>
     (target ??= build().then(async (built) => {
+      // As src/server.ts does for the main app: while it drains, each answer closes its connection.
+      built.addHook('onSend', async (_req, reply) => {
+        if (closing) reply.header('connection', 'close');
+      });
       await built.ready();
       return built;
     }));
