@@ -19,9 +19,8 @@ import { lifecycleRoutes } from './http/token/lifecycle-routes.js';
 import { logoutRoutes } from './http/logout/routes.js';
 import { accountRoutes } from './http/account/routes.js';
 import { sessionStatusRoutes } from './http/session-status/routes.js';
-import { ADMIN_PREFIX, adminApi } from './http/admin/plugin.js';
-import { collectOpenApi } from './http/admin/openapi.js';
-import { consoleRoutes } from './http/console/routes.js';
+import { ADMIN_PREFIX } from './http/admin/prefix.js';
+import { serveOnFirstRequest } from './http/plugins/on-first-request.js';
 import { lazySerializerBuilder, lazyValidatorBuilder } from './http/plugins/lazy-schemas.js';
 
 export interface AppOptions {
@@ -68,8 +67,56 @@ function hasNul(v: unknown, depth = 0): boolean {
   return false;
 }
 
-/** Builds the HTTP application without listening, so tests can `inject` requests into it. */
+/**
+ * Builds the HTTP application without listening, so tests can `inject` requests into it. The admin API
+ * and console (everything under /auth/admin) are an app of their own, built by their first request
+ * (src/http/plugins/on-first-request.ts): a server that is never administered never holds them.
+ */
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const app = await baseApp(opts);
+  const { services } = opts;
+  await app.register(tokenRoutes, { services });
+  await app.register(authorizeRoutes, { services });
+  await app.register(interactionRoutes, { services });
+  await app.register(discoveryRoutes, { services });
+  await app.register(deviceRoutes, { services });
+  await app.register(lifecycleRoutes, { services });
+  await app.register(logoutRoutes, { services });
+  await app.register(accountRoutes, { services });
+  await app.register(sessionStatusRoutes, { services });
+  serveOnFirstRequest(app, ADMIN_PREFIX, async () => {
+    const admin = await baseApp(opts);
+    const { adminRoutes } = await import('./http/admin/routes.js');
+    await adminRoutes(admin, { services });
+    return admin;
+  });
+  // The service's web application pages, when APP_URL is this server.
+  if (new URL(services.config.appUrl).origin === new URL(services.config.authUrl).origin) await app.register(appPageRoutes, { services });
+
+  app.get(STYLESHEET_PATH, async (_req, reply) => {
+    reply.header('cache-control', 'public, max-age=3600');
+    reply.header('x-content-type-options', 'nosniff');
+    return reply.type('text/css; charset=utf-8').send(STYLESHEET);
+  });
+
+  for (const [path, source] of SCRIPTS) {
+    app.get(path, async (_req, reply) => {
+      reply.header('cache-control', 'public, max-age=3600');
+      reply.header('x-content-type-options', 'nosniff');
+      return reply.type('text/javascript; charset=utf-8').send(source);
+    });
+  }
+
+  app.get('/health/live', async () => ({ status: 'UP' }));
+  app.get('/health/ready', async (_req, reply) => {
+    const ready = await isReady(services);
+    return ready ? { status: 'UP' } : reply.code(503).send({ status: 'DOWN' });
+  });
+  return app;
+}
+
+/** A Fastify app with what every route of either app needs: options, parsers, root hooks, errors, 404. */
+async function baseApp(opts: AppOptions): Promise<FastifyInstance> {
   const timeouts = requestTimeouts(opts.services.config.requestTimeoutMs);
   const trusted = proxyTrust(opts.services.config.trustedProxies);
   const app = Fastify({
@@ -104,11 +151,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
-  // The admin API's OpenAPI 3 document, generated from its route schemas (only tagged routes: the admin ones).
-  const openApiDocument = collectOpenApi(app, {
-    info: { title: 'Realmgate admin REST API (Keycloak-compatible)', version: '1' },
-    securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-  });
 
   const { services } = opts;
   // The hooks every request runs take Fastify's callback form: an async hook costs a promise and a
@@ -125,7 +167,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   // Route patterns, not URLs, label the metrics: a bounded set whatever the traffic.
   app.addHook('onResponse', (req, reply, done) => {
-    const labels = { route: req.routeOptions.url ?? 'unmatched', method: req.method, status: String(reply.statusCode) };
+    // Fastify builds routeOptions anew at each read.
+    const route = req.routeOptions;
+    if (route.config.forwarded) return done();
+    const labels = { route: route.url ?? 'unmatched', method: req.method, status: String(reply.statusCode) };
     metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
     done();
   });
@@ -139,41 +184,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       done(Object.assign(new Error('NUL in request'), { statusCode: 400 }));
     } else done();
   });
-  await app.register(tokenRoutes, { services });
-  await app.register(authorizeRoutes, { services });
-  await app.register(interactionRoutes, { services });
-  await app.register(discoveryRoutes, { services });
-  await app.register(deviceRoutes, { services });
-  await app.register(lifecycleRoutes, { services });
-  await app.register(logoutRoutes, { services });
-  await app.register(accountRoutes, { services });
-  await app.register(sessionStatusRoutes, { services });
-  await app.register(adminApi, { services, prefix: ADMIN_PREFIX });
-  await app.register(consoleRoutes, { services });
-  app.get(`${ADMIN_PREFIX}/openapi.json`, async (_req, reply) => reply.header('cache-control', 'no-cache').send(openApiDocument()));
-  // The service's web application pages, when APP_URL is this server.
-  if (new URL(services.config.appUrl).origin === new URL(services.config.authUrl).origin) await app.register(appPageRoutes, { services });
-
-  app.get(STYLESHEET_PATH, async (_req, reply) => {
-    reply.header('cache-control', 'public, max-age=3600');
-    reply.header('x-content-type-options', 'nosniff');
-    return reply.type('text/css; charset=utf-8').send(STYLESHEET);
-  });
-
-  for (const [path, source] of SCRIPTS) {
-    app.get(path, async (_req, reply) => {
-      reply.header('cache-control', 'public, max-age=3600');
-      reply.header('x-content-type-options', 'nosniff');
-      return reply.type('text/javascript; charset=utf-8').send(source);
-    });
-  }
-
-  app.get('/health/live', async () => ({ status: 'UP' }));
-  app.get('/health/ready', async (_req, reply) => {
-    const ready = await isReady(services);
-    return ready ? { status: 'UP' } : reply.code(503).send({ status: 'DOWN' });
-  });
-
   app.setNotFoundHandler((_req, reply) =>
     reply.code(404).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: 'no such endpoint' }),
   );

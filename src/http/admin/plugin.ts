@@ -14,6 +14,7 @@ import { clientScopeRoutes } from './client-scopes.js';
 import { userRoutes } from './users.js';
 import { organizationRoutes } from './organizations.js';
 import { sessionRoutes } from './sessions.js';
+import { ADMIN_PREFIX } from './prefix.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,7 +24,7 @@ declare module 'fastify' {
 }
 
 /** Prefix of the admin REST API, as Keycloak's: {AUTH_URL}/auth/admin/realms/... */
-export const ADMIN_PREFIX = '/auth/admin';
+export { ADMIN_PREFIX };
 
 export interface AdminRouteOptions {
   services: Services;

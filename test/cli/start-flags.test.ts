@@ -1,0 +1,84 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// dist/realmgate.mjs (scripts/bundle-loader.mjs) sets V8 flags while a server starts (the young
+// generation held at its initial size, no TurboFan or Sparkplug) and gives V8 its defaults back once
+// listening. These run a copy of the built dist/ (npm run build first), inside the repository so that
+// node_modules is found, with a preloaded module that reports the young generation's size when the
+// server listens and again after allocating what survives scavenges.
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+const PROBE = `
+import v8 from 'node:v8';
+const young = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+process.once('realmgate:listening', () => setTimeout(() => {
+  const atStart = young();
+  const kept = [];
+  for (let i = 0; i < 300000; i++) kept.push({ i, s: 'x' + i });
+  process.stderr.write('young generation ' + JSON.stringify({ atStart, afterAllocating: young(), kept: kept.length }) + '\\n');
+}, 200));
+`;
+
+describe('V8 flags while a server starts, and once it listens', () => {
+  let dir: string;
+  let data: string;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(ROOT, 'dist', '.start-flags-test-'));
+    for (const f of ['realmgate.mjs', 'realmgate.cjs']) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(dir, f));
+    data = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-start-flags-'));
+  });
+  after(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(data, { recursive: true, force: true });
+  });
+
+  async function sizes(nodeArgs: string[] = []): Promise<{ atStart: number; afterAllocating: number; out: string }> {
+    const env = { ...process.env, DATABASE_URL: `sqlite:${path.join(data, 'r.db')}`, LOG_LEVEL: 'warn' };
+    const probe = `data:text/javascript,${encodeURIComponent(PROBE)}`;
+    const child = spawn(process.execPath, [...nodeArgs, '--import', probe, path.join(dir, 'realmgate.mjs'), 'start', '--workers', '1', '--port', '0'], { env });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    // 'close': the exit and every byte of its output.
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // Not a timing threshold: a generous bound, reported with the output.
+    const deadline = Date.now() + 60_000;
+    let m: RegExpExecArray | null;
+    while (!(m = /young generation (\{.*\})/.exec(out))) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no report:\n${out}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, out);
+    return { ...(JSON.parse(m[1]!) as { atStart: number; afterAllocating: number }), out };
+  }
+
+  const MB = 1024 * 1024;
+
+  test('it stays at its initial size while the server starts, and grows under allocation once it listens', async () => {
+    // Twice: the first start writes the code cache, the second uses it (both must hold the young generation).
+    for (let i = 0; i < 2; i++) {
+      const s = await sizes();
+      // V8's initial semi-spaces (1 MB each on 64-bit); without the hold a start grows them to 4 MB each.
+      assert.ok(s.atStart <= 2 * MB, `young generation at start ${s.atStart} bytes`);
+      assert.ok(s.afterAllocating > s.atStart, `did not grow back: ${JSON.stringify(s)}`);
+    }
+  });
+
+  test('once it listens, hot code is optimized (TurboFan, off while starting, is on again)', async () => {
+    // --trace-opt is no setting of the compilers: the loader still turns them off and on again. V8's
+    // trace goes through C's buffered stdout, so only what it printed by the exit is known, not when.
+    const s = await sizes(['--trace-opt']);
+    assert.match(s.out, /completed (compiling|optimizing) .*TURBOFAN/);
+  });
+
+  test('a semi-space size set by the operator is left alone', async () => {
+    const s = await sizes(['--min-semi-space-size=4']);
+    assert.ok(s.atStart >= 8 * MB, `young generation at start ${s.atStart} bytes`);
+  });
+});
