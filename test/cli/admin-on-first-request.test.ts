@@ -1,53 +1,36 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { builtCopy, freePort } from '../helpers/built.js';
 
 // The admin API and console (everything under /auth/admin) are an app built by the first request under
 // /auth/admin (src/http/plugins/on-first-request.ts). This starts the built server (a copy of dist/, npm
 // run build first, inside the repository so that node_modules is found) and uses them for the first time.
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const HOST = '127.0.0.1';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, HOST, () => {
-      const addr = s.address();
-      s.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
-}
-
 describe('the admin API and console of the built server, on their first use', () => {
-  let dir: string;
-  let data: string;
+  let copy: ReturnType<typeof builtCopy>;
   let child: ChildProcess;
   let base: string;
   let metricsUrl: string;
   let out = '';
   before(async () => {
-    dir = fs.mkdtempSync(path.join(ROOT, 'dist', '.admin-first-request-test-'));
-    for (const f of ['realmgate.mjs', 'realmgate.cjs']) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(dir, f));
-    data = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-admin-first-request-'));
-    const [port, metricsPort] = [await freePort(), await freePort()];
+    copy = builtCopy('admin-first-request');
+    const [port, metricsPort] = [await freePort(HOST), await freePort(HOST)];
     base = `http://${HOST}:${port}`;
     metricsUrl = `http://${HOST}:${metricsPort}/metrics`;
     const env = {
       ...process.env,
-      DATABASE_URL: `sqlite:${path.join(data, 'r.db')}`,
+      DATABASE_URL: `sqlite:${path.join(copy.data, 'r.db')}`,
       LOG_LEVEL: 'warn',
       AUTH_URL: base,
       REALMGATE_METRICS_PORT: String(metricsPort),
       REALMGATE_BOOTSTRAP_ADMIN_USERNAME: 'admin',
       REALMGATE_BOOTSTRAP_ADMIN_PASSWORD: 'first request password',
     };
-    child = spawn(process.execPath, [path.join(dir, 'realmgate.mjs'), 'start', '--workers', '1', '--port', String(port), '--host', HOST], { env });
+    child = spawn(process.execPath, [path.join(copy.dir, 'realmgate.mjs'), 'start', '--workers', '1', '--port', String(port), '--host', HOST], { env });
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     // Not a timing threshold: a generous bound, reported with the output.
@@ -63,8 +46,7 @@ describe('the admin API and console of the built server, on their first use', ()
       child.kill('SIGTERM');
       await exited;
     }
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.rmSync(data, { recursive: true, force: true });
+    copy.remove();
   });
 
   test('the first requests, several at once, are all answered; the API takes a JSON body; metrics count each request once, by its own route', async () => {

@@ -2,28 +2,22 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { builtCopy } from '../helpers/built.js';
 
 // dist/realmgate.mjs runs the bundle with a V8 code cache (scripts/bundle-loader.mjs). These run a copy of
 // the built dist/ (npm run build first), inside the repository so that node_modules is found.
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 describe('the code cache of the bundle', () => {
   let dir: string;
   let data: string;
   let cacheFile: string;
+  let remove: () => void;
   before(() => {
-    dir = fs.mkdtempSync(path.join(ROOT, 'dist', '.code-cache-test-'));
-    for (const f of ['realmgate.mjs', 'realmgate.cjs']) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(dir, f));
-    data = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-code-cache-'));
+    ({ dir, data, remove } = builtCopy('code-cache'));
     cacheFile = path.join(dir, 'realmgate.cjs.cache');
   });
-  after(() => {
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.rmSync(data, { recursive: true, force: true });
-  });
+  after(() => remove());
 
   const env = (): NodeJS.ProcessEnv => ({ ...process.env, DATABASE_URL: `sqlite:${path.join(data, 'r.db')}`, LOG_LEVEL: 'warn' });
 

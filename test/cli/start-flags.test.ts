@@ -1,17 +1,14 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { builtCopy } from '../helpers/built.js';
 
 // dist/realmgate.mjs (scripts/bundle-loader.mjs) sets V8 flags while a server starts (the young
 // generation held at its initial size, no TurboFan or Sparkplug) and gives V8 its defaults back once
 // listening. These run a copy of the built dist/ (npm run build first), inside the repository so that
 // node_modules is found, with a preloaded module that reports the young generation's size when the
 // server listens and again after allocating what survives scavenges.
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 const PROBE = `
 import v8 from 'node:v8';
@@ -27,15 +24,11 @@ process.once('realmgate:listening', () => setTimeout(() => {
 describe('V8 flags while a server starts, and once it listens', () => {
   let dir: string;
   let data: string;
+  let remove: () => void;
   before(() => {
-    dir = fs.mkdtempSync(path.join(ROOT, 'dist', '.start-flags-test-'));
-    for (const f of ['realmgate.mjs', 'realmgate.cjs']) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(dir, f));
-    data = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-start-flags-'));
+    ({ dir, data, remove } = builtCopy('start-flags'));
   });
-  after(() => {
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.rmSync(data, { recursive: true, force: true });
-  });
+  after(() => remove());
 
   async function sizes(nodeArgs: string[] = []): Promise<{ atStart: number; afterAllocating: number; out: string }> {
     const env = { ...process.env, DATABASE_URL: `sqlite:${path.join(data, 'r.db')}`, LOG_LEVEL: 'warn' };
