@@ -6,7 +6,7 @@ import { parseScope } from '../scopes.js';
 import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
 import { realmBase } from '../../services.js';
-import { decodeRefreshJwt, isLegacyRefreshToken, verifyRefreshJwt, type RefreshClaims } from '../../crypto/refresh-jwt.js';
+import { decodeRefreshJwt, isLegacyRefreshToken, type RefreshClaims } from '../../crypto/refresh-jwt.js';
 import type { Foreseen } from '../../storage/repos/tokens.js';
 
 /** RFC 6749 6, with rotation and reuse detection (RFC 9700 4.14.2). */
@@ -28,8 +28,9 @@ export const refreshTokenGrant: Grant = {
     // its hash is its chain's current token hash it is the very token this server issued (SHA-256, a
     // preimage would be needed to forge it), and the HMAC would prove nothing more. Only a token that is
     // not current has its signature checked (rotateIn), before it can count as a reuse or get a grace
-    // answer: a forged one is invalid and changes nothing. Any other token is verified here, before any
-    // database access, with the answers as before (invalid, expired, legacy).
+    // answer: a forged one is invalid and changes nothing. Any other token is answered here, before any
+    // database access: an expired one (said so only when its signature holds), one that is not a token
+    // of this realm, or a legacy opaque token (looked up below).
     const decoded = decodeRefreshJwt(keys, presented, { issuer, now });
     let claims: RefreshClaims | undefined;
     let signed: (() => boolean) | undefined;
@@ -37,11 +38,11 @@ export const refreshTokenGrant: Grant = {
     if (decoded.ok && !decoded.expired) {
       claims = decoded.claims;
       signed = decoded.signatureValid;
+    } else if (decoded.ok) {
+      throw new OAuthError('invalid_grant', decoded.signatureValid() ? 'the refresh token has expired' : 'the refresh token is invalid');
     } else {
-      const verdict = verifyRefreshJwt(keys, presented, { issuer, now });
-      legacy = !verdict.ok && isLegacyRefreshToken(presented);
-      if (!verdict.ok && !legacy) throw new OAuthError('invalid_grant', verdict.expired ? 'the refresh token has expired' : 'the refresh token is invalid');
-      claims = verdict.ok ? verdict.claims : undefined;
+      legacy = isLegacyRefreshToken(presented);
+      if (!legacy) throw new OAuthError('invalid_grant', 'the refresh token is invalid');
     }
     const hash = tokenHash(presented);
     // A token from before refresh tokens were JWTs names no chain and no generation: its row in the old
