@@ -14,6 +14,7 @@ import { prepareKeyEncryption } from './crypto/key-file.js';
 import { Collector } from './collector.js';
 import { collectProcessMetrics, registry } from './metrics.js';
 import { startManagementServer } from './http/management.js';
+import { closeConnectionsWhileDraining } from './http/plugins/draining.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -62,12 +63,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
   const app = await buildApp({ services, logger });
   let closing = false;
-  // While draining, each answer closes its connection: a kept-alive one would hold the exit back until
-  // its keep-alive timeout, and a client must reconnect (to another node) anyway.
-  app.addHook('onSend', (_req, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
-    done(null, payload);
-  });
+  closeConnectionsWhileDraining(app, () => closing);
   await app.listen({ port: config.port, host: config.host });
   // For dist/realmgate.mjs (scripts/bundle-loader.mjs): every function a start runs is compiled now, the
   // moment to write the code cache of the bundle when it has none.

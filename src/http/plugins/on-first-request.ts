@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { closeConnectionsWhileDraining } from './draining.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -24,10 +25,8 @@ export function serveOnFirstRequest(app: FastifyInstance, prefix: string, build:
   });
   const load = (): Promise<FastifyInstance> =>
     (target ??= build().then(async (built) => {
-      // As src/server.ts does for the main app: while it drains, each answer closes its connection.
-      built.addHook('onSend', async (_req, reply) => {
-        if (closing) reply.header('connection', 'close');
-      });
+      // As src/server.ts does for the main app.
+      closeConnectionsWhileDraining(built, () => closing);
       await built.ready();
       return built;
     }));
