@@ -4,13 +4,12 @@ import pino from 'pino';
 import type { Config } from './config/config.js';
 import { buildApp, isReady } from './app.js';
 import { createServices, type Services } from './services.js';
-import { openDatabase, migrate, type Db } from './storage/database.js';
-import { Store } from './storage/store.js';
+import type { Db } from './storage/database.js';
 import { systemClock, nowSeconds } from './clock.js';
 import { isSigningAlg } from './crypto/keystore.js';
 import { ensureRealmManagement } from './admin/operations/roles.js';
 import { bootstrapAdmin } from './admin/operations/bootstrap.js';
-import { prepareKeyEncryption } from './crypto/key-file.js';
+import { openDeploymentStore } from './admin/operations/deployment.js';
 import { Collector } from './collector.js';
 import { collectProcessMetrics, registry } from './metrics.js';
 import { startManagementServer } from './http/management.js';
@@ -45,10 +44,7 @@ export interface StartOptions {
  */
 export async function prepareDeployment(config: Config): Promise<{ logger: pino.Logger; services: Services; db: Db }> {
   const logger = pino({ level: config.logLevel });
-  const db = await openDatabase(config.databaseUrl, { synchronous: config.sqliteSync });
-  await migrate(db);
-  const store = new Store(db);
-  await prepareKeyEncryption(config, store, (message) => logger.warn({ keyFile: config.keyFile }, message));
+  const { db, store } = await openDeploymentStore(config, { keys: true, announce: (message) => logger.warn({ keyFile: config.keyFile }, message) });
   const services = createServices(config, store, systemClock);
   await ensureRealmKeys(services);
   await ensureBootstrapAdmin(services, logger);

@@ -1,9 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config/config.js';
-import { openDatabase, migrate } from '../storage/database.js';
-import { Store } from '../storage/store.js';
 import { describeDatabaseUrl } from '../config/data-dir.js';
-import { prepareKeyEncryption } from '../crypto/key-file.js';
+import { openDeploymentStore, type Store } from '../admin/operations/deployment.js';
 
 /** A failure the user can act on: printed as one line, exit status 1. */
 export class CliError extends Error {}
@@ -29,11 +27,11 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { key
   const cfg = config();
   // Never a silent surprise: one line on stderr names the database this command works on.
   process.stderr.write(`realmgate: database ${describeDatabaseUrl(cfg.databaseUrl)}\n`);
-  const db = await openDatabase(cfg.databaseUrl, { synchronous: 'FULL' });
+  const { db, store } = await openDeploymentStore(cfg, {
+    synchronous: 'FULL',
+    ...(opts.keys ? { keys: true, announce: (message: string) => process.stderr.write(`realmgate: ${message}\n`) } : {}),
+  });
   try {
-    await migrate(db);
-    const store = new Store(db);
-    if (opts.keys) await prepareKeyEncryption(cfg, store, (message) => process.stderr.write(`realmgate: ${message}\n`));
     return await fn(store);
   } finally {
     await db.close();
