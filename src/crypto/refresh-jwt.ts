@@ -95,6 +95,10 @@ function parseJson(segment: string): Record<string, unknown> | undefined {
 
 const str = (v: unknown): v is string => typeof v === 'string';
 const int = (v: unknown): v is number => Number.isSafeInteger(v);
+/** A string a token of ours can hold in a claim that reaches the database: no NUL (PostgreSQL refuses it in text). */
+const text = (v: unknown): v is string => typeof v === 'string' && !v.includes('\0');
+/** The largest generation whose successor fits the chain's 32-bit generation column. */
+const MAX_GENERATION = 2 ** 31 - 2;
 
 export type RefreshVerdict = { ok: true; claims: RefreshClaims } | { ok: false; expired: boolean };
 
@@ -128,8 +132,8 @@ export function decodeRefreshJwt(keys: RefreshKeys, token: string, opts: { issue
   const c = parseJson(p);
   if (!c) return NOT_A_TOKEN;
   if (c.iss !== opts.issuer || c.aud !== opts.issuer || (c.typ !== 'Refresh' && c.typ !== 'Offline')) return NOT_A_TOKEN;
-  if (!str(c.sub) || !str(c.azp) || !str(c.sid) || !str(c.scope) || !str(c.jti) || !str(c.chain)) return NOT_A_TOKEN;
-  if (!int(c.iat) || !int(c.exp) || !int(c.gen) || c.gen < 1) return NOT_A_TOKEN;
+  if (!text(c.sub) || !str(c.azp) || !text(c.sid) || !text(c.scope) || !str(c.jti) || !text(c.chain)) return NOT_A_TOKEN;
+  if (!int(c.iat) || !int(c.exp) || !int(c.gen) || c.gen < 1 || c.gen > MAX_GENERATION) return NOT_A_TOKEN;
   const signingKey = key;
   let valid: boolean | undefined;
   return {

@@ -138,6 +138,13 @@ for (const dialect of dialects()) {
         'alg none': `${b64({ alg: 'none', typ: 'JWT', kid })}.${p}.`,
         'HS256 header': `${b64({ alg: 'HS256', typ: 'JWT', kid })}.${p}.${s}`,
         'not a JWT': crypto.randomBytes(40).toString('base64url'),
+        // Values no token of ours holds and PostgreSQL refuses in a text or integer column: refused before
+        // the database, where one request's bad value would fail a statement shared with others.
+        'a NUL in the chain id': `${h}.${b64({ ...claims, chain: `${claims.chain}\u0000` })}.${s}`,
+        'a NUL in the subject': `${h}.${b64({ ...claims, sub: `\u0000${claims.sub}` })}.${s}`,
+        'a NUL in the session id': `${h}.${b64({ ...claims, sid: `${claims.sid}\u0000` })}.${s}`,
+        'a NUL in the scope': `${h}.${b64({ ...claims, scope: `${claims.scope} x\u0000` })}.${s}`,
+        'a generation beyond a 32-bit integer': `${h}.${b64({ ...claims, gen: 2 ** 31 })}.${s}`,
       };
       // A well-formed token of this realm's key reaches the database with its signature unchecked (its
       // hash decides: src/oauth/grants/refresh-token.ts); not being the chain's current token, its
