@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { EventTable } from '../schema.js';
 import type { Advance, ChainRow, ChainValues, CodeRow, CurrentAdvance, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
+import { AdvanceBatcher, isDatabaseError } from './postgres-advance-batch.js';
 
 /**
  * The hot path on PostgreSQL: each step of repos/tokens.ts is one prepared statement (a pg named query,
@@ -81,15 +82,49 @@ function eventValues(e: EventTable): Value[] {
   return [e.id, e.realm_id, e.time, e.type, e.outcome, e.client_id, e.user_id, e.username, e.ip, e.reason];
 }
 
+/** One rotation of a current token, alone (AdvanceBatcher's retry, and its batch of one). */
+export async function advanceOne(client: pg.PoolClient, a: CurrentAdvance): Promise<ChainRow | undefined> {
+  const values: Value[] = [a.nextHash, a.generation, a.now, a.id, a.expectHash, a.realmId, a.clientId, a.userId, a.sessionId, a.scopes, a.minMaxExpiresAt, a.notBefore];
+  const q = a.event ? QUERIES.advanceCurrentWithEvent : QUERIES.advanceCurrent;
+  const [row] = (await client.query({ name: q.name, text: q.text, values: a.event ? [...values, ...eventValues(a.event)] : values })).rows as { j: string }[];
+  return row && (JSON.parse(row.j) as ChainRow);
+}
+
+/**
+ * The statements of one token transaction. A pooled connection is taken at the first statement that
+ * needs one and kept to the end (release): a refresh that rotates through the batcher takes none.
+ */
 class PostgresTokenStatements implements TokenStatements {
-  constructor(private readonly client: pg.PoolClient) {}
+  private client: pg.PoolClient | undefined;
+  private broken: Error | undefined;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly batcher: AdvanceBatcher,
+  ) {}
+
+  private async query(q: { name: string; text: string }, values: Value[]): Promise<pg.QueryResult> {
+    this.client ??= await this.pool.connect();
+    try {
+      return await this.client.query({ name: q.name, text: q.text, values });
+    } catch (err) {
+      // A connection error leaves the client unusable: release() passes it on so that the pool drops it.
+      if (err instanceof Error && !isDatabaseError(err)) this.broken = err;
+      throw err;
+    }
+  }
 
   private async rows<T>(q: { name: string; text: string }, values: Value[]): Promise<T[]> {
-    return (await this.client.query({ name: q.name, text: q.text, values })).rows as T[];
+    return (await this.query(q, values)).rows as T[];
   }
 
   private async changed(q: { name: string; text: string }, values: Value[]): Promise<number> {
-    return (await this.client.query({ name: q.name, text: q.text, values })).rowCount ?? 0;
+    return (await this.query(q, values)).rowCount ?? 0;
+  }
+
+  release(): void {
+    this.client?.release(this.broken);
+    this.client = undefined;
   }
 
   async findCode(hash: string): Promise<CodeRow | undefined> {
@@ -121,11 +156,8 @@ class PostgresTokenStatements implements TokenStatements {
     return row?.n === 1;
   }
 
-  async advanceCurrent(a: CurrentAdvance): Promise<ChainRow | undefined> {
-    const values: Value[] = [a.nextHash, a.generation, a.now, a.id, a.expectHash, a.realmId, a.clientId, a.userId, a.sessionId, a.scopes, a.minMaxExpiresAt, a.notBefore];
-    const q = a.event ? QUERIES.advanceCurrentWithEvent : QUERIES.advanceCurrent;
-    const [row] = await this.rows<{ j: string }>(q, a.event ? [...values, ...eventValues(a.event)] : values);
-    return row && (JSON.parse(row.j) as ChainRow);
+  advanceCurrent(a: CurrentAdvance): Promise<ChainRow | undefined> {
+    return this.batcher.advance(a);
   }
 
   async revokeChain(r: { id: string | null; now: number; reason: string; event: EventTable | null }): Promise<void> {
@@ -136,21 +168,18 @@ class PostgresTokenStatements implements TokenStatements {
 }
 
 /**
- * One pooled connection per call, no BEGIN/COMMIT: every statement commits by itself, so the answer is
- * sent only after what it reports is committed (and, with synchronous_commit on, durable).
+ * No BEGIN/COMMIT: every statement commits by itself, so the answer is sent only after what it reports is
+ * committed (and, with synchronous_commit on, durable). Rotations of current tokens share statements
+ * (AdvanceBatcher); everything else takes a pooled connection for the call.
  */
 export function postgresTokenRunner(pool: pg.Pool): TokenTransactionRunner {
+  const batcher = new AdvanceBatcher(pool, advanceOne);
   return async <T>(fn: (s: TokenStatements) => Promise<T>): Promise<T> => {
-    const client = await pool.connect();
-    let broken: Error | undefined;
+    const s = new PostgresTokenStatements(pool, batcher);
     try {
-      return await fn(new PostgresTokenStatements(client));
-    } catch (err) {
-      // A connection error leaves the client unusable: pass it to release() so the pool drops it.
-      if (err instanceof Error && !('code' in err && typeof err.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code))) broken = err;
-      throw err;
+      return await fn(s);
     } finally {
-      client.release(broken);
+      s.release();
     }
   };
 }
