@@ -10,8 +10,10 @@ import { AdvanceBatcher, isDatabaseError } from './postgres-advance-batch.js';
  * data-modifying CTEs, atomic by itself; so a code exchange is two round trips (the read, then the write,
  * which commits), and the conditional UPDATE at its head keeps exactly one winner. A refresh of the
  * current token is one round trip (advanceCurrent: the token says what the row must hold, the UPDATE checks
- * it all and returns the joined row); any other refresh takes the two of the full path. A
- * refresh updates the chain's row only (no index on the changed columns: an in-place HOT update).
+ * it all and returns the joined row), shared with the other refreshes that arrive meanwhile
+ * (postgres-advance-batch.ts: one statement and one commit for all of them); any other refresh takes the
+ * two of the full path. A refresh updates the chain's row only (no index on the changed columns: an
+ * in-place HOT update).
  * Parameters carry explicit casts: in INSERT ... SELECT, PostgreSQL cannot infer them from the columns.
  */
 const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
