@@ -154,10 +154,22 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
       await other.query("SET LOCAL deadlock_timeout = '10s'");
       await other.query('UPDATE refresh_chains SET revoked_reason = revoked_reason WHERE id = $1', [y.id]);
       const both = Promise.all([batcher.advance(y), batcher.advance(x)]);
-      await new Promise((r) => setTimeout(r, 100));
-      const waited = performance.now();
+      // Until the batch waits for y (it holds x by then), as PostgreSQL itself reports it: no sleeping.
+      const otherPid = (other as unknown as { processID: number }).processID;
+      const probe = new pg.Client({ connectionString });
+      await probe.connect();
+      try {
+        for (let tries = 0; ; tries++) {
+          const r = await probe.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))', [otherPid]);
+          if (r.rows[0].n > 0) break;
+          assert.ok(tries < 1000, 'the batch never waited for the row the other transaction holds');
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      } finally {
+        await probe.end();
+      }
+      // Now the other wants x: a cycle, which the batch's connection finds (its deadlock_timeout is shorter).
       await other.query('UPDATE refresh_chains SET revoked_reason = revoked_reason WHERE id = $1', [x.id]);
-      assert.ok(performance.now() - waited > 200, 'the other transaction waited for the batch to give x up');
       await other.query('COMMIT');
       const rows = await both;
       assert.equal(rows[0]?.current_hash, y.nextHash);
