@@ -83,6 +83,23 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
     }
   });
 
+  test('the events of a batch (a realm that stores refreshes) are written with it, each with its own values, only for rotations that won', async () => {
+    const batcher = new AdvanceBatcher(pool, advanceOne);
+    const advances = await Promise.all(Array.from({ length: 5 }, () => newChain()));
+    const event = (a: CurrentAdvance, k: number) => ({
+      id: randomId(), realm_id: 'r', time: now + 1, type: 'REFRESH_TOKEN', outcome: 'success', client_id: 'c', user_id: userId, username: 'u', ip: `192.0.2.${k}`, reason: k === 0 ? null : `reason ${k}`,
+    });
+    // The last one does not hold its chain's current hash: it rotates nothing and writes no event.
+    const withEvents = advances.map((a, k) => ({ ...a, expectHash: k === 4 ? tokenHash(randomToken()) : a.expectHash, event: k % 2 === 1 ? null : event(a, k) }));
+    sent.clear();
+    const rows = await Promise.all(withEvents.map((a) => batcher.advance(a)));
+    assert.deepEqual(Object.fromEntries(sent), { rg_advance_batch: 1 }, 'one statement, not retried one by one');
+    assert.deepEqual(rows.map((r) => r !== undefined), [true, true, true, true, false]);
+    const ids = withEvents.flatMap((a) => (a.event ? [a.event.id] : []));
+    const stored = await tdb.db.kysely.selectFrom('events').selectAll().where('id', 'in', ids).orderBy('ip').execute();
+    assert.deepEqual(stored, [withEvents[0]!.event, withEvents[2]!.event]);
+  });
+
   test('a rotation alone goes at once, as one statement of its own', async () => {
     const batcher = new AdvanceBatcher(pool, advanceOne);
     const a = await newChain();
