@@ -78,9 +78,18 @@ for (const dialect of dialects()) {
 
       // Whitelist a second redirect URI.
       await page.getByLabel('Add a redirect URI').fill(`${CLIENT_ORIGIN}/shop-callback`);
-      await page.getByRole('button', { name: 'Add', exact: true }).click();
+      await page.getByRole('button', { name: 'Add redirect URI' }).click();
       await page.getByText('The redirect URI was added.').waitFor();
       assert.equal(await page.getByText(`${CLIENT_ORIGIN}/shop-callback`).count(), 1);
+      // Allow the client's own origin for browser calls (CORS), then replace its secret.
+      await page.getByLabel('Add a web origin').fill(CLIENT_ORIGIN);
+      await page.getByRole('button', { name: 'Add web origin' }).click();
+      await page.getByText('The web origin was added.').waitFor();
+      assert.equal(await page.locator('code', { hasText: new RegExp(`^${CLIENT_ORIGIN}$`) }).count(), 1);
+      await page.getByRole('button', { name: 'Generate a new secret' }).click();
+      await page.getByText('A new secret was generated').waitFor();
+      const newSecret = ((await page.locator('code.secret').textContent()) ?? '').trim();
+      assert.ok(newSecret.length >= 32 && newSecret !== secret);
       await checkLayout(page, 'console-client', shoot);
 
       // Create a user, then disable them.
@@ -137,6 +146,14 @@ for (const dialect of dialects()) {
       assert.match(await heading(carolPage), /^Sign in/);
       assert.equal(await carolPage.locator('.error').count(), 1);
       assert.ok(!carolPage.url().startsWith(CLIENT_ORIGIN));
+
+      // Back in the console, the operator deletes the client by typing its ID; its login stops working.
+      await page.goto(`${ts.baseUrl}/auth/admin/console/realms/${REALM}/clients/shop`);
+      await page.getByLabel('Type the client ID to delete the client').fill('shop');
+      await page.getByRole('button', { name: 'Delete client' }).click();
+      await page.getByText('The client was deleted').waitFor();
+      assert.equal(await heading(page), 'Clients');
+      assert.equal(await ts.store.clients.get(REALM, 'shop'), undefined);
     } finally {
       for (const c of contexts) await c.close();
       await ts.close();

@@ -2,9 +2,9 @@
 // code flow with PKCE, its pages and forms, CSRF and role refusals, and escaping of hostile names.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
+import { startTestServer, basic, REALM, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
-import { CookieJar, inject, parseForm, runAuthorization } from '../helpers/flow.js';
+import { CookieJar, inject, parseForm, runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
 import { createClient } from '../../src/admin/operations/clients.js';
 import { createUser } from '../../src/admin/operations/users.js';
@@ -111,6 +111,92 @@ for (const dialect of dialects()) {
       assert.match(eventsPage.body, /<code>clients\/shop<\/code>/);
       // The admin's own sign-in is a login event of master.
       assert.match((await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/master/events`)).body, /<td data-label="Type">LOGIN<\/td><td data-label="Outcome">success<\/td><td data-label="User">admin<\/td><td data-label="Client">security-admin-console<\/td>/);
+    } finally {
+      await ts.close();
+    }
+  });
+
+  test(`[${dialect}] console: a client's web origins, disabled and enabled, a new secret, deleted after typing its ID`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const clientsUrl = `${CONSOLE}/realms/${REALM}/clients`;
+      const csrf = await csrfOf(ts, jar, clientsUrl);
+      let res = await inject(ts.app, jar, 'POST', clientsUrl, { csrf, clientId: 'shop', redirectUri: 'https://shop.example.com/cb', type: 'confidential' });
+      assert.equal(res.statusCode, 201);
+      const firstSecret = /<code class="secret">([^<]+)<\/code>/.exec(res.body)![1]!;
+      const shop = `${clientsUrl}/shop`;
+      // The token endpoint's answer to this client's credentials: invalid_client (401) or, authenticated, invalid_grant.
+      const authenticates = async (secret: string): Promise<boolean> => {
+        const r = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: 'not-a-token' }, { authorization: basic('shop', secret) });
+        assert.ok(r.statusCode === 400 || r.statusCode === 401, r.body);
+        return r.statusCode === 400;
+      };
+      assert.equal(await authenticates(firstSecret), true);
+
+      // Web origins: a bad one refused with the reason, one added (normalized), "+" added, one removed.
+      res = await inject(ts.app, jar, 'POST', `${shop}/web-origins`, { csrf, origin: 'https://shop.example.com/path' });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /class="error"/);
+      res = await inject(ts.app, jar, 'POST', `${shop}/web-origins`, { csrf, origin: 'https://shop.example.com' });
+      assert.equal(res.statusCode, 303);
+      assert.equal(res.headers.location, `${shop}?done=origin-added`);
+      assert.equal((await inject(ts.app, jar, 'POST', `${shop}/web-origins`, { csrf, origin: '+' })).statusCode, 303);
+      assert.equal((await inject(ts.app, jar, 'POST', `${shop}/web-origins/remove`, { csrf, origin: 'https://shop.example.com' })).statusCode, 303);
+      assert.deepEqual((await ts.store.clients.get(REALM, 'shop'))?.webOrigins, ['+']);
+      const page = await inject(ts.app, jar, 'GET', `${shop}?done=origin-removed`);
+      assert.match(page.body, /The web origin was removed/);
+      assert.match(page.body, /<code>\+<\/code>/);
+
+      // Disabled, the client cannot authenticate; enabled again, it can.
+      res = await inject(ts.app, jar, 'POST', `${shop}/disable`, { csrf });
+      assert.equal(res.headers.location, `${shop}?done=client-disabled`);
+      assert.equal((await ts.store.clients.get(REALM, 'shop'))?.enabled, false);
+      assert.equal(await authenticates(firstSecret), false);
+      assert.match((await inject(ts.app, jar, 'GET', shop)).body, />Enable client</);
+      assert.equal((await inject(ts.app, jar, 'POST', `${shop}/enable`, { csrf })).headers.location, `${shop}?done=client-enabled`);
+      assert.equal(await authenticates(firstSecret), true);
+
+      // A new secret: shown once, the old one refused from now on.
+      res = await inject(ts.app, jar, 'POST', `${shop}/secret`, { csrf });
+      assert.equal(res.statusCode, 200);
+      assert.match(String(res.headers['cache-control']), /no-store/);
+      const secret = /<code class="secret">([^<]+)<\/code>/.exec(res.body)?.[1];
+      assert.ok(secret && secret !== firstSecret && secret.length >= 32);
+      assert.equal(await authenticates(firstSecret), false);
+      assert.equal(await authenticates(secret), true);
+      assert.doesNotMatch((await inject(ts.app, jar, 'GET', shop)).body, /class="secret"/, 'shown only once');
+
+      // Deleting needs the client ID typed again; realm-management is never deleted.
+      for (const confirm of ['', 'sho', 'SHOP']) {
+        res = await inject(ts.app, jar, 'POST', `${shop}/delete`, { csrf, confirm });
+        assert.equal(res.statusCode, 400);
+        assert.match(res.body, /Type the client ID/);
+      }
+      assert.ok(await ts.store.clients.get(REALM, 'shop'));
+      res = await inject(ts.app, jar, 'POST', `${clientsUrl}/realm-management/delete`, { csrf, confirm: 'realm-management' });
+      assert.equal(res.statusCode, 400);
+      assert.ok(await ts.store.clients.get(REALM, 'realm-management'));
+      res = await inject(ts.app, jar, 'POST', `${shop}/delete`, { csrf, confirm: 'shop' });
+      assert.equal(res.statusCode, 303);
+      assert.equal(res.headers.location, `${clientsUrl}?done=client-deleted`);
+      assert.equal(await ts.store.clients.get(REALM, 'shop'), undefined);
+      assert.equal(await authenticates(secret), false);
+      assert.match((await inject(ts.app, jar, 'GET', `${clientsUrl}?done=client-deleted`)).body, /The client was deleted/);
+      assert.equal((await inject(ts.app, jar, 'GET', shop)).statusCode, 404);
+
+      const events = await ts.store.adminEvents.list(REALM, {});
+      const mine = events.filter((e) => e.via === 'console' && e.resourcePath.startsWith('clients/shop')).map((e) => `${e.operation} ${e.resourcePath}`);
+      assert.deepEqual(mine.sort(), ['ACTION clients/shop/client-secret', 'CREATE clients/shop', 'DELETE clients/shop', ...Array(5).fill('UPDATE clients/shop')].sort());
+
+      // Without manage-clients, none of it.
+      const viewer = await signIn(ts, VIEWER);
+      const vcsrf = /name="csrf" value="([^"]*)"/.exec((await inject(ts.app, viewer, 'GET', `${CONSOLE}/realms/master/users`)).body)![1]!;
+      for (const action of ['secret', 'disable', 'delete', 'web-origins']) {
+        const r = await inject(ts.app, viewer, 'POST', `${CONSOLE}/realms/master/clients/security-admin-console/${action}`, { csrf: vcsrf, confirm: 'security-admin-console', origin: 'https://x.example' });
+        assert.equal(r.statusCode, 403, action);
+      }
+      assert.equal((await ts.store.clients.get('master', 'security-admin-console'))?.enabled, true);
     } finally {
       await ts.close();
     }

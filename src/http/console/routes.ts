@@ -3,8 +3,9 @@ import type { Services } from '../../services.js';
 import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
 import { hasAdminRole, maySeeRealm } from '../../admin/authorization.js';
 import type { Actor } from '../../admin/operations/common.js';
+import type { Client } from '../../storage/types.js';
 import { ensureConsoleClient, getClient, getRealm, listAdminEvents, listClients, listLoginEvents, listRealms } from '../../admin/operations/console.js';
-import { createClient, updateClient } from '../../admin/operations/clients.js';
+import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClient } from '../../admin/operations/clients.js';
 import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, listUsers, logoutUser, requireUser, resetPassword, unlockUser, userSessions } from '../../admin/operations/users.js';
 import { endSession } from '../../admin/operations/tokens.js';
 import { updateRealm } from '../../admin/operations/realms.js';
@@ -24,6 +25,11 @@ const NOTICES: Record<string, string> = {
   'client-created': 'The client was created.',
   'uri-added': 'The redirect URI was added.',
   'uri-removed': 'The redirect URI was removed.',
+  'origin-added': 'The web origin was added.',
+  'origin-removed': 'The web origin was removed.',
+  'client-enabled': 'The client was enabled.',
+  'client-disabled': 'The client was disabled: it can no longer authenticate, sign users in or get tokens.',
+  'client-deleted': 'The client was deleted: its refresh tokens were revoked.',
   'user-created': 'The user was created.',
   'user-disabled': 'The user was disabled: their sessions and tokens no longer work.',
   'user-enabled': 'The user was enabled.',
@@ -227,23 +233,76 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     return sendPage(reply, 200, clientPage({ ...s.frame, title: client.clientId, realmId }, client, hasAdminRole(s.caller, realmId, 'manage-clients')));
   });
 
-  for (const op of ['add', 'remove'] as const) {
-    app.post(`${R}/clients/:clientId/redirect-uris${op === 'add' ? '' : '/remove'}`, async (req: Req, reply) => {
+  /** A client the caller may change (manage-clients), with its page's address. */
+  async function managedClient(s: { caller: AdminCaller }, req: Req): Promise<{ realmId: string; client: Client; page: string }> {
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-clients');
+    const client = await getClient(services.store, { realmId, clientId: req.params.clientId! });
+    return { realmId, client, page: `${realmBase(realmId)}/clients/${encodeURIComponent(client.clientId)}` };
+  }
+
+  // The client's lists: valid redirect URIs (field uri) and web origins (field origin; "+" for the
+  // redirect URIs' origins), each added or removed one at a time.
+  const LISTS = [
+    { path: 'redirect-uris', key: 'redirectUris', field: 'uri', done: 'uri' },
+    { path: 'web-origins', key: 'webOrigins', field: 'origin', done: 'origin' },
+  ] as const;
+  for (const list of LISTS) {
+    for (const op of ['add', 'remove'] as const) {
+      app.post(`${R}/clients/:clientId/${list.path}${op === 'add' ? '' : '/remove'}`, async (req: Req, reply) => {
+        const s = await signedIn(req, reply);
+        if (!s) return reply;
+        const { realmId, client, page } = await managedClient(s, req);
+        const value = field(req, list.field);
+        return attempt(
+          reply,
+          () => updateClient(services.store, { realmId, clientId: client.clientId, [list.key]: { [op]: [value] } }, s.actor),
+          async (error) => sendPage(reply, 400, clientPage({ ...s.frame, title: client.clientId, realmId, error }, client, true)),
+          `${page}?done=${list.done}-${op === 'add' ? 'added' : 'removed'}`,
+        );
+      });
+    }
+  }
+
+  for (const enabled of [true, false]) {
+    app.post(`${R}/clients/:clientId/${enabled ? 'enable' : 'disable'}`, async (req: Req, reply) => {
       const s = await signedIn(req, reply);
       if (!s) return reply;
-      const realmId = await realmOf(s.caller, req.params.realm!);
-      need(s.caller, realmId, 'manage-clients');
-      const client = await getClient(services.store, { realmId, clientId: req.params.clientId! });
-      const uri = field(req, 'uri');
-      const page = `${realmBase(realmId)}/clients/${encodeURIComponent(client.clientId)}`;
+      const { realmId, client, page } = await managedClient(s, req);
       return attempt(
         reply,
-        () => updateClient(services.store, { realmId, clientId: client.clientId, redirectUris: { [op]: [uri] } }, s.actor),
+        () => setClientEnabled(services.store, { realmId, clientId: client.clientId, enabled }, s.actor),
         async (error) => sendPage(reply, 400, clientPage({ ...s.frame, title: client.clientId, realmId, error }, client, true)),
-        `${page}?done=${op === 'add' ? 'uri-added' : 'uri-removed'}`,
+        `${page}?done=client-${enabled ? 'enabled' : 'disabled'}`,
       );
     });
   }
+
+  // A new secret replaces the old one at once; it is shown on this response only (stored as a hash).
+  app.post(`${R}/clients/:clientId/secret`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const { realmId, client } = await managedClient(s, req);
+    let secret: string;
+    try {
+      secret = await rotateClientSecret(services.store, { realmId, clientId: client.clientId }, s.actor);
+    } catch (err) {
+      if (err instanceof ValidationError && !(err instanceof NotFound)) return sendPage(reply, 400, clientPage({ ...s.frame, title: client.clientId, realmId, error: err.message }, client, true));
+      throw err;
+    }
+    const notice = 'A new secret was generated: the old one no longer works.';
+    return sendPage(reply, 200, clientPage({ ...s.frame, title: client.clientId, realmId, notice }, client, true, secret));
+  });
+
+  // Deleting asks for the client ID typed again: a slip of the mouse cannot delete a client.
+  app.post(`${R}/clients/:clientId/delete`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const { realmId, client } = await managedClient(s, req);
+    const refuse = (error: string): FastifyReply => sendPage(reply, 400, clientPage({ ...s.frame, title: client.clientId, realmId, error }, client, true));
+    if (field(req, 'confirm') !== client.clientId) return refuse('Type the client ID to confirm that the client is to be deleted.');
+    return attempt(reply, () => deleteClient(services.store, { realmId, clientId: client.clientId }, s.actor), async (error) => refuse(error), `${realmBase(realmId)}/clients?done=client-deleted`);
+  });
 
   // Users: view-users to read, manage-users to change.
   async function showUsers(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, search: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {

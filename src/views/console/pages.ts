@@ -85,10 +85,26 @@ ${csrfField(frame.csrf)}
 }
 
 export function clientPage(frame: ConsoleFrame & { realmId: string }, client: Client, canManage: boolean, secret?: string): string {
-  const action = `${realmBase(frame.realmId)}/clients/${encodeURIComponent(client.clientId)}/redirect-uris`;
-  const uris = client.redirectUris.map(
-    (u) => html`<li class="row"><code>${u}</code>${canManage ? actionForm(`${action}/remove`, frame.csrf, 'Remove', { secondary: true, fields: { uri: u } }) : ''}</li>`,
-  );
+  const base = `${realmBase(frame.realmId)}/clients/${encodeURIComponent(client.clientId)}`;
+  /** A list of the client's, each item removable, with a form to add one (manage-clients only). */
+  const list = (path: string, items: readonly string[], name: string, label: string, button: string, help: string): SafeHtml => {
+    const action = `${base}/${path}`;
+    const lis = items.map((v) => html`<li class="row"><code>${v}</code>${canManage ? actionForm(`${action}/remove`, frame.csrf, 'Remove', { secondary: true, fields: { [name]: v } }) : ''}</li>`);
+    return html`<ul class="cards">${lis}</ul>${items.length === 0 ? html`<p class="muted">None.</p>` : ''}
+${canManage
+  ? html`<form method="post" action="${action}" class="console-form">${csrfField(frame.csrf)}<label for="${name}">${label}</label><input type="text" id="${name}" name="${name}" required inputmode="url"><p class="muted">${help}</p><button type="submit">${button}</button></form>`
+  : ''}`;
+  };
+  const manage: SafeHtml | '' = canManage
+    ? html`<h2>Client</h2>
+<div class="row">${client.enabled ? actionForm(`${base}/disable`, frame.csrf, 'Disable client', { secondary: true }) : actionForm(`${base}/enable`, frame.csrf, 'Enable client')}
+${client.public ? '' : actionForm(`${base}/secret`, frame.csrf, 'Generate a new secret', { secondary: true })}</div>
+<h2>Delete</h2>
+<form method="post" action="${base}/delete" class="console-form">${csrfField(frame.csrf)}
+<label for="confirm">Type the client ID to delete the client</label><input type="text" id="confirm" name="confirm" required autocomplete="off">
+<p class="muted">Its refresh tokens are revoked and its service account disabled. This cannot be undone.</p>
+<button type="submit" class="danger">Delete client</button></form>`
+    : '';
   return consolePage(
     frame,
     html`<dl class="facts">
@@ -99,10 +115,10 @@ export function clientPage(frame: ConsoleFrame & { realmId: string }, client: Cl
 </dl>
 ${secret ? html`<div class="notice" role="status"><p>The client's secret, shown only now: copy it.</p><p><code class="secret">${secret}</code></p></div>` : ''}
 <h2>Valid redirect URIs</h2>
-<ul class="cards">${uris}</ul>
-${canManage
-  ? html`<form method="post" action="${action}" class="console-form">${csrfField(frame.csrf)}<label for="uri">Add a redirect URI</label><input type="text" id="uri" name="uri" required inputmode="url"><button type="submit">Add</button></form>`
-  : ''}`,
+${list('redirect-uris', client.redirectUris, 'uri', 'Add a redirect URI', 'Add redirect URI', 'An absolute URI the authorization endpoint may send codes to, matched exactly.')}
+<h2>Web origins</h2>
+${list('web-origins', client.webOrigins, 'origin', 'Add a web origin', 'Add web origin', 'An origin such as https://app.example.com allowed to call the token endpoints from a browser (CORS), or + for the origins of the redirect URIs.')}
+${manage}`,
   );
 }
 
