@@ -5,6 +5,7 @@ import { dialects } from '../helpers/db.js';
 import { basic, realmPath } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { changeClient, updateClient } from '../../src/admin/operations/clients.js';
 
 /** POSTs to a realm's token endpoint over the real port, as a client library would. */
 async function token(ts: AdminTestServer, realm: string, form: Record<string, string>, authorization?: string): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -56,6 +57,29 @@ for (const dialect of dialects()) {
       assert.equal(await ts.kc.clients.findOne({ realm: 'test', id: 'billing' }), null);
       const events = await ts.store.adminEvents.list('test', { resourceType: 'CLIENT' });
       assert.deepEqual(events.map((e) => e.operation).slice(0, 2), ['DELETE', 'UPDATE']);
+    });
+
+    test('every door changes a client through one path: the rules of the CLI hold in the API, and public and back brings a new secret', async () => {
+      await ts.kc.clients.create({ realm: 'test', clientId: 'ledger', redirectUris: ['https://ledger.example.com/cb'], publicClient: false });
+      // A control character in a name: refused by the API as by the CLI (one check), and nothing changes.
+      assert.equal(await statusOf(ts.kc.clients.update({ realm: 'test', id: 'ledger' }, { name: 'Led\u0007ger' })), 400);
+      await assert.rejects(updateClient(ts.store, { realmId: 'test', clientId: 'ledger', name: 'Led\u0007ger' }), /no control characters/);
+      assert.equal((await ts.store.clients.get('test', 'ledger'))?.name, null);
+      // Emptying the redirect URIs of a client with the code flow: the same refusal through both doors.
+      assert.equal(await statusOf(ts.kc.clients.update({ realm: 'test', id: 'ledger' }, { redirectUris: [] })), 400);
+      await assert.rejects(updateClient(ts.store, { realmId: 'test', clientId: 'ledger', redirectUris: { remove: ['https://ledger.example.com/cb'] } }), /needs at least one redirect URI/);
+      // Public: no secret, no authentication methods; a public client takes no --auth-method.
+      const pub = await changeClient(ts.store, { realmId: 'test', clientId: 'ledger', changes: { public: true } });
+      assert.equal(pub.secret, undefined);
+      assert.deepEqual([pub.client.public, pub.client.secretHash, pub.client.authMethods], [true, null, ['none']]);
+      await assert.rejects(updateClient(ts.store, { realmId: 'test', clientId: 'ledger', authMethods: ['client_secret_post'] }), /does not authenticate/);
+      // Confidential again: a new secret, returned once, that authenticates at the token endpoint.
+      const { client: conf, secret } = await changeClient(ts.store, { realmId: 'test', clientId: 'ledger', changes: { public: false } });
+      assert.deepEqual([conf.public, conf.authMethods.includes('client_secret_basic')], [false, true]);
+      assert.ok(secret && secret.length >= 32);
+      const r = await token(ts, 'test', { grant_type: 'refresh_token', refresh_token: 'not-a-token' }, basic('ledger', secret));
+      assert.deepEqual([r.status, r.body.error], [400, 'invalid_grant'], 'authenticated with the new secret');
+      await ts.kc.clients.del({ realm: 'test', id: 'ledger' });
     });
 
     test('regenerating a secret refuses the old one at the token endpoint at once', async () => {

@@ -172,47 +172,25 @@ async function requireClient(store: Store, realmId: string, clientId: string): P
 }
 
 /**
- * Applies admin changes to a client, checked as at creation. Turning a confidential client public drops
- * its secret; turning a public client confidential generates one (returned, shown once).
- * (kc-protocol's updateClient is the CLI's door to the same change; the two merge into one.)
+ * Applies admin changes to a client (the admin API's PUT: lists replaced whole), through the same checks
+ * and the same write as updateClient. Turning a confidential client public drops its secret; turning a
+ * public client confidential generates one (returned, shown once).
  */
 export async function changeClient(store: Store, input: { realmId: string; clientId: string; changes: ClientChanges }, actor: Actor = cliActor()): Promise<{ client: Client; secret?: string }> {
-  const before = await requireClient(store, input.realmId, input.clientId);
-  if (before.clientId === REALM_MANAGEMENT) throw new ValidationError(`${REALM_MANAGEMENT} holds the admin roles and cannot be changed`);
   const c = input.changes;
-  const after = { ...before, ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)) } as Client;
-  if (c.redirectUris) for (const uri of c.redirectUris) checkRedirectUri(uri);
-  if (c.postLogoutRedirectUris) for (const uri of c.postLogoutRedirectUris) checkRedirectUri(uri);
-  const webOrigins = c.webOrigins ? [...new Set(c.webOrigins.map(checkWebOrigin))] : undefined;
-  if (after.standardFlowEnabled && after.redirectUris.length === 0) throw new ValidationError('the authorization code flow needs at least one redirect URI');
-  if (after.public && after.serviceAccountsEnabled) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
-  if (c.scopes) {
-    const realmScopes = new Set((await store.realms.scopes(input.realmId)).map((s) => s.name));
-    for (const s of c.scopes) if (!realmScopes.has(s)) throw new ValidationError(`scope ${s} is not defined in realm ${input.realmId}`);
+  const set = (v: string[] | undefined): ListChange | undefined => (v ? { set: v } : undefined);
+  const update: ClientUpdate = { realmId: input.realmId, clientId: input.clientId };
+  if (c.name !== undefined) update.name = c.name;
+  if (c.enabled !== undefined) update.enabled = c.enabled;
+  if (c.public !== undefined) update.public = c.public;
+  if (c.redirectUris) update.redirectUris = set(c.redirectUris)!;
+  if (c.postLogoutRedirectUris) update.postLogoutRedirectUris = set(c.postLogoutRedirectUris)!;
+  if (c.scopes) update.scopes = c.scopes.join(' ');
+  if (c.webOrigins) update.webOrigins = set(c.webOrigins)!;
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod'] as const) {
+    if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }
-  if (c.name != null && c.name.length > 255) throw new ValidationError('the client name must have at most 255 characters');
-  let secret: string | undefined;
-  let secretHash: string | null | undefined;
-  let authMethods: ClientAuthMethod[] | undefined;
-  if (c.public === true && !before.public) {
-    secretHash = null;
-    authMethods = ['none'];
-  } else if (c.public === false && before.public) {
-    secret = generateClientSecret();
-    secretHash = await hashClientSecret(secret, { generated: true });
-    authMethods = [...DEFAULT_AUTH_METHODS];
-  }
-  await store.clients.update(input.realmId, input.clientId, {
-    ...c,
-    ...(c.redirectUris ? { redirectUris: [...new Set(c.redirectUris)] } : {}),
-    ...(webOrigins ? { webOrigins } : {}),
-    ...(secretHash !== undefined ? { secretHash } : {}),
-    ...(authMethods ? { authMethods } : {}),
-  });
-  const client = await requireClient(store, input.realmId, input.clientId);
-  if (client.serviceAccountsEnabled) await ensureServiceAccount(store, client);
-  await recordAdminEvent(store, actor, { realmId: client.realmId, operation: 'UPDATE', resourceType: 'CLIENT', resourcePath: `clients/${client.clientId}`, representation: { ...client, secretHash: undefined } });
-  return secret !== undefined ? { client, secret } : { client };
+  return applyClientUpdate(store, update, actor);
 }
 
 export async function setClientEnabled(store: Store, input: { realmId: string; clientId: string; enabled: boolean }, actor: Actor = cliActor()): Promise<Client> {
@@ -282,6 +260,8 @@ export interface ClientUpdate {
   serviceAccountsEnabled?: boolean;
   pkceMethod?: '' | 'S256';
   webOrigins?: ListChange;
+  /** Public (no secret: it is dropped) or confidential (a secret is generated, returned once). */
+  public?: boolean;
 }
 
 /** Web origins compare in their normalized form (no trailing slash); "+" stays as it is. */
@@ -307,22 +287,24 @@ function normalizeOrigins(change: ListChange | undefined): ListChange | undefine
  * cache time (REALMGATE_CACHE_TTL_MS).
  */
 export async function updateClient(store: Store, input: ClientUpdate, actor: Actor = cliActor()): Promise<Client> {
-  await requireRealm(store, input.realmId);
-  const client = await store.clients.get(input.realmId, input.clientId);
-  if (!client) throw new NotFound(`client ${input.clientId} does not exist in realm ${input.realmId}`);
+  return (await applyClientUpdate(store, input, actor)).client;
+}
+
+/** The one path of every client change (CLI, admin API, console): checks, the write, the admin event. */
+async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor): Promise<{ client: Client; secret?: string }> {
+  const client = await requireClient(store, input.realmId, input.clientId);
+  if (client.clientId === REALM_MANAGEMENT) throw new ValidationError(`${REALM_MANAGEMENT} holds the admin roles and cannot be changed`);
   const patch: ClientPatch = {};
   if (input.name !== undefined) patch.name = input.name === null || input.name === '' ? null : checkName(input.name);
   const redirectUris = applyList(client.redirectUris, input.redirectUris, checkRedirectUri);
-  if (redirectUris) {
-    if (redirectUris.length === 0 && (input.standardFlowEnabled ?? client.standardFlowEnabled)) throw new ValidationError('a client needs at least one redirect URI');
-    patch.redirectUris = redirectUris;
-  }
+  if (redirectUris) patch.redirectUris = redirectUris;
   const postLogout = applyList(client.postLogoutRedirectUris, input.postLogoutRedirectUris, checkRedirectUri);
   if (postLogout) patch.postLogoutRedirectUris = postLogout;
   if (input.scopes !== undefined) patch.scopes = await checkScopes(store, input.realmId, input.scopes);
   if (input.enabled !== undefined) patch.enabled = input.enabled;
+  const isPublic = input.public ?? client.public;
   if (input.authMethods !== undefined) {
-    if (client.public) throw new ValidationError('a public client does not authenticate: it has no --auth-method');
+    if (isPublic) throw new ValidationError('a public client does not authenticate: it has no --auth-method');
     patch.authMethods = checkAuthMethods(input.authMethods);
   }
   if (input.idTokenAlg !== undefined) patch.idTokenAlg = checkIdTokenAlg(input.idTokenAlg);
@@ -330,13 +312,22 @@ export async function updateClient(store: Store, input: ClientUpdate, actor: Act
   if (audiences) patch.audiences = audiences;
   const webOrigins = applyList(client.webOrigins, normalizeOrigins(input.webOrigins), checkWebOrigin);
   if (webOrigins) patch.webOrigins = webOrigins;
-  if (client.clientId === REALM_MANAGEMENT) throw new ValidationError(`${REALM_MANAGEMENT} holds the admin roles and cannot be changed`);
   for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
   }
-  if (input.serviceAccountsEnabled && client.public) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
+  if (isPublic && (input.serviceAccountsEnabled ?? client.serviceAccountsEnabled)) {
+    throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
+  }
   if ((input.standardFlowEnabled ?? client.standardFlowEnabled) && (patch.redirectUris ?? client.redirectUris).length === 0) {
     throw new ValidationError('the authorization code flow needs at least one redirect URI');
+  }
+  // Public <-> confidential: the secret goes, or a new one comes (shown once, stored as a hash).
+  let secret: string | undefined;
+  if (input.public === true && !client.public) {
+    Object.assign(patch, { public: true, secretHash: null, authMethods: ['none'] });
+  } else if (input.public === false && client.public) {
+    secret = generateClientSecret();
+    Object.assign(patch, { public: false, secretHash: await hashClientSecret(secret, { generated: true }), authMethods: patch.authMethods ?? [...DEFAULT_AUTH_METHODS] });
   }
   await store.clients.update(input.realmId, input.clientId, patch);
   if (patch.idTokenAlg !== undefined) await ensureSigningKey(store, { realmId: input.realmId, alg: patch.idTokenAlg });
@@ -344,5 +335,5 @@ export async function updateClient(store: Store, input: ClientUpdate, actor: Act
   if (!updated) throw new ValidationError(`client ${input.clientId} was deleted meanwhile`);
   if (updated.serviceAccountsEnabled) await ensureServiceAccount(store, updated);
   await recordAdminEvent(store, actor, { realmId: updated.realmId, operation: 'UPDATE', resourceType: 'CLIENT', resourcePath: `clients/${updated.clientId}`, representation: { ...updated, secretHash: undefined } });
-  return updated;
+  return secret !== undefined ? { client: updated, secret } : { client: updated };
 }
