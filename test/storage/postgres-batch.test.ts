@@ -6,8 +6,7 @@ import { Store } from '../../src/storage/store.js';
 import { createClient, createOrganization, createRealm, createUser } from '../../src/admin/operations.js';
 import { randomId, randomToken, tokenHash } from '../../src/crypto/random.js';
 import { parsePostgresUrl } from '../../src/storage/dialects/postgres.js';
-import { AdvanceBatcher } from '../../src/storage/dialects/postgres-advance-batch.js';
-import { advanceOne } from '../../src/storage/dialects/postgres-token-statements.js';
+import { postgresAdvanceBatcher } from '../../src/storage/dialects/postgres-token-statements.js';
 import type { CurrentAdvance } from '../../src/storage/token-statements.js';
 
 // PostgreSQL's group commit of refresh rotations (src/storage/dialects/postgres-advance-batch.ts), driven
@@ -69,7 +68,7 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
   }
 
   test('rotations arriving together go as one statement, each answered with its own row', async () => {
-    const batcher = new AdvanceBatcher(pool, advanceOne);
+    const batcher = postgresAdvanceBatcher(pool);
     const advances = await Promise.all(Array.from({ length: 20 }, () => newChain()));
     sent.clear();
     const rows = await Promise.all(advances.map((a) => batcher.advance(a)));
@@ -84,7 +83,7 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
   });
 
   test('the events of a batch (a realm that stores refreshes) are written with it, each with its own values, only for rotations that won', async () => {
-    const batcher = new AdvanceBatcher(pool, advanceOne);
+    const batcher = postgresAdvanceBatcher(pool);
     const advances = await Promise.all(Array.from({ length: 5 }, () => newChain()));
     const event = (a: CurrentAdvance, k: number) => ({
       id: randomId(), realm_id: 'r', time: now + 1, type: 'REFRESH_TOKEN', outcome: 'success', client_id: 'c', user_id: userId, username: 'u', ip: `192.0.2.${k}`, reason: k === 0 ? null : `reason ${k}`,
@@ -101,7 +100,7 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
   });
 
   test('a rotation alone goes at once, as one statement of its own', async () => {
-    const batcher = new AdvanceBatcher(pool, advanceOne);
+    const batcher = postgresAdvanceBatcher(pool);
     const a = await newChain();
     sent.clear();
     assert.equal((await batcher.advance(a))?.current_hash, a.nextHash);
@@ -109,7 +108,7 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
   });
 
   test('two rotations of one chain never share a statement: the first wins, the second finds the row moved', async () => {
-    const batcher = new AdvanceBatcher(pool, advanceOne);
+    const batcher = postgresAdvanceBatcher(pool);
     const a = await newChain();
     const others = await Promise.all(Array.from({ length: 4 }, () => newChain()));
     const rival = { ...a, nextHash: tokenHash(randomToken()) };
@@ -121,7 +120,7 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
   });
 
   test('a value the database refuses fails only its own rotation; the batch is retried one by one', async () => {
-    const batcher = new AdvanceBatcher(pool, advanceOne);
+    const batcher = postgresAdvanceBatcher(pool);
     const advances = await Promise.all(Array.from({ length: 6 }, () => newChain()));
     // PostgreSQL refuses NUL in text: the shared statement fails as a whole and changes nothing.
     const bad = { ...advances[0]!, id: `${advances[0]!.id}\u0000` };
@@ -141,7 +140,7 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
 
   test('two processes\' batches over the same chains, in opposite orders: one winner per chain, no deadlock', async () => {
     // Two batchers stand for two server processes (each has its own); every chain is rotated by both at once.
-    const [one, two] = [new AdvanceBatcher(pool, advanceOne), new AdvanceBatcher(pool, advanceOne)];
+    const [one, two] = [postgresAdvanceBatcher(pool), postgresAdvanceBatcher(pool)];
     for (let round = 0; round < 5; round++) {
       const advances = await Promise.all(Array.from({ length: 24 }, () => newChain()));
       const rivals = advances.map((a) => ({ ...a, nextHash: tokenHash(randomToken()) })).reverse();
@@ -158,7 +157,7 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
   });
 
   test('a deadlock with another process (rows locked in the other order) costs a retry, never a rotation', async () => {
-    const batcher = new AdvanceBatcher(pool, advanceOne);
+    const batcher = postgresAdvanceBatcher(pool);
     // The batch locks its rows in the order of the chains' ids: x first.
     const [x, y] = [await newChain(), await newChain()].sort((p, q) => (p.id < q.id ? -1 : 1)) as [CurrentAdvance, CurrentAdvance];
     const { connectionString, schema } = parsePostgresUrl(tdb.url);

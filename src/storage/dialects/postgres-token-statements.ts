@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { EventTable } from '../schema.js';
 import type { Advance, ChainRow, ChainValues, CodeRow, CurrentAdvance, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
-import { AdvanceBatcher, isDatabaseError } from './postgres-advance-batch.js';
+import { AdvanceBatcher, isDatabaseError, type AdvanceStatements } from './postgres-advance-batch.js';
 
 /**
  * The hot path on PostgreSQL: each step of repos/tokens.ts is one prepared statement (a pg named query,
@@ -55,6 +55,28 @@ const SQL = {
     )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(13)} FROM advanced)` : ''}
     SELECT row_to_json(r)::text AS j FROM (SELECT a.*, ${SUBJECT} FROM advanced a
       LEFT JOIN users u ON u.id = a.user_id LEFT JOIN organizations o ON o.id = a.organization_id) r`,
+  // advanceCurrent for many rotations (postgres-advance-batch.ts): one JSON parameter (one JSON.stringify,
+  // cheaper for the event loop than node-postgres's array literals) read by json_to_recordset, each row's
+  // conditions as advanceCurrent's; the events of the rotations that won; the joined rows as one JSON array.
+  advanceBatch: `WITH i AS MATERIALIZED (
+      SELECT * FROM json_to_recordset($1::json) AS t(o int, id text, eh text, gen int, realm text, client text, usr text, sid text, scopes text,
+        min_max bigint, nbf bigint, nh text, now bigint,
+        e_id text, e_realm text, e_time bigint, e_type text, e_outcome text, e_client text, e_user text, e_username text, e_ip text, e_reason text)
+    ), advanced AS (
+      UPDATE refresh_chains c SET current_hash = i.nh, generation = i.gen + 1, rotated_at = i.now, grace_from_gen = i.gen, grace_used = 0
+      FROM i
+      WHERE c.id = i.id AND c.current_hash = i.eh AND c.generation = i.gen AND c.realm_id = i.realm AND c.client_id = i.client
+        AND c.user_id = i.usr AND c.session_id = i.sid AND c.scopes = i.scopes AND c.revoked_at IS NULL
+        AND c.max_expires_at >= i.min_max AND c.created_at >= i.nbf
+        AND EXISTS (SELECT 1 FROM users u WHERE u.id = c.user_id AND u.enabled = 1)
+      RETURNING c.*, i.o AS rg_ord
+    ), event AS (
+      INSERT INTO events (${EVENT_COLUMNS})
+      SELECT i.e_id, i.e_realm, i.e_time, i.e_type, i.e_outcome, i.e_client, i.e_user, i.e_username, i.e_ip, i.e_reason
+      FROM advanced a JOIN i ON i.o = a.rg_ord WHERE i.e_id IS NOT NULL
+    )
+    SELECT json_agg(r)::text AS j FROM (SELECT a.*, ${SUBJECT} FROM advanced a
+      LEFT JOIN users u ON u.id = a.user_id LEFT JOIN organizations o ON o.id = a.organization_id) r`,
   revokeChain: 'UPDATE refresh_chains SET revoked_at = $1, revoked_reason = $2 WHERE id = $3 AND revoked_at IS NULL',
   revokeChainWithEvent: `WITH revoked AS (
       UPDATE refresh_chains SET revoked_at = $1::bigint, revoked_reason = $2::text WHERE id = $3::text AND revoked_at IS NULL RETURNING id
@@ -73,6 +95,7 @@ const QUERIES = {
   advanceChainWithEvent: { name: 'rg_advance_chain_ev', text: SQL.advanceChain(true) },
   advanceCurrent: { name: 'rg_advance_current', text: SQL.advanceCurrent(false) },
   advanceCurrentWithEvent: { name: 'rg_advance_current_ev', text: SQL.advanceCurrent(true) },
+  advanceBatch: { name: 'rg_advance_batch', text: SQL.advanceBatch },
   revokeChain: { name: 'rg_revoke_chain', text: SQL.revokeChain },
   revokeChainWithEvent: { name: 'rg_revoke_chain_ev', text: SQL.revokeChainWithEvent },
   insertEvent: { name: 'rg_insert_event', text: SQL.insertEvent },
@@ -84,12 +107,35 @@ function eventValues(e: EventTable): Value[] {
   return [e.id, e.realm_id, e.time, e.type, e.outcome, e.client_id, e.user_id, e.username, e.ip, e.reason];
 }
 
-/** One rotation of a current token, alone (AdvanceBatcher's retry, and its batch of one). */
-export async function advanceOne(client: pg.PoolClient, a: CurrentAdvance): Promise<ChainRow | undefined> {
-  const values: Value[] = [a.nextHash, a.generation, a.now, a.id, a.expectHash, a.realmId, a.clientId, a.userId, a.sessionId, a.scopes, a.minMaxExpiresAt, a.notBefore];
-  const q = a.event ? QUERIES.advanceCurrentWithEvent : QUERIES.advanceCurrent;
-  const [row] = (await client.query({ name: q.name, text: q.text, values: a.event ? [...values, ...eventValues(a.event)] : values })).rows as { j: string }[];
-  return row && (JSON.parse(row.j) as ChainRow);
+/** advanceCurrent alone, and for many rotations in one statement: what AdvanceBatcher runs. */
+const ADVANCE: AdvanceStatements = {
+  async one(client, a) {
+    const values: Value[] = [a.nextHash, a.generation, a.now, a.id, a.expectHash, a.realmId, a.clientId, a.userId, a.sessionId, a.scopes, a.minMaxExpiresAt, a.notBefore];
+    const q = a.event ? QUERIES.advanceCurrentWithEvent : QUERIES.advanceCurrent;
+    const [row] = (await client.query({ name: q.name, text: q.text, values: a.event ? [...values, ...eventValues(a.event)] : values })).rows as { j: string }[];
+    return row && (JSON.parse(row.j) as ChainRow);
+  },
+  async together(client, advances) {
+    const records = advances.map((a, o) => {
+      const e = a.event;
+      return {
+        o, id: a.id, eh: a.expectHash, gen: a.generation, realm: a.realmId, client: a.clientId, usr: a.userId, sid: a.sessionId, scopes: a.scopes,
+        min_max: a.minMaxExpiresAt, nbf: a.notBefore, nh: a.nextHash, now: a.now,
+        ...(e ? { e_id: e.id, e_realm: e.realm_id, e_time: e.time, e_type: e.type, e_outcome: e.outcome, e_client: e.client_id, e_user: e.user_id, e_username: e.username, e_ip: e.ip, e_reason: e.reason } : {}),
+      };
+    });
+    const q = QUERIES.advanceBatch;
+    const [row] = (await client.query({ name: q.name, text: q.text, values: [JSON.stringify(records)] })).rows as { j: string | null }[];
+    const found: (ChainRow | undefined)[] = new Array(advances.length);
+    // rg_ord (which rotation the row is) stays on the row: nothing reads it, and deleting it costs a shape change.
+    for (const r of row?.j ? (JSON.parse(row.j) as (ChainRow & { rg_ord: number })[]) : []) found[r.rg_ord] = r;
+    return found;
+  },
+};
+
+/** The batcher of a pool's refresh rotations (one per token runner, i.e. per process and database). */
+export function postgresAdvanceBatcher(pool: pg.Pool): AdvanceBatcher {
+  return new AdvanceBatcher(pool, ADVANCE);
 }
 
 /**
@@ -175,7 +221,7 @@ class PostgresTokenStatements implements TokenStatements {
  * (AdvanceBatcher); everything else takes a pooled connection for the call.
  */
 export function postgresTokenRunner(pool: pg.Pool): TokenTransactionRunner {
-  const batcher = new AdvanceBatcher(pool, advanceOne);
+  const batcher = postgresAdvanceBatcher(pool);
   return async <T>(fn: (s: TokenStatements) => Promise<T>): Promise<T> => {
     const s = new PostgresTokenStatements(pool, batcher);
     try {
