@@ -44,6 +44,8 @@ export interface RefreshSubject {
   /** The scopes granted to the chain (a narrower refresh request does not narrow the grant). */
   scopes: readonly string[];
   chainMaxExpiresAt: number;
+  /** RFC 8707 2.1: the resources the grant is bound to (empty or absent: none). */
+  resources?: readonly string[];
 }
 
 /**
@@ -69,6 +71,7 @@ export function mintRefreshToken(input: { realm: Realm; keys: RefreshKeys; issue
     jti: randomToken(16),
     chain: chain.chainId,
     gen: input.gen,
+    ...(chain.resources && chain.resources.length > 0 ? { resource: [...chain.resources] } : {}),
   });
   return { value, hash: tokenHash(value), expiresAt };
 }

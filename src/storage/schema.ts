@@ -149,6 +149,8 @@ export interface AuthorizationCodeTable {
   expires_at: number;
   used_at: number | null;
   chain_id: string | null;
+  /** RFC 8707 resources of the authorization request, a JSON list. */
+  resources: string;
 }
 
 export interface RefreshChainTable {

@@ -113,6 +113,8 @@ export interface AuthorizationParams {
   loginHint?: string;
   /** Multiple Response Types 2.1 / Form Post Response Mode; absent means query. */
   responseMode?: 'fragment' | 'form_post';
+  /** RFC 8707 2.1: the resources named, already checked against the client's audiences. */
+  resources?: string[];
 }
 
 export interface Interaction {
@@ -146,6 +148,8 @@ export interface AuthorizationCode {
   expiresAt: number;
   usedAt: number | null;
   chainId: string | null;
+  /** RFC 8707 2.1: the resources the authorization request named, bound to the grant (empty: none). */
+  resources: string[];
 }
 
 export interface RefreshChain {

@@ -27,7 +27,9 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
   });
 }
 
-export function consentPage(ctx: PageContext & { scopes: Scope[] }): string {
+/** `resources`: RFC 8707 2.1, the services the authorization request names (the grant is bound to them). */
+export function consentPage(ctx: PageContext & { scopes: Scope[]; resources?: readonly string[] }): string {
+  const resources = ctx.resources ?? [];
   return page({
     title: 'Allow access',
     realmName: ctx.realmName,
@@ -36,6 +38,10 @@ export function consentPage(ctx: PageContext & { scopes: Scope[] }): string {
 <ul class="permissions">
 ${ctx.scopes.map((s) => html`<li>${s.consentText}<span class="scope">${s.name}</span></li>`)}
 </ul>
+${resources.length > 0 ? html`<p>Only on ${resources.length === 1 ? 'this service' : 'these services'}:</p>
+<ul class="resources">
+${resources.map((r) => html`<li>${r}</li>`)}
+</ul>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <p class="muted">You can withdraw this access at any time.</p>

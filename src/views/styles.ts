@@ -24,6 +24,7 @@ button.danger:hover { background: #8c1d17; }
 .permissions li { padding: 0.65rem 1rem; border-top: 1px solid var(--border); }
 .permissions li:first-child { border-top: 0; }
 .permissions .scope { display: block; color: var(--muted); font-size: 0.8rem; font-family: ui-monospace, monospace; }
+.resources { margin: 0 0 1rem; padding-left: 1.25rem; font-family: ui-monospace, monospace; font-size: 0.85rem; overflow-wrap: anywhere; }
 fieldset { border: 1px solid var(--border); border-radius: 8px; padding: 0.5rem 1rem; margin: 0 0 1rem; }
 legend { font-weight: 600; padding: 0 0.25rem; }
 .choice { display: flex; align-items: center; gap: 0.6rem; padding: 0.45rem 0; font-weight: 400; }

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
-import { startTestServer, basic, realmPath, type TestServer } from '../helpers/server.js';
+import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
+import { updateClient } from '../../src/admin/operations.js';
 import { dialects } from '../helpers/db.js';
 import { DEFAULT_SCOPES } from '../../src/storage/repos/realms.js';
 import { CHROMIUM, CLIENT_ORIGIN, DESKTOP, LAUNCH_ARGS, SKIP_REASON, UPDATE_SCREENSHOTS, checkLayout, heading, interceptClient } from '../helpers/browser.js';
@@ -239,6 +240,29 @@ for (const dialect of dialects()) {
       await page.getByRole('button', { name: 'Allow' }).waitFor();
       assert.ok(onInteractionPage(ts, page), page.url());
       assert.equal(hits.length, 1);
+    });
+  });
+
+  test(`browser: the consent page names the services the request is bound to (RFC 8707), and the tokens are for them only (${dialect})`, async (t) => {
+    await withBrowser(t, dialect, async (ts, page, context) => {
+      await interceptClient(context, page);
+      const apis = ['https://api.example.com', `https://exports.example.com/v1/${'very-long-path-segment/'.repeat(6)}`];
+      await updateClient(ts.store, { realmId: REALM, clientId: ts.client.id, audiences: { set: [...apis, 'https://other.example.com'] } });
+      await page.goto(`${authorizeUrl(ts)}&${apis.map((a) => `resource=${encodeURIComponent(a)}`).join('&')}`);
+      await page.getByLabel('Username').fill(ts.user.username);
+      await page.getByLabel('Password').fill(ts.user.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Allow' }).waitFor();
+      assert.equal(await page.getByText('Only on these services:').count(), 1);
+      assert.deepEqual((await page.locator('ul.resources > li').allInnerTexts()).map((x) => x.trim()), apis);
+      await checkLayout(page, 'consent-resources', shoot);
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.getByRole('button', { name: 'Continue' }).click();
+      const code = (await waitForClient(page)).searchParams.get('code');
+      assert.ok(code);
+      const tokens = await exchange(ts, code);
+      const claims = JSON.parse(Buffer.from((tokens.access_token as string).split('.')[1]!, 'base64url').toString()) as { aud: unknown };
+      assert.deepEqual(claims.aud, apis);
     });
   });
 

@@ -43,9 +43,10 @@ export function pageKind(html: string): PageKind {
   return 'error';
 }
 
-export function authorizeQuery(ts: TestServer, extra: Record<string, string | undefined> = {}): string {
-  const q: Record<string, string> = {};
-  const all: Record<string, string | undefined> = {
+/** A repeatable parameter (RFC 8707 resource) is given as a list. */
+export function authorizeQuery(ts: TestServer, extra: Record<string, string | string[] | undefined> = {}): string {
+  const q = new URLSearchParams();
+  const all: Record<string, string | string[] | undefined> = {
     client_id: ts.client.id,
     redirect_uri: ts.client.redirectUri,
     response_type: 'code',
@@ -53,12 +54,12 @@ export function authorizeQuery(ts: TestServer, extra: Record<string, string | un
     state: 'xyz',
     ...extra,
   };
-  for (const [k, v] of Object.entries(all)) if (v !== undefined) q[k] = v;
-  return new URLSearchParams(q).toString();
+  for (const [k, v] of Object.entries(all)) for (const one of v === undefined ? [] : Array.isArray(v) ? v : [v]) q.append(k, one);
+  return q.toString();
 }
 
 export interface FlowOptions {
-  query?: Record<string, string | undefined>;
+  query?: Record<string, string | string[] | undefined>;
   username?: string;
   password?: string;
   consent?: 'allow' | 'deny';

@@ -8,6 +8,7 @@ import { createClient, updateClient } from '../../src/admin/operations.js';
 
 const API = 'https://api.example.com';
 const EXPORTS_API = 'https://exports.example.com/v1';
+const BILLING_API = 'https://billing.example.com';
 
 // Issue 8 item 4: access tokens name the APIs they are for (per-client audiences, RFC 8707 resource),
 // optional RFC 9068 access tokens, and introspection by the API's own client.
@@ -18,7 +19,7 @@ for (const dialect of dialects()) {
     const app = 'api-caller';
     before(async () => {
       ts = await startTestServer({ dialect });
-      appSecret = (await createClient(ts.store, { realmId: REALM, clientId: app, redirectUris: [ts.client.redirectUri], audiences: [API, EXPORTS_API, 'reports'] })).secret!;
+      appSecret = (await createClient(ts.store, { realmId: REALM, clientId: app, redirectUris: [ts.client.redirectUri], audiences: [API, EXPORTS_API, 'reports', BILLING_API] })).secret!;
     });
     after(() => ts.close());
 
@@ -27,7 +28,7 @@ for (const dialect of dialects()) {
       ts.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded', authorization }, payload: body });
     const TOKEN = `/auth/realms/${REALM}/protocol/openid-connect/token`;
 
-    async function code(extra: Record<string, string> = {}): Promise<string> {
+    async function code(extra: Record<string, string | string[]> = {}): Promise<string> {
       const r = await runAuthorization(ts, { query: { client_id: app, scope: 'core_data', ...extra } });
       assert.ok(r.code, `no code: ${r.location.href}`);
       return r.code;
@@ -42,7 +43,7 @@ for (const dialect of dialects()) {
     test('without resource the access token names every audience of the client; a client without any gets the realm audience', async () => {
       const res = await exchange(await code());
       assert.equal(res.statusCode, 200, res.body);
-      assert.deepEqual(decodeJwt(res.json().access_token).aud, [API, EXPORTS_API, 'reports']);
+      assert.deepEqual(decodeJwt(res.json().access_token).aud, [API, EXPORTS_API, 'reports', BILLING_API]);
       const plain = await runAuthorization(ts);
       const t = await tokenRequest(ts, { grant_type: 'authorization_code', code: plain.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
       assert.equal(decodeJwt(t.json().access_token).aud, 'account');
@@ -81,6 +82,85 @@ for (const dialect of dialects()) {
       assert.ok(await code({ resource: API }));
     });
 
+    const refresh = (token: string, resources: string[] = []) => {
+      const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token });
+      for (const r of resources) body.append('resource', r);
+      return form(TOKEN, body.toString());
+    };
+
+    test('resources named at the authorization request bind the grant (RFC 8707 2.1): a token request may narrow them, never widen them', async () => {
+      // BILLING_API is one of the client's audiences, but not of this grant: refused, and the code is used
+      // up, as by any refused redemption (one attempt per code).
+      const c0 = await code({ resource: [API, EXPORTS_API] });
+      const wider = await exchange(c0, [BILLING_API]);
+      assert.equal(wider.statusCode, 400, wider.body);
+      assert.equal(wider.json().error, 'invalid_target');
+      assert.equal((await exchange(c0)).json().error, 'invalid_grant');
+      const res = await exchange(await code({ resource: [API, EXPORTS_API] }));
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(decodeJwt(res.json().access_token).aud, [API, EXPORTS_API]);
+      // The binding rides in the refresh token (signed: see the forged claim below).
+      assert.deepEqual(decodeJwt(res.json().refresh_token).resource, [API, EXPORTS_API]);
+
+      const refused = await refresh(res.json().refresh_token, [BILLING_API]);
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.equal(refused.json().error, 'invalid_target');
+      // The refused refresh rotated nothing: the same token still works, narrowed to one resource.
+      const narrowed = await refresh(res.json().refresh_token, [EXPORTS_API]);
+      assert.equal(narrowed.statusCode, 200, narrowed.body);
+      assert.equal(decodeJwt(narrowed.json().access_token).aud, EXPORTS_API);
+      // A narrower token does not narrow the grant: the next refresh may name either, or both by default.
+      assert.deepEqual(decodeJwt(narrowed.json().refresh_token).resource, [API, EXPORTS_API]);
+      const again = await refresh(narrowed.json().refresh_token);
+      assert.equal(again.statusCode, 200, again.body);
+      assert.deepEqual(decodeJwt(again.json().access_token).aud, [API, EXPORTS_API]);
+
+      // A grant whose authorization request named none stays unbound: its refresh tokens carry no resource.
+      const unbound = await exchange(await code(), [API]);
+      assert.equal(decodeJwt(unbound.json().refresh_token).resource, undefined);
+    });
+
+    test('a refresh token whose resource claim was altered is refused, and its chain is left as it was', async () => {
+      const t = (await exchange(await code({ resource: API }))).json();
+      const [h, p, sig] = t.refresh_token.split('.');
+      const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
+      const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, resource: [API, BILLING_API] })).toString('base64url')}.${sig}`;
+      const res = await refresh(forged, [BILLING_API]);
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(res.json().error, 'invalid_grant');
+      const ok = await refresh(t.refresh_token);
+      assert.equal(ok.statusCode, 200, ok.body);
+      assert.equal(decodeJwt(ok.json().access_token).aud, API);
+    });
+
+    test('resources taken from the client after the grant leave its tokens; a grant left with none is refused, not widened', async () => {
+      const t = (await exchange(await code({ resource: [API, EXPORTS_API] }))).json();
+      await updateClient(ts.store, { realmId: REALM, clientId: app, audiences: { remove: [EXPORTS_API] } });
+      try {
+        const one = await refresh(t.refresh_token);
+        assert.equal(one.statusCode, 200, one.body);
+        assert.equal(decodeJwt(one.json().access_token).aud, API);
+        await updateClient(ts.store, { realmId: REALM, clientId: app, audiences: { remove: [API] } });
+        const none = await refresh(one.json().refresh_token);
+        assert.equal(none.statusCode, 400, none.body);
+        assert.equal(none.json().error, 'invalid_target');
+      } finally {
+        await updateClient(ts.store, { realmId: REALM, clientId: app, audiences: { set: [API, EXPORTS_API, 'reports', BILLING_API] } });
+      }
+    });
+
+    test('the resources of one authorization request are limited in length together (they ride in every refresh token)', async () => {
+      const long = Array.from({ length: 10 }, (_, k) => `https://api${k}.example.com/${'p'.repeat(220)}`);
+      await createClient(ts.store, { realmId: REALM, clientId: 'many-apis', redirectUris: [ts.client.redirectUri], audiences: long });
+      const q = authorizeQuery(ts, { client_id: 'many-apis', scope: 'core_data', resource: long });
+      const res = await ts.app.inject({ method: 'GET', url: `/auth/realms/${REALM}/protocol/openid-connect/auth?${q}` });
+      assert.equal(res.statusCode, 303);
+      assert.equal(new URL(res.headers.location as string).searchParams.get('error'), 'invalid_target');
+      const fewer = authorizeQuery(ts, { client_id: 'many-apis', scope: 'core_data', resource: long.slice(0, 5) });
+      const ok = await ts.app.inject({ method: 'GET', url: `/auth/realms/${REALM}/protocol/openid-connect/auth?${fewer}` });
+      assert.equal(new URL(ok.headers.location as string, 'http://unused').searchParams.get('error'), null, ok.headers.location as string);
+    });
+
     test('an API client introspects a token issued to another client and learns its client_id and audience', async () => {
       const { secret: apiSecret } = await createClient(ts.store, { realmId: REALM, clientId: 'the-api', redirectUris: ['https://api.example.com/unused'] });
       const t = (await exchange(await code(), [API])).json();
@@ -97,7 +177,7 @@ for (const dialect of dialects()) {
     test('updating the audiences takes effect on the next token', async () => {
       await updateClient(ts.store, { realmId: REALM, clientId: app, audiences: { remove: ['reports'] } });
       const res = await exchange(await code());
-      assert.deepEqual(decodeJwt(res.json().access_token).aud, [API, EXPORTS_API]);
+      assert.deepEqual(decodeJwt(res.json().access_token).aud, [API, EXPORTS_API, BILLING_API]);
       assert.equal((await exchange(await code(), ['reports'])).json().error, 'invalid_target');
     });
 

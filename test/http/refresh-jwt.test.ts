@@ -145,6 +145,11 @@ for (const dialect of dialects()) {
         'a NUL in the session id': `${h}.${b64({ ...claims, sid: `${claims.sid}\u0000` })}.${s}`,
         'a NUL in the scope': `${h}.${b64({ ...claims, scope: `${claims.scope} x\u0000` })}.${s}`,
         'a generation beyond a 32-bit integer': `${h}.${b64({ ...claims, gen: 2 ** 31 })}.${s}`,
+        // RFC 8707 resources: a list of 1 to 20 strings, as minted.
+        'a resource that is not a list': `${h}.${b64({ ...claims, resource: 'https://api.example.com' })}.${s}`,
+        'an empty resource list': `${h}.${b64({ ...claims, resource: [] })}.${s}`,
+        'a resource that is not a string': `${h}.${b64({ ...claims, resource: [1] })}.${s}`,
+        'more than 20 resources': `${h}.${b64({ ...claims, resource: Array.from({ length: 21 }, (_, k) => `https://a${k}.example.com`) })}.${s}`,
       };
       // A well-formed token of this realm's key reaches the database with its signature unchecked (its
       // hash decides: src/oauth/grants/refresh-token.ts); not being the chain's current token, its

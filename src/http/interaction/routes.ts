@@ -68,7 +68,7 @@ function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, 
     case 'login':
       return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, ...extra }));
     case 'consent':
-      return sendPage(reply, 200, consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes }));
+      return sendPage(reply, 200, consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes, resources: l.ia.params.resources }));
     case 'organization':
       return sendPage(reply, extra.status ?? 200, organizationPage({ ...ctx, action: `${base}/organization`, organizations: step.organizations, ...extra }));
     case 'no-organization':

@@ -175,6 +175,7 @@ async function finish(services: Services, realm: Realm, ia: Interaction): Promis
     codeChallenge: params.codeChallenge ?? null,
     codeChallengeMethod: params.codeChallengeMethod ?? null,
     nonce: params.nonce ?? null,
+    resources: params.resources ?? [],
     authTime,
     createdAt: now,
     expiresAt: now + realm.codeLifetime,

@@ -6,6 +6,7 @@ import { OAuthError } from '../errors.js';
 import { required } from '../params.js';
 import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
+import { grantResources } from '../resources.js';
 import { realmBase } from '../../services.js';
 
 /** RFC 6749 4.1.3, with PKCE (RFC 7636 4.5, 4.6). */
@@ -18,11 +19,12 @@ export const authorizationCodeGrant: Grant = {
     const verifier = params.get('code_verifier');
     const now = nowSeconds(services.clock);
     let refresh: MintedRefreshToken | undefined;
+    let audience: string[] = [];
     const keys = await services.keys.refreshKeys(realm.id);
     const issuer = realmBase(services.config, realm.id);
 
     const outcome = await services.store.codes.redeem(tokenHash(code), now, (stored: AuthorizationCode, subject: Subject) => {
-      const reject = (description: string): { reject: string } => ({ reject: description });
+      const reject = (description: string): { reject: OAuthError } => ({ reject: new OAuthError('invalid_grant', description) });
       if (stored.realmId !== realm.id) return reject('the authorization code is invalid');
       if (stored.clientId !== client.clientId) return reject('the authorization code was issued to another client');
       if (stored.expiresAt <= now) return reject('the authorization code has expired');
@@ -39,9 +41,17 @@ export const authorizationCodeGrant: Grant = {
       }
       if (!subject.enabled) return reject('the user is disabled');
       if (stored.createdAt < realm.notBefore) return reject('the authorization code was revoked');
+      // RFC 8707 2.1, 2.2: the resources of the authorization request bind the grant. Refused here, the
+      // code is used up as by any refused redemption (a resource no client may ask for was refused before).
+      try {
+        audience = grantResources(resources, stored.resources, client);
+      } catch (err) {
+        if (err instanceof OAuthError) return { reject: err };
+        throw err;
+      }
       const maxExpiresAt = now + realm.refreshMaxLifetime;
       const chainId = randomId();
-      const chain = { chainId, clientId: stored.clientId, userId: stored.userId, sessionId: stored.sessionId, scopes: stored.scopes, chainMaxExpiresAt: maxExpiresAt };
+      const chain = { chainId, clientId: stored.clientId, userId: stored.userId, sessionId: stored.sessionId, scopes: stored.scopes, chainMaxExpiresAt: maxExpiresAt, resources: stored.resources };
       refresh = mintRefreshToken({ realm, keys, issuer, chain, gen: 1, now });
       return { chain: { id: chainId, maxExpiresAt }, token: refresh };
     }, { ip, storedEventTypes: realm.storedEventTypes }, { realmId: realm.id, clientId: client.clientId });
@@ -56,13 +66,13 @@ export const authorizationCodeGrant: Grant = {
         services.audit.counter.count(realm.id, 'TOKEN_REUSE', 'failure');
         throw new OAuthError('invalid_grant', 'the authorization code has already been used', { detail: 'code reuse: chain revoked' });
       case 'rejected':
-        throw new OAuthError('invalid_grant', outcome.reason);
+        throw outcome.reason;
       case 'issued':
         services.audit.counter.count(realm.id, 'CODE_TO_TOKEN', 'success');
         return buildTokenResponse(services, {
           realm,
           client,
-          resources,
+          resources: audience,
           chain: outcome.chain,
           subject: outcome.subject,
           scopes: outcome.chain.scopes,

@@ -5,6 +5,7 @@ import { required } from '../params.js';
 import { parseScope } from '../scopes.js';
 import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
+import { grantResources } from '../resources.js';
 import { realmBase } from '../../services.js';
 import { decodeRefreshJwt, isLegacyRefreshToken, type RefreshClaims } from '../../crypto/refresh-jwt.js';
 import type { Foreseen } from '../../storage/repos/tokens.js';
@@ -50,9 +51,21 @@ export const refreshTokenGrant: Grant = {
     const old = legacy ? await services.store.refresh.legacyToken(hash) : undefined;
     if (!claims && !old) throw new OAuthError('invalid_grant', 'the refresh token is invalid');
     if (old && old.expiresAt <= now) throw new OAuthError('invalid_grant', 'the refresh token has expired');
+    // RFC 8707 2.1, 2.2: a chain whose authorization request named resources carries them in each of its
+    // tokens; a refresh may narrow them, not widen them. Read from the claims, trusted once the token is
+    // proven (below); a refusal is answered only then, so that a revoked chain still says so first.
+    const bound = claims?.resource ?? [];
+    let audience: string[] = [];
+    let audienceRefused: OAuthError | undefined;
+    try {
+      audience = grantResources(resources, bound, client);
+    } catch (err) {
+      if (!(err instanceof OAuthError)) throw err;
+      audienceRefused = err;
+    }
     /** The rotation the full path would make of a current token, from its claims alone (see above). */
     const foresee = (c: RefreshClaims): { rotation: Foreseen<MintedRefreshToken>; scopes: string[] } | undefined => {
-      if (c.azp !== client.clientId) return undefined;
+      if (c.azp !== client.clientId || audienceRefused) return undefined;
       const chainScopes = c.scope === '' ? [] : c.scope.split(' ');
       const granted = chainScopes.filter((sc) => client.scopes.includes(sc));
       if (requestedScope && requestedScope.some((sc) => !chainScopes.includes(sc))) return undefined;
@@ -61,7 +74,7 @@ export const refreshTokenGrant: Grant = {
         keys: keys!,
         issuer,
         // The chain's own end is unknown here: the statement requires the chain to outlive this token.
-        chain: { chainId: c.chain, clientId: client.clientId, userId: c.sub, sessionId: c.sid, scopes: chainScopes, chainMaxExpiresAt: Number.MAX_SAFE_INTEGER },
+        chain: { chainId: c.chain, clientId: client.clientId, userId: c.sub, sessionId: c.sid, scopes: chainScopes, chainMaxExpiresAt: Number.MAX_SAFE_INTEGER, resources: bound },
         gen: c.gen + 1,
         now,
       });
@@ -99,7 +112,8 @@ export const refreshTokenGrant: Grant = {
       } else {
         scopes = granted;
       }
-      const refreshChain = { chainId: chain.id, clientId: chain.clientId, userId: chain.userId, sessionId: chain.sessionId, scopes: chain.scopes, chainMaxExpiresAt: chain.maxExpiresAt };
+      if (audienceRefused) return { reject: audienceRefused };
+      const refreshChain = { chainId: chain.id, clientId: chain.clientId, userId: chain.userId, sessionId: chain.sessionId, scopes: chain.scopes, chainMaxExpiresAt: chain.maxExpiresAt, resources: bound };
       refresh = mintRefreshToken({ realm, keys, issuer, chain: refreshChain, gen: generation, now });
       return { next: refresh };
     }, { ip, storedEventTypes: realm.storedEventTypes }, foreseen?.rotation);
@@ -120,7 +134,7 @@ export const refreshTokenGrant: Grant = {
           refresh = foreseen.rotation.next;
           scopes = foreseen.scopes;
         }
-        return buildTokenResponse(services, { realm, client, resources, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
+        return buildTokenResponse(services, { realm, client, resources: audience, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
     }
   },
 };

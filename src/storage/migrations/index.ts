@@ -17,6 +17,7 @@ import * as leases from './2026-11-23T0700_leases.js';
 import * as refreshPerChain from './2026-11-23T0800_refresh_per_chain.js';
 import * as storedEventTypes from './2026-11-23T0800_stored_event_types.js';
 import * as organizationRequired from './2026-11-23T1000_organization_required.js';
+import * as codeResources from './2026-11-25T0100_code_resources.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T0800_refresh_per_chain': refreshPerChain,
   '2026-11-23T0800_stored_event_types': storedEventTypes,
   '2026-11-23T1000_organization_required': organizationRequired,
+  '2026-11-25T0100_code_resources': codeResources,
 };

@@ -121,6 +121,7 @@ export function toCode(r: Selectable<T.AuthorizationCodeTable>): D.Authorization
     expiresAt: Number(r.expires_at),
     usedAt: r.used_at === null ? null : Number(r.used_at),
     chainId: r.chain_id,
+    resources: parseList(r.resources),
   };
 }
 

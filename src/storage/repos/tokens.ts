@@ -264,7 +264,7 @@ export class CodeRepository {
     return this.db.kysely;
   }
 
-  async create(c: Omit<AuthorizationCode, 'usedAt' | 'chainId'>): Promise<void> {
+  async create(c: Omit<AuthorizationCode, 'usedAt' | 'chainId' | 'resources'> & { resources?: string[] }): Promise<void> {
     await this.k
       .insertInto('authorization_codes')
       .values({
@@ -284,6 +284,7 @@ export class CodeRepository {
         expires_at: c.expiresAt,
         used_at: null,
         chain_id: null,
+        resources: JSON.stringify(c.resources ?? []),
       })
       .execute();
   }
