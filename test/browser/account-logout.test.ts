@@ -2,17 +2,15 @@
 // Never downloads a browser; when /usr/bin/chromium is missing every test here is skipped (CI installs it).
 // With UPDATE_SCREENSHOTS=1 the account, logout confirmation and signed-out pages are saved to
 // docs/screenshots/ at desktop and phone width.
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Cookie, type Page } from 'playwright-core';
+import { type BrowserContext, type Cookie, type Page } from 'playwright-core';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { createClient } from '../../src/admin/operations.js';
 import { SESSION_COOKIE } from '../../src/http/cookies.js';
 import { DEFAULT_SCOPES } from '../../src/storage/repos/realms.js';
-import { interceptClient, CHROMIUM, CLIENT_ORIGIN, DESKTOP, LAUNCH_ARGS, SKIP_REASON, UPDATE_SCREENSHOTS, checkLayout, heading } from '../helpers/browser.js';
+import { interceptClient, CLIENT_ORIGIN, SKIP_REASON, UPDATE_SCREENSHOTS, checkLayout, heading, sharedBrowser } from '../helpers/browser.js';
 
 const REQUESTED_SCOPES = ['openid', 'core_data', 'exports', 'offline_access'];
 const ACCOUNT = realmPath('/account');
@@ -28,24 +26,8 @@ interface RegisteredClient {
 /** A relying party that registered where to come back after logout (web-app registers nothing). */
 const RP = { id: 'rp-app', name: 'Relying Party', secret: 'rp-app-secret', redirectUri: `${CLIENT_ORIGIN}/callback`, postLogoutRedirectUri: `${CLIENT_ORIGIN}/after-logout` };
 
-let browser: Browser | undefined;
-
-before(async () => {
-  if (!fs.existsSync(CHROMIUM)) return;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
-});
-
-after(async () => {
-  await browser?.close();
-});
-
-/** A fresh browser profile (no cookies) at desktop size; short timeouts so a broken page fails fast. */
-async function newContext(): Promise<BrowserContext> {
-  const context = await browser!.newContext({ viewport: DESKTOP, locale: 'en-US' });
-  context.setDefaultTimeout(10_000);
-  context.setDefaultNavigationTimeout(15_000);
-  return context;
-}
+const shared = sharedBrowser();
+const newContext = (): Promise<BrowserContext> => shared.newContext();
 
 
 function authorizeUrl(ts: TestServer, client: RegisteredClient, state: string): string {
@@ -109,7 +91,7 @@ async function authorizeAndExchange(ts: TestServer, page: Page, client: Register
 }
 
 async function withBrowser(t: TestContext, dialect: 'sqlite' | 'postgres', fn: (ts: TestServer, page: Page, context: BrowserContext, hits: string[]) => Promise<void>): Promise<void> {
-  if (!browser) {
+  if (!shared.browser) {
     t.skip(SKIP_REASON);
     return;
   }

@@ -2,34 +2,18 @@
 // master's login pages, creates a client, whitelists a redirect URI, creates a user and disables them;
 // then the real login pages prove the new redirect URI works and the disabled user cannot sign in.
 // With UPDATE_SCREENSHOTS=1 every console page is saved to docs/screenshots/console-*.png (desktop, phone).
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
-import { CHROMIUM, CLIENT_ORIGIN, DESKTOP, LAUNCH_ARGS, SKIP_REASON, checkLayout, heading, interceptClient } from '../helpers/browser.js';
+import { CLIENT_ORIGIN, SKIP_REASON, checkLayout, heading, interceptClient, sharedBrowser } from '../helpers/browser.js';
 
 const ADMIN = { username: 'admin', password: 'admin password 42' };
 
-let browser: Browser | undefined;
-
-before(async () => {
-  if (!fs.existsSync(CHROMIUM)) return;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
-});
-
-after(async () => {
-  await browser?.close();
-});
-
-async function newContext(): Promise<BrowserContext> {
-  const context = await browser!.newContext({ viewport: DESKTOP, locale: 'en-US' });
-  context.setDefaultTimeout(10_000);
-  context.setDefaultNavigationTimeout(15_000);
-  return context;
-}
+const shared = sharedBrowser();
+const newContext = (): Promise<BrowserContext> => shared.newContext();
 
 async function signInOnPages(page: Page, username: string, password: string): Promise<void> {
   await page.getByLabel('Username').fill(username);
@@ -39,7 +23,7 @@ async function signInOnPages(page: Page, username: string, password: string): Pr
 
 for (const dialect of dialects()) {
   test(`[${dialect}] admin console walk: sign-in, client, redirect URI, user, disable; the login pages agree`, async (t: TestContext) => {
-    if (!browser) return t.skip(SKIP_REASON);
+    if (!shared.browser) return t.skip(SKIP_REASON);
     const ts: TestServer = await startTestServer({ dialect, listen: true });
     const contexts: BrowserContext[] = [];
     // Screenshots from one database only (they are the same pages).

@@ -1,40 +1,22 @@
 // The browser side of E1 in a real browser: Debian's chromium driven by playwright-core.
 // Never downloads a browser; when /usr/bin/chromium is missing every test here is skipped (CI installs it).
 // With UPDATE_SCREENSHOTS=1 the pages are also saved to docs/screenshots/ at desktop and phone width.
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { type BrowserContext, type Page, type Request } from 'playwright-core';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { updateClient } from '../../src/admin/operations.js';
 import { dialects } from '../helpers/db.js';
 import { DEFAULT_SCOPES } from '../../src/storage/repos/realms.js';
-import { CHROMIUM, CLIENT_ORIGIN, DESKTOP, LAUNCH_ARGS, SKIP_REASON, UPDATE_SCREENSHOTS, checkLayout, heading, interceptClient } from '../helpers/browser.js';
+import { CLIENT_ORIGIN, SKIP_REASON, UPDATE_SCREENSHOTS, checkLayout, heading, interceptClient, sharedBrowser } from '../helpers/browser.js';
 
 const REQUESTED_SCOPES = ['openid', 'core_data', 'exports', 'offline_access'];
 const SHOWN_SCOPES = [...REQUESTED_SCOPES, 'profile', 'email'];
 // A state with characters that must be encoded, to prove it comes back unchanged.
 const STATE = 'st4te /+&=?é';
 
-let browser: Browser | undefined;
-
-before(async () => {
-  if (!fs.existsSync(CHROMIUM)) return;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
-});
-
-after(async () => {
-  await browser?.close();
-});
-
-/** A fresh browser profile (no cookies) at desktop size; short timeouts so a broken page fails fast. */
-async function newContext(): Promise<BrowserContext> {
-  const context = await browser!.newContext({ viewport: DESKTOP, locale: 'en-US' });
-  context.setDefaultTimeout(10_000);
-  context.setDefaultNavigationTimeout(15_000);
-  return context;
-}
+const shared = sharedBrowser();
+const newContext = (): Promise<BrowserContext> => shared.newContext();
 
 function authorizeUrl(ts: TestServer, extra: Record<string, string> = {}): string {
   const q = new URLSearchParams({
@@ -93,7 +75,7 @@ function redirectChain(req: Request): string[] {
 }
 
 async function withBrowser(t: TestContext, dialect: 'sqlite' | 'postgres', fn: (ts: TestServer, page: Page, context: BrowserContext) => Promise<void>): Promise<void> {
-  if (!browser) {
+  if (!shared.browser) {
     t.skip(SKIP_REASON);
     return;
   }

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import { after, before } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-quic', '--no-first-run', '--disable-sync'];
@@ -13,6 +14,32 @@ export const SCREENSHOT_DIR = path.resolve('docs/screenshots');
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 export const CLIENT_ORIGIN = 'https://app.example.com';
+
+/**
+ * One chromium for a test file: launched before its tests, closed after them; `browser` is undefined
+ * when chromium is not installed (the tests then skip with SKIP_REASON). `newContext` is a fresh profile
+ * (no cookies) at desktop size, with short timeouts so that a broken page fails fast.
+ */
+export function sharedBrowser(): { readonly browser: Browser | undefined; newContext(): Promise<BrowserContext> } {
+  let browser: Browser | undefined;
+  before(async () => {
+    if (fs.existsSync(CHROMIUM)) browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  return {
+    get browser() {
+      return browser;
+    },
+    async newContext() {
+      const context = await browser!.newContext({ viewport: DESKTOP, locale: 'en-US' });
+      context.setDefaultTimeout(10_000);
+      context.setDefaultNavigationTimeout(15_000);
+      return context;
+    },
+  };
+}
 
 /**
  * The client's redirect URI is on a host that does not exist: answer it with a tiny page, and record
