@@ -35,7 +35,19 @@ function isAbsoluteWithoutFragment(uri: string): boolean {
  * invalid_target, before anything is issued or consumed.
  */
 /** What a grant's resources may weigh together: they ride in each of its refresh tokens. */
-export const MAX_BOUND_RESOURCES_LENGTH = 2048;
+const MAX_BOUND_RESOURCES_LENGTH = 2048;
+
+/**
+ * The resources of a request that starts a grant (the authorization request, the device authorization
+ * request), which bind it (RFC 8707 2.1): each checked as checkResources does, and all of them together
+ * short enough to ride in every refresh token of the grant.
+ */
+export function readBoundResources(raw: RawParams, client: Client): string[] {
+  const resources = readResources(raw);
+  checkResources(resources, client);
+  if (resources.join('').length > MAX_BOUND_RESOURCES_LENGTH) throw new OAuthError('invalid_target', 'the resources are too long together');
+  return resources;
+}
 
 export function checkResources(resources: readonly string[], client: Client): void {
   for (const r of resources) {

@@ -222,6 +222,8 @@ export interface DeviceCodeTable {
   chain_id: string | null;
   created_at: number;
   expires_at: number;
+  /** RFC 8707 resources of the device authorization request, a JSON list. */
+  resources: string;
 }
 
 export interface RevokedAccessTokenTable {

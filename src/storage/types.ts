@@ -217,4 +217,6 @@ export interface DeviceCode {
   chainId: string | null;
   createdAt: number;
   expiresAt: number;
+  /** RFC 8707 2.1: the resources the device authorization request named, bound to the grant. */
+  resources: string[];
 }

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { CookieJar, inject, pageKind, parseForm, tokenRequest, type PageKind } from '../helpers/flow.js';
+import { decodeJwt } from 'jose';
+import { updateClient } from '../../src/admin/operations.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
@@ -32,9 +34,10 @@ for (const dialect of dialects()) {
     const poll = (deviceCode: string) => tokenRequest(ts, { grant_type: GRANT, device_code: deviceCode, client_id: 'native-app' });
 
     /** The user's side: open the verification page, enter the code, log in, consent, choose. */
-    async function approve(userCode: string, opts: { consent?: 'allow' | 'deny'; complete?: boolean } = {}): Promise<{ pages: PageKind[]; last: string }> {
+    async function approve(userCode: string, opts: { consent?: 'allow' | 'deny'; complete?: boolean } = {}): Promise<{ pages: PageKind[]; last: string; consentPage?: string }> {
       const jar = new CookieJar();
       const pages: PageKind[] = [];
+      let consentPage: string | undefined;
       const url = realmPath('/device') + (opts.complete ? `?user_code=${encodeURIComponent(userCode)}` : '');
       let page = await inject(ts.app, jar, 'GET', url);
       pages.push(pageKind(page.body));
@@ -44,13 +47,14 @@ for (const dialect of dialects()) {
         page = await inject(ts.app, jar, 'GET', res.headers.location as string);
         const kind = pageKind(page.body);
         pages.push(kind);
+        if (kind === 'consent') consentPage = page.body;
         form = parseForm(page.body);
         const fields: Record<string, string> =
           kind === 'login' ? { username: ts.user.username, password: ts.user.password } : kind === 'consent' ? { decision: opts.consent ?? 'allow' } : { organization: 'acme' };
         res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, ...fields });
       }
       pages.push(pageKind(res.body));
-      return { pages, last: res.body };
+      return { pages, last: res.body, ...(consentPage ? { consentPage } : {}) };
     }
 
     test('the device authorization response (RFC 8628 3.2)', async () => {
@@ -101,6 +105,38 @@ for (const dialect of dialects()) {
       const refreshed = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: 'native-app' });
       assert.equal(refreshed.statusCode, 200);
       assert.equal((await poll(d.device_code)).json().error, 'invalid_grant');
+    });
+
+    test('resources named at the device authorization request bind the grant (RFC 8707 2.1); the consent page names them', async () => {
+      const API = 'https://api.example.com';
+      const OTHER = 'https://other.example.com';
+      await updateClient(ts.store, { realmId: REALM, clientId: 'native-app', audiences: { set: [API, OTHER] } });
+      try {
+        const form = { client_id: 'native-app', scope: 'core_data offline_access' };
+        const refused = await authorizeDevice({ ...form, resource: 'https://elsewhere.example.com' });
+        assert.equal(refused.statusCode, 400, refused.body);
+        assert.equal(refused.json().error, 'invalid_target');
+        const started = await authorizeDevice({ ...form, resource: API });
+        assert.equal(started.statusCode, 200, started.body);
+        const d = started.json();
+        const user = await approve(d.user_code);
+        assert.deepEqual(user.pages, ['device-entry', 'login', 'consent', 'organization', 'device-done']);
+        assert.match(user.consentPage ?? '', /<ul class="resources">\s*<li>https:\/\/api\.example\.com<\/li>/);
+
+        // Another audience of the client, not of this grant: refused, and the device code stays usable.
+        const wider = await tokenRequest(ts, { grant_type: GRANT, device_code: d.device_code, client_id: 'native-app', resource: OTHER });
+        assert.equal(wider.statusCode, 400, wider.body);
+        assert.equal(wider.json().error, 'invalid_target');
+        ts.clock.advance(6);
+        const res = await poll(d.device_code);
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(decodeJwt(res.json().access_token).aud, API);
+        assert.deepEqual(decodeJwt(res.json().refresh_token).resource, [API]);
+        const refreshed = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: res.json().refresh_token, client_id: 'native-app', resource: OTHER });
+        assert.equal(refreshed.json().error, 'invalid_target');
+      } finally {
+        await updateClient(ts.store, { realmId: REALM, clientId: 'native-app', audiences: { set: [] } });
+      }
     });
 
     test('verification_uri_complete pre-fills the code for the user to confirm', async () => {

@@ -107,6 +107,7 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
           codeChallengeMethod: undefined,
           nonce: undefined,
           deviceCodeHash: device.hash,
+          ...(device.resources.length > 0 ? { resources: device.resources } : {}),
         },
         browserHash: tokenHash(cookie),
         session,

@@ -2,7 +2,7 @@ import type { Client, Realm, Scope, AuthorizationParams } from '../../storage/ty
 import { OAuthError, safeDescription } from '../errors.js';
 import { readParams, type RawParams } from '../params.js';
 import { checkRequestedScopes, parseScope } from '../scopes.js';
-import { checkResources, MAX_BOUND_RESOURCES_LENGTH, readResources } from '../resources.js';
+import { readBoundResources } from '../resources.js';
 
 /** An error the authorization endpoint must not send to the client: shown to the user instead. */
 export class AuthorizePageError extends Error {
@@ -104,9 +104,7 @@ export function checkAuthorizationRequest(
   checkRequestedScopes(scopes, input.client, input.realmScopes);
   // RFC 8707 2: a resource the client may not ask for is refused here already; those it may are bound to
   // the grant (2.1: they apply to the whole authorization grant), so its tokens can name no other.
-  const resources = readResources(raw);
-  checkResources(resources, input.client);
-  if (resources.join('').length > MAX_BOUND_RESOURCES_LENGTH) throw new OAuthError('invalid_target', 'the resources are too long together');
+  const resources = readBoundResources(raw, input.client);
 
   const challenge = p.get('code_challenge');
   const method = p.get('code_challenge_method');

@@ -6,6 +6,7 @@ import { authenticateClient } from '../client-auth.js';
 import { OAuthError } from '../errors.js';
 import { readParams, type RawParams } from '../params.js';
 import { checkRequestedScopes, parseScope } from '../scopes.js';
+import { readBoundResources } from '../resources.js';
 import { generateUserCode, normalizeUserCode, userCodeHash } from './user-code.js';
 
 /** How long the user has to enter the code, and the polling interval (RFC 8628 3.2). */
@@ -36,6 +37,9 @@ export async function handleDeviceAuthorization(
   const client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '');
   const scopes = parseScope(params.get('scope'));
   checkRequestedScopes(scopes, client, (await services.cache.realmScopes(realm.id)) ?? new Map());
+  // RFC 8707 2.1 (RFC 8628 defines no resource, but this request starts the grant as an authorization
+  // request does): the resources named bind the grant.
+  const resources = readBoundResources(input.body, client);
 
   const now = nowSeconds(services.clock);
   const deviceCode = randomToken(32);
@@ -48,6 +52,7 @@ export async function handleDeviceAuthorization(
         realmId: realm.id,
         clientId: client.clientId,
         scopes,
+        resources,
         interval: DEVICE_POLL_INTERVAL,
         now,
         expiresAt: now + DEVICE_CODE_LIFETIME,

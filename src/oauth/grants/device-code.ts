@@ -4,6 +4,7 @@ import { OAuthError } from '../errors.js';
 import { required } from '../params.js';
 import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
+import { grantResources } from '../resources.js';
 import { realmBase } from '../../services.js';
 
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -16,6 +17,7 @@ export const deviceCodeGrant: Grant = {
     const deviceCode = required(params, 'device_code');
     const now = nowSeconds(services.clock);
     let refresh: MintedRefreshToken | undefined;
+    let audience: string[] = [];
     const keys = await services.keys.refreshKeys(realm.id);
     const issuer = realmBase(services.config, realm.id);
 
@@ -32,10 +34,17 @@ export const deviceCodeGrant: Grant = {
       }
       if (!subject?.enabled) return { reject: new OAuthError('invalid_grant', 'the user is disabled') };
       if (device.createdAt < realm.notBefore) return { reject: new OAuthError('invalid_grant', 'the device code was revoked') };
+      // RFC 8707 2.1, 2.2, as for a code: refused, the device code stays usable (as for every refusal here).
+      try {
+        audience = grantResources(resources, device.resources, client);
+      } catch (err) {
+        if (err instanceof OAuthError) return { reject: err };
+        throw err;
+      }
       const maxExpiresAt = now + realm.refreshMaxLifetime;
       const chainId = randomId();
       // An approved device code has its user and session (DeviceRepository.approve sets them together).
-      const chain = { chainId, clientId: device.clientId, userId: device.userId!, sessionId: device.sessionId!, scopes: device.scopes, chainMaxExpiresAt: maxExpiresAt };
+      const chain = { chainId, clientId: device.clientId, userId: device.userId!, sessionId: device.sessionId!, scopes: device.scopes, chainMaxExpiresAt: maxExpiresAt, resources: device.resources };
       refresh = mintRefreshToken({ realm, keys, issuer, chain, gen: 1, now });
       return { chain: { id: chainId, maxExpiresAt }, token: refresh };
     }, { ip, storedEventTypes: realm.storedEventTypes });
@@ -49,7 +58,7 @@ export const deviceCodeGrant: Grant = {
         throw outcome.reason;
       case 'issued':
         services.audit.counter.count(realm.id, 'DEVICE_TO_TOKEN', 'success');
-        return buildTokenResponse(services, { realm, client, resources, chain: outcome.chain, subject: outcome.subject, scopes: outcome.chain.scopes, refresh: refresh!, now });
+        return buildTokenResponse(services, { realm, client, resources: audience, chain: outcome.chain, subject: outcome.subject, scopes: outcome.chain.scopes, refresh: refresh!, now });
     }
   },
 };

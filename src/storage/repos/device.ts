@@ -25,6 +25,7 @@ function toDevice(r: Selectable<DeviceCodeTable>): DeviceCode {
     chainId: r.chain_id,
     createdAt: Number(r.created_at),
     expiresAt: Number(r.expires_at),
+    resources: parseList(r.resources),
   };
 }
 
@@ -41,7 +42,7 @@ export type PollOutcome<R> =
 export class DeviceRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async create(d: { hash: string; userCodeHash: string; realmId: string; clientId: string; scopes: string[]; interval: number; now: number; expiresAt: number }): Promise<void> {
+  async create(d: { hash: string; userCodeHash: string; realmId: string; clientId: string; scopes: string[]; resources?: string[]; interval: number; now: number; expiresAt: number }): Promise<void> {
     try {
       await this.db
         .insertInto('device_codes')
@@ -61,6 +62,7 @@ export class DeviceRepository {
           chain_id: null,
           created_at: d.now,
           expires_at: d.expiresAt,
+          resources: JSON.stringify(d.resources ?? []),
         })
         .execute();
     } catch (err) {
