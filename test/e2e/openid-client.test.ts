@@ -5,7 +5,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { pageKind, parseForm, type PageKind } from '../helpers/flow.js';
 import { dialects } from '../helpers/db.js';
-import { createClient } from '../../src/admin/operations.js';
+import { createClient, updateClient } from '../../src/admin/operations.js';
 import { SESSION_COOKIE } from '../../src/http/cookies.js';
 
 /** A browser's cookies: name=value pairs from set-cookie headers (attributes ignored). */
@@ -96,12 +96,12 @@ interface FlowStart {
  * Runs discovery and the browser part; returns the configuration, the client's callback URL and the PKCE verifier.
  * By default as web-app, asking for `openid core_data offline_access`, in a new browser.
  */
-async function startFlow(ts: TestServer, secret: string, opts: { clientId?: string; scope?: string; jar?: CookieJar } = {}): Promise<FlowStart> {
+async function startFlow(ts: TestServer, secret: string, opts: { clientId?: string; scope?: string; jar?: CookieJar; resources?: string[] } = {}): Promise<FlowStart> {
   const config = await discover(ts, secret, opts.clientId);
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
-  const authUrl = oidc.buildAuthorizationUrl(config, {
+  const params = new URLSearchParams({
     redirect_uri: ts.client.redirectUri,
     scope: opts.scope ?? 'openid core_data offline_access',
     code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
@@ -109,6 +109,8 @@ async function startFlow(ts: TestServer, secret: string, opts: { clientId?: stri
     state,
     nonce,
   });
+  for (const r of opts.resources ?? []) params.append('resource', r);
+  const authUrl = oidc.buildAuthorizationUrl(config, params);
   const callback = await authorizeInBrowser(ts, authUrl, opts.jar);
   return { config, authUrl, callback, verifier, state, nonce };
 }
@@ -215,6 +217,29 @@ for (const dialect of dialects()) {
       // Reuse of a rotated token means theft: it fails, and so does the latest token of the same chain.
       await assertRejected(oidc.refreshTokenGrant(config, refreshTokens[1]!), 'invalid_grant');
       await assertRejected(oidc.refreshTokenGrant(config, refreshTokens[3]!), 'invalid_grant');
+    } finally {
+      await ts.close();
+    }
+  });
+
+  test(`openid-client: RFC 8707 resources bind the grant; the token requests narrow them (${dialect})`, async () => {
+    const ts = await startTestServer({ dialect, listen: true });
+    try {
+      const [api, exportsApi, billing] = ['https://api.example.com', 'https://exports.example.com/v1', 'https://billing.example.com'];
+      await updateClient(ts.store, { realmId: REALM, clientId: ts.client.id, audiences: { set: [api, exportsApi, billing] } });
+      const { config, callback, verifier, state, nonce } = await startFlow(ts, ts.client.secret, { resources: [api, exportsApi] });
+      const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
+      const audOf = async (token: string): Promise<unknown> =>
+        (await jwtVerify(token, jwks, { issuer: config.serverMetadata().issuer, currentDate: new Date(ts.clock.nowMs()) })).payload.aud;
+
+      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
+      assert.deepEqual(await audOf(tokens.access_token), [api, exportsApi]);
+      const narrowed = await oidc.refreshTokenGrant(config, tokens.refresh_token!, { resource: exportsApi });
+      assert.equal(await audOf(narrowed.access_token), exportsApi);
+      // billing is the client's, not the grant's: refused, and the refresh token is not used up.
+      await assertRejected(oidc.refreshTokenGrant(config, narrowed.refresh_token!, { resource: billing }), 'invalid_target');
+      const both = await oidc.refreshTokenGrant(config, narrowed.refresh_token!);
+      assert.deepEqual(await audOf(both.access_token), [api, exportsApi]);
     } finally {
       await ts.close();
     }
