@@ -34,6 +34,13 @@ function isAbsoluteWithoutFragment(uri: string): boolean {
  * of the audiences its operator gave it (`client create|update --audience`). Anything else is
  * invalid_target, before anything is issued or consumed.
  */
+export function checkResources(resources: readonly string[], client: Client): void {
+  for (const r of resources) {
+    if (!isAbsoluteWithoutFragment(r)) throw new OAuthError('invalid_target', 'resource must be an absolute URI without a fragment');
+    if (!client.audiences.includes(r)) throw new OAuthError('invalid_target', 'the client may not ask for this resource');
+  }
+}
+
 /** What a grant's resources may weigh together: they ride in each of its refresh tokens. */
 const MAX_BOUND_RESOURCES_LENGTH = 2048;
 
@@ -49,17 +56,10 @@ export function readBoundResources(raw: RawParams, client: Client): string[] {
   return resources;
 }
 
-export function checkResources(resources: readonly string[], client: Client): void {
-  for (const r of resources) {
-    if (!isAbsoluteWithoutFragment(r)) throw new OAuthError('invalid_target', 'resource must be an absolute URI without a fragment');
-    if (!client.audiences.includes(r)) throw new OAuthError('invalid_target', 'the client may not ask for this resource');
-  }
-}
-
 /**
  * The resources an access token is for, under a grant bound to `bound` (RFC 8707 2.1: the resources of
- * the authorization request apply to the whole grant). An unbound grant (no resource at the
- * authorization request, a device or password grant) gives what was asked for: aud then follows
+ * the authorization request apply to the whole grant). An unbound grant (no resource at the request
+ * that started it, or a password grant) gives what was asked for: aud then follows
  * accessTokenAudience. A bound grant gives what was asked for when each is one of its resources (2.2:
  * a token request may narrow, never widen), else all of them; resources the operator has since taken
  * from the client are dropped, and a grant left with none is refused rather than widened to every
@@ -69,7 +69,7 @@ export function grantResources(requested: readonly string[], bound: readonly str
   if (bound.length === 0) return [...requested];
   const allowed = bound.filter((r) => client.audiences.includes(r));
   const extra = requested.find((r) => !allowed.includes(r));
-  if (extra !== undefined) throw new OAuthError('invalid_target', 'the resource was not named in the authorization request');
+  if (extra !== undefined) throw new OAuthError('invalid_target', 'the resource was not named when this grant was authorized');
   if (requested.length > 0) return [...requested];
   if (allowed.length === 0) throw new OAuthError('invalid_target', 'the client may no longer ask for the resources of this grant');
   return allowed;
