@@ -3,73 +3,11 @@ import assert from 'node:assert/strict';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
-import { pageKind, parseForm, type PageKind } from '../helpers/flow.js';
+import { pageKind } from '../helpers/flow.js';
+import { FetchCookieJar as CookieJar, authorizeInBrowser, browse, seeOther } from '../helpers/fetch-browser.js';
 import { dialects } from '../helpers/db.js';
 import { createClient, updateClient } from '../../src/admin/operations.js';
 import { SESSION_COOKIE } from '../../src/http/cookies.js';
-
-/** A browser's cookies: name=value pairs from set-cookie headers (attributes ignored). */
-class CookieJar {
-  private readonly cookies = new Map<string, string>();
-  header(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-  has(name: string): boolean {
-    return this.cookies.has(name);
-  }
-  /** Another browser holding the same cookies, e.g. a copy kept by someone who stole them. */
-  clone(): CookieJar {
-    const copy = new CookieJar();
-    for (const [k, v] of this.cookies) copy.cookies.set(k, v);
-    return copy;
-  }
-  update(res: Response): void {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair = '', ...attrs] = line.split(';');
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1).trim();
-      if (value === '' || attrs.some((a) => /^\s*max-age=0\s*$/i.test(a))) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-  }
-}
-
-async function browse(jar: CookieJar, url: URL, form?: Record<string, string>): Promise<Response> {
-  const res = await fetch(url, {
-    method: form ? 'POST' : 'GET',
-    redirect: 'manual',
-    headers: { cookie: jar.header(), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
-    ...(form ? { body: new URLSearchParams(form).toString() } : {}),
-  });
-  jar.update(res);
-  return res;
-}
-
-function seeOther(res: Response, base: string): URL {
-  assert.equal(res.status, 303, `expected a 303 from ${res.url}`);
-  return new URL(res.headers.get('location')!, base);
-}
-
-/** The user's part of the flow over real HTTP: login, consent, organization; returns the redirect to the client. */
-async function authorizeInBrowser(ts: TestServer, authUrl: URL, jar = new CookieJar()): Promise<URL> {
-  const steps: Array<[PageKind, Record<string, string>]> = [
-    ['login', { username: ts.user.username, password: ts.user.password }],
-    ['consent', { decision: 'allow' }],
-    ['organization', { organization: 'acme' }],
-  ];
-  let next = seeOther(await browse(jar, authUrl), ts.baseUrl);
-  for (const [kind, fields] of steps) {
-    assert.match(next.pathname, /^\/auth\/realms\/test\/login-actions\/[^/]+$/);
-    const page = await browse(jar, next);
-    assert.equal(page.status, 200);
-    const html = await page.text();
-    assert.equal(pageKind(html), kind);
-    const form = parseForm(html);
-    next = seeOther(await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, ...fields }), ts.baseUrl);
-  }
-  return next;
-}
 
 /** A relying party configured only from the server's discovery document. */
 async function discover(ts: TestServer, secret: string, clientId = ts.client.id): Promise<oidc.Configuration> {

@@ -1,0 +1,154 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { decodeJwt } from 'jose';
+import { dialects } from '../helpers/db.js';
+import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
+import { freePort } from '../helpers/built.js';
+import { FetchCookieJar, authorizeInBrowser, browse } from '../helpers/fetch-browser.js';
+import { createClient } from '../../src/admin/operations.js';
+
+// Debian's libapache2-mod-auth-openidc as an independent relying party: Apache protects a page, sends the
+// browser to Realmgate, exchanges the code with its defaults (client_secret_basic, discovery, the id
+// token checked against the JWKS), keeps the session, and refreshes the access token when asked.
+const APACHE = '/usr/sbin/apache2';
+const MODULES = '/usr/lib/apache2/modules';
+const available = fs.existsSync(APACHE) && fs.existsSync(path.join(MODULES, 'mod_auth_openidc.so'));
+const SKIP = 'apache2 and libapache2-mod-auth-openidc are not installed (.ci/run installs them)';
+
+interface Apache {
+  base: string;
+  stop(): Promise<void>;
+  log(): string;
+}
+
+async function startApache(ts: TestServer, client: { id: string; secret: string }, port: number): Promise<Apache> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rg-apache-'));
+  fs.chmodSync(dir, 0o755);
+  fs.mkdirSync(path.join(dir, 'www', 'protected'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'www', 'protected', 'index.html'), 'the protected page\n');
+  const base = `http://127.0.0.1:${port}`;
+  const conf = `ServerRoot ${dir}
+ServerName 127.0.0.1
+Listen 127.0.0.1:${port}
+PidFile ${dir}/httpd.pid
+ErrorLog ${dir}/error.log
+LogLevel warn auth_openidc:info
+User www-data
+Group www-data
+LoadModule mpm_event_module ${MODULES}/mod_mpm_event.so
+LoadModule authn_core_module ${MODULES}/mod_authn_core.so
+LoadModule authz_core_module ${MODULES}/mod_authz_core.so
+LoadModule authz_user_module ${MODULES}/mod_authz_user.so
+LoadModule auth_openidc_module ${MODULES}/mod_auth_openidc.so
+DocumentRoot ${dir}/www
+OIDCProviderMetadataURL ${ts.baseUrl}/auth/realms/${REALM}/.well-known/openid-configuration
+OIDCClientID ${client.id}
+OIDCClientSecret ${client.secret}
+OIDCRedirectURI ${base}/protected/redirect_uri
+OIDCCryptoPassphrase ${'x'.repeat(32)}
+OIDCScope "openid core_data offline_access"
+OIDCInfoHook iat access_token access_token_expires id_token userinfo refresh_token session
+<Location /protected>
+  AuthType openid-connect
+  Require valid-user
+</Location>
+`;
+  fs.writeFileSync(path.join(dir, 'httpd.conf'), conf);
+  const child: ChildProcess = spawn(APACHE, ['-X', '-f', path.join(dir, 'httpd.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const log = (): string => output + (fs.existsSync(path.join(dir, 'error.log')) ? fs.readFileSync(path.join(dir, 'error.log'), 'utf8') : '');
+  // Ready when it answers (an unprotected path: 404).
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`apache2 exited: ${log()}`);
+    const ok = await fetch(`${base}/ready`).then(() => true, () => false);
+    if (ok) break;
+    if (i > 100) throw new Error(`apache2 did not start: ${log()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    base,
+    log,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+for (const dialect of dialects()) {
+  test(`mod_auth_openidc: Apache signs the user in through Realmgate, keeps the session and refreshes (${dialect})`, { skip: available ? false : SKIP }, async () => {
+    const ts = await startTestServer({ dialect, listen: true });
+    const port = await freePort();
+    const redirectUri = `http://127.0.0.1:${port}/protected/redirect_uri`;
+    const { secret } = await createClient(ts.store, { realmId: REALM, clientId: 'apache-rp', redirectUris: [redirectUri] });
+    const apache = await startApache(ts, { id: 'apache-rp', secret: secret! }, port);
+    try {
+      const jar = new FetchCookieJar();
+      const page = new URL(`${apache.base}/protected/index.html`);
+      // Apache sends the browser to the authorization endpoint (a 302 with its state cookie).
+      const first = await browse(jar, page);
+      assert.equal(first.status, 302, apache.log());
+      const authUrl = new URL(first.headers.get('location')!);
+      assert.equal(`${authUrl.origin}${authUrl.pathname}`, `${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/auth`);
+      assert.equal(authUrl.searchParams.get('client_id'), 'apache-rp');
+      assert.equal(authUrl.searchParams.get('redirect_uri'), redirectUri);
+
+      // The user signs in, consents and picks the organization; Realmgate sends the browser back with a code.
+      const back = await authorizeInBrowser(ts, authUrl, jar);
+      assert.equal(`${back.origin}${back.pathname}`, redirectUri);
+      assert.ok(back.searchParams.get('code'));
+      // Apache exchanges the code (HTTP Basic), checks the id token, starts its session, returns to the page.
+      const landed = await browse(jar, back);
+      assert.equal(landed.status, 302, `${landed.status} ${await landed.text()}\n${apache.log()}`);
+      assert.equal(new URL(landed.headers.get('location')!, apache.base).pathname, '/protected/index.html');
+      const content = await browse(jar, page);
+      assert.equal(content.status, 200, apache.log());
+      assert.equal(await content.text(), 'the protected page\n');
+
+      // What Apache holds: our tokens, issued to it, for this user.
+      const info = async (query: string): Promise<Record<string, unknown>> => {
+        const res = await browse(jar, new URL(`${apache.base}/protected/redirect_uri?info=json${query}`));
+        assert.equal(res.status, 200, apache.log());
+        return (await res.json()) as Record<string, unknown>;
+      };
+      const held = await info('');
+      const access = decodeJwt(held.access_token as string);
+      assert.equal(access.azp, 'apache-rp');
+      assert.equal(access.sub, ts.user.id);
+      // The info hook gives the id token's claims, as mod_auth_openidc verified them.
+      assert.equal((held.id_token as Record<string, unknown>).aud, 'apache-rp');
+      assert.equal((held.id_token as Record<string, unknown>).sub, ts.user.id);
+      assert.equal((held.userinfo as Record<string, unknown>).sub, ts.user.id);
+      const firstRefresh = held.refresh_token as string;
+      assert.ok(firstRefresh);
+
+      // A refresh through mod_auth_openidc's own code (the token is refreshed when older than 0 s).
+      ts.clock.advance(2);
+      const refreshed = await info('&access_token_refresh_interval=0');
+      assert.notEqual(refreshed.access_token, held.access_token, apache.log());
+      assert.notEqual(refreshed.refresh_token, firstRefresh);
+      assert.equal(decodeJwt(refreshed.access_token as string).sub, ts.user.id);
+      // The first refresh token was rotated: presented again, it is a reuse.
+      const reuse = await fetch(`${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/token`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`apache-rp:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: firstRefresh }).toString(),
+      });
+      assert.equal(reuse.status, 400);
+      assert.equal(((await reuse.json()) as { error: string }).error, 'invalid_grant');
+    } finally {
+      await apache.stop();
+      await ts.close();
+    }
+  });
+}
