@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
@@ -18,6 +19,7 @@ const APACHE = '/usr/sbin/apache2';
 const MODULES = '/usr/lib/apache2/modules';
 const available = fs.existsSync(APACHE) && fs.existsSync(path.join(MODULES, 'mod_auth_openidc.so'));
 const SKIP = 'apache2 and libapache2-mod-auth-openidc are not installed (.ci/run installs them)';
+const EXAMPLE = path.resolve('examples/apache/auth-openidc.conf');
 
 interface Apache {
   base: string;
@@ -45,20 +47,14 @@ LoadModule authz_core_module ${MODULES}/mod_authz_core.so
 LoadModule authz_user_module ${MODULES}/mod_authz_user.so
 LoadModule auth_openidc_module ${MODULES}/mod_auth_openidc.so
 DocumentRoot ${dir}/www
-OIDCProviderMetadataURL ${ts.baseUrl}/auth/realms/${REALM}/.well-known/openid-configuration
-OIDCClientID ${client.id}
-OIDCClientSecret ${client.secret}
-OIDCRedirectURI ${base}/protected/redirect_uri
-OIDCCryptoPassphrase ${'x'.repeat(32)}
-OIDCScope "openid core_data offline_access"
+# The guide's configuration (docs/guide-web-app.md), as it is, with its environment below.
+Include ${EXAMPLE}
+# For the test only: what the module holds, at ${base}/protected/redirect_uri?info=json.
 OIDCInfoHook iat access_token access_token_expires id_token userinfo refresh_token session
-<Location /protected>
-  AuthType openid-connect
-  Require valid-user
-</Location>
 `;
   fs.writeFileSync(path.join(dir, 'httpd.conf'), conf);
-  const child: ChildProcess = spawn(APACHE, ['-X', '-f', path.join(dir, 'httpd.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...process.env, ISSUER: `${ts.baseUrl}/auth/realms/${REALM}`, CLIENT_ID: client.id, CLIENT_SECRET: client.secret, APP_URL: base, OIDC_PASSPHRASE: randomBytes(24).toString('base64url') };
+  const child: ChildProcess = spawn(APACHE, ['-X', '-f', path.join(dir, 'httpd.conf')], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
