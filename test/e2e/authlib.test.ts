@@ -1,11 +1,11 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { runAuthorization } from '../helpers/flow.js';
 import { createClient } from '../../src/admin/operations.js';
+import { runProgram, type ProgramResult } from '../helpers/program.js';
 
 // Debian's Authlib (python3-authlib) as an independent client: the seed's path (E2 code exchange, E3
 // refresh with HTTP Basic) with its defaults, and the access token verified by Authlib's own JOSE
@@ -28,16 +28,8 @@ claims.validate()
 print(json.dumps({'first': tok, 'second': again, 'claims': dict(claims)}))
 `;
 
-function authlib(args: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(PYTHON, ['-c', SCRIPT, JSON.stringify(args)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-    p.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
-    p.on('error', reject);
-    p.on('close', (code) => resolve({ code, out, err }));
-  });
+function authlib(args: Record<string, string>): Promise<ProgramResult> {
+  return runProgram(PYTHON, ['-c', SCRIPT, JSON.stringify(args)]);
 }
 
 const available = fs.existsSync(PYTHON) && (await authlib({}).then((r) => !/No module named/.test(r.err)));

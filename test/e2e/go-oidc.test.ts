@@ -1,6 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { runAuthorization } from '../helpers/flow.js';
+import { runProgram } from '../helpers/program.js';
 
 // go-oidc with golang.org/x/oauth2 (Debian's golang-github-coreos-go-oidc-dev, built with Debian's Go in
 // GOPATH mode: no download) as an independent relying party, with their defaults: discovery, the code
@@ -19,18 +20,6 @@ const GOPATH = '/usr/share/gocode';
 const SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'go-oidc', 'main.go');
 const available = fs.existsSync(GO) && fs.existsSync(path.join(GOPATH, 'src/github.com/coreos/go-oidc/oidc.go'));
 const SKIP = 'golang-go and golang-github-coreos-go-oidc-dev are not installed (.ci/run installs them)';
-
-function run(binary: string, args: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(binary, [JSON.stringify(args)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-    p.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
-    p.on('error', reject);
-    p.on('close', (code) => resolve({ code, out, err }));
-  });
-}
 
 for (const dialect of dialects()) {
   describe(`go-oidc as the relying party (${dialect})`, { skip: available ? false : SKIP }, () => {
@@ -55,13 +44,13 @@ for (const dialect of dialects()) {
     test('discovery, code exchange, id token, userinfo and a refresh, with go-oidc and x/oauth2 defaults', async () => {
       const r = await runAuthorization(ts, { query: { scope: 'openid core_data offline_access', nonce: 'go-nonce-1' } });
       assert.ok(r.code);
-      const res = await run(binary, {
+      const res = await runProgram(binary, [JSON.stringify({
         issuer: `${ts.baseUrl}/auth/realms/${REALM}`,
         client_id: ts.client.id,
         client_secret: ts.client.secret,
         redirect_uri: ts.client.redirectUri,
         code: r.code,
-      });
+      })]);
       assert.equal(res.code, 0, res.err);
       const out = JSON.parse(res.out) as Record<string, unknown>;
       assert.equal(out.token_type, 'Bearer');
