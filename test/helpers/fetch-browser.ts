@@ -14,9 +14,6 @@ export class FetchCookieJar {
   has(name: string): boolean {
     return this.cookies.has(name);
   }
-  names(): string[] {
-    return [...this.cookies.keys()];
-  }
   /** Another browser holding the same cookies, e.g. a copy kept by someone who stole them. */
   clone(): FetchCookieJar {
     const copy = new FetchCookieJar();
