@@ -60,10 +60,13 @@ export function requestTimeouts(limitMs: number): { requestTimeout: number; head
   return { requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: interval };
 }
 
-function hasNul(v: unknown, depth = 0): boolean {
-  if (typeof v === 'string') return v.includes('\0');
+/** NUL, or a UTF-16 surrogate without its pair (only a JSON body's \\ud800 escape can make one). */
+const BAD_TEXT = /\0|\p{Cs}/u;
+
+function hasBadText(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return BAD_TEXT.test(v);
   if (depth > 3 || v === null || typeof v !== 'object') return false;
-  for (const [k, x] of Object.entries(v)) if (k.includes('\0') || hasNul(x, depth + 1)) return true;
+  for (const [k, x] of Object.entries(v)) if (BAD_TEXT.test(k) || hasBadText(x, depth + 1)) return true;
   return false;
 }
 
@@ -176,12 +179,13 @@ async function baseApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   // Errors of requests that reach no route (a body the parsers refuse, say) answer in RFC 6749 form.
   app.setErrorHandler(jsonErrorHandler(services));
-  // NUL never belongs in an OAuth parameter, and PostgreSQL refuses it in text: refused at the door.
-  // The authorization endpoint is exempt: it must answer such a request by redirecting the error to a
+  // NUL never belongs in an OAuth parameter, and PostgreSQL refuses it in text; an unpaired surrogate is
+  // no character at all (and encodeURIComponent throws on it): both refused at the door. The
+  // authorization endpoint is exempt: it must answer such a request by redirecting the error to a
   // verified client (RFC 6749 4.1.2.1), and checks every value itself.
   app.addHook('preHandler', (req, _reply, done) => {
-    if (req.routeOptions.url !== AUTHORIZE_PATH && (hasNul(req.params) || hasNul(req.query) || hasNul(req.body))) {
-      done(Object.assign(new Error('NUL in request'), { statusCode: 400 }));
+    if (req.routeOptions.url !== AUTHORIZE_PATH && (hasBadText(req.params) || hasBadText(req.query) || hasBadText(req.body))) {
+      done(Object.assign(new Error('NUL or unpaired surrogate in request'), { statusCode: 400 }));
     } else done();
   });
   app.setNotFoundHandler((_req, reply) =>

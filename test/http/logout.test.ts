@@ -74,6 +74,23 @@ for (const dialect of dialects()) {
       assert.equal(await stillLoggedIn(jar), true);
     });
 
+    test('a state that is no text (an unpaired surrogate, a NUL) gets an error page, never a 500', async () => {
+      const { jar } = await loggedIn();
+      for (const state of ['\ud800', 'a\udfffb', 'x\u0000y']) {
+        // Only a JSON body can carry an unpaired surrogate: percent-decoding never makes one.
+        const res = await ts.app.inject({
+          method: 'POST',
+          url: LOGOUT,
+          headers: { 'content-type': 'application/json', cookie: jar.header() },
+          payload: JSON.stringify({ client_id: 'rp', post_logout_redirect_uri: BACK, state }),
+        });
+        assert.equal(res.statusCode, 400, JSON.stringify(state));
+        assert.match(res.headers['content-type'] as string, /text\/html/);
+        assert.equal(res.headers.location, undefined);
+      }
+      assert.equal(await stillLoggedIn(jar), true);
+    });
+
     test('without a session the user is told they are signed out', async () => {
       const res = await ts.app.inject({ method: 'GET', url: LOGOUT });
       assert.equal(res.statusCode, 200);

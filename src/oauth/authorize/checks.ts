@@ -203,7 +203,9 @@ export function clientRedirect(appUrl: string, redirectUri: string, params: Reco
  */
 export function redirectWith(redirectUri: string, params: Record<string, string | undefined>): string {
   const parts: string[] = [];
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+  // An unpaired surrogate (which encodeURIComponent refuses) goes back as U+FFFD, as UTF-8 decoding would.
+  const encode = (s: string): string => encodeURIComponent(s.replace(/\p{Cs}/gu, '\uFFFD'));
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) parts.push(`${encode(k)}=${encode(v)}`);
   if (parts.length === 0) return redirectUri;
   const sep = redirectUri.includes('?') ? (redirectUri.endsWith('?') || redirectUri.endsWith('&') ? '' : '&') : '?';
   return redirectUri + sep + parts.join('&');
