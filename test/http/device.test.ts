@@ -2,7 +2,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
-import { CookieJar, inject, pageKind, parseForm, tokenRequest, type PageKind } from '../helpers/flow.js';
+import { CookieJar, authorizeQuery, inject, pageKind, parseForm, tokenRequest, type PageKind } from '../helpers/flow.js';
 import { decodeJwt } from 'jose';
 import { updateClient } from '../../src/admin/operations.js';
 
@@ -187,6 +187,39 @@ for (const dialect of dialects()) {
       const d = await start();
       assert.equal((await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, user_code: d.user_code })).statusCode, 429);
       ts.clock.advance(601);
+    });
+  });
+
+  describe(`device verification page and the cap on unfinished sign-ins (${dialect})`, () => {
+    let ts: TestServer;
+    before(async () => {
+      ts = await startTestServer({ dialect, config: { maxInteractionsPerAddress: 3 } });
+    });
+    after(() => ts.close());
+
+    test('entering a device code starts a sign-in that counts against its address like /auth does', async () => {
+      const res = await ts.app.inject({
+        method: 'POST',
+        url: realmPath('/protocol/openid-connect/auth/device'),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ client_id: 'native-app', scope: 'openid core_data' }).toString(),
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      const { user_code: userCode } = res.json();
+      const jar = new CookieJar();
+      const form = parseForm((await inject(ts.app, jar, 'GET', realmPath('/device'))).body);
+      // The same code entered again and again (each a new unfinished sign-in) stops at the cap.
+      for (let i = 0; i < 3; i++) assert.equal((await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, user_code: userCode })).statusCode, 303);
+      const refused = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, user_code: userCode });
+      assert.equal(refused.statusCode, 429);
+      assert.match(refused.body, /Too many sign-ins were started from your network/);
+      assert.ok(refused.headers['retry-after']);
+      // The authorization endpoint counts the same rows: this address is at its cap there too.
+      const auth = await ts.app.inject({
+        method: 'GET',
+        url: `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`,
+      });
+      assert.equal(auth.statusCode, 429);
     });
   });
 }

@@ -9,7 +9,7 @@ import { beginInteraction, errorResponse, nextStep, promptNoneError, sessionUsab
 import { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
 import { realmBase } from '../../services.js';
 import { SESSION_COOKIE, ensureBrowserBinding, readRealmCookie } from '../cookies.js';
-import { interactionUrl, renderError, htmlErrorHandler, sendClientResponse } from '../interaction/render.js';
+import { interactionUrl, renderError, htmlErrorHandler, sendClientResponse, tooManySignIns } from '../interaction/render.js';
 
 export const AUTHORIZE_PATH = '/auth/realms/:realm/protocol/openid-connect/auth';
 
@@ -59,15 +59,7 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
     ia = await beginInteraction(services, { realm, client, params, browserHash, session, ip: req.ip });
   } catch (err) {
     if (!(err instanceof InteractionLimitError)) throw err;
-    reply.header('retry-after', '60');
-    return renderError(reply, 429, {
-      realmName,
-      title: 'Too many sign-ins in progress',
-      description:
-        err.scope === 'address'
-          ? 'Too many sign-ins were started from your network and not finished. Finish or close one, or wait a few minutes, then try again.'
-          : 'The server is handling too many sign-ins right now. Please wait a few minutes and try again.',
-    });
+    return tooManySignIns(reply, realmName, err);
   }
   const step = await nextStep(services, realm, client, ia);
   reply.header('cache-control', 'no-store');

@@ -11,7 +11,8 @@ import { deviceDonePage } from '../../views/pages.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, checkFormCsrf, ensureBrowserBinding, formCsrf, readRealmCookie } from '../cookies.js';
 import { FailureLimiter } from '../../failure-limiter.js';
 import { setNoStore } from '../plugins/security-headers.js';
-import { htmlErrorHandler, interactionUrl, renderError, sendPage } from '../interaction/render.js';
+import { htmlErrorHandler, interactionUrl, renderError, sendPage, tooManySignIns } from '../interaction/render.js';
+import { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
 import { jsonErrorHandler, requireForm } from '../token/routes.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
@@ -95,23 +96,30 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
 
       const sessionSecret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
       const session = sessionSecret ? await services.store.sessions.findActive(realm.id, tokenHash(sessionSecret), now) : undefined;
-      const ia = await beginInteraction(services, {
-        realm,
-        client,
-        params: {
-          clientId: client.clientId,
-          redirectUri: '',
-          scopes: device.scopes,
-          state: undefined,
-          codeChallenge: undefined,
-          codeChallengeMethod: undefined,
-          nonce: undefined,
-          deviceCodeHash: device.hash,
-          ...(device.resources.length > 0 ? { resources: device.resources } : {}),
-        },
-        browserHash: tokenHash(cookie),
-        session,
-      });
+      let ia;
+      try {
+        ia = await beginInteraction(services, {
+          realm,
+          client,
+          params: {
+            clientId: client.clientId,
+            redirectUri: '',
+            scopes: device.scopes,
+            state: undefined,
+            codeChallenge: undefined,
+            codeChallengeMethod: undefined,
+            nonce: undefined,
+            deviceCodeHash: device.hash,
+            ...(device.resources.length > 0 ? { resources: device.resources } : {}),
+          },
+          browserHash: tokenHash(cookie),
+          session,
+          ip: req.ip,
+        });
+      } catch (err) {
+        if (!(err instanceof InteractionLimitError)) throw err;
+        return tooManySignIns(reply, realmName, err);
+      }
       const step = await nextStep(services, realm, client, ia);
       if (step.kind === 'device-done') {
         return sendPage(reply, 200, deviceDonePage({ realmName, clientName: client.name ?? client.clientId, approved: step.approved }));

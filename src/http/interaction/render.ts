@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
 import type { Services } from '../../services.js';
 import { errorPage } from '../../views/pages.js';
 import { setPageHeaders } from '../plugins/security-headers.js';
@@ -16,6 +17,22 @@ export function sendPage(reply: FastifyReply, status: number, body: string): Fas
 
 export function renderError(reply: FastifyReply, status: number, ctx: { realmName: string; title: string; description: string }): FastifyReply {
   return sendPage(reply, status, errorPage(ctx));
+}
+
+/**
+ * Issue 11: a sign-in (an authorization request, or a device code entered on the verification page) that
+ * would pass the cap on unfinished sign-ins per address or overall is refused with a page that says so.
+ */
+export function tooManySignIns(reply: FastifyReply, realmName: string, err: InteractionLimitError): FastifyReply {
+  reply.header('retry-after', '60');
+  return renderError(reply, 429, {
+    realmName,
+    title: 'Too many sign-ins in progress',
+    description:
+      err.scope === 'address'
+        ? 'Too many sign-ins were started from your network and not finished. Finish or close one, or wait a few minutes, then try again.'
+        : 'The server is handling too many sign-ins right now. Please wait a few minutes and try again.',
+  });
 }
 
 /** Errors in the browser flow become an error page; internals reach only the log. */

@@ -22,11 +22,11 @@ export type Step =
 
 export async function beginInteraction(
   services: Services,
-  input: { realm: Realm; client: Client; params: AuthorizationParams; browserHash: string; session: BrowserSession | undefined; ip?: string },
+  input: { realm: Realm; client: Client; params: AuthorizationParams; browserHash: string; session: BrowserSession | undefined; ip: string },
 ): Promise<Interaction> {
   const now = nowSeconds(services.clock);
   // Bounded storage (issue 11): unfinished requests are capped per address and overall.
-  if (input.ip !== undefined) await services.interactionCaps.check(input.ip, now);
+  await services.interactionCaps.check(input.ip, now);
   const interaction: Interaction = {
     id: randomToken(18),
     realmId: input.realm.id,
@@ -40,7 +40,7 @@ export async function beginInteraction(
     organizationId: null,
     expiresAt: now + REALM_DEFAULTS.interactionLifetime,
   };
-  await services.store.interactions.create({ ...interaction, now, ip: input.ip ?? null });
+  await services.store.interactions.create({ ...interaction, now, ip: input.ip });
   return interaction;
 }
 
