@@ -87,6 +87,10 @@ for (const dialect of dialects()) {
       assert.equal(res.statusCode, 201, res.body.slice(0, 400));
       const secret = /<code class="secret">([^<]+)<\/code>/.exec(res.body)?.[1];
       assert.ok(secret && secret.length >= 32, 'the generated secret is shown once');
+      // A client ID already taken is said on the form (it was a 500).
+      const again = await inject(ts.app, jar, 'POST', clientsUrl, { csrf, clientId: 'shop', name: 'Other', redirectUri: 'https://other.example.com/cb', type: 'public' });
+      assert.equal(again.statusCode, 400);
+      assert.match(again.body, /class="error"[^>]*>[^<]*already exists/);
 
       // A bad redirect URI is refused with the reason, and nothing changes.
       res = await inject(ts.app, jar, 'POST', `${clientsUrl}/shop/redirect-uris`, { csrf, uri: 'not a uri' });
@@ -218,6 +222,11 @@ for (const dialect of dialects()) {
       assert.ok(bob);
       const userUrl = `${usersUrl}/${bob.id}`;
       assert.equal(res.headers.location, `${userUrl}?done=user-created`);
+      // A username already taken is said on the form (it was a 500), and the user stays as it was.
+      res = await inject(ts.app, jar, 'POST', usersUrl, { csrf, username: 'bob', email: 'other@example.com', password: 'other password 1' });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /class="error"[^>]*>[^<]*already exists/);
+      assert.equal((await ts.store.users.findByUsername(REALM, 'bob'))?.email, 'bob@example.com');
 
       res = await inject(ts.app, jar, 'POST', `${userUrl}/disable`, { csrf });
       assert.equal(res.statusCode, 303);

@@ -16,6 +16,11 @@ import { LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage
 import { realmBase } from '../../views/console/layout.js';
 import type { ConsoleFrame } from '../../views/console/layout.js';
 import { sendPage } from '../interaction/render.js';
+
+/** A change the operator can correct (a refused value, a name already taken): the form again, with why (400). */
+function isRefusal(err: unknown): err is Error {
+  return err instanceof ConflictError || (err instanceof ValidationError && !(err instanceof NotFound));
+}
 import { CONSOLE_PATH, callbackUri, checkConsoleCsrf, clearSession, consoleCaller, consoleCsrf, finishLogin, startLogin } from './session.js';
 
 type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
@@ -96,7 +101,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     try {
       await change();
     } catch (err) {
-      if (err instanceof ValidationError && !(err instanceof NotFound)) return onError(err.message);
+      if (isRefusal(err)) return onError(err.message);
       throw err;
     }
     return reply.redirect(next, 303);
@@ -216,7 +221,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
         s.actor,
       );
     } catch (err) {
-      if (err instanceof ValidationError && !(err instanceof NotFound)) return showClients(s, reply, realmId, 400, err.message, form);
+      if (isRefusal(err)) return showClients(s, reply, realmId, 400, err.message, form);
       throw err;
     }
     // A generated secret is shown once, on this response only (it is stored as a hash).
@@ -287,7 +292,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     try {
       secret = await rotateClientSecret(services.store, { realmId, clientId: client.clientId }, s.actor);
     } catch (err) {
-      if (err instanceof ValidationError && !(err instanceof NotFound)) return sendPage(reply, 400, clientPage({ ...s.frame, title: client.clientId, realmId, error: err.message }, client, true));
+      if (isRefusal(err)) return sendPage(reply, 400, clientPage({ ...s.frame, title: client.clientId, realmId, error: err.message }, client, true));
       throw err;
     }
     const notice = 'A new secret was generated: the old one no longer works.';
@@ -331,7 +336,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     try {
       ({ id } = await createUser(services.store, { realmId, username: form.username, password, ...(form.email ? { email: form.email } : {}) }, s.actor));
     } catch (err) {
-      if (err instanceof ValidationError && !(err instanceof NotFound)) return showUsers(s, reply, realmId, '', 400, err.message, form);
+      if (isRefusal(err)) return showUsers(s, reply, realmId, '', 400, err.message, form);
       throw err;
     }
     return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(id)}?done=user-created`, 303);
@@ -432,7 +437,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     try {
       ({ id } = await createOrganization(services.store, { realmId, alias: form.alias, ...(form.name ? { name: form.name } : {}) }, s.actor));
     } catch (err) {
-      if (err instanceof ConflictError || (err instanceof ValidationError && !(err instanceof NotFound))) return showOrganizations(s, reply, realmId, 400, err.message, form);
+      if (isRefusal(err)) return showOrganizations(s, reply, realmId, 400, err.message, form);
       throw err;
     }
     return reply.redirect(`${realmBase(realmId)}/organizations/${encodeURIComponent(id)}?done=organization-created`, 303);
