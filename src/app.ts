@@ -17,6 +17,7 @@ import { appPageRoutes } from './http/app-pages/routes.js';
 import { deviceRoutes } from './http/device/routes.js';
 import { lifecycleRoutes } from './http/token/lifecycle-routes.js';
 import { logoutRoutes } from './http/logout/routes.js';
+import { renderError } from './http/interaction/render.js';
 import { accountRoutes } from './http/account/routes.js';
 import { sessionStatusRoutes } from './http/session-status/routes.js';
 import { ADMIN_PREFIX } from './http/admin/prefix.js';
@@ -40,7 +41,9 @@ function protocolClientError(err: NodeJS.ErrnoException, socket: import('node:ne
       ? [431, 'Request Header Fields Too Large', 'request headers are too large']
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Request Timeout', 'the request took too long']
-        : [400, 'Bad Request', 'malformed HTTP request'];
+        : err.code === 'CONNECT'
+          ? [405, 'Method Not Allowed', 'this server is not a proxy']
+          : [400, 'Bad Request', 'malformed HTTP request'];
   const body = JSON.stringify({ error: 'invalid_request', error_description: description });
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`);
@@ -143,15 +146,24 @@ async function baseApp(opts: AppOptions): Promise<FastifyInstance> {
     maxRequestsPerSocket: 10_000,
     clientErrorHandler: protocolClientError,
     // A URL that cannot be decoded, or a path parameter over the limit, before any route runs.
-    frameworkErrors: (error, _req, reply) => {
+    // A browser (Accept: text/html, as every navigation sends) gets an error page, anything else JSON.
+    frameworkErrors: (error, req, reply) => {
       const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
-      const body = JSON.stringify({ error: 'invalid_request', error_description: tooLong ? 'the URL is too long' : 'the URL is malformed' });
-      void (reply as FastifyReply).code(tooLong ? 414 : 400).header('cache-control', 'no-store').type('application/json').send(body);
+      const description = tooLong ? 'the URL is too long' : 'the URL is malformed';
+      const r = (reply as FastifyReply).code(tooLong ? 414 : 400).header('cache-control', 'no-store');
+      if (/\btext\/html\b/.test(req.headers.accept ?? '')) {
+        void renderError(r, tooLong ? 414 : 400, { realmName: 'Realmgate', title: 'Invalid address', description: `The address of this page is not valid: ${description}.` });
+      } else {
+        void r.type('application/json').send(JSON.stringify({ error: 'invalid_request', error_description: description }));
+      }
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     // Route schemas are compiled on each route's first request, not at start (src/http/plugins/lazy-schemas.ts).
     schemaController: { compilersFactory: { buildValidator: lazyValidatorBuilder(), buildSerializer: lazySerializerBuilder() } },
   });
+  // Node hands CONNECT (a proxy's tunnel request) to this event and, when nobody listens, drops the
+  // connection without a word: answered like any other method this server does not serve.
+  app.server.on('connect', (_req: unknown, socket: import('node:net').Socket) => protocolClientError(Object.assign(new Error('CONNECT'), { code: 'CONNECT' }), socket));
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
 

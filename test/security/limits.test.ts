@@ -62,6 +62,24 @@ describe('request limits answer in the protocol form', () => {
     assert.match(out, /"error":"invalid_request"/);
   });
 
+  test('CONNECT gets 405 with an RFC 6749 body, not a dropped connection', async () => {
+    const out = await raw(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    assert.match(out, /^HTTP\/1\.1 405 /);
+    assert.match(out, /"error":"invalid_request"/);
+  });
+
+  test('a URL that cannot be decoded: an error page for a browser, JSON for anything else', async () => {
+    for (const path of [`${realmPath('/account')}/%ED%A0%80`, '/auth/realms/%ZZ/account', `${token}%ZZ`, '/auth/admin/console/realms/x/users/%ED%A0%80']) {
+      const page = await fetch(`${ts.baseUrl}${path}`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+      assert.equal(page.status, 400, path);
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+      assert.match(await page.text(), /The address of this page is not valid/);
+      const api = await fetch(`${ts.baseUrl}${path}`);
+      assert.equal(api.status, 400, path);
+      assert.equal((await api.json()).error, 'invalid_request');
+    }
+  });
+
   test('the server keeps answering afterwards', async () => {
     const res = await fetch(`${ts.baseUrl}/health/live`);
     assert.equal(res.status, 200);
