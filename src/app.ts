@@ -63,6 +63,11 @@ export function requestTimeouts(limitMs: number): { requestTimeout: number; head
   return { requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: interval };
 }
 
+/** A browser's navigation asks for HTML (Accept: text/html); an API client or a library does not. */
+function wantsPage(accept: string | undefined): boolean {
+  return accept !== undefined && /\btext\/html\b/i.test(accept);
+}
+
 /** NUL, or a UTF-16 surrogate without its pair (only a JSON body's \\ud800 escape can make one). */
 const BAD_TEXT = /\0|\p{Cs}/u;
 
@@ -146,12 +151,12 @@ async function baseApp(opts: AppOptions): Promise<FastifyInstance> {
     maxRequestsPerSocket: 10_000,
     clientErrorHandler: protocolClientError,
     // A URL that cannot be decoded, or a path parameter over the limit, before any route runs.
-    // A browser (Accept: text/html, as every navigation sends) gets an error page, anything else JSON.
+    // A browser gets an error page, anything else JSON.
     frameworkErrors: (error, req, reply) => {
       const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
       const description = tooLong ? 'the URL is too long' : 'the URL is malformed';
       const r = (reply as FastifyReply).code(tooLong ? 414 : 400).header('cache-control', 'no-store');
-      if (/\btext\/html\b/.test(req.headers.accept ?? '')) {
+      if (wantsPage(req.headers.accept)) {
         void renderError(r, tooLong ? 414 : 400, { realmName: 'Realmgate', title: 'Invalid address', description: `The address of this page is not valid: ${description}.` });
       } else {
         void r.type('application/json').send(JSON.stringify({ error: 'invalid_request', error_description: description }));
@@ -200,9 +205,11 @@ async function baseApp(opts: AppOptions): Promise<FastifyInstance> {
       done(Object.assign(new Error('NUL or unpaired surrogate in request'), { statusCode: 400 }));
     } else done();
   });
-  app.setNotFoundHandler((_req, reply) =>
-    reply.code(404).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: 'no such endpoint' }),
-  );
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).header('cache-control', 'no-store');
+    if ((req.method === 'GET' || req.method === 'HEAD') && wantsPage(req.headers.accept)) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Page not found', description: 'There is no page at this address.' });
+    return reply.send({ error: 'invalid_request', error_description: 'no such endpoint' });
+  });
   return app;
 }
 

@@ -569,9 +569,9 @@ export function classify(url: string): EndpointKind {
 
 const JSON_OAUTH_ENDPOINTS = new Set<EndpointKind>(['token', 'device-authorization', 'introspection', 'revocation']);
 
-/** The body of the global not-found handler: no route for this method and path. */
+/** The global not-found handler's answer (JSON, or a page for a browser's GET): no route for this method and path. */
 function isNoRoute(res: LightMyRequestResponse): boolean {
-  return res.statusCode === 404 && res.body === '{"error":"not_found","error_description":"no such endpoint"}';
+  return res.statusCode === 404 && (res.body === '{"error":"invalid_request","error_description":"no such endpoint"}' || res.body.includes('There is no page at this address.'));
 }
 
 const SERVER_PATH = /^\/auth\/realms\/(test|other)\/(login-actions\/[A-Za-z0-9_-]+|account)$/;

@@ -104,7 +104,7 @@ describe('fuzz oracle', () => {
     assert.match(violations(fs, post, res(400, { 'content-type': 'text/html', 'cache-control': 'no-store' }, '<p>oops</p>')).join(), /not application\/json/);
     assert.match(violations(fs, post, json(400, { error: 'invalid_request' }, { 'cache-control': 'public' })).join(), /no-store/);
     // The global not-found answer for a method without a route is not the endpoint's.
-    assert.deepEqual(violations(fs, req('OPTIONS', TOKEN), res(404, { 'content-type': 'application/json' }, '{"error":"not_found","error_description":"no such endpoint"}')), []);
+    assert.deepEqual(violations(fs, req('OPTIONS', TOKEN), res(404, { 'content-type': 'application/json' }, '{"error":"invalid_request","error_description":"no such endpoint"}')), []);
     // userinfo: RFC 6750 codes.
     const ui = req('GET', '/auth/realms/test/protocol/openid-connect/userinfo');
     assert.deepEqual(violations(fs, ui, json(401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer realm="test"' })), []);

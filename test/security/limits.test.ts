@@ -80,6 +80,16 @@ describe('request limits answer in the protocol form', () => {
     }
   });
 
+  test('no page at this address: a 404 page for a browser, JSON for anything else', async () => {
+    const page = await fetch(`${ts.baseUrl}${realmPath('/acount')}`, { headers: { accept: 'text/html' } });
+    assert.equal(page.status, 404);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(await page.text(), /There is no page at this address/);
+    const api = await fetch(`${ts.baseUrl}${realmPath('/acount')}`);
+    assert.equal(api.status, 404);
+    assert.equal((await api.json()).error, 'invalid_request');
+  });
+
   test('the server keeps answering afterwards', async () => {
     const res = await fetch(`${ts.baseUrl}/health/live`);
     assert.equal(res.status, 200);
