@@ -16,7 +16,7 @@ export function configurationMarkdown(): string {
     '',
     '## Realm defaults',
     '',
-    'Every new realm starts with these settings; change them with `npx realmgate realm update <realm> ...` (see `npx realmgate realm update --help`).',
+    'Every new realm starts with these settings; those `npx realmgate realm update --help` lists change per realm (`npx realmgate realm update <realm> ...`), the others are fixed.',
     '',
     '| Setting | Default |',
     '| --- | --- |',

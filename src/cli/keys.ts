@@ -7,7 +7,7 @@ export function registerKeys(program: Command): void {
   keys
     .command('rotate <realm>')
     .description('add a new active signing key; the previous one stays in the JWKS until its tokens have expired')
-    .addOption(new Option('--alg <alg>', "algorithm of the new key (default: the realm's)").choices(['RS256', 'ES256', 'EdDSA']))
+    .addOption(new Option('--alg <alg>', "algorithm of the new key (default: the realm's); another one becomes the realm's signing algorithm").choices(['RS256', 'ES256', 'EdDSA']))
     .action(async (realmId: string, o: { alg?: string }) => {
       const k = await withStore((store) => rotateKeys(store, { realmId, ...(o.alg ? { alg: o.alg } : {}) }), { keys: true });
       process.stdout.write(`new active key ${k.kid} (${k.alg}) in realm ${realmId}\n`);

@@ -12,7 +12,7 @@ export function registerRealmTransfer(realm: Command): void {
   realm
     .command('import <file-or-dir>')
     .description(
-      'import Keycloak realms from a kc.sh export: one realm object, an array of realms (--file), or a --dir folder (<realm>-realm.json and <realm>-users-<n>.json); ' +
+      'import Keycloak realms from a kc.sh export: one realm object, an array of realms (--file), or the folder kc.sh export --dir writes (<realm>-realm.json and <realm>-users-<n>.json); ' +
         'each realm in one transaction; prints what was imported, mapped and skipped',
     )
     .addOption(new Option('--if-exists <what>', 'when a realm exists already: fail, skip (change nothing) or overwrite (replace it)').choices(['fail', 'skip', 'overwrite']).default('fail'))

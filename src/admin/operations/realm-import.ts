@@ -245,7 +245,7 @@ async function importClients(store: Store, realmId: string, rep: Json, scopes: S
       if (restoredSecretHash(c) && (secret === MASKED || !secret)) {
         // A Realmgate export with --with-secrets: the hash comes back, the client keeps its secret.
       } else if (secret === MASKED) {
-        report.skipped(element, 'its secret is masked (**********): export with kc.sh export, which writes secrets, or create the client again');
+        report.skipped(element, 'its secret is masked (**********): export with kc.sh export (or realmgate realm export --with-secrets), which writes secrets, or create the client again');
         continue;
       }
       else if (!secret) {
