@@ -7,10 +7,50 @@ export class ValidationError extends Error {}
 /** What an operation was asked to change does not exist: the API answers 404, the CLI exits 1. */
 export class NotFound extends ValidationError {}
 
+/**
+ * The longest values the database keeps, one place for every door (admin API, console, CLI, import).
+ * Most follow a varchar(N) column of src/storage/migrations (PostgreSQL refuses a longer value, SQLite
+ * would store it), the others are text columns whose limit the update path has always applied; creating
+ * and updating apply the same ones. A JavaScript length counts UTF-16 units, never fewer than
+ * PostgreSQL's characters, so a value that passes fits.
+ */
+export const LIMITS = {
+  /** realms.id varchar(64) (NAME_RE); organizations.alias is varchar(255), held to the same rule. */
+  name: 64,
+  /** users.id varchar(36): a UUID, as Keycloak's ids are. */
+  userId: 36,
+  /** users.username varchar(255). */
+  username: 255,
+  /** users.email varchar(320) (RFC 5321 4.5.3.1: 64 for the local part, 255 for the domain). */
+  email: 320,
+  /** users.first_name, users.last_name varchar(255). */
+  personName: 255,
+  /** realms.display_name (text): the limit of the realm's update. */
+  realmDisplayName: 255,
+  /** organizations.name (text): the limit of the organization's update. */
+  organizationName: 255,
+  /** organizations.description (text): the limit of the organization's update. */
+  organizationDescription: 4000,
+} as const;
+
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export function checkName(kind: string, value: string): void {
   if (!NAME_RE.test(value)) throw new ValidationError(`${kind} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
+}
+
+/** A username as stored (lower-cased by the callers): letters, digits, '.', '_', '@', '+', '-'. */
+export const USERNAME_RE = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,${LIMITS.username - 1}}$`);
+
+/** An email address an operator gives: one '@', no spaces, at most LIMITS.email characters. */
+export function checkEmail(email: string): void {
+  if (email.length > LIMITS.email) throw new ValidationError(`the email address must have at most ${LIMITS.email} characters`);
+  if (!/^[^\s@]+@[^\s@]+$/.test(email) || /[\x00-\x1f\x7f]/.test(email)) throw new ValidationError(`${JSON.stringify(email)} is not an email address`);
+}
+
+/** A text an operator gives for a field with a limit (LIMITS); the message names both. */
+export function checkMaxLength(label: string, value: string, max: number): void {
+  if (value.length > max) throw new ValidationError(`${label} must have at most ${max} characters`);
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

@@ -2,7 +2,7 @@ import type { Store } from '../../storage/store.js';
 import { ConflictError, type Organization, type User } from '../../storage/types.js';
 import type { OrganizationDetails, OrganizationDomain, OrganizationQuery } from '../../storage/repos/organization-admin.js';
 import { randomId } from '../../crypto/random.js';
-import { checkName, NotFound, ValidationError } from '../validation.js';
+import { checkMaxLength, checkName, LIMITS, NotFound, ValidationError } from '../validation.js';
 import { requireUser } from './users.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
@@ -13,7 +13,7 @@ export async function createOrganization(
 ): Promise<Organization> {
   await requireRealm(store, input.realmId);
   checkName('organization alias', input.alias);
-  if (input.name !== undefined && (input.name.trim() === '' || input.name.length > 255)) throw new ValidationError('the organization name must have 1 to 255 characters');
+  checkOrganizationTexts(input);
   const domains = input.domains !== undefined ? checkDomains(input.domains) : undefined;
   const org: Organization = { id: randomId(), realmId: input.realmId, alias: input.alias, name: input.name ?? input.alias };
   await store.organizations.create({ ...org, now: now() });
@@ -28,6 +28,14 @@ export async function createOrganization(
   }
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'ORGANIZATION', resourcePath: `organizations/${org.id}`, representation: { ...org, description: input.description, enabled: input.enabled, domains } });
   return org;
+}
+
+/** Name and description: the same limits when an organization is created as when it is updated. */
+function checkOrganizationTexts(input: { name?: string; description?: string }): void {
+  if (input.name !== undefined && (input.name.trim() === '' || input.name.length > LIMITS.organizationName)) {
+    throw new ValidationError(`the organization name must have 1 to ${LIMITS.organizationName} characters`);
+  }
+  if (input.description !== undefined) checkMaxLength('the description', input.description, LIMITS.organizationDescription);
 }
 
 /** An organization of the realm, by id or alias. */
@@ -73,8 +81,7 @@ export interface OrganizationUpdate {
 export async function updateOrganization(store: Store, input: OrganizationUpdate, actor: Actor = cliActor()): Promise<OrganizationDetails> {
   const org = await requireOrganization(store, input.realmId, input.organization);
   if (input.alias !== undefined) checkName('organization alias', input.alias);
-  if (input.name !== undefined && (input.name.trim() === '' || input.name.length > 255)) throw new ValidationError('the organization name must have 1 to 255 characters');
-  if (input.description !== undefined && input.description.length > 4000) throw new ValidationError('the description must have at most 4000 characters');
+  checkOrganizationTexts(input);
   const domains = input.domains !== undefined ? checkDomains(input.domains) : undefined;
   await store.organizationAdmin.update(
     org.id,

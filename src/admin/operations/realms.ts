@@ -5,7 +5,7 @@ import type { RealmSettings } from '../../storage/repos/realms.js';
 import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { MASTER_REALM } from '../authorization.js';
 import { generateHmacKey } from '../../crypto/refresh-jwt.js';
-import { ValidationError, checkName } from '../validation.js';
+import { LIMITS, ValidationError, checkMaxLength, checkName } from '../validation.js';
 import { DEFAULT_STORED_EVENT_TYPES, OPTIONAL_EVENT_TYPES, isOptionalEventType } from '../../events/stored-types.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { ensureRealmManagement } from './roles.js';
@@ -39,6 +39,7 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
 
 export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings>; enabled?: boolean }, actor: Actor = cliActor()): Promise<Realm> {
   checkName('realm name', input.id);
+  if (input.displayName != null) checkMaxLength('the display name', input.displayName, LIMITS.realmDisplayName);
   const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], ...input.settings };
   checkRealmSettings(settings);
   const t = now();
@@ -62,7 +63,7 @@ export async function updateRealm(
   await requireRealm(store, input.realmId);
   const settings = input.settings ?? {};
   checkRealmSettings(settings);
-  if (input.displayName != null && input.displayName.length > 255) throw new ValidationError('the display name must have at most 255 characters');
+  if (input.displayName != null) checkMaxLength('the display name', input.displayName, LIMITS.realmDisplayName);
   if (input.enabled === false && input.realmId === MASTER_REALM) throw new ValidationError('the master realm cannot be disabled: its administrators administer every realm');
   if (input.notBefore !== undefined && (!Number.isSafeInteger(input.notBefore) || input.notBefore < 0)) throw new ValidationError('notBefore must be a non-negative number of seconds');
   await store.realms.update(input.realmId, {

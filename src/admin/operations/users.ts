@@ -1,7 +1,7 @@
 import type { Store } from '../../storage/store.js';
 import { hashPassword } from '../../crypto/passwords.js';
 import { randomId, sortableId } from '../../crypto/random.js';
-import { NotFound, ValidationError } from '../validation.js';
+import { checkEmail, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import type { User } from '../../storage/types.js';
 import type { UserQuery } from '../../storage/repos/user-admin.js';
@@ -29,13 +29,14 @@ export async function createUser(
   actor: Actor = cliActor(),
 ): Promise<{ id: string }> {
   await requireRealm(store, input.realmId);
-  if (!/^[A-Za-z0-9][A-Za-z0-9._@+-]{0,254}$/.test(input.username)) {
-    throw new ValidationError("username must be 1-255 letters, digits, '.', '_', '@', '+' or '-'");
+  if (!USERNAME_RE.test(input.username)) {
+    throw new ValidationError(`username must be 1-${LIMITS.username} letters, digits, '.', '_', '@', '+' or '-'`);
   }
   checkPassword(input.password);
-  if (input.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(input.email)) throw new ValidationError(`${JSON.stringify(input.email)} is not an email address`);
+  // One rule for create and update: the email column is varchar(320) on PostgreSQL.
+  if (input.email !== undefined) checkEmail(input.email);
   for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
-    if (v !== undefined && (v.trim() === '' || v.length > 255 || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have 1 to 255 characters, no control characters`);
+    if (v !== undefined && (v.trim() === '' || v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have 1 to ${LIMITS.personName} characters, no control characters`);
   }
   const orgIds: string[] = [];
   for (const alias of input.orgAliases ?? []) {
@@ -105,10 +106,6 @@ export async function requireUser(store: Store, realmId: string, idOrUsername: s
   return user;
 }
 
-function checkEmail(email: string): void {
-  if (email.length > 320 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new ValidationError(`${JSON.stringify(email)} is not an email address`);
-}
-
 async function organizationIds(store: Store, realmId: string, refs: string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const ref of refs) {
@@ -144,7 +141,7 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
   const user = await requireUser(store, input.realmId, input.user);
   if (typeof input.email === 'string') checkEmail(input.email);
   for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
-    if (typeof v === 'string' && (v.length > 255 || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have at most 255 characters, no control characters`);
+    if (typeof v === 'string' && (v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have at most ${LIMITS.personName} characters, no control characters`);
   }
   const orgIds = input.organizations !== undefined ? await organizationIds(store, input.realmId, input.organizations) : undefined;
   const t = now();
