@@ -28,7 +28,18 @@ export function registerRealmTransfer(realm: Command): void {
         throw err;
       }
       const report = await withStore((store) =>
-        importKeycloakRealms(store, realms, { ifExists: o.ifExists, includeMaster: Boolean(o.includeMaster), includeBuiltinClients: Boolean(o.includeBuiltinClients) }, cliActor()),
+        importKeycloakRealms(
+          store,
+          realms,
+          {
+            ifExists: o.ifExists,
+            includeMaster: Boolean(o.includeMaster),
+            includeBuiltinClients: Boolean(o.includeBuiltinClients),
+            // The operator's terminal is the log here: the cause of an unexpected failure goes to stderr.
+            onUnexpectedError: (name, err) => void process.stderr.write(`realm ${name}: ${err instanceof Error ? err.message : String(err)}\n`),
+          },
+          cliActor(),
+        ),
       );
       process.stdout.write(o.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
       if (report.failed) process.exitCode = 1;

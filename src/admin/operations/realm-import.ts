@@ -8,7 +8,7 @@ import { fromRealmRepresentation } from '../keycloak/representations/realm.js';
 import { importCredential, type KeycloakCredential } from '../keycloak/credentials.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport } from '../keycloak/import-report.js';
 import { MASTER_REALM, REALM_MANAGEMENT } from '../authorization.js';
-import { checkRedirectUri, checkWebOrigin, ValidationError } from '../validation.js';
+import { checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
 import { createRealm, updateRealm } from './realms.js';
 import { createClient, deleteClient } from './clients.js';
@@ -23,6 +23,11 @@ export interface ImportOptions {
   includeMaster?: boolean;
   /** Keycloak's built-in clients (account, admin-cli, ...) are skipped unless asked for. */
   includeBuiltinClients?: boolean;
+  /**
+   * Called with an error that is not a refusal of ours (a database failure, say): the report then
+   * says only that the realm failed, since a database's own message is no reason to show a client.
+   */
+  onUnexpectedError?: (realm: string, err: unknown) => void;
 }
 
 /** Keycloak creates these in every realm; they serve Keycloak's own consoles. */
@@ -80,7 +85,9 @@ export async function importKeycloakRealms(store: Store, realms: Json[], opts: I
       });
       out.push(report.build(existing ? 'overwritten' : 'imported'));
     } catch (err) {
-      out.push(report.build('failed', `nothing of this realm was stored: ${message(err)}`));
+      const known = err instanceof ValidationError || err instanceof ConflictError;
+      if (!known) opts.onUnexpectedError?.(name, err);
+      out.push(report.build('failed', `nothing of this realm was stored: ${known ? message(err) : 'an unexpected error (logged)'}`));
     }
   }
   return { realms: out, failed: out.some((r) => r.status === 'failed') };
@@ -88,6 +95,10 @@ export async function importKeycloakRealms(store: Store, realms: Json[], opts: I
 
 async function importRealm(store: Store, rep: Json, opts: ImportOptions, report: RealmReportBuilder, actor: Actor): Promise<void> {
   const changes = fromRealmRepresentation(rep);
+  if (changes.displayName && changes.displayName.length > LIMITS.realmDisplayName) {
+    report.mapped('realm setting displayName', `longer than ${LIMITS.realmDisplayName} characters: left out`);
+    changes.displayName = undefined;
+  }
   const settings = clampSettings(changes.settings, report);
   settings.organizationRequired = organizationRequired(rep, report);
   const realm = await createRealm(store, { id: String(rep.realm), ...(changes.displayName ? { displayName: changes.displayName } : {}), settings, ...(changes.enabled === false ? { enabled: false } : {}) }, actor);
@@ -367,12 +378,16 @@ async function importUsers(store: Store, realmId: string, rep: Json, report: Rea
       report.skipped(element, 'its password lives in LDAP/user federation, which Realmgate does not read');
       continue;
     }
-    if (!/^[A-Za-z0-9][A-Za-z0-9._@+-]{0,254}$/.test(username)) {
+    if (!USERNAME_RE.test(username)) {
       report.skipped(element, 'the username has characters Realmgate does not accept');
       continue;
     }
-    if (!id || id.length > 64 || /[^\x21-\x7e]/.test(id)) {
+    if (!id || /[^\x21-\x7e]/.test(id)) {
       report.skipped(element, 'no usable id');
+      continue;
+    }
+    if (id.length > LIMITS.userId) {
+      report.skipped(element, `its id has more than ${LIMITS.userId} characters (Keycloak's ids are UUIDs)`);
       continue;
     }
     if ((await store.users.get(id)) || (await store.users.findByUsername(realmId, username))) {
@@ -402,13 +417,13 @@ async function importUsers(store: Store, realmId: string, rep: Json, report: Rea
     if (u.totp === true) notes.push('TOTP not supported');
     if (list(u.federatedIdentities).length > 0) notes.push('identity provider links not moved');
     let email = str(u.email) ?? null;
-    if (email !== null && (email.length > 320 || !/^[^\s@]+@[^\s@]+$/.test(email))) {
+    if (email !== null && (email.length > LIMITS.email || !/^[^\s@]+@[^\s@]+$/.test(email))) {
       notes.push(`email ${JSON.stringify(email)} is not an address: left out`);
       email = null;
     }
     const nameOf = (v: unknown): string | null => {
       const s = str(v)?.trim();
-      return s && s.length <= 255 && !/[\x00-\x1f\x7f]/.test(s) ? s : null;
+      return s && s.length <= LIMITS.personName && !/[\x00-\x1f\x7f]/.test(s) ? s : null;
     };
     await store.users.create({
       id,
@@ -516,10 +531,10 @@ async function importConsents(store: Store, realmId: string, rep: Json, users: M
  * Keycloak's POST /admin/realms with a full RealmRepresentation (clients, users, ...): the same import
  * as the CLI's, for a realm that does not exist yet. Returns the report; a failure is a 400 or a 409.
  */
-export async function importRealmRepresentation(store: Store, rep: Json, actor: Actor): Promise<RealmReport> {
+export async function importRealmRepresentation(store: Store, rep: Json, actor: Actor, onUnexpectedError?: ImportOptions['onUnexpectedError']): Promise<RealmReport> {
   if (typeof rep.realm !== 'string' || rep.realm === '') throw new ValidationError('realm is required');
   if (await store.realms.get(rep.realm)) throw new ConflictError(`realm ${rep.realm} already exists`);
-  const report = await importKeycloakRealms(store, [rep], { ifExists: 'fail', includeMaster: true, includeBuiltinClients: false }, actor);
+  const report = await importKeycloakRealms(store, [rep], { ifExists: 'fail', includeMaster: true, includeBuiltinClients: false, ...(onUnexpectedError ? { onUnexpectedError } : {}) }, actor);
   const r = report.realms[0]!;
   if (r.status === 'failed') throw new ValidationError(r.reason ?? 'the realm could not be imported');
   return r;

@@ -39,7 +39,7 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
     if (!mayCreateRealm(caller)) throw forbidden('creating a realm needs the admin or create-realm role of the master realm');
     if (isFullRepresentation(body(req.body))) {
       // A realm with its clients, users, ...: Keycloak's import, the same operation as `realm import`.
-      const report = await importRealmRepresentation(store, body(req.body), actorOf(caller));
+      const report = await importRealmRepresentation(store, body(req.body), actorOf(caller), (realm, err) => req.log.error({ err, realm }, 'realm import failed'));
       services.cache.clear();
       return created(services, reply, encodeURIComponent(report.realm));
     }

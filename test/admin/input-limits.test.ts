@@ -1,0 +1,96 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { dialects } from '../helpers/db.js';
+import { REALM } from '../helpers/server.js';
+import { startAdminServer, type AdminTestServer } from './helpers.js';
+import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
+import { cliActor } from '../../src/admin/operations/common.js';
+import type { Store } from '../../src/storage/store.js';
+
+// Values longer than their column (users.id varchar(36), users.email varchar(320)) or than the update's
+// limit (a realm's display name, an organization's description) are refused with Keycloak's 400 before
+// the database sees them, on SQLite (which would store them) as on PostgreSQL (which would fail).
+for (const dialect of dialects()) {
+  describe(`admin API: input limits (${dialect})`, () => {
+    let ts: AdminTestServer;
+    before(async () => {
+      ts = await startAdminServer({ dialect });
+    });
+    after(() => ts.close());
+
+    async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> | undefined }> {
+      const res = await fetch(`${ts.baseUrl}/auth/admin${path}`, {
+        method,
+        headers: { authorization: `Bearer ${await ts.kc.getAccessToken()}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
+    }
+
+    test('POST users: an email over 320 characters is a 400 naming the limit; 320 is stored', async () => {
+      const long = await call('POST', `/realms/${REALM}/users`, { username: 'longmail', email: `${'a'.repeat(400)}@x.y` });
+      assert.equal(long.status, 400);
+      assert.match(String(long.json?.errorMessage), /email address must have at most 320 characters/);
+      assert.equal(await ts.store.users.findByUsername(REALM, 'longmail'), undefined);
+      const email = `${'b'.repeat(316)}@x.y`;
+      assert.equal(email.length, 320);
+      assert.equal((await call('POST', `/realms/${REALM}/users`, { username: 'fullmail', email })).status, 201);
+      assert.equal((await ts.store.users.findByUsername(REALM, 'fullmail'))?.email, email);
+    });
+
+    test('partialImport: a user id over 36 characters is skipped with the user, not a 500', async () => {
+      const r = await call('POST', `/realms/${REALM}/partialImport`, { ifResourceExists: 'SKIP', users: [{ username: 'longid', id: 'a'.repeat(50) }, { username: 'shortid', id: 'b'.repeat(36) }] });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.deepEqual(
+        (r.json?.results as Array<{ action: string; resourceName: string }>).map((x) => [x.resourceName, x.action]),
+        [['longid', 'SKIPPED'], ['shortid', 'ADDED']],
+      );
+      assert.equal(await ts.store.users.findByUsername(REALM, 'longid'), undefined);
+      assert.equal((await ts.store.users.findByUsername(REALM, 'shortid'))?.id, 'b'.repeat(36));
+    });
+
+    test('POST realms with users: a user id over 36 characters is skipped, the realm imported', async () => {
+      const r = await call('POST', '/realms', { realm: 'longidrealm', users: [{ username: 'longid', id: 'e'.repeat(50) }, { username: 'fine', id: 'c'.repeat(36) }] });
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+      assert.ok(await ts.store.realms.get('longidrealm'));
+      assert.equal(await ts.store.users.findByUsername('longidrealm', 'longid'), undefined);
+      assert.ok(await ts.store.users.findByUsername('longidrealm', 'fine'));
+    });
+
+    test('POST realms: a display name over 255 characters is refused as PUT refuses it; an import leaves it out', async () => {
+      const plain = await call('POST', '/realms', { realm: 'longname', displayName: 'n'.repeat(300) });
+      assert.equal(plain.status, 400);
+      assert.match(String(plain.json?.errorMessage), /display name must have at most 255 characters/);
+      assert.equal(await ts.store.realms.get('longname'), undefined);
+      assert.equal((await call('POST', '/realms', { realm: 'okname', displayName: 'n'.repeat(255) })).status, 201);
+      assert.equal((await call('PUT', '/realms/okname', { displayName: 'n'.repeat(256) })).status, 400);
+      const imported = await call('POST', '/realms', { realm: 'longnameimport', displayName: 'n'.repeat(300), users: [{ username: 'u1', id: 'd'.repeat(36) }] });
+      assert.equal(imported.status, 201, JSON.stringify(imported.json));
+      assert.equal((await ts.store.realms.get('longnameimport'))?.displayName, null);
+    });
+
+    test('POST organizations: a description over 4000 characters is refused as PUT refuses it; GET then PUT round-trips', async () => {
+      const long = await call('POST', `/realms/${REALM}/organizations`, { name: 'Verbose', description: 'd'.repeat(100_000) });
+      assert.equal(long.status, 400);
+      assert.match(String(long.json?.errorMessage), /description must have at most 4000 characters/);
+      assert.equal(await ts.store.organizations.findByAlias(REALM, 'verbose'), undefined);
+      const created = await call('POST', `/realms/${REALM}/organizations`, { name: 'Verbose', description: 'd'.repeat(4000) });
+      assert.equal(created.status, 201);
+      const org = await ts.store.organizations.findByAlias(REALM, 'verbose');
+      const got = await call('GET', `/realms/${REALM}/organizations/${org!.id}`);
+      assert.equal(got.json?.description, 'd'.repeat(4000));
+      assert.equal((await call('PUT', `/realms/${REALM}/organizations/${org!.id}`, got.json)).status, 204);
+    });
+
+    test("an import that fails unexpectedly reports no database message; the error goes to the caller's log", async () => {
+      const dbMessage = 'value too long for type character varying(36)';
+      const failing = Object.create(ts.store, { transaction: { value: async () => Promise.reject(new Error(dbMessage)) } }) as Store;
+      const logged: unknown[] = [];
+      const report = await importKeycloakRealms(failing, [{ realm: 'never' }], { ifExists: 'fail', onUnexpectedError: (_realm, err) => logged.push(err) }, cliActor());
+      assert.equal(report.realms[0]!.status, 'failed');
+      assert.equal(report.realms[0]!.reason, 'nothing of this realm was stored: an unexpected error (logged)');
+      assert.equal((logged[0] as Error).message, dbMessage);
+    });
+  });
+}
