@@ -5,7 +5,7 @@ import type { Services } from './services.js';
 import { randomUUID } from 'node:crypto';
 import { migrationsApplied, ping } from './storage/database.js';
 import { metrics } from './metrics.js';
-import { forwardedFor, proxyTrust, sanitizeRequestId } from './http/plugins/trusted-proxies.js';
+import { believableChain, forwardedFor, proxyTrust, sanitizeRequestId } from './http/plugins/trusted-proxies.js';
 import { STYLESHEET } from './views/styles.js';
 import { STYLESHEET_PATH } from './views/layout.js';
 import { SCRIPTS } from './views/scripts.js';
@@ -177,11 +177,19 @@ async function baseApp(opts: AppOptions): Promise<FastifyInstance> {
   // microtask turn per request for nothing here (they never wait).
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    // RFC 7239 Forwarded from a trusted proxy that sends no X-Forwarded-For: read as if it had.
-    const fwd = req.raw.headers.forwarded;
-    if (typeof fwd === 'string' && req.raw.headers['x-forwarded-for'] === undefined && trusted(req.socket.remoteAddress)) {
-      const list = forwardedFor(fwd);
-      if (list) req.raw.headers['x-forwarded-for'] = list;
+    if (trusted(req.socket.remoteAddress)) {
+      // From a trusted proxy: X-Forwarded-For, else RFC 7239 Forwarded read as if it were one, each
+      // entry reduced to a bare IP address and the list cut at the first that is not one, so that
+      // req.ip (stored with interactions, events and failure counters) is always a valid address.
+      const headers = req.raw.headers;
+      const xff = headers['x-forwarded-for'];
+      const fwd = headers.forwarded;
+      const entries = xff !== undefined ? (Array.isArray(xff) ? xff.join(',') : xff).split(',') : typeof fwd === 'string' ? forwardedFor(fwd) : undefined;
+      if (entries) {
+        const chain = believableChain(entries);
+        if (chain === undefined) delete headers['x-forwarded-for'];
+        else headers['x-forwarded-for'] = chain;
+      }
     }
     done();
   });

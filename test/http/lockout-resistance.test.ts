@@ -1,5 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { isIP } from 'node:net';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, realmPath, basic, REALM, type TestServer } from '../helpers/server.js';
 import { CookieJar, authorizeQuery, inject, parseForm, tokenRequest } from '../helpers/flow.js';
@@ -166,6 +167,29 @@ for (const dialect of dialects()) {
       assert.equal(await failLogin('10.9.0.5', { 'x-forwarded-for': '1.2.3.4, 198.51.100.8' }), '198.51.100.8');
       // Not a proxy of ours: the header is ignored.
       assert.equal(await failLogin('192.0.2.1', { 'x-forwarded-for': '198.51.100.7' }), '192.0.2.1');
+    });
+
+    test('a forwarded value that is not an IP address is not believed: the proxy is the client, as with no header', async () => {
+      for (const bad of ['garbage', '<script>', 'x'.repeat(8192), 'unknown', '198.51.100.7 junk', 'fe80::1%eth0', '300.1.2.3', '']) {
+        assert.equal(await failLogin('10.9.0.5', { 'x-forwarded-for': bad }), '10.9.0.5', JSON.stringify(bad.slice(0, 20)));
+        // What lies beyond the bad entry is not believed either.
+        assert.equal(await failLogin('10.9.0.5', { 'x-forwarded-for': `198.51.100.7, ${bad}` }), '10.9.0.5');
+      }
+      // A bad entry farther away than an address the proxy vouches for changes nothing.
+      assert.equal(await failLogin('10.9.0.5', { 'x-forwarded-for': 'garbage, 198.51.100.8' }), '198.51.100.8');
+      for (const bad of ['unknown', '_hidden', '"<script>"', `"${'y'.repeat(8192)}"`]) {
+        assert.equal(await failLogin('10.9.0.5', { forwarded: `for=${bad};proto=https` }), '10.9.0.5', bad.slice(0, 20));
+      }
+      // Ports and brackets (RFC 7239 6) are allowed; only the address is kept.
+      assert.equal(await failLogin('10.9.0.5', { 'x-forwarded-for': '198.51.100.9:4711' }), '198.51.100.9');
+      assert.equal(await failLogin('10.9.0.5', { 'x-forwarded-for': '[2001:db8::7]:4711' }), '2001:db8::7');
+      assert.equal(await failLogin('10.9.0.5', { forwarded: 'for="[2001:db8::8]"' }), '2001:db8::8');
+      // The sign-in started through the proxy keeps a valid address too.
+      const res = await ts.app.inject({ method: 'GET', url: `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`, remoteAddress: '10.9.0.5', headers: { 'x-forwarded-for': `<script>${'z'.repeat(8192)}` } });
+      assert.ok(res.statusCode === 302 || res.statusCode === 303, `${res.statusCode} ${res.body.slice(0, 200)}`);
+      const ips = (await ts.store.db.kysely.selectFrom('interactions').select('ip').execute()).map((r) => r.ip);
+      assert.ok(ips.includes('10.9.0.5'));
+      assert.ok(ips.every((ip) => ip === null || isIP(ip) !== 0), JSON.stringify(ips.map((ip) => ip?.slice(0, 20))));
     });
 
     test('logins through the proxy are limited per real client, not per proxy', async () => {

@@ -31,23 +31,52 @@ function subnet(entry: string): [string, number, 'ipv4' | 'ipv6'] {
 }
 
 /**
- * RFC 7239 Forwarded: the `for=` values, first hop first, as X-Forwarded-For lists them (quotes, brackets
- * and ports removed). Undefined when the header names no address we can read.
+ * RFC 7239 Forwarded: the `for=` values, first hop first, as X-Forwarded-For lists them (quotes
+ * removed). Undefined when the header has none; believableChain decides what each one is worth.
  */
-export function forwardedFor(header: string): string | undefined {
+export function forwardedFor(header: string): string[] | undefined {
   const out: string[] = [];
   for (const element of header.split(',')) {
     for (const pair of element.split(';')) {
       const m = /^\s*for\s*=\s*"?([^";]*)"?\s*$/i.exec(pair);
-      if (!m) continue;
-      let v = m[1]!.trim();
-      if (v.startsWith('[')) v = v.slice(1, v.indexOf(']') > 0 ? v.indexOf(']') : undefined);
-      else if (/^[\d.]+:\d+$/.test(v)) v = v.slice(0, v.lastIndexOf(':'));
-      // "unknown" and obfuscated identifiers (RFC 7239 6.3) are not addresses.
-      out.push(isIPv4(v) || isIPv6(v) ? v : 'unknown');
+      if (m) out.push(m[1]!.trim());
     }
   }
-  return out.length > 0 ? out.join(', ') : undefined;
+  return out.length > 0 ? out : undefined;
+}
+
+/**
+ * One forwarded entry as the bare address to keep, or undefined when it is not a syntactically valid
+ * IP address: IPv4 or IPv6, IPv4 with a port, IPv6 in brackets with or without a port (RFC 7239 6:
+ * `"[2001:db8:cafe::17]:4711"`). "unknown", obfuscated identifiers (RFC 7239 6.2-6.3), host names,
+ * zone indexes and anything else are not addresses.
+ */
+export function forwardedAddress(entry: string): string | undefined {
+  // The longest IPv6 text with brackets and a port is 53 characters: anything longer is not one.
+  if (entry.length > 64) return undefined;
+  let v = entry.trim();
+  const bracketed = /^\[([0-9A-Fa-f:.]+)\](?::\d{1,5})?$/.exec(v);
+  if (bracketed) v = bracketed[1]!;
+  else if (/^[\d.]+:\d{1,5}$/.test(v)) v = v.slice(0, v.lastIndexOf(':'));
+  if (isIPv4(v)) return v;
+  return isIPv6(v) && !v.includes('%') ? v : undefined;
+}
+
+/**
+ * The X-Forwarded-For list proxy-addr is to read, from entries in header order (client first): each
+ * reduced to its bare address, read from the nearest hop outwards and cut at the first entry that is
+ * not an address. Such an entry counts as missing, as if that hop had sent no header: the address is
+ * then the hop that wrote it (proxy-addr's answer for a missing entry), and nothing from the client's
+ * side of it is believed. Undefined when no entry is left.
+ */
+export function believableChain(entries: readonly string[]): string | undefined {
+  const out: string[] = [];
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const address = forwardedAddress(entries[i]!);
+    if (address === undefined) break;
+    out.push(address);
+  }
+  return out.length > 0 ? out.reverse().join(', ') : undefined;
 }
 
 /** An incoming request id kept only when it is short and plain: it goes into every log line. */
