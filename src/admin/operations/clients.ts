@@ -58,36 +58,51 @@ async function checkScopes(store: Store, realmId: string, value: string): Promis
   return scopes;
 }
 
-export async function createClient(
-  store: Store,
-  input: {
-    realmId: string;
-    clientId: string;
-    redirectUris: string[];
-    secret?: string;
-    scopes?: string;
-    public?: boolean;
-    name?: string;
-    /** One method (older callers) or several; default both secret methods. */
-    authMethod?: string;
-    authMethods?: string[];
-    postLogoutRedirectUris?: string[];
-    /** Authorization code flow; on by default. */
-    standardFlowEnabled?: boolean;
-    /** Password grant (RFC 6749 4.3); off by default. */
-    directAccessGrantsEnabled?: boolean;
-    /** client_credentials for a service-account user (RFC 6749 4.4); off by default. */
-    serviceAccountsEnabled?: boolean;
-    /** 'S256' requires PKCE of a confidential client too. */
-    pkceMethod?: '' | 'S256';
-    idTokenAlg?: string;
-    audiences?: string[];
-    /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
-    webOrigins?: string[];
-  },
-  actor: Actor = cliActor(),
-): Promise<{ client: Client; secret: string | undefined; generated: boolean }> {
-  await requireRealm(store, input.realmId);
+export interface NewClient {
+  realmId: string;
+  clientId: string;
+  redirectUris: string[];
+  secret?: string;
+  /**
+   * The secret's hash, made beforehand (an import hashes outside its transaction, or restores a
+   * Realmgate export's hash): stored as it is, instead of `secret`.
+   */
+  secretHash?: string;
+  scopes?: string;
+  public?: boolean;
+  name?: string;
+  /** One method (older callers) or several; default both secret methods. */
+  authMethod?: string;
+  authMethods?: string[];
+  postLogoutRedirectUris?: string[];
+  /** Authorization code flow; on by default. */
+  standardFlowEnabled?: boolean;
+  /** Password grant (RFC 6749 4.3); off by default. */
+  directAccessGrantsEnabled?: boolean;
+  /** client_credentials for a service-account user (RFC 6749 4.4); off by default. */
+  serviceAccountsEnabled?: boolean;
+  /** 'S256' requires PKCE of a confidential client too. */
+  pkceMethod?: '' | 'S256';
+  idTokenAlg?: string;
+  audiences?: string[];
+  /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
+  webOrigins?: string[];
+}
+
+/**
+ * Every check of createClient that needs no database (all but the realm and its scopes), with the
+ * values normalised: an import runs it on each entry before it changes anything.
+ */
+export function checkNewClient(input: NewClient): {
+  standardFlow: boolean;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  webOrigins: string[];
+  authMethods: ClientAuthMethod[];
+  name: string | null;
+  idTokenAlg: string;
+  audiences: string[];
+} {
   // RFC 6749 A.1: client-id = *VSCHAR (%x20-7E).
   if (!/^[\x20-\x7E]{1,255}$/.test(input.clientId) || input.clientId.trim() !== input.clientId) {
     throw new ValidationError('client id must be 1-255 printable ASCII characters, without leading or trailing spaces');
@@ -95,47 +110,67 @@ export async function createClient(
   const standardFlow = input.standardFlowEnabled ?? true;
   if (standardFlow && input.redirectUris.length === 0) throw new ValidationError('a client needs at least one --redirect-uri');
   const redirectUris = input.redirectUris.map(checkRedirectUri);
-  const scopes = input.scopes !== undefined ? await checkScopes(store, input.realmId, input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
-  if (input.public && input.secret !== undefined) throw new ValidationError('a public client has no secret: leave out --secret');
+  if (input.public && (input.secret !== undefined || input.secretHash !== undefined)) throw new ValidationError('a public client has no secret: leave out --secret');
+  if (input.secret !== undefined && input.secretHash !== undefined) throw new ValidationError('give a secret or its hash, not both');
   const postLogoutRedirectUris = (input.postLogoutRedirectUris ?? []).map(checkRedirectUri);
   const webOrigins = [...new Set((input.webOrigins ?? []).map(checkWebOrigin))];
   if (input.public && input.serviceAccountsEnabled) throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
   const requested = [...(input.authMethod !== undefined ? [input.authMethod] : []), ...(input.authMethods ?? [])];
   if (input.public && requested.some((m) => m !== 'none')) throw new ValidationError('a public client does not authenticate: leave out --auth-method');
   const authMethods: ClientAuthMethod[] = input.public ? ['none'] : requested.length > 0 ? checkAuthMethods(requested) : [...DEFAULT_AUTH_METHODS];
+  if (input.secret !== undefined && (input.secret.length === 0 || input.secret.length > 512)) throw new ValidationError('the client secret must have 1 to 512 characters');
+  return {
+    standardFlow,
+    redirectUris: [...new Set(redirectUris)],
+    postLogoutRedirectUris: [...new Set(postLogoutRedirectUris)],
+    webOrigins,
+    authMethods,
+    name: input.name !== undefined ? checkName(input.name) : null,
+    idTokenAlg: input.idTokenAlg !== undefined ? checkIdTokenAlg(input.idTokenAlg) : 'RS256',
+    audiences: [...new Set((input.audiences ?? []).map(checkAudience))],
+  };
+}
+
+export async function createClient(store: Store, input: NewClient, actor: Actor = cliActor()): Promise<{ client: Client; secret: string | undefined; generated: boolean }> {
+  await requireRealm(store, input.realmId);
+  const checked = checkNewClient(input);
+  const scopes = input.scopes !== undefined ? await checkScopes(store, input.realmId, input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
   let secret: string | undefined;
   let generated = false;
   let secretHash: string | null = null;
   if (!input.public) {
-    if (input.secret !== undefined) {
-      if (input.secret.length === 0 || input.secret.length > 512) throw new ValidationError('the client secret must have 1 to 512 characters');
-      secret = input.secret;
+    if (input.secretHash !== undefined) {
+      secretHash = input.secretHash;
     } else {
-      secret = generateClientSecret();
-      generated = true;
+      if (input.secret !== undefined) {
+        secret = input.secret;
+      } else {
+        secret = generateClientSecret();
+        generated = true;
+      }
+      secretHash = await hashClientSecret(secret, { generated });
     }
-    secretHash = await hashClientSecret(secret, { generated });
   }
   const client: Client = {
     realmId: input.realmId,
     clientId: input.clientId,
-    name: input.name !== undefined ? checkName(input.name) : null,
+    name: checked.name,
     secretHash,
     public: Boolean(input.public),
     enabled: true,
-    redirectUris: [...new Set(redirectUris)],
+    redirectUris: checked.redirectUris,
     scopes,
     createdAt: now(),
-    authMethod: authMethods[0]!,
-    authMethods,
-    postLogoutRedirectUris: [...new Set(postLogoutRedirectUris)],
-    standardFlowEnabled: standardFlow,
+    authMethod: checked.authMethods[0]!,
+    authMethods: checked.authMethods,
+    postLogoutRedirectUris: checked.postLogoutRedirectUris,
+    standardFlowEnabled: checked.standardFlow,
     directAccessGrantsEnabled: Boolean(input.directAccessGrantsEnabled),
     serviceAccountsEnabled: Boolean(input.serviceAccountsEnabled),
     pkceMethod: input.pkceMethod ?? '',
-    idTokenAlg: input.idTokenAlg !== undefined ? checkIdTokenAlg(input.idTokenAlg) : 'RS256',
-    audiences: [...new Set((input.audiences ?? []).map(checkAudience))],
-    webOrigins,
+    idTokenAlg: checked.idTokenAlg,
+    audiences: checked.audiences,
+    webOrigins: checked.webOrigins,
   };
   await store.clients.create({ ...client, now: client.createdAt });
   await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
