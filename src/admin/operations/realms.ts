@@ -1,8 +1,8 @@
 import type { Store } from '../../storage/store.js';
-import type { Realm } from '../../storage/types.js';
+import type { Realm, SigningKey } from '../../storage/types.js';
 import { REALM_DEFAULTS, CODE_LIFETIME_RANGE } from '../../config/defaults.js';
 import type { RealmSettings } from '../../storage/repos/realms.js';
-import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
+import { generateSigningKey, isSigningAlg, type SigningAlg } from '../../crypto/keystore.js';
 import { MASTER_REALM } from '../authorization.js';
 import { generateHmacKey } from '../../crypto/refresh-jwt.js';
 import { LIMITS, ValidationError, checkMaxLength, checkName } from '../validation.js';
@@ -37,15 +37,26 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   if (s.accessTokenFormat !== undefined && s.accessTokenFormat !== 'jwt' && s.accessTokenFormat !== 'rfc9068') throw new ValidationError('the access token format must be jwt or rfc9068');
 }
 
-export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings>; enabled?: boolean }, actor: Actor = cliActor()): Promise<Realm> {
+/** The algorithm of a new realm's first signing key. */
+export function realmSigningAlg(settings: Partial<RealmSettings> | undefined): SigningAlg {
+  const alg = settings?.signingAlg ?? REALM_DEFAULTS.signingAlg;
+  return isSigningAlg(alg) ? alg : 'RS256';
+}
+
+/**
+ * Creates a realm with its keys. `signingKey` is its first signing key made beforehand (an import
+ * generates it before its transaction: an RSA key takes a while); by default one is generated here.
+ */
+export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings>; enabled?: boolean; signingKey?: SigningKey }, actor: Actor = cliActor()): Promise<Realm> {
   checkName('realm name', input.id);
   if (input.displayName != null) checkMaxLength('the display name', input.displayName, LIMITS.realmDisplayName);
   const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], ...input.settings };
   checkRealmSettings(settings);
   const t = now();
+  const alg = realmSigningAlg(settings);
+  if (input.signingKey && (input.signingKey.realmId !== input.id || input.signingKey.alg !== alg)) throw new Error(`the signing key given is not an ${alg} key of realm ${input.id}`);
   const realm = await store.realms.create({ id: input.id, displayName: input.displayName ?? null, settings, now: t });
-  const alg = isSigningAlg(settings.signingAlg) ? settings.signingAlg : 'RS256';
-  await store.keys.insert(await generateSigningKey(realm.id, alg, t));
+  await store.keys.insert(input.signingKey ?? (await generateSigningKey(realm.id, alg, t)));
   await store.hmacKeys.insert(generateHmacKey(realm.id, t));
   await ensureRealmManagement(store, realm.id);
   if (input.enabled === false) await store.realms.update(realm.id, { enabled: false });
