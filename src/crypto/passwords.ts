@@ -18,7 +18,7 @@ function lib(): Promise<typeof import('@node-rs/argon2')> {
  * RSA signatures need those threads too. Callers beyond the queue's length are refused at once, so a
  * flood of logins cannot stall the server.
  */
-const MAX_RUNNING = 2;
+export const MAX_RUNNING = 2;
 const MAX_WAITING = 64;
 let running = 0;
 const waiting: Array<() => void> = [];

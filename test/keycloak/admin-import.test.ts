@@ -1,10 +1,12 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { dialects } from '../helpers/db.js';
 import { startAdminServer, statusOf, type AdminTestServer } from '../admin/helpers.js';
 import { kcCredential, signIn } from './helpers.js';
 
 const RP = 'https://rp.example.com/callback';
+const VICTIM_SECRET = 'victim-app-secret-5d1e77';
 
 /** keycloak-admin-client 26 (Keycloak's own library) as the caller: realms.create and realms.partialImport. */
 for (const dialect of dialects()) {
@@ -62,6 +64,79 @@ for (const dialect of dialects()) {
       const over = await ts.kc.realms.partialImport({ realm: 'moved', rep: { clients: body.clients, ifResourceExists: 'OVERWRITE' } as never });
       assert.deepEqual(over.results, [{ action: 'OVERWRITTEN', resourceType: 'CLIENT', resourceName: 'app', id: 'app' }]);
       assert.equal((await ts.store.clients.get('moved', 'app'))?.public, true);
+    });
+    test('partialImport OVERWRITE: an entry that is skipped leaves the stored user and client as they were', async () => {
+      await ts.kc.realms.create({ realm: 'pi', enabled: true, organizationsEnabled: false, clients: [{ clientId: 'victim-app', publicClient: false, secret: VICTIM_SECRET, redirectUris: [RP] }] } as never);
+      const { id } = await ts.kc.users.create({ realm: 'pi', username: 'victim', enabled: true, credentials: [{ type: 'password', value: 'victim-password', temporary: false }] });
+      const other = await ts.kc.users.create({ realm: 'pi', username: 'other', enabled: true });
+      const cases: Array<[Record<string, unknown>, RegExp]> = [
+        [{ username: 'victim' }, /no usable id/],
+        [{ username: 'victim', id: other.id, enabled: true }, /two different users/],
+        [{ username: 'victim', id, enabled: true, credentials: [{ type: 'password', value: 'short' }] }, /at least 8 characters/],
+        [{ username: 'Victim!', id }, /characters Realmgate does not accept/],
+      ];
+      for (const [user, reason] of cases) {
+        // No secret in the client entry: a confidential client that cannot be imported.
+        const r = await ts.kc.realms.partialImport({ realm: 'pi', rep: { ifResourceExists: 'OVERWRITE', users: [user], clients: [{ clientId: 'victim-app' }] } as never });
+        assert.equal((await ts.store.users.findByUsername('pi', 'victim'))?.id, id, `user lost or replaced by ${JSON.stringify(user)}: ${JSON.stringify(r)}`);
+        assert.equal((await ts.store.clients.get('pi', 'victim-app'))?.public, false, `client lost: ${JSON.stringify(r)}`);
+        assert.deepEqual({ overwritten: r.overwritten, added: r.added, skipped: r.skipped }, { overwritten: 0, added: 0, skipped: 2 }, JSON.stringify(r));
+        const results = r.results as Array<{ action: string; resourceType: string; reason?: string }>;
+        assert.match(results.find((x) => x.resourceType === 'USER')?.reason ?? '', reason, JSON.stringify(r));
+        assert.match(results.find((x) => x.resourceType === 'CLIENT')?.reason ?? '', /without a secret/, JSON.stringify(r));
+      }
+      // Both are still usable as they were: the user signs in with their password through the client's secret.
+      const before = await signIn(ts, { realm: 'pi', clientId: 'victim-app', redirectUri: RP, secret: VICTIM_SECRET, username: 'victim', password: 'victim-password' });
+      assert.equal(before.claims?.sub, id, JSON.stringify(before));
+      // A usable entry replaces the user.
+      const over = await ts.kc.realms.partialImport({ realm: 'pi', rep: { ifResourceExists: 'OVERWRITE', users: [{ username: 'victim', id, enabled: true, credentials: [{ type: 'password', value: 'victim-new-password' }] }] } as never });
+      assert.deepEqual(over.results, [{ action: 'OVERWRITTEN', resourceType: 'USER', resourceName: 'victim', id }]);
+      const after = await signIn(ts, { realm: 'pi', clientId: 'victim-app', redirectUri: RP, secret: VICTIM_SECRET, username: 'victim', password: 'victim-new-password' });
+      assert.equal(after.claims?.sub, id, JSON.stringify(after));
+    });
+
+    test('partialImport refuses a plain-text password the admin API refuses: the entry is skipped with the same reason', async () => {
+      const short = { username: 'shorty', id: 'shorty-id', enabled: true, credentials: [{ type: 'password', value: 'seven77' }] };
+      assert.equal(await statusOf(ts.kc.users.create({ realm: 'pi', username: 'shorty', enabled: true, credentials: [{ type: 'password', value: 'seven77' }] })), 400);
+      const r = await ts.kc.realms.partialImport({ realm: 'pi', rep: { ifResourceExists: 'FAIL', users: [short, { ...short, username: 'longer', id: 'longer-id', credentials: [{ type: 'password', value: 'eight888' }] }] } as never });
+      assert.deepEqual(
+        r.results.map((x) => ({ ...x })),
+        [
+          { action: 'SKIPPED', resourceType: 'USER', resourceName: 'shorty', id: 'shorty-id', reason: 'the password must have at least 8 characters' },
+          { action: 'ADDED', resourceType: 'USER', resourceName: 'longer', id: 'longer-id' },
+        ],
+      );
+      assert.equal(await ts.store.users.findByUsername('pi', 'shorty'), undefined);
+    });
+
+    test('partialImport hashes plain-text passwords before its transaction: the server answers other requests meanwhile', async (t) => {
+      const n = 200;
+      const users = Array.from({ length: n }, (_, i) => ({ username: `pwc${i}`, id: `pwc-id-${i}`, enabled: true, credentials: [{ type: 'password', value: `pwc-password-${i}` }] }));
+      const started = performance.now();
+      let done = false;
+      const importing = ts.kc.realms.partialImport({ realm: 'pi', rep: { ifResourceExists: 'FAIL', users } as never }).finally(() => {
+        done = true;
+      });
+      // While it runs: the readiness check (a database query) and the JWKS, one after the other.
+      const waits: number[] = [];
+      const urls = [`${ts.baseUrl}/health/ready`, `${ts.baseUrl}/auth/realms/pi/protocol/openid-connect/certs`];
+      for (let i = 0; !done; i++) {
+        const t = performance.now();
+        const res = await fetch(urls[i % 2]!);
+        assert.equal(res.status, 200, await res.text());
+        await res.arrayBuffer().catch(() => undefined);
+        waits.push(performance.now() - t);
+        await sleep(10);
+      }
+      const result = await importing;
+      const duration = performance.now() - started;
+      assert.equal(result.added, n);
+      const worst = Math.max(...waits);
+      t.diagnostic(`${waits.length} requests during an import of ${Math.round(duration)} ms, the slowest answered in ${Math.round(worst)} ms`);
+      assert.ok(worst < duration / 4, `a request waited ${Math.round(worst)} ms during an import of ${Math.round(duration)} ms`);
+      assert.ok(waits.length >= 4, `only ${waits.length} request(s) during an import of ${Math.round(duration)} ms`);
+      const r = await signIn(ts, { realm: 'pi', clientId: 'victim-app', redirectUri: RP, secret: VICTIM_SECRET, username: 'pwc7', password: 'pwc-password-7' });
+      assert.equal(r.claims?.sub, 'pwc-id-7', JSON.stringify(r));
     });
   });
 }

@@ -12,6 +12,7 @@ import { exportRealm } from '../../src/admin/keycloak/export.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { createClient } from '../../src/admin/operations.js';
 import type { ImportReport, RealmReport } from '../../src/admin/keycloak/import-report.js';
+import type { Store } from '../../src/storage/store.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const FIXTURE = path.resolve(repoRoot, '../shared/fixtures/keycloak/migration-realm-26.6.0.json');
@@ -252,6 +253,47 @@ for (const dialect of dialects()) {
       assert.deepEqual(a.claims?.organization, ['sales']);
       const s = await signIn(ts, { realm: 'corp', clientId: 'portal', redirectUri: RP, secret: 'kc-portal-secret-7f3a9c', username: 'sha256-user', password: 'pw-sha256-user' });
       assert.equal(s.claims?.sub, '0b7c1d2e-0000-4000-8000-000000000002');
+    });
+    test('plain-text passwords and secrets are hashed before the transaction, which only writes; a password under 8 characters is refused', async () => {
+      const n = 60;
+      const rep = {
+        realm: 'plain',
+        enabled: true,
+        organizationsEnabled: false,
+        clients: [{ clientId: 'plain-app', publicClient: false, secret: 'plain-app-secret-91c2', redirectUris: [RP] }],
+        users: [
+          ...Array.from({ length: n }, (_, i) => ({ id: `plain-${i}`, username: `plain${i}`, enabled: true, credentials: [{ type: 'password', value: `plain-password-${i}` }] })),
+          { id: 'plain-short', username: 'short', enabled: true, credentials: [{ type: 'password', value: 'short' }] },
+        ],
+      };
+      // How long the import holds its transaction (SQLite's one connection), against the whole import.
+      const store = ts.store;
+      const transaction = store.transaction.bind(store);
+      let inTransaction = 0;
+      store.transaction = async <T>(fn: (tx: Store) => Promise<T>): Promise<T> => {
+        const t = performance.now();
+        try {
+          return await transaction(fn);
+        } finally {
+          inTransaction += performance.now() - t;
+        }
+      };
+      const started = performance.now();
+      let report: ImportReport;
+      try {
+        report = await importKeycloakRealms(store, [rep], { ifExists: 'fail' }, actor);
+      } finally {
+        store.transaction = transaction;
+      }
+      const duration = performance.now() - started;
+      const r = realmOf(report, 'plain');
+      assert.equal(r.status, 'imported', r.reason);
+      assert.ok(inTransaction < duration / 3, `the transaction took ${Math.round(inTransaction)} ms of an import of ${Math.round(duration)} ms`);
+      assert.deepEqual(line(r, 'user short'), { element: 'user short', outcome: 'skipped', reason: 'the password must have at least 8 characters' });
+      assert.equal(await store.users.findByUsername('plain', 'short'), undefined);
+      assert.equal((await store.users.list('plain')).length, n);
+      const signed = await signIn(ts, { realm: 'plain', clientId: 'plain-app', redirectUri: RP, secret: 'plain-app-secret-91c2', username: 'plain7', password: 'plain-password-7' });
+      assert.equal(signed.claims?.sub, 'plain-7', JSON.stringify(signed));
     });
   });
 }

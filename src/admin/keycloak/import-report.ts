@@ -39,6 +39,10 @@ export class RealmReportBuilder {
   skipped(element: string, reason: string): void {
     this.lines.push({ element, outcome: 'skipped', reason });
   }
+  /** A line made earlier (an import checks its entries before it writes them, and reports in the file's order). */
+  add(line: ReportLine): void {
+    this.lines.push({ ...line });
+  }
   build(status: RealmReport['status'], reason?: string): RealmReport {
     const counts: Record<Outcome, number> = { imported: 0, mapped: 0, skipped: 0 };
     for (const l of this.lines) counts[l.outcome]++;

@@ -1,17 +1,19 @@
 import type { Store } from '../../storage/store.js';
-import { ConflictError } from '../../storage/types.js';
+import { ConflictError, type SigningKey } from '../../storage/types.js';
 import { DEFAULT_SCOPES, type RealmSettings } from '../../storage/repos/realms.js';
 import { CODE_LIFETIME_RANGE, REALM_DEFAULTS } from '../../config/defaults.js';
-import { hashPassword } from '../../crypto/passwords.js';
-import { isSigningAlg } from '../../crypto/keystore.js';
+import { hashPassword, MAX_RUNNING } from '../../crypto/passwords.js';
+import { hashClientSecret } from '../../crypto/client-secrets.js';
+import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { fromRealmRepresentation } from '../keycloak/representations/realm.js';
 import { importCredential, type KeycloakCredential } from '../keycloak/credentials.js';
-import { RealmReportBuilder, type ImportReport, type RealmReport } from '../keycloak/import-report.js';
+import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { MASTER_REALM, REALM_MANAGEMENT } from '../authorization.js';
 import { checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
-import { createRealm, updateRealm } from './realms.js';
-import { createClient, deleteClient } from './clients.js';
+import { createRealm, realmSigningAlg, updateRealm } from './realms.js';
+import { checkNewClient, createClient, deleteClient, type NewClient } from './clients.js';
+import { checkPassword, deleteUser } from './users.js';
 import { checkDomains, createOrganization } from './organizations.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
 
@@ -79,9 +81,12 @@ export async function importKeycloakRealms(store: Store, realms: Json[], opts: I
       continue;
     }
     try {
+      // Read, checked and hashed first; the transaction then only writes (and, overwriting, deletes the
+      // realm it replaces: the file is the whole realm).
+      const ready = await prepareRealm(rep, opts, report);
       await store.transaction(async (tx) => {
         if (existing) await tx.realms.delete(name);
-        await importRealm(tx, rep, opts, report, actor);
+        await importRealm(tx, rep, ready, report, actor);
       });
       out.push(report.build(existing ? 'overwritten' : 'imported'));
     } catch (err) {
@@ -93,7 +98,16 @@ export async function importKeycloakRealms(store: Store, realms: Json[], opts: I
   return { realms: out, failed: out.some((r) => r.status === 'failed') };
 }
 
-async function importRealm(store: Store, rep: Json, opts: ImportOptions, report: RealmReportBuilder, actor: Actor): Promise<void> {
+/** A realm read, checked and with its slow work done (its signing key, password hashes), ready to be written. */
+interface PreparedRealm {
+  changes: ReturnType<typeof fromRealmRepresentation>;
+  settings: Partial<RealmSettings>;
+  signingKey: SigningKey;
+  clients: Array<ClientEntry | Refused>;
+  users: Array<UserEntry | Refused>;
+}
+
+async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportBuilder): Promise<PreparedRealm> {
   const changes = fromRealmRepresentation(rep);
   if (changes.displayName && changes.displayName.length > LIMITS.realmDisplayName) {
     report.mapped('realm setting displayName', `longer than ${LIMITS.realmDisplayName} characters: left out`);
@@ -101,15 +115,24 @@ async function importRealm(store: Store, rep: Json, opts: ImportOptions, report:
   }
   const settings = clampSettings(changes.settings, report);
   settings.organizationRequired = organizationRequired(rep, report);
-  const realm = await createRealm(store, { id: String(rep.realm), ...(changes.displayName ? { displayName: changes.displayName } : {}), settings, ...(changes.enabled === false ? { enabled: false } : {}) }, actor);
+  const signingKey = await generateSigningKey(String(rep.realm), realmSigningAlg(settings), now());
+  const clients = readClients(rep, opts);
+  const users = readUsers(rep);
+  await hashBeforehand(clients, users);
+  return { changes, settings, signingKey, clients, users };
+}
+
+async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report: RealmReportBuilder, actor: Actor): Promise<void> {
+  const { changes, settings } = ready;
+  const realm = await createRealm(store, { id: String(rep.realm), ...(changes.displayName ? { displayName: changes.displayName } : {}), settings, ...(changes.enabled === false ? { enabled: false } : {}), signingKey: ready.signingKey }, actor);
   report.imported('realm settings', 'lifetimes, brute-force limits, display name, enabled');
   if (changes.notBefore) await updateRealm(store, { realmId: realm.id, notBefore: changes.notBefore }, actor);
   if (rep.bruteForceProtected === false) report.mapped('realm setting bruteForceProtected', 'false in Keycloak; Realmgate always limits failed logins');
   reportRealmLeftovers(rep, report);
 
   const scopes = await importScopes(store, realm.id, rep, report);
-  const clients = await importClients(store, realm.id, rep, scopes, opts, report, actor);
-  const users = await importUsers(store, realm.id, rep, report);
+  const clients = (await storeClients(store, realm.id, ready.clients, scopes, 'skip', report, actor)).stored;
+  const users = (await storeUsers(store, realm.id, rep, ready.users, 'skip', report, actor)).stored;
   const memberships = await importOrganizations(store, realm.id, rep, users, report, actor);
   await importConsents(store, realm.id, rep, users, clients, memberships, report);
   await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size } });
@@ -215,55 +238,100 @@ async function importScopes(store: Store, realmId: string, rep: Json, report: Re
   return new Set(existing.keys());
 }
 
+/**
+ * A client or user entry of the file, read and checked completely before anything is written: either
+ * refused (the line saying why) or ready to store. Nothing that can still refuse an entry runs after
+ * an existing client or user has been deleted to make room for it (ifResourceExists OVERWRITE), and
+ * the slow work (argon2id for plain-text passwords and chosen client secrets) runs before the
+ * transaction, which then holds its database connection only for the writes.
+ */
+interface Refused {
+  name: string;
+  element: string;
+  /** A user's id, when the entry has a usable one. */
+  id?: string;
+  /** Lines about parts of the entry left out (redirect URIs, origins), reported before its own. */
+  parts: ReportLine[];
+  refused: ReportLine;
+}
+
+interface ClientEntry {
+  name: string;
+  element: string;
+  parts: ReportLine[];
+  refused?: undefined;
+  input: Omit<NewClient, 'realmId' | 'scopes'>;
+  /** A chosen secret, hashed before the transaction into input.secretHash. */
+  secret?: string;
+  /** The scopes the entry names; those the realm does not have are left out (and reported) when it is stored. */
+  wantedScopes: string[];
+  notes: string[];
+  enabled: boolean;
+}
+
+interface UserEntry {
+  name: string;
+  element: string;
+  parts: ReportLine[];
+  refused?: undefined;
+  id: string;
+  /** A plain-text password, hashed before the transaction into passwordHash. */
+  plain?: string;
+  passwordHash: string;
+  record: { email: string | null; firstName: string | null; lastName: string | null; emailVerified: boolean };
+  enabled: boolean;
+  notes: string[];
+}
+
+/** What became of an entry: Keycloak's PartialImportResult, with the reason of a skipped one. */
+export interface EntryResult {
+  action: 'ADDED' | 'SKIPPED' | 'OVERWRITTEN';
+  resourceType: 'CLIENT' | 'USER';
+  resourceName: string;
+  id: string;
+  reason?: string;
+}
+
+/** What the import does with a client or user that is already stored: leaves it (skipped) or replaces it. */
+type OnExisting = 'skip' | 'overwrite';
+
+const refuse = (name: string, element: string, outcome: 'skipped' | 'mapped', reason: string, parts: ReportLine[] = []): Refused => ({ name, element, parts, refused: { element, outcome, reason } });
+
 /** The secret hash a Realmgate export carries (SECRET_HASH_ATTRIBUTE), when it is one of our formats. */
 function restoredSecretHash(c: Json): string | undefined {
   const h = str(obj(c.attributes)[SECRET_HASH_ATTRIBUTE]);
   return h && /^(sha256\$[A-Za-z0-9_-]{43}|\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+)$/.test(h) ? h : undefined;
 }
 
-/** Imports the clients; returns the ids of the clients now in the realm. */
-async function importClients(store: Store, realmId: string, rep: Json, scopes: Set<string>, opts: ImportOptions, report: RealmReportBuilder, actor: Actor): Promise<Set<string>> {
-  const imported = new Set<string>();
+/** Reads and checks the client entries (no database, no hashing). */
+function readClients(rep: Json, opts: Pick<ImportOptions, 'includeBuiltinClients'>): Array<ClientEntry | Refused> {
   const builtin = (id: string): boolean => BUILTIN_CLIENTS.has(id) || (rep.realm === MASTER_REALM && id.endsWith('-realm'));
-  for (const raw of list(rep.clients)) {
+  return list(rep.clients).map((raw) => {
     const c = obj(raw);
     const clientId = str(c.clientId) ?? '';
     const element = `client ${clientId}`;
-    if (builtin(clientId) && !opts.includeBuiltinClients) {
-      report.skipped(element, "Keycloak's built-in client (use --include-builtin-clients to import it)");
-      continue;
-    }
-    if (clientId === REALM_MANAGEMENT) {
-      report.mapped(element, 'Realmgate creates its own realm-management client');
-      continue;
-    }
-    if ((c.protocol ?? 'openid-connect') !== 'openid-connect') {
-      report.skipped(element, `a ${String(c.protocol)} client: Realmgate speaks OpenID Connect only`);
-      continue;
-    }
-    if (c.bearerOnly === true) {
-      report.skipped(element, 'bearer-only: a resource server, which needs no client here (it validates tokens with the JWKS)');
-      continue;
-    }
+    if (builtin(clientId) && !opts.includeBuiltinClients) return refuse(clientId, element, 'skipped', "Keycloak's built-in client (use --include-builtin-clients to import it)");
+    if (clientId === REALM_MANAGEMENT) return refuse(clientId, element, 'mapped', 'Realmgate creates its own realm-management client');
+    if ((c.protocol ?? 'openid-connect') !== 'openid-connect') return refuse(clientId, element, 'skipped', `a ${String(c.protocol)} client: Realmgate speaks OpenID Connect only`);
+    if (c.bearerOnly === true) return refuse(clientId, element, 'skipped', 'bearer-only: a resource server, which needs no client here (it validates tokens with the JWKS)');
     const isPublic = c.publicClient === true;
     const secret = str(c.secret);
+    const restored = isPublic ? undefined : restoredSecretHash(c);
     if (!isPublic) {
       const authType = str(c.clientAuthenticatorType) ?? 'client-secret';
-      if (authType !== 'client-secret') {
-        report.skipped(element, `client authenticator ${authType} is not supported (client secrets only)`);
-        continue;
-      }
-      if (restoredSecretHash(c) && (secret === MASKED || !secret)) {
+      if (authType !== 'client-secret') return refuse(clientId, element, 'skipped', `client authenticator ${authType} is not supported (client secrets only)`);
+      if (restored && (secret === MASKED || !secret)) {
         // A Realmgate export with --with-secrets: the hash comes back, the client keeps its secret.
       } else if (secret === MASKED) {
-        report.skipped(element, 'its secret is masked (**********): export with kc.sh export (or realmgate realm export --with-secrets), which writes secrets, or create the client again');
-        continue;
-      }
-      else if (!secret) {
-        report.skipped(element, 'a confidential client without a secret in the export');
-        continue;
+        return refuse(clientId, element, 'skipped', 'its secret is masked (**********): export with kc.sh export (or realmgate realm export --with-secrets), which writes secrets, or create the client again');
+      } else if (!secret) {
+        return refuse(clientId, element, 'skipped', 'a confidential client without a secret in the export');
       }
     }
+    const parts: ReportLine[] = [];
+    const leftOut = (what: string, err: unknown): void => {
+      parts.push({ element: `${element} ${what}`, outcome: 'skipped', reason: message(err) });
+    };
     const notes: string[] = [];
     const redirectUris: string[] = [];
     for (const uri of strings(c.redirectUris)) {
@@ -273,7 +341,7 @@ async function importClients(store: Store, realmId: string, rep: Json, scopes: S
         checkRedirectUri(uri);
         redirectUris.push(uri);
       } catch (err) {
-        report.skipped(`${element} redirect URI ${uri}`, message(err));
+        leftOut(`redirect URI ${uri}`, err);
       }
     }
     const attrs = obj(c.attributes);
@@ -289,7 +357,7 @@ async function importClients(store: Store, realmId: string, rep: Json, scopes: S
         checkRedirectUri(uri);
         postLogout.push(uri);
       } catch (err) {
-        report.skipped(`${element} post-logout redirect URI ${uri}`, message(err));
+        leftOut(`post-logout redirect URI ${uri}`, err);
       }
     }
     const webOrigins: string[] = [];
@@ -297,7 +365,7 @@ async function importClients(store: Store, realmId: string, rep: Json, scopes: S
       try {
         webOrigins.push(checkWebOrigin(o));
       } catch (err) {
-        report.skipped(`${element} web origin ${o}`, message(err));
+        leftOut(`web origin ${o}`, err);
       }
     }
     let standardFlow = c.standardFlowEnabled !== false;
@@ -319,83 +387,50 @@ async function importClients(store: Store, realmId: string, rep: Json, scopes: S
       : realmDefaults
         ? [...strings(rep.defaultDefaultClientScopes), ...strings(rep.defaultOptionalClientScopes)]
         : DEFAULT_SCOPES.map((s) => s.name);
-    const wanted = [...new Set(['openid', ...listed])];
-    const clientScopes = wanted.filter((s) => scopes.has(s));
-    const missing = wanted.filter((s) => !scopes.has(s));
-    if (missing.length > 0) notes.push(`scopes not in the realm left out: ${missing.join(' ')}`);
     const rawName = str(c.name);
     const name = rawName && !/^\$\{.*\}$/.test(rawName) ? rawName.slice(0, 255) : undefined;
+    const input: ClientEntry['input'] = {
+      clientId,
+      redirectUris,
+      public: isPublic,
+      ...(restored ? { secretHash: restored } : {}),
+      ...(name ? { name } : {}),
+      postLogoutRedirectUris: [...new Set(postLogout)],
+      standardFlowEnabled: standardFlow,
+      directAccessGrantsEnabled: c.directAccessGrantsEnabled === true,
+      serviceAccountsEnabled: c.serviceAccountsEnabled === true && !isPublic,
+      webOrigins,
+      ...(pkce === 'S256' || pkce === 'plain' ? { pkceMethod: 'S256' as const } : {}),
+    };
+    const chosen = !isPublic && !restored ? secret : undefined;
     try {
-      if (await store.clients.get(realmId, clientId)) throw new ValidationError('a client with this id exists already');
-      const { client } = await createClient(
-        store,
-        {
-          realmId,
-          clientId,
-          redirectUris,
-          scopes: clientScopes.join(' '),
-          public: isPublic,
-          ...(isPublic || restoredSecretHash(c) ? {} : { secret: secret! }),
-          ...(name ? { name } : {}),
-          postLogoutRedirectUris: [...new Set(postLogout)],
-          standardFlowEnabled: standardFlow,
-          directAccessGrantsEnabled: c.directAccessGrantsEnabled === true,
-          serviceAccountsEnabled: c.serviceAccountsEnabled === true && !isPublic,
-          webOrigins,
-          ...(pkce === 'S256' || pkce === 'plain' ? { pkceMethod: 'S256' as const } : {}),
-        },
-        { ...actor, via: 'import' },
-      );
-      const hash = restoredSecretHash(c);
-      if (!isPublic && hash) await store.clients.update(realmId, client.clientId, { secretHash: hash });
-      if (c.enabled === false) await store.clients.update(realmId, client.clientId, { enabled: false });
-      imported.add(clientId);
-      if (notes.length > 0) report.mapped(element, notes.join('; '));
-      else report.imported(element);
+      // The checks createClient makes, now: the entry is refused here, before anything is deleted.
+      checkNewClient({ ...input, realmId: '', ...(chosen !== undefined ? { secret: chosen } : {}) });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      report.skipped(element, message(err));
+      return refuse(clientId, element, 'skipped', message(err), parts);
     }
-  }
-  return imported;
+    return { name: clientId, element, parts, input, ...(chosen !== undefined ? { secret: chosen } : {}), wantedScopes: [...new Set(['openid', ...listed])], notes, enabled: c.enabled !== false };
+  });
 }
 
-/** Imports the users with their Keycloak ids (the `sub` relying parties stored); returns username -> id. */
-async function importUsers(store: Store, realmId: string, rep: Json, report: RealmReportBuilder): Promise<Map<string, string>> {
-  const users = new Map<string, string>();
-  const t = now();
-  if (list(rep.federatedUsers).length > 0) report.skipped(`${list(rep.federatedUsers).length} federated user(s)`, 'they live in a user storage provider (LDAP); only their ids are in the export');
-  for (const raw of list(rep.users)) {
+/** Reads and checks the user entries (no database, no hashing). */
+function readUsers(rep: Json): Array<UserEntry | Refused> {
+  return list(rep.users).map((raw) => {
     const u = obj(raw);
     const username = (str(u.username) ?? '').toLowerCase();
     const element = `user ${username}`;
     const id = str(u.id);
     if (u.serviceAccountClientId) {
-      report.mapped(element, `service account of ${String(u.serviceAccountClientId)}: made with its client, under a new id (the sub of its client_credentials tokens changes)`);
-      continue;
+      return refuse(username, element, 'mapped', `service account of ${String(u.serviceAccountClientId)}: made with its client, under a new id (the sub of its client_credentials tokens changes)`);
     }
-    if (u.federationLink) {
-      report.skipped(element, 'its password lives in LDAP/user federation, which Realmgate does not read');
-      continue;
-    }
-    if (!USERNAME_RE.test(username)) {
-      report.skipped(element, 'the username has characters Realmgate does not accept');
-      continue;
-    }
-    if (!id || /[^\x21-\x7e]/.test(id)) {
-      report.skipped(element, 'no usable id');
-      continue;
-    }
-    if (id.length > LIMITS.userId) {
-      report.skipped(element, `its id has more than ${LIMITS.userId} characters (Keycloak's ids are UUIDs)`);
-      continue;
-    }
-    if ((await store.users.get(id)) || (await store.users.findByUsername(realmId, username))) {
-      report.skipped(element, 'a user with this id or username exists already');
-      continue;
-    }
+    if (u.federationLink) return refuse(username, element, 'skipped', 'its password lives in LDAP/user federation, which Realmgate does not read');
+    if (!USERNAME_RE.test(username)) return refuse(username, element, 'skipped', 'the username has characters Realmgate does not accept');
+    if (!id || /[^\x21-\x7e]/.test(id)) return refuse(username, element, 'skipped', 'no usable id');
+    if (id.length > LIMITS.userId) return refuse(username, element, 'skipped', `its id has more than ${LIMITS.userId} characters (Keycloak's ids are UUIDs)`);
     const notes: string[] = [];
     let passwordHash = NO_PASSWORD_HASH;
+    let plain: string | undefined;
     const creds = list(u.credentials).map((c) => obj(c) as KeycloakCredential);
     const passwords = creds.filter((c) => (c.type ?? 'password') === 'password');
     for (const other of creds.filter((c) => c.type !== undefined && c.type !== 'password')) {
@@ -407,7 +442,15 @@ async function importUsers(store: Store, realmId: string, rep: Json, report: Rea
       const c = importCredential(best);
       if ('hash' in c) passwordHash = c.hash;
       else if ('plain' in c) {
-        passwordHash = await hashPassword(c.plain);
+        // A password in clear is one an administrator chose: it meets the policy the admin API and
+        // the CLI apply to the same password, or the user is refused as they would refuse it.
+        try {
+          checkPassword(c.plain);
+        } catch (err) {
+          if (!(err instanceof ValidationError)) throw err;
+          return { ...refuse(username, element, 'skipped', message(err)), id };
+        }
+        plain = c.plain;
         notes.push('password given in clear: hashed with argon2id');
       } else notes.push(`password not usable (${c.unusable}): the user needs a new one`);
       if (best.temporary === true) notes.push('temporary password kept as a normal one (no required actions)');
@@ -425,24 +468,163 @@ async function importUsers(store: Store, realmId: string, rep: Json, report: Rea
       const s = str(v)?.trim();
       return s && s.length <= LIMITS.personName && !/[\x00-\x1f\x7f]/.test(s) ? s : null;
     };
-    await store.users.create({
+    return {
+      name: username,
+      element,
+      parts: [],
       id,
-      realmId,
-      username,
-      email,
-      firstName: nameOf(u.firstName),
-      lastName: nameOf(u.lastName),
-      emailVerified: u.emailVerified === true,
+      ...(plain !== undefined ? { plain } : {}),
       passwordHash,
-      now: t,
-      organizationIds: [],
+      record: { email, firstName: nameOf(u.firstName), lastName: nameOf(u.lastName), emailVerified: u.emailVerified === true },
+      enabled: u.enabled !== false,
+      notes,
+    };
+  });
+}
+
+/**
+ * Hashes the plain-text passwords and chosen client secrets of the entries, before any transaction:
+ * at most as many at once as the hashing limiter runs (each argon2id holds a libuv thread and 19 MiB;
+ * more would only wait in the limiter's queue, which is meant for logins), so logins and token
+ * signatures keep their share of the thread pool while a large import hashes.
+ */
+async function hashBeforehand(clients: Array<ClientEntry | Refused>, users: Array<UserEntry | Refused>): Promise<void> {
+  const jobs: Array<() => Promise<void>> = [];
+  for (const c of clients) {
+    if (c.refused || c.secret === undefined) continue;
+    const secret = c.secret;
+    jobs.push(async () => {
+      c.input.secretHash = await hashClientSecret(secret, { generated: false });
+      delete c.secret;
     });
-    if (u.enabled === false) await store.users.update(id, { enabled: false });
-    users.set(username, id);
-    if (notes.length > 0) report.mapped(element, notes.join('; '));
-    else report.imported(element);
   }
-  return users;
+  for (const u of users) {
+    if (u.refused || u.plain === undefined) continue;
+    const plain = u.plain;
+    jobs.push(async () => {
+      u.passwordHash = await hashPassword(plain);
+      delete u.plain;
+    });
+  }
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (!failed && next < jobs.length) {
+      const job = jobs[next++]!;
+      try {
+        await job();
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(MAX_RUNNING, jobs.length) }, worker));
+}
+
+/** Reports an entry that is not stored, and returns its result. */
+function skip(report: RealmReportBuilder, e: { element: string; name: string }, type: EntryResult['resourceType'], id: string, line: ReportLine | string): EntryResult {
+  const l = typeof line === 'string' ? { element: e.element, outcome: 'skipped' as const, reason: line } : line;
+  report.add(l);
+  return { action: 'SKIPPED', resourceType: type, resourceName: e.name, id, reason: l.reason ?? l.outcome };
+}
+
+/**
+ * Stores the clients read by readClients (their secrets hashed); a client already stored is left as it
+ * is or replaced (deleted, then created again) as onExisting says. Returns the results and the ids of
+ * the clients stored.
+ */
+async function storeClients(store: Store, realmId: string, entries: Array<ClientEntry | Refused>, scopes: Set<string>, onExisting: OnExisting, report: RealmReportBuilder, actor: Actor): Promise<{ results: EntryResult[]; stored: Set<string> }> {
+  const results: EntryResult[] = [];
+  const stored = new Set<string>();
+  for (const e of entries) {
+    for (const l of e.parts) report.add(l);
+    if (e.refused) {
+      results.push(skip(report, e, 'CLIENT', e.name, e.refused));
+      continue;
+    }
+    if (e.secret !== undefined) throw new Error(`${e.element}: its secret was not hashed beforehand`);
+    if (stored.has(e.name)) {
+      results.push(skip(report, e, 'CLIENT', e.name, 'listed twice: the first entry was imported'));
+      continue;
+    }
+    const clientScopes = e.wantedScopes.filter((s) => scopes.has(s));
+    const missing = e.wantedScopes.filter((s) => !scopes.has(s));
+    const notes = missing.length > 0 ? [...e.notes, `scopes not in the realm left out: ${missing.join(' ')}`] : e.notes;
+    let replaced = false;
+    if (await store.clients.get(realmId, e.name)) {
+      if (onExisting !== 'overwrite') {
+        results.push(skip(report, e, 'CLIENT', e.name, 'a client with this id exists already'));
+        continue;
+      }
+      await deleteClient(store, { realmId, clientId: e.name }, { ...actor, via: 'import' });
+      replaced = true;
+    }
+    try {
+      await createClient(store, { ...e.input, realmId, scopes: clientScopes.join(' ') }, { ...actor, via: 'import' });
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      // readClients made the same checks: should one still fail once the stored client is deleted, the
+      // whole import fails, and its transaction brings the client back.
+      if (replaced) throw new ValidationError(`${e.element}: ${message(err)}`);
+      results.push(skip(report, e, 'CLIENT', e.name, message(err)));
+      continue;
+    }
+    if (!e.enabled) await store.clients.update(realmId, e.name, { enabled: false });
+    stored.add(e.name);
+    if (notes.length > 0) report.mapped(e.element, notes.join('; '));
+    else report.imported(e.element);
+    results.push({ action: replaced ? 'OVERWRITTEN' : 'ADDED', resourceType: 'CLIENT', resourceName: e.name, id: e.name });
+  }
+  return { results, stored };
+}
+
+/**
+ * Stores the users read by readUsers (their passwords hashed) with their Keycloak ids (the `sub`
+ * relying parties stored); a user already stored (by username or id) is left as it is or replaced as
+ * onExisting says. Returns the results and username -> id of the users stored.
+ */
+async function storeUsers(store: Store, realmId: string, rep: Json, entries: Array<UserEntry | Refused>, onExisting: OnExisting, report: RealmReportBuilder, actor: Actor): Promise<{ results: EntryResult[]; stored: Map<string, string> }> {
+  const results: EntryResult[] = [];
+  const stored = new Map<string, string>();
+  const storedIds = new Set<string>();
+  const t = now();
+  if (list(rep.federatedUsers).length > 0) report.skipped(`${list(rep.federatedUsers).length} federated user(s)`, 'they live in a user storage provider (LDAP); only their ids are in the export');
+  for (const e of entries) {
+    if (e.refused) {
+      results.push(skip(report, e, 'USER', e.id ?? e.name, e.refused));
+      continue;
+    }
+    if (e.plain !== undefined) throw new Error(`${e.element}: its password was not hashed beforehand`);
+    if (stored.has(e.name) || storedIds.has(e.id)) {
+      results.push(skip(report, e, 'USER', e.id, 'listed twice (username or id): the first entry was imported'));
+      continue;
+    }
+    const byName = await store.users.findByUsername(realmId, e.name);
+    const byId = await store.users.get(e.id);
+    if (byId && byId.realmId !== realmId) {
+      results.push(skip(report, e, 'USER', e.id, 'the id is the id of a user of another realm'));
+      continue;
+    }
+    const existing = byName ?? byId;
+    if (existing && onExisting !== 'overwrite') {
+      results.push(skip(report, e, 'USER', e.id, 'a user with this id or username exists already'));
+      continue;
+    }
+    if (byName && byId && byName.id !== byId.id) {
+      results.push(skip(report, e, 'USER', e.id, `the username and the id belong to two different users (${byName.id} and ${byId.username}): neither is replaced`));
+      continue;
+    }
+    if (existing) await deleteUser(store, { realmId, user: existing.id }, { ...actor, via: 'import' });
+    await store.users.create({ id: e.id, realmId, username: e.name, ...e.record, passwordHash: e.passwordHash, now: t, organizationIds: [] });
+    if (!e.enabled) await store.users.update(e.id, { enabled: false });
+    stored.set(e.name, e.id);
+    storedIds.add(e.id);
+    if (e.notes.length > 0) report.mapped(e.element, e.notes.join('; '));
+    else report.imported(e.element);
+    results.push({ action: existing ? 'OVERWRITTEN' : 'ADDED', resourceType: 'USER', resourceName: e.name, id: e.id });
+  }
+  return { results, stored };
 }
 
 /** Organizations with domains and members; returns user id -> organization ids. */
@@ -540,57 +722,46 @@ export async function importRealmRepresentation(store: Store, rep: Json, actor: 
   return r;
 }
 
-/** Keycloak's PartialImportResults. */
+/** Keycloak's PartialImportResults; a skipped entry says why (`reason`, Realmgate's addition). */
 export interface PartialImportResults {
   overwritten: number;
   added: number;
   skipped: number;
-  results: Array<{ action: 'ADDED' | 'SKIPPED' | 'OVERWRITTEN'; resourceType: 'CLIENT' | 'USER'; resourceName: string; id: string }>;
+  results: EntryResult[];
 }
 
 /**
  * Keycloak's partial import (POST /admin/realms/{realm}/partialImport): clients and users (with their
  * consents) into an existing realm, in one transaction; `ifResourceExists` FAIL (409, nothing stored),
  * SKIP or OVERWRITE. Groups, roles and identity providers are not Realmgate's.
+ *
+ * Every entry is read and checked, and its password or secret hashed, before the transaction: an entry
+ * that cannot be imported is SKIPPED and leaves the client or user already stored as it was (OVERWRITE
+ * deletes only what a usable entry replaces), and the transaction holds its connection (SQLite's only
+ * one) for the writes alone, not for seconds of argon2id.
  */
 export async function partialImport(store: Store, realmId: string, body: Json, actor: Actor): Promise<PartialImportResults> {
   const policy = body.ifResourceExists ?? 'FAIL';
   if (policy !== 'FAIL' && policy !== 'SKIP' && policy !== 'OVERWRITE') throw new ValidationError('ifResourceExists must be FAIL, SKIP or OVERWRITE');
   const rep: Json = { ...body, realm: realmId };
+  const refuseExisting = async (s: Store): Promise<void> => {
+    const taken = await alreadyStored(s, realmId, rep);
+    if (taken.length > 0) throw new ConflictError(`already in realm ${realmId}: ${taken.join(', ')}`);
+  };
+  // FAIL: refused before any hashing, and again in the transaction (something may have come meanwhile).
+  if (policy === 'FAIL') await refuseExisting(store);
+  const clientEntries = readClients(rep, { includeBuiltinClients: true });
+  const userEntries = readUsers(rep);
+  await hashBeforehand(clientEntries, userEntries);
   return store.transaction(async (tx) => {
-    const existingClients = new Set<string>();
-    const existingUsers = new Set<string>();
-    for (const c of list(rep.clients)) {
-      const id = str(obj(c).clientId) ?? '';
-      if (await tx.clients.get(realmId, id)) existingClients.add(id);
-    }
-    for (const u of list(rep.users)) {
-      const username = (str(obj(u).username) ?? '').toLowerCase();
-      const found = await tx.users.findByUsername(realmId, username);
-      if (found) {
-        existingUsers.add(username);
-        if (policy === 'OVERWRITE') await tx.userAdmin.delete(found);
-      }
-    }
-    if (policy === 'FAIL' && (existingClients.size > 0 || existingUsers.size > 0)) {
-      throw new ConflictError(`already in realm ${realmId}: ${[...existingClients].map((c) => `client ${c}`).concat([...existingUsers].map((u) => `user ${u}`)).join(', ')}`);
-    }
-    if (policy === 'OVERWRITE') for (const id of existingClients) await deleteClient(tx, { realmId, clientId: id }, actor);
+    if (policy === 'FAIL') await refuseExisting(tx);
+    const onExisting: OnExisting = policy === 'OVERWRITE' ? 'overwrite' : 'skip';
     const report = new RealmReportBuilder(realmId);
     const scopes = new Set((await tx.realms.scopes(realmId)).map((s) => s.name));
-    const clients = await importClients(tx, realmId, rep, scopes, { ifExists: 'skip', includeBuiltinClients: true }, report, actor);
-    const users = await importUsers(tx, realmId, rep, report);
-    await importConsents(tx, realmId, rep, users, clients, new Map(), report);
-    const results: PartialImportResults['results'] = [];
-    for (const l of report.lines) {
-      const m = /^(client|user) (.+)$/.exec(l.element);
-      if (!m) continue;
-      const type = m[1] === 'client' ? 'CLIENT' : 'USER';
-      const name = m[2]!;
-      const existed = type === 'CLIENT' ? existingClients.has(name) : existingUsers.has(name);
-      const action = l.outcome === 'skipped' ? 'SKIPPED' : existed ? 'OVERWRITTEN' : 'ADDED';
-      results.push({ action, resourceType: type, resourceName: name, id: type === 'USER' ? (users.get(name) ?? name) : name });
-    }
+    const clients = await storeClients(tx, realmId, clientEntries, scopes, onExisting, report, actor);
+    const users = await storeUsers(tx, realmId, rep, userEntries, onExisting, report, actor);
+    await importConsents(tx, realmId, rep, users.stored, clients.stored, new Map(), report);
+    const results = [...clients.results, ...users.results];
     await recordAdminEvent(tx, { ...actor, via: actor.via }, { realmId, operation: 'CREATE', resourceType: 'PARTIAL_IMPORT', resourcePath: '', representation: { results: results.length } });
     return {
       overwritten: results.filter((r) => r.action === 'OVERWRITTEN').length,
@@ -599,4 +770,20 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
       results,
     };
   });
+}
+
+/** The clients and users of a partial import that the realm has already (users by username or id). */
+async function alreadyStored(store: Store, realmId: string, rep: Json): Promise<string[]> {
+  const taken: string[] = [];
+  for (const c of list(rep.clients)) {
+    const id = str(obj(c).clientId) ?? '';
+    if (await store.clients.get(realmId, id)) taken.push(`client ${id}`);
+  }
+  for (const u of list(rep.users)) {
+    const username = (str(obj(u).username) ?? '').toLowerCase();
+    const id = str(obj(u).id);
+    const byId = id ? await store.users.get(id) : undefined;
+    if ((await store.users.findByUsername(realmId, username)) || byId?.realmId === realmId) taken.push(`user ${username}`);
+  }
+  return taken;
 }

@@ -8,7 +8,8 @@ import type { UserQuery } from '../../storage/repos/user-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
 
-function checkPassword(password: string): void {
+/** The password policy of every door that sets a password (CLI, admin API, console, import). */
+export function checkPassword(password: string): void {
   if (password.length < 8) throw new ValidationError('the password must have at least 8 characters');
   if (password.length > 1024) throw new ValidationError('the password must have at most 1024 characters');
 }
