@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PasswordHashingBusy } from '../../crypto/passwords.js';
+import { isDatabaseBusy } from '../../storage/dialects/errors.js';
 import type { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
 import type { Services } from '../../services.js';
 import { errorPage } from '../../views/pages.js';
@@ -41,6 +43,11 @@ export function htmlErrorHandler(_services: Services) {
     const status = (error as FastifyError).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
       return renderError(reply, status === 413 ? 413 : 400, { realmName: 'Realmgate', title: 'Invalid request', description: 'The request could not be understood.' });
+    }
+    if (error instanceof PasswordHashingBusy || isDatabaseBusy(error)) {
+      if (!(error instanceof PasswordHashingBusy)) request.log.warn({ err: error }, 'database busy');
+      reply.header('retry-after', '2');
+      return renderError(reply, 503, { realmName: 'Realmgate', title: 'Busy', description: 'The server is busy right now. Please try again in a moment.' });
     }
     request.log.error({ err: error }, 'unexpected error');
     return renderError(reply, 500, { realmName: 'Realmgate', title: 'Something went wrong', description: 'The server could not complete your request. Please try again.' });

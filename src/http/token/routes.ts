@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseBusy } from '../../storage/dialects/errors.js';
 import type { Services } from '../../services.js';
 import { OAuthError, safeDescription } from '../../oauth/errors.js';
 import { handleTokenRequest } from '../../oauth/token-endpoint.js';
@@ -50,7 +51,8 @@ export function jsonErrorHandler(services: Services) {
       if (error.detail) request.log.info({ oauthError: error.error, detail: error.detail }, 'oauth error');
       return sendOAuthError(reply, error, realmId);
     }
-    if (error instanceof PasswordHashingBusy) {
+    if (error instanceof PasswordHashingBusy || isDatabaseBusy(error)) {
+      if (!(error instanceof PasswordHashingBusy)) request.log.warn({ err: error }, 'database busy');
       reply.header('retry-after', '2');
       return sendOAuthError(reply, new OAuthError('temporarily_unavailable', 'the server is busy, retry shortly', { status: 503 }), realmId);
     }
