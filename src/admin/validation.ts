@@ -1,4 +1,5 @@
 import { domainToASCII } from 'node:url';
+import { MAX_PARAM_LENGTH } from '../oauth/params.js';
 
 /** Input rules shared by the CLI and (later) the admin API. Each returns an error message or undefined. */
 
@@ -67,8 +68,10 @@ const AUTHORITY = /^\/\/([^/?#]*)(.*)$/s;
 const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]]*)(?::(\d{1,5}))?$/s;
 
 function refuse(uri: string, why: string): never {
-  // JSON.stringify shows control characters and quotes as escapes, so the message is one clean line.
-  throw new ValidationError(`redirect URI ${JSON.stringify(uri)} ${why}`);
+  // JSON.stringify shows control characters and quotes as escapes, so the message is one clean line,
+  // and a long value is cut: the message names it, it does not repeat it.
+  const shown = uri.length > 200 ? `${uri.slice(0, 200)}...` : uri;
+  throw new ValidationError(`redirect URI ${JSON.stringify(shown)} ${why}`);
 }
 
 /**
@@ -97,6 +100,9 @@ function storedHost(uri: string, host: string): string {
  * a native app (RFC 8252 7.1). Whatever passes can be sent in a Location header as it is.
  */
 export function checkRedirectUri(uri: string): string {
+  // An authorization request carries at most 8192 characters in a parameter (src/oauth/params.ts):
+  // a longer redirect URI could never be asked for.
+  if (uri.length > MAX_PARAM_LENGTH) refuse(uri, `is longer than ${MAX_PARAM_LENGTH} characters`);
   const m = SCHEME.exec(uri);
   if (!m) refuse(uri, 'is not an absolute URI (scheme:...)');
   const scheme = m[1]!.toLowerCase();

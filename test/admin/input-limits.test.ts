@@ -5,6 +5,7 @@ import { REALM } from '../helpers/server.js';
 import { startAdminServer, type AdminTestServer } from './helpers.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
 import { cliActor } from '../../src/admin/operations/common.js';
+import { listUsers } from '../../src/admin/operations/users.js';
 import type { Store } from '../../src/storage/store.js';
 
 // Values longer than their column (users.id varchar(36), users.email varchar(320)) or than the update's
@@ -37,6 +38,23 @@ for (const dialect of dialects()) {
       assert.equal(email.length, 320);
       assert.equal((await call('POST', `/realms/${REALM}/users`, { username: 'fullmail', email })).status, 201);
       assert.equal((await ts.store.users.findByUsername(REALM, 'fullmail'))?.email, email);
+    });
+
+    test('a redirect URI longer than a request could carry is refused, and the message does not repeat it', async () => {
+      const uri = `https://a.example/${'p'.repeat(9000)}`;
+      const r = await call('POST', `/realms/${REALM}/clients`, { clientId: 'long-uri', publicClient: true, redirectUris: [uri] });
+      assert.equal(r.status, 400);
+      const message = String(r.json?.errorMessage);
+      assert.match(message, /longer than 8192 characters/);
+      assert.ok(message.length < 400, `${message.length} characters`);
+      assert.equal(await ts.store.clients.get(REALM, 'long-uri'), undefined);
+    });
+
+    test('a user search longer than any username or email matches nothing (no database error)', async () => {
+      // The admin API's schema caps the terms at 255; the CLI (user list --search) reaches the operation as it is.
+      for (const key of ['search', 'username', 'email'] as const) {
+        assert.deepEqual(await listUsers(ts.store, { realmId: REALM, [key]: 'a'.repeat(60_000) }), []);
+      }
     });
 
     test('partialImport: a user id over 36 characters is skipped with the user, not a 500', async () => {

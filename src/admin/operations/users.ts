@@ -202,6 +202,9 @@ export async function listUsers(store: Store, input: UserQuery & { realmId: stri
   await requireRealm(store, input.realmId);
   checkPage(input.first, input.max);
   const { realmId, ...q } = input;
+  // No username or email is longer than 320 characters: a longer term matches nothing (and would be
+  // a LIKE pattern SQLite calls too complex).
+  if ([q.search, q.username, q.email].some((t) => t !== undefined && t.length > LIMITS.email)) return [];
   return store.userAdmin.search(realmId, q);
 }
 
