@@ -45,12 +45,44 @@ export async function hashPassword(password: string): Promise<string> {
 }
 
 /**
+ * The bounds of an argon2 hash Realmgate verifies (one imported from Keycloak, whose defaults are 7168
+ * KiB, 5 passes, 1 lane, a 32-byte hash): memory in KiB, passes, lanes and the hash's length, each
+ * bounded, and memory x passes (the blocks one verification fills) no more than four passes over the
+ * largest memory, so that no hash can make one login take gigabytes of memory or minutes of CPU.
+ */
+export const ARGON2_BOUNDS = { memory: 262_144, iterations: 100, parallelism: 16, work: 4 * 262_144, hashLength: { min: 4, max: 1024 } } as const;
+
+/** Why an argon2 hash with these parameters is not verified, or undefined when it is within ARGON2_BOUNDS. */
+export function argon2CostProblem(memory: number, iterations: number, parallelism: number, hashLength: number): string | undefined {
+  const b = ARGON2_BOUNDS;
+  if (!Number.isSafeInteger(memory) || memory < 1 || memory > b.memory) return `argon2 memory ${memory} is out of range (1 to ${b.memory} KiB)`;
+  if (!Number.isSafeInteger(iterations) || iterations < 1 || iterations > b.iterations) return `argon2 iterations ${iterations} is out of range (1 to ${b.iterations})`;
+  if (!Number.isSafeInteger(parallelism) || parallelism < 1 || parallelism > b.parallelism) return `argon2 parallelism ${parallelism} is out of range (1 to ${b.parallelism})`;
+  // RFC 9106 3.1: the memory is at least 8 KiB per lane; a hash made otherwise can never verify.
+  if (memory < 8 * parallelism) return `argon2 memory ${memory} is less than 8 KiB per lane (parallelism ${parallelism}): no such hash can be verified`;
+  if (memory * iterations > b.work) return `argon2 memory ${memory} KiB x ${iterations} iterations is more work than ${b.work} KiB a login`;
+  if (hashLength < b.hashLength.min || hashLength > b.hashLength.max) return `the argon2 hash has ${hashLength} bytes (${b.hashLength.min} to ${b.hashLength.max})`;
+  return undefined;
+}
+
+const PHC_PARAMS = /^\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=(\d{1,10}),t=(\d{1,10}),p=(\d{1,10})\$[A-Za-z0-9+/]*\$([A-Za-z0-9+/]*)$/;
+
+/** Why a stored argon2 PHC string is not verified (see argon2CostProblem), or undefined. */
+export function argon2PhcProblem(stored: string): string | undefined {
+  const m = PHC_PARAMS.exec(stored);
+  if (!m) return 'the argon2 PHC string is malformed';
+  return argon2CostProblem(Number(m[1]), Number(m[2]), Number(m[3]), Math.floor((m[4]!.length * 3) / 4));
+}
+
+/**
  * Verifies a password against a stored hash: Realmgate's argon2id, any other PHC argon2 string
  * (argon2i/argon2d, version 1.0 or 1.3, as imported from Keycloak), or an imported `$kc-pbkdf2…` hash.
  */
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
   try {
     if (isPbkdf2Hash(stored)) return await limited(() => verifyPbkdf2(stored, password));
+    // A hash stored before these bounds existed is not verified either: no login may cost more.
+    if (argon2PhcProblem(stored)) return false;
     const a = await lib();
     return await limited(() => a.verify(stored, password));
   } catch (err) {

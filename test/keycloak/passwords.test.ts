@@ -117,9 +117,9 @@ describe('Keycloak password hashes', () => {
       [{ secretData: '{not json', credentialData: '{}' }, /secretData is not JSON/],
       [{ secretData: JSON.stringify({ value: randomBytes(32).toString('base64'), salt }), credentialData: JSON.stringify({ hashIterations: 1, algorithm: 'argon2', additionalParameters: { type: ['x'] } }) }, /argon2 type/],
       [{ hashedSaltedValue: 'AAAA', hashIterations: 1, algorithm: 'md5', salt }, /unknown hash algorithm/],
-      [{ secretData: JSON.stringify({ value: randomBytes(32).toString('base64'), salt }), credentialData: JSON.stringify({ hashIterations: 5, algorithm: 'argon2', additionalParameters: { memory: ['4194304'] } }) }, /argon2 memory "4194304" is out of range/],
+      [{ secretData: JSON.stringify({ value: randomBytes(32).toString('base64'), salt }), credentialData: JSON.stringify({ hashIterations: 5, algorithm: 'argon2', additionalParameters: { memory: ['4194304'] } }) }, /argon2 memory 4194304 is out of range/],
       [{ secretData: JSON.stringify({ value: randomBytes(32).toString('base64'), salt }), credentialData: JSON.stringify({ hashIterations: 1e9, algorithm: 'pbkdf2-sha512' }) }, /hashIterations 1000000000 is out of range/],
-      [{ value: '$argon2id$v=19$m=4194304,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$aGFzaGhhc2hoYXNoaGFzaA' }, /argon2 memory "4194304" is out of range/],
+      [{ value: '$argon2id$v=19$m=4194304,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$aGFzaGhhc2hoYXNoaGFzaA' }, /argon2 memory 4194304 is out of range/],
       [{ value: '$argon2id$v=19$m=19456' }, /malformed/],
     ];
     for (const [c, reason] of bad) {
@@ -127,6 +127,48 @@ describe('Keycloak password hashes', () => {
       assert.ok('unusable' in r, JSON.stringify(r));
       assert.match(r.unusable, reason);
     }
+  });
+
+  test('no accepted PBKDF2 or argon2 parameters make one login cost more than the bounds meant for iterations and memory', async () => {
+    const salt = randomBytes(16).toString('base64');
+    const pbkdf2 = (algorithm: string, hashIterations: unknown, bytes: number): KeycloakCredential => ({
+      secretData: JSON.stringify({ value: randomBytes(bytes).toString('base64'), salt }),
+      credentialData: JSON.stringify({ hashIterations, algorithm }),
+    });
+    const argon2 = (t: number, memory: string, parallelism: string, bytes = 32): KeycloakCredential => ({
+      secretData: JSON.stringify({ value: randomBytes(bytes).toString('base64'), salt }),
+      credentialData: JSON.stringify({ hashIterations: t, algorithm: 'argon2', additionalParameters: { memory: [memory], parallelism: [parallelism], type: ['id'], version: ['1.3'] } }),
+    });
+    const phc = (m: number, t: number, p: number): string => `$argon2id$v=19$m=${m},t=${t},p=${p}$c29tZXNhbHRzb21lc2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaA`;
+    const bad: Array<[KeycloakCredential, RegExp]> = [
+      // The tester's credential: 10 000 000 iterations of a 20 000-byte key (1000 SHA-1 blocks, some 40 minutes a login).
+      [pbkdf2('pbkdf2', 10_000_000, 20_000), /the stored hash is too long \(20000 bytes, at most 512\)/],
+      [pbkdf2('pbkdf2-sha256', 10_000_000, 64), /10000000 iterations for a 64-byte key cost 20000000 HMAC computations a login, more than 10000000/],
+      [pbkdf2('pbkdf2-sha512', 6_000_000, 512), /more than 10000000/],
+      [pbkdf2('pbkdf2-sha256', 27_500, 8), /the stored hash is too short/],
+      [pbkdf2('pbkdf2-sha256', '27500', 32), /^hashIterations must be a number, not a string$/],
+      [argon2(1, '1', '16'), /less than 8 KiB per lane \(parallelism 16\): no such hash can be verified/],
+      [argon2(100, '262144', '1'), /262144 KiB x 100 iterations is more work than 1048576 KiB a login/],
+      [argon2(5, '7168', '1', 100_000), /the argon2 hash has 100000 bytes/],
+      [{ value: phc(1, 1, 16) }, /less than 8 KiB per lane/],
+      [{ value: phc(262_144, 100, 1) }, /more work than/],
+    ];
+    for (const [c, reason] of bad) {
+      const r = importCredential(c);
+      assert.ok('unusable' in r, `${reason}: ${JSON.stringify(r).slice(0, 200)}`);
+      assert.match(r.unusable, reason);
+    }
+    // Keycloak's own defaults stay within every bound.
+    for (const [algorithm, iterations, bytes] of [['pbkdf2', 1_300_000, 64], ['pbkdf2-sha256', 600_000, 32], ['pbkdf2-sha256', 27_500, 64], ['pbkdf2-sha512', 210_000, 64]] as const) {
+      assert.ok('hash' in importCredential(pbkdf2(algorithm, iterations, bytes)), `${algorithm} ${iterations}`);
+    }
+    assert.ok('hash' in importCredential(argon2(5, '7168', '1')));
+    // A hash stored before the bounds (in the password column) is not verified either.
+    const costly = `$kc-pbkdf2$i=10000000$${salt}$${randomBytes(20_000).toString('base64')}`;
+    const started = performance.now();
+    assert.equal(await verifyPassword(costly, 'any password'), false);
+    assert.equal(await verifyPassword(phc(262_144, 100, 1), 'any password'), false);
+    assert.ok(performance.now() - started < 1000, 'refused without deriving a key');
   });
 
   test("the fixture's known passwords (master/admin = admin; Migration/offline-test-user = password2)", async () => {

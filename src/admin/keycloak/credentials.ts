@@ -1,4 +1,5 @@
-import { formatPbkdf2, isPbkdf2Kind, MAX_PBKDF2_ITERATIONS, parsePbkdf2 } from '../../crypto/pbkdf2-hashes.js';
+import { formatPbkdf2, isPbkdf2Kind, parsePbkdf2, pbkdf2CostProblem } from '../../crypto/pbkdf2-hashes.js';
+import { argon2CostProblem, argon2PhcProblem } from '../../crypto/passwords.js';
 
 /**
  * Keycloak's CredentialRepresentation (a password): `secretData` and `credentialData` are JSON strings;
@@ -51,28 +52,36 @@ function param(params: Record<string, unknown>, key: string, fallback: string): 
   return one === undefined || one === null ? fallback : String(one);
 }
 
-function positiveInt(v: string, what: string, max: number): number {
-  if (!/^\d{1,10}$/.test(v) || Number(v) < 1 || Number(v) > max) throw new Error(`${what} ${JSON.stringify(v)} is out of range`);
+/** A whole number written as digits (Keycloak's argon2 parameters are strings); its range is checked by the caller. */
+function wholeNumber(v: string, what: string): number {
+  if (!/^\d{1,10}$/.test(v)) throw new Error(`${what} ${JSON.stringify(v)} is not a whole number`);
   return Number(v);
 }
 
-/** A PHC argon2 string kept as it is, once its cost parameters are within the bounds below. */
+/** A PHC argon2 string kept as it is, once its cost parameters are within ARGON2_BOUNDS. */
 function checkedPhc(value: string): string {
-  const m = /^\$argon2(?:id|i|d)\$v=(?:16|19)\$m=(\d{1,10}),t=(\d{1,10}),p=(\d{1,3})\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{6,}$/.exec(value);
-  if (!m) throw new Error('the argon2 PHC string is malformed');
-  positiveInt(m[1]!, 'argon2 memory', 262_144);
-  positiveInt(m[2]!, 'argon2 iterations', 100);
-  positiveInt(m[3]!, 'argon2 parallelism', 16);
+  if (!/^\$argon2(?:id|i|d)\$v=(?:16|19)\$m=(\d{1,10}),t=(\d{1,10}),p=(\d{1,3})\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{6,}$/.test(value)) throw new Error('the argon2 PHC string is malformed');
+  const problem = argon2PhcProblem(value);
+  if (problem) throw new Error(problem);
   return value;
+}
+
+/** hashIterations: a JSON number (Keycloak writes one); a string or anything else is the wrong type, not a count out of range. */
+function iterationCount(v: unknown): number {
+  if (v === undefined) throw new Error('hashIterations is missing');
+  if (typeof v !== 'number') throw new Error(`hashIterations must be a number, not ${v === null ? 'null' : typeof v === 'object' ? (Array.isArray(v) ? 'a list' : 'an object') : `a ${typeof v}`}`);
+  if (!Number.isSafeInteger(v)) throw new Error(`hashIterations ${v} is not a whole number`);
+  return v;
 }
 
 const noPad = (b: Buffer): string => b.toString('base64').replace(/=+$/, '');
 
 function hashFrom(algorithm: string, iterations: unknown, salt: Buffer, value: Buffer, params: Record<string, unknown>): string {
   if (isPbkdf2Kind(algorithm)) {
-    if (typeof iterations !== 'number' || !Number.isSafeInteger(iterations) || iterations < 1 || iterations > MAX_PBKDF2_ITERATIONS) throw new Error(`hashIterations ${String(iterations)} is out of range`);
-    if (value.length < 16) throw new Error('the stored hash is too short');
-    return formatPbkdf2({ kind: algorithm, iterations, salt, hash: value });
+    const n = iterationCount(iterations);
+    const problem = pbkdf2CostProblem(algorithm, n, value.length);
+    if (problem) throw new Error(problem);
+    return formatPbkdf2({ kind: algorithm, iterations: n, salt, hash: value });
   }
   if (algorithm === 'argon2') {
     // Keycloak 25+ defaults: argon2id, version 1.3, 7168 KiB, 5 iterations, 1 lane, 32-byte hash.
@@ -80,13 +89,14 @@ function hashFrom(algorithm: string, iterations: unknown, salt: Buffer, value: B
     if (!ARGON2_TYPES.has(type)) throw new Error(`argon2 type ${JSON.stringify(type)} is not id, i or d`);
     const version = param(params, 'version', '1.3');
     if (version !== '1.3' && version !== '1.0') throw new Error(`argon2 version ${JSON.stringify(version)} is not 1.3 or 1.0`);
-    // Bounds well above Keycloak's defaults, so that no imported hash can make one login take
-    // gigabytes of memory or minutes of CPU.
-    const m = positiveInt(param(params, 'memory', '7168'), 'argon2 memory', 262_144);
-    const p = positiveInt(param(params, 'parallelism', '1'), 'argon2 parallelism', 16);
-    const t = positiveInt(String(iterations ?? 5), 'argon2 iterations', 100);
+    // Bounds well above Keycloak's defaults (ARGON2_BOUNDS), so that no imported hash can make one
+    // login take gigabytes of memory or minutes of CPU.
+    const m = wholeNumber(param(params, 'memory', '7168'), 'argon2 memory');
+    const p = wholeNumber(param(params, 'parallelism', '1'), 'argon2 parallelism');
+    const t = iterations === undefined ? 5 : iterationCount(iterations);
     if (salt.length < 8) throw new Error('the argon2 salt is shorter than 8 bytes');
-    if (value.length < 4) throw new Error('the argon2 hash is too short');
+    const problem = argon2CostProblem(m, t, p, value.length);
+    if (problem) throw new Error(problem);
     // The PHC string @node-rs/argon2 verifies; version 1.3 is 19 (0x13), 1.0 is 16 (0x10).
     return `$argon2${type}$v=${version === '1.3' ? 19 : 16}$m=${m},t=${t},p=${p}$${noPad(salt)}$${noPad(value)}`;
   }
