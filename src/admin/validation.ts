@@ -54,6 +54,16 @@ export function checkMaxLength(label: string, value: string, max: number): void 
   if (value.length > max) throw new ValidationError(`${label} must have at most ${max} characters`);
 }
 
+/**
+ * A text an operator gives that pages and terminals show (a realm's display name, an organization's name
+ * and description): at most `max` characters and no control characters (C0 and DEL: a newline, an ESC
+ * sequence or a NUL, which PostgreSQL cannot store, are refused as the names of users and clients are).
+ */
+export function checkText(label: string, value: string, max: number): void {
+  checkMaxLength(label, value, max);
+  if (/[\x00-\x1f\x7f]/.test(value)) throw new ValidationError(`${label} must not contain control characters (newlines, tabs, escapes)`);
+}
+
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 export function isLoopbackHost(hostname: string): boolean {

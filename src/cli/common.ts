@@ -41,7 +41,9 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { key
 export function intArg(name: string, range?: { min: number; max: number }) {
   return (v: string): number => {
     const n = Number(v);
-    if (!/^\d+$/.test(v) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`${name} must be a whole number`);
+    if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`${name} must be a whole number`);
+    // Digits beyond 2^53 - 1 lose their value in a JavaScript number: too large for any setting.
+    if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`${name} is too large: ${v} is above ${Number.MAX_SAFE_INTEGER}`);
     if (range && (n < range.min || n > range.max)) throw new InvalidArgumentError(`${name} must be from ${range.min} to ${range.max}`);
     return n;
   };

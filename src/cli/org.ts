@@ -2,14 +2,15 @@ import type { Command } from 'commander';
 import { CliError, collect, withStore } from './common.js';
 import { createOrganization, listOrganizations } from '../admin/operations.js';
 import { registerOrgLifecycle } from './org-lifecycle.js';
+import { terminalSafe } from './terminal-text.js';
 
 export function registerOrg(program: Command): void {
   const org = program.command('org').description('manage organizations');
   org
     .command('create <realm> <alias>')
     .description('create an organization')
-    .option('--name <name>', 'display name (default: the alias)')
-    .option('--description <text>', 'description')
+    .option('--name <name>', 'display name (default: the alias; no control characters)')
+    .option('--description <text>', 'description (no control characters)')
     .option('--domain <domain>', 'an internet domain of the organization (repeatable)', collect)
     .action(async (realmId: string, alias: string, o: { name?: string; description?: string; domain?: string[] }) => {
       await withStore((store) =>
@@ -25,13 +26,14 @@ export function registerOrg(program: Command): void {
     });
   org
     .command('list <realm>')
-    .description("list a realm's organizations")
+    .description("list a realm's organizations (alias, name, enabled, domains; tab-separated, control characters shown escaped)")
     .action(async (realmId: string) => {
       const orgs = await withStore(async (store) => {
         if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
         return listOrganizations(store, { realmId, max: 1000 });
       });
-      for (const o of orgs) process.stdout.write(`${o.alias}\t${o.name}\t${o.enabled ? 'enabled' : 'disabled'}\t${o.domains.map((d) => d.name).join(' ')}\n`);
+      // A name stored before control characters were refused must not drive the terminal.
+      for (const o of orgs) process.stdout.write(`${o.alias}\t${terminalSafe(o.name)}\t${o.enabled ? 'enabled' : 'disabled'}\t${o.domains.map((d) => d.name).join(' ')}\n`);
     });
   registerOrgLifecycle(org);
 }

@@ -3,6 +3,7 @@ import { Option, type Command } from 'commander';
 import { CliError, withStore } from './common.js';
 import { readExport, ExportFileError } from '../admin/keycloak/import-files.js';
 import { formatReport } from '../admin/keycloak/import-report.js';
+import { terminalSafe } from './terminal-text.js';
 import { exportRealm } from '../admin/keycloak/export.js';
 import { importKeycloakRealms, type IfExists } from '../admin/operations/realm-import.js';
 import { cliActor } from '../admin/operations/common.js';
@@ -13,7 +14,7 @@ export function registerRealmTransfer(realm: Command): void {
     .command('import <file-or-dir>')
     .description(
       'import Keycloak realms from a kc.sh export: one realm object, an array of realms (--file), or the folder kc.sh export --dir writes (<realm>-realm.json and <realm>-users-<n>.json); ' +
-        'each realm in one transaction; prints what was imported, mapped and skipped',
+        'each realm in one transaction; prints what was imported, mapped and skipped (control characters in names shown escaped)',
     )
     .addOption(new Option('--if-exists <what>', 'when a realm exists already: fail, skip (change nothing) or overwrite (replace it)').choices(['fail', 'skip', 'overwrite']).default('fail'))
     .option('--include-master', "import Keycloak's master realm too (skipped by default)")
@@ -36,12 +37,12 @@ export function registerRealmTransfer(realm: Command): void {
             includeMaster: Boolean(o.includeMaster),
             includeBuiltinClients: Boolean(o.includeBuiltinClients),
             // The operator's terminal is the log here: the cause of an unexpected failure goes to stderr.
-            onUnexpectedError: (name, err) => void process.stderr.write(`realm ${name}: ${err instanceof Error ? err.message : String(err)}\n`),
+            onUnexpectedError: (name, err) => void process.stderr.write(`realm ${terminalSafe(name)}: ${terminalSafe(err instanceof Error ? err.message : String(err))}\n`),
           },
           cliActor(),
         ),
       );
-      process.stdout.write(o.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
+      process.stdout.write(o.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report, terminalSafe));
       if (report.failed) process.exitCode = 1;
     });
   realm

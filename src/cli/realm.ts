@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { CliError, intArg, withStore } from './common.js';
+import { terminalSafe } from './terminal-text.js';
 import { createRealm, deleteRealm, revokeBefore, updateRealm } from '../admin/operations.js';
 import type { RealmSettings } from '../storage/repos/realms.js';
 import { OPTIONAL_EVENT_TYPES } from '../events/stored-types.js';
@@ -9,7 +10,7 @@ function realmSettingOptions(cmd: Command): Command {
   return cmd
     .option('--code-lifetime <s>', 'authorization code lifetime in seconds, 30 to 50 (default 45)', intArg('code lifetime'))
     .option('--access-token-lifetime <s>', 'access token lifetime in seconds (default 259200)', intArg('access token lifetime'))
-    .option('--refresh-idle-lifetime <s>', 'lifetime of each refresh token in seconds (default 15552000)', intArg('refresh idle lifetime'))
+    .option('--refresh-idle-lifetime <s>', 'lifetime of each refresh token in seconds, at most the refresh max lifetime (default 15552000)', intArg('refresh idle lifetime'))
     .option('--refresh-max-lifetime <s>', 'maximum lifetime of a chain of refreshes in seconds (default 63072000)', intArg('refresh max lifetime'))
     .option('--sso-session-lifetime <s>', 'browser session lifetime in seconds (default 36000)', intArg('SSO session lifetime'))
     .option('--audience <aud>', 'aud claim of access tokens (default "account")')
@@ -51,14 +52,14 @@ export function registerRealm(program: Command): void {
   registerRealmTransfer(realm);
   
   realmSettingOptions(realm.command('create <realm>').description('create a realm with the default scopes and a signing key'))
-    .option('--display-name <name>', 'name shown on the login pages')
+    .option('--display-name <name>', 'name shown on the login pages (at most 255 characters, no control characters)')
     .action(async (id: string, o: Record<string, unknown>) => {
       await withStore((store) => createRealm(store, { id, displayName: o.displayName as string | undefined, settings: settingsFrom(o) }), { keys: true });
       process.stdout.write(`created realm ${id}\n`);
     });
   
   realmSettingOptions(realm.command('update <realm>').description("change a realm's settings"))
-    .option('--display-name <name>', 'name shown on the login pages')
+    .option('--display-name <name>', 'name shown on the login pages (at most 255 characters, no control characters)')
     .addOption(new Option('--organization-required <on|off>', 'on: a user of no organization gets no code; off: such a user signs in without the organization claim').choices(['on', 'off']))
     .action(async (id: string, o: Record<string, unknown>) => {
       const settings = settingsFrom(o);
@@ -68,10 +69,11 @@ export function registerRealm(program: Command): void {
   
   realm
     .command('list')
-    .description('list realms')
+    .description('list realms (name, tab, display name; control characters shown escaped)')
     .action(async () => {
       const realms = await withStore((store) => store.realms.list());
-      for (const r of realms) process.stdout.write(`${r.id}\t${r.displayName ?? ''}\n`);
+      // A display name stored before control characters were refused must not drive the terminal.
+      for (const r of realms) process.stdout.write(`${r.id}\t${terminalSafe(r.displayName ?? '')}\n`);
     });
   
   realm

@@ -101,6 +101,40 @@ for (const dialect of dialects()) {
       assert.equal((await call('PUT', `/realms/${REALM}/organizations/${org!.id}`, got.json)).status, 204);
     });
 
+    test('control characters in a realm display name or an organization name or description are a 400 on create and update', async () => {
+      // (A NUL is refused at the door already: "malformed request".)
+      assert.equal((await call('POST', '/realms', { realm: 'ctlname', displayName: 'nul\u0000' })).status, 400);
+      for (const displayName of ['a\x1b[31mRED', 'line1\nline2', 'del\x7f']) {
+        const r = await call('POST', '/realms', { realm: 'ctlname', displayName });
+        assert.equal(r.status, 400, displayName);
+        assert.match(String(r.json?.errorMessage), /the display name must not contain control characters/);
+      }
+      assert.equal(await ts.store.realms.get('ctlname'), undefined);
+      assert.equal((await call('PUT', `/realms/${REALM}`, { displayName: 'x\x1b[2J' })).status, 400);
+      assert.equal((await call('POST', `/realms/${REALM}/organizations`, { name: 'n\x1b[2J\x01' })).status, 400);
+      const r = await call('POST', `/realms/${REALM}/organizations`, { name: 'Clean', alias: 'clean', description: 'a\x1bb' });
+      assert.equal(r.status, 400);
+      assert.match(String(r.json?.errorMessage), /the description must not contain control characters/);
+      assert.equal((await call('POST', `/realms/${REALM}/organizations`, { name: 'Clean', alias: 'clean' })).status, 201);
+      const org = await ts.store.organizations.findByAlias(REALM, 'clean');
+      const put = await call('PUT', `/realms/${REALM}/organizations/${org!.id}`, { name: 'Clean\nForged line', alias: 'clean' });
+      assert.equal(put.status, 400);
+      assert.match(String(put.json?.errorMessage), /the organization name must not contain control characters/);
+      assert.equal((await ts.store.organizationAdmin.get(org!.id))?.name, 'Clean');
+    });
+
+    test('a refresh idle lifetime longer than the chain maximum is a 400 on create and update', async () => {
+      const r = await call('POST', '/realms', { realm: 'idlemax', offlineSessionIdleTimeout: 100, offlineSessionMaxLifespan: 50 });
+      assert.equal(r.status, 400);
+      assert.match(String(r.json?.errorMessage), /the refresh idle lifetime \(100 s\) must not be longer than the refresh chain maximum \(50 s\)/);
+      assert.equal(await ts.store.realms.get('idlemax'), undefined);
+      const put = await call('PUT', `/realms/${REALM}`, { offlineSessionMaxLifespan: 50 });
+      assert.equal(put.status, 400);
+      assert.match(String(put.json?.errorMessage), /must not be longer than the refresh chain maximum \(50 s\)/);
+      assert.equal((await call('PUT', `/realms/${REALM}`, { failureFactor: 0 })).status, 400);
+      assert.match(String((await call('PUT', `/realms/${REALM}`, { failureFactor: 0 })).json?.errorMessage), /^the number of login failures must be a whole number from 1 to 1000$/);
+    });
+
     test("an import that fails unexpectedly reports no database message; the error goes to the caller's log", async () => {
       const dbMessage = 'value too long for type character varying(36)';
       const failing = Object.create(ts.store, { transaction: { value: async () => Promise.reject(new Error(dbMessage)) } }) as Store;

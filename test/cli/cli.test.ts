@@ -41,6 +41,42 @@ for (const dialect of dialects()) {
       ok(['realm', 'update', 'grace', '--stored-events', 'none']);
     });
 
+    test('display names and organization names refuse control characters; the lists show stored ones escaped', async () => {
+      ok(['realm', 'create', 'ctl']);
+      fails(['realm', 'update', 'ctl', '--display-name', 'a\x1b[31mRED\nline2'], /the display name must not contain control characters/);
+      fails(['realm', 'create', 'ctl2', '--display-name', 'bell\x07'], /the display name must not contain control characters/);
+      ok(['org', 'create', 'ctl', 'sales']);
+      fails(['org', 'update', 'ctl', 'sales', '--name', 'n\x1b[2J\x01'], /the organization name must not contain control characters/);
+      fails(['org', 'create', 'ctl', 'ops', '--description', 'two\nlines'], /the description must not contain control characters/);
+      // Stored before the rule (or by hand): printed escaped, never raw.
+      const { openDatabase } = await import('../../src/storage/database.js');
+      const { Store } = await import('../../src/storage/store.js');
+      const db = await openDatabase(tdb.url);
+      try {
+        const store = new Store(db);
+        await store.realms.update('ctl', { displayName: 'a\x1b[31mRED\nline2' });
+        const org = (await store.organizations.findByAlias('ctl', 'sales'))!;
+        await store.organizationAdmin.update(org.id, 'ctl', { name: 'n\x1b[2J\x01' });
+      } finally {
+        await db.close();
+      }
+      const realms = ok(['realm', 'list']);
+      assert.match(realms, /^ctl\ta\\x1b\[31mRED\\nline2$/m);
+      const orgs = ok(['org', 'list', 'ctl']);
+      assert.match(orgs, /^sales\tn\\x1b\[2J\\x01\tenabled\t$/m);
+      for (const out of [realms, orgs]) assert.doesNotMatch(out, /[\x00-\x08\x0b-\x1f]/);
+    });
+
+    test('realm settings: messages name the right unit and range; an idle lifetime longer than the chain maximum is refused', () => {
+      ok(['realm', 'create', 'lifetimes']);
+      fails(['realm', 'update', 'lifetimes', '--max-login-failures', '0'], /^realmgate: the number of login failures must be a whole number from 1 to 1000$/m);
+      fails(['realm', 'update', 'lifetimes', '--access-token-lifetime', '9007199254740993'], /access token lifetime is too large: 9007199254740993 is above 9007199254740991/);
+      fails(['realm', 'create', 'lifetimes2', '--refresh-idle-lifetime', '100', '--refresh-max-lifetime', '50'], /the refresh idle lifetime \(100 s\) must not be longer than the refresh chain maximum \(50 s\)/);
+      fails(['realm', 'update', 'lifetimes', '--refresh-max-lifetime', '50'], /the refresh idle lifetime \(15552000 s\) must not be longer than the refresh chain maximum \(50 s\)/);
+      ok(['realm', 'update', 'lifetimes', '--refresh-idle-lifetime', '50', '--refresh-max-lifetime', '50']);
+      fails(['realm', 'update', 'lifetimes', '--refresh-idle-lifetime', '51'], /\(51 s\) must not be longer than the refresh chain maximum \(50 s\)/);
+    });
+
     test('--help lists the commands', () => {
       const r = run(['--help']);
       assert.equal(r.status, 0);

@@ -50,12 +50,16 @@ export class RealmReportBuilder {
   }
 }
 
-/** Plain text, one line per element, grouped by realm. */
-export function formatReport(report: ImportReport): string {
+/**
+ * Plain text, one line per element, grouped by realm. Names and reasons come from the file (a username
+ * with a newline, a client id with an ESC sequence): `escape` makes them safe for where the text goes
+ * (the CLI passes its terminalSafe), so that one entry cannot forge lines or drive a terminal.
+ */
+export function formatReport(report: ImportReport, escape: (text: string) => string = (text) => text): string {
   const out: string[] = [];
   for (const r of report.realms) {
-    out.push(`realm ${r.realm}: ${r.status}${r.reason ? ` (${r.reason})` : ''}`);
-    for (const l of r.lines) out.push(`  ${l.outcome.padEnd(8)} ${l.element}${l.reason ? ` - ${l.reason}` : ''}`);
+    out.push(`realm ${escape(r.realm)}: ${r.status}${r.reason ? ` (${escape(r.reason)})` : ''}`);
+    for (const l of r.lines) out.push(`  ${l.outcome.padEnd(8)} ${escape(l.element)}${l.reason ? ` - ${escape(l.reason)}` : ''}`);
     if (r.status !== 'failed' && r.status !== 'skipped' && r.status !== 'unchanged') {
       out.push(`  (${r.counts.imported} imported, ${r.counts.mapped} mapped, ${r.counts.skipped} skipped)`);
     }

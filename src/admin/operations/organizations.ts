@@ -2,7 +2,7 @@ import type { Store } from '../../storage/store.js';
 import { ConflictError, type Organization, type User } from '../../storage/types.js';
 import type { OrganizationDetails, OrganizationDomain, OrganizationQuery } from '../../storage/repos/organization-admin.js';
 import { randomId } from '../../crypto/random.js';
-import { checkMaxLength, checkName, LIMITS, NotFound, ValidationError } from '../validation.js';
+import { checkName, checkText, LIMITS, NotFound, ValidationError } from '../validation.js';
 import { requireUser } from './users.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
@@ -30,12 +30,16 @@ export async function createOrganization(
   return org;
 }
 
-/** Name and description: the same limits when an organization is created as when it is updated. */
-function checkOrganizationTexts(input: { name?: string; description?: string }): void {
+/**
+ * Name and description: the same limits when an organization is created as when it is updated, through
+ * every door (admin API, console, CLI, import): a length, and no control characters.
+ */
+export function checkOrganizationTexts(input: { name?: string; description?: string }): void {
   if (input.name !== undefined && (input.name.trim() === '' || input.name.length > LIMITS.organizationName)) {
     throw new ValidationError(`the organization name must have 1 to ${LIMITS.organizationName} characters`);
   }
-  if (input.description !== undefined) checkMaxLength('the description', input.description, LIMITS.organizationDescription);
+  if (input.name !== undefined) checkText('the organization name', input.name, LIMITS.organizationName);
+  if (input.description !== undefined) checkText('the description', input.description, LIMITS.organizationDescription);
 }
 
 /** An organization of the realm, by id or alias. */

@@ -5,14 +5,14 @@ import type { RealmSettings } from '../../storage/repos/realms.js';
 import { generateSigningKey, isSigningAlg, type SigningAlg } from '../../crypto/keystore.js';
 import { MASTER_REALM } from '../authorization.js';
 import { generateHmacKey } from '../../crypto/refresh-jwt.js';
-import { LIMITS, ValidationError, checkMaxLength, checkName } from '../validation.js';
+import { LIMITS, ValidationError, checkName, checkText } from '../validation.js';
 import { DEFAULT_STORED_EVENT_TYPES, OPTIONAL_EVENT_TYPES, isOptionalEventType } from '../../events/stored-types.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { ensureRealmManagement } from './roles.js';
 
 export function checkRealmSettings(s: Partial<RealmSettings>): void {
-  const positive = (name: string, v: number | undefined, max: number): void => {
-    if (v !== undefined && (!Number.isInteger(v) || v < 1 || v > max)) throw new ValidationError(`${name} must be a whole number of seconds from 1 to ${max}`);
+  const positive = (name: string, v: number | undefined, max: number, unit = ' of seconds'): void => {
+    if (v !== undefined && (!Number.isInteger(v) || v < 1 || v > max)) throw new ValidationError(`${name} must be a whole number${unit} from 1 to ${max}`);
   };
   if (s.codeLifetime !== undefined && (!Number.isInteger(s.codeLifetime) || s.codeLifetime < CODE_LIFETIME_RANGE.min || s.codeLifetime > CODE_LIFETIME_RANGE.max)) {
     throw new ValidationError(`the code lifetime must be from ${CODE_LIFETIME_RANGE.min} to ${CODE_LIFETIME_RANGE.max} seconds`);
@@ -21,7 +21,7 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   positive('the refresh idle lifetime', s.refreshIdleLifetime, 5 * 366 * 86_400);
   positive('the refresh chain maximum', s.refreshMaxLifetime, 10 * 366 * 86_400);
   positive('the SSO session lifetime', s.ssoSessionLifetime, 366 * 86_400);
-  positive('the number of login failures', s.maxLoginFailures, 1000);
+  positive('the number of login failures', s.maxLoginFailures, 1000, '');
   positive('the lockout time', s.lockoutSeconds, 86_400);
   positive('the longest lockout time', s.maxLockoutSeconds, 30 * 86_400);
   if (s.accessTokenAudience !== undefined && (s.accessTokenAudience.length === 0 || s.accessTokenAudience.length > 255)) throw new ValidationError('the access token audience must have 1 to 255 characters');
@@ -37,6 +37,20 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   if (s.accessTokenFormat !== undefined && s.accessTokenFormat !== 'jwt' && s.accessTokenFormat !== 'rfc9068') throw new ValidationError('the access token format must be jwt or rfc9068');
 }
 
+/**
+ * A refresh token lives at most its idle lifetime and never beyond its chain's maximum (README, token
+ * table: refresh_expires_in is the smaller of the two). An idle lifetime longer than the maximum could
+ * never be reached: it is refused, whatever door sets it (the import clamps it to the maximum, reported).
+ */
+export function checkRefreshLifetimes(idle: number, max: number): void {
+  if (idle > max) throw new ValidationError(`the refresh idle lifetime (${idle} s) must not be longer than the refresh chain maximum (${max} s): a refresh token never outlives its chain`);
+}
+
+/** A realm's display name: the same rule for every door (at most LIMITS.realmDisplayName characters, no control characters). */
+export function checkRealmDisplayName(displayName: string): void {
+  checkText('the display name', displayName, LIMITS.realmDisplayName);
+}
+
 /** The algorithm of a new realm's first signing key. */
 export function realmSigningAlg(settings: Partial<RealmSettings> | undefined): SigningAlg {
   const alg = settings?.signingAlg ?? REALM_DEFAULTS.signingAlg;
@@ -49,9 +63,10 @@ export function realmSigningAlg(settings: Partial<RealmSettings> | undefined): S
  */
 export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings>; enabled?: boolean; signingKey?: SigningKey }, actor: Actor = cliActor()): Promise<Realm> {
   checkName('realm name', input.id);
-  if (input.displayName != null) checkMaxLength('the display name', input.displayName, LIMITS.realmDisplayName);
+  if (input.displayName != null) checkRealmDisplayName(input.displayName);
   const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], ...input.settings };
   checkRealmSettings(settings);
+  checkRefreshLifetimes(settings.refreshIdleLifetime, settings.refreshMaxLifetime);
   const t = now();
   const alg = realmSigningAlg(settings);
   if (input.signingKey && (input.signingKey.realmId !== input.id || input.signingKey.alg !== alg)) throw new Error(`the signing key given is not an ${alg} key of realm ${input.id}`);
@@ -71,10 +86,13 @@ export async function updateRealm(
   input: { realmId: string; settings?: Partial<RealmSettings>; displayName?: string | null; enabled?: boolean; notBefore?: number },
   actor: Actor = cliActor(),
 ): Promise<Realm> {
-  await requireRealm(store, input.realmId);
+  const current = await requireRealm(store, input.realmId);
   const settings = input.settings ?? {};
   checkRealmSettings(settings);
-  if (input.displayName != null) checkMaxLength('the display name', input.displayName, LIMITS.realmDisplayName);
+  if (settings.refreshIdleLifetime !== undefined || settings.refreshMaxLifetime !== undefined) {
+    checkRefreshLifetimes(settings.refreshIdleLifetime ?? current.refreshIdleLifetime, settings.refreshMaxLifetime ?? current.refreshMaxLifetime);
+  }
+  if (input.displayName != null) checkRealmDisplayName(input.displayName);
   if (input.enabled === false && input.realmId === MASTER_REALM) throw new ValidationError('the master realm cannot be disabled: its administrators administer every realm');
   if (input.notBefore !== undefined && (!Number.isSafeInteger(input.notBefore) || input.notBefore < 0)) throw new ValidationError('notBefore must be a non-negative number of seconds');
   await store.realms.update(input.realmId, {
