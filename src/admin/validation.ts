@@ -165,13 +165,15 @@ export const MIN_CHOSEN_SECRET_LENGTH = 16;
 /**
  * A secret an operator types for a confidential client. RFC 6819 5.2.3.1 asks for secrets that cannot
  * be guessed; a short one can be found online, so it is refused at the doors where a person chooses one
- * (secrets moved from another server keep whatever they were).
+ * and where one moves in clear from another server (a Keycloak import: Keycloak generates 32 characters,
+ * so a shorter one was typed by someone); a hash restored from Realmgate's own export is not checked.
+ * `instead` says what to do instead, at the door that refuses.
  */
-export function checkChosenClientSecret(secret: string): void {
+export function checkChosenClientSecret(secret: string, instead = 'leave out --secret to generate a 256-bit one'): void {
   if (secret.length < MIN_CHOSEN_SECRET_LENGTH) {
-    throw new ValidationError(`a chosen client secret must have at least ${MIN_CHOSEN_SECRET_LENGTH} characters (leave out --secret to generate a 256-bit one)`);
+    throw new ValidationError(`a chosen client secret must have at least ${MIN_CHOSEN_SECRET_LENGTH} characters (${instead})`);
   }
-  if (new Set(secret).size < 4) throw new ValidationError('the client secret is too easy to guess: leave out --secret to generate one');
+  if (new Set(secret).size < 4) throw new ValidationError(`the client secret is too easy to guess: ${instead}`);
 }
 
 /**

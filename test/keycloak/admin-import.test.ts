@@ -109,6 +109,43 @@ for (const dialect of dialects()) {
       assert.equal(await ts.store.users.findByUsername('pi', 'shorty'), undefined);
     });
 
+    test('partialImport and POST /realms: a list of the wrong type is a 400; an entry with a field of the wrong type or a NUL is SKIPPED naming the field, never coerced', async () => {
+      const call = async (path: string, body: unknown) => {
+        const res = await fetch(`${ts.baseUrl}/auth/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${await ts.kc.getAccessToken()}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        return { status: res.status, json: (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined };
+      };
+      assert.equal((await call('/realms', { realm: 'pi-typed' })).status, 201);
+      const wrongList = await call('/realms/pi-typed/partialImport', { ifResourceExists: 'SKIP', users: 'alice' });
+      assert.equal(wrongList.status, 400);
+      assert.match(String(wrongList.json?.errorMessage), /users must be a list, not a string/);
+      const realm = await call('/realms', { realm: 'typed-api', clients: 'x', users: [{ username: 'u', id: 'u-id' }] });
+      assert.equal(realm.status, 400);
+      assert.match(String(realm.json?.errorMessage), /clients must be a list, not a string/);
+      assert.equal(await ts.store.realms.get('typed-api'), undefined);
+      // (A NUL is refused at the API's door already, "malformed request"; the CLI's import is tested with them.)
+      const r = await call('/realms/pi-typed/partialImport', {
+        ifResourceExists: 'FAIL',
+        users: [
+          { username: 'zero-enabled', id: 'zero-enabled-id', enabled: 0, credentials: [{ type: 'password', value: 'zero-password-1' }] },
+          { username: 'esc-mail', id: 'esc-mail-id', enabled: true, email: 'a\x1b[2Jb@x.example' },
+          { username: 'string-verified', id: 'string-verified-id', enabled: true, emailVerified: 'yes' },
+        ],
+        clients: [{ clientId: 'weak-secret', publicClient: false, secret: 'x', redirectUris: [RP] }],
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.deepEqual(
+        (r.json?.results as Array<Record<string, unknown>>).map((x) => [x.resourceName, x.action, x.reason]),
+        [
+          ['weak-secret', 'SKIPPED', 'a chosen client secret must have at least 16 characters (give the client a generated secret in Keycloak and export again, or create it here)'],
+          ['zero-enabled', 'SKIPPED', 'enabled must be true or false, not a number (0)'],
+          ['esc-mail', 'SKIPPED', 'email must not contain control characters'],
+          ['string-verified', 'SKIPPED', 'emailVerified must be true or false, not a string ("yes")'],
+        ],
+      );
+      for (const u of ['zero-enabled', 'esc-mail', 'string-verified']) assert.equal(await ts.store.users.findByUsername('pi-typed', u), undefined);
+      assert.equal(await ts.store.clients.get('pi-typed', 'weak-secret'), undefined);
+    });
+
     test('partialImport hashes plain-text passwords before its transaction: the server answers other requests meanwhile', async (t) => {
       const n = 200;
       const users = Array.from({ length: n }, (_, i) => ({ username: `pwc${i}`, id: `pwc-id-${i}`, enabled: true, credentials: [{ type: 'password', value: `pwc-password-${i}` }] }));

@@ -11,7 +11,8 @@ import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js
 import { exportRealm } from '../../src/admin/keycloak/export.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { createClient } from '../../src/admin/operations.js';
-import type { ImportReport, RealmReport } from '../../src/admin/keycloak/import-report.js';
+import { formatReport, type ImportReport, type RealmReport } from '../../src/admin/keycloak/import-report.js';
+import { terminalSafe } from '../../src/cli/terminal-text.js';
 import type { Store } from '../../src/storage/store.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -294,6 +295,112 @@ for (const dialect of dialects()) {
       assert.equal((await store.users.list('plain')).length, n);
       const signed = await signIn(ts, { realm: 'plain', clientId: 'plain-app', redirectUri: RP, secret: 'plain-app-secret-91c2', username: 'plain7', password: 'plain-password-7' });
       assert.equal(signed.claims?.sub, 'plain-7', JSON.stringify(signed));
+    });
+
+    test('a realm list of the wrong type fails the realm, named with the type expected; nothing is stored', async () => {
+      for (const key of ['users', 'clients', 'clientScopes', 'organizations']) {
+        const realm = `wrong-${key.toLowerCase()}`;
+        const r = await importKeycloakRealms(ts.store, [{ realm, enabled: true, [key]: key === 'users' ? 'alice' : 'x' }], { ifExists: 'fail' }, actor);
+        assert.equal(r.failed, true, key);
+        assert.match(r.realms[0]!.reason!, new RegExp(`^nothing of this realm was stored: ${key} must be a list, not a string`));
+        assert.equal(await ts.store.realms.get(realm), undefined);
+      }
+    });
+
+    test('entries with a field of the wrong type, a NUL or control characters are skipped with the field named, before the transaction; limits of the admin operations apply', async () => {
+      const salt = Buffer.alloc(16, 7).toString('base64');
+      const credential = (hashIterations: unknown, bytes: number, algorithm = 'pbkdf2') => ({ type: 'password', secretData: JSON.stringify({ value: Buffer.alloc(bytes, 1).toString('base64'), salt }), credentialData: JSON.stringify({ hashIterations, algorithm }) });
+      const rep = {
+        realm: 'typed',
+        enabled: true,
+        displayName: 'a\x1b[31mRED\nline2',
+        offlineSessionIdleTimeout: 100,
+        offlineSessionMaxLifespan: 50,
+        organizationsEnabled: true,
+        clientScopes: [{ name: 5, protocol: 'openid-connect' }, { name: 'billing', protocol: 'openid-connect' }, { name: 'billing', protocol: 'openid-connect' }],
+        clients: [
+          { clientId: 'uris-string', publicClient: true, redirectUris: 'https://a.com/cb' },
+          { clientId: 'weak', publicClient: false, secret: 'x', redirectUris: [RP] },
+          { clientId: 'esc\x1b[31m', publicClient: true, redirectUris: [RP] },
+          { clientId: 'on-zero', publicClient: true, enabled: 0, redirectUris: [RP] },
+          { clientId: 'ok-app', publicClient: true, redirectUris: [RP] },
+        ],
+        users: [
+          { id: 'typed-1', username: 'zero', enabled: 0, credentials: [await kcCredential('pbkdf2-sha256', 'pw-zero-user')] },
+          { id: 'typed-2', username: 'yes', enabled: true, emailVerified: 'yes' },
+          { id: 'typed-3', username: 'creds', enabled: true, credentials: 'x' },
+          { id: 'typed-4', username: 'consents', enabled: true, clientConsents: 'x' },
+          { id: 'typed-5', username: 'granted', enabled: true, clientConsents: [{ clientId: 'ok-app', grantedClientScopes: 'email' }] },
+          { id: 'typed-6', username: 'iter', enabled: true, credentials: [credential('27500', 32, 'pbkdf2-sha256')] },
+          { id: 'typed-7', username: 'nulmail', enabled: true, email: 'a\u0000b@corp.example' },
+          { id: 'typed-8', username: 'two-passwords', enabled: true, credentials: [await kcCredential('pbkdf2-sha256', 'pw-two-1'), await kcCredential('pbkdf2-sha256', 'pw-two-2')] },
+          { id: 'typed-9', username: 'dos', enabled: true, credentials: [credential(10_000_000, 20_000)] },
+          { id: 'typed-10', username: 'null-enabled', enabled: null },
+          { id: 'typed-11', username: 'ev\nil', enabled: true },
+          { id: 'typed-12', username: 'fine', enabled: true, credentials: [await kcCredential('pbkdf2-sha256', 'pw-fine-user')], clientConsents: [{ clientId: 'ok-app', grantedClientScopes: ['email'] }] },
+        ],
+        organizations: [
+          { alias: 'dom', name: 'Dom', domains: 'acme.com', members: [{ username: 'fine' }] },
+          { alias: 'mem', name: 'Mem', members: 'x' },
+          { alias: 'ctl', name: 'n\x1b[2J\x01', members: [{ username: 'fine' }] },
+          { alias: 'nul', name: 'Nul', description: 'a\u0000b' },
+          { alias: 'dup', name: 'Dup', members: [{ username: 'fine' }, { username: 'FINE' }] },
+        ],
+      };
+      const report = await importKeycloakRealms(ts.store, [rep], { ifExists: 'fail' }, actor);
+      const r = realmOf(report, 'typed');
+      assert.equal(r.status, 'imported', r.reason);
+      const reason = (element: string, outcome: string, pattern: RegExp): void => {
+        const l = line(r, element);
+        assert.ok(l, `no line for ${element}: ${JSON.stringify(r.lines.map((x) => x.element))}`);
+        assert.equal(l.outcome, outcome, `${element}: ${l.reason}`);
+        assert.match(l.reason ?? '', pattern, element);
+      };
+      // The realm: a display name with control characters left out; an idle lifetime over the maximum clamped.
+      reason('realm setting displayName', 'mapped', /^the display name must not contain control characters .*: left out$/);
+      const realm = (await ts.store.realms.get('typed'))!;
+      assert.equal(realm.displayName, null);
+      reason('realm setting offlineSessionIdleTimeout', 'mapped', /100 is longer than the refresh chain maximum .* 50: set to 50/);
+      assert.deepEqual([realm.refreshIdleLifetime, realm.refreshMaxLifetime], [50, 50]);
+      // Scopes: a name of the wrong type; a scope listed twice is imported once.
+      reason('client scope #1 of clientScopes', 'skipped', /^name must be a string, not a number \(5\)$/);
+      assert.deepEqual(r.lines.filter((l) => l.element === 'client scope billing').map((l) => [l.outcome, l.reason]), [['imported', undefined], ['skipped', 'listed twice: the first entry was imported']]);
+      // Clients.
+      reason('client uris-string', 'skipped', /^redirectUris must be a list, not a string \("https:\/\/a\.com\/cb"\)$/);
+      reason('client weak', 'skipped', /a chosen client secret must have at least 16 characters/);
+      reason('client esc\x1b[31m', 'skipped', /client id must be 1-255 printable ASCII characters/);
+      reason('client on-zero', 'skipped', /^enabled must be true or false, not a number \(0\)$/);
+      for (const id of ['uris-string', 'weak', 'esc\x1b[31m', 'on-zero']) assert.equal(await ts.store.clients.get('typed', id), undefined, id);
+      // Users: never enabled by a non-boolean; never coerced; a NUL refused before PostgreSQL sees it.
+      reason('user zero', 'skipped', /^enabled must be true or false, not a number \(0\)$/);
+      reason('user null-enabled', 'skipped', /^enabled must be true or false, not null$/);
+      reason('user yes', 'skipped', /^emailVerified must be true or false, not a string \("yes"\)$/);
+      reason('user creds', 'skipped', /^credentials must be a list, not a string/);
+      reason('user consents', 'skipped', /^clientConsents must be a list, not a string/);
+      reason('user granted', 'skipped', /^clientConsents\[0\]\.grantedClientScopes must be a list, not a string/);
+      reason('user nulmail', 'skipped', /^email contains a NUL character$/);
+      reason('user ev\nil', 'skipped', /the username has characters/);
+      reason('user iter', 'mapped', /password not usable \(hashIterations must be a number, not a string\)/);
+      reason('user two-passwords', 'mapped', /1 other password credential\(s\) not moved/);
+      reason('user dos', 'mapped', /password not usable \(the stored hash is too long \(20000 bytes, at most 512\)\)/);
+      reason('user fine', 'imported', /^$/);
+      reason('consent of fine to ok-app', 'imported', /^openid email$/);
+      for (const username of ['zero', 'null-enabled', 'yes', 'creds', 'consents', 'granted', 'nulmail']) assert.equal(await ts.store.users.findByUsername('typed', username), undefined, username);
+      assert.equal((await ts.store.users.findByUsername('typed', 'dos'))?.passwordHash, '!no-password');
+      // Organizations: the admin operations' rules; a member listed twice counts once.
+      reason('organization dom', 'skipped', /^domains must be a list, not a string/);
+      reason('organization mem', 'skipped', /^members must be a list, not a string/);
+      reason('organization ctl', 'skipped', /the organization name must not contain control characters/);
+      reason('organization nul', 'skipped', /^description contains a NUL character$/);
+      reason('organization dup', 'mapped', /^1 member\(s\); 1 member\(s\) listed twice, imported once$/);
+      assert.deepEqual((await ts.store.organizationAdmin.list('typed', {})).map((o) => o.alias), ['dup']);
+      // Members of a skipped organization are no members: organization not required.
+      assert.equal(realm.organizationRequired, false);
+      // The CLI's report: control characters of the file shown escaped, never raw.
+      const text = formatReport(report, terminalSafe);
+      assert.match(text, /^ {2}skipped {2}client esc\\x1b\[31m - /m);
+      assert.match(text, /^ {2}skipped {2}user ev\\nil - /m);
+      assert.doesNotMatch(text, /[\x00-\x09\x0b-\x1f]/);
     });
   });
 }

@@ -7,7 +7,8 @@ import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './com
 // RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ); bounded for the table.
 const SCOPE_NAME = /^[\x21\x23-\x5B\x5D-\x7E]{1,255}$/;
 
-function checkConsentText(text: string): string {
+/** The words of a consent page for a scope: every door (admin API, console, CLI, import) applies this rule. */
+export function checkConsentText(text: string): string {
   const t = text.trim();
   if (t.length === 0 || t.length > 500 || /[\x00-\x1f\x7f]/.test(t)) throw new ValidationError('the consent text must have 1 to 500 characters, no control characters');
   return t;

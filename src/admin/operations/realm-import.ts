@@ -9,12 +9,13 @@ import { fromRealmRepresentation } from '../keycloak/representations/realm.js';
 import { importCredential, type KeycloakCredential } from '../keycloak/credentials.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { MASTER_REALM, REALM_MANAGEMENT } from '../authorization.js';
-import { checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
+import { checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
-import { createRealm, realmSigningAlg, updateRealm } from './realms.js';
+import { checkRealmDisplayName, checkRefreshLifetimes, createRealm, realmSigningAlg, updateRealm } from './realms.js';
 import { checkNewClient, createClient, deleteClient, type NewClient } from './clients.js';
 import { checkPassword, deleteUser } from './users.js';
-import { checkDomains, createOrganization } from './organizations.js';
+import { checkDomains, checkOrganizationTexts, createOrganization } from './organizations.js';
+import { checkConsentText } from './client-scopes.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
 
 export type IfExists = 'fail' | 'skip' | 'overwrite';
@@ -52,11 +53,95 @@ const CONSENT_MESSAGES: Record<string, string> = {
 
 type Json = Record<string, unknown>;
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const strings = (v: unknown): string[] => list(v).filter((x): x is string => typeof x === 'string');
 const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The typed reading of a file's fields. A field of the wrong type is never read as something else (a
+ * string of users as no users, `"enabled": 0` as enabled, a string of redirect URIs as none): it throws
+ * a ValidationError naming the field and the type expected, and the caller skips the entry it belongs
+ * to (or, for the realm's own lists, fails the realm, as a realm setting of the wrong type does). A
+ * string with a NUL (which PostgreSQL cannot store, and SQLite would) is refused the same way, while
+ * the entry is read: before the transaction, alike on both databases. Absent and null are both absent,
+ * except for a switch (true or false), where null is no answer.
+ */
+const kindOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : typeof v === 'string' ? `a string (${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)})` : `a ${typeof v} (${JSON.stringify(v)})`);
+function wrongType(field: string, expected: string, v: unknown): never {
+  throw new ValidationError(`${field} must be ${expected}, not ${kindOf(v)}`);
+}
+function optString(o: Json, key: string, at = ''): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') wrongType(`${at}${key}`, 'a string', v);
+  if (v.includes('\u0000')) throw new ValidationError(`${at}${key} contains a NUL character`);
+  return v;
+}
+/** A string shown or stored as a name: no control characters either (the admin API's rule for names). */
+function optText(o: Json, key: string, at = ''): string | undefined {
+  const v = optString(o, key, at);
+  if (v !== undefined && /[\x00-\x1f\x7f]/.test(v)) throw new ValidationError(`${at}${key} must not contain control characters`);
+  return v;
+}
+function optBool(o: Json, key: string, at = ''): boolean | undefined {
+  const v = o[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'boolean') wrongType(`${at}${key}`, 'true or false', v);
+  return v;
+}
+function optNumber(o: Json, key: string, at = ''): number | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v)) wrongType(`${at}${key}`, 'a number', v);
+  return v;
+}
+function optList(o: Json, key: string, at = ''): unknown[] {
+  const v = o[key];
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) wrongType(`${at}${key}`, 'a list', v);
+  return v;
+}
+function optObject(o: Json, key: string, at = ''): Json {
+  const v = o[key];
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) wrongType(`${at}${key}`, 'an object', v);
+  return v as Json;
+}
+function optObjects(o: Json, key: string, at = ''): Json[] {
+  return optList(o, key, at).map((x, i) => {
+    if (x === null || typeof x !== 'object' || Array.isArray(x)) wrongType(`${at}${key}[${i}]`, 'an object', x);
+    return x as Json;
+  });
+}
+function optStrings(o: Json, key: string, at = ''): string[] {
+  return optList(o, key, at).map((x, i) => {
+    if (typeof x !== 'string') wrongType(`${at}${key}[${i}]`, 'a string', x);
+    if (x.includes('\u0000')) throw new ValidationError(`${at}${key}[${i}] contains a NUL character`);
+    return x;
+  });
+}
+
+/** The realm's lists: one of the wrong type fails the realm (nothing of it is guessed, nothing stored). */
+const REALM_LISTS = ['clients', 'users', 'clientScopes', 'organizations', 'federatedUsers', 'identityProviders', 'requiredActions', 'groups', 'authenticationFlows'] as const;
+function checkRealmLists(rep: Json, keys: readonly string[] = REALM_LISTS): void {
+  for (const key of keys) optList(rep, key);
+  optStrings(rep, 'defaultDefaultClientScopes');
+  optStrings(rep, 'defaultOptionalClientScopes');
+  optObject(rep, 'attributes');
+}
+
+/**
+ * The name of an entry for its report line: its name as the file has it (the CLI shows control
+ * characters escaped, JSON escapes them), or, when it has none of type string, its place in the list.
+ */
+const entryName = (kind: string, raw: unknown, key: string, i: number): string => {
+  const v = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Json)[key] : undefined;
+  return typeof v === 'string' && v !== '' ? v : `#${i + 1} of ${kind}`;
+};
+function entryObject(raw: unknown, what: string): Json {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) wrongType(what, 'an object', raw);
+  return raw as Json;
+}
 
 /**
  * Imports Keycloak realms (issue 10): each in one transaction, so a realm that fails leaves the
@@ -103,23 +188,34 @@ interface PreparedRealm {
   changes: ReturnType<typeof fromRealmRepresentation>;
   settings: Partial<RealmSettings>;
   signingKey: SigningKey;
+  scopes: Array<ScopeEntry | Refused>;
   clients: Array<ClientEntry | Refused>;
   users: Array<UserEntry | Refused>;
+  organizations: Array<OrganizationEntry | Refused>;
 }
 
 async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportBuilder): Promise<PreparedRealm> {
+  checkRealmLists(rep);
   const changes = fromRealmRepresentation(rep);
-  if (changes.displayName && changes.displayName.length > LIMITS.realmDisplayName) {
-    report.mapped('realm setting displayName', `longer than ${LIMITS.realmDisplayName} characters: left out`);
-    changes.displayName = undefined;
+  if (changes.displayName) {
+    try {
+      // The rule of every other door (length, no control characters); the realm comes without it.
+      checkRealmDisplayName(changes.displayName);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      report.mapped('realm setting displayName', `${message(err)}: left out`);
+      changes.displayName = undefined;
+    }
   }
   const settings = clampSettings(changes.settings, report);
-  settings.organizationRequired = organizationRequired(rep, report);
+  const organizations = readOrganizations(rep);
+  settings.organizationRequired = organizationRequired(rep, organizations, report);
   const signingKey = await generateSigningKey(String(rep.realm), realmSigningAlg(settings), now());
+  const scopes = readScopes(rep);
   const clients = readClients(rep, opts);
   const users = readUsers(rep);
   await hashBeforehand(clients, users);
-  return { changes, settings, signingKey, clients, users };
+  return { changes, settings, signingKey, scopes, clients, users, organizations };
 }
 
 async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report: RealmReportBuilder, actor: Actor): Promise<void> {
@@ -130,11 +226,11 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   if (rep.bruteForceProtected === false) report.mapped('realm setting bruteForceProtected', 'false in Keycloak; Realmgate always limits failed logins');
   reportRealmLeftovers(rep, report);
 
-  const scopes = await importScopes(store, realm.id, rep, report);
+  const scopes = await importScopes(store, realm.id, ready.scopes, report);
   const clients = (await storeClients(store, realm.id, ready.clients, scopes, 'skip', report, actor)).stored;
   const users = (await storeUsers(store, realm.id, rep, ready.users, 'skip', report, actor)).stored;
-  const memberships = await importOrganizations(store, realm.id, rep, users, report, actor);
-  await importConsents(store, realm.id, rep, users, clients, memberships, report);
+  const memberships = await importOrganizations(store, realm.id, ready.organizations, users, report, actor);
+  await importConsents(store, realm.id, ready.users, users, clients, memberships, report);
   await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size } });
 }
 
@@ -159,6 +255,18 @@ function clampSettings(s: Partial<RealmSettings>, report: RealmReportBuilder): P
   clamp('maxLoginFailures', 'failureFactor', 1, 1000);
   clamp('lockoutSeconds', 'waitIncrementSeconds', 1, 86_400);
   clamp('maxLockoutSeconds', 'maxFailureWaitSeconds', 1, 30 * 86_400);
+  // Keycloak lets an idle timeout exceed the maximum (the maximum wins, or is switched off); Realmgate
+  // refuses it (checkRefreshLifetimes), and a refresh token never outlived its chain anyway: the idle
+  // lifetime becomes the maximum, which is what it was in effect.
+  const idle = out.refreshIdleLifetime ?? REALM_DEFAULTS.refreshIdleLifetime;
+  const max = out.refreshMaxLifetime ?? REALM_DEFAULTS.refreshMaxLifetime;
+  try {
+    checkRefreshLifetimes(idle, max);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    out.refreshIdleLifetime = max;
+    report.mapped('realm setting offlineSessionIdleTimeout', `${idle} is longer than the refresh chain maximum (offlineSessionMaxLifespan) ${max}: set to ${max}`);
+  }
   if (out.signingAlg !== undefined && !isSigningAlg(out.signingAlg)) {
     report.mapped('realm setting defaultSignatureAlgorithm', `${out.signingAlg} is not one Realmgate signs with: RS256`);
     out.signingAlg = 'RS256';
@@ -171,7 +279,7 @@ function clampSettings(s: Partial<RealmSettings>, report: RealmReportBuilder): P
  * export enables organizations and every user who can sign in is a member of one: otherwise users of
  * no organization would be locked out (issue 10 item 3).
  */
-function organizationRequired(rep: Json, report: RealmReportBuilder): boolean {
+function organizationRequired(rep: Json, organizations: Array<OrganizationEntry | Refused>, report: RealmReportBuilder): boolean {
   // A Realmgate export says what it was.
   const own = obj(rep.attributes)['realmgate.organizationRequired'];
   if (own === 'true' || own === 'false') return own === 'true';
@@ -180,7 +288,8 @@ function organizationRequired(rep: Json, report: RealmReportBuilder): boolean {
     return false;
   }
   const members = new Set<string>();
-  for (const o of list(rep.organizations)) for (const m of list(obj(o).members)) members.add(String(obj(m).username ?? '').toLowerCase());
+  // Members of the organizations that will be imported: one skipped makes no member.
+  for (const o of organizations) if (!o.refused) for (const m of o.members) members.add(m);
   const people = list(rep.users).map(obj).filter((u) => !u.serviceAccountClientId);
   const outside = people.filter((u) => !members.has(String(u.username ?? '').toLowerCase())).length;
   if (outside > 0) {
@@ -203,37 +312,65 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   if (typeof rep.passwordPolicy === 'string' && rep.passwordPolicy !== '') report.skipped('password policy', `"${rep.passwordPolicy}" is not enforced by Realmgate`);
 }
 
-/** Client scopes (OpenID Connect ones), with their consent text; returns the names the realm now has. */
-async function importScopes(store: Store, realmId: string, rep: Json, report: RealmReportBuilder): Promise<Set<string>> {
+/** A client scope of the file, read and checked: its consent text is completed when it is stored. */
+interface ScopeEntry {
+  name: string;
+  element: string;
+  parts: ReportLine[];
+  refused?: undefined;
+  /** The consent text the entry gives (its consent.screen.text, or else its description), checked. */
+  consentText?: string;
+  /** The text to use only when the realm has none for the scope already. */
+  fallback?: string;
+  mappers: number;
+}
+
+/** Reads and checks the client scopes (OpenID Connect ones) of the file: no database. */
+function readScopes(rep: Json): Array<ScopeEntry | Refused> {
+  const seen = new Set<string>();
+  return optList(rep, 'clientScopes').map((raw, i) => {
+    const name = entryName('clientScopes', raw, 'name', i);
+    const element = `client scope ${name}`;
+    try {
+      const s = entryObject(raw, 'the entry');
+      const scopeName = optString(s, 'name') ?? '';
+      const protocol = optString(s, 'protocol');
+      if (protocol !== undefined && protocol !== 'openid-connect') return refuse(name, element, 'skipped', `a ${protocol} scope`);
+      const attrs = optObject(s, 'attributes');
+      if (optString(attrs, 'is.dynamic.scope', 'attributes.') === 'true') return refuse(name, element, 'skipped', 'dynamic scopes are not supported');
+      if (!/^[\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(scopeName)) return refuse(name, element, 'skipped', 'not a valid scope name (RFC 6749 3.3)');
+      const text = optString(attrs, 'consent.screen.text', 'attributes.') ?? '';
+      const description = optString(s, 'description');
+      const mappers = optList(s, 'protocolMappers').length;
+      if (seen.has(scopeName)) return refuse(name, element, 'skipped', 'listed twice: the first entry was imported');
+      seen.add(scopeName);
+      const key = /^\$\{(\w+)\}$/.exec(text)?.[1];
+      const own = key ? CONSENT_MESSAGES[key] : text;
+      // The words of the consent page: the rule of the admin API's client scopes (1-500 characters, no control characters).
+      const entry: ScopeEntry = { name: scopeName, element, parts: [], mappers };
+      if (own) entry.consentText = checkConsentText(own);
+      else if (description) entry.fallback = checkConsentText(description);
+      return entry;
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      return refuse(name, element, 'skipped', message(err));
+    }
+  });
+}
+
+/** Stores the scopes read by readScopes, with their consent text; returns the names the realm now has. */
+async function importScopes(store: Store, realmId: string, entries: Array<ScopeEntry | Refused>, report: RealmReportBuilder): Promise<Set<string>> {
   const existing = new Map((await store.realms.scopes(realmId)).map((s) => [s.name, s.consentText]));
   const t = now();
-  for (const raw of list(rep.clientScopes)) {
-    const s = obj(raw);
-    const name = str(s.name) ?? '';
-    const element = `client scope ${name}`;
-    if (s.protocol !== undefined && s.protocol !== 'openid-connect') {
-      report.skipped(element, `a ${String(s.protocol)} scope`);
+  for (const e of entries) {
+    if (e.refused) {
+      report.add(e.refused);
       continue;
     }
-    const attrs = obj(s.attributes);
-    if (attrs['is.dynamic.scope'] === 'true') {
-      report.skipped(element, 'dynamic scopes are not supported');
-      continue;
-    }
-    if (!/^[\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(name)) {
-      report.skipped(element, 'not a valid scope name (RFC 6749 3.3)');
-      continue;
-    }
-    const text = str(attrs['consent.screen.text']) ?? '';
-    const key = /^\$\{(\w+)\}$/.exec(text)?.[1];
-    const consentText = (key ? CONSENT_MESSAGES[key] : text) || existing.get(name) || str(s.description) || name;
-    if (consentText.length > 500) {
-      report.skipped(element, 'consent text longer than 500 characters');
-      continue;
-    }
-    await store.realms.upsertScope(realmId, { name, consentText }, t);
-    existing.set(name, consentText);
-    report.imported(element, list(s.protocolMappers).length > 0 ? `${list(s.protocolMappers).length} protocol mapper(s) not moved: Realmgate issues its own claims` : undefined);
+    const consentText = e.consentText ?? existing.get(e.name) ?? e.fallback ?? e.name;
+    await store.realms.upsertScope(realmId, { name: e.name, consentText }, t);
+    existing.set(e.name, consentText);
+    report.imported(e.element, e.mappers > 0 ? `${e.mappers} protocol mapper(s) not moved: Realmgate issues its own claims` : undefined);
   }
   return new Set(existing.keys());
 }
@@ -281,6 +418,8 @@ interface UserEntry {
   record: { email: string | null; firstName: string | null; lastName: string | null; emailVerified: boolean };
   enabled: boolean;
   notes: string[];
+  /** Keycloak's clientConsents: imported once the user and the clients are stored. */
+  consents: Array<{ clientId: string; scopes: string[] }>;
 }
 
 /** What became of an entry: Keycloak's PartialImportResult, with the reason of a skipped one. */
@@ -298,188 +437,267 @@ type OnExisting = 'skip' | 'overwrite';
 const refuse = (name: string, element: string, outcome: 'skipped' | 'mapped', reason: string, parts: ReportLine[] = []): Refused => ({ name, element, parts, refused: { element, outcome, reason } });
 
 /** The secret hash a Realmgate export carries (SECRET_HASH_ATTRIBUTE), when it is one of our formats. */
-function restoredSecretHash(c: Json): string | undefined {
-  const h = str(obj(c.attributes)[SECRET_HASH_ATTRIBUTE]);
+function restoredSecretHash(attrs: Json): string | undefined {
+  const h = optString(attrs, SECRET_HASH_ATTRIBUTE, 'attributes.');
   return h && /^(sha256\$[A-Za-z0-9_-]{43}|\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+)$/.test(h) ? h : undefined;
 }
 
 /** Reads and checks the client entries (no database, no hashing). */
 function readClients(rep: Json, opts: Pick<ImportOptions, 'includeBuiltinClients'>): Array<ClientEntry | Refused> {
   const builtin = (id: string): boolean => BUILTIN_CLIENTS.has(id) || (rep.realm === MASTER_REALM && id.endsWith('-realm'));
-  return list(rep.clients).map((raw) => {
-    const c = obj(raw);
-    const clientId = str(c.clientId) ?? '';
-    const element = `client ${clientId}`;
-    if (builtin(clientId) && !opts.includeBuiltinClients) return refuse(clientId, element, 'skipped', "Keycloak's built-in client (use --include-builtin-clients to import it)");
-    if (clientId === REALM_MANAGEMENT) return refuse(clientId, element, 'mapped', 'Realmgate creates its own realm-management client');
-    if ((c.protocol ?? 'openid-connect') !== 'openid-connect') return refuse(clientId, element, 'skipped', `a ${String(c.protocol)} client: Realmgate speaks OpenID Connect only`);
-    if (c.bearerOnly === true) return refuse(clientId, element, 'skipped', 'bearer-only: a resource server, which needs no client here (it validates tokens with the JWKS)');
-    const isPublic = c.publicClient === true;
-    const secret = str(c.secret);
-    const restored = isPublic ? undefined : restoredSecretHash(c);
-    if (!isPublic) {
-      const authType = str(c.clientAuthenticatorType) ?? 'client-secret';
-      if (authType !== 'client-secret') return refuse(clientId, element, 'skipped', `client authenticator ${authType} is not supported (client secrets only)`);
-      if (restored && (secret === MASKED || !secret)) {
-        // A Realmgate export with --with-secrets: the hash comes back, the client keeps its secret.
-      } else if (secret === MASKED) {
-        return refuse(clientId, element, 'skipped', 'its secret is masked (**********): export with kc.sh export (or realmgate realm export --with-secrets), which writes secrets, or create the client again');
-      } else if (!secret) {
-        return refuse(clientId, element, 'skipped', 'a confidential client without a secret in the export');
-      }
-    }
-    const parts: ReportLine[] = [];
-    const leftOut = (what: string, err: unknown): void => {
-      parts.push({ element: `${element} ${what}`, outcome: 'skipped', reason: message(err) });
-    };
-    const notes: string[] = [];
-    const redirectUris: string[] = [];
-    for (const uri of strings(c.redirectUris)) {
-      try {
-        if (uri.includes('*')) throw new ValidationError('a wildcard: Realmgate matches redirect URIs exactly');
-        if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(uri)) throw new ValidationError('a relative URI (resolved against rootUrl in Keycloak)');
-        checkRedirectUri(uri);
-        redirectUris.push(uri);
-      } catch (err) {
-        leftOut(`redirect URI ${uri}`, err);
-      }
-    }
-    const attrs = obj(c.attributes);
-    const postLogout: string[] = [];
-    for (const uri of (str(attrs['post.logout.redirect.uris']) ?? '').split('##').filter((u) => u !== '')) {
-      // "+" means: the same as the redirect URIs (Keycloak).
-      if (uri === '+') {
-        postLogout.push(...redirectUris);
-        continue;
-      }
-      try {
-        if (uri.includes('*')) throw new ValidationError('a wildcard');
-        checkRedirectUri(uri);
-        postLogout.push(uri);
-      } catch (err) {
-        leftOut(`post-logout redirect URI ${uri}`, err);
-      }
-    }
-    const webOrigins: string[] = [];
-    for (const o of strings(c.webOrigins)) {
-      try {
-        webOrigins.push(checkWebOrigin(o));
-      } catch (err) {
-        leftOut(`web origin ${o}`, err);
-      }
-    }
-    let standardFlow = c.standardFlowEnabled !== false;
-    if (standardFlow && redirectUris.length === 0) {
-      standardFlow = false;
-      notes.push('no usable redirect URI: the code flow stays off until one is added');
-    }
-    if (c.implicitFlowEnabled === true) notes.push('implicit flow not supported (RFC 9700 2.1.2)');
-    if (c.consentRequired !== true) notes.push('Realmgate asks each user to consent once');
-    const pkce = str(attrs['pkce.code.challenge.method']);
-    // Realmgate accepts S256 only (RFC 9700 2.1.1); "plain" becomes S256, which every client supports.
-    if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 required instead');
-    if (list(c.protocolMappers).length > 0) notes.push(`${list(c.protocolMappers).length} protocol mapper(s) not moved`);
-    // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes).
-    const own = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
-    const realmDefaults = rep.defaultDefaultClientScopes !== undefined || rep.defaultOptionalClientScopes !== undefined;
-    const listed = own
-      ? [...strings(c.defaultClientScopes), ...strings(c.optionalClientScopes)]
-      : realmDefaults
-        ? [...strings(rep.defaultDefaultClientScopes), ...strings(rep.defaultOptionalClientScopes)]
-        : DEFAULT_SCOPES.map((s) => s.name);
-    const rawName = str(c.name);
-    const name = rawName && !/^\$\{.*\}$/.test(rawName) ? rawName.slice(0, 255) : undefined;
-    const input: ClientEntry['input'] = {
-      clientId,
-      redirectUris,
-      public: isPublic,
-      ...(restored ? { secretHash: restored } : {}),
-      ...(name ? { name } : {}),
-      postLogoutRedirectUris: [...new Set(postLogout)],
-      standardFlowEnabled: standardFlow,
-      directAccessGrantsEnabled: c.directAccessGrantsEnabled === true,
-      serviceAccountsEnabled: c.serviceAccountsEnabled === true && !isPublic,
-      webOrigins,
-      ...(pkce === 'S256' || pkce === 'plain' ? { pkceMethod: 'S256' as const } : {}),
-    };
-    const chosen = !isPublic && !restored ? secret : undefined;
+  return optList(rep, 'clients').map((raw, i) => {
+    const name = entryName('clients', raw, 'clientId', i);
+    const element = `client ${name}`;
     try {
-      // The checks createClient makes, now: the entry is refused here, before anything is deleted.
-      checkNewClient({ ...input, realmId: '', ...(chosen !== undefined ? { secret: chosen } : {}) });
+      return readClient(rep, entryObject(raw, 'the entry'), element, builtin, opts);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return refuse(clientId, element, 'skipped', message(err), parts);
+      return refuse(name, element, 'skipped', message(err));
     }
-    return { name: clientId, element, parts, input, ...(chosen !== undefined ? { secret: chosen } : {}), wantedScopes: [...new Set(['openid', ...listed])], notes, enabled: c.enabled !== false };
   });
+}
+
+/** One client entry (readClients); a field of the wrong type throws a ValidationError that names it. */
+function readClient(rep: Json, c: Json, element: string, builtin: (id: string) => boolean, opts: Pick<ImportOptions, 'includeBuiltinClients'>): ClientEntry | Refused {
+  const clientId = optString(c, 'clientId') ?? '';
+  if (builtin(clientId) && !opts.includeBuiltinClients) return refuse(clientId, element, 'skipped', "Keycloak's built-in client (use --include-builtin-clients to import it)");
+  if (clientId === REALM_MANAGEMENT) return refuse(clientId, element, 'mapped', 'Realmgate creates its own realm-management client');
+  const protocol = optString(c, 'protocol') ?? 'openid-connect';
+  if (protocol !== 'openid-connect') return refuse(clientId, element, 'skipped', `a ${protocol} client: Realmgate speaks OpenID Connect only`);
+  if (optBool(c, 'bearerOnly') === true) return refuse(clientId, element, 'skipped', 'bearer-only: a resource server, which needs no client here (it validates tokens with the JWKS)');
+  const isPublic = optBool(c, 'publicClient') === true;
+  const secret = optString(c, 'secret');
+  const attrs = optObject(c, 'attributes');
+  const restored = isPublic ? undefined : restoredSecretHash(attrs);
+  // Every field read now, so that one of the wrong type refuses the entry whatever else it says.
+  const redirectEntries = optStrings(c, 'redirectUris');
+  const postLogoutEntries = optString(attrs, 'post.logout.redirect.uris', 'attributes.') ?? '';
+  const originEntries = optStrings(c, 'webOrigins');
+  const flags = {
+    enabled: optBool(c, 'enabled'),
+    standardFlow: optBool(c, 'standardFlowEnabled'),
+    implicitFlow: optBool(c, 'implicitFlowEnabled'),
+    consentRequired: optBool(c, 'consentRequired'),
+    directAccess: optBool(c, 'directAccessGrantsEnabled'),
+    serviceAccounts: optBool(c, 'serviceAccountsEnabled'),
+  };
+  const pkce = optString(attrs, 'pkce.code.challenge.method', 'attributes.');
+  const mappers = optList(c, 'protocolMappers').length;
+  const ownScopes = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
+  const scopeEntries = [...optStrings(c, 'defaultClientScopes'), ...optStrings(c, 'optionalClientScopes')];
+  const rawName = optString(c, 'name');
+  if (!isPublic) {
+    const authType = optString(c, 'clientAuthenticatorType') ?? 'client-secret';
+    if (authType !== 'client-secret') return refuse(clientId, element, 'skipped', `client authenticator ${authType} is not supported (client secrets only)`);
+    if (restored && (secret === MASKED || !secret)) {
+      // A Realmgate export with --with-secrets: the hash comes back, the client keeps its secret.
+    } else if (secret === MASKED) {
+      return refuse(clientId, element, 'skipped', 'its secret is masked (**********): export with kc.sh export (or realmgate realm export --with-secrets), which writes secrets, or create the client again');
+    } else if (!secret) {
+      return refuse(clientId, element, 'skipped', 'a confidential client without a secret in the export');
+    } else {
+      // A secret in clear is one someone chose (Keycloak generates 32 characters): the CLI's rule.
+      checkChosenClientSecret(secret, 'give the client a generated secret in Keycloak and export again, or create it here');
+    }
+  }
+  const parts: ReportLine[] = [];
+  const leftOut = (what: string, err: unknown): void => {
+    parts.push({ element: `${element} ${what}`, outcome: 'skipped', reason: message(err) });
+  };
+  const notes: string[] = [];
+  const redirectUris: string[] = [];
+  for (const uri of redirectEntries) {
+    try {
+      if (uri.includes('*')) throw new ValidationError('a wildcard: Realmgate matches redirect URIs exactly');
+      if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(uri)) throw new ValidationError('a relative URI (resolved against rootUrl in Keycloak)');
+      checkRedirectUri(uri);
+      redirectUris.push(uri);
+    } catch (err) {
+      leftOut(`redirect URI ${uri}`, err);
+    }
+  }
+  const postLogout: string[] = [];
+  for (const uri of postLogoutEntries.split('##').filter((u) => u !== '')) {
+    // "+" means: the same as the redirect URIs (Keycloak).
+    if (uri === '+') {
+      postLogout.push(...redirectUris);
+      continue;
+    }
+    try {
+      if (uri.includes('*')) throw new ValidationError('a wildcard');
+      checkRedirectUri(uri);
+      postLogout.push(uri);
+    } catch (err) {
+      leftOut(`post-logout redirect URI ${uri}`, err);
+    }
+  }
+  const webOrigins: string[] = [];
+  for (const o of originEntries) {
+    try {
+      webOrigins.push(checkWebOrigin(o));
+    } catch (err) {
+      leftOut(`web origin ${o}`, err);
+    }
+  }
+  let standardFlow = flags.standardFlow !== false;
+  if (standardFlow && redirectUris.length === 0) {
+    standardFlow = false;
+    notes.push('no usable redirect URI: the code flow stays off until one is added');
+  }
+  if (flags.implicitFlow === true) notes.push('implicit flow not supported (RFC 9700 2.1.2)');
+  if (flags.consentRequired !== true) notes.push('Realmgate asks each user to consent once');
+  // Realmgate accepts S256 only (RFC 9700 2.1.1); "plain" becomes S256, which every client supports.
+  if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 required instead');
+  if (mappers > 0) notes.push(`${mappers} protocol mapper(s) not moved`);
+  // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes).
+  const realmDefaults = rep.defaultDefaultClientScopes !== undefined || rep.defaultOptionalClientScopes !== undefined;
+  const listed = ownScopes
+    ? scopeEntries
+    : realmDefaults
+      ? [...optStrings(rep, 'defaultDefaultClientScopes'), ...optStrings(rep, 'defaultOptionalClientScopes')]
+      : DEFAULT_SCOPES.map((s) => s.name);
+  // A name over 255 characters is refused with the entry (checkNewClient), as the admin API refuses it.
+  const clientName = rawName && !/^\$\{.*\}$/.test(rawName) ? rawName : undefined;
+  const input: ClientEntry['input'] = {
+    clientId,
+    redirectUris,
+    public: isPublic,
+    ...(restored ? { secretHash: restored } : {}),
+    ...(clientName ? { name: clientName } : {}),
+    postLogoutRedirectUris: [...new Set(postLogout)],
+    standardFlowEnabled: standardFlow,
+    directAccessGrantsEnabled: flags.directAccess === true,
+    serviceAccountsEnabled: flags.serviceAccounts === true && !isPublic,
+    webOrigins,
+    ...(pkce === 'S256' || pkce === 'plain' ? { pkceMethod: 'S256' as const } : {}),
+  };
+  const chosen = !isPublic && !restored ? secret : undefined;
+  try {
+    // The checks createClient makes, now: the entry is refused here, before anything is deleted.
+    checkNewClient({ ...input, realmId: '', ...(chosen !== undefined ? { secret: chosen } : {}) });
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    return refuse(clientId, element, 'skipped', message(err), parts);
+  }
+  return { name: clientId, element, parts, input, ...(chosen !== undefined ? { secret: chosen } : {}), wantedScopes: [...new Set(['openid', ...listed])], notes, enabled: flags.enabled !== false };
 }
 
 /** Reads and checks the user entries (no database, no hashing). */
 function readUsers(rep: Json): Array<UserEntry | Refused> {
-  return list(rep.users).map((raw) => {
-    const u = obj(raw);
-    const username = (str(u.username) ?? '').toLowerCase();
-    const element = `user ${username}`;
-    const id = str(u.id);
-    if (u.serviceAccountClientId) {
-      return refuse(username, element, 'mapped', `service account of ${String(u.serviceAccountClientId)}: made with its client, under a new id (the sub of its client_credentials tokens changes)`);
+  return optList(rep, 'users').map((raw, i) => {
+    const name = entryName('users', raw, 'username', i).toLowerCase();
+    const element = `user ${name}`;
+    try {
+      return readUser(entryObject(raw, 'the entry'), element);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      return refuse(name, element, 'skipped', message(err));
     }
-    if (u.federationLink) return refuse(username, element, 'skipped', 'its password lives in LDAP/user federation, which Realmgate does not read');
-    if (!USERNAME_RE.test(username)) return refuse(username, element, 'skipped', 'the username has characters Realmgate does not accept');
-    if (!id || /[^\x21-\x7e]/.test(id)) return refuse(username, element, 'skipped', 'no usable id');
-    if (id.length > LIMITS.userId) return refuse(username, element, 'skipped', `its id has more than ${LIMITS.userId} characters (Keycloak's ids are UUIDs)`);
-    const notes: string[] = [];
-    let passwordHash = NO_PASSWORD_HASH;
-    let plain: string | undefined;
-    const creds = list(u.credentials).map((c) => obj(c) as KeycloakCredential);
-    const passwords = creds.filter((c) => (c.type ?? 'password') === 'password');
-    for (const other of creds.filter((c) => c.type !== undefined && c.type !== 'password')) {
-      if (other.type !== 'password-history') notes.push(`credential ${other.type} not moved`);
-    }
-    if (passwords.length === 0) notes.push('no password: the user cannot sign in until one is set');
-    const best = [...passwords].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || (b.createdDate ?? 0) - (a.createdDate ?? 0))[0];
-    if (best) {
-      const c = importCredential(best);
-      if ('hash' in c) passwordHash = c.hash;
-      else if ('plain' in c) {
-        // A password in clear is one an administrator chose: it meets the policy the admin API and
-        // the CLI apply to the same password, or the user is refused as they would refuse it.
-        try {
-          checkPassword(c.plain);
-        } catch (err) {
-          if (!(err instanceof ValidationError)) throw err;
-          return { ...refuse(username, element, 'skipped', message(err)), id };
-        }
-        plain = c.plain;
-        notes.push('password given in clear: hashed with argon2id');
-      } else notes.push(`password not usable (${c.unusable}): the user needs a new one`);
-      if (best.temporary === true) notes.push('temporary password kept as a normal one (no required actions)');
-    }
-    const actions = strings(u.requiredActions);
-    if (actions.length > 0) notes.push(`required actions not supported: ${actions.join(', ')}`);
-    if (u.totp === true) notes.push('TOTP not supported');
-    if (list(u.federatedIdentities).length > 0) notes.push('identity provider links not moved');
-    let email = str(u.email) ?? null;
-    if (email !== null && (email.length > LIMITS.email || !/^[^\s@]+@[^\s@]+$/.test(email))) {
-      notes.push(`email ${JSON.stringify(email)} is not an address: left out`);
+  });
+}
+
+/** The fields of a Keycloak credential Realmgate reads, each of its type (or the user is refused). */
+function readCredential(c: Json, at: string): KeycloakCredential {
+  const out: KeycloakCredential = {};
+  for (const key of ['id', 'type', 'userLabel', 'secretData', 'credentialData', 'value', 'hashedSaltedValue', 'salt', 'algorithm'] as const) {
+    const v = optString(c, key, at);
+    if (v !== undefined) out[key] = v;
+  }
+  for (const key of ['createdDate', 'priority'] as const) {
+    const v = optNumber(c, key, at);
+    if (v !== undefined) out[key] = v;
+  }
+  const temporary = optBool(c, 'temporary', at);
+  if (temporary !== undefined) out.temporary = temporary;
+  // hashIterations is checked with the hash (importCredential): one of the wrong type leaves the user without a usable password, said so.
+  if (c.hashIterations !== undefined) out.hashIterations = c.hashIterations as number;
+  return out;
+}
+
+/** One user entry (readUsers); a field of the wrong type throws a ValidationError that names it. */
+function readUser(u: Json, element: string): UserEntry | Refused {
+  const username = (optString(u, 'username') ?? '').toLowerCase();
+  const id = optString(u, 'id');
+  const serviceAccountOf = optString(u, 'serviceAccountClientId');
+  if (serviceAccountOf) {
+    return refuse(username, element, 'mapped', `service account of ${serviceAccountOf}: made with its client, under a new id (the sub of its client_credentials tokens changes)`);
+  }
+  if (optString(u, 'federationLink')) return refuse(username, element, 'skipped', 'its password lives in LDAP/user federation, which Realmgate does not read');
+  if (!USERNAME_RE.test(username)) return refuse(username, element, 'skipped', 'the username has characters Realmgate does not accept');
+  if (!id || /[^\x21-\x7e]/.test(id)) return refuse(username, element, 'skipped', 'no usable id');
+  if (id.length > LIMITS.userId) return refuse(username, element, 'skipped', `its id has more than ${LIMITS.userId} characters (Keycloak's ids are UUIDs)`);
+  // Every field read (and its type checked) before anything is decided from it.
+  const enabled = optBool(u, 'enabled');
+  const emailVerified = optBool(u, 'emailVerified');
+  const rawEmail = optText(u, 'email');
+  const firstName = optText(u, 'firstName')?.trim();
+  const lastName = optText(u, 'lastName')?.trim();
+  const creds = optObjects(u, 'credentials').map((c, i) => readCredential(c, `credentials[${i}].`));
+  const actions = optStrings(u, 'requiredActions');
+  const totp = optBool(u, 'totp');
+  const links = optList(u, 'federatedIdentities').length;
+  const consents = optObjects(u, 'clientConsents').map((c, i) => ({
+    clientId: optString(c, 'clientId', `clientConsents[${i}].`) ?? '',
+    scopes: optStrings(c, 'grantedClientScopes', `clientConsents[${i}].`),
+  }));
+  const notes: string[] = [];
+  let passwordHash = NO_PASSWORD_HASH;
+  let plain: string | undefined;
+  const passwords = creds.filter((c) => (c.type ?? 'password') === 'password');
+  for (const other of creds.filter((c) => c.type !== undefined && c.type !== 'password')) {
+    if (other.type !== 'password-history') notes.push(`credential ${other.type} not moved`);
+  }
+  if (passwords.length === 0) notes.push('no password: the user cannot sign in until one is set');
+  const best = [...passwords].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || (b.createdDate ?? 0) - (a.createdDate ?? 0))[0];
+  if (best) {
+    const c = importCredential(best);
+    if ('hash' in c) passwordHash = c.hash;
+    else if ('plain' in c) {
+      // A password in clear is one an administrator chose: it meets the policy the admin API and
+      // the CLI apply to the same password, or the user is refused as they would refuse it.
+      try {
+        checkPassword(c.plain);
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        return { ...refuse(username, element, 'skipped', message(err)), id };
+      }
+      plain = c.plain;
+      notes.push('password given in clear: hashed with argon2id');
+    } else notes.push(`password not usable (${c.unusable}): the user needs a new one`);
+    if (best.temporary === true) notes.push('temporary password kept as a normal one (no required actions)');
+    if (passwords.length > 1) notes.push(`${passwords.length - 1} other password credential(s) not moved (Realmgate keeps one password: the one of highest priority, then the newest)`);
+  }
+  if (actions.length > 0) notes.push(`required actions not supported: ${actions.join(', ')}`);
+  if (totp === true) notes.push('TOTP not supported');
+  if (links > 0) notes.push('identity provider links not moved');
+  let email = rawEmail ?? null;
+  if (email !== null) {
+    try {
+      checkEmail(email);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      notes.push(`email ${JSON.stringify(email.length > 80 ? `${email.slice(0, 80)}...` : email)} is not an address: left out`);
       email = null;
     }
-    const nameOf = (v: unknown): string | null => {
-      const s = str(v)?.trim();
-      return s && s.length <= LIMITS.personName && !/[\x00-\x1f\x7f]/.test(s) ? s : null;
-    };
-    return {
-      name: username,
-      element,
-      parts: [],
-      id,
-      ...(plain !== undefined ? { plain } : {}),
-      passwordHash,
-      record: { email, firstName: nameOf(u.firstName), lastName: nameOf(u.lastName), emailVerified: u.emailVerified === true },
-      enabled: u.enabled !== false,
-      notes,
-    };
-  });
+  }
+  const personName = (label: string, v: string | undefined): string | null => {
+    if (!v) return null;
+    if (v.length <= LIMITS.personName) return v;
+    notes.push(`${label} longer than ${LIMITS.personName} characters: left out`);
+    return null;
+  };
+  return {
+    name: username,
+    element,
+    parts: [],
+    id,
+    ...(plain !== undefined ? { plain } : {}),
+    passwordHash,
+    record: { email, firstName: personName('firstName', firstName), lastName: personName('lastName', lastName), emailVerified: emailVerified === true },
+    enabled: enabled !== false,
+    notes,
+    consents,
+  };
 }
 
 /**
@@ -627,40 +845,87 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
   return { results, stored };
 }
 
-/** Organizations with domains and members; returns user id -> organization ids. */
-async function importOrganizations(store: Store, realmId: string, rep: Json, users: Map<string, string>, report: RealmReportBuilder, actor: Actor): Promise<Map<string, string[]>> {
-  const memberships = new Map<string, string[]>();
+/** An organization of the file, read and checked (no database): its domains and members' usernames. */
+interface OrganizationEntry {
+  name: string;
+  element: string;
+  parts: ReportLine[];
+  refused?: undefined;
+  alias: string;
+  displayName?: string;
+  description?: string;
+  enabled: boolean;
+  domains: Array<{ name: string; verified: boolean }>;
+  /** Usernames (lower-cased), each once. */
+  members: string[];
+  notes: string[];
+}
+
+/** Reads and checks the organizations with the rules of the admin operations (alias, name, description, domains). */
+function readOrganizations(rep: Json): Array<OrganizationEntry | Refused> {
   const taken = new Set<string>();
-  for (const raw of list(rep.organizations)) {
-    const o = obj(raw);
-    const alias = str(o.alias) ?? str(o.name) ?? '';
-    const element = `organization ${alias}`;
-    const notes: string[] = [];
-    const domains: Array<{ name: string; verified: boolean }> = [];
-    for (const d of list(o.domains)) {
-      const name = str(obj(d).name) ?? '';
-      try {
-        if (name.startsWith('*.')) throw new ValidationError('a wildcard domain');
-        const [checked] = checkDomains([{ name, verified: obj(d).verified === true }]);
-        if (taken.has(checked!.name)) throw new ValidationError('claimed by another organization');
-        taken.add(checked!.name);
-        domains.push(checked!);
-      } catch (err) {
-        notes.push(`domain ${name} left out (${message(err)})`);
-      }
-    }
-    for (const idp of list(o.identityProviders)) notes.push(`identity provider ${String(obj(idp).alias)} not moved`);
+  const aliases = new Set<string>();
+  return optList(rep, 'organizations').map((raw, i) => {
+    const byAlias = entryName('organizations', raw, 'alias', i);
+    const name = byAlias.startsWith('#') ? entryName('organizations', raw, 'name', i) : byAlias;
+    const element = `organization ${name}`;
     try {
-      if (await store.organizations.findByAlias(realmId, alias)) throw new ValidationError('exists already');
-      const description = str(o.description);
+      const o = entryObject(raw, 'the entry');
+      const displayName = optString(o, 'name');
+      const alias = optString(o, 'alias') ?? displayName ?? '';
+      const description = optString(o, 'description');
+      const enabled = optBool(o, 'enabled');
+      const domainEntries = optObjects(o, 'domains').map((d, j) => ({ name: optString(d, 'name', `domains[${j}].`) ?? '', verified: optBool(d, 'verified', `domains[${j}].`) === true }));
+      const memberNames = optObjects(o, 'members').map((m, j) => (optString(m, 'username', `members[${j}].`) ?? '').toLowerCase());
+      const idps = optObjects(o, 'identityProviders').map((p, j) => optString(p, 'alias', `identityProviders[${j}].`) ?? '');
+      // The checks createOrganization makes, now: the entry is refused before the transaction.
+      checkName('organization alias', alias);
+      checkOrganizationTexts({ ...(displayName ? { name: displayName } : {}), ...(description ? { description } : {}) });
+      if (aliases.has(alias)) return refuse(alias, element, 'skipped', 'listed twice: the first entry was imported');
+      aliases.add(alias);
+      const notes: string[] = [];
+      const domains: Array<{ name: string; verified: boolean }> = [];
+      for (const d of domainEntries) {
+        try {
+          if (d.name.startsWith('*.')) throw new ValidationError('a wildcard domain');
+          const [checked] = checkDomains([d]);
+          if (taken.has(checked!.name)) throw new ValidationError('claimed by another organization');
+          taken.add(checked!.name);
+          domains.push(checked!);
+        } catch (err) {
+          if (!(err instanceof ValidationError)) throw err;
+          notes.push(`domain ${d.name} left out (${message(err)})`);
+        }
+      }
+      for (const idp of idps) notes.push(`identity provider ${idp} not moved`);
+      const members = [...new Set(memberNames)];
+      if (members.length < memberNames.length) notes.push(`${memberNames.length - members.length} member(s) listed twice, imported once`);
+      return { name: alias, element, parts: [], alias, ...(displayName ? { displayName } : {}), ...(description ? { description } : {}), enabled: enabled !== false, domains, members, notes };
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      return refuse(name, element, 'skipped', message(err));
+    }
+  });
+}
+
+/** Stores the organizations read by readOrganizations with their domains and members; returns user id -> organization ids. */
+async function importOrganizations(store: Store, realmId: string, entries: Array<OrganizationEntry | Refused>, users: Map<string, string>, report: RealmReportBuilder, actor: Actor): Promise<Map<string, string[]>> {
+  const memberships = new Map<string, string[]>();
+  for (const e of entries) {
+    if (e.refused) {
+      report.add(e.refused);
+      continue;
+    }
+    const notes = [...e.notes];
+    try {
+      if (await store.organizations.findByAlias(realmId, e.alias)) throw new ValidationError('exists already');
       const org = await createOrganization(
         store,
-        { realmId, alias, ...(str(o.name) ? { name: str(o.name)!.slice(0, 255) } : {}), ...(description ? { description } : {}), enabled: o.enabled !== false, domains },
+        { realmId, alias: e.alias, ...(e.displayName ? { name: e.displayName } : {}), ...(e.description ? { description: e.description } : {}), enabled: e.enabled, domains: e.domains },
         { ...actor, via: 'import' },
       );
       let members = 0;
-      for (const m of list(o.members)) {
-        const username = (str(obj(m).username) ?? '').toLowerCase();
+      for (const username of e.members) {
         const userId = users.get(username);
         if (!userId) {
           notes.push(`member ${username} not imported`);
@@ -671,38 +936,47 @@ async function importOrganizations(store: Store, realmId: string, rep: Json, use
         members++;
       }
       if (members > 0) notes.unshift(`${members} member(s)`);
-      if (notes.length > 0 && notes.some((n) => !/member\(s\)$/.test(n))) report.mapped(element, notes.join('; '));
-      else report.imported(element, notes.join('; ') || undefined);
+      if (notes.length > 0 && notes.some((n) => !/member\(s\)$/.test(n))) report.mapped(e.element, notes.join('; '));
+      else report.imported(e.element, notes.join('; ') || undefined);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      report.skipped(element, message(err));
+      report.skipped(e.element, message(err));
     }
   }
   return memberships;
 }
 
+// RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
 /**
- * Consents already given (Keycloak's clientConsents): Keycloak's consent is not per organization, so it
- * is recorded for no organization and for each of the user's organizations.
+ * Consents already given (Keycloak's clientConsents, read with their user): Keycloak's consent is not
+ * per organization, so it is recorded for no organization and for each of the user's organizations.
  */
-async function importConsents(store: Store, realmId: string, rep: Json, users: Map<string, string>, clients: Set<string>, memberships: Map<string, string[]>, report: RealmReportBuilder): Promise<void> {
+async function importConsents(store: Store, realmId: string, entries: Array<UserEntry | Refused>, users: Map<string, string>, clients: Set<string>, memberships: Map<string, string[]>, report: RealmReportBuilder): Promise<void> {
   const t = now();
-  for (const raw of list(rep.users)) {
-    const u = obj(raw);
-    const userId = users.get((str(u.username) ?? '').toLowerCase());
-    if (!userId) continue;
-    for (const cc of list(u.clientConsents)) {
-      const c = obj(cc);
-      const clientId = str(c.clientId) ?? '';
-      const element = `consent of ${String(u.username)} to ${clientId}`;
-      if (!clients.has(clientId)) {
+  const done = new Set<string>();
+  for (const e of entries) {
+    if (e.refused) continue;
+    const userId = users.get(e.name);
+    // Not stored (listed twice, or its id taken): its consents are not this user's.
+    if (userId !== e.id || done.has(e.id)) continue;
+    done.add(e.id);
+    for (const c of e.consents) {
+      const element = `consent of ${e.name} to ${c.clientId}`;
+      if (!clients.has(c.clientId)) {
         report.skipped(element, 'the client was not imported');
         continue;
       }
+      const bad = c.scopes.find((s) => !SCOPE_TOKEN.test(s));
+      if (bad !== undefined) {
+        report.skipped(element, `grantedClientScopes has ${JSON.stringify(bad)}, not a scope name (RFC 6749 3.3)`);
+        continue;
+      }
       // The openid scope is implied in Keycloak and never listed.
-      const scopes = [...new Set(['openid', ...strings(c.grantedClientScopes)])];
+      const scopes = [...new Set(['openid', ...c.scopes])];
       for (const organizationId of ['', ...(memberships.get(userId) ?? [])]) {
-        await store.consents.grant({ realmId, userId, clientId, organizationId, scopes, now: t });
+        await store.consents.grant({ realmId, userId, clientId: c.clientId, organizationId, scopes, now: t });
       }
       report.imported(element, scopes.join(' '));
     }
@@ -744,14 +1018,16 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
   const policy = body.ifResourceExists ?? 'FAIL';
   if (policy !== 'FAIL' && policy !== 'SKIP' && policy !== 'OVERWRITE') throw new ValidationError('ifResourceExists must be FAIL, SKIP or OVERWRITE');
   const rep: Json = { ...body, realm: realmId };
+  // A list of the wrong type is a 400, as a wrong-typed realm setting fails a realm's import.
+  checkRealmLists(rep, ['clients', 'users', 'federatedUsers']);
+  const clientEntries = readClients(rep, { includeBuiltinClients: true });
+  const userEntries = readUsers(rep);
   const refuseExisting = async (s: Store): Promise<void> => {
-    const taken = await alreadyStored(s, realmId, rep);
+    const taken = await alreadyStored(s, realmId, clientEntries, userEntries);
     if (taken.length > 0) throw new ConflictError(`already in realm ${realmId}: ${taken.join(', ')}`);
   };
   // FAIL: refused before any hashing, and again in the transaction (something may have come meanwhile).
   if (policy === 'FAIL') await refuseExisting(store);
-  const clientEntries = readClients(rep, { includeBuiltinClients: true });
-  const userEntries = readUsers(rep);
   await hashBeforehand(clientEntries, userEntries);
   return store.transaction(async (tx) => {
     if (policy === 'FAIL') await refuseExisting(tx);
@@ -760,7 +1036,7 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
     const scopes = new Set((await tx.realms.scopes(realmId)).map((s) => s.name));
     const clients = await storeClients(tx, realmId, clientEntries, scopes, onExisting, report, actor);
     const users = await storeUsers(tx, realmId, rep, userEntries, onExisting, report, actor);
-    await importConsents(tx, realmId, rep, users.stored, clients.stored, new Map(), report);
+    await importConsents(tx, realmId, userEntries, users.stored, clients.stored, new Map(), report);
     const results = [...clients.results, ...users.results];
     await recordAdminEvent(tx, { ...actor, via: actor.via }, { realmId, operation: 'CREATE', resourceType: 'PARTIAL_IMPORT', resourcePath: '', representation: { results: results.length } });
     return {
@@ -772,18 +1048,21 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
   });
 }
 
-/** The clients and users of a partial import that the realm has already (users by username or id). */
-async function alreadyStored(store: Store, realmId: string, rep: Json): Promise<string[]> {
+/**
+ * The clients and users of a partial import that the realm has already (users by username or id),
+ * refused entries included (FAIL fails on anything the realm has). A name with control characters (a
+ * NUL, which PostgreSQL cannot even compare) can be no stored name, and is not looked up.
+ */
+async function alreadyStored(store: Store, realmId: string, clients: Array<ClientEntry | Refused>, users: Array<UserEntry | Refused>): Promise<string[]> {
   const taken: string[] = [];
-  for (const c of list(rep.clients)) {
-    const id = str(obj(c).clientId) ?? '';
-    if (await store.clients.get(realmId, id)) taken.push(`client ${id}`);
+  const lookable = (v: string | undefined): v is string => v !== undefined && v !== '' && !/[\x00-\x1f\x7f]/.test(v);
+  for (const c of clients) {
+    if (lookable(c.name) && (await store.clients.get(realmId, c.name))) taken.push(`client ${c.name}`);
   }
-  for (const u of list(rep.users)) {
-    const username = (str(obj(u).username) ?? '').toLowerCase();
-    const id = str(obj(u).id);
-    const byId = id ? await store.users.get(id) : undefined;
-    if ((await store.users.findByUsername(realmId, username)) || byId?.realmId === realmId) taken.push(`user ${username}`);
+  for (const u of users) {
+    const byId = lookable(u.id) ? await store.users.get(u.id) : undefined;
+    const byName = lookable(u.name) ? await store.users.findByUsername(realmId, u.name) : undefined;
+    if (byName || byId?.realmId === realmId) taken.push(`user ${u.name}`);
   }
   return taken;
 }

@@ -24,7 +24,9 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   positive('the number of login failures', s.maxLoginFailures, 1000, '');
   positive('the lockout time', s.lockoutSeconds, 86_400);
   positive('the longest lockout time', s.maxLockoutSeconds, 30 * 86_400);
-  if (s.accessTokenAudience !== undefined && (s.accessTokenAudience.length === 0 || s.accessTokenAudience.length > 255)) throw new ValidationError('the access token audience must have 1 to 255 characters');
+  if (s.accessTokenAudience !== undefined && (s.accessTokenAudience.length === 0 || s.accessTokenAudience.length > 255 || /[\x00-\x1f\x7f]/.test(s.accessTokenAudience))) {
+    throw new ValidationError('the access token audience must have 1 to 255 characters, no control characters');
+  }
   if (s.signingAlg !== undefined && !isSigningAlg(s.signingAlg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
   if (s.refreshGraceSeconds !== undefined && (!Number.isInteger(s.refreshGraceSeconds) || s.refreshGraceSeconds < 0 || s.refreshGraceSeconds > 300)) {
     throw new ValidationError('the refresh grace window must be a whole number of seconds from 0 (off) to 300');
