@@ -59,9 +59,11 @@ export function checkMaxLength(label: string, value: string, max: number): void 
  * and description): at most `max` characters and no control characters (C0 and DEL: a newline, an ESC
  * sequence or a NUL, which PostgreSQL cannot store, are refused as the names of users and clients are).
  */
-export function checkText(label: string, value: string, max: number): void {
+export function checkText(label: string, value: string, max: number, opts: { multiline?: boolean } = {}): void {
   checkMaxLength(label, value, max);
-  if (/[\x00-\x1f\x7f]/.test(value)) throw new ValidationError(`${label} must not contain control characters (newlines, tabs, escapes)`);
+  // A description may run over several lines (newlines and tabs); nothing else below U+0020 is text.
+  const control = opts.multiline ? /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/ : /[\x00-\x1f\x7f]/;
+  if (control.test(value)) throw new ValidationError(`${label} must not contain control characters (${opts.multiline ? 'escapes, NUL' : 'newlines, tabs, escapes'})`);
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

@@ -39,7 +39,7 @@ export function checkOrganizationTexts(input: { name?: string; description?: str
     throw new ValidationError(`the organization name must have 1 to ${LIMITS.organizationName} characters`);
   }
   if (input.name !== undefined) checkText('the organization name', input.name, LIMITS.organizationName);
-  if (input.description !== undefined) checkText('the description', input.description, LIMITS.organizationDescription);
+  if (input.description !== undefined) checkText('the description', input.description, LIMITS.organizationDescription, { multiline: true });
 }
 
 /** An organization of the realm, by id or alias. */
