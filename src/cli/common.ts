@@ -2,6 +2,11 @@ import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config/config.js';
 import { describeDatabaseUrl } from '../config/data-dir.js';
 import { openDeploymentStore, type Store } from '../admin/operations/deployment.js';
+import { requireSealing } from '../crypto/key-encryption.js';
+
+// No command stores a private key in clear: one that creates keys opens the secret first (withStore's
+// `keys: true`), and one that did not fails instead.
+requireSealing();
 
 /** A failure the user can act on: printed as one line, exit status 1. */
 export class CliError extends Error {}
@@ -20,8 +25,9 @@ export function config(overrides: Partial<Config> = {}): Config {
 
 /**
  * Opens the database (migrating it) for one administrative command. A command that creates signing keys
- * passes `keys: true`: they are sealed like the server's (key file or REALMGATE_KEY_SECRET, checked
- * first). Other commands skip that check, whose scrypt costs more than most commands.
+ * (realm create and import, keys rotate, bootstrap-admin) passes `keys: true`: they are sealed like the
+ * server's (key file or REALMGATE_KEY_SECRET, checked first, before anything is written). Other commands
+ * skip that check, whose scrypt costs more than most commands.
  */
 export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { keys?: boolean } = {}): Promise<T> {
   const cfg = config();

@@ -41,6 +41,8 @@ export function registerRealmTransfer(realm: Command): void {
           },
           cliActor(),
         ),
+        // New realms get signing keys: sealed, after the key secret is checked (a wrong one changes nothing).
+        { keys: true },
       );
       process.stdout.write(o.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report, terminalSafe));
       if (report.failed) process.exitCode = 1;

@@ -17,6 +17,16 @@ const PREFIX_V2 = 'enc:v2:';
 export class KeySecretError extends Error {}
 
 let fileSecret: { value: string; path: string } | undefined;
+let sealingRequired = false;
+
+/**
+ * From now on, sealing without a secret fails instead of returning the key in clear. The command line
+ * calls it: a command that creates keys must open the secret first (withStore's `keys: true`), and one
+ * that forgot fails before it stores a private key in clear.
+ */
+export function requireSealing(): void {
+  sealingRequired = true;
+}
 
 /** The secret read from (or written to) the key file, used when REALMGATE_KEY_SECRET is unset. */
 export function useKeyFileSecret(value: string | undefined, path = ''): void {
@@ -56,7 +66,10 @@ function kek(pass: string, salt: Buffer, version: 1 | 2): Buffer {
 
 export function sealPrivateJwk(json: string): string {
   const pass = secret();
-  if (!pass) return json;
+  if (!pass) {
+    if (sealingRequired) throw new KeySecretError('no key-encryption secret is open: refusing to store a private key in clear');
+    return json;
+  }
   const salt = crypto.randomBytes(16);
   const iv = crypto.randomBytes(12);
   const version = envKeySecret() !== undefined ? 1 : 2;

@@ -9,7 +9,8 @@ import { KeySecretError, envKeySecret, isSealed, openPrivateJwk, sealPrivateJwk,
  * Makes sure private signing keys are never stored in clear (issue 12): with REALMGATE_KEY_SECRET the
  * secret comes from the environment; without it from a key file (config.keyFile), created on first use
  * with 256 random bits and mode 0600, and never written to the database, so that a database dump alone
- * yields no private key. Keys stored in clear by an earlier version are sealed now. Fails with a
+ * yields no private key. Keys stored in clear by an earlier version (signing keys and the refresh tokens'
+ * HMAC keys) are sealed now. Fails with a
  * KeySecretError when the stored keys are sealed and the file is missing, or the secret does not open
  * them. `announce` tells the operator about a new file and about a file others can read.
  */
@@ -29,6 +30,8 @@ export async function prepareKeyEncryption(config: Config, store: Store, announc
   const sealed = keys.find((k) => isSealed(k.privateJwk));
   if (sealed) openPrivateJwk(sealed.privateJwk);
   for (const k of keys) if (!isSealed(k.privateJwk)) await store.keys.replacePrivate(k.kid, k.privateJwk, sealPrivateJwk(k.privateJwk));
+  // The refresh tokens' HMAC keys too (an import or bootstrap-admin of an earlier version stored them in clear).
+  for (const k of await store.hmacKeys.listAll()) if (!isSealed(k.secretJwk)) await store.hmacKeys.replaceSecret(k.kid, k.secretJwk, sealPrivateJwk(k.secretJwk));
 }
 
 function readKeyFile(file: string, announce: (message: string) => void): string | undefined {

@@ -21,6 +21,17 @@ export class HmacKeyRepository {
       .execute();
   }
 
+  /** Every HMAC key of every realm (kid and stored secret). */
+  async listAll(): Promise<Array<{ kid: string; secretJwk: string }>> {
+    const rows = await this.db.selectFrom('hmac_keys').select(['kid', 'secret_jwk']).execute();
+    return rows.map((r) => ({ kid: r.kid, secretJwk: r.secret_jwk }));
+  }
+
+  /** Replaces a stored secret (clear -> sealed) unless another process did it first. */
+  async replaceSecret(kid: string, before: string, after: string): Promise<void> {
+    await this.db.updateTable('hmac_keys').set({ secret_jwk: after }).where('kid', '=', kid).where('secret_jwk', '=', before).execute();
+  }
+
   /** Every HMAC key of the realm, newest first. */
   async list(realmId: string): Promise<HmacKey[]> {
     const rows = await this.db.selectFrom('hmac_keys').selectAll().where('realm_id', '=', realmId).orderBy('created_at', 'desc').execute();
