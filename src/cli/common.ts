@@ -55,6 +55,26 @@ export function intArg(name: string, range?: { min: number; max: number }) {
   };
 }
 
+/** The last second Realmgate reads as a time: 9999-12-31T23:59:59Z. */
+const LATEST_TIME = 253_402_300_799;
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
+ * A time given as seconds since the epoch or as an ISO 8601 date or time (read as Date.parse does: a date
+ * alone is UTC, a time without an offset local), from 1970 to 9999; anything else ("-1", "tomorrow",
+ * "12/31", which Date.parse would guess at) is refused.
+ */
+export function timeArg(name: string) {
+  return (v: string): number => {
+    let t = NaN;
+    if (/^\d+$/.test(v)) t = Number(v);
+    else if (ISO_8601.test(v)) t = Math.floor(Date.parse(v) / 1000);
+    if (!Number.isSafeInteger(t)) throw new InvalidArgumentError(`it is not a time: ${name} takes seconds since the epoch or an ISO 8601 time such as 2026-01-31T12:00:00Z`);
+    if (t < 0 || t > LATEST_TIME) throw new InvalidArgumentError(`${name} must be from 1970 to the year 9999`);
+    return t;
+  };
+}
+
 export function collect(v: string, prev: string[] = []): string[] {
   return [...prev, v];
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliError, intArg, withStore } from './common.js';
+import { CliError, intArg, timeArg, withStore } from './common.js';
 import { terminalSafe } from './terminal-text.js';
 import type { StoredEvent } from '../storage/repos/events.js';
 
@@ -25,15 +25,11 @@ export function registerEvents(program: Command): void {
     .description('list audit events, newest first (a header line, then one tab-separated line per event; control characters in any field are shown escaped): logins, consents, codes, refreshes, reuse, revocations')
     .option('--user <username>', "only this user's events")
     .option('--client <client-id>', "only this client's events")
-    .option('--since <time>', 'only events at or after this ISO 8601 time or epoch second')
+    .option('--since <time>', 'only events at or after this ISO 8601 time or epoch second', timeArg('--since'))
     .option('--limit <n>', 'at most this many events (default 100)', intArg('limit'))
     .option('--json', 'one JSON object per line')
-    .action(async (realmId: string, o: { user?: string; client?: string; since?: string; limit?: number; json?: boolean }) => {
-      let since: number | undefined;
-      if (o.since !== undefined) {
-        since = /^\d+$/.test(o.since) ? Number(o.since) : Math.floor(Date.parse(o.since) / 1000);
-        if (!Number.isFinite(since)) throw new CliError(`--since: ${o.since} is not a time`);
-      }
+    .action(async (realmId: string, o: { user?: string; client?: string; since?: number; limit?: number; json?: boolean }) => {
+      const since = o.since;
       const events = await withStore(async (store) => {
         if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
         const user = o.user !== undefined ? await store.users.findByUsername(realmId, o.user.toLowerCase()) : undefined;

@@ -53,6 +53,28 @@ export function checkRealmDisplayName(displayName: string): void {
   checkText('the display name', displayName, LIMITS.realmDisplayName);
 }
 
+/** The last second a not-before may name: 9999-12-31T23:59:59Z (every later one is no date anyone means). */
+export const LATEST_TIME = 253_402_300_799;
+/** How far ahead of now a new not-before may be (clocks of other nodes; a push names the next second). */
+export const NOT_BEFORE_MAX_AHEAD_S = 86_400;
+
+/**
+ * A realm's not-before (seconds since the epoch; 0: none). Refused: not a whole number, negative, and
+ * more than a day ahead, which would refuse every token issued until then, the ones issued now included
+ * (a realm locked for years by a typo). `current`, the value the realm has, is accepted as it is, so that
+ * a representation read and written back (PUT realm) does not fail on it.
+ */
+export function checkNotBefore(at: number, opts: { current?: number; nowS?: number } = {}): void {
+  if (at === opts.current) return;
+  if (!Number.isSafeInteger(at) || at < 0 || at > LATEST_TIME) throw new ValidationError('the not-before time must be a whole number of seconds since the epoch, from 0 (none) to the year 9999');
+  const limit = (opts.nowS ?? now()) + NOT_BEFORE_MAX_AHEAD_S;
+  if (at > limit) {
+    throw new ValidationError(
+      `the not-before time ${new Date(at * 1000).toISOString()} is more than a day ahead: it would refuse every token issued until then, new ones too (use now, a past time, or 0 to clear)`,
+    );
+  }
+}
+
 /** The algorithm of a new realm's first signing key. */
 export function realmSigningAlg(settings: Partial<RealmSettings> | undefined): SigningAlg {
   const alg = settings?.signingAlg ?? REALM_DEFAULTS.signingAlg;
@@ -96,7 +118,7 @@ export async function updateRealm(
   }
   if (input.displayName != null) checkRealmDisplayName(input.displayName);
   if (input.enabled === false && input.realmId === MASTER_REALM) throw new ValidationError('the master realm cannot be disabled: its administrators administer every realm');
-  if (input.notBefore !== undefined && (!Number.isSafeInteger(input.notBefore) || input.notBefore < 0)) throw new ValidationError('notBefore must be a non-negative number of seconds');
+  if (input.notBefore !== undefined) checkNotBefore(input.notBefore, { current: current.notBefore });
   await store.realms.update(input.realmId, {
     ...settings,
     ...(input.displayName !== undefined ? { displayName: input.displayName } : {}),
@@ -117,10 +139,10 @@ export async function deleteRealm(store: Store, input: { realmId: string }, acto
   if (eventRealm) await recordAdminEvent(store, actor, { realmId: eventRealm, operation: 'DELETE', resourceType: 'REALM', resourcePath: `realms/${input.realmId}`, representation: { realm: input.realmId } });
 }
 
-/** Every token issued before `at` (seconds) is refused from now on; 0 clears the policy. */
+/** Every token issued before `at` (seconds) is refused from now on; 0 clears the policy (checkNotBefore). */
 export async function revokeBefore(store: Store, input: { realmId: string; at: number }, actor: Actor = cliActor()): Promise<void> {
-  await requireRealm(store, input.realmId);
-  if (!Number.isSafeInteger(input.at) || input.at < 0) throw new ValidationError('the time must be a non-negative number of seconds');
+  const realm = await requireRealm(store, input.realmId);
+  checkNotBefore(input.at, { current: realm.notBefore });
   await store.realms.update(input.realmId, { notBefore: input.at });
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'REALM', resourcePath: '', representation: { notBefore: input.at } });
 }

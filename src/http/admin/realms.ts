@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { mayCreateRealm, maySeeRealm } from '../../admin/authorization.js';
-import { createRealm, deleteRealm, pushNotBefore, updateRealm } from '../../admin/operations/realms.js';
+import { checkNotBefore, createRealm, deleteRealm, pushNotBefore, updateRealm } from '../../admin/operations/realms.js';
 import { fromRealmRepresentation, toRealmRepresentation } from '../../admin/keycloak/representations/realm.js';
 import { ValidationError } from '../../admin/validation.js';
 import { importRealmRepresentation } from '../../admin/operations/realm-import.js';
@@ -45,6 +45,8 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
     }
     const changes = fromRealmRepresentation(body(req.body));
     if (!changes.id) throw new ValidationError('realm is required');
+    // Checked before the realm is created: a refused notBefore creates nothing.
+    if (changes.notBefore) checkNotBefore(changes.notBefore);
     const realm = await createRealm(
       store,
       { id: changes.id, ...(changes.displayName ? { displayName: changes.displayName } : {}), settings: changes.settings, ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}) },
