@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The command line: one file per command group under src/cli/, all calling src/admin/operations.
+import cluster from 'node:cluster';
 import { ConfigError } from './config/config.js';
 import { DatabaseUrlError } from './storage/database.js';
 import { ConflictError, NotFoundError } from './storage/types.js';
@@ -31,12 +32,12 @@ async function main(): Promise<void> {
   try {
     await program.parseAsync(process.argv);
   } catch (err) {
-    if (err instanceof CliError || err instanceof ValidationError || err instanceof ConflictError || err instanceof NotFoundError || err instanceof ConfigError || err instanceof DatabaseUrlError) {
-      process.stderr.write(`realmgate: ${err.message}\n`);
-    } else {
-      const msg = err instanceof Error ? err.message : String(err);
-      process.stderr.write(`realmgate: ${msg.split('\n')[0]}\n`);
-    }
+    const known = err instanceof CliError || err instanceof ValidationError || err instanceof ConflictError || err instanceof NotFoundError || err instanceof ConfigError || err instanceof DatabaseUrlError;
+    const msg = err instanceof Error ? err.message : String(err);
+    const line = known ? msg : msg.split('\n')[0];
+    // A worker of `start --workers N` tells the primary, which prints it once for all workers and stops.
+    if (cluster.isWorker) await (await import('./cluster.js')).workerFailed(line ?? '');
+    else process.stderr.write(`realmgate: ${line}\n`);
     process.exit(1);
   }
 }

@@ -7,16 +7,21 @@ import { promRegistry } from './metrics.js';
 import { startManagementServer } from './http/management.js';
 
 /** Messages from a worker to the primary. */
-type WorkerMessage = { type: 'realmgate:listening'; url: string };
+type WorkerMessage = { type: 'realmgate:listening'; url: string } | { type: 'realmgate:failed'; message: string };
 
 /** A worker that dies is replaced, but no faster than this, so a crash loop does not spin. */
 const RESPAWN_DELAY_MS = 1000;
+/** Replacements in a row that die before they listen: then the cluster gives up (exit 1). */
+const MAX_FAILED_STARTS = 5;
 
 /**
  * The primary process of `realmgate start --workers N`: migrates the database once (under the migration
  * lock, so several nodes may start together), runs the optional set-up, forks N workers that share the
  * listening port (node:cluster), serves the management port with every worker's metrics aggregated,
  * replaces a worker that dies, and on SIGTERM/SIGINT stops every worker gracefully before exiting.
+ * Workers that cannot start (the port taken, an address that is not this host's) stop the cluster with
+ * exit status 1 and their error printed once: at the first start as soon as one fails, later after
+ * MAX_FAILED_STARTS replacements in a row failed.
  */
 export async function runPrimary(config: Config, opts: { workers: number; onReady?: (s: Services) => Promise<void>; onListening: (url: string) => void }): Promise<void> {
   // Before the workers start: the migrations, the key file, the realms' keys and the bootstrap admin, once.
@@ -25,10 +30,18 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
 
   let stopping = false;
   let announced = false;
+  let failedStarts = 0;
+  /** Workers that have listened; the error a worker that failed to start sent. */
+  const listening = new WeakSet<Worker>();
+  const failures = new WeakMap<Worker, string>();
   const fork = (): Worker => {
     const w = cluster.fork();
     w.on('message', (m: WorkerMessage) => {
-      if (m?.type === 'realmgate:listening' && !announced) {
+      if (m?.type === 'realmgate:failed') failures.set(w, m.message);
+      if (m?.type !== 'realmgate:listening') return;
+      listening.add(w);
+      failedStarts = 0;
+      if (!announced) {
         announced = true;
         opts.onListening(m.url);
       }
@@ -38,6 +51,15 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
   for (let i = 0; i < opts.workers; i++) fork();
   cluster.on('exit', (w, code, signal) => {
     if (stopping) return;
+    if (!listening.has(w)) {
+      failedStarts++;
+      if (!announced || failedStarts >= MAX_FAILED_STARTS) {
+        const cause = failures.get(w) ?? `a worker exited before it listened (${signal ?? `exit status ${code}`})`;
+        process.stderr.write(`realmgate: ${cause}${announced ? ` (${failedStarts} workers in a row failed to start)` : ''}; stopping\n`);
+        stop(1);
+        return;
+      }
+    }
     logger.error({ pid: w.process.pid, code, signal }, 'worker exited; starting another');
     setTimeout(() => {
       if (!stopping) fork();
@@ -63,7 +85,7 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
           },
         });
 
-  const stop = (): void => {
+  function stop(exitCode = 0): void {
     if (stopping) return;
     stopping = true;
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
@@ -76,12 +98,20 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
         await db.close();
       })
       .then(
-        () => process.exit(0),
+        () => process.exit(exitCode),
         () => process.exit(1),
       );
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  }
+  process.on('SIGINT', () => stop());
+  process.on('SIGTERM', () => stop());
+}
+
+/** In a worker whose start failed: the primary prints the error (once for all workers) and stops. */
+export function workerFailed(message: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send) return resolve();
+    process.send({ type: 'realmgate:failed', message } satisfies WorkerMessage, () => resolve());
+  });
 }
 
 /**
