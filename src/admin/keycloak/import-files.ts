@@ -1,21 +1,46 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 /** A file that cannot be read as a Keycloak export: the message names the file and what is wrong. */
 export class ExportFileError extends Error {}
 
+/**
+ * A regular file's JSON. Anything else is refused before it is read: a FIFO or a device would block or
+ * never end (opened without blocking, then checked). A parse error says where, never what: the file may
+ * be anything (/etc/shadow), and its content does not belong in a message.
+ */
 async function readJson(file: string): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      if (!(await handle.stat()).isFile()) throw new ExportFileError(`${file} is not a regular file (a FIFO, device or socket cannot be imported)`);
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
   } catch (err) {
+    if (err instanceof ExportFileError) throw err;
     throw new ExportFileError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new ExportFileError(`${file} is not valid JSON: ${(err as Error).message}`);
+    throw new ExportFileError(`${file} is not valid JSON: ${whereJsonFails(text, (err as Error).message)}`);
   }
+}
+
+/** Where JSON.parse gave up, without any of the text (V8's message quotes it). */
+function whereJsonFails(text: string, message: string): string {
+  if (text.trim() === '') return 'it is empty';
+  const pos = /position (\d+)/.exec(message)?.[1];
+  if (pos !== undefined) {
+    const before = text.slice(0, Number(pos));
+    const line = before.split('\n').length;
+    return `invalid at line ${line}, column ${Number(pos) - before.lastIndexOf('\n')}`;
+  }
+  return /end of JSON input/i.test(message) ? 'it ends in the middle of a value' : 'it does not parse as JSON';
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -63,7 +88,7 @@ async function readDir(dir: string): Promise<Array<Record<string, unknown>>> {
   return [...realms.values()];
 }
 
-/** Every realm of an export file or folder. */
+/** Every realm of an export file or folder (a regular file or a directory, nothing else). */
 export async function readExport(fileOrDir: string): Promise<Array<Record<string, unknown>>> {
   let isDir: boolean;
   try {
