@@ -129,12 +129,25 @@ export async function migrate(db: Db): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const { error, results } = db.migrationLock ? await lockedMigration(db.migrationLock, migrator) : await migrator.migrateToLatest();
     if (!error) return;
+    // Kysely refuses, before it runs anything, a database that records a migration this build lacks.
+    const unknown = /previously executed migration (\S+) is missing/.exec(String((error as Error)?.message ?? error))?.[1];
+    if (unknown !== undefined) throw new NewerDatabaseError(unknown);
     if (attempt < 4 && db.dialect === 'postgres') {
       await new Promise((r) => setTimeout(r, 100 * attempt));
       continue;
     }
     const failed = results?.find((r) => r.status === 'Error');
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`);
+    throw new Error(`database migration ${failed ? `${failed.migrationName} ` : ''}failed: ${(error as Error).message ?? String(error)}`);
+  }
+}
+
+/** The database was migrated by a newer Realmgate: this build does not know one of its migrations. */
+export class NewerDatabaseError extends Error {
+  constructor(readonly migration: string) {
+    super(
+      `the database was migrated by a newer Realmgate (its migration ${migration} is unknown to this version): this version cannot use it; ` +
+        'run the newer version, or restore a backup made before the upgrade',
+    );
   }
 }
 
