@@ -1,37 +1,24 @@
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { cliRunner } from '../helpers/cli.js';
-import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { openDatabase } from '../../src/storage/database.js';
+import { cliDatabase, cliRunner } from '../helpers/cli.js';
+import { dialects } from '../helpers/db.js';
 
 // The files `realm export` writes and `realm import` reads: an export with secrets is 0600 whatever was
 // there; only regular files and folders are read; a file that is not JSON is not quoted.
 for (const dialect of dialects()) {
   describe(`realm export and import files (${dialect})`, () => {
-    const { run, ok, fails } = cliRunner(() => tdb.url);
-    let tdb: TestDatabase;
-    let dir: string;
-    before(async () => {
-      tdb = await createTestDatabase(dialect);
-      await tdb.db.close();
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-files-'));
-      process.env.REALMGATE_KEY_FILE = path.join(dir, 'k.key');
+    const cli = cliDatabase(dialect, 'realmgate-files-');
+    const { run, ok, fails } = cliRunner(() => cli.url);
+    before(() => {
       ok(['realm', 'create', 'acme']);
       ok(['user', 'create', 'acme', 'alice', '--password', 'alice-password']);
     });
-    after(async () => {
-      tdb.db = await openDatabase(tdb.url);
-      await tdb.drop();
-      fs.rmSync(dir, { recursive: true, force: true });
-      delete process.env.REALMGATE_KEY_FILE;
-    });
 
     test('export --with-secrets into an existing 0644 file leaves it 0600, with the whole export', () => {
-      const file = path.join(dir, 'existing.json');
+      const file = path.join(cli.dir, 'existing.json');
       fs.writeFileSync(file, 'old content that is much longer than nothing'.repeat(1000), { mode: 0o644 });
       fs.chmodSync(file, 0o644);
       ok(['realm', 'export', 'acme', '--with-secrets', '--file', file]);
@@ -39,7 +26,7 @@ for (const dialect of dialects()) {
       const rep = JSON.parse(fs.readFileSync(file, 'utf8')) as { realm: string; users: Array<{ credentials?: unknown[] }> };
       assert.equal(rep.realm, 'acme');
       assert.ok(rep.users[0]!.credentials!.length > 0);
-      assert.deepEqual(fs.readdirSync(dir).filter((n) => n.endsWith('.tmp')), []);
+      assert.deepEqual(fs.readdirSync(cli.dir).filter((n) => n.endsWith('.tmp')), []);
       // Without secrets an existing file keeps its mode; a new one is 0644.
       fs.chmodSync(file, 0o640);
       ok(['realm', 'export', 'acme', '--file', file]);
@@ -50,14 +37,14 @@ for (const dialect of dialects()) {
       const r = run(['realm', 'export', 'acme', '--file', '']);
       assert.equal(r.stdout, '');
       fails(['realm', 'export', 'acme', '--file', ''], /--file needs a file name/);
-      fails(['realm', 'export', 'acme', '--with-secrets', '--file', dir], /is not a regular file/);
+      fails(['realm', 'export', 'acme', '--with-secrets', '--file', cli.dir], /is not a regular file/);
     });
 
     test('import refuses a FIFO, and a FIFO inside an export folder, without waiting on it', () => {
-      const fifo = path.join(dir, 'fifo.json');
+      const fifo = path.join(cli.dir, 'fifo.json');
       execFileSync('mkfifo', [fifo]);
       fails(['realm', 'import', fifo], /fifo\.json is not a regular file/);
-      const folder = path.join(dir, 'export');
+      const folder = path.join(cli.dir, 'export');
       fs.mkdirSync(folder);
       fs.writeFileSync(path.join(folder, 'dd-realm.json'), JSON.stringify({ realm: 'dd' }));
       execFileSync('mkfifo', [path.join(folder, 'dd-users-0.json')]);
@@ -66,7 +53,7 @@ for (const dialect of dialects()) {
     });
 
     test('a file that is not JSON: the message says where, never what the file holds', () => {
-      const file = path.join(dir, 'shadow');
+      const file = path.join(cli.dir, 'shadow');
       fs.writeFileSync(file, 'root:$6$SECRETHASHSECRETHASH:19000:0:99999:7:::\n');
       fails(['realm', 'import', file], /shadow is not valid JSON: it does not parse as JSON$/m);
       assert.doesNotMatch(run(['realm', 'import', file]).stderr, /root|SECRET/);

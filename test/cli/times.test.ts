@@ -1,10 +1,9 @@
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { cliRunner } from '../helpers/cli.js';
-import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { cliDatabase, cliRunner } from '../helpers/cli.js';
+import { dialects } from '../helpers/db.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { Store } from '../../src/storage/store.js';
 
@@ -12,24 +11,11 @@ import { Store } from '../../src/storage/store.js';
 // not-before at most a day ahead (checkNotBefore), refused before anything is written.
 for (const dialect of dialects()) {
   describe(`CLI times and the not-before policy (${dialect})`, () => {
-    const { run, ok, fails } = cliRunner(() => tdb.url);
-    let tdb: TestDatabase;
-    let dir: string;
-    before(async () => {
-      tdb = await createTestDatabase(dialect);
-      await tdb.db.close();
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-times-'));
-      process.env.REALMGATE_KEY_FILE = path.join(dir, 'k.key');
-    });
-    after(async () => {
-      tdb.db = await openDatabase(tdb.url);
-      await tdb.drop();
-      fs.rmSync(dir, { recursive: true, force: true });
-      delete process.env.REALMGATE_KEY_FILE;
-    });
+    const cli = cliDatabase(dialect, 'realmgate-times-');
+    const { run, ok, fails } = cliRunner(() => cli.url);
 
     async function notBefore(realm: string): Promise<number | undefined> {
-      const db = await openDatabase(tdb.url);
+      const db = await openDatabase(cli.url);
       try {
         return (await new Store(db).realms.get(realm))?.notBefore;
       } finally {
@@ -55,7 +41,7 @@ for (const dialect of dialects()) {
     });
 
     test('a not-before beyond any date stored by an earlier version is shown, and --clear replaces it', async () => {
-      const db = await openDatabase(tdb.url);
+      const db = await openDatabase(cli.url);
       try {
         await db.kysely.updateTable('realms').set({ not_before: 99_999_999_999_999 }).where('id', '=', 'acme').execute();
       } finally {
@@ -76,7 +62,7 @@ for (const dialect of dialects()) {
     });
 
     test('an imported realm with a notBefore far ahead fails and stores nothing of it', async () => {
-      const file = path.join(dir, 'nb.json');
+      const file = path.join(cli.dir, 'nb.json');
       fs.writeFileSync(file, JSON.stringify({ realm: 'nb', enabled: true, notBefore: 99_999_999_999_999 }));
       const r = run(['realm', 'import', file]);
       assert.equal(r.status, 1, r.stderr);

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
+import { createTestDatabase, type TestDatabase } from './db.js';
+import { openDatabase } from '../../src/storage/database.js';
 import { fileURLToPath } from 'node:url';
 
 /** The installed command (npm test builds dist/ first, as `npm install` does). */
@@ -46,6 +51,38 @@ export function cliRunner(databaseUrl: () => string): {
       // One line (besides the one naming the database), no stack trace.
       assert.equal(r.stderr.trim().split('\n').filter((l) => !l.startsWith('realmgate: database ')).length, 1, r.stderr);
       assert.doesNotMatch(r.stderr, /\n\s+at\s/);
+    },
+  };
+}
+
+/**
+ * A database of `dialect` for the command to open itself (made in `before` and closed there, dropped in
+ * `after`), a scratch folder, and REALMGATE_KEY_FILE in it for the commands that make keys. Call it in a
+ * describe block, before hooks that use it.
+ */
+export function cliDatabase(dialect: 'sqlite' | 'postgres', prefix: string): { readonly url: string; readonly dir: string } {
+  let tdb: TestDatabase | undefined;
+  let dir = '';
+  before(async () => {
+    tdb = await createTestDatabase(dialect);
+    await tdb.db.close();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    process.env.REALMGATE_KEY_FILE = path.join(dir, 'k.key');
+  });
+  after(async () => {
+    if (tdb) {
+      tdb.db = await openDatabase(tdb.url);
+      await tdb.drop();
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+    delete process.env.REALMGATE_KEY_FILE;
+  });
+  return {
+    get url() {
+      return tdb!.url;
+    },
+    get dir() {
+      return dir;
     },
   };
 }
