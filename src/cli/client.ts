@@ -122,8 +122,6 @@ export function registerClient(program: Command): void {
             ...(o.serviceAccount ? { serviceAccountsEnabled: true } : {}),
             ...(o.requirePkce ? { pkceMethod: 'S256' as const } : {}),
           }),
-          // The client's ID token algorithm may need a signing key the realm does not have yet.
-          { keys: true },
         );
         process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
         // An internationalized host is stored in its ASCII form: that is the string the client must send.
@@ -180,7 +178,6 @@ export function registerClient(program: Command): void {
           ...(o.serviceAccount !== undefined ? { serviceAccountsEnabled: o.serviceAccount } : {}),
           ...(o.requirePkce !== undefined ? { pkceMethod: o.requirePkce } : {}),
         }),
-        { keys: true },
       );
       process.stdout.write(`updated client ${clientId} in realm ${realmId}\n${describeClient(updated)}`);
     });

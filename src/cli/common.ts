@@ -25,8 +25,7 @@ export function config(overrides: Partial<Config> = {}): Config {
 
 /**
  * Opens the database (migrating it) for one administrative command. A command that creates signing keys
- * (realm create and import, keys rotate, bootstrap-admin, client create and update: a client's ID token
- * algorithm may need a key of its own) passes `keys: true`: they are sealed like the
+ * (realm create and import, keys rotate, bootstrap-admin) passes `keys: true`: they are sealed like the
  * server's (key file or REALMGATE_KEY_SECRET, checked first, before anything is written). Other commands
  * skip that check, whose scrypt costs more than most commands.
  */

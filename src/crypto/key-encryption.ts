@@ -28,6 +28,11 @@ export function requireSealing(): void {
   sealingRequired = true;
 }
 
+/** Whether a new private key can be stored now: sealed under an open secret, or (outside the CLI) in clear. */
+export function canStoreKeys(): boolean {
+  return secret() !== undefined || !sealingRequired;
+}
+
 /** The secret read from (or written to) the key file, used when REALMGATE_KEY_SECRET is unset. */
 export function useKeyFileSecret(value: string | undefined, path = ''): void {
   fileSecret = value === undefined ? undefined : { value, path };

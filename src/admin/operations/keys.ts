@@ -1,4 +1,5 @@
 import type { Store } from '../../storage/store.js';
+import { canStoreKeys } from '../../crypto/key-encryption.js';
 import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { ValidationError } from '../validation.js';
 import { now, requireRealm } from './common.js';
@@ -22,10 +23,14 @@ export async function rotateKeys(store: Store, input: { realmId: string; alg?: s
 
 /**
  * Makes sure the realm has an active key of `alg` (for the ID tokens of a client that chose it), so that
- * the JWKS publishes it before the first such token is signed.
+ * the JWKS publishes it before the first such token is signed. A CLI command that has not opened the key
+ * secret (client create and update) leaves it to the server, which makes a missing key when it first
+ * signs with it (src/crypto/keystore.ts, sign): never a key stored in clear, and no secret needed to
+ * change a client.
  */
 export async function ensureSigningKey(store: Store, input: { realmId: string; alg: string }): Promise<void> {
   if (!isSigningAlg(input.alg)) throw new ValidationError('the signing algorithm must be RS256, ES256 or EdDSA');
+  if (!canStoreKeys()) return;
   const keys = await store.keys.list(input.realmId);
   if (keys.some((k) => k.status === 'active' && k.alg === input.alg)) return;
   await store.keys.insert(await generateSigningKey(input.realmId, input.alg, now()));
