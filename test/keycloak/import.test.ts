@@ -10,7 +10,7 @@ import { readExport, ExportFileError } from '../../src/admin/keycloak/import-fil
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
 import { exportRealm } from '../../src/admin/keycloak/export.js';
 import { cliActor } from '../../src/admin/operations/common.js';
-import { createClient } from '../../src/admin/operations.js';
+import { bootstrapAdmin, createClient } from '../../src/admin/operations.js';
 import { formatReport, type ImportReport, type RealmReport } from '../../src/admin/keycloak/import-report.js';
 import { terminalSafe } from '../../src/cli/terminal-text.js';
 import type { Store } from '../../src/storage/store.js';
@@ -191,6 +191,16 @@ for (const dialect of dialects()) {
       assert.equal(fail.failed, true);
       assert.match(fail.realms[0]!.reason!, /exists already/);
       assert.deepEqual(await count(), before);
+    });
+
+    test('overwriting the master realm says that its administrators are gone', async () => {
+      await bootstrapAdmin(ts.store, { username: 'root', password: 'root password 1' });
+      const r = await importKeycloakRealms(ts.store, [{ realm: 'master', enabled: true }], { ifExists: 'overwrite', includeMaster: true }, actor);
+      assert.equal(r.realms[0]!.status, 'overwritten');
+      assert.match(line(r.realms[0]!, 'realm master')?.reason ?? '', /administrators and admin-cli are gone.*bootstrap-admin/);
+      // As said: the next bootstrap creates the administrator again.
+      assert.equal(await ts.store.users.findByUsername('master', 'root'), undefined);
+      assert.equal(await bootstrapAdmin(ts.store, { username: 'root', password: 'root password 1' }), 'created');
     });
 
     test('a realm that fails half way leaves the database as it was (overwrite rolled back)', async () => {

@@ -173,6 +173,10 @@ export async function importKeycloakRealms(store: Store, realms: Json[], opts: I
         if (existing) await tx.realms.delete(name);
         await importRealm(tx, rep, ready, report, actor);
       });
+      // Roles do not move from Keycloak: the master realm replaced has no administrator any more.
+      if (existing && name === MASTER_REALM) {
+        report.mapped('realm master', "replaced whole: Realmgate's administrators and admin-cli are gone (roles do not move from Keycloak); run realmgate bootstrap-admin to administer again");
+      }
       out.push(report.build(existing ? 'overwritten' : 'imported'));
     } catch (err) {
       const known = err instanceof ValidationError || err instanceof ConflictError;
