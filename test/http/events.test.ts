@@ -53,6 +53,8 @@ for (const dialect of dialects()) {
       const failedLogin = events.find((e) => e.type === 'LOGIN_ERROR')!;
       assert.equal(failedLogin.username, 'alice');
       assert.equal(failedLogin.ip, '127.0.0.1');
+      // The code exchange names the user by name too (its row is read with the user's).
+      assert.equal(events.find((e) => e.type === 'CODE_TO_TOKEN')!.username, ts.user.username);
       const refresh = events.find((e) => e.type === 'REFRESH_TOKEN')!;
       assert.equal(refresh.userId, ts.user.id);
       assert.equal(refresh.clientId, ts.client.id);

@@ -81,8 +81,8 @@ export interface Presenter {
   clientId: string;
 }
 
-function auditRow(type: EventType, outcome: 'success' | 'failure', chain: { realmId: string; clientId: string; userId: string }, now: number, info: AuditInfo | undefined, reason?: string) {
-  return eventRow({ id: sortableId(), time: now, realmId: chain.realmId, type, outcome, clientId: chain.clientId, userId: chain.userId, ip: info?.ip ?? null, reason: reason ?? null });
+function auditRow(type: EventType, outcome: 'success' | 'failure', chain: { realmId: string; clientId: string; userId: string }, now: number, info: AuditInfo | undefined, reason?: string, username?: string) {
+  return eventRow({ id: sortableId(), time: now, realmId: chain.realmId, type, outcome, clientId: chain.clientId, userId: chain.userId, username: username ?? null, ip: info?.ip ?? null, reason: reason ?? null });
 }
 
 const CODE_REUSED = 'authorization code reused';
@@ -164,7 +164,7 @@ async function redeemIn<R>(
     hash,
     now,
     chain: chainValues(chain, d.token.hash),
-    event: isEventStored(info?.storedEventTypes, 'CODE_TO_TOKEN', 'success') ? auditRow('CODE_TO_TOKEN', 'success', chain, now, info) : null,
+    event: isEventStored(info?.storedEventTypes, 'CODE_TO_TOKEN', 'success') ? auditRow('CODE_TO_TOKEN', 'success', chain, now, info, undefined, subject.username) : null,
   });
   if (!redeemed) return reused();
   return { status: 'issued', code, chain, token: d.token, subject };
