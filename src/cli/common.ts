@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config/config.js';
 import { describeDatabaseUrl } from '../config/data-dir.js';
 import { openDeploymentStore, type Store } from '../admin/operations/deployment.js';
+import { LATEST_TIME } from '../admin/operations/realms.js';
 import { requireSealing } from '../crypto/key-encryption.js';
 
 // No command stores a private key in clear: one that creates keys opens the secret first (withStore's
@@ -55,8 +56,6 @@ export function intArg(name: string, range?: { min: number; max: number }) {
   };
 }
 
-/** The last second Realmgate reads as a time: 9999-12-31T23:59:59Z. */
-const LATEST_TIME = 253_402_300_799;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 /**

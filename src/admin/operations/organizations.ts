@@ -35,10 +35,10 @@ export async function createOrganization(
  * every door (admin API, console, CLI, import): a length, and no control characters.
  */
 export function checkOrganizationTexts(input: { name?: string; description?: string }): void {
-  if (input.name !== undefined && (input.name.trim() === '' || input.name.length > LIMITS.organizationName)) {
-    throw new ValidationError(`the organization name must have 1 to ${LIMITS.organizationName} characters`);
+  if (input.name !== undefined) {
+    if (input.name.trim() === '') throw new ValidationError('the organization name must not be empty');
+    checkText('the organization name', input.name, LIMITS.organizationName);
   }
-  if (input.name !== undefined) checkText('the organization name', input.name, LIMITS.organizationName);
   if (input.description !== undefined) checkText('the description', input.description, LIMITS.organizationDescription, { multiline: true });
 }
 

@@ -53,7 +53,7 @@ export function checkRealmDisplayName(displayName: string): void {
   checkText('the display name', displayName, LIMITS.realmDisplayName);
 }
 
-/** The last second a not-before may name: 9999-12-31T23:59:59Z (every later one is no date anyone means). */
+/** The last second Realmgate reads as a time (a not-before, a CLI time): 9999-12-31T23:59:59Z. */
 export const LATEST_TIME = 253_402_300_799;
 /** How far ahead of now a new not-before may be (clocks of other nodes; a push names the next second). */
 export const NOT_BEFORE_MAX_AHEAD_S = 86_400;

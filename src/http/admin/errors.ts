@@ -1,7 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ConflictError, ValidationError, NotFound } from '../../admin/validation.js';
-import { PasswordHashingBusy } from '../../crypto/passwords.js';
-import { isDatabaseBusy } from '../../storage/dialects/errors.js';
+import { busy } from '../busy.js';
 import { setNoStore } from '../plugins/security-headers.js';
 
 /** An admin API failure with its HTTP status, answered in Keycloak's error shape. */
@@ -42,9 +41,7 @@ export function adminErrorHandler(error: FastifyError | Error, request: FastifyR
   if (error instanceof NotFound) return sendAdminError(reply, 404, 'HTTP 404 Not Found', error.message);
   if (error instanceof ValidationError) return sendAdminError(reply, 400, 'invalid_request', error.message);
   if (error instanceof ConflictError) return sendAdminError(reply, 409, 'conflict', error.message);
-  if (error instanceof PasswordHashingBusy || isDatabaseBusy(error)) {
-    if (!(error instanceof PasswordHashingBusy)) request.log.warn({ err: error }, 'database busy');
-    reply.header('retry-after', '2');
+  if (busy(error, reply, request.log)) {
     return sendAdminError(reply, 503, 'temporarily_unavailable', 'the server is busy, retry shortly');
   }
   const fe = error as FastifyError;

@@ -1,6 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PasswordHashingBusy } from '../../crypto/passwords.js';
-import { isDatabaseBusy } from '../../storage/dialects/errors.js';
+import { busy } from '../busy.js';
 import type { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
 import type { Services } from '../../services.js';
 import { errorPage } from '../../views/pages.js';
@@ -44,9 +43,7 @@ export function htmlErrorHandler(_services: Services) {
     if (status !== undefined && status >= 400 && status < 500) {
       return renderError(reply, status === 413 ? 413 : 400, { realmName: 'Realmgate', title: 'Invalid request', description: 'The request could not be understood.' });
     }
-    if (error instanceof PasswordHashingBusy || isDatabaseBusy(error)) {
-      if (!(error instanceof PasswordHashingBusy)) request.log.warn({ err: error }, 'database busy');
-      reply.header('retry-after', '2');
+    if (busy(error, reply, request.log)) {
       return renderError(reply, 503, { realmName: 'Realmgate', title: 'Busy', description: 'The server is busy right now. Please try again in a moment.' });
     }
     request.log.error({ err: error }, 'unexpected error');

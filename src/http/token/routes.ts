@@ -1,10 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseBusy } from '../../storage/dialects/errors.js';
+import { busy } from '../busy.js';
 import type { Services } from '../../services.js';
 import { OAuthError, safeDescription } from '../../oauth/errors.js';
 import { handleTokenRequest } from '../../oauth/token-endpoint.js';
 import { setNoStore } from '../plugins/security-headers.js';
-import { PasswordHashingBusy } from '../../crypto/passwords.js';
 import { namedClientId } from '../../oauth/web-origins.js';
 import { corsForClient, isCrossOrigin, preflight, varyOrigin } from '../plugins/cors.js';
 
@@ -51,9 +50,7 @@ export function jsonErrorHandler(services: Services) {
       if (error.detail) request.log.info({ oauthError: error.error, detail: error.detail }, 'oauth error');
       return sendOAuthError(reply, error, realmId);
     }
-    if (error instanceof PasswordHashingBusy || isDatabaseBusy(error)) {
-      if (!(error instanceof PasswordHashingBusy)) request.log.warn({ err: error }, 'database busy');
-      reply.header('retry-after', '2');
+    if (busy(error, reply, request.log)) {
       return sendOAuthError(reply, new OAuthError('temporarily_unavailable', 'the server is busy, retry shortly', { status: 503 }), realmId);
     }
     const status = (error as FastifyError).statusCode;
