@@ -39,10 +39,13 @@ export class Audit {
     try {
       this.counter.count(e.realmId, e.type, e.outcome);
       if (!isEventStored(await this.storedEventTypes(e.realmId), e.type, e.outcome)) return;
+      // An event about a known user names them (the events list's username, Keycloak's details.username):
+      // read here when the caller has not read the user itself (a consent, a code, a logout, a revocation).
+      const username = e.username !== undefined || !e.userId ? e.username : await this.store.users.usernameOf(e.realmId, e.userId);
       await this.store.events.record({
         ...e,
         clientId: cut(e.clientId, 255),
-        username: cut(e.username, 255),
+        username: cut(username, 255),
         ip: cut(e.ip, 64),
         reason: cut(e.reason, 500),
         id: sortableId(),

@@ -30,7 +30,7 @@ export async function handleRevocation(services: Services, input: { realmId: str
   if (state) {
     if (state.chain.clientId === client.clientId && state.chain.realmId === realm.id) {
       await services.store.refresh.revokeChain(state.chain.id, now, 'revoked by the client');
-      await services.audit.record({ realmId: realm.id, type: 'REVOKE', outcome: 'success', clientId: client.clientId, userId: state.chain.userId, ip: input.ip ?? null, reason: 'refresh token' });
+      await services.audit.record({ realmId: realm.id, type: 'REVOKE', outcome: 'success', clientId: client.clientId, userId: state.chain.userId, username: state.username, ip: input.ip ?? null, reason: 'refresh token' });
     }
     return;
   }

@@ -58,6 +58,7 @@ export interface CurrentAdvance {
   notBefore: number;
   nextHash: string;
   now: number;
+  /** Recorded when the rotation wins; without a username, it takes the user's from the row the statement joins. */
   event: EventTable | null;
 }
 

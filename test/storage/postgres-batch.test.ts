@@ -85,8 +85,10 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
   test('the events of a batch (a realm that stores refreshes) are written with it, each with its own values, only for rotations that won', async () => {
     const batcher = postgresAdvanceBatcher(pool);
     const advances = await Promise.all(Array.from({ length: 5 }, () => newChain()));
+    // The refresh grant's events come without a username (it decides from the token alone): the statement
+    // takes the user's from the row it joins; one given is kept.
     const event = (a: CurrentAdvance, k: number) => ({
-      id: randomId(), realm_id: 'r', time: now + 1, type: 'REFRESH_TOKEN', outcome: 'success', client_id: 'c', user_id: userId, username: 'u', ip: `192.0.2.${k}`, reason: k === 0 ? null : `reason ${k}`,
+      id: randomId(), realm_id: 'r', time: now + 1, type: 'REFRESH_TOKEN', outcome: 'success', client_id: 'c', user_id: userId, username: k === 0 ? 'given' : null, ip: `192.0.2.${k}`, reason: k === 0 ? null : `reason ${k}`,
     });
     // The last one does not hold its chain's current hash: it rotates nothing and writes no event.
     const withEvents = advances.map((a, k) => ({ ...a, expectHash: k === 4 ? tokenHash(randomToken()) : a.expectHash, event: k % 2 === 1 ? null : event(a, k) }));
@@ -96,7 +98,7 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
     assert.deepEqual(rows.map((r) => r !== undefined), [true, true, true, true, false]);
     const ids = withEvents.flatMap((a) => (a.event ? [a.event.id] : []));
     const stored = await tdb.db.kysely.selectFrom('events').selectAll().where('id', 'in', ids).orderBy('ip').execute();
-    assert.deepEqual(stored, [withEvents[0]!.event, withEvents[2]!.event]);
+    assert.deepEqual(stored, [withEvents[0]!.event, { ...withEvents[2]!.event, username: 'u' }]);
   });
 
   test('a rotation alone goes at once, as one statement of its own', async () => {
@@ -105,6 +107,15 @@ describe('PostgreSQL refresh rotations share statements', { skip: !process.env.T
     sent.clear();
     assert.equal((await batcher.advance(a))?.current_hash, a.nextHash);
     assert.deepEqual(Object.fromEntries(sent), { rg_advance_current: 1 });
+    // With its event (no username given: the user's, from the row the statement joins).
+    const b = await newChain();
+    const event = { id: randomId(), realm_id: 'r', time: now + 1, type: 'REFRESH_TOKEN', outcome: 'success', client_id: 'c', user_id: userId, username: null, ip: null, reason: null };
+    sent.clear();
+    const row = await batcher.advance({ ...b, event });
+    assert.equal(row?.current_hash, b.nextHash);
+    assert.equal(row?.username, 'u');
+    assert.deepEqual(Object.fromEntries(sent), { rg_advance_current_ev: 1 });
+    assert.deepEqual(await tdb.db.kysely.selectFrom('events').selectAll().where('id', '=', event.id).execute(), [{ ...event, username: 'u' }]);
   });
 
   test('two rotations of one chain never share a statement: the first wins, the second finds the row moved', async () => {

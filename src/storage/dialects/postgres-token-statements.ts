@@ -18,9 +18,14 @@ import { AdvanceBatcher, isDatabaseError, type AdvanceStatements } from './postg
  */
 const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
 const EVENT_COLUMNS = 'id, realm_id, time, type, outcome, client_id, user_id, username, ip, reason';
-/** The event's ten parameters from $n on, in EVENT_COLUMNS order. */
-const eventParams = (n: number): string =>
-  ['text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'text'].map((t, i) => `$${n + i}::${t}`).join(', ');
+/**
+ * The event's ten parameters from $n on, in EVENT_COLUMNS order. With `joinedUsername`, an event without a
+ * username takes the joined row's (j.username): a rotation decided from the token alone does not know it.
+ */
+const eventParams = (n: number, joinedUsername = false): string =>
+  ['text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'text']
+    .map((t, i) => (i === 7 && joinedUsername ? `COALESCE($${n + i}::${t}, j.username)` : `$${n + i}::${t}`))
+    .join(', ');
 
 const SQL = {
   // The joined row as one JSON text value: pg describes and parses every column of every result anew, which
@@ -45,6 +50,8 @@ const SQL = {
     )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(8)} FROM advanced)` : ''}
     SELECT count(*)::int AS n FROM advanced`,
   // CurrentAdvance's conditions, all in the UPDATE's WHERE: exactly one of concurrent rotations matches.
+  // With an event, the joined row is read once and serves both the event (its username: a rotation decided
+  // from the token's claims does not know it) and the answer.
   advanceCurrent: (withEvent: boolean): string => `WITH advanced AS (
       UPDATE refresh_chains c SET current_hash = $1::text, generation = $2::int + 1, rotated_at = $3::bigint, grace_from_gen = $2::int, grace_used = 0
       WHERE c.id = $4::text AND c.current_hash = $5::text AND c.generation = $2::int AND c.realm_id = $6::text AND c.client_id = $7::text
@@ -52,12 +59,19 @@ const SQL = {
         AND c.max_expires_at >= $11::bigint AND c.created_at >= $12::bigint
         AND EXISTS (SELECT 1 FROM users u WHERE u.id = c.user_id AND u.enabled = 1)
       RETURNING c.*
-    )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(13)} FROM advanced)` : ''}
+    )${
+      withEvent
+        ? `, joined AS (SELECT a.*, ${SUBJECT} FROM advanced a LEFT JOIN users u ON u.id = a.user_id LEFT JOIN organizations o ON o.id = a.organization_id),
+    event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(13, true)} FROM joined j)
+    SELECT row_to_json(r)::text AS j FROM joined r`
+        : `
     SELECT row_to_json(r)::text AS j FROM (SELECT a.*, ${SUBJECT} FROM advanced a
-      LEFT JOIN users u ON u.id = a.user_id LEFT JOIN organizations o ON o.id = a.organization_id) r`,
+      LEFT JOIN users u ON u.id = a.user_id LEFT JOIN organizations o ON o.id = a.organization_id) r`
+    }`,
   // advanceCurrent for many rotations (postgres-advance-batch.ts): one JSON parameter (one JSON.stringify,
   // cheaper for the event loop than node-postgres's array literals) read by json_to_recordset, each row's
-  // conditions as advanceCurrent's; the events of the rotations that won; the joined rows as one JSON array.
+  // conditions as advanceCurrent's; the events of the rotations that won (their username, as advanceCurrent's,
+  // the joined row's); the joined rows as one JSON array.
   advanceBatch: `WITH i AS MATERIALIZED (
       SELECT * FROM json_to_recordset($1::json) AS t(o int, id text, eh text, gen int, realm text, client text, usr text, sid text, scopes text,
         min_max bigint, nbf bigint, nh text, now bigint,
@@ -70,13 +84,14 @@ const SQL = {
         AND c.max_expires_at >= i.min_max AND c.created_at >= i.nbf
         AND EXISTS (SELECT 1 FROM users u WHERE u.id = c.user_id AND u.enabled = 1)
       RETURNING c.*, i.o AS rg_ord
+    ), joined AS (
+      SELECT a.*, ${SUBJECT} FROM advanced a LEFT JOIN users u ON u.id = a.user_id LEFT JOIN organizations o ON o.id = a.organization_id
     ), event AS (
       INSERT INTO events (${EVENT_COLUMNS})
-      SELECT i.e_id, i.e_realm, i.e_time, i.e_type, i.e_outcome, i.e_client, i.e_user, i.e_username, i.e_ip, i.e_reason
-      FROM advanced a JOIN i ON i.o = a.rg_ord WHERE i.e_id IS NOT NULL
+      SELECT i.e_id, i.e_realm, i.e_time, i.e_type, i.e_outcome, i.e_client, i.e_user, COALESCE(i.e_username, j.username), i.e_ip, i.e_reason
+      FROM joined j JOIN i ON i.o = j.rg_ord WHERE i.e_id IS NOT NULL
     )
-    SELECT json_agg(r)::text AS j FROM (SELECT a.*, ${SUBJECT} FROM advanced a
-      LEFT JOIN users u ON u.id = a.user_id LEFT JOIN organizations o ON o.id = a.organization_id) r`,
+    SELECT json_agg(r)::text AS j FROM joined r`,
   revokeChain: 'UPDATE refresh_chains SET revoked_at = $1, revoked_reason = $2 WHERE id = $3 AND revoked_at IS NULL',
   revokeChainWithEvent: `WITH revoked AS (
       UPDATE refresh_chains SET revoked_at = $1::bigint, revoked_reason = $2::text WHERE id = $3::text AND revoked_at IS NULL RETURNING id

@@ -150,7 +150,7 @@ export class DeviceRepository {
         revokedAt: null,
       }, d.token.hash);
       if (isEventStored(info?.storedEventTypes, 'DEVICE_TO_TOKEN', 'success')) await statements.insertEvent(
-        eventRow({ id: sortableId(), time: now, realmId: chain.realmId, type: 'DEVICE_TO_TOKEN', outcome: 'success', clientId: chain.clientId, userId: chain.userId, ip: info?.ip ?? null }),
+        eventRow({ id: sortableId(), time: now, realmId: chain.realmId, type: 'DEVICE_TO_TOKEN', outcome: 'success', clientId: chain.clientId, userId: chain.userId, username: row.username, ip: info?.ip ?? null }),
       );
       return { status: 'issued', chain, subject, device };
     });

@@ -136,7 +136,7 @@ async function redeemIn<R>(
     // A concurrent redemption may have claimed the code after our read: its claim named the chain in
     // the same committed step, so reading the code again finds the chain to revoke.
     const chainId = code.chainId ?? (await s.findCode(hash))?.chain_id;
-    const event = auditRow('TOKEN_REUSE', 'failure', code, now, info, CODE_REUSED);
+    const event = auditRow('TOKEN_REUSE', 'failure', code, now, info, CODE_REUSED, row.username ?? undefined);
     await s.revokeChain({ id: chainId ?? null, now, reason: CODE_REUSED, event });
     return { status: 'reused', code };
   };
@@ -207,13 +207,17 @@ async function rotateIn<R>(
       notBefore: e.notBefore,
       nextHash: foreseen.next.hash,
       now,
+      // The username is not known before the statement: it takes it from the user's row it joins (the
+      // one it returns), so the event names the user without another query.
       event: isEventStored(info?.storedEventTypes, 'REFRESH_TOKEN', 'success') ? auditRow('REFRESH_TOKEN', 'success', e, now, info) : null,
     });
     if (row) return { status: 'rotated', chain: toChain(row), token: foreseen.next, subject: toSubject(row), grace: false };
   }
   let chain: RefreshChain | undefined;
+  // The user's name, from the chain's row (read with the user's): the events name the user by it.
+  let username: string | undefined;
   const reused = async (c: RefreshChain): Promise<RotateOutcome<R>> => {
-    await s.revokeChain({ id: c.id, now, reason: TOKEN_REUSED, event: auditRow('TOKEN_REUSE', 'failure', c, now, info, TOKEN_REUSED) });
+    await s.revokeChain({ id: c.id, now, reason: TOKEN_REUSED, event: auditRow('TOKEN_REUSE', 'failure', c, now, info, TOKEN_REUSED, username) });
     return { status: 'reused', chain: c };
   };
   // Whether the token was current at some reading (then a lost race does not make it suspect).
@@ -226,6 +230,7 @@ async function rotateIn<R>(
     if (current) authentic = true;
     else if (!authentic && presented.signed && !presented.signed()) return { status: 'not_found' };
     chain = toChain(row);
+    username = row.username ?? undefined;
     const inGrace =
       !current &&
       row.current_hash !== null &&
@@ -243,7 +248,7 @@ async function rotateIn<R>(
     if ('reject' in d) return { status: 'rejected', reason: d.reject, chain };
     // Not stored by default (counted by the grant instead): a row per refresh would grow without bound.
     const event = isEventStored(info?.storedEventTypes, 'REFRESH_TOKEN', 'success')
-      ? auditRow('REFRESH_TOKEN', 'success', chain, now, info, inGrace ? 'grace: the presented token had been rotated' : undefined)
+      ? auditRow('REFRESH_TOKEN', 'success', chain, now, info, inGrace ? 'grace: the presented token had been rotated' : undefined, username)
       : null;
     const advanced = await s.advanceChain(
       current

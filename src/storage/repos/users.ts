@@ -55,6 +55,12 @@ export class UserRepository {
     return row ? toUser(row) : undefined;
   }
 
+  /** The username of a user of the realm (undefined: no such user), for a caller that has not read the user. */
+  async usernameOf(realmId: string, id: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('users').select('username').where('id', '=', id).where('realm_id', '=', realmId).executeTakeFirst();
+    return row?.username;
+  }
+
   async list(realmId: string): Promise<User[]> {
     const rows = await this.db.selectFrom('users').selectAll().where('realm_id', '=', realmId).orderBy('username').execute();
     return rows.map(toUser);
