@@ -14,6 +14,11 @@ import { InteractionCaps } from './oauth/authorize/interaction-caps.js';
 const REALM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const CLIENT_ID = /^[\x20-\x7E]{1,255}$/;
 
+/** RFC 6749 A.1: a client id is 1 to 255 VSCHAR; anything else names no client. */
+export function isClientId(v: string): boolean {
+  return CLIENT_ID.test(v);
+}
+
 /** Cached reads of the configuration that every request needs. */
 export class ConfigCache {
   private readonly realms: TtlCache<Realm>;
@@ -52,7 +57,7 @@ export class ConfigCache {
 
   client(realmId: string, clientId: string): Promise<Client | undefined> {
     // RFC 6749 A.1: client ids are VSCHAR; anything else names no client.
-    if (!CLIENT_ID.test(clientId)) return Promise.resolve(undefined);
+    if (!isClientId(clientId)) return Promise.resolve(undefined);
     return this.clients.get(`${realmId}\0${clientId}`, () => this.store.clients.get(realmId, clientId));
   }
 

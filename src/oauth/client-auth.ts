@@ -1,5 +1,5 @@
 import type { Client, ClientAuthMethod } from '../storage/types.js';
-import type { Services } from '../services.js';
+import { isClientId, type Services } from '../services.js';
 import { verifyClientSecret } from '../crypto/client-secrets.js';
 import { OAuthError } from './errors.js';
 import type { Params } from './params.js';
@@ -91,9 +91,12 @@ async function checkSecret(services: Services, realmId: string, creds: BasicCred
   // address, even with the right secret. Past a higher count from everywhere, it is refused from every
   // address that has itself failed lately, but never from one that has not: otherwise anyone could lock
   // a real client out of the token endpoint by sending bad secrets in its name.
+  // The limiters' keys hold the client id as sent. One that names no client (over 255 characters, not
+  // VSCHAR) is counted under '' instead: each new 8 KB id would otherwise be kept, twice, until evicted.
   const { perAddress, perClient } = services.clientFailures;
-  const keyAddress = `${realmId}\0${clientId}\0${ip}`;
-  const keyClient = `${realmId}\0${clientId}`;
+  const counted = isClientId(clientId) ? clientId : '';
+  const keyAddress = `${realmId}\0${counted}\0${ip}`;
+  const keyClient = `${realmId}\0${counted}`;
   const wait = perAddress.hasFailed(keyAddress) ? Math.max(perAddress.blockedFor(keyAddress), perClient.blockedFor(keyClient)) : 0;
   // RFC 6749 5.2: invalid_client stays a 401; Retry-After says when to try again.
   if (wait > 0) throw new OAuthError('invalid_client', 'too many failed authentication attempts: retry later', { retryAfter: Math.ceil(wait / 1000) });
