@@ -42,9 +42,12 @@ const realmOriginCaches = new WeakMap<Services, TtlCache<Set<string>>>();
 
 /**
  * Every origin some client of the realm allows: what a preflight (which names no client) and the
- * session-status pages (framed before any client is known) are answered for.
+ * session-status pages (framed before any client is known) are answered for. A realm that does not
+ * exist (or is disabled) has none, and is not cached: preflights naming made-up realms would otherwise
+ * fill the cache with empty sets and push the real realms out.
  */
 export async function realmOrigins(services: Services, realmId: string): Promise<Set<string>> {
+  if (!(await services.cache.realm(realmId))) return new Set();
   let cache = realmOriginCaches.get(services);
   if (!cache) {
     cache = new TtlCache<Set<string>>(services.config.cacheTtlMs, 1000);
