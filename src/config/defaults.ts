@@ -47,6 +47,12 @@ export const SETTINGS = {
     default: '30000',
     description: 'A request whose headers and body have not all arrived this many milliseconds after it started is answered 408 and its connection closed.',
   },
+  dbWaitTimeoutMs: {
+    env: 'REALMGATE_DB_WAIT_TIMEOUT_MS',
+    default: '5000',
+    description:
+      "How long a request (or a CLI command) waits for the database before it gives up as busy, answered 503 with Retry-After: SQLite's write lock held by another process (busy timeout). Migrations at start wait longer (up to a minute). 100 to 600000.",
+  },
   bootstrapAdminUsername: {
     env: 'REALMGATE_BOOTSTRAP_ADMIN_USERNAME',
     default: undefined,

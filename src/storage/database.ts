@@ -7,6 +7,7 @@ import { walSync } from './dialects/wal-sync.js';
 import path from 'node:path';
 import type { TokenTransactionRunner } from './token-statements.js';
 import { metrics, observePool, secondsSince } from '../metrics.js';
+import { SETTINGS } from '../config/defaults.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -32,15 +33,25 @@ export class DatabaseUrlError extends Error {}
 
 export interface OpenOptions {
   synchronous?: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
+  /**
+   * How long a statement waits for the database before it fails as busy (errors.ts isDatabaseBusy: the
+   * HTTP layer answers 503): SQLite's write lock held by another process (busy_timeout).
+   * REALMGATE_DB_WAIT_TIMEOUT_MS.
+   */
+  waitTimeoutMs?: number;
 }
+
+/** SQLite: how long a process waits for another's migrations (in steps of the wait timeout). */
+const MIGRATION_WAIT_MS = 60_000;
 
 /** Opens `sqlite:<path>` / `sqlite::memory:` or a `postgres://` URL. */
 export async function openDatabase(url: string, opts: OpenOptions = {}): Promise<Db> {
+  const waitTimeoutMs = opts.waitTimeoutMs ?? Number(SETTINGS.dbWaitTimeoutMs.default);
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!file) throw new DatabaseUrlError('sqlite: URL needs a file path, e.g. sqlite:./data/realmgate.db');
     const synchronous = opts.synchronous ?? 'FULL';
-    const { dialect, raw } = sqliteDialect({ file, synchronous });
+    const { dialect, raw } = sqliteDialect({ file, synchronous, busyTimeoutMs: waitTimeoutMs });
     // FULL on a WAL file: the hot token batches sync the WAL off the event loop (dialects/wal-sync.ts).
     const wal = synchronous === 'FULL' && file !== ':memory:' && raw.pragma('journal_mode', { simple: true }) === 'wal';
     const kysely = new Kysely<Database>({ dialect });
@@ -50,8 +61,8 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
           raw.exec('BEGIN IMMEDIATE');
           break;
         } catch (err) {
-          // busy_timeout (5 s) passed while another process migrates: keep waiting, up to a minute.
-          if ((err as { code?: string }).code !== 'SQLITE_BUSY' || waited >= 12) throw err;
+          // busy_timeout passed while another process migrates: keep waiting, up to a minute.
+          if ((err as { code?: string }).code !== 'SQLITE_BUSY' || (waited + 1) * waitTimeoutMs >= MIGRATION_WAIT_MS) throw err;
         }
       }
       try {
@@ -68,7 +79,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
       await kysely.destroy();
       await sync?.close();
     };
-    return { kysely, dialect: 'sqlite', runTokenTransaction: timed(sqliteTokenRunner(raw, kysely, sync ? { walSync: sync } : {})), migrationLock, close };
+    return { kysely, dialect: 'sqlite', runTokenTransaction: timed(sqliteTokenRunner(raw, kysely, { busyTimeoutMs: waitTimeoutMs, ...(sync ? { walSync: sync } : {}) })), migrationLock, close };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // Loaded only for PostgreSQL: an embedded deployment never pays for the driver.

@@ -18,12 +18,13 @@ export function dialects(): Array<'sqlite' | 'postgres'> {
   return process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 }
 
-/** A fresh, migrated database: a temporary SQLite file, or a new PostgreSQL schema. */
-export async function createTestDatabase(name: 'sqlite' | 'postgres'): Promise<TestDatabase> {
+/** A fresh, migrated database: a temporary SQLite file, or a new PostgreSQL schema. `waitTimeoutMs`: OpenOptions'. */
+export async function createTestDatabase(name: 'sqlite' | 'postgres', opts: { waitTimeoutMs?: number } = {}): Promise<TestDatabase> {
+  const wait = opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs };
   if (name === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-test-'));
     const url = `sqlite:${path.join(dir, 'test.db')}`;
-    const db = await openDatabase(url, { synchronous: 'NORMAL' });
+    const db = await openDatabase(url, { synchronous: 'NORMAL', ...wait });
     await migrate(db);
     return {
       name,
@@ -49,7 +50,7 @@ export async function createTestDatabase(name: 'sqlite' | 'postgres'): Promise<T
   } finally {
     await admin.end();
   }
-  const db = await openDatabase(url);
+  const db = await openDatabase(url, wait);
   await migrate(db);
   return {
     name,

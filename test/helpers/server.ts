@@ -30,7 +30,8 @@ export interface TestServer {
  * in it, a confidential client `web-app` and a public client `native-app`. The clock is manual.
  */
 export async function startTestServer(opts: { dialect: 'sqlite' | 'postgres'; listen?: boolean; config?: Partial<Config> }): Promise<TestServer> {
-  const db = await createTestDatabase(opts.dialect);
+  // The database as the server would open it with this configuration's REALMGATE_DB_WAIT_TIMEOUT_MS.
+  const db = await createTestDatabase(opts.dialect, opts.config?.dbWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.config.dbWaitTimeoutMs });
   const store = new Store(db.db);
   const clock = new ManualClock(Date.now());
   // Port 0 in AUTH_URL is replaced once listening.

@@ -153,10 +153,10 @@ test('a token batch is committed, then answered only once its WAL sync is done; 
   try {
     await (await realmDb(`sqlite:${file}`)).close();
 
-    const { dialect, raw } = sqliteDialect({ file, synchronous: 'FULL' });
+    const { dialect, raw } = sqliteDialect({ file, synchronous: 'FULL', busyTimeoutMs: 5000 });
     const kysely = new Kysely<Database>({ dialect });
     const gate = gatedSync();
-    const run = sqliteTokenRunner(raw, kysely, { walSync: walSync(`${file}-wal`, gate.sync as never) });
+    const run = sqliteTokenRunner(raw, kysely, { walSync: walSync(`${file}-wal`, gate.sync as never), busyTimeoutMs: 5000 });
     const event = eventOf('e1');
     let during: unknown;
     const answered = run(async (s) => {

@@ -5,9 +5,6 @@ import { metrics } from '../../metrics.js';
 import type { WalSync } from './wal-sync.js';
 import type { Advance, ChainRow, ChainValues, CodeRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
 
-/** How long a batch waits for another process's write lock (the connection's busy_timeout too). */
-const BUSY_TIMEOUT_MS = 5000;
-
 const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
 
 const SQL = {
@@ -107,8 +104,9 @@ interface Pending {
  * thread pool instead of blocking the event loop (wal-sync.ts). Every other transaction on the connection
  * still commits under FULL.
  */
-export function sqliteTokenRunner(raw: BetterSqlite3.Database, kysely: Kysely<Database>, opts: { walSync?: WalSync } = {}): TokenTransactionRunner {
-  const { walSync } = opts;
+export function sqliteTokenRunner(raw: BetterSqlite3.Database, kysely: Kysely<Database>, opts: { walSync?: WalSync; busyTimeoutMs: number }): TokenTransactionRunner {
+  // How long a batch waits for another process's write lock: the connection's busy_timeout (dialects/sqlite.ts).
+  const { walSync, busyTimeoutMs } = opts;
   // Prepared on first use: the tables exist only once migrations have run.
   let prepared:
     | {
@@ -143,7 +141,7 @@ export function sqliteTokenRunner(raw: BetterSqlite3.Database, kysely: Kysely<Da
       if ((err as { code?: string }).code === 'SQLITE_BUSY') return false;
       throw err;
     } finally {
-      raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      raw.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     }
   }
 
@@ -193,7 +191,7 @@ export function sqliteTokenRunner(raw: BetterSqlite3.Database, kysely: Kysely<Da
           }
         });
         if (began) break;
-        if (waitedMs >= BUSY_TIMEOUT_MS) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+        if (waitedMs >= busyTimeoutMs) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
         const delay = attempt < 3 ? 0 : Math.min(5, attempt - 2);
         waitedMs += delay;
         await new Promise((r) => (delay === 0 ? setImmediate(r) : setTimeout(r, delay)));

@@ -6,6 +6,8 @@ import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely
 export interface SqliteOptions {
   file: string;
   synchronous: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
+  /** How long a statement waits for another process's write lock before SQLITE_BUSY (busy_timeout). */
+  busyTimeoutMs: number;
 }
 
 /**
@@ -17,7 +19,7 @@ export function sqliteDialect(opts: SqliteOptions): { dialect: SqliteDialect; ra
   const raw = new BetterSqlite3(opts.file);
   // Another process (the CLI, another worker) may hold the write lock for a moment. Set first: switching
   // a fresh file to WAL takes that lock too, and several workers open the file at once.
-  raw.pragma('busy_timeout = 5000');
+  raw.pragma(`busy_timeout = ${opts.busyTimeoutMs}`);
   raw.pragma('journal_mode = WAL');
   raw.pragma(`synchronous = ${opts.synchronous}`);
   raw.pragma('foreign_keys = ON');
