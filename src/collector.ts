@@ -33,6 +33,9 @@ export interface CollectorRun {
  * revocations, dead sessions and refresh chains, stale login counters, and audit events past their
  * retention. Runs on a timer, never on the request path; one node at a time holds the `collector` lease
  * (a row with an expiry) and renews it at every run, so that another node takes over only when it stops.
+ * The lease is no lock held across a run: each statement takes its rows' locks for a moment, so the
+ * database's wait timeout (PostgreSQL's lock_timeout) does not get in its way; a run that finds a row
+ * locked by another transaction for longer fails as busy, and the next tick tries again.
  */
 export class Collector {
   private readonly holder = randomToken(12);

@@ -51,7 +51,7 @@ export const SETTINGS = {
     env: 'REALMGATE_DB_WAIT_TIMEOUT_MS',
     default: '5000',
     description:
-      "How long a request (or a CLI command) waits for the database before it gives up as busy, answered 503 with Retry-After: SQLite's write lock held by another process (busy timeout). Migrations at start wait longer (up to a minute). 100 to 600000.",
+      "How long a request (or a CLI command) waits for the database before it gives up as busy, answered 503 with Retry-After: SQLite's write lock held by another process (busy timeout); on PostgreSQL a pooled connection (all in use, or a new one slow to open) and each lock another transaction holds (lock_timeout). Migrations at start wait longer (see docs/operations.md). 100 to 600000.",
   },
   bootstrapAdminUsername: {
     env: 'REALMGATE_BOOTSTRAP_ADMIN_USERNAME',

@@ -23,7 +23,8 @@ export interface Db {
   /**
    * Runs `fn` (the migrations) while holding a lock that other processes on the same database respect.
    * SQLite: one BEGIN IMMEDIATE transaction around every migration (Kysely runs SQLite migrations without
-   * a transaction or a lock). PostgreSQL: Kysely's migrator already takes an advisory lock; none needed.
+   * a transaction or a lock). PostgreSQL: Kysely's migrator already takes an advisory lock; none needed
+   * (dialects/postgres.ts lets the migrations wait for their locks past the wait timeout).
    */
   migrationLock?: <T>(fn: () => Promise<T>) => Promise<T>;
   close(): Promise<void>;
@@ -35,8 +36,8 @@ export interface OpenOptions {
   synchronous?: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
   /**
    * How long a statement waits for the database before it fails as busy (errors.ts isDatabaseBusy: the
-   * HTTP layer answers 503): SQLite's write lock held by another process (busy_timeout).
-   * REALMGATE_DB_WAIT_TIMEOUT_MS.
+   * HTTP layer answers 503): SQLite's write lock held by another process (busy_timeout); PostgreSQL, a
+   * pooled connection, and each lock another transaction holds (lock_timeout). REALMGATE_DB_WAIT_TIMEOUT_MS.
    */
   waitTimeoutMs?: number;
 }
@@ -85,7 +86,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     // Loaded only for PostgreSQL: an embedded deployment never pays for the driver.
     const { postgresDialect } = await import('./dialects/postgres.js');
     const { postgresTokenRunner } = await import('./dialects/postgres-token-statements.js');
-    const { dialect, pool, schema } = await postgresDialect({ url });
+    const { dialect, pool, schema } = await postgresDialect({ url, waitTimeoutMs });
     if (schema) {
       // The pool sets search_path on connect; the schema must exist before the first query uses it.
       const client = await pool.connect();

@@ -1,12 +1,15 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, type TestServer } from '../helpers/server.js';
 import { CookieJar, authorizeQuery, inject, runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { Collector } from '../../src/collector.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { Store } from '../../src/storage/store.js';
+import { parsePostgresUrl } from '../../src/storage/dialects/postgres.js';
+import { isDatabaseBusy } from '../../src/storage/dialects/errors.js';
 
 const TABLES = ['interactions', 'authorization_codes', 'refresh_chains', 'refresh_tokens', 'browser_sessions', 'events', 'login_failures', 'revoked_access_tokens'] as const;
 
@@ -151,3 +154,51 @@ for (const dialect of dialects()) {
     });
   });
 }
+
+/**
+ * PostgreSQL connections wait for another transaction's lock no longer than REALMGATE_DB_WAIT_TIMEOUT_MS
+ * (short here). The collector's lease is a row with an expiry, not a lock held across a run: two nodes'
+ * collectors still take turns. Its row locked by another transaction (an operator's psql), a run gives
+ * up as busy after the wait timeout, and so does a node stopping meanwhile, instead of waiting for ever
+ * (the stop waited for the run); the next run works.
+ */
+describe('collector under the wait timeout (postgres)', { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL is not set' }, () => {
+  const WAIT_MS = 1000;
+  let ts: TestServer;
+  before(async () => {
+    ts = await startTestServer({ dialect: 'postgres', config: { dbWaitTimeoutMs: WAIT_MS } });
+  });
+  after(() => ts.close());
+
+  const collector = (store: Store): Collector => new Collector({ store, clock: ts.clock, intervalSeconds: 60, eventsRetentionDays: 90 });
+
+  test("two nodes' collectors take turns; a run behind another transaction's lock on the lease gives up as busy, the next one runs", async () => {
+    const otherDb = await openDatabase(ts.db.url, { waitTimeoutMs: WAIT_MS });
+    const { connectionString, schema } = parsePostgresUrl(ts.db.url);
+    const psql = new pg.Client({ connectionString, options: `-c search_path=${schema}` });
+    await psql.connect();
+    try {
+      const a = collector(ts.store);
+      const b = collector(new Store(otherDb));
+      const both = await Promise.all([a.runOnce(), b.runOnce()]);
+      assert.equal(both.filter((r) => r.ran).length, 1, 'exactly one ran');
+      const [holder, other] = both[0]!.ran ? [a, b] : [b, a];
+      await psql.query('BEGIN');
+      assert.equal((await psql.query("SELECT name FROM leases WHERE name = 'collector' FOR UPDATE")).rowCount, 1);
+      const start = performance.now();
+      await assert.rejects(holder.runOnce(), (err) => isDatabaseBusy(err));
+      assert.ok(performance.now() - start >= WAIT_MS);
+      // The node stopping meanwhile: giving its lease up waits no longer either, and the stop completes.
+      await holder.stop();
+      await psql.query('ROLLBACK');
+      // The lease was not given up: the same node's next run runs, the other's skips.
+      assert.equal((await holder.runOnce()).ran, true);
+      assert.equal((await other.runOnce()).ran, false);
+      await holder.stop();
+      await other.stop();
+    } finally {
+      await psql.end();
+      await otherDb.close();
+    }
+  });
+});

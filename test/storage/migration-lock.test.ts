@@ -7,8 +7,11 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { dialects } from '../helpers/db.js';
-import { openDatabase, migrationsApplied } from '../../src/storage/database.js';
+import { Migrator, sql } from 'kysely';
+import { createTestDatabase, dialects } from '../helpers/db.js';
+import { openDatabase, migrate, migrationsApplied, type Db } from '../../src/storage/database.js';
+import { MIGRATIONS } from '../../src/storage/migrations/index.js';
+import { parsePostgresUrl } from '../../src/storage/dialects/postgres.js';
 
 const CHILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../helpers/migrate-child.ts');
 
@@ -62,3 +65,113 @@ for (const dialect of dialects()) {
     });
   });
 }
+
+/**
+ * PostgreSQL connections have a lock_timeout (REALMGATE_DB_WAIT_TIMEOUT_MS, short here), and the
+ * migrations must not: a node waits for another node's migrations however long they take, and a
+ * migration's ALTER TABLE waits for the transactions using the table. Each test holds the lock from a
+ * connection of its own, then waits until PostgreSQL reports that the migrating connection has waited
+ * for it three times the wait timeout in one wait (a lock_timeout would have cancelled that wait and the
+ * retries of migrate() would have given up), then lets go: the migration completes.
+ */
+describe('PostgreSQL migrations wait for locks past the wait timeout', { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL is not set' }, () => {
+  // It bounds opening a connection too: well above the time a busy machine takes to open one.
+  const WAIT_MS = 1000;
+  const base = process.env.TEST_DATABASE_URL!;
+
+  /** A Db with the short wait timeout whose connections PostgreSQL names `app` (pg_stat_activity.application_name). */
+  function open(url: string, app: string): Promise<Db> {
+    const u = new URL(url);
+    u.searchParams.set('application_name', app);
+    return openDatabase(u.href, { waitTimeoutMs: WAIT_MS });
+  }
+
+  /** migrate(db), its outcome ('migrated' or the error) never left unhandled, and whether it has one yet. */
+  function migrating(db: Db): { settled: () => boolean; outcome: Promise<unknown> } {
+    let settled = false;
+    const outcome = migrate(db).then(
+      () => 'migrated',
+      (err: unknown) => err,
+    );
+    void outcome.finally(() => (settled = true));
+    return { settled: () => settled, outcome };
+  }
+
+  /** Returns once a connection named `app` has waited for one lock for 3 wait timeouts, or once `settled()`. */
+  async function waitedLong(app: string, settled: () => boolean): Promise<void> {
+    const probe = new pg.Client({ connectionString: base });
+    await probe.connect();
+    try {
+      while (!settled()) {
+        const r = await probe.query(
+          `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+           WHERE a.application_name = $1 AND NOT l.granted AND clock_timestamp() - l.waitstart > $2::int * interval '1 millisecond'`,
+          [app, 3 * WAIT_MS],
+        );
+        if (r.rows[0].n > 0) return;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    } finally {
+      await probe.end();
+    }
+  }
+
+  test("a node waits for another node's migration lock past the wait timeout", async () => {
+    const schema = `m_${crypto.randomBytes(6).toString('hex')}`;
+    const u = new URL(base);
+    u.searchParams.set('schema', schema);
+    const app = `rg_${schema}`;
+    // Another node migrating: it holds Kysely's migration lock (kysely's PostgresAdapter, LOCK_ID).
+    const other = new pg.Client({ connectionString: base });
+    await other.connect();
+    let db: Db | undefined;
+    try {
+      await other.query("SELECT pg_advisory_lock('3853314791062309107'::bigint)");
+      db = await open(u.href, app);
+      const m = migrating(db);
+      await waitedLong(app, m.settled);
+      if (m.settled()) assert.fail(`the migration ended while the other node held the lock: ${String(await m.outcome)}`);
+      await other.query("SELECT pg_advisory_unlock('3853314791062309107'::bigint)");
+      assert.equal(await m.outcome, 'migrated');
+      assert.equal(await migrationsApplied(db), true);
+      // The migrator's connection (the pool's only one: migrate() runs one statement at a time) is back
+      // in the pool with the request path's lock_timeout.
+      const setting = await sql<{ ms: string }>`SELECT setting AS ms FROM pg_settings WHERE name = 'lock_timeout'`.execute(db.kysely);
+      assert.equal(setting.rows[0]?.ms, String(WAIT_MS));
+    } finally {
+      await other.end();
+      await db?.close();
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).finally(() => c.end());
+    }
+  });
+
+  test("a migration's ALTER TABLE waits past the wait timeout for a transaction that reads the table", async () => {
+    const tdb = await createTestDatabase('postgres');
+    const app = `rg_${crypto.randomBytes(6).toString('hex')}`;
+    let db: Db | undefined;
+    const { connectionString, schema } = parsePostgresUrl(tdb.url);
+    const reader = new pg.Client({ connectionString, options: `-c search_path=${schema}` });
+    await reader.connect();
+    try {
+      // A database one migration behind: the last one adds a column to authorization_codes.
+      const migrator = new Migrator({ db: tdb.db.kysely, provider: { getMigrations: async () => MIGRATIONS }, migrationTableSchema: tdb.db.schema! });
+      assert.equal((await migrator.migrateTo('2026-11-23T1000_organization_required')).error, undefined);
+      // An operator's transaction that has read the table holds a lock the ALTER TABLE must wait for.
+      await reader.query('BEGIN');
+      await reader.query('SELECT count(*) FROM authorization_codes');
+      db = await open(tdb.url, app);
+      const m = migrating(db);
+      await waitedLong(app, m.settled);
+      if (m.settled()) assert.fail(`the migration ended while the table was in use: ${String(await m.outcome)}`);
+      await reader.query('COMMIT');
+      assert.equal(await m.outcome, 'migrated');
+      assert.equal(await migrationsApplied(db), true);
+    } finally {
+      await reader.end();
+      await db?.close();
+      await tdb.drop();
+    }
+  });
+});

@@ -1,9 +1,15 @@
 import type pg from 'pg';
-import { PostgresDialect } from 'kysely';
+import { PostgresAdapter, PostgresDialect, sql, type Kysely, type MigrationLockOptions, type PostgresDialectConfig } from 'kysely';
+import { DatabaseWaitTimeout } from './errors.js';
 
 export interface PostgresOptions {
   url: string;
   poolSize?: number;
+  /**
+   * How long a caller waits for a pooled connection, and a statement for each lock another transaction
+   * holds (lock_timeout), before it fails as busy (errors.ts isDatabaseBusy): the request is answered 503.
+   */
+  waitTimeoutMs: number;
 }
 
 const INT8_OID = 20;
@@ -21,17 +27,101 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
 
 export async function postgresDialect(opts: PostgresOptions): Promise<{ dialect: PostgresDialect; pool: pg.Pool; schema: string | undefined }> {
   const { connectionString, schema } = parsePostgresUrl(opts.url);
+  const waitMs = Math.trunc(opts.waitTimeoutMs);
   // Imported here so that the driver is loaded only when PostgreSQL is used.
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString,
     max: opts.poolSize ?? 10,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    // A fallback that frees the caller's place in pg's queue (or ends a connection still being opened):
+    // the caller has been told a second earlier, by boundConnect's own timer.
+    connectionTimeoutMillis: waitMs + 1000,
+    // Every connection's lock waits are bounded: a request behind another process's transaction (an
+    // operator's SELECT ... FOR UPDATE left open, a long import) fails with 55P03 instead of waiting for
+    // it, and cannot pile up until it holds every connection. A SET once per connection rather than a
+    // startup parameter, which PgBouncer refuses unless configured to. What waits on purpose takes it
+    // off for itself (the migrations: MigrationAdapter below).
+    onConnect: (client) => client.query(`SET lock_timeout = ${waitMs}`),
     // Timestamps are bigint columns; they fit a JavaScript number for the next 285,000 years.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
-  return { dialect: new PostgresDialect({ pool }), pool, schema };
+  boundConnect(pool, waitMs);
+  return { dialect: new RealmgateDialect({ pool }, waitMs), pool, schema };
+}
+
+/**
+ * pool.connect() (Kysely's and the token statements') fails with DatabaseWaitTimeout when no connection
+ * comes within `waitMs`: recognised by its type, where pg's own timeout error is a plain Error told
+ * apart only by its message. A connection that comes after all goes straight back to the pool.
+ */
+function boundConnect(pool: pg.Pool, waitMs: number): void {
+  const connect = pool.connect.bind(pool) as (callback?: unknown) => Promise<pg.PoolClient> | undefined;
+  pool.connect = ((callback?: unknown) => {
+    // pg's pool.query passes a callback; Realmgate never calls it, and it keeps pg's own behaviour.
+    if (callback) return connect(callback);
+    return new Promise<pg.PoolClient>((resolve, reject) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        reject(new DatabaseWaitTimeout(`no database connection within ${waitMs} ms`));
+      }, waitMs);
+      connect()!.then(
+        (client) => {
+          if (!late) {
+            clearTimeout(timer);
+            resolve(client);
+          } else client.release();
+        },
+        (err: unknown) => {
+          if (late) return;
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
+  }) as pg.Pool['connect'];
+}
+
+/**
+ * The migrations wait for their locks as long as it takes, as they did before connections had a
+ * lock_timeout: a node starting while another migrates waits for it (Kysely's advisory lock, whose
+ * wait Kysely itself bounds by an hour), and a migration's ALTER TABLE waits for the transactions
+ * using the table. Requests queued behind it meanwhile still get their 503. Session-level SETs on the
+ * migrator's one connection, held from before the advisory lock until after its release, around the
+ * migrations' transaction; the connection goes back to the pool with the request path's timeout.
+ */
+class MigrationAdapter extends PostgresAdapter {
+  constructor(private readonly lockTimeoutMs: number) {
+    super();
+  }
+
+  override async acquireMigrationLock(db: Kysely<unknown>, options: MigrationLockOptions): Promise<void> {
+    await sql`SET lock_timeout = 0`.execute(db);
+    await super.acquireMigrationLock(db, options);
+  }
+
+  override async releaseMigrationLock(db: Kysely<unknown>, options: MigrationLockOptions): Promise<void> {
+    try {
+      await super.releaseMigrationLock(db, options);
+    } finally {
+      await sql.raw(`SET lock_timeout = ${this.lockTimeoutMs}`).execute(db);
+    }
+  }
+}
+
+class RealmgateDialect extends PostgresDialect {
+  constructor(
+    config: PostgresDialectConfig,
+    private readonly lockTimeoutMs: number,
+  ) {
+    super(config);
+  }
+
+  override createAdapter(): PostgresAdapter {
+    return new MigrationAdapter(this.lockTimeoutMs);
+  }
 }
