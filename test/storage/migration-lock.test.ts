@@ -8,10 +8,9 @@ import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Migrator, sql } from 'kysely';
-import { createTestDatabase, dialects } from '../helpers/db.js';
+import { dialects } from '../helpers/db.js';
 import { openDatabase, migrate, migrationsApplied, type Db } from '../../src/storage/database.js';
 import { MIGRATIONS } from '../../src/storage/migrations/index.js';
-import { parsePostgresUrl } from '../../src/storage/dialects/postgres.js';
 
 const CHILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../helpers/migrate-child.ts');
 
@@ -73,11 +72,30 @@ for (const dialect of dialects()) {
  * connection of its own, then waits until PostgreSQL reports that the migrating connection has waited
  * for it three times the wait timeout in one wait (a lock_timeout would have cancelled that wait and the
  * retries of migrate() would have given up), then lets go: the migration completes.
+ * Each in a database of its own: Kysely's advisory lock and its catalog reads are per database, so the
+ * lock held here does not stop other test files' migrations, and the schemas other test files drop
+ * meanwhile do not disturb the catalog reads of Migrator.migrateTo here (which, unlike migrate(), does
+ * not try again).
  */
 describe('PostgreSQL migrations wait for locks past the wait timeout', { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL is not set' }, () => {
   // It bounds opening a connection too: well above the time a busy machine takes to open one.
   const WAIT_MS = 1000;
   const base = process.env.TEST_DATABASE_URL!;
+
+  /** Runs `fn` with the URL of a new, empty database (dropped afterwards) and a name for its Db's connections. */
+  async function inOwnDatabase(fn: (url: string, app: string) => Promise<void>): Promise<void> {
+    const name = `rg_m_${crypto.randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: base });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${name}`);
+      const u = new URL(base);
+      u.pathname = `/${name}`;
+      await fn(u.href, name);
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => admin.end());
+    }
+  }
 
   /** A Db with the short wait timeout whose connections PostgreSQL names `app` (pg_stat_activity.application_name). */
   function open(url: string, app: string): Promise<Db> {
@@ -98,8 +116,8 @@ describe('PostgreSQL migrations wait for locks past the wait timeout', { skip: !
   }
 
   /** Returns once a connection named `app` has waited for one lock for 3 wait timeouts, or once `settled()`. */
-  async function waitedLong(app: string, settled: () => boolean): Promise<void> {
-    const probe = new pg.Client({ connectionString: base });
+  async function waitedLong(url: string, app: string, settled: () => boolean): Promise<void> {
+    const probe = new pg.Client({ connectionString: url });
     await probe.connect();
     try {
       while (!settled()) {
@@ -116,62 +134,56 @@ describe('PostgreSQL migrations wait for locks past the wait timeout', { skip: !
     }
   }
 
-  test("a node waits for another node's migration lock past the wait timeout", async () => {
-    const schema = `m_${crypto.randomBytes(6).toString('hex')}`;
-    const u = new URL(base);
-    u.searchParams.set('schema', schema);
-    const app = `rg_${schema}`;
-    // Another node migrating: it holds Kysely's migration lock (kysely's PostgresAdapter, LOCK_ID).
-    const other = new pg.Client({ connectionString: base });
-    await other.connect();
-    let db: Db | undefined;
-    try {
-      await other.query("SELECT pg_advisory_lock('3853314791062309107'::bigint)");
-      db = await open(u.href, app);
-      const m = migrating(db);
-      await waitedLong(app, m.settled);
-      if (m.settled()) assert.fail(`the migration ended while the other node held the lock: ${String(await m.outcome)}`);
-      await other.query("SELECT pg_advisory_unlock('3853314791062309107'::bigint)");
-      assert.equal(await m.outcome, 'migrated');
-      assert.equal(await migrationsApplied(db), true);
-      // The migrator's connection (the pool's only one: migrate() runs one statement at a time) is back
-      // in the pool with the request path's lock_timeout.
-      const setting = await sql<{ ms: string }>`SELECT setting AS ms FROM pg_settings WHERE name = 'lock_timeout'`.execute(db.kysely);
-      assert.equal(setting.rows[0]?.ms, String(WAIT_MS));
-    } finally {
-      await other.end();
-      await db?.close();
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).finally(() => c.end());
-    }
-  });
+  /** The lock_timeout of the Db's connection (its only one when nothing else runs: migrate() runs one statement at a time). */
+  async function lockTimeout(db: Db): Promise<string | undefined> {
+    return (await sql<{ ms: string }>`SELECT setting AS ms FROM pg_settings WHERE name = 'lock_timeout'`.execute(db.kysely)).rows[0]?.ms;
+  }
 
-  test("a migration's ALTER TABLE waits past the wait timeout for a transaction that reads the table", async () => {
-    const tdb = await createTestDatabase('postgres');
-    const app = `rg_${crypto.randomBytes(6).toString('hex')}`;
-    let db: Db | undefined;
-    const { connectionString, schema } = parsePostgresUrl(tdb.url);
-    const reader = new pg.Client({ connectionString, options: `-c search_path=${schema}` });
-    await reader.connect();
-    try {
-      // A database one migration behind: the last one adds a column to authorization_codes.
-      const migrator = new Migrator({ db: tdb.db.kysely, provider: { getMigrations: async () => MIGRATIONS }, migrationTableSchema: tdb.db.schema! });
-      assert.equal((await migrator.migrateTo('2026-11-23T1000_organization_required')).error, undefined);
-      // An operator's transaction that has read the table holds a lock the ALTER TABLE must wait for.
-      await reader.query('BEGIN');
-      await reader.query('SELECT count(*) FROM authorization_codes');
-      db = await open(tdb.url, app);
-      const m = migrating(db);
-      await waitedLong(app, m.settled);
-      if (m.settled()) assert.fail(`the migration ended while the table was in use: ${String(await m.outcome)}`);
-      await reader.query('COMMIT');
-      assert.equal(await m.outcome, 'migrated');
-      assert.equal(await migrationsApplied(db), true);
-    } finally {
-      await reader.end();
-      await db?.close();
-      await tdb.drop();
-    }
-  });
+  test("a node waits for another node's migration lock past the wait timeout", () =>
+    inOwnDatabase(async (url, app) => {
+      // Another node migrating: it holds Kysely's migration lock (kysely's PostgresAdapter, LOCK_ID).
+      const other = new pg.Client({ connectionString: url });
+      await other.connect();
+      let db: Db | undefined;
+      try {
+        await other.query("SELECT pg_advisory_lock('3853314791062309107'::bigint)");
+        db = await open(url, app);
+        const m = migrating(db);
+        await waitedLong(url, app, m.settled);
+        if (m.settled()) assert.fail(`the migration ended while the other node held the lock: ${String(await m.outcome)}`);
+        await other.query("SELECT pg_advisory_unlock('3853314791062309107'::bigint)");
+        assert.equal(await m.outcome, 'migrated');
+        assert.equal(await migrationsApplied(db), true);
+        // The migrator's connection is back in the pool with the request path's lock_timeout.
+        assert.equal(await lockTimeout(db), String(WAIT_MS));
+      } finally {
+        await other.end();
+        await db?.close();
+      }
+    }));
+
+  test("a migration's ALTER TABLE waits past the wait timeout for a transaction that reads the table", () =>
+    inOwnDatabase(async (url, app) => {
+      const db = await open(url, app);
+      const reader = new pg.Client({ connectionString: url });
+      try {
+        // A database one migration behind: the last one adds a column to authorization_codes.
+        const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => MIGRATIONS } });
+        assert.equal((await migrator.migrateTo('2026-11-23T1000_organization_required')).error, undefined);
+        // An operator's transaction that has read the table holds a lock the ALTER TABLE must wait for.
+        await reader.connect();
+        await reader.query('BEGIN');
+        await reader.query('SELECT count(*) FROM authorization_codes');
+        const m = migrating(db);
+        await waitedLong(url, app, m.settled);
+        if (m.settled()) assert.fail(`the migration ended while the table was in use: ${String(await m.outcome)}`);
+        await reader.query('COMMIT');
+        assert.equal(await m.outcome, 'migrated');
+        assert.equal(await migrationsApplied(db), true);
+        assert.equal(await lockTimeout(db), String(WAIT_MS));
+      } finally {
+        await reader.end();
+        await db.close();
+      }
+    }));
 });
