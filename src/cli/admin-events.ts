@@ -12,7 +12,7 @@ export function registerAdminEvents(program: Command): void {
       const events = await withStore(async (store) => {
         if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
         return store.adminEvents.list(realmId, { max: Math.min(o.limit ?? 100, 10_000) });
-      });
+      }, { access: 'read' });
       for (const e of events) {
         const time = new Date(e.timeMs).toISOString();
         if (o.json) {

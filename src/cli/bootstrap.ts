@@ -18,7 +18,7 @@ export function registerBootstrap(program: Command): void {
       const envPassword = process.env.REALMGATE_BOOTSTRAP_ADMIN_PASSWORD;
       const password = o.password === undefined && !o.passwordStdin && envPassword ? envPassword : await passwordFrom(o);
       if (password.length < 8) throw new CliError('the password must have at least 8 characters');
-      const outcome = await withStore((store) => bootstrapAdmin(store, { username, password }, cliActor()), { keys: true });
+      const outcome = await withStore((store) => bootstrapAdmin(store, { username, password }, cliActor()), { keys: true, access: 'create' });
       process.stdout.write(
         outcome === 'created'
           ? `created admin ${username.toLowerCase()} in realm master (client admin-cli, password grant); change the password after the first login\n`

@@ -188,7 +188,7 @@ export function registerClient(program: Command): void {
       const clients = await withStore(async (store) => {
         if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
         return store.clients.list(realmId);
-      });
+      }, { access: 'read' });
       for (const c of clients) process.stdout.write(`${c.clientId}\t${c.public ? 'public' : 'confidential'}\t${c.redirectUris.join(' ')}${c.webOrigins.length > 0 ? `\tweb origins: ${c.webOrigins.join(' ')}` : ''}\n`);
     });
   for (const [name, enabled] of [

@@ -1,13 +1,20 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config/config.js';
-import { describeDatabaseUrl } from '../config/data-dir.js';
-import { openDeploymentStore, type Store } from '../admin/operations/deployment.js';
+import { describeDatabaseUrl, sqliteFile } from '../config/data-dir.js';
+import { openDeploymentStore } from '../admin/operations/deployment.js';
+import { openDatabase, unappliedMigrations, type Db } from '../storage/database.js';
+import { Store } from '../storage/store.js';
 import { LATEST_TIME } from '../admin/operations/realms.js';
 import { requireSealing } from '../crypto/key-encryption.js';
 
 // No command stores a private key in clear: one that creates keys opens the secret first (withStore's
 // `keys: true`), and one that did not fails instead.
 requireSealing();
+
+/** The commands that create a new SQLite database, as the refusal of the others names them. */
+const CREATING = 'start, migrate, realm create, realm import and bootstrap-admin';
 
 /** A failure the user can act on: printed as one line, exit status 1. */
 export class CliError extends Error {}
@@ -16,7 +23,10 @@ export const program = new Command();
 program
   .name('realmgate')
   .description('Realmgate: an OAuth 2.0 / OpenID Connect authorization server.\nSettings come from the environment (PORT, HOST, AUTH_URL, APP_URL, DATABASE_URL, LOG_LEVEL); see docs/configuration.md.')
-  .option('--database-url <url>', 'sqlite:<path> or postgres://... (default: $DATABASE_URL or sqlite:<install dir>/data/realmgate.db)')
+  .option(
+    '--database-url <url>',
+    `sqlite:<path> or postgres://... (default: $DATABASE_URL or sqlite:<install dir>/data/realmgate.db); only ${CREATING} create a new SQLite file, every other command needs an existing one (a command that only reads may read a file it cannot write)`,
+  )
   .configureOutput({ outputError: (str, write) => write(str) });
 
 export function config(overrides: Partial<Config> = {}): Config {
@@ -25,23 +35,82 @@ export function config(overrides: Partial<Config> = {}): Config {
 }
 
 /**
+ * What a command does with the database. `create`: it may be the first command of a deployment (migrate,
+ * realm create, realm import, bootstrap-admin; start opens the database itself), and creates an SQLite
+ * database that does not exist yet. `write` (the default): it changes an existing one. `read`: it only
+ * reads an existing one, which may be a file it cannot write.
+ */
+export type DatabaseAccess = 'create' | 'write' | 'read';
+
+/**
  * Opens the database (migrating it) for one administrative command. A command that creates signing keys
  * (realm create and import, keys rotate, bootstrap-admin) passes `keys: true`: they are sealed like the
  * server's (key file or REALMGATE_KEY_SECRET, checked first, before anything is written). Other commands
  * skip that check, whose scrypt costs more than most commands.
+ * Only `create` commands create an SQLite file: for any other, a path with no database (a mistyped
+ * DATABASE_URL or --database-url) is refused before anything is made on disk, instead of becoming a new,
+ * empty database whose lists are empty. A `read` command on a file it cannot write opens it read-only.
  */
-export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { keys?: boolean } = {}): Promise<T> {
+export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { keys?: boolean; access?: DatabaseAccess } = {}): Promise<T> {
   const cfg = config();
   // Never a silent surprise: one line on stderr names the database this command works on.
   process.stderr.write(`realmgate: database ${describeDatabaseUrl(cfg.databaseUrl)}\n`);
-  const { db, store } = await openDeploymentStore(cfg, {
-    synchronous: 'FULL',
-    ...(opts.keys ? { keys: true, announce: (message: string) => process.stderr.write(`realmgate: ${message}\n`) } : {}),
-  });
+  const access = opts.access ?? 'write';
+  const file = sqliteFile(cfg.databaseUrl);
+  const exists = file !== undefined && fs.existsSync(file);
+  if (file !== undefined && !exists && access !== 'create') {
+    throw new CliError(`no database at ${file}: choose the database with --database-url or DATABASE_URL (only ${CREATING} create a new one)`);
+  }
+  if (exists && !permitted(file, fs.constants.R_OK)) throw new CliError(`cannot read the database ${file}: no permission to read it`);
+  const readOnly = exists && !permitted(file, fs.constants.W_OK);
+  if (readOnly && access !== 'read') throw new CliError(`the database ${file} is read-only (no permission to write it), and this command changes it`);
+  const { db, store } = readOnly
+    ? await openReadOnly(cfg, file)
+    : await openDeploymentStore(cfg, {
+        synchronous: 'FULL',
+        ...(opts.keys ? { keys: true, announce: (message: string) => process.stderr.write(`realmgate: ${message}\n`) } : {}),
+      });
   try {
     return await fn(store);
   } finally {
     await db.close();
+  }
+}
+
+function permitted(file: string, mode: number): boolean {
+  try {
+    fs.accessSync(file, mode);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An SQLite file this process cannot write, for a command that only reads: opened read-only (SQLite refuses
+ * any write), without migrating it, so it must be migrated already. SQLite reads a WAL database through its
+ * -shm file: when that is absent (no server has the database open) it creates it, which a read-only folder
+ * prevents; only the immutable mode would read it then, which is wrong if another process writes the file
+ * meanwhile (a server running as another user, or through another mount), so it is refused, saying why.
+ */
+async function openReadOnly(cfg: Config, file: string): Promise<{ db: Db; store: Store }> {
+  let db: Db | undefined;
+  try {
+    db = await openDatabase(cfg.databaseUrl, { readonly: true });
+    const missing = await unappliedMigrations(db);
+    if (missing.length > 0) {
+      throw new CliError(`the database ${file} is read-only and lacks ${missing.length} migration(s) of this version (${missing[0]}...): run realmgate migrate with permission to write it first`);
+    }
+    return { db, store: new Store(db) };
+  } catch (err) {
+    await db?.close();
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN'))) {
+      throw new CliError(
+        `cannot read the database ${file} read-only: SQLite must create ${path.basename(file)}-shm beside it to read it, and its folder is read-only too (make the folder writable, or read it while the server has it open)`,
+      );
+    }
+    throw err;
   }
 }
 

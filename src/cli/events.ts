@@ -39,7 +39,7 @@ export function registerEvents(program: Command): void {
           ...(since !== undefined ? { since } : {}),
           limit: Math.min(o.limit ?? 100, 10_000),
         });
-      });
+      }, { access: 'read' });
       // JSON escapes every control character itself, so --json keeps the exact stored text.
       if (!o.json) process.stdout.write(COLUMNS.join('\t') + '\n');
       for (const e of events) process.stdout.write((o.json ? JSON.stringify({ ...e, time: eventTime(e) }) : textLine(e)) + '\n');

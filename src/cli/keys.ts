@@ -20,7 +20,7 @@ export function registerKeys(program: Command): void {
         const r = await store.realms.get(realmId);
         if (!r) throw new CliError(`realm ${realmId} does not exist`);
         return { realm: r, keys: await store.keys.list(realmId) };
-      });
+      }, { access: 'read' });
       const now = Math.floor(Date.now() / 1000);
       for (const k of list.keys) {
         const until = k.retiredAt != null ? k.retiredAt + list.realm.accessTokenLifetime : undefined;

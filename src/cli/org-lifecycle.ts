@@ -57,7 +57,7 @@ export function registerOrgLifecycle(org: Command): void {
     .command('list <realm> <org>')
     .description('list the members of an organization')
     .action(async (realmId: string, ref: string) => {
-      const users = await withStore((store) => listMembers(store, { realmId, organization: ref, max: 1000 }));
+      const users = await withStore((store) => listMembers(store, { realmId, organization: ref, max: 1000 }), { access: 'read' });
       for (const u of users) process.stdout.write(`${u.username}\t${u.email ?? ''}\n`);
     });
   members

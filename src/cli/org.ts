@@ -31,7 +31,7 @@ export function registerOrg(program: Command): void {
       const orgs = await withStore(async (store) => {
         if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
         return listOrganizations(store, { realmId, max: 1000 });
-      });
+      }, { access: 'read' });
       // A name stored before control characters were refused must not drive the terminal.
       for (const o of orgs) process.stdout.write(`${o.alias}\t${terminalSafe(o.name)}\t${o.enabled ? 'enabled' : 'disabled'}\t${o.domains.map((d) => d.name).join(' ')}\n`);
     });

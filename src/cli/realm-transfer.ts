@@ -44,7 +44,7 @@ export function registerRealmTransfer(realm: Command): void {
           cliActor(),
         ),
         // New realms get signing keys: sealed, after the key secret is checked (a wrong one changes nothing).
-        { keys: true },
+        { keys: true, access: 'create' },
       );
       process.stdout.write(o.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report, terminalSafe));
       if (report.failed) process.exitCode = 1;
@@ -57,7 +57,7 @@ export function registerRealmTransfer(realm: Command): void {
     .action(async (realmId: string, o: { file?: string; withSecrets?: boolean }) => {
       if (o.file !== undefined && o.file.trim() === '') throw new CliError('--file needs a file name (without --file the export goes to standard output)');
       const existing = o.file === undefined ? undefined : await regularFileOrNothing(o.file);
-      const rep = await withStore((store) => exportRealm(store, realmId, { withSecrets: Boolean(o.withSecrets) }));
+      const rep = await withStore((store) => exportRealm(store, realmId, { withSecrets: Boolean(o.withSecrets) }), { access: 'read' });
       const text = JSON.stringify(rep, null, 2) + '\n';
       if (o.file !== undefined) {
         // Hashes are secrets too: with them the file is readable by its owner only, an existing one too.

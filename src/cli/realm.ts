@@ -60,7 +60,7 @@ export function registerRealm(program: Command): void {
   realmSettingOptions(realm.command('create <realm>').description('create a realm with the default scopes and a signing key'))
     .option('--display-name <name>', 'name shown on the login pages (at most 255 characters, no control characters)')
     .action(async (id: string, o: Record<string, unknown>) => {
-      await withStore((store) => createRealm(store, { id, displayName: o.displayName as string | undefined, settings: settingsFrom(o) }), { keys: true });
+      await withStore((store) => createRealm(store, { id, displayName: o.displayName as string | undefined, settings: settingsFrom(o) }), { keys: true, access: 'create' });
       process.stdout.write(`created realm ${id}\n`);
     });
   
@@ -77,7 +77,7 @@ export function registerRealm(program: Command): void {
     .command('list')
     .description('list realms (name, tab, display name; control characters shown escaped)')
     .action(async () => {
-      const realms = await withStore((store) => store.realms.list());
+      const realms = await withStore((store) => store.realms.list(), { access: 'read' });
       // A display name stored before control characters were refused must not drive the terminal.
       for (const r of realms) process.stdout.write(`${r.id}\t${terminalSafe(r.displayName ?? '')}\n`);
     });

@@ -53,7 +53,7 @@ export function registerStart(program: Command): void {
     .command('migrate')
     .description('apply pending database migrations and exit')
     .action(async () => {
-      await withStore(async () => undefined);
+      await withStore(async () => undefined, { access: 'create' });
       process.stdout.write('database is up to date\n');
     });
 }

@@ -74,7 +74,7 @@ export function registerUserLifecycle(user: Command): void {
     .command('sessions <realm> <user>')
     .description("list a user's live browser sessions and the clients holding tokens from each")
     .action(async (realmId: string, ref: string) => {
-      const sessions = await withStore((store) => userSessions(store, { realmId, user: ref }));
+      const sessions = await withStore((store) => userSessions(store, { realmId, user: ref }), { access: 'read' });
       process.stdout.write('session\tstarted\tlast access\tclients\n');
       for (const s of sessions) process.stdout.write(`${s.id}\t${time(s.createdAt)}\t${time(s.lastAccess)}\t${s.clients.join(' ')}\n`);
     });
@@ -89,7 +89,7 @@ export function registerUserLifecycle(user: Command): void {
     .command('consents <realm> <user>')
     .description('list the scopes a user granted, per client')
     .action(async (realmId: string, ref: string) => {
-      const consents = await withStore((store) => userConsents(store, { realmId, user: ref }));
+      const consents = await withStore((store) => userConsents(store, { realmId, user: ref }), { access: 'read' });
       for (const c of consents) process.stdout.write(`${c.clientId}\t${c.scopes.join(' ')}\n`);
     });
   user

@@ -55,7 +55,7 @@ export function registerUser(program: Command): void {
     .option('--first <n>', 'skip this many users', intArg('--first'))
     .option('--max <n>', 'list at most this many users (default 100)', intArg('--max'))
     .action(async (realmId: string, o: { search?: string; first?: number; max?: number }) => {
-      const users = await withStore((store) => listUsers(store, { realmId, search: o.search, first: o.first, max: o.max }));
+      const users = await withStore((store) => listUsers(store, { realmId, search: o.search, first: o.first, max: o.max }), { access: 'read' });
       for (const u of users) process.stdout.write(`${u.username}\t${u.email ?? ''}\t${u.enabled ? 'enabled' : 'disabled'}\n`);
     });
   registerUserLifecycle(user);

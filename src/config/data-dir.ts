@@ -30,6 +30,13 @@ export function defaultDatabaseUrl(): string {
   return `sqlite:${path.join(installDir(), 'data', 'realmgate.db')}`;
 }
 
+/** The file of a `sqlite:` URL, absolute; undefined for PostgreSQL and for `sqlite::memory:`. */
+export function sqliteFile(url: string): string | undefined {
+  if (!url.startsWith('sqlite:')) return undefined;
+  const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+  return file === '' || file === ':memory:' ? undefined : path.resolve(file);
+}
+
 /** A database URL fit for a log line: credentials hidden, a relative SQLite path made absolute. */
 export function describeDatabaseUrl(url: string): string {
   if (url.startsWith('sqlite:')) {

@@ -40,6 +40,8 @@ export interface OpenOptions {
    * pooled connection, and each lock another transaction holds (lock_timeout). REALMGATE_DB_WAIT_TIMEOUT_MS.
    */
   waitTimeoutMs?: number;
+  /** SQLite: an existing file, read-only (nothing is written, migrations neither: see unappliedMigrations). */
+  readonly?: boolean;
 }
 
 /** SQLite: how long a process waits for another's migrations (in steps of the wait timeout). */
@@ -52,9 +54,9 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!file) throw new DatabaseUrlError('sqlite: URL needs a file path, e.g. sqlite:./data/realmgate.db');
     const synchronous = opts.synchronous ?? 'FULL';
-    const { dialect, raw } = sqliteDialect({ file, synchronous, busyTimeoutMs: waitTimeoutMs });
+    const { dialect, raw } = sqliteDialect({ file, synchronous, busyTimeoutMs: waitTimeoutMs, readonly: opts.readonly ?? false });
     // FULL on a WAL file: the hot token batches sync the WAL off the event loop (dialects/wal-sync.ts).
-    const wal = synchronous === 'FULL' && file !== ':memory:' && raw.pragma('journal_mode', { simple: true }) === 'wal';
+    const wal = synchronous === 'FULL' && file !== ':memory:' && !opts.readonly && raw.pragma('journal_mode', { simple: true }) === 'wal';
     const kysely = new Kysely<Database>({ dialect });
     const migrationLock = async <T>(fn: () => Promise<T>): Promise<T> => {
       for (let waited = 0; ; waited++) {
@@ -181,6 +183,25 @@ class FailedMigration extends Error {
   constructor(readonly result: MigrationResultSet) {
     super('migration failed');
   }
+}
+
+/**
+ * The migrations of this build the database has not applied, read without writing anything (a database
+ * opened read-only cannot be migrated); a database that records a migration this build does not know is
+ * refused as migrate refuses it.
+ */
+export async function unappliedMigrations(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db: db.kysely, provider, nameComparator: byCodeUnits, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
+  const known = new Set(Object.keys(MIGRATIONS));
+  const listed = await migrator.getMigrations();
+  const applied = new Set(listed.filter((m) => m.executedAt !== undefined).map((m) => m.name));
+  const table = db.schema ? sql.table(`${db.schema}.kysely_migration`) : sql.table('kysely_migration');
+  if (applied.size > 0) {
+    const rows = await sql<{ name: string }>`select name from ${table}`.execute(db.kysely);
+    const unknown = rows.rows.map((r) => r.name).find((name) => !known.has(name));
+    if (unknown !== undefined) throw new NewerDatabaseError(unknown);
+  }
+  return [...known].filter((name) => !applied.has(name));
 }
 
 /** True when every migration of this build is recorded as applied in the database. */

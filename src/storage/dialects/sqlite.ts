@@ -8,6 +8,8 @@ export interface SqliteOptions {
   synchronous: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
   /** How long a statement waits for another process's write lock before SQLITE_BUSY (busy_timeout). */
   busyTimeoutMs: number;
+  /** An existing file, opened read-only: SQLite refuses every write (its journal mode is left as it is). */
+  readonly?: boolean;
 }
 
 /**
@@ -15,12 +17,12 @@ export interface SqliteOptions {
  * query, and preparing costs more than running the small indexed statements of the hot paths.
  */
 export function sqliteDialect(opts: SqliteOptions): { dialect: SqliteDialect; raw: BetterSqlite3.Database } {
-  if (opts.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
-  const raw = new BetterSqlite3(opts.file);
+  if (opts.file !== ':memory:' && !opts.readonly) fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
+  const raw = new BetterSqlite3(opts.file, opts.readonly ? { readonly: true, fileMustExist: true } : {});
   // Another process (the CLI, another worker) may hold the write lock for a moment. Set first: switching
   // a fresh file to WAL takes that lock too, and several workers open the file at once.
   raw.pragma(`busy_timeout = ${opts.busyTimeoutMs}`);
-  raw.pragma('journal_mode = WAL');
+  if (!opts.readonly) raw.pragma('journal_mode = WAL');
   raw.pragma(`synchronous = ${opts.synchronous}`);
   raw.pragma('foreign_keys = ON');
   const cache = new Map<string, BetterSqlite3.Statement>();
