@@ -5,7 +5,7 @@ import { dialects } from '../helpers/db.js';
 import { basic, realmPath } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
-import { changeClient, updateClient } from '../../src/admin/operations/clients.js';
+import { changeClient, createClient, updateClient } from '../../src/admin/operations/clients.js';
 
 /** POSTs to a realm's token endpoint over the real port, as a client library would. */
 async function token(ts: AdminTestServer, realm: string, form: Record<string, string>, authorization?: string): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -80,6 +80,59 @@ for (const dialect of dialects()) {
       const r = await token(ts, 'test', { grant_type: 'refresh_token', refresh_token: 'not-a-token' }, basic('ledger', secret));
       assert.deepEqual([r.status, r.body.error], [400, 'invalid_grant'], 'authenticated with the new secret');
       await ts.kc.clients.del({ realm: 'test', id: 'ledger' });
+    });
+
+    test('token endpoint authentication: the representation names the methods a client allows, and GET then PUT or POST of it keeps them', async () => {
+      const METHODS = 'realmgate.token.endpoint.auth.methods';
+      const redirectUris = ['https://auth-methods.example.com/cb'];
+      const { secret: postSecret } = await createClient(ts.store, { realmId: 'test', clientId: 'post-only', redirectUris, authMethods: ['client_secret_post'] });
+      const { secret: bothSecret } = await createClient(ts.store, { realmId: 'test', clientId: 'both-methods', redirectUris });
+      await createClient(ts.store, { realmId: 'test', clientId: 'no-secret', redirectUris, public: true });
+      const methods = async (id: string) => (await ts.store.clients.get('test', id))!.authMethods;
+      /** Whether the token endpoint takes the client's secret sent this way (invalid_grant: the client was authenticated). */
+      const accepts = async (id: string, secret: string, how: 'basic' | 'post') => {
+        const r = how === 'basic' ? await token(ts, 'test', { grant_type: 'refresh_token', refresh_token: 'x' }, basic(id, secret)) : await token(ts, 'test', { grant_type: 'refresh_token', refresh_token: 'x', client_id: id, client_secret: secret });
+        return r.body.error === 'invalid_grant';
+      };
+      assert.deepEqual([await accepts('post-only', postSecret!, 'basic'), await accepts('post-only', postSecret!, 'post')], [false, true]);
+
+      // Keycloak's authenticator "client-secret" takes the secret both ways (client_secret_basic and
+      // client_secret_post); which of them a Realmgate client allows is a realmgate. attribute.
+      const postOnly = (await ts.kc.clients.findOne({ realm: 'test', id: 'post-only' }))!;
+      const both = (await ts.kc.clients.findOne({ realm: 'test', id: 'both-methods' }))!;
+      const pub = (await ts.kc.clients.findOne({ realm: 'test', id: 'no-secret' }))!;
+      assert.equal(postOnly.clientAuthenticatorType, 'client-secret');
+      assert.equal(postOnly.attributes?.[METHODS], 'client_secret_post');
+      assert.equal(both.attributes?.[METHODS], 'client_secret_basic client_secret_post');
+      assert.equal(pub.attributes?.[METHODS], undefined);
+      assert.equal(postOnly.attributes?.['token.endpoint.auth.method'], undefined, 'no attribute of one method for a client of two');
+
+      // GET then PUT of the same representation changes nothing.
+      for (const rep of [postOnly, both, pub]) await ts.kc.clients.update({ realm: 'test', id: rep.clientId! }, rep);
+      assert.deepEqual([await methods('post-only'), await methods('both-methods'), await methods('no-secret')], [['client_secret_post'], ['client_secret_basic', 'client_secret_post'], ['none']]);
+      assert.deepEqual(await ts.kc.clients.findOne({ realm: 'test', id: 'post-only' }), postOnly);
+      // POST of it under another client id: a copy with the same methods.
+      await ts.kc.clients.create({ realm: 'test', ...postOnly, clientId: 'post-only-copy' });
+      assert.deepEqual(await methods('post-only-copy'), ['client_secret_post']);
+
+      // The attribute is written as the CLI's --auth-method is: a change takes effect at the token endpoint.
+      await ts.kc.clients.update({ realm: 'test', id: 'both-methods' }, { ...both, attributes: { ...both.attributes, [METHODS]: 'client_secret_basic' } });
+      assert.deepEqual(await methods('both-methods'), ['client_secret_basic']);
+      assert.deepEqual([await accepts('both-methods', bothSecret!, 'basic'), await accepts('both-methods', bothSecret!, 'post')], [true, false]);
+      for (const bad of ['', 'private_key_jwt', 'none', 'client_secret_basic tls_client_auth']) {
+        assert.equal(await statusOf(ts.kc.clients.update({ realm: 'test', id: 'both-methods' }, { attributes: { [METHODS]: bad } })), 400, JSON.stringify(bad));
+      }
+      assert.equal(await statusOf(ts.kc.clients.update({ realm: 'test', id: 'no-secret' }, { attributes: { [METHODS]: 'client_secret_post' } })), 400, 'a public client does not authenticate');
+      // Another Keycloak authenticator (signed JWTs, mutual TLS) cannot be honoured: refused, not ignored.
+      for (const other of ['client-jwt', 'client-secret-jwt', 'client-x509']) {
+        assert.equal(await statusOf(ts.kc.clients.update({ realm: 'test', id: 'both-methods' }, { clientAuthenticatorType: other })), 400, other);
+        assert.equal(await statusOf(ts.kc.clients.create({ realm: 'test', clientId: `jwt-${other}`, redirectUris, clientAuthenticatorType: other })), 400, other);
+      }
+      assert.deepEqual(await methods('both-methods'), ['client_secret_basic']);
+      // Turned public by a PUT of its representation: the methods it had go with its secret.
+      await ts.kc.clients.update({ realm: 'test', id: 'post-only-copy' }, { ...postOnly, clientId: 'post-only-copy', publicClient: true });
+      assert.deepEqual(await methods('post-only-copy'), ['none']);
+      for (const id of ['post-only', 'post-only-copy', 'both-methods', 'no-secret']) await ts.kc.clients.del({ realm: 'test', id });
     });
 
     test('regenerating a secret refuses the old one at the token endpoint at once', async () => {

@@ -197,6 +197,8 @@ export interface ClientChanges {
   pkceMethod?: '' | 'S256';
   /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
   webOrigins?: string[];
+  /** A confidential client's methods, as --auth-method takes them (checked by checkAuthMethods). */
+  authMethods?: string[];
 }
 
 async function requireClient(store: Store, realmId: string, clientId: string): Promise<Client> {
@@ -222,6 +224,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   if (c.postLogoutRedirectUris) update.postLogoutRedirectUris = set(c.postLogoutRedirectUris)!;
   if (c.scopes) update.scopes = c.scopes.join(' ');
   if (c.webOrigins) update.webOrigins = set(c.webOrigins)!;
+  if (c.authMethods) update.authMethods = c.authMethods;
   for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod'] as const) {
     if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }

@@ -70,6 +70,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.serviceAccountsEnabled !== undefined ? { serviceAccountsEnabled: rep.serviceAccountsEnabled } : {}),
         ...(rep.pkceMethod !== undefined ? { pkceMethod: rep.pkceMethod } : {}),
         ...(rep.webOrigins ? { webOrigins: rep.webOrigins } : {}),
+        ...(rep.authMethods ? { authMethods: rep.authMethods } : {}),
       },
       actorOf(caller),
     );

@@ -2,6 +2,15 @@ import type { Client } from '../../../storage/types.js';
 import type { ClientChanges } from '../../operations/clients.js';
 import { ValidationError } from '../../validation.js';
 
+/**
+ * Which ways of sending its secret a confidential client allows (RFC 6749 2.3.1, OIDC Core 9), space-separated:
+ * client_secret_basic, client_secret_post or both (the CLI's --auth-method). Keycloak's ClientRepresentation
+ * names only the authenticator, clientAuthenticatorType "client-secret", which takes the secret both ways
+ * (its ClientIdAndSecretAuthenticator); a Realmgate client may be restricted to one, so the list is a
+ * realmgate. attribute, read back on create and update (Keycloak keeps unknown attributes as they are).
+ */
+export const AUTH_METHODS_ATTRIBUTE = 'realmgate.token.endpoint.auth.methods';
+
 /** Keycloak's ClientRepresentation, the fields Realmgate has. The id is the client id. */
 export interface ClientRepresentation {
   id: string;
@@ -45,7 +54,8 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
       'pkce.code.challenge.method': c.pkceMethod,
       // Keycloak joins the post-logout redirect URIs with '##'.
       'post.logout.redirect.uris': c.postLogoutRedirectUris.join('##'),
-      'token.endpoint.auth.method': c.authMethod,
+      // A public client does not authenticate (its methods are ['none']).
+      ...(c.public ? {} : { [AUTH_METHODS_ATTRIBUTE]: c.authMethods.join(' ') }),
     },
   };
 }
@@ -91,6 +101,12 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
   set('webOrigins', strList(body, 'webOrigins'));
   set('scopes', strList(body, 'defaultClientScopes'));
   if (bool(body, 'bearerOnly') === true) throw new ValidationError('bearer-only clients are not supported');
+  const authenticator = body.clientAuthenticatorType;
+  // Keycloak's other authenticators (client-jwt, client-secret-jwt, client-x509) cannot be honoured; "none"
+  // is what Keycloak's dynamic registration gives a public client, whose publicClient says the same.
+  if (authenticator !== undefined && authenticator !== null && authenticator !== 'client-secret' && authenticator !== 'none') {
+    throw new ValidationError(`clientAuthenticatorType ${JSON.stringify(authenticator)} is not supported: Realmgate clients authenticate with a secret (client-secret)`);
+  }
   if (bool(body, 'implicitFlowEnabled') === true) throw new ValidationError('the implicit flow is not supported (RFC 9700 2.1.2)');
   const attrs = body.attributes;
   if (attrs !== undefined && attrs !== null) {
@@ -103,6 +119,12 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
     }
     const logout = a['post.logout.redirect.uris'];
     if (typeof logout === 'string') out.postLogoutRedirectUris = logout.split('##').filter((u) => u !== '' && u !== '+');
+    const methods = a[AUTH_METHODS_ATTRIBUTE];
+    // Turning a client public drops its methods: the attribute read from it while it was confidential goes too.
+    if (methods !== undefined && methods !== null && out.public !== true) {
+      if (typeof methods !== 'string') throw new ValidationError(`attributes.${AUTH_METHODS_ATTRIBUTE} must be a string`);
+      out.authMethods = [methods];
+    }
   }
   return out;
 }
