@@ -10,6 +10,7 @@ import { readExport, ExportFileError } from '../../src/admin/keycloak/import-fil
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
 import { exportRealm } from '../../src/admin/keycloak/export.js';
 import { cliActor } from '../../src/admin/operations/common.js';
+import { updateClient } from '../../src/admin/operations/clients.js';
 import { bootstrapAdmin, createClient } from '../../src/admin/operations.js';
 import { formatReport, type ImportReport, type RealmReport } from '../../src/admin/keycloak/import-report.js';
 import { terminalSafe } from '../../src/cli/terminal-text.js';
@@ -247,9 +248,13 @@ for (const dialect of dialects()) {
     });
 
     test('export then import back (overwrite): same subjects, passwords, client secret, organization', async () => {
+      // A client allowing one way of sending its secret keeps to it (a realmgate. attribute names the methods).
+      await updateClient(ts.store, { realmId: 'corp', clientId: 'portal', authMethods: ['client_secret_basic'] });
       const masked = await exportRealm(ts.store, 'corp', { withSecrets: false });
       const portal = (masked.clients as Array<Record<string, unknown>>).find((c) => c.clientId === 'portal')!;
       assert.equal(portal.secret, '**********');
+      assert.equal(portal.clientAuthenticatorType, 'client-secret');
+      assert.equal((portal.attributes as Record<string, string>)['realmgate.token.endpoint.auth.methods'], 'client_secret_basic');
       assert.equal(JSON.stringify(masked).includes('$argon2'), false);
       assert.equal(JSON.stringify(masked).includes('secretData'), false);
       const full = JSON.parse(JSON.stringify(await exportRealm(ts.store, 'corp', { withSecrets: true }))) as Record<string, unknown>;
@@ -259,6 +264,7 @@ for (const dialect of dialects()) {
       const r = await importKeycloakRealms(ts.store, [full], { ifExists: 'overwrite' }, actor);
       assert.equal(r.realms[0]!.status, 'overwritten', r.realms[0]!.reason);
       assert.equal((await ts.store.realms.get('corp'))!.organizationRequired, false);
+      assert.deepEqual((await ts.store.clients.get('corp', 'portal'))!.authMethods, ['client_secret_basic']);
       const a = await signIn(ts, { realm: 'corp', clientId: 'portal', redirectUri: RP, secret: 'kc-portal-secret-7f3a9c', username: 'argon-user', password: 'pw-argon-user', organization: 'sales' });
       assert.equal(a.claims?.sub, '0b7c1d2e-0000-4000-8000-000000000004');
       assert.deepEqual(a.claims?.organization, ['sales']);
@@ -333,6 +339,7 @@ for (const dialect of dialects()) {
           { clientId: 'weak', publicClient: false, secret: 'x', redirectUris: [RP] },
           { clientId: 'esc\x1b[31m', publicClient: true, redirectUris: [RP] },
           { clientId: 'on-zero', publicClient: true, enabled: 0, redirectUris: [RP] },
+          { clientId: 'jwt-method', publicClient: false, secret: 'a-chosen-secret-of-24ch', redirectUris: [RP], attributes: { 'realmgate.token.endpoint.auth.methods': 'private_key_jwt' } },
           { clientId: 'ok-app', publicClient: true, redirectUris: [RP] },
         ],
         users: [
@@ -380,7 +387,8 @@ for (const dialect of dialects()) {
       reason('client weak', 'skipped', /a chosen client secret must have at least 16 characters/);
       reason('client esc\x1b[31m', 'skipped', /client id must be 1-255 printable ASCII characters/);
       reason('client on-zero', 'skipped', /^enabled must be true or false, not a number \(0\)$/);
-      for (const id of ['uris-string', 'weak', 'esc\x1b[31m', 'on-zero']) assert.equal(await ts.store.clients.get('typed', id), undefined, id);
+      reason('client jwt-method', 'skipped', /the authentication method must be client_secret_basic or client_secret_post, not "private_key_jwt"/);
+      for (const id of ['uris-string', 'weak', 'esc\x1b[31m', 'on-zero', 'jwt-method']) assert.equal(await ts.store.clients.get('typed', id), undefined, id);
       // Users: never enabled by a non-boolean; never coerced; a NUL refused before PostgreSQL sees it.
       reason('user zero', 'skipped', /^enabled must be true or false, not a number \(0\)$/);
       reason('user null-enabled', 'skipped', /^enabled must be true or false, not null$/);

@@ -1,6 +1,7 @@
 import type { Store } from '../../storage/store.js';
 import type { Client, User } from '../../storage/types.js';
 import { toRealmRepresentation } from './representations/realm.js';
+import { AUTH_METHODS_ATTRIBUTE } from './representations/client.js';
 import { exportCredential } from './credentials.js';
 import { REALM_MANAGEMENT } from '../authorization.js';
 import { NotFound } from '../validation.js';
@@ -22,6 +23,8 @@ function clientRepresentation(c: Client, withSecrets: boolean): Json {
   // Realmgate requires PKCE S256 from public clients (RFC 9700 2.1.1).
   if (c.public || c.pkceMethod === 'S256') attributes['pkce.code.challenge.method'] = 'S256';
   if (!c.public && withSecrets && c.secretHash) attributes[SECRET_HASH_ATTRIBUTE] = c.secretHash;
+  // As the admin API shows it: which of client-secret's two ways the client allows (Keycloak ignores it).
+  if (!c.public) attributes[AUTH_METHODS_ATTRIBUTE] = c.authMethods.join(' ');
   return {
     clientId: c.clientId,
     ...(c.name !== null ? { name: c.name } : {}),

@@ -17,6 +17,7 @@ import { checkPassword, deleteUser } from './users.js';
 import { checkDomains, checkOrganizationTexts, createOrganization } from './organizations.js';
 import { checkConsentText } from './client-scopes.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
+import { AUTH_METHODS_ATTRIBUTE } from '../keycloak/representations/client.js';
 
 export type IfExists = 'fail' | 'skip' | 'overwrite';
 
@@ -486,6 +487,8 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     serviceAccounts: optBool(c, 'serviceAccountsEnabled'),
   };
   const pkce = optString(attrs, 'pkce.code.challenge.method', 'attributes.');
+  // A Realmgate export names the secret methods a client allows (Keycloak's exports do not: both).
+  const authMethods = isPublic ? undefined : optString(attrs, AUTH_METHODS_ATTRIBUTE, 'attributes.');
   const mappers = optList(c, 'protocolMappers').length;
   const ownScopes = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
   const scopeEntries = [...optStrings(c, 'defaultClientScopes'), ...optStrings(c, 'optionalClientScopes')];
@@ -574,6 +577,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     serviceAccountsEnabled: flags.serviceAccounts === true && !isPublic,
     webOrigins,
     ...(pkce === 'S256' || pkce === 'plain' ? { pkceMethod: 'S256' as const } : {}),
+    ...(authMethods !== undefined ? { authMethods: [authMethods] } : {}),
   };
   const chosen = !isPublic && !restored ? secret : undefined;
   try {
