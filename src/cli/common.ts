@@ -96,7 +96,7 @@ function permitted(file: string, mode: number): boolean {
 async function openReadOnly(cfg: Config, file: string): Promise<{ db: Db; store: Store }> {
   let db: Db | undefined;
   try {
-    db = await openDatabase(cfg.databaseUrl, { readonly: true });
+    db = await openDatabase(cfg.databaseUrl, { readonly: true, waitTimeoutMs: cfg.dbWaitTimeoutMs });
     const missing = await unappliedMigrations(db);
     if (missing.length > 0) {
       throw new CliError(`the database ${file} is read-only and lacks ${missing.length} migration(s) of this version (${missing[0]}...): run realmgate migrate with permission to write it first`);
