@@ -93,7 +93,16 @@ describe('PostgreSQL migrations wait for locks past the wait timeout', { skip: !
       u.pathname = `/${name}`;
       await fn(u.href, name);
     } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => admin.end());
+      try {
+        // Every client made here has ended, but a server process may outlive its client's end() for a
+        // moment (and DROP ... WITH (FORCE) would send its client an error nobody listens to any more).
+        while ((await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name])).rows[0].n > 0) {
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+      } finally {
+        await admin.end();
+      }
     }
   }
 
