@@ -1,24 +1,15 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cliRunner } from '../helpers/cli.js';
-import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { cliDatabase, cliRunner } from '../helpers/cli.js';
+import { dialects } from '../helpers/db.js';
 
 // The installed command (npm test builds dist/ first, as `npm install` does). Its commands on one realm,
 // acme, in order; test/cli/cli.test.ts has the rest (two files: each stays well inside the runner's per-file limit on a loaded machine).
 
 for (const dialect of dialects()) {
   describe(`realmgate CLI: creating, changing and listing a realm's contents (${dialect})`, () => {
-    const { run, ok, fails } = cliRunner(() => tdb.url);
-    let tdb: TestDatabase;
-    before(async () => {
-      tdb = await createTestDatabase(dialect);
-      await tdb.db.close();
-    });
-    after(async () => {
-      const { openDatabase } = await import('../../src/storage/database.js');
-      tdb.db = await openDatabase(tdb.url);
-      await tdb.drop();
-    });
+    const database = cliDatabase(dialect, 'realmgate-cli-commands-');
+    const { run, ok, fails } = cliRunner(() => database.url);
 
     test('realm, org, user and client creation in the documented forms', () => {
       ok(['realm', 'create', 'acme', '--display-name', 'Acme Realm']);

@@ -4,34 +4,22 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cliRunner, BIN } from '../helpers/cli.js';
-import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { cliDatabase, cliRunner, BIN } from '../helpers/cli.js';
+import { dialects } from '../helpers/db.js';
 
 // The installed command (npm test builds dist/ first, as `npm install` does).
 
 for (const dialect of dialects()) {
   describe(`realmgate CLI (${dialect})`, () => {
-    const { run, ok, fails } = cliRunner(() => tdb.url);
-    let tdb: TestDatabase;
-    before(async () => {
-      tdb = await createTestDatabase(dialect);
-      await tdb.db.close();
-    });
-    after(async () => {
-      const { openDatabase } = await import('../../src/storage/database.js');
-      tdb.db = await openDatabase(tdb.url);
-      await tdb.drop();
-    });
-
-
-
+    const database = cliDatabase(dialect, 'realmgate-cli-');
+    const { run, ok, fails } = cliRunner(() => database.url);
 
     test('realm update sets the refresh grace and the stored event types', async () => {
       ok(['realm', 'create', 'grace']);
       ok(['realm', 'update', 'grace', '--refresh-grace-seconds', '30', '--refresh-grace-max', '2', '--stored-events', 'REFRESH_TOKEN, LOGOUT']);
       const { openDatabase } = await import('../../src/storage/database.js');
       const { Store } = await import('../../src/storage/store.js');
-      const db = await openDatabase(tdb.url);
+      const db = await openDatabase(database.url);
       try {
         const realm = await new Store(db).realms.get('grace');
         assert.deepEqual([realm?.refreshGraceSeconds, realm?.refreshGraceMax, realm?.storedEventTypes], [30, 2, ['REFRESH_TOKEN', 'LOGOUT']]);
@@ -53,7 +41,7 @@ for (const dialect of dialects()) {
       // Stored before the rule (or by hand): printed escaped, never raw.
       const { openDatabase } = await import('../../src/storage/database.js');
       const { Store } = await import('../../src/storage/store.js');
-      const db = await openDatabase(tdb.url);
+      const db = await openDatabase(database.url);
       try {
         const store = new Store(db);
         await store.realms.update('ctl', { displayName: 'a\x1b[31mRED\nline2' });

@@ -1,27 +1,15 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cliRunner, BIN } from '../helpers/cli.js';
-import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { cliDatabase, cliRunner, BIN } from '../helpers/cli.js';
+import { dialects } from '../helpers/db.js';
 
 // `user create` name flags and `client update`, through the installed command (contract item 2).
 // The installed command (npm test builds dist/ first, as `npm install` does).
 
 for (const dialect of dialects()) {
   describe(`realmgate user and client settings (${dialect})`, () => {
-    const { run, ok, fails } = cliRunner(() => tdb.url);
-    let tdb: TestDatabase;
-    before(async () => {
-      tdb = await createTestDatabase(dialect);
-      await tdb.db.close();
-    });
-    after(async () => {
-      const { openDatabase } = await import('../../src/storage/database.js');
-      tdb.db = await openDatabase(tdb.url);
-      await tdb.drop();
-    });
-
-
-
+    const database = cliDatabase(dialect, 'realmgate-client-update-');
+    const { run, ok, fails } = cliRunner(() => database.url);
 
     test('a realm and an organization to work in', () => {
       ok(['realm', 'create', 'acme']);
@@ -32,7 +20,7 @@ for (const dialect of dialects()) {
       ok(['user', 'create', 'acme', 'nina', '--password', 'nina-password', '--email', 'nina@example.com', '--first-name', 'Nina', '--last-name', 'Simone', '--email-verified']);
       fails(['user', 'create', 'acme', 'nemo', '--password', 'nemo-password', '--first-name', ' '], /first name/);
       const { openDatabase } = await import('../../src/storage/database.js');
-      const db = await openDatabase(tdb.url);
+      const db = await openDatabase(database.url);
       try {
         const row = await db.kysely.selectFrom('users').select(['first_name', 'last_name', 'email_verified']).where('username', '=', 'nina').executeTakeFirstOrThrow();
         assert.deepEqual({ ...row, email_verified: Number(row.email_verified) }, { first_name: 'Nina', last_name: 'Simone', email_verified: 1 });
