@@ -78,10 +78,11 @@ describe('realmgate commands and the SQLite database path', () => {
 });
 
 // A database file this process may not write (and, further down, a folder it may not write either). As
-// root, whom file modes do not stop, the commands run as nobody instead.
+// root, whom file modes do not stop, the commands run without the capabilities that override them
+// (setpriv drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH): still root, so the checkout may be anywhere
+// (a clone in a 0700 folder is out of another user's reach), but the modes below hold.
 describe('read-only commands on a database file they cannot write', () => {
   const root = process.getuid?.() === 0;
-  const NOBODY = 65534;
   let dir = '';
   let data = '';
   let file = '';
@@ -90,11 +91,11 @@ describe('read-only commands on a database file they cannot write', () => {
 
   /** The command as a user who may read the database but not write it. */
   function runReader(args: string[]): CliResult {
-    const r = spawnSync(process.execPath, [BIN, ...args], {
+    const command = root ? ['setpriv', '--bounding-set=-dac_override,-dac_read_search', '--', process.execPath] : [process.execPath];
+    const r = spawnSync(command[0]!, [...command.slice(1), BIN, ...args], {
       env: { ...process.env, DATABASE_URL: url(), LOG_LEVEL: 'silent' },
       encoding: 'utf8',
       timeout: 30_000,
-      ...(root ? { uid: NOBODY, gid: NOBODY } : {}),
     });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   }
@@ -102,20 +103,12 @@ describe('read-only commands on a database file they cannot write', () => {
   /** The folder writable by the reader, or not; the file never. */
   function protect(folderWritable: boolean): void {
     for (const f of fs.readdirSync(data)) if (f !== path.basename(file)) fs.rmSync(path.join(data, f));
-    if (root) {
-      fs.chmodSync(file, 0o644);
-      fs.chownSync(data, folderWritable ? NOBODY : 0, 0);
-      fs.chmodSync(data, 0o755);
-    } else {
-      fs.chmodSync(file, 0o444);
-      fs.chmodSync(data, folderWritable ? 0o755 : 0o555);
-    }
+    fs.chmodSync(file, 0o444);
+    fs.chmodSync(data, folderWritable ? 0o755 : 0o555);
   }
 
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-readonly-'));
-    // The reader must reach the folder (mkdtemp makes it 0700).
-    fs.chmodSync(dir, 0o755);
     data = path.join(dir, 'data');
     file = path.join(data, 'realmgate.db');
     process.env.REALMGATE_KEY_FILE = path.join(dir, 'k.key');
@@ -125,7 +118,6 @@ describe('read-only commands on a database file they cannot write', () => {
   });
   after(() => {
     if (fs.existsSync(data)) {
-      if (root) fs.chownSync(data, 0, 0);
       fs.chmodSync(data, 0o755);
     }
     fs.rmSync(dir, { recursive: true, force: true });
@@ -160,7 +152,6 @@ describe('read-only commands on a database file they cannot write', () => {
   });
 
   test('a read-only file that lacks a migration of this version is refused, not migrated', async () => {
-    if (root) fs.chownSync(data, 0, 0);
     fs.chmodSync(data, 0o755);
     fs.chmodSync(file, 0o644);
     const db = await openDatabase(url());
@@ -179,7 +170,6 @@ describe('read-only commands on a database file they cannot write', () => {
   });
 
   test('a read-only file a newer Realmgate migrated is refused as migrate refuses it', async () => {
-    if (root) fs.chownSync(data, 0, 0);
     fs.chmodSync(data, 0o755);
     fs.chmodSync(file, 0o644);
     const db = await openDatabase(url());
