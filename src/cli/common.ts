@@ -3,9 +3,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config/config.js';
 import { describeDatabaseUrl, sqliteFile } from '../config/data-dir.js';
-import { openDeploymentStore } from '../admin/operations/deployment.js';
-import { openDatabase, unappliedMigrations, type Db } from '../storage/database.js';
-import { Store } from '../storage/store.js';
+import { openDeploymentStore, openReadOnlyStore, UnmigratedDatabaseError, type Store } from '../admin/operations/deployment.js';
 import { LATEST_TIME } from '../admin/operations/realms.js';
 import { requireSealing } from '../crypto/key-encryption.js';
 
@@ -93,17 +91,13 @@ function permitted(file: string, mode: number): boolean {
  * prevents; only the immutable mode would read it then, which is wrong if another process writes the file
  * meanwhile (a server running as another user, or through another mount), so it is refused, saying why.
  */
-async function openReadOnly(cfg: Config, file: string): Promise<{ db: Db; store: Store }> {
-  let db: Db | undefined;
+async function openReadOnly(cfg: Config, file: string): ReturnType<typeof openReadOnlyStore> {
   try {
-    db = await openDatabase(cfg.databaseUrl, { readonly: true, waitTimeoutMs: cfg.dbWaitTimeoutMs });
-    const missing = await unappliedMigrations(db);
-    if (missing.length > 0) {
-      throw new CliError(`the database ${file} is read-only and lacks ${missing.length} migration(s) of this version (${missing[0]}...): run realmgate migrate with permission to write it first`);
-    }
-    return { db, store: new Store(db) };
+    return await openReadOnlyStore(cfg);
   } catch (err) {
-    await db?.close();
+    if (err instanceof UnmigratedDatabaseError) {
+      throw new CliError(`the database ${file} is read-only and lacks ${err.missing.length} migration(s) of this version (${err.missing[0]}...): run realmgate migrate with permission to write it first`);
+    }
     const code = (err as { code?: unknown }).code;
     if (typeof code === 'string' && (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN'))) {
       throw new CliError(

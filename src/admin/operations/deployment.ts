@@ -1,5 +1,5 @@
 import type { Config } from '../../config/config.js';
-import { openDatabase, migrate, type Db } from '../../storage/database.js';
+import { openDatabase, migrate, unappliedMigrations, type Db } from '../../storage/database.js';
 import { Store } from '../../storage/store.js';
 
 export type { Store };
@@ -21,6 +21,29 @@ export async function openDeploymentStore(
     const store = new Store(db);
     if (opts.keys) await prepareKeyEncryption(config, store, opts.announce ?? (() => undefined));
     return { db, store };
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+}
+
+/** A read-only database that lacks migrations of this version (it cannot be migrated by whoever opened it). */
+export class UnmigratedDatabaseError extends Error {
+  constructor(readonly missing: string[]) {
+    super(`the database lacks ${missing.length} migration(s) of this version (${missing[0]}...)`);
+  }
+}
+
+/**
+ * Opens an SQLite file read-only (SQLite refuses every write), without migrating it: it must be migrated
+ * already, or UnmigratedDatabaseError. For a command that only reads a database it may not write.
+ */
+export async function openReadOnlyStore(config: Config): Promise<{ db: Db; store: Store }> {
+  const db = await openDatabase(config.databaseUrl, { readonly: true, waitTimeoutMs: config.dbWaitTimeoutMs });
+  try {
+    const missing = await unappliedMigrations(db);
+    if (missing.length > 0) throw new UnmigratedDatabaseError(missing);
+    return { db, store: new Store(db) };
   } catch (err) {
     await db.close();
     throw err;
