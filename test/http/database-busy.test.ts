@@ -130,6 +130,36 @@ describe('database busy (postgres)', { skip: !process.env.TEST_DATABASE_URL && '
     assert.equal(after.status, 200, after.body);
   });
 
+  test('refreshes arriving together, one of whose chains another transaction holds: the others answer at once, that one 503 after one wait timeout', async () => {
+    const chainIds = async () => new Set((await ts.store.db.kysely.selectFrom('refresh_chains').select('id').execute()).map((r) => r.id));
+    const before = await chainIds();
+    const heldToken = await firstRefreshToken();
+    const [heldId] = [...(await chainIds())].filter((id) => !before.has(id));
+    const tokens: string[] = [];
+    for (let k = 0; k < 6; k++) tokens.push(await firstRefreshToken());
+    const other = await otherConnection();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT id FROM refresh_chains WHERE id = $1 FOR UPDATE', [heldId]);
+      // Sent together, so that the server's group commit puts several in one statement (which one goes
+      // with which is up to timing: test/storage/postgres-batch.test.ts shows the skipped row itself).
+      const answers = await Promise.all([...tokens.slice(0, 3), heldToken, ...tokens.slice(3)].map((t) => refresh(t)));
+      const [held] = answers.splice(3, 1);
+      const rest = answers;
+      for (const r of rest) {
+        assert.equal(r.status, 200, r.body);
+        assert.ok(r.ms < WAIT_MS, `a chain nobody holds answered after ${Math.round(r.ms)} ms`);
+      }
+      assert.equal(held!.status, 503, held!.body);
+      // One wait, not a batch's wait and then its retry's.
+      assert.ok(held!.ms >= WAIT_MS && held!.ms < 2 * WAIT_MS, `answered after ${Math.round(held!.ms)} ms`);
+      await other.query('ROLLBACK');
+    } finally {
+      await other.end();
+    }
+    assert.equal((await refresh(heldToken)).status, 200);
+  });
+
   test('every pooled connection held: the token endpoint, a page and the admin API answer 503 after the wait timeout, then work', async () => {
     const token = await firstRefreshToken();
     let release!: () => void;

@@ -15,11 +15,14 @@ import type { ChainRow, CurrentAdvance } from '../token-statements.js';
  * - a batch never holds two rotations of one chain (the later one waits for the next batch, where its
  *   expected hash no longer holds, and it takes the full path, which decides reuse or grace);
  * - nobody is answered before the commit that holds their rotation;
- * - a batch that fails with a database error (a deadlock with another transaction that locks the same rows
- *   in another order, a value PostgreSQL refuses) changed nothing: its rotations are retried one
- *   statement each, so one request's failure is never another's. Batches lock their rows in the order
- *   of the chains' ids, so that batches of several processes do not deadlock each other. A connection
- *   error fails the batch's callers, as it would have failed each of them alone.
+ * - a row another transaction holds (another node's batch, an operator's SELECT ... FOR UPDATE) is not
+ *   waited for: the batch skips it (SKIP LOCKED) and answers that caller "not rotated", and its full path
+ *   (read the chain, then a conditional update that waits for the row, bounded by lock_timeout) decides.
+ *   One held row neither delays the rest of its batch nor makes them fail, and a batch never waits for a
+ *   lock, so batches of several processes cannot deadlock each other or another transaction;
+ * - a batch that fails with a database error (a value PostgreSQL refuses) changed nothing: its rotations
+ *   are retried one statement each, so one request's failure is never another's. A connection error
+ *   fails the batch's callers, as it would have failed each of them alone.
  * Under light load a batch holds one rotation and goes at once: no added latency.
  */
 
@@ -86,9 +89,6 @@ export class AdvanceBatcher {
       } else rest.push(p);
     }
     this.queue = rest;
-    // In the order of their chains: PostgreSQL locks the rows in the batch's order (a nested loop over it),
-    // so two processes' batches lock shared rows in one order and do not deadlock each other.
-    batch.sort((p, q) => (p.a.id < q.a.id ? -1 : p.a.id > q.a.id ? 1 : 0));
     this.inFlight++;
     metrics.pgBatchSize.observe(batch.length);
     void this.run(batch).finally(() => {

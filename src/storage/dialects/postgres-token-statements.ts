@@ -72,13 +72,20 @@ const SQL = {
   // cheaper for the event loop than node-postgres's array literals) read by json_to_recordset, each row's
   // conditions as advanceCurrent's; the events of the rotations that won (their username, as advanceCurrent's,
   // the joined row's); the joined rows as one JSON array.
+  // The batch takes only the rows nobody else holds (SKIP LOCKED): a row another transaction has locked
+  // (an operator's SELECT ... FOR UPDATE, another node rotating the same chain) is left out and answered as
+  // not rotated, and that caller's full path waits for it alone, bounded by lock_timeout. Waiting here
+  // would hold every other rotation of the batch behind that one row, then fail them all at lock_timeout
+  // and retry each alone: up to twice the timeout. Nothing waits, so batches cannot deadlock either.
   advanceBatch: `WITH i AS MATERIALIZED (
       SELECT * FROM json_to_recordset($1::json) AS t(o int, id text, eh text, gen int, realm text, client text, usr text, sid text, scopes text,
         min_max bigint, nbf bigint, nh text, now bigint,
         e_id text, e_realm text, e_time bigint, e_type text, e_outcome text, e_client text, e_user text, e_username text, e_ip text, e_reason text)
+    ), free AS MATERIALIZED (
+      SELECT c.id FROM refresh_chains c WHERE c.id IN (SELECT id FROM i) ORDER BY c.id FOR UPDATE SKIP LOCKED
     ), advanced AS (
       UPDATE refresh_chains c SET current_hash = i.nh, generation = i.gen + 1, rotated_at = i.now, grace_from_gen = i.gen, grace_used = 0
-      FROM i
+      FROM i JOIN free f ON f.id = i.id
       WHERE c.id = i.id AND c.current_hash = i.eh AND c.generation = i.gen AND c.realm_id = i.realm AND c.client_id = i.client
         AND c.user_id = i.usr AND c.session_id = i.sid AND c.scopes = i.scopes AND c.revoked_at IS NULL
         AND c.max_expires_at >= i.min_max AND c.created_at >= i.nbf
