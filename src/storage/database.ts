@@ -1,6 +1,7 @@
 import { Kysely, Migrator, sql, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import type { Database } from './schema.js';
 import { MIGRATIONS } from './migrations/index.js';
+import { isDatabaseBusy } from './dialects/errors.js';
 import { sqliteDialect } from './dialects/sqlite.js';
 import { sqliteTokenRunner } from './dialects/sqlite-token-batch.js';
 import { walSync } from './dialects/wal-sync.js';
@@ -139,10 +140,14 @@ function byCodeUnits(a: string, b: string): number {
  * database is being dropped; the migrations run in one transaction, so a failed attempt is retried.
  */
 export async function migrate(db: Db): Promise<void> {
+  if (await upToDate(db)) return;
   const migrator = new Migrator({ db: db.kysely, provider, nameComparator: byCodeUnits, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
   for (let attempt = 1; ; attempt++) {
     const { error, results } = db.migrationLock ? await lockedMigration(db.migrationLock, migrator) : await migrator.migrateToLatest();
     if (!error) return;
+    // A database that cannot take the migration now (SQLite's write lock held by another process past the
+    // wait) is busy, not broken: the error keeps its code, so that it is reported as busy.
+    if (isDatabaseBusy(error)) throw error;
     // Kysely refuses, before it runs anything, a database that records a migration this build lacks.
     const unknown = /previously executed migration (\S+) is missing/.exec(String((error as Error)?.message ?? error))?.[1];
     if (unknown !== undefined) throw new NewerDatabaseError(unknown);
@@ -163,6 +168,28 @@ export class NewerDatabaseError extends Error {
         'run the newer version, or restore a backup made before the upgrade',
     );
   }
+}
+
+/**
+ * True when the database records exactly this build's migrations, read with one SELECT: the migrator is
+ * then not started. It would take the migration lock and write (SQLite's write lock) on every start and
+ * every command, so that a process holding the database (a long import) failed even commands that only
+ * read, and nodes starting together queued on the lock for nothing. A committed migration list is what
+ * another node's migration leaves, never half of it (each runs in one transaction). A database missing
+ * the table, missing a migration, or recording one this build does not know goes to the migrator.
+ */
+async function upToDate(db: Db): Promise<boolean> {
+  const table = db.schema ? sql.table(`${db.schema}.kysely_migration`) : sql.table('kysely_migration');
+  let names: string[];
+  try {
+    names = (await sql<{ name: string }>`select name from ${table}`.execute(db.kysely)).rows.map((r) => r.name);
+  } catch (err) {
+    if (isDatabaseBusy(err)) throw err;
+    return false;
+  }
+  const known = Object.keys(MIGRATIONS);
+  const applied = new Set(names);
+  return applied.size === known.length && known.every((name) => applied.has(name));
 }
 
 /** Under the lock, a failed migration rolls everything back (the migrator reports errors instead of throwing). */
