@@ -9,7 +9,7 @@ import { Audit } from './audit.js';
 import { FailureLimiter } from './failure-limiter.js';
 import { FormKey } from './crypto/form-key.js';
 import { FailureSampler } from './oauth/failure-sampling.js';
-import { InteractionCaps } from './oauth/authorize/interaction-caps.js';
+import { PendingCaps } from './oauth/pending-caps.js';
 
 const REALM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const CLIENT_ID = /^[\x20-\x7E]{1,255}$/;
@@ -86,7 +86,7 @@ export interface Services {
   formKey: FormKey;
   clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter; sampler: FailureSampler };
   /** Caps on unfinished authorization requests, per address and overall. */
-  interactionCaps: InteractionCaps;
+  interactionCaps: PendingCaps;
 }
 
 export function createServices(config: Config, store: Store, clock: Clock): Services {
@@ -105,7 +105,7 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
       sampler: new FailureSampler(),
     },
     formKey: new FormKey(store),
-    interactionCaps: new InteractionCaps(store, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),
+    interactionCaps: new PendingCaps(store.interactions, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),
   };
 }
 

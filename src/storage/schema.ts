@@ -224,6 +224,8 @@ export interface DeviceCodeTable {
   expires_at: number;
   /** RFC 8707 resources of the device authorization request, a JSON list. */
   resources: string;
+  /** The client address of the device authorization request; null for rows older than the column. */
+  ip: string | null;
 }
 
 export interface RevokedAccessTokenTable {

@@ -6,6 +6,7 @@ import { realmBase, type Services } from '../../services.js';
 import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, Scope, User } from '../../storage/types.js';
 import { clientResponse, type ClientResponse } from './checks.js';
 import { claimScopes } from '../scopes.js';
+import { InteractionLimitError } from './interaction-caps.js';
 
 /** The organization of a code, chain or consent of a user who signs in without one. */
 export const NO_ORGANIZATION = '';
@@ -26,7 +27,8 @@ export async function beginInteraction(
 ): Promise<Interaction> {
   const now = nowSeconds(services.clock);
   // Bounded storage (issue 11): unfinished requests are capped per address and overall.
-  await services.interactionCaps.check(input.ip, now);
+  const cap = await services.interactionCaps.exceeded(input.ip, now);
+  if (cap) throw new InteractionLimitError(cap);
   const interaction: Interaction = {
     id: randomToken(18),
     realmId: input.realm.id,

@@ -18,6 +18,7 @@ import * as refreshPerChain from './2026-11-23T0800_refresh_per_chain.js';
 import * as storedEventTypes from './2026-11-23T0800_stored_event_types.js';
 import * as organizationRequired from './2026-11-23T1000_organization_required.js';
 import * as codeResources from './2026-11-25T0100_code_resources.js';
+import * as deviceCodeAddress from './2026-11-26T0100_device_code_address.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T0800_stored_event_types': storedEventTypes,
   '2026-11-23T1000_organization_required': organizationRequired,
   '2026-11-25T0100_code_resources': codeResources,
+  '2026-11-26T0100_device_code_address': deviceCodeAddress,
 };

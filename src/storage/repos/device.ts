@@ -4,6 +4,7 @@ import { ConflictError, type DeviceCode, type DeviceCodeStatus, type RefreshChai
 import { isUniqueViolation } from '../dialects/errors.js';
 import { kyselyTokenStatements } from '../token-statements.js';
 import { parseList, toSubject } from './mappers.js';
+import { countPending, type PendingTable } from './pending.js';
 import { startChain, type NewChain, type NewToken } from './tokens.js';
 import { eventRow } from './events.js';
 import { sortableId } from '../../crypto/random.js';
@@ -29,6 +30,9 @@ function toDevice(r: Selectable<DeviceCodeTable>): DeviceCode {
   };
 }
 
+/** A device code is pending (can still be approved and polled) until its expiry. */
+const PENDING: PendingTable = { table: 'device_codes', open: '>' };
+
 /** What a poll decides: an error to answer, a new polling interval, or the tokens to issue. */
 export type PollDecision<R> = { reject: R; interval?: number } | { chain: NewChain; token: NewToken };
 
@@ -42,7 +46,7 @@ export type PollOutcome<R> =
 export class DeviceRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async create(d: { hash: string; userCodeHash: string; realmId: string; clientId: string; scopes: string[]; resources?: string[]; interval: number; now: number; expiresAt: number }): Promise<void> {
+  async create(d: { hash: string; userCodeHash: string; realmId: string; clientId: string; scopes: string[]; resources?: string[]; interval: number; now: number; expiresAt: number; ip?: string | null }): Promise<void> {
     try {
       await this.db
         .insertInto('device_codes')
@@ -63,12 +67,23 @@ export class DeviceRepository {
           created_at: d.now,
           expires_at: d.expiresAt,
           resources: JSON.stringify(d.resources ?? []),
+          ip: d.ip ?? null,
         })
         .execute();
     } catch (err) {
       if (isUniqueViolation(err)) throw new ConflictError('user code collision');
       throw err;
     }
+  }
+
+  /** Device codes not yet expired that were asked for from one address, counted up to `upTo` (the cap). */
+  countPendingFrom(ip: string, now: number, upTo: number): Promise<number> {
+    return countPending(this.db, PENDING, now, { ip, upTo });
+  }
+
+  /** Device codes not yet expired, of every address. */
+  countPending(now: number): Promise<number> {
+    return countPending(this.db, PENDING, now);
   }
 
   async findByUserCode(userCodeHash: string): Promise<DeviceCode | undefined> {

@@ -1,7 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
+import { countPending, type PendingTable } from './pending.js';
 import type { AuthorizationParams, BrowserSession, Interaction } from '../types.js';
+
+/** An interaction is unfinished while it has not expired. */
+const PENDING: PendingTable = { table: 'interactions', open: '>=' };
 
 /** A pending authorization request while the user logs in, consents and picks an organization. */
 export class InteractionRepository {
@@ -29,18 +33,13 @@ export class InteractionRepository {
   }
 
   /** Unfinished requests from one address, counted up to `upTo` (the cap: no need to count further). */
-  async countOpenFrom(ip: string, now: number, upTo: number): Promise<number> {
-    const r = await this.db
-      .selectFrom((eb) => eb.selectFrom('interactions').select('id').where('ip', '=', ip).where('expires_at', '>=', now).limit(upTo).as('open'))
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .executeTakeFirstOrThrow();
-    return Number(r.n);
+  countPendingFrom(ip: string, now: number, upTo: number): Promise<number> {
+    return countPending(this.db, PENDING, now, { ip, upTo });
   }
 
   /** Unfinished requests of every address. */
-  async countOpen(now: number): Promise<number> {
-    const r = await this.db.selectFrom('interactions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('expires_at', '>=', now).executeTakeFirstOrThrow();
-    return Number(r.n);
+  countPending(now: number): Promise<number> {
+    return countPending(this.db, PENDING, now);
   }
 
   async get(id: string): Promise<Interaction | undefined> {
