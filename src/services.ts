@@ -87,6 +87,8 @@ export interface Services {
   clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter; sampler: FailureSampler };
   /** Caps on unfinished authorization requests, per address and overall. */
   interactionCaps: PendingCaps;
+  /** Caps on pending device codes (RFC 8628), per address (public clients) and overall; the same settings, counted apart. */
+  deviceCaps: PendingCaps;
 }
 
 export function createServices(config: Config, store: Store, clock: Clock): Services {
@@ -106,6 +108,7 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
     },
     formKey: new FormKey(store),
     interactionCaps: new PendingCaps(store.interactions, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),
+    deviceCaps: new PendingCaps(store.devices, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),
   };
 }
 
