@@ -91,12 +91,12 @@ export const SETTINGS = {
   maxInteractionsPerAddress: {
     env: 'REALMGATE_MAX_INTERACTIONS_PER_ADDRESS',
     default: '100',
-    description: 'Unfinished authorization requests (logins in progress) one client address may hold; further ones get an error page.',
+    description: 'Pending requests one client address may hold, each kind capped apart: unfinished authorization requests (sign-ins in progress; further ones get an error page), and device codes of public clients not yet expired (device authorizations, RFC 8628; further ones get 429 temporarily_unavailable).',
   },
   maxInteractions: {
     env: 'REALMGATE_MAX_INTERACTIONS',
     default: '100000',
-    description: 'Unfinished authorization requests the server holds in all; further ones get an error page until some finish or expire.',
+    description: 'Pending requests the server holds in all, each kind capped apart: unfinished authorization requests, and device codes not yet expired (of every client); further ones are refused until some finish or expire.',
   },
 } as const satisfies Record<string, SettingSpec>;
 
