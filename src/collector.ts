@@ -9,8 +9,13 @@ import { metrics, secondsSince } from './metrics.js';
 const SLICE = 500;
 /** Slices per table per run: a run's work is bounded; a backlog is worked off over several runs. */
 const MAX_SLICES = 200;
-/** Codes and device codes stay a day past expiry, so that a late reuse is still recognised and logged. */
+/** Codes and device codes that issued tokens stay a day past expiry, so that a late reuse is still recognised and logged. */
 const CODE_GRACE = 86_400;
+/**
+ * A device code that issued nothing stays ten minutes past expiry (a device polling late is still told
+ * expired_token, RFC 8628 3.5), then goes: with the cap on pending ones, the table stays near that cap.
+ */
+const UNUSED_DEVICE_CODE_GRACE = 600;
 /** Dead chains and sessions stay a day, for the same reason (a token of a revoked chain is a reuse). */
 const CHAIN_GRACE = 86_400;
 const LEASE = 'collector';
@@ -81,7 +86,7 @@ export class Collector {
     const tasks: Array<[string, (limit: number) => Promise<number>]> = [
       ['interactions', (n) => c.expiredInteractions(now, n)],
       ['authorization_codes', (n) => c.expiredCodes(now - CODE_GRACE, n)],
-      ['device_codes', (n) => c.expiredDeviceCodes(now - CODE_GRACE, n)],
+      ['device_codes', (n) => c.expiredDeviceCodes(now - UNUSED_DEVICE_CODE_GRACE, now - CODE_GRACE, n)],
       ['revoked_access_tokens', (n) => c.expiredRevocations(now, n)],
       ['refresh_chains', (n) => c.deadChains(now - CHAIN_GRACE, n)],
       ['browser_sessions', (n) => c.deadSessions(now - CHAIN_GRACE, n)],

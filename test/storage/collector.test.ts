@@ -97,6 +97,33 @@ for (const dialect of dialects()) {
       await c.stop();
     });
 
+    test('device codes: one that issued nothing goes ten minutes after expiry, one that issued tokens stays a day', async () => {
+      const now = Math.floor(ts.clock.nowMs() / 1000);
+      // [hash, status, seconds since it expired, kept?]
+      const cases: Array<[string, string, number, boolean]> = [
+        ['pending-just-expired', 'pending', 300, true],
+        ['pending-long-expired', 'pending', 601, false],
+        ['approved-never-polled', 'approved', 700, false],
+        ['denied', 'denied', 700, false],
+        ['consumed-hours-ago', 'consumed', 3 * 3_600, true],
+        ['consumed-two-days-ago', 'consumed', 2 * 86_400, false],
+        ['pending-live', 'pending', -300, true],
+      ];
+      for (const [hash, status, ago] of cases) {
+        await ts.store.db.kysely
+          .insertInto('device_codes')
+          .values({ hash, user_code_hash: `u-${hash}`, realm_id: 'test', client_id: ts.client.id, scopes: '[]', status, interval: 5, last_polled_at: null, user_id: null, session_id: null, organization_id: null, auth_time: null, chain_id: null, created_at: now - ago - 600, expires_at: now - ago, resources: '[]', ip: '192.0.2.9' })
+          .execute();
+      }
+      const c = collector();
+      const run = await c.runOnce();
+      assert.equal(run.deleted.device_codes, cases.filter(([, , , kept]) => !kept).length);
+      const left = (await ts.store.db.kysely.selectFrom('device_codes').select('hash').execute()).map((r) => r.hash).sort();
+      assert.deepEqual(left, cases.filter(([, , , kept]) => kept).map(([hash]) => hash).sort());
+      await ts.store.db.kysely.deleteFrom('device_codes').execute();
+      await c.stop();
+    });
+
     test('two collectors on one database: one runs, the other skips, and takes over once the lease is free', async () => {
       // A second node: its own connection (pool) to the same database.
       const otherDb = await openDatabase(ts.db.url, { synchronous: 'NORMAL' });

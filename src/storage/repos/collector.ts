@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 
 /**
@@ -22,10 +22,18 @@ export class CollectorRepository {
     return count(await this.db.deleteFrom('authorization_codes').where('hash', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
   }
 
-  async expiredDeviceCodes(before: number, limit: number): Promise<number> {
-    const ids = (await this.db.selectFrom('device_codes').select('hash').where('expires_at', '<', before).limit(limit).execute()).map((r) => r.hash);
+  /**
+   * Device codes that issued tokens are kept past their expiry until `consumedBefore`, as codes are (a late
+   * reuse is recognised); the others (never approved, denied, approved but never polled) issued nothing
+   * and are deleted once expired before `unusedBefore`: anyone may ask for them on a public client, so
+   * keeping them a day would let a flood hold far more rows than the cap on pending ones.
+   */
+  async expiredDeviceCodes(unusedBefore: number, consumedBefore: number, limit: number): Promise<number> {
+    const expired = (eb: ExpressionBuilder<Database, 'device_codes'>) =>
+      eb.or([eb('expires_at', '<', consumedBefore), eb.and([eb('expires_at', '<', unusedBefore), eb('status', '<>', 'consumed')])]);
+    const ids = (await this.db.selectFrom('device_codes').select('hash').where(expired).limit(limit).execute()).map((r) => r.hash);
     if (ids.length === 0) return 0;
-    return count(await this.db.deleteFrom('device_codes').where('hash', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
+    return count(await this.db.deleteFrom('device_codes').where('hash', 'in', ids).where(expired).executeTakeFirst());
   }
 
   async expiredRevocations(before: number, limit: number): Promise<number> {
