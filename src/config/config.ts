@@ -14,6 +14,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** How long a request waits for the database (a lock, a pooled connection) before a 503 (OpenOptions.waitTimeoutMs). */
   dbWaitTimeoutMs: number;
+  /** PostgreSQL: the most connections one process opens (OpenOptions.poolSize). */
+  dbPoolSize: number;
   /** Where the key-encryption secret lives when REALMGATE_KEY_SECRET is unset (src/crypto/key-file.ts). */
   keyFile: string;
   sqliteSync: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
@@ -117,6 +119,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     cacheTtlMs: overrides.cacheTtlMs ?? parseIntSetting('REALMGATE_CACHE_TTL_MS', read(env, 'cacheTtlMs'), 0, 3_600_000),
     requestTimeoutMs: overrides.requestTimeoutMs ?? parseIntSetting('REALMGATE_REQUEST_TIMEOUT_MS', read(env, 'requestTimeoutMs'), 1_000, 600_000),
     dbWaitTimeoutMs: overrides.dbWaitTimeoutMs ?? parseIntSetting('REALMGATE_DB_WAIT_TIMEOUT_MS', read(env, 'dbWaitTimeoutMs'), 100, 600_000),
+    dbPoolSize: overrides.dbPoolSize ?? parseIntSetting('REALMGATE_DB_POOL_SIZE', read(env, 'dbPoolSize'), 1, 1000),
     sqliteSync: (overrides.sqliteSync ?? sync) as Config['sqliteSync'],
     trustedProxies: overrides.trustedProxies ?? parseProxies(read(env, 'trustedProxies')),
     metricsPort: 'metricsPort' in overrides ? overrides.metricsPort : optionalInt('REALMGATE_METRICS_PORT', read(env, 'metricsPort'), 0, 65535),

@@ -53,6 +53,12 @@ export const SETTINGS = {
     description:
       "How long a request (or a CLI command) waits for the database before it gives up as busy, answered 503 with Retry-After: SQLite's write lock held by another process (busy timeout); on PostgreSQL a pooled connection (all in use, or a new one slow to open) and each lock another transaction holds (lock_timeout). Migrations at start wait longer (see docs/operations.md). 100 to 600000.",
   },
+  dbPoolSize: {
+    env: 'REALMGATE_DB_POOL_SIZE',
+    default: '10',
+    description:
+      'PostgreSQL: connections each server process (each worker of --workers) opens at most. Keep nodes x workers x this under the server\'s max_connections, leaving room for operators and migrations (see docs/capacity.md, Connections). 1 to 1000; ignored with SQLite.',
+  },
   bootstrapAdminUsername: {
     env: 'REALMGATE_BOOTSTRAP_ADMIN_USERNAME',
     default: undefined,

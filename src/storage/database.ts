@@ -41,6 +41,8 @@ export interface OpenOptions {
    * pooled connection, and each lock another transaction holds (lock_timeout). REALMGATE_DB_WAIT_TIMEOUT_MS.
    */
   waitTimeoutMs?: number;
+  /** PostgreSQL: the most connections the pool opens (REALMGATE_DB_POOL_SIZE; default 10). */
+  poolSize?: number;
   /** SQLite: an existing file, read-only (nothing is written, migrations neither: see unappliedMigrations). */
   readonly?: boolean;
 }
@@ -89,7 +91,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     // Loaded only for PostgreSQL: an embedded deployment never pays for the driver.
     const { postgresDialect } = await import('./dialects/postgres.js');
     const { postgresTokenRunner } = await import('./dialects/postgres-token-statements.js');
-    const { dialect, pool, schema } = await postgresDialect({ url, waitTimeoutMs });
+    const { dialect, pool, schema } = await postgresDialect({ url, waitTimeoutMs, ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}) });
     if (schema) {
       // The pool sets search_path on connect; the schema must exist before the first query uses it.
       const client = await pool.connect();

@@ -15,7 +15,7 @@ export async function openDeploymentStore(
   config: Config,
   opts: { synchronous?: Config['sqliteSync']; keys?: boolean; announce?: (message: string) => void } = {},
 ): Promise<{ db: Db; store: Store }> {
-  const db = await openDatabase(config.databaseUrl, { synchronous: opts.synchronous ?? config.sqliteSync, waitTimeoutMs: config.dbWaitTimeoutMs });
+  const db = await openDatabase(config.databaseUrl, { synchronous: opts.synchronous ?? config.sqliteSync, waitTimeoutMs: config.dbWaitTimeoutMs, poolSize: config.dbPoolSize });
   try {
     await migrate(db);
     const store = new Store(db);
