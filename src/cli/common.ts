@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config/config.js';
 import { describeDatabaseUrl, sqliteFile } from '../config/data-dir.js';
-import { openDeploymentStore, openReadOnlyStore, UnmigratedDatabaseError, type Store } from '../admin/operations/deployment.js';
+import { NoDatabaseError, openDeploymentStore, openReadOnlyStore, UnmigratedDatabaseError, type Store } from '../admin/operations/deployment.js';
 import { LATEST_TIME } from '../admin/operations/realms.js';
 import { requireSealing } from '../crypto/key-encryption.js';
 
@@ -23,7 +23,7 @@ program
   .description('Realmgate: an OAuth 2.0 / OpenID Connect authorization server.\nSettings come from the environment (PORT, HOST, AUTH_URL, APP_URL, DATABASE_URL, LOG_LEVEL); see docs/configuration.md.')
   .option(
     '--database-url <url>',
-    `sqlite:<path> or postgres://... (default: $DATABASE_URL or sqlite:<install dir>/data/realmgate.db); only ${CREATING} create a new SQLite file, every other command needs an existing one (a command that only reads may read a file it cannot write)`,
+    `sqlite:<path> or postgres://... (default: $DATABASE_URL or sqlite:<install dir>/data/realmgate.db); only ${CREATING} create a new database (an SQLite file, a PostgreSQL ?schema=), every other command needs an existing one (a command that only reads may read a file it cannot write)`,
   )
   .configureOutput({ outputError: (str, write) => write(str) });
 
@@ -45,9 +45,10 @@ export type DatabaseAccess = 'create' | 'write' | 'read';
  * (realm create and import, keys rotate, bootstrap-admin) passes `keys: true`: they are sealed like the
  * server's (key file or REALMGATE_KEY_SECRET, checked first, before anything is written). Other commands
  * skip that check, whose scrypt costs more than most commands.
- * Only `create` commands create an SQLite file: for any other, a path with no database (a mistyped
- * DATABASE_URL or --database-url) is refused before anything is made on disk, instead of becoming a new,
- * empty database whose lists are empty. A `read` command on a file it cannot write opens it read-only.
+ * Only `create` commands create a database: for any other, a path with no database (a mistyped
+ * DATABASE_URL or --database-url: an SQLite path, a PostgreSQL `schema` that does not exist, an empty
+ * database) is refused before anything is made, instead of becoming a new, empty database whose lists are
+ * empty. A `read` command on a file it cannot write opens it read-only.
  */
 export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { keys?: boolean; access?: DatabaseAccess } = {}): Promise<T> {
   const cfg = config();
@@ -56,7 +57,8 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { key
   const access = opts.access ?? 'write';
   const file = sqliteFile(cfg.databaseUrl);
   const exists = file !== undefined && fs.existsSync(file);
-  if (file !== undefined && !exists && access !== 'create') {
+  // An empty file is no database either (SQLite would make it one as it opens it).
+  if (file !== undefined && (!exists || fs.statSync(file).size === 0) && access !== 'create') {
     throw new CliError(`no database at ${file}: choose the database with --database-url or DATABASE_URL (only ${CREATING} create a new one)`);
   }
   if (exists && !permitted(file, fs.constants.R_OK)) throw new CliError(`cannot read the database ${file}: no permission to read it`);
@@ -66,7 +68,13 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { key
     ? await openReadOnly(cfg, file)
     : await openDeploymentStore(cfg, {
         synchronous: 'FULL',
+        existing: access !== 'create',
         ...(opts.keys ? { keys: true, announce: (message: string) => process.stderr.write(`realmgate: ${message}\n`) } : {}),
+      }).catch((err: unknown) => {
+        if (err instanceof NoDatabaseError) {
+          throw new CliError(`no Realmgate database at ${describeDatabaseUrl(cfg.databaseUrl)}: choose the database with --database-url or DATABASE_URL (only ${CREATING} create a new one)`);
+        }
+        throw err;
       });
   try {
     return await fn(store);

@@ -24,7 +24,7 @@ export const SETTINGS = {
   databaseUrl: {
     env: 'DATABASE_URL',
     default: undefined,
-    description: "sqlite:<path> for the embedded database, or a postgres:// URL for PostgreSQL. Default: sqlite:<install dir>/data/realmgate.db (the same file for the server and every CLI command, whatever the working directory; the CLI names the database it opened on stderr). Only start, migrate, realm create, realm import and bootstrap-admin create a new SQLite file; every other command refuses a path where there is none.",
+    description: "sqlite:<path> for the embedded database, or a postgres:// URL for PostgreSQL. Default: sqlite:<install dir>/data/realmgate.db (the same file for the server and every CLI command, whatever the working directory; the CLI names the database it opened on stderr). A postgres:// URL may name a schema with ?schema=<name>. Only start, migrate, realm create, realm import and bootstrap-admin create a new database (an SQLite file, a PostgreSQL schema); every other command refuses a place where there is none.",
   },
   logLevel: { env: 'LOG_LEVEL', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace or silent.' },
   cacheTtlMs: {

@@ -43,6 +43,11 @@ export interface OpenOptions {
   waitTimeoutMs?: number;
   /** PostgreSQL: the most connections the pool opens (REALMGATE_DB_POOL_SIZE; default 10). */
   poolSize?: number;
+  /**
+   * PostgreSQL: create the URL's `schema` when it is missing (default true). False for a command that
+   * needs an existing database: a mistyped schema then stays a missing database (isRealmgateDatabase).
+   */
+  createSchema?: boolean;
   /** SQLite: an existing file, read-only (nothing is written, migrations neither: see unappliedMigrations). */
   readonly?: boolean;
 }
@@ -92,7 +97,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     const { postgresDialect } = await import('./dialects/postgres.js');
     const { postgresTokenRunner } = await import('./dialects/postgres-token-statements.js');
     const { dialect, pool, schema } = await postgresDialect({ url, waitTimeoutMs, ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}) });
-    if (schema) {
+    if (schema && opts.createSchema !== false) {
       // The pool sets search_path on connect; the schema must exist before the first query uses it.
       const client = await pool.connect();
       try {
@@ -239,6 +244,21 @@ export async function migrationsApplied(db: Db): Promise<boolean> {
   const rows = await sql<{ name: string }>`select name from ${table}`.execute(db.kysely);
   const applied = new Set(rows.rows.map((r) => r.name));
   return Object.keys(MIGRATIONS).every((name) => applied.has(name));
+}
+
+/**
+ * True when the database holds Realmgate's tables (its migration list, even an old one): not an empty
+ * SQLite file, an empty PostgreSQL database, or a PostgreSQL schema that does not exist.
+ */
+export async function isRealmgateDatabase(db: Db): Promise<boolean> {
+  const table = db.schema ? sql.table(`${db.schema}.kysely_migration`) : sql.table('kysely_migration');
+  try {
+    await sql`select 1 from ${table} limit 1`.execute(db.kysely);
+    return true;
+  } catch (err) {
+    if (isDatabaseBusy(err)) throw err;
+    return false;
+  }
 }
 
 /** Cheap liveness probe of the database connection. */

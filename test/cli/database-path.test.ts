@@ -54,6 +54,12 @@ describe('realmgate commands and the SQLite database path', () => {
     assert.match(r.stderr, new RegExp(`no database at ${other.replace(/[.\\/]/g, '\\$&')}:`));
     assert.equal(r.stdout, '');
     assert.deepEqual(fs.readdirSync(dir), [], 'no file and no folder was made');
+    // An empty file (a `touch`, a failed copy) is no database either, and stays as it is.
+    const empty = path.join(dir, 'empty.db');
+    fs.writeFileSync(empty, '');
+    cliRunner(() => `sqlite:${empty}`).fails(['user', 'list', 'r'], new RegExp(`^realmgate: no database at ${empty.replace(/[.\\/]/g, '\\$&')}:`, 'm'), { status: 1 });
+    assert.equal(fs.statSync(empty).size, 0);
+    fs.rmSync(empty);
   });
 
   test('realm create, realm import, bootstrap-admin and migrate still create a new database', () => {
@@ -74,6 +80,48 @@ describe('realmgate commands and the SQLite database path', () => {
       assert.equal(listed.status, 0, listed.stderr);
       assert.match(listed.stdout, { create: /^r\t/m, import: /^imported\t/m, bootstrap: /^master\t/m, migrate: /^$/ }[name]!);
     }
+  });
+});
+
+// The same on PostgreSQL: a mistyped `schema` in the URL was created, migrated and listed as empty.
+describe('realmgate commands and a PostgreSQL schema that does not exist', { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL is not set' }, () => {
+  const schema = `rg_typo_${crypto.randomBytes(4).toString('hex')}`;
+  const base = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://localhost/test');
+  base.searchParams.set('schema', schema);
+  const url = base.href;
+  let dir = '';
+  const schemaExists = async (): Promise<boolean> => {
+    const db = await openDatabase(process.env.TEST_DATABASE_URL!);
+    try {
+      return (await sql<{ n: number }>`select count(*)::int as n from pg_namespace where nspname = ${schema}`.execute(db.kysely)).rows[0]!.n === 1;
+    } finally {
+      await db.close();
+    }
+  };
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-pgpath-'));
+    process.env.REALMGATE_KEY_FILE = path.join(dir, 'k.key');
+  });
+  after(async () => {
+    const db = await openDatabase(process.env.TEST_DATABASE_URL!);
+    try {
+      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db.kysely);
+    } finally {
+      await db.close();
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+    delete process.env.REALMGATE_KEY_FILE;
+  });
+
+  test('a command that needs a database refuses it in one line and creates nothing; realm create creates it', async () => {
+    const { fails, run } = cliRunner(() => url);
+    const message = new RegExp(`^realmgate: no Realmgate database at postgres://.*schema=${schema}: choose the database with --database-url or DATABASE_URL`, 'm');
+    for (const args of [['realm', 'list'], ['user', 'list', 'r'], ['user', 'create', 'r', 'u', '--password', 'password-u1'], ['events', 'r']]) fails(args, message, { status: 1 });
+    assert.equal(await schemaExists(), false, 'the schema was not created');
+    const created = run(['realm', 'create', 'r']);
+    assert.equal(created.status, 0, created.stderr);
+    assert.equal(await schemaExists(), true);
+    assert.match(run(['realm', 'list']).stdout, /^r\t/m);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Config } from '../../config/config.js';
-import { openDatabase, migrate, unappliedMigrations, type Db } from '../../storage/database.js';
+import { openDatabase, migrate, unappliedMigrations, isRealmgateDatabase, type Db } from '../../storage/database.js';
 import { Store } from '../../storage/store.js';
 
 export type { Store };
@@ -8,15 +8,22 @@ import { prepareKeyEncryption } from '../../crypto/key-file.js';
 /**
  * Opens the deployment's database, migrated, for a server or an administrative command. With `keys`, the
  * key-encryption secret is opened too (key file or REALMGATE_KEY_SECRET, checked before any key is
- * created or opened: private keys are never stored in clear); `announce` says what it did about it. The
- * caller closes `db`; a failure before returning closes it here.
+ * created or opened: private keys are never stored in clear); `announce` says what it did about it. With
+ * `existing`, a database without Realmgate's tables is refused (NoDatabaseError) before anything is
+ * created in it, a PostgreSQL schema included. The caller closes `db`; a failure before returning closes it here.
  */
 export async function openDeploymentStore(
   config: Config,
-  opts: { synchronous?: Config['sqliteSync']; keys?: boolean; announce?: (message: string) => void } = {},
+  opts: { synchronous?: Config['sqliteSync']; keys?: boolean; announce?: (message: string) => void; existing?: boolean } = {},
 ): Promise<{ db: Db; store: Store }> {
-  const db = await openDatabase(config.databaseUrl, { synchronous: opts.synchronous ?? config.sqliteSync, waitTimeoutMs: config.dbWaitTimeoutMs, poolSize: config.dbPoolSize });
+  const db = await openDatabase(config.databaseUrl, {
+    synchronous: opts.synchronous ?? config.sqliteSync,
+    waitTimeoutMs: config.dbWaitTimeoutMs,
+    poolSize: config.dbPoolSize,
+    createSchema: !opts.existing,
+  });
   try {
+    if (opts.existing && !(await isRealmgateDatabase(db))) throw new NoDatabaseError();
     await migrate(db);
     const store = new Store(db);
     if (opts.keys) await prepareKeyEncryption(config, store, opts.announce ?? (() => undefined));
@@ -24,6 +31,16 @@ export async function openDeploymentStore(
   } catch (err) {
     await db.close();
     throw err;
+  }
+}
+
+/**
+ * `existing` was asked for, and the database holds no Realmgate tables (an empty file or database, a
+ * PostgreSQL schema that does not exist: a mistyped URL): nothing was created or changed.
+ */
+export class NoDatabaseError extends Error {
+  constructor() {
+    super('no Realmgate database there');
   }
 }
 
