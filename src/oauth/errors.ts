@@ -26,16 +26,19 @@ export class OAuthError extends Error {
   readonly detail: string | undefined;
   /** Seconds, sent as Retry-After (a rate limit). */
   readonly retryAfter: number | undefined;
+  /** The user the refused grant belongs to, when it is known (the failure event names them); never sent. */
+  readonly userId: string | undefined;
 
   constructor(
     readonly error: OAuthErrorCode,
     readonly description: string,
-    opts: { status?: number; detail?: string; retryAfter?: number } = {},
+    opts: { status?: number; detail?: string; retryAfter?: number; userId?: string } = {},
   ) {
     super(`${error}: ${description}`);
     this.status = opts.status ?? (error === 'invalid_client' ? 401 : error === 'server_error' ? 500 : 400);
     this.detail = opts.detail;
     this.retryAfter = opts.retryAfter;
+    this.userId = opts.userId;
   }
 }
 

@@ -61,7 +61,7 @@ export async function handleTokenRequest(
     // Successes and reuse detection are recorded inside the grant's own transaction.
     const type = FAILURE_EVENT[grant.grantType];
     if (err instanceof OAuthError && type && err.error !== 'authorization_pending' && err.error !== 'slow_down') {
-      await services.audit.record({ realmId: realm.id, type, outcome: 'failure', clientId: client.clientId, ip, reason: `${err.error}: ${err.description}` });
+      await services.audit.record({ realmId: realm.id, type, outcome: 'failure', clientId: client.clientId, userId: err.userId ?? null, ip, reason: `${err.error}: ${err.description}` });
     }
     throw err;
   }

@@ -120,6 +120,8 @@ for (const dialect of dialects()) {
       const t2 = await exchange((await runAuthorization(ts, { jar: r.jar })).code!);
       await revoke(t2.access_token);
       await revoke(t2.refresh_token);
+      // The revoked refresh token presented again: refused for a known chain (its user's failure event).
+      assert.match((await refresh(t2.refresh_token)).json().error_description, /revoked/);
       // The user revokes the application's access on the account page; then denies consent.
       await exchange((await runAuthorization(ts, { jar: r.jar })).code!);
       const account = await inject(ts.app, r.jar, 'GET', realmPath('/account'));
@@ -159,6 +161,15 @@ for (const dialect of dialects()) {
         assert.ok(seen(type, reason), `no ${type} ${reason ?? ''} event among ${events.map((e) => `${e.type}(${e.reason ?? ''})`).join(', ')}`);
       }
       for (const e of events.filter((e) => e.userId !== null)) assert.equal(e.username, ts.user.username, `${e.type} (${e.reason ?? ''}) names user ${e.userId} without the username`);
+      // A refused refresh or code of a known chain or code names its user too (it was anonymous).
+      for (const [type, reason] of [
+        ['REFRESH_TOKEN_ERROR', /already been used/], ['REFRESH_TOKEN_ERROR', /has been revoked/], ['CODE_TO_TOKEN_ERROR', /already been used/],
+      ] as Array<[string, RegExp]>) {
+        const e = events.find((x) => x.type === type && reason.test(x.reason ?? ''));
+        assert.ok(e, `no ${type} ${reason} event`);
+        assert.equal(e.userId, ts.user.id, `${type} ${reason}`);
+        assert.equal(e.username, ts.user.username);
+      }
 
       // The admin API's events (Keycloak's representation: the username is a detail).
       const listed = await ts.kc.realms.findEvents({ realm: REALM, max: 1000 });

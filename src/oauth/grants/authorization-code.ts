@@ -24,8 +24,11 @@ export const authorizationCodeGrant: Grant = {
     const issuer = realmBase(services.config, realm.id);
 
     const outcome = await services.store.codes.redeem(tokenHash(code), now, (stored: AuthorizationCode, subject: Subject) => {
-      const reject = (description: string): { reject: OAuthError } => ({ reject: new OAuthError('invalid_grant', description) });
-      if (stored.realmId !== realm.id) return reject('the authorization code is invalid');
+      // The failure event names the code's user, except for a code of another realm.
+      const reject = (description: string, userId: string | undefined = stored.userId): { reject: OAuthError } => ({
+        reject: new OAuthError('invalid_grant', description, userId === undefined ? {} : { userId }),
+      });
+      if (stored.realmId !== realm.id) return reject('the authorization code is invalid', undefined);
       if (stored.clientId !== client.clientId) return reject('the authorization code was issued to another client');
       if (stored.expiresAt <= now) return reject('the authorization code has expired');
       // RFC 6749 4.1.3: redirect_uri must be identical to the one of the authorization request.
@@ -64,7 +67,7 @@ export const authorizationCodeGrant: Grant = {
         throw new OAuthError('invalid_grant', 'the authorization code is invalid');
       case 'reused':
         services.audit.counter.count(realm.id, 'TOKEN_REUSE', 'failure');
-        throw new OAuthError('invalid_grant', 'the authorization code has already been used', { detail: 'code reuse: chain revoked' });
+        throw new OAuthError('invalid_grant', 'the authorization code has already been used', { detail: 'code reuse: chain revoked', userId: outcome.code.userId });
       case 'rejected':
         throw outcome.reason;
       case 'issued':

@@ -93,8 +93,11 @@ export const refreshTokenGrant: Grant = {
     // a token already rotated...) takes the full path below, whose answer is the same as without this.
     const foreseen = claims && services.store.refresh.rotatesInOneStatement ? foresee(claims) : undefined;
     const outcome = await services.store.refresh.rotate(presentedToken, now, grace, (token, chain, subject, generation) => {
-      const reject = (error: OAuthErrorCode, description: string): { reject: OAuthError } => ({ reject: new OAuthError(error, description) });
-      if (chain.realmId !== realm.id || (claims !== undefined && chain.id !== claims.chain)) return reject('invalid_grant', 'the refresh token is invalid');
+      // The failure event names the chain's user, except for a token that is not this realm's chain's.
+      const reject = (error: OAuthErrorCode, description: string, userId: string | undefined = chain.userId): { reject: OAuthError } => ({
+        reject: new OAuthError(error, description, userId === undefined ? {} : { userId }),
+      });
+      if (chain.realmId !== realm.id || (claims !== undefined && chain.id !== claims.chain)) return reject('invalid_grant', 'the refresh token is invalid', undefined);
       // RFC 6749 6: the refresh token must have been issued to the authenticated client.
       if (chain.clientId !== client.clientId) return reject('invalid_grant', 'the refresh token was issued to another client');
       if (chain.revokedAt !== null) return reject('invalid_grant', 'the refresh token has been revoked');
@@ -123,7 +126,7 @@ export const refreshTokenGrant: Grant = {
         throw new OAuthError('invalid_grant', 'the refresh token is invalid');
       case 'reused':
         services.audit.counter.count(realm.id, 'TOKEN_REUSE', 'failure');
-        throw new OAuthError('invalid_grant', 'the refresh token has already been used', { detail: `reuse detected: chain ${outcome.chain.id} revoked` });
+        throw new OAuthError('invalid_grant', 'the refresh token has already been used', { detail: `reuse detected: chain ${outcome.chain.id} revoked`, userId: outcome.chain.userId });
       case 'rejected':
         throw outcome.reason;
       case 'rotated':
