@@ -180,6 +180,11 @@ for (const dialect of dialects()) {
       assertInvalidGrant(res);
       assert.match((res.json() as { error_description: string }).error_description, /expired/);
       assert.equal(calls.rotate, before);
+      // Its signature holds: the failure event names the token's user.
+      const [failed] = (await ts.store.events.list(REALM, { limit: 10 })).filter((e) => e.type === 'REFRESH_TOKEN_ERROR');
+      assert.match(failed?.reason ?? '', /expired/);
+      assert.equal(failed?.userId, ts.user.id);
+      assert.equal(failed?.username, ts.user.username);
       // Presented after its expiry, a used token says nothing about theft: the chain lives on.
       assert.equal((await refresh(t2)).statusCode, 200);
     });

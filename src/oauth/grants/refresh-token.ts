@@ -40,7 +40,9 @@ export const refreshTokenGrant: Grant = {
       claims = decoded.claims;
       signed = decoded.signatureValid;
     } else if (decoded.ok) {
-      throw new OAuthError('invalid_grant', decoded.signatureValid() ? 'the refresh token has expired' : 'the refresh token is invalid');
+      // An expired token whose signature holds is ours: its failure event names its user.
+      if (decoded.signatureValid()) throw new OAuthError('invalid_grant', 'the refresh token has expired', { userId: decoded.claims.sub });
+      throw new OAuthError('invalid_grant', 'the refresh token is invalid');
     } else {
       legacy = isLegacyRefreshToken(presented);
       if (!legacy) throw new OAuthError('invalid_grant', 'the refresh token is invalid');
