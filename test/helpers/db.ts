@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import pg from 'pg';
+import { Migrator, type MigrationResultSet } from 'kysely';
 import { openDatabase, migrate, type Db } from '../../src/storage/database.js';
+import { MIGRATIONS } from '../../src/storage/migrations/index.js';
 
 export interface TestDatabase {
   name: 'sqlite' | 'postgres';
@@ -67,4 +69,19 @@ export async function createTestDatabase(name: 'sqlite' | 'postgres', opts: { wa
       }
     },
   };
+}
+
+/**
+ * Migrates `db` down (or up) to the migration `name`, for tests of an upgrade. Kysely's migrator reads
+ * PostgreSQL's catalog across every schema, which fails now and then while another test drops its schema
+ * (migrate() in src/storage/database.ts retries for the same reason); each attempt runs in one
+ * transaction and changes nothing when it fails, so it is tried again.
+ */
+export async function migrateTo(db: Db, name: string): Promise<MigrationResultSet> {
+  const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => MIGRATIONS }, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
+  for (let attempt = 1; ; attempt++) {
+    const result = await migrator.migrateTo(name);
+    if (!result.error || db.dialect !== 'postgres' || attempt >= 4) return result;
+    await new Promise((r) => setTimeout(r, 100 * attempt));
+  }
 }

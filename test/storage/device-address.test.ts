@@ -1,8 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Migrator, sql } from 'kysely';
-import { createTestDatabase, dialects } from '../helpers/db.js';
-import { MIGRATIONS } from '../../src/storage/migrations/index.js';
+import { sql } from 'kysely';
+import { createTestDatabase, dialects, migrateTo } from '../helpers/db.js';
 import { migrate } from '../../src/storage/database.js';
 import { Store } from '../../src/storage/store.js';
 import { createClient, createRealm } from '../../src/admin/operations.js';
@@ -28,8 +27,7 @@ for (const dialect of dialects()) {
         };
         assert.ok((await indexes()).includes('device_codes_ip'));
 
-        const migrator = new Migrator({ db: k, provider: { getMigrations: async () => MIGRATIONS }, ...(tdb.db.schema ? { migrationTableSchema: tdb.db.schema } : {}) });
-        const down = await migrator.migrateTo('2026-11-25T0100_code_resources');
+        const down = await migrateTo(tdb.db, '2026-11-25T0100_code_resources');
         assert.equal(down.error, undefined);
         assert.ok(!(await indexes()).includes('device_codes_ip'));
         const columns = async (): Promise<string[]> =>

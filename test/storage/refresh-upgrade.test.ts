@@ -1,10 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Migrator } from 'kysely';
-import { dialects } from '../helpers/db.js';
+import { dialects, migrateTo } from '../helpers/db.js';
 import { startTestServer, basic, realmPath } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { MIGRATIONS } from '../../src/storage/migrations/index.js';
 import { openDatabase, migrate } from '../../src/storage/database.js';
 import { Store } from '../../src/storage/store.js';
 import { createServices } from '../../src/services.js';
@@ -27,8 +25,7 @@ for (const dialect of dialects()) {
         const chain = await k.selectFrom('refresh_chains').select(['id', 'created_at']).executeTakeFirstOrThrow();
 
         // Back to the schema before per-chain storage, holding what the per-token layout wrote.
-        const migrator = new Migrator({ db: k, provider: { getMigrations: async () => MIGRATIONS }, ...(ts.db.db.schema ? { migrationTableSchema: ts.db.db.schema } : {}) });
-        const down = await migrator.migrateTo('2026-11-23T0100_refresh_token_keys');
+        const down = await migrateTo(ts.db.db, '2026-11-23T0100_refresh_token_keys');
         assert.equal(down.error, undefined);
         const at = Number(chain.created_at);
         await k.deleteFrom('refresh_tokens').execute();
