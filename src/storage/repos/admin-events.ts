@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../schema.js';
 
 /** Keycloak's admin event operation types. */
@@ -21,6 +21,38 @@ export interface AdminEvent {
   via: string;
   /** The new state as JSON, secrets left out. */
   representation: string | null;
+}
+
+/** What AdminEventRepository.list selects; every field given narrows it. Times are epoch ms, inclusive. */
+export interface AdminEventFilter {
+  /** One operation type or any of several; an empty list selects nothing. */
+  operation?: string | readonly string[];
+  resourceType?: string | readonly string[];
+  /** The resource path, `*` standing for any run of characters (Keycloak's resourcePath). */
+  resourcePath?: string;
+  authRealmId?: string;
+  authClientId?: string;
+  authUserId?: string;
+  ip?: string;
+  sinceMs?: number;
+  untilMs?: number;
+  order?: 'asc' | 'desc';
+  first?: number;
+  max?: number;
+}
+
+function listOf(v: string | readonly string[] | undefined): string[] | undefined {
+  return v === undefined ? undefined : typeof v === 'string' ? [v] : [...v];
+}
+
+/**
+ * A resource path with `*` as LIKE: `*` becomes `%`, and LIKE's own wildcards (% and _) are escaped so
+ * they match only themselves; ESCAPE is spelled out because SQLite has no default escape character.
+ * (SQLite's LIKE ignores ASCII case, PostgreSQL's does not.)
+ */
+function pathLike(path: string): RawBuilder<SqlBool> {
+  const pattern = path.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%');
+  return sql<SqlBool>`${sql.ref('resource_path')} like ${pattern} escape '\\'`;
 }
 
 export class AdminEventRepository {
@@ -47,15 +79,25 @@ export class AdminEventRepository {
       .execute();
   }
 
-  /** Newest first. */
-  async list(realmId: string, f: { operation?: string; resourceType?: string; sinceMs?: number; first?: number; max?: number } = {}): Promise<AdminEvent[]> {
+  /** Newest first unless `order` says otherwise. */
+  async list(realmId: string, f: AdminEventFilter = {}): Promise<AdminEvent[]> {
+    const operations = listOf(f.operation);
+    const resourceTypes = listOf(f.resourceType);
+    if (operations?.length === 0 || resourceTypes?.length === 0) return [];
     let q = this.db.selectFrom('admin_events').selectAll().where('realm_id', '=', realmId);
-    if (f.operation !== undefined) q = q.where('operation_type', '=', f.operation);
-    if (f.resourceType !== undefined) q = q.where('resource_type', '=', f.resourceType);
+    if (operations !== undefined) q = q.where('operation_type', 'in', operations);
+    if (resourceTypes !== undefined) q = q.where('resource_type', 'in', resourceTypes);
+    if (f.resourcePath !== undefined) q = f.resourcePath.includes('*') ? q.where(pathLike(f.resourcePath)) : q.where('resource_path', '=', f.resourcePath);
+    if (f.authRealmId !== undefined) q = q.where('auth_realm_id', '=', f.authRealmId);
+    if (f.authClientId !== undefined) q = q.where('auth_client_id', '=', f.authClientId);
+    if (f.authUserId !== undefined) q = q.where('auth_user_id', '=', f.authUserId);
+    if (f.ip !== undefined) q = q.where('ip', '=', f.ip);
     if (f.sinceMs !== undefined) q = q.where('time_ms', '>=', f.sinceMs);
+    if (f.untilMs !== undefined) q = q.where('time_ms', '<=', f.untilMs);
+    const order = f.order ?? 'desc';
     const rows = await q
-      .orderBy('time_ms', 'desc')
-      .orderBy('id', 'desc')
+      .orderBy('time_ms', order)
+      .orderBy('id', order)
       .offset(f.first ?? 0)
       .limit(f.max ?? 100)
       .execute();

@@ -55,6 +55,23 @@ export function eventRow(e: AuditEvent & { id: string; time: number }): Selectab
   };
 }
 
+/** What EventRepository.list selects; every field given narrows it. Times are epoch seconds, inclusive. */
+export interface EventFilter {
+  /** With `username`: events of this user id or of this username. */
+  userId?: string;
+  username?: string;
+  clientId?: string;
+  /** Any of these stored type names; an empty list selects nothing. */
+  types?: readonly string[];
+  ip?: string;
+  since?: number;
+  until?: number;
+  /** By time: newest first (`desc`, the default) or oldest first. */
+  order?: 'asc' | 'desc';
+  offset?: number;
+  limit?: number;
+}
+
 /** The audit log. Events of the token hot path are written inside its transaction (TokenStatements). */
 export class EventRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -63,14 +80,25 @@ export class EventRepository {
     await this.db.insertInto('events').values(eventRow(e)).execute();
   }
 
-  async list(realmId: string, f: { userId?: string; username?: string; clientId?: string; since?: number; limit?: number }): Promise<StoredEvent[]> {
-    // Newest first by id: ids are time-ordered to the millisecond, then by a per-process sequence.
+  async list(realmId: string, f: EventFilter): Promise<StoredEvent[]> {
+    // Newest first by default: by the recorded second, then by id (time-ordered to the millisecond, then
+    // by a per-process sequence).
+    if (f.types !== undefined && f.types.length === 0) return [];
     let q = this.db.selectFrom('events').selectAll().where('realm_id', '=', realmId);
     if (f.userId !== undefined && f.username !== undefined) q = q.where((eb) => eb.or([eb('user_id', '=', f.userId!), eb('username', '=', f.username!)]));
     else if (f.username !== undefined) q = q.where('username', '=', f.username);
     if (f.clientId !== undefined) q = q.where('client_id', '=', f.clientId);
+    if (f.types !== undefined) q = q.where('type', 'in', [...f.types]);
+    if (f.ip !== undefined) q = q.where('ip', '=', f.ip);
     if (f.since !== undefined) q = q.where('time', '>=', f.since);
-    const rows = await q.orderBy('id', 'desc').limit(f.limit ?? 100).execute();
+    if (f.until !== undefined) q = q.where('time', '<=', f.until);
+    const order = f.order ?? 'desc';
+    const rows = await q
+      .orderBy('time', order)
+      .orderBy('id', order)
+      .offset(f.offset ?? 0)
+      .limit(f.limit ?? 100)
+      .execute();
     return rows.map((r) => ({
       id: r.id,
       time: Number(r.time),
