@@ -1,23 +1,78 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { nowSeconds } from '../../clock.js';
+import { ValidationError } from '../../admin/validation.js';
 import { requireRole } from './authenticate.js';
 import { callerOf, loadRealm } from './plugin.js';
 import { realmParams, security } from './schemas.js';
 
 const KEY_TYPES: Record<string, string> = { RS256: 'RSA', ES256: 'EC', EdDSA: 'OKP' };
 
-function int(v: string | undefined, fallback: number): number {
-  const n = Number(v);
-  return v !== undefined && Number.isSafeInteger(n) && n >= 0 ? n : fallback;
+/** Keycloak's dateFrom and dateTo: a day (yyyy-MM-dd, UTC; inclusive, so dateTo is its last millisecond) or epoch milliseconds. */
+const dateParam = { type: 'string', maxLength: 32, description: 'yyyy-MM-dd (UTC, inclusive) or epoch milliseconds' } as const;
+const pageParams = {
+  first: { type: 'integer', minimum: 0, maximum: 2147483647 },
+  max: { type: 'integer', minimum: 0, maximum: 2147483647, description: 'default 100; at most 1000 are returned' },
+  direction: { type: 'string', enum: ['asc', 'desc'], description: 'by time; default desc (newest first)' },
+} as const;
+
+const eventQuery = {
+  type: 'object',
+  properties: {
+    type: { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 100, description: 'any of these event types (repeat the parameter)' },
+    client: { type: 'string', maxLength: 255 },
+    user: { type: 'string', maxLength: 255, description: 'user id or username' },
+    ipAddress: { type: 'string', maxLength: 64 },
+    dateFrom: dateParam,
+    dateTo: dateParam,
+    ...pageParams,
+  },
+} as const;
+
+const adminEventQuery = {
+  type: 'object',
+  properties: {
+    operationTypes: { type: 'array', items: { type: 'string', enum: ['CREATE', 'UPDATE', 'DELETE', 'ACTION'] }, maxItems: 4 },
+    resourceTypes: { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 100 },
+    resourcePath: { type: 'string', maxLength: 1024, description: '`*` matches any characters' },
+    authRealm: { type: 'string', maxLength: 64 },
+    authClient: { type: 'string', maxLength: 255 },
+    authUser: { type: 'string', maxLength: 255, description: 'user id' },
+    authIpAddress: { type: 'string', maxLength: 64 },
+    dateFrom: dateParam,
+    dateTo: dateParam,
+    ...pageParams,
+  },
+} as const;
+
+interface Page {
+  first?: number;
+  max?: number;
+  direction?: 'asc' | 'desc';
+  dateFrom?: string;
+  dateTo?: string;
 }
 
-/** A day (yyyy-MM-dd, Keycloak's dateFrom/dateTo) or epoch milliseconds, to milliseconds. */
-function dateMs(v: string | undefined): number | undefined {
+/**
+ * Keycloak's dateFrom/dateTo to epoch milliseconds: digits are milliseconds; yyyy-MM-dd is a UTC day, its
+ * first millisecond for dateFrom and its last for dateTo (both bounds inclusive). Anything else is refused
+ * with Keycloak's message.
+ */
+function dateMs(name: 'dateFrom' | 'dateTo', v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  if (/^\d+$/.test(v)) return Number(v);
-  const t = Date.parse(v);
-  return Number.isFinite(t) ? t : undefined;
+  if (/^\d{1,16}$/.test(v) && Number.isSafeInteger(Number(v))) return Number(v);
+  const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
+  if (day) {
+    const [y, m, d] = [Number(day[1]), Number(day[2]) - 1, Number(day[3])];
+    const t = new Date(0);
+    t.setUTCFullYear(y, m, d);
+    if (t.getUTCFullYear() === y && t.getUTCMonth() === m && t.getUTCDate() === d) return name === 'dateTo' ? t.getTime() + 86_400_000 - 1 : t.getTime();
+  }
+  throw new ValidationError(`Invalid value for '${name}', expected format is yyyy-MM-dd or an Epoch timestamp`);
+}
+
+function paging(q: Page): { from: number | undefined; to: number | undefined; first: number; max: number; order: 'asc' | 'desc' } {
+  return { from: dateMs('dateFrom', q.dateFrom), to: dateMs('dateTo', q.dateTo), first: q.first ?? 0, max: Math.min(q.max ?? 100, 1000), order: q.direction ?? 'desc' };
 }
 
 /** Keys, login events and admin events of a realm, in Keycloak's representations. */
@@ -52,24 +107,28 @@ export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Se
     };
   });
 
-  app.get<{ Params: { realm: string }; Querystring: Record<string, string | undefined> }>(
+  app.get<{ Params: { realm: string }; Querystring: Page & { type?: string[]; client?: string; user?: string; ipAddress?: string } }>(
     '/realms/:realm/events',
-    { schema: { tags: ['events'], summary: 'Login and token events, newest first (client, user, dateFrom, first, max)', params: realmParams, security } },
+    { schema: { tags: ['events'], summary: "Login and token events, newest first unless direction=asc (Keycloak's filters)", params: realmParams, querystring: eventQuery, security } },
     async (req) => {
       const caller = callerOf(req);
       const realm = await loadRealm(services, caller, req.params.realm);
       requireRole(caller, realm.id, 'view-events');
       const q = req.query;
-      const from = dateMs(q.dateFrom);
-      const first = int(q.first, 0);
-      const max = Math.min(int(q.max, 100), 1000);
+      const { from, to, first, max, order } = paging(q);
+      // Stored times are seconds, shown as seconds * 1000: the bounds select what the answer shows.
       const list = await store.events.list(realm.id, {
         ...(q.user !== undefined ? { userId: q.user, username: q.user } : {}),
         ...(q.client !== undefined ? { clientId: q.client } : {}),
-        ...(from !== undefined ? { since: Math.floor(from / 1000) } : {}),
-        limit: first + max,
+        ...(q.type !== undefined ? { types: q.type } : {}),
+        ...(q.ipAddress !== undefined ? { ip: q.ipAddress } : {}),
+        ...(from !== undefined ? { since: Math.ceil(from / 1000) } : {}),
+        ...(to !== undefined ? { until: Math.floor(to / 1000) } : {}),
+        order,
+        offset: first,
+        limit: max,
       });
-      return list.slice(first).map((e) => ({
+      return list.map((e) => ({
         id: e.id,
         time: e.time * 1000,
         type: e.type,
@@ -83,21 +142,31 @@ export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Se
     },
   );
 
-  app.get<{ Params: { realm: string }; Querystring: Record<string, string | undefined> }>(
+  app.get<{
+    Params: { realm: string };
+    Querystring: Page & { operationTypes?: string[]; resourceTypes?: string[]; resourcePath?: string; authRealm?: string; authClient?: string; authUser?: string; authIpAddress?: string };
+  }>(
     '/realms/:realm/admin-events',
-    { schema: { tags: ['events'], summary: 'Admin events (who changed what, when, from where), newest first', params: realmParams, security } },
+    { schema: { tags: ['events'], summary: "Admin events (who changed what, when, from where), newest first unless direction=asc (Keycloak's filters)", params: realmParams, querystring: adminEventQuery, security } },
     async (req) => {
       const caller = callerOf(req);
       const realm = await loadRealm(services, caller, req.params.realm);
       requireRole(caller, realm.id, 'view-events');
       const q = req.query;
-      const from = dateMs(q.dateFrom);
+      const { from, to, first, max, order } = paging(q);
       const list = await store.adminEvents.list(realm.id, {
         ...(q.operationTypes !== undefined ? { operation: q.operationTypes } : {}),
         ...(q.resourceTypes !== undefined ? { resourceType: q.resourceTypes } : {}),
+        ...(q.resourcePath !== undefined ? { resourcePath: q.resourcePath } : {}),
+        ...(q.authRealm !== undefined ? { authRealmId: q.authRealm } : {}),
+        ...(q.authClient !== undefined ? { authClientId: q.authClient } : {}),
+        ...(q.authUser !== undefined ? { authUserId: q.authUser } : {}),
+        ...(q.authIpAddress !== undefined ? { ip: q.authIpAddress } : {}),
         ...(from !== undefined ? { sinceMs: from } : {}),
-        first: int(q.first, 0),
-        max: Math.min(int(q.max, 100), 1000),
+        ...(to !== undefined ? { untilMs: to } : {}),
+        order,
+        first,
+        max,
       });
       return list.map((e) => ({
         id: e.id,
