@@ -6,7 +6,31 @@
 // REALMGATE_BUNDLE_MINIFY=0 keeps names and lines (for reading CPU profiles: bench/ BENCH_PROFILE=1).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { build } from 'esbuild';
+
+/**
+ * Node.js modules a dependency requires as it loads but uses only where Realmgate never goes: Fastify's
+ * https and http2 (a TLS or HTTP/2 server; Realmgate serves HTTP/1.1 behind its proxy). Loaded at start,
+ * they and tls (which both load) took ~2 MB of RSS and ~15 ms of every start; here each is a stand-in
+ * that loads the real module at its first use.
+ */
+const LAZY_BUILTINS = { 'node_modules/fastify/lib/server.js': ['node:https', 'node:http2'] };
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(b) {
+    b.onResolve({ filter: /^node:(https|http2)$/ }, (args) => {
+      const importer = path.relative(process.cwd(), args.importer).split(path.sep).join('/');
+      return LAZY_BUILTINS[importer]?.includes(args.path) ? { path: args.path, namespace: 'lazy-builtin' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+      // The bare name: an external built-in, which this plugin does not resolve again.
+      contents: `let m; const load = () => (m ??= require(${JSON.stringify(args.path.slice('node:'.length))}));
+module.exports = new Proxy({}, { get: (_, k) => load()[k], has: (_, k) => k in load() });`,
+      loader: 'js',
+    }));
+  },
+};
 
 await build({
   entryPoints: ['src/cli.ts'],
@@ -19,6 +43,7 @@ await build({
   sourcemap: true,
   legalComments: 'linked',
   external: ['better-sqlite3', '@node-rs/argon2', 'pg', 'pg-native'],
+  plugins: [lazyBuiltins],
   // The file is the function node:module would wrap a CommonJS module in, for the loader to compile as it
   // is (a wrapper added at run time would make a second copy of the source). The sources are ES modules:
   // strict mode, as they were, and import.meta.url from the bundle's path.

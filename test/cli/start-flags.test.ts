@@ -70,6 +70,30 @@ describe('V8 flags while a server starts, and once it listens', () => {
     assert.match(s.out, /completed (compiling|optimizing) .*TURBOFAN/);
   });
 
+  test('a listening server has not loaded Node.js modules of servers it never runs (tls, https, http2)', async () => {
+    // scripts/bundle.mjs: Fastify requires them as it loads; they are loaded at their first use instead.
+    const probe = `data:text/javascript,${encodeURIComponent(
+      "process.once('realmgate:listening', () => setTimeout(() => process.stderr.write('modules ' + JSON.stringify(process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13))) + '\\n'), 100));",
+    )}`;
+    const child = spawn(process.execPath, ['--import', probe, path.join(dir, 'realmgate.mjs'), 'start', '--workers', '1', '--port', '0'], {
+      env: { ...process.env, DATABASE_URL: `sqlite:${path.join(data, 'r.db')}`, LOG_LEVEL: 'warn' },
+    });
+    let out = '';
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const deadline = Date.now() + 60_000;
+    let m: RegExpExecArray | null;
+    while (!(m = /modules (\[.*\])/.exec(out))) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no report:\n${out}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, out);
+    const loaded = JSON.parse(m[1]!) as string[];
+    assert.ok(loaded.includes('http') && loaded.includes('net'), 'the report lists what was loaded');
+    for (const name of ['tls', '_tls_wrap', 'https', 'http2']) assert.ok(!loaded.includes(name), `${name} was loaded`);
+  });
+
   test('a semi-space size set by the operator is left alone', async () => {
     const s = await sizes(['--min-semi-space-size=4']);
     assert.ok(s.atStart >= 8 * MB, `young generation at start ${s.atStart} bytes`);
