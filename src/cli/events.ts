@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { CliError, intArg, timeArg, withStore } from './common.js';
+import { CliError, collect, intArg, timeArg, withStore } from './common.js';
 import { terminalSafe } from './terminal-text.js';
-import type { StoredEvent } from '../storage/repos/events.js';
+import { EVENT_TYPES, type StoredEvent } from '../storage/repos/events.js';
 
 const COLUMNS = ['time', 'type', 'outcome', 'client', 'username', 'user id', 'ip', 'reason'];
 
@@ -25,18 +25,26 @@ export function registerEvents(program: Command): void {
     .description('list audit events, newest first (a header line, then one tab-separated line per event; control characters in any field are shown escaped): logins, consents, codes, refreshes, reuse, revocations')
     .option('--user <username>', "only this user's events")
     .option('--client <client-id>', "only this client's events")
+    .option('--type <type>', 'only events of this type (repeatable: any of them), e.g. LOGIN_ERROR, REFRESH_TOKEN_ERROR, TOKEN_REUSE', collect)
+    .option('--ip <address>', 'only events from this client address')
     .option('--since <time>', 'only events at or after this ISO 8601 time or epoch second', timeArg('--since'))
+    .option('--until <time>', 'only events at or before this ISO 8601 time or epoch second', timeArg('--until'))
     .option('--limit <n>', 'at most this many events (default 100)', intArg('limit'))
     .option('--json', 'one JSON object per line')
-    .action(async (realmId: string, o: { user?: string; client?: string; since?: number; limit?: number; json?: boolean }) => {
-      const since = o.since;
+    .action(async (realmId: string, o: { user?: string; client?: string; type?: string[]; ip?: string; since?: number; until?: number; limit?: number; json?: boolean }) => {
+      const { since, until } = o;
+      const unknown = o.type?.find((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+      if (unknown !== undefined) throw new CliError(`unknown event type ${unknown}: one of ${EVENT_TYPES.join(', ')}`);
       const events = await withStore(async (store) => {
         if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
         const user = o.user !== undefined ? await store.users.findByUsername(realmId, o.user.toLowerCase()) : undefined;
         return store.events.list(realmId, {
           ...(o.user !== undefined ? { username: o.user.toLowerCase(), ...(user ? { userId: user.id } : {}) } : {}),
           ...(o.client !== undefined ? { clientId: o.client } : {}),
+          ...(o.type !== undefined ? { types: o.type } : {}),
+          ...(o.ip !== undefined ? { ip: o.ip } : {}),
           ...(since !== undefined ? { since } : {}),
+          ...(until !== undefined ? { until } : {}),
           limit: Math.min(o.limit ?? 100, 10_000),
         });
       }, { access: 'read' });

@@ -2,6 +2,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cliDatabase, cliRunner } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';
+import { openDatabase } from '../../src/storage/database.js';
 
 // The installed command (npm test builds dist/ first, as `npm install` does). Its commands on one realm,
 // acme, in order; test/cli/cli.test.ts has the rest (two files: each stays well inside the runner's per-file limit on a loaded machine).
@@ -55,11 +56,31 @@ for (const dialect of dialects()) {
       fails(['realm', 'revoke-before', 'acme', '--at', 'yesterday'], /not a time/);
     });
 
-    test('events lists the audit log', () => {
+    test('events lists the audit log, filtered by user, client, type, address and time', async () => {
       const r = run(['events', 'acme', '--user', 'alice', '--since', '2020-01-01T00:00:00Z']);
       assert.equal(r.status, 0, r.stderr);
       fails(['events', 'nope'], /realm nope does not exist/);
       fails(['events', 'acme', '--since', 'soon'], /not a time/);
+      fails(['events', 'acme', '--until', 'later'], /not a time/);
+      fails(['events', 'acme', '--type', 'LOGIN_EROR'], /unknown event type LOGIN_EROR: one of LOGIN, LOGIN_ERROR/);
+      // Known rows, one second apart from 2024-05-01T00:00:00Z.
+      const t0 = Date.UTC(2024, 4, 1) / 1000;
+      const rows = [
+        ['LOGIN', '192.0.2.1'], ['LOGIN_ERROR', '192.0.2.1'], ['LOGIN_ERROR', '192.0.2.2'], ['TOKEN_REUSE', '192.0.2.2'], ['REFRESH_TOKEN_ERROR', '192.0.2.1'],
+      ].map(([type, ip], k) => ({ id: `cli-ev-${k}`, realm_id: 'acme', time: t0 + k, type: type!, outcome: type === 'LOGIN' ? 'success' : 'failure', client_id: 'app', user_id: null, username: 'alice', ip: ip!, reason: null }));
+      const db = await openDatabase(database.url);
+      try {
+        await db.kysely.insertInto('events').values(rows).execute();
+      } finally {
+        await db.close();
+      }
+      const listed = (...args: string[]): string[] =>
+        ok(['events', 'acme', '--json', ...args]).trim().split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { id: string }).id);
+      assert.deepEqual(listed('--type', 'LOGIN_ERROR'), ['cli-ev-2', 'cli-ev-1']);
+      assert.deepEqual(listed('--type', 'LOGIN_ERROR', '--type', 'TOKEN_REUSE'), ['cli-ev-3', 'cli-ev-2', 'cli-ev-1']);
+      assert.deepEqual(listed('--ip', '192.0.2.2'), ['cli-ev-3', 'cli-ev-2']);
+      assert.deepEqual(listed('--since', String(t0 + 1), '--until', '2024-05-01T00:00:03Z', '--ip', '192.0.2.1'), ['cli-ev-1']);
+      assert.deepEqual(listed('--user', 'alice', '--client', 'app', '--type', 'REFRESH_TOKEN_ERROR'), ['cli-ev-4']);
     });
 
     test('wrong input exits non-zero with a one-line message', () => {

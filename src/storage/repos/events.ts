@@ -1,28 +1,31 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, EventTable } from '../schema.js';
 
-export type EventType =
-  | 'LOGIN'
-  | 'LOGIN_ERROR'
-  | 'LOCKOUT'
-  | 'CONSENT'
-  | 'CONSENT_DENIED'
-  | 'CODE_ISSUED'
-  | 'CODE_TO_TOKEN'
-  | 'CODE_TO_TOKEN_ERROR'
-  | 'REFRESH_TOKEN'
-  | 'REFRESH_TOKEN_ERROR'
-  /** Counted only: a refresh answered by the grace window (also counted as REFRESH_TOKEN). */
-  | 'REFRESH_TOKEN_GRACE'
-  | 'TOKEN_REUSE'
-  | 'DEVICE_APPROVED'
-  | 'DEVICE_TO_TOKEN'
-  | 'REVOKE'
-  | 'LOGOUT'
-  | 'CLIENT_AUTH_ERROR'
-  | 'UPDATE_PASSWORD'
-  | 'CLIENT_LOGIN'
-  | 'CLIENT_LOGIN_ERROR';
+/** Every event type; REFRESH_TOKEN_GRACE is counted only (a refresh the grace window answered, also counted as REFRESH_TOKEN). */
+export const EVENT_TYPES = [
+  'LOGIN',
+  'LOGIN_ERROR',
+  'LOCKOUT',
+  'CONSENT',
+  'CONSENT_DENIED',
+  'CODE_ISSUED',
+  'CODE_TO_TOKEN',
+  'CODE_TO_TOKEN_ERROR',
+  'REFRESH_TOKEN',
+  'REFRESH_TOKEN_ERROR',
+  'REFRESH_TOKEN_GRACE',
+  'TOKEN_REUSE',
+  'DEVICE_APPROVED',
+  'DEVICE_TO_TOKEN',
+  'REVOKE',
+  'LOGOUT',
+  'CLIENT_AUTH_ERROR',
+  'UPDATE_PASSWORD',
+  'CLIENT_LOGIN',
+  'CLIENT_LOGIN_ERROR',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface AuditEvent {
   realmId: string;
