@@ -173,8 +173,21 @@ for (const dialect of dialects()) {
 
       // The admin API's events (Keycloak's representation: the username is a detail).
       const listed = await ts.kc.realms.findEvents({ realm: REALM, max: 1000 });
-      const revocations = listed.filter((e) => String(e.type) === 'REVOKE');
+      // Named as Keycloak names them (its EventType), where Keycloak has the event; either name selects them.
+      const revocations = listed.filter((e) => String(e.type) === 'REVOKE_GRANT');
       assert.equal(revocations.length, 3);
+      for (const [keycloak, ours] of [['REVOKE_GRANT', 'REVOKE'], ['GRANT_CONSENT', 'CONSENT'], ['OAUTH2_DEVICE_VERIFY_USER_CODE', 'DEVICE_APPROVED'], ['OAUTH2_DEVICE_CODE_TO_TOKEN', 'DEVICE_TO_TOKEN']]) {
+        const stored = events.filter((e) => e.type === ours).length;
+        assert.ok(stored > 0, ours);
+        assert.equal(listed.filter((e) => String(e.type) === keycloak).length, stored, keycloak);
+        assert.equal(listed.filter((e) => String(e.type) === ours).length, 0, `${ours} is shown as ${keycloak}`);
+        for (const name of [keycloak, ours]) {
+          const selected = await ts.kc.realms.findEvents({ realm: REALM, type: [name as never], max: 1000 });
+          assert.equal(selected.length, stored, `type=${name}`);
+          assert.ok(selected.every((e) => String(e.type) === keycloak));
+        }
+      }
+      assert.ok(listed.some((e) => String(e.type) === 'TOKEN_REUSE'), 'a type Keycloak does not have keeps its name');
       for (const e of listed.filter((e) => e.userId !== undefined)) assert.equal(e.details?.username, ts.user.username, `${e.type} in the admin API`);
     });
   });

@@ -76,6 +76,21 @@ function paging(q: Page): { from: number | undefined; to: number | undefined; fi
 }
 
 /** Keys, login events and admin events of a realm, in Keycloak's representations. */
+/**
+ * Events the admin API names as Keycloak does (its EventType), so that a tool written against Keycloak
+ * finds them: Realmgate's own name elsewhere (the CLI, metrics, the stored rows). Either name selects them
+ * in `type`. The other types are Keycloak's own names already, or have no Keycloak counterpart (LOCKOUT,
+ * CODE_ISSUED, TOKEN_REUSE, CONSENT_DENIED, CLIENT_AUTH_ERROR) and keep Realmgate's.
+ */
+const KEYCLOAK_EVENT_TYPE: Partial<Record<string, string>> = {
+  CONSENT: 'GRANT_CONSENT',
+  REVOKE: 'REVOKE_GRANT',
+  DEVICE_APPROVED: 'OAUTH2_DEVICE_VERIFY_USER_CODE',
+  DEVICE_TO_TOKEN: 'OAUTH2_DEVICE_CODE_TO_TOKEN',
+};
+const STORED_EVENT_TYPE = new Map(Object.entries(KEYCLOAK_EVENT_TYPE).map(([ours, theirs]) => [theirs!, ours]));
+const storedEventType = (name: string): string => STORED_EVENT_TYPE.get(name) ?? name;
+
 export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
   const { store } = services;
@@ -120,7 +135,7 @@ export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Se
       const list = await store.events.list(realm.id, {
         ...(q.user !== undefined ? { userId: q.user, username: q.user } : {}),
         ...(q.client !== undefined ? { clientId: q.client } : {}),
-        ...(q.type !== undefined ? { types: q.type } : {}),
+        ...(q.type !== undefined ? { types: q.type.map(storedEventType) } : {}),
         ...(q.ipAddress !== undefined ? { ip: q.ipAddress } : {}),
         ...(from !== undefined ? { since: Math.ceil(from / 1000) } : {}),
         ...(to !== undefined ? { until: Math.floor(to / 1000) } : {}),
@@ -131,7 +146,7 @@ export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Se
       return list.map((e) => ({
         id: e.id,
         time: e.time * 1000,
-        type: e.type,
+        type: KEYCLOAK_EVENT_TYPE[e.type] ?? e.type,
         realmId: e.realmId,
         clientId: e.clientId ?? undefined,
         userId: e.userId ?? undefined,
