@@ -5,7 +5,7 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import { startTestServer, basic, realmPath, type TestServer } from '../helpers/server.js';
 import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
-import { parsePostgresUrl } from '../../src/storage/dialects/postgres.js';
+import { IDLE_IN_TRANSACTION_MS, parsePostgresUrl } from '../../src/storage/dialects/postgres.js';
 import { authorizeQuery, runAuthorization, tokenRequest } from '../helpers/flow.js';
 
 /**
@@ -175,8 +175,8 @@ describe('database busy (postgres)', { skip: !process.env.TEST_DATABASE_URL && '
             ts.store.db.kysely
               .connection()
               .execute(async (conn) => {
-                const r = await sql<{ ms: string }>`SELECT setting AS ms FROM pg_settings WHERE name = 'lock_timeout'`.execute(conn);
-                lockTimeouts.push(r.rows[0]!.ms);
+                const r = await sql<{ ms: string; idle: string }>`SELECT (SELECT setting FROM pg_settings WHERE name = 'lock_timeout') AS ms, (SELECT setting FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout') AS idle`.execute(conn);
+                lockTimeouts.push(`${r.rows[0]!.ms} ${r.rows[0]!.idle}`);
                 holding();
                 await released;
               })
@@ -184,8 +184,9 @@ describe('database busy (postgres)', { skip: !process.env.TEST_DATABASE_URL && '
           );
         });
       }
-      // Every connection of the pool, not only the one that ran the migrations, waits for locks no longer.
-      assert.deepEqual(lockTimeouts, Array(POOL_SIZE).fill(String(WAIT_MS)));
+      // Every connection of the pool, not only the one that ran the migrations, waits for locks no longer,
+      // and has a transaction it leaves idle ended (IDLE_IN_TRANSACTION_MS) rather than holding its locks.
+      assert.deepEqual(lockTimeouts, Array(POOL_SIZE).fill(`${WAIT_MS} ${IDLE_IN_TRANSACTION_MS}`));
       const busy = await refresh(token);
       assert.equal(busy.status, 503, busy.body);
       assert.equal(JSON.parse(busy.body).error, 'temporarily_unavailable');

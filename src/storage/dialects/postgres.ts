@@ -14,6 +14,15 @@ export interface PostgresOptions {
 
 const INT8_OID = 20;
 
+/**
+ * A transaction of this process left open without a statement for this long is ended by PostgreSQL
+ * (idle_in_transaction_session_timeout), releasing its row locks: a process frozen mid-transaction (a
+ * paused VM, a debugger, SIGSTOP) would otherwise hold them until TCP gives up on its connection, hours
+ * later, while every other node's refresh of those rows got a 503. No transaction of Realmgate waits
+ * between its statements for more than a moment.
+ */
+export const IDLE_IN_TRANSACTION_MS = 60_000;
+
 /** Splits our own `schema` query parameter off the URL; the schema is created when missing. */
 export function parsePostgresUrl(url: string): { connectionString: string; schema: string | undefined } {
   const u = new URL(url);
@@ -42,7 +51,7 @@ export async function postgresDialect(opts: PostgresOptions): Promise<{ dialect:
     // it, and cannot pile up until it holds every connection. A SET once per connection rather than a
     // startup parameter, which PgBouncer refuses unless configured to. What waits on purpose takes it
     // off for itself (the migrations: MigrationAdapter below).
-    onConnect: (client) => client.query(`SET lock_timeout = ${waitMs}`),
+    onConnect: (client) => client.query(`SET lock_timeout = ${waitMs}; SET idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`),
     // Timestamps are bigint columns; they fit a JavaScript number for the next 285,000 years.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
