@@ -76,13 +76,15 @@ const SQL = {
   // (an operator's SELECT ... FOR UPDATE, another node rotating the same chain) is left out and answered as
   // not rotated, and that caller's full path waits for it alone, bounded by lock_timeout. Waiting here
   // would hold every other rotation of the batch behind that one row, then fail them all at lock_timeout
-  // and retry each alone: up to twice the timeout. Nothing waits, so batches cannot deadlock either.
+  // and retry each alone: up to twice the timeout. Nothing waits, so batches cannot deadlock either. The
+  // lock is the UPDATE's own (NO KEY UPDATE: no key changes), so a foreign key check's share lock is no
+  // reason to skip a row.
   advanceBatch: `WITH i AS MATERIALIZED (
       SELECT * FROM json_to_recordset($1::json) AS t(o int, id text, eh text, gen int, realm text, client text, usr text, sid text, scopes text,
         min_max bigint, nbf bigint, nh text, now bigint,
         e_id text, e_realm text, e_time bigint, e_type text, e_outcome text, e_client text, e_user text, e_username text, e_ip text, e_reason text)
     ), free AS MATERIALIZED (
-      SELECT c.id FROM refresh_chains c WHERE c.id IN (SELECT id FROM i) ORDER BY c.id FOR UPDATE SKIP LOCKED
+      SELECT c.id FROM refresh_chains c WHERE c.id IN (SELECT id FROM i) ORDER BY c.id FOR NO KEY UPDATE SKIP LOCKED
     ), advanced AS (
       UPDATE refresh_chains c SET current_hash = i.nh, generation = i.gen + 1, rotated_at = i.now, grace_from_gen = i.gen, grace_used = 0
       FROM i JOIN free f ON f.id = i.id
