@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { nowSeconds } from '../../clock.js';
 import { ValidationError } from '../../admin/validation.js';
+import { keycloakEventType, storedEventType } from '../../admin/keycloak/event-types.js';
 import { requireRole } from './authenticate.js';
 import { callerOf, loadRealm } from './plugin.js';
 import { realmParams, security } from './schemas.js';
@@ -76,20 +77,6 @@ function paging(q: Page): { from: number | undefined; to: number | undefined; fi
 }
 
 /** Keys, login events and admin events of a realm, in Keycloak's representations. */
-/**
- * Events the admin API names as Keycloak does (its EventType), so that a tool written against Keycloak
- * finds them: Realmgate's own name elsewhere (the CLI, metrics, the stored rows). Either name selects them
- * in `type`. The other types are Keycloak's own names already, or have no Keycloak counterpart (LOCKOUT,
- * CODE_ISSUED, TOKEN_REUSE, CONSENT_DENIED, CLIENT_AUTH_ERROR) and keep Realmgate's.
- */
-const KEYCLOAK_EVENT_TYPE: Partial<Record<string, string>> = {
-  CONSENT: 'GRANT_CONSENT',
-  REVOKE: 'REVOKE_GRANT',
-  DEVICE_APPROVED: 'OAUTH2_DEVICE_VERIFY_USER_CODE',
-  DEVICE_TO_TOKEN: 'OAUTH2_DEVICE_CODE_TO_TOKEN',
-};
-const STORED_EVENT_TYPE = new Map(Object.entries(KEYCLOAK_EVENT_TYPE).map(([ours, theirs]) => [theirs!, ours]));
-const storedEventType = (name: string): string => STORED_EVENT_TYPE.get(name) ?? name;
 
 export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
@@ -146,7 +133,7 @@ export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Se
       return list.map((e) => ({
         id: e.id,
         time: e.time * 1000,
-        type: KEYCLOAK_EVENT_TYPE[e.type] ?? e.type,
+        type: keycloakEventType(e.type),
         realmId: e.realmId,
         clientId: e.clientId ?? undefined,
         userId: e.userId ?? undefined,
