@@ -3,9 +3,10 @@ import type { Services } from '../../services.js';
 import { nowSeconds } from '../../clock.js';
 import { ValidationError } from '../../admin/validation.js';
 import { keycloakEventType, storedEventType } from '../../admin/keycloak/event-types.js';
-import { requireRole } from './authenticate.js';
+import { keycloakEnabledEventTypes, updateEventsConfig } from '../../admin/operations/realms.js';
+import { actorOf, requireRole } from './authenticate.js';
 import { callerOf, loadRealm } from './plugin.js';
-import { realmParams, security } from './schemas.js';
+import { anyObject, noContent204, realmParams, security } from './schemas.js';
 
 const KEY_TYPES: Record<string, string> = { RS256: 'RSA', ES256: 'EC', EdDSA: 'OKP' };
 
@@ -108,6 +109,42 @@ export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Se
         })),
     };
   });
+
+  // Keycloak's RealmEventsConfigRepresentation. Security events are always stored (eventsEnabled is always
+  // true); retention is the server's (REALMGATE_EVENTS_RETENTION_DAYS); there are no event listeners;
+  // every admin change is recorded with its representation.
+  app.get<{ Params: { realm: string } }>(
+    '/realms/:realm/events/config',
+    { schema: { tags: ['events'], summary: 'Which events the realm stores, and for how long (Keycloak\'s events config)', params: realmParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'view-events');
+      return {
+        eventsEnabled: true,
+        eventsExpiration: services.config.eventsRetentionDays * 86_400,
+        eventsListeners: [],
+        enabledEventTypes: keycloakEnabledEventTypes(realm.storedEventTypes),
+        adminEventsEnabled: true,
+        adminEventsDetailsEnabled: true,
+      };
+    },
+  );
+
+  app.put<{ Params: { realm: string } }>(
+    '/realms/:realm/events/config',
+    { schema: { tags: ['events'], summary: 'Choose the optional event types the realm stores (enabledEventTypes, eventsEnabled)', params: realmParams, body: anyObject, response: noContent204, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-events');
+      const b = req.body;
+      if (b === null || typeof b !== 'object' || Array.isArray(b)) throw new ValidationError('the request body must be a JSON object');
+      await updateEventsConfig(store, { realmId: realm.id, config: b as Record<string, unknown> }, actorOf(caller));
+      services.cache.clear();
+      return reply.code(204).send();
+    },
+  );
 
   app.get<{ Params: { realm: string }; Querystring: Page & { type?: string[]; client?: string; user?: string; ipAddress?: string } }>(
     '/realms/:realm/events',
