@@ -113,5 +113,16 @@ for (const dialect of dialects()) {
       assert.equal(e?.authDetails?.userId !== undefined, true);
       assert.deepEqual((JSON.parse(e!.representation!) as { storedEventTypes: string[] }).storedEventTypes, ['LOGOUT']);
     });
+
+    test('a realm representation (create, import, export) carries eventsEnabled and enabledEventTypes the same way', async () => {
+      await ts.kc.realms.create({ realm: 'quiet', eventsEnabled: false, enabledEventTypes: ['REFRESH_TOKEN'] });
+      assert.deepEqual((await ts.store.realms.get('quiet'))!.storedEventTypes, []);
+      await ts.kc.realms.create({ realm: 'chatty', eventsEnabled: true, enabledEventTypes: ['LOGIN', 'REFRESH_TOKEN', 'UPDATE_PROFILE'] });
+      assert.deepEqual((await ts.store.realms.get('chatty'))!.storedEventTypes, ['REFRESH_TOKEN']);
+      const rep = await ts.kc.realms.findOne({ realm: 'chatty' });
+      assert.equal(rep!.eventsEnabled, true);
+      assert.deepEqual([...rep!.enabledEventTypes!].sort(), [...ALWAYS, 'REFRESH_TOKEN'].sort());
+      assert.equal(await statusOf(ts.kc.realms.create({ realm: 'typo', enabledEventTypes: ['LOGIN_SUCCES'] })), 400);
+    });
   });
 }

@@ -1,3 +1,7 @@
+import { ValidationError } from '../validation.js';
+import { EVENT_TYPES } from '../../storage/repos/events.js';
+import { DEFAULT_STORED_EVENT_TYPES, OPTIONAL_EVENT_TYPES, isOptionalEventType, type OptionalEventType } from '../../events/stored-types.js';
+
 /**
  * Event type names between Realmgate and Keycloak's admin API. Four events the admin API names as
  * Keycloak does (its EventType), so that a tool written against Keycloak finds them; Realmgate's own name
@@ -39,3 +43,33 @@ const KEYCLOAK_BASE_TYPES = [
 ] as const;
 
 export const KEYCLOAK_EVENT_TYPES: ReadonlySet<string> = new Set(KEYCLOAK_BASE_TYPES.flatMap((t) => [t, `${t}_ERROR`]));
+
+/** Types stored whatever a realm chooses: logins, consents, failures, reuse, revocations (REFRESH_TOKEN_GRACE is only counted). */
+const ALWAYS_STORED: readonly string[] = EVENT_TYPES.filter((t) => !isOptionalEventType(t) && t !== 'REFRESH_TOKEN_GRACE');
+
+/** Keycloak's enabledEventTypes of a realm storing `stored`: the always-stored types and its chosen optional ones, in Keycloak's names. */
+export function keycloakEnabledEventTypes(stored: readonly string[]): string[] {
+  return EVENT_TYPES.filter((t) => ALWAYS_STORED.includes(t) || stored.includes(t)).map(keycloakEventType);
+}
+
+/**
+ * Keycloak's eventsEnabled and enabledEventTypes (its events config, a realm representation) as the
+ * optional types a realm stores; undefined: no change. eventsEnabled false stores none of them (the
+ * always-stored ones stay stored); an empty list means Keycloak's stored-by-default types, which are
+ * Realmgate's defaults. Names are Keycloak's or Realmgate's: an always-stored type changes nothing, a
+ * Keycloak type Realmgate never emits is accepted and ignored, anything else is refused.
+ */
+export function storedTypesFromKeycloak(input: { eventsEnabled?: unknown; enabledEventTypes?: unknown }): OptionalEventType[] | undefined {
+  const { eventsEnabled, enabledEventTypes } = input;
+  if (eventsEnabled !== undefined && eventsEnabled !== null && typeof eventsEnabled !== 'boolean') throw new ValidationError('eventsEnabled must be true or false');
+  if (enabledEventTypes !== undefined && enabledEventTypes !== null && (!Array.isArray(enabledEventTypes) || enabledEventTypes.some((t) => typeof t !== 'string'))) {
+    throw new ValidationError('enabledEventTypes must be a list of event type names');
+  }
+  const names = (enabledEventTypes ?? undefined) as string[] | undefined;
+  const bad = names?.find((n) => !(EVENT_TYPES as readonly string[]).includes(storedEventType(n)) && !KEYCLOAK_EVENT_TYPES.has(n));
+  if (bad !== undefined) throw new ValidationError(`${JSON.stringify(bad.slice(0, 100))} is not an event type (neither Keycloak's nor Realmgate's)`);
+  if (eventsEnabled === false) return [];
+  if (names === undefined) return undefined;
+  if (names.length === 0) return [...DEFAULT_STORED_EVENT_TYPES];
+  return OPTIONAL_EVENT_TYPES.filter((t) => names.some((n) => storedEventType(n) === t));
+}

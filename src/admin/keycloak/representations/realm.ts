@@ -1,6 +1,7 @@
 import type { Realm } from '../../../storage/types.js';
 import type { RealmSettings } from '../../../storage/repos/realms.js';
 import { ValidationError } from '../../validation.js';
+import { keycloakEnabledEventTypes, storedTypesFromKeycloak } from '../event-types.js';
 
 /** Keycloak's RealmRepresentation, the fields Realmgate has. */
 export interface RealmRepresentation {
@@ -22,6 +23,8 @@ export interface RealmRepresentation {
   maxFailureWaitSeconds: number;
   defaultSignatureAlgorithm: string;
   organizationsEnabled: boolean;
+  eventsEnabled: boolean;
+  enabledEventTypes: string[];
   attributes: Record<string, string>;
 }
 
@@ -50,6 +53,9 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     maxFailureWaitSeconds: r.maxLockoutSeconds,
     defaultSignatureAlgorithm: r.signingAlg,
     organizationsEnabled: true,
+    // As GET events/config: security events are always stored; the list is the types stored, Keycloak's names.
+    eventsEnabled: true,
+    enabledEventTypes: keycloakEnabledEventTypes(r.storedEventTypes),
     // Realmgate's own settings travel as attributes, which Keycloak keeps and ignores.
     attributes: { accessTokenAudience: r.accessTokenAudience, 'realmgate.organizationRequired': String(r.organizationRequired) },
   };
@@ -106,6 +112,8 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   }
   const orgRequired = attrs && typeof attrs === 'object' ? (attrs as Record<string, unknown>)['realmgate.organizationRequired'] : undefined;
   if (orgRequired === 'true' || orgRequired === 'false') s.organizationRequired = orgRequired === 'true';
+  // Keycloak's eventsEnabled and enabledEventTypes, read as PUT events/config reads them.
+  set('storedEventTypes', storedTypesFromKeycloak(body));
   const out: RealmChanges = { settings: s };
   const name = body.realm ?? body.id;
   if (name !== undefined && name !== null) {
