@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { CliError, intArg, withStore } from './common.js';
+import { intArg, withStore } from './common.js';
+import { listAdminEvents } from '../admin/operations/events.js';
 
 /** `realmgate admin-events <realm>`: who changed what, when and from where (the admin API's admin-events). */
 export function registerAdminEvents(program: Command): void {
@@ -10,8 +11,7 @@ export function registerAdminEvents(program: Command): void {
     .option('--json', 'one JSON object per line')
     .action(async (realmId: string, o: { limit?: number; json?: boolean }) => {
       const events = await withStore(async (store) => {
-        if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
-        return store.adminEvents.list(realmId, { max: Math.min(o.limit ?? 100, 10_000) });
+        return listAdminEvents(store, { realmId, checkRealm: true, filter: { max: Math.min(o.limit ?? 100, 10_000) } });
       }, { access: 'read' });
       for (const e of events) {
         const time = new Date(e.timeMs).toISOString();

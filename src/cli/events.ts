@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { CliError, collect, intArg, timeArg, withStore } from './common.js';
 import { terminalSafe } from './terminal-text.js';
 import { EVENT_TYPES, type StoredEvent } from '../storage/repos/events.js';
+import { listLoginEvents, userEventFilter } from '../admin/operations/events.js';
 
 const COLUMNS = ['time', 'type', 'outcome', 'client', 'username', 'user id', 'ip', 'reason'];
 
@@ -36,17 +37,16 @@ export function registerEvents(program: Command): void {
       const unknown = o.type?.find((t) => !(EVENT_TYPES as readonly string[]).includes(t));
       if (unknown !== undefined) throw new CliError(`unknown event type ${unknown}: one of ${EVENT_TYPES.join(', ')}`);
       const events = await withStore(async (store) => {
-        if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
-        const user = o.user !== undefined ? await store.users.findByUsername(realmId, o.user.toLowerCase()) : undefined;
-        return store.events.list(realmId, {
-          ...(o.user !== undefined ? { username: o.user.toLowerCase(), ...(user ? { userId: user.id } : {}) } : {}),
+        const filter = {
+          ...(o.user !== undefined ? await userEventFilter(store, realmId, o.user) : {}),
           ...(o.client !== undefined ? { clientId: o.client } : {}),
           ...(o.type !== undefined ? { types: o.type } : {}),
           ...(o.ip !== undefined ? { ip: o.ip } : {}),
           ...(since !== undefined ? { since } : {}),
           ...(until !== undefined ? { until } : {}),
           limit: Math.min(o.limit ?? 100, 10_000),
-        });
+        };
+        return listLoginEvents(store, { realmId, checkRealm: true, filter });
       }, { access: 'read' });
       // JSON escapes every control character itself, so --json keeps the exact stored text.
       if (!o.json) process.stdout.write(COLUMNS.join('\t') + '\n');

@@ -1,7 +1,5 @@
 import type { Store } from '../../storage/store.js';
 import type { Client, Realm } from '../../storage/types.js';
-import type { AdminEvent } from '../../storage/repos/admin-events.js';
-import type { StoredEvent } from '../../storage/repos/events.js';
 import { MASTER_REALM } from '../authorization.js';
 import { NotFound } from '../validation.js';
 import { BOOTSTRAP_ACTOR, requireRealm, type Actor } from './common.js';
@@ -52,12 +50,4 @@ export async function getClient(store: Store, input: { realmId: string; clientId
   const client = await store.clients.get(input.realmId, input.clientId);
   if (!client) throw new NotFound(`client ${input.clientId} does not exist in realm ${input.realmId}`);
   return client;
-}
-
-export function listAdminEvents(store: Store, input: { realmId: string; max?: number }): Promise<AdminEvent[]> {
-  return store.adminEvents.list(input.realmId, { max: input.max ?? 50 });
-}
-
-export function listLoginEvents(store: Store, input: { realmId: string; max?: number }): Promise<StoredEvent[]> {
-  return store.events.list(input.realmId, { limit: input.max ?? 50 });
 }

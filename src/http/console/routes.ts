@@ -4,7 +4,8 @@ import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
 import { hasAdminRole, maySeeRealm } from '../../admin/authorization.js';
 import type { Actor } from '../../admin/operations/common.js';
 import type { Client } from '../../storage/types.js';
-import { ensureConsoleClient, getClient, getRealm, listAdminEvents, listClients, listLoginEvents, listRealms } from '../../admin/operations/console.js';
+import { ensureConsoleClient, getClient, getRealm, listClients, listRealms } from '../../admin/operations/console.js';
+import { listAdminEvents, listLoginEvents } from '../../admin/operations/events.js';
 import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClient } from '../../admin/operations/clients.js';
 import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, listUsers, logoutUser, requireUser, resetPassword, unlockUser, userSessions } from '../../admin/operations/users.js';
 import { endSession } from '../../admin/operations/tokens.js';
@@ -484,7 +485,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     if (!s) return reply;
     const realmId = await realmOf(s.caller, req.params.realm!);
     need(s.caller, realmId, 'view-events');
-    const [admin, login] = await Promise.all([listAdminEvents(services.store, { realmId }), listLoginEvents(services.store, { realmId })]);
+    const [admin, login] = await Promise.all([listAdminEvents(services.store, { realmId, filter: { max: 50 } }), listLoginEvents(services.store, { realmId, filter: { limit: 50 } })]);
     return sendPage(reply, 200, eventsPage({ ...s.frame, title: 'Events', realmId }, admin, login));
   });
 }

@@ -1,0 +1,25 @@
+import type { Store } from '../../storage/store.js';
+import type { AdminEvent, AdminEventFilter } from '../../storage/repos/admin-events.js';
+import type { EventFilter, StoredEvent } from '../../storage/repos/events.js';
+import { requireRealm } from './common.js';
+
+/**
+ * The two audit logs, read by the CLI, the admin API and the console. `checkRealm`: refuse a realm that
+ * does not exist (NotFound) instead of listing nothing; a caller that has loaded the realm already skips it.
+ */
+export async function listLoginEvents(store: Store, input: { realmId: string; filter?: EventFilter; checkRealm?: boolean }): Promise<StoredEvent[]> {
+  if (input.checkRealm) await requireRealm(store, input.realmId);
+  return store.events.list(input.realmId, input.filter ?? {});
+}
+
+export async function listAdminEvents(store: Store, input: { realmId: string; filter?: AdminEventFilter; checkRealm?: boolean }): Promise<AdminEvent[]> {
+  if (input.checkRealm) await requireRealm(store, input.realmId);
+  return store.adminEvents.list(input.realmId, input.filter ?? {});
+}
+
+/** The events filter of a user named by username (the CLI's --user): its events by name, and by id when it still exists. */
+export async function userEventFilter(store: Store, realmId: string, username: string): Promise<Pick<EventFilter, 'userId' | 'username'>> {
+  const name = username.toLowerCase();
+  const user = await store.users.findByUsername(realmId, name);
+  return { username: name, ...(user ? { userId: user.id } : {}) };
+}
