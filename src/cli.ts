@@ -4,7 +4,7 @@ import cluster from 'node:cluster';
 import { ConfigError } from './config/config.js';
 import { SETTINGS } from './config/defaults.js';
 import { DatabaseUrlError } from './storage/database.js';
-import { isDatabaseBusy } from './storage/dialects/errors.js';
+import { isDatabaseBusy, isDatabaseUnreachable } from './storage/dialects/errors.js';
 import { ConflictError, NotFoundError } from './storage/types.js';
 import { ValidationError } from './admin/validation.js';
 import { CliError, program } from './cli/common.js';
@@ -36,11 +36,12 @@ async function main(): Promise<void> {
   } catch (err) {
     const known = err instanceof CliError || err instanceof ValidationError || err instanceof ConflictError || err instanceof NotFoundError || err instanceof ConfigError || err instanceof DatabaseUrlError;
     const msg = err instanceof Error ? err.message : String(err);
-    const busy = isDatabaseBusy(err);
-    // The driver's words alone ("canceling statement due to lock timeout", "database is locked") do not say
-    // that nothing is wrong with the command, or what to do: retry. Exit status 75 (sysexits.h EX_TEMPFAIL)
-    // lets a script tell a busy database from a refused command.
-    const line = busy ? busyLine(msg) : known ? msg : msg.split('\n')[0];
+    const unreachable = !known && isDatabaseUnreachable(err);
+    const busy = unreachable || isDatabaseBusy(err);
+    // The driver's words alone ("canceling statement due to lock timeout", "database is locked", "connect
+    // ECONNREFUSED") do not say that nothing is wrong with the command, or what to do: retry. Exit status
+    // 75 (sysexits.h EX_TEMPFAIL) lets a script tell a busy or unreachable database from a refused command.
+    const line = unreachable ? unreachableLine(msg) : busy ? busyLine(msg) : known ? msg : msg.split('\n')[0];
     // A worker of `start --workers N` tells the primary, which prints it once for all workers and stops.
     if (cluster.isWorker) await (await import('./cluster.js')).workerFailed(line ?? '');
     else process.stderr.write(`realmgate: ${line}\n`);
@@ -51,6 +52,10 @@ async function main(): Promise<void> {
 function busyLine(msg: string): string {
   const waited = process.env[SETTINGS.dbWaitTimeoutMs.env] || SETTINGS.dbWaitTimeoutMs.default;
   return `the database is busy (${msg.split('\n')[0]}): another process or transaction holds what this command needs, and it waited REALMGATE_DB_WAIT_TIMEOUT_MS (${waited} ms); try again`;
+}
+
+function unreachableLine(msg: string): string {
+  return `cannot reach the database (${msg.split('\n')[0]}): check that it is running and that DATABASE_URL names it; try again`;
 }
 
 void main();

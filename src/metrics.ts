@@ -140,6 +140,7 @@ export const metrics = {
   transactions: new LazyHistogram((pc, registers) => new pc.Histogram({ name: 'realmgate_db_token_transaction_seconds', help: 'Duration of the hot token transactions (code exchange, refresh), commit included.', buckets: LATENCY_BUCKETS, registers })),
   batchSize: new LazyHistogram((pc, registers) => new pc.Histogram({ name: 'realmgate_sqlite_group_commit_batch_size', help: 'Token transactions sharing one SQLite commit.', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers })),
   pgBatchSize: new LazyHistogram((pc, registers) => new pc.Histogram({ name: 'realmgate_postgres_refresh_batch_size', help: 'Refresh rotations sharing one PostgreSQL statement and commit.', buckets: [1, 2, 4, 8, 16, 32, 64], registers })),
+  dbConnectionErrors: new LazyCounter((pc, registers) => new pc.Counter({ name: 'realmgate_db_connection_errors_total', help: 'PostgreSQL connections the database or the network ended (restart, failover, reset); each is replaced when next needed.', registers })),
   pool: new LazyGauge(
     (pc, registers) =>
       new pc.Gauge({

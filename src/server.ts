@@ -10,6 +10,7 @@ import { isSigningAlg } from './crypto/keystore.js';
 import { ensureRealmManagement } from './admin/operations/roles.js';
 import { bootstrapAdmin } from './admin/operations/bootstrap.js';
 import { openDeploymentStore } from './admin/operations/deployment.js';
+import { isDatabaseTransient } from './storage/dialects/errors.js';
 import { Collector } from './collector.js';
 import { collectProcessMetrics, registry } from './metrics.js';
 import { startManagementServer } from './http/management.js';
@@ -44,7 +45,12 @@ export interface StartOptions {
  */
 export async function prepareDeployment(config: Config): Promise<{ logger: pino.Logger; services: Services; db: Db }> {
   const logger = pino({ level: config.logLevel });
-  const { db, store } = await openDeploymentStore(config, { keys: true, announce: (message) => logger.warn({ keyFile: config.keyFile }, message) });
+  const { db, store } = await openDeploymentStore(config, {
+    keys: true,
+    announce: (message) => logger.warn({ keyFile: config.keyFile }, message),
+    // The pool replaces the connection; requests that were using it were answered 503.
+    onConnectionError: (err) => logger.warn({ code: (err as { code?: unknown }).code, reason: err.message }, 'a database connection was lost; it is replaced when next needed'),
+  });
   const services = createServices(config, store, systemClock);
   await ensureRealmKeys(services);
   await ensureBootstrapAdmin(services, logger);
@@ -74,7 +80,10 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     clock: services.clock,
     intervalSeconds: config.collectorIntervalS,
     eventsRetentionDays: config.eventsRetentionDays,
-    onError: (err) => logger.warn({ err }, 'collector run failed'),
+    onError: (err) =>
+      isDatabaseTransient(err)
+        ? logger.warn({ code: (err as { code?: unknown }).code, reason: (err as Error).message }, 'collector run failed: the database is busy or unreachable; the next tick tries again')
+        : logger.warn({ err }, 'collector run failed'),
   });
   collector.start();
 

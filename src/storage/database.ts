@@ -1,7 +1,7 @@
 import { Kysely, Migrator, sql, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import type { Database } from './schema.js';
 import { MIGRATIONS } from './migrations/index.js';
-import { isDatabaseBusy } from './dialects/errors.js';
+import { isDatabaseTransient } from './dialects/errors.js';
 import { sqliteDialect } from './dialects/sqlite.js';
 import { sqliteTokenRunner } from './dialects/sqlite-token-batch.js';
 import { walSync } from './dialects/wal-sync.js';
@@ -50,6 +50,13 @@ export interface OpenOptions {
   createSchema?: boolean;
   /** SQLite: an existing file, read-only (nothing is written, migrations neither: see unappliedMigrations). */
   readonly?: boolean;
+  /**
+   * PostgreSQL: told of each connection the database or the network ended (a restart, a failover,
+   * pg_terminate_backend, a reset), idle in the pool or in use. The pool drops that connection and opens
+   * a new one when next needed; a request that was using it fails as unreachable (503). Without a
+   * listener such an error would end the process.
+   */
+  onConnectionError?: (err: Error) => void;
 }
 
 /** SQLite: how long a process waits for another's migrations (in steps of the wait timeout). */
@@ -97,6 +104,15 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     const { postgresDialect } = await import('./dialects/postgres.js');
     const { postgresTokenRunner } = await import('./dialects/postgres-token-statements.js');
     const { dialect, pool, schema } = await postgresDialect({ url, waitTimeoutMs, ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}) });
+    const lost = (err: Error): void => {
+      metrics.dbConnectionErrors.inc();
+      opts.onConnectionError?.(err);
+    };
+    // pg emits 'error' on the client whose connection ends, in use (besides failing its query) or idle,
+    // and for an idle one on the pool too: an 'error' event without a listener throws, which ended the
+    // process. Each is counted once, from the client.
+    pool.on('connect', (client) => client.on('error', lost));
+    pool.on('error', () => undefined);
     if (schema && opts.createSchema !== false) {
       // The pool sets search_path on connect; the schema must exist before the first query uses it.
       const client = await pool.connect();
@@ -153,8 +169,9 @@ export async function migrate(db: Db): Promise<void> {
     const { error, results } = db.migrationLock ? await lockedMigration(db.migrationLock, migrator) : await migrator.migrateToLatest();
     if (!error) return;
     // A database that cannot take the migration now (SQLite's write lock held by another process past the
-    // wait) is busy, not broken: the error keeps its code, so that it is reported as busy.
-    if (isDatabaseBusy(error)) throw error;
+    // wait, PostgreSQL unreachable) is busy or away, not broken: the error keeps its code, so that it is
+    // reported as such.
+    if (isDatabaseTransient(error)) throw error;
     // Kysely refuses, before it runs anything, a database that records a migration this build lacks.
     const unknown = /previously executed migration (\S+) is missing/.exec(String((error as Error)?.message ?? error))?.[1];
     if (unknown !== undefined) throw new NewerDatabaseError(unknown);
@@ -191,7 +208,7 @@ async function upToDate(db: Db): Promise<boolean> {
   try {
     names = (await sql<{ name: string }>`select name from ${table}`.execute(db.kysely)).rows.map((r) => r.name);
   } catch (err) {
-    if (isDatabaseBusy(err)) throw err;
+    if (isDatabaseTransient(err)) throw err;
     return false;
   }
   const known = Object.keys(MIGRATIONS);
@@ -256,7 +273,8 @@ export async function isRealmgateDatabase(db: Db): Promise<boolean> {
     await sql`select 1 from ${table} limit 1`.execute(db.kysely);
     return true;
   } catch (err) {
-    if (isDatabaseBusy(err)) throw err;
+    // A database that cannot be reached now is not said to be missing.
+    if (isDatabaseTransient(err)) throw err;
     return false;
   }
 }

@@ -20,9 +20,9 @@ export interface ServerProcess {
   exited: Promise<void>;
 }
 
-export async function startServerProcess(url: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'start', '--port', '0', '--host', '127.0.0.1'], {
-    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', REALMGATE_SQLITE_SYNCHRONOUS: 'FULL', AUTH_URL: 'http://127.0.0.1:1', REALMGATE_CACHE_TTL_MS: '0' },
+export async function startServerProcess(url: string, env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<ServerProcess & { output(): string }> {
+  const child = spawn(process.execPath, [BIN, 'start', '--port', '0', '--host', '127.0.0.1', ...args], {
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', REALMGATE_SQLITE_SYNCHRONOUS: 'FULL', AUTH_URL: 'http://127.0.0.1:1', REALMGATE_CACHE_TTL_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -32,7 +32,7 @@ export async function startServerProcess(url: string): Promise<ServerProcess> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const m = /listening on (http:\/\/\S+)/.exec(out);
-    if (m) return { child, base: m[1]!, exited };
+    if (m) return { child, base: m[1]!, exited, output: () => out };
     if (Date.now() > deadline || child.exitCode !== null) {
       child.kill('SIGKILL');
       throw new Error(`server did not start:\n${out}`);
@@ -48,6 +48,8 @@ export async function killServerProcess(s: ServerProcess): Promise<void> {
 
 /** A realm, user and confidential client, and how to talk to the token endpoint of any server process. */
 export interface TokenClient {
+  /** The client's HTTP Basic credentials (the Authorization header's value). */
+  authorization: string;
   post(s: ServerProcess, form: Record<string, string>): Promise<{ status: number; json: Record<string, unknown> }>;
   /** A chain as the authorization endpoint would start it: a stored code, exchanged over HTTP. */
   newChain(s: ServerProcess): Promise<string>;
@@ -74,6 +76,7 @@ export async function seedTokenClient(store: Store, connections: number): Promis
   }
 
   return {
+    authorization,
     post,
     async newChain(s) {
       const code = randomToken();

@@ -14,13 +14,21 @@ import { prepareKeyEncryption } from '../../crypto/key-file.js';
  */
 export async function openDeploymentStore(
   config: Config,
-  opts: { synchronous?: Config['sqliteSync']; keys?: boolean; announce?: (message: string) => void; existing?: boolean } = {},
+  opts: {
+    synchronous?: Config['sqliteSync'];
+    keys?: boolean;
+    announce?: (message: string) => void;
+    existing?: boolean;
+    /** PostgreSQL: each connection the database or the network ended (OpenOptions.onConnectionError). */
+    onConnectionError?: (err: Error) => void;
+  } = {},
 ): Promise<{ db: Db; store: Store }> {
   const db = await openDatabase(config.databaseUrl, {
     synchronous: opts.synchronous ?? config.sqliteSync,
     waitTimeoutMs: config.dbWaitTimeoutMs,
     poolSize: config.dbPoolSize,
     createSchema: !opts.existing,
+    ...(opts.onConnectionError ? { onConnectionError: opts.onConnectionError } : {}),
   });
   try {
     if (opts.existing && !(await isRealmgateDatabase(db))) throw new NoDatabaseError();

@@ -23,3 +23,33 @@ export function isDatabaseBusy(err: unknown): boolean {
   if (typeof code !== 'string') return false;
   return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || code === '55P03' || code === '53300' || code === '57P03';
 }
+
+/**
+ * SQLSTATEs of a connection PostgreSQL ended or could not keep: the server shut down or restarted (57P01
+ * admin_shutdown, 57P02 crash_shutdown), a connection exception (class 08), a transaction ended by
+ * idle_in_transaction_session_timeout (25P03). The next connection may work: another node, the restarted
+ * server, the failover's new primary.
+ */
+const LOST_CONNECTION_STATES = new Set(['57P01', '57P02', '25P03', '08000', '08001', '08003', '08004', '08006', '08007']);
+
+/** Socket errors on the way to the database (refused while it restarts, reset, unreachable, its name not resolving during a failover). */
+const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * The database could not be reached, or the connection was lost during the request (PostgreSQL
+ * restarted, failed over, ended the connection, or the network dropped it). Nothing is wrong with the
+ * request: a connection opened a moment later may work, so the HTTP layer answers 503 with Retry-After,
+ * as for a busy database, and the pool opens new connections by itself. pg reports a connection that
+ * ended under it with a plain Error and no code, told apart only by its message.
+ */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return LOST_CONNECTION_STATES.has(code) || SOCKET_ERRORS.has(code);
+  const message = (err as { message?: unknown } | null)?.message;
+  return err instanceof Error && typeof message === 'string' && /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable)/.test(message);
+}
+
+/** Busy or unreachable: the request may succeed when tried again, and is answered 503 meanwhile. */
+export function isDatabaseTransient(err: unknown): boolean {
+  return isDatabaseBusy(err) || isDatabaseUnreachable(err);
+}
