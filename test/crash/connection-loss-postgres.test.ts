@@ -49,6 +49,14 @@ describe('PostgreSQL connections lost under a running server', { skip: !URL_ && 
   /** Ends every connection of the server's processes from PostgreSQL's side, as a restart or an operator does. */
   const terminate = async (): Promise<number> =>
     (await admin.query<{ n: number }>('SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1', [appName])).rows[0]!.n;
+  /** Until the server has logged `n` lost connections in all (each process hears of its own asynchronously). */
+  const heardLost = async (server: { output(): string }, n: number): Promise<void> => {
+    const lost = (): number => (server.output().match(/a database connection was lost/g) ?? []).length;
+    for (let tries = 0; lost() < n; tries++) {
+      assert.ok(tries < 500, `the server logged ${lost()} of ${n} lost connections:\n${server.output()}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
   const connections = async (): Promise<number> =>
     (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [appName])).rows[0]!.n;
 
@@ -66,11 +74,8 @@ describe('PostgreSQL connections lost under a running server', { skip: !URL_ && 
       }
       const ended = await terminate();
       assert.ok(ended >= 1, 'the server held no connection to end');
-      // Until each process has heard of its ended connections (one warning per connection).
-      for (let tries = 0; (server.output().match(/a database connection was lost/g) ?? []).length < ended; tries++) {
-        assert.ok(tries < 500, `the server logged ${(server.output().match(/a database connection was lost/g) ?? []).length} of ${ended} lost connections:\n${server.output()}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      // Until the process has heard of its ended connections (one warning per connection).
+      await heardLost(server, ended);
       for (let i = 0; i < 6; i++) {
         const r = await tc.post(server, { grant_type: 'refresh_token', refresh_token: token });
         assert.equal(r.status, 200, JSON.stringify(r.json));
@@ -125,6 +130,50 @@ describe('PostgreSQL connections lost under a running server', { skip: !URL_ && 
       assert.doesNotMatch(server.output(), /Unhandled 'error' event|worker exited|\n\s+at /, 'a stack trace or a dead worker');
     } finally {
       await killServerProcess(server);
+      await tearDown();
+    }
+  });
+
+  test('a read-only server (a standby the address still names after a failover): writes answered 503, served again once connections reach a primary', async () => {
+    await setUp();
+    // A role whose sessions are read-only stands for a standby: PostgreSQL refuses each write with 25006.
+    const role = `realmgate_ro_${process.pid}`;
+    const schema = new URL(tdb.url).searchParams.get('schema')!;
+    await admin.query(`DROP ROLE IF EXISTS ${role}`);
+    await admin.query(`CREATE ROLE ${role} LOGIN`);
+    // CREATE on the database: a start creates the URL's schema when missing (CREATE SCHEMA IF NOT EXISTS).
+    await admin.query(`GRANT CREATE ON DATABASE ${new URL(tdb.url).pathname.slice(1)} TO ${role}`);
+    await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
+    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+    const asRole = new URL(throughProxy(tdb.url, proxy));
+    asRole.username = role;
+    let server: Awaited<ReturnType<typeof start>> | undefined;
+    try {
+      server = await startServerProcess(asRole.href, { PGAPPNAME: appName, REALMGATE_DB_WAIT_TIMEOUT_MS: '2000' });
+      const token = await tc.newChain(server);
+      await admin.query(`ALTER ROLE ${role} SET default_transaction_read_only = on`);
+      // The pool's next connections are read-only sessions.
+      let ended = await terminate();
+      await heardLost(server, ended);
+      for (let i = 0; i < 3; i++) {
+        const r = await tc.post(server, { grant_type: 'refresh_token', refresh_token: token });
+        assert.equal(r.status, 503, JSON.stringify(r.json));
+        assert.equal(r.json.error, 'temporarily_unavailable');
+      }
+      assert.equal(await heldTokenState(store, token), 'current');
+      assert.match(server.output(), /"code":"25006"/);
+      // The failover completes: connections opened from now on reach a writable server.
+      await admin.query(`ALTER ROLE ${role} SET default_transaction_read_only = off`);
+      ended += await terminate();
+      await heardLost(server, ended);
+      const r = await tc.post(server, { grant_type: 'refresh_token', refresh_token: token });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.equal(server.child.exitCode, null, 'the server exited');
+      assert.doesNotMatch(server.output(), /Unhandled 'error' event|worker exited|\n\s+at /, 'a stack trace or a dead worker');
+    } finally {
+      if (server) await killServerProcess(server);
+      await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
       await tearDown();
     }
   });

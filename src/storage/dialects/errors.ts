@@ -21,16 +21,24 @@ export function isDatabaseBusy(err: unknown): boolean {
   if (err instanceof DatabaseWaitTimeout) return true;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
-  return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || code === '55P03' || code === '53300' || code === '57P03';
+  return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || BUSY_STATES.has(code);
 }
+
+/**
+ * PostgreSQL's refusals for load or contention: lock_timeout (55P03), too many connections (53300), starting
+ * up or shutting down (57P03), a statement canceled by a statement_timeout set on the role or by an operator
+ * (57014), a deadlock or serialization failure rolled back (40P01, 40001): nothing was written.
+ */
+const BUSY_STATES = new Set(['55P03', '53300', '57P03', '57014', '40P01', '40001']);
 
 /**
  * SQLSTATEs of a connection PostgreSQL ended or could not keep: the server shut down or restarted (57P01
  * admin_shutdown, 57P02 crash_shutdown), a connection exception (class 08), a transaction ended by
- * idle_in_transaction_session_timeout (25P03). The next connection may work: another node, the restarted
- * server, the failover's new primary.
+ * idle_in_transaction_session_timeout (25P03), a write refused by a read-only server (25006: a standby,
+ * reached through an address a failover has not yet moved to the new primary). The next connection may
+ * work: another node, the restarted server, the failover's new primary.
  */
-const LOST_CONNECTION_STATES = new Set(['57P01', '57P02', '25P03', '08000', '08001', '08003', '08004', '08006', '08007']);
+const LOST_CONNECTION_STATES = new Set(['57P01', '57P02', '25P03', '08000', '08001', '08003', '08004', '08006', '08007', '25006']);
 
 /** Socket errors on the way to the database (refused while it restarts, reset, unreachable, its name not resolving during a failover). */
 const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
@@ -52,4 +60,15 @@ export function isDatabaseUnreachable(err: unknown): boolean {
 /** Busy or unreachable: the request may succeed when tried again, and is answered 503 meanwhile. */
 export function isDatabaseTransient(err: unknown): boolean {
   return isDatabaseBusy(err) || isDatabaseUnreachable(err);
+}
+
+/**
+ * The database has no room to write: SQLite's file system is full (SQLITE_FULL), PostgreSQL's disk is
+ * (53100). Nothing of the failed statement's transaction was written, reads still work, and writes work
+ * again once space is freed: the request is answered 503, logged once per request as an error without a
+ * stack trace (the operator has to act; thousands of stack traces would fill the disk further).
+ */
+export function isStorageFull(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_FULL' || code === '53100';
 }
