@@ -11,8 +11,10 @@ type WorkerMessage = { type: 'realmgate:listening'; url: string } | { type: 'rea
 
 /** A worker that dies is replaced, but no faster than this, so a crash loop does not spin. */
 const RESPAWN_DELAY_MS = 1000;
-/** Replacements in a row that die before they listen: then the cluster gives up (exit 1). */
+/** Replacements in a row that die before they listen (for another reason than the database): then the cluster gives up (exit 1). */
 const MAX_FAILED_STARTS = 5;
+/** sysexits.h EX_TEMPFAIL: what a process exits with when the database is busy or unreachable (src/cli.ts). */
+const EX_TEMPFAIL = 75;
 
 /**
  * The primary process of `realmgate start --workers N`: migrates the database once (under the migration
@@ -51,6 +53,14 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
   for (let i = 0; i < opts.workers; i++) fork();
   cluster.on('exit', (w, code, signal) => {
     if (stopping) return;
+    if (!listening.has(w) && announced && code === EX_TEMPFAIL) {
+      // A replacement that could not reach the database (PostgreSQL restarting, failing over): the
+      // workers still running answer 503 meanwhile, and this one is tried again every second for as long
+      // as it takes. Counted as a failed start, a database outage of a few seconds stopped the cluster.
+      logger.warn({ pid: w.process.pid, reason: failures.get(w) }, 'a worker could not start: the database is busy or unreachable; starting another');
+      respawn();
+      return;
+    }
     if (!listening.has(w)) {
       failedStarts++;
       if (!announced || failedStarts >= MAX_FAILED_STARTS) {
@@ -61,10 +71,14 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
       }
     }
     logger.error({ pid: w.process.pid, code, signal }, 'worker exited; starting another');
+    respawn();
+  });
+  // Not unref'd: with every worker gone (a crash during an outage) the timer is what keeps the primary up.
+  function respawn(): void {
     setTimeout(() => {
       if (!stopping) fork();
-    }, RESPAWN_DELAY_MS).unref();
-  });
+    }, RESPAWN_DELAY_MS);
+  }
 
   // prom-client only when there is a management port to serve the aggregated metrics on.
   const aggregator = config.metricsPort === undefined ? undefined : new (await import('prom-client')).AggregatorRegistry();

@@ -10,6 +10,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { BIN } from '../helpers/cli.js';
@@ -174,6 +175,39 @@ describe('PostgreSQL connections lost under a running server', { skip: !URL_ && 
       if (server) await killServerProcess(server);
       await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
       await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+      await tearDown();
+    }
+  });
+
+  test('a worker that dies while PostgreSQL is unreachable is replaced, however long the outage, once it is back; the cluster keeps serving', async () => {
+    await setUp();
+    const server = await startServerProcess(throughProxy(tdb.url, proxy), { PGAPPNAME: appName, REALMGATE_DB_WAIT_TIMEOUT_MS: '2000' }, ['--workers', '2']);
+    const workers = (): number[] =>
+      fs.readFileSync(`/proc/${server.child.pid}/task/${server.child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const failedStarts = (): number => (server.output().match(/a worker could not start: the database is busy or unreachable/g) ?? []).length;
+    try {
+      const token = await tc.newChain(server);
+      await proxy.down();
+      process.kill(workers()[0]!, 'SIGKILL');
+      // Its replacements cannot reach the database: more of them than the cluster's limit of failed
+      // starts in a row (5), which stopped the whole cluster.
+      for (let tries = 0; failedStarts() < 7; tries++) {
+        assert.equal(server.child.exitCode, null, `the cluster stopped:\n${server.output()}`);
+        assert.ok(tries < 3000, `${failedStarts()} failed starts logged:\n${server.output()}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await proxy.up();
+      const r = await tc.post(server, { grant_type: 'refresh_token', refresh_token: token });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      // Two workers again (the replacement forked after the database came back starts).
+      for (let tries = 0; workers().length < 2; tries++) {
+        assert.ok(tries < 1000, `${workers().length} workers`);
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      assert.equal(server.child.exitCode, null, 'the cluster stopped');
+      assert.doesNotMatch(server.output(), /stopping|\n\s+at /);
+    } finally {
+      await killServerProcess(server);
       await tearDown();
     }
   });
