@@ -19,6 +19,15 @@ import { registerToken } from './cli/token.js';
 import { registerBootstrap } from './cli/bootstrap.js';
 import { registerAdminEvents } from './cli/admin-events.js';
 
+// A reader of this process's output that went away (a log shipper restarted, `| head`, a closed
+// terminal): the server keeps serving and a command finishes, their lines dropped. Unhandled, the EPIPE
+// ended the server, or froze it at exit while pino retried its buffered lines for ever.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+
 registerStart(program);
 registerRealm(program);
 registerKeys(program);
