@@ -3,7 +3,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import type { Services } from './services.js';
 import { randomUUID } from 'node:crypto';
-import { migrationsApplied, ping } from './storage/database.js';
+import { databaseReady } from './storage/database.js';
 import { metrics } from './metrics.js';
 import { believableChain, forwardedFor, proxyTrust, sanitizeRequestId } from './http/plugins/trusted-proxies.js';
 import { STYLESHEET } from './views/styles.js';
@@ -221,12 +221,7 @@ async function baseApp(opts: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
-/** Ready: the database answers AND every migration this build knows has been applied. */
+/** Ready: the database answers, takes writes, and has every migration this build knows applied (databaseReady). */
 export async function isReady(services: Services): Promise<boolean> {
-  try {
-    await ping(services.store.db);
-    return await migrationsApplied(services.store.db);
-  } catch {
-    return false;
-  }
+  return databaseReady(services.store.db);
 }

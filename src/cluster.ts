@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config/config.js';
-import { ping, migrationsApplied } from './storage/database.js';
+import { databaseReady } from './storage/database.js';
 import type { Services } from './services.js';
 import { prepareDeployment } from './server.js';
 import { promRegistry } from './metrics.js';
@@ -89,14 +89,7 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
           host: config.host,
           port: config.metricsPort,
           metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
-          ready: async () => {
-            try {
-              await ping(db);
-              return await migrationsApplied(db);
-            } catch {
-              return false;
-            }
-          },
+          ready: () => databaseReady(db),
         });
 
   function stop(exitCode = 0): void {

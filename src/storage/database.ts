@@ -279,7 +279,20 @@ export async function isRealmgateDatabase(db: Db): Promise<boolean> {
   }
 }
 
-/** Cheap liveness probe of the database connection. */
-export async function ping(db: Db): Promise<void> {
-  await sql`select 1`.execute(db.kysely);
+/**
+ * Whether this process can serve with its database now (the readiness check): the database answers,
+ * every migration of this build is applied, and (PostgreSQL) it takes writes. A read-only server (a
+ * standby an address still names after a failover, a primary demoted) would answer every refresh and
+ * login 503: reporting it not ready lets a load balancer send the requests to nodes that reach the primary.
+ */
+export async function databaseReady(db: Db): Promise<boolean> {
+  try {
+    if (db.dialect === 'postgres') {
+      const r = await sql<{ ro: string }>`select current_setting('transaction_read_only') as ro`.execute(db.kysely);
+      if (r.rows[0]?.ro !== 'off') return false;
+    } else await sql`select 1`.execute(db.kysely);
+    return await migrationsApplied(db);
+  } catch {
+    return false;
+  }
 }

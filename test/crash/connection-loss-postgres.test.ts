@@ -135,7 +135,7 @@ describe('PostgreSQL connections lost under a running server', { skip: !URL_ && 
     }
   });
 
-  test('a read-only server (a standby the address still names after a failover): writes answered 503, served again once connections reach a primary', async () => {
+  test('a read-only server (a standby the address still names after a failover): writes answered 503 and not ready, served again once connections reach a primary', async () => {
     await setUp();
     // A role whose sessions are read-only stands for a standby: PostgreSQL refuses each write with 25006.
     const role = `realmgate_ro_${process.pid}`;
@@ -163,12 +163,16 @@ describe('PostgreSQL connections lost under a running server', { skip: !URL_ && 
       }
       assert.equal(await heldTokenState(store, token), 'current');
       assert.match(server.output(), /"code":"25006"/);
+      // Not ready: a load balancer sends the requests to nodes whose connections reach the primary.
+      assert.equal((await fetch(`${server.base}/health/ready`)).status, 503);
+      assert.equal((await fetch(`${server.base}/health/live`)).status, 200);
       // The failover completes: connections opened from now on reach a writable server.
       await admin.query(`ALTER ROLE ${role} SET default_transaction_read_only = off`);
       ended += await terminate();
       await heardLost(server, ended);
       const r = await tc.post(server, { grant_type: 'refresh_token', refresh_token: token });
       assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.equal((await fetch(`${server.base}/health/ready`)).status, 200);
       assert.equal(server.child.exitCode, null, 'the server exited');
       assert.doesNotMatch(server.output(), /Unhandled 'error' event|worker exited|\n\s+at /, 'a stack trace or a dead worker');
     } finally {
