@@ -47,6 +47,7 @@ export async function prepareDeployment(config: Config): Promise<{ logger: pino.
   const logger = pino({ level: config.logLevel });
   const { db, store } = await openDeploymentStore(config, {
     keys: true,
+    boundQueries: true,
     announce: (message) => logger.warn({ keyFile: config.keyFile }, message),
     // The pool replaces the connection; requests that were using it were answered 503.
     onConnectionError: (err) => logger.warn({ code: (err as { code?: unknown }).code, reason: err.message }, 'a database connection was lost; it is replaced when next needed'),

@@ -16,6 +16,7 @@ export interface Config {
   dbWaitTimeoutMs: number;
   /** PostgreSQL: the most connections one process opens (OpenOptions.poolSize). */
   dbPoolSize: number;
+  dbQueryTimeoutMs: number;
   /** Where the key-encryption secret lives when REALMGATE_KEY_SECRET is unset (src/crypto/key-file.ts). */
   keyFile: string;
   sqliteSync: 'FULL' | 'NORMAL' | 'OFF' | 'EXTRA';
@@ -107,7 +108,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   const bootstrapAdmin = overrides.bootstrapAdmin ?? (adminUser !== undefined && adminPassword !== undefined ? { username: adminUser, password: adminPassword } : undefined);
   const databaseUrl = overrides.databaseUrl ?? read(env, 'databaseUrl') ?? defaultDatabaseUrl();
-  return {
+  const config: Config = {
     ...(bootstrapAdmin ? { bootstrapAdmin } : {}),
     port,
     host: overrides.host ?? read(env, 'host') ?? '127.0.0.1',
@@ -120,6 +121,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     requestTimeoutMs: overrides.requestTimeoutMs ?? parseIntSetting('REALMGATE_REQUEST_TIMEOUT_MS', read(env, 'requestTimeoutMs'), 1_000, 600_000),
     dbWaitTimeoutMs: overrides.dbWaitTimeoutMs ?? parseIntSetting('REALMGATE_DB_WAIT_TIMEOUT_MS', read(env, 'dbWaitTimeoutMs'), 100, 600_000),
     dbPoolSize: overrides.dbPoolSize ?? parseIntSetting('REALMGATE_DB_POOL_SIZE', read(env, 'dbPoolSize'), 1, 1000),
+    dbQueryTimeoutMs: overrides.dbQueryTimeoutMs ?? parseIntSetting('REALMGATE_DB_QUERY_TIMEOUT_MS', read(env, 'dbQueryTimeoutMs'), 1000, 3_600_000),
     sqliteSync: (overrides.sqliteSync ?? sync) as Config['sqliteSync'],
     trustedProxies: overrides.trustedProxies ?? parseProxies(read(env, 'trustedProxies')),
     metricsPort: 'metricsPort' in overrides ? overrides.metricsPort : optionalInt('REALMGATE_METRICS_PORT', read(env, 'metricsPort'), 0, 65535),
@@ -129,4 +131,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       overrides.maxInteractionsPerAddress ?? parseIntSetting('REALMGATE_MAX_INTERACTIONS_PER_ADDRESS', read(env, 'maxInteractionsPerAddress'), 1, 1_000_000),
     maxInteractions: overrides.maxInteractions ?? parseIntSetting('REALMGATE_MAX_INTERACTIONS', read(env, 'maxInteractions'), 1, 100_000_000),
   };
+  // A statement may wait for a lock up to the wait timeout: bounding it by less would cut legitimate waits.
+  if (/^postgres(ql)?:/.test(databaseUrl) && config.dbQueryTimeoutMs <= config.dbWaitTimeoutMs) {
+    throw new ConfigError('REALMGATE_DB_QUERY_TIMEOUT_MS must be more than REALMGATE_DB_WAIT_TIMEOUT_MS');
+  }
+  return config;
 }

@@ -53,6 +53,12 @@ export const SETTINGS = {
     description:
       "How long a request (or a CLI command) waits for the database before it gives up as busy, answered 503 with Retry-After: SQLite's write lock held by another process (busy timeout); on PostgreSQL a pooled connection (all in use, or a new one slow to open) and each lock another transaction holds (lock_timeout). Migrations at start wait longer (see docs/operations.md). 100 to 600000.",
   },
+  dbQueryTimeoutMs: {
+    env: 'REALMGATE_DB_QUERY_TIMEOUT_MS',
+    default: '30000',
+    description:
+      'PostgreSQL, the server only: a statement that has not answered after this many milliseconds is abandoned, answered 503, and its connection closed, so that a database host gone without a reset (powered off, a network partition, a failover to a new address) does not hold every pooled connection, and every request, for the ~15 minutes TCP takes to give up. More than REALMGATE_DB_WAIT_TIMEOUT_MS; 1000 to 3600000. Migrations and CLI commands are not bounded.',
+  },
   dbPoolSize: {
     env: 'REALMGATE_DB_POOL_SIZE',
     default: '10',

@@ -57,6 +57,8 @@ export interface OpenOptions {
    * listener such an error would end the process.
    */
   onConnectionError?: (err: Error) => void;
+  /** PostgreSQL: bound each statement (the server's REALMGATE_DB_QUERY_TIMEOUT_MS; dialects/postgres.ts guardQueries). */
+  queryTimeoutMs?: number;
 }
 
 /** SQLite: how long a process waits for another's migrations (in steps of the wait timeout). */
@@ -103,7 +105,12 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     // Loaded only for PostgreSQL: an embedded deployment never pays for the driver.
     const { postgresDialect } = await import('./dialects/postgres.js');
     const { postgresTokenRunner } = await import('./dialects/postgres-token-statements.js');
-    const { dialect, pool, schema } = await postgresDialect({ url, waitTimeoutMs, ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}) });
+    const { dialect, pool, schema } = await postgresDialect({
+      url,
+      waitTimeoutMs,
+      ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}),
+      ...(opts.queryTimeoutMs !== undefined ? { queryTimeoutMs: opts.queryTimeoutMs } : {}),
+    });
     const lost = (err: Error): void => {
       metrics.dbConnectionErrors.inc();
       opts.onConnectionError?.(err);

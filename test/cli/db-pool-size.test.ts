@@ -23,6 +23,20 @@ describe('REALMGATE_DB_POOL_SIZE (postgres)', { skip: !process.env.TEST_DATABASE
     assert.match(ok(['migrate']), /database is up to date|applied/);
   });
 
+  test('REALMGATE_DB_QUERY_TIMEOUT_MS: a bad value, or one not above the wait timeout, is refused in one line', () => {
+    try {
+      for (const [bad, message] of [
+        ['999', /^realmgate: REALMGATE_DB_QUERY_TIMEOUT_MS must be an integer from 1000 to 3600000$/m],
+        ['5000', /^realmgate: REALMGATE_DB_QUERY_TIMEOUT_MS must be more than REALMGATE_DB_WAIT_TIMEOUT_MS$/m],
+      ] as const) {
+        process.env.REALMGATE_DB_QUERY_TIMEOUT_MS = bad;
+        fails(['migrate'], message, { status: 1 });
+      }
+    } finally {
+      delete process.env.REALMGATE_DB_QUERY_TIMEOUT_MS;
+    }
+  });
+
   test('a server never opens more connections than the setting, however many requests wait for the database', async () => {
     const POOL = 2;
     // The server's connections, told apart from everyone else's by their application_name (PGAPPNAME).

@@ -216,6 +216,53 @@ describe('PostgreSQL connections lost under a running server', { skip: !URL_ && 
     }
   });
 
+  test('a database host gone without a reset (connections that stopped answering, the address now reaching a live server): 503 within the query timeout, then served', async (t) => {
+    await setUp();
+    const server = await startServerProcess(
+      throughProxy(tdb.url, proxy),
+      { PGAPPNAME: appName, REALMGATE_DB_WAIT_TIMEOUT_MS: '1000', REALMGATE_DB_QUERY_TIMEOUT_MS: '2000' },
+      ['--workers', '1'],
+    );
+    try {
+      const tokens = await Promise.all(Array.from({ length: 12 }, () => tc.newChain(server)));
+      const refresh = async (i: number): Promise<number> => {
+        const res = await fetch(`${server.base}/auth/realms/${REALM}/protocol/openid-connect/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: tc.authorization },
+          body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens[i]! }),
+          // Far past the query timeout: what hung before (until TCP gave up, some 15 minutes) fails here.
+          signal: AbortSignal.timeout(20_000),
+        });
+        const body = (await res.json()) as { refresh_token?: string; error?: string };
+        if (res.status === 200) tokens[i] = body.refresh_token!;
+        else assert.deepEqual([res.status, body.error], [503, 'temporarily_unavailable']);
+        return res.status;
+      };
+      // Every pooled connection in use at once, then all of them stop answering.
+      await Promise.all(tokens.map((_, i) => refresh(i)));
+      assert.ok(proxy.open() >= 2, `${proxy.open()} connections`);
+      proxy.stallOpen();
+      const stalled = proxy.open();
+      // Each stalled connection is closed by the first statement that meets it, past the query timeout
+      // (503); a request waiting meanwhile for a connection gets its 503 after the wait timeout. So after
+      // at most a round per pooled connection, every refresh is served again.
+      let rounds = 0;
+      for (let statuses: number[] = []; !statuses.length || statuses.includes(503); rounds++) {
+        assert.ok(rounds <= stalled + 1, `still refused after ${rounds} rounds`);
+        statuses = await Promise.all(tokens.map((_, i) => refresh(i)));
+        if (rounds === 0) assert.ok(statuses.includes(503), 'no request met a stalled connection');
+      }
+      assert.deepEqual(await Promise.all(tokens.map((_, i) => refresh(i))), tokens.map(() => 200));
+      t.diagnostic(`${stalled} connections stalled; every refresh served again after ${rounds} rounds`);
+      for (const t of tokens) assert.equal(await heldTokenState(store, t), 'current');
+      assert.match(server.output(), /a database connection was lost/);
+      assert.equal(server.child.exitCode, null, 'the server exited');
+    } finally {
+      await killServerProcess(server);
+      await tearDown();
+    }
+  });
+
   test('connections ended ten times under refresh load: every answer is 200 or 503, and every client keeps its chain', async (t) => {
     await setUp();
     // A refresh whose commit reached the database but whose answer did not (the connection ended in

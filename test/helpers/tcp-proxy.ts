@@ -15,13 +15,21 @@ export interface TcpProxy {
   down(): Promise<void>;
   /** Listens again on the same port. */
   up(): Promise<void>;
-  /** Connections open through the proxy now. */
+  /**
+   * The connections open now stop carrying bytes, both ways, without being closed: a peer that died
+   * without a reset (a host powered off, a network partition). New connections are carried as usual
+   * (a failover's new address). Stalled connections stay so until `close()`.
+   */
+  stallOpen(): void;
+  /** Connections open through the proxy now (stalled ones included). */
   open(): number;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
+  /** Connections still carrying bytes (not stalled), as (from the client, to the server). */
+  const pairs = new Set<[net.Socket, net.Socket]>();
   const server = net.createServer((inbound) => {
     const outbound = net.connect(target.port, target.host);
     sockets.add(inbound);
@@ -36,6 +44,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     outbound.on('error', end).on('close', end);
     inbound.pipe(outbound);
     outbound.pipe(inbound);
+    const pair: [net.Socket, net.Socket] = [inbound, outbound];
+    pairs.add(pair);
+    inbound.once('close', () => pairs.delete(pair));
   });
   const listen = (port: number): Promise<number> =>
     new Promise((resolve, reject) => {
@@ -55,9 +66,22 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     cut();
     await closed;
   };
+  const stallOpen = (): void => {
+    for (const [inbound, outbound] of pairs) {
+      inbound.unpipe(outbound);
+      outbound.unpipe(inbound);
+      // Whatever arrives from now on is read and dropped, as a network that lost the peer does.
+      inbound.removeAllListeners('data');
+      outbound.removeAllListeners('data');
+      inbound.on('data', () => undefined);
+      outbound.on('data', () => undefined);
+    }
+    pairs.clear();
+  };
   return {
     port,
     cut,
+    stallOpen,
     down,
     up: async () => {
       await listen(port);

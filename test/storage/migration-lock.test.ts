@@ -106,11 +106,15 @@ describe('PostgreSQL migrations wait for locks past the wait timeout', { skip: !
     }
   }
 
-  /** A Db with the short wait timeout whose connections PostgreSQL names `app` (pg_stat_activity.application_name). */
+  /**
+   * A Db as the server opens it, with the short wait timeout and statements bounded by twice that
+   * (REALMGATE_DB_QUERY_TIMEOUT_MS: the migrations' own statements are not), whose connections PostgreSQL
+   * names `app` (pg_stat_activity.application_name).
+   */
   function open(url: string, app: string): Promise<Db> {
     const u = new URL(url);
     u.searchParams.set('application_name', app);
-    return openDatabase(u.href, { waitTimeoutMs: WAIT_MS });
+    return openDatabase(u.href, { waitTimeoutMs: WAIT_MS, queryTimeoutMs: 2 * WAIT_MS });
   }
 
   /** migrate(db), its outcome ('migrated' or the error) never left unhandled, and whether it has one yet. */

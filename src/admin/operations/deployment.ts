@@ -21,6 +21,8 @@ export async function openDeploymentStore(
     existing?: boolean;
     /** PostgreSQL: each connection the database or the network ended (OpenOptions.onConnectionError). */
     onConnectionError?: (err: Error) => void;
+    /** PostgreSQL: bound each statement by config.dbQueryTimeoutMs (the server; CLI commands are not bounded). */
+    boundQueries?: boolean;
   } = {},
 ): Promise<{ db: Db; store: Store }> {
   const db = await openDatabase(config.databaseUrl, {
@@ -29,6 +31,7 @@ export async function openDeploymentStore(
     poolSize: config.dbPoolSize,
     createSchema: !opts.existing,
     ...(opts.onConnectionError ? { onConnectionError: opts.onConnectionError } : {}),
+    ...(opts.boundQueries ? { queryTimeoutMs: config.dbQueryTimeoutMs } : {}),
   });
   try {
     if (opts.existing && !(await isRealmgateDatabase(db))) throw new NoDatabaseError();

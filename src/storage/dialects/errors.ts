@@ -54,7 +54,8 @@ export function isDatabaseUnreachable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return LOST_CONNECTION_STATES.has(code) || SOCKET_ERRORS.has(code);
   const message = (err as { message?: unknown } | null)?.message;
-  return err instanceof Error && typeof message === 'string' && /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable)/.test(message);
+  // "Query read timeout": a statement past REALMGATE_DB_QUERY_TIMEOUT_MS, whose connection is closed (postgres.ts guardQueries).
+  return err instanceof Error && typeof message === 'string' && /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|Query read timeout$)/.test(message);
 }
 
 /** Busy or unreachable: the request may succeed when tried again, and is answered 503 meanwhile. */

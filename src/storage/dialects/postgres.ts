@@ -10,6 +10,12 @@ export interface PostgresOptions {
    * holds (lock_timeout), before it fails as busy (errors.ts isDatabaseBusy): the request is answered 503.
    */
   waitTimeoutMs: number;
+  /**
+   * The server's bound on each statement (REALMGATE_DB_QUERY_TIMEOUT_MS): past it the statement is
+   * abandoned (an error isDatabaseUnreachable recognises: 503) and its connection closed. Unset (CLI
+   * commands): unbounded. The migrations' statements are never bounded (guardQueries).
+   */
+  queryTimeoutMs?: number;
 }
 
 const INT8_OID = 20;
@@ -59,7 +65,45 @@ export async function postgresDialect(opts: PostgresOptions): Promise<{ dialect:
     },
   });
   boundConnect(pool, waitMs);
+  const queryTimeoutMs = opts.queryTimeoutMs;
+  if (queryTimeoutMs !== undefined) pool.on('connect', (client) => guardQueries(client, queryTimeoutMs));
   return { dialect: new RealmgateDialect({ pool }, waitMs), pool, schema };
+}
+
+/** pg's error for a statement that passed its query_timeout. */
+export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/**
+ * Bounds every statement of a pooled connection by `timeoutMs` (pg's query_timeout), and closes the
+ * connection of a statement that passes it. A database host gone without a reset (powered off, a network
+ * partition, a failover that moved its address) leaves each connection to it waiting for an answer until
+ * TCP gives up, some 15 minutes: every pooled connection, then every request, waited with it (measured
+ * behind a proxy that stopped carrying bytes: every refresh hung, none got its 503), while new connections
+ * to the new address would have worked. pg leaves a timed-out statement's connection busy with it, so the
+ * connection is destroyed: the pool drops it and opens a new one.
+ *
+ * The migrations wait for their locks as long as they need (MigrationAdapter): on their connection, from
+ * `SET lock_timeout = 0` until the timeout is set back, statements are not bounded.
+ */
+function guardQueries(client: pg.PoolClient, timeoutMs: number): void {
+  type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;
+  const query = client.query.bind(client) as Query;
+  let migrating = false;
+  const guarded: Query = (config, values, callback) => {
+    const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
+    if (typeof text === 'string' && text.startsWith('SET lock_timeout = ')) migrating = text.startsWith('SET lock_timeout = 0');
+    // Callback style (pg's own pool.query) and submittables (cursors) keep pg's behaviour.
+    if (migrating || typeof values === 'function' || typeof callback === 'function' || typeof (config as { submit?: unknown } | null)?.submit === 'function') {
+      return query(config, values, callback);
+    }
+    const bounded = typeof config === 'string' ? { text: config, ...(values !== undefined ? { values } : {}), query_timeout: timeoutMs } : { ...(config as object), query_timeout: timeoutMs };
+    const result = query(bounded) as Promise<unknown>;
+    result.catch((err: unknown) => {
+      if ((err as Error | null)?.message === QUERY_TIMEOUT_MESSAGE) (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    });
+    return result;
+  };
+  (client as unknown as { query: Query }).query = guarded;
 }
 
 /**
