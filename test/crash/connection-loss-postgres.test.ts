@@ -58,6 +58,27 @@ describe('PostgreSQL connections lost under a running server', { skip: !URL_ && 
       await new Promise((r) => setTimeout(r, 10));
     }
   };
+  /** A PostgreSQL role for the server, with rights on the test's schema, and the server's URL (through the proxy) as that role. */
+  const serverRole = async (suffix: string): Promise<{ role: string; url: string; drop(): Promise<void> }> => {
+    const role = `realmgate_${suffix}_${process.pid}`;
+    const schema = new URL(tdb.url).searchParams.get('schema')!;
+    await admin.query(`DROP ROLE IF EXISTS ${role}`);
+    await admin.query(`CREATE ROLE ${role} LOGIN`);
+    // CREATE on the database: a start creates the URL's schema when missing (CREATE SCHEMA IF NOT EXISTS).
+    await admin.query(`GRANT CREATE ON DATABASE ${new URL(tdb.url).pathname.slice(1)} TO ${role}`);
+    await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
+    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+    const url = new URL(throughProxy(tdb.url, proxy));
+    url.username = role;
+    return {
+      role,
+      url: url.href,
+      drop: async () => {
+        await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
+        await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+      },
+    };
+  };
   const connections = async (): Promise<number> =>
     (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [appName])).rows[0]!.n;
 
@@ -138,19 +159,10 @@ describe('PostgreSQL connections lost under a running server', { skip: !URL_ && 
   test('a read-only server (a standby the address still names after a failover): writes answered 503 and not ready, served again once connections reach a primary', async () => {
     await setUp();
     // A role whose sessions are read-only stands for a standby: PostgreSQL refuses each write with 25006.
-    const role = `realmgate_ro_${process.pid}`;
-    const schema = new URL(tdb.url).searchParams.get('schema')!;
-    await admin.query(`DROP ROLE IF EXISTS ${role}`);
-    await admin.query(`CREATE ROLE ${role} LOGIN`);
-    // CREATE on the database: a start creates the URL's schema when missing (CREATE SCHEMA IF NOT EXISTS).
-    await admin.query(`GRANT CREATE ON DATABASE ${new URL(tdb.url).pathname.slice(1)} TO ${role}`);
-    await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
-    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
-    const asRole = new URL(throughProxy(tdb.url, proxy));
-    asRole.username = role;
+    const { role, url, drop } = await serverRole('ro');
     let server: Awaited<ReturnType<typeof start>> | undefined;
     try {
-      server = await startServerProcess(asRole.href, { PGAPPNAME: appName, REALMGATE_DB_WAIT_TIMEOUT_MS: '2000' });
+      server = await startServerProcess(url, { PGAPPNAME: appName, REALMGATE_DB_WAIT_TIMEOUT_MS: '2000' });
       const token = await tc.newChain(server);
       await admin.query(`ALTER ROLE ${role} SET default_transaction_read_only = on`);
       // The pool's next connections are read-only sessions.
@@ -177,8 +189,35 @@ describe('PostgreSQL connections lost under a running server', { skip: !URL_ && 
       assert.doesNotMatch(server.output(), /Unhandled 'error' event|worker exited|\n\s+at /, 'a stack trace or a dead worker');
     } finally {
       if (server) await killServerProcess(server);
-      await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
-      await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+      await drop();
+      await tearDown();
+    }
+  });
+
+  test("a statement canceled by the role's statement_timeout (57014, a DBA's limit): 503, then served", async () => {
+    await setUp();
+    const { role, url, drop } = await serverRole('st');
+    // Shorter than the lock wait the server allows itself (lock_timeout = the wait timeout, 2 s).
+    await admin.query(`ALTER ROLE ${role} SET statement_timeout = 300`);
+    const locker = new pg.Client({ connectionString: URL_, options: `-c search_path=${new URL(tdb.url).searchParams.get('schema')}` });
+    let server: Awaited<ReturnType<typeof start>> | undefined;
+    try {
+      server = await startServerProcess(url, { PGAPPNAME: appName, REALMGATE_DB_WAIT_TIMEOUT_MS: '2000' }, ['--workers', '1']);
+      const token = await tc.newChain(server);
+      // An operator's transaction holds the chain's row: the refresh waits for it until PostgreSQL cancels it.
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('SELECT id FROM refresh_chains FOR UPDATE');
+      const refused = await tc.post(server, { grant_type: 'refresh_token', refresh_token: token });
+      assert.deepEqual([refused.status, refused.json.error], [503, 'temporarily_unavailable'], JSON.stringify(refused.json));
+      assert.match(server.output(), /"code":"57014"/);
+      await locker.query('ROLLBACK');
+      const r = await tc.post(server, { grant_type: 'refresh_token', refresh_token: token });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+    } finally {
+      await locker.end().catch(() => undefined);
+      if (server) await killServerProcess(server);
+      await drop();
       await tearDown();
     }
   });
