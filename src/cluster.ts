@@ -38,10 +38,15 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
   const failures = new WeakMap<Worker, string>();
   const fork = (): Worker => {
     const w = cluster.fork();
+    // Sending to a worker that has just died (SIGKILL, the OOM killer) fails with EPIPE, emitted as an
+    // 'error' on the Worker: without a listener it ended the primary, and with it every worker (seen when
+    // a worker died while the primary answered its request to listen). Its 'exit' follows and replaces it.
+    w.on('error', (err: NodeJS.ErrnoException) => logger.warn({ pid: w.process.pid, code: err.code, reason: err.message }, 'a message to a worker failed'));
     w.on('message', (m: WorkerMessage) => {
       if (m?.type === 'realmgate:failed') failures.set(w, m.message);
       if (m?.type !== 'realmgate:listening') return;
       listening.add(w);
+      logger.info({ pid: w.process.pid }, 'worker listening');
       failedStarts = 0;
       if (!announced) {
         announced = true;

@@ -15,7 +15,7 @@ import { sql } from 'kysely';
 import { openDatabase, migrate } from '../../src/storage/database.js';
 import { Store } from '../../src/storage/store.js';
 import { heldTokenState } from './invariants.js';
-import { REALM, killServerProcess, seedTokenClient, startServerProcess } from './harness.js';
+import { REALM, killServerProcess, outputMatches, seedTokenClient, startServerProcess } from './harness.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-full-'));
 const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir]).status === 0;
@@ -48,7 +48,7 @@ describe('SQLite: the disk full', { skip: !mounted && 'mounting a tmpfs needs ro
           assert.equal(await heldTokenState(store, token), 'current');
         }
       }
-      assert.match(server.output(), /"code":"SQLITE_FULL","reason":"database or disk is full","msg":"the database has no room to write: free disk space"/);
+      await outputMatches(server, /"code":"SQLITE_FULL","reason":"database or disk is full","msg":"the database has no room to write: free disk space"/);
       assert.doesNotMatch(server.output(), /"stack"|\n\s+at /, 'a stack trace logged');
 
       fs.rmSync(filler);

@@ -41,6 +41,17 @@ export async function startServerProcess(url: string, env: NodeJS.ProcessEnv = {
   }
 }
 
+/**
+ * Until the server's output matches `re`, at most 10 s: a line the server logged while answering reaches
+ * the test through a pipe, possibly after the answer itself.
+ */
+export async function outputMatches(s: { output(): string }, re: RegExp): Promise<void> {
+  for (let tries = 0; !re.test(s.output()); tries++) {
+    assert.ok(tries < 1000, `the server's output never matched ${re}:\n${s.output()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 export async function killServerProcess(s: ServerProcess): Promise<void> {
   s.child.kill('SIGKILL');
   await s.exited;

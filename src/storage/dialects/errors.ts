@@ -55,7 +55,13 @@ export function isDatabaseUnreachable(err: unknown): boolean {
   if (typeof code === 'string') return LOST_CONNECTION_STATES.has(code) || SOCKET_ERRORS.has(code);
   const message = (err as { message?: unknown } | null)?.message;
   // "Query read timeout": a statement past REALMGATE_DB_QUERY_TIMEOUT_MS, whose connection is closed (postgres.ts guardQueries).
-  return err instanceof Error && typeof message === 'string' && /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|Query read timeout$)/.test(message);
+  // pg-pool's "timeout exceeded when trying to connect" and pg's "timeout expired": a connection that
+  // could not be opened in time.
+  return (
+    err instanceof Error &&
+    typeof message === 'string' &&
+    /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|Query read timeout$|timeout exceeded when trying to connect$|timeout expired$)/.test(message)
+  );
 }
 
 /** Busy or unreachable: the request may succeed when tried again, and is answered 503 meanwhile. */
