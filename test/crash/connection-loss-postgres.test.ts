@@ -226,7 +226,14 @@ describe('PostgreSQL connections lost under a running server', { skip: !URL_ && 
 
   test('a worker that dies while PostgreSQL is unreachable is replaced, however long the outage, once it is back; the cluster keeps serving', async () => {
     await setUp();
-    const server = await startServerProcess(throughProxy(tdb.url, proxy), { PGAPPNAME: appName, REALMGATE_DB_WAIT_TIMEOUT_MS: '2000', LOG_LEVEL: 'info' }, ['--workers', '2']);
+    // A fixed port, as in production: with port 0, a worker that binds after every listening worker has
+    // died gets a new random port, and the announced address is refused for good (seen under load).
+    const port = await freePort();
+    const server = await startServerProcess(
+      throughProxy(tdb.url, proxy),
+      { PGAPPNAME: appName, REALMGATE_DB_WAIT_TIMEOUT_MS: '2000', LOG_LEVEL: 'info' },
+      ['--workers', '2', '--port', String(port)],
+    );
     const workers = (): number[] =>
       fs.readFileSync(`/proc/${server.child.pid}/task/${server.child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
     const failedStarts = (): number => (server.output().match(/a worker could not start: the database is busy or unreachable/g) ?? []).length;
