@@ -10,7 +10,7 @@ import { isSigningAlg } from './crypto/keystore.js';
 import { ensureRealmManagement } from './admin/operations/roles.js';
 import { bootstrapAdmin } from './admin/operations/bootstrap.js';
 import { openDeploymentStore } from './admin/operations/deployment.js';
-import { isDatabaseTransient } from './storage/dialects/errors.js';
+import { failureFields, isDatabaseTransient } from './storage/dialects/errors.js';
 import { Collector } from './collector.js';
 import { collectProcessMetrics, registry } from './metrics.js';
 import { startManagementServer } from './http/management.js';
@@ -50,7 +50,7 @@ export async function prepareDeployment(config: Config): Promise<{ logger: pino.
     boundQueries: true,
     announce: (message) => logger.warn({ keyFile: config.keyFile }, message),
     // The pool replaces the connection; requests that were using it were answered 503.
-    onConnectionError: (err) => logger.warn({ code: (err as { code?: unknown }).code, reason: err.message }, 'a database connection was lost; it is replaced when next needed'),
+    onConnectionError: (err) => logger.warn(failureFields(err), 'a database connection was lost; it is replaced when next needed'),
   });
   const services = createServices(config, store, systemClock);
   await ensureRealmKeys(services);
@@ -83,7 +83,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     eventsRetentionDays: config.eventsRetentionDays,
     onError: (err) =>
       isDatabaseTransient(err)
-        ? logger.warn({ code: (err as { code?: unknown }).code, reason: (err as Error).message }, 'collector run failed: the database is busy or unreachable; the next tick tries again')
+        ? logger.warn(failureFields(err), 'collector run failed: the database is busy or unreachable; the next tick tries again')
         : logger.warn({ err }, 'collector run failed'),
   });
   collector.start();

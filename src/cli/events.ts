@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { CliError, collect, intArg, timeArg, withStore } from './common.js';
 import { terminalSafe } from './terminal-text.js';
-import { EVENT_TYPES, type StoredEvent } from '../storage/repos/events.js';
-import { listLoginEvents, userEventFilter } from '../admin/operations/events.js';
+import { EVENT_TYPES, listLoginEvents, userEventFilter, type StoredEvent } from '../admin/operations/events.js';
 
 const COLUMNS = ['time', 'type', 'outcome', 'client', 'username', 'user id', 'ip', 'reason'];
 

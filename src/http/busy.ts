@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { PasswordHashingBusy } from '../crypto/passwords.js';
-import { isDatabaseBusy, isDatabaseUnreachable, isStorageFull } from '../storage/dialects/errors.js';
+import { failureFields, isDatabaseBusy, isDatabaseUnreachable, isStorageFull } from '../storage/dialects/errors.js';
 
 /**
  * Whether `error` means the server cannot take the request now but may in a moment: the password-hashing
@@ -9,14 +9,12 @@ import { isDatabaseBusy, isDatabaseUnreachable, isStorageFull } from '../storage
  * logged) and the caller answers 503 in its own form: RFC 6749 JSON, an error page, the admin API's error shape.
  */
 export function busy(error: unknown, reply: FastifyReply, log: FastifyBaseLogger): boolean {
-  const hashing = error instanceof PasswordHashingBusy;
-  const unreachable = !hashing && isDatabaseUnreachable(error);
-  const full = !hashing && !unreachable && isStorageFull(error);
-  if (!hashing && !unreachable && !full && !isDatabaseBusy(error)) return false;
-  const cause = (): { code: unknown; reason: string } => ({ code: (error as { code?: unknown }).code, reason: (error as Error).message });
-  if (full) log.error(cause(), 'the database has no room to write: free disk space');
-  else if (unreachable) log.warn(cause(), 'database unreachable');
-  else if (!hashing) log.warn({ err: error }, 'database busy');
+  if (error instanceof PasswordHashingBusy) {
+    // Not logged: the hashing queue is full by design under a login flood.
+  } else if (isDatabaseUnreachable(error)) log.warn(failureFields(error), 'database unreachable');
+  else if (isStorageFull(error)) log.error(failureFields(error), 'the database has no room to write: free disk space');
+  else if (isDatabaseBusy(error)) log.warn({ err: error }, 'database busy');
+  else return false;
   reply.header('retry-after', '2');
   return true;
 }

@@ -110,16 +110,11 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
       waitTimeoutMs,
       ...(opts.poolSize !== undefined ? { poolSize: opts.poolSize } : {}),
       ...(opts.queryTimeoutMs !== undefined ? { queryTimeoutMs: opts.queryTimeoutMs } : {}),
+      onConnectionError: (err) => {
+        metrics.dbConnectionErrors.inc();
+        opts.onConnectionError?.(err);
+      },
     });
-    const lost = (err: Error): void => {
-      metrics.dbConnectionErrors.inc();
-      opts.onConnectionError?.(err);
-    };
-    // pg emits 'error' on the client whose connection ends, in use (besides failing its query) or idle,
-    // and for an idle one on the pool too: an 'error' event without a listener throws, which ended the
-    // process. Each is counted once, from the client.
-    pool.on('connect', (client) => client.on('error', lost));
-    pool.on('error', () => undefined);
     if (schema && opts.createSchema !== false) {
       // The pool sets search_path on connect; the schema must exist before the first query uses it.
       const client = await pool.connect();

@@ -3,6 +3,10 @@ import type { AdminEvent, AdminEventFilter } from '../../storage/repos/admin-eve
 import type { EventFilter, StoredEvent } from '../../storage/repos/events.js';
 import { requireRealm } from './common.js';
 
+/** What the doors (CLI, admin API, console) name and show: the event types and a stored event's shape. */
+export { EVENT_TYPES } from '../../storage/repos/events.js';
+export type { StoredEvent };
+
 /**
  * The two audit logs, read by the CLI, the admin API and the console. `checkRealm`: refuse a realm that
  * does not exist (NotFound) instead of listing nothing; a caller that has loaded the realm already skips it.

@@ -79,3 +79,8 @@ export function isStorageFull(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === 'SQLITE_FULL' || code === '53100';
 }
+
+/** A database failure as a log line's fields: its code (SQLSTATE, SQLITE_*, a socket error) and message, no stack. */
+export function failureFields(err: unknown): { code: unknown; reason: string } {
+  return { code: (err as { code?: unknown } | null)?.code, reason: err instanceof Error ? err.message : String(err) };
+}

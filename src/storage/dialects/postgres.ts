@@ -16,6 +16,8 @@ export interface PostgresOptions {
    * commands): unbounded. The migrations' statements are never bounded (guardQueries).
    */
   queryTimeoutMs?: number;
+  /** Each connection the database or the network ended, idle in the pool or in use (OpenOptions.onConnectionError). */
+  onConnectionError?: (err: Error) => void;
 }
 
 const INT8_OID = 20;
@@ -65,8 +67,15 @@ export async function postgresDialect(opts: PostgresOptions): Promise<{ dialect:
     },
   });
   boundConnect(pool, waitMs);
-  const queryTimeoutMs = opts.queryTimeoutMs;
-  if (queryTimeoutMs !== undefined) pool.on('connect', (client) => guardQueries(client, queryTimeoutMs));
+  const { queryTimeoutMs, onConnectionError } = opts;
+  // pg emits 'error' on the client whose connection ends, in use (besides failing its query) or idle, and
+  // for an idle one on the pool too: an 'error' event without a listener throws, which ended the process.
+  // Each is reported once, from the client; the pool drops the connection and opens another when needed.
+  pool.on('connect', (client) => {
+    client.on('error', (err: Error) => onConnectionError?.(err));
+    if (queryTimeoutMs !== undefined) guardQueries(client, queryTimeoutMs);
+  });
+  pool.on('error', () => undefined);
   return { dialect: new RealmgateDialect({ pool }, waitMs), pool, schema };
 }
 

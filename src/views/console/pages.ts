@@ -1,7 +1,7 @@
 import { html, type SafeHtml } from '../html.js';
 import type { Client, Realm, User } from '../../storage/types.js';
 import type { AdminEvent } from '../../storage/repos/admin-events.js';
-import type { StoredEvent } from '../../storage/repos/events.js';
+import type { StoredEvent } from '../../admin/operations/events.js';
 import type { BruteForceStatus } from '../../admin/operations/users.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
