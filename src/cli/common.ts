@@ -25,7 +25,11 @@ program
     '--database-url <url>',
     `sqlite:<path> or postgres://... (default: $DATABASE_URL or sqlite:<install dir>/data/realmgate.db); only ${CREATING} create a new database (an SQLite file, a PostgreSQL ?schema=), every other command needs an existing one (a command that only reads may read a file it cannot write)`,
   )
-  .configureOutput({ outputError: (str, write) => write(str) });
+  .configureOutput({ outputError: (str, write) => write(str) })
+  .addHelpText(
+    'after',
+    '\nExit status: 0 done; 1 refused (the error in one line); 75 the database is busy or cannot be reached (try again).',
+  );
 
 export function config(overrides: Partial<Config> = {}): Config {
   const url = program.opts<{ databaseUrl?: string }>().databaseUrl;

@@ -71,6 +71,8 @@ for (const dialect of dialects()) {
       const r = run(['--help']);
       assert.equal(r.status, 0);
       for (const c of ['start', 'realm', 'org', 'user', 'client']) assert.match(r.stdout, new RegExp(`\\b${c}\\b`));
+      // What a script can tell apart: a refused command from a database that is busy or away.
+      assert.match(r.stdout, /^Exit status: 0 done; 1 refused \(the error in one line\); 75 the database is busy or cannot be reached \(try again\)\.$/m);
     });
 
   });
