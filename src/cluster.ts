@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config/config.js';
 import { databaseReady } from './storage/database.js';
 import type { Services } from './services.js';
-import { prepareDeployment } from './server.js';
+import { prepareDeployment, STOP_SIGNALS } from './server.js';
 import { promRegistry } from './metrics.js';
 import { startManagementServer } from './http/management.js';
 
@@ -20,7 +20,7 @@ const EX_TEMPFAIL = 75;
  * The primary process of `realmgate start --workers N`: migrates the database once (under the migration
  * lock, so several nodes may start together), runs the optional set-up, forks N workers that share the
  * listening port (node:cluster), serves the management port with every worker's metrics aggregated,
- * replaces a worker that dies, and on SIGTERM/SIGINT stops every worker gracefully before exiting.
+ * replaces a worker that dies, and on SIGTERM/SIGINT/SIGHUP stops every worker gracefully before exiting.
  * Workers that cannot start (the port taken, an address that is not this host's) stop the cluster with
  * exit status 1 and their error printed once: at the first start as soon as one fails, later after
  * MAX_FAILED_STARTS replacements in a row failed.
@@ -114,8 +114,7 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
         () => process.exit(1),
       );
   }
-  process.on('SIGINT', () => stop());
-  process.on('SIGTERM', () => stop());
+  for (const signal of STOP_SIGNALS) process.on(signal, () => stop());
 }
 
 /** In a worker whose start failed: the primary prints the error (once for all workers) and stops. */

@@ -16,6 +16,13 @@ import { collectProcessMetrics, registry } from './metrics.js';
 import { startManagementServer } from './http/management.js';
 import { closeConnectionsWhileDraining } from './http/plugins/draining.js';
 
+/**
+ * The signals that stop a server gracefully. SIGHUP too: a terminal that closes (an ssh session lost
+ * without nohup) sends it to the whole process group, and Node's default for it is to exit at once,
+ * dropping the requests in flight of every worker.
+ */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 export interface RunningServer {
   app: FastifyInstance;
   services: Services;

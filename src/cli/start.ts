@@ -12,8 +12,9 @@ export function registerStart(program: Command): void {
     .option('--host <host>', 'interface to bind (default: $HOST or 127.0.0.1)')
     .option('--workers <n>', 'server processes sharing the port (default: one per CPU core; 1: no cluster)', intArg('workers'))
     .option('--demo', 'on an empty database, create a demo realm, organization, user and client, and print them')
+    .addHelpText('after', '\nSIGTERM, SIGINT or SIGHUP stop it gracefully: no new connections, the requests in flight answered, then exit 0.')
     .action(async (opts: { port?: number; host?: string; demo?: boolean; workers?: number }) => {
-      const { startServer } = await import('../server.js');
+      const { startServer, STOP_SIGNALS } = await import('../server.js');
       const { setupDemo } = await import('../admin/demo.js');
       const cfg = config({ ...(opts.port !== undefined ? { port: opts.port } : {}), ...(opts.host ? { host: opts.host } : {}) });
       if (!cluster.isWorker) process.stderr.write(`realmgate: database ${describeDatabaseUrl(cfg.databaseUrl)}\n`);
@@ -45,8 +46,7 @@ export function registerStart(program: Command): void {
           () => process.exit(1),
         );
       };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
+      for (const signal of STOP_SIGNALS) process.on(signal, stop);
     });
 
   program

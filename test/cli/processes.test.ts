@@ -22,8 +22,9 @@ interface Proc {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-function startProcess(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [BIN, 'start', '--port', '0', ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+function startProcess(args: string[], env: Record<string, string>, opts: { detached?: boolean } = {}): Proc {
+  // detached: the server leads a process group of its own, as in a terminal session.
+  const child = spawn(process.execPath, [BIN, 'start', '--port', '0', ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, detached: opts.detached ?? false });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -127,7 +128,9 @@ for (const dialect of dialects()) {
 }
 
 describe('graceful shutdown', () => {
-  test('a request in flight at SIGTERM gets its response; new connections are refused', async () => {
+  // SIGHUP as well: a closed terminal sends it, and Node's default for it ended the process at once.
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const)
+  test(`a request in flight at ${signal} gets its response; new connections are refused`, async () => {
     const db = await freshDatabase('sqlite');
     const proc = startProcess(['--workers', '1'], { DATABASE_URL: db.url });
     try {
@@ -148,7 +151,7 @@ describe('graceful shutdown', () => {
         if (i > 2400) throw new Error(`no 100 Continue: ${response}`);
         await new Promise((r) => setTimeout(r, 25));
       }
-      proc.child.kill('SIGTERM');
+      proc.child.kill(signal);
       await proc.waitFor(/shutting down/);
       // The listener is closed: no new connection is accepted.
       await assert.rejects(fetch(`${url.origin}/health/live`));
@@ -157,6 +160,25 @@ describe('graceful shutdown', () => {
       assert.match(response, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 404 /, response);
       assert.match(response, /realm not found|invalid_request/);
       assert.equal(await proc.stop(), 0);
+    } finally {
+      await proc.stop('SIGKILL');
+      await db.drop();
+    }
+  });
+
+  test('a hang-up (SIGHUP to the whole process group, as a closed terminal sends it) stops a cluster cleanly', async () => {
+    const db = await freshDatabase('sqlite');
+    const proc = startProcess(['--workers', '2'], { DATABASE_URL: db.url, LOG_LEVEL: 'info' }, { detached: true });
+    try {
+      const url = new URL((await proc.waitFor(/listening on (http:\/\/\S+)/))[1]!);
+      // Both workers up (a worker still starting has nothing in flight, and no handler yet).
+      await proc.waitFor(/"msg":"worker listening"[^]*"msg":"worker listening"/);
+      assert.equal((await fetch(`${url.origin}/health/ready`)).status, 200);
+      // The primary and both workers get the signal at once; each drains, none is replaced.
+      process.kill(-proc.child.pid!, 'SIGHUP');
+      assert.equal(await proc.stop(), 0, proc.output());
+      assert.equal(proc.output().match(/worker \d+ shutting down/g)?.length, 2, proc.output());
+      assert.doesNotMatch(proc.output(), /starting another/);
     } finally {
       await proc.stop('SIGKILL');
       await db.drop();
