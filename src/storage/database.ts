@@ -160,13 +160,23 @@ function byCodeUnits(a: string, b: string): number {
 }
 
 /**
+ * Migrations that a database lacks run even when their names sort before ones it has: a release made from
+ * branches merged in another order than their migrations' dates (a database created between the two
+ * merges) otherwise stopped every start with kysely's "corrupted migrations" error. A fresh database
+ * applies them in name order, so none depends on one named after it.
+ */
+function migratorFor(db: Db): Migrator {
+  return new Migrator({ db: db.kysely, provider, nameComparator: byCodeUnits, allowUnorderedMigrations: true, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
+}
+
+/**
  * Applies every pending migration; safe to run from several processes at once. Kysely's migrator reads
  * PostgreSQL's catalog across all schemas, which fails now and then while another schema of the same
  * database is being dropped; the migrations run in one transaction, so a failed attempt is retried.
  */
 export async function migrate(db: Db): Promise<void> {
   if (await upToDate(db)) return;
-  const migrator = new Migrator({ db: db.kysely, provider, nameComparator: byCodeUnits, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
+  const migrator = migratorFor(db);
   for (let attempt = 1; ; attempt++) {
     const { error, results } = db.migrationLock ? await lockedMigration(db.migrationLock, migrator) : await migrator.migrateToLatest();
     if (!error) return;
@@ -244,7 +254,7 @@ class FailedMigration extends Error {
  * refused as migrate refuses it.
  */
 export async function unappliedMigrations(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db: db.kysely, provider, nameComparator: byCodeUnits, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
+  const migrator = migratorFor(db);
   const known = new Set(Object.keys(MIGRATIONS));
   const listed = await migrator.getMigrations();
   const applied = new Set(listed.filter((m) => m.executedAt !== undefined).map((m) => m.name));
