@@ -2,13 +2,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { dialects } from '../helpers/db.js';
+import { dialects, unusedDatabase } from '../helpers/db.js';
 import { startTestServer, basic } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 
@@ -49,34 +45,10 @@ function startProcess(args: string[], env: Record<string, string>, opts: { detac
   };
 }
 
-/** A database URL nobody has migrated yet, and a function that removes it. */
-async function freshDatabase(dialect: 'sqlite' | 'postgres'): Promise<{ url: string; drop(): Promise<void> }> {
-  if (dialect === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-procs-'));
-    return { url: `sqlite:${path.join(dir, 'fresh.db')}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
-  }
-  const base = process.env.TEST_DATABASE_URL!;
-  const schema = `p_${crypto.randomBytes(6).toString('hex')}`;
-  const u = new URL(base);
-  u.searchParams.set('schema', schema);
-  return {
-    url: u.href,
-    async drop() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      try {
-        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      } finally {
-        await c.end();
-      }
-    },
-  };
-}
-
 for (const dialect of dialects()) {
   describe(`many processes (${dialect})`, () => {
     test('four processes started at once on a fresh database all come up, migrated once', async () => {
-      const db = await freshDatabase(dialect);
+      const db = unusedDatabase(dialect);
       const procs = Array.from({ length: 4 }, () => startProcess(['--workers', '1'], { DATABASE_URL: db.url }));
       try {
         const urls = await Promise.all(procs.map(async (p) => (await p.waitFor(/listening on (http:\/\/\S+)/))[1]!));
@@ -131,7 +103,7 @@ describe('graceful shutdown', () => {
   // SIGHUP as well: a closed terminal sends it, and Node's default for it ended the process at once.
   for (const signal of ['SIGTERM', 'SIGHUP'] as const)
   test(`a request in flight at ${signal} gets its response; new connections are refused`, async () => {
-    const db = await freshDatabase('sqlite');
+    const db = unusedDatabase('sqlite');
     const proc = startProcess(['--workers', '1'], { DATABASE_URL: db.url });
     try {
       const url = new URL((await proc.waitFor(/listening on (http:\/\/\S+)/))[1]!);
@@ -167,7 +139,7 @@ describe('graceful shutdown', () => {
   });
 
   test('a hang-up (SIGHUP to the whole process group, as a closed terminal sends it) stops a cluster cleanly', async () => {
-    const db = await freshDatabase('sqlite');
+    const db = unusedDatabase('sqlite');
     const proc = startProcess(['--workers', '2'], { DATABASE_URL: db.url, LOG_LEVEL: 'info' }, { detached: true });
     try {
       const url = new URL((await proc.waitFor(/listening on (http:\/\/\S+)/))[1]!);

@@ -1,13 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { dialects } from '../helpers/db.js';
+import { dialects, unusedDatabase } from '../helpers/db.js';
 
 /**
  * Upgrading a real deployment: a database written by an earlier Realmgate, built from this repository's
@@ -127,27 +125,6 @@ async function token(base: string, demo: Demo, form: Record<string, string>): Pr
   return { status: res.status, json: (await res.json()) as Record<string, string> };
 }
 
-/** A database nobody has used: a SQLite file, or a PostgreSQL schema of its own. */
-function freshDatabase(dialect: 'sqlite' | 'postgres', dir: string): { url: string; drop(): Promise<void> } {
-  if (dialect === 'sqlite') return { url: `sqlite:${path.join(dir, 'upgrade.db')}`, drop: async () => undefined };
-  const base = process.env.TEST_DATABASE_URL!;
-  const schema = `upg_${crypto.randomBytes(6).toString('hex')}`;
-  const u = new URL(base);
-  u.searchParams.set('schema', schema);
-  return {
-    url: u.href,
-    async drop() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      try {
-        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      } finally {
-        await c.end();
-      }
-    },
-  };
-}
-
 describe('upgrade from an earlier release', () => {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-upgrade-'));
   let oldBin: string | undefined;
@@ -160,8 +137,7 @@ describe('upgrade from an earlier release', () => {
   for (const dialect of dialects()) {
     test(`${dialect}: tokens, secrets and passwords of the 2026-11-21 release keep working`, async (t) => {
       if (oldBin === undefined) return t.skip(`commit ${RELEASE} is not in this clone (a shallow clone?)`);
-      const dataDir = fs.mkdtempSync(path.join(work, `${dialect}-`));
-      const db = freshDatabase(dialect, dataDir);
+      const db = unusedDatabase(dialect);
       let server: Server | undefined;
       try {
         // The earlier release creates the demo realm and hands out tokens.

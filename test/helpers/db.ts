@@ -60,15 +60,37 @@ export async function createTestDatabase(name: 'sqlite' | 'postgres', opts: { wa
     db,
     async drop() {
       await db.close();
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      try {
-        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      } finally {
-        await c.end();
-      }
+      await dropSchema(base, schema);
     },
   };
+}
+
+/** Removes a PostgreSQL schema and everything in it. */
+export async function dropSchema(base: string, schema: string): Promise<void> {
+  const c = new pg.Client({ connectionString: base });
+  await c.connect();
+  try {
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * A database URL nobody has used or migrated yet, for a server process to start on: a SQLite file in a
+ * new directory, or a PostgreSQL schema of its own that the server creates. `drop` removes it.
+ */
+export function unusedDatabase(dialect: 'sqlite' | 'postgres'): { url: string; drop(): Promise<void> } {
+  if (dialect === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-unused-'));
+    return { url: `sqlite:${path.join(dir, 'fresh.db')}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  }
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) throw new Error('TEST_DATABASE_URL is not set');
+  const schema = `u_${crypto.randomBytes(6).toString('hex')}`;
+  const u = new URL(base);
+  u.searchParams.set('schema', schema);
+  return { url: u.href, drop: () => dropSchema(base, schema) };
 }
 
 /**
