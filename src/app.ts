@@ -45,8 +45,11 @@ function protocolClientError(err: NodeJS.ErrnoException, socket: import('node:ne
           ? [405, 'Method Not Allowed', 'this server is not a proxy']
           : [400, 'Bad Request', 'malformed HTTP request'];
   const body = JSON.stringify({ error: 'invalid_request', error_description: description });
+  // The answer to HEAD has no body (RFC 9110 9.3.2): a client would fail to parse the bytes after the headers.
+  const packet = (err as { rawPacket?: unknown }).rawPacket;
+  const head = packet instanceof Buffer && packet.subarray(0, 5).toString('latin1') === 'HEAD ';
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${head ? '' : body}`);
   }
   socket.destroy();
 }

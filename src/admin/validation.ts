@@ -49,6 +49,19 @@ export function checkEmail(email: string): void {
   if (!/^[^\s@]+@[^\s@]+$/.test(email) || /[\x00-\x1f\x7f]/.test(email)) throw new ValidationError(`${JSON.stringify(email)} is not an email address`);
 }
 
+/** The longest page a listing returns (Keycloak's `max`). */
+export const MAX_PAGE = 1000;
+
+/**
+ * A page of a listing: `first` a whole number from 0, `max` from 0 to `maxPage`. The admin API's schemas
+ * coerce a query string such as `first=1e400` to Infinity, which their limits do not catch; a database
+ * refuses it as an OFFSET, so every listing checks here.
+ */
+export function checkPage(page: { first?: number; max?: number }, maxPage: number = MAX_PAGE): void {
+  if (page.first !== undefined && (!Number.isSafeInteger(page.first) || page.first < 0)) throw new ValidationError('first must be a whole number from 0');
+  if (page.max !== undefined && (!Number.isSafeInteger(page.max) || page.max < 0 || page.max > maxPage)) throw new ValidationError(`max must be a whole number from 0 to ${maxPage}`);
+}
+
 /** A text an operator gives for a field with a limit (LIMITS); the message names both. */
 export function checkMaxLength(label: string, value: string, max: number): void {
   if (value.length > max) throw new ValidationError(`${label} must have at most ${max} characters`);

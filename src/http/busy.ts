@@ -9,6 +9,11 @@ import { failureFields, isDatabaseBusy, isDatabaseUnreachable, isStorageFull } f
  * logged) and the caller answers 503 in its own form: RFC 6749 JSON, an error page, the admin API's error shape.
  */
 export function busy(error: unknown, reply: FastifyReply, log: FastifyBaseLogger): boolean {
+  // An error Fastify raised about the request itself is never the database's: a client that goes away
+  // while sending its body is Node's 'aborted' with code ECONNRESET (and status 400), which would
+  // otherwise read as a lost database connection and log 'database unreachable' at anyone's will.
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) return false;
   if (error instanceof PasswordHashingBusy) {
     // Not logged: the hashing queue is full by design under a login flood.
   } else if (isDatabaseUnreachable(error)) log.warn(failureFields(error), 'database unreachable');

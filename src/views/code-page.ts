@@ -71,7 +71,8 @@ ${live ? html`<p>${ctx.clientName} asked for access to your account. Paste this 
 }
 
 export function codeErrorPage(ctx: { error: string | undefined; description: string | undefined }): string {
-  const words = (ctx.error && ERROR_WORDS[ctx.error]) ?? 'The sign-in did not complete.';
+  // Own keys only: `error=constructor` would otherwise show Object's members (their source) as the words.
+  const words = (ctx.error !== undefined && Object.hasOwn(ERROR_WORDS, ctx.error) ? ERROR_WORDS[ctx.error] : undefined) ?? 'The sign-in did not complete.';
   return page({
     title: 'Sign-in not completed',
     realmName: 'Realmgate',

@@ -144,5 +144,29 @@ for (const dialect of dialects()) {
       assert.equal(report.realms[0]!.reason, 'nothing of this realm was stored: an unexpected error (logged)');
       assert.equal((logged[0] as Error).message, dbMessage);
     });
+
+    test('a page offset the query schema coerces to Infinity (first=1e400) is a 400 on every paged listing, not a 500', async () => {
+      const org = (await call('GET', `/realms/${REALM}/organizations`)).json as unknown as { id: string }[];
+      const listings = [
+        `/realms/${REALM}/events`,
+        `/realms/${REALM}/admin-events`,
+        `/realms/${REALM}/users`,
+        `/realms/${REALM}/organizations`,
+        `/realms/${REALM}/organizations/${org[0]!.id}/members`,
+        `/realms/${REALM}/clients/web-app/user-sessions`,
+      ];
+      for (const path of listings) {
+        for (const query of ['first=1e400', 'first=-1e400', 'max=1e400']) {
+          const r = await call('GET', `${path}?${query}`);
+          // The events listings clamp max to 1000 themselves.
+          if (query === 'max=1e400' && path.endsWith('events')) {
+            assert.equal(r.status, 200, `${path}?${query}`);
+            continue;
+          }
+          assert.equal(r.status, 400, `${path}?${query}: ${JSON.stringify(r.json)}`);
+          assert.match(String(r.json?.errorMessage), /must be a whole number/);
+        }
+      }
+    });
   });
 }

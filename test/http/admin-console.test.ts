@@ -415,6 +415,13 @@ for (const dialect of dialects()) {
       const search = await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/${REALM}/users?search=${encodeURIComponent('"><script>alert(3)</script>')}`);
       assert.doesNotMatch(search.body, /<script>alert\(3\)/);
       assert.equal((await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/${REALM}/users?done=${encodeURIComponent('<script>')}`)).body.includes('<script>'), false);
+      // `done` names one of the console's own notices; Object's members (constructor, toString, __proto__) are none.
+      for (const done of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+        const page = await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/${REALM}/users?done=${done}`);
+        assert.equal(page.statusCode, 200, done);
+        assert.doesNotMatch(page.body, /class="notice"|native code|\[object Object\]/, done);
+      }
+      assert.match((await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/${REALM}/users?done=user-created`)).body, /class="notice"[^>]*>The user was created\.</);
     } finally {
       await ts.close();
     }

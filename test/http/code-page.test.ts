@@ -57,6 +57,13 @@ for (const dialect of dialects()) {
       assert.match(res.body, /Access was denied/);
       const xss = await page('error=%3Cscript%3E&error_description=%3Cimg+src%3Dx%3E');
       assert.doesNotMatch(xss.body, /<script>|<img src=x>/);
+      // An error code that is a member of every object is an unknown code, shown in the general words.
+      for (const error of ['constructor', 'toString', '__proto__', 'valueOf']) {
+        const res = await page(`error=${error}`);
+        assert.equal(res.statusCode, 400, error);
+        assert.doesNotMatch(res.body, /native code|\[object Object\]/, error);
+        assert.match(res.body, /The sign-in did not complete\./, error);
+      }
     });
 
     test('the script is served from our origin', async () => {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import os from 'node:os';
 import fs from 'node:fs';
+import net from 'node:net';
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -87,6 +88,38 @@ for (const dialect of dialects()) {
         const mine = lines.filter((l) => l.msg === 'oauth error');
         assert.ok(mine.length >= 1, JSON.stringify(lines));
         for (const l of mine) assert.equal(l.reqId, id);
+      } finally {
+        await app.close();
+      }
+    });
+
+    test('a client that goes away while sending its body is not logged as the database being unreachable', async () => {
+      const lines: Array<Record<string, unknown>> = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _enc, done) {
+          for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
+          done();
+        },
+      });
+      const app = await buildApp({ services: ts.services, logger: pino({ level: 'info' }, sink) });
+      try {
+        await app.listen({ port: 0, host: '127.0.0.1' });
+        const port = (app.server.address() as { port: number }).port;
+        const requests = [
+          ['/auth/realms/test/protocol/openid-connect/token', 'application/x-www-form-urlencoded', 'grant_type=refresh'],
+          ['/auth/admin/realms/test/users', 'application/json', '{"username":'],
+        ] as const;
+        for (const [url, type, part] of requests) {
+          // Content-Length promises more than is sent; the client then closes the connection (Node: 'aborted', ECONNRESET).
+          const socket = net.connect(port, '127.0.0.1');
+          await new Promise((resolve) => socket.once('connect', resolve));
+          socket.write(`POST ${url} HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${type}\r\nContent-Length: 100\r\n\r\n${part}`);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          socket.destroy();
+        }
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        assert.deepEqual(lines.filter((l) => l.level !== undefined && (l.level as number) >= 40), [], 'no warning or error');
+        assert.equal((await app.inject({ method: 'GET', url: '/health/ready' })).statusCode, 200);
       } finally {
         await app.close();
       }

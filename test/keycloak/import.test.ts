@@ -323,6 +323,16 @@ for (const dialect of dialects()) {
       }
     });
 
+    test("a consent text naming a member of every object (${constructor}) is an unknown message key, not an unexpected error", async () => {
+      const scope = (name: string, key: string) => ({ name, protocol: 'openid-connect', description: `Described ${name}`, attributes: { 'consent.screen.text': `\${${key}}` } });
+      const rep = { realm: 'keys', enabled: true, clientScopes: [scope('a', 'constructor'), scope('b', '__proto__'), scope('c', 'toString'), scope('d', 'unknownConsentText')] };
+      const report = await importKeycloakRealms(ts.store, [rep], { ifExists: 'fail' }, actor);
+      const r = realmOf(report, 'keys');
+      assert.equal(r.status, 'imported', r.reason);
+      const texts = new Map((await ts.store.realms.scopes('keys')).map((s) => [s.name, s.consentText]));
+      for (const name of ['a', 'b', 'c', 'd']) assert.equal(texts.get(name), `Described ${name}`, name);
+    });
+
     test('entries with a field of the wrong type, a NUL or control characters are skipped with the field named, before the transaction; limits of the admin operations apply', async () => {
       const salt = Buffer.alloc(16, 7).toString('base64');
       const credential = (hashIterations: unknown, bytes: number, algorithm = 'pbkdf2') => ({ type: 'password', secretData: JSON.stringify({ value: Buffer.alloc(bytes, 1).toString('base64'), salt }), credentialData: JSON.stringify({ hashIterations, algorithm }) });

@@ -1,5 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { startTestServer, realmPath, type TestServer } from '../helpers/server.js';
 import { authorizeQuery } from '../helpers/flow.js';
@@ -54,6 +55,17 @@ describe('request limits answer in the protocol form', () => {
     const out = await raw(port, `GET ${token} HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`);
     assert.match(out, /^HTTP\/1\.1 431 /);
     assert.match(out, /"error":"invalid_request"/);
+    // The answer to HEAD has the same status and headers, and no body (RFC 9110 9.3.2): Node's own client
+    // refused the one it had ("Data after Connection: close") and saw no 431 at all.
+    const head = await raw(port, `HEAD ${token}?${'q'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.match(head, /^HTTP\/1\.1 431 /);
+    assert.ok(head.endsWith('\r\n\r\n'), JSON.stringify(head.slice(-80)));
+    const status = await new Promise<number | string>((resolve) => {
+      const r = http.request({ host: '127.0.0.1', port, method: 'HEAD', path: `${token}?${'q'.repeat(20_000)}` }, (res) => resolve(res.statusCode ?? 0));
+      r.on('error', (e) => resolve(e.message));
+      r.end();
+    });
+    assert.equal(status, 431);
   });
 
   test('a malformed request line gets 400 with an RFC 6749 body', async () => {

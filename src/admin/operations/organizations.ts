@@ -2,7 +2,7 @@ import type { Store } from '../../storage/store.js';
 import { ConflictError, type Organization, type User } from '../../storage/types.js';
 import type { OrganizationDetails, OrganizationDomain, OrganizationQuery } from '../../storage/repos/organization-admin.js';
 import { randomId } from '../../crypto/random.js';
-import { checkName, checkText, LIMITS, NotFound, ValidationError } from '../validation.js';
+import { checkName, checkPage, checkText, LIMITS, NotFound, ValidationError } from '../validation.js';
 import { requireUser } from './users.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
@@ -123,8 +123,7 @@ export async function deleteOrganization(store: Store, input: { realmId: string;
 export async function listOrganizations(store: Store, input: { realmId: string } & OrganizationQuery): Promise<OrganizationDetails[]> {
   await requireRealm(store, input.realmId);
   const { realmId, ...q } = input;
-  if (q.first !== undefined && (!Number.isSafeInteger(q.first) || q.first < 0)) throw new ValidationError('first must be a whole number from 0');
-  if (q.max !== undefined && (!Number.isSafeInteger(q.max) || q.max < 0 || q.max > 1000)) throw new ValidationError('max must be a whole number from 0 to 1000');
+  checkPage(q);
   return store.organizationAdmin.list(realmId, q);
 }
 
@@ -152,6 +151,7 @@ export async function removeMember(store: Store, input: { realmId: string; organ
 }
 
 export async function listMembers(store: Store, input: { realmId: string; organization: string; first?: number; max?: number }): Promise<User[]> {
+  checkPage(input);
   const org = await requireOrganization(store, input.realmId, input.organization);
   const ids = await store.organizationAdmin.members(org.id, { first: input.first, max: input.max });
   const users = await Promise.all(ids.map((id) => store.users.get(id)));

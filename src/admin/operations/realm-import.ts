@@ -350,7 +350,8 @@ function readScopes(rep: Json): Array<ScopeEntry | Refused> {
       if (seen.has(scopeName)) return refuse(name, element, 'skipped', 'listed twice: the first entry was imported');
       seen.add(scopeName);
       const key = /^\$\{(\w+)\}$/.exec(text)?.[1];
-      const own = key ? CONSENT_MESSAGES[key] : text;
+      // Own keys only: `${constructor}` names no message (an inherited member is a function, not words).
+      const own = key ? (Object.hasOwn(CONSENT_MESSAGES, key) ? CONSENT_MESSAGES[key] : undefined) : text;
       // The words of the consent page: the rule of the admin API's client scopes (1-500 characters, no control characters).
       const entry: ScopeEntry = { name: scopeName, element, parts: [], mappers };
       if (own) entry.consentText = checkConsentText(own);

@@ -1,5 +1,5 @@
 import type { Store } from '../../storage/store.js';
-import { NotFound, ValidationError } from '../validation.js';
+import { checkPage, NotFound, ValidationError } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { requireUser } from './users.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
@@ -39,6 +39,7 @@ export async function endSession(store: Store, input: { realmId: string; session
 /** Live sessions from which the client holds tokens. */
 export async function clientSessions(store: Store, input: { realmId: string; clientId: string; first?: number; max?: number }): Promise<SessionSummary[]> {
   await requireRealm(store, input.realmId);
+  checkPage(input);
   const client = await store.clients.get(input.realmId, input.clientId);
   if (!client) throw new NotFound(`client ${input.clientId} does not exist in realm ${input.realmId}`);
   return store.sessionAdmin.listForClient(input.realmId, client.clientId, now(), { first: input.first, max: input.max });

@@ -1,7 +1,7 @@
 import type { Store } from '../../storage/store.js';
 import { hashPassword } from '../../crypto/passwords.js';
 import { randomId, sortableId } from '../../crypto/random.js';
-import { checkEmail, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
+import { checkEmail, checkPage, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import type { User } from '../../storage/types.js';
 import type { UserQuery } from '../../storage/repos/user-admin.js';
@@ -191,16 +191,9 @@ export async function deleteUser(store: Store, input: { realmId: string; user: s
   return user;
 }
 
-const MAX_PAGE = 1000;
-
-function checkPage(first: number | undefined, max: number | undefined): void {
-  if (first !== undefined && (!Number.isSafeInteger(first) || first < 0)) throw new ValidationError('first must be a whole number from 0');
-  if (max !== undefined && (!Number.isSafeInteger(max) || max < 0 || max > MAX_PAGE)) throw new ValidationError(`max must be a whole number from 0 to ${MAX_PAGE}`);
-}
-
 export async function listUsers(store: Store, input: UserQuery & { realmId: string }): Promise<User[]> {
   await requireRealm(store, input.realmId);
-  checkPage(input.first, input.max);
+  checkPage(input);
   const { realmId, ...q } = input;
   // No username or email is longer than 320 characters: a longer term matches nothing (and would be
   // a LIKE pattern SQLite calls too complex).

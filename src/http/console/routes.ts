@@ -87,7 +87,8 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       sendPage(reply, 403, consoleMessagePage('Form expired', 'This form is no longer valid. Go back, reload the page and try again.', { href: `${CONSOLE_PATH}/`, label: 'Back to the console' }));
       return undefined;
     }
-    const notice = typeof req.query.done === 'string' ? NOTICES[req.query.done] : undefined;
+    // Own keys only: `done=constructor` or `done=__proto__` would otherwise show Object's own members.
+    const notice = typeof req.query.done === 'string' && Object.hasOwn(NOTICES, req.query.done) ? NOTICES[req.query.done] : undefined;
     const actor: Actor = { via: 'console', realmId: caller.realmId, userId: caller.userId, username: caller.username, clientId: caller.clientId, ip: req.ip };
     const section = /^\/auth\/admin\/console\/realms\/[^/?]+(\/[a-z]+)?/.exec(req.url)?.[1] ?? '';
     return { caller, actor, frame: { title: '', admin: caller.username ?? caller.userId, csrf: await consoleCsrf(services, req), section, ...(notice ? { notice } : {}) } };
