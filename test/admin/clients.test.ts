@@ -170,7 +170,9 @@ for (const dialect of dialects()) {
       await ts.kc.users.addClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: rm[0]!.id!, roles: [{ id: role!.id!, name: role!.name! }] });
       const mapped = await ts.kc.users.listClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: rm[0]!.id! });
       assert.deepEqual(mapped.map((r) => r.name), ['view-clients']);
-      // Roles are read from the token (as Keycloak): a new token carries the role.
+      // The admin API reads the caller's roles as they are now, not from the token: the token issued
+      // before the mapping may already read; a new token also carries the role in its claims.
+      assert.ok((await robot.clients.find({ realm: 'test' })).some((c) => c.clientId === 'web-app'));
       await robot.auth({ grantType: 'client_credentials', clientId: 'robot', clientSecret: secret! });
       const seen = await robot.clients.find({ realm: 'test' });
       assert.ok(seen.some((c) => c.clientId === 'web-app'));
@@ -179,6 +181,27 @@ for (const dialect of dialects()) {
       assert.equal(await statusOf(robot.realms.findOne({ realm: 'master' })), 403);
       const claims = decodeJwt((await robot.getAccessToken())!);
       assert.deepEqual((claims.resource_access as Record<string, { roles: string[] }>)['realm-management']!.roles, ['view-clients']);
+      // Taken away, the role no longer counts, though the token still claims it (for three days).
+      await ts.kc.users.delClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: rm[0]!.id!, roles: [{ id: role!.id!, name: role!.name! }] });
+      assert.equal(await statusOf(robot.clients.find({ realm: 'test' })), 403);
+      // Given back, then the service account disabled: its token has no chain to revoke, and no roles either.
+      await ts.kc.users.addClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: rm[0]!.id!, roles: [{ id: role!.id!, name: role!.name! }] });
+      assert.equal(await statusOf(robot.clients.find({ realm: 'test' })), 200);
+      await ts.kc.users.update({ realm: 'test', id: sa.id! }, { enabled: false });
+      assert.equal(await statusOf(robot.clients.find({ realm: 'test' })), 403);
+    });
+
+    test("an administrator whose admin role is taken away is refused at once with the token still unexpired", async () => {
+      const other = await ts.kc.users.create({ realm: 'master', username: 'second-admin', enabled: true, credentials: [{ type: 'password', value: 'second admin password', temporary: false }] });
+      const admin = (await ts.kc.roles.findOneByName({ realm: 'master', name: 'admin' }))!;
+      await ts.kc.users.addRealmRoleMappings({ realm: 'master', id: other.id, roles: [{ id: admin.id!, name: admin.name! }] });
+      const second = ts.newClient();
+      await second.auth({ username: 'second-admin', password: 'second admin password', grantType: 'password', clientId: 'admin-cli' });
+      assert.equal(await statusOf(second.users.find({ realm: 'test' })), 200);
+      await ts.kc.users.delRealmRoleMappings({ realm: 'master', id: other.id, roles: [{ id: admin.id!, name: admin.name! }] });
+      assert.equal(await statusOf(second.users.find({ realm: 'test' })), 403);
+      assert.equal(await statusOf(second.realms.findOne({ realm: 'test' })), 403);
+      assert.deepEqual(await second.realms.find(), []);
     });
 
     test('not-before push refuses every token issued before it, including earlier in the same second', async () => {

@@ -1,5 +1,5 @@
 import type { Store } from '../../storage/store.js';
-import type { Role } from '../../storage/repos/roles.js';
+import type { Role, UserRoles } from '../../storage/repos/roles.js';
 import { ConflictError } from '../../storage/types.js';
 import { randomId } from '../../crypto/random.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
@@ -89,4 +89,17 @@ export async function changeRoleMappings(
 /** Grants roles by name (the CLI and the bootstrap). */
 export async function grantRolesByName(store: Store, input: { realmId: string; userId: string; clientId: string; names: string[] }, actor: Actor): Promise<Role[]> {
   return changeRoleMappings(store, { realmId: input.realmId, userId: input.userId, clientId: input.clientId, roles: input.names.map((name) => ({ name })) }, actor);
+}
+
+/**
+ * The roles an admin caller holds now, read from the database on each request rather than from the
+ * caller's access token: a role taken away, a user disabled or deleted, a service account disabled takes
+ * effect at the next request, not when the token expires (three days by default: Keycloak's master realm
+ * keeps its tokens to 60 s for that reason, Realmgate's realms share one default). None for a user that
+ * is not the token's realm's, or not enabled.
+ */
+export async function callerRoles(store: Store, realmId: string, userId: string): Promise<UserRoles> {
+  const user = await store.users.get(userId);
+  if (!user || user.realmId !== realmId || !user.enabled) return { realm: [], clients: {} };
+  return store.roles.userRoles(userId);
 }

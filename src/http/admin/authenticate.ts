@@ -4,27 +4,9 @@ import type { Services } from '../../services.js';
 import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
 import { hasAdminRole } from '../../admin/authorization.js';
 import type { Actor } from '../../admin/operations/common.js';
-import type { UserRoles } from '../../storage/repos/roles.js';
 import { verifyAccessToken, type AccessTokenClaims } from '../../oauth/access-tokens.js';
+import { callerRoles } from '../../admin/operations/roles.js';
 import { forbidden, unauthorized } from './errors.js';
-
-function strings(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-}
-
-/** Keycloak's role claims, read defensively (the token is verified, but its shape is still data). */
-function rolesOf(claims: Record<string, unknown>): UserRoles {
-  const realmAccess = claims.realm_access as { roles?: unknown } | undefined;
-  const out: UserRoles = { realm: strings(realmAccess?.roles), clients: {} };
-  const resource = claims.resource_access;
-  if (resource && typeof resource === 'object') {
-    for (const [client, v] of Object.entries(resource as Record<string, unknown>)) {
-      const roles = strings((v as { roles?: unknown } | null)?.roles);
-      if (roles.length > 0) out.clients[client] = roles;
-    }
-  }
-  return out;
-}
 
 /**
  * RFC 6750 2.1: the admin API takes a bearer access token of any realm of this server, verified as a
@@ -54,18 +36,22 @@ export async function authenticateAdmin(services: Services, req: FastifyRequest)
   if (!realm) throw unauthorized('the bearer token was not issued by this server');
   const claims = await verifyAccessToken(services, realm, token);
   if (!claims) throw unauthorized('the bearer token is invalid, expired or revoked');
-  return callerFromClaims(realm.id, claims, req.ip);
+  return callerFromClaims(services, realm.id, claims, req.ip);
 }
 
-/** The admin caller a verified access token of `realmId` describes (shared with the admin console). */
-export function callerFromClaims(realmId: string, claims: AccessTokenClaims, ip: string | null): AdminCaller {
+/**
+ * The admin caller a verified access token of `realmId` describes (shared with the admin console): who
+ * from the token, what they may do from the database as it is now (callerRoles), not from the token's
+ * role claims, which hold until it expires.
+ */
+export async function callerFromClaims(services: Services, realmId: string, claims: AccessTokenClaims, ip: string | null): Promise<AdminCaller> {
   const c = claims as Record<string, unknown>;
   return {
     realmId,
     userId: claims.sub,
     username: typeof c.preferred_username === 'string' ? c.preferred_username : null,
     clientId: claims.azp,
-    roles: rolesOf(c),
+    roles: await callerRoles(services.store, realmId, claims.sub),
     ip,
   };
 }

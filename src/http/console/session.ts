@@ -91,7 +91,7 @@ export async function consoleCaller(services: Services, req: FastifyRequest, rep
   if (!realm) return undefined;
   const access = cookie(req, ACCESS);
   const claims = access ? await verifyAccessToken(services, realm, access) : undefined;
-  if (claims) return callerFromClaims(realm.id, claims, req.ip);
+  if (claims) return callerFromClaims(services, realm.id, claims, req.ip);
   const refresh = cookie(req, REFRESH);
   if (!refresh) return undefined;
   try {
@@ -104,7 +104,7 @@ export async function consoleCaller(services: Services, req: FastifyRequest, rep
     const renewed = await verifyAccessToken(services, realm, tokens.access_token);
     if (!renewed) return undefined;
     storeTokens(services, reply, tokens);
-    return callerFromClaims(realm.id, renewed, req.ip);
+    return callerFromClaims(services, realm.id, renewed, req.ip);
   } catch {
     return undefined;
   }
