@@ -15,11 +15,12 @@ export function registerUser(program: Command): void {
     .option('--last-name <name>', 'family name (the family_name claim)')
     .option('--email-verified', 'the email address is known to belong to the user (the email_verified claim)')
     .option('--org <alias>', 'make the user a member of this organization (repeatable)', collect, [])
+    .option('--temporary', "the password is temporary: the user must choose a new one at the next sign-in (Keycloak's UPDATE_PASSWORD required action; the password grant refuses the user until then)")
     .action(
       async (
         realmId: string,
         username: string,
-        o: { password?: string; passwordStdin?: boolean; email?: string; firstName?: string; lastName?: string; emailVerified?: boolean; org: string[] },
+        o: { password?: string; passwordStdin?: boolean; email?: string; firstName?: string; lastName?: string; emailVerified?: boolean; org: string[]; temporary?: boolean },
       ) => {
       const password = await passwordFrom(o);
       await withStore((store) =>
@@ -32,21 +33,27 @@ export function registerUser(program: Command): void {
           ...(o.lastName !== undefined ? { lastName: o.lastName } : {}),
           ...(o.emailVerified ? { emailVerified: true } : {}),
           orgAliases: o.org,
+          temporary: Boolean(o.temporary),
         }),
       );
-      process.stdout.write(`created user ${username.toLowerCase()} in realm ${realmId}\n`);
+      process.stdout.write(`created user ${username.toLowerCase()} in realm ${realmId}${o.temporary ? ' (temporary password: a new one is asked for at the next sign-in)' : ''}\n`);
       },
     );
   user
     .command('set-password <realm> <username>')
-    .description("replace a user's password; signs the user out of every browser and revokes every refresh token (and so the access tokens issued with them)")
+    .description(
+      "replace a user's password; signs the user out of every browser and revokes every refresh token (and so the access tokens issued with them). Without --temporary the password is permanent: a pending request to choose a new one ends, as with Keycloak's reset-password",
+    )
     .option('--password <pw>', 'the new password')
     .option('--password-stdin', 'read the new password from standard input')
     .option('--keep-offline-sessions', 'keep refresh tokens granted offline_access (other sessions still end)')
-    .action(async (realmId: string, username: string, o: { password?: string; passwordStdin?: boolean; keepOfflineSessions?: boolean }) => {
+    .option('--temporary', "the password is temporary: the user must choose a new one at the next sign-in (Keycloak's UPDATE_PASSWORD required action; the password grant refuses the user until then)")
+    .action(async (realmId: string, username: string, o: { password?: string; passwordStdin?: boolean; keepOfflineSessions?: boolean; temporary?: boolean }) => {
       const password = await passwordFrom(o);
-      const r = await withStore((store) => setUserPassword(store, { realmId, username, password, keepOfflineSessions: Boolean(o.keepOfflineSessions) }));
-      process.stdout.write(`password of ${r.username} changed; signed out of ${r.sessionsEnded} browser session(s), ${r.chainsRevoked} refresh token chain(s) revoked${o.keepOfflineSessions ? ' (offline ones kept)' : ''}\n`);
+      const r = await withStore((store) => setUserPassword(store, { realmId, username, password, keepOfflineSessions: Boolean(o.keepOfflineSessions), temporary: Boolean(o.temporary) }));
+      process.stdout.write(
+        `password of ${r.username} changed${o.temporary ? ' (temporary: a new one is asked for at the next sign-in)' : ''}; signed out of ${r.sessionsEnded} browser session(s), ${r.chainsRevoked} refresh token chain(s) revoked${o.keepOfflineSessions ? ' (offline ones kept)' : ''}\n`,
+      );
     });
   user
     .command('list <realm>')

@@ -64,6 +64,8 @@ export interface UserTable {
   first_name: Generated<string | null>;
   last_name: Generated<string | null>;
   email_verified: Generated<number>;
+  /** A JSON list of Keycloak required action names, e.g. '["UPDATE_PASSWORD"]'. */
+  required_actions: Generated<string>;
 }
 
 export interface OrganizationTable {

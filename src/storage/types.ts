@@ -75,7 +75,13 @@ export interface User {
   firstName: string | null;
   lastName: string | null;
   emailVerified: boolean;
+  /** Keycloak's required actions the user must complete at the next sign-in (only UPDATE_PASSWORD exists). */
+  requiredActions: RequiredAction[];
 }
+
+/** The required actions Realmgate acts on: UPDATE_PASSWORD, a temporary password to replace at the next sign-in. */
+export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD'] as const;
+export type RequiredAction = (typeof REQUIRED_ACTIONS)[number];
 
 export interface Organization {
   id: string;

@@ -27,6 +27,30 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
   });
 }
 
+/**
+ * Keycloak's UPDATE_PASSWORD required action: the password typed was temporary (set by an administrator),
+ * so the user chooses their own before going on. The username rides along, read-only, for password managers.
+ */
+export function updatePasswordPage(ctx: PageContext & { username: string; error?: string }): string {
+  return page({
+    title: 'Update password',
+    realmName: ctx.realmName,
+    body: html`<h1>Choose a new password</h1>
+<p>The password of <strong>${ctx.username}</strong> was set by an administrator and must be changed before you continue to ${ctx.clientName}.</p>
+${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<input type="text" name="username" value="${ctx.username}" autocomplete="username" readonly hidden>
+<label for="password-new">New password</label>
+<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="8" maxlength="1024" aria-describedby="password-rule" required autofocus>
+<label for="password-confirm">Confirm new password</label>
+<input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="8" maxlength="1024" required>
+<p class="muted" id="password-rule">At least 8 characters, and not your current password.</p>
+<div class="actions"><button type="submit">Update password</button></div>
+</form>`,
+  });
+}
+
 /** `resources`: RFC 8707 2.1, the services the authorization request names (the grant is bound to them). */
 export function consentPage(ctx: PageContext & { scopes: Scope[]; resources?: readonly string[] }): string {
   const resources = ctx.resources ?? [];

@@ -31,9 +31,10 @@ export function parseForm(html: string): Form {
   return { action: unescape(action), csrf: unescape(csrf) };
 }
 
-export type PageKind = 'login' | 'consent' | 'organization' | 'no-organization' | 'device-entry' | 'device-done' | 'error';
+export type PageKind = 'login' | 'update-password' | 'consent' | 'organization' | 'no-organization' | 'device-entry' | 'device-done' | 'error';
 
 export function pageKind(html: string): PageKind {
+  if (html.includes('name="password-new"')) return 'update-password';
   if (html.includes('name="password"')) return 'login';
   if (html.includes('name="decision"')) return 'consent';
   if (html.includes('name="organization"')) return 'organization';
@@ -65,6 +66,8 @@ export interface FlowOptions {
   consent?: 'allow' | 'deny';
   organization?: string;
   jar?: CookieJar;
+  /** Typed twice on the update-password page, when the password given is temporary (UPDATE_PASSWORD). */
+  newPassword?: string;
 }
 
 export interface FlowResult {
@@ -136,6 +139,10 @@ export async function runAuthorization(ts: TestServer, opts: FlowOptions = {}): 
     if (kind === 'login') {
       res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: opts.username ?? ts.user.username, password: opts.password ?? ts.user.password });
       if (res.statusCode === 200 && !res.body.includes('id="form-post"')) throw new Error('login failed');
+    } else if (kind === 'update-password') {
+      if (opts.newPassword === undefined) throw new Error('the flow asks for a new password (UPDATE_PASSWORD) and no newPassword was given');
+      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, 'password-new': opts.newPassword, 'password-confirm': opts.newPassword });
+      if (res.statusCode !== 303) throw new Error(`the new password was refused: ${res.body.slice(0, 400)}`);
     } else if (kind === 'consent') {
       res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, decision: opts.consent ?? 'allow' });
     } else {

@@ -236,10 +236,21 @@ for (const dialect of dialects()) {
       res = await inject(ts.app, jar, 'POST', `${userUrl}/enable`, { csrf });
       assert.equal((await ts.store.users.get(bob.id))?.enabled, true);
 
+      // The Temporary box (checked on the page, as in Keycloak's console) requires a new password at the
+      // next sign-in; unchecked (nothing sent), the password is permanent and the requirement ends.
+      assert.match((await inject(ts.app, jar, 'GET', userUrl)).body, /name="temporary" value="on" checked/);
+      res = await inject(ts.app, jar, 'POST', `${userUrl}/password`, { csrf, password: 'temp bob password', temporary: 'on' });
+      assert.equal(res.statusCode, 303);
+      assert.deepEqual((await ts.store.users.get(bob.id))?.requiredActions, ['UPDATE_PASSWORD']);
+      assert.match((await inject(ts.app, jar, 'GET', userUrl)).body, /<dt>Password<\/dt><dd>temporary/);
       res = await inject(ts.app, jar, 'POST', `${userUrl}/password`, { csrf, password: 'new bob password' });
       assert.equal(res.statusCode, 303);
       const after = await ts.store.users.get(bob.id);
       assert.notEqual(after?.passwordHash, bob.passwordHash);
+      assert.deepEqual(after?.requiredActions, []);
+      res = await inject(ts.app, jar, 'POST', usersUrl, { csrf, username: 'cleo', password: 'cleo password 1', temporary: 'on' });
+      assert.equal(res.statusCode, 303);
+      assert.deepEqual((await ts.store.users.findByUsername(REALM, 'cleo'))?.requiredActions, ['UPDATE_PASSWORD']);
 
       // A failed login as the brute-force protection counts it, then the admin clears it.
       await ts.store.loginFailures.reserve(REALM, 'user:bob', Math.floor(Date.now() / 1000), 3600);

@@ -10,7 +10,7 @@ import { s256 } from '../../src/crypto/keystore.js';
 /** Signs in through the realm's pages (login, consent, organization) and redeems the code. */
 export async function signIn(
   ts: TestServer,
-  o: { realm: string; clientId: string; redirectUri: string; username: string; password: string; secret?: string; organization?: string; scope?: string },
+  o: { realm: string; clientId: string; redirectUri: string; username: string; password: string; secret?: string; organization?: string; scope?: string; newPassword?: string },
 ): Promise<{ pages: PageKind[]; claims?: Record<string, unknown>; idClaims?: Record<string, unknown>; error?: string; status?: number }> {
   const jar = new CookieJar();
   const pages: PageKind[] = [];
@@ -45,6 +45,9 @@ export async function signIn(
     if (kind === 'login') {
       res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: o.username, password: o.password });
       if (res.statusCode === 200) return { pages, error: 'login failed' };
+    } else if (kind === 'update-password') {
+      if (o.newPassword === undefined) return { pages, error: 'update-password' };
+      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, 'password-new': o.newPassword, 'password-confirm': o.newPassword });
     } else if (kind === 'consent') {
       res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, decision: 'allow' });
     } else {

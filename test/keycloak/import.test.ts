@@ -55,6 +55,8 @@ async function ownRealm(): Promise<Record<string, unknown>> {
       user('0b7c1d2e-0000-4000-8000-000000000006', 'bcrypt-user', [{ type: 'password', secretData: JSON.stringify({ value: 'AAAA', salt: 'AAAA' }), credentialData: JSON.stringify({ hashIterations: 10, algorithm: 'bcrypt' }) }], { requiredActions: ['UPDATE_PASSWORD'] }),
       user('0b7c1d2e-0000-4000-8000-000000000007', 'ldap-user', [], { federationLink: 'ldap-1' }),
       user('0b7c1d2e-0000-4000-8000-000000000008', 'disabled-user', [await kcCredential('pbkdf2-sha256', 'pw-disabled-user')], { enabled: false }),
+      // A temporary password (Keycloak's admin console default) and actions Realmgate does not have.
+      user('0b7c1d2e-0000-4000-8000-000000000009', 'temp-user', [{ type: 'password', value: 'pw-temp-user', temporary: true }], { requiredActions: ['VERIFY_EMAIL', 'CONFIGURE_TOTP'] }),
     ],
     organizations: [
       { name: 'Corp Sales', alias: 'sales', enabled: true, domains: [{ name: 'sales.corp.example', verified: true }, { name: '*.corp.example', verified: false }], members: [{ username: 'argon-user' }, { username: 'sha512-user' }], identityProviders: [{ alias: 'corp-idp' }] },
@@ -133,7 +135,13 @@ for (const dialect of dialects()) {
       assert.match(line(r, 'client saml-app')!.reason!, /saml/);
       assert.match(line(r, 'client portal redirect URI /relative/*')!.reason!, /wildcard|relative/);
       assert.match(line(r, 'client portal redirect URI https://rp.example.com/*')!.reason!, /wildcard/);
-      assert.match(line(r, 'user bcrypt-user')!.reason!, /unknown hash algorithm "bcrypt".*required actions not supported: UPDATE_PASSWORD/);
+      // UPDATE_PASSWORD is kept; a temporary password becomes it; other required actions are not.
+      assert.equal(line(r, 'user bcrypt-user')!.outcome, 'mapped');
+      assert.match(line(r, 'user bcrypt-user')!.reason!, /unknown hash algorithm "bcrypt".*UPDATE_PASSWORD kept/);
+      assert.doesNotMatch(line(r, 'user bcrypt-user')!.reason!, /not supported/);
+      assert.equal(line(r, 'user temp-user')!.outcome, 'mapped');
+      assert.match(line(r, 'user temp-user')!.reason!, /required actions not supported: VERIFY_EMAIL, CONFIGURE_TOTP.*UPDATE_PASSWORD kept/);
+      assert.doesNotMatch(line(r, 'user temp-user')!.reason!, /temporary password kept as a normal one/);
       assert.equal(line(r, 'user ldap-user')!.outcome, 'skipped');
       assert.match(line(r, 'organization sales')!.reason!, /2 member\(s\).*\*\.corp\.example left out.*corp-idp/);
     });
@@ -159,6 +167,22 @@ for (const dialect of dialects()) {
       assert.equal((await signIn(ts, { ...portal, username: 'bcrypt-user', password: 'anything' })).error, 'login failed');
       assert.equal((await signIn(ts, { ...portal, username: 'disabled-user', password: 'pw-disabled-user' })).error, 'login failed');
       assert.equal(await ts.store.users.findByUsername('corp', 'ldap-user'), undefined);
+    });
+
+    test('a temporary password: UPDATE_PASSWORD at the first sign-in, in the export until then', async () => {
+      const portal = { realm: 'corp', clientId: 'portal', redirectUri: RP, secret: 'kc-portal-secret-7f3a9c' };
+      assert.deepEqual((await ts.store.users.findByUsername('corp', 'temp-user'))!.requiredActions, ['UPDATE_PASSWORD']);
+      assert.deepEqual((await ts.store.users.findByUsername('corp', 'bcrypt-user'))!.requiredActions, ['UPDATE_PASSWORD']);
+      assert.deepEqual((await ts.store.users.findByUsername('corp', 'sha1-user'))!.requiredActions, []);
+      const exported = (await exportRealm(ts.store, 'corp', { withSecrets: true })).users as Array<{ username: string; requiredActions: string[] }>;
+      assert.deepEqual(exported.find((u) => u.username === 'temp-user')!.requiredActions, ['UPDATE_PASSWORD']);
+      assert.deepEqual(exported.find((u) => u.username === 'sha1-user')!.requiredActions, []);
+      const pending = await signIn(ts, { ...portal, username: 'temp-user', password: 'pw-temp-user' });
+      assert.equal(pending.error, 'update-password');
+      const r = await signIn(ts, { ...portal, username: 'temp-user', password: 'pw-temp-user', newPassword: 'temp-user chose this' });
+      assert.ok(r.claims, JSON.stringify(r));
+      assert.deepEqual(r.pages, ['login', 'update-password', 'consent']);
+      assert.deepEqual((await ts.store.users.findByUsername('corp', 'temp-user'))!.requiredActions, []);
     });
 
     test('the client authenticates with its Keycloak secret, and not with another', async () => {

@@ -59,7 +59,7 @@ function userRepresentation(u: User, orgs: { consents: Json[] }, withSecrets: bo
     ...(u.lastName ? { lastName: u.lastName } : {}),
     createdTimestamp: u.createdAt * 1000,
     credentials: credential ? [credential] : [],
-    requiredActions: [],
+    requiredActions: [...u.requiredActions],
     ...(orgs.consents.length > 0 ? { clientConsents: orgs.consents } : {}),
   };
 }

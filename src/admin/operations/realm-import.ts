@@ -1,5 +1,5 @@
 import type { Store } from '../../storage/store.js';
-import { ConflictError, type SigningKey } from '../../storage/types.js';
+import { ConflictError, type RequiredAction, type SigningKey } from '../../storage/types.js';
 import { DEFAULT_SCOPES, type RealmSettings } from '../../storage/repos/realms.js';
 import { CODE_LIFETIME_RANGE, REALM_DEFAULTS } from '../../config/defaults.js';
 import { hashPassword, MAX_RUNNING } from '../../crypto/passwords.js';
@@ -421,7 +421,7 @@ interface UserEntry {
   /** A plain-text password, hashed before the transaction into passwordHash. */
   plain?: string;
   passwordHash: string;
-  record: { email: string | null; firstName: string | null; lastName: string | null; emailVerified: boolean };
+  record: { email: string | null; firstName: string | null; lastName: string | null; emailVerified: boolean; requiredActions: RequiredAction[] };
   enabled: boolean;
   notes: string[];
   /** Keycloak's clientConsents: imported once the user and the clients are stored. */
@@ -673,10 +673,13 @@ function readUser(u: Json, element: string): UserEntry | Refused {
       plain = c.plain;
       notes.push('password given in clear: hashed with argon2id');
     } else notes.push(`password not usable (${c.unusable}): the user needs a new one`);
-    if (best.temporary === true) notes.push('temporary password kept as a normal one (no required actions)');
     if (passwords.length > 1) notes.push(`${passwords.length - 1} other password credential(s) not moved (Realmgate keeps one password: the one of highest priority, then the newest)`);
   }
-  if (actions.length > 0) notes.push(`required actions not supported: ${actions.join(', ')}`);
+  // Keycloak keeps a temporary password as the UPDATE_PASSWORD required action (RepresentationToModel):
+  // Realmgate does the same, and asks for a new password at the next sign-in. Other actions are not kept.
+  const requiredActions: RequiredAction[] = actions.includes('UPDATE_PASSWORD') || best?.temporary === true ? ['UPDATE_PASSWORD'] : [];
+  const unsupported = [...new Set(actions.filter((a) => a !== 'UPDATE_PASSWORD'))];
+  if (unsupported.length > 0) notes.push(`required actions not supported: ${unsupported.join(', ')}`);
   if (totp === true) notes.push('TOTP not supported');
   if (links > 0) notes.push('identity provider links not moved');
   let email = rawEmail ?? null;
@@ -702,7 +705,7 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     id,
     ...(plain !== undefined ? { plain } : {}),
     passwordHash,
-    record: { email, firstName: personName('firstName', firstName), lastName: personName('lastName', lastName), emailVerified: emailVerified === true },
+    record: { email, firstName: personName('firstName', firstName), lastName: personName('lastName', lastName), emailVerified: emailVerified === true, requiredActions },
     enabled: enabled !== false,
     notes,
     consents,
@@ -847,8 +850,10 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
     if (!e.enabled) await store.users.update(e.id, { enabled: false });
     stored.set(e.name, e.id);
     storedIds.add(e.id);
-    if (e.notes.length > 0) report.mapped(e.element, e.notes.join('; '));
-    else report.imported(e.element);
+    // UPDATE_PASSWORD is kept as Keycloak kept it: imported, with a word in the report.
+    const pending = e.record.requiredActions.includes('UPDATE_PASSWORD') ? 'UPDATE_PASSWORD kept: a new password is asked for at the next sign-in' : undefined;
+    if (e.notes.length > 0) report.mapped(e.element, [...e.notes, ...(pending ? [pending] : [])].join('; '));
+    else report.imported(e.element, pending);
     results.push({ action: existing ? 'OVERWRITTEN' : 'ADDED', resourceType: 'USER', resourceName: e.name, id: e.id });
   }
   return { results, stored };

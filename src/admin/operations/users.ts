@@ -1,9 +1,9 @@
 import type { Store } from '../../storage/store.js';
-import { hashPassword } from '../../crypto/passwords.js';
+import { hashPassword, verifyPassword } from '../../crypto/passwords.js';
 import { randomId, sortableId } from '../../crypto/random.js';
 import { checkEmail, checkPage, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
-import type { User } from '../../storage/types.js';
+import { REQUIRED_ACTIONS, type RequiredAction, type User } from '../../storage/types.js';
 import type { UserQuery } from '../../storage/repos/user-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
@@ -12,6 +12,28 @@ import type { SessionSummary } from '../../storage/repos/session-admin.js';
 export function checkPassword(password: string): void {
   if (password.length < 8) throw new ValidationError('the password must have at least 8 characters');
   if (password.length > 1024) throw new ValidationError('the password must have at most 1024 characters');
+}
+
+/**
+ * Keycloak's required action names as Realmgate keeps them. Only UPDATE_PASSWORD is acted on; any other
+ * (VERIFY_EMAIL, CONFIGURE_TOTP, UPDATE_PROFILE, TERMS_AND_CONDITIONS, ...) is refused rather than
+ * kept and ignored, which would let the user in without doing what the administrator asked.
+ */
+export function checkRequiredActions(names: readonly string[]): RequiredAction[] {
+  for (const name of names) {
+    if (!(REQUIRED_ACTIONS as readonly string[]).includes(name)) {
+      const shown = name.length > 64 ? `${name.slice(0, 64)}...` : name;
+      throw new ValidationError(`required action ${JSON.stringify(shown)} is not supported: Realmgate supports ${REQUIRED_ACTIONS.join(', ')} only`);
+    }
+  }
+  return REQUIRED_ACTIONS.filter((a) => names.includes(a));
+}
+
+/** The list after a password was set: `temporary` true adds UPDATE_PASSWORD, false removes it, undefined keeps the list. */
+function afterPassword(current: RequiredAction[], temporary: boolean | undefined): RequiredAction[] | undefined {
+  if (temporary === undefined) return undefined;
+  const others = current.filter((a) => a !== 'UPDATE_PASSWORD');
+  return temporary ? [...others, 'UPDATE_PASSWORD'] : others;
 }
 
 export async function createUser(
@@ -26,6 +48,10 @@ export async function createUser(
     lastName?: string;
     emailVerified?: boolean;
     enabled?: boolean;
+    /** Keycloak's requiredActions (UPDATE_PASSWORD only). */
+    requiredActions?: readonly string[];
+    /** A temporary password: the user must choose a new one at the next sign-in (adds UPDATE_PASSWORD). */
+    temporary?: boolean;
   },
   actor: Actor = cliActor(),
 ): Promise<{ id: string }> {
@@ -34,6 +60,7 @@ export async function createUser(
     throw new ValidationError(`username must be 1-${LIMITS.username} letters, digits, '.', '_', '@', '+' or '-'`);
   }
   checkPassword(input.password);
+  const requiredActions = checkRequiredActions([...(input.requiredActions ?? []), ...(input.temporary ? ['UPDATE_PASSWORD'] : [])]);
   // One rule for create and update: the email column is varchar(320) on PostgreSQL.
   if (input.email !== undefined) checkEmail(input.email);
   for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
@@ -57,9 +84,10 @@ export async function createUser(
     passwordHash: await hashPassword(input.password),
     now: now(),
     organizationIds: [...new Set(orgIds)],
+    requiredActions,
   });
   if (input.enabled === false) await store.users.update(id, { enabled: false });
-  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'USER', resourcePath: `users/${id}`, representation: { username: input.username.toLowerCase(), email: input.email, firstName: input.firstName, lastName: input.lastName, emailVerified: input.emailVerified, enabled: input.enabled ?? true, organizations: input.orgAliases } });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'USER', resourcePath: `users/${id}`, representation: { username: input.username.toLowerCase(), email: input.email, firstName: input.firstName, lastName: input.lastName, emailVerified: input.emailVerified, enabled: input.enabled ?? true, organizations: input.orgAliases, requiredActions } });
   return { id };
 }
 
@@ -68,18 +96,21 @@ export async function createUser(
  * default every browser session and every refresh chain of the user ends (and with them their access
  * tokens, which are checked against their chain). keepOfflineSessions keeps chains granted
  * offline_access, as Keycloak's password update does with "sign out other sessions". Audited as
- * UPDATE_PASSWORD (Keycloak's event name).
+ * UPDATE_PASSWORD (Keycloak's event name). `temporary` true makes the user choose a new password at the
+ * next sign-in (UPDATE_PASSWORD), false ends that requirement (Keycloak's reset-password does both),
+ * undefined leaves it as it is.
  */
 export async function setUserPassword(
   store: Store,
-  input: { realmId: string; userId?: string; username?: string; password: string; keepOfflineSessions?: boolean; ip?: string },
+  input: { realmId: string; userId?: string; username?: string; password: string; keepOfflineSessions?: boolean; ip?: string; temporary?: boolean; clientId?: string; reason?: string },
 ): Promise<{ userId: string; username: string; sessionsEnded: number; chainsRevoked: number }> {
   await requireRealm(store, input.realmId);
   checkPassword(input.password);
   const user =
     input.userId !== undefined ? await store.users.get(input.userId) : input.username !== undefined ? await store.users.findByUsername(input.realmId, input.username.toLowerCase()) : undefined;
   if (!user || user.realmId !== input.realmId) throw new ValidationError(`user ${input.username ?? input.userId ?? ''} does not exist in realm ${input.realmId}`);
-  await store.users.update(user.id, { passwordHash: await hashPassword(input.password) });
+  const requiredActions = afterPassword(user.requiredActions, input.temporary);
+  await store.users.update(user.id, { passwordHash: await hashPassword(input.password), ...(requiredActions ? { requiredActions } : {}) });
   const t = now();
   const sessionsEnded = await store.sessions.endAllOfUser(input.realmId, user.id, t);
   const keepOffline = Boolean(input.keepOfflineSessions);
@@ -92,10 +123,47 @@ export async function setUserPassword(
     outcome: 'success',
     userId: user.id,
     username: user.username,
+    clientId: input.clientId ?? null,
     ip: input.ip ?? null,
-    reason: `${sessionsEnded} browser session(s) ended, ${chainsRevoked} refresh chain(s) revoked${keepOffline ? ', offline chains kept' : ''}`,
+    reason: `${input.reason ? `${input.reason}; ` : ''}${input.temporary ? 'temporary; ' : ''}${sessionsEnded} browser session(s) ended, ${chainsRevoked} refresh chain(s) revoked${keepOffline ? ', offline chains kept' : ''}`,
   });
   return { userId: user.id, username: user.username, sessionsEnded, chainsRevoked };
+}
+
+/** Why a password the user chose themselves is refused, in words for the page; undefined when it is accepted. */
+async function ownPasswordProblem(user: User, password: string, confirmation: string): Promise<string | undefined> {
+  if (password === '') return 'Enter a new password.';
+  try {
+    checkPassword(password);
+  } catch (err) {
+    if (err instanceof ValidationError) return `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}.`;
+    throw err;
+  }
+  if (password !== confirmation) return 'The two passwords do not match.';
+  // Keycloak refuses the temporary password as the new one: it is known to whoever set it.
+  if (await verifyPassword(user.passwordHash, password)) return 'Choose a password different from your current one.';
+  return undefined;
+}
+
+/**
+ * The UPDATE_PASSWORD required action, completed by the user at sign-in: the new password (8 to 1024
+ * characters, typed twice alike, not the current one; else the returned words say why) replaces the temporary one and the requirement ends, in one statement. Like
+ * every password change it ends the user's sessions and chains (the new session is made afterwards) and
+ * is audited as UPDATE_PASSWORD.
+ */
+export async function completePasswordUpdate(store: Store, input: { realmId: string; user: User; password: string; confirmation: string; ip?: string; clientId?: string }): Promise<string | undefined> {
+  const problem = await ownPasswordProblem(input.user, input.password, input.confirmation);
+  if (problem) return problem;
+  await setUserPassword(store, {
+    realmId: input.realmId,
+    userId: input.user.id,
+    password: input.password,
+    temporary: false,
+    ...(input.ip !== undefined ? { ip: input.ip } : {}),
+    ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
+    reason: 'required action UPDATE_PASSWORD completed',
+  });
+  return undefined;
 }
 
 /** A user of the realm, by id or (case-insensitively) by username. */
@@ -131,6 +199,8 @@ export interface UserUpdate {
   enabled?: boolean;
   /** The complete list of organizations (ids or aliases) the user belongs to after the update. */
   organizations?: string[];
+  /** Keycloak's requiredActions, the complete list after the update ([] clears it); UPDATE_PASSWORD only. */
+  requiredActions?: readonly string[];
 }
 
 /**
@@ -144,6 +214,7 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
   for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
     if (typeof v === 'string' && (v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have at most ${LIMITS.personName} characters, no control characters`);
   }
+  const requiredActions = input.requiredActions !== undefined ? checkRequiredActions(input.requiredActions) : undefined;
   const orgIds = input.organizations !== undefined ? await organizationIds(store, input.realmId, input.organizations) : undefined;
   const t = now();
   await store.users.update(user.id, {
@@ -152,6 +223,7 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
     ...(input.firstName !== undefined ? { firstName: input.firstName === '' ? null : input.firstName } : {}),
     ...(input.lastName !== undefined ? { lastName: input.lastName === '' ? null : input.lastName } : {}),
     ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}),
+    ...(requiredActions !== undefined ? { requiredActions } : {}),
   });
   if (orgIds !== undefined) await store.userAdmin.setOrganizations(user.id, orgIds, t);
   if (input.enabled === false && user.enabled) {
@@ -173,14 +245,15 @@ export function enableUser(store: Store, input: { realmId: string; user: string 
 
 /**
  * Replaces the user's password (Keycloak's reset-password). Whoever knew the old one may hold sessions
- * and tokens: they end with it.
+ * and tokens: they end with it. `temporary`: as setUserPassword's (true: the user chooses a new one at
+ * the next sign-in; false: no longer; undefined: unchanged).
  */
-export async function resetPassword(store: Store, input: { realmId: string; user: string; password: string }, actor: Actor = cliActor()): Promise<User> {
+export async function resetPassword(store: Store, input: { realmId: string; user: string; password: string; temporary?: boolean }, actor: Actor = cliActor()): Promise<User> {
   const user = await requireUser(store, input.realmId, input.user);
   // One rule for every password change: it ends the user's sessions and chains, and is audited.
-  await setUserPassword(store, { realmId: input.realmId, userId: user.id, password: input.password });
-  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/reset-password` });
-  return user;
+  await setUserPassword(store, { realmId: input.realmId, userId: user.id, password: input.password, ...(input.temporary !== undefined ? { temporary: input.temporary } : {}) });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/reset-password`, ...(input.temporary !== undefined ? { representation: { temporary: input.temporary } } : {}) });
+  return (await store.users.get(user.id)) ?? user;
 }
 
 /** Deletes the user and everything of theirs (chains, sessions, consents, memberships, codes). */

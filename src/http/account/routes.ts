@@ -112,6 +112,12 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     }
     const { user } = outcome;
     setRealmCookie(reply, services.config, c.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
+    if (user.requiredActions.includes('UPDATE_PASSWORD')) {
+      // A temporary password gives no session here: the new password is chosen on the sign-in pages of
+      // an application (the login flow's update-password step), which this page has no request for.
+      await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: 'required action UPDATE_PASSWORD pending' });
+      return login(reply, c.realm, c.csrf, 'Your password is temporary and must be changed first: sign in to one of your applications, which will ask you for a new one.', 403);
+    }
     await services.audit.record({ realmId: c.realm.id, type: 'LOGIN', outcome: 'success', clientId: 'account', userId: user.id, username: user.username, ip: req.ip });
     if (c.session) await services.store.sessions.end(c.session.id, nowSeconds(services.clock));
     const { secret, session } = await createBrowserSession(services, c.realm, user.id);

@@ -113,8 +113,24 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       const input = readUserCreate(req.body);
       // Keycloak creates users without credentials; ours always have a password hash, so a user created
       // without one gets a random password nobody knows until an administrator resets it.
-      const password = input.password ?? randomToken(32);
-      const { id } = await createUser(store, { realmId: realm.id, username: input.username, password, ...(input.email ? { email: input.email } : {}), ...(input.firstName ? { firstName: input.firstName } : {}), ...(input.lastName ? { lastName: input.lastName } : {}), ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}), enabled: input.enabled }, actorOf(caller));
+      const password = input.password?.value ?? randomToken(32);
+      // Keycloak: a temporary password credential adds UPDATE_PASSWORD to the requiredActions sent.
+      const { id } = await createUser(
+        store,
+        {
+          realmId: realm.id,
+          username: input.username,
+          password,
+          ...(input.email ? { email: input.email } : {}),
+          ...(input.firstName ? { firstName: input.firstName } : {}),
+          ...(input.lastName ? { lastName: input.lastName } : {}),
+          ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}),
+          enabled: input.enabled,
+          ...(input.requiredActions !== undefined ? { requiredActions: input.requiredActions } : {}),
+          temporary: input.password?.temporary === true,
+        },
+        actorOf(caller),
+      );
       return created(services, reply, `${encodeURIComponent(realm.id)}/users/${id}`);
     },
   );
@@ -125,13 +141,15 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
     return toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users') });
   });
 
-  app.put<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Update a user: email, names, emailVerified, enabled (disabling ends sessions and revokes tokens)', params: userParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+  app.put<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Update a user: email, names, emailVerified, enabled (disabling ends sessions and revokes tokens), requiredActions (UPDATE_PASSWORD only)', params: userParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
     const caller = callerOf(req);
     const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
     const { username, password, changes } = readUserUpdate(req.body);
     if (username !== undefined && username.toLowerCase() !== user.username) throw new ValidationError('a username cannot be changed');
     await updateUser(store, { realmId: user.realmId, user: user.id, ...changes }, actorOf(caller));
-    if (password !== undefined) await resetPassword(store, { realmId: user.realmId, user: user.id, password }, actorOf(caller));
+    // Keycloak's user update only adds UPDATE_PASSWORD for a temporary credential (never removes it):
+    // the requiredActions sent decide otherwise.
+    if (password !== undefined) await resetPassword(store, { realmId: user.realmId, user: user.id, password: password.value, ...(password.temporary ? { temporary: true } : {}) }, actorOf(caller));
     return reply.code(204).send();
   });
 
@@ -144,11 +162,13 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
 
   app.put<UserReq>(
     '/realms/:realm/users/:id/reset-password',
-    { schema: { tags, summary: "Set a user's password (a CredentialRepresentation of type password); ends their sessions", params: userParams, body: anyObject, response: noContent204, security } },
+    { schema: { tags, summary: "Set a user's password (a CredentialRepresentation of type password; temporary: true requires UPDATE_PASSWORD); ends their sessions", params: userParams, body: anyObject, response: noContent204, security } },
     async (req, reply) => {
       const caller = callerOf(req);
       const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
-      await resetPassword(store, { realmId: user.realmId, user: user.id, password: readPasswordCredential(req.body) }, actorOf(caller));
+      // Keycloak: temporary true requires UPDATE_PASSWORD at the next sign-in; false or absent removes it.
+      const credential = readPasswordCredential(req.body);
+      await resetPassword(store, { realmId: user.realmId, user: user.id, password: credential.value, temporary: credential.temporary }, actorOf(caller));
       return reply.code(204).send();
     },
   );

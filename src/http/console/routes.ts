@@ -334,9 +334,11 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     need(s.caller, realmId, 'manage-users');
     const form = { username: field(req, 'username'), email: field(req, 'email') };
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
+    // An unchecked box sends nothing: the password is then permanent.
+    const temporary = req.body?.temporary === 'on';
     let id: string;
     try {
-      ({ id } = await createUser(services.store, { realmId, username: form.username, password, ...(form.email ? { email: form.email } : {}) }, s.actor));
+      ({ id } = await createUser(services.store, { realmId, username: form.username, password, temporary, ...(form.email ? { email: form.email } : {}) }, s.actor));
     } catch (err) {
       if (isRefusal(err)) return showUsers(s, reply, realmId, '', 400, err.message, form);
       throw err;
@@ -405,9 +407,11 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     need(s.caller, realmId, 'manage-users');
     const user = await requireUser(services.store, realmId, req.params.user!);
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
+    // As Keycloak's reset-password: unchecked, the password is permanent and a pending UPDATE_PASSWORD ends.
+    const temporary = req.body?.temporary === 'on';
     return attempt(
       reply,
-      () => resetPassword(services.store, { realmId, user: user.id, password }, s.actor),
+      () => resetPassword(services.store, { realmId, user: user.id, password, temporary }, s.actor),
       (error) => showUser(s, reply, realmId, user.id, 400, error),
       `${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=password-reset`,
     );

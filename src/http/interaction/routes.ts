@@ -6,8 +6,9 @@ import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin } from '../../oauth/brute-force.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE } from '../../oauth/device-cookie.js';
-import { consentPage, deviceDonePage, loginPage, noOrganizationPage, organizationPage } from '../../views/pages.js';
-import { BROWSER_COOKIE, SESSION_COOKIE, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
+import { consentPage, deviceDonePage, loginPage, noOrganizationPage, organizationPage, updatePasswordPage } from '../../views/pages.js';
+import { completePasswordUpdate } from '../../admin/operations/users.js';
+import { BROWSER_COOKIE, SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, sendPage } from './render.js';
 
 type Req = FastifyRequest<{ Params: { realm: string; id: string }; Body: Record<string, unknown> | undefined }>;
@@ -67,6 +68,8 @@ function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, 
       return sendClientResponse(reply, step.response, { realmName: l.realmName, clientName: l.clientName });
     case 'login':
       return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, ...extra }));
+    case 'update-password':
+      return sendPage(reply, extra.status ?? 200, updatePasswordPage({ ...ctx, action: `${base}/update-password`, username: step.username, ...(extra.error ? { error: extra.error } : {}) }));
     case 'consent':
       return sendPage(reply, 200, consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes, resources: l.ia.params.resources }));
     case 'organization':
@@ -91,6 +94,23 @@ async function advance(services: Services, reply: FastifyReply, l: Loaded): Prom
 }
 
 const BAD_FORM = 'The form was out of date. Please try again.';
+
+/** Ends the session of the browser's session cookie, if any: a signed-in user never keeps one from before. */
+async function endPreviousSession(services: Services, req: Req, l: Loaded): Promise<void> {
+  const old = readRealmCookie(req, services.config, l.realm.id, SESSION_COOKIE);
+  if (!old) return;
+  const now = nowSeconds(services.clock);
+  const prev = await services.store.sessions.findActive(l.realm.id, tokenHash(old), now);
+  if (prev) await services.store.sessions.end(prev.id, now);
+}
+
+/** A new browser session for the user, its cookies, and the pending request bound to it. */
+async function startSession(services: Services, reply: FastifyReply, l: Loaded, userId: string): Promise<void> {
+  const { session, secret } = await createBrowserSession(services, l.realm, userId);
+  setRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE, secret, l.realm.ssoSessionLifetime);
+  setSessionStateCookie(reply, services.config, l.realm.id, session.id, l.realm.ssoSessionLifetime);
+  await services.store.interactions.update(l.ia.id, { userId, sessionId: session.id });
+}
 
 export async function interactionRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
@@ -117,24 +137,51 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     }
     const { user } = outcome;
     setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
-    await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
     // A new session at every login: a session cookie planted before login is never reused (no fixation).
-    const old = readRealmCookie(req, services.config, l.realm.id, SESSION_COOKIE);
-    if (old) {
-      const prev = await services.store.sessions.findActive(l.realm.id, tokenHash(old), nowSeconds(services.clock));
-      if (prev) await services.store.sessions.end(prev.id, nowSeconds(services.clock));
+    await endPreviousSession(services, req, l);
+    if (user.requiredActions.includes('UPDATE_PASSWORD')) {
+      // A temporary password: no session (no cookie, no code) until the user has chosen a new one. The
+      // interaction remembers who proved the password; it lives in this browser only (load checks so).
+      clearRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE);
+      clearSessionStateCookie(reply, services.config, l.realm.id);
+      await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: null });
+      return advance(services, reply, l);
     }
-    const { session, secret } = await createBrowserSession(services, l.realm, user.id);
-    setRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE, secret, l.realm.ssoSessionLifetime);
-    setSessionStateCookie(reply, services.config, l.realm.id, session.id, l.realm.ssoSessionLifetime);
-    await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: session.id });
+    await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
+    await startSession(services, reply, l, user.id);
+    return advance(services, reply, l);
+  });
+
+  app.post(`${base}/update-password`, async (req: Req, reply) => {
+    const l = await load(services, req, reply);
+    if (!l) return reply;
+    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    const step = await nextStep(services, l.realm, l.client, l.ia);
+    // Nothing to update (done in another tab, or no longer required): on to wherever the flow is.
+    if (step.kind !== 'update-password') return advance(services, reply, l);
+    const user = await services.store.users.get(l.ia.userId);
+    if (!user) return advance(services, reply, l);
+    const problem = await completePasswordUpdate(services.store, {
+      realmId: l.realm.id,
+      user,
+      password: field(req, 'password-new') ?? '',
+      confirmation: field(req, 'password-confirm') ?? '',
+      ip: req.ip,
+      clientId: l.client.clientId,
+    });
+    if (problem) return render(services, reply, l, step, { error: problem, status: 400 });
+    // The password change ended every session of the user (one made before it was required included):
+    // the sign-in completes now, with a new one.
+    await endPreviousSession(services, req, l);
+    await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
+    await startSession(services, reply, l, user.id);
     return advance(services, reply, l);
   });
 
   app.post(`${base}/consent`, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!checkCsrf(req, l.ia) || !l.ia.userId || !l.ia.sessionId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
     const decision = field(req, 'decision');
     const who = { realmId: l.realm.id, clientId: l.client.clientId, userId: l.ia.userId, ip: req.ip };
     if (decision === 'deny') {
@@ -150,7 +197,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
   app.post(`${base}/organization`, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!checkCsrf(req, l.ia) || !l.ia.userId || !l.ia.sessionId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
     const alias = field(req, 'organization');
     const orgs = await services.store.users.organizations(l.ia.userId);
     const chosen = orgs.find((o) => o.alias === alias);

@@ -14,6 +14,8 @@ export const NO_ORGANIZATION = '';
 /** What the browser is shown next while an authorization request is pending. */
 export type Step =
   | { kind: 'login' }
+  /** Keycloak's UPDATE_PASSWORD required action: the password was right but temporary; no session exists yet. */
+  | { kind: 'update-password'; username: string }
   | { kind: 'consent'; scopes: Scope[] }
   | { kind: 'organization'; organizations: Organization[] }
   | { kind: 'no-organization'; deny: ClientResponse | undefined }
@@ -67,6 +69,8 @@ export function promptNoneError(step: Step): { error: string; description: strin
       return { error: 'login_required', description: 'the user is not logged in' };
     case 'consent':
       return { error: 'consent_required', description: 'the user has not consented to this request' };
+    case 'update-password':
+      return { error: 'interaction_required', description: 'the user must choose a new password' };
     default:
       return { error: 'interaction_required', description: 'the user must choose an organization' };
   }
@@ -93,12 +97,18 @@ export function errorResponse(services: Services, realm: Realm, params: Authoriz
 }
 
 /**
- * Decides the next step: login, then consent (skipped when an earlier consent covers these scopes),
+ * Decides the next step: login, then a new password when the one typed was temporary, then consent (skipped when an earlier consent covers these scopes),
  * then organization choice (skipped when the user has one organization and consented for it before),
  * then the code.
  */
 export async function nextStep(services: Services, realm: Realm, client: Client, ia: Interaction): Promise<Step> {
-  if (!ia.userId || !ia.sessionId) return { kind: 'login' };
+  if (!ia.userId) return { kind: 'login' };
+  // A pending required action comes first, whether the user just typed their password (no session yet)
+  // or came back with a session made before an administrator required it (Keycloak asks then too).
+  const user = await services.store.users.get(ia.userId);
+  if (!user || !user.enabled) return { kind: 'login' };
+  if (user.requiredActions.includes('UPDATE_PASSWORD')) return { kind: 'update-password', username: user.username };
+  if (!ia.sessionId) return { kind: 'login' };
   const orgs = await services.store.users.organizations(ia.userId);
   if (orgs.length === 0 && !realm.organizationRequired) {
     // Organization not required (most realms moved from Keycloak): a user of none signs in with no

@@ -32,6 +32,12 @@ export const passwordGrant: Grant = {
       throw new OAuthError('invalid_grant', login.retryAfter !== undefined ? login.error : 'Invalid user credentials', login.retryAfter !== undefined ? { retryAfter: login.retryAfter } : {});
     }
     const user = login.user;
+    if (user.requiredActions.length > 0) {
+      // Keycloak's direct grant refuses a user with a pending required action (here UPDATE_PASSWORD, a
+      // temporary password): only the browser sign-in has a page to complete it on. Keycloak's words.
+      await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: `password grant: required action ${user.requiredActions.join(', ')} pending` });
+      throw new OAuthError('invalid_grant', 'Account is not fully set up');
+    }
     const now = nowSeconds(services.clock);
     const { session } = await createBrowserSession(services, realm, user.id);
     const maxExpiresAt = now + realm.refreshMaxLifetime;

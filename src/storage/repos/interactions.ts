@@ -60,8 +60,9 @@ export class InteractionRepository {
     };
   }
 
-  async update(id: string, patch: { userId?: string; sessionId?: string; consented?: boolean; organizationId?: string; csrfToken?: string }): Promise<void> {
-    const values: Record<string, string | number> = {};
+  /** sessionId null: the user proved their password but has no session yet (a required action is pending). */
+  async update(id: string, patch: { userId?: string; sessionId?: string | null; consented?: boolean; organizationId?: string; csrfToken?: string }): Promise<void> {
+    const values: Record<string, string | number | null> = {};
     if (patch.userId !== undefined) values.user_id = patch.userId;
     if (patch.sessionId !== undefined) values.session_id = patch.sessionId;
     if (patch.consented !== undefined) values.consented = patch.consented ? 1 : 0;

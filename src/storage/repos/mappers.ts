@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type * as T from '../schema.js';
 import type * as D from '../types.js';
+import { REQUIRED_ACTIONS } from '../types.js';
 
 export function parseList(json: string): string[] {
   const v: unknown = JSON.parse(json);
@@ -76,7 +77,19 @@ export function toUser(r: Selectable<T.UserTable>): D.User {
     firstName: r.first_name,
     lastName: r.last_name,
     emailVerified: r.email_verified === 1,
+    requiredActions: requiredActionsOf(r.required_actions),
   };
+}
+
+/** The stored list, keeping only the names Realmgate acts on (a row written by hand may hold others). */
+export function requiredActionsOf(json: string | undefined): D.RequiredAction[] {
+  let names: string[] = [];
+  try {
+    names = json ? parseList(json) : [];
+  } catch {
+    names = [];
+  }
+  return REQUIRED_ACTIONS.filter((a) => names.includes(a));
 }
 
 export interface SubjectRow {

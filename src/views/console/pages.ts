@@ -134,6 +134,7 @@ ${csrfField(frame.csrf)}
 <label for="username">Username</label><input type="text" id="username" name="username" required autocomplete="off" value="${form.username ?? ''}">
 <label for="email">Email (optional)</label><input type="text" id="email" name="email" inputmode="email" autocomplete="off" value="${form.email ?? ''}">
 <label for="password">Initial password</label><input type="password" id="password" name="password" required autocomplete="new-password" minlength="8">
+<label class="choice" for="temporary"><input type="checkbox" id="temporary" name="temporary" value="on" checked> Temporary: the user chooses a new one at the next sign-in</label>
 <button type="submit">Create user</button>
 </form>`
     : '';
@@ -154,6 +155,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <h2>Reset password</h2>
 <form method="post" action="${base}/password" class="console-form">${csrfField(frame.csrf)}
 <label for="password">New password</label><input type="password" id="password" name="password" required autocomplete="new-password" minlength="8">
+<label class="choice" for="temporary"><input type="checkbox" id="temporary" name="temporary" value="on" checked> Temporary: the user chooses a new one at the next sign-in</label>
 <p class="muted">The user's sessions and tokens end.</p>
 <button type="submit">Reset password</button></form>`
     : '';
@@ -169,6 +171,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <dt>Username</dt><dd>${user.username}</dd>
 <dt>Email</dt><dd>${user.email ?? ''}</dd>
 <dt>State</dt><dd>${user.enabled ? 'enabled' : 'disabled'}</dd>
+<dt>Password</dt><dd>${user.requiredActions.includes('UPDATE_PASSWORD') ? 'temporary: a new one is asked for at the next sign-in' : 'set by the user or an administrator'}</dd>
 <dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
 <dt>Created</dt><dd>${when(user.createdAt)}</dd>
 </dl>${sessionList}${manage}`,

@@ -37,7 +37,7 @@ export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage
     ...base,
     totp: false,
     disableableCredentialTypes: [],
-    requiredActions: [],
+    requiredActions: [...u.requiredActions],
     notBefore: 0,
     access: { manageGroupMembership: manage, view: true, mapRoles: manage, impersonate: false, manage },
   };
@@ -51,27 +51,32 @@ export interface UserCreateInput {
   emailVerified?: boolean;
   enabled: boolean;
   /** The password of a `credentials` entry of type "password", if any. */
-  password?: string;
+  password?: PasswordCredential;
+  /** Keycloak's requiredActions as sent (the operation refuses any but UPDATE_PASSWORD). */
+  requiredActions?: string[];
 }
 
-function passwordOf(o: Record<string, unknown>): string | undefined {
+/** A password credential as sent: `temporary` true makes the user choose a new one at the next sign-in. */
+export interface PasswordCredential {
+  value: string;
+  temporary: boolean;
+}
+
+function passwordOf(o: Record<string, unknown>): PasswordCredential | undefined {
   const creds = optArray(o, 'credentials');
   if (creds === undefined || creds.length === 0) return undefined;
   if (creds.length > 1) throw new ValidationError('give at most one credential');
   return readPasswordCredential(creds[0]);
 }
 
-/** A CredentialRepresentation of type password: `{type: "password", value, temporary}`. */
-export function readPasswordCredential(body: unknown): string {
+/** A CredentialRepresentation of type password: `{type: "password", value, temporary}` (temporary absent: false, as in Keycloak). */
+export function readPasswordCredential(body: unknown): PasswordCredential {
   const c = asObject(body, 'credential');
   const type = optString(c, 'type') ?? 'password';
   if (type !== 'password') throw new ValidationError('only password credentials are supported');
   const value = optString(c, 'value');
   if (value === undefined) throw new ValidationError('the credential has no value');
-  // Keycloak makes the user change a temporary password at the next login; Realmgate has no such
-  // required action, so accepting it would silently give the user a permanent password.
-  if (optBoolean(c, 'temporary') === true) throw new ValidationError('temporary passwords are not supported: send "temporary": false');
-  return value;
+  return { value, temporary: optBoolean(c, 'temporary') === true };
 }
 
 export function readUserCreate(body: unknown): UserCreateInput {
@@ -83,6 +88,7 @@ export function readUserCreate(body: unknown): UserCreateInput {
   const lastName = optString(o, 'lastName');
   const emailVerified = optBoolean(o, 'emailVerified');
   const password = passwordOf(o);
+  const requiredActions = optStringArray(o, 'requiredActions');
   return {
     username,
     ...(email ? { email } : {}),
@@ -91,14 +97,15 @@ export function readUserCreate(body: unknown): UserCreateInput {
     ...(emailVerified !== undefined ? { emailVerified } : {}),
     enabled: optBoolean(o, 'enabled') ?? false,
     ...(password !== undefined ? { password } : {}),
+    ...(requiredActions !== undefined ? { requiredActions } : {}),
   };
 }
 
 /** A PUT body: fields absent stay as they are (Keycloak merges the representation into the user). */
 export function readUserUpdate(body: unknown): {
   username?: string;
-  password?: string;
-  changes: { email?: string | null; firstName?: string | null; lastName?: string | null; emailVerified?: boolean; enabled?: boolean };
+  password?: PasswordCredential;
+  changes: { email?: string | null; firstName?: string | null; lastName?: string | null; emailVerified?: boolean; enabled?: boolean; requiredActions?: string[] };
 } {
   const o = asObject(body ?? {}, 'user');
   const username = optString(o, 'username');
@@ -110,7 +117,8 @@ export function readUserUpdate(body: unknown): {
     const v = optString(o, key);
     if (o[key] !== undefined) names[key] = v === undefined || v === '' ? null : v;
   }
-  optStringArray(o, 'requiredActions');
+  // Keycloak: a list replaces the user's required actions ([] clears them); absent leaves them.
+  const requiredActions = optStringArray(o, 'requiredActions');
   const password = passwordOf(o);
   return {
     ...(username !== undefined ? { username } : {}),
@@ -119,6 +127,7 @@ export function readUserUpdate(body: unknown): {
       ...(o.email !== undefined ? { email: email === undefined || email === '' ? null : email } : {}),
       ...(enabled !== undefined ? { enabled } : {}),
       ...(emailVerified !== undefined ? { emailVerified } : {}),
+      ...(requiredActions !== undefined ? { requiredActions } : {}),
       ...names,
     },
   };
