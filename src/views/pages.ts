@@ -31,7 +31,8 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
  * Keycloak's UPDATE_PASSWORD required action: the password typed was temporary (set by an administrator),
  * so the user chooses their own before going on. The username rides along, read-only, for password managers.
  */
-export function updatePasswordPage(ctx: PageContext & { username: string; error?: string }): string {
+/** `proof`: on the account page, which has no pending request, the signed proof that the password was right. */
+export function updatePasswordPage(ctx: PageContext & { username: string; error?: string; proof?: string }): string {
   return page({
     title: 'Update password',
     realmName: ctx.realmName,
@@ -40,6 +41,7 @@ export function updatePasswordPage(ctx: PageContext & { username: string; error?
 ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
+${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''}
 <input type="text" name="username" value="${ctx.username}" autocomplete="username" readonly hidden>
 <label for="password-new">New password</label>
 <input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="8" maxlength="1024" aria-describedby="password-rule" required autofocus>

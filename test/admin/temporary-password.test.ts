@@ -233,14 +233,58 @@ for (const dialect of dialects()) {
       assert.equal(pageKind(res.body), 'device-done');
     });
 
-    test('the account page gives no session to a temporary password', async () => {
-      await createTemporary('zoe');
+    test('the account page: a temporary password leads to the new-password form, then to the account page', async () => {
+      const id = await createTemporary('zoe');
       const jar = new CookieJar();
-      const page = await inject(ts.app, jar, 'GET', realmPath('/account'));
-      const form = parseForm(page.body);
-      const res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: 'zoe', password: PASSWORD });
-      assert.equal(res.statusCode, 403);
-      assert.match(res.body, /temporary/);
+      const form = parseForm((await inject(ts.app, jar, 'GET', realmPath('/account'))).body);
+      const asked = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: 'zoe', password: PASSWORD });
+      assert.equal(asked.statusCode, 200);
+      assert.equal(pageKind(asked.body), 'update-password');
+      assert.ok(!hasSession(jar), 'no session before the new password');
+      const update = parseForm(asked.body);
+      const proof = /name="proof" value="([^"]*)"/.exec(asked.body)![1]!;
+      assert.equal(update.action, realmPath('/account/update-password'));
+      const post = (fields: Record<string, string>, j = jar) => inject(ts.app, j, 'POST', update.action, { csrf: update.csrf, proof, ...fields });
+
+      // The proof is bound to this browser: another one (its own CSRF token) cannot use it.
+      const other = new CookieJar();
+      const otherForm = parseForm((await inject(ts.app, other, 'GET', realmPath('/account'))).body);
+      const stolen = await inject(ts.app, other, 'POST', update.action, { csrf: otherForm.csrf, proof, 'password-new': NEW_PASSWORD, 'password-confirm': NEW_PASSWORD });
+      assert.equal(stolen.statusCode, 403);
+      // Forged or altered proofs are refused.
+      for (const bad of ['', `${id}.9999999999.x`, proof.replace(/.$/, (ch) => (ch === 'A' ? 'B' : 'A')), `${id}.${proof.split('.')[1]}`]) {
+        assert.equal((await inject(ts.app, jar, 'POST', update.action, { csrf: update.csrf, proof: bad, 'password-new': NEW_PASSWORD, 'password-confirm': NEW_PASSWORD })).statusCode, 403, bad);
+      }
+      // The password rules, as on the login pages; the same proof stays usable meanwhile.
+      const mismatch = await post({ 'password-new': NEW_PASSWORD, 'password-confirm': 'something else entirely' });
+      assert.equal(mismatch.statusCode, 400);
+      assert.equal(pageKind(mismatch.body), 'update-password');
+      assert.equal((await post({ 'password-new': PASSWORD, 'password-confirm': PASSWORD })).statusCode, 400);
+      assert.equal((await post({ 'password-new': 'short', 'password-confirm': 'short' })).statusCode, 400);
+      assert.deepEqual(await actionsOf(id), ['UPDATE_PASSWORD']);
+
+      const done = await post({ 'password-new': NEW_PASSWORD, 'password-confirm': NEW_PASSWORD });
+      assert.equal(done.statusCode, 303);
+      assert.equal(done.headers.location, realmPath('/account'));
+      assert.ok(hasSession(jar));
+      assert.deepEqual(await actionsOf(id), []);
+      assert.equal((await inject(ts.app, jar, 'GET', realmPath('/account'))).statusCode, 200);
+      // The proof was for the temporary password: once it is changed, the form is spent.
+      assert.equal((await post({ 'password-new': 'yet another password', 'password-confirm': 'yet another password' })).statusCode, 403);
+      assert.equal((await passwordGrant('zoe', NEW_PASSWORD)).statusCode, 200);
+      assert.equal((await passwordGrant('zoe', PASSWORD)).json().error, 'invalid_grant');
+    });
+
+    test('the account page: the new-password form expires', async () => {
+      await createTemporary('zed');
+      const jar = new CookieJar();
+      const form = parseForm((await inject(ts.app, jar, 'GET', realmPath('/account'))).body);
+      const asked = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: 'zed', password: PASSWORD });
+      const update = parseForm(asked.body);
+      const proof = /name="proof" value="([^"]*)"/.exec(asked.body)![1]!;
+      ts.clock.advance(601);
+      const late = await inject(ts.app, jar, 'POST', update.action, { csrf: update.csrf, proof, 'password-new': NEW_PASSWORD, 'password-confirm': NEW_PASSWORD });
+      assert.equal(late.statusCode, 403);
       assert.ok(!hasSession(jar));
     });
   });
