@@ -34,6 +34,18 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 // with PostgreSQL the default file is the installation's, shared with every other test process.
 const keyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-key-')), 'realmgate.key');
 
+/** A pino logger whose JSON lines are kept, parsed, in `lines`. */
+function capturedLog(): { lines: Array<Record<string, unknown>>; logger: pino.Logger } {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, logger: pino({ level: 'info' }, sink) };
+}
+
 for (const dialect of dialects()) {
   describe(`metrics, logs and health (${dialect})`, () => {
     let ts: TestServer;
@@ -67,14 +79,8 @@ for (const dialect of dialects()) {
     });
 
     test('every log line of a request carries its id, the one in the X-Request-Id header', async () => {
-      const lines: Array<Record<string, unknown>> = [];
-      const sink = new Writable({
-        write(chunk: Buffer, _enc, done) {
-          for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-          done();
-        },
-      });
-      const app = await buildApp({ services: ts.services, logger: pino({ level: 'info' }, sink) });
+      const { lines, logger } = capturedLog();
+      const app = await buildApp({ services: ts.services, logger });
       try {
         const res = await app.inject({
           method: 'POST',
@@ -94,14 +100,8 @@ for (const dialect of dialects()) {
     });
 
     test('a client that goes away while sending its body is not logged as the database being unreachable', async () => {
-      const lines: Array<Record<string, unknown>> = [];
-      const sink = new Writable({
-        write(chunk: Buffer, _enc, done) {
-          for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-          done();
-        },
-      });
-      const app = await buildApp({ services: ts.services, logger: pino({ level: 'info' }, sink) });
+      const { lines, logger } = capturedLog();
+      const app = await buildApp({ services: ts.services, logger });
       try {
         await app.listen({ port: 0, host: '127.0.0.1' });
         const port = (app.server.address() as { port: number }).port;
