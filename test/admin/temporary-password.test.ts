@@ -275,6 +275,19 @@ for (const dialect of dialects()) {
       assert.equal((await passwordGrant('zoe', PASSWORD)).json().error, 'invalid_grant');
     });
 
+    test('the account page: a user whose id holds dots (imported from Keycloak) completes the form too', async () => {
+      await ts.kc.realms.partialImport({ realm: REALM, rep: { ifResourceExists: 'SKIP', users: [{ id: 'legacy.user.7', username: 'dotty', enabled: true, credentials: [{ type: 'password', value: PASSWORD, temporary: true }] }] } });
+      assert.deepEqual(await actionsOf('legacy.user.7'), ['UPDATE_PASSWORD']);
+      const jar = new CookieJar();
+      const form = parseForm((await inject(ts.app, jar, 'GET', realmPath('/account'))).body);
+      const asked = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: 'dotty', password: PASSWORD });
+      const update = parseForm(asked.body);
+      const proof = /name="proof" value="([^"]*)"/.exec(asked.body)![1]!;
+      const done = await inject(ts.app, jar, 'POST', update.action, { csrf: update.csrf, proof, 'password-new': NEW_PASSWORD, 'password-confirm': NEW_PASSWORD });
+      assert.equal(done.statusCode, 303);
+      assert.deepEqual(await actionsOf('legacy.user.7'), []);
+    });
+
     test('the account page: the new-password form expires', async () => {
       await createTemporary('zed');
       const jar = new CookieJar();

@@ -153,7 +153,8 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const expired = (): FastifyReply => renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Sign in again.' });
     if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return expired();
     const proof = field(req, 'proof') ?? '';
-    const [userId = '', exp = ''] = proof.split('.');
+    // `<user id>.<expiry>.<mac>`, read from the right: an imported user's id may hold dots.
+    const [, userId = '', exp = ''] = /^(.+)\.(\d+)\.[^.]*$/.exec(proof) ?? [];
     const expiresAt = Number(exp);
     if (!/^\d{1,12}$/.test(exp) || expiresAt <= nowSeconds(services.clock)) return expired();
     const user = await services.store.users.get(userId);
