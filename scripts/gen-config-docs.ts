@@ -20,7 +20,8 @@ export function configurationMarkdown(): string {
     '',
     '| Setting | Default |',
     '| --- | --- |',
-    ...Object.entries(REALM_DEFAULTS).map(([k, v]) => `| ${k} | \`${v}\` |`),
+    // null: the server's setting applies (the events retentions).
+    ...Object.entries(REALM_DEFAULTS).map(([k, v]) => `| ${k} | ${v === null ? "(the server's setting)" : `\`${v}\``} |`),
     '',
   ];
   return lines.join('\n');

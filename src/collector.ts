@@ -25,6 +25,8 @@ export interface CollectorOptions {
   clock: Clock;
   intervalSeconds: number;
   eventsRetentionDays: number;
+  /** Retention of events and of admin events, each unless the realm sets its own. */
+  adminEventsRetentionDays: number;
   onError?: (err: unknown) => void;
 }
 
@@ -35,8 +37,8 @@ export interface CollectorRun {
 
 /**
  * Deletes what nobody needs any more: expired interactions, codes, device codes, access-token
- * revocations, dead sessions and refresh chains, stale login counters, and audit events past their
- * retention. Runs on a timer, never on the request path; one node at a time holds the `collector` lease
+ * revocations, dead sessions and refresh chains, stale login counters, and events and admin events past
+ * their realm's retention. Runs on a timer, never on the request path; one node at a time holds the `collector` lease
  * (a row with an expiry) and renews it at every run, so that another node takes over only when it stops.
  * The lease is no lock held across a run: each statement takes its rows' locks for a moment, so the
  * database's wait timeout (PostgreSQL's lock_timeout) does not get in its way; a run that finds a row
@@ -91,7 +93,8 @@ export class Collector {
       ['refresh_chains', (n) => c.deadChains(now - CHAIN_GRACE, n)],
       ['browser_sessions', (n) => c.deadSessions(now - CHAIN_GRACE, n)],
       ['login_failures', (n) => c.staleLoginFailures(now - 86_400, n)],
-      ['events', (n) => c.oldEvents(now - this.opts.eventsRetentionDays * 86_400, n)],
+      ['events', (n) => c.oldEvents(now, this.opts.eventsRetentionDays * 86_400, n)],
+      ['admin_events', (n) => c.oldAdminEvents(now, this.opts.adminEventsRetentionDays * 86_400, n)],
     ];
     const deleted: Record<string, number> = {};
     try {

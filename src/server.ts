@@ -88,6 +88,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     clock: services.clock,
     intervalSeconds: config.collectorIntervalS,
     eventsRetentionDays: config.eventsRetentionDays,
+    adminEventsRetentionDays: config.adminEventsRetentionDays,
     onError: (err) =>
       isDatabaseTransient(err)
         ? logger.warn(failureFields(err), 'collector run failed: the database is busy or unreachable; the next tick tries again')

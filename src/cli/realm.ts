@@ -4,12 +4,19 @@ import { terminalSafe } from './terminal-text.js';
 import { createRealm, deleteRealm, revokeBefore, updateRealm } from '../admin/operations.js';
 import type { RealmSettings } from '../storage/repos/realms.js';
 import { OPTIONAL_EVENT_TYPES } from '../events/stored-types.js';
+import { MAX_EVENTS_RETENTION_S } from '../admin/keycloak/event-types.js';
 import { registerRealmTransfer } from './realm-transfer.js';
 
 /** An epoch second as ISO 8601; undefined for a stored value no date can show (an earlier version let one in). */
 function isoTime(s: number): string | undefined {
   const d = new Date(s * 1000);
   return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+}
+
+/** A realm's retention in days, as seconds; `default` is 0 (commander keeps no null): the server's setting. */
+function retentionDays(name: string) {
+  const days = intArg(name, { min: 1, max: MAX_EVENTS_RETENTION_S / 86_400 });
+  return (v: string): number => (v === 'default' ? 0 : days(v) * 86_400);
 }
 
 function realmSettingOptions(cmd: Command): Command {
@@ -30,6 +37,8 @@ function realmSettingOptions(cmd: Command): Command {
       '--stored-events <types>',
       `comma-separated optional event types to store, or "none": ${OPTIONAL_EVENT_TYPES.join(', ')} (default all but REFRESH_TOKEN; failures, logins, consents, reuse and revocations are always stored)`,
     )
+    .option('--events-retention-days <days>', 'keep the realm\'s login and token events this many days (at most 7305), or "default": REALMGATE_EVENTS_RETENTION_DAYS (90)', retentionDays('events retention'))
+    .option('--admin-events-retention-days <days>', 'keep the realm\'s admin events this many days (at most 7305), or "default": REALMGATE_ADMIN_EVENTS_RETENTION_DAYS (365)', retentionDays('admin events retention'))
     .addOption(new Option('--access-token-format <format>', "access tokens as Keycloak's JWTs (jwt, the default) or RFC 9068 JWTs (header typ at+jwt, claim client_id)").choices(['jwt', 'rfc9068']));
 }
 
@@ -50,6 +59,8 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.refreshGraceMax !== undefined) s.refreshGraceMax = o.refreshGraceMax as number;
   if (typeof o.storedEvents === 'string') s.storedEventTypes = o.storedEvents === 'none' ? [] : [...new Set(o.storedEvents.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
   if (o.organizationRequired !== undefined) s.organizationRequired = o.organizationRequired === 'on';
+  if (o.eventsRetentionDays !== undefined) s.eventsRetention = (o.eventsRetentionDays as number) || null;
+  if (o.adminEventsRetentionDays !== undefined) s.adminEventsRetention = (o.adminEventsRetentionDays as number) || null;
   return s;
 }
 

@@ -28,6 +28,7 @@ export interface Config {
   metricsPort: number | undefined;
   collectorIntervalS: number;
   eventsRetentionDays: number;
+  adminEventsRetentionDays: number;
   maxInteractionsPerAddress: number;
   maxInteractions: number;
 }
@@ -127,6 +128,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     metricsPort: 'metricsPort' in overrides ? overrides.metricsPort : optionalInt('REALMGATE_METRICS_PORT', read(env, 'metricsPort'), 0, 65535),
     collectorIntervalS: overrides.collectorIntervalS ?? parseIntSetting('REALMGATE_COLLECTOR_INTERVAL_S', read(env, 'collectorIntervalS'), 0, 86_400),
     eventsRetentionDays: overrides.eventsRetentionDays ?? parseIntSetting('REALMGATE_EVENTS_RETENTION_DAYS', read(env, 'eventsRetentionDays'), 1, 36_500),
+    adminEventsRetentionDays: overrides.adminEventsRetentionDays ?? parseIntSetting('REALMGATE_ADMIN_EVENTS_RETENTION_DAYS', read(env, 'adminEventsRetentionDays'), 1, 36_500),
     maxInteractionsPerAddress:
       overrides.maxInteractionsPerAddress ?? parseIntSetting('REALMGATE_MAX_INTERACTIONS_PER_ADDRESS', read(env, 'maxInteractionsPerAddress'), 1, 1_000_000),
     maxInteractions: overrides.maxInteractions ?? parseIntSetting('REALMGATE_MAX_INTERACTIONS', read(env, 'maxInteractions'), 1, 100_000_000),

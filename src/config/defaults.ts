@@ -98,7 +98,12 @@ export const SETTINGS = {
   eventsRetentionDays: {
     env: 'REALMGATE_EVENTS_RETENTION_DAYS',
     default: '90',
-    description: 'Audit events older than this many days are deleted by the collector.',
+    description: 'Login and token events older than this many days are deleted by the collector (a realm may set its own: Keycloak\'s eventsExpiration).',
+  },
+  adminEventsRetentionDays: {
+    env: 'REALMGATE_ADMIN_EVENTS_RETENTION_DAYS',
+    default: '365',
+    description: 'Admin events (every administrative change) older than this many days are deleted by the collector (a realm may set its own: Keycloak\'s realm attribute adminEventsExpiration).',
   },
   maxInteractionsPerAddress: {
     env: 'REALMGATE_MAX_INTERACTIONS_PER_ADDRESS',
@@ -141,6 +146,9 @@ export const REALM_DEFAULTS = {
   refreshGraceSeconds: 0,
   /** The most successors the grace window gives after one rotation. */
   refreshGraceMax: 1,
+  /** Retention of the realm's events and admin events in seconds; null: the server's settings. */
+  eventsRetention: null as number | null,
+  adminEventsRetention: null as number | null,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

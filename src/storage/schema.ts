@@ -27,6 +27,9 @@ export interface RealmTable {
   refresh_grace_max: Generated<number>;
   access_token_format: Generated<string>;
   organization_required: Generated<number>;
+  /** The realm's retention of its events and admin events in seconds; NULL: the server's. */
+  events_retention: number | null;
+  admin_events_retention: number | null;
 }
 
 export interface ClientTable {

@@ -29,6 +29,13 @@ export interface Realm {
   accessTokenFormat: 'jwt' | 'rfc9068';
   /** A user of no organization gets no code (on); or signs in without the organization claim (off). */
   organizationRequired: boolean;
+  /**
+   * How long the collector keeps this realm's events and its admin events, in seconds (Keycloak's
+   * eventsExpiration and adminEventsExpiration); null: the server's retention
+   * (REALMGATE_EVENTS_RETENTION_DAYS, REALMGATE_ADMIN_EVENTS_RETENTION_DAYS).
+   */
+  eventsRetention: number | null;
+  adminEventsRetention: number | null;
 }
 
 export interface Client {

@@ -70,8 +70,12 @@ for (const dialect of dialects()) {
         { eventsEnabled: true, eventsExpiration: 3600, eventsListeners: ['jboss-logging'], adminEventsEnabled: true, adminEventsDetailsEnabled: false, enabledEventTypes: ['LOGIN', 'LOGIN_ERROR', 'UPDATE_PROFILE', 'SEND_VERIFY_EMAIL', 'REGISTER', 'REFRESH_TOKEN', 'CODE_TO_TOKEN'] },
       );
       assert.deepEqual((await ts.store.realms.get('test'))!.storedEventTypes, ['REFRESH_TOKEN', 'CODE_TO_TOKEN']);
-      // Retention is the server's: unchanged by the PUT.
+      // eventsExpiration is the realm's own retention now; 0 gives it back the server's.
+      assert.equal((await ts.kc.realms.getConfigEvents({ realm: 'test' })).eventsExpiration, 3600);
+      assert.equal((await ts.store.realms.get('test'))!.eventsRetention, 3600);
+      await ts.kc.realms.updateConfigEvents({ realm: 'test' }, { eventsExpiration: 0 });
       assert.equal((await ts.kc.realms.getConfigEvents({ realm: 'test' })).eventsExpiration, 30 * 86_400);
+      assert.equal((await ts.store.realms.get('test'))!.eventsRetention, null);
       await ts.kc.realms.updateConfigEvents({ realm: 'test' }, { eventsEnabled: false });
       const c = await ts.kc.realms.getConfigEvents({ realm: 'test' });
       assert.deepEqual([...c.enabledEventTypes!].sort(), [...ALWAYS].sort());
@@ -92,6 +96,43 @@ for (const dialect of dialects()) {
       assert.equal(body.error, 'invalid_request');
       assert.match(body.errorMessage, /"LOGIN_SUCCES" is not an event type/);
       assert.deepEqual((await ts.store.realms.get('test'))!.storedEventTypes, before);
+    });
+
+    test('a retention that cannot be one (negative, fractional, a string, over 20 years) is a 400 and changes nothing, the event types given with it neither', async () => {
+      await ts.kc.realms.updateConfigEvents({ realm: 'test' }, { eventsExpiration: 7 * 86_400 });
+      const before = await ts.store.realms.get('test');
+      for (const eventsExpiration of [-1, 1.5, '3600', 7306 * 86_400]) {
+        const r = await fetch(`${ts.baseUrl}/auth/admin/realms/test/events/config`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${ts.kc.accessToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ eventsExpiration, enabledEventTypes: ['REFRESH_TOKEN'] }),
+        });
+        assert.equal(r.status, 400, String(eventsExpiration));
+        assert.match(((await r.json()) as { errorMessage: string }).errorMessage, /eventsExpiration must be a whole number of seconds/);
+      }
+      assert.deepEqual(await ts.store.realms.get('test'), before);
+      await ts.kc.realms.updateConfigEvents({ realm: 'test' }, { eventsExpiration: 0 });
+    });
+
+    test("a realm's admin events retention is Keycloak's realm attribute adminEventsExpiration (seconds), kept apart from its events'", async () => {
+      await ts.kc.realms.create({ realm: 'audited', eventsExpiration: 86_400, attributes: { adminEventsExpiration: '31536000' } } as never);
+      const created = (await ts.store.realms.get('audited'))!;
+      assert.equal(created.eventsRetention, 86_400);
+      assert.equal(created.adminEventsRetention, 31_536_000);
+      const rep = (await ts.kc.realms.findOne({ realm: 'audited' })) as { eventsExpiration?: number; attributes?: Record<string, string> };
+      assert.equal(rep.eventsExpiration, 86_400);
+      assert.equal(rep.attributes?.adminEventsExpiration, '31536000');
+      // The representation read and written back changes nothing; an empty attribute gives back the server's retention.
+      await ts.kc.realms.update({ realm: 'audited' }, rep as never);
+      assert.deepEqual(await ts.store.realms.get('audited'), created);
+      await ts.kc.realms.update({ realm: 'audited' }, { attributes: { ...rep.attributes, adminEventsExpiration: '' } } as never);
+      assert.equal((await ts.store.realms.get('audited'))!.adminEventsRetention, null);
+      assert.equal((await ts.store.realms.get('audited'))!.eventsRetention, 86_400);
+      const plain = (await ts.kc.realms.findOne({ realm: 'audited' })) as { attributes?: Record<string, string> };
+      assert.equal(plain.attributes?.adminEventsExpiration, undefined);
+      assert.equal(await statusOf(ts.kc.realms.update({ realm: 'audited' }, { attributes: { adminEventsExpiration: 'a year' } } as never)), 400);
+      assert.equal(await statusOf(ts.kc.realms.create({ realm: 'forever', eventsExpiration: -5 } as never)), 400);
+      assert.equal(await ts.store.realms.get('forever'), undefined);
     });
 
     test('view-events reads the config but cannot change it (403); the change is an admin event', async () => {

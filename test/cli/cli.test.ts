@@ -29,6 +29,20 @@ for (const dialect of dialects()) {
       ok(['realm', 'update', 'grace', '--stored-events', 'none']);
     });
 
+    test("realm update sets the realm's events and admin events retention in days, or back to the server's; export writes them as Keycloak does", async () => {
+      ok(['realm', 'create', 'kept']);
+      ok(['realm', 'update', 'kept', '--events-retention-days', '30', '--admin-events-retention-days', '2555']);
+      const rep = JSON.parse(ok(['realm', 'export', 'kept'])) as { eventsExpiration?: number; attributes?: Record<string, string> };
+      assert.equal(rep.eventsExpiration, 30 * 86_400);
+      assert.equal(rep.attributes?.adminEventsExpiration, String(2555 * 86_400));
+      fails(['realm', 'update', 'kept', '--events-retention-days', '0'], /events retention must be from 1 to 7305/);
+      fails(['realm', 'update', 'kept', '--admin-events-retention-days', 'forever'], /admin events retention must be a whole number/);
+      ok(['realm', 'update', 'kept', '--events-retention-days', 'default']);
+      const back = JSON.parse(ok(['realm', 'export', 'kept'])) as { eventsExpiration?: number; attributes?: Record<string, string> };
+      assert.equal(back.eventsExpiration, undefined);
+      assert.equal(back.attributes?.adminEventsExpiration, String(2555 * 86_400));
+    });
+
     test('display names and organization names refuse control characters; the lists show stored ones escaped', async () => {
       ok(['realm', 'create', 'ctl']);
       fails(['realm', 'update', 'ctl', '--display-name', 'a\x1b[31mRED\nline2'], /the display name must not contain control characters/);

@@ -6,6 +6,7 @@ import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, type TestServer } from '../helpers/server.js';
 import { CookieJar, authorizeQuery, inject, runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { Collector } from '../../src/collector.js';
+import { createRealm, deleteRealm, updateRealm } from '../../src/admin/operations.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { Store } from '../../src/storage/store.js';
 import { parsePostgresUrl } from '../../src/storage/dialects/postgres.js';
@@ -51,7 +52,7 @@ for (const dialect of dialects()) {
       return live;
     }
 
-    const collector = (store = ts.store, intervalSeconds = 300): Collector => new Collector({ store, clock: ts.clock, intervalSeconds, eventsRetentionDays: 90 });
+    const collector = (store = ts.store, intervalSeconds = 300): Collector => new Collector({ store, clock: ts.clock, intervalSeconds, eventsRetentionDays: 90, adminEventsRetentionDays: 365 });
 
     test('tables stay flat under repeated traffic: everything expired is deleted, nothing live is', async () => {
       const c = collector();
@@ -94,6 +95,51 @@ for (const dialect of dialects()) {
       const run = await c.runOnce();
       assert.equal(run.deleted.events, 1500);
       assert.equal((await sizes()).events, 0);
+      await c.stop();
+    });
+
+    test("admin events go after the server's 365 days, events after its 90; a realm's own retention (eventsExpiration, adminEventsExpiration) comes first", async () => {
+      const now = Math.floor(ts.clock.nowMs() / 1000);
+      await createRealm(ts.store, { id: 'keeps-defaults' });
+      const day = 86_400;
+      const admin = (realm: string, ageDays: number) => ({
+        id: `adm-${realm}-${ageDays}`,
+        realm_id: realm,
+        time_ms: (now - ageDays * day) * 1000,
+        operation_type: 'UPDATE',
+        resource_type: 'USER',
+        resource_path: 'users/x',
+        auth_realm_id: null,
+        auth_client_id: null,
+        auth_user_id: null,
+        auth_username: null,
+        ip: null,
+        via: 'cli',
+        representation: null,
+      });
+      const event = (realm: string, ageDays: number) => ({ id: `evt-${realm}-${ageDays}`, realm_id: realm, time: now - ageDays * day, type: 'LOGIN', outcome: 'success', client_id: null, user_id: null, username: null, ip: null, reason: null });
+      for (const realm of ['test', 'keeps-defaults']) {
+        await ts.store.db.kysely.insertInto('admin_events').values([400, 300, 5].map((d) => admin(realm, d))).execute();
+        await ts.store.db.kysely.insertInto('events').values([100, 40, 10].map((d) => event(realm, d))).execute();
+      }
+      const left = async (): Promise<string[]> => {
+        const a = await ts.store.db.kysely.selectFrom('admin_events').select('id').where('id', 'like', 'adm-%').execute();
+        const e = await ts.store.db.kysely.selectFrom('events').select('id').where('id', 'like', 'evt-%').execute();
+        return [...a, ...e].map((r) => r.id).sort();
+      };
+      const c = collector();
+      await c.runOnce();
+      // The server's retentions: admin events 365 days, events 90, in every realm.
+      const afterDefaults = ['adm-keeps-defaults-300', 'adm-keeps-defaults-5', 'adm-test-300', 'adm-test-5', 'evt-keeps-defaults-10', 'evt-keeps-defaults-40', 'evt-test-10', 'evt-test-40'];
+      assert.deepEqual(await left(), afterDefaults);
+      // Realm test keeps its events 30 days and its admin events 7: its older rows go at the next run, other realms' stay.
+      await updateRealm(ts.store, { realmId: 'test', settings: { eventsRetention: 30 * day, adminEventsRetention: 7 * day } });
+      await c.runOnce();
+      assert.deepEqual(await left(), ['adm-keeps-defaults-300', 'adm-keeps-defaults-5', 'adm-test-5', 'evt-keeps-defaults-10', 'evt-keeps-defaults-40', 'evt-test-10']);
+      await updateRealm(ts.store, { realmId: 'test', settings: { eventsRetention: null, adminEventsRetention: null } });
+      await deleteRealm(ts.store, { realmId: 'keeps-defaults' });
+      await ts.store.db.kysely.deleteFrom('admin_events').where('id', 'like', 'adm-%').execute();
+      await ts.store.db.kysely.deleteFrom('events').where('id', 'like', 'evt-%').execute();
       await c.stop();
     });
 
@@ -173,7 +219,7 @@ for (const dialect of dialects()) {
       assert.match(overall.body, /too many sign-ins right now/);
       // Unfinished requests expire (30 minutes); once collected, new ones are accepted again.
       ts.clock.advance(31 * 60);
-      const c = new Collector({ store: ts.store, clock: ts.clock, intervalSeconds: 300, eventsRetentionDays: 90 });
+      const c = new Collector({ store: ts.store, clock: ts.clock, intervalSeconds: 300, eventsRetentionDays: 90, adminEventsRetentionDays: 365 });
       assert.equal((await c.runOnce()).deleted.interactions, 5);
       await c.stop();
       assert.equal((await start('10.5.0.3')).statusCode, 303);
@@ -197,7 +243,7 @@ describe('collector under the wait timeout (postgres)', { skip: !process.env.TES
   });
   after(() => ts.close());
 
-  const collector = (store: Store): Collector => new Collector({ store, clock: ts.clock, intervalSeconds: 60, eventsRetentionDays: 90 });
+  const collector = (store: Store): Collector => new Collector({ store, clock: ts.clock, intervalSeconds: 60, eventsRetentionDays: 90, adminEventsRetentionDays: 365 });
 
   test("two nodes' collectors take turns; a run behind another transaction's lock on the lease gives up as busy, the next one runs", async () => {
     const otherDb = await openDatabase(ts.db.url, { waitTimeoutMs: WAIT_MS });

@@ -73,3 +73,37 @@ export function storedTypesFromKeycloak(input: { eventsEnabled?: unknown; enable
   if (names.length === 0) return [...DEFAULT_STORED_EVENT_TYPES];
   return OPTIONAL_EVENT_TYPES.filter((t) => names.some((n) => storedEventType(n) === t));
 }
+
+/** The longest retention a realm may set for its events or admin events: 20 years, in seconds. */
+export const MAX_EVENTS_RETENTION_S = 7305 * 86_400;
+
+/**
+ * A realm's own retention of its events (Keycloak's eventsExpiration, a number of seconds, in the events
+ * config and the realm representation) and of its admin events (Keycloak's realm attribute
+ * adminEventsExpiration, seconds as a string). undefined: no change; null: the server's retention, which
+ * 0 and an empty attribute ask for. Keycloak reads 0 or nothing as "kept for ever"; Realmgate always
+ * deletes past a retention, so that storage stays bounded, and 0 falls back to the server's setting.
+ */
+export function retentionsFromKeycloak(input: { eventsExpiration?: unknown; attributes?: unknown }): { eventsRetention?: number | null; adminEventsRetention?: number | null } {
+  const out: { eventsRetention?: number | null; adminEventsRetention?: number | null } = {};
+  const events = retentionValue('eventsExpiration', input.eventsExpiration, false);
+  if (events !== undefined) out.eventsRetention = events;
+  const attrs = input.attributes;
+  if (attrs !== null && typeof attrs === 'object' && !Array.isArray(attrs) && Object.hasOwn(attrs, 'adminEventsExpiration')) {
+    const admin = retentionValue('adminEventsExpiration', (attrs as Record<string, unknown>).adminEventsExpiration, true);
+    if (admin !== undefined) out.adminEventsRetention = admin;
+  }
+  return out;
+}
+
+function retentionValue(name: string, v: unknown, asAttribute: boolean): number | null | undefined {
+  if (v === undefined || v === null) return undefined;
+  let n: number;
+  if (typeof v === 'number') n = v;
+  else if (asAttribute && typeof v === 'string' && /^\s*\d{0,15}\s*$/.test(v)) n = v.trim() === '' ? 0 : Number(v);
+  else throw new ValidationError(`${name} must be a whole number of seconds`);
+  if (!Number.isSafeInteger(n) || n < 0 || n > MAX_EVENTS_RETENTION_S) {
+    throw new ValidationError(`${name} must be a whole number of seconds from 1 to ${MAX_EVENTS_RETENTION_S} (20 years), or 0 for the server's retention`);
+  }
+  return n === 0 ? null : n;
+}

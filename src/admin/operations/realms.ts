@@ -7,7 +7,7 @@ import { MASTER_REALM } from '../authorization.js';
 import { generateHmacKey } from '../../crypto/refresh-jwt.js';
 import { LIMITS, ValidationError, checkName, checkText } from '../validation.js';
 import { DEFAULT_STORED_EVENT_TYPES, OPTIONAL_EVENT_TYPES, isOptionalEventType } from '../../events/stored-types.js';
-import { storedTypesFromKeycloak } from '../keycloak/event-types.js';
+import { MAX_EVENTS_RETENTION_S, retentionsFromKeycloak, storedTypesFromKeycloak } from '../keycloak/event-types.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { ensureRealmManagement } from './roles.js';
 
@@ -37,6 +37,9 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   }
   const badType = s.storedEventTypes?.find((t) => !isOptionalEventType(t));
   if (badType !== undefined) throw new ValidationError(`${JSON.stringify(badType)} is not an optional event type: choose from ${OPTIONAL_EVENT_TYPES.join(', ')} (failures, logins, consents, reuse and revocations are always stored)`);
+  for (const [name, v] of [['the events retention', s.eventsRetention], ['the admin events retention', s.adminEventsRetention]] as const) {
+    if (v != null && (!Number.isInteger(v) || v < 1 || v > MAX_EVENTS_RETENTION_S)) throw new ValidationError(`${name} must be a whole number of seconds from 1 to ${MAX_EVENTS_RETENTION_S} (20 years)`);
+  }
   if (s.accessTokenFormat !== undefined && s.accessTokenFormat !== 'jwt' && s.accessTokenFormat !== 'rfc9068') throw new ValidationError('the access token format must be jwt or rfc9068');
 }
 
@@ -164,14 +167,23 @@ export async function pushNotBefore(store: Store, input: { realmId: string; nowM
 }
 
 /**
- * Keycloak's PUT events/config: sets which optional event types the realm stores (storedTypesFromKeycloak);
- * retention, listeners and the admin events flags are not per realm in Realmgate and are ignored.
+ * Keycloak's PUT events/config: sets which optional event types the realm stores (storedTypesFromKeycloak)
+ * and how long its events are kept (eventsExpiration, retentionsFromKeycloak); listeners and the admin
+ * events flags are ignored (there are no listeners; admin events are always recorded). Nothing changes
+ * unless every field given is valid.
  */
 export async function updateEventsConfig(store: Store, input: { realmId: string; config: Record<string, unknown> }, actor: Actor = cliActor()): Promise<Realm> {
   await requireRealm(store, input.realmId);
   const stored = storedTypesFromKeycloak(input.config);
-  if (stored !== undefined) await store.realms.update(input.realmId, { storedEventTypes: stored });
+  const { eventsRetention } = retentionsFromKeycloak({ eventsExpiration: input.config.eventsExpiration });
+  await store.realms.update(input.realmId, { ...(stored !== undefined ? { storedEventTypes: stored } : {}), ...(eventsRetention !== undefined ? { eventsRetention } : {}) });
   const realm = await requireRealm(store, input.realmId);
-  await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'UPDATE', resourceType: 'REALM', resourcePath: 'events/config', representation: { ...input.config, storedEventTypes: realm.storedEventTypes } });
+  await recordAdminEvent(store, actor, {
+    realmId: realm.id,
+    operation: 'UPDATE',
+    resourceType: 'REALM',
+    resourcePath: 'events/config',
+    representation: { ...input.config, storedEventTypes: realm.storedEventTypes, eventsRetention: realm.eventsRetention },
+  });
   return realm;
 }

@@ -112,7 +112,7 @@ export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Se
   });
 
   // Keycloak's RealmEventsConfigRepresentation. Security events are always stored (eventsEnabled is always
-  // true); retention is the server's (REALMGATE_EVENTS_RETENTION_DAYS); there are no event listeners;
+  // true); retention is the realm's own or the server's (REALMGATE_EVENTS_RETENTION_DAYS); there are no event listeners;
   // every admin change is recorded with its representation.
   app.get<{ Params: { realm: string } }>(
     '/realms/:realm/events/config',
@@ -123,7 +123,7 @@ export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Se
       requireRole(caller, realm.id, 'view-events');
       return {
         eventsEnabled: true,
-        eventsExpiration: services.config.eventsRetentionDays * 86_400,
+        eventsExpiration: realm.eventsRetention ?? services.config.eventsRetentionDays * 86_400,
         eventsListeners: [],
         enabledEventTypes: keycloakEnabledEventTypes(realm.storedEventTypes),
         adminEventsEnabled: true,
@@ -134,7 +134,7 @@ export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Se
 
   app.put<{ Params: { realm: string } }>(
     '/realms/:realm/events/config',
-    { schema: { tags: ['events'], summary: 'Choose the optional event types the realm stores (enabledEventTypes, eventsEnabled)', params: realmParams, body: anyObject, response: noContent204, security } },
+    { schema: { tags: ['events'], summary: 'Choose the optional event types the realm stores (enabledEventTypes, eventsEnabled) and for how long (eventsExpiration)', params: realmParams, body: anyObject, response: noContent204, security } },
     async (req, reply) => {
       const caller = callerOf(req);
       const realm = await loadRealm(services, caller, req.params.realm);

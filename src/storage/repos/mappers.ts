@@ -30,6 +30,8 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     refreshGraceMax: r.refresh_grace_max,
     accessTokenFormat: r.access_token_format === 'rfc9068' ? 'rfc9068' : 'jwt',
     organizationRequired: r.organization_required !== 0,
+    eventsRetention: r.events_retention === null ? null : Number(r.events_retention),
+    adminEventsRetention: r.admin_events_retention === null ? null : Number(r.admin_events_retention),
   };
 }
 

@@ -46,6 +46,8 @@ export class RealmRepository {
             refresh_grace_max: s.refreshGraceMax,
             access_token_format: s.accessTokenFormat,
             organization_required: s.organizationRequired ? 1 : 0,
+            events_retention: s.eventsRetention,
+            admin_events_retention: s.adminEventsRetention,
           })
           .execute();
         await trx
@@ -92,6 +94,8 @@ export class RealmRepository {
     if (patch.refreshGraceSeconds !== undefined) values.refresh_grace_seconds = patch.refreshGraceSeconds;
     if (patch.refreshGraceMax !== undefined) values.refresh_grace_max = patch.refreshGraceMax;
     if (patch.storedEventTypes !== undefined) values.stored_event_types = JSON.stringify(patch.storedEventTypes);
+    if (patch.eventsRetention !== undefined) values.events_retention = patch.eventsRetention;
+    if (patch.adminEventsRetention !== undefined) values.admin_events_retention = patch.adminEventsRetention;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

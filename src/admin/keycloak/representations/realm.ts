@@ -1,7 +1,7 @@
 import type { Realm } from '../../../storage/types.js';
 import type { RealmSettings } from '../../../storage/repos/realms.js';
 import { ValidationError } from '../../validation.js';
-import { keycloakEnabledEventTypes, storedTypesFromKeycloak } from '../event-types.js';
+import { keycloakEnabledEventTypes, retentionsFromKeycloak, storedTypesFromKeycloak } from '../event-types.js';
 
 /** Keycloak's RealmRepresentation, the fields Realmgate has. */
 export interface RealmRepresentation {
@@ -25,6 +25,8 @@ export interface RealmRepresentation {
   organizationsEnabled: boolean;
   eventsEnabled: boolean;
   enabledEventTypes: string[];
+  /** The realm's own retention of its events, in seconds (absent: the server's). */
+  eventsExpiration?: number;
   attributes: Record<string, string>;
 }
 
@@ -56,8 +58,13 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     // As GET events/config: security events are always stored; the list is the types stored, Keycloak's names.
     eventsEnabled: true,
     enabledEventTypes: keycloakEnabledEventTypes(r.storedEventTypes),
-    // Realmgate's own settings travel as attributes, which Keycloak keeps and ignores.
-    attributes: { accessTokenAudience: r.accessTokenAudience, 'realmgate.organizationRequired': String(r.organizationRequired) },
+    ...(r.eventsRetention !== null ? { eventsExpiration: r.eventsRetention } : {}),
+    // Realmgate's own settings travel as attributes, which Keycloak keeps and ignores; adminEventsExpiration is Keycloak's.
+    attributes: {
+      accessTokenAudience: r.accessTokenAudience,
+      'realmgate.organizationRequired': String(r.organizationRequired),
+      ...(r.adminEventsRetention !== null ? { adminEventsExpiration: String(r.adminEventsRetention) } : {}),
+    },
   };
 }
 
@@ -114,6 +121,9 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   if (orgRequired === 'true' || orgRequired === 'false') s.organizationRequired = orgRequired === 'true';
   // Keycloak's eventsEnabled and enabledEventTypes, read as PUT events/config reads them.
   set('storedEventTypes', storedTypesFromKeycloak(body));
+  const retentions = retentionsFromKeycloak(body);
+  set('eventsRetention', retentions.eventsRetention);
+  set('adminEventsRetention', retentions.adminEventsRetention);
   const out: RealmChanges = { settings: s };
   const name = body.realm ?? body.id;
   if (name !== undefined && name !== null) {
