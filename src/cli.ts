@@ -18,6 +18,7 @@ import { registerClient } from './cli/client.js';
 import { registerToken } from './cli/token.js';
 import { registerBootstrap } from './cli/bootstrap.js';
 import { registerAdminEvents } from './cli/admin-events.js';
+import { registerBackup } from './cli/backup.js';
 
 // A reader of this process's output that went away (a log shipper restarted, `| head`, a closed
 // terminal): the server keeps serving and a command finishes, their lines dropped. Unhandled, the EPIPE
@@ -38,6 +39,7 @@ registerClient(program);
 registerToken(program);
 registerBootstrap(program);
 registerAdminEvents(program);
+registerBackup(program);
 
 async function main(): Promise<void> {
   try {
