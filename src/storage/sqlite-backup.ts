@@ -33,12 +33,12 @@ export function backupSqlite(source: string, target: string, busyTimeoutMs: numb
     } finally {
       db.close();
     }
-    syncFile(tmp);
+    fsyncPath(tmp);
     const summary = checkedSummary(tmp);
     // link + unlink rather than rename: a target created meanwhile is never replaced.
     fs.linkSync(tmp, target);
     fs.unlinkSync(tmp);
-    syncDir(path.dirname(target));
+    fsyncPath(path.dirname(target));
     return summary;
   } catch (err) {
     fs.rmSync(tmp, { force: true });
@@ -79,7 +79,7 @@ export function restoreSqlite(source: string, target: string, now: Date): Sqlite
     fs.mkdirSync(path.dirname(target), { recursive: true });
     fs.copyFileSync(source, tmp, fs.constants.COPYFILE_EXCL);
     fs.chmodSync(tmp, 0o600);
-    syncFile(tmp);
+    fsyncPath(tmp);
     if (db) {
       // Closing the last connection checkpoints its WAL into the file and removes the WAL and -shm files.
       db.close();
@@ -89,7 +89,7 @@ export function restoreSqlite(source: string, target: string, now: Date): Sqlite
       for (const suffix of ['-wal', '-shm', '-journal']) fs.rmSync(`${target}${suffix}`, { force: true });
     }
     fs.renameSync(tmp, target);
-    syncDir(path.dirname(target));
+    fsyncPath(path.dirname(target));
     return { ...summary, replaced };
   } catch (err) {
     db?.close();
@@ -132,18 +132,9 @@ function checkedSummary(file: string, opts: { known?: boolean } = {}): SqliteCop
   }
 }
 
-function syncFile(file: string): void {
-  const fd = fs.openSync(file, 'r+');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** The rename or link itself is durable only once the directory is synced. */
-function syncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
+/** Syncs a file's data, or a directory's entries (a rename or a link is durable only once its directory is synced). */
+function fsyncPath(p: string): void {
+  const fd = fs.openSync(p, 'r');
   try {
     fs.fsyncSync(fd);
   } finally {
