@@ -86,16 +86,7 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
   }
 
   // prom-client only when there is a management port to serve the aggregated metrics on.
-  const aggregator = config.metricsPort === undefined ? undefined : new (await import('prom-client')).AggregatorRegistry();
-  const management =
-    aggregator === undefined || config.metricsPort === undefined
-      ? undefined
-      : await startManagementServer({
-          host: config.host,
-          port: config.metricsPort,
-          metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
-          ready: () => databaseReady(db),
-        });
+  const management = config.metricsPort === undefined ? undefined : await serveClusterMetrics(config.host, config.metricsPort, () => databaseReady(db));
 
   function stop(exitCode = 0): void {
     if (stopping) return;
@@ -115,6 +106,25 @@ export async function runPrimary(config: Config, opts: { workers: number; onRead
       );
   }
   for (const signal of STOP_SIGNALS) process.on(signal, () => stop());
+}
+
+/**
+ * The primary's management port: every worker's metrics, summed as prom-client aggregates them (each
+ * metric by its own rule), then the primary's own process metrics under the prefix realmgate_primary_
+ * (its memory, CPU, event loop, descriptors), which the workers' sums do not include: a node's memory is
+ * the workers' process_resident_memory_bytes plus realmgate_primary_process_resident_memory_bytes.
+ */
+async function serveClusterMetrics(host: string, port: number, ready: () => Promise<boolean>): ReturnType<typeof startManagementServer> {
+  const pc = await import('prom-client');
+  const aggregator = new pc.AggregatorRegistry();
+  const own = new pc.Registry();
+  pc.collectDefaultMetrics({ register: own, prefix: 'realmgate_primary_', eventLoopMonitoringPrecision: 20 });
+  return startManagementServer({
+    host,
+    port,
+    metrics: async () => ({ contentType: aggregator.contentType, body: (await aggregator.clusterMetrics()) + (await own.metrics()) }),
+    ready,
+  });
 }
 
 /** In a worker whose start failed: the primary prints the error (once for all workers) and stops. */

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { dialects, unusedDatabase } from '../helpers/db.js';
 import { startTestServer, basic } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { freePort } from '../helpers/built.js';
 
 // Issue 11 item 4: many processes. These run the built command (npm run build first).
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/realmgate.js');
@@ -64,7 +65,7 @@ for (const dialect of dialects()) {
       }
     });
 
-    test('--workers 2: refresh chains rotate through both workers on one database', async () => {
+    test('--workers 2: refresh chains rotate through both workers on one database; the management port sums their metrics and adds the primary\'s', async () => {
       // Tokens minted in this process, over the same database the cluster then serves.
       const ts = await startTestServer({ dialect });
       const auth = basic(ts.client.id, ts.client.secret);
@@ -73,7 +74,8 @@ for (const dialect of dialects()) {
         const r = await runAuthorization(ts);
         chains.push((await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: auth })).json().refresh_token);
       }
-      const proc = startProcess(['--workers', '2'], { DATABASE_URL: ts.db.url, AUTH_URL: ts.config.authUrl, REALMGATE_METRICS_PORT: '0' });
+      const metricsPort = await freePort();
+      const proc = startProcess(['--workers', '2'], { DATABASE_URL: ts.db.url, AUTH_URL: ts.config.authUrl, REALMGATE_METRICS_PORT: String(metricsPort) });
       try {
         const url = (await proc.waitFor(/listening on (http:\/\/\S+)/))[1]!;
         const refresh = async (rt: string): Promise<Response> =>
@@ -90,6 +92,17 @@ for (const dialect of dialects()) {
             chains[i] = body.refresh_token!;
           }
         }
+        // 60 refreshes, answered by two processes: the aggregated counter has all of them.
+        const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+        assert.match(metrics, /^realmgate_grants_total\{grant_type="refresh_token",outcome="success"\} 60$/m);
+        const workersRss = Number(/^process_resident_memory_bytes (\d+)$/m.exec(metrics)?.[1]);
+        const primaryRss = Number(/^realmgate_primary_process_resident_memory_bytes (\d+)$/m.exec(metrics)?.[1]);
+        assert.ok(primaryRss > 10e6 && workersRss > 2 * 10e6, `primary ${primaryRss}, workers ${workersRss}`);
+        assert.match(metrics, /^realmgate_primary_nodejs_eventloop_lag_seconds /m);
+        // Each metric family once: the primary's own do not collide with the workers'.
+        const families = [...metrics.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]);
+        assert.equal(new Set(families).size, families.length);
+        assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/health/ready`)).status, 200);
         assert.equal(await proc.stop(), 0, proc.output());
       } finally {
         await proc.stop('SIGKILL');
