@@ -3,7 +3,7 @@ import type { Role, UserRoles } from '../../storage/repos/roles.js';
 import { ConflictError } from '../../storage/types.js';
 import { randomId } from '../../crypto/random.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
-import { NotFound, ValidationError } from '../validation.js';
+import { NotFound, ValidationError, checkText } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
 /**
@@ -102,4 +102,86 @@ export async function callerRoles(store: Store, realmId: string, userId: string)
   const user = await store.users.get(userId);
   if (!user || user.realmId !== realmId || !user.enabled) return { realm: [], clients: {} };
   return store.roles.userRoles(userId);
+}
+
+/** A role's name: 1 to 255 characters (roles.name), no control characters, no '/' (it is a path segment of the admin API), not blank. */
+export function checkRoleName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '') throw new ValidationError('the role name must be a non-empty string');
+  checkText('the role name', name, 255);
+  if (name.includes('/')) throw new ValidationError("the role name must not contain '/'");
+  if (name !== name.trim()) throw new ValidationError('the role name must not begin or end with spaces');
+  return name;
+}
+
+/** A role's description: at most 4000 characters, several lines allowed. */
+function checkRoleDescription(description: unknown): string | null {
+  if (description === undefined || description === null || description === '') return null;
+  if (typeof description !== 'string') throw new ValidationError('the role description must be a string');
+  checkText('the role description', description, 4000, { multiline: true });
+  return description;
+}
+
+/** The admin roles Realmgate defines (realm-management's, and master's admin and create-realm): their names and mappings decide who administers. */
+export function isAdminRole(role: Pick<Role, 'realmId' | 'clientId' | 'name'>): boolean {
+  if (role.clientId === REALM_MANAGEMENT) return Object.hasOwn(REALM_MANAGEMENT_ROLES, role.name);
+  return role.clientId === '' && role.realmId === MASTER_REALM && Object.hasOwn(MASTER_ROLES, role.name);
+}
+
+/** Where a role lives: the realm ('') or one of its clients, which must exist; realm-management holds only the admin roles. */
+async function roleContainer(store: Store, realmId: string, clientId: string): Promise<void> {
+  await requireRealm(store, realmId);
+  if (clientId === '') return;
+  if (!(await store.clients.get(realmId, clientId))) throw new NotFound(`client ${clientId} does not exist in realm ${realmId}`);
+  if (clientId === REALM_MANAGEMENT) throw new ValidationError(`the roles of ${REALM_MANAGEMENT} are Realmgate's admin roles: they cannot be added, renamed or deleted`);
+}
+
+function rolePath(clientId: string, name: string): { resourceType: string; resourcePath: string } {
+  return clientId === ''
+    ? { resourceType: 'REALM_ROLE', resourcePath: `roles/${name}` }
+    : { resourceType: 'CLIENT_ROLE', resourcePath: `clients/${clientId}/roles/${name}` };
+}
+
+async function requireRole(store: Store, realmId: string, clientId: string, name: string): Promise<Role> {
+  const role = await store.roles.find(realmId, clientId, name);
+  if (!role) throw new NotFound(`role ${name} does not exist${clientId ? ` in client ${clientId}` : ''} in realm ${realmId}`);
+  return role;
+}
+
+/**
+ * A realm role (clientId '') or a client role, as Keycloak's RoleContainerResource creates them. Users
+ * granted it carry it in their access tokens (realm_access.roles, resource_access.<client>.roles), which
+ * APIs and keycloak-js (hasRealmRole, hasResourceRole) read.
+ */
+export async function createRole(store: Store, input: { realmId: string; clientId: string; name: unknown; description?: unknown }, actor: Actor): Promise<Role> {
+  const name = checkRoleName(input.name);
+  const description = checkRoleDescription(input.description);
+  if (isAdminRole({ realmId: input.realmId, clientId: input.clientId, name })) throw new ConflictError(`Role with name ${name} already exists`);
+  await roleContainer(store, input.realmId, input.clientId);
+  const role: Role = { id: randomId(), realmId: input.realmId, clientId: input.clientId, name, description };
+  await store.roles.create(role, now());
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', ...rolePath(input.clientId, name), representation: { id: role.id, name, description } });
+  return role;
+}
+
+/** Renames a role or changes its description (Keycloak's PUT of a RoleRepresentation; a field left out is kept). */
+export async function updateRole(store: Store, input: { realmId: string; clientId: string; name: string; newName?: unknown; description?: unknown }, actor: Actor): Promise<Role> {
+  const role = await requireRole(store, input.realmId, input.clientId, input.name);
+  const newName = input.newName === undefined || input.newName === role.name ? undefined : checkRoleName(input.newName);
+  const description = input.description === undefined ? undefined : checkRoleDescription(input.description);
+  if (isAdminRole(role) && (newName !== undefined || (description !== undefined && description !== role.description))) {
+    throw new ValidationError(`${role.name} is one of Realmgate's admin roles: it cannot be renamed or changed`);
+  }
+  if (newName !== undefined && isAdminRole({ ...role, name: newName })) throw new ConflictError(`Role with name ${newName} already exists`);
+  await store.roles.update(role.id, { ...(newName !== undefined ? { name: newName } : {}), ...(description !== undefined ? { description } : {}) });
+  const updated = { ...role, ...(newName !== undefined ? { name: newName } : {}), ...(description !== undefined ? { description } : {}) };
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', ...rolePath(input.clientId, role.name), representation: { id: role.id, name: updated.name, description: updated.description } });
+  return updated;
+}
+
+/** Deletes a role and every user's mapping to it: from their next token on, they no longer carry it. */
+export async function deleteRole(store: Store, input: { realmId: string; clientId: string; name: string }, actor: Actor): Promise<void> {
+  const role = await requireRole(store, input.realmId, input.clientId, input.name);
+  if (isAdminRole(role)) throw new ValidationError(`${role.name} is one of Realmgate's admin roles: it cannot be deleted`);
+  await store.roles.delete(role.id);
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', ...rolePath(input.clientId, role.name), representation: { id: role.id, name: role.name } });
 }

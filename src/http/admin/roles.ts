@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import type { Role } from '../../storage/repos/roles.js';
-import { changeRoleMappings } from '../../admin/operations/roles.js';
+import { changeRoleMappings, createRole, deleteRole, updateRole } from '../../admin/operations/roles.js';
+import { toUserRepresentation } from '../../admin/keycloak/representations/user.js';
+import { checkPage } from '../../admin/validation.js';
 import { ValidationError } from '../../admin/validation.js';
 import { actorOf, requireRole } from './authenticate.js';
 import { notFound } from './errors.js';
-import { callerOf, loadRealm } from './plugin.js';
-import { noContent204, params, realmParams, security } from './schemas.js';
+import { callerOf, created, loadRealm } from './plugin.js';
+import { anyObject, noContent204, params, realmParams, security } from './schemas.js';
 
 const tags = ['roles'];
 
@@ -64,6 +66,111 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
       return roleRep(role);
     },
   );
+
+  /** A RoleRepresentation body: its name and description (composites, attributes and the rest are Keycloak's alone, ignored). */
+  function roleBody(body: unknown): { name?: unknown; description?: unknown } {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('the request body must be a role (a JSON object)');
+    const b = body as Record<string, unknown>;
+    return { name: b.name, description: b.description };
+  }
+
+  // Creating, changing and deleting roles (Keycloak's RoleContainerResource, RoleByIdResource): realm roles
+  // need manage-realm, client roles manage-clients (view-realm, view-clients to read who has them).
+  const containers = [
+    { base: '/realms/:realm/roles', client: () => '', view: 'view-realm', manage: 'manage-realm', what: 'realm role' },
+    { base: '/realms/:realm/clients/:id/roles', client: (p: Record<string, string>) => p.id!, view: 'view-clients', manage: 'manage-clients', what: 'client role' },
+  ] as const;
+  for (const c of containers) {
+    const idParam: Record<string, { type: 'string' }> = c.base.includes(':id') ? { id: { type: 'string' } } : {};
+    app.post<{ Params: Record<string, string> }>(c.base, { schema: { tags, summary: `Create a ${c.what}`, params: params(idParam), body: anyObject, security } }, async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm!);
+      requireRole(caller, realm.id, c.manage);
+      const body = roleBody(req.body);
+      const clientId = c.client(req.params);
+      const role = await createRole(store, { realmId: realm.id, clientId, name: body.name, description: body.description }, actorOf(caller));
+      const name = encodeURIComponent(role.name);
+      return created(services, reply, clientId ? `${realm.id}/clients/${encodeURIComponent(clientId)}/roles/${name}` : `${realm.id}/roles/${name}`);
+    });
+    const one = `${c.base}/:roleName`;
+    const oneParams = params({ ...idParam, roleName: { type: 'string' } });
+    app.put<{ Params: Record<string, string> }>(one, { schema: { tags, summary: `Rename a ${c.what} or change its description`, params: oneParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm!);
+      requireRole(caller, realm.id, c.manage);
+      const body = roleBody(req.body);
+      await updateRole(store, { realmId: realm.id, clientId: c.client(req.params), name: req.params.roleName!, newName: body.name, description: body.description }, actorOf(caller));
+      services.cache.clear();
+      return reply.code(204).send();
+    });
+    app.delete<{ Params: Record<string, string> }>(one, { schema: { tags, summary: `Delete a ${c.what} and every user's mapping to it`, params: oneParams, response: noContent204, security } }, async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm!);
+      requireRole(caller, realm.id, c.manage);
+      await deleteRole(store, { realmId: realm.id, clientId: c.client(req.params), name: req.params.roleName! }, actorOf(caller));
+      services.cache.clear();
+      return reply.code(204).send();
+    });
+    app.get<{ Params: Record<string, string>; Querystring: { first?: number; max?: number } }>(
+      `${one}/users`,
+      {
+        schema: {
+          tags,
+          summary: `The users granted a ${c.what}`,
+          params: oneParams,
+          querystring: { type: 'object', properties: { first: { type: 'integer' }, max: { type: 'integer' } } },
+          security,
+        },
+      },
+      async (req) => {
+        const caller = callerOf(req);
+        const realm = await loadRealm(services, caller, req.params.realm!);
+        requireRole(caller, realm.id, 'view-users');
+        checkPage(req.query);
+        const role = await store.roles.find(realm.id, c.client(req.params), req.params.roleName!);
+        if (!role) throw notFound('Could not find role');
+        const first = req.query.first ?? 0;
+        const ids = (await store.roles.usersWithRole(role.id)).sort().slice(first, first + (req.query.max ?? 100));
+        const users = await Promise.all(ids.map((id) => store.users.get(id)));
+        return users.filter((u) => u !== undefined).map((u) => toUserRepresentation(u!, { brief: true }));
+      },
+    );
+  }
+
+  // Keycloak's roles-by-id: a role of any container, by its id.
+  const byId = '/realms/:realm/roles-by-id/:roleId';
+  const byIdParams = params({ roleId: { type: 'string' } });
+  async function roleById(realmId: string, id: string): Promise<Role> {
+    const role = await store.roles.get(id);
+    if (!role || role.realmId !== realmId) throw notFound('Could not find role with id');
+    return role;
+  }
+  app.get<{ Params: { realm: string; roleId: string } }>(byId, { schema: { tags, summary: 'A role by its id', params: byIdParams, security } }, async (req) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    const role = await roleById(realm.id, req.params.roleId);
+    requireRole(caller, realm.id, role.clientId ? 'view-clients' : 'view-realm');
+    return roleRep(role);
+  });
+  app.put<{ Params: { realm: string; roleId: string } }>(byId, { schema: { tags, summary: 'Rename a role or change its description, by its id', params: byIdParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    const role = await roleById(realm.id, req.params.roleId);
+    requireRole(caller, realm.id, role.clientId ? 'manage-clients' : 'manage-realm');
+    const body = roleBody(req.body);
+    await updateRole(store, { realmId: realm.id, clientId: role.clientId, name: role.name, newName: body.name, description: body.description }, actorOf(caller));
+    services.cache.clear();
+    return reply.code(204).send();
+  });
+  app.delete<{ Params: { realm: string; roleId: string } }>(byId, { schema: { tags, summary: 'Delete a role by its id', params: byIdParams, response: noContent204, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    const role = await roleById(realm.id, req.params.roleId);
+    requireRole(caller, realm.id, role.clientId ? 'manage-clients' : 'manage-realm');
+    await deleteRole(store, { realmId: realm.id, clientId: role.clientId, name: role.name }, actorOf(caller));
+    services.cache.clear();
+    return reply.code(204).send();
+  });
 
   async function mapped(realmId: string, userId: string): Promise<Role[]> {
     const user = await store.users.get(userId);

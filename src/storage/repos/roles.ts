@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
+import { isUniqueViolation } from '../dialects/errors.js';
+import { ConflictError } from '../types.js';
 
 /** A realm role (clientId '') or a client role (e.g. realm-management's manage-clients). */
 export interface Role {
@@ -32,6 +34,30 @@ export class RoleRepository {
       .values(roles.map((r) => ({ id: r.id, realm_id: r.realmId, client_id: r.clientId, name: r.name, description: r.description, created_at: now })))
       .onConflict((oc) => oc.columns(['realm_id', 'client_id', 'name']).doNothing())
       .execute();
+  }
+
+  /** Inserts one role; a role of that name in the same container is a ConflictError. */
+  async create(role: Role, now: number): Promise<void> {
+    try {
+      await this.db.insertInto('roles').values({ id: role.id, realm_id: role.realmId, client_id: role.clientId, name: role.name, description: role.description, created_at: now }).execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`Role with name ${role.name} already exists`);
+      throw err;
+    }
+  }
+
+  /** Renames a role or changes its description; a name taken in the same container is a ConflictError. */
+  async update(id: string, patch: { name?: string; description?: string | null }): Promise<void> {
+    const values: { name?: string; description?: string | null } = {};
+    if (patch.name !== undefined) values.name = patch.name;
+    if (patch.description !== undefined) values.description = patch.description;
+    if (Object.keys(values).length === 0) return;
+    try {
+      await this.db.updateTable('roles').set(values).where('id', '=', id).execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`Role with name ${patch.name} already exists`);
+      throw err;
+    }
   }
 
   async list(realmId: string, clientId: string): Promise<Role[]> {

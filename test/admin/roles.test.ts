@@ -1,0 +1,116 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeJwt } from 'jose';
+import { dialects } from '../helpers/db.js';
+import { runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { basic } from '../helpers/server.js';
+import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+
+/**
+ * Realm and client roles an operator defines (Keycloak's RoleContainerResource and RoleByIdResource,
+ * through keycloak-admin-client unchanged), granted to users, and carried in their access tokens as
+ * Keycloak carries them (realm_access.roles, resource_access.<client>.roles), which APIs and keycloak-js
+ * (hasRealmRole, hasResourceRole) read.
+ */
+for (const dialect of dialects()) {
+  describe(`admin API: realm and client roles (${dialect})`, () => {
+    let ts: AdminTestServer;
+    let aliceId: string;
+    let refreshToken: string;
+    before(async () => {
+      ts = await startAdminServer({ dialect });
+      aliceId = (await ts.kc.users.find({ realm: 'test', username: 'alice', exact: true }))[0]!.id!;
+      const r = await runAuthorization(ts);
+      const t = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
+      assert.equal(t.statusCode, 200, t.body);
+      refreshToken = t.json().refresh_token;
+    });
+    after(() => ts.close());
+
+    /** alice's next access token (a refresh): what her roles are now. */
+    async function aliceClaims(): Promise<{ realm: string[] | undefined; client: string[] | undefined }> {
+      const t = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(ts.client.id, ts.client.secret) });
+      assert.equal(t.statusCode, 200, t.body);
+      refreshToken = t.json().refresh_token;
+      const claims = decodeJwt(t.json().access_token as string) as { realm_access?: { roles: string[] }; resource_access?: Record<string, { roles: string[] }> };
+      return { realm: claims.realm_access?.roles, client: claims.resource_access?.['web-app']?.roles };
+    }
+
+    test('a realm role: created, granted, carried in the next access token, renamed, deleted', async () => {
+      const { roleName } = await ts.kc.roles.create({ realm: 'test', name: 'billing reader', description: 'Reads invoices' });
+      // The last segment of the Location, as Keycloak writes it: the name percent-encoded.
+      assert.equal(roleName, 'billing%20reader');
+      const role = await ts.kc.roles.findOneByName({ realm: 'test', name: 'billing reader' });
+      assert.equal(role?.description, 'Reads invoices');
+      assert.ok((await ts.kc.roles.find({ realm: 'test' })).some((r) => r.name === 'billing reader'));
+      assert.equal(await statusOf(ts.kc.roles.create({ realm: 'test', name: 'billing reader' })), 409);
+      assert.deepEqual(await aliceClaims(), { realm: undefined, client: undefined });
+
+      await ts.kc.users.addRealmRoleMappings({ realm: 'test', id: aliceId, roles: [{ id: role!.id!, name: role!.name! }] });
+      assert.deepEqual((await aliceClaims()).realm, ['billing reader']);
+      assert.deepEqual((await ts.kc.roles.findUsersWithRole({ realm: 'test', name: 'billing reader' })).map((u) => u.username), ['alice']);
+      assert.equal((await ts.kc.roles.findOneById({ realm: 'test', id: role!.id! }))?.name, 'billing reader');
+
+      await ts.kc.roles.updateByName({ realm: 'test', name: 'billing reader' }, { name: 'billing-viewer', description: 'Sees invoices' });
+      assert.deepEqual((await aliceClaims()).realm, ['billing-viewer']);
+      assert.equal((await ts.kc.roles.findOneByName({ realm: 'test', name: 'billing-viewer' }))?.description, 'Sees invoices');
+      await ts.kc.roles.updateById({ realm: 'test', id: role!.id! }, { description: 'Invoices, read only' });
+      assert.equal((await ts.kc.roles.findOneByName({ realm: 'test', name: 'billing-viewer' }))?.name, 'billing-viewer');
+
+      await ts.kc.roles.delByName({ realm: 'test', name: 'billing-viewer' });
+      assert.deepEqual(await aliceClaims(), { realm: undefined, client: undefined });
+      // keycloak-admin-client answers null for Keycloak's 404.
+      assert.equal(await ts.kc.roles.findOneByName({ realm: 'test', name: 'billing-viewer' }), null);
+      assert.equal((await fetch(`${ts.baseUrl}/auth/admin/realms/test/roles/billing-viewer`, { headers: { authorization: `Bearer ${ts.kc.accessToken}` } })).status, 404);
+      const events = await ts.kc.realms.findAdminEvents({ realm: 'test', resourceTypes: ['REALM_ROLE'], max: 10 } as never);
+      assert.deepEqual(events.map((e) => e.operationType), ['DELETE', 'UPDATE', 'UPDATE', 'CREATE']);
+    });
+
+    test("a client role: created on the client, granted, carried in resource_access.<client>.roles, deleted by id", async () => {
+      await ts.kc.clients.createRole({ realm: 'test', id: 'web-app', name: 'invoices:write' });
+      const role = await ts.kc.clients.findRole({ realm: 'test', id: 'web-app', roleName: 'invoices:write' });
+      assert.equal(role?.clientRole, true);
+      await ts.kc.users.addClientRoleMappings({ realm: 'test', id: aliceId, clientUniqueId: 'web-app', roles: [{ id: role!.id!, name: role!.name! }] });
+      assert.deepEqual((await aliceClaims()).client, ['invoices:write']);
+      await ts.kc.clients.updateRole({ realm: 'test', id: 'web-app', roleName: 'invoices:write' }, { name: 'invoices:edit' });
+      assert.deepEqual((await aliceClaims()).client, ['invoices:edit']);
+      await ts.kc.roles.delById({ realm: 'test', id: role!.id! });
+      assert.deepEqual(await aliceClaims(), { realm: undefined, client: undefined });
+      assert.equal(await statusOf(ts.kc.clients.createRole({ realm: 'test', id: 'no-such-client', name: 'x' })), 404);
+    });
+
+    test("Realmgate's admin roles cannot be added to, renamed or deleted; names that cannot be roles are refused", async () => {
+      const before = await ts.kc.clients.listRoles({ realm: 'test', id: 'realm-management' });
+      assert.equal(await statusOf(ts.kc.clients.delRole({ realm: 'test', id: 'realm-management', roleName: 'manage-users' })), 400);
+      assert.equal(await statusOf(ts.kc.clients.updateRole({ realm: 'test', id: 'realm-management', roleName: 'view-users' }, { name: 'see-users' })), 400);
+      assert.equal(await statusOf(ts.kc.clients.createRole({ realm: 'test', id: 'realm-management', name: 'super-admin' })), 400);
+      assert.equal(await statusOf(ts.kc.roles.delByName({ realm: 'master', name: 'admin' })), 400);
+      assert.equal(await statusOf(ts.kc.roles.create({ realm: 'master', name: 'admin' })), 409);
+      assert.deepEqual(await ts.kc.clients.listRoles({ realm: 'test', id: 'realm-management' }), before);
+      for (const name of ['', '   ', 'a/b', 'line\nbreak', ' padded', 'x'.repeat(256)]) {
+        assert.equal(await statusOf(ts.kc.roles.create({ realm: 'test', name })), 400, JSON.stringify(name));
+      }
+      assert.equal((await ts.kc.roles.find({ realm: 'test' })).length, 0);
+    });
+
+    test('view-realm reads realm roles but may not change them (403); manage-realm may', async () => {
+      await ts.kc.roles.create({ realm: 'test', name: 'auditor' });
+      await ts.kc.clients.create({ realm: 'test', clientId: 'reader', serviceAccountsEnabled: true, standardFlowEnabled: false });
+      const { value: secret } = await ts.kc.clients.generateNewClientSecret({ realm: 'test', id: 'reader' });
+      const sa = await ts.kc.clients.getServiceAccountUser({ realm: 'test', id: 'reader' });
+      const grant = async (name: string): Promise<void> => {
+        const r = await ts.kc.clients.findRole({ realm: 'test', id: 'realm-management', roleName: name });
+        await ts.kc.users.addClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: 'realm-management', roles: [{ id: r!.id!, name }] });
+      };
+      await grant('view-realm');
+      const reader = ts.newClient('test');
+      await reader.auth({ grantType: 'client_credentials', clientId: 'reader', clientSecret: secret! });
+      assert.deepEqual((await reader.roles.find({ realm: 'test' })).map((r) => r.name), ['auditor']);
+      assert.equal(await statusOf(reader.roles.create({ realm: 'test', name: 'sneaky' })), 403);
+      assert.equal(await statusOf(reader.roles.delByName({ realm: 'test', name: 'auditor' })), 403);
+      await grant('manage-realm');
+      await reader.roles.create({ realm: 'test', name: 'allowed' });
+      assert.deepEqual((await ts.kc.roles.find({ realm: 'test' })).map((r) => r.name), ['allowed', 'auditor']);
+    });
+  });
+}
