@@ -19,6 +19,7 @@ import { registerToken } from './cli/token.js';
 import { registerBootstrap } from './cli/bootstrap.js';
 import { registerAdminEvents } from './cli/admin-events.js';
 import { registerBackup } from './cli/backup.js';
+import { registerRole } from './cli/role.js';
 
 // A reader of this process's output that went away (a log shipper restarted, `| head`, a closed
 // terminal): the server keeps serving and a command finishes, their lines dropped. Unhandled, the EPIPE
@@ -39,6 +40,7 @@ registerClient(program);
 registerToken(program);
 registerBootstrap(program);
 registerAdminEvents(program);
+registerRole(program);
 registerBackup(program);
 
 async function main(): Promise<void> {

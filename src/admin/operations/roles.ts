@@ -185,3 +185,17 @@ export async function deleteRole(store: Store, input: { realmId: string; clientI
   await store.roles.delete(role.id);
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', ...rolePath(input.clientId, role.name), representation: { id: role.id, name: role.name } });
 }
+
+/** The roles of the realm (clientId '') or of one of its clients, by name. */
+export async function listRoles(store: Store, input: { realmId: string; clientId: string }): Promise<Role[]> {
+  await requireRealm(store, input.realmId);
+  if (input.clientId !== '' && !(await store.clients.get(input.realmId, input.clientId))) throw new NotFound(`client ${input.clientId} does not exist in realm ${input.realmId}`);
+  return store.roles.list(input.realmId, input.clientId);
+}
+
+/** The usernames of the users granted a role, sorted. */
+export async function roleUsers(store: Store, input: { realmId: string; clientId: string; name: string }): Promise<string[]> {
+  const role = await requireRole(store, input.realmId, input.clientId, input.name);
+  const users = await Promise.all((await store.roles.usersWithRole(role.id)).map((id) => store.users.get(id)));
+  return users.flatMap((u) => (u ? [u.username] : [])).sort();
+}
