@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
+import { changeRoleMappings, createRole } from '../../src/admin/operations/roles.js';
+import { cliActor } from '../../src/admin/operations/common.js';
 import { CHROMIUM, DESKTOP, LAUNCH_ARGS, SKIP_REASON, checkLayout, heading } from '../helpers/browser.js';
 
 const GUIDE = fs.readFileSync('docs/guide-single-page-app.md', 'utf8');
@@ -148,6 +150,22 @@ for (const dialect of dialects()) {
         return { refreshed, newToken: kc.token !== before.token, newRefresh: kc.refreshToken !== before.refresh };
       });
       assert.deepEqual(r, { refreshed: true, newToken: true, newRefresh: true });
+    });
+
+    test('hasRealmRole and hasResourceRole: roles granted since sign-in show after updateToken', async () => {
+      const hasRoles = (): Promise<boolean[]> =>
+        page.evaluate(() => {
+          const kc = (window as unknown as { keycloak: { hasRealmRole(r: string): boolean; hasResourceRole(r: string, c?: string): boolean } }).keycloak;
+          return [kc.hasRealmRole('reader'), kc.hasResourceRole('editor', 'my-spa'), kc.hasRealmRole('editor')];
+        });
+      assert.deepEqual(await hasRoles(), [false, false, false]);
+      await createRole(ts.store, { realmId: REALM, clientId: '', name: 'reader' }, cliActor());
+      await createRole(ts.store, { realmId: REALM, clientId: 'my-spa', name: 'editor' }, cliActor());
+      await changeRoleMappings(ts.store, { realmId: REALM, userId: ts.user.id, clientId: '', roles: [{ name: 'reader' }] }, cliActor());
+      await changeRoleMappings(ts.store, { realmId: REALM, userId: ts.user.id, clientId: 'my-spa', roles: [{ name: 'editor' }] }, cliActor());
+      ts.services.cache.clear();
+      assert.equal(await page.evaluate(() => (window as unknown as { keycloak: { updateToken(n: number): Promise<boolean> } }).keycloak.updateToken(-1)), true);
+      assert.deepEqual(await hasRoles(), [true, true, false]);
     });
 
     test('loadUserInfo and loadUserProfile', async () => {
