@@ -1353,7 +1353,8 @@ export interface PartialImportResults {
 /**
  * Keycloak's partial import (POST /admin/realms/{realm}/partialImport): clients and users (with their
  * consents) into an existing realm, in one transaction; `ifResourceExists` FAIL (409, nothing stored),
- * SKIP or OVERWRITE. Groups, roles and identity providers are not Realmgate's.
+ * SKIP or OVERWRITE. Roles and role mappings are not moved here (the realm import moves them); groups and
+ * identity providers are not Realmgate's.
  *
  * Every entry is read and checked, and its password or secret hashed, before the transaction: an entry
  * that cannot be imported is SKIPPED and leaves the client or user already stored as it was (OVERWRITE
