@@ -24,7 +24,8 @@ for (const dialect of dialects()) {
         organizationsEnabled: false,
         accessCodeLifespan: 60,
         clients: [{ clientId: 'app', publicClient: false, secret: 'moved-app-secret-93ab1', redirectUris: [RP], protocol: 'openid-connect' }],
-        users: [{ id: '5f0e7a8e-1111-4222-8333-944455556666', username: 'bob', enabled: true, email: 'bob@example.com', credentials: [await kcCredential('pbkdf2-sha512', 'bob-password', { iterations: 1000 })] }],
+        users: [{ id: '5f0e7a8e-1111-4222-8333-944455556666', username: 'bob', enabled: true, email: 'bob@example.com', credentials: [await kcCredential('pbkdf2-sha512', 'bob-password', { iterations: 1000 })], realmRoles: ['buyer'], clientRoles: { app: ['orders'] } }],
+        roles: { realm: [{ name: 'buyer', composite: true, composites: { client: { app: ['orders'] } } }, { name: 'seller' }], client: { app: [{ name: 'orders' }, { name: 'refunds' }] } },
       };
       await ts.kc.realms.create(rep as never);
       const realm = (await ts.store.realms.get('moved'))!;
@@ -32,6 +33,10 @@ for (const dialect of dialects()) {
       assert.equal(realm.organizationRequired, false);
       const r = await signIn(ts, { realm: 'moved', clientId: 'app', redirectUri: RP, secret: 'moved-app-secret-93ab1', username: 'bob', password: 'bob-password' });
       assert.equal(r.claims?.sub, "5f0e7a8e-1111-4222-8333-944455556666", JSON.stringify(r));
+      // The roles came with the realm, and bob's token carries his.
+      assert.deepEqual((await ts.kc.roles.find({ realm: 'moved' })).map((x) => x.name).sort(), ['buyer', 'seller']);
+      assert.deepEqual(r.claims?.realm_access, { roles: ['buyer'] });
+      assert.deepEqual(r.claims?.resource_access, { app: { roles: ['orders'] } });
       // The same again: Keycloak answers 409.
       assert.equal(await statusOf(ts.kc.realms.create(rep as never)), 409);
     });

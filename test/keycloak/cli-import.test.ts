@@ -40,6 +40,10 @@ for (const dialect of dialects()) {
       assert.match(r.stdout, /^ {2}mapped {3}realm setting accessCodeLifespan - 60 is outside Realmgate's range 30-50: set to 50$/m);
       assert.match(r.stdout, /^ {2}skipped {2}client migration-saml-client - a saml client/m);
       assert.match(r.stdout, /^ {2}imported user offline-test-user$/m);
+      assert.match(r.stdout, /^ {2}imported realm role migration-test-realm-role$/m);
+      assert.match(r.stdout, /^ {2}mapped {3}realm role offline_access - Keycloak's built-in role, .*; granted to 3 user\(s\)$/m);
+      assert.match(r.stdout, /^ {2}skipped {2}role mappings to client account - 3 user\(s\), view-profile, manage-account, manage-account-links: the client was not imported/m);
+      assert.match(r.stdout, /^ {2}skipped {2}groups - 1 group\(s\) not moved/m);
       const again = run(['realm', 'import', FIXTURE, '--if-exists', 'skip', '--json']);
       assert.equal(again.status, 0, again.stderr);
       assert.deepEqual((JSON.parse(again.stdout) as { realms: Array<{ status: string }> }).realms.map((x) => x.status), ['unchanged', 'unchanged', 'skipped']);
@@ -69,6 +73,13 @@ for (const dialect of dialects()) {
       assert.equal(rep.realm, 'Migration');
       assert.equal(rep.users.find((u) => u.username === 'offline-test-user')!.id, '47611b1e-6e38-415f-99b1-8babab008505');
       assert.deepEqual(rep.users.find((u) => u.username === 'offline-test-user')!.credentials, []);
+      // Roles and each user's mappings travel (the admin roles of realm-management are Keycloak's and Realmgate's own: not exported).
+      const roles = (rep as unknown as { roles: { realm: Array<{ name: string; composite: boolean }>; client: Record<string, Array<{ name: string }>> } }).roles;
+      assert.deepEqual(roles.realm.map((x) => x.name), ['default-roles-migration', 'migration-test-realm-role', 'offline_access', 'uma_authorization']);
+      assert.ok(roles.realm.every((x) => x.composite === false));
+      assert.deepEqual(roles.client, { 'migration-test-client': [roles.client['migration-test-client']![0]!] });
+      assert.equal(roles.client['migration-test-client']![0]!.name, 'migration-test-client-role');
+      assert.deepEqual((rep.users.find((u) => u.username === 'offline-test-user') as unknown as { realmRoles: string[] }).realmRoles, ['offline_access', 'uma_authorization']);
       const file = path.join(dir, 'migration.json');
       const full = run(['realm', 'export', 'Migration', '--file', file, '--with-secrets']);
       assert.equal(full.status, 0, full.stderr);
@@ -77,6 +88,9 @@ for (const dialect of dialects()) {
       assert.equal(back.status, 0, back.stdout + back.stderr);
       assert.match(back.stdout, /^realm Migration: overwritten$/m);
       assert.match(back.stdout, /^ {2}imported user offline-test-user$/m);
+      assert.match(back.stdout, /^ {2}mapped {3}realm role uma_authorization - .*granted to 3 user\(s\)$/m);
+      assert.match(back.stdout, /^ {2}imported client role migration-test-client-role of migration-test-client$/m);
+      assert.equal(JSON.parse(run(['realm', 'export', 'Migration']).stdout).roles.realm.length, 4);
       assert.match(run(['realm', 'export', '--help']).stdout, /--with-secrets/);
     });
   });

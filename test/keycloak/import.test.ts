@@ -254,18 +254,25 @@ for (const dialect of dialects()) {
       }
     });
 
-    test('a --dir export (realm file plus users files) imports its users', async () => {
+    test('a --dir export (realm file plus users files) imports its users, with the role mappings of the users files', async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kc-dir-'));
       try {
         const { users, ...realm } = { ...own, realm: 'corp-dir' } as Record<string, unknown>;
-        const renamed = (users as Array<Record<string, unknown>>).map((u, i) => ({ ...u, id: `dir-${i}`, username: `dir-${u.username as string}` }));
-        fs.writeFileSync(path.join(dir, 'corp-dir-realm.json'), JSON.stringify({ ...realm, organizations: [] }));
+        const renamed = (users as Array<Record<string, unknown>>).map((u, i) => ({ ...u, id: `dir-${i}`, username: `dir-${u.username as string}`, realmRoles: ['dir-role'], clientRoles: { portal: ['portal-user'] } }));
+        const roles = { realm: [{ name: 'dir-role', description: 'From the realm file' }], client: { portal: [{ name: 'portal-user' }] } };
+        fs.writeFileSync(path.join(dir, 'corp-dir-realm.json'), JSON.stringify({ ...realm, organizations: [], roles }));
         fs.writeFileSync(path.join(dir, 'corp-dir-users-0.json'), JSON.stringify({ realm: 'corp-dir', users: renamed.slice(0, 4) }));
         fs.writeFileSync(path.join(dir, 'corp-dir-users-1.json'), JSON.stringify({ realm: 'corp-dir', users: renamed.slice(4) }));
         const r = await importKeycloakRealms(ts.store, await readExport(dir), { ifExists: 'fail' }, actor);
         assert.equal(r.realms[0]!.status, 'imported', r.realms[0]!.reason);
         const names = (await ts.store.users.list('corp-dir')).map((u) => u.username);
         assert.ok(names.includes('dir-sha1-user') && names.includes('dir-disabled-user'), names.join(' '));
+        // Users of both users files carry the roles the realm file defines.
+        for (const username of ['dir-sha1-user', 'dir-disabled-user']) {
+          const u = (await ts.store.users.findByUsername('corp-dir', username))!;
+          assert.deepEqual(await ts.store.roles.userRoles(u.id), { realm: ['dir-role'], clients: { portal: ['portal-user'] } }, username);
+        }
+        assert.match(r.realms[0]!.lines.find((l) => l.element === 'realm role dir-role')?.reason ?? '', /^granted to \d+ user\(s\)$/);
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }

@@ -4,6 +4,9 @@ import { toRealmRepresentation } from './representations/realm.js';
 import { AUTH_METHODS_ATTRIBUTE } from './representations/client.js';
 import { exportCredential } from './credentials.js';
 import { REALM_MANAGEMENT } from '../authorization.js';
+import { isAdminRole } from '../operations/roles.js';
+import { serviceAccountUsername } from '../operations/service-accounts.js';
+import type { Role } from '../../storage/repos/roles.js';
 import { NotFound } from '../validation.js';
 
 /** Keycloak's placeholder for a secret left out of an export. */
@@ -47,6 +50,19 @@ function clientRepresentation(c: Client, withSecrets: boolean): Json {
   };
 }
 
+/** Keycloak's RoleRepresentation. Realmgate's roles are not composite (an import flattens Keycloak's). */
+function roleRepresentation(r: Role): Json {
+  return { id: r.id, name: r.name, ...(r.description !== null ? { description: r.description } : {}), composite: false, clientRole: r.clientId !== '', containerId: r.clientId === '' ? r.realmId : r.clientId };
+}
+
+/** A user's role mappings as Keycloak exports them: realmRoles, and clientRoles by clientId. */
+function roleMappings(roles: Role[]): Json {
+  const realmRoles = roles.filter((r) => r.clientId === '').map((r) => r.name);
+  const clientRoles: Record<string, string[]> = {};
+  for (const r of roles) if (r.clientId !== '') (clientRoles[r.clientId] ??= []).push(r.name);
+  return { ...(realmRoles.length > 0 ? { realmRoles } : {}), ...(Object.keys(clientRoles).length > 0 ? { clientRoles } : {}) };
+}
+
 function userRepresentation(u: User, orgs: { consents: Json[] }, withSecrets: boolean): Json {
   const credential = withSecrets ? exportCredential(u.passwordHash, u.createdAt * 1000) : undefined;
   return {
@@ -78,12 +94,22 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   rep.clientScopes = scopes.map((s) => ({ name: s.name, protocol: 'openid-connect', attributes: { 'consent.screen.text': s.consentText, 'display.on.consent.screen': 'true', 'include.in.token.scope': 'true' } }));
   const clients = (await store.clients.list(realmId)).filter((c) => c.clientId !== REALM_MANAGEMENT);
   rep.clients = clients.map((c) => clientRepresentation(c, opts.withSecrets));
+  // The realm's own roles. Realmgate's admin roles (realm-management's, master's admin and create-realm)
+  // are left out, as the realm-management client is: Keycloak and Realmgate make them in every realm;
+  // users' mappings to them are written, and grant them again on import.
+  const clientRoles: Record<string, Json[]> = {};
+  for (const c of clients) {
+    const roles = await store.roles.list(realmId, c.clientId);
+    if (roles.length > 0) clientRoles[c.clientId] = roles.map(roleRepresentation);
+  }
+  rep.roles = { realm: (await store.roles.list(realmId, '')).filter((r) => !isAdminRole(r)).map(roleRepresentation), client: clientRoles };
   const orgs = await store.organizationAdmin.list(realmId, { max: 1_000_000 });
   const members = new Map<string, string[]>();
   for (const o of orgs) {
     for (const userId of await store.organizationAdmin.members(o.id, { max: 10_000_000 })) members.set(o.id, [...(members.get(o.id) ?? []), userId]);
   }
-  const users = (await store.users.list(realmId)).filter((u) => !u.username.startsWith('service-account-'));
+  const all = await store.users.list(realmId);
+  const users = all.filter((u) => !u.username.startsWith('service-account-'));
   const byId = new Map(users.map((u) => [u.id, u]));
   const out: Json[] = [];
   for (const u of users) {
@@ -95,7 +121,14 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
       perClient.set(c.clientId, e);
     }
     const consents = [...perClient].map(([clientId, e]) => ({ clientId, grantedClientScopes: [...e.scopes], createdDate: e.createdAt * 1000, lastUpdatedDate: e.createdAt * 1000 }));
-    out.push(userRepresentation(u, { consents }, opts.withSecrets));
+    out.push({ ...userRepresentation(u, { consents }, opts.withSecrets), ...roleMappings(await store.roles.mappedRoles(u.id)) });
+  }
+  // Service accounts, as Keycloak exports them (serviceAccountClientId): made anew with their client on
+  // import, which grants them the roles written here.
+  const accounts = new Map(all.map((u) => [u.username, u]));
+  for (const c of clients) {
+    const sa = c.serviceAccountsEnabled ? accounts.get(serviceAccountUsername(c.clientId)) : undefined;
+    if (sa) out.push({ id: sa.id, username: sa.username, enabled: sa.enabled, serviceAccountClientId: c.clientId, ...roleMappings(await store.roles.mappedRoles(sa.id)) });
   }
   rep.users = out;
   rep.organizations = orgs.map((o) => ({

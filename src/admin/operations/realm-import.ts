@@ -8,7 +8,7 @@ import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { fromRealmRepresentation } from '../keycloak/representations/realm.js';
 import { importCredential, type KeycloakCredential } from '../keycloak/credentials.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
-import { MASTER_REALM, REALM_MANAGEMENT } from '../authorization.js';
+import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
 import { checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
 import { checkRealmDisplayName, checkRefreshLifetimes, createRealm, realmSigningAlg, updateRealm } from './realms.js';
@@ -16,6 +16,10 @@ import { checkNewClient, createClient, deleteClient, type NewClient } from './cl
 import { checkPassword, deleteUser } from './users.js';
 import { checkDomains, checkOrganizationTexts, createOrganization } from './organizations.js';
 import { checkConsentText } from './client-scopes.js';
+import { checkRoleDescription, checkRoleName, isAdminRole } from './roles.js';
+import { findServiceAccount } from './service-accounts.js';
+import { randomId } from '../../crypto/random.js';
+import type { Role } from '../../storage/repos/roles.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
 import { AUTH_METHODS_ATTRIBUTE } from '../keycloak/representations/client.js';
 
@@ -170,13 +174,18 @@ export async function importKeycloakRealms(store: Store, realms: Json[], opts: I
       // Read, checked and hashed first; the transaction then only writes (and, overwriting, deletes the
       // realm it replaces: the file is the whole realm).
       const ready = await prepareRealm(rep, opts, report);
-      await store.transaction(async (tx) => {
+      const { masterAdmins } = await store.transaction(async (tx) => {
         if (existing) await tx.realms.delete(name);
-        await importRealm(tx, rep, ready, report, actor);
+        return importRealm(tx, rep, ready, report, actor);
       });
-      // Roles do not move from Keycloak: the master realm replaced has no administrator any more.
+      // The master realm replaced keeps no administrator of Realmgate's: only those the file makes.
       if (existing && name === MASTER_REALM) {
-        report.mapped('realm master', "replaced whole: Realmgate's administrators and admin-cli are gone (roles do not move from Keycloak); run realmgate bootstrap-admin to administer again");
+        report.mapped(
+          'realm master',
+          masterAdmins.length > 0
+            ? `replaced whole: Realmgate's administrators and admin-cli are gone; the file's holders of master's admin role administer now: ${masterAdmins.join(', ')}`
+            : "replaced whole: Realmgate's administrators and admin-cli are gone (the file grants no one master's admin role); run realmgate bootstrap-admin to administer again",
+        );
       }
       out.push(report.build(existing ? 'overwritten' : 'imported'));
     } catch (err) {
@@ -197,6 +206,7 @@ interface PreparedRealm {
   clients: Array<ClientEntry | Refused>;
   users: Array<UserEntry | Refused>;
   organizations: Array<OrganizationEntry | Refused>;
+  roles: PreparedRoles;
 }
 
 async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportBuilder): Promise<PreparedRealm> {
@@ -219,11 +229,12 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const scopes = readScopes(rep);
   const clients = readClients(rep, opts);
   const users = readUsers(rep);
+  const roles = readRoles(rep);
   await hashBeforehand(clients, users);
-  return { changes, settings, signingKey, scopes, clients, users, organizations };
+  return { changes, settings, signingKey, scopes, clients, users, organizations, roles };
 }
 
-async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report: RealmReportBuilder, actor: Actor): Promise<void> {
+async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report: RealmReportBuilder, actor: Actor): Promise<{ masterAdmins: string[] }> {
   const { changes, settings } = ready;
   const realm = await createRealm(store, { id: String(rep.realm), ...(changes.displayName ? { displayName: changes.displayName } : {}), settings, ...(changes.enabled === false ? { enabled: false } : {}), signingKey: ready.signingKey }, actor);
   report.imported('realm settings', 'lifetimes, brute-force limits, display name, enabled');
@@ -236,7 +247,9 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   const users = (await storeUsers(store, realm.id, rep, ready.users, 'skip', report, actor)).stored;
   const memberships = await importOrganizations(store, realm.id, ready.organizations, users, report, actor);
   await importConsents(store, realm.id, ready.users, users, clients, memberships, report);
-  await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size } });
+  const roles = await importRoles(store, realm.id, rep, ready.roles, ready.users, users, clients, report);
+  await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size, roles: roles.created } });
+  return { masterAdmins: roles.masterAdmins };
 }
 
 /** Keycloak's limits differ from Realmgate's: a value out of our range is clamped, and reported. */
@@ -312,7 +325,6 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   if (list(components['org.keycloak.keys.KeyProvider']).length > 0) report.mapped('signing keys', 'Realmgate generates its own keys: relying parties fetch the new JWKS from the new issuer');
   const enabledActions = list(rep.requiredActions).filter((a) => obj(a).enabled === true).length;
   if (enabledActions > 0) report.skipped('required actions', `${enabledActions} enabled in Keycloak; Realmgate has none (users are not asked to update passwords or verify email)`);
-  if (list(rep.roles ? obj(rep.roles).realm : []).length > 0 || list(rep.groups).length > 0) report.skipped('roles and groups', 'not moved: Realmgate keeps only its admin roles');
   if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is username and password");
   if (typeof rep.passwordPolicy === 'string' && rep.passwordPolicy !== '') report.skipped('password policy', `"${rep.passwordPolicy}" is not enforced by Realmgate`);
 }
@@ -426,6 +438,8 @@ interface UserEntry {
   notes: string[];
   /** Keycloak's clientConsents: imported once the user and the clients are stored. */
   consents: Array<{ clientId: string; scopes: string[] }>;
+  /** realmRoles and clientRoles: granted once the roles are stored (importRoles). */
+  roles: RoleMappings;
 }
 
 /** What became of an entry: Keycloak's PartialImportResult, with the reason of a skipped one. */
@@ -649,6 +663,7 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     clientId: optString(c, 'clientId', `clientConsents[${i}].`) ?? '',
     scopes: optStrings(c, 'grantedClientScopes', `clientConsents[${i}].`),
   }));
+  const roles = readMappings(u);
   const notes: string[] = [];
   let passwordHash = NO_PASSWORD_HASH;
   let plain: string | undefined;
@@ -709,6 +724,7 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     enabled: enabled !== false,
     notes,
     consents,
+    roles,
   };
 }
 
@@ -997,6 +1013,322 @@ async function importConsents(store: Store, realmId: string, entries: Array<User
   }
 }
 
+/** Keycloak's message keys for the descriptions of its built-in roles (themes/messages_en.properties). */
+const ROLE_MESSAGES: Record<string, string> = {
+  'role_offline-access': 'Offline access',
+  role_uma_authorization: 'Obtain permissions',
+  'role_default-roles': 'Default roles',
+};
+
+/** A role of the file (roles.realm[], roles.client.<clientId>[]), read and checked: no database. */
+interface RoleEntry {
+  /** '' for a realm role, else the clientId of its client. */
+  client: string;
+  name: string;
+  element: string;
+  description: string | null;
+  /** The roles a composite contains (its composites), as roleKey()s. */
+  members: string[];
+  notes: string[];
+  refused?: ReportLine;
+}
+
+/** A user's role mappings as the file gives them (realmRoles, clientRoles), each of its type. */
+interface RoleMappings {
+  realm: string[];
+  clients: Array<[string, string[]]>;
+}
+
+interface PreparedRoles {
+  entries: RoleEntry[];
+  /** Each role of the file (its first entry), by roleKey(): what a composite or a mapping names. */
+  byKey: Map<string, RoleEntry>;
+  /** The mappings of service accounts, whose users are made with their clients. */
+  serviceAccounts: Array<{ clientId: string; element: string; roles?: RoleMappings; refused?: string }>;
+  /** Keycloak's default role (defaultRole, else default-roles-<realm>). */
+  defaultRole: string;
+}
+
+const roleKey = (client: string, name: string): string => JSON.stringify([client, name]);
+const keyParts = (key: string): [string, string] => JSON.parse(key) as [string, string];
+const roleElement = (client: string, name: string): string => (client === '' ? `realm role ${name}` : `client role ${name} of ${client}`);
+
+function readMappings(u: Json): RoleMappings {
+  const realm = optStrings(u, 'realmRoles');
+  const byClient = optObject(u, 'clientRoles');
+  return { realm, clients: Object.keys(byClient).map((c): [string, string[]] => [c, optStrings(byClient, c, 'clientRoles.')]) };
+}
+
+/** A role's description: Keycloak's message keys of its own roles become their English text; an unknown key, nothing. */
+function roleDescription(d: string | undefined, notes: string[]): string | null {
+  if (d === undefined || d === '') return null;
+  const key = /^\$\{([\w.-]+)\}$/.exec(d)?.[1];
+  const text = key === undefined ? d : Object.hasOwn(ROLE_MESSAGES, key) ? ROLE_MESSAGES[key] : undefined;
+  if (text === undefined) return null;
+  try {
+    return checkRoleDescription(text);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    notes.push(`description left out (${message(err)})`);
+    return null;
+  }
+}
+
+/**
+ * Reads and checks the realm's roles (roles.realm, roles.client) and the mappings of service accounts:
+ * no database. A roles list of the wrong type fails the realm; a role entry of the wrong type, or with a
+ * name the admin API refuses (checkRoleName), is skipped with the reason.
+ */
+function readRoles(rep: Json): PreparedRoles {
+  const roles = optObject(rep, 'roles');
+  const byClient = optObject(roles, 'client', 'roles.');
+  const lists: Array<[string, unknown[]]> = [['', optList(roles, 'realm', 'roles.')], ...Object.keys(byClient).map((c): [string, unknown[]] => [c, optList(byClient, c, 'roles.client.')])];
+  const entries: RoleEntry[] = [];
+  const byKey = new Map<string, RoleEntry>();
+  for (const [client, raws] of lists) {
+    raws.forEach((raw, i) => {
+      const name = entryName(client === '' ? 'roles.realm' : `roles.client.${client}`, raw, 'name', i);
+      const entry: RoleEntry = { client, name, element: roleElement(client, name), description: null, members: [], notes: [] };
+      entries.push(entry);
+      try {
+        const r = entryObject(raw, 'the entry');
+        const rawName = optString(r, 'name');
+        if (rawName !== undefined) {
+          if (byKey.has(roleKey(client, rawName))) throw new ValidationError('listed twice: the first entry was imported');
+          byKey.set(roleKey(client, rawName), entry);
+        }
+        const description = optString(r, 'description');
+        const composites = optObject(r, 'composites');
+        const memberClients = optObject(composites, 'client', 'composites.');
+        entry.members = [
+          ...optStrings(composites, 'realm', 'composites.').map((n) => roleKey('', n)),
+          ...Object.keys(memberClients).flatMap((c) => optStrings(memberClients, c, 'composites.client.').map((n) => roleKey(c, n))),
+        ];
+        checkRoleName(rawName);
+        entry.description = roleDescription(description, entry.notes);
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        entry.refused = { element: entry.element, outcome: 'skipped', reason: message(err) };
+      }
+    });
+  }
+  const serviceAccounts: PreparedRoles['serviceAccounts'] = [];
+  for (const raw of optList(rep, 'users')) {
+    const u = obj(raw);
+    const clientId = u.serviceAccountClientId;
+    if (typeof clientId !== 'string' || clientId === '') continue;
+    const element = `roles of the service account of ${clientId}`;
+    try {
+      serviceAccounts.push({ clientId, element, roles: readMappings(u) });
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      serviceAccounts.push({ clientId, element, refused: message(err) });
+    }
+  }
+  const d = obj(rep.defaultRole).name;
+  return { entries, byKey, serviceAccounts, defaultRole: typeof d === 'string' ? d : `default-roles-${String(rep.realm).toLowerCase()}` };
+}
+
+/** Where a role of the file goes: the realm or an imported client, Realmgate's own admin roles, or nowhere (why). */
+type RoleContainer = { kind: 'own'; clientId: string } | { kind: 'admin' } | { kind: 'skip'; reason: string };
+
+/** A role a mapping names, found: Realmgate's (an admin role) or one the import stored; or why it is not there. */
+type ResolvedRole = { id: string; name: string; admin?: 'realm-management' | 'master' } | { group: string; name: string; reason: string };
+
+/**
+ * Stores the realm's roles (realm roles, and client roles of the clients imported) and grants the users
+ * (and service accounts) of the file the roles they are mapped to. Realmgate's roles are not composite:
+ * a user mapped to a composite is granted, directly, every role it contains, recursively (the roles a
+ * Keycloak token would carry). Mappings to realm-management's roles grant Realmgate's admin roles of
+ * the same names (and, in master, `master-realm`'s and the realm roles admin and create-realm).
+ */
+async function importRoles(
+  store: Store,
+  realmId: string,
+  rep: Json,
+  roles: PreparedRoles,
+  userEntries: Array<UserEntry | Refused>,
+  users: Map<string, string>,
+  clients: Set<string>,
+  report: RealmReportBuilder,
+): Promise<{ created: number; masterAdmins: string[] }> {
+  const master = realmId === MASTER_REALM;
+  const inFile = new Set(list(rep.clients).map((c) => obj(c).clientId).filter((c): c is string => typeof c === 'string'));
+  const container = (client: string): RoleContainer => {
+    if (client === '') return { kind: 'own', clientId: '' };
+    // In master, Keycloak's master-realm client holds the roles that administer master itself.
+    if (client === REALM_MANAGEMENT || (master && client === `${MASTER_REALM}-realm`)) return { kind: 'admin' };
+    if (clients.has(client)) return { kind: 'own', clientId: client };
+    if (master && client.endsWith('-realm') && inFile.has(client)) {
+      return { kind: 'skip', reason: `master's roles for administering realm ${client.slice(0, -'-realm'.length)} one by one, which Realmgate does not have (master's admin role administers every realm)` };
+    }
+    if (!inFile.has(client)) return { kind: 'skip', reason: `the file has no client ${client}` };
+    return { kind: 'skip', reason: `the client was not imported${BUILTIN_CLIENTS.has(client) ? " (Keycloak's built-in client)" : ''}` };
+  };
+  const realmManagement = new Map((await store.roles.list(realmId, REALM_MANAGEMENT)).map((r) => [r.name, r]));
+  const masterRoles = new Map(master ? (await store.roles.list(realmId, '')).filter((r) => isAdminRole(r)).map((r) => [r.name, r]) : []);
+  const isMasterRole = (client: string, name: string): boolean => master && client === '' && Object.hasOwn(MASTER_ROLES, name);
+
+  // The roles, with new ids (Keycloak's ids are not kept: roles are found by name).
+  const created = new Map<string, Role>();
+  const t = now();
+  for (const e of roles.entries) {
+    if (e.refused || isMasterRole(e.client, e.name)) continue;
+    const c = container(e.client);
+    if (c.kind !== 'own') continue;
+    const role: Role = { id: randomId(), realmId, clientId: c.clientId, name: e.name, description: e.description };
+    await store.roles.create(role, t);
+    created.set(roleKey(e.client, e.name), role);
+  }
+
+  const resolve = (key: string): ResolvedRole => {
+    const [client, name] = keyParts(key);
+    const c = container(client);
+    if (c.kind === 'skip') return { group: `role mappings to client ${client}`, name, reason: c.reason };
+    if (c.kind === 'admin') {
+      const role = realmManagement.get(name);
+      return role ? { id: role.id, name, admin: 'realm-management' } : { group: `role mappings to ${roleElement(client, name)}`, name, reason: `not one of Realmgate's admin roles (${REALM_MANAGEMENT} holds only those)` };
+    }
+    if (isMasterRole(client, name)) return { id: masterRoles.get(name)!.id, name, admin: 'master' };
+    const role = created.get(key);
+    if (role) return { id: role.id, name };
+    const entry = roles.byKey.get(key);
+    return { group: `role mappings to ${roleElement(client, name)}`, name, reason: entry ? `the role was skipped${entry.refused?.reason ? ` (${entry.refused.reason})` : ''}` : 'the file does not define the role' };
+  };
+  // Every role a mapping reaches: the roles named, and what composites contain, recursively (a cycle ends where it began).
+  const closure = (start: string[]): string[] => {
+    const seen = new Set<string>();
+    const stack = [...start].reverse();
+    while (stack.length > 0) {
+      const key = stack.pop()!;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      stack.push(...[...(roles.byKey.get(key)?.members ?? [])].reverse());
+    }
+    return [...seen];
+  };
+
+  const holders = new Map<string, Set<string>>();
+  const notGranted = new Map<string, { reason: string; users: Set<string>; names: Set<string> }>();
+  const adminLines: Array<[string, string]> = [];
+  const masterAdmins: string[] = [];
+  const grant = async (userId: string, who: string, m: RoleMappings): Promise<void> => {
+    const direct = [...m.realm.map((n) => roleKey('', n)), ...m.clients.flatMap(([c, names]) => names.map((n) => roleKey(c, n)))];
+    const directSet = new Set(direct);
+    const ids = new Set<string>();
+    const admin = { 'realm-management': { direct: [] as string[], all: [] as string[] }, master: { direct: [] as string[], all: [] as string[] } };
+    for (const key of closure(direct)) {
+      const r = resolve(key);
+      if ('group' in r) {
+        const g = notGranted.get(r.group) ?? { reason: r.reason, users: new Set<string>(), names: new Set<string>() };
+        g.users.add(userId);
+        g.names.add(r.name);
+        notGranted.set(r.group, g);
+        continue;
+      }
+      ids.add(r.id);
+      if (!holders.has(key)) holders.set(key, new Set());
+      holders.get(key)!.add(userId);
+      if (r.admin) {
+        admin[r.admin].all.push(r.name);
+        if (directSet.has(key)) admin[r.admin].direct.push(r.name);
+      }
+    }
+    await store.roles.grant(userId, [...ids]);
+    const said: string[] = [];
+    for (const [kind, a] of Object.entries(admin)) {
+      if (a.all.length === 0) continue;
+      const more = a.all.length - a.direct.length;
+      const what = kind === 'master' ? (a.all.includes('admin') ? 'administers every realm' : 'creates realms') : 'administers this realm';
+      const named = a.direct.length === 0 ? `${a.all.join(', ')} (contained in composite roles)` : `${a.direct.join(', ')}${more > 0 ? ` and the ${more} they contain` : ''}`;
+      said.push(`granted ${kind} roles ${named}: ${what}`);
+    }
+    if (said.length > 0) adminLines.push([`admin roles of ${who}`, said.join('; ')]);
+    if (admin.master.all.includes('admin')) masterAdmins.push(who.replace(/^user /, ''));
+  };
+
+  const done = new Set<string>();
+  for (const e of userEntries) {
+    if (e.refused) continue;
+    const userId = users.get(e.name);
+    // Not stored (listed twice, or its id taken): its mappings are not this user's.
+    if (userId !== e.id || done.has(e.id)) continue;
+    done.add(e.id);
+    await grant(userId, `user ${e.name}`, e.roles);
+  }
+  for (const sa of roles.serviceAccounts) {
+    if (sa.refused !== undefined) {
+      report.skipped(sa.element, sa.refused);
+      continue;
+    }
+    if (sa.roles!.realm.length === 0 && sa.roles!.clients.every(([, names]) => names.length === 0)) continue;
+    const client = clients.has(sa.clientId) ? await store.clients.get(realmId, sa.clientId) : undefined;
+    const user = client?.serviceAccountsEnabled ? await findServiceAccount(store, client) : undefined;
+    if (!user) {
+      report.skipped(sa.element, client ? 'the client has no service account here (serviceAccountsEnabled is off)' : 'the client was not imported');
+      continue;
+    }
+    await grant(user.id, `the service account of ${sa.clientId}`, sa.roles!);
+  }
+
+  // The report: each role of the file, in its order; then the mappings not granted, and who administers.
+  const adminInFile: Record<string, string[]> = {};
+  const notImported = new Map<string, { reason: string; names: string[] }>();
+  for (const e of roles.entries) {
+    if (e.refused) {
+      report.add(e.refused);
+      continue;
+    }
+    const c = container(e.client);
+    if (c.kind === 'skip') {
+      const g = notImported.get(e.client) ?? { reason: c.reason, names: [] };
+      g.names.push(e.name);
+      notImported.set(e.client, g);
+      continue;
+    }
+    if (c.kind === 'admin') {
+      if (realmManagement.has(e.name)) (adminInFile[e.client] ??= []).push(e.name);
+      else report.skipped(e.element, `not one of Realmgate's admin roles (${REALM_MANAGEMENT} holds only those): not moved`);
+      continue;
+    }
+    const n = holders.get(roleKey(e.client, e.name))?.size ?? 0;
+    const notes: string[] = [];
+    let mapped = e.notes.length > 0;
+    if (isMasterRole(e.client, e.name)) {
+      notes.push("one of Realmgate's own admin roles: the file's mappings to it are granted");
+      mapped = true;
+    } else if (e.client === '' && e.name === 'offline_access') {
+      notes.push("Keycloak's built-in role, kept as a plain role so that tokens carry it as Keycloak's do; Realmgate does not require it for the offline_access scope");
+      mapped = true;
+    } else if (e.client === '' && e.name === 'uma_authorization') {
+      notes.push("Keycloak's built-in role, kept as a plain role so that tokens carry it as Keycloak's do; Realmgate has no UMA");
+      mapped = true;
+    } else if (e.client === '' && e.name === roles.defaultRole) {
+      notes.push("Keycloak's default role, kept as a plain role with the users the file maps to it: Keycloak gives it to every new user, Realmgate gives new users no role");
+      mapped = true;
+    }
+    if (e.members.length > 0) {
+      notes.push(`flattened: its members granted directly to its ${n} user(s); later changes to one do not reach the other`);
+      mapped = true;
+    } else if (n > 0) notes.push(`granted to ${n} user(s)`);
+    notes.push(...e.notes);
+    if (mapped) report.mapped(e.element, notes.join('; '));
+    else report.imported(e.element, notes.join('; ') || undefined);
+  }
+  for (const [client, names] of Object.entries(adminInFile)) {
+    report.mapped(`roles of client ${client}`, `Realmgate's own admin roles (${names.length} in the file${client === REALM_MANAGEMENT ? '' : `, Realmgate's ${REALM_MANAGEMENT} roles of master`}): the file's mappings to them are granted`);
+  }
+  for (const [client, g] of notImported) report.skipped(`roles of client ${client}`, `${g.reason}: ${g.names.join(', ')}`);
+  for (const [element, g] of notGranted) report.skipped(element, `${g.users.size} user(s), ${[...g.names].join(', ')}: ${g.reason}`);
+  for (const [element, reason] of adminLines) report.mapped(element, reason);
+  const groups = list(rep.groups).length;
+  const members = list(rep.users).filter((u) => list(obj(u).groups).length > 0).length;
+  if (groups > 0 || members > 0) {
+    report.skipped('groups', `${groups} group(s)${members > 0 ? ` and the group memberships of ${members} user(s)` : ''} not moved: Realmgate has no groups; the roles a group grants (its realmRoles and clientRoles) are not granted to its members`);
+  }
+  return { created: created.size, masterAdmins };
+}
+
 /**
  * Keycloak's POST /admin/realms with a full RealmRepresentation (clients, users, ...): the same import
  * as the CLI's, for a realm that does not exist yet. Returns the report; a failure is a 400 or a 409.
@@ -1021,7 +1353,8 @@ export interface PartialImportResults {
 /**
  * Keycloak's partial import (POST /admin/realms/{realm}/partialImport): clients and users (with their
  * consents) into an existing realm, in one transaction; `ifResourceExists` FAIL (409, nothing stored),
- * SKIP or OVERWRITE. Groups, roles and identity providers are not Realmgate's.
+ * SKIP or OVERWRITE. Roles and role mappings are not moved here (the realm import moves them); groups and
+ * identity providers are not Realmgate's.
  *
  * Every entry is read and checked, and its password or secret hashed, before the transaction: an entry
  * that cannot be imported is SKIPPED and leaves the client or user already stored as it was (OVERWRITE

@@ -114,7 +114,7 @@ export function checkRoleName(name: unknown): string {
 }
 
 /** A role's description: at most 4000 characters, several lines allowed. */
-function checkRoleDescription(description: unknown): string | null {
+export function checkRoleDescription(description: unknown): string | null {
   if (description === undefined || description === null || description === '') return null;
   if (typeof description !== 'string') throw new ValidationError('the role description must be a string');
   checkText('the role description', description, 4000, { multiline: true });
