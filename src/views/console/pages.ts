@@ -82,8 +82,8 @@ function roleTable(base: string, roles: RoleRow[]): SafeHtml {
 }
 
 /** The form creating a role of the realm or of a client (POST to the roles' address). */
-function roleCreateForm(csrf: string, base: string, form: Record<string, string>): SafeHtml {
-  return html`<h2>Create a role</h2>
+function roleCreateForm(csrf: string, base: string, form: Record<string, string>, title = 'Create a role'): SafeHtml {
+  return html`<h2>${title}</h2>
 <form method="post" action="${base}" class="console-form">${csrfField(csrf)}
 <label for="roleName">Role name</label><input type="text" id="roleName" name="name" required autocomplete="off" value="${form.name ?? ''}">
 <label for="roleDescription">Description (optional)</label><input type="text" id="roleDescription" name="description" autocomplete="off" value="${form.description ?? ''}">
@@ -217,7 +217,7 @@ ${list('web-origins', client.webOrigins, 'origin', 'Add a web origin', 'Add web 
 <p class="muted">${roles.adminOnly
   ? "Realmgate's admin roles of this realm: the client takes no new roles, and none of them is renamed or deleted. Grant them on a user's page."
   : html`Access tokens carry the client roles of their user in <code>resource_access.${client.clientId}.roles</code>. Grant a role on the user's page.`}</p>
-${roleTable(`${base}/roles`, roles.rows)}${canManage && !roles.adminOnly ? roleCreateForm(frame.csrf, `${base}/roles`, roles.form ?? {}) : ''}
+${roleTable(`${base}/roles`, roles.rows)}${canManage && !roles.adminOnly ? roleCreateForm(frame.csrf, `${base}/roles`, roles.form ?? {}, 'Create a client role') : ''}
 ${manage}`,
   );
 }
