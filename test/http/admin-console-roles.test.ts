@@ -64,6 +64,14 @@ for (const dialect of dialects()) {
       }
       assert.equal((await ts.store.roles.list(REALM, '')).length, 1);
 
+      // Any valid name works, '..' too: the name travels in the query and in form fields, never in the path.
+      res = await inject(ts.app, jar, 'POST', ROLES, { csrf, name: '..' });
+      assert.equal(res.headers.location, `${ROLES}/role?name=..&done=role-created`);
+      assert.match((await inject(ts.app, jar, 'GET', roleUrl(ROLES, '..'))).body, /<h1>\.\.<\/h1>/);
+      res = await inject(ts.app, jar, 'POST', `${ROLES}/delete`, { csrf, role: '..', confirm: '..' });
+      assert.equal(res.statusCode, 303);
+      assert.equal(await ts.store.roles.find(REALM, '', '..'), undefined);
+
       // A second role, granted to alice: the list counts the holders.
       res = await inject(ts.app, jar, 'POST', ROLES, { csrf, name: 'viewer' });
       assert.equal(res.statusCode, 303);
