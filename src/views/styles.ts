@@ -8,7 +8,8 @@ body { margin: 0; min-height: 100vh; display: flex; align-items: flex-start; jus
 h1 { margin: 0 0 1rem; font-size: 1.5rem; line-height: 1.25; }
 p { margin: 0 0 1rem; }
 label { display: block; margin: 0 0 0.25rem; font-weight: 600; }
-input[type=text], input[type=password] { width: 100%; padding: 0.6rem 0.75rem; margin: 0 0 1rem; font: inherit; color: inherit; border: 1px solid var(--control-border); border-radius: 8px; }
+input[type=text], input[type=password], select { width: 100%; padding: 0.6rem 0.75rem; margin: 0 0 1rem; font: inherit; color: inherit; border: 1px solid var(--control-border); border-radius: 8px; }
+select { background: #fff; }
 input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 input[type=radio], input[type=checkbox] { accent-color: var(--accent); }
 .card > :last-child, .card form > :last-child { margin-bottom: 0; }
@@ -67,6 +68,7 @@ body.console { display: block; }
 .console-search .row input { margin: 0; flex: 1; min-width: 0; }
 .row { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin: 0 0 1rem; }
 .cards > li.row { justify-content: space-between; margin-bottom: 0.5rem; }
+.cards > li.row > form { margin: 0; }
 .inline-form { margin: 0; display: inline-block; }
 .cards code, .facts code { overflow-wrap: anywhere; }
 .secret { font-size: 1rem; overflow-wrap: anywhere; }

@@ -2,71 +2,13 @@
 // code flow with PKCE, its pages and forms, CSRF and role refusals, and escaping of hostile names.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, basic, REALM, type TestServer } from '../helpers/server.js';
+import { basic, REALM } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
-import { CookieJar, inject, parseForm, runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
+import { CookieJar, inject, runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { ADMIN, CONSOLE, VIEWER, csrfOf, setup, signIn } from '../helpers/console.js';
 import { createClient } from '../../src/admin/operations/clients.js';
 import { createUser } from '../../src/admin/operations/users.js';
-import { grantRolesByName } from '../../src/admin/operations/roles.js';
 import { userSessions } from '../../src/admin/operations/users.js';
-import { BOOTSTRAP_ACTOR } from '../../src/admin/operations/common.js';
-
-const CONSOLE = '/auth/admin/console';
-const ADMIN = { username: 'admin', password: 'admin password 42' };
-const VIEWER = { username: 'viewer', password: 'viewer password 42' };
-
-async function setup(dialect: 'sqlite' | 'postgres'): Promise<TestServer> {
-  const ts = await startTestServer({ dialect });
-  await bootstrapAdmin(ts.store, { ...ADMIN, consoleRedirectUri: `${ts.config.authUrl}${CONSOLE}/callback` });
-  // A master user who may only read users of the master realm.
-  const { id } = await createUser(ts.store, { realmId: 'master', ...VIEWER });
-  await grantRolesByName(ts.store, { realmId: 'master', userId: id, clientId: 'realm-management', names: ['view-users'] }, BOOTSTRAP_ACTOR);
-  return ts;
-}
-
-/** Signs in as a browser would: console -> login redirect -> authorization endpoint -> login page -> callback. */
-async function signIn(ts: TestServer, who: { username: string; password: string }): Promise<CookieJar> {
-  const jar = new CookieJar();
-  let res = await inject(ts.app, jar, 'GET', `${CONSOLE}/`);
-  assert.equal(res.statusCode, 303);
-  assert.equal(res.headers.location, `${CONSOLE}/login`);
-  res = await inject(ts.app, jar, 'GET', `${CONSOLE}/login`);
-  assert.equal(res.statusCode, 303);
-  const authorize = new URL(res.headers.location as string, ts.config.authUrl);
-  assert.equal(authorize.searchParams.get('client_id'), 'security-admin-console');
-  assert.equal(authorize.searchParams.get('code_challenge_method'), 'S256');
-  res = await inject(ts.app, jar, 'GET', authorize.pathname + authorize.search);
-  for (let i = 0; i < 5 && res.statusCode === 303 && !(res.headers.location as string).includes('/callback'); i++) {
-    res = await inject(ts.app, jar, 'GET', res.headers.location as string);
-  }
-  const form = parseForm(res.body);
-  res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: who.username, password: who.password });
-  assert.equal(res.statusCode, 303, res.body.slice(0, 300));
-  // The console is a public client: the project asks consent on every request of one (RFC 8252 8.6).
-  if ((res.headers.location as string).includes('/login-actions/')) {
-    const consent = await inject(ts.app, jar, 'GET', res.headers.location as string);
-    const c = parseForm(consent.body);
-    res = await inject(ts.app, jar, 'POST', c.action, { csrf: c.csrf, decision: 'allow' });
-    assert.equal(res.statusCode, 303, res.body.slice(0, 300));
-  }
-  const callback = new URL(res.headers.location as string, ts.config.authUrl);
-  assert.equal(callback.pathname, `${CONSOLE}/callback`);
-  res = await inject(ts.app, jar, 'GET', callback.pathname + callback.search);
-  assert.equal(res.statusCode, 303, res.body.slice(0, 300));
-  assert.equal(res.headers.location, `${CONSOLE}/`);
-  const cookies = res.headers['set-cookie'] as string[];
-  assert.ok(cookies.some((c) => c.startsWith('RG_CONSOLE_AT=') && /HttpOnly/i.test(c) && /SameSite=Strict/i.test(c)));
-  return jar;
-}
-
-async function csrfOf(ts: TestServer, jar: CookieJar, url: string): Promise<string> {
-  const res = await inject(ts.app, jar, 'GET', url);
-  assert.equal(res.statusCode, 200, res.body.slice(0, 300));
-  const m = /name="csrf" value="([^"]*)"/.exec(res.body);
-  assert.ok(m, 'a csrf field');
-  return m[1]!;
-}
 
 for (const dialect of dialects()) {
   test(`[${dialect}] console: sign-in, dashboard, clients and redirect URIs, recorded as admin events`, async () => {

@@ -1,5 +1,6 @@
 import type { Store } from '../../storage/store.js';
 import type { Role, UserRoles } from '../../storage/repos/roles.js';
+import type { User } from '../../storage/types.js';
 import { ConflictError } from '../../storage/types.js';
 import { randomId } from '../../crypto/random.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
@@ -198,4 +199,35 @@ export async function roleUsers(store: Store, input: { realmId: string; clientId
   const role = await requireRole(store, input.realmId, input.clientId, input.name);
   const users = await Promise.all((await store.roles.usersWithRole(role.id)).map((id) => store.users.get(id)));
   return users.flatMap((u) => (u ? [u.username] : [])).sort();
+}
+
+/** The roles of the realm (clientId '') or of one of its clients, each with how many users hold it. */
+export async function listRolesWithCounts(store: Store, input: { realmId: string; clientId: string }): Promise<Array<Role & { users: number }>> {
+  const roles = await listRoles(store, input);
+  const counts = await store.roles.userCounts(input.realmId, input.clientId);
+  return roles.map((r) => ({ ...r, users: counts.get(r.id) ?? 0 }));
+}
+
+/** A role and the users granted it (by username, at most `max`), for the console's role page. */
+export async function roleWithUsers(store: Store, input: { realmId: string; clientId: string; name: string; max: number }): Promise<{ role: Role; users: User[]; total: number }> {
+  const role = await requireRole(store, input.realmId, input.clientId, input.name);
+  const users = (await Promise.all((await store.roles.usersWithRole(role.id)).map((id) => store.users.get(id)))).filter((u): u is User => u !== undefined);
+  users.sort((a, b) => (a.username < b.username ? -1 : a.username > b.username ? 1 : 0));
+  return { role, users: users.slice(0, input.max), total: users.length };
+}
+
+/** A role of the realm by its id, or undefined (the console's forms name roles by id, so any name is safe in them). */
+export async function findRoleById(store: Store, realmId: string, id: string): Promise<Role | undefined> {
+  if (id === '') return undefined;
+  const role = await store.roles.get(id);
+  return role?.realmId === realmId ? role : undefined;
+}
+
+/** The roles a user of the realm holds (realm roles first, then by client), and every role of the realm they do not hold yet. */
+export async function userRoleChoices(store: Store, input: { realmId: string; userId: string }): Promise<{ granted: Role[]; available: Role[] }> {
+  const user = await store.users.get(input.userId);
+  if (!user || user.realmId !== input.realmId) throw new NotFound(`user ${input.userId} does not exist in realm ${input.realmId}`);
+  const [granted, all] = await Promise.all([store.roles.mappedRoles(user.id), store.roles.listAll(input.realmId)]);
+  const held = new Set(granted.map((r) => r.id));
+  return { granted, available: all.filter((r) => !held.has(r.id)) };
 }

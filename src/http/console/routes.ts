@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
-import { hasAdminRole, maySeeRealm } from '../../admin/authorization.js';
+import { REALM_MANAGEMENT, hasAdminRole, maySeeRealm } from '../../admin/authorization.js';
 import type { Actor } from '../../admin/operations/common.js';
 import type { Client } from '../../storage/types.js';
 import { ensureConsoleClient, getClient, getRealm, listClients, listRealms } from '../../admin/operations/console.js';
@@ -11,9 +11,10 @@ import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, list
 import { endSession } from '../../admin/operations/tokens.js';
 import { updateRealm } from '../../admin/operations/realms.js';
 import { addMember, createOrganization, listMembers, listOrganizations, removeMember, requireOrganization } from '../../admin/operations/organizations.js';
+import { changeRoleMappings, createRole, deleteRole, findRoleById, isAdminRole, listRolesWithCounts, roleWithUsers, updateRole, userRoleChoices } from '../../admin/operations/roles.js';
 import { ConflictError, NotFound, ValidationError } from '../../admin/validation.js';
 import { OAuthError } from '../../oauth/errors.js';
-import { LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, userPage, usersPage } from '../../views/console/pages.js';
+import { LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, rolePage, rolesPage, roleUrl, userPage, usersPage } from '../../views/console/pages.js';
 import { realmBase } from '../../views/console/layout.js';
 import type { ConsoleFrame } from '../../views/console/layout.js';
 import { sendPage } from '../interaction/render.js';
@@ -47,11 +48,22 @@ const NOTICES: Record<string, string> = {
   'organization-created': 'The organization was created.',
   'member-added': 'The member was added.',
   'member-removed': 'The member was removed.',
+  'role-created': 'The role was created.',
+  'role-saved': 'The role was saved.',
+  'role-deleted': 'The role was deleted: the users who held it no longer carry it in their next tokens.',
+  'role-granted': "The role was granted: the user's next access token carries it.",
+  'role-revoked': "The role was revoked: the user's next access token no longer carries it.",
 };
 
 function field(req: Req, name: string): string {
   const v = req.body?.[name];
   return typeof v === 'string' && v.length <= 2048 ? v.trim() : '';
+}
+
+/** A longer text (a role's description): the operation checks its length and characters, and says why it refuses one. */
+function text(req: Req, name: string): string {
+  const v = req.body?.[name];
+  return typeof v === 'string' ? v.trim() : '';
 }
 
 class Forbidden extends Error {}
@@ -228,8 +240,22 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     }
     // A generated secret is shown once, on this response only (it is stored as a hash).
     const client = await getClient(services.store, { realmId, clientId: form.clientId });
-    return sendPage(reply, 201, clientPage({ ...s.frame, title: client.clientId, realmId, notice: NOTICES['client-created']! }, client, true, created.secret));
+    return showClient(s, reply, realmId, client, { status: 201, notice: NOTICES['client-created']!, ...(created.secret ? { secret: created.secret } : {}) });
   });
+
+  /** A client's page, with its roles; `opts`: a refused form's status and reason, a notice, a secret shown once, the role form as typed. */
+  async function showClient(
+    s: { caller: AdminCaller; frame: ConsoleFrame },
+    reply: FastifyReply,
+    realmId: string,
+    client: Client,
+    opts: { status?: number; error?: string; notice?: string; secret?: string; roleForm?: Record<string, string> } = {},
+  ): Promise<FastifyReply> {
+    const roles = await listRolesWithCounts(services.store, { realmId, clientId: client.clientId });
+    const frame = { ...s.frame, title: client.clientId, realmId, ...(opts.error ? { error: opts.error } : {}), ...(opts.notice ? { notice: opts.notice } : {}) };
+    const clientRoles = { rows: roles.map((r) => ({ ...r, admin: isAdminRole(r) })), adminOnly: client.clientId === REALM_MANAGEMENT, ...(opts.roleForm ? { form: opts.roleForm } : {}) };
+    return sendPage(reply, opts.status ?? 200, clientPage(frame, client, hasAdminRole(s.caller, realmId, 'manage-clients'), clientRoles, opts.secret));
+  }
 
   app.get(`${R}/clients/:clientId`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);
@@ -237,7 +263,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     const realmId = await realmOf(s.caller, req.params.realm!);
     need(s.caller, realmId, 'view-clients');
     const client = await getClient(services.store, { realmId, clientId: req.params.clientId! });
-    return sendPage(reply, 200, clientPage({ ...s.frame, title: client.clientId, realmId }, client, hasAdminRole(s.caller, realmId, 'manage-clients')));
+    return showClient(s, reply, realmId, client);
   });
 
   /** A client the caller may change (manage-clients), with its page's address. */
@@ -264,7 +290,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
         return attempt(
           reply,
           () => updateClient(services.store, { realmId, clientId: client.clientId, [list.key]: { [op]: [value] } }, s.actor),
-          async (error) => sendPage(reply, 400, clientPage({ ...s.frame, title: client.clientId, realmId, error }, client, true)),
+          (error) => showClient(s, reply, realmId, client, { status: 400, error }),
           `${page}?done=${list.done}-${op === 'add' ? 'added' : 'removed'}`,
         );
       });
@@ -279,7 +305,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       return attempt(
         reply,
         () => setClientEnabled(services.store, { realmId, clientId: client.clientId, enabled }, s.actor),
-        async (error) => sendPage(reply, 400, clientPage({ ...s.frame, title: client.clientId, realmId, error }, client, true)),
+        (error) => showClient(s, reply, realmId, client, { status: 400, error }),
         `${page}?done=client-${enabled ? 'enabled' : 'disabled'}`,
       );
     });
@@ -294,11 +320,11 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     try {
       secret = await rotateClientSecret(services.store, { realmId, clientId: client.clientId }, s.actor);
     } catch (err) {
-      if (isRefusal(err)) return sendPage(reply, 400, clientPage({ ...s.frame, title: client.clientId, realmId, error: err.message }, client, true));
+      if (isRefusal(err)) return showClient(s, reply, realmId, client, { status: 400, error: err.message });
       throw err;
     }
     const notice = 'A new secret was generated: the old one no longer works.';
-    return sendPage(reply, 200, clientPage({ ...s.frame, title: client.clientId, realmId, notice }, client, true, secret));
+    return showClient(s, reply, realmId, client, { notice, secret });
   });
 
   // Deleting asks for the client ID typed again: a slip of the mouse cannot delete a client.
@@ -306,10 +332,122 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     const s = await signedIn(req, reply);
     if (!s) return reply;
     const { realmId, client } = await managedClient(s, req);
-    const refuse = (error: string): FastifyReply => sendPage(reply, 400, clientPage({ ...s.frame, title: client.clientId, realmId, error }, client, true));
+    const refuse = (error: string): Promise<FastifyReply> => showClient(s, reply, realmId, client, { status: 400, error });
     if (field(req, 'confirm') !== client.clientId) return refuse('Type the client ID to confirm that the client is to be deleted.');
     return attempt(reply, () => deleteClient(services.store, { realmId, clientId: client.clientId }, s.actor), async (error) => refuse(error), `${realmBase(realmId)}/clients?done=client-deleted`);
   });
+
+  // Roles, as the admin API decides: the realm's on their own page (view-realm to read, manage-realm to
+  // change), a client's on the client's page (view-clients, manage-clients). Who holds a role is shown with
+  // view-users. A form names its role in a field, never in the path (a role may be called "..").
+  interface RoleHome {
+    realmId: string;
+    /** '' for the realm's roles. */
+    clientId: string;
+    /** The page listing the roles: the realm's roles page or the client's page. */
+    list: string;
+    /** The roles' address: forms post to it, a role's page is below it. */
+    base: string;
+    manage: AdminRole;
+  }
+
+  /** Where the roles of the URL live, once the admin holds `level` (view or manage) for them: checked before the client is looked up. */
+  async function roleHome(s: { caller: AdminCaller }, req: Req, level: 'view' | 'manage'): Promise<RoleHome> {
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    if (req.params.clientId === undefined) {
+      need(s.caller, realmId, level === 'view' ? 'view-realm' : 'manage-realm');
+      const list = `${realmBase(realmId)}/roles`;
+      return { realmId, clientId: '', list, base: list, manage: 'manage-realm' };
+    }
+    need(s.caller, realmId, level === 'view' ? 'view-clients' : 'manage-clients');
+    const client = await getClient(services.store, { realmId, clientId: req.params.clientId });
+    const list = `${realmBase(realmId)}/clients/${encodeURIComponent(client.clientId)}`;
+    return { realmId, clientId: client.clientId, list, base: `${list}/roles`, manage: 'manage-clients' };
+  }
+
+  async function showRoles(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
+    const roles = await listRolesWithCounts(services.store, { realmId, clientId: '' });
+    const frame = { ...s.frame, title: 'Roles', realmId, ...(error ? { error } : {}) };
+    return sendPage(reply, status, rolesPage(frame, roles.map((r) => ({ ...r, admin: isAdminRole(r) })), hasAdminRole(s.caller, realmId, 'manage-realm'), form));
+  }
+
+  async function showRole(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, home: RoleHome, name: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
+    const seesUsers = hasAdminRole(s.caller, home.realmId, 'view-users');
+    const { role, users, total } = await roleWithUsers(services.store, { realmId: home.realmId, clientId: home.clientId, name, max: seesUsers ? 500 : 0 });
+    const frame = { ...s.frame, title: role.name, realmId: home.realmId, ...(error ? { error } : {}) };
+    const row = { ...role, users: total, admin: isAdminRole(role) };
+    return sendPage(reply, status, rolePage(frame, row, home.base, seesUsers ? users : undefined, hasAdminRole(s.caller, home.realmId, home.manage), form));
+  }
+
+  app.get(`${R}/roles`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'view-realm');
+    return showRoles(s, reply, realmId);
+  });
+
+  for (const container of [`${R}/roles`, `${R}/clients/:clientId/roles`]) {
+    app.get(`${container}/role`, async (req: Req, reply) => {
+      const s = await signedIn(req, reply);
+      if (!s) return reply;
+      const home = await roleHome(s, req, 'view');
+      return showRole(s, reply, home, typeof req.query.name === 'string' ? req.query.name : '');
+    });
+
+    app.post(container, async (req: Req, reply) => {
+      const s = await signedIn(req, reply);
+      if (!s) return reply;
+      const home = await roleHome(s, req, 'manage');
+      const form = { name: field(req, 'name'), description: text(req, 'description') };
+      let name: string;
+      try {
+        ({ name } = await createRole(services.store, { realmId: home.realmId, clientId: home.clientId, name: form.name, description: form.description }, s.actor));
+      } catch (err) {
+        if (!isRefusal(err)) throw err;
+        if (home.clientId === '') return showRoles(s, reply, home.realmId, 400, err.message, form);
+        const client = await getClient(services.store, { realmId: home.realmId, clientId: home.clientId });
+        return showClient(s, reply, home.realmId, client, { status: 400, error: err.message, roleForm: form });
+      }
+      return reply.redirect(`${roleUrl(home.base, name)}&done=role-created`, 303);
+    });
+
+    app.post(`${container}/update`, async (req: Req, reply) => {
+      const s = await signedIn(req, reply);
+      if (!s) return reply;
+      const home = await roleHome(s, req, 'manage');
+      const current = field(req, 'role');
+      const form = { name: field(req, 'name'), description: text(req, 'description') };
+      let name: string;
+      try {
+        ({ name } = await updateRole(services.store, { realmId: home.realmId, clientId: home.clientId, name: current, newName: form.name, description: form.description }, s.actor));
+      } catch (err) {
+        if (isRefusal(err)) return showRole(s, reply, home, current, 400, err.message, form);
+        throw err;
+      }
+      // As the admin API: the next token of every holder carries the new name.
+      services.cache.clear();
+      return reply.redirect(`${roleUrl(home.base, name)}&done=role-saved`, 303);
+    });
+
+    // Deleting asks for the role's name typed again, as deleting a client does.
+    app.post(`${container}/delete`, async (req: Req, reply) => {
+      const s = await signedIn(req, reply);
+      if (!s) return reply;
+      const home = await roleHome(s, req, 'manage');
+      const name = field(req, 'role');
+      if (field(req, 'confirm') !== name) return showRole(s, reply, home, name, 400, 'Type the role name to confirm that the role is to be deleted.');
+      return attempt(
+        reply,
+        async () => {
+          await deleteRole(services.store, { realmId: home.realmId, clientId: home.clientId, name }, s.actor);
+          services.cache.clear();
+        },
+        (error) => showRole(s, reply, home, name, 400, error),
+        `${home.list}?done=role-deleted`,
+      );
+    });
+  }
 
   // Users: view-users to read, manage-users to change.
   async function showUsers(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, search: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
@@ -348,9 +486,13 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
 
   async function showUser(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, userRef: string, status = 200, error?: string): Promise<FastifyReply> {
     const user = await requireUser(services.store, realmId, userRef);
-    const [lock, sessions] = await Promise.all([bruteForceStatus(services.store, { realmId, user: user.id }), userSessions(services.store, { realmId, user: user.id })]);
+    const [lock, sessions, roles] = await Promise.all([
+      bruteForceStatus(services.store, { realmId, user: user.id }),
+      userSessions(services.store, { realmId, user: user.id }),
+      userRoleChoices(services.store, { realmId, userId: user.id }),
+    ]);
     const frame = { ...s.frame, title: user.username, realmId, ...(error ? { error } : {}) };
-    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions));
+    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles));
   }
 
   app.get(`${R}/users/:user`, async (req: Req, reply) => {
@@ -399,6 +541,30 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     await logoutUser(services.store, { realmId, user: user.id }, s.actor);
     return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=sessions-ended`, 303);
   });
+
+  // A user's role mappings, as the admin API's: manage-users grants and revokes any role of the realm or
+  // its clients (the admin roles too). The form names the role by its id.
+  for (const op of ['grant', 'revoke'] as const) {
+    app.post(`${R}/users/:user/roles${op === 'grant' ? '' : '/remove'}`, async (req: Req, reply) => {
+      const s = await signedIn(req, reply);
+      if (!s) return reply;
+      const realmId = await realmOf(s.caller, req.params.realm!);
+      need(s.caller, realmId, 'manage-users');
+      const user = await requireUser(services.store, realmId, req.params.user!);
+      const role = await findRoleById(services.store, realmId, field(req, 'role'));
+      if (!role) return showUser(s, reply, realmId, user.id, 400, 'That role does not exist (any more) in this realm: choose one of the list.');
+      return attempt(
+        reply,
+        async () => {
+          await changeRoleMappings(services.store, { realmId, userId: user.id, clientId: role.clientId, roles: [{ id: role.id }], remove: op === 'revoke' }, s.actor);
+          // As the admin API: a realm's first mapping must reach the next token, not wait for the cache.
+          services.cache.clear();
+        },
+        (error) => showUser(s, reply, realmId, user.id, 400, error),
+        `${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=role-${op === 'grant' ? 'granted' : 'revoked'}`,
+      );
+    });
+  }
 
   app.post(`${R}/users/:user/password`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);

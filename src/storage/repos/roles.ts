@@ -65,6 +65,25 @@ export class RoleRepository {
     return rows.map(toRole);
   }
 
+  /** Every role of the realm: its realm roles first, then each client's, by client and name. */
+  async listAll(realmId: string): Promise<Role[]> {
+    const rows = await this.db.selectFrom('roles').selectAll().where('realm_id', '=', realmId).orderBy('client_id').orderBy('name').execute();
+    return rows.map(toRole);
+  }
+
+  /** How many users hold each role of the realm (clientId '') or of a client, by role id; a role nobody holds is absent. */
+  async userCounts(realmId: string, clientId: string): Promise<Map<string, number>> {
+    const rows = await this.db
+      .selectFrom('user_roles')
+      .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+      .select(['roles.id', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('roles.realm_id', '=', realmId)
+      .where('roles.client_id', '=', clientId)
+      .groupBy('roles.id')
+      .execute();
+    return new Map(rows.map((r) => [r.id, Number(r.n)]));
+  }
+
   async find(realmId: string, clientId: string, name: string): Promise<Role | undefined> {
     const r = await this.db.selectFrom('roles').selectAll().where('realm_id', '=', realmId).where('client_id', '=', clientId).where('name', '=', name).executeTakeFirst();
     return r ? toRole(r) : undefined;

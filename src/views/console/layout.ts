@@ -24,6 +24,7 @@ const SECTIONS = [
   ['', 'Overview'],
   ['/clients', 'Clients'],
   ['/users', 'Users'],
+  ['/roles', 'Roles'],
   ['/organizations', 'Organizations'],
   ['/events', 'Events'],
 ] as const;

@@ -5,6 +5,7 @@ import type { StoredEvent } from '../../admin/operations/events.js';
 import type { BruteForceStatus } from '../../admin/operations/users.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
+import type { Role } from '../../storage/repos/roles.js';
 import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
 
 function when(seconds: number): string {
@@ -59,6 +60,92 @@ ${canManage
   );
 }
 
+/** A role as the console lists it: how many users hold it, and whether it is one of Realmgate's admin roles. */
+export interface RoleRow extends Role {
+  users: number;
+  admin: boolean;
+}
+
+/** A role's page: `base` is the roles' address of its realm (…/roles) or client (…/clients/<id>/roles). */
+export function roleUrl(base: string, name: string): string {
+  return `${base}/role?name=${encodeURIComponent(name)}`;
+}
+
+/** The roles of the realm or of a client: name (linking to the role's page), description, how many users hold it. */
+function roleTable(base: string, roles: RoleRow[]): SafeHtml {
+  const rows = roles.map((r) =>
+    row(['Role', 'Description', 'Users'], [html`<a href="${roleUrl(base, r.name)}">${r.name}</a>${r.admin ? html` <span class="muted">(admin role)</span>` : ''}`, r.description ?? '', String(r.users)]),
+  );
+  return roles.length === 0
+    ? html`<p class="muted">No roles yet.</p>`
+    : html`<div class="table-wrap"><table><caption class="visually-hidden">Roles</caption><thead><tr><th scope="col">Role</th><th scope="col">Description</th><th scope="col">Users</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+/** The form creating a role of the realm or of a client (POST to the roles' address). */
+function roleCreateForm(csrf: string, base: string, form: Record<string, string>, title = 'Create a role'): SafeHtml {
+  return html`<h2>${title}</h2>
+<form method="post" action="${base}" class="console-form">${csrfField(csrf)}
+<label for="roleName">Role name</label><input type="text" id="roleName" name="name" required autocomplete="off" value="${form.name ?? ''}">
+<label for="roleDescription">Description (optional)</label><input type="text" id="roleDescription" name="description" autocomplete="off" value="${form.description ?? ''}">
+<button type="submit">Create role</button></form>`;
+}
+
+export function rolesPage(frame: ConsoleFrame & { realmId: string }, roles: RoleRow[], canManage: boolean, form: Record<string, string> = {}): string {
+  const base = `${realmBase(frame.realmId)}/roles`;
+  return consolePage(
+    frame,
+    html`<p class="muted">Access tokens carry the realm roles of their user in <code>realm_access.roles</code>. Grant a role on the user's page.</p>
+${roleTable(base, roles)}${canManage ? roleCreateForm(frame.csrf, base, form) : ''}`,
+  );
+}
+
+/**
+ * A role's page: what it is, who holds it (view-users), and, when the admin may change it and it is not
+ * one of Realmgate's admin roles, the forms renaming it and deleting it (its name typed again).
+ */
+export function rolePage(
+  frame: ConsoleFrame & { realmId: string },
+  role: RoleRow,
+  base: string,
+  users: User[] | undefined,
+  canManage: boolean,
+  form: Record<string, string> = {},
+): string {
+  const client = role.clientId ? html`<a href="${realmBase(frame.realmId)}/clients/${encodeURIComponent(role.clientId)}">${role.clientId}</a>` : '';
+  const userItems = (users ?? []).map((u) => html`<li><a href="${realmBase(frame.realmId)}/users/${encodeURIComponent(u.id)}">${u.username}</a>${u.email ? html` <span class="muted">${u.email}</span>` : ''}</li>`);
+  const manage: SafeHtml | '' = role.admin
+    ? html`<p class="muted">One of Realmgate's admin roles: it cannot be renamed or deleted. Grant it on a user's page.</p>`
+    : canManage
+      ? html`<h2>Edit</h2>
+<form method="post" action="${base}/update" class="console-form">${csrfField(frame.csrf)}<input type="hidden" name="role" value="${role.name}">
+<label for="roleName">Role name</label><input type="text" id="roleName" name="name" required autocomplete="off" value="${form.name ?? role.name}">
+<label for="roleDescription">Description</label><input type="text" id="roleDescription" name="description" autocomplete="off" value="${form.description ?? role.description ?? ''}">
+<p class="muted">Tokens issued from now on carry the new name; tokens already issued keep the old one until they expire.</p>
+<button type="submit">Save role</button></form>
+<h2>Delete</h2>
+<form method="post" action="${base}/delete" class="console-form">${csrfField(frame.csrf)}<input type="hidden" name="role" value="${role.name}">
+<label for="confirm">Type the role name to delete the role</label><input type="text" id="confirm" name="confirm" required autocomplete="off">
+<p class="muted">${role.users === 1 ? '1 user holds it' : `${role.users} users hold it`}: their next tokens no longer carry it. This cannot be undone.</p>
+<button type="submit" class="danger">Delete role</button></form>`
+      : '';
+  return consolePage(
+    frame,
+    html`<dl class="facts">
+<dt>Name</dt><dd>${role.name}</dd>
+<dt>Description</dt><dd>${role.description ?? ''}</dd>
+<dt>Kind</dt><dd>${role.clientId ? html`client role of ${client} (<code>resource_access.${role.clientId}.roles</code>)` : html`realm role (<code>realm_access.roles</code>)`}${role.admin ? ", Realmgate's admin role" : ''}</dd>
+<dt>Users</dt><dd>${role.users}</dd>
+</dl>
+<h2>Users with this role</h2>
+${users === undefined
+  ? html`<p class="muted">Seeing them needs the view-users role.</p>`
+  : users.length === 0
+    ? html`<p class="muted">Nobody holds it.</p>`
+    : html`<ul class="cards">${userItems}</ul>${users.length < role.users ? html`<p class="muted">The first ${users.length} of ${role.users}, by username.</p>` : ''}`}
+${manage}`,
+  );
+}
+
 export function clientsPage(frame: ConsoleFrame & { realmId: string }, clients: Client[], canManage: boolean, form: Record<string, string> = {}): string {
   const base = realmBase(frame.realmId);
   const rows = clients.map(
@@ -84,7 +171,15 @@ ${csrfField(frame.csrf)}
   );
 }
 
-export function clientPage(frame: ConsoleFrame & { realmId: string }, client: Client, canManage: boolean, secret?: string): string {
+/** A client's roles on its page: `adminOnly` for realm-management, which holds only Realmgate's admin roles. */
+export interface ClientRoles {
+  rows: RoleRow[];
+  adminOnly: boolean;
+  /** What was typed into the create form, when it was refused. */
+  form?: Record<string, string>;
+}
+
+export function clientPage(frame: ConsoleFrame & { realmId: string }, client: Client, canManage: boolean, roles: ClientRoles, secret?: string): string {
   const base = `${realmBase(frame.realmId)}/clients/${encodeURIComponent(client.clientId)}`;
   /** A list of the client's, each item removable, with a form to add one (manage-clients only). */
   const list = (path: string, items: readonly string[], name: string, label: string, button: string, help: string): SafeHtml => {
@@ -118,6 +213,11 @@ ${secret ? html`<div class="notice" role="status"><p>The client's secret, shown 
 ${list('redirect-uris', client.redirectUris, 'uri', 'Add a redirect URI', 'Add redirect URI', 'An absolute URI the authorization endpoint may send codes to, matched exactly.')}
 <h2>Web origins</h2>
 ${list('web-origins', client.webOrigins, 'origin', 'Add a web origin', 'Add web origin', 'An origin such as https://app.example.com allowed to call the token endpoints from a browser (CORS), or + for the origins of the redirect URIs.')}
+<h2>Client roles</h2>
+<p class="muted">${roles.adminOnly
+  ? "Realmgate's admin roles of this realm: the client takes no new roles, and none of them is renamed or deleted. Grant them on a user's page."
+  : html`Access tokens carry the client roles of their user in <code>resource_access.${client.clientId}.roles</code>. Grant a role on the user's page.`}</p>
+${roleTable(`${base}/roles`, roles.rows)}${canManage && !roles.adminOnly ? roleCreateForm(frame.csrf, `${base}/roles`, roles.form ?? {}, 'Create a client role') : ''}
 ${manage}`,
   );
 }
@@ -146,7 +246,35 @@ ${users.length === 0 ? html`<p class="muted">No users found.</p>` : ''}${create}
   );
 }
 
-export function userPage(frame: ConsoleFrame & { realmId: string }, user: User, lock: BruteForceStatus, canManage: boolean, sessions: SessionSummary[]): string {
+/** The roles a user holds (realm roles first, then by client), and the realm's roles they do not hold yet. */
+export interface UserRoleChoices {
+  granted: Role[];
+  available: Role[];
+}
+
+/** A user's roles, each with a Revoke button, and a select of the realm's and its clients' other roles to grant (manage-users). */
+function userRoles(csrf: string, base: string, roles: UserRoleChoices, canManage: boolean): SafeHtml {
+  const where = (r: Role): string => (r.clientId ? `client role of ${r.clientId}` : 'realm role');
+  const items = roles.granted.map(
+    (r) => html`<li class="row"><span>${r.name} <span class="muted">${where(r)}</span></span>${canManage ? actionForm(`${base}/roles/remove`, csrf, 'Revoke', { secondary: true, fields: { role: r.id } }) : ''}</li>`,
+  );
+  // One group per container: the realm's roles, then each client's, in the order listed (by client ID).
+  const groups: Array<{ label: string; roles: Role[] }> = [];
+  for (const r of roles.available) {
+    const label = r.clientId ? `Client ${r.clientId}` : 'Realm roles';
+    if (groups.at(-1)?.label !== label) groups.push({ label, roles: [] });
+    groups.at(-1)!.roles.push(r);
+  }
+  const options = groups.map((g) => html`<optgroup label="${g.label}">${g.roles.map((r) => html`<option value="${r.id}">${r.name}</option>`)}</optgroup>`);
+  return html`<h2>Roles</h2>
+${roles.granted.length === 0 ? html`<p class="muted">No roles.</p>` : html`<ul class="cards">${items}</ul>`}
+${canManage && roles.available.length > 0
+  ? html`<form method="post" action="${base}/roles" class="console-form">${csrfField(csrf)}<label for="grantRole">Grant a role</label><select id="grantRole" name="role" required>${options}</select>
+<p class="muted">The user's next access token carries it.</p><button type="submit">Grant role</button></form>`
+  : ''}`;
+}
+
+export function userPage(frame: ConsoleFrame & { realmId: string }, user: User, lock: BruteForceStatus, canManage: boolean, sessions: SessionSummary[], roles: UserRoleChoices): string {
   const base = `${realmBase(frame.realmId)}/users/${encodeURIComponent(user.id)}`;
   const manage: SafeHtml | '' = canManage
     ? html`<h2>Account</h2>
@@ -174,7 +302,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <dt>Password</dt><dd>${user.requiredActions.includes('UPDATE_PASSWORD') ? 'temporary: a new one is asked for at the next sign-in' : 'set by the user or an administrator'}</dd>
 <dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
 <dt>Created</dt><dd>${when(user.createdAt)}</dd>
-</dl>${sessionList}${manage}`,
+</dl>${sessionList}${userRoles(frame.csrf, base, roles, canManage)}${manage}`,
   );
 }
 
