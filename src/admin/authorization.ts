@@ -87,3 +87,17 @@ export function maySeeRealm(caller: AdminCaller, realmId: string): boolean {
   if (caller.realmId !== realmId) return false;
   return (caller.roles.clients[REALM_MANAGEMENT] ?? []).length > 0;
 }
+
+/**
+ * Whether the caller may grant or take away `role` (Keycloak's rule for its admin roles: an admin maps
+ * only the admin roles it holds). An admin role of realm-management only by someone holding it (or
+ * realm-admin, or a role that implies it), master's create-realm only by someone who may create realms,
+ * master's admin only by a master admin; any other role with manage-users alone. Without it, an admin
+ * with manage-users could grant realm-admin, to itself too, or take it from the realm's administrators.
+ */
+export function mayMapRole(caller: AdminCaller, role: { realmId: string; clientId: string; name: string }): boolean {
+  if (isMasterAdmin(caller)) return true;
+  if (role.clientId === REALM_MANAGEMENT && Object.hasOwn(REALM_MANAGEMENT_ROLES, role.name)) return hasAdminRole(caller, role.realmId, role.name as AdminRole);
+  if (role.clientId === '' && role.realmId === MASTER_REALM && Object.hasOwn(MASTER_ROLES, role.name)) return role.name === 'create-realm' && mayCreateRealm(caller);
+  return true;
+}

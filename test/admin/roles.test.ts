@@ -93,6 +93,42 @@ for (const dialect of dialects()) {
       assert.equal((await ts.kc.roles.find({ realm: 'test' })).length, 0);
     });
 
+    test("manage-users grants the realm's own roles, and an admin role only when it holds it: no way to realm-admin", async () => {
+      await ts.kc.roles.create({ realm: 'test', name: 'support' });
+      await ts.kc.clients.create({ realm: 'test', clientId: 'helpdesk', serviceAccountsEnabled: true, standardFlowEnabled: false });
+      const { value: secret } = await ts.kc.clients.generateNewClientSecret({ realm: 'test', id: 'helpdesk' });
+      const sa = await ts.kc.clients.getServiceAccountUser({ realm: 'test', id: 'helpdesk' });
+      const rm = async (name: string) => {
+        const r = await ts.kc.clients.findRole({ realm: 'test', id: 'realm-management', roleName: name });
+        return { id: r!.id!, name };
+      };
+      await ts.kc.users.addClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: 'realm-management', roles: [await rm('manage-users')] });
+      const helpdesk = ts.newClient('test');
+      await helpdesk.auth({ grantType: 'client_credentials', clientId: 'helpdesk', clientSecret: secret! });
+      const support = await helpdesk.roles.findOneByName({ realm: 'test', name: 'support' }).catch(() => undefined);
+      // A role of the realm's own: granted and removed with manage-users alone.
+      const own = support ?? (await ts.kc.roles.findOneByName({ realm: 'test', name: 'support' }))!;
+      await helpdesk.users.addRealmRoleMappings({ realm: 'test', id: aliceId, roles: [{ id: own.id!, name: own.name! }] });
+      await helpdesk.users.delRealmRoleMappings({ realm: 'test', id: aliceId, roles: [{ id: own.id!, name: own.name! }] });
+      // An admin role it holds (view-users, implied by manage-users): granted.
+      await helpdesk.users.addClientRoleMappings({ realm: 'test', id: aliceId, clientUniqueId: 'realm-management', roles: [await rm('view-users')] });
+      // realm-admin or manage-realm, to itself or to alice: refused, and nothing granted.
+      for (const target of [sa.id!, aliceId]) {
+        for (const name of ['realm-admin', 'manage-realm']) {
+          assert.equal(await statusOf(helpdesk.users.addClientRoleMappings({ realm: 'test', id: target, clientUniqueId: 'realm-management', roles: [await rm(name)] })), 403, `${name} to ${target}`);
+        }
+      }
+      // Nor may it take an admin role it does not hold from an administrator.
+      await ts.kc.users.addClientRoleMappings({ realm: 'test', id: aliceId, clientUniqueId: 'realm-management', roles: [await rm('manage-realm')] });
+      assert.equal(await statusOf(helpdesk.users.delClientRoleMappings({ realm: 'test', id: aliceId, clientUniqueId: 'realm-management', roles: [await rm('manage-realm')] })), 403);
+      const held = await ts.kc.users.listClientRoleMappings({ realm: 'test', id: aliceId, clientUniqueId: 'realm-management' });
+      assert.deepEqual(held.map((r) => r.name).sort(), ['manage-realm', 'view-users']);
+      assert.deepEqual((await ts.kc.users.listClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: 'realm-management' })).map((r) => r.name), ['manage-users']);
+      // The master admin may.
+      await ts.kc.users.delClientRoleMappings({ realm: 'test', id: aliceId, clientUniqueId: 'realm-management', roles: [await rm('manage-realm'), await rm('view-users')] });
+      await ts.kc.roles.delByName({ realm: 'test', name: 'support' });
+    });
+
     test('view-realm reads realm roles but may not change them (403); manage-realm may', async () => {
       await ts.kc.roles.create({ realm: 'test', name: 'auditor' });
       await ts.kc.clients.create({ realm: 'test', clientId: 'reader', serviceAccountsEnabled: true, standardFlowEnabled: false });

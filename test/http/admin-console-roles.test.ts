@@ -402,3 +402,30 @@ for (const dialect of dialects()) {
     }
   });
 }
+
+for (const dialect of dialects()) {
+  test(`[${dialect}] console roles: an admin with manage-users grants roles, but no admin role it does not hold (no way to realm-admin)`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const helpdesk = { username: 'helpdesk', password: 'helpdesk password 42' };
+      const { id } = await createUser(ts.store, { realmId: 'master', ...helpdesk });
+      await grantRolesByName(ts.store, { realmId: 'master', userId: id, clientId: 'realm-management', names: ['manage-users', 'view-realm'] }, BOOTSTRAP_ACTOR);
+      const ops = await createRole(ts.store, { realmId: 'master', clientId: '', name: 'ops' }, BOOTSTRAP_ACTOR);
+      const realmAdmin = (await ts.store.roles.find('master', 'realm-management', 'realm-admin'))!;
+      const masterAdmin = (await ts.store.roles.find('master', '', 'admin'))!;
+      const jar = await signIn(ts, helpdesk);
+      const userUrl = `${CONSOLE}/realms/master/users/${id}`;
+      const csrf = await csrfOf(ts, jar, userUrl);
+      for (const role of [realmAdmin, masterAdmin]) {
+        const res = await inject(ts.app, jar, 'POST', `${userUrl}/roles`, { csrf, role: role.id });
+        assert.equal(res.statusCode, 403, role.name);
+        assert.match(res.body, new RegExp(`Only an administrator holding ${role.name} may grant or remove it`));
+      }
+      const res = await inject(ts.app, jar, 'POST', `${userUrl}/roles`, { csrf, role: ops.id });
+      assert.equal(res.statusCode, 303, res.body);
+      assert.deepEqual(await ts.store.roles.userRoles(id), { realm: ['ops'], clients: { 'realm-management': ['manage-users', 'view-realm'] } });
+    } finally {
+      await ts.close();
+    }
+  });
+}

@@ -68,12 +68,15 @@ export async function changeRoleMappings(
   store: Store,
   input: { realmId: string; userId: string; clientId: string; roles: Array<{ id?: unknown; name?: unknown }>; remove?: boolean },
   actor: Actor,
+  opts: { authorize?: (roles: Role[]) => void } = {},
 ): Promise<Role[]> {
   await requireRealm(store, input.realmId);
   const user = await store.users.get(input.userId);
   if (!user || user.realmId !== input.realmId) throw new NotFound(`user ${input.userId} does not exist in realm ${input.realmId}`);
   if (input.clientId !== '' && !(await store.clients.get(input.realmId, input.clientId))) throw new NotFound(`client ${input.clientId} does not exist in realm ${input.realmId}`);
   const roles = await resolveRoles(store, input.realmId, input.clientId, input.roles);
+  // A door's check of the caller's right to map these roles (authorization.ts mayMapRole), before any write.
+  opts.authorize?.(roles);
   const ids = roles.map((r) => r.id);
   if (input.remove) await store.roles.revoke(user.id, ids);
   else await store.roles.grant(user.id, ids);

@@ -3,10 +3,10 @@ import type { Services } from '../../services.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { changeRoleMappings, createRole, deleteRole, updateRole } from '../../admin/operations/roles.js';
 import { toUserRepresentation } from '../../admin/keycloak/representations/user.js';
-import { checkPage } from '../../admin/validation.js';
-import { ValidationError } from '../../admin/validation.js';
+import { checkPage, ValidationError } from '../../admin/validation.js';
+import { mayMapRole } from '../../admin/authorization.js';
 import { actorOf, requireRole } from './authenticate.js';
-import { notFound } from './errors.js';
+import { forbidden, notFound } from './errors.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { anyObject, noContent204, params, realmParams, security } from './schemas.js';
 
@@ -219,7 +219,12 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
           const caller = callerOf(req);
           const realm = await loadRealm(services, caller, req.params.realm!);
           requireRole(caller, realm.id, 'manage-users');
-          await changeRoleMappings(store, { realmId: realm.id, userId: req.params.id!, clientId: clientOf(req.params), roles: roleRefs(req.body), remove: method === 'DELETE' }, actorOf(caller));
+          await changeRoleMappings(store, { realmId: realm.id, userId: req.params.id!, clientId: clientOf(req.params), roles: roleRefs(req.body), remove: method === 'DELETE' }, actorOf(caller), {
+            authorize: (roles) => {
+              const denied = roles.find((r) => !mayMapRole(caller, r));
+              if (denied) throw forbidden(`only an administrator holding ${denied.name} may grant or remove it`);
+            },
+          });
           services.cache.clear();
           return reply.code(204).send();
         },

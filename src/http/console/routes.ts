@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
-import { REALM_MANAGEMENT, hasAdminRole, maySeeRealm } from '../../admin/authorization.js';
+import { REALM_MANAGEMENT, hasAdminRole, mayMapRole, maySeeRealm } from '../../admin/authorization.js';
 import type { Actor } from '../../admin/operations/common.js';
 import type { Client } from '../../storage/types.js';
 import { ensureConsoleClient, getClient, getRealm, listClients, listRealms } from '../../admin/operations/console.js';
@@ -542,8 +542,8 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=sessions-ended`, 303);
   });
 
-  // A user's role mappings, as the admin API's: manage-users grants and revokes any role of the realm or
-  // its clients (the admin roles too). The form names the role by its id.
+  // A user's role mappings, as the admin API's: manage-users grants and revokes the realm's and its
+  // clients' roles, and an admin role only when the admin holds it (mayMapRole). The form names the role by its id.
   for (const op of ['grant', 'revoke'] as const) {
     app.post(`${R}/users/:user/roles${op === 'grant' ? '' : '/remove'}`, async (req: Req, reply) => {
       const s = await signedIn(req, reply);
@@ -556,7 +556,12 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       return attempt(
         reply,
         async () => {
-          await changeRoleMappings(services.store, { realmId, userId: user.id, clientId: role.clientId, roles: [{ id: role.id }], remove: op === 'revoke' }, s.actor);
+          await changeRoleMappings(services.store, { realmId, userId: user.id, clientId: role.clientId, roles: [{ id: role.id }], remove: op === 'revoke' }, s.actor, {
+            authorize: (roles) => {
+              const denied = roles.find((r) => !mayMapRole(s.caller, r));
+              if (denied) throw new Forbidden(`Only an administrator holding ${denied.name} may grant or remove it.`);
+            },
+          });
           // As the admin API: a realm's first mapping must reach the next token, not wait for the cache.
           services.cache.clear();
         },
