@@ -2,6 +2,7 @@
 // only read master's users, and a browser's walk through master's own authorization code flow with PKCE.
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './server.js';
+import type { Config } from '../../src/config/config.js';
 import { CookieJar, inject, parseForm } from './flow.js';
 import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
 import { createUser } from '../../src/admin/operations/users.js';
@@ -12,8 +13,8 @@ export const CONSOLE = '/auth/admin/console';
 export const ADMIN = { username: 'admin', password: 'admin password 42' };
 export const VIEWER = { username: 'viewer', password: 'viewer password 42' };
 
-export async function setup(dialect: 'sqlite' | 'postgres'): Promise<TestServer> {
-  const ts = await startTestServer({ dialect });
+export async function setup(dialect: 'sqlite' | 'postgres', config: Partial<Config> = {}): Promise<TestServer> {
+  const ts = await startTestServer({ dialect, config });
   await bootstrapAdmin(ts.store, { ...ADMIN, consoleRedirectUri: `${ts.config.authUrl}${CONSOLE}/callback` });
   // A master user who may only read users of the master realm.
   const { id } = await createUser(ts.store, { realmId: 'master', ...VIEWER });

@@ -87,6 +87,13 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     return sendPage(reply, 500, consoleMessagePage('Something went wrong', 'The server could not complete your request.'));
   });
 
+  // As the admin API: a change made here counts in this process at once (a disabled client, a rotated
+  // secret, a granted role at the next token request), not after the configuration cache's TTL; other
+  // processes see it within REALMGATE_CACHE_TTL_MS. A form that changed something answers 2xx or 303.
+  app.addHook('onSend', async (req, reply) => {
+    if (req.method === 'POST' && reply.statusCode < 400) services.cache.clear();
+  });
+
   /** The signed-in admin, or a redirect to the sign-in (GET) / a 401 page (POST: the form is not replayed). */
   async function signedIn(req: Req, reply: FastifyReply): Promise<{ caller: AdminCaller; actor: Actor; frame: ConsoleFrame } | undefined> {
     const caller = await consoleCaller(services, req, reply);
@@ -425,8 +432,6 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
         if (isRefusal(err)) return showRole(s, reply, home, current, 400, err.message, form);
         throw err;
       }
-      // As the admin API: the next token of every holder carries the new name.
-      services.cache.clear();
       return reply.redirect(`${roleUrl(home.base, name)}&done=role-saved`, 303);
     });
 
@@ -441,7 +446,6 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
         reply,
         async () => {
           await deleteRole(services.store, { realmId: home.realmId, clientId: home.clientId, name }, s.actor);
-          services.cache.clear();
         },
         (error) => showRole(s, reply, home, name, 400, error),
         `${home.list}?done=role-deleted`,
@@ -562,8 +566,6 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
               if (denied) throw new Forbidden(`Only an administrator holding ${denied.name} may grant or remove it.`);
             },
           });
-          // As the admin API: a realm's first mapping must reach the next token, not wait for the cache.
-          services.cache.clear();
         },
         (error) => showUser(s, reply, realmId, user.id, 400, error),
         `${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=role-${op === 'grant' ? 'granted' : 'revoked'}`,
