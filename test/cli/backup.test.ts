@@ -115,14 +115,29 @@ describe('backup and restore of the SQLite database', () => {
 
     // A server on the restored database serves what it held: each chain's current token refreshes.
     server = await startServerProcess(tdb.url);
+    const successors: string[] = [];
     for (const token of current) {
       const r = await client.post(server, { grant_type: 'refresh_token', refresh_token: token });
       assert.equal(r.status, 200, JSON.stringify(r.json));
+      successors.push(r.json.refresh_token as string);
+    }
+    // A token issued after the backup is newer than its restored chain: refused, not taken for a reuse,
+    // and the chain ends (its older tokens, which the restored row accepted, are of no use any more).
+    for (const token of after) {
+      const r = await client.post(server, { grant_type: 'refresh_token', refresh_token: token });
+      assert.equal(r.status, 400);
+      assert.equal(r.json.error, 'invalid_grant');
+      assert.match(String(r.json.error_description), /newer than the server's record of its grant \(a database restored from an earlier backup\): sign in again/);
     }
     server.child.kill('SIGTERM');
     await server.exited;
     server = undefined;
     tdb.db = await openDatabase(tdb.url);
+    const restoredStore = new Store(tdb.db);
+    for (const token of successors) assert.equal(await heldTokenState(restoredStore, token), 'revoked');
+    const events = await tdb.db.kysely.selectFrom('events').select(['type', 'reason']).where('type', 'in', ['TOKEN_REUSE', 'REFRESH_TOKEN_ERROR']).execute();
+    assert.deepEqual(events.map((e) => e.type), Array(after.length).fill('REFRESH_TOKEN_ERROR'));
+    assert.ok(events.every((e) => /newer than the server's record/.test(e.reason ?? '')), JSON.stringify(events));
   });
 
   test('restore refuses what is not a backup it can use, and leaves the database as it was', async () => {

@@ -127,6 +127,12 @@ export const refreshTokenGrant: Grant = {
       case 'not_found':
         throw new OAuthError('invalid_grant', 'the refresh token is invalid');
       case 'reused':
+        if (outcome.newer) {
+          throw new OAuthError('invalid_grant', "the refresh token is newer than the server's record of its grant (a database restored from an earlier backup): sign in again", {
+            detail: `newer than its chain: chain ${outcome.chain.id} ended`,
+            userId: outcome.chain.userId,
+          });
+        }
         services.audit.counter.count(realm.id, 'TOKEN_REUSE', 'failure');
         throw new OAuthError('invalid_grant', 'the refresh token has already been used', { detail: `reuse detected: chain ${outcome.chain.id} revoked`, userId: outcome.chain.userId });
       case 'rejected':

@@ -32,7 +32,8 @@ export type RotateDecision<R> = { reject: R } | { next: NewToken };
 
 export type RotateOutcome<R> =
   | { status: 'not_found' }
-  | { status: 'reused'; chain: RefreshChain }
+  /** newer: the token is of a later generation than its chain (the database was restored from an earlier backup): ended too, not a reuse. */
+  | { status: 'reused'; chain: RefreshChain; newer?: boolean }
   | { status: 'rejected'; reason: R; chain: RefreshChain }
   /** grace: the presented token had already been rotated; the grace window gave it a successor. */
   | { status: 'rotated'; chain: RefreshChain; token: NewToken; subject: Subject; grace: boolean };
@@ -87,6 +88,7 @@ function auditRow(type: EventType, outcome: 'success' | 'failure', chain: { real
 
 const CODE_REUSED = 'authorization code reused';
 const TOKEN_REUSED = 'refresh token reused';
+const TOKEN_NEWER = 'refresh token newer than its chain: the database is older than the token (restored from a backup?)';
 
 /** The row of a new refresh chain (an offline session). */
 export function chainValues(chain: RefreshChain, firstTokenHash: string): ChainValues {
@@ -220,6 +222,14 @@ async function rotateIn<R>(
     await s.revokeChain({ id: c.id, now, reason: TOKEN_REUSED, event: auditRow('TOKEN_REUSE', 'failure', c, now, info, TOKEN_REUSED, username) });
     return { status: 'reused', chain: c };
   };
+  // A signed token of a later generation than its chain's: only this server issued it, to a database that
+  // has since gone back in time (a restore). No reuse alarm; the chain still ends, so that whoever holds
+  // one of its older tokens, which the restored row may accept, cannot use it either. The grant's
+  // REFRESH_TOKEN_ERROR says why.
+  const newer = async (c: RefreshChain): Promise<RotateOutcome<R>> => {
+    await s.revokeChain({ id: c.id, now, reason: TOKEN_NEWER, event: null });
+    return { status: 'reused', chain: c, newer: true };
+  };
   // Whether the token was current at some reading (then a lost race does not make it suspect).
   let authentic = false;
   // A lost race re-reads the row once more: the winner's rotation may put this token in the grace window.
@@ -240,6 +250,7 @@ async function rotateIn<R>(
       now - Number(row.rotated_at) <= grace.seconds &&
       row.grace_used < grace.max &&
       presented.generation >= row.grace_from_gen;
+    if (!current && presented.generation > row.generation) return newer(chain);
     if (!current && !inGrace) return reused(chain);
     const token: RefreshToken = { hash: presented.hash, chainId: chain.id, createdAt: presented.issuedAt, expiresAt: presented.expiresAt, usedAt: null };
     const subject = toSubject(row);
