@@ -93,6 +93,20 @@ for (const dialect of dialects()) {
       assert.equal((await ts.kc.roles.find({ realm: 'test' })).length, 0);
     });
 
+    test('the holders of a role, by username, a page at a time', async () => {
+      await ts.kc.roles.create({ realm: 'test', name: 'member' });
+      const member = (await ts.kc.roles.findOneByName({ realm: 'test', name: 'member' }))!;
+      for (const username of ['dave', 'bob', 'carol']) {
+        const { id } = await ts.kc.users.create({ realm: 'test', username, enabled: true });
+        await ts.kc.users.addRealmRoleMappings({ realm: 'test', id, roles: [{ id: member.id!, name: 'member' }] });
+      }
+      const page = (first: number, max: number) => ts.kc.roles.findUsersWithRole({ realm: 'test', name: 'member', first, max }).then((us) => us.map((u) => u.username));
+      assert.deepEqual(await page(0, 10), ['bob', 'carol', 'dave']);
+      assert.deepEqual(await page(1, 1), ['carol']);
+      assert.deepEqual(await page(3, 5), []);
+      await ts.kc.roles.delByName({ realm: 'test', name: 'member' });
+    });
+
     test("manage-users grants the realm's own roles, and an admin role only when it holds it: no way to realm-admin", async () => {
       await ts.kc.roles.create({ realm: 'test', name: 'support' });
       await ts.kc.clients.create({ realm: 'test', clientId: 'helpdesk', serviceAccountsEnabled: true, standardFlowEnabled: false });

@@ -200,8 +200,7 @@ export async function listRoles(store: Store, input: { realmId: string; clientId
 /** The usernames of the users granted a role, sorted. */
 export async function roleUsers(store: Store, input: { realmId: string; clientId: string; name: string }): Promise<string[]> {
   const role = await requireRole(store, input.realmId, input.clientId, input.name);
-  const users = await Promise.all((await store.roles.usersWithRole(role.id)).map((id) => store.users.get(id)));
-  return users.flatMap((u) => (u ? [u.username] : [])).sort();
+  return (await store.roles.holders(role.id, 0, Number.MAX_SAFE_INTEGER)).users.map((u) => u.username);
 }
 
 /** The roles of the realm (clientId '') or of one of its clients, each with how many users hold it. */
@@ -214,9 +213,9 @@ export async function listRolesWithCounts(store: Store, input: { realmId: string
 /** A role and the users granted it (by username, at most `max`), for the console's role page. */
 export async function roleWithUsers(store: Store, input: { realmId: string; clientId: string; name: string; max: number }): Promise<{ role: Role; users: User[]; total: number }> {
   const role = await requireRole(store, input.realmId, input.clientId, input.name);
-  const users = (await Promise.all((await store.roles.usersWithRole(role.id)).map((id) => store.users.get(id)))).filter((u): u is User => u !== undefined);
-  users.sort((a, b) => (a.username < b.username ? -1 : a.username > b.username ? 1 : 0));
-  return { role, users: users.slice(0, input.max), total: users.length };
+  const page = await store.roles.holders(role.id, 0, input.max);
+  const users = (await Promise.all(page.users.map((u) => store.users.get(u.id)))).filter((u): u is User => u !== undefined);
+  return { role, users, total: page.total };
 }
 
 /** A role of the realm by its id, or undefined (the console's forms name roles by id, so any name is safe in them). */

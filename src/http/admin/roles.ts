@@ -130,8 +130,8 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
         const role = await store.roles.find(realm.id, c.client(req.params), req.params.roleName!);
         if (!role) throw notFound('Could not find role');
         const first = req.query.first ?? 0;
-        const ids = (await store.roles.usersWithRole(role.id)).sort().slice(first, first + (req.query.max ?? 100));
-        const users = await Promise.all(ids.map((id) => store.users.get(id)));
+        const page = await store.roles.holders(role.id, first, req.query.max ?? 100);
+        const users = await Promise.all(page.users.map((u) => store.users.get(u.id)));
         return users.filter((u) => u !== undefined).map((u) => toUserRepresentation(u!, { brief: true }));
       },
     );

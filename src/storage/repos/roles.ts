@@ -158,6 +158,24 @@ export class RoleRepository {
     return r !== undefined;
   }
 
+  /**
+   * A page of the users holding a role, by username: their ids and usernames, and how many hold it in all.
+   * One query each, whatever the count (an imported default role is held by every user of the realm).
+   */
+  async holders(roleId: string, first: number, max: number): Promise<{ users: Array<{ id: string; username: string }>; total: number }> {
+    const users = await this.db
+      .selectFrom('user_roles')
+      .innerJoin('users', 'users.id', 'user_roles.user_id')
+      .select(['users.id', 'users.username'])
+      .where('user_roles.role_id', '=', roleId)
+      .orderBy('users.username')
+      .limit(max)
+      .offset(first)
+      .execute();
+    const total = await this.db.selectFrom('user_roles').select((eb) => eb.fn.countAll<number | string>().as('n')).where('role_id', '=', roleId).executeTakeFirstOrThrow();
+    return { users, total: Number(total.n) };
+  }
+
   async usersWithRole(roleId: string): Promise<string[]> {
     const rows = await this.db.selectFrom('user_roles').select('user_id').where('role_id', '=', roleId).execute();
     return rows.map((r) => r.user_id);
