@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { basic } from '../helpers/server.js';
-import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 /**
  * Keycloak's GET and PUT /{realm}/events/config (RealmAdminResource.getRealmEventsConfig, view-events;
@@ -136,14 +136,7 @@ for (const dialect of dialects()) {
     });
 
     test('view-events reads the config but cannot change it (403); the change is an admin event', async () => {
-      await ts.kc.clients.create({ realm: 'test', clientId: 'watcher', serviceAccountsEnabled: true, standardFlowEnabled: false });
-      const { value: secret } = await ts.kc.clients.generateNewClientSecret({ realm: 'test', id: 'watcher' });
-      const sa = await ts.kc.clients.getServiceAccountUser({ realm: 'test', id: 'watcher' });
-      const rm = await ts.kc.clients.find({ realm: 'test', clientId: 'realm-management' });
-      const role = await ts.kc.clients.findRole({ realm: 'test', id: rm[0]!.id!, roleName: 'view-events' });
-      await ts.kc.users.addClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: rm[0]!.id!, roles: [{ id: role!.id!, name: role!.name! }] });
-      const watcher = ts.newClient('test');
-      await watcher.auth({ grantType: 'client_credentials', clientId: 'watcher', clientSecret: secret! });
+      const { kc: watcher } = await serviceAccountAdmin(ts, 'test', 'watcher', ['view-events']);
       assert.equal((await watcher.realms.getConfigEvents({ realm: 'test' })).eventsEnabled, true);
       assert.equal(await statusOf(watcher.realms.updateConfigEvents({ realm: 'test' }, { enabledEventTypes: ['REFRESH_TOKEN'] })), 403);
 

@@ -38,3 +38,32 @@ export async function statusOf(p: Promise<unknown>): Promise<number> {
     return status;
   }
 }
+
+/** A role of realm-management in `realm`, as a role-mapping body names it. */
+export async function adminRoleRef(ts: AdminTestServer, realm: string, name: string): Promise<{ id: string; name: string }> {
+  const r = await ts.kc.clients.findRole({ realm, id: 'realm-management', roleName: name });
+  return { id: r!.id!, name };
+}
+
+/**
+ * A confidential client of `realm` with a service account holding the realm-management `roles`, and
+ * keycloak-admin-client logged in as it (client_credentials); `grant` gives the account more roles
+ * (log in again for a token that carries them: the admin API reads roles per request anyway).
+ */
+export async function serviceAccountAdmin(
+  ts: AdminTestServer,
+  realm: string,
+  clientId: string,
+  roles: string[],
+): Promise<{ kc: KcAdminClient; userId: string; grant(name: string): Promise<void> }> {
+  await ts.kc.clients.create({ realm, clientId, serviceAccountsEnabled: true, standardFlowEnabled: false });
+  const { value: secret } = await ts.kc.clients.generateNewClientSecret({ realm, id: clientId });
+  const sa = await ts.kc.clients.getServiceAccountUser({ realm, id: clientId });
+  const grant = async (name: string): Promise<void> => {
+    await ts.kc.users.addClientRoleMappings({ realm, id: sa.id!, clientUniqueId: 'realm-management', roles: [await adminRoleRef(ts, realm, name)] });
+  };
+  for (const name of roles) await grant(name);
+  const kc = ts.newClient(realm);
+  await kc.auth({ grantType: 'client_credentials', clientId, clientSecret: secret! });
+  return { kc, userId: sa.id!, grant };
+}

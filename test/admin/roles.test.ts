@@ -4,7 +4,7 @@ import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { basic } from '../helpers/server.js';
-import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { adminRoleRef, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 /**
  * Realm and client roles an operator defines (Keycloak's RoleContainerResource and RoleByIdResource,
@@ -109,19 +109,11 @@ for (const dialect of dialects()) {
 
     test("manage-users grants the realm's own roles, and an admin role only when it holds it: no way to realm-admin", async () => {
       await ts.kc.roles.create({ realm: 'test', name: 'support' });
-      await ts.kc.clients.create({ realm: 'test', clientId: 'helpdesk', serviceAccountsEnabled: true, standardFlowEnabled: false });
-      const { value: secret } = await ts.kc.clients.generateNewClientSecret({ realm: 'test', id: 'helpdesk' });
-      const sa = await ts.kc.clients.getServiceAccountUser({ realm: 'test', id: 'helpdesk' });
-      const rm = async (name: string) => {
-        const r = await ts.kc.clients.findRole({ realm: 'test', id: 'realm-management', roleName: name });
-        return { id: r!.id!, name };
-      };
-      await ts.kc.users.addClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: 'realm-management', roles: [await rm('manage-users')] });
-      const helpdesk = ts.newClient('test');
-      await helpdesk.auth({ grantType: 'client_credentials', clientId: 'helpdesk', clientSecret: secret! });
-      const support = await helpdesk.roles.findOneByName({ realm: 'test', name: 'support' }).catch(() => undefined);
+      const rm = (name: string) => adminRoleRef(ts, 'test', name);
+      const { kc: helpdesk, userId: saId } = await serviceAccountAdmin(ts, 'test', 'helpdesk', ['manage-users']);
+      const sa = { id: saId };
       // A role of the realm's own: granted and removed with manage-users alone.
-      const own = support ?? (await ts.kc.roles.findOneByName({ realm: 'test', name: 'support' }))!;
+      const own = (await ts.kc.roles.findOneByName({ realm: 'test', name: 'support' }))!;
       await helpdesk.users.addRealmRoleMappings({ realm: 'test', id: aliceId, roles: [{ id: own.id!, name: own.name! }] });
       await helpdesk.users.delRealmRoleMappings({ realm: 'test', id: aliceId, roles: [{ id: own.id!, name: own.name! }] });
       // An admin role it holds (view-users, implied by manage-users): granted.
@@ -145,16 +137,7 @@ for (const dialect of dialects()) {
 
     test('view-realm reads realm roles but may not change them (403); manage-realm may', async () => {
       await ts.kc.roles.create({ realm: 'test', name: 'auditor' });
-      await ts.kc.clients.create({ realm: 'test', clientId: 'reader', serviceAccountsEnabled: true, standardFlowEnabled: false });
-      const { value: secret } = await ts.kc.clients.generateNewClientSecret({ realm: 'test', id: 'reader' });
-      const sa = await ts.kc.clients.getServiceAccountUser({ realm: 'test', id: 'reader' });
-      const grant = async (name: string): Promise<void> => {
-        const r = await ts.kc.clients.findRole({ realm: 'test', id: 'realm-management', roleName: name });
-        await ts.kc.users.addClientRoleMappings({ realm: 'test', id: sa.id!, clientUniqueId: 'realm-management', roles: [{ id: r!.id!, name }] });
-      };
-      await grant('view-realm');
-      const reader = ts.newClient('test');
-      await reader.auth({ grantType: 'client_credentials', clientId: 'reader', clientSecret: secret! });
+      const { kc: reader, grant } = await serviceAccountAdmin(ts, 'test', 'reader', ['view-realm']);
       assert.deepEqual((await reader.roles.find({ realm: 'test' })).map((r) => r.name), ['auditor']);
       assert.equal(await statusOf(reader.roles.create({ realm: 'test', name: 'sneaky' })), 403);
       assert.equal(await statusOf(reader.roles.delByName({ realm: 'test', name: 'auditor' })), 403);
