@@ -95,27 +95,25 @@ export class CollectorRepository {
    * Login and token events past their realm's retention (its own, else `defaultRetention`, seconds),
    * realm by realm through the (realm_id, time) index.
    */
-  async oldEvents(now: number, defaultRetention: number, limit: number): Promise<number> {
-    let deleted = 0;
-    const realms = await this.db.selectFrom('realms').select(['id', 'events_retention']).execute();
-    for (const { id, events_retention } of realms) {
-      if (deleted >= limit) break;
-      const before = now - (events_retention ?? defaultRetention);
-      const ids = (await this.db.selectFrom('events').select('id').where('realm_id', '=', id).where('time', '<', before).limit(limit - deleted).execute()).map((r) => r.id);
-      if (ids.length > 0) deleted += count(await this.db.deleteFrom('events').where('id', 'in', ids).executeTakeFirst());
-    }
-    return deleted;
+  oldEvents(now: number, defaultRetention: number, limit: number): Promise<number> {
+    return this.pastRetention('events', now, defaultRetention, limit);
   }
 
   /** Admin events past their realm's retention (as oldEvents; their time is in milliseconds), through the (realm_id, time_ms) index. */
-  async oldAdminEvents(now: number, defaultRetention: number, limit: number): Promise<number> {
+  oldAdminEvents(now: number, defaultRetention: number, limit: number): Promise<number> {
+    return this.pastRetention('admin_events', now, defaultRetention, limit);
+  }
+
+  private async pastRetention(table: 'events' | 'admin_events', now: number, defaultRetention: number, limit: number): Promise<number> {
+    const [own, time, unit] = table === 'events' ? (['events_retention', 'time', 1] as const) : (['admin_events_retention', 'time_ms', 1000] as const);
     let deleted = 0;
-    const realms = await this.db.selectFrom('realms').select(['id', 'admin_events_retention']).execute();
-    for (const { id, admin_events_retention } of realms) {
+    const realms = await this.db.selectFrom('realms').select(['id', own]).execute();
+    for (const realm of realms) {
       if (deleted >= limit) break;
-      const beforeMs = (now - (admin_events_retention ?? defaultRetention)) * 1000;
-      const ids = (await this.db.selectFrom('admin_events').select('id').where('realm_id', '=', id).where('time_ms', '<', beforeMs).limit(limit - deleted).execute()).map((r) => r.id);
-      if (ids.length > 0) deleted += count(await this.db.deleteFrom('admin_events').where('id', 'in', ids).executeTakeFirst());
+      const retention = (realm as Record<string, unknown>)[own] as number | null;
+      const before = (now - (retention ?? defaultRetention)) * unit;
+      const ids = (await this.db.selectFrom(table).select('id').where('realm_id', '=', realm.id).where(time, '<', before).limit(limit - deleted).execute()).map((r) => r.id);
+      if (ids.length > 0) deleted += count(await this.db.deleteFrom(table).where('id', 'in', ids).executeTakeFirst());
     }
     return deleted;
   }
