@@ -276,6 +276,28 @@ export interface UserRoleTable {
   role_id: string;
 }
 
+export interface GroupTable {
+  id: string;
+  realm_id: string;
+  /** '' for a top-level group. */
+  parent_id: Generated<string>;
+  name: string;
+  description: string | null;
+  /** JSON object of string lists. */
+  attributes: Generated<string>;
+  created_at: number;
+}
+
+export interface GroupMemberTable {
+  group_id: string;
+  user_id: string;
+}
+
+export interface GroupRoleTable {
+  group_id: string;
+  role_id: string;
+}
+
 export interface AdminEventTable {
   id: string;
   realm_id: string;
@@ -326,6 +348,9 @@ export interface Database {
   meta: MetaTable;
   roles: RoleTable;
   user_roles: UserRoleTable;
+  groups: GroupTable;
+  group_members: GroupMemberTable;
+  group_roles: GroupRoleTable;
   admin_events: AdminEventTable;
   leases: LeaseTable;
 }

@@ -11,6 +11,7 @@ import { EventRepository } from './repos/events.js';
 import { LoginFailureRepository } from './repos/login-failures.js';
 import { MetaRepository } from './repos/meta.js';
 import { RoleRepository } from './repos/roles.js';
+import { GroupRepository } from './repos/groups.js';
 import { AdminEventRepository } from './repos/admin-events.js';
 import { UserAdminRepository } from './repos/user-admin.js';
 import { OrganizationAdminRepository } from './repos/organization-admin.js';
@@ -37,6 +38,7 @@ export class Store {
   readonly loginFailures: LoginFailureRepository;
   readonly meta: MetaRepository;
   readonly roles: RoleRepository;
+  readonly groups: GroupRepository;
   readonly adminEvents: AdminEventRepository;
   /** Administration (src/admin/operations): search, lifecycle, members, sessions, revocation. */
   readonly userAdmin: UserAdminRepository;
@@ -64,6 +66,7 @@ export class Store {
     this.loginFailures = new LoginFailureRepository(k);
     this.meta = new MetaRepository(k);
     this.roles = new RoleRepository(k);
+    this.groups = new GroupRepository(k);
     this.adminEvents = new AdminEventRepository(k);
     this.userAdmin = new UserAdminRepository(k);
     this.organizationAdmin = new OrganizationAdminRepository(k);

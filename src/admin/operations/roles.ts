@@ -48,7 +48,7 @@ export async function ensureRealmManagement(store: Store, realmId: string): Prom
 }
 
 /** Resolves role references as Keycloak's role-mapping bodies give them ({id} or {name}). */
-async function resolveRoles(store: Store, realmId: string, clientId: string, refs: Array<{ id?: unknown; name?: unknown }>): Promise<Role[]> {
+export async function resolveRoles(store: Store, realmId: string, clientId: string, refs: Array<{ id?: unknown; name?: unknown }>): Promise<Role[]> {
   const out: Role[] = [];
   for (const ref of refs) {
     let role: Role | undefined;

@@ -110,6 +110,9 @@ export class RealmRepository {
       const chains = trx.selectFrom('refresh_chains').select('id').where('realm_id', '=', id);
       const orgs = trx.selectFrom('organizations').select('id').where('realm_id', '=', id);
       await trx.deleteFrom('user_roles').where('user_id', 'in', users).execute();
+      const groups = trx.selectFrom('groups').select('id').where('realm_id', '=', id);
+      await trx.deleteFrom('group_members').where('group_id', 'in', groups).execute();
+      await trx.deleteFrom('group_roles').where('group_id', 'in', groups).execute();
       await trx.deleteFrom('memberships').where('organization_id', 'in', orgs).execute();
       await trx.deleteFrom('refresh_tokens').where('chain_id', 'in', chains).execute();
       for (const table of [
@@ -124,6 +127,7 @@ export class RealmRepository {
         'signing_keys',
         'scopes',
         'roles',
+        'groups',
         'events',
         'admin_events',
         'clients',

@@ -1,8 +1,9 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { ConflictError } from '../types.js';
+import { MAX_GROUP_DEPTH } from './groups.js';
 
 /** A realm role (clientId '') or a client role (e.g. realm-management's manage-clients). */
 export interface Role {
@@ -19,7 +20,7 @@ export interface UserRoles {
   clients: Record<string, string[]>;
 }
 
-function toRole(r: { id: string; realm_id: string; client_id: string; name: string; description: string | null }): Role {
+export function toRole(r: { id: string; realm_id: string; client_id: string; name: string; description: string | null }): Role {
   return { id: r.id, realmId: r.realm_id, clientId: r.client_id, name: r.name, description: r.description };
 }
 
@@ -97,6 +98,7 @@ export class RoleRepository {
   async delete(id: string): Promise<boolean> {
     return inTransaction(this.db, async (trx) => {
       await trx.deleteFrom('user_roles').where('role_id', '=', id).execute();
+      await trx.deleteFrom('group_roles').where('role_id', '=', id).execute();
       const r = await trx.deleteFrom('roles').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
     });
@@ -107,6 +109,7 @@ export class RoleRepository {
     await inTransaction(this.db, async (trx) => {
       const ids = trx.selectFrom('roles').select('id').where('realm_id', '=', realmId).where('client_id', '=', clientId);
       await trx.deleteFrom('user_roles').where('role_id', 'in', ids).execute();
+      await trx.deleteFrom('group_roles').where('role_id', 'in', ids).execute();
       await trx.deleteFrom('roles').where('realm_id', '=', realmId).where('client_id', '=', clientId).execute();
     });
   }
@@ -137,25 +140,47 @@ export class RoleRepository {
     return rows.map(toRole);
   }
 
+  /**
+   * The roles a user holds: those mapped to the user, and those mapped to each group the user belongs to
+   * and to every ancestor of those groups (Keycloak's effective role mappings), in one query.
+   */
+  async effectiveRoles(userId: string): Promise<Role[]> {
+    const rows = await sql<{ id: string; realm_id: string; client_id: string; name: string; description: string | null }>`
+      WITH RECURSIVE member_of(id, parent_id, depth) AS (
+        SELECT g.id, g.parent_id, 0 FROM group_members m JOIN groups g ON g.id = m.group_id WHERE m.user_id = ${userId}
+        UNION ALL
+        SELECT g.id, g.parent_id, member_of.depth + 1 FROM groups g JOIN member_of ON g.id = member_of.parent_id WHERE member_of.depth < ${MAX_GROUP_DEPTH}
+      )
+      SELECT r.id, r.realm_id, r.client_id, r.name, r.description FROM roles r
+      WHERE r.id IN (SELECT role_id FROM user_roles WHERE user_id = ${userId})
+         OR r.id IN (SELECT gr.role_id FROM group_roles gr JOIN member_of ON gr.group_id = member_of.id)
+      ORDER BY r.client_id, r.name`.execute(this.db);
+    return rows.rows.map(toRole);
+  }
+
+  /** The roles a user holds, directly or through groups, as access tokens carry them. */
   async userRoles(userId: string): Promise<UserRoles> {
     const out: UserRoles = { realm: [], clients: {} };
-    for (const r of await this.mappedRoles(userId)) {
+    for (const r of await this.effectiveRoles(userId)) {
       if (r.clientId === '') out.realm.push(r.name);
       else (out.clients[r.clientId] ??= []).push(r.name);
     }
     return out;
   }
 
-  /** Whether any user of the realm has a role: most realms have none, and their tokens skip the lookup. */
+  /** Whether any user or group of the realm is mapped a role: most realms have none, and their tokens skip the lookup. */
   async realmHasMappings(realmId: string): Promise<boolean> {
-    const r = await this.db
-      .selectFrom('user_roles')
-      .innerJoin('roles', 'roles.id', 'user_roles.role_id')
-      .select('roles.id')
-      .where('roles.realm_id', '=', realmId)
-      .limit(1)
-      .executeTakeFirst();
-    return r !== undefined;
+    for (const table of ['user_roles', 'group_roles'] as const) {
+      const r = await this.db
+        .selectFrom(table)
+        .innerJoin('roles', 'roles.id', `${table}.role_id`)
+        .select('roles.id')
+        .where('roles.realm_id', '=', realmId)
+        .limit(1)
+        .executeTakeFirst();
+      if (r !== undefined) return true;
+    }
+    return false;
   }
 
   /**

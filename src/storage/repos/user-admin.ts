@@ -77,6 +77,7 @@ export class UserAdminRepository {
       await trx.deleteFrom('device_codes').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('interactions').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('user_roles').where('user_id', '=', user.id).execute();
+      await trx.deleteFrom('group_members').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('login_failures').where('realm_id', '=', user.realmId).where('subject', '=', `user:${user.username}`).execute();
       await trx.deleteFrom('users').where('id', '=', user.id).execute();
     });
