@@ -10,4 +10,5 @@ export * from './operations/keys.js';
 export * from './operations/tokens.js';
 export * from './operations/client-scopes.js';
 export * from './operations/roles.js';
+export * from './operations/groups.js';
 export * from './operations/bootstrap.js';
