@@ -202,12 +202,18 @@ export async function joinGroup(store: Store, input: { realmId: string; userId: 
   return group;
 }
 
-/** Takes a user out of a group; NotFound if the user was not a member. */
-export async function leaveGroup(store: Store, input: { realmId: string; userId: string; groupId: string }, actor: Actor, guard: MappingGuard = {}): Promise<Group> {
+/**
+ * Takes a user out of a group; NotFound if the user was not a member, unless `quiet` (Keycloak's API
+ * answers 204 either way).
+ */
+export async function leaveGroup(store: Store, input: { realmId: string; userId: string; groupId: string; quiet?: boolean }, actor: Actor, guard: MappingGuard = {}): Promise<Group> {
   const user = await requireMember(store, input.realmId, input.userId);
   const group = await requireGroup(store, input.realmId, input.groupId);
   guard.authorize?.(await groupEffectiveRoles(store, group));
-  if (!(await store.groups.removeMember(group.id, user.id))) throw new NotFound(`user ${user.username} is not a member of that group`);
+  if (!(await store.groups.removeMember(group.id, user.id))) {
+    if (input.quiet) return group;
+    throw new NotFound(`user ${user.username} is not a member of that group`);
+  }
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'GROUP_MEMBERSHIP', resourcePath: `users/${user.id}/groups/${group.id}`, representation: { id: group.id, name: group.name } });
   return group;
 }
@@ -259,4 +265,15 @@ export async function userGroupsWithPaths(store: Store, input: { realmId: string
   const groups = await store.groups.userGroups(user.id);
   const paths = await pathsOf(store, groups.map((g) => g.id));
   return groups.map((group) => ({ group, path: paths.get(group.id) ?? `/${group.name}` })).sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/**
+ * The groups at these paths, for a user about to be created in them (Keycloak's UserRepresentation.groups):
+ * every path must exist, and the caller must be allowed the roles they bring, before the user is created.
+ */
+export async function groupsForNewUser(store: Store, realmId: string, paths: string[], guard: MappingGuard = {}): Promise<Group[]> {
+  const groups: Group[] = [];
+  for (const path of paths) groups.push(await groupByPath(store, realmId, path));
+  for (const g of groups) guard.authorize?.(await groupEffectiveRoles(store, g));
+  return groups;
 }

@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import type { Services } from '../../services.js';
 import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
-import { hasAdminRole } from '../../admin/authorization.js';
+import { hasAdminRole, mayMapRole } from '../../admin/authorization.js';
+import type { MappingGuard } from '../../admin/operations/groups.js';
 import type { Actor } from '../../admin/operations/common.js';
 import { verifyAccessToken, type AccessTokenClaims } from '../../oauth/access-tokens.js';
 import { callerRoles } from '../../admin/operations/roles.js';
@@ -64,4 +65,17 @@ export function requireRole(caller: AdminCaller, realmId: string, role: AdminRol
 /** The admin event's "who" for an API caller. */
 export function actorOf(caller: AdminCaller): Actor {
   return { via: 'api', realmId: caller.realmId, userId: caller.userId, username: caller.username, clientId: caller.clientId, ip: caller.ip };
+}
+
+/**
+ * The check every change of role holding passes (a user's role mappings, a group's, a membership, a
+ * group moved or deleted): 403 naming the first role the caller may not map (authorization.ts mayMapRole).
+ */
+export function mappingGuard(caller: AdminCaller): MappingGuard {
+  return {
+    authorize: (roles) => {
+      const denied = roles.find((r) => !mayMapRole(caller, r));
+      if (denied) throw forbidden(`only an administrator holding ${denied.name} may grant or remove it`);
+    },
+  };
 }

@@ -8,6 +8,7 @@ import { authenticateAdmin } from './authenticate.js';
 import { realmRoutes } from './realms.js';
 import { realmImportRoutes } from './realm-import.js';
 import { clientRoutes } from './clients.js';
+import { groupRoutes } from './groups.js';
 import { roleRoutes } from './roles.js';
 import { realmInfoRoutes } from './realm-info.js';
 import { clientScopeRoutes } from './client-scopes.js';
@@ -84,6 +85,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(realmImportRoutes, { services });
   await app.register(clientRoutes, { services });
   await app.register(roleRoutes, { services });
+  await app.register(groupRoutes, { services });
   await app.register(realmInfoRoutes, { services });
   await app.register(clientScopeRoutes, { services });
   await app.register(userRoutes, { services });

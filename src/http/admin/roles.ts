@@ -2,11 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { changeRoleMappings, createRole, deleteRole, updateRole } from '../../admin/operations/roles.js';
+import { changeGroupRoleMappings, groupEffectiveRoles, pathsOf, requireGroup } from '../../admin/operations/groups.js';
+import { toGroupRepresentation } from '../../admin/keycloak/representations/group.js';
+import type { AdminCaller } from '../../admin/authorization.js';
 import { toUserRepresentation } from '../../admin/keycloak/representations/user.js';
 import { checkPage, ValidationError } from '../../admin/validation.js';
-import { mayMapRole } from '../../admin/authorization.js';
-import { actorOf, requireRole } from './authenticate.js';
-import { forbidden, notFound } from './errors.js';
+import { actorOf, mappingGuard, requireRole } from './authenticate.js';
+import { notFound } from './errors.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { anyObject, noContent204, params, realmParams, security } from './schemas.js';
 
@@ -135,6 +137,30 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
         return users.filter((u) => u !== undefined).map((u) => toUserRepresentation(u!, { brief: true }));
       },
     );
+    app.get<{ Params: Record<string, string>; Querystring: { first?: number; max?: number } }>(
+      `${one}/groups`,
+      {
+        schema: {
+          tags,
+          summary: `The groups mapped a ${c.what}`,
+          params: oneParams,
+          querystring: { type: 'object', properties: { first: { type: 'integer' }, max: { type: 'integer' }, briefRepresentation: { type: 'boolean' } } },
+          security,
+        },
+      },
+      async (req) => {
+        const caller = callerOf(req);
+        const realm = await loadRealm(services, caller, req.params.realm!);
+        requireRole(caller, realm.id, 'view-users');
+        checkPage(req.query);
+        const role = await store.roles.find(realm.id, c.client(req.params), req.params.roleName!);
+        if (!role) throw notFound('Could not find role');
+        const first = req.query.first ?? 0;
+        const groups = (await store.groups.groupsWithRole(role.id)).slice(first, first + (req.query.max ?? 100));
+        const [paths, counts] = await Promise.all([pathsOf(store, groups.map((g) => g.id)), store.groups.childCounts(groups.map((g) => g.id))]);
+        return groups.map((g) => toGroupRepresentation(g, { path: paths.get(g.id) ?? `/${g.name}`, subGroupCount: counts.get(g.id) ?? 0 }));
+      },
+    );
   }
 
   // Keycloak's roles-by-id: a role of any container, by its id.
@@ -172,63 +198,100 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
     return reply.code(204).send();
   });
 
-  async function mapped(realmId: string, userId: string): Promise<Role[]> {
-    const user = await store.users.get(userId);
-    if (!user || user.realmId !== realmId) throw notFound('User not found');
-    return store.roles.mappedRoles(userId);
-  }
+  // Role mappings of users and of groups (Keycloak's RoleMapperResource under /users/{id} and
+  // /groups/{id}): the same routes, read with view-users, changed with manage-users. `direct` are the
+  // roles mapped to the subject itself; `effective` also those it holds through groups and ancestors.
+  const subjects = [
+    {
+      segment: 'users',
+      what: 'user',
+      direct: async (realmId: string, id: string): Promise<Role[]> => {
+        const user = await store.users.get(id);
+        if (!user || user.realmId !== realmId) throw notFound('User not found');
+        return store.roles.mappedRoles(id);
+      },
+      effective: async (realmId: string, id: string): Promise<Role[]> => {
+        const user = await store.users.get(id);
+        if (!user || user.realmId !== realmId) throw notFound('User not found');
+        return store.roles.effectiveRoles(id);
+      },
+      change: (realmId: string, id: string, clientId: string, refs: Array<{ id?: unknown; name?: unknown }>, remove: boolean, caller: AdminCaller) =>
+        changeRoleMappings(store, { realmId, userId: id, clientId, roles: refs, remove }, actorOf(caller), mappingGuard(caller)),
+    },
+    {
+      segment: 'groups',
+      what: 'group',
+      direct: async (realmId: string, id: string): Promise<Role[]> => store.groups.mappedRoles((await requireGroup(store, realmId, id)).id),
+      effective: async (realmId: string, id: string): Promise<Role[]> => groupEffectiveRoles(store, await requireGroup(store, realmId, id)),
+      change: (realmId: string, id: string, clientId: string, refs: Array<{ id?: unknown; name?: unknown }>, remove: boolean, caller: AdminCaller) =>
+        changeGroupRoleMappings(store, { realmId, groupId: id, clientId, roles: refs, remove }, actorOf(caller), mappingGuard(caller)),
+    },
+  ] as const;
 
-  app.get<{ Params: { realm: string; id: string } }>('/realms/:realm/users/:id/role-mappings', { schema: { tags, summary: "A user's role mappings", params: params({ id: { type: 'string' } }), security } }, async (req) => {
-    const caller = callerOf(req);
-    const realm = await loadRealm(services, caller, req.params.realm);
-    requireRole(caller, realm.id, 'view-users');
-    const roles = await mapped(realm.id, req.params.id);
-    const clientMappings: Record<string, { id: string; client: string; mappings: unknown[] }> = {};
-    for (const r of roles.filter((x) => x.clientId !== '')) (clientMappings[r.clientId] ??= { id: r.clientId, client: r.clientId, mappings: [] }).mappings.push(roleRep(r));
-    return { realmMappings: roles.filter((r) => r.clientId === '').map(roleRep), ...(Object.keys(clientMappings).length > 0 ? { clientMappings } : {}) };
-  });
+  for (const subject of subjects) {
+    app.get<{ Params: { realm: string; id: string } }>(
+      `/realms/:realm/${subject.segment}/:id/role-mappings`,
+      { schema: { tags, summary: `A ${subject.what}'s role mappings`, params: params({ id: { type: 'string' } }), security } },
+      async (req) => {
+        const caller = callerOf(req);
+        const realm = await loadRealm(services, caller, req.params.realm);
+        requireRole(caller, realm.id, 'view-users');
+        const roles = await subject.direct(realm.id, req.params.id);
+        const clientMappings: Record<string, { id: string; client: string; mappings: unknown[] }> = {};
+        for (const r of roles.filter((x) => x.clientId !== '')) (clientMappings[r.clientId] ??= { id: r.clientId, client: r.clientId, mappings: [] }).mappings.push(roleRep(r));
+        return { realmMappings: roles.filter((r) => r.clientId === '').map(roleRep), ...(Object.keys(clientMappings).length > 0 ? { clientMappings } : {}) };
+      },
+    );
 
-  // Realm role mappings (client '') and client role mappings share one shape.
-  for (const [suffix, clientOf] of [
-    ['realm', (): string => ''],
-    ['clients/:client', (p: Record<string, string>): string => p.client ?? ''],
-  ] as const) {
-    const url = `/realms/:realm/users/:id/role-mappings/${suffix}`;
-    const schemaParams = params(suffix === 'realm' ? { id: { type: 'string' } } : { id: { type: 'string' }, client: { type: 'string' } });
-    app.get<{ Params: Record<string, string> }>(url, { schema: { tags, summary: `A user's ${suffix === 'realm' ? 'realm' : 'client'} role mappings`, params: schemaParams, security } }, async (req) => {
-      const caller = callerOf(req);
-      const realm = await loadRealm(services, caller, req.params.realm!);
-      requireRole(caller, realm.id, 'view-users');
-      const clientId = clientOf(req.params);
-      return (await mapped(realm.id, req.params.id!)).filter((r) => r.clientId === clientId).map(roleRep);
-    });
-    app.get<{ Params: Record<string, string> }>(`${url}/available`, { schema: { tags, summary: 'Roles the user does not have yet', params: schemaParams, security } }, async (req) => {
-      const caller = callerOf(req);
-      const realm = await loadRealm(services, caller, req.params.realm!);
-      requireRole(caller, realm.id, 'view-users');
-      const clientId = clientOf(req.params);
-      const have = new Set((await mapped(realm.id, req.params.id!)).map((r) => r.id));
-      return (await store.roles.list(realm.id, clientId)).filter((r) => !have.has(r.id)).map(roleRep);
-    });
-    for (const method of ['POST', 'DELETE'] as const) {
-      app.route<{ Params: Record<string, string> }>({
-        method,
-        url,
-        schema: { tags, summary: method === 'POST' ? 'Grant roles to a user' : "Remove roles from a user", params: schemaParams, response: noContent204, security },
-        handler: async (req, reply) => {
+    // Realm role mappings (client '') and client role mappings share one shape.
+    for (const [suffix, clientOf] of [
+      ['realm', (): string => ''],
+      ['clients/:client', (p: Record<string, string>): string => p.client ?? ''],
+    ] as const) {
+      const url = `/realms/:realm/${subject.segment}/:id/role-mappings/${suffix}`;
+      const schemaParams = params(suffix === 'realm' ? { id: { type: 'string' } } : { id: { type: 'string' }, client: { type: 'string' } });
+      const kind = suffix === 'realm' ? 'realm' : 'client';
+      app.get<{ Params: Record<string, string> }>(url, { schema: { tags, summary: `A ${subject.what}'s ${kind} role mappings`, params: schemaParams, security } }, async (req) => {
+        const caller = callerOf(req);
+        const realm = await loadRealm(services, caller, req.params.realm!);
+        requireRole(caller, realm.id, 'view-users');
+        const clientId = clientOf(req.params);
+        return (await subject.direct(realm.id, req.params.id!)).filter((r) => r.clientId === clientId).map(roleRep);
+      });
+      app.get<{ Params: Record<string, string> }>(`${url}/available`, { schema: { tags, summary: `${kind} roles the ${subject.what} is not mapped yet`, params: schemaParams, security } }, async (req) => {
+        const caller = callerOf(req);
+        const realm = await loadRealm(services, caller, req.params.realm!);
+        requireRole(caller, realm.id, 'view-users');
+        const clientId = clientOf(req.params);
+        const have = new Set((await subject.direct(realm.id, req.params.id!)).map((r) => r.id));
+        return (await store.roles.list(realm.id, clientId)).filter((r) => !have.has(r.id)).map(roleRep);
+      });
+      app.get<{ Params: Record<string, string> }>(
+        `${url}/composite`,
+        { schema: { tags, summary: `The ${kind} roles the ${subject.what} holds: mapped to it, or through its groups and their parents`, params: schemaParams, security } },
+        async (req) => {
           const caller = callerOf(req);
           const realm = await loadRealm(services, caller, req.params.realm!);
-          requireRole(caller, realm.id, 'manage-users');
-          await changeRoleMappings(store, { realmId: realm.id, userId: req.params.id!, clientId: clientOf(req.params), roles: roleRefs(req.body), remove: method === 'DELETE' }, actorOf(caller), {
-            authorize: (roles) => {
-              const denied = roles.find((r) => !mayMapRole(caller, r));
-              if (denied) throw forbidden(`only an administrator holding ${denied.name} may grant or remove it`);
-            },
-          });
-          services.cache.clear();
-          return reply.code(204).send();
+          requireRole(caller, realm.id, 'view-users');
+          const clientId = clientOf(req.params);
+          return (await subject.effective(realm.id, req.params.id!)).filter((r) => r.clientId === clientId).map(roleRep);
         },
-      });
+      );
+      for (const method of ['POST', 'DELETE'] as const) {
+        app.route<{ Params: Record<string, string> }>({
+          method,
+          url,
+          schema: { tags, summary: method === 'POST' ? `Map roles to a ${subject.what}` : `Remove roles from a ${subject.what}`, params: schemaParams, response: noContent204, security },
+          handler: async (req, reply) => {
+            const caller = callerOf(req);
+            const realm = await loadRealm(services, caller, req.params.realm!);
+            requireRole(caller, realm.id, 'manage-users');
+            await subject.change(realm.id, req.params.id!, clientOf(req.params), roleRefs(req.body), method === 'DELETE', caller);
+            services.cache.clear();
+            return reply.code(204).send();
+          },
+        });
+      }
     }
   }
 }

@@ -54,6 +54,8 @@ export interface UserCreateInput {
   password?: PasswordCredential;
   /** Keycloak's requiredActions as sent (the operation refuses any but UPDATE_PASSWORD). */
   requiredActions?: string[];
+  /** Paths of groups the new user joins (Keycloak's UserRepresentation.groups). */
+  groups?: string[];
 }
 
 /** A password credential as sent: `temporary` true makes the user choose a new one at the next sign-in. */
@@ -89,8 +91,10 @@ export function readUserCreate(body: unknown): UserCreateInput {
   const emailVerified = optBoolean(o, 'emailVerified');
   const password = passwordOf(o);
   const requiredActions = optStringArray(o, 'requiredActions');
+  const groups = optStringArray(o, 'groups');
   return {
     username,
+    ...(groups !== undefined && groups.length > 0 ? { groups } : {}),
     ...(email ? { email } : {}),
     ...(firstName ? { firstName } : {}),
     ...(lastName ? { lastName } : {}),

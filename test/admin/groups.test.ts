@@ -1,0 +1,224 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeJwt } from 'jose';
+import { dialects } from '../helpers/db.js';
+import { runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { basic } from '../helpers/server.js';
+import { adminRoleRef, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+
+/**
+ * Groups (Keycloak's GroupsResource, GroupResource, a user's groups and a group's role mappings, through
+ * keycloak-admin-client unchanged): a tree of groups, members, and roles mapped to groups that members
+ * carry in their access tokens with the roles of every group above theirs, as Keycloak's do.
+ */
+for (const dialect of dialects()) {
+  describe(`admin API: groups (${dialect})`, () => {
+    let ts: AdminTestServer;
+    let aliceId: string;
+    let refreshToken: string;
+    const realm = 'test';
+    before(async () => {
+      ts = await startAdminServer({ dialect });
+      aliceId = (await ts.kc.users.find({ realm, username: 'alice', exact: true }))[0]!.id!;
+      const r = await runAuthorization(ts);
+      const t = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
+      assert.equal(t.statusCode, 200, t.body);
+      refreshToken = t.json().refresh_token;
+    });
+    after(() => ts.close());
+
+    /** alice's next access token (a refresh): the roles she holds now. */
+    async function aliceClaims(): Promise<{ realm: string[] | undefined; client: string[] | undefined }> {
+      const t = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(ts.client.id, ts.client.secret) });
+      assert.equal(t.statusCode, 200, t.body);
+      refreshToken = t.json().refresh_token;
+      const claims = decodeJwt(t.json().access_token as string) as { realm_access?: { roles: string[] }; resource_access?: Record<string, { roles: string[] }> };
+      return { realm: claims.realm_access?.roles.sort(), client: claims.resource_access?.['web-app']?.roles.sort() };
+    }
+
+    test('a tree of groups: created, listed with subgroup counts, read, renamed, searched in its hierarchy, found by path, counted, deleted with its subtree', async () => {
+      const { id: engId } = await ts.kc.groups.create({ realm, name: 'engineering', attributes: { costCenter: ['42'] } });
+      assert.equal(await statusOf(ts.kc.groups.create({ realm, name: 'engineering' })), 409);
+      const { id: backendId } = await ts.kc.groups.createChildGroup({ realm, id: engId }, { name: 'backend', description: 'APIs and storage' });
+      await ts.kc.groups.createChildGroup({ realm, id: backendId }, { name: 'storage team' });
+      assert.equal(await statusOf(ts.kc.groups.createChildGroup({ realm, id: engId }, { name: 'backend' })), 409);
+      // The same name under another parent is another group.
+      const { id: salesId } = await ts.kc.groups.create({ realm, name: 'sales' });
+      await ts.kc.groups.createChildGroup({ realm, id: salesId }, { name: 'backend' });
+
+      const top = await ts.kc.groups.find({ realm });
+      assert.deepEqual(top.map((g) => [g.name, g.path, g.subGroupCount, g.subGroups]), [
+        ['engineering', '/engineering', 1, []],
+        ['sales', '/sales', 1, []],
+      ]);
+      assert.equal(top[0]!.attributes, undefined, 'the listing is brief by default');
+      assert.deepEqual((await ts.kc.groups.find({ realm, briefRepresentation: false }))[0]!.attributes, { costCenter: ['42'] });
+      assert.deepEqual((await ts.kc.groups.find({ realm, first: 1, max: 1 })).map((g) => g.name), ['sales']);
+
+      const backend = await ts.kc.groups.findOne({ realm, id: backendId });
+      assert.equal(backend?.path, '/engineering/backend');
+      assert.equal(backend?.parentId, engId);
+      assert.equal(backend?.description, 'APIs and storage');
+      assert.equal(backend?.subGroupCount, 1);
+      const kids = await ts.kc.groups.listSubGroups({ parentId: engId, realm } as never);
+      assert.deepEqual((kids as Array<{ name: string; path: string }>).map((g) => [g.name, g.path]), [['backend', '/engineering/backend']]);
+
+      // A search returns the matches inside their hierarchy: each top-level group above one, down to it.
+      const found = await ts.kc.groups.find({ realm, search: 'storage' });
+      assert.deepEqual(found.map((g) => g.name), ['engineering']);
+      assert.deepEqual(found[0]!.subGroups!.map((g) => g.name), ['backend']);
+      assert.deepEqual(found[0]!.subGroups![0]!.subGroups!.map((g) => [g.name, g.path]), [['storage team', '/engineering/backend/storage team']]);
+      assert.deepEqual((await ts.kc.groups.find({ realm, search: 'backend' })).map((g) => [g.name, g.subGroups!.map((s) => s.path)]), [
+        ['engineering', ['/engineering/backend']],
+        ['sales', ['/sales/backend']],
+      ]);
+      assert.deepEqual((await ts.kc.groups.find({ realm, search: 'backend', populateHierarchy: false } as never)).map((g) => g.path).sort(), ['/engineering/backend', '/sales/backend']);
+      assert.deepEqual((await ts.kc.groups.find({ realm, q: 'costCenter:42' } as never)).map((g) => g.name), ['engineering']);
+      assert.deepEqual(await ts.kc.groups.find({ realm, q: 'costCenter:7' } as never), []);
+
+      assert.deepEqual(await ts.kc.groups.count({ realm }), { count: 5 });
+      assert.deepEqual(await ts.kc.groups.count({ realm, top: true } as never), { count: 2 });
+      const byPath = await fetch(`${ts.baseUrl}/auth/admin/realms/${realm}/group-by-path/engineering/backend/storage%20team`, { headers: { authorization: `Bearer ${ts.kc.accessToken}` } });
+      assert.equal(byPath.status, 200);
+      assert.equal(((await byPath.json()) as { path: string }).path, '/engineering/backend/storage team');
+      assert.equal((await fetch(`${ts.baseUrl}/auth/admin/realms/${realm}/group-by-path/engineering/nope`, { headers: { authorization: `Bearer ${ts.kc.accessToken}` } })).status, 404);
+
+      await ts.kc.groups.update({ realm, id: backendId }, { name: 'platform', attributes: { oncall: ['yes'] } });
+      const renamed = await ts.kc.groups.findOne({ realm, id: backendId });
+      assert.deepEqual([renamed?.path, renamed?.attributes, renamed?.description], ['/engineering/platform', { oncall: ['yes'] }, 'APIs and storage']);
+      assert.equal(await statusOf(ts.kc.groups.update({ realm, id: backendId }, { name: 'a/b' })), 400);
+      assert.equal(await statusOf(ts.kc.groups.create({ realm, name: '  ' })), 400);
+      assert.equal(await statusOf(ts.kc.groups.create({ realm, name: 'x', attributes: { k: [1] } as never })), 400);
+      // Moving a group under itself or its own subgroup is refused.
+      const storage = (await ts.kc.groups.find({ realm, search: 'storage team', populateHierarchy: false } as never))[0]!;
+      assert.equal(await statusOf(ts.kc.groups.updateChildGroup({ realm, id: storage.id! }, { id: engId })), 400);
+
+      await ts.kc.groups.del({ realm, id: engId });
+      assert.deepEqual(await ts.kc.groups.count({ realm }), { count: 2 });
+      assert.equal(await ts.kc.groups.findOne({ realm, id: backendId }), null);
+      await ts.kc.groups.del({ realm, id: salesId });
+      assert.deepEqual(await ts.kc.groups.count({ realm }), { count: 0 });
+      const events = await ts.kc.realms.findAdminEvents({ realm, resourceTypes: ['GROUP'], max: 20 } as never);
+      assert.ok(events.some((e) => e.operationType === 'DELETE' && e.resourcePath === `groups/${engId}`));
+    });
+
+    test("members carry the roles of their groups and of every group above them, in the next token; leaving or moving takes them away", async () => {
+      await ts.kc.roles.create({ realm, name: 'staff' });
+      await ts.kc.roles.create({ realm, name: 'deployer' });
+      await ts.kc.clients.createRole({ realm, id: 'web-app', name: 'billing:read' });
+      const staff = (await ts.kc.roles.findOneByName({ realm, name: 'staff' }))!;
+      const deployer = (await ts.kc.roles.findOneByName({ realm, name: 'deployer' }))!;
+      const billing = (await ts.kc.clients.findRole({ realm, id: 'web-app', roleName: 'billing:read' }))!;
+      const { id: orgId } = await ts.kc.groups.create({ realm, name: 'company' });
+      const { id: opsId } = await ts.kc.groups.createChildGroup({ realm, id: orgId }, { name: 'ops' });
+      await ts.kc.groups.addRealmRoleMappings({ realm, id: orgId, roles: [{ id: staff.id!, name: staff.name! }] });
+      await ts.kc.groups.addRealmRoleMappings({ realm, id: opsId, roles: [{ id: deployer.id!, name: deployer.name! }] });
+      await ts.kc.groups.addClientRoleMappings({ realm, id: opsId, clientUniqueId: 'web-app', roles: [{ id: billing.id!, name: billing.name! }] });
+      assert.deepEqual((await ts.kc.groups.listRealmRoleMappings({ realm, id: opsId })).map((r) => r.name), ['deployer']);
+      assert.deepEqual((await ts.kc.groups.listCompositeRealmRoleMappings({ realm, id: opsId })).map((r) => r.name).sort(), ['deployer', 'staff']);
+      assert.deepEqual((await ts.kc.groups.findOne({ realm, id: opsId }))?.clientRoles, { 'web-app': ['billing:read'] });
+      assert.deepEqual((await ts.kc.roles.findOneByName({ realm, name: 'staff' })) && (await fetch(`${ts.baseUrl}/auth/admin/realms/${realm}/roles/staff/groups`, { headers: { authorization: `Bearer ${ts.kc.accessToken}` } }).then((r) => r.json() as Promise<Array<{ path: string }>>)).map((g) => g.path), ['/company']);
+      assert.deepEqual(await aliceClaims(), { realm: undefined, client: undefined });
+
+      await ts.kc.users.addToGroup({ realm, id: aliceId, groupId: opsId });
+      assert.deepEqual(await aliceClaims(), { realm: ['deployer', 'staff'], client: ['billing:read'] });
+      assert.deepEqual((await ts.kc.users.listGroups({ realm, id: aliceId })).map((g) => g.path), ['/company/ops']);
+      assert.deepEqual(await ts.kc.users.countGroups({ realm, id: aliceId }), { count: 1 });
+      assert.deepEqual((await ts.kc.groups.listMembers({ realm, id: opsId })).map((u) => u.username), ['alice']);
+      assert.deepEqual(await ts.kc.groups.listMembers({ realm, id: orgId }), [], 'members are direct members');
+      // Her direct mappings are none; her effective ones come through the groups.
+      assert.deepEqual(await ts.kc.users.listRealmRoleMappings({ realm, id: aliceId }), []);
+      assert.deepEqual((await ts.kc.users.listCompositeRealmRoleMappings({ realm, id: aliceId })).map((r) => r.name).sort(), ['deployer', 'staff']);
+
+      // A role taken from the parent group is gone from the member's next token.
+      await ts.kc.groups.delRealmRoleMappings({ realm, id: orgId, roles: [{ id: staff.id!, name: staff.name! }] });
+      assert.deepEqual(await aliceClaims(), { realm: ['deployer'], client: ['billing:read'] });
+      await ts.kc.groups.addRealmRoleMappings({ realm, id: orgId, roles: [{ id: staff.id!, name: staff.name! }] });
+      // Moved to the top, ops no longer inherits company's roles.
+      await ts.kc.groups.updateRoot({ realm, id: opsId } as never);
+      assert.equal((await ts.kc.groups.findOne({ realm, id: opsId }))?.path, '/ops');
+      assert.deepEqual(await aliceClaims(), { realm: ['deployer'], client: ['billing:read'] });
+      await ts.kc.groups.updateChildGroup({ realm, id: orgId }, { id: opsId });
+      assert.deepEqual(await aliceClaims(), { realm: ['deployer', 'staff'], client: ['billing:read'] });
+
+      // A deleted role leaves the group's mappings; leaving the group takes the rest.
+      await ts.kc.clients.delRole({ realm, id: 'web-app', roleName: 'billing:read' });
+      assert.deepEqual(await aliceClaims(), { realm: ['deployer', 'staff'], client: undefined });
+      await ts.kc.users.delFromGroup({ realm, id: aliceId, groupId: opsId });
+      await ts.kc.users.delFromGroup({ realm, id: aliceId, groupId: opsId }); // Keycloak answers 204 again
+      assert.deepEqual(await aliceClaims(), { realm: undefined, client: undefined });
+      assert.equal(await statusOf(ts.kc.users.addToGroup({ realm, id: aliceId, groupId: 'no-such-group' })), 404);
+      assert.equal(await statusOf(ts.kc.groups.addRealmRoleMappings({ realm, id: opsId, roles: [{ id: 'no-such-role', name: 'x' }] })), 404);
+
+      // A user created in groups (Keycloak's UserRepresentation.groups) is a member from the start; an
+      // unknown path creates nobody.
+      assert.equal(await statusOf(ts.kc.users.create({ realm, username: 'carol', enabled: true, groups: ['/company/nope'] })), 404);
+      assert.deepEqual(await ts.kc.users.find({ realm, username: 'carol', exact: true }), []);
+      const { id: bobId } = await ts.kc.users.create({ realm, username: 'bob', enabled: true, groups: ['/company/ops'] });
+      assert.deepEqual((await ts.kc.users.listGroups({ realm, id: bobId })).map((g) => g.path), ['/company/ops']);
+      // Deleting the user ends the membership; deleting the group takes its mappings with it.
+      await ts.kc.users.del({ realm, id: bobId });
+      assert.deepEqual(await ts.kc.groups.listMembers({ realm, id: opsId }), []);
+      await ts.kc.groups.del({ realm, id: orgId });
+      await ts.kc.roles.delByName({ realm, name: 'staff' });
+      await ts.kc.roles.delByName({ realm, name: 'deployer' });
+    });
+
+    test('an admin role reaches a member through a group; manage-users alone can neither map it to a group nor join a group holding it', async () => {
+      const { kc: helpdesk, userId: helpdeskId } = await serviceAccountAdmin(ts, realm, 'group-helpdesk', ['manage-users']);
+      const { id: adminsId } = await ts.kc.groups.create({ realm, name: 'realm admins' });
+      const { id: teamId } = await ts.kc.groups.createChildGroup({ realm, id: adminsId }, { name: 'team' });
+      const { id: plainId } = await helpdesk.groups.create({ realm, name: 'plain' });
+      // manage-users may not map realm-admin to a group (it does not hold it), the master admin may.
+      assert.equal(await statusOf(helpdesk.groups.addClientRoleMappings({ realm, id: adminsId, clientUniqueId: 'realm-management', roles: [await adminRoleRef(ts, realm, 'realm-admin')] })), 403);
+      assert.deepEqual(await ts.kc.groups.listClientRoleMappings({ realm, id: adminsId, clientUniqueId: 'realm-management' }), []);
+      await ts.kc.groups.addClientRoleMappings({ realm, id: adminsId, clientUniqueId: 'realm-management', roles: [await adminRoleRef(ts, realm, 'realm-admin')] });
+
+      // Joining the subgroup would give realm-admin (inherited): refused, for itself and for alice.
+      for (const id of [helpdeskId, aliceId]) assert.equal(await statusOf(helpdesk.users.addToGroup({ realm, id, groupId: teamId })), 403, id);
+      assert.deepEqual(await ts.kc.groups.listMembers({ realm, id: teamId }), []);
+      // Nor may it create a user in that group, move its own group under it once it has members, or
+      // take an administrator out of it.
+      assert.equal(await statusOf(helpdesk.users.create({ realm, username: 'mallory', enabled: true, groups: ['/realm admins/team'] })), 403);
+      assert.deepEqual(await ts.kc.users.find({ realm, username: 'mallory', exact: true }), []);
+      await helpdesk.users.addToGroup({ realm, id: helpdeskId, groupId: plainId });
+      assert.equal(await statusOf(helpdesk.groups.updateChildGroup({ realm, id: teamId }, { id: plainId })), 403);
+      assert.equal((await ts.kc.groups.findOne({ realm, id: plainId }))?.path, '/plain');
+
+      // The master admin puts alice in the team: she administers the realm through the group.
+      await ts.kc.users.addToGroup({ realm, id: aliceId, groupId: teamId });
+      assert.equal(await statusOf(helpdesk.users.delFromGroup({ realm, id: aliceId, groupId: teamId })), 403);
+      assert.equal(await statusOf(helpdesk.groups.del({ realm, id: adminsId })), 403);
+      // Through the admin API's own check (roles read per request): alice's access token from the
+      // web-app flow now names realm-admin, and the admin API accepts it.
+      const t = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(ts.client.id, ts.client.secret) });
+      refreshToken = t.json().refresh_token;
+      const claims = decodeJwt(t.json().access_token as string) as { resource_access?: Record<string, { roles: string[] }> };
+      assert.deepEqual(claims.resource_access?.['realm-management']?.roles, ['realm-admin']);
+      const asAlice = await fetch(`${ts.baseUrl}/auth/admin/realms/${realm}/users?max=5`, { headers: { authorization: `Bearer ${t.json().access_token as string}` } });
+      assert.equal(asAlice.status, 200);
+
+      await ts.kc.users.delFromGroup({ realm, id: aliceId, groupId: teamId });
+      const after = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(ts.client.id, ts.client.secret) });
+      refreshToken = after.json().refresh_token;
+      // Her earlier token no longer administers: the admin API reads her roles at each request.
+      assert.equal((await fetch(`${ts.baseUrl}/auth/admin/realms/${realm}/users?max=5`, { headers: { authorization: `Bearer ${t.json().access_token as string}` } })).status, 403);
+      await ts.kc.groups.del({ realm, id: adminsId });
+      await ts.kc.groups.del({ realm, id: plainId });
+    });
+
+    test('reading groups needs view-users (listing: query-groups); changing them manage-users', async () => {
+      const { kc: viewer } = await serviceAccountAdmin(ts, realm, 'group-viewer', ['view-users']);
+      const { kc: querier } = await serviceAccountAdmin(ts, realm, 'group-querier', ['query-groups']);
+      const { id } = await ts.kc.groups.create({ realm, name: 'readers' });
+      assert.deepEqual((await viewer.groups.find({ realm })).map((g) => g.name), ['readers']);
+      assert.equal((await viewer.groups.findOne({ realm, id }))?.access?.manage, false);
+      assert.equal(await statusOf(viewer.groups.create({ realm, name: 'nope' })), 403);
+      assert.equal(await statusOf(viewer.groups.update({ realm, id }, { name: 'nope' })), 403);
+      assert.equal(await statusOf(viewer.users.addToGroup({ realm, id: aliceId, groupId: id })), 403);
+      assert.deepEqual((await querier.groups.find({ realm })).map((g) => g.name), ['readers']);
+      assert.equal(await statusOf(querier.groups.findOne({ realm, id })), 403);
+      await ts.kc.groups.del({ realm, id });
+    });
+  });
+}
