@@ -151,10 +151,10 @@ export class RoleRepository {
         UNION ALL
         SELECT g.id, g.parent_id, member_of.depth + 1 FROM groups g JOIN member_of ON g.id = member_of.parent_id WHERE member_of.depth < ${MAX_GROUP_DEPTH}
       )
-      SELECT r.id, r.realm_id, r.client_id, r.name, r.description FROM roles r
-      WHERE r.id IN (SELECT role_id FROM user_roles WHERE user_id = ${userId})
-         OR r.id IN (SELECT gr.role_id FROM group_roles gr JOIN member_of ON gr.group_id = member_of.id)
-      ORDER BY r.client_id, r.name`.execute(this.db);
+      SELECT r.id, r.realm_id, r.client_id, r.name, r.description FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = ${userId}
+      UNION
+      SELECT r.id, r.realm_id, r.client_id, r.name, r.description FROM group_roles gr JOIN roles r ON r.id = gr.role_id WHERE gr.group_id IN (SELECT id FROM member_of)
+      ORDER BY client_id, name`.execute(this.db);
     return rows.rows.map(toRole);
   }
 
