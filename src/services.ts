@@ -24,7 +24,7 @@ export class ConfigCache {
   private readonly realms: TtlCache<Realm>;
   private readonly clients: TtlCache<Client>;
   private readonly scopes: TtlCache<Map<string, Scope>>;
-  private readonly roleMappings: TtlCache<boolean>;
+  private readonly roleMappings: TtlCache<{ users: boolean; groups: boolean }>;
 
   constructor(
     private readonly store: Store,
@@ -46,12 +46,13 @@ export class ConfigCache {
 
   /**
    * The user's roles for an access token. Most realms map no roles at all: for them a cached flag saves
-   * the query; where roles exist they are read fresh, so a granted or removed role shows in the next token.
+   * the query (and another the walk through groups where no group is mapped a role); where roles exist
+   * they are read fresh, so a granted or removed role shows in the next token.
    */
   async userRoles(realmId: string, userId: string): Promise<UserRoles | undefined> {
-    const any = await this.roleMappings.get(realmId, () => this.store.roles.realmHasMappings(realmId));
-    if (!any) return undefined;
-    const roles = await this.store.roles.userRoles(userId);
+    const mapped = await this.roleMappings.get(realmId, () => this.store.roles.realmMappings(realmId));
+    if (!mapped || (!mapped.users && !mapped.groups)) return undefined;
+    const roles = await this.store.roles.userRoles(userId, { throughGroups: mapped.groups });
     return roles.realm.length === 0 && Object.keys(roles.clients).length === 0 ? undefined : roles;
   }
 

@@ -142,7 +142,9 @@ export class RoleRepository {
 
   /**
    * The roles a user holds: those mapped to the user, and those mapped to each group the user belongs to
-   * and to every ancestor of those groups (Keycloak's effective role mappings), in one query.
+   * and to every ancestor of those groups (Keycloak's effective role mappings), in one query. The group
+   * branch walks from the user's groups outwards (CROSS JOIN keeps SQLite's join order: left to choose,
+   * it scanned group_roles whole).
    */
   async effectiveRoles(userId: string): Promise<Role[]> {
     const rows = await sql<{ id: string; realm_id: string; client_id: string; name: string; description: string | null }>`
@@ -153,34 +155,34 @@ export class RoleRepository {
       )
       SELECT r.id, r.realm_id, r.client_id, r.name, r.description FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = ${userId}
       UNION
-      SELECT r.id, r.realm_id, r.client_id, r.name, r.description FROM group_roles gr JOIN roles r ON r.id = gr.role_id WHERE gr.group_id IN (SELECT id FROM member_of)
+      SELECT r.id, r.realm_id, r.client_id, r.name, r.description FROM member_of CROSS JOIN group_roles gr CROSS JOIN roles r WHERE gr.group_id = member_of.id AND r.id = gr.role_id
       ORDER BY client_id, name`.execute(this.db);
     return rows.rows.map(toRole);
   }
 
-  /** The roles a user holds, directly or through groups, as access tokens carry them. */
-  async userRoles(userId: string): Promise<UserRoles> {
+  /**
+   * The roles a user holds, as access tokens carry them. `throughGroups` false reads the user's own
+   * mappings only (a realm no group of which is mapped a role: the cheaper query of a token's hot path).
+   */
+  async userRoles(userId: string, opts: { throughGroups?: boolean } = {}): Promise<UserRoles> {
     const out: UserRoles = { realm: [], clients: {} };
-    for (const r of await this.effectiveRoles(userId)) {
+    const roles = opts.throughGroups === false ? await this.mappedRoles(userId) : await this.effectiveRoles(userId);
+    for (const r of roles) {
       if (r.clientId === '') out.realm.push(r.name);
       else (out.clients[r.clientId] ??= []).push(r.name);
     }
     return out;
   }
 
-  /** Whether any user or group of the realm is mapped a role: most realms have none, and their tokens skip the lookup. */
-  async realmHasMappings(realmId: string): Promise<boolean> {
-    for (const table of ['user_roles', 'group_roles'] as const) {
-      const r = await this.db
-        .selectFrom(table)
-        .innerJoin('roles', 'roles.id', `${table}.role_id`)
-        .select('roles.id')
-        .where('roles.realm_id', '=', realmId)
-        .limit(1)
-        .executeTakeFirst();
-      if (r !== undefined) return true;
-    }
-    return false;
+  /**
+   * Whether any user, and any group, of the realm is mapped a role: most realms have neither, and their
+   * tokens skip the lookup; most of the others map no role to a group, and skip the walk through groups.
+   */
+  async realmMappings(realmId: string): Promise<{ users: boolean; groups: boolean }> {
+    const any = async (table: 'user_roles' | 'group_roles'): Promise<boolean> =>
+      (await this.db.selectFrom(table).innerJoin('roles', 'roles.id', `${table}.role_id`).select('roles.id').where('roles.realm_id', '=', realmId).limit(1).executeTakeFirst()) !== undefined;
+    const [users, groups] = await Promise.all([any('user_roles'), any('group_roles')]);
+    return { users, groups };
   }
 
   /**
