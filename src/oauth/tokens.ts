@@ -108,6 +108,17 @@ export async function roleClaims(services: Services, realmId: string, userId: st
 }
 
 /**
+ * The `groups` claim (the paths of the user's groups, "/parent/child", as Keycloak's group membership
+ * mapper writes it with its default "full group path"), when the `groups` scope is granted: Grafana,
+ * Argo CD, Kubernetes' OIDC authenticator and mod_auth_openidc's `Require claim groups:` read it. The
+ * scope exists in a realm only where an operator creates it (a client scope named `groups`).
+ */
+export async function groupClaims(services: Services, userId: string, scopes: readonly string[]): Promise<Record<string, unknown>> {
+  if (!scopes.includes('groups')) return {};
+  return { groups: await services.store.groups.userGroupPaths(userId) };
+}
+
+/**
  * The aud of an access token: the RFC 8707 resources asked for; otherwise every audience the client was
  * given (`client create|update --audience`); otherwise the realm's audience (`account` by default).
  */
@@ -153,7 +164,8 @@ export async function buildTokenResponse(
     // organization (a realm where membership is not required) gets no claim, as in Keycloak.
     ...(subject.organizationAlias ? { organization: [subject.organizationAlias] } : {}),
   };
-  Object.assign(claims, scopedClaims(subject, released), await roleClaims(services, realm.id, subject.userId));
+  const groups = await groupClaims(services, subject.userId, scopes);
+  Object.assign(claims, scopedClaims(subject, released), await roleClaims(services, realm.id, subject.userId), groups);
   // RFC 9068 2.1, 2.2: header typ at+jwt and the client_id claim.
   if (realm.accessTokenFormat === 'rfc9068') claims.client_id = client.clientId;
   const accessToken = await services.keys.sign(realm.id, claims, undefined, realm.accessTokenFormat === 'rfc9068' ? { typ: 'at+jwt' } : {});
@@ -176,6 +188,7 @@ export async function buildTokenResponse(
       at_hash: atHash(accessToken, idAlg),
       sid: chain.sessionId,
       ...scopedClaims(subject, released),
+      ...groups,
     }, idAlg);
   }
   return {

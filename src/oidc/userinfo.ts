@@ -1,6 +1,6 @@
 import type { Services } from '../services.js';
 import { verifyAccessToken } from '../oauth/access-tokens.js';
-import { scopedClaims } from '../oauth/tokens.js';
+import { groupClaims, scopedClaims } from '../oauth/tokens.js';
 import { claimScopes } from '../oauth/scopes.js';
 
 /** RFC 6750 3.1 errors of a protected resource, sent in WWW-Authenticate. */
@@ -44,5 +44,6 @@ export async function userInfo(services: Services, realmId: string, token: strin
     sub: user.id,
     ...scopedClaims({ userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: user.enabled, organizationAlias: null }, released),
     ...(claims.organization ? { organization: claims.organization } : {}),
+    ...(await groupClaims(services, user.id, scopes)),
   };
 }

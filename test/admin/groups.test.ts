@@ -207,6 +207,39 @@ for (const dialect of dialects()) {
       await ts.kc.groups.del({ realm, id: plainId });
     });
 
+    test('the groups scope releases the paths of the user\'s groups in the groups claim: access token, ID token, userinfo', async () => {
+      const { id: topId } = await ts.kc.groups.create({ realm, name: 'grafana' });
+      const { id: editorsId } = await ts.kc.groups.createChildGroup({ realm, id: topId }, { name: 'editors' });
+      const { id: otherId } = await ts.kc.groups.create({ realm, name: 'on-call' });
+      await ts.kc.users.addToGroup({ realm, id: aliceId, groupId: editorsId });
+      await ts.kc.users.addToGroup({ realm, id: aliceId, groupId: otherId });
+      await ts.kc.clientScopes.create({ realm, name: 'groups', protocol: 'openid-connect', attributes: { 'consent.screen.text': 'See the groups you belong to' } });
+      const before = (await ts.kc.clients.findOne({ realm, id: 'web-app' }))!.defaultClientScopes!;
+      await ts.kc.clients.update({ realm, id: 'web-app' }, { defaultClientScopes: [...before, 'groups'] });
+      try {
+        const r = await runAuthorization(ts, { query: { scope: 'openid groups' } });
+        const t = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
+        assert.equal(t.statusCode, 200, t.body);
+        const paths = ['/grafana/editors', '/on-call'];
+        assert.deepEqual((decodeJwt(t.json().access_token as string) as { groups?: string[] }).groups, paths);
+        assert.deepEqual((decodeJwt(t.json().id_token as string) as { groups?: string[] }).groups, paths);
+        const info = await fetch(`${ts.baseUrl}/auth/realms/${realm}/protocol/openid-connect/userinfo`, { headers: { authorization: `Bearer ${t.json().access_token as string}` } });
+        assert.deepEqual(((await info.json()) as { groups?: string[] }).groups, paths);
+        // Renamed, the group's new path is in the next token; without the scope there is no claim.
+        await ts.kc.groups.update({ realm, id: topId }, { name: 'dashboards' });
+        const next = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: t.json().refresh_token as string }, { authorization: basic(ts.client.id, ts.client.secret) });
+        assert.deepEqual((decodeJwt(next.json().access_token as string) as { groups?: string[] }).groups, ['/dashboards/editors', '/on-call']);
+        // alice's first grant did not ask for the scope: its tokens carry no groups claim.
+        const plain = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(ts.client.id, ts.client.secret) });
+        refreshToken = plain.json().refresh_token;
+        assert.equal((decodeJwt(plain.json().access_token as string) as { groups?: unknown }).groups, undefined);
+      } finally {
+        await ts.kc.clients.update({ realm, id: 'web-app' }, { defaultClientScopes: before });
+        await ts.kc.groups.del({ realm, id: topId });
+        await ts.kc.groups.del({ realm, id: otherId });
+      }
+    });
+
     test('reading groups needs view-users (listing: query-groups); changing them manage-users', async () => {
       const { kc: viewer } = await serviceAccountAdmin(ts, realm, 'group-viewer', ['view-users']);
       const { kc: querier } = await serviceAccountAdmin(ts, realm, 'group-querier', ['query-groups']);

@@ -3,7 +3,7 @@ import { randomToken } from '../../crypto/random.js';
 import { realmBase } from '../../services.js';
 import { ensureServiceAccount } from '../../admin/operations/service-accounts.js';
 import { OAuthError } from '../errors.js';
-import { accessTokenAudience, roleClaims, scopedClaims } from '../tokens.js';
+import { accessTokenAudience, groupClaims, roleClaims, scopedClaims } from '../tokens.js';
 import { directGrantScopes, noRefreshFor } from './grant-scopes.js';
 import type { Grant, GrantContext, ServiceTokenResponse } from './types.js';
 
@@ -38,6 +38,7 @@ export const clientCredentialsGrant: Grant = {
       client_id: client.clientId,
       ...scopedClaims({ userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: true, organizationAlias: null }, scopes),
       ...(await roleClaims(services, realm.id, user.id)),
+      ...(await groupClaims(services, user.id, scopes)),
       // RFC 9068 2.1: the header says at+jwt when the realm issues that format.
     }, undefined, realm.accessTokenFormat === 'rfc9068' ? { typ: 'at+jwt' } : {});
     await services.audit.record({ realmId: realm.id, type: 'CLIENT_LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip });

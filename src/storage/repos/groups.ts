@@ -227,6 +227,14 @@ export class GroupRepository {
     return rows.map(toGroup);
   }
 
+  /** The paths of the groups a user belongs to directly ("/parent/child"), sorted. */
+  async userGroupPaths(userId: string): Promise<string[]> {
+    const groups = await this.userGroups(userId);
+    if (groups.length === 0) return [];
+    const lineages = await this.lineages(groups.map((g) => g.id));
+    return [...lineages.values()].map((line) => `/${line.map((g) => g.name).join('/')}`).sort();
+  }
+
   async grantRoles(groupId: string, roleIds: string[]): Promise<void> {
     if (roleIds.length === 0) return;
     await this.db
