@@ -10,7 +10,8 @@ import { dialects } from '../helpers/db.js';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { freePort } from '../helpers/built.js';
 import { FetchCookieJar, authorizeInBrowser, browse } from '../helpers/fetch-browser.js';
-import { createClient } from '../../src/admin/operations.js';
+import { createClient, createClientScope, createGroup, joinGroup, revokeConsent } from '../../src/admin/operations.js';
+import { cliActor } from '../../src/admin/operations/common.js';
 
 // Debian's libapache2-mod-auth-openidc as an independent relying party: Apache protects a page, sends the
 // browser to Realmgate, exchanges the code with its defaults (client_secret_basic, discovery, the id
@@ -27,7 +28,7 @@ interface Apache {
   log(): string;
 }
 
-async function startApache(ts: TestServer, client: { id: string; secret: string }, port: number): Promise<Apache> {
+async function startApache(ts: TestServer, client: { id: string; secret: string }, port: number, extraConf = ''): Promise<Apache> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rg-apache-'));
   fs.chmodSync(dir, 0o755);
   fs.mkdirSync(path.join(dir, 'www', 'protected'), { recursive: true });
@@ -51,7 +52,7 @@ DocumentRoot ${dir}/www
 Include ${EXAMPLE}
 # For the test only: what the module holds, at ${base}/protected/redirect_uri?info=json.
 OIDCInfoHook iat access_token access_token_expires id_token userinfo refresh_token session
-`;
+${extraConf}`;
   fs.writeFileSync(path.join(dir, 'httpd.conf'), conf);
   const env = { ...process.env, ISSUER: `${ts.baseUrl}/auth/realms/${REALM}`, CLIENT_ID: client.id, CLIENT_SECRET: client.secret, APP_URL: base, OIDC_PASSPHRASE: randomBytes(24).toString('base64url') };
   const child: ChildProcess = spawn(APACHE, ['-X', '-f', path.join(dir, 'httpd.conf')], { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -142,6 +143,49 @@ for (const dialect of dialects()) {
       });
       assert.equal(reuse.status, 400);
       assert.equal(((await reuse.json()) as { error: string }).error, 'invalid_grant');
+    } finally {
+      await apache.stop();
+      await ts.close();
+    }
+  });
+}
+
+for (const dialect of dialects()) {
+  test(`mod_auth_openidc: "Require claim groups:" lets in the members of a Realmgate group only (${dialect})`, { skip: available ? false : SKIP }, async () => {
+    const ts = await startTestServer({ dialect, listen: true });
+    const port = await freePort();
+    const redirectUri = `http://127.0.0.1:${port}/protected/redirect_uri`;
+    await createClientScope(ts.store, { realmId: REALM, name: 'groups', consentText: 'See the groups you belong to' });
+    const { secret } = await createClient(ts.store, { realmId: REALM, clientId: 'apache-rp', redirectUris: [redirectUri], scopes: 'openid profile email core_data groups' });
+    const { group: staff } = await createGroup(ts.store, { realmId: REALM, name: 'staff' }, cliActor());
+    const { group: admins } = await createGroup(ts.store, { realmId: REALM, name: 'admins' }, cliActor());
+    await joinGroup(ts.store, { realmId: REALM, userId: ts.user.id, groupId: staff.id }, cliActor());
+    const apache = await startApache(ts, { id: 'apache-rp', secret: secret! }, port, `OIDCScope "openid core_data groups"
+<Location /protected/admins>
+  AuthType openid-connect
+  Require claim groups:/admins
+</Location>
+`);
+    try {
+      /** Signs in afresh (a new browser) and asks for the admins' page: its status. */
+      const signInAndOpenAdmins = async (): Promise<number> => {
+        const jar = new FetchCookieJar();
+        const first = await browse(jar, new URL(`${apache.base}/protected/index.html`));
+        assert.equal(first.status, 302, apache.log());
+        const authUrl = new URL(first.headers.get('location')!);
+        assert.deepEqual(authUrl.searchParams.get('scope')?.split(' ').sort(), ['core_data', 'groups', 'openid']);
+        const landed = await browse(jar, await authorizeInBrowser(ts, authUrl, jar));
+        assert.equal(landed.status, 302, apache.log());
+        assert.equal((await browse(jar, new URL(`${apache.base}/protected/index.html`))).status, 200, apache.log());
+        return (await browse(jar, new URL(`${apache.base}/protected/admins/`))).status;
+      };
+      // In /staff only: Apache refuses the admins' page (its claim check, on our ID token and UserInfo).
+      assert.equal(await signInAndOpenAdmins(), 401, apache.log());
+      await joinGroup(ts.store, { realmId: REALM, userId: ts.user.id, groupId: admins.id }, cliActor());
+      // The next sign-in asks for consent again, as the browser helper expects.
+      await revokeConsent(ts.store, { realmId: REALM, user: ts.user.id, clientId: 'apache-rp' }, cliActor());
+      // Now a member: the claim check passes (the page does not exist: 404, past authorization).
+      assert.equal(await signInAndOpenAdmins(), 404, apache.log());
     } finally {
       await apache.stop();
       await ts.close();
