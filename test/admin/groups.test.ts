@@ -240,6 +240,26 @@ for (const dialect of dialects()) {
       }
     });
 
+    test("deleting a realm deletes its groups, their members' memberships and their role mappings", async () => {
+      await ts.kc.realms.create({ realm: 'doomed', enabled: true });
+      const { id: userId } = await ts.kc.users.create({ realm: 'doomed', username: 'dan', enabled: true });
+      await ts.kc.roles.create({ realm: 'doomed', name: 'r' });
+      const role = (await ts.kc.roles.findOneByName({ realm: 'doomed', name: 'r' }))!;
+      const { id: gid } = await ts.kc.groups.create({ realm: 'doomed', name: 'g' });
+      await ts.kc.groups.createChildGroup({ realm: 'doomed', id: gid }, { name: 'h' });
+      await ts.kc.groups.addRealmRoleMappings({ realm: 'doomed', id: gid, roles: [{ id: role.id!, name: role.name! }] });
+      await ts.kc.users.addToGroup({ realm: 'doomed', id: userId, groupId: gid });
+      const db = ts.store.db.kysely;
+      const rows = async (): Promise<number[]> => [
+        (await db.selectFrom('groups').select('id').where('realm_id', '=', 'doomed').execute()).length,
+        (await db.selectFrom('group_members').select('group_id').where('user_id', '=', userId).execute()).length,
+        (await db.selectFrom('group_roles').select('group_id').where('role_id', '=', role.id!).execute()).length,
+      ];
+      assert.deepEqual(await rows(), [2, 1, 1]);
+      await ts.kc.realms.del({ realm: 'doomed' });
+      assert.deepEqual(await rows(), [0, 0, 0]);
+    });
+
     test('reading groups needs view-users (listing: query-groups); changing them manage-users', async () => {
       const { kc: viewer } = await serviceAccountAdmin(ts, realm, 'group-viewer', ['view-users']);
       const { kc: querier } = await serviceAccountAdmin(ts, realm, 'group-querier', ['query-groups']);
