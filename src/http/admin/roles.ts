@@ -113,54 +113,42 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
       services.cache.clear();
       return reply.code(204).send();
     });
-    app.get<{ Params: Record<string, string>; Querystring: { first?: number; max?: number } }>(
-      `${one}/users`,
-      {
-        schema: {
-          tags,
-          summary: `The users granted a ${c.what}`,
-          params: oneParams,
-          querystring: { type: 'object', properties: { first: { type: 'integer' }, max: { type: 'integer' } } },
-          security,
-        },
-      },
-      async (req) => {
-        const caller = callerOf(req);
-        const realm = await loadRealm(services, caller, req.params.realm!);
-        requireRole(caller, realm.id, 'view-users');
-        checkPage(req.query);
-        const role = await store.roles.find(realm.id, c.client(req.params), req.params.roleName!);
-        if (!role) throw notFound('Could not find role');
-        const first = req.query.first ?? 0;
-        const page = await store.roles.holders(role.id, first, req.query.max ?? 100);
+    // Who holds the role: its users (directly) and its groups, a page of each, with view-users.
+    const holders = {
+      users: async (role: Role, first: number, max: number): Promise<unknown[]> => {
+        const page = await store.roles.holders(role.id, first, max);
         const users = await Promise.all(page.users.map((u) => store.users.get(u.id)));
         return users.filter((u) => u !== undefined).map((u) => toUserRepresentation(u!, { brief: true }));
       },
-    );
-    app.get<{ Params: Record<string, string>; Querystring: { first?: number; max?: number } }>(
-      `${one}/groups`,
-      {
-        schema: {
-          tags,
-          summary: `The groups mapped a ${c.what}`,
-          params: oneParams,
-          querystring: { type: 'object', properties: { first: { type: 'integer' }, max: { type: 'integer' }, briefRepresentation: { type: 'boolean' } } },
-          security,
-        },
-      },
-      async (req) => {
-        const caller = callerOf(req);
-        const realm = await loadRealm(services, caller, req.params.realm!);
-        requireRole(caller, realm.id, 'view-users');
-        checkPage(req.query);
-        const role = await store.roles.find(realm.id, c.client(req.params), req.params.roleName!);
-        if (!role) throw notFound('Could not find role');
-        const first = req.query.first ?? 0;
-        const groups = (await store.groups.groupsWithRole(role.id)).slice(first, first + (req.query.max ?? 100));
+      groups: async (role: Role, first: number, max: number): Promise<unknown[]> => {
+        const groups = (await store.groups.groupsWithRole(role.id)).slice(first, first + max);
         const [paths, counts] = await Promise.all([pathsOf(store, groups.map((g) => g.id)), store.groups.childCounts(groups.map((g) => g.id))]);
         return groups.map((g) => toGroupRepresentation(g, { path: paths.get(g.id) ?? `/${g.name}`, subGroupCount: counts.get(g.id) ?? 0 }));
       },
-    );
+    };
+    for (const [kind, list] of Object.entries(holders)) {
+      app.get<{ Params: Record<string, string>; Querystring: { first?: number; max?: number } }>(
+        `${one}/${kind}`,
+        {
+          schema: {
+            tags,
+            summary: kind === 'users' ? `The users granted a ${c.what}` : `The groups mapped a ${c.what}`,
+            params: oneParams,
+            querystring: { type: 'object', properties: { first: { type: 'integer' }, max: { type: 'integer' }, briefRepresentation: { type: 'boolean' } } },
+            security,
+          },
+        },
+        async (req) => {
+          const caller = callerOf(req);
+          const realm = await loadRealm(services, caller, req.params.realm!);
+          requireRole(caller, realm.id, 'view-users');
+          checkPage(req.query);
+          const role = await store.roles.find(realm.id, c.client(req.params), req.params.roleName!);
+          if (!role) throw notFound('Could not find role');
+          return list(role, req.query.first ?? 0, req.query.max ?? 100);
+        },
+      );
+    }
   }
 
   // Keycloak's roles-by-id: a role of any container, by its id.
