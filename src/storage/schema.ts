@@ -285,6 +285,8 @@ export interface GroupTable {
   description: string | null;
   /** JSON object of string lists. */
   attributes: Generated<string>;
+  /** 1: every user created in the realm joins it. */
+  realm_default: Generated<number>;
   created_at: number;
 }
 

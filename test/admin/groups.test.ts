@@ -240,6 +240,44 @@ for (const dialect of dialects()) {
       }
     });
 
+    test('default groups: every user created joins them, unless the creator may not give the roles they bring', async () => {
+      const { id: everyoneId } = await ts.kc.groups.create({ realm, name: 'everyone' });
+      await ts.kc.roles.create({ realm, name: 'member' });
+      const member = (await ts.kc.roles.findOneByName({ realm, name: 'member' }))!;
+      await ts.kc.groups.addRealmRoleMappings({ realm, id: everyoneId, roles: [{ id: member.id!, name: member.name! }] });
+      await ts.kc.realms.addDefaultGroup({ realm, id: everyoneId });
+      assert.deepEqual((await ts.kc.realms.getDefaultGroups({ realm })).map((g) => g.path), ['/everyone']);
+      const { id: erinId } = await ts.kc.users.create({ realm, username: 'erin', enabled: true });
+      assert.deepEqual((await ts.kc.users.listGroups({ realm, id: erinId })).map((g) => g.path), ['/everyone']);
+      assert.deepEqual((await ts.kc.users.listCompositeRealmRoleMappings({ realm, id: erinId })).map((r) => r.name), ['member']);
+
+      // A default group holding an admin role: a manage-users admin may no longer create users (it would
+      // make them realm administrators); the master admin may.
+      const { kc: hr } = await serviceAccountAdmin(ts, realm, 'default-hr', ['manage-users']);
+      await hr.users.create({ realm, username: 'frank', enabled: true });
+      await ts.kc.groups.addClientRoleMappings({ realm, id: everyoneId, clientUniqueId: 'realm-management', roles: [await adminRoleRef(ts, realm, 'manage-realm')] });
+      assert.equal(await statusOf(hr.users.create({ realm, username: 'gina', enabled: true })), 403);
+      assert.deepEqual(await ts.kc.users.find({ realm, username: 'gina', exact: true }), []);
+      const { id: hankId } = await ts.kc.users.create({ realm, username: 'hank', enabled: true });
+      assert.deepEqual((await ts.kc.users.listGroups({ realm, id: hankId })).map((g) => g.path), ['/everyone']);
+
+      // view-realm reads them, manage-realm changes them.
+      const { kc: viewer } = await serviceAccountAdmin(ts, realm, 'default-viewer', ['view-realm']);
+      assert.deepEqual((await viewer.realms.getDefaultGroups({ realm })).map((g) => g.name), ['everyone']);
+      assert.equal(await statusOf(viewer.realms.removeDefaultGroup({ realm, id: everyoneId })), 403);
+      await ts.kc.realms.removeDefaultGroup({ realm, id: everyoneId });
+      assert.deepEqual(await ts.kc.realms.getDefaultGroups({ realm }), []);
+      const { id: ivyId } = await ts.kc.users.create({ realm, username: 'ivy', enabled: true });
+      assert.deepEqual(await ts.kc.users.listGroups({ realm, id: ivyId }), []);
+      assert.equal(await statusOf(ts.kc.realms.addDefaultGroup({ realm, id: 'no-such-group' })), 404);
+      for (const username of ['erin', 'frank', 'hank', 'ivy']) {
+        const [u] = await ts.kc.users.find({ realm, username, exact: true });
+        await ts.kc.users.del({ realm, id: u!.id! });
+      }
+      await ts.kc.groups.del({ realm, id: everyoneId });
+      await ts.kc.roles.delByName({ realm, name: 'member' });
+    });
+
     test("deleting a realm deletes its groups, their members' memberships and their role mappings", async () => {
       await ts.kc.realms.create({ realm: 'doomed', enabled: true });
       const { id: userId } = await ts.kc.users.create({ realm: 'doomed', username: 'dan', enabled: true });

@@ -268,12 +268,27 @@ export async function userGroupsWithPaths(store: Store, input: { realmId: string
 }
 
 /**
- * The groups at these paths, for a user about to be created in them (Keycloak's UserRepresentation.groups):
- * every path must exist, and the caller must be allowed the roles they bring, before the user is created.
+ * Makes a group one of the realm's default groups, or not (Keycloak's default-groups): every user
+ * created from then on (admin API, console, command line; not an import, whose users keep their own
+ * groups) joins them, and holds their roles.
+ */
+export async function setDefaultGroup(store: Store, input: { realmId: string; groupId: string; isDefault: boolean }, actor: Actor): Promise<Group> {
+  const group = await requireGroup(store, input.realmId, input.groupId);
+  await store.groups.setDefault(group.id, input.isDefault);
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: input.isDefault ? 'CREATE' : 'DELETE', resourceType: 'REALM', resourcePath: `default-groups/${group.id}`, representation: { id: group.id, name: group.name } });
+  return group;
+}
+
+/**
+ * The groups a new user joins: the realm's default groups and those named (by path), checked before
+ * the user exists: every path must exist, and the caller may give the roles they bring.
  */
 export async function groupsForNewUser(store: Store, realmId: string, paths: string[], guard: MappingGuard = {}): Promise<Group[]> {
-  const groups: Group[] = [];
-  for (const path of paths) groups.push(await groupByPath(store, realmId, path));
+  const groups = await store.groups.defaults(realmId);
+  for (const path of paths) {
+    const g = await groupByPath(store, realmId, path);
+    if (!groups.some((x) => x.id === g.id)) groups.push(g);
+  }
   for (const g of groups) guard.authorize?.(await groupEffectiveRoles(store, g));
   return groups;
 }

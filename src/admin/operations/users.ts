@@ -1,4 +1,5 @@
 import type { Store } from '../../storage/store.js';
+import { groupsForNewUser, joinGroup, type MappingGuard } from './groups.js';
 import { hashPassword, verifyPassword } from '../../crypto/passwords.js';
 import { randomId, sortableId } from '../../crypto/random.js';
 import { checkEmail, checkPage, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
@@ -52,8 +53,11 @@ export async function createUser(
     requiredActions?: readonly string[];
     /** A temporary password: the user must choose a new one at the next sign-in (adds UPDATE_PASSWORD). */
     temporary?: boolean;
+    /** Paths of groups the user joins, besides the realm's default groups (Keycloak's UserRepresentation.groups). */
+    groups?: string[];
   },
   actor: Actor = cliActor(),
+  guard: MappingGuard = {},
 ): Promise<{ id: string }> {
   await requireRealm(store, input.realmId);
   if (!USERNAME_RE.test(input.username)) {
@@ -72,6 +76,8 @@ export async function createUser(
     if (!org) throw new ValidationError(`organization ${alias} does not exist in realm ${input.realmId}`);
     orgIds.push(org.id);
   }
+  // The realm's default groups and those asked for, checked (and the roles they bring authorized) before the user exists.
+  const groups = await groupsForNewUser(store, input.realmId, input.groups ?? [], guard);
   const id = randomId();
   await store.users.create({
     id,
@@ -88,6 +94,7 @@ export async function createUser(
   });
   if (input.enabled === false) await store.users.update(id, { enabled: false });
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'USER', resourcePath: `users/${id}`, representation: { username: input.username.toLowerCase(), email: input.email, firstName: input.firstName, lastName: input.lastName, emailVerified: input.emailVerified, enabled: input.enabled ?? true, organizations: input.orgAliases, requiredActions } });
+  for (const g of groups) await joinGroup(store, { realmId: input.realmId, userId: id, groupId: g.id }, actor);
   return { id };
 }
 

@@ -13,6 +13,7 @@ import {
   pathOf,
   pathsOf,
   requireGroup,
+  setDefaultGroup,
   updateGroup,
 } from '../../admin/operations/groups.js';
 import { toGroupRepresentation, type GroupRepresentation } from '../../admin/keycloak/representations/group.js';
@@ -313,6 +314,29 @@ export async function groupRoutes(app: FastifyInstance, opts: { services: Servic
       return (await reps(caller, realm.id, [group], { brief: false }))[0];
     },
   );
+
+  // The realm's default groups (Keycloak's RealmAdminResource default-groups): read with view-realm,
+  // changed with manage-realm; every user created from then on joins them.
+  app.get<{ Params: { realm: string } }>('/realms/:realm/default-groups', { schema: { tags, summary: "The realm's default groups, which every new user joins", params: realmParams, security } }, async (req) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'view-realm');
+    return reps(caller, realm.id, await store.groups.defaults(realm.id), { brief: true });
+  });
+  for (const method of ['PUT', 'DELETE'] as const) {
+    app.route<{ Params: { realm: string; id: string } }>({
+      method,
+      url: '/realms/:realm/default-groups/:id',
+      schema: { tags, summary: method === 'PUT' ? 'Make a group a default group' : 'Make a group no longer a default group', params: groupParams, response: noContent204, security },
+      handler: async (req, reply) => {
+        const caller = callerOf(req);
+        const realm = await loadRealm(services, caller, req.params.realm);
+        requireRole(caller, realm.id, 'manage-realm');
+        await setDefaultGroup(store, { realmId: realm.id, groupId: req.params.id, isDefault: method === 'PUT' }, actorOf(caller));
+        return reply.code(204).send();
+      },
+    });
+  }
 
   // A user's groups (Keycloak's UserResource): read with view-users, joined and left with manage-users.
   const userParams = params({ id: { type: 'string', maxLength: 64 } });

@@ -29,7 +29,6 @@ import { NotFound, ValidationError } from '../../admin/validation.js';
 import type { User } from '../../storage/types.js';
 import { randomToken } from '../../crypto/random.js';
 import { actorOf, mappingGuard, requireRole } from './authenticate.js';
-import { groupsForNewUser, joinGroup } from '../../admin/operations/groups.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
 
@@ -112,7 +111,6 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       const realm = await loadRealm(services, caller, req.params.realm);
       requireRole(caller, realm.id, 'manage-users');
       const input = readUserCreate(req.body);
-      const groups = await groupsForNewUser(store, realm.id, input.groups ?? [], mappingGuard(caller));
       // Keycloak creates users without credentials; ours always have a password hash, so a user created
       // without one gets a random password nobody knows until an administrator resets it.
       const password = input.password?.value ?? randomToken(32);
@@ -130,11 +128,12 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
           enabled: input.enabled,
           ...(input.requiredActions !== undefined ? { requiredActions: input.requiredActions } : {}),
           temporary: input.password?.temporary === true,
+          ...(input.groups ? { groups: input.groups } : {}),
         },
         actorOf(caller),
+        mappingGuard(caller),
       );
-      for (const g of groups) await joinGroup(store, { realmId: realm.id, userId: id, groupId: g.id }, actorOf(caller));
-      if (groups.length > 0) services.cache.clear();
+      services.cache.clear();
       return created(services, reply, `${encodeURIComponent(realm.id)}/users/${id}`);
     },
   );

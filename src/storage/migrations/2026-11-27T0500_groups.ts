@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 
 // Groups (Keycloak's): a tree per realm (parent_id '' at the top), names unique among siblings; users
 // belong to groups, groups are mapped roles, and a member holds the roles of its groups and of their
-// ancestors. Additive only; frozen once landed.
+// ancestors; a realm's default groups are joined by every user created. Additive only; frozen once landed.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('groups')
@@ -13,6 +13,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('description', 'text')
     // A JSON object of string lists (Keycloak's group attributes).
     .addColumn('attributes', 'text', (c) => c.notNull().defaultTo('{}'))
+    // 1: a default group of the realm (Keycloak's defaultGroups), which every new user joins.
+    .addColumn('realm_default', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addUniqueConstraint('groups_realm_parent_name', ['realm_id', 'parent_id', 'name'])
     .execute();

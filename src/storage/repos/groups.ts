@@ -227,6 +227,16 @@ export class GroupRepository {
     return rows.map(toGroup);
   }
 
+  /** The realm's default groups (every user created joins them), by name. */
+  async defaults(realmId: string): Promise<Group[]> {
+    const rows = await this.db.selectFrom('groups').selectAll().where('realm_id', '=', realmId).where('realm_default', '=', 1).orderBy('name').execute();
+    return rows.map(toGroup);
+  }
+
+  async setDefault(id: string, isDefault: boolean): Promise<void> {
+    await this.db.updateTable('groups').set({ realm_default: isDefault ? 1 : 0 }).where('id', '=', id).execute();
+  }
+
   /** The paths of the groups a user belongs to directly ("/parent/child"), sorted. */
   async userGroupPaths(userId: string): Promise<string[]> {
     const groups = await this.userGroups(userId);
