@@ -452,7 +452,7 @@ interface UserEntry {
 /** What became of an entry: Keycloak's PartialImportResult, with the reason of a skipped one. */
 export interface EntryResult {
   action: 'ADDED' | 'SKIPPED' | 'OVERWRITTEN';
-  resourceType: 'CLIENT' | 'USER';
+  resourceType: 'CLIENT' | 'USER' | 'GROUP';
   resourceName: string;
   id: string;
   reason?: string;
@@ -1609,8 +1609,8 @@ export interface PartialImportResults {
 /**
  * Keycloak's partial import (POST /admin/realms/{realm}/partialImport): clients and users (with their
  * consents) into an existing realm, in one transaction; `ifResourceExists` FAIL (409, nothing stored),
- * SKIP or OVERWRITE. Roles and role mappings are not moved here (the realm import moves them); groups and
- * identity providers are not Realmgate's.
+ * SKIP or OVERWRITE. Roles, role mappings and groups are not moved here (the realm import moves them):
+ * each top-level group of the body is SKIPPED, saying so; identity providers are not Realmgate's.
  *
  * Every entry is read and checked, and its password or secret hashed, before the transaction: an entry
  * that cannot be imported is SKIPPED and leaves the client or user already stored as it was (OVERWRITE
@@ -1622,7 +1622,7 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
   if (policy !== 'FAIL' && policy !== 'SKIP' && policy !== 'OVERWRITE') throw new ValidationError('ifResourceExists must be FAIL, SKIP or OVERWRITE');
   const rep: Json = { ...body, realm: realmId };
   // A list of the wrong type is a 400, as a wrong-typed realm setting fails a realm's import.
-  checkRealmLists(rep, ['clients', 'users', 'federatedUsers']);
+  checkRealmLists(rep, ['clients', 'users', 'federatedUsers', 'groups']);
   const clientEntries = readClients(rep, { includeBuiltinClients: true });
   const userEntries = readUsers(rep);
   const refuseExisting = async (s: Store): Promise<void> => {
@@ -1640,7 +1640,13 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
     const clients = await storeClients(tx, realmId, clientEntries, scopes, onExisting, report, actor);
     const users = await storeUsers(tx, realmId, rep, userEntries, onExisting, report, actor);
     await importConsents(tx, realmId, userEntries, users.stored, clients.stored, new Map(), report);
-    const results = [...clients.results, ...users.results];
+    // Groups would bring role mappings, which this import does not make (nor check the caller may make).
+    const groups = optList(rep, 'groups').map((raw, i): EntryResult => {
+      const name = entryName('groups', raw, 'name', i);
+      const id = obj(raw).id;
+      return { action: 'SKIPPED', resourceType: 'GROUP', resourceName: name, id: typeof id === 'string' && id !== '' ? id : name, reason: 'partialImport does not move groups (nor their subgroups, role mappings and members): the realm import does' };
+    });
+    const results = [...clients.results, ...users.results, ...groups];
     await recordAdminEvent(tx, { ...actor, via: actor.via }, { realmId, operation: 'CREATE', resourceType: 'PARTIAL_IMPORT', resourcePath: '', representation: { results: results.length } });
     return {
       overwritten: results.filter((r) => r.action === 'OVERWRITTEN').length,
