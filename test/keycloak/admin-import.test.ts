@@ -100,6 +100,27 @@ for (const dialect of dialects()) {
       assert.equal(after.claims?.sub, id, JSON.stringify(after));
     });
 
+    test('partialImport does not move groups: each top-level group is SKIPPED with the reason, and nothing of it is stored', async () => {
+      const body = {
+        ifResourceExists: 'FAIL',
+        groups: [{ id: '0d0d0d0d-0000-4000-8000-000000000001', name: 'team', realmRoles: ['buyer'], subGroups: [{ name: 'core' }] }, { name: 'other' }],
+        users: [{ id: 'grace-id', username: 'grace', enabled: true, groups: ['/team'] }],
+      };
+      const r = await ts.kc.realms.partialImport({ realm: 'moved', rep: body as never });
+      assert.deepEqual({ added: r.added, skipped: r.skipped, overwritten: r.overwritten }, { added: 1, skipped: 2, overwritten: 0 });
+      const reason = 'partialImport does not move groups (nor their subgroups, role mappings and members): the realm import does';
+      assert.deepEqual(
+        r.results.filter((x) => x.resourceType === 'GROUP').map((x) => ({ ...x })),
+        [
+          { action: 'SKIPPED', resourceType: 'GROUP', resourceName: 'team', id: '0d0d0d0d-0000-4000-8000-000000000001', reason },
+          { action: 'SKIPPED', resourceType: 'GROUP', resourceName: 'other', id: 'other', reason },
+        ],
+      );
+      assert.deepEqual(await ts.store.groups.all('moved'), []);
+      assert.deepEqual(await ts.store.groups.userGroups('grace-id'), []);
+      assert.equal(await statusOf(ts.kc.realms.partialImport({ realm: 'moved', rep: { groups: { name: 'team' } } as never })), 400);
+    });
+
     test('partialImport refuses a plain-text password the admin API refuses: the entry is skipped with the same reason', async () => {
       const short = { username: 'shorty', id: 'shorty-id', enabled: true, credentials: [{ type: 'password', value: 'seven77' }] };
       assert.equal(await statusOf(ts.kc.users.create({ realm: 'pi', username: 'shorty', enabled: true, credentials: [{ type: 'password', value: 'seven77' }] })), 400);

@@ -120,8 +120,9 @@ for (const dialect of dialects()) {
       expectLine(m, 'roles of client realm-management', 'mapped', /^Realmgate's own admin roles \(19 in the file\): the file's mappings to them are granted$/);
       expectLine(m, 'roles of client account', 'skipped', /^the client was not imported \(Keycloak's built-in client\): delete-account, view-profile, /);
       expectLine(m, 'role mappings to client account', 'skipped', /^3 user\(s\), view-profile, manage-account, manage-account-links: the client was not imported/);
-      expectLine(m, 'groups', 'skipped', /^1 group\(s\) not moved: Realmgate has no groups; the roles a group grants .* are not granted to its members$/);
-      assert.equal(m.lines.some((l) => l.element === 'roles and groups'), false);
+      // Keycloak's empty group moves, with its id.
+      expectLine(m, 'group /migration-test-group', 'imported', /^$/);
+      assert.equal((await ts.store.groups.findChild('Migration', '', 'migration-test-group'))?.id, '69a9acb5-68eb-405c-9717-3d2fab0d6e6e');
       assert.deepEqual((await ts.store.roles.list('Migration', '')).map((r) => [r.name, r.description]), [
         ['default-roles-migration', 'Default roles'],
         ['migration-test-realm-role', null],
@@ -163,7 +164,7 @@ for (const dialect of dialects()) {
       expectLine(r, 'realm role writer', 'mapped', /its 1 user\(s\)/);
       expectLine(r, 'realm role loop-a', 'mapped', /its 2 user\(s\)/);
       expectLine(r, 'realm role a/b', 'skipped', /^the role name must not contain '\/'$/);
-      assert.deepEqual(r.lines.filter((l) => l.element === 'realm role reader').map((l) => [l.outcome, l.reason]), [['imported', 'granted to 2 user(s)'], ['skipped', 'listed twice: the first entry was imported']]);
+      assert.deepEqual(r.lines.filter((l) => l.element === 'realm role reader').map((l) => [l.outcome, l.reason]), [['imported', 'granted to 2 user(s) and 1 group(s)'], ['skipped', 'listed twice: the first entry was imported']]);
       expectLine(r, 'client role call of api', 'imported', /^granted to 2 user\(s\)$/);
       expectLine(r, 'client role custom-admin of realm-management', 'skipped', /not one of Realmgate's admin roles/);
       expectLine(r, 'roles of client gone', 'skipped', /^the file has no client gone: x$/);
@@ -172,7 +173,7 @@ for (const dialect of dialects()) {
       expectLine(r, 'role mappings to client gone', 'skipped', /^1 user\(s\), x: the file has no client gone$/);
       expectLine(r, 'role mappings to client role custom-admin of realm-management', 'skipped', /not one of Realmgate's admin roles/);
       expectLine(r, 'user bad', 'skipped', /^realmRoles must be a list, not a string/);
-      expectLine(r, 'groups', 'skipped', /^1 group\(s\) and the group memberships of 1 user\(s\) not moved/);
+      expectLine(r, 'group /g', 'imported', /^1 member\(s\)$/);
       expectLine(r, 'admin roles of user ada', 'mapped', /^granted realm-management roles view-users: administers this realm$/);
       expectLine(r, 'admin roles of the service account of robot', 'mapped', /^granted realm-management roles view-clients: administers this realm$/);
       assert.equal((await ts.store.roles.find('roles', '', 'reader'))?.description, 'Reads');
@@ -181,7 +182,8 @@ for (const dialect of dialects()) {
       assert.deepEqual(snap.users, {
         sue: { realm: ['loop-a', 'loop-b', 'reader', 'super', 'writer'], clients: { api: ['call'] } },
         lou: { realm: ['loop-a', 'loop-b'], clients: { api: ['admin-call', 'call'] } },
-        ada: { realm: [], clients: { 'realm-management': ['view-users'] } },
+        // reader through the group /g.
+        ada: { realm: ['reader'], clients: { 'realm-management': ['view-users'] } },
         'service-account-robot': { realm: ['reader'], clients: { 'realm-management': ['view-clients'] } },
       });
       // The tokens carry what Keycloak's would: the composite and everything it contains.
@@ -262,6 +264,7 @@ for (const dialect of dialects()) {
       const report = await importKeycloakRealms(ts.store, await readExport(FIXTURE), { ifExists: 'overwrite', includeMaster: true, includeBuiltinClients: true }, actor);
       const m = realmOf(report, 'master');
       assert.equal(m.status, 'overwritten', m.reason);
+      expectLine(m, 'group /master-test-group', 'imported', /^$/);
       expectLine(m, 'realm master', 'mapped', /^replaced whole: Realmgate's administrators and admin-cli are gone; the file's holders of master's admin role administer now: admin$/);
       expectLine(m, 'admin roles of user admin', 'mapped', /granted realm-management roles .*: administers this realm; granted master roles admin and the 1 they contain: administers every realm$/);
       expectLine(m, 'realm role admin', 'mapped', /^one of Realmgate's own admin roles: the file's mappings to it are granted; flattened: its members granted directly to its 1 user\(s\)/);

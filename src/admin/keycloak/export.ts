@@ -7,6 +7,7 @@ import { REALM_MANAGEMENT } from '../authorization.js';
 import { isAdminRole } from '../operations/roles.js';
 import { serviceAccountUsername } from '../operations/service-accounts.js';
 import type { Role } from '../../storage/repos/roles.js';
+import type { Group } from '../../storage/repos/groups.js';
 import { NotFound } from '../validation.js';
 
 /** Keycloak's placeholder for a secret left out of an export. */
@@ -63,6 +64,34 @@ function roleMappings(roles: Role[]): Json {
   return { ...(realmRoles.length > 0 ? { realmRoles } : {}), ...(Object.keys(clientRoles).length > 0 ? { clientRoles } : {}) };
 }
 
+/**
+ * The realm's groups as Keycloak exports them: the top-level ones, each with its subGroups (by name),
+ * its attributes and the roles mapped to it; and each group's path, by id, for its members' `groups`.
+ */
+async function groupTree(store: Store, realmId: string): Promise<{ groups: Json[]; paths: Map<string, string> }> {
+  const all = await store.groups.all(realmId);
+  const children = new Map<string, Group[]>();
+  for (const g of all) children.set(g.parentId, [...(children.get(g.parentId) ?? []), g]);
+  const paths = new Map<string, string>();
+  const represent = async (g: Group, parentPath: string): Promise<Json> => {
+    const path = `${parentPath}/${g.name}`;
+    paths.set(g.id, path);
+    const subGroups: Json[] = [];
+    for (const c of children.get(g.id) ?? []) subGroups.push(await represent(c, path));
+    // Keycloak writes realmRoles and clientRoles even when empty (its exports do).
+    return { id: g.id, name: g.name, path, ...(g.description ? { description: g.description } : {}), attributes: g.attributes, realmRoles: [], clientRoles: {}, ...roleMappings(await store.groups.mappedRoles(g.id)), subGroups };
+  };
+  const groups: Json[] = [];
+  for (const g of children.get('') ?? []) groups.push(await represent(g, ''));
+  return { groups, paths };
+}
+
+/** A user's groups as Keycloak exports them: their paths, sorted. */
+async function groupPaths(store: Store, userId: string, paths: Map<string, string>): Promise<Json> {
+  const mine = (await store.groups.userGroups(userId)).flatMap((g) => paths.get(g.id) ?? []).sort();
+  return mine.length > 0 ? { groups: mine } : {};
+}
+
 function userRepresentation(u: User, orgs: { consents: Json[] }, withSecrets: boolean): Json {
   const credential = withSecrets ? exportCredential(u.passwordHash, u.createdAt * 1000) : undefined;
   return {
@@ -82,9 +111,10 @@ function userRepresentation(u: User, orgs: { consents: Json[] }, withSecrets: bo
 
 /**
  * A realm in Keycloak's export format (one realm object, as `kc.sh export --realm X --file F` writes):
- * settings, client scopes, clients, users and organizations. Without `withSecrets`, client secrets are
- * masked and users carry no credentials (as Keycloak's admin-console export); with it, password hashes
- * are Keycloak credentials wherever Keycloak knows their kind (argon2, pbkdf2*).
+ * settings, client scopes, clients, roles, groups, users (with their role mappings and groups) and
+ * organizations. Without `withSecrets`, client secrets are masked and users carry no credentials (as
+ * Keycloak's admin-console export); with it, password hashes are Keycloak credentials wherever Keycloak
+ * knows their kind (argon2, pbkdf2*).
  */
 export async function exportRealm(store: Store, realmId: string, opts: { withSecrets: boolean }): Promise<Json> {
   const realm = await store.realms.get(realmId);
@@ -108,6 +138,8 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   for (const o of orgs) {
     for (const userId of await store.organizationAdmin.members(o.id, { max: 10_000_000 })) members.set(o.id, [...(members.get(o.id) ?? []), userId]);
   }
+  const { groups, paths } = await groupTree(store, realmId);
+  rep.groups = groups;
   const all = await store.users.list(realmId);
   const users = all.filter((u) => !u.username.startsWith('service-account-'));
   const byId = new Map(users.map((u) => [u.id, u]));
@@ -121,14 +153,14 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
       perClient.set(c.clientId, e);
     }
     const consents = [...perClient].map(([clientId, e]) => ({ clientId, grantedClientScopes: [...e.scopes], createdDate: e.createdAt * 1000, lastUpdatedDate: e.createdAt * 1000 }));
-    out.push({ ...userRepresentation(u, { consents }, opts.withSecrets), ...roleMappings(await store.roles.mappedRoles(u.id)) });
+    out.push({ ...userRepresentation(u, { consents }, opts.withSecrets), ...roleMappings(await store.roles.mappedRoles(u.id)), ...(await groupPaths(store, u.id, paths)) });
   }
   // Service accounts, as Keycloak exports them (serviceAccountClientId): made anew with their client on
   // import, which grants them the roles written here.
   const accounts = new Map(all.map((u) => [u.username, u]));
   for (const c of clients) {
     const sa = c.serviceAccountsEnabled ? accounts.get(serviceAccountUsername(c.clientId)) : undefined;
-    if (sa) out.push({ id: sa.id, username: sa.username, enabled: sa.enabled, serviceAccountClientId: c.clientId, ...roleMappings(await store.roles.mappedRoles(sa.id)) });
+    if (sa) out.push({ id: sa.id, username: sa.username, enabled: sa.enabled, serviceAccountClientId: c.clientId, ...roleMappings(await store.roles.mappedRoles(sa.id)), ...(await groupPaths(store, sa.id, paths)) });
   }
   rep.users = out;
   rep.organizations = orgs.map((o) => ({

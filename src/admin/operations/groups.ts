@@ -29,7 +29,8 @@ export function checkGroupName(name: unknown): string {
   return name;
 }
 
-function checkDescription(description: unknown): string | null {
+/** A group's description: at most 4000 characters, several lines allowed; empty is none. */
+export function checkGroupDescription(description: unknown): string | null {
   if (description === undefined || description === null || description === '') return null;
   if (typeof description !== 'string') throw new ValidationError('the group description must be a string');
   checkText('the group description', description, 4000, { multiline: true });
@@ -113,7 +114,7 @@ export async function createGroup(
 ): Promise<{ group: Group; path: string }> {
   await requireRealm(store, input.realmId);
   const name = checkGroupName(input.name);
-  const description = checkDescription(input.description);
+  const description = checkGroupDescription(input.description);
   const attributes = checkAttributes(input.attributes);
   let parentPath = '';
   const parentId = input.parentId ?? '';
@@ -134,7 +135,7 @@ export async function createGroup(
 export async function updateGroup(store: Store, input: { realmId: string; id: string; name?: unknown; description?: unknown; attributes?: unknown }, actor: Actor): Promise<Group> {
   const group = await requireGroup(store, input.realmId, input.id);
   const name = input.name === undefined || input.name === group.name ? undefined : checkGroupName(input.name);
-  const description = input.description === undefined ? undefined : checkDescription(input.description);
+  const description = input.description === undefined ? undefined : checkGroupDescription(input.description);
   const attributes = input.attributes === undefined ? undefined : checkAttributes(input.attributes);
   await store.groups.update(group, { ...(name !== undefined ? { name } : {}), ...(description !== undefined ? { description } : {}), ...(attributes !== undefined ? { attributes } : {}) });
   const updated: Group = { ...group, ...(name !== undefined ? { name } : {}), ...(description !== undefined ? { description } : {}), ...(attributes !== undefined ? { attributes } : {}) };

@@ -18,6 +18,8 @@ import { checkDomains, checkOrganizationTexts, createOrganization } from './orga
 import { checkConsentText } from './client-scopes.js';
 import { checkRoleDescription, checkRoleName, isAdminRole } from './roles.js';
 import { findServiceAccount } from './service-accounts.js';
+import { checkAttributes, checkGroupDescription, checkGroupName, createGroup } from './groups.js';
+import { MAX_GROUP_DEPTH } from '../../storage/repos/groups.js';
 import { randomId } from '../../crypto/random.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
@@ -207,6 +209,7 @@ interface PreparedRealm {
   users: Array<UserEntry | Refused>;
   organizations: Array<OrganizationEntry | Refused>;
   roles: PreparedRoles;
+  groups: Array<GroupEntry | RefusedGroup>;
 }
 
 async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportBuilder): Promise<PreparedRealm> {
@@ -230,8 +233,9 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const clients = readClients(rep, opts);
   const users = readUsers(rep);
   const roles = readRoles(rep);
+  const groups = readGroups(rep);
   await hashBeforehand(clients, users);
-  return { changes, settings, signingKey, scopes, clients, users, organizations, roles };
+  return { changes, settings, signingKey, scopes, clients, users, organizations, roles, groups };
 }
 
 async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report: RealmReportBuilder, actor: Actor): Promise<{ masterAdmins: string[] }> {
@@ -247,8 +251,9 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   const users = (await storeUsers(store, realm.id, rep, ready.users, 'skip', report, actor)).stored;
   const memberships = await importOrganizations(store, realm.id, ready.organizations, users, report, actor);
   await importConsents(store, realm.id, ready.users, users, clients, memberships, report);
-  const roles = await importRoles(store, realm.id, rep, ready.roles, ready.users, users, clients, report);
-  await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size, roles: roles.created } });
+  const groups = await importGroups(store, realm.id, ready.groups, ready.users, users, ready.roles.serviceAccounts, clients, report, actor);
+  const roles = await importRoles(store, realm.id, rep, ready.roles, ready.users, users, clients, groups, report);
+  await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size, roles: roles.created, groups: groups.stored.length } });
   return { masterAdmins: roles.masterAdmins };
 }
 
@@ -440,12 +445,14 @@ interface UserEntry {
   consents: Array<{ clientId: string; scopes: string[] }>;
   /** realmRoles and clientRoles: granted once the roles are stored (importRoles). */
   roles: RoleMappings;
+  /** The paths of the groups the user belongs to ("/parent/child"): joined once the groups are stored (importGroups). */
+  groups: string[];
 }
 
 /** What became of an entry: Keycloak's PartialImportResult, with the reason of a skipped one. */
 export interface EntryResult {
   action: 'ADDED' | 'SKIPPED' | 'OVERWRITTEN';
-  resourceType: 'CLIENT' | 'USER';
+  resourceType: 'CLIENT' | 'USER' | 'GROUP';
   resourceName: string;
   id: string;
   reason?: string;
@@ -664,6 +671,7 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     scopes: optStrings(c, 'grantedClientScopes', `clientConsents[${i}].`),
   }));
   const roles = readMappings(u);
+  const groups = optStrings(u, 'groups');
   const notes: string[] = [];
   let passwordHash = NO_PASSWORD_HASH;
   let plain: string | undefined;
@@ -725,6 +733,7 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     notes,
     consents,
     roles,
+    groups,
   };
 }
 
@@ -1013,6 +1022,230 @@ async function importConsents(store: Store, realmId: string, entries: Array<User
   }
 }
 
+/** A group of the file (groups[] and, recursively, their subGroups), read and checked: no database. */
+interface GroupEntry {
+  element: string;
+  /** "/parent/child": the names from the top-level group down. */
+  path: string;
+  /** '' for a top-level group. */
+  parentPath: string;
+  name: string;
+  /** Keycloak's id, when it can be kept. */
+  id?: string;
+  description: string | null;
+  attributes: Record<string, string[]>;
+  /** realmRoles and clientRoles: granted to the group once the roles are stored (importRoles). */
+  roles: RoleMappings;
+  notes: string[];
+  refused?: undefined;
+}
+
+/** A group skipped with its subgroups, and the paths by which a user's `groups` may name it. */
+interface RefusedGroup {
+  refused: ReportLine;
+  paths: string[];
+}
+
+/** A group the import stored: importRoles grants it its mappings. */
+interface StoredGroup {
+  id: string;
+  path: string;
+  roles: RoleMappings;
+  /** The usernames of its members and of its subgroups' members, who hold what is mapped to it. */
+  membersWithin: string[];
+}
+
+interface StoredGroups {
+  /** Parents before their subgroups. */
+  stored: StoredGroup[];
+}
+
+// Keycloak's group ids are UUIDs; an id goes into the admin API's paths (groups/{id}), so only
+// URL-safe characters are kept, as many as the column holds.
+const GROUP_ID = /^[A-Za-z0-9._~-]{1,36}$/;
+
+/** How many groups hang below an entry, at any depth (a skipped group's line says how many go with it). */
+function subgroupCount(raw: unknown): number {
+  let n = 0;
+  const stack: unknown[] = [raw];
+  while (stack.length > 0) {
+    const subs = obj(stack.pop()).subGroups;
+    if (!Array.isArray(subs)) continue;
+    n += subs.length;
+    stack.push(...subs);
+  }
+  return n;
+}
+
+/**
+ * Reads and checks the groups, parents before their subgroups: no database. A group of the wrong type,
+ * with a name the admin operations refuse (checkGroupName: no '/', no spaces at either end, ...), listed
+ * twice among its siblings or nested deeper than MAX_GROUP_DEPTH is skipped with its subgroups; a
+ * description or attributes the operations refuse are left out, reported.
+ */
+function readGroups(rep: Json): Array<GroupEntry | RefusedGroup> {
+  const out: Array<GroupEntry | RefusedGroup> = [];
+  const ids = new Set<string>();
+  const walk = (raws: unknown[], parentPath: string, depth: number): void => {
+    const siblings = new Set<string>();
+    raws.forEach((raw, i) => {
+      const g = obj(raw);
+      const rawName = typeof g.name === 'string' && g.name !== '' ? g.name : undefined;
+      // Keycloak writes a '/' of a name as '~/' in paths (KeycloakModelUtils.buildGroupPath).
+      const path = rawName === undefined ? undefined : `${parentPath}/${rawName.replaceAll('/', '~/')}`;
+      const element = path === undefined ? `group #${i + 1} of ${parentPath === '' ? 'groups' : `the subGroups of ${parentPath}`}` : `group ${path}`;
+      // A duplicate keeps no path: a membership by its path goes to the first entry's group.
+      const skip = (reason: string, opts: { duplicate?: boolean } = {}): void => {
+        const n = subgroupCount(raw);
+        const paths = opts.duplicate ? [] : [path, typeof g.path === 'string' ? g.path : undefined].filter((p): p is string => p !== undefined && p !== '');
+        out.push({ refused: { element, outcome: 'skipped', reason: n > 0 ? `${reason}; its ${n} subgroup(s) with it` : reason }, paths });
+      };
+      let entry: GroupEntry;
+      let subs: unknown[];
+      try {
+        const e = entryObject(raw, 'the entry');
+        // Every field read (and its type checked) before anything is decided from it.
+        const name = optString(e, 'name');
+        const id = optString(e, 'id');
+        const description = optString(e, 'description');
+        const roles = readMappings(e);
+        subs = optList(e, 'subGroups');
+        checkGroupName(name);
+        if (depth > MAX_GROUP_DEPTH) return skip(`nested deeper than ${MAX_GROUP_DEPTH} groups, the most Realmgate keeps`);
+        if (siblings.has(name!)) return skip('listed twice among its siblings: the first entry was imported', { duplicate: true });
+        siblings.add(name!);
+        const notes: string[] = [];
+        let keptId: string | undefined;
+        if (id !== undefined && !GROUP_ID.test(id)) notes.push("its id is not one Realmgate keeps (more than 36 characters, or characters other than letters, digits and '-._~'): a new id");
+        else if (id !== undefined && ids.has(id)) notes.push("its id is another group's in the file: a new id");
+        else if (id !== undefined) ids.add((keptId = id));
+        let checkedDescription: string | null = null;
+        try {
+          checkedDescription = checkGroupDescription(description);
+        } catch (err) {
+          if (!(err instanceof ValidationError)) throw err;
+          notes.push(`description left out (${message(err)})`);
+        }
+        let attributes: Record<string, string[]> = {};
+        try {
+          attributes = checkAttributes(e.attributes);
+        } catch (err) {
+          if (!(err instanceof ValidationError)) throw err;
+          notes.push(`attributes left out (${message(err)})`);
+        }
+        entry = { element, path: path!, parentPath, name: name!, ...(keptId !== undefined ? { id: keptId } : {}), description: checkedDescription, attributes, roles, notes };
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        return skip(message(err));
+      }
+      out.push(entry);
+      walk(subs, entry.path, depth + 1);
+    });
+  };
+  walk(optList(rep, 'groups'), '', 1);
+  return out;
+}
+
+/** A path as a user's `groups` names it: Keycloak finds "a/b" and "/a/b/" as "/a/b". */
+const groupPath = (p: string): string => `/${p.replace(/^\//, '').replace(/\/$/, '')}`;
+
+/**
+ * Stores the groups read by readGroups (Keycloak's ids kept) and makes their members: the users of the
+ * file, and service accounts made with their clients, joining the groups their `groups` name. A path of
+ * no group, or of a group skipped, is reported, not an error. Role mappings are granted by importRoles.
+ */
+async function importGroups(
+  store: Store,
+  realmId: string,
+  entries: Array<GroupEntry | RefusedGroup>,
+  userEntries: Array<UserEntry | Refused>,
+  users: Map<string, string>,
+  serviceAccounts: ServiceAccountEntry[],
+  clients: Set<string>,
+  report: RealmReportBuilder,
+  actor: Actor,
+): Promise<StoredGroups> {
+  const byPath = new Map<string, { id: string; entry: GroupEntry; members: Set<string> }>();
+  const skipped: Array<[string, string]> = [];
+  for (const e of entries) {
+    if (e.refused) {
+      for (const p of e.paths) skipped.push([p, e.refused.reason!]);
+      continue;
+    }
+    // Not the id of another realm's group (ids are unique across realms).
+    let id = e.id;
+    if (id !== undefined && (await store.groups.get(id))) {
+      id = undefined;
+      e.notes.push("its id is a group's of another realm: a new id");
+    }
+    // readGroups made createGroup's checks, and a parent skipped takes its subgroups with it: nothing here refuses.
+    const parentId = e.parentPath === '' ? '' : byPath.get(e.parentPath)!.id;
+    const { group } = await createGroup(
+      store,
+      { realmId, parentId, name: e.name, description: e.description, attributes: e.attributes, ...(id !== undefined ? { id } : {}) },
+      { ...actor, via: 'import' },
+    );
+    byPath.set(e.path, { id: group.id, entry: e, members: new Set() });
+  }
+
+  const notJoined = new Map<string, { reason: string; who: string[] }>();
+  const join = async (userId: string, who: string, paths: string[]): Promise<void> => {
+    for (const path of new Set(paths.map(groupPath))) {
+      const g = byPath.get(path);
+      if (g) {
+        await store.groups.addMember(g.id, userId);
+        g.members.add(who);
+        continue;
+      }
+      const below = skipped.find(([p]) => path === p || path.startsWith(`${p}/`));
+      const n = notJoined.get(path) ?? { reason: below ? `the group was skipped (${below[1]})` : 'the file has no group of this path', who: [] };
+      n.who.push(who);
+      notJoined.set(path, n);
+    }
+  };
+  const done = new Set<string>();
+  for (const e of userEntries) {
+    if (e.refused) continue;
+    const userId = users.get(e.name);
+    // Not stored (listed twice, or its id taken): its groups are not this user's.
+    if (userId !== e.id || done.has(e.id)) continue;
+    done.add(e.id);
+    await join(userId, e.name, e.groups);
+  }
+  for (const sa of serviceAccounts) {
+    // A refused entry is reported with its roles (importRoles).
+    if (sa.refused !== undefined || !sa.groups || sa.groups.length === 0) continue;
+    const client = clients.has(sa.clientId) ? await store.clients.get(realmId, sa.clientId) : undefined;
+    const user = client?.serviceAccountsEnabled ? await findServiceAccount(store, client) : undefined;
+    if (!user) {
+      report.skipped(`groups of the service account of ${sa.clientId}`, client ? 'the client has no service account here (serviceAccountsEnabled is off)' : 'the client was not imported');
+      continue;
+    }
+    await join(user.id, user.username, sa.groups);
+  }
+
+  // A member of a group holds the roles of the groups above it: each group's membersWithin.
+  const within = new Map<string, Set<string>>([...byPath.keys()].map((p) => [p, new Set<string>()]));
+  for (const g of byPath.values()) {
+    for (let p: string = g.entry.path; p !== ''; p = byPath.get(p)!.entry.parentPath) for (const who of g.members) within.get(p)!.add(who);
+  }
+  for (const e of entries) {
+    if (e.refused) {
+      report.add(e.refused);
+      continue;
+    }
+    const members = byPath.get(e.path)!.members.size;
+    const counted = members > 0 ? `${members} member(s)` : undefined;
+    if (e.notes.length > 0) report.mapped(e.element, [...(counted ? [counted] : []), ...e.notes].join('; '));
+    else report.imported(e.element, counted);
+  }
+  for (const [path, n] of notJoined) {
+    const names = n.who.length > 5 ? `${n.who.slice(0, 5).join(', ')}, ...` : n.who.join(', ');
+    report.skipped(`memberships of group ${path}`, `${n.who.length} user(s) (${names}): ${n.reason}`);
+  }
+  return { stored: [...byPath.values()].map((g) => ({ id: g.id, path: g.entry.path, roles: g.entry.roles, membersWithin: [...within.get(g.entry.path)!].sort() })) };
+}
+
 /** Keycloak's message keys for the descriptions of its built-in roles (themes/messages_en.properties). */
 const ROLE_MESSAGES: Record<string, string> = {
   'role_offline-access': 'Offline access',
@@ -1039,12 +1272,21 @@ interface RoleMappings {
   clients: Array<[string, string[]]>;
 }
 
+/** A service account's entry: made with its client, its role mappings and groups applied then. */
+interface ServiceAccountEntry {
+  clientId: string;
+  element: string;
+  roles?: RoleMappings;
+  groups?: string[];
+  refused?: string;
+}
+
 interface PreparedRoles {
   entries: RoleEntry[];
   /** Each role of the file (its first entry), by roleKey(): what a composite or a mapping names. */
   byKey: Map<string, RoleEntry>;
   /** The mappings of service accounts, whose users are made with their clients. */
-  serviceAccounts: Array<{ clientId: string; element: string; roles?: RoleMappings; refused?: string }>;
+  serviceAccounts: ServiceAccountEntry[];
   /** Keycloak's default role (defaultRole, else default-roles-<realm>). */
   defaultRole: string;
 }
@@ -1119,7 +1361,7 @@ function readRoles(rep: Json): PreparedRoles {
     if (typeof clientId !== 'string' || clientId === '') continue;
     const element = `roles of the service account of ${clientId}`;
     try {
-      serviceAccounts.push({ clientId, element, roles: readMappings(u) });
+      serviceAccounts.push({ clientId, element, roles: readMappings(u), groups: optStrings(u, 'groups') });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       serviceAccounts.push({ clientId, element, refused: message(err) });
@@ -1128,6 +1370,16 @@ function readRoles(rep: Json): PreparedRoles {
   const d = obj(rep.defaultRole).name;
   return { entries, byKey, serviceAccounts, defaultRole: typeof d === 'string' ? d : `default-roles-${String(rep.realm).toLowerCase()}` };
 }
+
+/** The users and the groups (ids) granted a role, or mapped to one that did not move. */
+interface Holders {
+  users: Set<string>;
+  groups: Set<string>;
+}
+const newHolders = (): Holders => ({ users: new Set(), groups: new Set() });
+/** "2 user(s)", "1 group(s)", "2 user(s) and 1 group(s)": groups named only when there are some. */
+const holderCount = (h: Holders): string =>
+  h.groups.size === 0 ? `${h.users.size} user(s)` : h.users.size === 0 ? `${h.groups.size} group(s)` : `${h.users.size} user(s) and ${h.groups.size} group(s)`;
 
 /** Where a role of the file goes: the realm or an imported client, Realmgate's own admin roles, or nowhere (why). */
 type RoleContainer = { kind: 'own'; clientId: string } | { kind: 'admin' } | { kind: 'skip'; reason: string };
@@ -1150,6 +1402,7 @@ async function importRoles(
   userEntries: Array<UserEntry | Refused>,
   users: Map<string, string>,
   clients: Set<string>,
+  groups: StoredGroups,
   report: RealmReportBuilder,
 ): Promise<{ created: number; masterAdmins: string[] }> {
   const master = realmId === MASTER_REALM;
@@ -1208,11 +1461,14 @@ async function importRoles(
     return [...seen];
   };
 
-  const holders = new Map<string, Set<string>>();
-  const notGranted = new Map<string, { reason: string; users: Set<string>; names: Set<string> }>();
+  // Who is granted each role, and who is mapped to each role that did not move: users and groups apart.
+  const holders = new Map<string, Holders>();
+  const notGranted = new Map<string, { reason: string; holders: Holders; names: Set<string> }>();
   const adminLines: Array<[string, string]> = [];
-  const masterAdmins: string[] = [];
-  const grant = async (userId: string, who: string, m: RoleMappings): Promise<void> => {
+  const masterAdmins = new Set<string>();
+  const grant = async (to: { group?: StoredGroup; userId?: string }, who: string, m: RoleMappings): Promise<void> => {
+    const id = to.group?.id ?? to.userId!;
+    const kind = to.group ? 'groups' : 'users';
     const direct = [...m.realm.map((n) => roleKey('', n)), ...m.clients.flatMap(([c, names]) => names.map((n) => roleKey(c, n)))];
     const directSet = new Set(direct);
     const ids = new Set<string>();
@@ -1220,31 +1476,34 @@ async function importRoles(
     for (const key of closure(direct)) {
       const r = resolve(key);
       if ('group' in r) {
-        const g = notGranted.get(r.group) ?? { reason: r.reason, users: new Set<string>(), names: new Set<string>() };
-        g.users.add(userId);
+        const g = notGranted.get(r.group) ?? { reason: r.reason, holders: newHolders(), names: new Set<string>() };
+        g.holders[kind].add(id);
         g.names.add(r.name);
         notGranted.set(r.group, g);
         continue;
       }
       ids.add(r.id);
-      if (!holders.has(key)) holders.set(key, new Set());
-      holders.get(key)!.add(userId);
+      if (!holders.has(key)) holders.set(key, newHolders());
+      holders.get(key)![kind].add(id);
       if (r.admin) {
         admin[r.admin].all.push(r.name);
         if (directSet.has(key)) admin[r.admin].direct.push(r.name);
       }
     }
-    await store.roles.grant(userId, [...ids]);
+    if (to.group) await store.groups.grantRoles(id, [...ids]);
+    else await store.roles.grant(id, [...ids]);
     const said: string[] = [];
-    for (const [kind, a] of Object.entries(admin)) {
+    for (const [container, a] of Object.entries(admin)) {
       if (a.all.length === 0) continue;
       const more = a.all.length - a.direct.length;
-      const what = kind === 'master' ? (a.all.includes('admin') ? 'administers every realm' : 'creates realms') : 'administers this realm';
+      // [a user does, the members of a group do]
+      const [one, many] = container === 'master' ? (a.all.includes('admin') ? ['administers', 'administer'].map((v) => `${v} every realm`) : ['creates realms', 'create realms']) : ['administers', 'administer'].map((v) => `${v} this realm`);
       const named = a.direct.length === 0 ? `${a.all.join(', ')} (contained in composite roles)` : `${a.direct.join(', ')}${more > 0 ? ` and the ${more} they contain` : ''}`;
-      said.push(`granted ${kind} roles ${named}: ${what}`);
+      // A group's members, and those of its subgroups (which inherit its roles), hold them.
+      said.push(`granted ${container} roles ${named}: ${to.group ? `its members and those of its subgroups (${to.group.membersWithin.length} user(s) now) ${many}` : one}`);
     }
     if (said.length > 0) adminLines.push([`admin roles of ${who}`, said.join('; ')]);
-    if (admin.master.all.includes('admin')) masterAdmins.push(who.replace(/^user /, ''));
+    if (admin.master.all.includes('admin')) for (const name of to.group ? to.group.membersWithin : [who.replace(/^user /, '')]) masterAdmins.add(name);
   };
 
   const done = new Set<string>();
@@ -1254,8 +1513,9 @@ async function importRoles(
     // Not stored (listed twice, or its id taken): its mappings are not this user's.
     if (userId !== e.id || done.has(e.id)) continue;
     done.add(e.id);
-    await grant(userId, `user ${e.name}`, e.roles);
+    await grant({ userId }, `user ${e.name}`, e.roles);
   }
+  for (const g of groups.stored) await grant({ group: g }, `group ${g.path}`, g.roles);
   for (const sa of roles.serviceAccounts) {
     if (sa.refused !== undefined) {
       report.skipped(sa.element, sa.refused);
@@ -1268,7 +1528,7 @@ async function importRoles(
       report.skipped(sa.element, client ? 'the client has no service account here (serviceAccountsEnabled is off)' : 'the client was not imported');
       continue;
     }
-    await grant(user.id, `the service account of ${sa.clientId}`, sa.roles!);
+    await grant({ userId: user.id }, `the service account of ${sa.clientId}`, sa.roles!);
   }
 
   // The report: each role of the file, in its order; then the mappings not granted, and who administers.
@@ -1291,7 +1551,8 @@ async function importRoles(
       else report.skipped(e.element, `not one of Realmgate's admin roles (${REALM_MANAGEMENT} holds only those): not moved`);
       continue;
     }
-    const n = holders.get(roleKey(e.client, e.name))?.size ?? 0;
+    const h = holders.get(roleKey(e.client, e.name)) ?? newHolders();
+    const n = h.users.size + h.groups.size;
     const notes: string[] = [];
     let mapped = e.notes.length > 0;
     if (isMasterRole(e.client, e.name)) {
@@ -1308,9 +1569,9 @@ async function importRoles(
       mapped = true;
     }
     if (e.members.length > 0) {
-      notes.push(`flattened: its members granted directly to its ${n} user(s); later changes to one do not reach the other`);
+      notes.push(`flattened: its members granted directly to its ${holderCount(h)}; later changes to one do not reach the other`);
       mapped = true;
-    } else if (n > 0) notes.push(`granted to ${n} user(s)`);
+    } else if (n > 0) notes.push(`granted to ${holderCount(h)}`);
     notes.push(...e.notes);
     if (mapped) report.mapped(e.element, notes.join('; '));
     else report.imported(e.element, notes.join('; ') || undefined);
@@ -1319,14 +1580,9 @@ async function importRoles(
     report.mapped(`roles of client ${client}`, `Realmgate's own admin roles (${names.length} in the file${client === REALM_MANAGEMENT ? '' : `, Realmgate's ${REALM_MANAGEMENT} roles of master`}): the file's mappings to them are granted`);
   }
   for (const [client, g] of notImported) report.skipped(`roles of client ${client}`, `${g.reason}: ${g.names.join(', ')}`);
-  for (const [element, g] of notGranted) report.skipped(element, `${g.users.size} user(s), ${[...g.names].join(', ')}: ${g.reason}`);
+  for (const [element, g] of notGranted) report.skipped(element, `${holderCount(g.holders)}, ${[...g.names].join(', ')}: ${g.reason}`);
   for (const [element, reason] of adminLines) report.mapped(element, reason);
-  const groups = list(rep.groups).length;
-  const members = list(rep.users).filter((u) => list(obj(u).groups).length > 0).length;
-  if (groups > 0 || members > 0) {
-    report.skipped('groups', `${groups} group(s)${members > 0 ? ` and the group memberships of ${members} user(s)` : ''} not moved: Realmgate has no groups; the roles a group grants (its realmRoles and clientRoles) are not granted to its members`);
-  }
-  return { created: created.size, masterAdmins };
+  return { created: created.size, masterAdmins: [...masterAdmins] };
 }
 
 /**
@@ -1353,8 +1609,8 @@ export interface PartialImportResults {
 /**
  * Keycloak's partial import (POST /admin/realms/{realm}/partialImport): clients and users (with their
  * consents) into an existing realm, in one transaction; `ifResourceExists` FAIL (409, nothing stored),
- * SKIP or OVERWRITE. Roles and role mappings are not moved here (the realm import moves them); groups and
- * identity providers are not Realmgate's.
+ * SKIP or OVERWRITE. Roles, role mappings and groups are not moved here (the realm import moves them):
+ * each top-level group of the body is SKIPPED, saying so; identity providers are not Realmgate's.
  *
  * Every entry is read and checked, and its password or secret hashed, before the transaction: an entry
  * that cannot be imported is SKIPPED and leaves the client or user already stored as it was (OVERWRITE
@@ -1366,7 +1622,7 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
   if (policy !== 'FAIL' && policy !== 'SKIP' && policy !== 'OVERWRITE') throw new ValidationError('ifResourceExists must be FAIL, SKIP or OVERWRITE');
   const rep: Json = { ...body, realm: realmId };
   // A list of the wrong type is a 400, as a wrong-typed realm setting fails a realm's import.
-  checkRealmLists(rep, ['clients', 'users', 'federatedUsers']);
+  checkRealmLists(rep, ['clients', 'users', 'federatedUsers', 'groups']);
   const clientEntries = readClients(rep, { includeBuiltinClients: true });
   const userEntries = readUsers(rep);
   const refuseExisting = async (s: Store): Promise<void> => {
@@ -1384,7 +1640,13 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
     const clients = await storeClients(tx, realmId, clientEntries, scopes, onExisting, report, actor);
     const users = await storeUsers(tx, realmId, rep, userEntries, onExisting, report, actor);
     await importConsents(tx, realmId, userEntries, users.stored, clients.stored, new Map(), report);
-    const results = [...clients.results, ...users.results];
+    // Groups would bring role mappings, which this import does not make (nor check the caller may make).
+    const groups = optList(rep, 'groups').map((raw, i): EntryResult => {
+      const name = entryName('groups', raw, 'name', i);
+      const id = obj(raw).id;
+      return { action: 'SKIPPED', resourceType: 'GROUP', resourceName: name, id: typeof id === 'string' && id !== '' ? id : name, reason: 'partialImport does not move groups (nor their subgroups, role mappings and members): the realm import does' };
+    });
+    const results = [...clients.results, ...users.results, ...groups];
     await recordAdminEvent(tx, { ...actor, via: actor.via }, { realmId, operation: 'CREATE', resourceType: 'PARTIAL_IMPORT', resourcePath: '', representation: { results: results.length } });
     return {
       overwritten: results.filter((r) => r.action === 'OVERWRITTEN').length,

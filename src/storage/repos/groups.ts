@@ -107,6 +107,12 @@ export class GroupRepository {
     return rows.map(toGroup);
   }
 
+  /** Every group of the realm, by name (an export builds the tree from them). */
+  async all(realmId: string): Promise<Group[]> {
+    const rows = await this.db.selectFrom('groups').selectAll().where('realm_id', '=', realmId).orderBy('name').orderBy('id').execute();
+    return rows.map(toGroup);
+  }
+
   /** Every group of the realm that has attributes (for an attribute query: attributes are JSON, matched in the application). */
   async withAttributes(realmId: string): Promise<Group[]> {
     const rows = await this.db.selectFrom('groups').selectAll().where('realm_id', '=', realmId).where('attributes', '!=', '{}').orderBy('name').execute();
