@@ -54,6 +54,8 @@ function groupedRealm(realm = 'grouped'): Json {
     realm,
     enabled: true,
     organizationsEnabled: false,
+    // Keycloak's default groups: every user created from then on joins them.
+    defaultGroups: ['/company', 'nowhere'],
     roles: {
       realm: [{ name: 'staff' }, { name: 'viewer' }, { name: 'editor', composite: true, composites: { realm: ['viewer'], client: { api: ['read'] } } }],
       client: { api: [{ name: 'read' }, { name: 'write' }] },
@@ -142,6 +144,13 @@ for (const dialect of dialects()) {
     test('the tree moves with its ids, descriptions and attributes; bad groups are skipped with their subgroups, reported, and the realm imports', async () => {
       assert.equal(report.status, 'imported', report.reason);
       expectLine(report, 'group /company/engineering', 'imported', /^$/);
+      expectLine(report, 'default group /company', 'imported', /every user created from now on joins it/);
+      expectLine(report, 'default group /nowhere', 'skipped', /the file has no group of this path/);
+      // Imported users keep their own groups; a user created afterwards joins the default group.
+      assert.deepEqual((await ts.kc.users.listGroups({ realm: 'grouped', id: id(103) })).map((g) => g.path), []);
+      const { id: newId } = await ts.kc.users.create({ realm: 'grouped', username: 'newcomer', enabled: true });
+      assert.deepEqual((await ts.kc.users.listGroups({ realm: 'grouped', id: newId })).map((g) => g.path), ['/company']);
+      await ts.kc.users.del({ realm: 'grouped', id: newId });
       expectLine(report, 'group /company/engineering/backend', 'imported', /^1 member\(s\)$/);
       expectLine(report, 'group /company/engineering/front~/end', 'skipped', /^the group name must not contain '\/' .*; its 1 subgroup\(s\) with it$/);
       expectLine(report, 'group /company/ padded ', 'skipped', /^the group name must not begin or end with spaces$/);
@@ -240,6 +249,7 @@ for (const dialect of dialects()) {
         subGroups: [{ id: id(3), name: 'backend', path: '/company/engineering/backend', attributes: { lang: ['ts', 'sql'] }, realmRoles: [], clientRoles: { api: ['write'] }, subGroups: [] }],
       });
       assert.deepEqual(groups.find((g) => g.name === 'admins')!.clientRoles, { 'realm-management': ['manage-users'] });
+      assert.deepEqual(rep.defaultGroups, ['/company']);
       const users = rep.users as Json[];
       const groupsOf = (name: string): unknown => users.find((u) => u.username === name)?.groups;
       assert.deepEqual(groupsOf('alice'), ['/company/engineering/backend']);
@@ -254,6 +264,8 @@ for (const dialect of dialects()) {
       assert.deepEqual(skipped, []);
       assert.deepEqual(back.lines.filter((l) => /^group /.test(l.element) && l.outcome !== 'imported'), []);
       expectLine(back, 'admin roles of group /admins', 'mapped', /administer this realm$/);
+      expectLine(back, 'default group /company', 'imported', /every user created from now on joins it/);
+      assert.deepEqual((await ts.store.groups.defaults('grouped')).map((g) => g.id), [id(1)]);
       assert.deepEqual(await snapshot('grouped'), before);
       for (const u of await ts.store.users.list('grouped')) assert.deepEqual(await ts.store.roles.userRoles(u.id), rolesBefore[u.username], u.username);
       // The same file again: the same groups and members.

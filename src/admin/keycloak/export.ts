@@ -140,6 +140,8 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   }
   const { groups, paths } = await groupTree(store, realmId);
   rep.groups = groups;
+  // Keycloak's defaultGroups: the paths of the groups every new user joins.
+  rep.defaultGroups = (await store.groups.defaults(realmId)).map((g) => paths.get(g.id)!).sort();
   const all = await store.users.list(realmId);
   const users = all.filter((u) => !u.username.startsWith('service-account-'));
   const byId = new Map(users.map((u) => [u.id, u]));

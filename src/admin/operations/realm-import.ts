@@ -251,7 +251,7 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   const users = (await storeUsers(store, realm.id, rep, ready.users, 'skip', report, actor)).stored;
   const memberships = await importOrganizations(store, realm.id, ready.organizations, users, report, actor);
   await importConsents(store, realm.id, ready.users, users, clients, memberships, report);
-  const groups = await importGroups(store, realm.id, ready.groups, ready.users, users, ready.roles.serviceAccounts, clients, report, actor);
+  const groups = await importGroups(store, realm.id, rep, ready.groups, ready.users, users, ready.roles.serviceAccounts, clients, report, actor);
   const roles = await importRoles(store, realm.id, rep, ready.roles, ready.users, users, clients, groups, report);
   await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size, roles: roles.created, groups: groups.stored.length } });
   return { masterAdmins: roles.masterAdmins };
@@ -1157,6 +1157,7 @@ const groupPath = (p: string): string => `/${p.replace(/^\//, '').replace(/\/$/,
 async function importGroups(
   store: Store,
   realmId: string,
+  rep: Json,
   entries: Array<GroupEntry | RefusedGroup>,
   userEntries: Array<UserEntry | Refused>,
   users: Map<string, string>,
@@ -1242,6 +1243,17 @@ async function importGroups(
   for (const [path, n] of notJoined) {
     const names = n.who.length > 5 ? `${n.who.slice(0, 5).join(', ')}, ...` : n.who.join(', ');
     report.skipped(`memberships of group ${path}`, `${n.who.length} user(s) (${names}): ${n.reason}`);
+  }
+  // Keycloak's defaultGroups: paths of the groups every user created from now on joins.
+  for (const raw of new Set(optStrings(rep, 'defaultGroups') ?? [])) {
+    const path = groupPath(raw);
+    const g = byPath.get(path);
+    if (g) {
+      await store.groups.setDefault(g.id, true);
+      report.imported(`default group ${path}`, 'every user created from now on joins it');
+    } else {
+      report.skipped(`default group ${path}`, skipped.some(([p]) => path === p || path.startsWith(`${p}/`)) ? 'the group was skipped' : 'the file has no group of this path');
+    }
   }
   return { stored: [...byPath.values()].map((g) => ({ id: g.id, path: g.entry.path, roles: g.entry.roles, membersWithin: [...within.get(g.entry.path)!].sort() })) };
 }
