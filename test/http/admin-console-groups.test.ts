@@ -261,6 +261,7 @@ for (const dialect of dialects()) {
       assert.match(page.body, /The user joined the group/);
       assert.ok(page.body.includes(`<li class="row"><a href="${backendUrl}">/eng/backend</a><form method="post" action="${userUrl}/groups/remove"`));
       assert.ok(!page.body.includes(`<option value="${backend.id}">`), 'a group joined is not offered again');
+      assert.ok(page.body.includes(`<p>Roles through these groups and those above them: reader <span class="muted">(client role of ${ts.client.id})</span></p>`), 'the roles held through groups');
       assert.deepEqual((await aliceClaims(ts)).resource_access, { [ts.client.id]: { roles: ['reader'] } });
       for (const group of ['', 'no-such-group']) {
         res = await inject(ts.app, jar, 'POST', `${userUrl}/groups`, { csrf, group });

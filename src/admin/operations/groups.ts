@@ -359,13 +359,18 @@ export async function groupRoleChoices(store: Store, input: { realmId: string; i
   return { granted, inherited, available: all.filter((r) => !held.has(r.id)) };
 }
 
-/** The groups a user belongs to (by path), and the realm's other groups it may join, in tree order. */
+/**
+ * The groups a user belongs to (by path), the roles the user holds through them (theirs and those of the
+ * groups above them), and the realm's other groups it may join, in tree order.
+ */
 export async function userGroupChoices(
   store: Store,
   input: { realmId: string; userId: string },
-): Promise<{ joined: Array<{ group: Group; path: string }>; available: Array<{ group: Group; path: string }> }> {
+): Promise<{ joined: Array<{ group: Group; path: string }>; roles: Role[]; available: Array<{ group: Group; path: string }> }> {
   const joined = await userGroupsWithPaths(store, input);
   const ids = new Set(joined.map((j) => j.group.id));
   const tree = await groupTree(store, { realmId: input.realmId });
-  return { joined, available: tree.filter((e) => !ids.has(e.group.id)).map((e) => ({ group: e.group, path: e.path })) };
+  const lines = await store.groups.lineages([...ids]);
+  const roles = await store.groups.rolesOf([...new Set([...lines.values()].flat().map((g) => g.id))]);
+  return { joined, roles, available: tree.filter((e) => !ids.has(e.group.id)).map((e) => ({ group: e.group, path: e.path })) };
 }

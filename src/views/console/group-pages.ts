@@ -188,15 +188,19 @@ export function userGroupsSection(
   csrf: string,
   realmId: string,
   userBase: string,
-  groups: { joined: Array<{ group: Group; path: string }>; available: Array<{ group: Group; path: string }> },
+  groups: { joined: Array<{ group: Group; path: string }>; roles: Role[]; available: Array<{ group: Group; path: string }> },
   canManage: boolean,
 ): SafeHtml {
+  const held = groups.roles.map((r, i) => html`${i > 0 ? ', ' : ''}${r.name} <span class="muted">(${roleKind(r)})</span>`);
   const items = groups.joined.map(
     (g) =>
       html`<li class="row"><a href="${groupUrl(realmId, g.group.id)}">${visible(g.path)}</a>${canManage ? actionForm(`${userBase}/groups/remove`, csrf, 'Remove from group', { secondary: true, fields: { group: g.group.id } }) : ''}</li>`,
   );
   return html`<h2>Groups</h2>
-${groups.joined.length === 0 ? html`<p class="muted">Not in any group.</p>` : html`<ul class="cards">${items}</ul><p class="muted">The user holds the roles of these groups and of the groups above them.</p>`}
+${groups.joined.length === 0
+  ? html`<p class="muted">Not in any group.</p>`
+  : html`<ul class="cards">${items}</ul>
+<p>${groups.roles.length === 0 ? html`<span class="muted">No roles through these groups.</span>` : html`Roles through these groups and those above them: ${held}`}</p>`}
 ${canManage && groups.available.length > 0
   ? html`<form method="post" action="${userBase}/groups" class="console-form">${csrfField(csrf)}<label for="joinGroup">Add to a group</label><select id="joinGroup" name="group" required>${groupOptions(groups.available)}</select>
 <p class="muted">The user's next access token carries the group's roles and those of the groups above it.</p><button type="submit">Join group</button></form>`

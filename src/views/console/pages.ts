@@ -257,6 +257,8 @@ export interface UserRoleChoices {
 /** The groups a user belongs to (by path), and the realm's other groups, to join. */
 export interface UserGroupChoices {
   joined: Array<{ group: Group; path: string }>;
+  /** The roles held through those groups and the groups above them. */
+  roles: Role[];
   available: Array<{ group: Group; path: string }>;
 }
 
