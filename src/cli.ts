@@ -20,6 +20,8 @@ import { registerBootstrap } from './cli/bootstrap.js';
 import { registerAdminEvents } from './cli/admin-events.js';
 import { registerBackup } from './cli/backup.js';
 import { registerRole } from './cli/role.js';
+import { registerGroup } from './cli/group.js';
+import { terminalSafe } from './cli/terminal-text.js';
 
 // A reader of this process's output that went away (a log shipper restarted, `| head`, a closed
 // terminal): the server keeps serving and a command finishes, their lines dropped. Unhandled, the EPIPE
@@ -41,6 +43,7 @@ registerToken(program);
 registerBootstrap(program);
 registerAdminEvents(program);
 registerRole(program);
+registerGroup(program);
 registerBackup(program);
 
 async function main(): Promise<void> {
@@ -54,7 +57,9 @@ async function main(): Promise<void> {
     // The driver's words alone ("canceling statement due to lock timeout", "database is locked", "connect
     // ECONNREFUSED") do not say that nothing is wrong with the command, or what to do: retry. Exit status
     // 75 (sysexits.h EX_TEMPFAIL) lets a script tell a busy or unreachable database from a refused command.
-    const line = unreachable ? unreachableLine(msg) : busy ? busyLine(msg) : known ? msg : msg.split('\n')[0];
+    // A refusal may quote what was typed (a group path, a username): control characters in it are shown
+    // escaped, so that it stays one line and cannot drive the terminal.
+    const line = unreachable ? unreachableLine(msg) : busy ? busyLine(msg) : known ? terminalSafe(msg) : msg.split('\n')[0];
     // A worker of `start --workers N` tells the primary, which prints it once for all workers and stops.
     if (cluster.isWorker) await (await import('./cluster.js')).workerFailed(line ?? '');
     else process.stderr.write(`realmgate: ${line}\n`);

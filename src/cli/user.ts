@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { CliError, collect, intArg, passwordFrom, withStore } from './common.js';
 import { createUser, listUsers, setUserPassword } from '../admin/operations.js';
 import { registerUserLifecycle } from './user-lifecycle.js';
+import { registerUserGroups } from './group.js';
 
 export function registerUser(program: Command): void {
   const user = program.command('user').description('manage users');
@@ -66,4 +67,5 @@ export function registerUser(program: Command): void {
       for (const u of users) process.stdout.write(`${u.username}\t${u.email ?? ''}\t${u.enabled ? 'enabled' : 'disabled'}\n`);
     });
   registerUserLifecycle(user);
+  registerUserGroups(user);
 }

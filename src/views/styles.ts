@@ -80,6 +80,13 @@ td code { font-size: 0.85rem; overflow-wrap: anywhere; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.4rem 1.25rem; margin: 0 0 1rem; }
 .facts dt { font-weight: 600; color: var(--muted); }
 .facts dd { margin: 0; overflow-wrap: anywhere; }
+h3 { margin: 1.25rem 0 0.5rem; font-size: 1rem; }
+.console-form textarea { display: block; width: 100%; padding: 0.6rem 0.75rem; margin: 0 0 1rem; font: inherit; color: inherit; border: 1px solid var(--control-border); border-radius: 8px; resize: vertical; }
+.console-form textarea:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+/* A tree of groups: nested lists, each level indented along a rule. */
+.group-tree { list-style: none; margin: 0 0 1rem; padding: 0; }
+.group-tree .group-tree { margin: 0.25rem 0 0 0.4rem; padding-left: 1rem; border-left: 2px solid var(--border); }
+.group-tree li { margin: 0.3rem 0; overflow-wrap: anywhere; }
 @media (max-width: 40rem) {
   /* Narrow screens: each table row becomes a small card of "column: value" lines. */
   .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap td { display: block; }

@@ -293,3 +293,117 @@ export async function groupsForNewUser(store: Store, realmId: string, paths: str
   for (const g of groups) guard.authorize?.(await groupEffectiveRoles(store, g));
   return groups;
 }
+
+/** A group of the realm's tree as the CLI and the console list it: its path, depth (0 at the top), direct members and subgroups. */
+export interface GroupTreeEntry {
+  group: Group;
+  path: string;
+  depth: number;
+  members: number;
+  subgroups: number;
+}
+
+// Member counts are read for this many groups per statement (SQLite allows 32766 bound values, PostgreSQL 65535).
+const COUNT_CHUNK = 500;
+
+/**
+ * Every group of the realm in tree order: each right after its parent, siblings by name (code points, the
+ * same on both databases), with its path and how many direct members it has. Two queries for the groups
+ * and one per 500 groups for the counts, whatever the depth.
+ */
+export async function groupTree(store: Store, input: { realmId: string }): Promise<GroupTreeEntry[]> {
+  await requireRealm(store, input.realmId);
+  // Every name contains the empty string: all the realm's groups, in one query.
+  const all = await store.groups.searchByName(input.realmId, '', false);
+  const counts = new Map<string, number>();
+  for (let i = 0; i < all.length; i += COUNT_CHUNK) {
+    for (const [id, n] of await store.groups.memberCounts(all.slice(i, i + COUNT_CHUNK).map((g) => g.id))) counts.set(id, n);
+  }
+  const children = new Map<string, Group[]>();
+  for (const g of all) children.set(g.parentId, [...(children.get(g.parentId) ?? []), g]);
+  for (const list of children.values()) list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : 1));
+  const out: GroupTreeEntry[] = [];
+  const seen = new Set<string>();
+  const walk = (parentId: string, parentPath: string, depth: number): void => {
+    if (depth >= MAX_GROUP_DEPTH) return;
+    for (const group of children.get(parentId) ?? []) {
+      if (seen.has(group.id)) continue;
+      seen.add(group.id);
+      const path = `${parentPath}/${group.name}`;
+      out.push({ group, path, depth, members: counts.get(group.id) ?? 0, subgroups: children.get(group.id)?.length ?? 0 });
+      walk(group.id, path, depth + 1);
+    }
+  };
+  walk('', '', 0);
+  return out;
+}
+
+/** The groups of a tree that are not `id` or below it: where that group may be moved (besides the top). */
+export function outsideSubtree(tree: GroupTreeEntry[], id: string): GroupTreeEntry[] {
+  const at = tree.findIndex((e) => e.group.id === id);
+  if (at < 0) return tree;
+  let end = at + 1;
+  while (end < tree.length && tree[end]!.depth > tree[at]!.depth) end++;
+  return [...tree.slice(0, at), ...tree.slice(end)];
+}
+
+/** Splits a typed path ("/parent/child", the leading '/' optional) into its parent's path ('' at the top) and the last name. */
+function splitPath(path: string): { parent: string; name: string } {
+  const cut = path.lastIndexOf('/');
+  const name = path.slice(cut + 1);
+  if (name === '') throw new ValidationError(`a group path names the group last, after a '/': /parent/child (not ${JSON.stringify(path)})`);
+  return { parent: cut <= 0 ? '' : path.slice(0, cut), name };
+}
+
+/** Creates the group at a path: its parents must exist; a group of that name there already is a ConflictError. */
+export async function createGroupAtPath(
+  store: Store,
+  input: { realmId: string; path: string; description?: unknown },
+  actor: Actor,
+): Promise<{ group: Group; path: string }> {
+  await requireRealm(store, input.realmId);
+  const { parent, name } = splitPath(input.path);
+  const parentId = parent === '' ? '' : (await groupByPath(store, input.realmId, parent)).id;
+  return createGroup(store, { realmId: input.realmId, parentId, name, description: input.description }, actor);
+}
+
+/** The group a path names, for a door that names groups by path (the CLI): NotFound when a part of it does not exist. */
+export async function requireGroupByPath(store: Store, realmId: string, path: string): Promise<Group> {
+  await requireRealm(store, realmId);
+  return groupByPath(store, realmId, path);
+}
+
+/** The usernames of a group's direct members, sorted. */
+export async function groupMemberNames(store: Store, input: { realmId: string; id: string }): Promise<string[]> {
+  const group = await requireGroup(store, input.realmId, input.id);
+  return (await store.groups.members(group.id, 0, Number.MAX_SAFE_INTEGER)).users.map((u) => u.username);
+}
+
+/** The roles mapped to a group, those it inherits from the groups above it, and every other role of the realm (to map). */
+export async function groupRoleChoices(store: Store, input: { realmId: string; id: string }): Promise<{ granted: Role[]; inherited: Role[]; available: Role[] }> {
+  const group = await requireGroup(store, input.realmId, input.id);
+  const line = (await store.groups.lineages([group.id])).get(group.id) ?? [group];
+  const [granted, inherited, all] = await Promise.all([
+    store.groups.mappedRoles(group.id),
+    store.groups.rolesOf(line.filter((g) => g.id !== group.id).map((g) => g.id)),
+    store.roles.listAll(input.realmId),
+  ]);
+  const held = new Set(granted.map((r) => r.id));
+  return { granted, inherited, available: all.filter((r) => !held.has(r.id)) };
+}
+
+/**
+ * The groups a user belongs to (by path), the roles the user holds through them (theirs and those of the
+ * groups above them), and the realm's other groups it may join, in tree order.
+ */
+export async function userGroupChoices(
+  store: Store,
+  input: { realmId: string; userId: string },
+): Promise<{ joined: Array<{ group: Group; path: string }>; roles: Role[]; available: Array<{ group: Group; path: string }> }> {
+  const joined = await userGroupsWithPaths(store, input);
+  const ids = new Set(joined.map((j) => j.group.id));
+  const tree = await groupTree(store, { realmId: input.realmId });
+  const lines = await store.groups.lineages([...ids]);
+  const roles = await store.groups.rolesOf([...new Set([...lines.values()].flat().map((g) => g.id))]);
+  return { joined, roles, available: tree.filter((e) => !ids.has(e.group.id)).map((e) => ({ group: e.group, path: e.path })) };
+}

@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Services } from '../../services.js';
 import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
-import { REALM_MANAGEMENT, hasAdminRole, mayMapRole, maySeeRealm } from '../../admin/authorization.js';
+import { REALM_MANAGEMENT, hasAdminRole, maySeeRealm } from '../../admin/authorization.js';
 import type { Actor } from '../../admin/operations/common.js';
 import type { Client } from '../../storage/types.js';
 import { ensureConsoleClient, getClient, getRealm, listClients, listRealms } from '../../admin/operations/console.js';
@@ -18,14 +18,10 @@ import { LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage
 import { realmBase } from '../../views/console/layout.js';
 import type { ConsoleFrame } from '../../views/console/layout.js';
 import { sendPage } from '../interaction/render.js';
-
-/** A change the operator can correct (a refused value, a name already taken): the form again, with why (400). */
-function isRefusal(err: unknown): err is Error {
-  return err instanceof ConflictError || (err instanceof ValidationError && !(err instanceof NotFound));
-}
+import { Forbidden, field, isRefusal, mappingGuard, text, type ConsoleKit, type Req, type Signed } from './common.js';
+import { GROUP_NOTICES, groupRoutes } from './groups.js';
+import { userGroupChoices } from '../../admin/operations/groups.js';
 import { CONSOLE_PATH, callbackUri, checkConsoleCsrf, clearSession, consoleCaller, consoleCsrf, finishLogin, startLogin } from './session.js';
-
-type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
 /** Outcomes a redirect may announce: a fixed set, so no text from the URL is ever shown. */
 const NOTICES: Record<string, string> = {
@@ -53,20 +49,8 @@ const NOTICES: Record<string, string> = {
   'role-deleted': 'The role was deleted: the users who held it no longer carry it in their next tokens.',
   'role-granted': "The role was granted: the user's next access token carries it.",
   'role-revoked': "The role was revoked: the user's next access token no longer carries it.",
+  ...GROUP_NOTICES,
 };
-
-function field(req: Req, name: string): string {
-  const v = req.body?.[name];
-  return typeof v === 'string' && v.length <= 2048 ? v.trim() : '';
-}
-
-/** A longer text (a role's description): the operation checks its length and characters, and says why it refuses one. */
-function text(req: Req, name: string): string {
-  const v = req.body?.[name];
-  return typeof v === 'string' ? v.trim() : '';
-}
-
-class Forbidden extends Error {}
 
 /**
  * The admin console: server-rendered pages over src/admin/operations, signed in through the master
@@ -95,7 +79,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
   });
 
   /** The signed-in admin, or a redirect to the sign-in (GET) / a 401 page (POST: the form is not replayed). */
-  async function signedIn(req: Req, reply: FastifyReply): Promise<{ caller: AdminCaller; actor: Actor; frame: ConsoleFrame } | undefined> {
+  async function signedIn(req: Req, reply: FastifyReply): Promise<Signed | undefined> {
     const caller = await consoleCaller(services, req, reply);
     if (!caller) {
       if (req.method === 'GET') reply.redirect(`${CONSOLE_PATH}/login`, 303);
@@ -490,13 +474,14 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
 
   async function showUser(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, userRef: string, status = 200, error?: string): Promise<FastifyReply> {
     const user = await requireUser(services.store, realmId, userRef);
-    const [lock, sessions, roles] = await Promise.all([
+    const [lock, sessions, roles, groups] = await Promise.all([
       bruteForceStatus(services.store, { realmId, user: user.id }),
       userSessions(services.store, { realmId, user: user.id }),
       userRoleChoices(services.store, { realmId, userId: user.id }),
+      userGroupChoices(services.store, { realmId, userId: user.id }),
     ]);
     const frame = { ...s.frame, title: user.username, realmId, ...(error ? { error } : {}) };
-    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles));
+    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles, groups));
   }
 
   app.get(`${R}/users/:user`, async (req: Req, reply) => {
@@ -560,12 +545,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       return attempt(
         reply,
         async () => {
-          await changeRoleMappings(services.store, { realmId, userId: user.id, clientId: role.clientId, roles: [{ id: role.id }], remove: op === 'revoke' }, s.actor, {
-            authorize: (roles) => {
-              const denied = roles.find((r) => !mayMapRole(s.caller, r));
-              if (denied) throw new Forbidden(`Only an administrator holding ${denied.name} may grant or remove it.`);
-            },
-          });
+          await changeRoleMappings(services.store, { realmId, userId: user.id, clientId: role.clientId, roles: [{ id: role.id }], remove: op === 'revoke' }, s.actor, mappingGuard(s.caller));
         },
         (error) => showUser(s, reply, realmId, user.id, 400, error),
         `${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=role-${op === 'grant' ? 'granted' : 'revoked'}`,
@@ -657,6 +637,10 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       return reply.redirect(`${realmBase(realmId)}/organizations/${encodeURIComponent(org.id)}?done=member-${op === 'add' ? 'added' : 'removed'}`, 303);
     });
   }
+
+  // Groups: their pages, and a user's groups on the user's page.
+  const kit: ConsoleKit = { services, signedIn, realmOf, need, attempt, showUser };
+  groupRoutes(app, kit);
 
   app.get(`${R}/events`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);

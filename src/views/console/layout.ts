@@ -24,6 +24,7 @@ const SECTIONS = [
   ['', 'Overview'],
   ['/clients', 'Clients'],
   ['/users', 'Users'],
+  ['/groups', 'Groups'],
   ['/roles', 'Roles'],
   ['/organizations', 'Organizations'],
   ['/events', 'Events'],

@@ -7,6 +7,8 @@ import type { SessionSummary } from '../../storage/repos/session-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
+import { roleOptions, userGroupsSection } from './group-pages.js';
+import type { Group } from '../../storage/repos/groups.js';
 
 function when(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
@@ -252,6 +254,14 @@ export interface UserRoleChoices {
   available: Role[];
 }
 
+/** The groups a user belongs to (by path), and the realm's other groups, to join. */
+export interface UserGroupChoices {
+  joined: Array<{ group: Group; path: string }>;
+  /** The roles held through those groups and the groups above them. */
+  roles: Role[];
+  available: Array<{ group: Group; path: string }>;
+}
+
 /** A user's roles, each with a Revoke button, and a select of the realm's and its clients' other roles to grant (manage-users). */
 function userRoles(csrf: string, base: string, roles: UserRoleChoices, canManage: boolean): SafeHtml {
   const where = (r: Role): string => (r.clientId ? `client role of ${r.clientId}` : 'realm role');
@@ -259,13 +269,7 @@ function userRoles(csrf: string, base: string, roles: UserRoleChoices, canManage
     (r) => html`<li class="row"><span>${r.name} <span class="muted">${where(r)}</span></span>${canManage ? actionForm(`${base}/roles/remove`, csrf, 'Revoke', { secondary: true, fields: { role: r.id } }) : ''}</li>`,
   );
   // One group per container: the realm's roles, then each client's, in the order listed (by client ID).
-  const groups: Array<{ label: string; roles: Role[] }> = [];
-  for (const r of roles.available) {
-    const label = r.clientId ? `Client ${r.clientId}` : 'Realm roles';
-    if (groups.at(-1)?.label !== label) groups.push({ label, roles: [] });
-    groups.at(-1)!.roles.push(r);
-  }
-  const options = groups.map((g) => html`<optgroup label="${g.label}">${g.roles.map((r) => html`<option value="${r.id}">${r.name}</option>`)}</optgroup>`);
+  const options = roleOptions(roles.available);
   return html`<h2>Roles</h2>
 ${roles.granted.length === 0 ? html`<p class="muted">No roles.</p>` : html`<ul class="cards">${items}</ul>`}
 ${canManage && roles.available.length > 0
@@ -274,7 +278,15 @@ ${canManage && roles.available.length > 0
   : ''}`;
 }
 
-export function userPage(frame: ConsoleFrame & { realmId: string }, user: User, lock: BruteForceStatus, canManage: boolean, sessions: SessionSummary[], roles: UserRoleChoices): string {
+export function userPage(
+  frame: ConsoleFrame & { realmId: string },
+  user: User,
+  lock: BruteForceStatus,
+  canManage: boolean,
+  sessions: SessionSummary[],
+  roles: UserRoleChoices,
+  groups: UserGroupChoices,
+): string {
   const base = `${realmBase(frame.realmId)}/users/${encodeURIComponent(user.id)}`;
   const manage: SafeHtml | '' = canManage
     ? html`<h2>Account</h2>
@@ -302,7 +314,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <dt>Password</dt><dd>${user.requiredActions.includes('UPDATE_PASSWORD') ? 'temporary: a new one is asked for at the next sign-in' : 'set by the user or an administrator'}</dd>
 <dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
 <dt>Created</dt><dd>${when(user.createdAt)}</dd>
-</dl>${sessionList}${userRoles(frame.csrf, base, roles, canManage)}${manage}`,
+</dl>${sessionList}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}`,
   );
 }
 
