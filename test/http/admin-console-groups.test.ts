@@ -382,6 +382,13 @@ for (const dialect of dialects()) {
       assert.equal((await inject(ts.app, desk, 'POST', `${G}/${team.id}/members`, { csrf: deskCsrf, user: 'ops1' })).statusCode, 303);
       assert.equal((await inject(ts.app, desk, 'POST', `${G}/${team.id}/move`, { csrf: deskCsrf, parent: '' })).statusCode, 303);
       assert.deepEqual((await ts.store.groups.mappedRoles(team.id)).map((r) => r.name).sort(), ['support', 'view-users']);
+      // /admins made a default group: a user helpdesk creates would join it and administer the realm; refused, nobody created.
+      await ts.store.groups.setDefault(admins.id, true);
+      const created = await inject(ts.app, desk, 'POST', `${CONSOLE}/realms/master/users`, { csrf: deskCsrf, username: 'recruit', password: 'recruit password 42' });
+      assert.equal(created.statusCode, 403);
+      assert.match(created.body, /Only an administrator holding realm-admin may grant or remove it/);
+      assert.equal(await ts.store.users.findByUsername('master', 'recruit'), undefined);
+      await ts.store.groups.setDefault(admins.id, false);
 
       // The full admin, without the right CSRF token: refused, nothing changes.
       const admin = await signIn(ts, ADMIN);

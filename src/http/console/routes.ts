@@ -464,7 +464,8 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     const temporary = req.body?.temporary === 'on';
     let id: string;
     try {
-      ({ id } = await createUser(services.store, { realmId, username: form.username, password, temporary, ...(form.email ? { email: form.email } : {}) }, s.actor));
+      // A default group may bring roles: the same check as a join (mappingGuard) before the user exists.
+      ({ id } = await createUser(services.store, { realmId, username: form.username, password, temporary, ...(form.email ? { email: form.email } : {}) }, s.actor, mappingGuard(s.caller)));
     } catch (err) {
       if (isRefusal(err)) return showUsers(s, reply, realmId, '', 400, err.message, form);
       throw err;
