@@ -7,43 +7,18 @@
 // docs/screenshots/console-{groups,group,user-groups}-{desktop,phone}.png.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext } from 'playwright-core';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
 import { createRole } from '../../src/admin/operations/roles.js';
 import { BOOTSTRAP_ACTOR } from '../../src/admin/operations/common.js';
-import { SKIP_REASON, checkLayout, heading, interceptClient, sharedBrowser } from '../helpers/browser.js';
+import { SKIP_REASON, checkLayout, heading, sharedBrowser } from '../helpers/browser.js';
+import { CONSOLE_ADMIN, adminOpensRealm, aliceSignsIn, claimsOf, tokenEndpoint } from '../helpers/browser-console.js';
 
-const ADMIN = { username: 'admin', password: 'admin password 42' };
+const ADMIN = CONSOLE_ADMIN;
 
 const shared = sharedBrowser();
-
-async function signInOnPages(page: Page, username: string, password: string): Promise<void> {
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-interface Tokens {
-  access_token: string;
-  refresh_token: string;
-}
-
-function claimsOf(tokens: Tokens): { realm_access?: { roles: string[] }; resource_access?: Record<string, { roles: string[] }> } {
-  return JSON.parse(Buffer.from(tokens.access_token.split('.')[1]!, 'base64url').toString()) as Record<string, never>;
-}
-
-async function tokenEndpoint(ts: TestServer, form: Record<string, string>): Promise<Tokens> {
-  const res = await fetch(`${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ ...form, client_id: ts.client.id, client_secret: ts.client.secret }).toString(),
-  });
-  const body = await res.text();
-  assert.equal(res.status, 200, body);
-  return JSON.parse(body) as Tokens;
-}
 
 for (const dialect of dialects()) {
   test(`[${dialect}] admin console groups: a tree of groups, a parent's role and a subgroup's reach a member's next token`, async (t: TestContext) => {
@@ -57,30 +32,11 @@ for (const dialect of dialects()) {
       await createRole(ts.store, { realmId: REALM, clientId: ts.client.id, name: 'reader' }, BOOTSTRAP_ACTOR);
 
       // Alice signs in to the web app: her first token has no roles (and the server caches that the realm maps none).
-      const app = await shared.newContext();
-      contexts.push(app);
-      const appPage = await app.newPage();
-      const hits = await interceptClient(app, appPage);
-      const q = new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid', state: 's1' });
-      await appPage.goto(`${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/auth?${q.toString()}`);
-      await signInOnPages(appPage, ts.user.username, ts.user.password);
-      await appPage.getByRole('button', { name: 'Allow' }).click();
-      await appPage.getByRole('button', { name: 'Continue' }).click();
-      await appPage.waitForURL((u) => u.href.startsWith(ts.client.redirectUri));
-      const code = new URL(hits.at(-1)!).searchParams.get('code')!;
-      let tokens = await tokenEndpoint(ts, { grant_type: 'authorization_code', code, redirect_uri: ts.client.redirectUri });
+      let tokens = await aliceSignsIn(shared, ts, contexts);
       assert.equal(claimsOf(tokens).realm_access, undefined);
 
       // The admin signs in to the console and opens the realm's groups.
-      const context = await shared.newContext();
-      contexts.push(context);
-      const page = await context.newPage();
-      await page.goto(`${ts.baseUrl}/auth/admin/`);
-      await signInOnPages(page, ADMIN.username, ADMIN.password);
-      await page.getByRole('button', { name: 'Allow' }).click();
-      await page.waitForURL(`${ts.baseUrl}/auth/admin/console/`);
-      await page.getByRole('link', { name: 'Test Realm' }).click();
-      const nav = page.getByRole('navigation', { name: 'Realm' });
+      const { page, nav } = await adminOpensRealm(shared, ts, contexts);
       await nav.getByRole('link', { name: 'Groups' }).click();
       assert.equal(await heading(page), 'Groups');
       assert.equal(await page.getByText('No groups yet.').count(), 1);
