@@ -1,9 +1,9 @@
 // The admin console's sign-in for HTTP-level tests (inject): a bootstrapped admin, a master user who may
 // only read master's users, and a browser's walk through master's own authorization code flow with PKCE.
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from './server.js';
+import { REALM, startTestServer, type TestServer } from './server.js';
 import type { Config } from '../../src/config/config.js';
-import { CookieJar, inject, parseForm } from './flow.js';
+import { CookieJar, inject, parseForm, runAuthorization } from './flow.js';
 import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
 import { createUser } from '../../src/admin/operations/users.js';
 import { grantRolesByName } from '../../src/admin/operations/roles.js';
@@ -63,4 +63,20 @@ export async function csrfOf(ts: TestServer, jar: CookieJar, url: string): Promi
   const m = /name="csrf" value="([^"]*)"/.exec(res.body);
   assert.ok(m, 'a csrf field');
   return m[1]!;
+}
+
+/** The claims of alice's next access token (a fresh authorization code flow of the test client). */
+export async function aliceClaims(ts: TestServer): Promise<Record<string, unknown>> {
+  const flow = await runAuthorization(ts);
+  const res = await inject(ts.app, new CookieJar(), 'POST', `/auth/realms/${REALM}/protocol/openid-connect/token`, {
+    grant_type: 'authorization_code', code: flow.code!, redirect_uri: ts.client.redirectUri, client_id: ts.client.id, client_secret: ts.client.secret,
+  });
+  assert.equal(res.statusCode, 200, res.body);
+  const token = JSON.parse(res.body).access_token as string;
+  return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+}
+
+/** The console's events of the realm, as "OPERATION RESOURCE_TYPE path". */
+export async function consoleEvents(ts: TestServer, realmId = REALM): Promise<string[]> {
+  return (await ts.store.adminEvents.list(realmId, {})).filter((e) => e.via === 'console').map((e) => `${e.operation} ${e.resourceType} ${e.resourcePath}`);
 }

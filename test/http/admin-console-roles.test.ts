@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { REALM, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
-import { CookieJar, inject, runAuthorization } from '../helpers/flow.js';
-import { ADMIN, CONSOLE, csrfOf, setup, signIn } from '../helpers/console.js';
+import { inject } from '../helpers/flow.js';
+import { ADMIN, CONSOLE, csrfOf, setup, signIn, aliceClaims, consoleEvents } from '../helpers/console.js';
 import { createUser } from '../../src/admin/operations/users.js';
 import { createRole, grantRolesByName } from '../../src/admin/operations/roles.js';
 import { BOOTSTRAP_ACTOR } from '../../src/admin/operations/common.js';
@@ -15,21 +15,6 @@ import { BOOTSTRAP_ACTOR } from '../../src/admin/operations/common.js';
 const ROLES = `${CONSOLE}/realms/${REALM}/roles`;
 const roleUrl = (base: string, name: string): string => `${base}/role?name=${encodeURIComponent(name)}`;
 
-/** The claims of alice's next access token (a fresh authorization code flow of the test client). */
-async function aliceClaims(ts: TestServer): Promise<Record<string, unknown>> {
-  const flow = await runAuthorization(ts);
-  const res = await inject(ts.app, new CookieJar(), 'POST', `/auth/realms/${REALM}/protocol/openid-connect/token`, {
-    grant_type: 'authorization_code', code: flow.code!, redirect_uri: ts.client.redirectUri, client_id: ts.client.id, client_secret: ts.client.secret,
-  });
-  assert.equal(res.statusCode, 200, res.body);
-  const token = JSON.parse(res.body).access_token as string;
-  return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
-}
-
-/** The console's events of the realm, as "OPERATION RESOURCE_TYPE path". */
-async function consoleEvents(ts: TestServer, realmId = REALM): Promise<string[]> {
-  return (await ts.store.adminEvents.list(realmId, {})).filter((e) => e.via === 'console').map((e) => `${e.operation} ${e.resourceType} ${e.resourcePath}`);
-}
 
 for (const dialect of dialects()) {
   test(`[${dialect}] console roles: realm roles created, renamed, deleted through the forms; refusals said on the page`, async () => {
