@@ -4,7 +4,7 @@ import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { basic } from '../helpers/server.js';
-import { adminRoleRef, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { adminRoleRef, aliceSession, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer, type RoleClaims } from './helpers.js';
 
 /**
  * Groups (Keycloak's GroupsResource, GroupResource, a user's groups and a group's role mappings, through
@@ -15,26 +15,16 @@ for (const dialect of dialects()) {
   describe(`admin API: groups (${dialect})`, () => {
     let ts: AdminTestServer;
     let aliceId: string;
-    let refreshToken: string;
+    let alice: Awaited<ReturnType<typeof aliceSession>>;
     const realm = 'test';
     before(async () => {
       ts = await startAdminServer({ dialect });
       aliceId = (await ts.kc.users.find({ realm, username: 'alice', exact: true }))[0]!.id!;
-      const r = await runAuthorization(ts);
-      const t = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
-      assert.equal(t.statusCode, 200, t.body);
-      refreshToken = t.json().refresh_token;
+      alice = await aliceSession(ts);
     });
     after(() => ts.close());
 
-    /** alice's next access token (a refresh): the roles she holds now. */
-    async function aliceClaims(): Promise<{ realm: string[] | undefined; client: string[] | undefined }> {
-      const t = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(ts.client.id, ts.client.secret) });
-      assert.equal(t.statusCode, 200, t.body);
-      refreshToken = t.json().refresh_token;
-      const claims = decodeJwt(t.json().access_token as string) as { realm_access?: { roles: string[] }; resource_access?: Record<string, { roles: string[] }> };
-      return { realm: claims.realm_access?.roles.sort(), client: claims.resource_access?.['web-app']?.roles.sort() };
-    }
+    const aliceClaims = (): Promise<RoleClaims> => alice.roles();
 
     test('a tree of groups: created, listed with subgroup counts, read, renamed, searched in its hierarchy, found by path, counted, deleted with its subtree', async () => {
       const { id: engId } = await ts.kc.groups.create({ realm, name: 'engineering', attributes: { costCenter: ['42'] } });
@@ -191,18 +181,15 @@ for (const dialect of dialects()) {
       assert.equal(await statusOf(helpdesk.groups.del({ realm, id: adminsId })), 403);
       // Through the admin API's own check (roles read per request): alice's access token from the
       // web-app flow now names realm-admin, and the admin API accepts it.
-      const t = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(ts.client.id, ts.client.secret) });
-      refreshToken = t.json().refresh_token;
-      const claims = decodeJwt(t.json().access_token as string) as { resource_access?: Record<string, { roles: string[] }> };
+      const token = await alice.refresh();
+      const claims = decodeJwt(token) as { resource_access?: Record<string, { roles: string[] }> };
       assert.deepEqual(claims.resource_access?.['realm-management']?.roles, ['realm-admin']);
-      const asAlice = await fetch(`${ts.baseUrl}/auth/admin/realms/${realm}/users?max=5`, { headers: { authorization: `Bearer ${t.json().access_token as string}` } });
+      const asAlice = await fetch(`${ts.baseUrl}/auth/admin/realms/${realm}/users?max=5`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(asAlice.status, 200);
 
       await ts.kc.users.delFromGroup({ realm, id: aliceId, groupId: teamId });
-      const after = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(ts.client.id, ts.client.secret) });
-      refreshToken = after.json().refresh_token;
       // Her earlier token no longer administers: the admin API reads her roles at each request.
-      assert.equal((await fetch(`${ts.baseUrl}/auth/admin/realms/${realm}/users?max=5`, { headers: { authorization: `Bearer ${t.json().access_token as string}` } })).status, 403);
+      assert.equal((await fetch(`${ts.baseUrl}/auth/admin/realms/${realm}/users?max=5`, { headers: { authorization: `Bearer ${token}` } })).status, 403);
       await ts.kc.groups.del({ realm, id: adminsId });
       await ts.kc.groups.del({ realm, id: plainId });
     });
@@ -230,9 +217,7 @@ for (const dialect of dialects()) {
         const next = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: t.json().refresh_token as string }, { authorization: basic(ts.client.id, ts.client.secret) });
         assert.deepEqual((decodeJwt(next.json().access_token as string) as { groups?: string[] }).groups, ['/dashboards/editors', '/on-call']);
         // alice's first grant did not ask for the scope: its tokens carry no groups claim.
-        const plain = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(ts.client.id, ts.client.secret) });
-        refreshToken = plain.json().refresh_token;
-        assert.equal((decodeJwt(plain.json().access_token as string) as { groups?: unknown }).groups, undefined);
+        assert.equal((decodeJwt(await alice.refresh()) as { groups?: unknown }).groups, undefined);
       } finally {
         await ts.kc.clients.update({ realm, id: 'web-app' }, { defaultClientScopes: before });
         await ts.kc.groups.del({ realm, id: topId });

@@ -1,7 +1,10 @@
 import KcAdminClient from '@keycloak/keycloak-admin-client';
 import type { Config } from '../../src/config/config.js';
 import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import assert from 'node:assert/strict';
+import { decodeJwt } from 'jose';
+import { startTestServer, basic, type TestServer } from '../helpers/server.js';
+import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 
 export const ADMIN_USERNAME = 'admin';
 export const ADMIN_PASSWORD = 'admin password 42';
@@ -66,4 +69,32 @@ export async function serviceAccountAdmin(
   const kc = ts.newClient(realm);
   await kc.auth({ grantType: 'client_credentials', clientId, clientSecret: secret! });
   return { kc, userId: sa.id!, grant };
+}
+
+/** What an access token says of the user's roles: realm roles, and the web-app client's. */
+export interface RoleClaims {
+  realm: string[] | undefined;
+  client: string[] | undefined;
+}
+
+/**
+ * alice signed in to the web app once (a code flow of the test client); `refresh()` is the access token
+ * of her next refresh (the chain rotates), `roles()` the roles it carries, each list sorted.
+ */
+export async function aliceSession(ts: TestServer): Promise<{ refresh(): Promise<string>; roles(): Promise<RoleClaims> }> {
+  const r = await runAuthorization(ts);
+  const t = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
+  assert.equal(t.statusCode, 200, t.body);
+  let refreshToken = t.json().refresh_token as string;
+  const refresh = async (): Promise<string> => {
+    const next = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(ts.client.id, ts.client.secret) });
+    assert.equal(next.statusCode, 200, next.body);
+    refreshToken = next.json().refresh_token as string;
+    return next.json().access_token as string;
+  };
+  const roles = async (): Promise<RoleClaims> => {
+    const claims = decodeJwt(await refresh()) as { realm_access?: { roles: string[] }; resource_access?: Record<string, { roles: string[] }> };
+    return { realm: claims.realm_access?.roles.sort(), client: claims.resource_access?.['web-app']?.roles.sort() };
+  };
+  return { refresh, roles };
 }

@@ -1,10 +1,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
-import { runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { basic } from '../helpers/server.js';
-import { adminRoleRef, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { adminRoleRef, aliceSession, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer, type RoleClaims } from './helpers.js';
 
 /**
  * Realm and client roles an operator defines (Keycloak's RoleContainerResource and RoleByIdResource,
@@ -16,25 +13,15 @@ for (const dialect of dialects()) {
   describe(`admin API: realm and client roles (${dialect})`, () => {
     let ts: AdminTestServer;
     let aliceId: string;
-    let refreshToken: string;
+    let alice: Awaited<ReturnType<typeof aliceSession>>;
     before(async () => {
       ts = await startAdminServer({ dialect });
       aliceId = (await ts.kc.users.find({ realm: 'test', username: 'alice', exact: true }))[0]!.id!;
-      const r = await runAuthorization(ts);
-      const t = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
-      assert.equal(t.statusCode, 200, t.body);
-      refreshToken = t.json().refresh_token;
+      alice = await aliceSession(ts);
     });
     after(() => ts.close());
 
-    /** alice's next access token (a refresh): what her roles are now. */
-    async function aliceClaims(): Promise<{ realm: string[] | undefined; client: string[] | undefined }> {
-      const t = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(ts.client.id, ts.client.secret) });
-      assert.equal(t.statusCode, 200, t.body);
-      refreshToken = t.json().refresh_token;
-      const claims = decodeJwt(t.json().access_token as string) as { realm_access?: { roles: string[] }; resource_access?: Record<string, { roles: string[] }> };
-      return { realm: claims.realm_access?.roles, client: claims.resource_access?.['web-app']?.roles };
-    }
+    const aliceClaims = (): Promise<RoleClaims> => alice.roles();
 
     test('a realm role: created, granted, carried in the next access token, renamed, deleted', async () => {
       const { roleName } = await ts.kc.roles.create({ realm: 'test', name: 'billing reader', description: 'Reads invoices' });
