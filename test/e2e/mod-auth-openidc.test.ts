@@ -21,6 +21,8 @@ const MODULES = '/usr/lib/apache2/modules';
 const available = fs.existsSync(APACHE) && fs.existsSync(path.join(MODULES, 'mod_auth_openidc.so'));
 const SKIP = 'apache2 and libapache2-mod-auth-openidc are not installed (.ci/run installs them)';
 const EXAMPLE = path.resolve('examples/apache/auth-openidc.conf');
+// The guide's group restriction (docs/guide-web-app.md), included after it in the group test.
+const GROUPS_EXAMPLE = path.resolve('examples/apache/auth-openidc-groups.conf');
 
 interface Apache {
   base: string;
@@ -160,11 +162,7 @@ for (const dialect of dialects()) {
     const { group: staff } = await createGroup(ts.store, { realmId: REALM, name: 'staff' }, cliActor());
     const { group: admins } = await createGroup(ts.store, { realmId: REALM, name: 'admins' }, cliActor());
     await joinGroup(ts.store, { realmId: REALM, userId: ts.user.id, groupId: staff.id }, cliActor());
-    const apache = await startApache(ts, { id: 'apache-rp', secret: secret! }, port, `OIDCScope "openid core_data groups"
-<Location /protected/admins>
-  AuthType openid-connect
-  Require claim groups:/admins
-</Location>
+    const apache = await startApache(ts, { id: 'apache-rp', secret: secret! }, port, `Include ${GROUPS_EXAMPLE}
 `);
     try {
       /** Signs in afresh (a new browser) and asks for the admins' page: its status. */
