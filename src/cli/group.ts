@@ -14,6 +14,8 @@ import {
   pathsOf,
   requireGroupByPath,
   requireUser,
+  setDefaultGroup,
+  listDefaultGroups,
   updateGroup,
   userGroupsWithPaths,
 } from '../admin/operations.js';
@@ -91,6 +93,27 @@ export function registerGroup(program: Command): void {
     .action(async (realmId: string) => {
       const tree = await withStore((store) => groupTree(store, { realmId }), { access: 'read' });
       for (const e of tree) process.stdout.write(`${terminalSafe(e.path)}\t${e.members}\n`);
+    });
+  group
+    .command('default <realm> [path]')
+    .description("make a group one of the realm's default groups, which every user created from then on joins (--remove: no longer); without a path, list them")
+    .option('--remove', 'the group is no longer a default group')
+    .action(async (realmId: string, path: string | undefined, o: { remove?: boolean }) => {
+      if (path === undefined) {
+        if (o.remove) throw new CliError('--remove needs the path of the group');
+        const paths = await withStore(async (store) => {
+          const defaults = await listDefaultGroups(store, { realmId });
+          return [...(await pathsOf(store, defaults.map((g) => g.id))).values()].sort();
+        }, { access: 'read' });
+        for (const p of paths) process.stdout.write(`${terminalSafe(p)}\n`);
+        return;
+      }
+      const done = await withStore(async (store) => {
+        const g = await requireGroupByPath(store, realmId, path);
+        await setDefaultGroup(store, { realmId, groupId: g.id, isDefault: !o.remove }, cliActor());
+        return await pathOfGroup(store, g.id);
+      });
+      process.stdout.write(o.remove ? `${terminalSafe(done)} is no longer a default group of realm ${realmId}\n` : `${terminalSafe(done)} is a default group of realm ${realmId}: every user created from now on joins it\n`);
     });
   group
     .command('members <realm> <path>')

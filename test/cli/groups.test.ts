@@ -74,6 +74,18 @@ for (const dialect of dialects()) {
       assert.equal(ok(['user', 'groups', 'shop', 'bob']), '/backend\n');
       assert.match(ok(['user', 'list', 'shop']), /^bob\t/m);
 
+      // A default group: every user created from then on joins it.
+      assert.equal(ok(['group', 'default', 'shop', '/backend']), '/backend is a default group of realm shop: every user created from now on joins it\n');
+      assert.equal(ok(['group', 'default', 'shop']), '/backend\n');
+      ok(['user', 'create', 'shop', 'dana', '--password-stdin'], 'dana password 123\n');
+      assert.equal(ok(['user', 'groups', 'shop', 'dana']), '/backend\n');
+      assert.equal(ok(['group', 'default', 'shop', '/backend', '--remove']), '/backend is no longer a default group of realm shop\n');
+      assert.equal(ok(['group', 'default', 'shop']), '');
+      ok(['user', 'create', 'shop', 'erik', '--password-stdin'], 'erik password 123\n');
+      assert.equal(ok(['user', 'groups', 'shop', 'erik']), '');
+      ok(['user', 'delete', 'shop', 'dana']);
+      ok(['user', 'delete', 'shop', 'erik']);
+
       // Each change is an admin event made via the CLI.
       const events = ok(['admin-events', 'shop', '--limit', '100']);
       for (const type of ['GROUP', 'GROUP_MEMBERSHIP', 'REALM_ROLE_MAPPING', 'CLIENT_ROLE_MAPPING']) assert.match(events, new RegExp(`\\t${type}\\t`), type);

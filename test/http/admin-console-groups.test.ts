@@ -156,6 +156,19 @@ for (const dialect of dialects()) {
       assert.equal((await inject(ts.app, jar, 'GET', `${GROUPS}/${masterGroup.group.id}`)).statusCode, 404);
       assert.equal((await inject(ts.app, jar, 'POST', `${GROUPS}/${ops}/move`, { csrf, parent: masterGroup.group.id })).statusCode, 400);
 
+      // A default group, set and unset on its page (manage-realm): every user created in between joins it.
+      const opsUrl = `${GROUPS}/${ops}`;
+      assert.match((await inject(ts.app, jar, 'GET', opsUrl)).body, /<dt>Default group<\/dt><dd>No<form[^>]*action="[^"]*\/default"/);
+      const on = await inject(ts.app, jar, 'POST', `${opsUrl}/default`, { csrf, default: 'on' });
+      assert.equal(on.statusCode, 303);
+      assert.match((await inject(ts.app, jar, 'GET', String(on.headers.location))).body, /The group is a default group: every user created from now on joins it\.[\s\S]*<dt>Default group<\/dt><dd>Yes: every user created joins it/);
+      assert.deepEqual((await ts.store.groups.defaults(REALM)).map((g) => g.id), [ops]);
+      // Someone without manage-realm there (the viewer of master) may not change it.
+      const viewer = await signIn(ts, VIEWER);
+      assert.equal((await inject(ts.app, viewer, 'POST', `${opsUrl}/default`, { csrf: await csrfOf(ts, viewer, `${CONSOLE}/`), default: 'off' })).statusCode, 403);
+      assert.equal((await inject(ts.app, jar, 'POST', `${opsUrl}/default`, { csrf, default: 'off' })).statusCode, 303);
+      assert.deepEqual(await ts.store.groups.defaults(REALM), []);
+
       const events = await consoleEvents(ts);
       for (const e of [`CREATE GROUP groups/${eng}`, `CREATE GROUP groups/${frontend}`, `UPDATE GROUP groups/${eng}`, `UPDATE GROUP groups/${backend}`, `DELETE GROUP groups/${eng}`]) {
         assert.ok(events.includes(e), `${e} in ${events.join()}`);

@@ -280,6 +280,12 @@ export async function setDefaultGroup(store: Store, input: { realmId: string; gr
   return group;
 }
 
+/** The realm's default groups, by name. */
+export async function listDefaultGroups(store: Store, input: { realmId: string }): Promise<Group[]> {
+  await requireRealm(store, input.realmId);
+  return store.groups.defaults(input.realmId);
+}
+
 /**
  * The groups a new user joins: the realm's default groups and those named (by path), checked before
  * the user exists: every path must exist, and the caller may give the roles they bring.

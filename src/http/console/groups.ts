@@ -12,6 +12,7 @@ import {
   moveGroup,
   outsideSubtree,
   requireGroup,
+  setDefaultGroup,
   updateGroup,
 } from '../../admin/operations/groups.js';
 import { findRoleById } from '../../admin/operations/roles.js';
@@ -36,6 +37,8 @@ export const GROUP_NOTICES: Record<string, string> = {
   'group-role-unmapped': "The role was unmapped from the group: its members' next access tokens no longer carry it through the group.",
   'group-joined': "The user joined the group: their next access token carries the group's roles.",
   'group-left': "The user left the group: their next access token no longer carries the group's roles.",
+  'group-default-on': 'The group is a default group: every user created from now on joins it.',
+  'group-default-off': 'The group is no longer a default group: users created from now on do not join it.',
 };
 
 const CHOOSE_GROUP = 'That group does not exist (any more) in this realm: choose one of the list.';
@@ -65,7 +68,12 @@ export function groupRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   }
 
   async function showGroup(s: Signed, reply: FastifyReply, realmId: string, id: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
-    const [details, roles, tree] = await Promise.all([groupDetails(store, { realmId, id, maxMembers: 500 }), groupRoleChoices(store, { realmId, id }), groupTree(store, { realmId })]);
+    const [details, roles, tree, defaults] = await Promise.all([
+      groupDetails(store, { realmId, id, maxMembers: 500 }),
+      groupRoleChoices(store, { realmId, id }),
+      groupTree(store, { realmId }),
+      store.groups.defaults(realmId),
+    ]);
     const { group } = details;
     const byId = new Map(tree.map((e) => [e.group.id, e.group]));
     const ancestors: Group[] = [];
@@ -80,6 +88,8 @@ export function groupRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       memberCount: details.memberCount,
       roles,
       moveTargets,
+      isDefault: defaults.some((g) => g.id === id),
+      canSetDefault: hasAdminRole(s.caller, realmId, 'manage-realm'),
     };
     const frame = { ...s.frame, title: visible(details.path), realmId, ...(error ? { error } : {}) };
     return sendPage(reply, status, groupPage(frame, data, hasAdminRole(s.caller, realmId, 'manage-users'), form));
@@ -164,6 +174,18 @@ export function groupRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       throw err;
     }
     return reply.redirect(`${page}?done=group-moved`, 303);
+  });
+
+  // A default group (every user created joins it) is a realm setting, as in the admin API: manage-realm.
+  app.post(`${R}/groups/:group/default`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-realm');
+    const group = await requireGroup(store, realmId, req.params.group!);
+    const isDefault = field(req, 'default') === 'on';
+    await setDefaultGroup(store, { realmId, groupId: group.id, isDefault }, s.actor);
+    return reply.redirect(`${groupUrl(realmId, group.id)}?done=group-default-${isDefault ? 'on' : 'off'}`, 303);
   });
 
   // Deleting asks for the group's name typed again, as deleting a role or a client does.

@@ -98,6 +98,10 @@ export interface GroupPageData {
   roles: { granted: Role[]; inherited: Role[]; available: Role[] };
   /** The groups it may be moved under (not itself, nor one below it). */
   moveTargets: GroupTreeEntry[];
+  /** One of the realm's default groups (every user created joins it). */
+  isDefault: boolean;
+  /** The admin may change that (manage-realm). */
+  canSetDefault: boolean;
 }
 
 /**
@@ -170,6 +174,9 @@ ${canManage
 <button type="submit" class="danger">Delete group</button></form>`
     : '';
 
+  const defaultForm = d.canSetDefault
+    ? actionForm(`${base}/default`, frame.csrf, d.isDefault ? 'No longer a default group' : 'Make it a default group', { secondary: true, fields: { default: d.isDefault ? 'off' : 'on' } })
+    : '';
   return consolePage(
     frame,
     html`<dl class="facts">
@@ -178,6 +185,7 @@ ${canManage
 <dt>Description</dt><dd>${visible(d.group.description ?? '', { multiline: true })}</dd>
 <dt>Members</dt><dd>${d.memberCount}</dd>
 <dt>Subgroups</dt><dd>${d.subgroups.length}</dd>
+<dt>Default group</dt><dd>${d.isDefault ? 'Yes: every user created joins it' : 'No'}${defaultForm}</dd>
 </dl>
 ${members}${roles}${subgroups}${manage}`,
   );
