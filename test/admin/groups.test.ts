@@ -283,6 +283,52 @@ for (const dialect of dialects()) {
       assert.deepEqual(await rows(), [0, 0, 0]);
     });
 
+    test('hostile input to the groups API: a 4xx in Keycloak\'s error shape, never a 5xx, nothing stored', async () => {
+      const { id } = await ts.kc.groups.create({ realm, name: 'target' });
+      const before = await ts.kc.groups.count({ realm });
+      const probes: Array<[string, string, unknown?]> = [
+        ['GET', `/realms/${realm}/groups/%00`],
+        ['GET', `/realms/${realm}/groups?search=%00`],
+        ['GET', `/realms/${realm}/groups?q=%00:%00`],
+        ['GET', `/realms/${realm}/groups?q=nocolon`],
+        ['GET', `/realms/${realm}/groups?search=${'x'.repeat(300)}`],
+        ['GET', `/realms/${realm}/group-by-path/%00`],
+        ['GET', `/realms/${realm}/group-by-path/${'a/'.repeat(2000)}`],
+        ['PUT', `/realms/${realm}/users/${aliceId}/groups/%00`],
+        ['PUT', `/realms/${realm}/users/%00/groups/${id}`],
+        ['POST', `/realms/${realm}/groups`, { name: 'x', attributes: { 'a\u0000': ['b'] } }],
+        ['POST', `/realms/${realm}/groups`, { name: 'x', attributes: { a: ['b\u0000'] } }],
+        ['POST', `/realms/${realm}/groups`, { name: 'x', description: 'b\u0000' }],
+        ['POST', `/realms/${realm}/groups`, { name: 'x\ny' }],
+        ['POST', `/realms/${realm}/groups`, { name: 'x'.repeat(256) }],
+        ['POST', `/realms/${realm}/groups`, { id: 5 }],
+        ['POST', `/realms/${realm}/groups`, { name: 'x', attributes: [] }],
+        ['POST', `/realms/${realm}/groups`, []],
+        ['POST', `/realms/${realm}/groups/${id}/children`, { id }],
+        ['POST', `/realms/${realm}/groups/${id}/role-mappings/realm`, [{ id: '\u0000' }]],
+        ['POST', `/realms/${realm}/groups/${id}/role-mappings/realm`, { name: 'x' }],
+        ['POST', `/realms/${realm}/groups/${id}/role-mappings/clients/%00`, [{ name: 'x' }]],
+        ['GET', `/realms/${realm}/groups/${id}/members?first=1e400`],
+        ['GET', `/realms/${realm}/groups/${id}/children?max=100000`],
+        ['PUT', `/realms/${realm}/default-groups/%00`],
+        ['POST', `/realms/${realm}/users`, { username: 'zed', enabled: true, groups: ['\u0000'] }],
+        ['POST', `/realms/${realm}/users`, { username: 'zed', enabled: true, groups: 'x' }],
+      ];
+      for (const [method, path, body] of probes) {
+        const res = await fetch(`${ts.baseUrl}/auth/admin${path}`, {
+          method,
+          headers: { authorization: `Bearer ${await ts.kc.getAccessToken()}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        });
+        const json = (await res.json()) as { error?: string; errorMessage?: string };
+        assert.ok([400, 404].includes(res.status), `${method} ${path.slice(0, 80)}: ${res.status} ${JSON.stringify(json)}`);
+        assert.equal(typeof json.errorMessage, 'string', path);
+      }
+      assert.deepEqual(await ts.kc.groups.count({ realm }), before);
+      assert.deepEqual(await ts.kc.users.find({ realm, username: 'zed', exact: true }), []);
+      await ts.kc.groups.del({ realm, id });
+    });
+
     test('reading groups needs view-users (listing: query-groups); changing them manage-users', async () => {
       const { kc: viewer } = await serviceAccountAdmin(ts, realm, 'group-viewer', ['view-users']);
       const { kc: querier } = await serviceAccountAdmin(ts, realm, 'group-querier', ['query-groups']);
