@@ -299,6 +299,36 @@ for (const dialect of dialects()) {
       }
     });
 
+    test("a client scope named groups with Keycloak's group membership mapper: the report says it is Realmgate's groups claim, and the claim comes", async () => {
+      const rep: Json = {
+        realm: 'mapped',
+        enabled: true,
+        organizationsEnabled: false,
+        clientScopes: [
+          {
+            name: 'groups',
+            protocol: 'openid-connect',
+            attributes: { 'consent.screen.text': 'Your groups' },
+            protocolMappers: [
+              { name: 'groups', protocol: 'openid-connect', protocolMapper: 'oidc-group-membership-mapper', config: { 'claim.name': 'groups', 'full.path': 'true' } },
+              { name: 'aud', protocol: 'openid-connect', protocolMapper: 'oidc-audience-mapper', config: {} },
+            ],
+          },
+          { name: 'teams', protocol: 'openid-connect', protocolMappers: [{ name: 'teams', protocolMapper: 'oidc-group-membership-mapper', config: { 'claim.name': 'teams', 'full.path': 'false' } }] },
+        ],
+        clients: [{ clientId: 'app', publicClient: true, redirectUris: [RP], defaultClientScopes: ['profile', 'email', 'groups'] }],
+        groups: [{ name: 'eng', subGroups: [{ name: 'web' }] }],
+        users: [{ id: id(201), username: 'erin', enabled: true, credentials: [{ type: 'password', value: 'erin password 1' }], groups: ['/eng/web'] }],
+      };
+      const r = (await importKeycloakRealms(ts.store, [rep], { ifExists: 'fail' }, actor)).realms[0]!;
+      assert.equal(r.status, 'imported', r.reason);
+      expectLine(r, 'client scope groups', 'imported', /^its group membership mapper is Realmgate's groups claim \(the full paths of the user's groups\); 1 protocol mapper\(s\) not moved: Realmgate issues its own claims$/);
+      expectLine(r, 'client scope teams', 'imported', /^a group membership mapper \(claim "teams", names only\) not moved: Realmgate releases the groups claim, with full paths, for a scope named groups$/);
+      const signedIn = await signIn(ts, { realm: 'mapped', clientId: 'app', redirectUri: RP, username: 'erin', password: 'erin password 1', scope: 'openid groups' });
+      assert.deepEqual((signedIn.claims as { groups?: string[] } | undefined)?.groups, ['/eng/web'], JSON.stringify(signedIn));
+      assert.deepEqual((signedIn.idClaims as { groups?: string[] } | undefined)?.groups, ['/eng/web']);
+    });
+
     test('a groups list of the wrong type fails the realm; a user whose groups are not a list is skipped', async () => {
       const wrong = (await importKeycloakRealms(ts.store, [{ realm: 'groups-typed', enabled: true, groups: { name: 'g' } }], { ifExists: 'fail' }, actor)).realms[0]!;
       assert.equal(wrong.status, 'failed');

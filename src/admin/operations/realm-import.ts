@@ -344,7 +344,30 @@ interface ScopeEntry {
   consentText?: string;
   /** The text to use only when the realm has none for the scope already. */
   fallback?: string;
-  mappers: number;
+  /** What the report says of its protocol mappers (none: undefined). */
+  mappers: string | undefined;
+}
+
+/**
+ * What the report says of protocol mappers that do not move. Keycloak's group membership mapper is the
+ * one Realmgate has an equivalent for: the `groups` claim (full paths) of a scope named groups; the
+ * report says whether the file's mapper gives what Realmgate gives, or how it differs.
+ */
+function mapperNote(raw: Json, scopeName: string | undefined): string | undefined {
+  const mappers = optList(raw, 'protocolMappers').map((m) => (m && typeof m === 'object' && !Array.isArray(m) ? (m as Json) : {}));
+  if (mappers.length === 0) return undefined;
+  const notes: string[] = [];
+  let others = mappers.length;
+  for (const m of mappers.filter((x) => x.protocolMapper === 'oidc-group-membership-mapper')) {
+    others--;
+    const config = m.config && typeof m.config === 'object' && !Array.isArray(m.config) ? (m.config as Json) : {};
+    const claim = typeof config['claim.name'] === 'string' ? config['claim.name'] : 'groups';
+    const fullPath = config['full.path'] !== 'false' && config['full.path'] !== false;
+    if (scopeName === 'groups' && claim === 'groups' && fullPath) notes.push("its group membership mapper is Realmgate's groups claim (the full paths of the user's groups)");
+    else notes.push(`a group membership mapper (claim ${JSON.stringify(claim)}, ${fullPath ? 'full paths' : 'names only'}) not moved: Realmgate releases the groups claim, with full paths, for a scope named groups`);
+  }
+  if (others > 0) notes.push(`${others} protocol mapper(s) not moved${scopeName !== undefined ? ': Realmgate issues its own claims' : ''}`);
+  return notes.join('; ');
 }
 
 /** Reads and checks the client scopes (OpenID Connect ones) of the file: no database. */
@@ -363,7 +386,7 @@ function readScopes(rep: Json): Array<ScopeEntry | Refused> {
       if (!/^[\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(scopeName)) return refuse(name, element, 'skipped', 'not a valid scope name (RFC 6749 3.3)');
       const text = optString(attrs, 'consent.screen.text', 'attributes.') ?? '';
       const description = optString(s, 'description');
-      const mappers = optList(s, 'protocolMappers').length;
+      const mappers = mapperNote(s, scopeName);
       if (seen.has(scopeName)) return refuse(name, element, 'skipped', 'listed twice: the first entry was imported');
       seen.add(scopeName);
       const key = /^\$\{(\w+)\}$/.exec(text)?.[1];
@@ -393,7 +416,7 @@ async function importScopes(store: Store, realmId: string, entries: Array<ScopeE
     const consentText = e.consentText ?? existing.get(e.name) ?? e.fallback ?? e.name;
     await store.realms.upsertScope(realmId, { name: e.name, consentText }, t);
     existing.set(e.name, consentText);
-    report.imported(e.element, e.mappers > 0 ? `${e.mappers} protocol mapper(s) not moved: Realmgate issues its own claims` : undefined);
+    report.imported(e.element, e.mappers);
   }
   return new Set(existing.keys());
 }
@@ -511,7 +534,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const pkce = optString(attrs, 'pkce.code.challenge.method', 'attributes.');
   // A Realmgate export names the secret methods a client allows (Keycloak's exports do not: both).
   const authMethods = isPublic ? undefined : optString(attrs, AUTH_METHODS_ATTRIBUTE, 'attributes.');
-  const mappers = optList(c, 'protocolMappers').length;
+  const mappers = mapperNote(c, undefined);
   const ownScopes = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
   const scopeEntries = [...optStrings(c, 'defaultClientScopes'), ...optStrings(c, 'optionalClientScopes')];
   const rawName = optString(c, 'name');
@@ -577,7 +600,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   if (flags.consentRequired !== true) notes.push('Realmgate asks each user to consent once');
   // Realmgate accepts S256 only (RFC 9700 2.1.1); "plain" becomes S256, which every client supports.
   if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 required instead');
-  if (mappers > 0) notes.push(`${mappers} protocol mapper(s) not moved`);
+  if (mappers !== undefined) notes.push(mappers);
   // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes).
   const realmDefaults = rep.defaultDefaultClientScopes !== undefined || rep.defaultOptionalClientScopes !== undefined;
   const listed = ownScopes
