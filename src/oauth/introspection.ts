@@ -42,10 +42,12 @@ export async function handleIntrospection(
     if (!token.includes('.')) return undefined;
     const claims = await verifyAccessToken(services, realm!, token);
     if (!claims) return undefined;
-    const { sub, scope, exp, iat, jti, sid, aud, organization } = claims;
-    const user = await services.store.users.get(sub);
+    const user = await services.store.users.get(claims.sub);
     if (!user?.enabled) return undefined;
-    return { active: true, token_type: 'Bearer', typ: 'Bearer', scope, client_id: claims.azp, azp: claims.azp, username: user.username, sub, aud, iss, exp, iat, jti, sid, organization };
+    // RFC 7662 2.2 allows more members than it names; as Keycloak does, every claim of the verified token
+    // is in the answer (realm_access, resource_access, groups, the profile and email claims...), so that a
+    // gateway that introspects authorizes by the same claims as one that reads the JWT.
+    return { ...claims, active: true, token_type: 'Bearer', typ: 'Bearer', client_id: claims.azp, username: user.username, iss };
   }
 
   async function refresh(): Promise<IntrospectionResponse | undefined> {

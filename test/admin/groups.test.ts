@@ -212,6 +212,15 @@ for (const dialect of dialects()) {
         assert.deepEqual((decodeJwt(t.json().id_token as string) as { groups?: string[] }).groups, paths);
         const info = await fetch(`${ts.baseUrl}/auth/realms/${realm}/protocol/openid-connect/userinfo`, { headers: { authorization: `Bearer ${t.json().access_token as string}` } });
         assert.deepEqual(((await info.json()) as { groups?: string[] }).groups, paths);
+        // Introspection (RFC 7662) answers with the token's claims, as Keycloak does: a gateway that
+        // introspects authorizes by the same groups as one that reads the JWT.
+        const introspected = await fetch(`${ts.baseUrl}/auth/realms/${realm}/protocol/openid-connect/token/introspect`, {
+          method: 'POST',
+          headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token: t.json().access_token as string }).toString(),
+        });
+        const intro = (await introspected.json()) as { active: boolean; groups?: string[]; client_id?: string; username?: string };
+        assert.deepEqual([intro.active, intro.groups, intro.client_id, intro.username], [true, paths, ts.client.id, 'alice']);
         // Renamed, the group's new path is in the next token; without the scope there is no claim.
         await ts.kc.groups.update({ realm, id: topId }, { name: 'dashboards' });
         const next = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: t.json().refresh_token as string }, { authorization: basic(ts.client.id, ts.client.secret) });
