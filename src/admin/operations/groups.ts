@@ -319,14 +319,17 @@ const COUNT_CHUNK = 500;
  */
 export async function groupTree(store: Store, input: { realmId: string }): Promise<GroupTreeEntry[]> {
   await requireRealm(store, input.realmId);
-  // Every name contains the empty string: all the realm's groups, in one query.
-  const all = await store.groups.searchByName(input.realmId, '', false);
+  const all = await store.groups.all(input.realmId);
   const counts = new Map<string, number>();
   for (let i = 0; i < all.length; i += COUNT_CHUNK) {
     for (const [id, n] of await store.groups.memberCounts(all.slice(i, i + COUNT_CHUNK).map((g) => g.id))) counts.set(id, n);
   }
   const children = new Map<string, Group[]>();
-  for (const g of all) children.set(g.parentId, [...(children.get(g.parentId) ?? []), g]);
+  for (const g of all) {
+    const siblings = children.get(g.parentId);
+    if (siblings) siblings.push(g);
+    else children.set(g.parentId, [g]);
+  }
   for (const list of children.values()) list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : 1));
   const out: GroupTreeEntry[] = [];
   const seen = new Set<string>();
