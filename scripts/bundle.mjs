@@ -15,13 +15,16 @@ import { build } from 'esbuild';
  * they and tls (which both load) took ~2 MB of RSS and ~15 ms of every start; here each is a stand-in
  * that loads the real module at its first use.
  */
-const LAZY_BUILTINS = { 'node_modules/fastify/lib/server.js': ['node:https', 'node:http2'] };
+const LAZY_BUILTINS = { '/node_modules/fastify/lib/server.js': ['node:https', 'node:http2'] };
 const lazyBuiltins = {
   name: 'lazy-builtins',
   setup(b) {
     b.onResolve({ filter: /^node:(https|http2)$/ }, (args) => {
-      const importer = path.relative(process.cwd(), args.importer).split(path.sep).join('/');
-      return LAZY_BUILTINS[importer]?.includes(args.path) ? { path: args.path, namespace: 'lazy-builtin' } : undefined;
+      // By the end of the path: esbuild gives the real path of a package, which a symlinked node_modules
+      // (pnpm's store, a checkout sharing another's) puts outside the working directory.
+      const importer = args.importer.split(path.sep).join('/');
+      const lazy = Object.entries(LAZY_BUILTINS).some(([file, names]) => importer.endsWith(file) && names.includes(args.path));
+      return lazy ? { path: args.path, namespace: 'lazy-builtin' } : undefined;
     });
     b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
       // The bare name: an external built-in, which this plugin does not resolve again.
