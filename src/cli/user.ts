@@ -16,12 +16,13 @@ export function registerUser(program: Command): void {
     .option('--last-name <name>', 'family name (the family_name claim)')
     .option('--email-verified', 'the email address is known to belong to the user (the email_verified claim)')
     .option('--org <alias>', 'make the user a member of this organization (repeatable)', collect, [])
+    .option('--group <path>', "put the user in this group, /parent/child (repeatable; the realm's default groups are joined anyway)", collect, [])
     .option('--temporary', "the password is temporary: the user must choose a new one at the next sign-in (Keycloak's UPDATE_PASSWORD required action; the password grant refuses the user until then)")
     .action(
       async (
         realmId: string,
         username: string,
-        o: { password?: string; passwordStdin?: boolean; email?: string; firstName?: string; lastName?: string; emailVerified?: boolean; org: string[]; temporary?: boolean },
+        o: { password?: string; passwordStdin?: boolean; email?: string; firstName?: string; lastName?: string; emailVerified?: boolean; org: string[]; group: string[]; temporary?: boolean },
       ) => {
       const password = await passwordFrom(o);
       await withStore((store) =>
@@ -34,6 +35,7 @@ export function registerUser(program: Command): void {
           ...(o.lastName !== undefined ? { lastName: o.lastName } : {}),
           ...(o.emailVerified ? { emailVerified: true } : {}),
           orgAliases: o.org,
+          ...(o.group.length > 0 ? { groups: o.group } : {}),
           temporary: Boolean(o.temporary),
         }),
       );

@@ -83,8 +83,12 @@ for (const dialect of dialects()) {
       assert.equal(ok(['group', 'default', 'shop']), '');
       ok(['user', 'create', 'shop', 'erik', '--password-stdin'], 'erik password 123\n');
       assert.equal(ok(['user', 'groups', 'shop', 'erik']), '');
-      ok(['user', 'delete', 'shop', 'dana']);
-      ok(['user', 'delete', 'shop', 'erik']);
+      // Created straight into a group; an unknown path creates nobody.
+      ok(['user', 'create', 'shop', 'fay', '--group', '/backend', '--password-stdin'], 'fay password 123\n');
+      assert.equal(ok(['user', 'groups', 'shop', 'fay']), '/backend\n');
+      fails(['user', 'create', 'shop', 'gus', '--group', '/nowhere', '--password', 'gus password 123'], /Group path does not exist: \/nowhere/);
+      assert.doesNotMatch(ok(['user', 'list', 'shop']), /^gus\t/m);
+      for (const name of ['dana', 'erik', 'fay']) ok(['user', 'delete', 'shop', name]);
 
       // Each change is an admin event made via the CLI.
       const events = ok(['admin-events', 'shop', '--limit', '100']);
