@@ -1012,18 +1012,29 @@ async function importOrganizations(store: Store, realmId: string, entries: Array
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
 /**
+ * The users of the file that were stored, each once, with their ids: an entry refused, listed twice or
+ * whose id was taken is not the stored user, and its consents, groups and mappings are not that user's.
+ */
+function storedUsers(entries: Array<UserEntry | Refused>, users: Map<string, string>): Array<{ entry: UserEntry; userId: string }> {
+  const out: Array<{ entry: UserEntry; userId: string }> = [];
+  const done = new Set<string>();
+  for (const e of entries) {
+    if (e.refused) continue;
+    const userId = users.get(e.name);
+    if (userId !== e.id || done.has(e.id)) continue;
+    done.add(e.id);
+    out.push({ entry: e, userId });
+  }
+  return out;
+}
+
+/**
  * Consents already given (Keycloak's clientConsents, read with their user): Keycloak's consent is not
  * per organization, so it is recorded for no organization and for each of the user's organizations.
  */
 async function importConsents(store: Store, realmId: string, entries: Array<UserEntry | Refused>, users: Map<string, string>, clients: Set<string>, memberships: Map<string, string[]>, report: RealmReportBuilder): Promise<void> {
   const t = now();
-  const done = new Set<string>();
-  for (const e of entries) {
-    if (e.refused) continue;
-    const userId = users.get(e.name);
-    // Not stored (listed twice, or its id taken): its consents are not this user's.
-    if (userId !== e.id || done.has(e.id)) continue;
-    done.add(e.id);
+  for (const { entry: e, userId } of storedUsers(entries, users)) {
     for (const c of e.consents) {
       const element = `consent of ${e.name} to ${c.clientId}`;
       if (!clients.has(c.clientId)) {
@@ -1227,15 +1238,7 @@ async function importGroups(
       notJoined.set(path, n);
     }
   };
-  const done = new Set<string>();
-  for (const e of userEntries) {
-    if (e.refused) continue;
-    const userId = users.get(e.name);
-    // Not stored (listed twice, or its id taken): its groups are not this user's.
-    if (userId !== e.id || done.has(e.id)) continue;
-    done.add(e.id);
-    await join(userId, e.name, e.groups);
-  }
+  for (const { entry, userId } of storedUsers(userEntries, users)) await join(userId, entry.name, entry.groups);
   for (const sa of serviceAccounts) {
     // A refused entry is reported with its roles (importRoles).
     if (sa.refused !== undefined || !sa.groups || sa.groups.length === 0) continue;
@@ -1541,15 +1544,7 @@ async function importRoles(
     if (admin.master.all.includes('admin')) for (const name of to.group ? to.group.membersWithin : [who.replace(/^user /, '')]) masterAdmins.add(name);
   };
 
-  const done = new Set<string>();
-  for (const e of userEntries) {
-    if (e.refused) continue;
-    const userId = users.get(e.name);
-    // Not stored (listed twice, or its id taken): its mappings are not this user's.
-    if (userId !== e.id || done.has(e.id)) continue;
-    done.add(e.id);
-    await grant({ userId }, `user ${e.name}`, e.roles);
-  }
+  for (const { entry, userId } of storedUsers(userEntries, users)) await grant({ userId }, `user ${entry.name}`, entry.roles);
   for (const g of groups.stored) await grant({ group: g }, `group ${g.path}`, g.roles);
   for (const sa of roles.serviceAccounts) {
     if (sa.refused !== undefined) {
