@@ -71,6 +71,11 @@ async function requireMember(store: Store, realmId: string, userId: string): Pro
   return user;
 }
 
+/** The groups from a group's top-level group down to it (itself last). */
+async function lineOf(store: Store, group: Group): Promise<Group[]> {
+  return (await store.groups.lineages([group.id])).get(group.id) ?? [group];
+}
+
 /** A group's path: the names from its top-level group down to it, each after a '/'. */
 export function pathOf(lineage: Group[]): string {
   return `/${lineage.map((g) => g.name).join('/')}`;
@@ -98,7 +103,7 @@ export async function groupByPath(store: Store, realmId: string, path: string): 
 
 /** The roles a member of this group holds through it: its own and its ancestors'. */
 export async function groupEffectiveRoles(store: Store, group: Group): Promise<Role[]> {
-  const line = (await store.groups.lineages([group.id])).get(group.id) ?? [group];
+  const line = await lineOf(store, group);
   return store.groups.rolesOf(line.map((g) => g.id));
 }
 
@@ -120,7 +125,7 @@ export async function createGroup(
   const parentId = input.parentId ?? '';
   if (parentId !== '') {
     const parent = await requireGroup(store, input.realmId, parentId);
-    const line = (await store.groups.lineages([parent.id])).get(parent.id) ?? [parent];
+    const line = await lineOf(store, parent);
     if (line.length >= MAX_GROUP_DEPTH) throw new ValidationError(`groups nest at most ${MAX_GROUP_DEPTH} deep`);
     parentPath = pathOf(line);
   }
@@ -163,17 +168,18 @@ export async function moveGroup(store: Store, input: { realmId: string; id: stri
   const group = await requireGroup(store, input.realmId, input.id);
   if (group.parentId === input.parentId) return group;
   const subtree = await store.groups.subtree(group.id);
+  // Every line from the top to a group of the subtree, the group's own among them: one query.
+  const lines = await store.groups.lineages(subtree.map((g) => g.id));
+  const ownLine = lines.get(group.id) ?? [group];
   let newLine: Group[] = [];
   if (input.parentId !== '') {
     const parent = await requireGroup(store, input.realmId, input.parentId);
     if (subtree.some((g) => g.id === parent.id)) throw new ValidationError('a group cannot be moved under itself or one of its own subgroups');
-    newLine = (await store.groups.lineages([parent.id])).get(parent.id) ?? [parent];
-    const below = (await store.groups.lineages(subtree.map((g) => g.id))).values();
-    const ownDepth = ((await store.groups.lineages([group.id])).get(group.id) ?? [group]).length;
-    const height = Math.max(1, ...[...below].map((l) => l.length - ownDepth + 1));
+    newLine = await lineOf(store, parent);
+    const height = Math.max(1, ...[...lines.values()].map((l) => l.length - ownLine.length + 1));
     if (newLine.length + height > MAX_GROUP_DEPTH) throw new ValidationError(`groups nest at most ${MAX_GROUP_DEPTH} deep`);
   }
-  const oldLine = ((await store.groups.lineages([group.id])).get(group.id) ?? [group]).filter((g) => g.id !== group.id);
+  const oldLine = ownLine.filter((g) => g.id !== group.id);
   guard.authorize?.(await rolesChangingWithAncestors(store, subtree, oldLine.map((g) => g.id), newLine.map((g) => g.id)));
   await store.groups.move(group, input.parentId);
   const moved = { ...group, parentId: input.parentId };
@@ -186,7 +192,7 @@ export async function deleteGroup(store: Store, input: { realmId: string; id: st
   const group = await requireGroup(store, input.realmId, input.id);
   const subtree = await store.groups.subtree(group.id);
   if ((await store.groups.memberCounts(subtree.map((g) => g.id))).size > 0) {
-    const line = (await store.groups.lineages([group.id])).get(group.id) ?? [group];
+    const line = await lineOf(store, group);
     guard.authorize?.(await store.groups.rolesOf([...line, ...subtree].map((g) => g.id)));
   }
   await store.groups.delete(subtree.map((g) => g.id));
@@ -249,7 +255,7 @@ export async function groupDetails(
   input: { realmId: string; id: string; maxMembers: number },
 ): Promise<{ group: Group; path: string; children: Group[]; members: User[]; memberCount: number; roles: Role[]; inheritedRoles: Role[] }> {
   const group = await requireGroup(store, input.realmId, input.id);
-  const line = (await store.groups.lineages([group.id])).get(group.id) ?? [group];
+  const line = await lineOf(store, group);
   const [children, page, roles, inherited] = await Promise.all([
     store.groups.children(input.realmId, group.id, { first: 0, max: 1000 }),
     store.groups.members(group.id, 0, input.maxMembers),
@@ -391,7 +397,7 @@ export async function groupMemberNames(store: Store, input: { realmId: string; i
 /** The roles mapped to a group, those it inherits from the groups above it, and every other role of the realm (to map). */
 export async function groupRoleChoices(store: Store, input: { realmId: string; id: string }): Promise<{ granted: Role[]; inherited: Role[]; available: Role[] }> {
   const group = await requireGroup(store, input.realmId, input.id);
-  const line = (await store.groups.lineages([group.id])).get(group.id) ?? [group];
+  const line = await lineOf(store, group);
   const [granted, inherited, all] = await Promise.all([
     store.groups.mappedRoles(group.id),
     store.groups.rolesOf(line.filter((g) => g.id !== group.id).map((g) => g.id)),
