@@ -2,6 +2,7 @@ import type { Services } from '../services.js';
 import { verifyAccessToken } from '../oauth/access-tokens.js';
 import { groupClaims, scopedClaims } from '../oauth/tokens.js';
 import { claimScopes } from '../oauth/scopes.js';
+import { subjectOfUser } from '../storage/repos/mappers.js';
 
 /** RFC 6750 3.1 errors of a protected resource, sent in WWW-Authenticate. */
 export class BearerError extends Error {
@@ -42,7 +43,7 @@ export async function userInfo(services: Services, realmId: string, token: strin
   const released = claimScopes(scopes, client?.scopes ?? []);
   return {
     sub: user.id,
-    ...scopedClaims({ userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: user.enabled, organizationAlias: null }, released),
+    ...scopedClaims(subjectOfUser(user), released),
     ...(claims.organization ? { organization: claims.organization } : {}),
     ...(await groupClaims(services, user.id, scopes)),
   };

@@ -69,6 +69,8 @@ export interface UserTable {
   email_verified: Generated<number>;
   /** A JSON list of Keycloak required action names, e.g. '["UPDATE_PASSWORD"]'. */
   required_actions: Generated<string>;
+  /** A JSON object of Keycloak user attributes, name -> list of values ('{}' when none). */
+  attributes: Generated<string>;
 }
 
 export interface OrganizationTable {

@@ -11,6 +11,7 @@ export interface SubjectColumns {
   email_verified: number | null;
   user_enabled: number | null;
   org_alias: string | null;
+  user_attributes: string | null;
 }
 
 export type CodeRow = AuthorizationCodeTable & SubjectColumns;
@@ -107,7 +108,7 @@ export class KyselyTokenStatements implements TokenStatements {
       .leftJoin('users as u', 'u.id', 'a.user_id')
       .leftJoin('organizations as o', 'o.id', 'a.organization_id')
       .selectAll('a')
-      .select(['u.username', 'u.email', 'u.first_name', 'u.last_name', 'u.email_verified', 'u.enabled as user_enabled', 'o.alias as org_alias'])
+      .select(['u.username', 'u.email', 'u.first_name', 'u.last_name', 'u.email_verified', 'u.enabled as user_enabled', 'o.alias as org_alias', 'u.attributes as user_attributes'])
       .where('a.hash', '=', hash)
       .executeTakeFirst();
   }
@@ -140,7 +141,7 @@ export class KyselyTokenStatements implements TokenStatements {
       .leftJoin('users as u', 'u.id', 'c.user_id')
       .leftJoin('organizations as o', 'o.id', 'c.organization_id')
       .selectAll('c')
-      .select(['u.username', 'u.email', 'u.first_name', 'u.last_name', 'u.email_verified', 'u.enabled as user_enabled', 'o.alias as org_alias'])
+      .select(['u.username', 'u.email', 'u.first_name', 'u.last_name', 'u.email_verified', 'u.enabled as user_enabled', 'o.alias as org_alias', 'u.attributes as user_attributes'])
       .where('c.id', '=', id)
       .executeTakeFirst();
   }

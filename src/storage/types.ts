@@ -84,7 +84,12 @@ export interface User {
   emailVerified: boolean;
   /** Keycloak's required actions the user must complete at the next sign-in (only UPDATE_PASSWORD exists). */
   requiredActions: RequiredAction[];
+  /** Keycloak's user attributes: name -> values (admin/validation.ts checkAttributes says what is kept). */
+  attributes: UserAttributes;
 }
+
+/** Keycloak's user attributes, as UserRepresentation.attributes: each name has a list of string values. */
+export type UserAttributes = Record<string, string[]>;
 
 /** The required actions Realmgate acts on: UPDATE_PASSWORD, a temporary password to replace at the next sign-in. */
 export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD'] as const;
@@ -211,6 +216,8 @@ export interface Subject {
   emailVerified: boolean;
   enabled: boolean;
   organizationAlias: string | null;
+  /** The user's attributes (claims of attribute mappers and of the standard profile, phone and address scopes). */
+  attributes: UserAttributes;
 }
 
 export type DeviceCodeStatus = 'pending' | 'approved' | 'denied' | 'consumed';

@@ -6,6 +6,7 @@ import { OAuthError } from '../errors.js';
 import { accessTokenAudience, groupClaims, roleClaims, scopedClaims } from '../tokens.js';
 import { directGrantScopes, noRefreshFor } from './grant-scopes.js';
 import type { Grant, GrantContext, ServiceTokenResponse } from './types.js';
+import { subjectOfUser } from '../../storage/repos/mappers.js';
 
 /**
  * RFC 6749 4.4: the client acts for itself, as its service-account user (Keycloak's model), so its
@@ -36,7 +37,7 @@ export const clientCredentialsGrant: Grant = {
       jti: randomToken(16),
       scope,
       client_id: client.clientId,
-      ...scopedClaims({ userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: true, organizationAlias: null }, scopes),
+      ...scopedClaims(subjectOfUser(user), scopes),
       ...(await roleClaims(services, realm.id, user.id)),
       ...(await groupClaims(services, user.id, scopes)),
       // RFC 9068 2.1: the header says at+jwt when the realm issues that format.

@@ -10,6 +10,7 @@ import { buildTokenResponse, mintRefreshToken } from '../tokens.js';
 import { realmBase } from '../../services.js';
 import { directGrantScopes } from './grant-scopes.js';
 import type { Grant, GrantContext } from './types.js';
+import { subjectOfUser } from '../../storage/repos/mappers.js';
 
 /**
  * RFC 6749 4.3: the resource owner password credentials grant, for clients the operator enabled it for
@@ -65,7 +66,7 @@ export const passwordGrant: Grant = {
     };
     const event = eventRow({ id: sortableId(), time: now, realmId: realm.id, type: 'LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: 'password grant' });
     await services.store.refresh.create(chain, refresh.hash, event);
-    const subject = { userId: user.id, username: user.username, email: user.email, firstName: user.firstName, lastName: user.lastName, emailVerified: user.emailVerified, enabled: user.enabled, organizationAlias: null };
+    const subject = subjectOfUser(user);
     return buildTokenResponse(services, { realm, client, chain, subject, scopes, refresh, now });
   },
 };

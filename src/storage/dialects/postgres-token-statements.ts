@@ -16,7 +16,7 @@ import { AdvanceBatcher, isDatabaseError, type AdvanceStatements } from './postg
  * in-place HOT update).
  * Parameters carry explicit casts: in INSERT ... SELECT, PostgreSQL cannot infer them from the columns.
  */
-const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
+const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias, u.attributes AS user_attributes';
 const EVENT_COLUMNS = 'id, realm_id, time, type, outcome, client_id, user_id, username, ip, reason';
 /**
  * The event's ten parameters from $n on, in EVENT_COLUMNS order. With `joinedUsername`, an event without a

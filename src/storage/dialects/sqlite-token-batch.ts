@@ -5,7 +5,7 @@ import { metrics } from '../../metrics.js';
 import type { WalSync } from './wal-sync.js';
 import type { Advance, ChainRow, ChainValues, CodeRow, TokenStatements, TokenTransactionRunner } from '../token-statements.js';
 
-const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias';
+const SUBJECT = 'u.username, u.email, u.first_name, u.last_name, u.email_verified, u.enabled AS user_enabled, o.alias AS org_alias, u.attributes AS user_attributes';
 
 const SQL = {
   findCode: `SELECT a.*, ${SUBJECT} FROM authorization_codes a

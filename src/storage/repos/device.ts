@@ -124,7 +124,7 @@ export class DeviceRepository {
         .leftJoin('users as u', 'u.id', 'd.user_id')
         .leftJoin('organizations as o', 'o.id', 'd.organization_id')
         .selectAll('d')
-        .select(['u.username', 'u.email', 'u.first_name', 'u.last_name', 'u.email_verified', 'u.enabled as user_enabled', 'o.alias as org_alias'])
+        .select(['u.username', 'u.email', 'u.first_name', 'u.last_name', 'u.email_verified', 'u.enabled as user_enabled', 'o.alias as org_alias', 'u.attributes as user_attributes'])
         .where('d.hash', '=', hash)
         .executeTakeFirst();
       if (!row) return { status: 'not_found' };

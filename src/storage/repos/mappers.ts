@@ -80,7 +80,28 @@ export function toUser(r: Selectable<T.UserTable>): D.User {
     lastName: r.last_name,
     emailVerified: r.email_verified === 1,
     requiredActions: requiredActionsOf(r.required_actions),
+    attributes: attributesOf(r.attributes),
   };
+}
+
+/**
+ * The stored attributes, keeping only names with a list of strings (a row written by hand may hold
+ * anything). Most users have none: '{}' is answered without parsing.
+ */
+export function attributesOf(json: string | null | undefined): D.UserAttributes {
+  if (!json || json === '{}') return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(json);
+  } catch {
+    return {};
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
+  const out: D.UserAttributes = {};
+  for (const [name, values] of Object.entries(v as Record<string, unknown>)) {
+    if (Array.isArray(values)) out[name] = values.filter((x): x is string => typeof x === 'string');
+  }
+  return out;
 }
 
 /** The stored list, keeping only the names Realmgate acts on (a row written by hand may hold others). */
@@ -103,6 +124,12 @@ export interface SubjectRow {
   email_verified: number | null;
   user_enabled: number | null;
   org_alias: string | null;
+  user_attributes: string | null;
+}
+
+/** The subject of a token for a user already read (no organization: the grants that have none). */
+export function subjectOfUser(u: D.User): D.Subject {
+  return { userId: u.id, username: u.username, email: u.email, firstName: u.firstName, lastName: u.lastName, emailVerified: u.emailVerified, enabled: u.enabled, organizationAlias: null, attributes: u.attributes };
 }
 
 export function toSubject(r: SubjectRow): D.Subject {
@@ -115,6 +142,7 @@ export function toSubject(r: SubjectRow): D.Subject {
     emailVerified: r.email_verified === 1,
     enabled: r.user_enabled === 1,
     organizationAlias: r.org_alias,
+    attributes: attributesOf(r.user_attributes),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
-import { ConflictError, type Organization, type RequiredAction, type User } from '../types.js';
+import { ConflictError, type Organization, type RequiredAction, type User, type UserAttributes } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toUser } from './mappers.js';
 
@@ -9,7 +9,7 @@ export class UserRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** Creates a user and, in the same transaction, its organization memberships. */
-  async create(u: Omit<User, 'createdAt' | 'enabled' | 'requiredActions'> & { now: number; organizationIds: string[]; requiredActions?: RequiredAction[] }): Promise<void> {
+  async create(u: Omit<User, 'createdAt' | 'enabled' | 'requiredActions' | 'attributes'> & { now: number; organizationIds: string[]; requiredActions?: RequiredAction[]; attributes?: UserAttributes }): Promise<void> {
     try {
       await inTransaction(this.db, async (trx) => {
         await trx
@@ -26,6 +26,7 @@ export class UserRepository {
             last_name: u.lastName,
             email_verified: u.emailVerified ? 1 : 0,
             required_actions: JSON.stringify(u.requiredActions ?? []),
+            attributes: JSON.stringify(u.attributes ?? {}),
           })
           .execute();
         if (u.organizationIds.length > 0) {
@@ -69,7 +70,7 @@ export class UserRepository {
 
   async update(
     id: string,
-    patch: { passwordHash?: string; enabled?: boolean; email?: string | null; firstName?: string | null; lastName?: string | null; emailVerified?: boolean; requiredActions?: RequiredAction[] },
+    patch: { passwordHash?: string; enabled?: boolean; email?: string | null; firstName?: string | null; lastName?: string | null; emailVerified?: boolean; requiredActions?: RequiredAction[]; attributes?: UserAttributes },
   ): Promise<void> {
     const values: Record<string, string | number | null> = {};
     if (patch.firstName !== undefined) values.first_name = patch.firstName;
@@ -80,6 +81,8 @@ export class UserRepository {
     if (patch.email !== undefined) values.email = patch.email;
     // One statement with the password: a new password and the end of UPDATE_PASSWORD land together.
     if (patch.requiredActions !== undefined) values.required_actions = JSON.stringify([...new Set(patch.requiredActions)]);
+    // The whole set: Keycloak's PUT with attributes replaces them all.
+    if (patch.attributes !== undefined) values.attributes = JSON.stringify(patch.attributes);
     if (Object.keys(values).length > 0) await this.db.updateTable('users').set(values).where('id', '=', id).execute();
   }
 
