@@ -230,6 +230,10 @@ for (const dialect of dialects()) {
       assert.equal(keys.keys!.length, 1);
       assert.equal(keys.keys![0]!.status, 'ACTIVE');
       assert.equal(keys.active!.RS256, keys.keys![0]!.kid);
+      // Keycloak's publicKey: the base64 DER SubjectPublicKeyInfo, the realm document's public_key.
+      const doc = (await ts.app.inject({ method: 'GET', url: '/auth/realms/test' })).json() as { public_key: string };
+      assert.equal(keys.keys![0]!.publicKey, doc.public_key);
+      assert.equal(keys.keys![0]!.certificate, undefined, 'a key of Realmgate has no certificate');
       const events = await ts.kc.realms.findEvents({ realm: 'test', max: 500 });
       assert.ok(events.some((e) => e.type === 'CLIENT_LOGIN'));
       const adminEvents = await ts.kc.realms.findAdminEvents({ realm: 'test', max: 500 });

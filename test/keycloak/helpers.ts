@@ -11,7 +11,7 @@ import { s256 } from '../../src/crypto/keystore.js';
 export async function signIn(
   ts: TestServer,
   o: { realm: string; clientId: string; redirectUri: string; username: string; password: string; secret?: string; organization?: string; scope?: string; newPassword?: string },
-): Promise<{ pages: PageKind[]; claims?: Record<string, unknown>; idClaims?: Record<string, unknown>; error?: string; status?: number }> {
+): Promise<{ pages: PageKind[]; claims?: Record<string, unknown>; idClaims?: Record<string, unknown>; accessToken?: string; error?: string; status?: number }> {
   const jar = new CookieJar();
   const pages: PageKind[] = [];
   const verifier = randomBytes(32).toString('base64url');
@@ -31,7 +31,7 @@ export async function signIn(
       const token = await ts.app.inject({ method: 'POST', url: `/auth/realms/${o.realm}/protocol/openid-connect/token`, headers, payload: new URLSearchParams(form).toString() });
       if (token.statusCode !== 200) return { pages, status: token.statusCode, error: token.body };
       const body = token.json() as { access_token: string; id_token?: string };
-      return { pages, claims: decodeJwt(body.access_token), ...(body.id_token ? { idClaims: decodeJwt(body.id_token) } : {}) };
+      return { pages, claims: decodeJwt(body.access_token), accessToken: body.access_token, ...(body.id_token ? { idClaims: decodeJwt(body.id_token) } : {}) };
     }
     const page = await inject(ts.app, jar, 'GET', location);
     if (page.statusCode === 303) {

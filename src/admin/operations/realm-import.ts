@@ -5,6 +5,7 @@ import { CODE_LIFETIME_RANGE, REALM_DEFAULTS } from '../../config/defaults.js';
 import { hashPassword, MAX_RUNNING } from '../../crypto/passwords.js';
 import { hashClientSecret } from '../../crypto/client-secrets.js';
 import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
+import { chooseSigningKeys, readSigningKeys, type FileSigningKey } from '../keycloak/signing-keys.js';
 import { fromRealmRepresentation } from '../keycloak/representations/realm.js';
 import { importCredential, type KeycloakCredential } from '../keycloak/credentials.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
@@ -204,6 +205,10 @@ interface PreparedRealm {
   changes: ReturnType<typeof fromRealmRepresentation>;
   settings: Partial<RealmSettings>;
   signingKey: SigningKey;
+  /** The file's signing keys Realmgate can use (the one that signs for the realm's algorithm is signingKey). */
+  fileKeys: FileSigningKey[];
+  /** The report's lines of the file's key providers left out. */
+  keyLines: ReportLine[];
   scopes: Array<ScopeEntry | Refused>;
   clients: Array<ClientEntry | Refused>;
   users: Array<UserEntry | Refused>;
@@ -228,20 +233,25 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const settings = clampSettings(changes.settings, report);
   const organizations = readOrganizations(rep);
   settings.organizationRequired = organizationRequired(rep, organizations, report);
-  const signingKey = await generateSigningKey(String(rep.realm), realmSigningAlg(settings), now());
+  const t = now();
+  const file = readSigningKeys(rep, String(rep.realm), t);
+  const alg = realmSigningAlg(settings);
+  const signingKey = chooseSigningKeys(file.keys, t).get(alg)?.key ?? (await generateSigningKey(String(rep.realm), alg, t));
   const scopes = readScopes(rep);
   const clients = readClients(rep, opts);
   const users = readUsers(rep);
   const roles = readRoles(rep);
   const groups = readGroups(rep);
   await hashBeforehand(clients, users);
-  return { changes, settings, signingKey, scopes, clients, users, organizations, roles, groups };
+  return { changes, settings, signingKey, fileKeys: file.keys, keyLines: file.lines, scopes, clients, users, organizations, roles, groups };
 }
 
 async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report: RealmReportBuilder, actor: Actor): Promise<{ masterAdmins: string[] }> {
   const { changes, settings } = ready;
-  const realm = await createRealm(store, { id: String(rep.realm), ...(changes.displayName ? { displayName: changes.displayName } : {}), settings, ...(changes.enabled === false ? { enabled: false } : {}), signingKey: ready.signingKey }, actor);
+  const keys = await usableKeys(store, ready, report);
+  const realm = await createRealm(store, { id: String(rep.realm), ...(changes.displayName ? { displayName: changes.displayName } : {}), settings, ...(changes.enabled === false ? { enabled: false } : {}), signingKey: keys.signing }, actor);
   report.imported('realm settings', 'lifetimes, brute-force limits, display name, enabled');
+  for (const k of keys.others) await store.keys.insert(k);
   if (changes.notBefore) await updateRealm(store, { realmId: realm.id, notBefore: changes.notBefore }, actor);
   if (rep.bruteForceProtected === false) report.mapped('realm setting bruteForceProtected', 'false in Keycloak; Realmgate always limits failed logins');
   reportRealmLeftovers(rep, report);
@@ -255,6 +265,35 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   const roles = await importRoles(store, realm.id, rep, ready.roles, ready.users, users, clients, groups, report);
   await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size, roles: roles.created, groups: groups.stored.length } });
   return { masterAdmins: roles.masterAdmins };
+}
+
+/**
+ * The file's signing keys as they are stored (src/admin/keycloak/signing-keys.ts), each reported. A kid
+ * another realm holds already (the same export imported under two names) is left out: a kid names one
+ * key of one issuer. Without a usable key for the realm's algorithm, the realm signs with a new one.
+ */
+async function usableKeys(store: Store, ready: PreparedRealm, report: RealmReportBuilder): Promise<{ signing: SigningKey; others: SigningKey[] }> {
+  for (const line of ready.keyLines) report.add(line);
+  const taken = await store.keys.existingKids(ready.fileKeys.map((k) => k.key.kid));
+  let signing = ready.signingKey;
+  const others: SigningKey[] = [];
+  for (const k of ready.fileKeys) {
+    const { kid, alg } = k.key;
+    if (taken.has(kid)) {
+      report.skipped(k.element, `kid ${kid} is a key of another realm already`);
+      if (k.key === signing) signing = await generateSigningKey(signing.realmId, realmSigningAlg(ready.settings), signing.createdAt);
+      continue;
+    }
+    const notes = k.notes && k.notes.length > 0 ? `; ${k.notes.join('; ')}` : '';
+    if (k.key === signing) report.imported(k.element, `${alg}, kid ${kid}: signs the realm's tokens, as in Keycloak; tokens Keycloak signed with it verify against Realmgate's JWKS${notes}`);
+    else if (k.key.status === 'active') report.imported(k.element, `${alg}, kid ${kid}: signs the ID tokens of clients that ask for ${alg}${notes}`);
+    else report.imported(k.element, `${alg}, kid ${kid}: ${k.active ? 'not the active key of the highest priority' : 'passive in Keycloak'}: published, verifying the tokens it signed until they have expired; signs nothing${notes}`);
+    if (k.key !== signing) others.push(k.key);
+  }
+  if (ready.fileKeys.length + ready.keyLines.length > 0 && !ready.fileKeys.some((k) => k.key === signing)) {
+    report.mapped('signing keys', `no usable active ${signing.alg} key in the file: Realmgate signs with a new one (kid ${signing.kid}); relying parties fetch it from the JWKS`);
+  }
+  return { signing, others };
 }
 
 /** Keycloak's limits differ from Realmgate's: a value out of our range is clamped, and reported. */
@@ -327,7 +366,6 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   for (const idp of list(rep.identityProviders)) report.skipped(`identity provider ${String(obj(idp).alias)}`, 'Realmgate has no identity brokering');
   const components = obj(rep.components);
   for (const c of list(components['org.keycloak.storage.UserStorageProvider'])) report.skipped(`user federation ${String(obj(c).name)}`, 'LDAP/Kerberos federation is not supported; its users cannot move without their passwords');
-  if (list(components['org.keycloak.keys.KeyProvider']).length > 0) report.mapped('signing keys', 'Realmgate generates its own keys: relying parties fetch the new JWKS from the new issuer');
   const enabledActions = list(rep.requiredActions).filter((a) => obj(a).enabled === true).length;
   if (enabledActions > 0) report.skipped('required actions', `${enabledActions} enabled in Keycloak; Realmgate has none (users are not asked to update passwords or verify email)`);
   if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is username and password");

@@ -1,3 +1,4 @@
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { nowSeconds } from '../../clock.js';
@@ -10,6 +11,13 @@ import { callerOf, loadRealm } from './plugin.js';
 import { anyObject, noContent204, realmParams, security } from './schemas.js';
 
 const KEY_TYPES: Record<string, string> = { RS256: 'RSA', ES256: 'EC', EdDSA: 'OKP' };
+
+/** publicKey (base64 SubjectPublicKeyInfo) and certificate (the JWK's x5c, base64 DER) of a stored public JWK. */
+function keyMaterial(publicJwk: string): { publicKey: string; certificate?: string } {
+  const jwk = JSON.parse(publicJwk) as JsonWebKey & { x5c?: string[] };
+  const publicKey = createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'der' }).toString('base64');
+  return { publicKey, ...(jwk.x5c?.[0] ? { certificate: jwk.x5c[0] } : {}) };
+}
 
 /** Keycloak's dateFrom and dateTo: a day (yyyy-MM-dd, UTC; inclusive, so dateTo is its last millisecond) or epoch milliseconds. */
 const dateParam = { type: 'string', maxLength: 32, description: 'yyyy-MM-dd (UTC, inclusive) or epoch milliseconds' } as const;
@@ -105,7 +113,8 @@ export async function realmInfoRoutes(app: FastifyInstance, opts: { services: Se
           type: KEY_TYPES[k.alg] ?? k.alg,
           algorithm: k.alg,
           use: 'SIG',
-          publicKey: k.publicJwk,
+          // Keycloak's KeyMetadataRepresentation: the base64 DER SubjectPublicKeyInfo, and the certificate when the key has one.
+          ...keyMaterial(k.publicJwk),
           validTo: k.retiredAt != null ? (k.retiredAt + realm.accessTokenLifetime) * 1000 : undefined,
         })),
     };

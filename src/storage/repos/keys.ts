@@ -17,9 +17,16 @@ export class KeyRepository {
         private_jwk: k.privateJwk,
         status: k.status,
         created_at: k.createdAt,
-        retired_at: null,
+        retired_at: k.retiredAt ?? null,
       })
       .execute();
+  }
+
+  /** Which of these kids are stored already (in any realm: a kid is the table's key). */
+  async existingKids(kids: readonly string[]): Promise<Set<string>> {
+    if (kids.length === 0) return new Set();
+    const rows = await this.db.selectFrom('signing_keys').select('kid').where('kid', 'in', [...kids]).execute();
+    return new Set(rows.map((r) => r.kid));
   }
 
   /** Makes `key` the realm's only active key; the others are retired now but stay published for a while. */
