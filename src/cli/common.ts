@@ -6,6 +6,7 @@ import { describeDatabaseUrl, sqliteFile } from '../config/data-dir.js';
 import { NoDatabaseError, openDeploymentStore, openReadOnlyStore, UnmigratedDatabaseError, type Store } from '../admin/operations/deployment.js';
 import { LATEST_TIME } from '../admin/operations/realms.js';
 import { requireSealing } from '../crypto/key-encryption.js';
+import { openKeySecret } from '../crypto/key-file.js';
 
 // No command stores a private key in clear: one that creates keys opens the secret first (withStore's
 // `keys: true`), and one that did not fails instead.
@@ -54,7 +55,7 @@ export type DatabaseAccess = 'create' | 'write' | 'read';
  * database) is refused before anything is made, instead of becoming a new, empty database whose lists are
  * empty. A `read` command on a file it cannot write opens it read-only.
  */
-export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { keys?: boolean; access?: DatabaseAccess } = {}): Promise<T> {
+export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { keys?: boolean; readKeys?: boolean; access?: DatabaseAccess } = {}): Promise<T> {
   const cfg = config();
   // Never a silent surprise: one line on stderr names the database this command works on.
   process.stderr.write(`realmgate: database ${describeDatabaseUrl(cfg.databaseUrl)}\n`);
@@ -81,6 +82,8 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>, opts: { key
         throw err;
       });
   try {
+    // A command that reads private keys (an export with secrets) opens their secret without writing anything.
+    if (opts.readKeys) openKeySecret(cfg, (message) => process.stderr.write(`realmgate: ${message}\n`));
     return await fn(store);
   } finally {
     await db.close();

@@ -53,11 +53,11 @@ export function registerRealmTransfer(realm: Command): void {
     .command('export <realm>')
     .description("write a realm in Keycloak's export format (client secrets masked and no password hashes unless --with-secrets)")
     .option('--file <file>', 'write to this file, replaced whole (default: standard output); with --with-secrets it is made 0600, an existing file too')
-    .option('--with-secrets', 'include password hashes (as Keycloak credentials) and client secret hashes (which only Realmgate can import)')
+    .option('--with-secrets', 'include password hashes (as Keycloak credentials), client secret hashes (which only Realmgate can import) and the signing keys (opened with the key file or REALMGATE_KEY_SECRET)')
     .action(async (realmId: string, o: { file?: string; withSecrets?: boolean }) => {
       if (o.file !== undefined && o.file.trim() === '') throw new CliError('--file needs a file name (without --file the export goes to standard output)');
       const existing = o.file === undefined ? undefined : await regularFileOrNothing(o.file);
-      const rep = await withStore((store) => exportRealm(store, realmId, { withSecrets: Boolean(o.withSecrets) }), { access: 'read' });
+      const rep = await withStore((store) => exportRealm(store, realmId, { withSecrets: Boolean(o.withSecrets) }), { access: 'read', readKeys: Boolean(o.withSecrets) });
       const text = JSON.stringify(rep, null, 2) + '\n';
       if (o.file !== undefined) {
         // Hashes are secrets too: with them the file is readable by its owner only, an existing one too.

@@ -34,6 +34,16 @@ export async function prepareKeyEncryption(config: Config, store: Store, announc
   for (const k of await store.hmacKeys.listAll()) if (!isSealed(k.secretJwk)) await store.hmacKeys.replaceSecret(k.kid, k.secretJwk, sealPrivateJwk(k.secretJwk));
 }
 
+/**
+ * Opens the key-encryption secret for a command that only reads sealed keys (an export with secrets):
+ * REALMGATE_KEY_SECRET or the key file, never creating one and never writing the database.
+ */
+export function openKeySecret(config: Config, announce: (message: string) => void): void {
+  if (envKeySecret() !== undefined) return;
+  const value = readKeyFile(config.keyFile, announce);
+  if (value !== undefined) useKeyFileSecret(value, config.keyFile);
+}
+
 function readKeyFile(file: string, announce: (message: string) => void): string | undefined {
   let text: string;
   try {

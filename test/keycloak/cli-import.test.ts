@@ -73,6 +73,7 @@ for (const dialect of dialects()) {
       assert.equal(rep.realm, 'Migration');
       assert.equal(rep.users.find((u) => u.username === 'offline-test-user')!.id, '47611b1e-6e38-415f-99b1-8babab008505');
       assert.deepEqual(rep.users.find((u) => u.username === 'offline-test-user')!.credentials, []);
+      assert.equal((rep as unknown as { components?: unknown }).components, undefined, 'no keys without --with-secrets');
       // Roles and each user's mappings travel (the admin roles of realm-management are Keycloak's and Realmgate's own: not exported).
       const roles = (rep as unknown as { roles: { realm: Array<{ name: string; composite: boolean }>; client: Record<string, Array<{ name: string }>> } }).roles;
       assert.deepEqual(roles.realm.map((x) => x.name), ['default-roles-migration', 'migration-test-realm-role', 'offline_access', 'uma_authorization']);
@@ -84,12 +85,19 @@ for (const dialect of dialects()) {
       const full = run(['realm', 'export', 'Migration', '--file', file, '--with-secrets']);
       assert.equal(full.status, 0, full.stderr);
       assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+      // The signing key Keycloak's file brought travels under its kid, as Keycloak's own provider for a given RSA key.
+      const providers = (JSON.parse(fs.readFileSync(file, 'utf8')) as { components: Record<string, Array<{ providerId: string; config: Record<string, string[]> }>> }).components['org.keycloak.keys.KeyProvider']!;
+      const kid = providers.find((p) => p.providerId === 'rsa')!.config.kid![0]!;
+      const fixtureKey = ((JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as Array<{ realm: string; components: Record<string, Array<{ name: string; config: Record<string, string[]> }>> }>).find((r) => r.realm === 'Migration')!.components['org.keycloak.keys.KeyProvider']!).find((p) => p.name === 'rsa-generated')!.config;
+      assert.equal(providers.find((p) => p.providerId === 'rsa')!.config.privateKey![0], fixtureKey.privateKey![0]);
+      assert.equal(providers.find((p) => p.providerId === 'rsa')!.config.certificate![0], fixtureKey.certificate![0]);
       const back = run(['realm', 'import', file, '--if-exists', 'overwrite']);
       assert.equal(back.status, 0, back.stdout + back.stderr);
       assert.match(back.stdout, /^realm Migration: overwritten$/m);
       assert.match(back.stdout, /^ {2}imported user offline-test-user$/m);
       assert.match(back.stdout, /^ {2}mapped {3}realm role uma_authorization - .*granted to 3 user\(s\)$/m);
       assert.match(back.stdout, /^ {2}imported client role migration-test-client-role of migration-test-client$/m);
+      assert.match(back.stdout, new RegExp(`^ {2}imported signing key realmgate-rs256-1 - RS256, kid ${kid}: signs the realm's tokens`, 'm'));
       assert.equal(JSON.parse(run(['realm', 'export', 'Migration']).stdout).roles.realm.length, 4);
       assert.match(run(['realm', 'export', '--help']).stdout, /--with-secrets/);
     });

@@ -9,6 +9,9 @@ import { serviceAccountUsername } from '../operations/service-accounts.js';
 import type { Role } from '../../storage/repos/roles.js';
 import type { Group } from '../../storage/repos/groups.js';
 import { NotFound } from '../validation.js';
+import { keyProviders } from './signing-keys.js';
+import { isPublished } from '../../crypto/keystore.js';
+import { openPrivateJwk } from '../../crypto/key-encryption.js';
 
 /** Keycloak's placeholder for a secret left out of an export. */
 export const MASKED_SECRET = '**********';
@@ -114,9 +117,9 @@ function userRepresentation(u: User, orgs: { consents: Json[] }, withSecrets: bo
  * settings, client scopes, clients, roles, groups, users (with their role mappings and groups) and
  * organizations. Without `withSecrets`, client secrets are masked and users carry no credentials (as
  * Keycloak's admin-console export); with it, password hashes are Keycloak credentials wherever Keycloak
- * knows their kind (argon2, pbkdf2*).
+ * knows their kind (argon2, pbkdf2*), and the realm's published signing keys are key providers.
  */
-export async function exportRealm(store: Store, realmId: string, opts: { withSecrets: boolean }): Promise<Json> {
+export async function exportRealm(store: Store, realmId: string, opts: { withSecrets: boolean; now?: number }): Promise<Json> {
   const realm = await store.realms.get(realmId);
   if (!realm) throw new NotFound(`realm ${realmId} does not exist`);
   const rep: Json = { ...toRealmRepresentation(realm), organizationsEnabled: true };
@@ -176,5 +179,12 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
       return u ? [{ id: u.id, username: u.username, membershipType: 'UNMANAGED' }] : [];
     }),
   }));
+  // The private keys are secrets too: with them, the realm moves with its keys (its tokens and the kids
+  // resource servers cached stay valid), into Realmgate or Keycloak.
+  if (opts.withSecrets) {
+    const now = opts.now ?? Math.floor(Date.now() / 1000);
+    const published = (await store.keys.list(realmId)).filter((k) => isPublished(k, realm.accessTokenLifetime, now));
+    rep.components = { 'org.keycloak.keys.KeyProvider': keyProviders(published, openPrivateJwk) };
+  }
   return rep;
 }

@@ -242,3 +242,32 @@ export function chooseSigningKeys(keys: readonly FileSigningKey[], now: number):
   }
   return signing;
 }
+
+/** The base64 DER of a key, as Keycloak's providers keep it in their config. */
+const der64 = (key: crypto.KeyObject, type: 'pkcs1' | 'pkcs8' | 'spki'): string => (type === 'spki' ? crypto.createPublicKey(key) : key).export({ type, format: 'der' } as crypto.KeyExportOptions<'der'>).toString('base64');
+
+/**
+ * The realm's published keys as Keycloak key providers (an export with secrets), which readSigningKeys
+ * reads back: `rsa` (Keycloak's provider for a given RSA key; it honours the config's kid), and
+ * `ecdsa-generated` / `eddsa-generated` with the key pair (Keycloak computes their kid from the key, so it
+ * changes there; Realmgate's import keeps the kid written here). The active key of each algorithm is active
+ * with priority 100; a retired key still published is passive. `open` opens a sealed private JWK.
+ */
+export function keyProviders(keys: readonly SigningKey[], open: (stored: string) => string): Json[] {
+  return keys.map((k, i) => {
+    const key = crypto.createPrivateKey({ key: JSON.parse(open(k.privateJwk)) as crypto.JsonWebKey, format: 'jwk' });
+    const jwk = JSON.parse(k.publicJwk) as { x5c?: string[] };
+    const common: Record<string, string> = { kid: k.kid, priority: k.status === 'active' ? '100' : '0', enabled: 'true', active: k.status === 'active' ? 'true' : 'false' };
+    let providerId: string;
+    let config: Record<string, string>;
+    if (k.alg === 'RS256') {
+      providerId = 'rsa';
+      config = { ...common, privateKey: der64(key, 'pkcs1'), algorithm: 'RS256', keyUse: 'SIG', ...(jwk.x5c?.[0] ? { certificate: jwk.x5c[0] } : {}) };
+    } else {
+      const prefix = k.alg === 'ES256' ? 'ecdsa' : 'eddsa';
+      providerId = `${prefix}-generated`;
+      config = { ...common, [`${prefix}PrivateKey`]: der64(key, 'pkcs8'), [`${prefix}PublicKey`]: der64(key, 'spki'), [`${prefix}EllipticCurveKey`]: k.alg === 'ES256' ? 'P-256' : 'Ed25519' };
+    }
+    return { name: `realmgate-${k.alg.toLowerCase()}-${i + 1}`, providerId, subComponents: {}, config: Object.fromEntries(Object.entries(config).map(([n, v]) => [n, [v]])) };
+  });
+}
