@@ -4,7 +4,8 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT, type JWK } from 'jose';
 import { dialects } from '../helpers/db.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
 import { signIn } from './helpers.js';
 import { readExport } from '../../src/admin/keycloak/import-files.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
@@ -32,12 +33,12 @@ async function jwksOf(ts: TestServer, realm: string): Promise<JWK[]> {
 
 for (const dialect of dialects()) {
   describe(`Keycloak import: signing keys (${dialect})`, () => {
-    let ts: TestServer;
+    let ts: AdminTestServer;
     let fixture: Json;
     let sigKey: crypto.KeyObject;
     let sigCert: string;
     before(async () => {
-      ts = await startTestServer({ dialect });
+      ts = await startAdminServer({ dialect });
       const realms = await readExport(FIXTURE);
       fixture = realms.find((r) => r.realm === 'Migration')!;
       const providers = (fixture.components as Json)['org.keycloak.keys.KeyProvider'] as Json[];
@@ -67,6 +68,13 @@ for (const dialect of dialects()) {
       // Keycloak's realm document: the pinned public key of keycloak.json adapters is unchanged.
       const doc = (await ts.app.inject({ method: 'GET', url: '/auth/realms/Migration' })).json() as { public_key: string };
       assert.equal(doc.public_key, b64(sigKey, 'spki'));
+      // keycloak-admin-client's view: Keycloak's KeysMetadataRepresentation, with the certificate.
+      const meta = await ts.kc.realms.getKeys({ realm: 'Migration' });
+      assert.equal(meta.active!.RS256, kid);
+      const listed = meta.keys!.find((k) => k.kid === kid)!;
+      assert.equal(listed.status, 'ACTIVE');
+      assert.equal(listed.publicKey, b64(sigKey, 'spki'));
+      assert.equal(listed.certificate, sigCert);
 
       // A token Keycloak signed before the switch verifies against Realmgate's JWKS (jose, as a resource server would).
       const iss = `${ts.config.authUrl}/auth/realms/Migration`;
