@@ -45,3 +45,18 @@ export function describeDatabaseUrl(url: string): string {
   }
   return url.replace(/\/\/[^@/]*@/, '//***@');
 }
+
+let version: string | undefined;
+
+/** Realmgate's version, from its package.json (read once). */
+export function realmgateVersion(): string {
+  if (version === undefined) {
+    try {
+      const v = (JSON.parse(fs.readFileSync(path.join(installDir(), 'package.json'), 'utf8')) as { version?: unknown }).version;
+      version = typeof v === 'string' ? v : 'unknown';
+    } catch {
+      version = 'unknown';
+    }
+  }
+  return version;
+}

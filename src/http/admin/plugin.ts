@@ -15,6 +15,7 @@ import { clientScopeRoutes } from './client-scopes.js';
 import { userRoutes } from './users.js';
 import { organizationRoutes } from './organizations.js';
 import { sessionRoutes } from './sessions.js';
+import { serverInfoRoutes } from './server-info.js';
 import { ADMIN_PREFIX } from './prefix.js';
 
 declare module 'fastify' {
@@ -91,4 +92,5 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(userRoutes, { services });
   await app.register(organizationRoutes, { services });
   await app.register(sessionRoutes, { services });
+  await app.register(serverInfoRoutes, { services });
 }

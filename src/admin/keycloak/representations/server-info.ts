@@ -1,0 +1,98 @@
+import os from 'node:os';
+import v8 from 'node:v8';
+import { SIGNING_ALGS } from '../../../crypto/keystore.js';
+
+/**
+ * The Keycloak version whose admin REST API Realmgate answers (its representations and routes are
+ * Keycloak 26's). Tools read it from serverinfo to choose what they send: the Terraform provider parses
+ * it with hashicorp/go-version at its first login and fails without it; keycloak-config-cli compares it
+ * with the version it was built for. Realmgate's own version is beside it, as `realmgateVersion`.
+ */
+export const KEYCLOAK_API_VERSION = '26.0.0';
+
+/**
+ * Keycloak's feature flags that tools check, with whether Realmgate has the feature (Keycloak's names,
+ * org.keycloak.common.Profile.Feature). A flag not listed is a feature Realmgate does not have.
+ */
+const FEATURES: ReadonlyArray<{ name: string; label: string; enabled: boolean }> = [
+  { name: 'ORGANIZATION', label: 'Organization support within realms', enabled: true },
+  { name: 'DEVICE_FLOW', label: 'OAuth 2.0 Device Authorization Grant', enabled: true },
+  { name: 'PAR', label: 'OAuth 2.0 Pushed Authorization Requests (PAR)', enabled: false },
+  { name: 'TOKEN_EXCHANGE', label: 'Token Exchange Service', enabled: false },
+  { name: 'ADMIN_FINE_GRAINED_AUTHZ', label: 'Fine-Grained Admin Permissions', enabled: false },
+  { name: 'ADMIN_FINE_GRAINED_AUTHZ_V2', label: 'Fine-Grained Admin Permissions version 2', enabled: false },
+  { name: 'AUTHORIZATION', label: 'Authorization Service', enabled: false },
+  { name: 'IMPERSONATION', label: 'Ability for admins to impersonate users', enabled: false },
+  { name: 'CLIENT_POLICIES', label: 'Client configuration policies', enabled: false },
+  { name: 'DYNAMIC_SCOPES', label: 'Dynamic OAuth 2.0 scopes', enabled: false },
+];
+
+const MB = 1024 * 1024;
+const formatted = (bytes: number): string => `${Math.round(bytes / MB)} MB`;
+
+/** Keycloak's uptime text: "0 days, 2 hours, 5 minutes, 3 seconds". */
+function uptimeText(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 86_400)} days, ${Math.floor((s % 86_400) / 3600)} hours, ${Math.floor((s % 3600) / 60)} minutes, ${s % 60} seconds`;
+}
+
+/**
+ * Keycloak's ServerInfoRepresentation (GET /admin/serverinfo), with what Realmgate is: the version of the
+ * API it answers, the process's memory and uptime (a Node.js process: the java* fields are absent), the
+ * features above, the signature algorithms clients may choose, the themes (one login theme, English).
+ * Providers, component types and password policies: none a tool could configure.
+ */
+export function serverInfoRepresentation(input: { realmgateVersion: string; nowMs: number; protocolMapperTypes?: unknown[] }): Record<string, unknown> {
+  const heap = v8.getHeapStatistics();
+  const uptimeMillis = Math.round(process.uptime() * 1000);
+  return {
+    systemInfo: {
+      version: KEYCLOAK_API_VERSION,
+      realmgateVersion: input.realmgateVersion,
+      serverTime: new Date(input.nowMs).toUTCString(),
+      uptime: uptimeText(uptimeMillis),
+      uptimeMillis,
+      osName: os.type(),
+      osArchitecture: os.arch(),
+      osVersion: os.release(),
+      fileEncoding: 'UTF-8',
+      userTimezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      userLocale: 'en',
+      nodeVersion: process.version,
+    },
+    cpuInfo: { processorCount: os.availableParallelism() },
+    memoryInfo: {
+      total: heap.heap_size_limit,
+      totalFormated: formatted(heap.heap_size_limit),
+      used: heap.used_heap_size,
+      usedFormated: formatted(heap.used_heap_size),
+      free: heap.heap_size_limit - heap.used_heap_size,
+      freePercentage: Math.round((100 * (heap.heap_size_limit - heap.used_heap_size)) / heap.heap_size_limit),
+      freeFormated: formatted(heap.heap_size_limit - heap.used_heap_size),
+    },
+    profileInfo: {
+      name: 'community',
+      disabledFeatures: FEATURES.filter((f) => !f.enabled).map((f) => f.name),
+      previewFeatures: [],
+      experimentalFeatures: [],
+    },
+    features: FEATURES.map((f) => ({ name: f.name, label: f.label, type: 'DEFAULT', enabled: f.enabled, isEnabled: f.enabled, dependencies: [] })),
+    cryptoInfo: {
+      cryptoProvider: 'node:crypto (OpenSSL)',
+      supportedKeystoreTypes: [],
+      clientSignatureSymmetricAlgorithms: [],
+      clientSignatureAsymmetricAlgorithms: Object.keys(SIGNING_ALGS),
+    },
+    themes: { login: [{ name: 'realmgate', locales: ['en'] }], account: [{ name: 'realmgate', locales: ['en'] }], admin: [{ name: 'realmgate', locales: ['en'] }], email: [] },
+    socialProviders: [],
+    identityProviders: [],
+    clientImporters: [],
+    providers: {},
+    protocolMapperTypes: { 'openid-connect': input.protocolMapperTypes ?? [] },
+    builtinProtocolMappers: { 'openid-connect': [] },
+    clientInstallations: {},
+    componentTypes: {},
+    passwordPolicies: [],
+    enums: { sslRequired: ['all', 'external', 'none'], unmanagedAttributePolicy: ['ENABLED'] },
+  };
+}

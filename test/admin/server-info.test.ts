@@ -1,0 +1,42 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { dialects } from '../helpers/db.js';
+import { serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+
+const pkg = JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string };
+
+for (const dialect of dialects()) {
+  describe(`admin API: serverinfo (${dialect})`, () => {
+    let ts: AdminTestServer;
+    before(async () => {
+      ts = await startAdminServer({ dialect });
+    });
+    after(() => ts.close());
+
+    test("keycloak-admin-client's serverInfo.find: a version the Terraform provider and keycloak-config-cli parse, the features, the algorithms", async () => {
+      const info = await ts.kc.serverInfo.find();
+      // The Terraform provider parses systemInfo.version with hashicorp/go-version at its first login:
+      // MAJOR.MINOR.PATCH, a Keycloak 26 (the admin API Realmgate answers).
+      assert.match(info.systemInfo!.version!, /^26\.\d+\.\d+$/);
+      assert.equal((info.systemInfo as Record<string, unknown>).realmgateVersion, pkg.version);
+      assert.ok(info.systemInfo!.uptimeMillis! >= 0);
+      const features = new Map(info.features!.map((f) => [f.name, f.enabled]));
+      assert.equal(features.get('ORGANIZATION'), true);
+      assert.equal(features.get('ADMIN_FINE_GRAINED_AUTHZ_V2'), false, 'the Terraform provider asks for this one');
+      assert.deepEqual(info.cryptoInfo!.clientSignatureAsymmetricAlgorithms, ['RS256', 'ES256', 'EdDSA']);
+      assert.deepEqual(info.themes!.login!.map((t) => t.name), ['realmgate']);
+      assert.ok(info.memoryInfo!.used > 0 && info.memoryInfo!.used < info.memoryInfo!.total);
+    });
+
+    test('a realm administrator reads it; a token of no administrator gets 403; no token 401', async () => {
+      const admin = await serviceAccountAdmin(ts, 'test', 'info-reader', ['view-users']);
+      assert.match((await admin.kc.serverInfo.find()).systemInfo!.version!, /^26\./);
+      const none = await serviceAccountAdmin(ts, 'test', 'no-roles', []);
+      assert.equal(await statusOf(none.kc.serverInfo.find()), 403);
+      const anonymous = await fetch(`${ts.baseUrl}/auth/admin/serverinfo`);
+      assert.equal(anonymous.status, 401);
+    });
+  });
+}
