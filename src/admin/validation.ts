@@ -213,3 +213,61 @@ export function checkWebOrigin(value: string): string {
 
 /** A create that names something that already exists; the doors map it to their own form (409, exit 1). */
 export { ConflictError } from '../storage/types.js';
+
+/**
+ * Keycloak's root user properties: they have their own fields in UserRepresentation, and Keycloak 26
+ * never keeps them as attributes (UserRepresentation.getAttributes drops them, getRawAttributes lets the
+ * root fields win). A set of attributes naming one drops it here, at every door.
+ */
+export const ROOT_USER_PROPERTIES: readonly string[] = ['username', 'email', 'firstName', 'lastName'];
+
+/** The bounds of a user's attributes (checkAttributes), one place for every door. */
+export const ATTRIBUTE_LIMITS = {
+  /** Names per user. */
+  names: 100,
+  /** Characters of a name. */
+  nameLength: 255,
+  /** Values per name. */
+  values: 100,
+  /** Characters of a value. */
+  valueLength: 2048,
+  /** Bytes of the whole set as stored (JSON, UTF-8): one text column, read with every token's subject. */
+  jsonBytes: 65536,
+} as const;
+
+function shown(text: string): string {
+  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}...` : text);
+}
+
+/**
+ * A user's attributes (Keycloak's UserRepresentation.attributes: name -> list of strings), checked from
+ * untrusted JSON and returned as they are stored. Strict and simple: at most 100 names of 1-255
+ * characters without control characters; each a list of at most 100 strings of at most 2,048 characters,
+ * without control characters other than tab, line feed and carriage return (OIDC Core 5.1.1: an
+ * address's `formatted` may span lines); the whole at most 64 KiB as JSON. A name with an empty list is
+ * dropped (Keycloak keeps no value rows for it, so it has no such attribute), and so are the root
+ * properties (ROOT_USER_PROPERTIES).
+ */
+export function checkAttributes(value: unknown): Record<string, string[]> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ValidationError('attributes must be an object of name -> list of strings');
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > ATTRIBUTE_LIMITS.names) throw new ValidationError(`a user has at most ${ATTRIBUTE_LIMITS.names} attributes`);
+  const kept: Array<[string, string[]]> = [];
+  for (const [name, values] of entries) {
+    if (name.length === 0 || name.length > ATTRIBUTE_LIMITS.nameLength || /[\x00-\x1f\x7f]/.test(name)) {
+      throw new ValidationError(`attribute name ${shown(name)} must have 1 to ${ATTRIBUTE_LIMITS.nameLength} characters, no control characters`);
+    }
+    if (!Array.isArray(values) || !values.every((v): v is string => typeof v === 'string')) throw new ValidationError(`attribute ${shown(name)} must be a list of strings`);
+    if (values.length > ATTRIBUTE_LIMITS.values) throw new ValidationError(`attribute ${shown(name)} has more than ${ATTRIBUTE_LIMITS.values} values`);
+    for (const v of values) {
+      if (v.length > ATTRIBUTE_LIMITS.valueLength || /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(v)) {
+        throw new ValidationError(`a value of attribute ${shown(name)} must have at most ${ATTRIBUTE_LIMITS.valueLength} characters, no control characters but tab and newline`);
+      }
+    }
+    if (values.length > 0 && !ROOT_USER_PROPERTIES.includes(name)) kept.push([name, [...values]]);
+  }
+  // fromEntries defines each name as an own property: a name such as "__proto__" stays a name.
+  const out = Object.fromEntries(kept);
+  if (Buffer.byteLength(JSON.stringify(out)) > ATTRIBUTE_LIMITS.jsonBytes) throw new ValidationError(`a user's attributes must take at most ${ATTRIBUTE_LIMITS.jsonBytes / 1024} KiB as JSON`);
+  return out;
+}
