@@ -221,7 +221,7 @@ export { ConflictError } from '../storage/types.js';
  */
 export const ROOT_USER_PROPERTIES: readonly string[] = ['username', 'email', 'firstName', 'lastName'];
 
-/** The bounds of a user's attributes (checkAttributes), one place for every door. */
+/** The bounds of attributes (checkAttributeEntries), one place for every door. */
 export const ATTRIBUTE_LIMITS = {
   /** Names per user. */
   names: 100,
@@ -231,41 +231,41 @@ export const ATTRIBUTE_LIMITS = {
   values: 100,
   /** Characters of a value. */
   valueLength: 2048,
-  /** Bytes of the whole set as stored (JSON, UTF-8): one text column, read with every token's subject. */
+  /** Bytes of a user's whole set as stored (JSON, UTF-8): one text column, read with every token's subject. */
   jsonBytes: 65536,
 } as const;
 
-function shown(text: string): string {
-  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}...` : text);
+/**
+ * Keycloak's attributes (of a user, of a group): an object of names to lists of strings. At most
+ * ATTRIBUTE_LIMITS.names names of 1-255 characters without control characters, each at most 100 values of
+ * at most 2,048 characters without control characters but tab and line breaks (OIDC Core 5.1.1: an
+ * address's `formatted` may span lines). `loneString`: a string is a list of one (groups). `what` names
+ * the owner in messages. The entries are returned in order, their lists copied.
+ */
+export function checkAttributeEntries(value: unknown, what: string, opts: { loneString?: boolean } = {}): Array<[string, string[]]> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ValidationError(`the ${what} attributes must be an object of names to lists of strings`);
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > ATTRIBUTE_LIMITS.names) throw new ValidationError(`a ${what} may have at most ${ATTRIBUTE_LIMITS.names} attributes`);
+  return entries.map(([name, v]) => {
+    if (name === '') throw new ValidationError('an attribute name must not be empty');
+    checkText('an attribute name', name, ATTRIBUTE_LIMITS.nameLength);
+    const shown = JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}...` : name);
+    const values = opts.loneString && typeof v === 'string' ? [v] : v;
+    if (!Array.isArray(values) || !values.every((x): x is string => typeof x === 'string')) throw new ValidationError(`the attribute ${shown} must be a list of strings`);
+    if (values.length > ATTRIBUTE_LIMITS.values) throw new ValidationError(`the attribute ${shown} may have at most ${ATTRIBUTE_LIMITS.values} values`);
+    for (const x of values) checkText(`a value of the attribute ${shown}`, x, ATTRIBUTE_LIMITS.valueLength, { multiline: true });
+    return [name, [...values]];
+  });
 }
 
 /**
- * A user's attributes (Keycloak's UserRepresentation.attributes: name -> list of strings), checked from
- * untrusted JSON and returned as they are stored. Strict and simple: at most 100 names of 1-255
- * characters without control characters; each a list of at most 100 strings of at most 2,048 characters,
- * without control characters other than tab, line feed and carriage return (OIDC Core 5.1.1: an
- * address's `formatted` may span lines); the whole at most 64 KiB as JSON. A name with an empty list is
- * dropped (Keycloak keeps no value rows for it, so it has no such attribute), and so are the root
- * properties (ROOT_USER_PROPERTIES).
+ * A user's attributes (Keycloak's UserRepresentation.attributes), checked from untrusted JSON and
+ * returned as they are stored: checkAttributeEntries, and the whole at most 64 KiB as JSON (one text
+ * column, read with every token's subject). A name with an empty list is dropped (Keycloak keeps no value
+ * rows for it: the user has no such attribute), and so are the root properties (ROOT_USER_PROPERTIES).
  */
-export function checkAttributes(value: unknown): Record<string, string[]> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ValidationError('attributes must be an object of name -> list of strings');
-  const entries = Object.entries(value as Record<string, unknown>);
-  if (entries.length > ATTRIBUTE_LIMITS.names) throw new ValidationError(`a user has at most ${ATTRIBUTE_LIMITS.names} attributes`);
-  const kept: Array<[string, string[]]> = [];
-  for (const [name, values] of entries) {
-    if (name.length === 0 || name.length > ATTRIBUTE_LIMITS.nameLength || /[\x00-\x1f\x7f]/.test(name)) {
-      throw new ValidationError(`attribute name ${shown(name)} must have 1 to ${ATTRIBUTE_LIMITS.nameLength} characters, no control characters`);
-    }
-    if (!Array.isArray(values) || !values.every((v): v is string => typeof v === 'string')) throw new ValidationError(`attribute ${shown(name)} must be a list of strings`);
-    if (values.length > ATTRIBUTE_LIMITS.values) throw new ValidationError(`attribute ${shown(name)} has more than ${ATTRIBUTE_LIMITS.values} values`);
-    for (const v of values) {
-      if (v.length > ATTRIBUTE_LIMITS.valueLength || /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(v)) {
-        throw new ValidationError(`a value of attribute ${shown(name)} must have at most ${ATTRIBUTE_LIMITS.valueLength} characters, no control characters but tab and newline`);
-      }
-    }
-    if (values.length > 0 && !ROOT_USER_PROPERTIES.includes(name)) kept.push([name, [...values]]);
-  }
+export function checkUserAttributes(value: unknown): Record<string, string[]> {
+  const kept = checkAttributeEntries(value, 'user').filter(([name, values]) => values.length > 0 && !ROOT_USER_PROPERTIES.includes(name));
   // fromEntries defines each name as an own property: a name such as "__proto__" stays a name.
   const out = Object.fromEntries(kept);
   if (Buffer.byteLength(JSON.stringify(out)) > ATTRIBUTE_LIMITS.jsonBytes) throw new ValidationError(`a user's attributes must take at most ${ATTRIBUTE_LIMITS.jsonBytes / 1024} KiB as JSON`);

@@ -30,7 +30,7 @@ for (const dialect of dialects()) {
       fails(['user', 'update', 'shop', 'bob', '--attribute', '=x'], /--attribute takes NAME=VALUE/);
       fails(['user', 'update', 'shop', 'bob', '--attribute', 'email=x@example.com'], /email is not an attribute: use --email/);
       fails(['user', 'update', 'shop', 'bob', '--attribute', `long=${'x'.repeat(2049)}`], /at most 2048 characters/);
-      fails(['user', 'update', 'shop', 'bob', '--attribute', 'bell=\x07'], /no control characters/);
+      fails(['user', 'update', 'shop', 'bob', '--attribute', 'bell=\x07'], /control characters/);
       fails(['user', 'update', 'shop', 'bob', '--attribute', 'a=1', '--remove-attribute', 'a'], /both set and removed/);
       assert.equal(line('bob'), before);
       fails(['user', 'create', 'shop', 'carol', '--password', 'carol password 123', '--attribute', 'firstName=Carol'], /use --first-name/);

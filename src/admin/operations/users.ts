@@ -2,7 +2,7 @@ import type { Store } from '../../storage/store.js';
 import { groupsForNewUser, joinGroup, type MappingGuard } from './groups.js';
 import { hashPassword, verifyPassword } from '../../crypto/passwords.js';
 import { randomId, sortableId } from '../../crypto/random.js';
-import { checkAttributes, checkEmail, checkPage, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
+import { checkUserAttributes, checkEmail, checkPage, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { REQUIRED_ACTIONS, type RequiredAction, type User, type UserAttributes } from '../../storage/types.js';
 import type { UserQuery } from '../../storage/repos/user-admin.js';
@@ -55,7 +55,7 @@ export async function createUser(
     temporary?: boolean;
     /** Paths of groups the user joins, besides the realm's default groups (Keycloak's UserRepresentation.groups). */
     groups?: string[];
-    /** Keycloak's user attributes (checkAttributes). */
+    /** Keycloak's user attributes (checkUserAttributes). */
     attributes?: UserAttributes;
   },
   actor: Actor = cliActor(),
@@ -72,7 +72,7 @@ export async function createUser(
   for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
     if (v !== undefined && (v.trim() === '' || v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have 1 to ${LIMITS.personName} characters, no control characters`);
   }
-  const attributes = input.attributes !== undefined ? checkAttributes(input.attributes) : {};
+  const attributes = input.attributes !== undefined ? checkUserAttributes(input.attributes) : {};
   const orgIds: string[] = [];
   for (const alias of input.orgAliases ?? []) {
     const org = await store.organizations.findByAlias(input.realmId, alias);
@@ -226,7 +226,7 @@ function attributesAfter(user: User, input: UserUpdate): UserAttributes | undefi
   const set = Object.entries(input.setAttributes ?? {});
   const dropped = new Set([...(input.removeAttributes ?? []), ...set.map(([name]) => name)]);
   const kept = Object.entries(input.attributes ?? user.attributes).filter(([name]) => !dropped.has(name));
-  return checkAttributes(Object.fromEntries([...kept, ...set]));
+  return checkUserAttributes(Object.fromEntries([...kept, ...set]));
 }
 
 /**

@@ -59,7 +59,7 @@ export interface UserCreateInput {
   requiredActions?: string[];
   /** Paths of groups the new user joins (Keycloak's UserRepresentation.groups). */
   groups?: string[];
-  /** As sent: the operation checks them (checkAttributes). */
+  /** As sent: the operation checks them (checkUserAttributes). */
   attributes?: UserAttributes;
 }
 
