@@ -213,3 +213,61 @@ export function checkWebOrigin(value: string): string {
 
 /** A create that names something that already exists; the doors map it to their own form (409, exit 1). */
 export { ConflictError } from '../storage/types.js';
+
+/**
+ * Keycloak's root user properties: they have their own fields in UserRepresentation, and Keycloak 26
+ * never keeps them as attributes (UserRepresentation.getAttributes drops them, getRawAttributes lets the
+ * root fields win). A set of attributes naming one drops it here, at every door.
+ */
+export const ROOT_USER_PROPERTIES: readonly string[] = ['username', 'email', 'firstName', 'lastName'];
+
+/** The bounds of attributes (checkAttributeEntries), one place for every door. */
+export const ATTRIBUTE_LIMITS = {
+  /** Names per user. */
+  names: 100,
+  /** Characters of a name. */
+  nameLength: 255,
+  /** Values per name. */
+  values: 100,
+  /** Characters of a value. */
+  valueLength: 2048,
+  /** Bytes of a user's whole set as stored (JSON, UTF-8): one text column, read with every token's subject. */
+  jsonBytes: 65536,
+} as const;
+
+/**
+ * Keycloak's attributes (of a user, of a group): an object of names to lists of strings. At most
+ * ATTRIBUTE_LIMITS.names names of 1-255 characters without control characters, each at most 100 values of
+ * at most 2,048 characters without control characters but tab and line breaks (OIDC Core 5.1.1: an
+ * address's `formatted` may span lines). `loneString`: a string is a list of one (groups). `what` names
+ * the owner in messages. The entries are returned in order, their lists copied.
+ */
+export function checkAttributeEntries(value: unknown, what: string, opts: { loneString?: boolean } = {}): Array<[string, string[]]> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ValidationError(`the ${what} attributes must be an object of names to lists of strings`);
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > ATTRIBUTE_LIMITS.names) throw new ValidationError(`a ${what} may have at most ${ATTRIBUTE_LIMITS.names} attributes`);
+  return entries.map(([name, v]) => {
+    if (name === '') throw new ValidationError('an attribute name must not be empty');
+    checkText('an attribute name', name, ATTRIBUTE_LIMITS.nameLength);
+    const shown = JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}...` : name);
+    const values = opts.loneString && typeof v === 'string' ? [v] : v;
+    if (!Array.isArray(values) || !values.every((x): x is string => typeof x === 'string')) throw new ValidationError(`the attribute ${shown} must be a list of strings`);
+    if (values.length > ATTRIBUTE_LIMITS.values) throw new ValidationError(`the attribute ${shown} may have at most ${ATTRIBUTE_LIMITS.values} values`);
+    for (const x of values) checkText(`a value of the attribute ${shown}`, x, ATTRIBUTE_LIMITS.valueLength, { multiline: true });
+    return [name, [...values]];
+  });
+}
+
+/**
+ * A user's attributes (Keycloak's UserRepresentation.attributes), checked from untrusted JSON and
+ * returned as they are stored: checkAttributeEntries, and the whole at most 64 KiB as JSON (one text
+ * column, read with every token's subject). A name with an empty list is dropped (Keycloak keeps no value
+ * rows for it: the user has no such attribute), and so are the root properties (ROOT_USER_PROPERTIES).
+ */
+export function checkUserAttributes(value: unknown): Record<string, string[]> {
+  const kept = checkAttributeEntries(value, 'user').filter(([name, values]) => values.length > 0 && !ROOT_USER_PROPERTIES.includes(name));
+  // fromEntries defines each name as an own property: a name such as "__proto__" stays a name.
+  const out = Object.fromEntries(kept);
+  if (Buffer.byteLength(JSON.stringify(out)) > ATTRIBUTE_LIMITS.jsonBytes) throw new ValidationError(`a user's attributes must take at most ${ATTRIBUTE_LIMITS.jsonBytes / 1024} KiB as JSON`);
+  return out;
+}

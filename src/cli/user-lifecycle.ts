@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CliError, collect, withStore } from './common.js';
+import { ATTRIBUTE_HELP, attributesFrom } from './user-attributes.js';
 import {
   bruteForceStatus,
   deleteUser,
@@ -21,7 +22,7 @@ function time(seconds: number): string {
 export function registerUserLifecycle(user: Command): void {
   user
     .command('update <realm> <user>')
-    .description('change a user (by username or id): email, names, enabled, organizations')
+    .description('change a user (by username or id): email, names, enabled, organizations, attributes')
     .option('--email <email>', 'new email address ("" removes it)')
     .option('--first-name <name>', 'new first name ("" removes it)')
     .option('--last-name <name>', 'new last name ("" removes it)')
@@ -30,11 +31,16 @@ export function registerUserLifecycle(user: Command): void {
     .option('--no-orgs', 'remove the user from every organization')
     .option('--enabled', 'enable the user')
     .option('--disabled', 'disable the user (ends sessions, revokes tokens)')
-    .action(async (realmId: string, ref: string, o: { email?: string; firstName?: string; lastName?: string; emailVerified?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean }) => {
+    .option('--attribute <name=value>', `${ATTRIBUTE_HELP}; the values given replace that name's, other attributes stay`, collect, [])
+    .option('--remove-attribute <name>', 'remove this attribute (repeatable)', collect, [])
+    .action(async (realmId: string, ref: string, o: { email?: string; firstName?: string; lastName?: string; emailVerified?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean; attribute: string[]; removeAttribute: string[] }) => {
       if (o.emailVerified !== undefined && o.emailVerified !== 'yes' && o.emailVerified !== 'no') throw new CliError('--email-verified takes yes or no');
       if (o.enabled && o.disabled) throw new CliError('use either --enabled or --disabled, not both');
       if (o.org && !o.orgs) throw new CliError('use either --org or --no-orgs, not both');
       const organizations = o.orgs ? o.org : [];
+      const setAttributes = attributesFrom(o.attribute);
+      const both = o.removeAttribute.filter((name) => Object.hasOwn(setAttributes, name));
+      if (both.length > 0) throw new CliError(`attribute ${JSON.stringify(both[0])} is both set and removed`);
       const u = await withStore((store) =>
         updateUser(store, {
           realmId,
@@ -45,6 +51,8 @@ export function registerUserLifecycle(user: Command): void {
           ...(o.emailVerified !== undefined ? { emailVerified: o.emailVerified === 'yes' } : {}),
           ...(organizations !== undefined ? { organizations } : {}),
           ...(o.enabled ? { enabled: true } : o.disabled ? { enabled: false } : {}),
+          ...(o.attribute.length > 0 ? { setAttributes } : {}),
+          ...(o.removeAttribute.length > 0 ? { removeAttributes: o.removeAttribute } : {}),
         }),
       );
       process.stdout.write(`updated user ${u.username} in realm ${realmId}\n`);

@@ -3,6 +3,8 @@ import { CliError, collect, intArg, passwordFrom, withStore } from './common.js'
 import { createUser, listUsers, setUserPassword } from '../admin/operations.js';
 import { registerUserLifecycle } from './user-lifecycle.js';
 import { registerUserGroups } from './group.js';
+import { ATTRIBUTE_HELP, attributesFrom } from './user-attributes.js';
+import { terminalJson } from './terminal-text.js';
 
 export function registerUser(program: Command): void {
   const user = program.command('user').description('manage users');
@@ -17,13 +19,15 @@ export function registerUser(program: Command): void {
     .option('--email-verified', 'the email address is known to belong to the user (the email_verified claim)')
     .option('--org <alias>', 'make the user a member of this organization (repeatable)', collect, [])
     .option('--group <path>', "put the user in this group, /parent/child (repeatable; the realm's default groups are joined anyway)", collect, [])
+    .option('--attribute <name=value>', ATTRIBUTE_HELP, collect, [])
     .option('--temporary', "the password is temporary: the user must choose a new one at the next sign-in (Keycloak's UPDATE_PASSWORD required action; the password grant refuses the user until then)")
     .action(
       async (
         realmId: string,
         username: string,
-        o: { password?: string; passwordStdin?: boolean; email?: string; firstName?: string; lastName?: string; emailVerified?: boolean; org: string[]; group: string[]; temporary?: boolean },
+        o: { password?: string; passwordStdin?: boolean; email?: string; firstName?: string; lastName?: string; emailVerified?: boolean; org: string[]; group: string[]; attribute: string[]; temporary?: boolean },
       ) => {
+      const attributes = attributesFrom(o.attribute);
       const password = await passwordFrom(o);
       await withStore((store) =>
         createUser(store, {
@@ -36,6 +40,7 @@ export function registerUser(program: Command): void {
           ...(o.emailVerified ? { emailVerified: true } : {}),
           orgAliases: o.org,
           ...(o.group.length > 0 ? { groups: o.group } : {}),
+          ...(o.attribute.length > 0 ? { attributes } : {}),
           temporary: Boolean(o.temporary),
         }),
       );
@@ -60,13 +65,16 @@ export function registerUser(program: Command): void {
     });
   user
     .command('list <realm>')
-    .description("list a realm's users")
+    .description("list a realm's users: username, email, enabled and, when the user has any, the attributes as one line of JSON")
     .option('--search <text>', 'only users whose username or email contains this text')
     .option('--first <n>', 'skip this many users', intArg('--first'))
     .option('--max <n>', 'list at most this many users (default 100)', intArg('--max'))
     .action(async (realmId: string, o: { search?: string; first?: number; max?: number }) => {
       const users = await withStore((store) => listUsers(store, { realmId, search: o.search, first: o.first, max: o.max }), { access: 'read' });
-      for (const u of users) process.stdout.write(`${u.username}\t${u.email ?? ''}\t${u.enabled ? 'enabled' : 'disabled'}\n`);
+      for (const u of users) {
+        const attributes = Object.keys(u.attributes).length > 0 ? `\t${terminalJson(u.attributes)}` : '';
+        process.stdout.write(`${u.username}\t${u.email ?? ''}\t${u.enabled ? 'enabled' : 'disabled'}${attributes}\n`);
+      }
     });
   registerUserLifecycle(user);
   registerUserGroups(user);

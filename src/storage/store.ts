@@ -68,7 +68,7 @@ export class Store {
     this.roles = new RoleRepository(k);
     this.groups = new GroupRepository(k);
     this.adminEvents = new AdminEventRepository(k);
-    this.userAdmin = new UserAdminRepository(k);
+    this.userAdmin = new UserAdminRepository(k, db.dialect);
     this.organizationAdmin = new OrganizationAdminRepository(k);
     this.sessionAdmin = new SessionAdminRepository(k);
     this.leases = new LeaseRepository(k);

@@ -84,7 +84,7 @@ export interface User {
   emailVerified: boolean;
   /** Keycloak's required actions the user must complete at the next sign-in (only UPDATE_PASSWORD exists). */
   requiredActions: RequiredAction[];
-  /** Keycloak's user attributes: name -> values (admin/validation.ts checkAttributes says what is kept). */
+  /** Keycloak's user attributes: name -> values (admin/validation.ts checkUserAttributes says what is kept). */
   attributes: UserAttributes;
 }
 

@@ -108,6 +108,7 @@ function userRepresentation(u: User, orgs: { consents: Json[] }, withSecrets: bo
     createdTimestamp: u.createdAt * 1000,
     credentials: credential ? [credential] : [],
     requiredActions: [...u.requiredActions],
+    ...(Object.keys(u.attributes).length > 0 ? { attributes: u.attributes } : {}),
     ...(orgs.consents.length > 0 ? { clientConsents: orgs.consents } : {}),
   };
 }

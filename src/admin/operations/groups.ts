@@ -3,7 +3,7 @@ import type { Role } from '../../storage/repos/roles.js';
 import type { User } from '../../storage/types.js';
 import { MAX_GROUP_DEPTH, type Group } from '../../storage/repos/groups.js';
 import { randomId } from '../../crypto/random.js';
-import { NotFound, ValidationError, checkText } from '../validation.js';
+import { NotFound, ValidationError, checkAttributeEntries, checkText } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { resolveRoles } from './roles.js';
 
@@ -37,26 +37,10 @@ export function checkGroupDescription(description: unknown): string | null {
   return description;
 }
 
-/**
- * Keycloak's group attributes: names to lists of values (a lone string is a list of one). At most 100
- * names of 255 characters, 100 values each of 2048, no control characters in names.
- */
+/** Keycloak's group attributes: names to lists of values (a lone string is a list of one), checkAttributeEntries's bounds. */
 export function checkAttributes(attributes: unknown): Record<string, string[]> {
   if (attributes === undefined || attributes === null) return {};
-  if (typeof attributes !== 'object' || Array.isArray(attributes)) throw new ValidationError('the group attributes must be an object of names to lists of values');
-  const entries = Object.entries(attributes);
-  if (entries.length > 100) throw new ValidationError('a group may have at most 100 attributes');
-  const out: Record<string, string[]> = {};
-  for (const [k, v] of entries) {
-    if (k === '') throw new ValidationError('an attribute name must not be empty');
-    checkText('an attribute name', k, 255);
-    const values = typeof v === 'string' ? [v] : v;
-    if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) throw new ValidationError(`the attribute ${JSON.stringify(k)} must be a list of strings`);
-    if (values.length > 100) throw new ValidationError(`the attribute ${JSON.stringify(k)} may have at most 100 values`);
-    for (const x of values as string[]) checkText(`a value of the attribute ${JSON.stringify(k)}`, x, 2048, { multiline: true });
-    out[k] = [...(values as string[])];
-  }
-  return out;
+  return Object.fromEntries(checkAttributeEntries(attributes, 'group', { loneString: true }));
 }
 
 export async function requireGroup(store: Store, realmId: string, id: string): Promise<Group> {

@@ -1,5 +1,5 @@
 import type { Store } from '../../storage/store.js';
-import { ConflictError, type RequiredAction, type SigningKey } from '../../storage/types.js';
+import { ConflictError, type RequiredAction, type SigningKey, type UserAttributes } from '../../storage/types.js';
 import { DEFAULT_SCOPES, type RealmSettings } from '../../storage/repos/realms.js';
 import { CODE_LIFETIME_RANGE, REALM_DEFAULTS } from '../../config/defaults.js';
 import { hashPassword, MAX_RUNNING } from '../../crypto/passwords.js';
@@ -10,7 +10,7 @@ import { fromRealmRepresentation } from '../keycloak/representations/realm.js';
 import { importCredential, type KeycloakCredential } from '../keycloak/credentials.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
-import { checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
+import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
 import { checkRealmDisplayName, checkRefreshLifetimes, createRealm, realmSigningAlg, updateRealm } from './realms.js';
 import { checkNewClient, createClient, deleteClient, type NewClient } from './clients.js';
@@ -499,7 +499,7 @@ interface UserEntry {
   /** A plain-text password, hashed before the transaction into passwordHash. */
   plain?: string;
   passwordHash: string;
-  record: { email: string | null; firstName: string | null; lastName: string | null; emailVerified: boolean; requiredActions: RequiredAction[] };
+  record: { email: string | null; firstName: string | null; lastName: string | null; emailVerified: boolean; requiredActions: RequiredAction[]; attributes: UserAttributes };
   enabled: boolean;
   notes: string[];
   /** Keycloak's clientConsents: imported once the user and the clients are stored. */
@@ -705,6 +705,18 @@ function readCredential(c: Json, at: string): KeycloakCredential {
   return out;
 }
 
+/** A user's attributes, with the rule of every door (checkUserAttributes); a set it refuses is left out, the note says why. */
+function userAttributes(u: Json, notes: string[]): UserAttributes {
+  if (u.attributes === undefined || u.attributes === null) return {};
+  try {
+    return checkUserAttributes(u.attributes);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    notes.push(`attributes left out: ${message(err)}`);
+    return {};
+  }
+}
+
 /** One user entry (readUsers); a field of the wrong type throws a ValidationError that names it. */
 function readUser(u: Json, element: string): UserEntry | Refused {
   const username = (optString(u, 'username') ?? '').toLowerCase();
@@ -776,6 +788,7 @@ function readUser(u: Json, element: string): UserEntry | Refused {
       email = null;
     }
   }
+  const attributes = userAttributes(u, notes);
   const personName = (label: string, v: string | undefined): string | null => {
     if (!v) return null;
     if (v.length <= LIMITS.personName) return v;
@@ -789,7 +802,7 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     id,
     ...(plain !== undefined ? { plain } : {}),
     passwordHash,
-    record: { email, firstName: personName('firstName', firstName), lastName: personName('lastName', lastName), emailVerified: emailVerified === true, requiredActions },
+    record: { email, firstName: personName('firstName', firstName), lastName: personName('lastName', lastName), emailVerified: emailVerified === true, requiredActions, attributes },
     enabled: enabled !== false,
     notes,
     consents,

@@ -2,9 +2,9 @@ import type { Store } from '../../storage/store.js';
 import { groupsForNewUser, joinGroup, type MappingGuard } from './groups.js';
 import { hashPassword, verifyPassword } from '../../crypto/passwords.js';
 import { randomId, sortableId } from '../../crypto/random.js';
-import { checkEmail, checkPage, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
+import { checkUserAttributes, checkEmail, checkPage, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
-import { REQUIRED_ACTIONS, type RequiredAction, type User } from '../../storage/types.js';
+import { REQUIRED_ACTIONS, type RequiredAction, type User, type UserAttributes } from '../../storage/types.js';
 import type { UserQuery } from '../../storage/repos/user-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
@@ -55,6 +55,8 @@ export async function createUser(
     temporary?: boolean;
     /** Paths of groups the user joins, besides the realm's default groups (Keycloak's UserRepresentation.groups). */
     groups?: string[];
+    /** Keycloak's user attributes (checkUserAttributes). */
+    attributes?: UserAttributes;
   },
   actor: Actor = cliActor(),
   guard: MappingGuard = {},
@@ -70,6 +72,7 @@ export async function createUser(
   for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
     if (v !== undefined && (v.trim() === '' || v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have 1 to ${LIMITS.personName} characters, no control characters`);
   }
+  const attributes = input.attributes !== undefined ? checkUserAttributes(input.attributes) : {};
   const orgIds: string[] = [];
   for (const alias of input.orgAliases ?? []) {
     const org = await store.organizations.findByAlias(input.realmId, alias);
@@ -91,9 +94,10 @@ export async function createUser(
     now: now(),
     organizationIds: [...new Set(orgIds)],
     requiredActions,
+    attributes,
   });
   if (input.enabled === false) await store.users.update(id, { enabled: false });
-  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'USER', resourcePath: `users/${id}`, representation: { username: input.username.toLowerCase(), email: input.email, firstName: input.firstName, lastName: input.lastName, emailVerified: input.emailVerified, enabled: input.enabled ?? true, organizations: input.orgAliases, requiredActions } });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'USER', resourcePath: `users/${id}`, representation: { username: input.username.toLowerCase(), email: input.email, firstName: input.firstName, lastName: input.lastName, emailVerified: input.emailVerified, enabled: input.enabled ?? true, organizations: input.orgAliases, requiredActions, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) } });
   for (const g of groups) await joinGroup(store, { realmId: input.realmId, userId: id, groupId: g.id }, actor);
   return { id };
 }
@@ -208,10 +212,25 @@ export interface UserUpdate {
   organizations?: string[];
   /** Keycloak's requiredActions, the complete list after the update ([] clears it); UPDATE_PASSWORD only. */
   requiredActions?: readonly string[];
+  /** The complete set of attributes after the update ({} clears them; Keycloak's PUT with attributes). */
+  attributes?: UserAttributes;
+  /** Names given these values, replacing theirs (the others kept). */
+  setAttributes?: UserAttributes;
+  /** Names removed. */
+  removeAttributes?: readonly string[];
+}
+
+/** The attributes after an update, checked; undefined when the update leaves them. */
+function attributesAfter(user: User, input: UserUpdate): UserAttributes | undefined {
+  if (input.attributes === undefined && input.setAttributes === undefined && input.removeAttributes === undefined) return undefined;
+  const set = Object.entries(input.setAttributes ?? {});
+  const dropped = new Set([...(input.removeAttributes ?? []), ...set.map(([name]) => name)]);
+  const kept = Object.entries(input.attributes ?? user.attributes).filter(([name]) => !dropped.has(name));
+  return checkUserAttributes(Object.fromEntries([...kept, ...set]));
 }
 
 /**
- * Changes a user's email, enabled flag or organizations. Disabling ends the user's browser sessions
+ * Changes a user's email, names, enabled flag, required actions, attributes or organizations. Disabling ends the user's browser sessions
  * and revokes their refresh chains at once, so that no token issued before stays usable (the checks
  * of userinfo, introspection and refresh refuse a disabled user's tokens in any case).
  */
@@ -222,6 +241,7 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
     if (typeof v === 'string' && (v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have at most ${LIMITS.personName} characters, no control characters`);
   }
   const requiredActions = input.requiredActions !== undefined ? checkRequiredActions(input.requiredActions) : undefined;
+  const attributes = attributesAfter(user, input);
   const orgIds = input.organizations !== undefined ? await organizationIds(store, input.realmId, input.organizations) : undefined;
   const t = now();
   await store.users.update(user.id, {
@@ -231,13 +251,14 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
     ...(input.lastName !== undefined ? { lastName: input.lastName === '' ? null : input.lastName } : {}),
     ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}),
     ...(requiredActions !== undefined ? { requiredActions } : {}),
+    ...(attributes !== undefined ? { attributes } : {}),
   });
   if (orgIds !== undefined) await store.userAdmin.setOrganizations(user.id, orgIds, t);
   if (input.enabled === false && user.enabled) {
     await store.sessionAdmin.endAllForUser(input.realmId, user.id, t, { chains: true, reason: 'user disabled' });
   }
-  const { realmId: _r, user: _u, ...changes } = input;
-  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: changes });
+  const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, ...changes } = input;
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: { ...changes, ...(attributes !== undefined ? { attributes } : {}) } });
   return (await store.users.get(user.id)) ?? user;
 }
 
@@ -277,7 +298,7 @@ export async function listUsers(store: Store, input: UserQuery & { realmId: stri
   const { realmId, ...q } = input;
   // No username or email is longer than 320 characters: a longer term matches nothing (and would be
   // a LIKE pattern SQLite calls too complex).
-  if ([q.search, q.username, q.email].some((t) => t !== undefined && t.length > LIMITS.email)) return [];
+  if ([q.search, q.username, q.email, q.firstName, q.lastName].some((t) => t !== undefined && t.length > LIMITS.email)) return [];
   return store.userAdmin.search(realmId, q);
 }
 

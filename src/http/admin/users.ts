@@ -25,6 +25,8 @@ import {
   toUserRepresentation,
 } from '../../admin/keycloak/representations/user.js';
 import { toSessionRepresentation } from '../../admin/keycloak/representations/session.js';
+import { userSearchFilters } from '../../admin/keycloak/search-query.js';
+import type { UserQuery } from '../../storage/repos/user-admin.js';
 import { NotFound, ValidationError } from '../../admin/validation.js';
 import type { User } from '../../storage/types.js';
 import { randomToken } from '../../crypto/random.js';
@@ -42,6 +44,9 @@ const userQuery = {
     search: { type: 'string', maxLength: 255 },
     username: { type: 'string', maxLength: 255 },
     email: { type: 'string', maxLength: 320 },
+    firstName: { type: 'string', maxLength: 255 },
+    lastName: { type: 'string', maxLength: 255 },
+    q: { type: 'string', maxLength: 4096, description: "Keycloak's attribute search: space-separated name:value pairs (quote a part holding spaces), every one must match" },
     enabled: { type: 'boolean' },
     exact: { type: 'boolean' },
     briefRepresentation: { type: 'boolean' },
@@ -54,6 +59,9 @@ interface UserQueryString {
   search?: string;
   username?: string;
   email?: string;
+  firstName?: string;
+  lastName?: string;
+  q?: string;
   enabled?: boolean;
   exact?: boolean;
   briefRepresentation?: boolean;
@@ -62,6 +70,12 @@ interface UserQueryString {
 }
 
 type UserReq = { Params: { realm: string; id: string } };
+
+/** The filters of a search or count: Keycloak's fields, then its `q` pairs (which win, as Keycloak puts them last). */
+function filtersOf(q: UserQueryString): UserQuery {
+  const fields = { search: q.search, username: q.username, email: q.email, firstName: q.firstName, lastName: q.lastName, enabled: q.enabled, exact: q.exact };
+  return { ...fields, ...userSearchFilters(q.q) };
+}
 
 /** Keycloak's UsersResource and UserResource: users, their password, sessions, consents and lockout. */
 export async function userRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
@@ -79,13 +93,13 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
 
   app.get<{ Params: { realm: string }; Querystring: UserQueryString }>(
     '/realms/:realm/users',
-    { schema: { tags, summary: 'Search users (search over username and email, or by field; exact; paged)', params: realmParams, querystring: userQuery, security } },
+    { schema: { tags, summary: 'Search users (search over username and email, or by field, or by attribute with q=name:value; exact; paged)', params: realmParams, querystring: userQuery, security } },
     async (req) => {
       const caller = callerOf(req);
       const realm = await loadRealm(services, caller, req.params.realm);
       requireRole(caller, realm.id, 'query-users');
       const q = req.query;
-      const users = await listUsers(store, { realmId: realm.id, search: q.search, username: q.username, email: q.email, enabled: q.enabled, exact: q.exact, first: q.first, max: q.max ?? 100 });
+      const users = await listUsers(store, { realmId: realm.id, ...filtersOf(q), first: q.first, max: q.max ?? 100 });
       const canManage = hasAdminRole(caller, realm.id, 'manage-users');
       return users.map((u) => toUserRepresentation(u, { brief: q.briefRepresentation, canManage }));
     },
@@ -99,7 +113,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       const realm = await loadRealm(services, caller, req.params.realm);
       requireRole(caller, realm.id, 'query-users');
       const q = req.query;
-      return countUsers(store, { realmId: realm.id, search: q.search, username: q.username, email: q.email, enabled: q.enabled, exact: q.exact });
+      return countUsers(store, { realmId: realm.id, ...filtersOf(q) });
     },
   );
 
@@ -129,6 +143,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
           ...(input.requiredActions !== undefined ? { requiredActions: input.requiredActions } : {}),
           temporary: input.password?.temporary === true,
           ...(input.groups ? { groups: input.groups } : {}),
+          ...(input.attributes !== undefined ? { attributes: input.attributes } : {}),
         },
         actorOf(caller),
         mappingGuard(caller),
@@ -144,7 +159,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
     return toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users') });
   });
 
-  app.put<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Update a user: email, names, emailVerified, enabled (disabling ends sessions and revokes tokens), requiredActions (UPDATE_PASSWORD only)', params: userParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+  app.put<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Update a user: email, names, emailVerified, enabled (disabling ends sessions and revokes tokens), requiredActions (UPDATE_PASSWORD only), attributes (the whole set; absent: unchanged)', params: userParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
     const caller = callerOf(req);
     const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
     const { username, password, changes } = readUserUpdate(req.body);

@@ -97,11 +97,10 @@ export function attributesOf(json: string | null | undefined): D.UserAttributes 
     return {};
   }
   if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
-  const out: D.UserAttributes = {};
-  for (const [name, values] of Object.entries(v as Record<string, unknown>)) {
-    if (Array.isArray(values)) out[name] = values.filter((x): x is string => typeof x === 'string');
-  }
-  return out;
+  // fromEntries defines own properties: a stored name "__proto__" stays a name, not the prototype.
+  return Object.fromEntries(
+    Object.entries(v as Record<string, unknown>).flatMap(([name, values]) => (Array.isArray(values) ? [[name, values.filter((x): x is string => typeof x === 'string')]] : [])),
+  );
 }
 
 /** The stored list, keeping only the names Realmgate acts on (a row written by hand may hold others). */

@@ -4,12 +4,18 @@ import { inTransaction } from './in-transaction.js';
 import type { User } from '../types.js';
 import { toUser } from './mappers.js';
 import { matches } from './organization-admin.js';
+import type { DialectName } from '../database.js';
+import { attributeMatches } from '../dialects/json-attributes.js';
 
 /** Keycloak's user search: `search` over username, email and names, or field filters; exact or substring. */
 export interface UserQuery {
   search?: string;
   username?: string;
   email?: string;
+  firstName?: string;
+  lastName?: string;
+  /** Keycloak's `q`: every [name, value] must be a value of that attribute (ignoring case; containing it when exact is false). */
+  attributes?: ReadonlyArray<readonly [string, string]>;
   exact?: boolean;
   enabled?: boolean;
   first?: number;
@@ -18,7 +24,10 @@ export interface UserQuery {
 
 /** Administration of users beyond creation: search, membership changes, deletion. */
 export class UserAdminRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
+  ) {}
 
   async search(realmId: string, q: UserQuery): Promise<User[]> {
     const rows = await this.filtered(realmId, q).selectAll().orderBy('username').offset(q.first ?? 0).limit(q.max ?? 100).execute();
@@ -41,6 +50,10 @@ export class UserAdminRepository {
     }
     if (q.username !== undefined) query = query.where(matches(sql.ref('username'), q.username.toLowerCase(), q.exact));
     if (q.email !== undefined) query = query.where(matches(sql.ref('email'), q.email.toLowerCase(), q.exact));
+    if (q.firstName !== undefined) query = query.where(matches(sql.ref('first_name'), q.firstName.toLowerCase(), q.exact));
+    if (q.lastName !== undefined) query = query.where(matches(sql.ref('last_name'), q.lastName.toLowerCase(), q.exact));
+    // Keycloak: an attribute's value matches exactly unless exact=false is given.
+    for (const [name, value] of q.attributes ?? []) query = query.where(attributeMatches(this.dialect, name, value, q.exact !== false));
     if (q.enabled !== undefined) query = query.where('enabled', '=', q.enabled ? 1 : 0);
     return query;
   }

@@ -1,4 +1,4 @@
-import type { User } from '../../../storage/types.js';
+import type { User, UserAttributes } from '../../../storage/types.js';
 import type { BruteForceStatus, ConsentSummary } from '../../operations/users.js';
 import { ValidationError } from '../../validation.js';
 import { asObject, optArray, optBoolean, optString, optStringArray } from '../read-json.js';
@@ -16,6 +16,8 @@ export interface UserRepresentation {
   totp?: boolean;
   disableableCredentialTypes?: string[];
   requiredActions?: string[];
+  /** Keycloak 26 leaves it out when the user has none (DefaultUserProfile.toRepresentation) and in brief representations. */
+  attributes?: UserAttributes;
   notBefore?: number;
   access?: Record<string, boolean>;
 }
@@ -38,6 +40,7 @@ export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage
     totp: false,
     disableableCredentialTypes: [],
     requiredActions: [...u.requiredActions],
+    ...(Object.keys(u.attributes).length > 0 ? { attributes: u.attributes } : {}),
     notBefore: 0,
     access: { manageGroupMembership: manage, view: true, mapRoles: manage, impersonate: false, manage },
   };
@@ -56,6 +59,26 @@ export interface UserCreateInput {
   requiredActions?: string[];
   /** Paths of groups the new user joins (Keycloak's UserRepresentation.groups). */
   groups?: string[];
+  /** As sent: the operation checks them (checkUserAttributes). */
+  attributes?: UserAttributes;
+}
+
+/**
+ * `attributes` as sent (checked by the operation), and the names a root field left absent takes from
+ * them: Keycloak 26 (UserRepresentation.getRawAttributes) uses attributes.firstName and lastName when
+ * the root fields are absent, and ignores attributes.username and email.
+ */
+function attributesOf(o: Record<string, unknown>): { attributes?: UserAttributes; firstName?: string; lastName?: string } {
+  const a = o.attributes;
+  if (a === undefined || a === null) return {};
+  if (typeof a !== 'object' || Array.isArray(a)) throw new ValidationError('attributes must be an object of name -> list of strings');
+  const first = (name: string): string | undefined => {
+    const v = (a as Record<string, unknown>)[name];
+    return Object.hasOwn(a, name) && Array.isArray(v) && typeof v[0] === 'string' ? v[0] : undefined;
+  };
+  const firstName = o.firstName === undefined || o.firstName === null ? first('firstName') : undefined;
+  const lastName = o.lastName === undefined || o.lastName === null ? first('lastName') : undefined;
+  return { attributes: a as UserAttributes, ...(firstName !== undefined ? { firstName } : {}), ...(lastName !== undefined ? { lastName } : {}) };
 }
 
 /** A password credential as sent: `temporary` true makes the user choose a new one at the next sign-in. */
@@ -86,14 +109,16 @@ export function readUserCreate(body: unknown): UserCreateInput {
   const username = optString(o, 'username');
   if (username === undefined) throw new ValidationError('username is required');
   const email = optString(o, 'email');
-  const firstName = optString(o, 'firstName');
-  const lastName = optString(o, 'lastName');
+  const fromAttributes = attributesOf(o);
+  const firstName = optString(o, 'firstName') ?? fromAttributes.firstName;
+  const lastName = optString(o, 'lastName') ?? fromAttributes.lastName;
   const emailVerified = optBoolean(o, 'emailVerified');
   const password = passwordOf(o);
   const requiredActions = optStringArray(o, 'requiredActions');
   const groups = optStringArray(o, 'groups');
   return {
     username,
+    ...(fromAttributes.attributes !== undefined ? { attributes: fromAttributes.attributes } : {}),
     ...(groups !== undefined && groups.length > 0 ? { groups } : {}),
     ...(email ? { email } : {}),
     ...(firstName ? { firstName } : {}),
@@ -109,17 +134,18 @@ export function readUserCreate(body: unknown): UserCreateInput {
 export function readUserUpdate(body: unknown): {
   username?: string;
   password?: PasswordCredential;
-  changes: { email?: string | null; firstName?: string | null; lastName?: string | null; emailVerified?: boolean; enabled?: boolean; requiredActions?: string[] };
+  changes: { email?: string | null; firstName?: string | null; lastName?: string | null; emailVerified?: boolean; enabled?: boolean; requiredActions?: string[]; attributes?: UserAttributes };
 } {
   const o = asObject(body ?? {}, 'user');
   const username = optString(o, 'username');
   const email = optString(o, 'email');
   const enabled = optBoolean(o, 'enabled');
   const emailVerified = optBoolean(o, 'emailVerified');
+  const fromAttributes = attributesOf(o);
   const names: { firstName?: string | null; lastName?: string | null } = {};
   for (const key of ['firstName', 'lastName'] as const) {
-    const v = optString(o, key);
-    if (o[key] !== undefined) names[key] = v === undefined || v === '' ? null : v;
+    const v = optString(o, key) ?? fromAttributes[key];
+    if (o[key] !== undefined || v !== undefined) names[key] = v === undefined || v === '' ? null : v;
   }
   // Keycloak: a list replaces the user's required actions ([] clears them); absent leaves them.
   const requiredActions = optStringArray(o, 'requiredActions');
@@ -132,6 +158,8 @@ export function readUserUpdate(body: unknown): {
       ...(enabled !== undefined ? { enabled } : {}),
       ...(emailVerified !== undefined ? { emailVerified } : {}),
       ...(requiredActions !== undefined ? { requiredActions } : {}),
+      // Keycloak 26 (UserResource.updateUser): present, the set replaces the user's ({} clears it); absent, they stay.
+      ...(fromAttributes.attributes !== undefined ? { attributes: fromAttributes.attributes } : {}),
       ...names,
     },
   };
