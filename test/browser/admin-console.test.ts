@@ -88,6 +88,16 @@ for (const dialect of dialects()) {
       await page.getByRole('button', { name: 'Disable user' }).click();
       await page.getByText('The user was disabled').waitFor();
       assert.equal(await page.getByRole('button', { name: 'Enable user' }).count(), 1);
+      // Two attributes, the second with two values (one per line).
+      await page.getByLabel('Attribute name').fill('locale');
+      await page.getByLabel('Values, one per line').fill('fr');
+      await page.getByRole('button', { name: 'Set attribute' }).click();
+      await page.getByText('The attribute was set').waitFor();
+      await page.getByLabel('Attribute name').fill('skills');
+      await page.getByLabel('Values, one per line').fill('java\ngo');
+      await page.getByRole('button', { name: 'Set attribute' }).click();
+      await page.getByText('The attribute was set').waitFor();
+      assert.equal(await page.locator('.attribute-values code').count(), 3);
       await checkLayout(page, 'console-user', shoot);
 
       await page.getByRole('navigation', { name: 'Realm' }).getByRole('link', { name: 'Events' }).click();

@@ -7,7 +7,8 @@ import type { Client } from '../../storage/types.js';
 import { ensureConsoleClient, getClient, getRealm, listClients, listRealms } from '../../admin/operations/console.js';
 import { listAdminEvents, listLoginEvents } from '../../admin/operations/events.js';
 import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClient } from '../../admin/operations/clients.js';
-import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, listUsers, logoutUser, requireUser, resetPassword, unlockUser, userSessions } from '../../admin/operations/users.js';
+import { ROOT_USER_PROPERTIES } from '../../admin/validation.js';
+import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, listUsers, logoutUser, requireUser, resetPassword, unlockUser, updateUser, userSessions } from '../../admin/operations/users.js';
 import { endSession } from '../../admin/operations/tokens.js';
 import { updateRealm } from '../../admin/operations/realms.js';
 import { addMember, createOrganization, listMembers, listOrganizations, removeMember, requireOrganization } from '../../admin/operations/organizations.js';
@@ -37,6 +38,8 @@ const NOTICES: Record<string, string> = {
   'user-disabled': 'The user was disabled: their sessions and tokens no longer work.',
   'user-enabled': 'The user was enabled.',
   'user-unlocked': 'The failed logins were cleared.',
+  'attribute-set': "The attribute was set: the user's next tokens carry it where a scope or a mapper releases it.",
+  'attribute-removed': 'The attribute was removed.',
   'password-reset': 'The password was reset.',
   'lifetimes-saved': 'The lifetimes were saved. Running servers use them within their cache time.',
   'session-ended': 'The session was ended.',
@@ -521,6 +524,31 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     if (session) await endSession(services.store, { realmId, sessionId: session.id }, s.actor);
     return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=session-ended`, 303);
   });
+
+  // A user's attributes: manage-users sets one name's values (one per line) or removes a name, with the
+  // rules of every door (updateUser: checkUserAttributes); a refusal shows the page again with the reason.
+  for (const op of ['set', 'remove'] as const) {
+    app.post(`${R}/users/:user/attributes${op === 'set' ? '' : '/remove'}`, async (req: Req, reply) => {
+      const s = await signedIn(req, reply);
+      if (!s) return reply;
+      const realmId = await realmOf(s.caller, req.params.realm!);
+      need(s.caller, realmId, 'manage-users');
+      const user = await requireUser(services.store, realmId, req.params.user!);
+      const name = field(req, 'name');
+      const values = typeof req.body?.values === 'string' ? req.body.values.split(/\r?\n/).filter((v) => v !== '') : [];
+      if (op === 'set' && values.length === 0) return showUser(s, reply, realmId, user.id, 400, 'Give at least one value (one per line); to remove an attribute, use its Remove button.');
+      // The API ignores them, as Keycloak does; a form says why nothing would happen.
+      if (ROOT_USER_PROPERTIES.includes(name)) return showUser(s, reply, realmId, user.id, 400, `${name} is not an attribute: it is the user's own field.`);
+      return attempt(
+        reply,
+        async () => {
+          await updateUser(services.store, { realmId, user: user.id, ...(op === 'set' ? { setAttributes: { [name]: values } } : { removeAttributes: [name] }) }, s.actor);
+        },
+        (error) => showUser(s, reply, realmId, user.id, 400, error),
+        `${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=attribute-${op === 'set' ? 'set' : 'removed'}`,
+      );
+    });
+  }
 
   app.post(`${R}/users/:user/logout`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);

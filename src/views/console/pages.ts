@@ -7,7 +7,7 @@ import type { SessionSummary } from '../../storage/repos/session-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
-import { roleOptions, userGroupsSection } from './group-pages.js';
+import { roleOptions, userGroupsSection, visible } from './group-pages.js';
 import type { Group } from '../../storage/repos/groups.js';
 
 function when(seconds: number): string {
@@ -262,6 +262,28 @@ export interface UserGroupChoices {
   available: Array<{ group: Group; path: string }>;
 }
 
+/**
+ * A user's attributes (names and their values), each name with a Remove button, and a form that sets one
+ * name's values, one per line (manage-users). Names and values are shown with their invisible and
+ * reordering characters made visible (a value may span lines: its line breaks are its text).
+ */
+function userAttributes(csrf: string, base: string, attributes: User['attributes'], canManage: boolean): SafeHtml {
+  const names = Object.keys(attributes).sort();
+  const items = names.map(
+    (name) =>
+      html`<li class="row"><span><strong>${visible(name)}</strong> <span class="attribute-values">${attributes[name]!.map((v, i) => html`${i > 0 ? ', ' : ''}<code>${visible(v, { multiline: true })}</code>`)}</span></span>${canManage ? actionForm(`${base}/attributes/remove`, csrf, 'Remove', { secondary: true, fields: { name } }) : ''}</li>`,
+  );
+  return html`<h2>Attributes</h2>
+${names.length === 0 ? html`<p class="muted">No attributes.</p>` : html`<ul class="cards">${items}</ul>`}
+${canManage
+  ? html`<form method="post" action="${base}/attributes" class="console-form">${csrfField(csrf)}
+<label for="attributeName">Attribute name</label><input type="text" id="attributeName" name="name" required maxlength="255" autocomplete="off">
+<label for="attributeValues">Values, one per line</label><textarea id="attributeValues" name="values" rows="3" required></textarea>
+<p class="muted">Replaces the values of that name. A scope or a protocol mapper may put them in the user's next tokens (locale, picture, phoneNumber: the standard claims).</p>
+<button type="submit">Set attribute</button></form>`
+  : ''}`;
+}
+
 /** A user's roles, each with a Revoke button, and a select of the realm's and its clients' other roles to grant (manage-users). */
 function userRoles(csrf: string, base: string, roles: UserRoleChoices, canManage: boolean): SafeHtml {
   const where = (r: Role): string => (r.clientId ? `client role of ${r.clientId}` : 'realm role');
@@ -314,7 +336,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <dt>Password</dt><dd>${user.requiredActions.includes('UPDATE_PASSWORD') ? 'temporary: a new one is asked for at the next sign-in' : 'set by the user or an administrator'}</dd>
 <dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
 <dt>Created</dt><dd>${when(user.createdAt)}</dd>
-</dl>${sessionList}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}`,
+</dl>${sessionList}${userAttributes(frame.csrf, base, user.attributes, canManage)}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}`,
   );
 }
 
