@@ -13,6 +13,7 @@ import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { changeRoleMappings, createRole } from '../../src/admin/operations/roles.js';
 import { cliActor } from '../../src/admin/operations/common.js';
+import { updateUser } from '../../src/admin/operations/users.js';
 import { CHROMIUM, DESKTOP, LAUNCH_ARGS, SKIP_REASON, checkLayout, heading } from '../helpers/browser.js';
 
 const GUIDE = fs.readFileSync('docs/guide-single-page-app.md', 'utf8');
@@ -169,6 +170,8 @@ for (const dialect of dialects()) {
     });
 
     test('loadUserInfo and loadUserProfile', async () => {
+      // Attributes are the administrators': the account API shows the user none (Keycloak's ADMIN_VIEW policy).
+      await updateUser(ts.store, { realmId: REALM, user: ts.user.id, setAttributes: { tenant: ['acme'] } });
       const r = await page.evaluate(async () => {
         const kc = (window as unknown as { keycloak: { loadUserInfo(): Promise<Record<string, unknown>>; loadUserProfile(): Promise<Record<string, unknown>> } }).keycloak;
         return { info: await kc.loadUserInfo(), profile: await kc.loadUserProfile() };
@@ -177,6 +180,7 @@ for (const dialect of dialects()) {
       assert.equal(r.profile.id, ts.user.id);
       assert.equal(r.profile.username, ts.user.username);
       assert.equal(r.profile.email, 'alice@example.com');
+      assert.deepEqual(r.profile.attributes, {});
     });
 
     test('the status iframe answers unchanged, changed and error as keycloak-js expects', async () => {
