@@ -144,7 +144,10 @@ export function compileMapper(m: ProtocolMapper): CompiledMapper | undefined {
   const convert = source.kind === 'attribute' ? converterOf(m.config['jsonType.label']) : CONVERTERS.String;
   const path = source.kind === 'audience' ? [] : parseClaimPath(m.config['claim.name'] ?? (source.kind === 'groups' ? 'groups' : ''));
   if (!convert || !path || (path.length > 0 && RESERVED_CLAIMS.has(path[0]!))) return undefined;
-  return { ownerType: m.ownerType, owner: m.owner, path, source, multivalued: m.config.multivalued === 'true', convert, targets: targetsOf(m.config) };
+  const targets = targetsOf(m.config);
+  // Keycloak's audience mapper writes tokens only: userinfo has no aud.
+  if (source.kind === 'audience') targets.userinfo = false;
+  return { ownerType: m.ownerType, owner: m.owner, path, source, multivalued: m.config.multivalued === 'true', convert, targets };
 }
 
 const NONE: readonly CompiledMapper[] = Object.freeze([]);
@@ -268,7 +271,7 @@ export async function addMapperClaims(
   opts: { narrowed?: boolean } = {},
 ): Promise<void> {
   const extra = await applyMappers(claims, mappers, target, input);
-  if (extra.length > 0 && !opts.narrowed) claims.aud = withAudiences(claims.aud as string | string[], extra);
+  if (extra.length > 0 && !opts.narrowed && claims.aud !== undefined) claims.aud = withAudiences(claims.aud as string | string[], extra);
 }
 
 /** aud with the audiences of mappers added (no duplicates); one value stays a string, as before. */

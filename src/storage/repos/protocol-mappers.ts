@@ -44,14 +44,17 @@ const duplicate = (m: { name: string }): ConflictError => new ConflictError(`Pro
 export class ProtocolMapperRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Every mapper of the realm (the token path reads them once per cache window). */
+  /**
+   * Every mapper of the realm (the token path reads them once per cache window). By name: the order
+   * in which one owner's mappers apply (a later one writing the same claim wins) is stable.
+   */
   async listRealm(realmId: string): Promise<ProtocolMapper[]> {
-    const rows = await this.db.selectFrom('protocol_mappers').selectAll().where('realm_id', '=', realmId).orderBy('created_at').orderBy('id').execute();
+    const rows = await this.db.selectFrom('protocol_mappers').selectAll().where('realm_id', '=', realmId).orderBy('name').execute();
     return rows.map(toMapper);
   }
 
   async list(o: MapperOwner): Promise<ProtocolMapper[]> {
-    const rows = await this.owned(o).selectAll().orderBy('created_at').orderBy('id').execute();
+    const rows = await this.owned(o).selectAll().orderBy('name').execute();
     return rows.map(toMapper);
   }
 
