@@ -6,6 +6,7 @@ import { addMappers, getMapper, listMappers, removeMapper, updateMapper } from '
 import {
   fromProtocolMapperList,
   fromProtocolMapperRepresentation,
+  protocolMappersByOwner,
   toProtocolMapperRepresentation,
   type MapperFields,
   type ProtocolMapperRepresentation,
@@ -88,14 +89,7 @@ export async function protocolMapperRoutes(app: FastifyInstance, opts: { service
 
 /** Keycloak's protocolMappers of each client or scope of a realm, for their representations (owners without: absent). */
 export async function mapperRepsByOwner(services: Services, realmId: string, kind: MapperOwnerType): Promise<(owner: string) => { protocolMappers?: ProtocolMapperRepresentation[] }> {
-  const byOwner = new Map<string, ProtocolMapperRepresentation[]>();
-  for (const m of await services.store.protocolMappers.listRealm(realmId)) {
-    if (m.ownerType !== kind) continue;
-    const list = byOwner.get(m.owner) ?? [];
-    list.push(toProtocolMapperRepresentation(m));
-    byOwner.set(m.owner, list);
-  }
-  return (owner) => (byOwner.has(owner) ? { protocolMappers: byOwner.get(owner)! } : {});
+  return protocolMappersByOwner(await services.store.protocolMappers.listRealm(realmId), kind);
 }
 
 /** The protocolMappers a create body carries (Keycloak accepts them on a new client or scope). */

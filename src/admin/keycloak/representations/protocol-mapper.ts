@@ -1,4 +1,4 @@
-import type { ProtocolMapper } from '../../../storage/types.js';
+import type { MapperOwnerType, ProtocolMapper } from '../../../storage/types.js';
 import { ValidationError } from '../../validation.js';
 
 /** Keycloak's ProtocolMapperRepresentation (OpenID Connect only). */
@@ -65,4 +65,16 @@ export function fromProtocolMapperRepresentation(body: unknown): MapperFields {
 export function fromProtocolMapperList(body: unknown, what = 'the request body'): MapperFields[] {
   if (!Array.isArray(body)) throw new ValidationError(`${what} must be a list of protocol mappers`);
   return body.map(fromProtocolMapperRepresentation);
+}
+
+/** Keycloak's protocolMappers of each client or scope, from a realm's mappers (owners without any: no field). */
+export function protocolMappersByOwner(mappers: readonly ProtocolMapper[], kind: MapperOwnerType): (owner: string) => { protocolMappers?: ProtocolMapperRepresentation[] } {
+  const byOwner = new Map<string, ProtocolMapperRepresentation[]>();
+  for (const m of mappers) {
+    if (m.ownerType !== kind) continue;
+    const list = byOwner.get(m.owner) ?? [];
+    list.push(toProtocolMapperRepresentation(m));
+    byOwner.set(m.owner, list);
+  }
+  return (owner) => (byOwner.has(owner) ? { protocolMappers: byOwner.get(owner)! } : {});
 }
