@@ -110,9 +110,10 @@ for (const dialect of dialects()) {
     test("Keycloak's own export (the fixture): no mapper moves, the built-in claims stay as they are", async () => {
       const realms = JSON.parse(fs.readFileSync('/work/shared/fixtures/keycloak/migration-realm-26.6.0.json', 'utf8')) as Json[];
       const r = await importKeycloakRealms(ts.store, realms.filter((x) => x.realm !== 'master'), { ifExists: 'fail' }, actor);
+      assert.deepEqual(r.realms.map((x) => x.realm), ['Migration', 'Migration2']);
       for (const realm of r.realms) {
         assert.equal(realm.status, 'imported', realm.reason);
-        assert.deepEqual(await ts.store.protocolMappers.listRealm(realm.name), []);
+        assert.deepEqual(await ts.store.protocolMappers.listRealm(realm.realm), []);
         assert.ok(!realm.lines.some((l) => /protocol mapper /.test(l.element)), JSON.stringify(realm.lines.filter((l) => /mapper/.test(l.element))));
       }
     });
