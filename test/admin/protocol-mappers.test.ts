@@ -246,6 +246,16 @@ for (const dialect of dialects()) {
       const parent = await ts.kc.groups.create({ realm, name: 'staff' });
       const child = await ts.kc.groups.createChildGroup({ realm, id: parent.id }, { name: 'ops' });
       await ts.kc.users.addToGroup({ realm, id: ts.user.id, groupId: child.id });
+      let reads = 0;
+      const paths = ts.store.groups.userGroupPaths.bind(ts.store.groups);
+      ts.store.groups.userGroupPaths = (userId: string) => {
+        reads++;
+        return paths(userId);
+      };
+      // No group mapper (and no groups scope): the group paths are not read.
+      await ts.kc.clients.addProtocolMapper({ realm, id: 'web-app' }, attribute('tenant', 'tenant', 'tenant'));
+      await issued('openid');
+      assert.equal(reads, 0);
       await ts.kc.clients.addMultipleProtocolMappers({ realm, id: 'web-app' }, [
         mapper('paths', 'oidc-group-membership-mapper', { 'claim.name': 'member_of', 'full.path': 'true', multivalued: 'true', ...flags }),
         mapper('names', 'oidc-group-membership-mapper', { 'claim.name': 'teams', 'full.path': 'false', multivalued: 'true', 'access.token.claim': 'true' }),
@@ -256,6 +266,9 @@ for (const dialect of dialects()) {
       assert.deepEqual(id.member_of, ['/staff/ops']);
       assert.equal(id.teams, undefined);
       assert.deepEqual(userinfo.member_of, ['/staff/ops']);
+      // Once for the access and ID tokens, once for userinfo.
+      assert.equal(reads, 2);
+      ts.store.groups.userGroupPaths = paths;
       await ts.kc.users.delFromGroup({ realm, id: ts.user.id, groupId: child.id });
     });
   });

@@ -105,6 +105,9 @@ for (const dialect of dialects()) {
       const strip = (list: Array<{ name: string; type: string; config: Record<string, string>; ownerType: string; owner: string }>) => list.map(({ name, type, config, ownerType, owner }) => ({ name, type, config, ownerType, owner }));
       assert.deepEqual(strip(await ts.store.protocolMappers.listRealm('copied')), strip(await ts.store.protocolMappers.listRealm('mapped')));
       assert.equal((await ts.store.protocolMappers.listRealm('copied')).length, 3);
+      // Deleting the realm deletes its mappers.
+      await ts.kc.realms.del({ realm: 'copied' });
+      assert.deepEqual(await ts.store.protocolMappers.listRealm('copied'), []);
     });
 
     test("Keycloak's own export (the fixture): no mapper moves, the built-in claims stay as they are", async () => {
