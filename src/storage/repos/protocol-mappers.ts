@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Database, ProtocolMapperTable } from '../schema.js';
 import { ConflictError, type MapperOwnerType, type ProtocolMapper } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
@@ -33,9 +33,15 @@ function toMapper(r: Selectable<ProtocolMapperTable>): ProtocolMapper {
   };
 }
 
+/** The rows of one owner (and of one id in it, when given). */
+function ownedBy(o: MapperOwner, id?: string) {
+  return (eb: ExpressionBuilder<Database, 'protocol_mappers'>): Expression<SqlBool> =>
+    eb.and({ realm_id: o.realmId, owner_type: o.ownerType, owner: o.owner, ...(id !== undefined ? { id } : {}) });
+}
+
 /** Deletes the mappers of a client or scope: called inside the transaction that deletes their owner. */
 export async function deleteOwnedMappers(db: Kysely<Database>, realmId: string, ownerType: MapperOwnerType, owner: string): Promise<void> {
-  await db.deleteFrom('protocol_mappers').where('realm_id', '=', realmId).where('owner_type', '=', ownerType).where('owner', '=', owner).execute();
+  await db.deleteFrom('protocol_mappers').where(ownedBy({ realmId, ownerType, owner })).execute();
 }
 
 const duplicate = (m: { name: string }): ConflictError => new ConflictError(`Protocol mapper exists with same name: ${m.name}`);
@@ -54,12 +60,12 @@ export class ProtocolMapperRepository {
   }
 
   async list(o: MapperOwner): Promise<ProtocolMapper[]> {
-    const rows = await this.owned(o).selectAll().orderBy('name').execute();
+    const rows = await this.db.selectFrom('protocol_mappers').selectAll().where(ownedBy(o)).orderBy('name').execute();
     return rows.map(toMapper);
   }
 
   async get(o: MapperOwner, id: string): Promise<ProtocolMapper | undefined> {
-    const row = await this.owned(o).selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.db.selectFrom('protocol_mappers').selectAll().where(ownedBy(o, id)).executeTakeFirst();
     return row ? toMapper(row) : undefined;
   }
 
@@ -80,10 +86,7 @@ export class ProtocolMapperRepository {
       const r = await this.db
         .updateTable('protocol_mappers')
         .set({ name: patch.name, type: patch.type, config: JSON.stringify(patch.config) })
-        .where('realm_id', '=', o.realmId)
-        .where('owner_type', '=', o.ownerType)
-        .where('owner', '=', o.owner)
-        .where('id', '=', id)
+        .where(ownedBy(o, id))
         .executeTakeFirst();
       return Number(r.numUpdatedRows) === 1;
     } catch (err) {
@@ -93,17 +96,7 @@ export class ProtocolMapperRepository {
   }
 
   async delete(o: MapperOwner, id: string): Promise<boolean> {
-    const r = await this.db
-      .deleteFrom('protocol_mappers')
-      .where('realm_id', '=', o.realmId)
-      .where('owner_type', '=', o.ownerType)
-      .where('owner', '=', o.owner)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const r = await this.db.deleteFrom('protocol_mappers').where(ownedBy(o, id)).executeTakeFirst();
     return Number(r.numDeletedRows) === 1;
-  }
-
-  private owned(o: MapperOwner) {
-    return this.db.selectFrom('protocol_mappers').where('realm_id', '=', o.realmId).where('owner_type', '=', o.ownerType).where('owner', '=', o.owner);
   }
 }
