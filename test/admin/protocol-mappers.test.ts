@@ -4,7 +4,7 @@ import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { basic } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 const realm = 'test';
 const OIDC = 'openid-connect';
@@ -107,6 +107,19 @@ for (const dialect of dialects()) {
       await ts.kc.clientScopes.create({ realm, name: 'scoped', protocol: OIDC });
       assert.deepEqual(await ts.kc.clientScopes.listProtocolMappers({ realm, id: 'scoped' }), []);
       assert.equal(await statusOf(ts.kc.clientScopes.listProtocolMappers({ realm, id: 'nope' })), 404);
+    });
+
+    test('view-clients reads mappers, manage-clients changes them', async () => {
+      await clear();
+      const viewer = await serviceAccountAdmin(ts, realm, 'mapper-viewer', ['view-clients']);
+      assert.deepEqual(await viewer.kc.clients.listProtocolMappers({ realm, id: 'web-app' }), []);
+      assert.deepEqual(await viewer.kc.clientScopes.listProtocolMappers({ realm, id: 'tenancy' }), []);
+      assert.equal(await statusOf(viewer.kc.clients.addProtocolMapper({ realm, id: 'web-app' }, attribute('tenant', 'tenant', 'tenant'))), 403);
+      assert.equal(await statusOf(viewer.kc.clientScopes.addMultipleProtocolMappers({ realm, id: 'tenancy' }, [attribute('tenant', 'tenant', 'tenant')])), 403);
+      assert.deepEqual(await ts.kc.clients.listProtocolMappers({ realm, id: 'web-app' }), []);
+      const manager = await serviceAccountAdmin(ts, realm, 'mapper-manager', ['manage-clients']);
+      await manager.kc.clients.addProtocolMapper({ realm, id: 'web-app' }, attribute('tenant', 'tenant', 'tenant'));
+      assert.equal((await ts.kc.clients.listProtocolMappers({ realm, id: 'web-app' })).length, 1);
     });
 
     test('a duplicate name is 409; reserved claims, unknown types and bad configs are 400, and nothing is stored', async () => {
