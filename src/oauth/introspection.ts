@@ -6,7 +6,7 @@ import { OAuthError } from './errors.js';
 import { readParams, required, type RawParams } from './params.js';
 import { verifyAccessToken } from './access-tokens.js';
 import { isLegacyRefreshToken, verifyRefreshJwt } from '../crypto/refresh-jwt.js';
-import { withoutIntrospectionHidden } from './protocol-mappers.js';
+import { withoutIntrospectionHidden } from './mapper-claims.js';
 import { claimScopes } from './scopes.js';
 
 export type IntrospectionResponse = { active: false } | ({ active: true } & Record<string, unknown>);

@@ -6,7 +6,7 @@ import { realmBase, type Services } from '../services.js';
 import crypto from 'node:crypto';
 import { randomToken, tokenHash } from '../crypto/random.js';
 import { signRefreshJwt, type RefreshKeys } from '../crypto/refresh-jwt.js';
-import { addMapperClaims, onceGroupPaths, type MapperInput } from './protocol-mappers.js';
+import { addMapperClaims, onceGroupPaths, type MapperInput } from './mapper-claims.js';
 
 /** The specification's token response, in Keycloak's shape. */
 export interface TokenResponse {

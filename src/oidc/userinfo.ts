@@ -1,7 +1,7 @@
 import type { Services } from '../services.js';
 import { verifyAccessToken } from '../oauth/access-tokens.js';
 import { groupClaims, mapperInputOf, scopedClaims } from '../oauth/tokens.js';
-import { addMapperClaims } from '../oauth/protocol-mappers.js';
+import { addMapperClaims } from '../oauth/mapper-claims.js';
 import { claimScopes } from '../oauth/scopes.js';
 import { subjectOfUser } from '../storage/repos/mappers.js';
 

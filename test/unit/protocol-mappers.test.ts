@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyMappers, compileMapper, converterOf, parseClaimPath, withAudiences } from '../../src/oauth/protocol-mappers.js';
+import { compileMapper, converterOf, parseClaimPath } from '../../src/oauth/protocol-mappers.js';
+import { applyMappers, withAudiences } from '../../src/oauth/mapper-claims.js';
 import type { ProtocolMapper } from '../../src/storage/types.js';
 
 test("claim.name: dots nest, a backslash escapes the next character (Keycloak's splitClaimPath)", () => {

@@ -4,7 +4,7 @@ import { realmBase } from '../../services.js';
 import { ensureServiceAccount } from '../../admin/operations/service-accounts.js';
 import { OAuthError } from '../errors.js';
 import { accessTokenAudience, groupClaims, mapperInputOf, roleClaims, scopedClaims } from '../tokens.js';
-import { addMapperClaims } from '../protocol-mappers.js';
+import { addMapperClaims } from '../mapper-claims.js';
 import { directGrantScopes, noRefreshFor } from './grant-scopes.js';
 import type { Grant, GrantContext, ServiceTokenResponse } from './types.js';
 import { subjectOfUser } from '../../storage/repos/mappers.js';
