@@ -113,5 +113,5 @@ export function registerMapperCommands(parent: Command, kind: MapperOwnerType): 
 
 /** `scope`: client scopes; for now their protocol mappers (scopes themselves: the admin API and import). */
 export function registerScope(program: Command): void {
-  registerMapperCommands(program.command('scope').description('manage client scopes'), 'scope');
+  registerMapperCommands(program.command('scope').description("client scopes' protocol mappers (custom claims); the scopes themselves: admin API, import"), 'scope');
 }
