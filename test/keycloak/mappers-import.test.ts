@@ -110,6 +110,17 @@ for (const dialect of dialects()) {
       assert.deepEqual(await ts.store.protocolMappers.listRealm('copied'), []);
     });
 
+    test('partialImport: a client moves with its mappers; OVERWRITE replaces them', async () => {
+      const client = (mappers: Json[]): Json => ({ clientId: 'partial', publicClient: true, redirectUris: [RP], protocolMappers: mappers });
+      const one = claim('one', 'oidc-hardcoded-claim-mapper', { 'claim.name': 'one', 'claim.value': '1', ...flags });
+      const two = claim('two', 'oidc-hardcoded-claim-mapper', { 'claim.name': 'two', 'claim.value': '2', ...flags });
+      await ts.kc.realms.partialImport({ realm: 'mapped', rep: { ifResourceExists: 'SKIP', clients: [client([one])] } as never });
+      const names = async (): Promise<string[]> => (await ts.kc.clients.listProtocolMappers({ realm: 'mapped', id: 'partial' })).map((m) => m.name!);
+      assert.deepEqual(await names(), ['one']);
+      await ts.kc.realms.partialImport({ realm: 'mapped', rep: { ifResourceExists: 'OVERWRITE', clients: [client([two])] } as never });
+      assert.deepEqual(await names(), ['two']);
+    });
+
     test("Keycloak's own export (the fixture): no mapper moves, the built-in claims stay as they are", async () => {
       const realms = JSON.parse(fs.readFileSync('/work/shared/fixtures/keycloak/migration-realm-26.6.0.json', 'utf8')) as Json[];
       const r = await importKeycloakRealms(ts.store, realms.filter((x) => x.realm !== 'master'), { ifExists: 'fail' }, actor);
