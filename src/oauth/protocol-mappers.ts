@@ -142,7 +142,8 @@ export function compileMapper(m: ProtocolMapper): CompiledMapper | undefined {
   const source = sourceOf(m);
   if (!source) return undefined;
   const convert = source.kind === 'attribute' ? converterOf(m.config['jsonType.label']) : CONVERTERS.String;
-  const path = source.kind === 'audience' ? [] : parseClaimPath(m.config['claim.name'] ?? (source.kind === 'groups' ? 'groups' : ''));
+  // Every claim needs its claim.name (the group mapper's Keycloak default, groups, is Realmgate's own claim).
+  const path = source.kind === 'audience' ? [] : parseClaimPath(m.config['claim.name'] ?? '');
   if (!convert || !path || (path.length > 0 && RESERVED_CLAIMS.has(path[0]!))) return undefined;
   const targets = targetsOf(m.config);
   // Keycloak's audience mapper writes tokens only: userinfo has no aud.
