@@ -87,7 +87,7 @@ interface Targets {
 export type TokenTarget = keyof Targets;
 
 type Source =
-  | { kind: 'attribute'; attribute: string }
+  | { kind: 'attribute'; attribute: string; aggregate: boolean }
   | { kind: 'value'; value: unknown }
   | { kind: 'groups'; fullPath: boolean }
   | { kind: 'audience'; audience: string };
@@ -119,7 +119,7 @@ function sourceOf(m: ProtocolMapper): Source | undefined {
   const c = m.config;
   switch (m.type) {
     case ATTRIBUTE_MAPPER:
-      return c['user.attribute'] ? { kind: 'attribute', attribute: c['user.attribute'] } : undefined;
+      return c['user.attribute'] ? { kind: 'attribute', attribute: c['user.attribute'], aggregate: c['aggregate.attrs'] === 'true' } : undefined;
     case HARDCODED_MAPPER: {
       const value = c['claim.value'] === undefined ? undefined : converterOf(c['jsonType.label'])?.(c['claim.value']);
       return value === undefined ? undefined : { kind: 'value', value };

@@ -6,7 +6,7 @@ import { realmBase, type Services } from '../services.js';
 import crypto from 'node:crypto';
 import { randomToken, tokenHash } from '../crypto/random.js';
 import { signRefreshJwt, type RefreshKeys } from '../crypto/refresh-jwt.js';
-import { addMapperClaims, onceGroupPaths, type MapperInput } from './mapper-claims.js';
+import { addMapperClaims, once, type MapperInput } from './mapper-claims.js';
 
 /** The specification's token response, in Keycloak's shape. */
 export interface TokenResponse {
@@ -129,9 +129,9 @@ export function accessTokenAudience(realm: Realm, client: Client, resources: rea
   return list.length === 1 ? list[0]! : [...list];
 }
 
-/** What the mappers of a token read about its user: the attributes it carries, the group paths on demand. */
+/** What the mappers of a token read about its user: the attributes it carries, the groups on demand. */
 export function mapperInputOf(services: Services, subject: Subject): MapperInput {
-  return { subject, groupPaths: onceGroupPaths(() => services.store.groups.userGroupPaths(subject.userId)) };
+  return { subject, groupLines: once(() => services.store.groups.userGroupLines(subject.userId)) };
 }
 
 export async function buildTokenResponse(

@@ -254,34 +254,38 @@ for (const dialect of dialects()) {
       ts.services.cache.clear();
     });
 
-    test('a group membership mapper: full paths or names, read only when such a mapper applies', async () => {
+    test('a group membership mapper: full paths or names; group attributes; the groups read only when a mapper needs them', async () => {
       await clear();
       const parent = await ts.kc.groups.create({ realm, name: 'staff' });
       const child = await ts.kc.groups.createChildGroup({ realm, id: parent.id }, { name: 'ops' });
       await ts.kc.users.addToGroup({ realm, id: ts.user.id, groupId: child.id });
       let reads = 0;
-      const paths = ts.store.groups.userGroupPaths.bind(ts.store.groups);
-      ts.store.groups.userGroupPaths = (userId: string) => {
+      const lines = ts.store.groups.userGroupLines.bind(ts.store.groups);
+      ts.store.groups.userGroupLines = (userId: string) => {
         reads++;
-        return paths(userId);
+        return lines(userId);
       };
-      // No group mapper (and no groups scope): the group paths are not read.
+      // No group mapper (and an attribute the user has): the groups are not read.
       await ts.kc.clients.addProtocolMapper({ realm, id: 'web-app' }, attribute('tenant', 'tenant', 'tenant'));
       await issued('openid');
       assert.equal(reads, 0);
       await ts.kc.clients.addMultipleProtocolMappers({ realm, id: 'web-app' }, [
         mapper('paths', 'oidc-group-membership-mapper', { 'claim.name': 'member_of', 'full.path': 'true', multivalued: 'true', ...flags }),
         mapper('names', 'oidc-group-membership-mapper', { 'claim.name': 'teams', 'full.path': 'false', multivalued: 'true', 'access.token.claim': 'true' }),
+        // Keycloak: an attribute the user lacks comes from their groups (ops has none: its parent's).
+        attribute('site', 'site', 'site'),
       ]);
+      await ts.kc.groups.update({ realm, id: parent.id }, { name: 'staff', attributes: { site: ['hq'] } });
       const { access, id, userinfo } = await issued('openid');
       assert.deepEqual(access.member_of, ['/staff/ops']);
       assert.deepEqual(access.teams, ['ops']);
+      assert.equal(access.site, 'hq');
       assert.deepEqual(id.member_of, ['/staff/ops']);
       assert.equal(id.teams, undefined);
       assert.deepEqual(userinfo.member_of, ['/staff/ops']);
       // Once for the access and ID tokens, once for userinfo.
       assert.equal(reads, 2);
-      ts.store.groups.userGroupPaths = paths;
+      ts.store.groups.userGroupLines = lines;
       await ts.kc.users.delFromGroup({ realm, id: ts.user.id, groupId: child.id });
     });
   });
