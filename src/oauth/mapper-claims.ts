@@ -10,25 +10,59 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** What a mapper reads about the user; the group paths are read at most once, when a group mapper applies. */
-export interface MapperInput {
-  subject: Pick<Subject, 'attributes'>;
-  groupPaths: () => Promise<string[]>;
+/** A group of the user as a mapper reads it. */
+export interface MapperGroup {
+  name: string;
+  attributes: Record<string, string[]>;
 }
 
-/** Reads the group paths once for every token of one response. */
-export function onceGroupPaths(read: () => Promise<string[]>): () => Promise<string[]> {
-  let p: Promise<string[]> | undefined;
+/**
+ * What a mapper reads about the user: the attributes the token's subject carries, and on demand (at most
+ * once per response, only when a mapper needs them) each of the user's groups with its line of ancestors
+ * from the top-level group down to it.
+ */
+export interface MapperInput {
+  subject: Pick<Subject, 'attributes'>;
+  groupLines: () => Promise<ReadonlyArray<readonly MapperGroup[]>>;
+}
+
+/** Reads once for every token of one response. */
+export function once<T>(read: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
   return () => (p ??= read());
+}
+
+/** Keycloak's group attribute: the group's own values, else (or, aggregating, also) its parent's, up the line. */
+function lineValues(line: readonly MapperGroup[], name: string, aggregate: boolean): string[] {
+  const out: string[] = [];
+  for (let i = line.length - 1; i >= 0; i--) {
+    out.push(...(line[i]!.attributes[name] ?? []));
+    if (out.length > 0 && !aggregate) break;
+  }
+  return out;
+}
+
+/**
+ * Keycloak's user attribute (KeycloakModelUtils.resolveAttribute): the user's own values; a user without
+ * any takes those of their first group (by name) that has some, through its ancestors; with
+ * aggregate.attrs, the values of the user and of all their groups together, each once.
+ */
+async function attributeValues(name: string, aggregate: boolean, input: MapperInput): Promise<readonly string[]> {
+  const own = input.subject.attributes[name] ?? [];
+  if (own.length > 0 && !aggregate) return own;
+  const lines = await input.groupLines();
+  if (!aggregate) return lines.map((l) => lineValues(l, name, false)).find((v) => v.length > 0) ?? [];
+  return [...new Set([...own, ...lines.flatMap((l) => lineValues(l, name, true))])];
 }
 
 async function rawValues(m: CompiledMapper, input: MapperInput): Promise<readonly string[] | undefined> {
   switch (m.source.kind) {
     case 'attribute':
-      return input.subject.attributes[m.source.attribute];
+      return attributeValues(m.source.attribute, m.source.aggregate, input);
     case 'groups': {
-      const paths = await input.groupPaths();
-      return m.source.fullPath ? paths : paths.map((p) => p.slice(p.lastIndexOf('/') + 1));
+      const lines = await input.groupLines();
+      const fullPath = m.source.fullPath;
+      return lines.map((line) => (fullPath ? `/${line.map((g) => g.name).join('/')}` : line[line.length - 1]!.name)).sort();
     }
     default:
       return undefined;

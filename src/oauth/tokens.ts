@@ -130,8 +130,21 @@ export function accessTokenAudience(realm: Realm, client: Client, resources: rea
 }
 
 /** What the mappers of a token read about its user: the attributes it carries, the groups on demand. */
-export function mapperInputOf(services: Services, subject: Subject): MapperInput {
+function mapperInputOf(services: Services, subject: Subject): MapperInput {
   return { subject, groupLines: once(() => services.store.groups.userGroupLines(subject.userId)) };
+}
+
+/**
+ * Adds the claims of the protocol mappers of the client and of the released scopes meant for one target
+ * (a token of the client credentials grant, a UserInfo answer); a cache hit when the realm has none.
+ */
+export async function addProtocolMapperClaims(
+  services: Services,
+  claims: Record<string, unknown>,
+  o: { realmId: string; clientId: string; released: readonly string[]; subject: Subject; target: 'access' | 'userinfo' },
+): Promise<void> {
+  const mappers = (await services.cache.protocolMappers(o.realmId)).select(o.clientId, o.released);
+  if (mappers.length > 0) await addMapperClaims(claims, mappers, o.target, mapperInputOf(services, o.subject));
 }
 
 export async function buildTokenResponse(

@@ -1,7 +1,6 @@
 import type { Services } from '../services.js';
 import { verifyAccessToken } from '../oauth/access-tokens.js';
-import { groupClaims, mapperInputOf, scopedClaims } from '../oauth/tokens.js';
-import { addMapperClaims } from '../oauth/mapper-claims.js';
+import { addProtocolMapperClaims, groupClaims, scopedClaims } from '../oauth/tokens.js';
 import { claimScopes } from '../oauth/scopes.js';
 import { subjectOfUser } from '../storage/repos/mappers.js';
 
@@ -50,7 +49,6 @@ export async function userInfo(services: Services, realmId: string, token: strin
     ...(await groupClaims(services, user.id, scopes)),
   };
   // Mappers with userinfo.token.claim (from the user as they are now, like the other claims here).
-  const mappers = (await services.cache.protocolMappers(realm.id)).select(claims.azp, released);
-  if (mappers.length > 0) await addMapperClaims(info, mappers, 'userinfo', mapperInputOf(services, subject));
+  await addProtocolMapperClaims(services, info, { realmId: realm.id, clientId: claims.azp, released, subject, target: 'userinfo' });
   return info;
 }

@@ -3,8 +3,7 @@ import { randomToken } from '../../crypto/random.js';
 import { realmBase } from '../../services.js';
 import { ensureServiceAccount } from '../../admin/operations/service-accounts.js';
 import { OAuthError } from '../errors.js';
-import { accessTokenAudience, groupClaims, mapperInputOf, roleClaims, scopedClaims } from '../tokens.js';
-import { addMapperClaims } from '../mapper-claims.js';
+import { accessTokenAudience, addProtocolMapperClaims, groupClaims, roleClaims, scopedClaims } from '../tokens.js';
 import { directGrantScopes, noRefreshFor } from './grant-scopes.js';
 import type { Grant, GrantContext, ServiceTokenResponse } from './types.js';
 import { subjectOfUser } from '../../storage/repos/mappers.js';
@@ -44,8 +43,7 @@ export const clientCredentialsGrant: Grant = {
       ...(await groupClaims(services, user.id, scopes)),
     };
     // The protocol mappers of the client and of its granted scopes (no openid here: no implied scopes).
-    const mappers = (await services.cache.protocolMappers(realm.id)).select(client.clientId, scopes);
-    if (mappers.length > 0) await addMapperClaims(claims, mappers, 'access', mapperInputOf(services, subject));
+    await addProtocolMapperClaims(services, claims, { realmId: realm.id, clientId: client.clientId, released: scopes, subject, target: 'access' });
     // RFC 9068 2.1: the header says at+jwt when the realm issues that format.
     const accessToken = await services.keys.sign(realm.id, claims, undefined, realm.accessTokenFormat === 'rfc9068' ? { typ: 'at+jwt' } : {});
     await services.audit.record({ realmId: realm.id, type: 'CLIENT_LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip });
