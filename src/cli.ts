@@ -21,6 +21,7 @@ import { registerAdminEvents } from './cli/admin-events.js';
 import { registerBackup } from './cli/backup.js';
 import { registerRole } from './cli/role.js';
 import { registerGroup } from './cli/group.js';
+import { registerScope } from './cli/mapper.js';
 import { terminalSafe } from './cli/terminal-text.js';
 
 // A reader of this process's output that went away (a log shipper restarted, `| head`, a closed
@@ -44,6 +45,7 @@ registerBootstrap(program);
 registerAdminEvents(program);
 registerRole(program);
 registerGroup(program);
+registerScope(program);
 registerBackup(program);
 
 async function main(): Promise<void> {

@@ -4,6 +4,7 @@ import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updat
 import { checkChosenClientSecret } from '../admin/validation.js';
 import { onOff } from './common.js';
 import type { Client } from '../storage/types.js';
+import { registerMapperCommands } from './mapper.js';
 
 const AUTH_METHOD_HELP = 'token endpoint authentication the client may use: client_secret_basic, client_secret_post (repeatable or comma-separated; default both)';
 const ID_TOKEN_ALG_HELP = 'algorithm of its ID tokens: RS256 (default), ES256 or EdDSA';
@@ -219,4 +220,5 @@ export function registerClient(program: Command): void {
       const secret = await withStore((store) => rotateClientSecret(store, { realmId, clientId }));
       process.stdout.write(`new client secret of ${clientId} (shown only now): ${secret}\n`);
     });
+  registerMapperCommands(client, 'client');
 }

@@ -6,6 +6,8 @@ import { OAuthError } from './errors.js';
 import { readParams, required, type RawParams } from './params.js';
 import { verifyAccessToken } from './access-tokens.js';
 import { isLegacyRefreshToken, verifyRefreshJwt } from '../crypto/refresh-jwt.js';
+import { withoutIntrospectionHidden } from './mapper-claims.js';
+import { claimScopes } from './scopes.js';
 
 export type IntrospectionResponse = { active: false } | ({ active: true } & Record<string, unknown>);
 
@@ -47,7 +49,18 @@ export async function handleIntrospection(
     // RFC 7662 2.2 allows more members than it names; as Keycloak does, every claim of the verified token
     // is in the answer (realm_access, resource_access, groups, the profile and email claims...), so that a
     // gateway that introspects authorizes by the same claims as one that reads the JWT.
-    return { ...claims, active: true, token_type: 'Bearer', typ: 'Bearer', client_id: claims.azp, username: user.username, iss };
+    return { ...(await introspected(claims)), active: true, token_type: 'Bearer', typ: 'Bearer', client_id: claims.azp, username: user.username, iss };
+  }
+
+  /**
+   * The token's claims as issued, less those of mappers whose introspection.token.claim is "false" (the
+   * mappers are not run again: a claim not in the token is not in the answer either).
+   */
+  async function introspected<C extends { scope: string; azp: string }>(claims: C): Promise<Record<string, unknown>> {
+    const all = await services.cache.protocolMappers(realm!.id);
+    if (all.none) return claims;
+    const owner = await services.cache.client(realm!.id, claims.azp);
+    return withoutIntrospectionHidden(claims, all.select(claims.azp, claimScopes(claims.scope.split(' '), owner?.scopes ?? [])));
   }
 
   async function refresh(): Promise<IntrospectionResponse | undefined> {

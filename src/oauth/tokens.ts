@@ -6,6 +6,7 @@ import { realmBase, type Services } from '../services.js';
 import crypto from 'node:crypto';
 import { randomToken, tokenHash } from '../crypto/random.js';
 import { signRefreshJwt, type RefreshKeys } from '../crypto/refresh-jwt.js';
+import { addMapperClaims, once, type MapperInput } from './mapper-claims.js';
 
 /** The specification's token response, in Keycloak's shape. */
 export interface TokenResponse {
@@ -189,6 +190,24 @@ export function accessTokenAudience(realm: Realm, client: Client, resources: rea
   return list.length === 1 ? list[0]! : [...list];
 }
 
+/** What the mappers of a token read about its user: the attributes it carries, the groups on demand. */
+function mapperInputOf(services: Services, subject: Subject): MapperInput {
+  return { subject, groupLines: once(() => services.store.groups.userGroupLines(subject.userId)) };
+}
+
+/**
+ * Adds the claims of the protocol mappers of the client and of the released scopes meant for one target
+ * (a token of the client credentials grant, a UserInfo answer); a cache hit when the realm has none.
+ */
+export async function addProtocolMapperClaims(
+  services: Services,
+  claims: Record<string, unknown>,
+  o: { realmId: string; clientId: string; released: readonly string[]; subject: Subject; target: 'access' | 'userinfo' },
+): Promise<void> {
+  const mappers = (await services.cache.protocolMappers(o.realmId)).select(o.clientId, o.released);
+  if (mappers.length > 0) await addMapperClaims(claims, mappers, o.target, mapperInputOf(services, o.subject));
+}
+
 export async function buildTokenResponse(
   services: Services,
   input: {
@@ -227,6 +246,10 @@ export async function buildTokenResponse(
   };
   const groups = await groupClaims(services, subject.userId, scopes);
   Object.assign(claims, scopedClaims(subject, released), await roleClaims(services, realm.id, subject.userId), groups);
+  // Keycloak's protocol mappers of the client and of the released scopes (a cache hit when the realm has none).
+  const mappers = (await services.cache.protocolMappers(realm.id)).select(client.clientId, released);
+  const mapperInput = mappers.length > 0 ? mapperInputOf(services, subject) : undefined;
+  if (mapperInput) await addMapperClaims(claims, mappers, 'access', mapperInput, { narrowed: (input.resources?.length ?? 0) > 0 });
   // RFC 9068 2.1, 2.2: header typ at+jwt and the client_id claim.
   if (realm.accessTokenFormat === 'rfc9068') claims.client_id = client.clientId;
   const accessToken = await services.keys.sign(realm.id, claims, undefined, realm.accessTokenFormat === 'rfc9068' ? { typ: 'at+jwt' } : {});
@@ -236,7 +259,7 @@ export async function buildTokenResponse(
     // a realm signing its access tokens with ES256 or EdDSA still serves RS256-only relying parties.
     const idAlg = isSigningAlg(client.idTokenAlg) ? client.idTokenAlg : 'RS256';
     // OIDC Core 2 and 12.2: the same iss, sub, aud, azp and auth_time on refresh; nonce only at login.
-    idToken = await services.keys.sign(realm.id, {
+    const idClaims: Record<string, unknown> = {
       iss,
       sub: subject.userId,
       aud: chain.clientId,
@@ -250,7 +273,9 @@ export async function buildTokenResponse(
       sid: chain.sessionId,
       ...scopedClaims(subject, released),
       ...groups,
-    }, idAlg);
+    };
+    if (mapperInput) await addMapperClaims(idClaims, mappers, 'id', mapperInput);
+    idToken = await services.keys.sign(realm.id, idClaims, idAlg);
   }
   return {
     access_token: accessToken,

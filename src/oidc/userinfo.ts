@@ -1,6 +1,6 @@
 import type { Services } from '../services.js';
 import { verifyAccessToken } from '../oauth/access-tokens.js';
-import { groupClaims, scopedClaims } from '../oauth/tokens.js';
+import { addProtocolMapperClaims, groupClaims, scopedClaims } from '../oauth/tokens.js';
 import { claimScopes } from '../oauth/scopes.js';
 import { subjectOfUser } from '../storage/repos/mappers.js';
 
@@ -41,10 +41,14 @@ export async function userInfo(services: Services, realmId: string, token: strin
   // With openid, the claims of Keycloak's default client scopes the client has (oauth/scopes.ts).
   const client = await services.cache.client(realm.id, claims.azp);
   const released = claimScopes(scopes, client?.scopes ?? []);
-  return {
+  const subject = subjectOfUser(user);
+  const info: Record<string, unknown> = {
     sub: user.id,
-    ...scopedClaims(subjectOfUser(user), released),
+    ...scopedClaims(subject, released),
     ...(claims.organization ? { organization: claims.organization } : {}),
     ...(await groupClaims(services, user.id, scopes)),
   };
+  // Mappers with userinfo.token.claim (from the user as they are now, like the other claims here).
+  await addProtocolMapperClaims(services, info, { realmId: realm.id, clientId: claims.azp, released, subject, target: 'userinfo' });
+  return info;
 }

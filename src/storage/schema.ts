@@ -324,6 +324,19 @@ export interface LeaseTable {
   expires_at: number;
 }
 
+export interface ProtocolMapperTable {
+  id: string;
+  realm_id: string;
+  /** 'client' (owner: the client id) or 'scope' (owner: the client scope's name). */
+  owner_type: string;
+  owner: string;
+  name: string;
+  type: string;
+  /** A JSON object of string values (Keycloak's config map). */
+  config: string;
+  created_at: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -357,6 +370,7 @@ export interface Database {
   group_roles: GroupRoleTable;
   admin_events: AdminEventTable;
   leases: LeaseTable;
+  protocol_mappers: ProtocolMapperTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

@@ -18,6 +18,7 @@ import { OrganizationAdminRepository } from './repos/organization-admin.js';
 import { SessionAdminRepository } from './repos/session-admin.js';
 import { LeaseRepository } from './repos/leases.js';
 import { CollectorRepository } from './repos/collector.js';
+import { ProtocolMapperRepository } from './repos/protocol-mappers.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -46,6 +47,8 @@ export class Store {
   readonly sessionAdmin: SessionAdminRepository;
   readonly leases: LeaseRepository;
   readonly collector: CollectorRepository;
+  /** Keycloak's protocol mappers (custom claims) of clients and client scopes. */
+  readonly protocolMappers: ProtocolMapperRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -73,6 +76,7 @@ export class Store {
     this.sessionAdmin = new SessionAdminRepository(k);
     this.leases = new LeaseRepository(k);
     this.collector = new CollectorRepository(k);
+    this.protocolMappers = new ProtocolMapperRepository(k);
   }
 
   /**

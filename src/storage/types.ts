@@ -204,6 +204,21 @@ export interface SigningKey {
 }
 
 export class ConflictError extends Error {}
+
+/** What a protocol mapper belongs to: a client (by client id) or a client scope (by name) of its realm. */
+export type MapperOwnerType = 'client' | 'scope';
+
+/** Keycloak's ProtocolMapperRepresentation of OpenID Connect, as stored: config is Keycloak's map of strings. */
+export interface ProtocolMapper {
+  id: string;
+  realmId: string;
+  ownerType: MapperOwnerType;
+  owner: string;
+  name: string;
+  type: string;
+  config: Record<string, string>;
+  createdAt: number;
+}
 export class NotFoundError extends Error {}
 
 /** The user behind a code or a refresh chain, read in the same query. */

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { basic } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { decodeJwt } from 'jose';
 import { startAdminServer, type AdminTestServer } from './helpers.js';
 
 // With a long cache time (REALMGATE_CACHE_TTL_MS), a change made through this server's admin API still
@@ -32,6 +33,27 @@ for (const dialect of dialects()) {
       assert.equal(fresh.statusCode, 200);
       await ts.kc.clients.update({ realm: 'test', id: 'web-app' }, { enabled: false });
       await assert.rejects(runAuthorization(ts));
+    });
+
+    test('a protocol mapper added, changed or removed through the API applies to the next token', async () => {
+      const token = async (): Promise<Record<string, unknown>> => {
+        const r = await runAuthorization(ts);
+        const res = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
+        assert.equal(res.statusCode, 200, res.body);
+        return decodeJwt(res.json().access_token);
+      };
+      await ts.kc.clients.update({ realm: 'test', id: 'web-app' }, { enabled: true });
+      ts.client.secret = (await ts.kc.clients.generateNewClientSecret({ realm: 'test', id: 'web-app' })).value!;
+      // Warm the cache: the realm has no mappers.
+      assert.equal((await token()).plan, undefined);
+      const config = { 'claim.name': 'plan', 'claim.value': 'gold', 'access.token.claim': 'true' };
+      await ts.kc.clients.addProtocolMapper({ realm: 'test', id: 'web-app' }, { name: 'plan', protocol: 'openid-connect', protocolMapper: 'oidc-hardcoded-claim-mapper', config });
+      assert.equal((await token()).plan, 'gold');
+      const [m] = await ts.kc.clients.listProtocolMappers({ realm: 'test', id: 'web-app' });
+      await ts.kc.clients.updateProtocolMapper({ realm: 'test', id: 'web-app', mapperId: m!.id! }, { ...m!, config: { ...config, 'claim.value': 'silver' } });
+      assert.equal((await token()).plan, 'silver');
+      await ts.kc.clients.delProtocolMapper({ realm: 'test', id: 'web-app', mapperId: m!.id! });
+      assert.equal((await token()).plan, undefined);
     });
   });
 }

@@ -6,6 +6,8 @@ import { createServices } from '../../src/services.js';
 import { Store } from '../../src/storage/store.js';
 import { openDatabase, type Db } from '../../src/storage/database.js';
 import { createClient, revokeBefore, rotateKeys } from '../../src/admin/operations.js';
+import { addMappers } from '../../src/admin/operations/protocol-mappers.js';
+import { NO_MAPPERS } from '../../src/oauth/protocol-mappers.js';
 
 // Issue 11 item 4: a change made by another node (here: another process's connection) reaches every
 // node's caches within REALMGATE_CACHE_TTL_MS, and not only when the same process made it.
@@ -44,6 +46,38 @@ for (const dialect of dialects()) {
       assert.equal((await node.cache.realm(REALM))!.notBefore, 1234);
       const kids = (await node.keys.jwks(REALM)).keys.map((k) => k.kid);
       assert.ok(kids.includes(rotated.kid) && kids.includes(kid!));
+    });
+
+    test('protocol mappers: a realm without any costs one query per window; one added elsewhere shows within the window', async () => {
+      const node = createServices({ ...ts.config, cacheTtlMs: 2000 }, ts.store, ts.clock);
+      const elsewhere = new Store(otherDb);
+      let queries = 0;
+      const listRealm = ts.store.protocolMappers.listRealm.bind(ts.store.protocolMappers);
+      ts.store.protocolMappers.listRealm = (realmId: string) => {
+        queries++;
+        return listRealm(realmId);
+      };
+      try {
+        // No mappers: the shared empty value, read once for the window.
+        assert.equal(await node.cache.protocolMappers(REALM), NO_MAPPERS);
+        assert.equal(await node.cache.protocolMappers(REALM), NO_MAPPERS);
+        assert.equal(queries, 1);
+        assert.deepEqual(NO_MAPPERS.select('web-app', ['openid', 'profile']), []);
+        await addMappers(elsewhere, { realmId: REALM, ownerType: 'client', owner: 'web-app' }, [
+          { name: 'tenant', protocolMapper: 'oidc-hardcoded-claim-mapper', config: { 'claim.name': 'tenant', 'claim.value': 't1', 'access.token.claim': 'true' } },
+        ]);
+        // Within the window the cached "none" may stand ...
+        assert.equal(await node.cache.protocolMappers(REALM), NO_MAPPERS);
+        assert.equal(queries, 1);
+        // ... after it, never.
+        ts.clock.advance(2.001);
+        const mappers = await node.cache.protocolMappers(REALM);
+        assert.equal(mappers.none, false);
+        assert.equal(mappers.select('web-app', []).length, 1);
+        assert.equal(queries, 2);
+      } finally {
+        ts.store.protocolMappers.listRealm = listRealm;
+      }
     });
   });
 }

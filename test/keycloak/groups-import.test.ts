@@ -322,8 +322,11 @@ for (const dialect of dialects()) {
       };
       const r = (await importKeycloakRealms(ts.store, [rep], { ifExists: 'fail' }, actor)).realms[0]!;
       assert.equal(r.status, 'imported', r.reason);
-      expectLine(r, 'client scope groups', 'imported', /^its group membership mapper is Realmgate's groups claim \(the full paths of the user's groups\); 1 protocol mapper\(s\) not moved: Realmgate issues its own claims$/);
-      expectLine(r, 'client scope teams', 'imported', /^a group membership mapper \(claim "teams", names only\) not moved: Realmgate releases the groups claim, with full paths, for a scope named groups$/);
+      expectLine(r, 'client scope groups', 'imported', /^its group membership mapper is Realmgate's groups claim \(the full paths of the user's groups\)$/);
+      // An audience mapper naming no audience breaks the admin API's rule: reported, the scope imported.
+      expectLine(r, 'client scope groups protocol mapper aud', 'skipped', /needs config\.included\.client\.audience/);
+      // Another group membership mapper moves as it is (names only, claim teams).
+      expectLine(r, 'client scope teams protocol mappers', 'imported', /^teams$/);
       const signedIn = await signIn(ts, { realm: 'mapped', clientId: 'app', redirectUri: RP, username: 'erin', password: 'erin password 1', scope: 'openid groups' });
       assert.deepEqual((signedIn.claims as { groups?: string[] } | undefined)?.groups, ['/eng/web'], JSON.stringify(signedIn));
       assert.deepEqual((signedIn.idClaims as { groups?: string[] } | undefined)?.groups, ['/eng/web']);

@@ -1,3 +1,4 @@
+import { protocolMappersByOwner } from './representations/protocol-mapper.js';
 import type { Store } from '../../storage/store.js';
 import type { Client, User } from '../../storage/types.js';
 import { toRealmRepresentation } from './representations/realm.js';
@@ -125,9 +126,12 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   if (!realm) throw new NotFound(`realm ${realmId} does not exist`);
   const rep: Json = { ...toRealmRepresentation(realm), organizationsEnabled: true };
   const scopes = await store.realms.scopes(realmId);
-  rep.clientScopes = scopes.map((s) => ({ name: s.name, protocol: 'openid-connect', attributes: { 'consent.screen.text': s.consentText, 'display.on.consent.screen': 'true', 'include.in.token.scope': 'true' } }));
+  const mappers = await store.protocolMappers.listRealm(realmId);
+  const scopeMappers = protocolMappersByOwner(mappers, 'scope');
+  rep.clientScopes = scopes.map((s) => ({ name: s.name, protocol: 'openid-connect', attributes: { 'consent.screen.text': s.consentText, 'display.on.consent.screen': 'true', 'include.in.token.scope': 'true' }, ...scopeMappers(s.name) }));
   const clients = (await store.clients.list(realmId)).filter((c) => c.clientId !== REALM_MANAGEMENT);
-  rep.clients = clients.map((c) => clientRepresentation(c, opts.withSecrets));
+  const clientMappers = protocolMappersByOwner(mappers, 'client');
+  rep.clients = clients.map((c) => ({ ...clientRepresentation(c, opts.withSecrets), ...clientMappers(c.clientId) }));
   // The realm's own roles. Realmgate's admin roles (realm-management's, master's admin and create-realm)
   // are left out, as the realm-management client is: Keycloak and Realmgate make them in every realm;
   // users' mappings to them are written, and grant them again on import.

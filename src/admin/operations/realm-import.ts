@@ -8,6 +8,7 @@ import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { chooseSigningKeys, readSigningKeys, type FileSigningKey } from '../keycloak/signing-keys.js';
 import { fromRealmRepresentation } from '../keycloak/representations/realm.js';
 import { importCredential, type KeycloakCredential } from '../keycloak/credentials.js';
+import { readFileMappers, storeFileMappers, type FileMappers } from '../keycloak/import-mappers.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
@@ -256,7 +257,7 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   if (rep.bruteForceProtected === false) report.mapped('realm setting bruteForceProtected', 'false in Keycloak; Realmgate always limits failed logins');
   reportRealmLeftovers(rep, report);
 
-  const scopes = await importScopes(store, realm.id, ready.scopes, report);
+  const scopes = await importScopes(store, realm.id, ready.scopes, report, await knownClients(store, realm.id, ready.clients));
   const clients = (await storeClients(store, realm.id, ready.clients, scopes, 'skip', report, actor)).stored;
   const users = (await storeUsers(store, realm.id, rep, ready.users, 'skip', report, actor)).stored;
   const memberships = await importOrganizations(store, realm.id, ready.organizations, users, report, actor);
@@ -382,30 +383,8 @@ interface ScopeEntry {
   consentText?: string;
   /** The text to use only when the realm has none for the scope already. */
   fallback?: string;
-  /** What the report says of its protocol mappers (none: undefined). */
-  mappers: string | undefined;
-}
-
-/**
- * What the report says of protocol mappers that do not move. Keycloak's group membership mapper is the
- * one Realmgate has an equivalent for: the `groups` claim (full paths) of a scope named groups; the
- * report says whether the file's mapper gives what Realmgate gives, or how it differs.
- */
-function mapperNote(raw: Json, scopeName: string | undefined): string | undefined {
-  const mappers = optList(raw, 'protocolMappers').map((m) => (m && typeof m === 'object' && !Array.isArray(m) ? (m as Json) : {}));
-  if (mappers.length === 0) return undefined;
-  const notes: string[] = [];
-  let others = mappers.length;
-  for (const m of mappers.filter((x) => x.protocolMapper === 'oidc-group-membership-mapper')) {
-    others--;
-    const config = m.config && typeof m.config === 'object' && !Array.isArray(m.config) ? (m.config as Json) : {};
-    const claim = typeof config['claim.name'] === 'string' ? config['claim.name'] : 'groups';
-    const fullPath = config['full.path'] !== 'false' && config['full.path'] !== false;
-    if (scopeName === 'groups' && claim === 'groups' && fullPath) notes.push("its group membership mapper is Realmgate's groups claim (the full paths of the user's groups)");
-    else notes.push(`a group membership mapper (claim ${JSON.stringify(claim)}, ${fullPath ? 'full paths' : 'names only'}) not moved: Realmgate releases the groups claim, with full paths, for a scope named groups`);
-  }
-  if (others > 0) notes.push(`${others} protocol mapper(s) not moved${scopeName !== undefined ? ': Realmgate issues its own claims' : ''}`);
-  return notes.join('; ');
+  /** Its protocol mappers: those to move, and what the report says of the others. */
+  mappers: FileMappers;
 }
 
 /** Reads and checks the client scopes (OpenID Connect ones) of the file: no database. */
@@ -424,7 +403,7 @@ function readScopes(rep: Json): Array<ScopeEntry | Refused> {
       if (!/^[\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(scopeName)) return refuse(name, element, 'skipped', 'not a valid scope name (RFC 6749 3.3)');
       const text = optString(attrs, 'consent.screen.text', 'attributes.') ?? '';
       const description = optString(s, 'description');
-      const mappers = mapperNote(s, scopeName);
+      const mappers = readFileMappers(optList(s, 'protocolMappers'), scopeName);
       if (seen.has(scopeName)) return refuse(name, element, 'skipped', 'listed twice: the first entry was imported');
       seen.add(scopeName);
       const key = /^\$\{(\w+)\}$/.exec(text)?.[1];
@@ -443,7 +422,7 @@ function readScopes(rep: Json): Array<ScopeEntry | Refused> {
 }
 
 /** Stores the scopes read by readScopes, with their consent text; returns the names the realm now has. */
-async function importScopes(store: Store, realmId: string, entries: Array<ScopeEntry | Refused>, report: RealmReportBuilder): Promise<Set<string>> {
+async function importScopes(store: Store, realmId: string, entries: Array<ScopeEntry | Refused>, report: RealmReportBuilder, knownClient: (clientId: string) => boolean): Promise<Set<string>> {
   const existing = new Map((await store.realms.scopes(realmId)).map((s) => [s.name, s.consentText]));
   const t = now();
   for (const e of entries) {
@@ -454,7 +433,8 @@ async function importScopes(store: Store, realmId: string, entries: Array<ScopeE
     const consentText = e.consentText ?? existing.get(e.name) ?? e.fallback ?? e.name;
     await store.realms.upsertScope(realmId, { name: e.name, consentText }, t);
     existing.set(e.name, consentText);
-    report.imported(e.element, e.mappers);
+    report.imported(e.element, e.mappers.note);
+    await storeFileMappers(store, { realmId, ownerType: 'scope', owner: e.name }, e.element, e.mappers, knownClient, report);
   }
   return new Set(existing.keys());
 }
@@ -488,6 +468,8 @@ interface ClientEntry {
   wantedScopes: string[];
   notes: string[];
   enabled: boolean;
+  /** Its protocol mappers, stored with it. */
+  mappers: FileMappers;
 }
 
 interface UserEntry {
@@ -572,7 +554,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const pkce = optString(attrs, 'pkce.code.challenge.method', 'attributes.');
   // A Realmgate export names the secret methods a client allows (Keycloak's exports do not: both).
   const authMethods = isPublic ? undefined : optString(attrs, AUTH_METHODS_ATTRIBUTE, 'attributes.');
-  const mappers = mapperNote(c, undefined);
+  const mappers = readFileMappers(optList(c, 'protocolMappers'), undefined);
   const ownScopes = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
   const scopeEntries = [...optStrings(c, 'defaultClientScopes'), ...optStrings(c, 'optionalClientScopes')];
   const rawName = optString(c, 'name');
@@ -638,7 +620,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   if (flags.consentRequired !== true) notes.push('Realmgate asks each user to consent once');
   // Realmgate accepts S256 only (RFC 9700 2.1.1); "plain" becomes S256, which every client supports.
   if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 required instead');
-  if (mappers !== undefined) notes.push(mappers);
+  if (mappers.note !== undefined) notes.push(mappers.note);
   // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes).
   const realmDefaults = rep.defaultDefaultClientScopes !== undefined || rep.defaultOptionalClientScopes !== undefined;
   const listed = ownScopes
@@ -670,7 +652,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     if (!(err instanceof ValidationError)) throw err;
     return refuse(clientId, element, 'skipped', message(err), parts);
   }
-  return { name: clientId, element, parts, input, ...(chosen !== undefined ? { secret: chosen } : {}), wantedScopes: [...new Set(['openid', ...listed])], notes, enabled: flags.enabled !== false };
+  return { name: clientId, element, parts, input, ...(chosen !== undefined ? { secret: chosen } : {}), wantedScopes: [...new Set(['openid', ...listed])], notes, enabled: flags.enabled !== false, mappers };
 }
 
 /** Reads and checks the user entries (no database, no hashing). */
@@ -858,6 +840,13 @@ function skip(report: RealmReportBuilder, e: { element: string; name: string }, 
   return { action: 'SKIPPED', resourceType: type, resourceName: e.name, id, reason: l.reason ?? l.outcome };
 }
 
+/** The clients an audience mapper of the file may name: the realm's, and those the file brings. */
+async function knownClients(store: Store, realmId: string, entries: Array<ClientEntry | Refused>): Promise<(clientId: string) => boolean> {
+  const ids = new Set((await store.clients.list(realmId)).map((c) => c.clientId));
+  for (const e of entries) if (!e.refused) ids.add(e.name);
+  return (id) => ids.has(id);
+}
+
 /**
  * Stores the clients read by readClients (their secrets hashed); a client already stored is left as it
  * is or replaced (deleted, then created again) as onExisting says. Returns the results and the ids of
@@ -866,6 +855,7 @@ function skip(report: RealmReportBuilder, e: { element: string; name: string }, 
 async function storeClients(store: Store, realmId: string, entries: Array<ClientEntry | Refused>, scopes: Set<string>, onExisting: OnExisting, report: RealmReportBuilder, actor: Actor): Promise<{ results: EntryResult[]; stored: Set<string> }> {
   const results: EntryResult[] = [];
   const stored = new Set<string>();
+  const knownClient = await knownClients(store, realmId, entries);
   for (const e of entries) {
     for (const l of e.parts) report.add(l);
     if (e.refused) {
@@ -903,6 +893,7 @@ async function storeClients(store: Store, realmId: string, entries: Array<Client
     stored.add(e.name);
     if (notes.length > 0) report.mapped(e.element, notes.join('; '));
     else report.imported(e.element);
+    await storeFileMappers(store, { realmId, ownerType: 'client', owner: e.name }, e.element, e.mappers, knownClient, report);
     results.push({ action: replaced ? 'OVERWRITTEN' : 'ADDED', resourceType: 'CLIENT', resourceName: e.name, id: e.name });
   }
   return { results, stored };

@@ -8,6 +8,8 @@ import type { Client } from '../../storage/types.js';
 import { actorOf, requireRole } from './authenticate.js';
 import { notFound } from './errors.js';
 import { callerOf, created, loadRealm } from './plugin.js';
+import { mapperRepsByOwner, mappersOfBody } from './protocol-mappers.js';
+import { addMappers, checkNewOwnerMappers } from '../../admin/operations/protocol-mappers.js';
 import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
 
 const tags = ['clients'];
@@ -44,7 +46,8 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
       if (q !== undefined) list = list.filter((c) => (req.query.search === 'true' ? c.clientId.toLowerCase().includes(q.toLowerCase()) : c.clientId === q));
       const first = Math.max(0, Number(req.query.first ?? 0) || 0);
       const max = Math.max(0, Number(req.query.max ?? 100) || 100);
-      return list.slice(first, first + max).map(toClientRepresentation);
+      const mappers = await mapperRepsByOwner(services, realm.id, 'client');
+      return list.slice(first, first + max).map((c) => ({ ...toClientRepresentation(c), ...mappers(c.clientId) }));
     },
   );
 
@@ -52,8 +55,11 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
     const caller = callerOf(req);
     const realm = await loadRealm(services, caller, req.params.realm);
     requireRole(caller, realm.id, 'manage-clients');
-    const rep = fromClientRepresentation(jsonObject(req.body));
+    const body = jsonObject(req.body);
+    const rep = fromClientRepresentation(body);
     if (!rep.clientId) throw new ValidationError('clientId is required');
+    const mappers = mappersOfBody(body);
+    await checkNewOwnerMappers(store, realm.id, mappers, rep.clientId);
     const { client } = await createClient(
       store,
       {
@@ -75,6 +81,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
       actorOf(caller),
     );
     if (rep.enabled === false) await changeClient(store, { realmId: realm.id, clientId: client.clientId, changes: { enabled: false } }, actorOf(caller));
+    if (mappers.length > 0) await addMappers(store, { realmId: realm.id, ownerType: 'client', owner: client.clientId }, mappers, actorOf(caller));
     services.cache.clear();
     return created(services, reply, `${encodeURIComponent(realm.id)}/clients/${encodeURIComponent(client.clientId)}`);
   });
@@ -83,7 +90,8 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
     const caller = callerOf(req);
     const realm = await loadRealm(services, caller, req.params.realm);
     requireRole(caller, realm.id, 'view-clients');
-    return toClientRepresentation(await load(realm.id, req.params.id));
+    const client = await load(realm.id, req.params.id);
+    return { ...toClientRepresentation(client), ...(await mapperRepsByOwner(services, realm.id, 'client'))(client.clientId) };
   });
 
   app.put<P>('/realms/:realm/clients/:id', { schema: { tags, summary: 'Update a client: redirect URIs, flows, public/confidential, PKCE, enabled', params: clientParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {

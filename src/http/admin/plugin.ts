@@ -11,6 +11,7 @@ import { clientRoutes } from './clients.js';
 import { groupRoutes } from './groups.js';
 import { roleRoutes } from './roles.js';
 import { realmInfoRoutes } from './realm-info.js';
+import { protocolMapperRoutes } from './protocol-mappers.js';
 import { clientScopeRoutes } from './client-scopes.js';
 import { userRoutes } from './users.js';
 import { organizationRoutes } from './organizations.js';
@@ -89,6 +90,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(groupRoutes, { services });
   await app.register(realmInfoRoutes, { services });
   await app.register(clientScopeRoutes, { services });
+  await app.register(protocolMapperRoutes, { services });
   await app.register(userRoutes, { services });
   await app.register(organizationRoutes, { services });
   await app.register(sessionRoutes, { services });

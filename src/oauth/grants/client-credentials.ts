@@ -3,7 +3,7 @@ import { randomToken } from '../../crypto/random.js';
 import { realmBase } from '../../services.js';
 import { ensureServiceAccount } from '../../admin/operations/service-accounts.js';
 import { OAuthError } from '../errors.js';
-import { accessTokenAudience, groupClaims, roleClaims, scopedClaims } from '../tokens.js';
+import { accessTokenAudience, addProtocolMapperClaims, groupClaims, roleClaims, scopedClaims } from '../tokens.js';
 import { directGrantScopes, noRefreshFor } from './grant-scopes.js';
 import type { Grant, GrantContext, ServiceTokenResponse } from './types.js';
 import { subjectOfUser } from '../../storage/repos/mappers.js';
@@ -25,7 +25,8 @@ export const clientCredentialsGrant: Grant = {
     if (!user.enabled) throw new OAuthError('invalid_grant', 'the service account is disabled');
     const now = nowSeconds(services.clock);
     const scope = scopes.join(' ');
-    const accessToken = await services.keys.sign(realm.id, {
+    const subject = subjectOfUser(user);
+    const claims: Record<string, unknown> = {
       iss: realmBase(services.config, realm.id),
       sub: user.id,
       aud: accessTokenAudience(realm, client, undefined),
@@ -37,11 +38,14 @@ export const clientCredentialsGrant: Grant = {
       jti: randomToken(16),
       scope,
       client_id: client.clientId,
-      ...scopedClaims(subjectOfUser(user), scopes),
+      ...scopedClaims(subject, scopes),
       ...(await roleClaims(services, realm.id, user.id)),
       ...(await groupClaims(services, user.id, scopes)),
-      // RFC 9068 2.1: the header says at+jwt when the realm issues that format.
-    }, undefined, realm.accessTokenFormat === 'rfc9068' ? { typ: 'at+jwt' } : {});
+    };
+    // The protocol mappers of the client and of its granted scopes (no openid here: no implied scopes).
+    await addProtocolMapperClaims(services, claims, { realmId: realm.id, clientId: client.clientId, released: scopes, subject, target: 'access' });
+    // RFC 9068 2.1: the header says at+jwt when the realm issues that format.
+    const accessToken = await services.keys.sign(realm.id, claims, undefined, realm.accessTokenFormat === 'rfc9068' ? { typ: 'at+jwt' } : {});
     await services.audit.record({ realmId: realm.id, type: 'CLIENT_LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip });
     return {
       access_token: accessToken,

@@ -21,6 +21,7 @@ import * as codeResources from './2026-11-25T0100_code_resources.js';
 import * as deviceCodeAddress from './2026-11-26T0100_device_code_address.js';
 import * as userRequiredActions from './2026-11-26T2300_user_required_actions.js';
 import * as userAttributes from './2026-11-27T0800_user_attributes.js';
+import * as protocolMappers from './2026-11-27T0810_protocol_mappers.js';
 import * as eventRetention from './2026-11-27T0100_event_retention.js';
 import * as groups from './2026-11-27T0500_groups.js';
 
@@ -50,4 +51,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T0100_event_retention': eventRetention,
   '2026-11-27T0500_groups': groups,
   '2026-11-27T0800_user_attributes': userAttributes,
+  '2026-11-27T0810_protocol_mappers': protocolMappers,
 };

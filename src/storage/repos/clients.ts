@@ -4,6 +4,7 @@ import { inTransaction } from './in-transaction.js';
 import { ConflictError, type Client, type ClientAuthMethod } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toClient } from './mappers.js';
+import { deleteOwnedMappers } from './protocol-mappers.js';
 
 /** What an update may change; absent fields stay as they are. */
 export interface ClientPatch {
@@ -105,7 +106,7 @@ export class ClientRepository {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  /** Deletes the client and revokes its refresh chains, in one transaction. */
+  /** Deletes the client with its protocol mappers and revokes its refresh chains, in one transaction. */
   async delete(realmId: string, clientId: string, now: number = Math.floor(Date.now() / 1000)): Promise<boolean> {
     return inTransaction(this.db, async (trx) => {
       await trx
@@ -115,6 +116,7 @@ export class ClientRepository {
         .where('client_id', '=', clientId)
         .where('revoked_at', 'is', null)
         .execute();
+      await deleteOwnedMappers(trx, realmId, 'client', clientId);
       const r = await trx.deleteFrom('clients').where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
     });

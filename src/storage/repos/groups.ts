@@ -245,10 +245,15 @@ export class GroupRepository {
 
   /** The paths of the groups a user belongs to directly ("/parent/child"), sorted. */
   async userGroupPaths(userId: string): Promise<string[]> {
+    return (await this.userGroupLines(userId)).map((line) => `/${line.map((g) => g.name).join('/')}`).sort();
+  }
+
+  /** Each group of the user (by name) with its line of ancestors, from its top-level group down to it. */
+  async userGroupLines(userId: string): Promise<Group[][]> {
     const groups = await this.userGroups(userId);
     if (groups.length === 0) return [];
     const lineages = await this.lineages(groups.map((g) => g.id));
-    return [...lineages.values()].map((line) => `/${line.map((g) => g.name).join('/')}`).sort();
+    return groups.map((g) => lineages.get(g.id) ?? [g]);
   }
 
   async grantRoles(groupId: string, roleIds: string[]): Promise<void> {

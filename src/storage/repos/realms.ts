@@ -4,6 +4,7 @@ import { inTransaction } from './in-transaction.js';
 import { ConflictError, type Realm, type Scope } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toRealm } from './mappers.js';
+import { deleteOwnedMappers } from './protocol-mappers.js';
 
 export type RealmSettings = Omit<Realm, 'id' | 'createdAt' | 'displayName' | 'notBefore' | 'enabled'>;
 
@@ -126,6 +127,7 @@ export class RealmRepository {
         'login_failures',
         'signing_keys',
         'scopes',
+        'protocol_mappers',
         'roles',
         'groups',
         'events',
@@ -142,9 +144,13 @@ export class RealmRepository {
     });
   }
 
+  /** Deletes the scope with its protocol mappers, in one transaction. */
   async deleteScope(realmId: string, name: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('scopes').where('realm_id', '=', realmId).where('name', '=', name).executeTakeFirst();
-    return Number(r.numDeletedRows) === 1;
+    return inTransaction(this.db, async (trx) => {
+      await deleteOwnedMappers(trx, realmId, 'scope', name);
+      const r = await trx.deleteFrom('scopes').where('realm_id', '=', realmId).where('name', '=', name).executeTakeFirst();
+      return Number(r.numDeletedRows) === 1;
+    });
   }
 
   async scopes(realmId: string): Promise<Scope[]> {

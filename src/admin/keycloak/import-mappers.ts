@@ -1,0 +1,97 @@
+import type { Store } from '../../storage/store.js';
+import type { MapperOwner } from '../../storage/repos/protocol-mappers.js';
+import { ATTRIBUTE_MAPPER, GROUP_MAPPER, MAPPER_TYPES } from '../../oauth/protocol-mappers.js';
+import { checkMapper, storeMappers, type CheckedMapper } from '../operations/protocol-mappers.js';
+import { fromProtocolMapperRepresentation, type MapperFields } from './representations/protocol-mapper.js';
+import { ValidationError } from '../validation.js';
+import type { RealmReportBuilder } from './import-report.js';
+
+type Json = Record<string, unknown>;
+
+/** The protocol mappers of a client or scope in a Keycloak file: those to move, and what the report says of the others. */
+export interface FileMappers {
+  movable: Array<{ name: string; fields?: MapperFields; refused?: string }>;
+  /** The owner's report line says these (none: undefined). */
+  note: string | undefined;
+}
+
+/**
+ * The user-attribute mappers Keycloak puts in its standard scopes (user.attribute -> claim.name): a
+ * realm's export carries them whether or not a user has the attribute. They are not moved: a realm of
+ * Realmgate has its own standard claims, and these would only add claims to the scopes every client has.
+ */
+const KEYCLOAK_DEFAULTS: Record<string, Record<string, string>> = {
+  profile: {
+    profile: 'profile', birthdate: 'birthdate', locale: 'locale', gender: 'gender', updatedAt: 'updated_at', nickname: 'nickname',
+    middleName: 'middle_name', website: 'website', picture: 'picture', zoneinfo: 'zoneinfo',
+  },
+  phone: { phoneNumber: 'phone_number', phoneNumberVerified: 'phone_number_verified' },
+};
+
+function isKeycloakDefault(scopeName: string | undefined, m: Json, config: Json): boolean {
+  if (scopeName === undefined || !Object.hasOwn(KEYCLOAK_DEFAULTS, scopeName) || m.protocolMapper !== ATTRIBUTE_MAPPER) return false;
+  const attr = config['user.attribute'];
+  const defaults = KEYCLOAK_DEFAULTS[scopeName]!;
+  return typeof attr === 'string' && Object.hasOwn(defaults, attr) && defaults[attr] === config['claim.name'];
+}
+
+const objectOr = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
+
+/**
+ * Sorts the protocolMappers of a client (scopeName undefined) or scope: the types Realmgate runs move
+ * (checked when stored); Keycloak's group membership mapper of a scope named groups is Realmgate's own
+ * groups claim; Keycloak's defaults in the standard scopes, and the types Realmgate does not run, do not move.
+ */
+export function readFileMappers(list: unknown[], scopeName: string | undefined): FileMappers {
+  const movable: FileMappers['movable'] = [];
+  const notes: string[] = [];
+  let others = 0;
+  for (const raw of list) {
+    const m = objectOr(raw);
+    const config = objectOr(m.config);
+    const name = typeof m.name === 'string' ? m.name : '';
+    if (m.protocolMapper === GROUP_MAPPER && scopeName === 'groups' && (config['claim.name'] ?? 'groups') === 'groups' && config['full.path'] !== 'false') {
+      notes.push("its group membership mapper is Realmgate's groups claim (the full paths of the user's groups)");
+    } else if (typeof m.protocolMapper === 'string' && MAPPER_TYPES.includes(m.protocolMapper) && !isKeycloakDefault(scopeName, m, config)) {
+      try {
+        movable.push({ name, fields: fromProtocolMapperRepresentation(m) });
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        movable.push({ name, refused: err.message });
+      }
+    } else others++;
+  }
+  if (others > 0) notes.push(`${others} protocol mapper(s) not moved${scopeName !== undefined ? ': Realmgate issues its own claims' : ' (Realmgate runs the attribute, hard-coded claim, audience and group membership mappers)'}`);
+  return { movable, note: notes.length > 0 ? notes.join('; ') : undefined };
+}
+
+/**
+ * Stores the movable mappers of a client or scope the import stored, each checked by the admin API's
+ * rules: one that breaks a rule (a reserved claim, a name the owner has already) is reported and left
+ * out, its owner stays imported.
+ */
+export async function storeFileMappers(store: Store, owner: MapperOwner, element: string, file: FileMappers, knownClient: (clientId: string) => boolean, report: RealmReportBuilder): Promise<void> {
+  if (file.movable.length === 0) return;
+  const taken = new Set((await store.protocolMappers.list(owner)).map((m) => m.name));
+  const ok: CheckedMapper[] = [];
+  for (const m of file.movable) {
+    let reason = m.refused;
+    if (!reason) {
+      try {
+        const checked = checkMapper(m.fields!, knownClient);
+        if (taken.has(checked.name)) reason = 'the client or scope has a mapper of this name already';
+        else {
+          taken.add(checked.name);
+          ok.push(checked);
+        }
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        reason = err.message;
+      }
+    }
+    if (reason) report.skipped(`${element} protocol mapper ${m.name}`, reason);
+  }
+  if (ok.length === 0) return;
+  await storeMappers(store, owner, ok);
+  report.imported(`${element} protocol mappers`, ok.map((m) => m.name).join(', '));
+}

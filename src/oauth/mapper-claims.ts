@@ -1,0 +1,154 @@
+import type { Subject } from '../storage/types.js';
+import type { CompiledMapper, TokenTarget } from './protocol-mappers.js';
+
+/**
+ * Applying compiled protocol mappers (src/oauth/protocol-mappers.ts) to the claims of a token, a UserInfo
+ * answer or an introspection answer.
+ */
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A group of the user as a mapper reads it. */
+export interface MapperGroup {
+  name: string;
+  attributes: Record<string, string[]>;
+}
+
+/**
+ * What a mapper reads about the user: the attributes the token's subject carries, and on demand (at most
+ * once per response, only when a mapper needs them) each of the user's groups with its line of ancestors
+ * from the top-level group down to it.
+ */
+export interface MapperInput {
+  subject: Pick<Subject, 'attributes'>;
+  groupLines: () => Promise<ReadonlyArray<readonly MapperGroup[]>>;
+}
+
+/** Reads once for every token of one response. */
+export function once<T>(read: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= read());
+}
+
+/** Keycloak's group attribute: the group's own values, else (or, aggregating, also) its parent's, up the line. */
+function lineValues(line: readonly MapperGroup[], name: string, aggregate: boolean): string[] {
+  const out: string[] = [];
+  for (let i = line.length - 1; i >= 0; i--) {
+    out.push(...(line[i]!.attributes[name] ?? []));
+    if (out.length > 0 && !aggregate) break;
+  }
+  return out;
+}
+
+/**
+ * Keycloak's user attribute (KeycloakModelUtils.resolveAttribute): the user's own values; a user without
+ * any takes those of their first group (by name) that has some, through its ancestors; with
+ * aggregate.attrs, the values of the user and of all their groups together, each once.
+ */
+async function attributeValues(name: string, aggregate: boolean, input: MapperInput): Promise<readonly string[]> {
+  const own = input.subject.attributes[name] ?? [];
+  if (own.length > 0 && !aggregate) return own;
+  const lines = await input.groupLines();
+  if (!aggregate) return lines.map((l) => lineValues(l, name, false)).find((v) => v.length > 0) ?? [];
+  return [...new Set([...own, ...lines.flatMap((l) => lineValues(l, name, true))])];
+}
+
+async function rawValues(m: CompiledMapper, input: MapperInput): Promise<readonly string[] | undefined> {
+  switch (m.source.kind) {
+    case 'attribute':
+      return attributeValues(m.source.attribute, m.source.aggregate, input);
+    case 'groups': {
+      const lines = await input.groupLines();
+      const fullPath = m.source.fullPath;
+      return lines.map((line) => (fullPath ? `/${line.map((g) => g.name).join('/')}` : line[line.length - 1]!.name)).sort();
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Keycloak's mapAttributeValue: a list when multivalued, else the first value; unconvertible values left out. */
+async function claimValue(m: CompiledMapper, input: MapperInput): Promise<unknown> {
+  if (m.source.kind === 'value') return m.source.value;
+  const values = await rawValues(m, input);
+  if (!values || values.length === 0) return undefined;
+  if (!m.multivalued) return m.convert(values[0]!);
+  const out = values.map(m.convert).filter((v) => v !== undefined);
+  return out.length > 0 ? out : undefined;
+}
+
+/** Writes the value at the claim path; an intermediate claim that is not an object is left as it is. */
+function setClaim(claims: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = claims;
+  for (let i = 0; i < path.length - 1; i++) {
+    const key = path[i]!;
+    const next = Object.hasOwn(node, key) ? node[key] : undefined;
+    if (next === undefined) {
+      const created: Record<string, unknown> = {};
+      node[key] = created;
+      node = created;
+    } else if (isObject(next)) node = next;
+    else return;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+/**
+ * Applies the mappers meant for `target` to the claims; returns the audiences the audience mappers add
+ * (the caller decides how they join aud).
+ */
+export async function applyMappers(claims: Record<string, unknown>, mappers: readonly CompiledMapper[], target: TokenTarget, input: MapperInput): Promise<string[]> {
+  const audiences: string[] = [];
+  for (const m of mappers) {
+    if (!m.targets[target]) continue;
+    if (m.source.kind === 'audience') {
+      if (!audiences.includes(m.source.audience)) audiences.push(m.source.audience);
+      continue;
+    }
+    const value = await claimValue(m, input);
+    if (value !== undefined) setClaim(claims, m.path, value);
+  }
+  return audiences;
+}
+
+/**
+ * Adds the claims of the mappers meant for `target`. Their audiences join aud, except in a token narrowed
+ * to RFC 8707 resources: the client asked for a token for those resources only, and another audience
+ * would widen it.
+ */
+export async function addMapperClaims(
+  claims: Record<string, unknown>,
+  mappers: readonly CompiledMapper[],
+  target: TokenTarget,
+  input: MapperInput,
+  opts: { narrowed?: boolean } = {},
+): Promise<void> {
+  const extra = await applyMappers(claims, mappers, target, input);
+  if (extra.length > 0 && !opts.narrowed && claims.aud !== undefined) claims.aud = withAudiences(claims.aud as string | string[], extra);
+}
+
+/** aud with the audiences of mappers added (no duplicates); one value stays a string, as before. */
+export function withAudiences(aud: string | string[], extra: readonly string[]): string | string[] {
+  if (extra.length === 0) return aud;
+  const list = typeof aud === 'string' ? [aud] : [...aud];
+  for (const a of extra) if (!list.includes(a)) list.push(a);
+  return list.length === 1 ? list[0]! : list;
+}
+
+/**
+ * The claims an introspection answer leaves out: those of the access token's mappers whose
+ * introspection.token.claim is "false" (the leaf of a nested claim; aud stays as issued).
+ */
+export function withoutIntrospectionHidden(claims: Record<string, unknown>, mappers: readonly CompiledMapper[]): Record<string, unknown> {
+  const hidden = mappers.filter((m) => m.targets.access && !m.targets.introspection && m.path.length > 0);
+  if (hidden.length === 0) return claims;
+  const out = structuredClone(claims);
+  for (const m of hidden) {
+    let node: unknown = out;
+    for (const key of m.path.slice(0, -1)) node = isObject(node) && Object.hasOwn(node, key) ? node[key] : undefined;
+    if (isObject(node)) delete node[m.path[m.path.length - 1]!];
+  }
+  return out;
+}
