@@ -28,6 +28,10 @@ for (const dialect of dialects()) {
       assert.deepEqual(info.cryptoInfo!.clientSignatureAsymmetricAlgorithms, ['RS256', 'ES256', 'EdDSA']);
       assert.deepEqual(info.themes!.login!.map((t) => t.name), ['realmgate']);
       assert.ok(info.memoryInfo!.used > 0 && info.memoryInfo!.used < info.memoryInfo!.total);
+      // The mapper types the admin API accepts, with the config each reads.
+      const types = info.protocolMapperTypes!['openid-connect']!;
+      assert.deepEqual(types.map((t) => t.id).sort(), ['oidc-audience-mapper', 'oidc-group-membership-mapper', 'oidc-hardcoded-claim-mapper', 'oidc-usermodel-attribute-mapper']);
+      assert.ok(types.find((t) => t.id === 'oidc-usermodel-attribute-mapper')!.properties.some((p) => p.name === 'user.attribute'));
     });
 
     test('a realm administrator reads it; a token of no administrator gets 403; no token 401', async () => {

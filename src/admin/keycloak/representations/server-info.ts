@@ -1,6 +1,7 @@
 import os from 'node:os';
 import v8 from 'node:v8';
 import { SIGNING_ALGS } from '../../../crypto/keystore.js';
+import { ATTRIBUTE_MAPPER, AUDIENCE_MAPPER, GROUP_MAPPER, HARDCODED_MAPPER } from '../../../oauth/protocol-mappers.js';
 
 /**
  * The Keycloak version whose admin REST API Realmgate answers (its representations and routes are
@@ -27,6 +28,18 @@ const FEATURES: ReadonlyArray<{ name: string; label: string; enabled: boolean }>
   { name: 'DYNAMIC_SCOPES', label: 'Dynamic OAuth 2.0 scopes', enabled: false },
 ];
 
+const FLAGS = ['id.token.claim', 'access.token.claim', 'userinfo.token.claim', 'introspection.token.claim'];
+const prop = (name: string, type = 'String'): Record<string, unknown> => ({ name, label: name, type, defaultValue: FLAGS.includes(name) ? 'true' : undefined });
+const CLAIM = ['claim.name', 'jsonType.label'];
+
+/** The protocol mapper types Realmgate runs (src/oauth/protocol-mappers.ts), as Keycloak describes its own, with the config they read. */
+const MAPPER_TYPES: ReadonlyArray<Record<string, unknown>> = [
+  { id: ATTRIBUTE_MAPPER, name: 'User Attribute', helpText: "Map a user attribute (or one of the user's groups') to a token claim.", props: ['user.attribute', ...CLAIM, 'multivalued', 'aggregate.attrs', ...FLAGS] },
+  { id: HARDCODED_MAPPER, name: 'Hardcoded claim', helpText: 'Hardcode a claim into the token.', props: [...CLAIM, 'claim.value', ...FLAGS] },
+  { id: AUDIENCE_MAPPER, name: 'Audience', helpText: 'Add a client, or a custom audience, to the audience (aud) of the access token.', props: ['included.client.audience', 'included.custom.audience', 'access.token.claim', 'introspection.token.claim'] },
+  { id: GROUP_MAPPER, name: 'Group Membership', helpText: "Map the user's group membership to a token claim.", props: ['claim.name', 'full.path', ...FLAGS] },
+].map(({ props, ...t }) => ({ ...t, category: 'Token mapper', priority: 0, properties: (props as string[]).map((n) => prop(n, FLAGS.includes(n) || n === 'multivalued' || n === 'aggregate.attrs' || n === 'full.path' ? 'boolean' : 'String')) }));
+
 const MB = 1024 * 1024;
 const formatted = (bytes: number): string => `${Math.round(bytes / MB)} MB`;
 
@@ -39,10 +52,10 @@ function uptimeText(ms: number): string {
 /**
  * Keycloak's ServerInfoRepresentation (GET /admin/serverinfo), with what Realmgate is: the version of the
  * API it answers, the process's memory and uptime (a Node.js process: the java* fields are absent), the
- * features above, the signature algorithms clients may choose, the themes (one login theme, English).
- * Providers, component types and password policies: none a tool could configure.
+ * features above, the signature algorithms clients may choose, the themes (one login theme, English),
+ * the protocol mapper types it runs. Providers, component types and password policies: none a tool could configure.
  */
-export function serverInfoRepresentation(input: { realmgateVersion: string; nowMs: number; protocolMapperTypes?: unknown[] }): Record<string, unknown> {
+export function serverInfoRepresentation(input: { realmgateVersion: string; nowMs: number }): Record<string, unknown> {
   const heap = v8.getHeapStatistics();
   const uptimeMillis = Math.round(process.uptime() * 1000);
   return {
@@ -88,7 +101,7 @@ export function serverInfoRepresentation(input: { realmgateVersion: string; nowM
     identityProviders: [],
     clientImporters: [],
     providers: {},
-    protocolMapperTypes: { 'openid-connect': input.protocolMapperTypes ?? [] },
+    protocolMapperTypes: { 'openid-connect': MAPPER_TYPES },
     builtinProtocolMappers: { 'openid-connect': [] },
     clientInstallations: {},
     componentTypes: {},
