@@ -71,7 +71,9 @@ async function rawValues(m: CompiledMapper, input: MapperInput): Promise<readonl
 
 /** Keycloak's mapAttributeValue: a list when multivalued, else the first value; unconvertible values left out. */
 async function claimValue(m: CompiledMapper, input: MapperInput): Promise<unknown> {
-  if (m.source.kind === 'value') return m.source.value;
+  // A hard-coded JSON object or list is compiled once for every token: each token gets its own copy, or a
+  // mapper nesting into it (claim.name "ext.tenant") would write one user's value into the next one's token.
+  if (m.source.kind === 'value') return typeof m.source.value === 'object' && m.source.value !== null ? structuredClone(m.source.value) : m.source.value;
   const values = await rawValues(m, input);
   if (!values || values.length === 0) return undefined;
   if (!m.multivalued) return m.convert(values[0]!);

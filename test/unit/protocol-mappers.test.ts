@@ -68,3 +68,21 @@ test("an attribute the user lacks comes from their groups, up each group's line;
   assert.deepEqual(await run({ site: ['home', 'us-1'] }), { first: ['home', 'us-1'], all: ['home', 'us-1', 'eu-1', 'us-2'] });
   assert.equal(reads, 2, 'one read of the groups per response');
 });
+
+test("a hard-coded JSON object is each token's own: a mapper nesting into it never changes the next user's token", async () => {
+  const hardcoded: ProtocolMapper = {
+    id: 'h', realmId: 'r', ownerType: 'client', owner: 'c', name: 'ext', type: 'oidc-hardcoded-claim-mapper', createdAt: 0,
+    config: { 'claim.name': 'ext', 'claim.value': '{"kind":"app"}', 'jsonType.label': 'JSON', 'access.token.claim': 'true' },
+  };
+  const tenant: ProtocolMapper = {
+    id: 't', realmId: 'r', ownerType: 'client', owner: 'c', name: 'tenant', type: 'oidc-usermodel-attribute-mapper', createdAt: 0,
+    config: { 'claim.name': 'ext.tenant', 'user.attribute': 'tenant', 'access.token.claim': 'true' },
+  };
+  const compiled = [hardcoded, tenant].map((m) => compileMapper(m)!);
+  const alice: Record<string, unknown> = {};
+  await applyMappers(alice, compiled, 'access', { subject: { attributes: { tenant: ['acme'] } }, groupLines: async () => [] });
+  assert.deepEqual(alice, { ext: { kind: 'app', tenant: 'acme' } });
+  const bob: Record<string, unknown> = {};
+  await applyMappers(bob, compiled, 'access', { subject: { attributes: {} }, groupLines: async () => [] });
+  assert.deepEqual(bob, { ext: { kind: 'app' } }, "alice's tenant must not reach bob's token");
+});
