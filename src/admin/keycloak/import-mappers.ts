@@ -17,8 +17,9 @@ export interface FileMappers {
 
 /**
  * The user-attribute mappers Keycloak puts in its standard scopes (user.attribute -> claim.name): a
- * realm's export carries them whether or not a user has the attribute. They are not moved: a realm of
- * Realmgate has its own standard claims, and these would only add claims to the scopes every client has.
+ * realm's export carries them whether or not a user has the attribute. They are not moved: Realmgate's
+ * profile and phone scopes release these claims from the user's attributes already (oauth/tokens.ts
+ * attributeClaims), as these mappers do.
  */
 const KEYCLOAK_DEFAULTS: Record<string, Record<string, string>> = {
   profile: {
