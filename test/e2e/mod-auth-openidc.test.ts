@@ -12,6 +12,8 @@ import { freePort } from '../helpers/built.js';
 import { FetchCookieJar, authorizeInBrowser, browse } from '../helpers/fetch-browser.js';
 import { createClient, createClientScope, createGroup, joinGroup, revokeConsent } from '../../src/admin/operations.js';
 import { cliActor } from '../../src/admin/operations/common.js';
+import { addMappers } from '../../src/admin/operations/protocol-mappers.js';
+import { updateUser } from '../../src/admin/operations/users.js';
 
 // Debian's libapache2-mod-auth-openidc as an independent relying party: Apache protects a page, sends the
 // browser to Realmgate, exchanges the code with its defaults (client_secret_basic, discovery, the id
@@ -23,6 +25,7 @@ const SKIP = 'apache2 and libapache2-mod-auth-openidc are not installed (.ci/run
 const EXAMPLE = path.resolve('examples/apache/auth-openidc.conf');
 // The guide's group restriction (docs/guide-web-app.md), included after it in the group test.
 const GROUPS_EXAMPLE = path.resolve('examples/apache/auth-openidc-groups.conf');
+const TENANT_EXAMPLE = path.resolve('examples/apache/auth-openidc-tenant.conf');
 
 interface Apache {
   base: string;
@@ -184,6 +187,42 @@ for (const dialect of dialects()) {
       await revokeConsent(ts.store, { realmId: REALM, user: ts.user.id, clientId: 'apache-rp' }, cliActor());
       // Now a member: the claim check passes (the page does not exist: 404, past authorization).
       assert.equal(await signInAndOpenAdmins(), 404, apache.log());
+    } finally {
+      await apache.stop();
+      await ts.close();
+    }
+  });
+}
+
+for (const dialect of dialects()) {
+  test(`mod_auth_openidc: "Require claim tenant:" reads a protocol mapper's claim from a user attribute (${dialect})`, { skip: available ? false : SKIP }, async () => {
+    const ts = await startTestServer({ dialect, listen: true });
+    const port = await freePort();
+    const redirectUri = `http://127.0.0.1:${port}/protected/redirect_uri`;
+    const { secret } = await createClient(ts.store, { realmId: REALM, clientId: 'apache-rp', redirectUris: [redirectUri] });
+    // The guide's mapper: the tenant attribute in the tenant claim (ID token and UserInfo among the defaults).
+    await addMappers(ts.store, { realmId: REALM, ownerType: 'client', owner: 'apache-rp' }, [
+      { name: 'tenant', protocolMapper: 'oidc-usermodel-attribute-mapper', config: { 'user.attribute': 'tenant', 'claim.name': 'tenant', 'id.token.claim': 'true', 'access.token.claim': 'true', 'userinfo.token.claim': 'true' } },
+    ]);
+    await updateUser(ts.store, { realmId: REALM, user: ts.user.id, setAttributes: { tenant: ['globex'] } });
+    const apache = await startApache(ts, { id: 'apache-rp', secret: secret! }, port, `Include ${TENANT_EXAMPLE}
+`);
+    try {
+      const signInAndOpen = async (): Promise<number> => {
+        const jar = new FetchCookieJar();
+        const first = await browse(jar, new URL(`${apache.base}/protected/index.html`));
+        assert.equal(first.status, 302, apache.log());
+        const landed = await browse(jar, await authorizeInBrowser(ts, new URL(first.headers.get('location')!), jar));
+        assert.equal(landed.status, 302, apache.log());
+        assert.equal((await browse(jar, new URL(`${apache.base}/protected/index.html`))).status, 200, apache.log());
+        return (await browse(jar, new URL(`${apache.base}/protected/acme/`))).status;
+      };
+      // Of the tenant globex: Apache refuses acme's page.
+      assert.equal(await signInAndOpen(), 401, apache.log());
+      await updateUser(ts.store, { realmId: REALM, user: ts.user.id, setAttributes: { tenant: ['acme'] } });
+      await revokeConsent(ts.store, { realmId: REALM, user: ts.user.id, clientId: 'apache-rp' }, cliActor());
+      // Of acme now: past the claim check (the page does not exist: 404).
+      assert.equal(await signInAndOpen(), 404, apache.log());
     } finally {
       await apache.stop();
       await ts.close();
