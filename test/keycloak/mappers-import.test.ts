@@ -91,7 +91,9 @@ for (const dialect of dialects()) {
       assert.deepEqual(s.claims!.plan, { tier: 'gold' });
       assert.deepEqual(s.claims!.aud, ['account', 'billing']);
       assert.equal(s.claims!.sub, USER_ID);
-      assert.equal(s.claims!.locale, undefined, "Keycloak's default locale mapper did not move");
+      // Keycloak's default locale mapper did not move (no mapper on profile, above): the claim is the one
+      // Realmgate's profile scope releases from the attribute itself, as that mapper did.
+      assert.equal(s.claims!.locale, 'de');
       assert.deepEqual(s.idClaims!.org, { tenant: 't-7' });
     });
 
