@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import pg from 'pg';
-import { Migrator, type MigrationResultSet } from 'kysely';
+import { Migrator, sql, type MigrationResultSet } from 'kysely';
 import { openDatabase, migrate, type Db } from '../../src/storage/database.js';
 import { MIGRATIONS } from '../../src/storage/migrations/index.js';
 
@@ -106,4 +106,27 @@ export async function migrateTo(db: Db, name: string): Promise<MigrationResultSe
     if (!result.error || db.dialect !== 'postgres' || attempt >= 4) return result;
     await new Promise((r) => setTimeout(r, 100 * attempt));
   }
+}
+
+/**
+ * The test database's own tables and their columns. Kysely's introspection reads PostgreSQL's catalog
+ * across every schema and calls pg_get_serial_sequence on each table, which fails ("schema ... does not
+ * exist") while another test drops its schema; this reads pg_catalog for this schema only, with no such
+ * function, and SQLite's own list.
+ */
+export async function ownTables(db: Db): Promise<Map<string, string[]>> {
+  const rows =
+    db.dialect === 'postgres'
+      ? (
+          await sql<{ table: string; column: string }>`select c.relname as "table", a.attname as "column" from pg_class c
+            join pg_namespace n on n.oid = c.relnamespace join pg_attribute a on a.attrelid = c.oid
+            where n.nspname = ${db.schema ?? 'public'} and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped order by c.relname, a.attnum`.execute(db.kysely)
+        ).rows
+      : (
+          await sql<{ table: string; column: string }>`select m.name as "table", p.name as "column" from sqlite_master m, pragma_table_info(m.name) p
+            where m.type = 'table' and m.name not like 'sqlite_%' order by m.name, p.cid`.execute(db.kysely)
+        ).rows;
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.table, [...(out.get(r.table) ?? []), r.column]);
+  return out;
 }
