@@ -87,6 +87,22 @@ ${extraConf}`;
   };
 }
 
+/**
+ * A fresh browser signs in through Apache (login, consent, organization at Realmgate), then asks for
+ * `page`: its status, 401 when Apache's `Require claim` refuses the user. `scopes`: what Apache must ask for.
+ */
+async function signInAndOpen(ts: TestServer, apache: Apache, page: string, scopes?: string[]): Promise<number> {
+  const jar = new FetchCookieJar();
+  const first = await browse(jar, new URL(`${apache.base}/protected/index.html`));
+  assert.equal(first.status, 302, apache.log());
+  const authUrl = new URL(first.headers.get('location')!);
+  if (scopes) assert.deepEqual(authUrl.searchParams.get('scope')?.split(' ').sort(), scopes);
+  const landed = await browse(jar, await authorizeInBrowser(ts, authUrl, jar));
+  assert.equal(landed.status, 302, apache.log());
+  assert.equal((await browse(jar, new URL(`${apache.base}/protected/index.html`))).status, 200, apache.log());
+  return (await browse(jar, new URL(`${apache.base}${page}`))).status;
+}
+
 for (const dialect of dialects()) {
   test(`mod_auth_openidc: Apache signs the user in through Realmgate, keeps the session and refreshes (${dialect})`, { skip: available ? false : SKIP }, async () => {
     const ts = await startTestServer({ dialect, listen: true });
@@ -168,18 +184,7 @@ for (const dialect of dialects()) {
     const apache = await startApache(ts, { id: 'apache-rp', secret: secret! }, port, `Include ${GROUPS_EXAMPLE}
 `);
     try {
-      /** Signs in afresh (a new browser) and asks for the admins' page: its status. */
-      const signInAndOpenAdmins = async (): Promise<number> => {
-        const jar = new FetchCookieJar();
-        const first = await browse(jar, new URL(`${apache.base}/protected/index.html`));
-        assert.equal(first.status, 302, apache.log());
-        const authUrl = new URL(first.headers.get('location')!);
-        assert.deepEqual(authUrl.searchParams.get('scope')?.split(' ').sort(), ['core_data', 'groups', 'openid']);
-        const landed = await browse(jar, await authorizeInBrowser(ts, authUrl, jar));
-        assert.equal(landed.status, 302, apache.log());
-        assert.equal((await browse(jar, new URL(`${apache.base}/protected/index.html`))).status, 200, apache.log());
-        return (await browse(jar, new URL(`${apache.base}/protected/admins/`))).status;
-      };
+      const signInAndOpenAdmins = (): Promise<number> => signInAndOpen(ts, apache, '/protected/admins/', ['core_data', 'groups', 'openid']);
       // In /staff only: Apache refuses the admins' page (its claim check, on our ID token and UserInfo).
       assert.equal(await signInAndOpenAdmins(), 401, apache.log());
       await joinGroup(ts.store, { realmId: REALM, userId: ts.user.id, groupId: admins.id }, cliActor());
@@ -208,21 +213,13 @@ for (const dialect of dialects()) {
     const apache = await startApache(ts, { id: 'apache-rp', secret: secret! }, port, `Include ${TENANT_EXAMPLE}
 `);
     try {
-      const signInAndOpen = async (): Promise<number> => {
-        const jar = new FetchCookieJar();
-        const first = await browse(jar, new URL(`${apache.base}/protected/index.html`));
-        assert.equal(first.status, 302, apache.log());
-        const landed = await browse(jar, await authorizeInBrowser(ts, new URL(first.headers.get('location')!), jar));
-        assert.equal(landed.status, 302, apache.log());
-        assert.equal((await browse(jar, new URL(`${apache.base}/protected/index.html`))).status, 200, apache.log());
-        return (await browse(jar, new URL(`${apache.base}/protected/acme/`))).status;
-      };
+      const openAcme = (): Promise<number> => signInAndOpen(ts, apache, '/protected/acme/');
       // Of the tenant globex: Apache refuses acme's page.
-      assert.equal(await signInAndOpen(), 401, apache.log());
+      assert.equal(await openAcme(), 401, apache.log());
       await updateUser(ts.store, { realmId: REALM, user: ts.user.id, setAttributes: { tenant: ['acme'] } });
       await revokeConsent(ts.store, { realmId: REALM, user: ts.user.id, clientId: 'apache-rp' }, cliActor());
       // Of acme now: past the claim check (the page does not exist: 404).
-      assert.equal(await signInAndOpen(), 404, apache.log());
+      assert.equal(await openAcme(), 404, apache.log());
     } finally {
       await apache.stop();
       await ts.close();
