@@ -98,15 +98,24 @@ export function checkMapper(fields: MapperFields, knownClient: (clientId: string
   return { name, type, config };
 }
 
-/** The client or scope a mapper belongs to must exist; its realm's client ids answer `knownClient`. */
-async function requireOwner(store: Store, owner: MapperOwner): Promise<(clientId: string) => boolean> {
+/** The client or scope a mapper belongs to must exist. */
+async function requireOwner(store: Store, owner: MapperOwner): Promise<void> {
   await requireRealm(store, owner.realmId);
-  const clients = new Set((await store.clients.list(owner.realmId)).map((c) => c.clientId));
-  if (owner.ownerType === 'client' && !clients.has(owner.owner)) throw new NotFound(`client ${owner.owner} does not exist in realm ${owner.realmId}`);
+  if (owner.ownerType === 'client' && !(await store.clients.get(owner.realmId, owner.owner))) throw new NotFound(`client ${owner.owner} does not exist in realm ${owner.realmId}`);
   if (owner.ownerType === 'scope' && !(await store.realms.scopes(owner.realmId)).some((s) => s.name === owner.owner)) {
     throw new NotFound(`client scope ${owner.owner} does not exist in realm ${owner.realmId}`);
   }
-  return (id) => clients.has(id);
+}
+
+/**
+ * Which of the clients the mappers' audience settings name exist in the realm, for checkMapper's
+ * `knownClient`: each named client is looked up once (not the realm's whole list of clients).
+ */
+async function namedClients(store: Store, realmId: string, list: readonly MapperFields[]): Promise<(clientId: string) => boolean> {
+  const named = new Set(list.map((f) => f.config?.['included.client.audience']).filter((v): v is string => typeof v === 'string' && v !== ''));
+  const found = new Set<string>();
+  for (const id of named) if (await store.clients.get(realmId, id)) found.add(id);
+  return (id) => found.has(id);
 }
 
 /** Keycloak's admin path of a mapper (admin events). */
@@ -155,9 +164,9 @@ export async function storeMappers(store: Store, owner: MapperOwner, list: reado
  * is stored, and they are stored together or not at all.
  */
 export async function addMappers(store: Store, owner: MapperOwner, list: readonly MapperFields[], actor: Actor = cliActor()): Promise<ProtocolMapper[]> {
-  const knownClient = await requireOwner(store, owner);
+  await requireOwner(store, owner);
   const existing = (await store.protocolMappers.list(owner)).map((m) => m.name);
-  const checked = checkMapperList(list, knownClient, existing);
+  const checked = checkMapperList(list, await namedClients(store, owner.realmId, list), existing);
   const added = await store.transaction((tx) => storeMappers(tx, owner, checked));
   for (const m of added) {
     await recordAdminEvent(store, actor, { realmId: owner.realmId, operation: 'CREATE', resourceType: 'PROTOCOL_MAPPER', resourcePath: mapperPath(owner, m.id), representation: m });
@@ -167,10 +176,11 @@ export async function addMappers(store: Store, owner: MapperOwner, list: readonl
 
 /** Replaces a mapper's name, type and config (Keycloak's PUT models/{id}); absent fields stay. */
 export async function updateMapper(store: Store, owner: MapperOwner, id: string, fields: MapperFields, actor: Actor = cliActor()): Promise<ProtocolMapper> {
-  const knownClient = await requireOwner(store, owner);
+  await requireOwner(store, owner);
   const current = await store.protocolMappers.get(owner, id);
   if (!current) throw new NotFound('Model not found');
-  const checked = checkMapper({ name: current.name, protocolMapper: current.type, config: current.config, ...fields }, knownClient);
+  const merged: MapperFields = { name: current.name, protocolMapper: current.type, config: current.config, ...fields };
+  const checked = checkMapper(merged, await namedClients(store, owner.realmId, [merged]));
   if ((await store.protocolMappers.list(owner)).some((m) => m.id !== id && m.name === checked.name)) throw new ConflictError(`Protocol mapper exists with same name: ${checked.name}`);
   await store.protocolMappers.update(owner, id, checked);
   const updated = { ...current, ...checked };
@@ -190,6 +200,6 @@ export async function removeMapper(store: Store, owner: MapperOwner, id: string,
  */
 export async function checkNewOwnerMappers(store: Store, realmId: string, list: readonly MapperFields[], newClientId?: string): Promise<void> {
   if (list.length === 0) return;
-  const clients = new Set((await store.clients.list(realmId)).map((c) => c.clientId));
-  checkMapperList(list, (id) => clients.has(id) || id === newClientId);
+  const known = await namedClients(store, realmId, list);
+  checkMapperList(list, (id) => known(id) || id === newClientId);
 }
