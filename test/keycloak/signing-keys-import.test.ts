@@ -9,6 +9,8 @@ import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
 import { signIn } from './helpers.js';
 import { readExport } from '../../src/admin/keycloak/import-files.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
+import { exportRealm } from '../../src/admin/keycloak/export.js';
+import { readSigningKeys } from '../../src/admin/keycloak/signing-keys.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { createClient } from '../../src/admin/operations.js';
 import type { RealmReport } from '../../src/admin/keycloak/import-report.js';
@@ -148,6 +150,14 @@ for (const dialect of dialects()) {
       assert.equal((await jwksOf(ts, 'keys')).find((k) => k.kid === kcKid(main))!.x5c, undefined);
       // The realm signs with the main key (its algorithm, RS256 by default).
       assert.equal(await ts.services.keys.activeKid('keys'), kcKid(main));
+
+      // An export with secrets writes the four keys as Keycloak providers (rsa, ecdsa-generated,
+      // eddsa-generated), which read back as the same keys under the same kids and statuses.
+      const exported = await exportRealm(ts.store, 'keys', { withSecrets: true });
+      const back = readSigningKeys({ components: exported.components }, 'keys-copy', 0);
+      assert.deepEqual(back.lines, []);
+      const pubOf = (jwk: string) => { const { kid, alg, kty, n, e, x, y, crv } = JSON.parse(jwk) as Record<string, string>; return JSON.stringify({ kid, alg, kty, n, e, x, y, crv }); };
+      assert.deepEqual(back.keys.map((k) => `${pubOf(k.key.publicJwk)} ${k.active}`).sort(), [...kids.values()].map((k) => `${pubOf(k.publicJwk)} ${k.status === 'active'}`).sort());
     });
 
     test("a kid another realm holds is left out, that realm's keys untouched, and the realm signs with a new key", async () => {

@@ -244,7 +244,7 @@ export function chooseSigningKeys(keys: readonly FileSigningKey[], now: number):
 }
 
 /** The base64 DER of a key, as Keycloak's providers keep it in their config. */
-const der64 = (key: crypto.KeyObject, type: 'pkcs1' | 'pkcs8' | 'spki'): string => (type === 'spki' ? crypto.createPublicKey(key) : key).export({ type, format: 'der' } as crypto.KeyExportOptions<'der'>).toString('base64');
+const der64 = (key: crypto.KeyObject, type: 'pkcs1' | 'pkcs8' | 'spki'): string => (type === 'spki' ? spkiOf(key) : key.export({ type, format: 'der' })).toString('base64');
 
 /**
  * The realm's published keys as Keycloak key providers (an export with secrets), which readSigningKeys
