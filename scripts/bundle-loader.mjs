@@ -20,7 +20,7 @@
 // A flag an operator sets (in NODE_OPTIONS or on the command line) is left alone. The flags are part of
 // the hash V8 checks a code cache against: every command sets them before compiling the bundle (so that
 // each uses the cache a server wrote), a server gives them back once the cache is written, any other
-// command at once.
+// command as soon as the CLI knows which command it runs.
 import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -80,7 +80,11 @@ const startFlags = (starting) => {
 };
 startFlags(true);
 const { script, cached } = compile();
-if (process.argv[2] !== 'start') startFlags(false);
+// Whether this process is a server is the CLI's to say, once it has parsed the command line (a global
+// option such as --database-url may come before `start`): src/cli.ts emits this before running any command.
+process.once('realmgate:command', (isServer) => {
+  if (!isServer) startFlags(false);
+});
 // src/server.ts says when it is listening: by then every function of a start has been compiled.
 process.once('realmgate:listening', () => {
   setImmediate(() => {

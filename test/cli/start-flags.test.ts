@@ -30,10 +30,11 @@ describe('V8 flags while a server starts, and once it listens', () => {
   });
   after(() => remove());
 
-  async function sizes(nodeArgs: string[] = []): Promise<{ atStart: number; afterAllocating: number; out: string }> {
+  /** `cliArgs`: what comes before `start` (a global option). */
+  async function sizes(nodeArgs: string[] = [], cliArgs: string[] = []): Promise<{ atStart: number; afterAllocating: number; out: string }> {
     const env = { ...process.env, DATABASE_URL: `sqlite:${path.join(data, 'r.db')}`, LOG_LEVEL: 'warn' };
     const probe = `data:text/javascript,${encodeURIComponent(PROBE)}`;
-    const child = spawn(process.execPath, [...nodeArgs, '--import', probe, path.join(dir, 'realmgate.mjs'), 'start', '--workers', '1', '--port', '0'], { env });
+    const child = spawn(process.execPath, [...nodeArgs, '--import', probe, path.join(dir, 'realmgate.mjs'), ...cliArgs, 'start', '--workers', '1', '--port', '0'], { env });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -60,6 +61,40 @@ describe('V8 flags while a server starts, and once it listens', () => {
       // V8's initial semi-spaces (1 MB each on 64-bit); without the hold a start grows them to 4 MB each.
       assert.ok(s.atStart <= 2 * MB, `young generation at start ${s.atStart} bytes`);
       assert.ok(s.afterAllocating > s.atStart, `did not grow back: ${JSON.stringify(s)}`);
+    }
+  });
+
+  test('a global option before `start` (--database-url) does not make it a command that gets the defaults at once', async () => {
+    // The loader read `start` from argv[2]: `realmgate --database-url U start` ran as any other command
+    // (young generation grown to 2 x 4 MB and TurboFan compiling while starting: 12 MB more idle RSS).
+    const s = await sizes([], ['--database-url', `sqlite:${path.join(data, 'other.db')}`]);
+    assert.ok(s.atStart <= 2 * MB, `young generation at start ${s.atStart} bytes`);
+    assert.ok(s.afterAllocating > s.atStart, `did not grow back: ${JSON.stringify(s)}`);
+  });
+
+  test('any other command gets V8 defaults before it runs (the young generation grows under allocation)', async () => {
+    // Probed as the command exits: with the start-up hold still on, the young generation would stay at 2 x 1 MB.
+    const probe = `data:text/javascript,${encodeURIComponent(`
+import v8 from 'node:v8';
+const young = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+process.once('exit', () => {
+  const kept = [];
+  for (let i = 0; i < 300000; i++) kept.push({ i, s: 'x' + i });
+  process.stderr.write('young generation ' + young() + ' ' + kept.length + '\\n');
+});
+`)}`;
+    for (const cli of [['migrate'], ['--database-url', `sqlite:${path.join(data, 'r.db')}`, 'realm', 'list']]) {
+      const child = spawn(process.execPath, ['--import', probe, path.join(dir, 'realmgate.mjs'), ...cli], {
+        env: { ...process.env, DATABASE_URL: `sqlite:${path.join(data, 'r.db')}`, LOG_LEVEL: 'warn' },
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      assert.equal(code, 0, out);
+      const m = /young generation (\d+) 300000/.exec(out);
+      assert.ok(m, `no report: ${out}`);
+      assert.ok(Number(m[1]) > 2 * MB, `${cli.join(' ')}: young generation ${m[1]} bytes after allocating`);
     }
   });
 
