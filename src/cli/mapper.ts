@@ -2,12 +2,20 @@ import type { Command } from 'commander';
 import { CliError, collect, withStore } from './common.js';
 import { terminalSafe } from './terminal-text.js';
 import { addMappers, listMappers, removeMapper } from '../admin/operations/protocol-mappers.js';
-import { ATTRIBUTE_MAPPER, AUDIENCE_MAPPER, GROUP_MAPPER, HARDCODED_MAPPER } from '../oauth/protocol-mappers.js';
+import { ATTRIBUTE_MAPPER, AUDIENCE_MAPPER, CLIENT_ROLE_MAPPER, GROUP_MAPPER, HARDCODED_MAPPER, PROPERTY_MAPPER, REALM_ROLE_MAPPER, USER_PROPERTIES } from '../oauth/protocol-mappers.js';
 import type { MapperOwner } from '../storage/repos/protocol-mappers.js';
 import type { MapperOwnerType } from '../storage/types.js';
 
 /** Short names of the mapper types Realmgate runs (Keycloak's own names are accepted too). */
-const TYPES: Record<string, string> = { attribute: ATTRIBUTE_MAPPER, hardcoded: HARDCODED_MAPPER, audience: AUDIENCE_MAPPER, groups: GROUP_MAPPER };
+const TYPES: Record<string, string> = {
+  attribute: ATTRIBUTE_MAPPER,
+  property: PROPERTY_MAPPER,
+  hardcoded: HARDCODED_MAPPER,
+  audience: AUDIENCE_MAPPER,
+  groups: GROUP_MAPPER,
+  'realm-roles': REALM_ROLE_MAPPER,
+  'client-roles': CLIENT_ROLE_MAPPER,
+};
 
 /** --in: where the claim goes, Keycloak's four flags. */
 const TARGETS: Record<string, string> = { access: 'access.token.claim', id: 'id.token.claim', userinfo: 'userinfo.token.claim', introspection: 'introspection.token.claim' };
@@ -23,6 +31,8 @@ interface AddOptions {
   fullPath?: boolean;
   clientAudience?: string;
   customAudience?: string;
+  rolePrefix?: string;
+  rolesOf?: string;
   in?: string;
   config: string[];
 }
@@ -44,6 +54,8 @@ export function mapperConfig(type: string, o: AddOptions): Record<string, string
     ...(type === GROUP_MAPPER ? { 'full.path': String(o.fullPath !== false) } : {}),
     ...(o.clientAudience !== undefined ? { 'included.client.audience': o.clientAudience } : {}),
     ...(o.customAudience !== undefined ? { 'included.custom.audience': o.customAudience } : {}),
+    ...(o.rolePrefix !== undefined ? { [type === REALM_ROLE_MAPPER ? 'usermodel.realmRoleMapping.rolePrefix' : 'usermodel.clientRoleMapping.rolePrefix']: o.rolePrefix } : {}),
+    ...(o.rolesOf !== undefined ? { 'usermodel.clientRoleMapping.clientId': o.rolesOf } : {}),
     // Keycloak's console defaults: a claim goes everywhere; an audience into access tokens (and introspection).
     ...targetsConfig(o.in ?? (type === AUDIENCE_MAPPER ? 'access,introspection' : 'access,id,userinfo,introspection')),
   };
@@ -65,15 +77,20 @@ export function registerMapperCommands(parent: Command, kind: MapperOwnerType): 
     .command(`add <realm> ${ownerArg}`)
     .description('add a protocol mapper; refused (nothing stored) when a rule is broken, e.g. a claim Realmgate issues itself')
     .requiredOption('--name <name>', 'the mapper name, unique for its client or scope')
-    .requiredOption('--type <type>', 'attribute (a user attribute), hardcoded (a fixed value), audience (adds to aud), groups (group membership), or a Keycloak type id')
-    .option('--claim <name>', 'claim.name: dots nest ("org.tenant"), a backslash escapes a dot')
-    .option('--attribute <name>', 'user.attribute: the user attribute to map (type attribute)')
+    .requiredOption(
+      '--type <type>',
+      'attribute (a user attribute), property (a user property: username, email...), hardcoded (a fixed value), audience (adds to aud), groups (group membership), realm-roles, client-roles, or a Keycloak type id',
+    )
+    .option('--claim <name>', 'claim.name: dots nest ("org.tenant"), a backslash escapes a dot; client-roles: ${client_id} is the client')
+    .option('--attribute <name>', `user.attribute: the user attribute to map (type attribute), or the property (type property: ${USER_PROPERTIES.join(', ')})`)
     .option('--value <value>', 'claim.value (type hardcoded)')
     .option('--json-type <type>', 'jsonType.label: String (default), long, int, boolean or JSON')
-    .option('--multivalued', 'every value of the attribute or every group, as a list (default: the first)')
+    .option('--multivalued', 'every value of the attribute, every group or role, as a list (default: the first)')
     .option('--no-full-path', 'groups: the group names instead of their full paths (/parent/child)')
     .option('--client-audience <client-id>', 'included.client.audience: a client of the realm (type audience)')
     .option('--custom-audience <aud>', 'included.custom.audience: any audience (type audience)')
+    .option('--role-prefix <prefix>', 'realm-roles, client-roles: put before each role name (client-roles: ${client_id} is the client)')
+    .option('--roles-of <client-id>', "client-roles: only this client's roles (default: every client's, each under its claim)")
     .option('--in <tokens>', 'where the claim goes: access,id,userinfo,introspection (default all four; audience: access,introspection)')
     .option('--config <key=value>', "a Keycloak config entry as is (repeatable; overrides the options above)", collect, [])
     .action(async (realmId: string, name: string, o: AddOptions) => {

@@ -1,5 +1,6 @@
 import type { Subject } from '../storage/types.js';
-import type { CompiledMapper, TokenTarget } from './protocol-mappers.js';
+import type { UserRoles } from '../storage/repos/roles.js';
+import { CLIENT_ID_PLACEHOLDER, mayWrite, type CompiledMapper, type TokenTarget } from './protocol-mappers.js';
 
 /**
  * Applying compiled protocol mappers (src/oauth/protocol-mappers.ts) to the claims of a token, a UserInfo
@@ -16,14 +17,18 @@ export interface MapperGroup {
   attributes: Record<string, string[]>;
 }
 
+/** What a property mapper and an attribute mapper read of the token's subject. */
+export type MapperSubject = Pick<Subject, 'userId' | 'username' | 'email' | 'firstName' | 'lastName' | 'emailVerified' | 'enabled' | 'attributes'>;
+
 /**
- * What a mapper reads about the user: the attributes the token's subject carries, and on demand (at most
- * once per response, only when a mapper needs them) each of the user's groups with its line of ancestors
- * from the top-level group down to it.
+ * What a mapper reads about the user: the token's subject (its properties and attributes), and on demand
+ * (at most once per response, only when a mapper needs them) each of the user's groups with its line of
+ * ancestors from the top-level group down to it, and the user's effective roles (those of the role claims).
  */
 export interface MapperInput {
-  subject: Pick<Subject, 'attributes'>;
+  subject: MapperSubject;
   groupLines: () => Promise<ReadonlyArray<readonly MapperGroup[]>>;
+  roles: () => Promise<UserRoles | undefined>;
 }
 
 /** Reads once for every token of one response. */
@@ -55,10 +60,24 @@ async function attributeValues(name: string, aggregate: boolean, input: MapperIn
   return [...new Set([...own, ...lines.flatMap((l) => lineValues(l, name, true))])];
 }
 
+/** Keycloak's ProtocolMapperUtils.getUserModelValue: the property as a string; none when it is null. */
+function propertyValue(subject: MapperSubject, property: string): string | undefined {
+  const v = property === 'id' ? subject.userId : subject[property as Exclude<keyof MapperSubject, 'attributes'>];
+  return v === null || v === undefined ? undefined : String(v);
+}
+
 async function rawValues(m: CompiledMapper, input: MapperInput): Promise<readonly string[] | undefined> {
   switch (m.source.kind) {
     case 'attribute':
       return attributeValues(m.source.attribute, m.source.aggregate, input);
+    case 'property': {
+      const v = propertyValue(input.subject, m.source.property);
+      return v === undefined ? [] : [v];
+    }
+    case 'realmRoles': {
+      const prefix = m.source.prefix;
+      return ((await input.roles())?.realm ?? []).map((r) => prefix + r);
+    }
     case 'groups': {
       const lines = await input.groupLines();
       const fullPath = m.source.fullPath;
@@ -70,19 +89,45 @@ async function rawValues(m: CompiledMapper, input: MapperInput): Promise<readonl
 }
 
 /** Keycloak's mapAttributeValue: a list when multivalued, else the first value; unconvertible values left out. */
-async function claimValue(m: CompiledMapper, input: MapperInput): Promise<unknown> {
-  // A hard-coded JSON object or list is compiled once for every token: each token gets its own copy, or a
-  // mapper nesting into it (claim.name "ext.tenant") would write one user's value into the next one's token.
-  if (m.source.kind === 'value') return typeof m.source.value === 'object' && m.source.value !== null ? structuredClone(m.source.value) : m.source.value;
-  const values = await rawValues(m, input);
+function mappedValue(m: CompiledMapper, values: readonly string[] | undefined): unknown {
   if (!values || values.length === 0) return undefined;
   if (!m.multivalued) return m.convert(values[0]!);
   const out = values.map(m.convert).filter((v) => v !== undefined);
   return out.length > 0 ? out : undefined;
 }
 
-/** Writes the value at the claim path; an intermediate claim that is not an object is left as it is. */
-function setClaim(claims: Record<string, unknown>, path: readonly string[], value: unknown): void {
+async function claimValue(m: CompiledMapper, input: MapperInput): Promise<unknown> {
+  // A hard-coded JSON object or list is compiled once for every token: each token gets its own copy, or a
+  // mapper nesting into it (claim.name "ext.tenant") would write one user's value into the next one's token.
+  if (m.source.kind === 'value') return typeof m.source.value === 'object' && m.source.value !== null ? structuredClone(m.source.value) : m.source.value;
+  return mappedValue(m, await rawValues(m, input));
+}
+
+const replaceClientId = (text: string, clientId: string): string => text.split(CLIENT_ID_PLACEHOLDER).join(clientId);
+
+/**
+ * Keycloak's client role mapper: the roles of the configured client, or of every client the user has roles
+ * of, each under claim.name with ${client_id} replaced by that client (one part of the path: a client id
+ * with dots is not split) and with the prefix's ${client_id} replaced too (when every client's roles map).
+ * A path whose top claim becomes a reserved one (a client named sub), or that would hold __proto__, is left out.
+ */
+async function writeClientRoles(claims: Record<string, unknown>, m: CompiledMapper, source: { clientId: string | undefined; prefix: string }, input: MapperInput): Promise<void> {
+  const roles = (await input.roles())?.clients ?? {};
+  const clients = source.clientId !== undefined ? [source.clientId] : Object.keys(roles).sort();
+  for (const clientId of clients) {
+    const own = Object.hasOwn(roles, clientId) ? roles[clientId]! : [];
+    const prefix = source.clientId !== undefined ? source.prefix : replaceClientId(source.prefix, clientId);
+    const value = mappedValue(m, own.map((r) => prefix + r));
+    const path = m.path.map((p) => replaceClientId(p, clientId));
+    if (value !== undefined && !path.includes('__proto__') && mayWrite(m.type, path[0]!)) setClaim(claims, path, value, true);
+  }
+}
+
+/**
+ * Writes the value at the claim path; an intermediate claim that is not an object is left as it is. With
+ * `join` (role mappers, as Keycloak's AbstractUserRoleMappingMapper), a list joins a list already there.
+ */
+function setClaim(claims: Record<string, unknown>, path: readonly string[], value: unknown, join = false): void {
   let node = claims;
   for (let i = 0; i < path.length - 1; i++) {
     const key = path[i]!;
@@ -94,7 +139,10 @@ function setClaim(claims: Record<string, unknown>, path: readonly string[], valu
     } else if (isObject(next)) node = next;
     else return;
   }
-  node[path[path.length - 1]!] = value;
+  const leaf = path[path.length - 1]!;
+  const existing = Object.hasOwn(node, leaf) ? node[leaf] : undefined;
+  if (join && Array.isArray(existing) && Array.isArray(value)) node[leaf] = [...existing, ...value.filter((v) => !existing.includes(v))];
+  else node[leaf] = value;
 }
 
 /**
@@ -109,8 +157,12 @@ export async function applyMappers(claims: Record<string, unknown>, mappers: rea
       if (!audiences.includes(m.source.audience)) audiences.push(m.source.audience);
       continue;
     }
+    if (m.source.kind === 'clientRoles') {
+      await writeClientRoles(claims, m, m.source, input);
+      continue;
+    }
     const value = await claimValue(m, input);
-    if (value !== undefined) setClaim(claims, m.path, value);
+    if (value !== undefined) setClaim(claims, m.path, value, m.source.kind === 'realmRoles');
   }
   return audiences;
 }
@@ -141,16 +193,25 @@ export function withAudiences(aud: string | string[], extra: readonly string[]):
 
 /**
  * The claims an introspection answer leaves out: those of the access token's mappers whose
- * introspection.token.claim is "false" (the leaf of a nested claim; aud stays as issued).
+ * introspection.token.claim is "false" (the leaf of a nested claim; aud stays as issued). A client role
+ * mapper of every client wrote one claim per client the user had roles of when the token was issued: the
+ * clients of the token's own resource_access (the same roles, read at the same time).
  */
 export function withoutIntrospectionHidden(claims: Record<string, unknown>, mappers: readonly CompiledMapper[]): Record<string, unknown> {
   const hidden = mappers.filter((m) => m.targets.access && !m.targets.introspection && m.path.length > 0);
   if (hidden.length === 0) return claims;
   const out = structuredClone(claims);
+  const issuedFor = isObject(claims.resource_access) ? Object.keys(claims.resource_access) : [];
   for (const m of hidden) {
-    let node: unknown = out;
-    for (const key of m.path.slice(0, -1)) node = isObject(node) && Object.hasOwn(node, key) ? node[key] : undefined;
-    if (isObject(node)) delete node[m.path[m.path.length - 1]!];
+    const clients = m.source.kind !== 'clientRoles' ? [undefined] : m.source.clientId !== undefined ? [m.source.clientId] : issuedFor;
+    for (const clientId of clients) {
+      const path = clientId === undefined ? m.path : m.path.map((p) => replaceClientId(p, clientId));
+      // Never a claim the mapper could not have written (a client named sub).
+      if (!mayWrite(m.type, path[0]!)) continue;
+      let node: unknown = out;
+      for (const key of path.slice(0, -1)) node = isObject(node) && Object.hasOwn(node, key) ? node[key] : undefined;
+      if (isObject(node)) delete node[path[path.length - 1]!];
+    }
   }
   return out;
 }

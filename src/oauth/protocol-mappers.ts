@@ -10,9 +10,27 @@ export const ATTRIBUTE_MAPPER = 'oidc-usermodel-attribute-mapper';
 export const HARDCODED_MAPPER = 'oidc-hardcoded-claim-mapper';
 export const AUDIENCE_MAPPER = 'oidc-audience-mapper';
 export const GROUP_MAPPER = 'oidc-group-membership-mapper';
+export const PROPERTY_MAPPER = 'oidc-usermodel-property-mapper';
+export const REALM_ROLE_MAPPER = 'oidc-usermodel-realm-role-mapper';
+export const CLIENT_ROLE_MAPPER = 'oidc-usermodel-client-role-mapper';
 
 /** The mapper types Realmgate runs; any other is refused by the admin API and reported by the import. */
-export const MAPPER_TYPES: readonly string[] = [ATTRIBUTE_MAPPER, HARDCODED_MAPPER, AUDIENCE_MAPPER, GROUP_MAPPER];
+export const MAPPER_TYPES: readonly string[] = [ATTRIBUTE_MAPPER, PROPERTY_MAPPER, HARDCODED_MAPPER, AUDIENCE_MAPPER, GROUP_MAPPER, REALM_ROLE_MAPPER, CLIENT_ROLE_MAPPER];
+
+/**
+ * The user properties a property mapper reads (Keycloak's UserModel getters; since Keycloak 22 any other
+ * name is refused). A first capital letter is accepted as Keycloak does ("Username", deprecated there).
+ */
+export const USER_PROPERTIES: readonly string[] = ['id', 'username', 'email', 'firstName', 'lastName', 'emailVerified', 'enabled'];
+
+/** The property a user.attribute names, as Keycloak reads it (first letter in either case); undefined if none. */
+export function userProperty(name: string): string | undefined {
+  const lower = name.charAt(0).toLowerCase() + name.slice(1);
+  return USER_PROPERTIES.includes(lower) ? lower : undefined;
+}
+
+/** The client role mapper's placeholder in claim.name and the role prefix: the client whose roles they are. */
+export const CLIENT_ID_PLACEHOLDER = '${client_id}';
 
 /**
  * Top-level claims no mapper may write: the protocol claims of RFC 7519, OIDC Core 2 and RFC 9068, the
@@ -26,6 +44,20 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
   'organization', 'realm_access', 'resource_access', 'groups',
   'preferred_username', 'name', 'given_name', 'family_name', 'email', 'email_verified',
 ]);
+
+/**
+ * The one reserved claim role mappers may write: `groups`, which MicroProfile JWT (Quarkus, Open Liberty,
+ * Helidon) reads as the token's roles and Keycloak's microprofile-jwt scope fills with the realm roles.
+ * Their roles join the group paths Realmgate's groups scope released, as in Keycloak (a role mapper adds to
+ * a list already there).
+ */
+const ROLE_MAPPER_CLAIMS: ReadonlySet<string> = new Set(['groups']);
+
+/** Whether a mapper of this type may write this top-level claim. */
+export function mayWrite(type: string, topClaim: string): boolean {
+  if (!RESERVED_CLAIMS.has(topClaim)) return true;
+  return (type === REALM_ROLE_MAPPER || type === CLIENT_ROLE_MAPPER) && ROLE_MAPPER_CLAIMS.has(topClaim);
+}
 
 /** Keycloak's jsonType.label values; absent means the value as it is (a string). */
 export const JSON_TYPES: readonly string[] = ['String', 'long', 'int', 'boolean', 'JSON'];
@@ -88,14 +120,20 @@ export type TokenTarget = keyof Targets;
 
 type Source =
   | { kind: 'attribute'; attribute: string; aggregate: boolean }
+  | { kind: 'property'; property: string }
   | { kind: 'value'; value: unknown }
   | { kind: 'groups'; fullPath: boolean }
-  | { kind: 'audience'; audience: string };
+  | { kind: 'audience'; audience: string }
+  | { kind: 'realmRoles'; prefix: string }
+  // clientId undefined: every client the user has roles of, each under claim.name with ${client_id} replaced.
+  | { kind: 'clientRoles'; clientId: string | undefined; prefix: string };
 
 /** A mapper ready to apply: its config parsed once. */
 export interface CompiledMapper {
   readonly ownerType: MapperOwnerType;
   readonly owner: string;
+  readonly type: string;
+  /** The claim path; a client role mapper's parts may hold ${client_id}, replaced as it applies. */
   readonly path: readonly string[];
   readonly source: Source;
   readonly multivalued: boolean;
@@ -120,6 +158,14 @@ function sourceOf(m: ProtocolMapper): Source | undefined {
   switch (m.type) {
     case ATTRIBUTE_MAPPER:
       return c['user.attribute'] ? { kind: 'attribute', attribute: c['user.attribute'], aggregate: c['aggregate.attrs'] === 'true' } : undefined;
+    case PROPERTY_MAPPER: {
+      const property = userProperty(c['user.attribute'] ?? '');
+      return property ? { kind: 'property', property } : undefined;
+    }
+    case REALM_ROLE_MAPPER:
+      return { kind: 'realmRoles', prefix: c['usermodel.realmRoleMapping.rolePrefix'] ?? '' };
+    case CLIENT_ROLE_MAPPER:
+      return { kind: 'clientRoles', clientId: c['usermodel.clientRoleMapping.clientId'] || undefined, prefix: c['usermodel.clientRoleMapping.rolePrefix'] ?? '' };
     case HARDCODED_MAPPER: {
       const value = c['claim.value'] === undefined ? undefined : converterOf(c['jsonType.label'])?.(c['claim.value']);
       return value === undefined ? undefined : { kind: 'value', value };
@@ -141,14 +187,14 @@ function sourceOf(m: ProtocolMapper): Source | undefined {
 export function compileMapper(m: ProtocolMapper): CompiledMapper | undefined {
   const source = sourceOf(m);
   if (!source) return undefined;
-  const convert = source.kind === 'attribute' ? converterOf(m.config['jsonType.label']) : CONVERTERS.String;
+  const convert = source.kind === 'value' || source.kind === 'groups' || source.kind === 'audience' ? CONVERTERS.String : converterOf(m.config['jsonType.label']);
   // Every claim needs its claim.name (the group mapper's Keycloak default, groups, is Realmgate's own claim).
   const path = source.kind === 'audience' ? [] : parseClaimPath(m.config['claim.name'] ?? '');
-  if (!convert || !path || (path.length > 0 && RESERVED_CLAIMS.has(path[0]!))) return undefined;
+  if (!convert || !path || (path.length > 0 && !mayWrite(m.type, path[0]!))) return undefined;
   const targets = targetsOf(m.config);
   // Keycloak's audience mapper writes tokens only: userinfo has no aud.
   if (source.kind === 'audience') targets.userinfo = false;
-  return { ownerType: m.ownerType, owner: m.owner, path, source, multivalued: m.config.multivalued === 'true', convert, targets };
+  return { ownerType: m.ownerType, owner: m.owner, type: m.type, path, source, multivalued: m.config.multivalued === 'true', convert, targets };
 }
 
 const NONE: readonly CompiledMapper[] = Object.freeze([]);

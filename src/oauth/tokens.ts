@@ -191,8 +191,12 @@ export function accessTokenAudience(realm: Realm, client: Client, resources: rea
 }
 
 /** What the mappers of a token read about its user: the attributes it carries, the groups on demand. */
-function mapperInputOf(services: Services, subject: Subject): MapperInput {
-  return { subject, groupLines: once(() => services.store.groups.userGroupLines(subject.userId)) };
+function mapperInputOf(services: Services, realmId: string, subject: Subject): MapperInput {
+  return {
+    subject,
+    groupLines: once(() => services.store.groups.userGroupLines(subject.userId)),
+    roles: once(() => services.cache.userRoles(realmId, subject.userId)),
+  };
 }
 
 /**
@@ -205,7 +209,7 @@ export async function addProtocolMapperClaims(
   o: { realmId: string; clientId: string; released: readonly string[]; subject: Subject; target: 'access' | 'userinfo' },
 ): Promise<void> {
   const mappers = (await services.cache.protocolMappers(o.realmId)).select(o.clientId, o.released);
-  if (mappers.length > 0) await addMapperClaims(claims, mappers, o.target, mapperInputOf(services, o.subject));
+  if (mappers.length > 0) await addMapperClaims(claims, mappers, o.target, mapperInputOf(services, o.realmId, o.subject));
 }
 
 export async function buildTokenResponse(
@@ -248,7 +252,7 @@ export async function buildTokenResponse(
   Object.assign(claims, scopedClaims(subject, released), await roleClaims(services, realm.id, subject.userId), groups);
   // Keycloak's protocol mappers of the client and of the released scopes (a cache hit when the realm has none).
   const mappers = (await services.cache.protocolMappers(realm.id)).select(client.clientId, released);
-  const mapperInput = mappers.length > 0 ? mapperInputOf(services, subject) : undefined;
+  const mapperInput = mappers.length > 0 ? mapperInputOf(services, realm.id, subject) : undefined;
   if (mapperInput) await addMapperClaims(claims, mappers, 'access', mapperInput, { narrowed: (input.resources?.length ?? 0) > 0 });
   // RFC 9068 2.1, 2.2: header typ at+jwt and the client_id claim.
   if (realm.accessTokenFormat === 'rfc9068') claims.client_id = client.clientId;

@@ -141,7 +141,12 @@ for (const dialect of dialects()) {
         attribute('flag', 'tenant', 'x', { 'access.token.claim': 'yes' }),
         mapper('no attribute', 'oidc-usermodel-attribute-mapper', { 'claim.name': 'x' }),
         mapper('script', 'oidc-script-based-protocol-mapper', { 'claim.name': 'x' }),
-        mapper('role', 'oidc-usermodel-realm-role-mapper', { 'claim.name': 'x' }),
+        mapper('realm roles', 'oidc-usermodel-realm-role-mapper', { 'claim.name': 'realm_access.roles', multivalued: 'true' }),
+        mapper('placeholder', 'oidc-usermodel-realm-role-mapper', { 'claim.name': 'roles.${client_id}' }),
+        mapper('client roles', 'oidc-usermodel-client-role-mapper', { 'claim.name': 'x', 'usermodel.clientRoleMapping.clientId': 'no-such-client' }),
+        mapper('property', 'oidc-usermodel-property-mapper', { 'user.attribute': 'password', 'claim.name': 'x' }),
+        mapper('property claim', 'oidc-usermodel-property-mapper', { 'user.attribute': 'username', 'claim.name': 'preferred_username' }),
+        mapper('property groups', 'oidc-usermodel-property-mapper', { 'user.attribute': 'username', 'claim.name': 'groups' }),
         mapper('int', 'oidc-hardcoded-claim-mapper', { 'claim.name': 'x', 'claim.value': 'abc', 'jsonType.label': 'int' }),
         mapper('audience', 'oidc-audience-mapper', { 'included.client.audience': 'no-such-client' }),
         mapper('nothing', 'oidc-audience-mapper', {}),
@@ -256,6 +261,59 @@ for (const dialect of dialects()) {
       assert.deepEqual(decodeJwt(plain.access_token as string).aud, ['https://orders.example.com', 'https://api.example.com', 'native-app']);
       await ts.store.clients.update(realm, 'web-app', { audiences: [] });
       ts.services.cache.clear();
+    });
+
+    test('property and role mappers: upn, roles in a claim of their own (prefixed, joined), client roles per client, MicroProfile groups', async () => {
+      await clear();
+      await ts.kc.roles.create({ realm, name: 'editor' });
+      await ts.kc.users.addRealmRoleMappings({ realm, id: ts.user.id, roles: [{ id: (await ts.kc.roles.findOneByName({ realm, name: 'editor' }))!.id!, name: 'editor' }] });
+      await ts.kc.clients.createRole({ id: 'native-app', realm, name: 'reader' });
+      const reader = (await ts.kc.clients.findRole({ id: 'native-app', realm, roleName: 'reader' }))!;
+      await ts.kc.users.addClientRoleMappings({ realm, id: ts.user.id, clientUniqueId: 'native-app', roles: [{ id: reader.id!, name: 'reader' }] });
+      await ts.kc.clientScopes.create({ realm, name: 'microprofile-jwt', protocol: OIDC });
+      await ts.kc.clients.update({ realm, id: 'web-app' }, { defaultClientScopes: ['openid', 'profile', 'email', 'tenancy', 'core_data', 'microprofile-jwt'] });
+      await ts.kc.clientScopes.addMultipleProtocolMappers({ realm, id: 'microprofile-jwt' }, [
+        mapper('upn', 'oidc-usermodel-property-mapper', { 'user.attribute': 'username', 'claim.name': 'upn', 'jsonType.label': 'String', ...flags }),
+        mapper('groups', 'oidc-usermodel-realm-role-mapper', { 'claim.name': 'groups', 'jsonType.label': 'String', multivalued: 'true', ...flags }),
+      ]);
+      await ts.kc.clients.addMultipleProtocolMappers({ realm, id: 'web-app' }, [
+        mapper('realm roles', 'oidc-usermodel-realm-role-mapper', { 'claim.name': 'roles', multivalued: 'true', 'usermodel.realmRoleMapping.rolePrefix': 'realm:', ...flags }),
+        mapper('native roles', 'oidc-usermodel-client-role-mapper', { 'claim.name': 'roles', multivalued: 'true', 'usermodel.clientRoleMapping.clientId': 'native-app', ...flags }),
+        mapper('per client', 'oidc-usermodel-client-role-mapper', { 'claim.name': 'apps.${client_id}', multivalued: 'true', 'access.token.claim': 'true', 'introspection.token.claim': 'false' }),
+        mapper('verified', 'oidc-usermodel-property-mapper', { 'user.attribute': 'emailVerified', 'claim.name': 'ext.verified', 'jsonType.label': 'boolean', ...flags }),
+      ]);
+      const kinds = await ts.kc.clients.listProtocolMappers({ realm, id: 'web-app' });
+      assert.deepEqual(kinds.map((m) => m.protocolMapper).sort(), ['oidc-usermodel-client-role-mapper', 'oidc-usermodel-client-role-mapper', 'oidc-usermodel-property-mapper', 'oidc-usermodel-realm-role-mapper']);
+      const { access, id, userinfo, introspection, refresh } = await issued('openid microprofile-jwt');
+      const realmRoles = (access.realm_access as { roles: string[] }).roles;
+      assert.ok(realmRoles.includes('editor'), JSON.stringify(realmRoles));
+      // One owner's mappers apply in the order of their names: native-app's roles, then the realm's
+      // prefixed, joined into the same list.
+      assert.deepEqual(access.roles, ['reader', ...realmRoles.map((r) => `realm:${r}`)]);
+      assert.deepEqual(id.roles, access.roles);
+      assert.deepEqual(userinfo.roles, access.roles);
+      assert.deepEqual((access.apps as Record<string, string[]>)['native-app'], ['reader']);
+      assert.equal(id.apps, undefined);
+      assert.deepEqual(introspection.apps, {}, 'introspection.token.claim false hides every client claim (the leaves)');
+      assert.deepEqual(introspection.roles, access.roles);
+      assert.deepEqual(access.ext, { verified: (await ts.store.users.get(ts.user.id))!.emailVerified });
+      assert.equal(typeof (access.ext as { verified: unknown }).verified, 'boolean');
+      // MicroProfile JWT: upn and the roles as groups, only with the scope.
+      assert.equal(access.upn, 'alice');
+      assert.deepEqual(access.groups, realmRoles);
+      assert.deepEqual(userinfo.groups, realmRoles);
+      const plain = await issued('openid');
+      assert.equal(plain.access.upn, undefined);
+      assert.equal(plain.access.groups, undefined);
+      // A role granted later is in the next refresh.
+      await ts.kc.roles.create({ realm, name: 'auditor' });
+      await ts.kc.users.addRealmRoleMappings({ realm, id: ts.user.id, roles: [{ id: (await ts.kc.roles.findOneByName({ realm, name: 'auditor' }))!.id!, name: 'auditor' }] });
+      ts.services.cache.clear();
+      const refreshed = decodeJwt((await post(tokenUrl(), { grant_type: 'refresh_token', refresh_token: refresh })).access_token as string);
+      assert.ok((refreshed.roles as string[]).includes('realm:auditor'), JSON.stringify(refreshed.roles));
+      assert.ok((refreshed.groups as string[]).includes('auditor'));
+      await ts.kc.clients.update({ realm, id: 'web-app' }, { defaultClientScopes: ['openid', 'profile', 'email', 'tenancy', 'core_data'] });
+      await ts.kc.clientScopes.del({ realm, id: 'microprofile-jwt' });
     });
 
     test('a group membership mapper: full paths or names; group attributes; the groups read only when a mapper needs them', async () => {

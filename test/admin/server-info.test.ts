@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { dialects } from '../helpers/db.js';
 import { serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { MAPPER_TYPES } from '../../src/oauth/protocol-mappers.js';
 
 const pkg = JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string };
 
@@ -30,7 +31,18 @@ for (const dialect of dialects()) {
       assert.ok(info.memoryInfo!.used > 0 && info.memoryInfo!.used < info.memoryInfo!.total);
       // The mapper types the admin API accepts, with the config each reads.
       const types = info.protocolMapperTypes!['openid-connect']!;
-      assert.deepEqual(types.map((t) => t.id).sort(), ['oidc-audience-mapper', 'oidc-group-membership-mapper', 'oidc-hardcoded-claim-mapper', 'oidc-usermodel-attribute-mapper']);
+      assert.deepEqual(types.map((t) => t.id).sort(), [
+        'oidc-audience-mapper',
+        'oidc-group-membership-mapper',
+        'oidc-hardcoded-claim-mapper',
+        'oidc-usermodel-attribute-mapper',
+        'oidc-usermodel-client-role-mapper',
+        'oidc-usermodel-property-mapper',
+        'oidc-usermodel-realm-role-mapper',
+      ]);
+      // The same list the admin API accepts (one source).
+      assert.deepEqual(types.map((t) => t.id).sort(), [...MAPPER_TYPES].sort());
+      assert.ok(types.find((t) => t.id === 'oidc-usermodel-client-role-mapper')!.properties.some((p) => p.name === 'usermodel.clientRoleMapping.clientId'));
       assert.ok(types.find((t) => t.id === 'oidc-usermodel-attribute-mapper')!.properties.some((p) => p.name === 'user.attribute'));
     });
 

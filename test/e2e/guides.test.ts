@@ -31,7 +31,7 @@ function blocks(doc: string): Block[] {
 
 // The files run below and by resource-server.test.ts (api.mjs, server.mjs of protected-api are imported there).
 // The Apache configurations are included by mod-auth-openidc.test.ts.
-const EXERCISED = new Set(['examples/protected-api/api.mjs', 'examples/protected-api/plain-node.mjs', 'examples/protected-api/plain-jose.mjs', 'examples/web-app/app.mjs', 'examples/apache/auth-openidc.conf', 'examples/apache/auth-openidc-groups.conf', 'examples/apache/auth-openidc-tenant.conf']);
+const EXERCISED = new Set(['examples/protected-api/api.mjs', 'examples/protected-api/plain-node.mjs', 'examples/protected-api/plain-jose.mjs', 'examples/web-app/app.mjs', 'examples/apache/auth-openidc.conf', 'examples/apache/auth-openidc-groups.conf', 'examples/apache/auth-openidc-tenant.conf', 'examples/apache/auth-openidc-roles.conf']);
 // Entry points that only read the environment and start an exercised module.
 const STARTERS = new Set(['examples/protected-api/server.mjs', 'examples/web-app/server.mjs']);
 

@@ -14,6 +14,7 @@ import { createClient, createClientScope, createGroup, joinGroup, revokeConsent 
 import { cliActor } from '../../src/admin/operations/common.js';
 import { addMappers } from '../../src/admin/operations/protocol-mappers.js';
 import { updateUser } from '../../src/admin/operations/users.js';
+import { createRole, grantRolesByName } from '../../src/admin/operations/roles.js';
 
 // Debian's libapache2-mod-auth-openidc as an independent relying party: Apache protects a page, sends the
 // browser to Realmgate, exchanges the code with its defaults (client_secret_basic, discovery, the id
@@ -26,6 +27,7 @@ const EXAMPLE = path.resolve('examples/apache/auth-openidc.conf');
 // The guide's group restriction (docs/guide-web-app.md), included after it in the group test.
 const GROUPS_EXAMPLE = path.resolve('examples/apache/auth-openidc-groups.conf');
 const TENANT_EXAMPLE = path.resolve('examples/apache/auth-openidc-tenant.conf');
+const ROLES_EXAMPLE = path.resolve('examples/apache/auth-openidc-roles.conf');
 
 interface Apache {
   base: string;
@@ -200,7 +202,7 @@ for (const dialect of dialects()) {
 }
 
 for (const dialect of dialects()) {
-  test(`mod_auth_openidc: "Require claim tenant:" reads a protocol mapper's claim from a user attribute (${dialect})`, { skip: available ? false : SKIP }, async () => {
+  test(`mod_auth_openidc: "Require claim tenant:" and "roles:" read protocol mappers' claims, a user attribute and the realm roles (${dialect})`, { skip: available ? false : SKIP }, async () => {
     const ts = await startTestServer({ dialect, listen: true });
     const port = await freePort();
     const redirectUri = `http://127.0.0.1:${port}/protected/redirect_uri`;
@@ -208,11 +210,22 @@ for (const dialect of dialects()) {
     // The guide's mapper: the tenant attribute in the tenant claim (ID token and UserInfo among the defaults).
     await addMappers(ts.store, { realmId: REALM, ownerType: 'client', owner: 'apache-rp' }, [
       { name: 'tenant', protocolMapper: 'oidc-usermodel-attribute-mapper', config: { 'user.attribute': 'tenant', 'claim.name': 'tenant', 'id.token.claim': 'true', 'access.token.claim': 'true', 'userinfo.token.claim': 'true' } },
+      // The guide's realm role mapper (realmgate client mapper add ... --type realm-roles --claim roles --multivalued).
+      { name: 'roles', protocolMapper: 'oidc-usermodel-realm-role-mapper', config: { 'claim.name': 'roles', multivalued: 'true', 'id.token.claim': 'true', 'access.token.claim': 'true', 'userinfo.token.claim': 'true' } },
     ]);
+    await createRole(ts.store, { realmId: REALM, clientId: '', name: 'editor' }, cliActor());
     await updateUser(ts.store, { realmId: REALM, user: ts.user.id, setAttributes: { tenant: ['globex'] } });
     const apache = await startApache(ts, { id: 'apache-rp', secret: secret! }, port, `Include ${TENANT_EXAMPLE}
+Include ${ROLES_EXAMPLE}
 `);
     try {
+      const openEditors = (): Promise<number> => signInAndOpen(ts, apache, '/protected/editors/');
+      // Not an editor: Apache refuses the page; an editor passes the claim check (404: no such page).
+      assert.equal(await openEditors(), 401, apache.log());
+      await grantRolesByName(ts.store, { realmId: REALM, userId: ts.user.id, clientId: '', names: ['editor'] }, cliActor());
+      await revokeConsent(ts.store, { realmId: REALM, user: ts.user.id, clientId: 'apache-rp' }, cliActor());
+      assert.equal(await openEditors(), 404, apache.log());
+      await revokeConsent(ts.store, { realmId: REALM, user: ts.user.id, clientId: 'apache-rp' }, cliActor());
       const openAcme = (): Promise<number> => signInAndOpen(ts, apache, '/protected/acme/');
       // Of the tenant globex: Apache refuses acme's page.
       assert.equal(await openAcme(), 401, apache.log());

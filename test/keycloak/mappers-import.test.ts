@@ -1,6 +1,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
 import { signIn } from './helpers.js';
@@ -123,15 +124,41 @@ for (const dialect of dialects()) {
       assert.deepEqual(await names(), ['two']);
     });
 
-    test("Keycloak's own export (the fixture): no mapper moves, the built-in claims stay as they are", async () => {
+    test("Keycloak's own export (the fixture): its standard scopes' mappers are Realmgate's own claims; MicroProfile JWT's upn and groups move", async () => {
       const realms = JSON.parse(fs.readFileSync('/work/shared/fixtures/keycloak/migration-realm-26.6.0.json', 'utf8')) as Json[];
       const r = await importKeycloakRealms(ts.store, realms.filter((x) => x.realm !== 'master'), { ifExists: 'fail' }, actor);
       assert.deepEqual(r.realms.map((x) => x.realm), ['Migration', 'Migration2']);
       for (const realm of r.realms) {
         assert.equal(realm.status, 'imported', realm.reason);
-        assert.deepEqual(await ts.store.protocolMappers.listRealm(realm.realm), []);
+        const moved = (await ts.store.protocolMappers.listRealm(realm.realm)).map((m) => [m.ownerType, m.owner, m.name, m.type, m.config['claim.name']]);
+        assert.deepEqual(moved.sort(), [
+          ['scope', 'microprofile-jwt', 'groups', 'oidc-usermodel-realm-role-mapper', 'groups'],
+          ['scope', 'microprofile-jwt', 'upn', 'oidc-usermodel-property-mapper', 'upn'],
+        ]);
+        // Nothing refused: the defaults of profile, email, roles... are not moved, and say so on their scope's line.
         assert.ok(!realm.lines.some((l) => /protocol mapper /.test(l.element)), JSON.stringify(realm.lines.filter((l) => /mapper/.test(l.element))));
+        for (const scope of ['profile', 'email', 'roles']) assert.match(linesOf(realm, `client scope ${scope}`)[0]![1], /protocol mapper\(s\) not moved: Realmgate issues its own claims/, scope);
+        const [[outcome, names]] = linesOf(realm, 'client scope microprofile-jwt protocol mappers') as [[string, string]];
+        assert.equal(outcome, 'imported');
+        assert.deepEqual(names.split(', ').sort(), ['groups', 'upn']);
       }
+      // A user of Migration with a realm role: upn and the roles as groups with the scope.
+      await ts.kc.clients.create({ realm: 'Migration', clientId: 'quarkus-app', publicClient: true, redirectUris: [RP], directAccessGrantsEnabled: true, defaultClientScopes: ['openid', 'profile', 'microprofile-jwt'] });
+      await ts.kc.users.create({ realm: 'Migration', username: 'mp-user', enabled: true, credentials: [{ type: 'password', value: 'mp user password 1', temporary: false }] });
+      const [user] = await ts.kc.users.find({ realm: 'Migration', username: 'mp-user', exact: true });
+      const role = (await ts.kc.roles.find({ realm: 'Migration' })).find((x) => !x.name!.startsWith('default-roles') && x.name !== 'offline_access' && x.name !== 'uma_authorization')!;
+      await ts.kc.users.addRealmRoleMappings({ realm: 'Migration', id: user!.id!, roles: [{ id: role.id!, name: role.name! }] });
+      const res = await fetch(`${ts.baseUrl}/auth/realms/Migration/protocol/openid-connect/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'password', client_id: 'quarkus-app', username: 'mp-user', password: 'mp user password 1', scope: 'openid microprofile-jwt' }),
+      });
+      const body = (await res.json()) as { access_token: string };
+      assert.equal(res.status, 200, JSON.stringify(body));
+      const claims = decodeJwt(body.access_token);
+      assert.equal(claims.upn, 'mp-user');
+      assert.ok((claims.groups as string[]).includes(role.name!), JSON.stringify(claims.groups));
+      assert.deepEqual(claims.groups, (claims.realm_access as { roles: string[] }).roles);
     });
   });
 }

@@ -1,6 +1,6 @@
 import type { Store } from '../../storage/store.js';
 import type { MapperOwner } from '../../storage/repos/protocol-mappers.js';
-import { ATTRIBUTE_MAPPER, GROUP_MAPPER, MAPPER_TYPES } from '../../oauth/protocol-mappers.js';
+import { ATTRIBUTE_MAPPER, CLIENT_ROLE_MAPPER, GROUP_MAPPER, MAPPER_TYPES, PROPERTY_MAPPER, REALM_ROLE_MAPPER } from '../../oauth/protocol-mappers.js';
 import { checkMapper, storeMappers, type CheckedMapper } from '../operations/protocol-mappers.js';
 import { fromProtocolMapperRepresentation, type MapperFields } from './representations/protocol-mapper.js';
 import { ValidationError } from '../validation.js';
@@ -16,24 +16,33 @@ export interface FileMappers {
 }
 
 /**
- * The user-attribute mappers Keycloak puts in its standard scopes (user.attribute -> claim.name): a
- * realm's export carries them whether or not a user has the attribute. They are not moved: Realmgate's
- * profile and phone scopes release these claims from the user's attributes already (oauth/tokens.ts
- * attributeClaims), as these mappers do.
+ * The mappers Keycloak puts in its standard scopes, which a realm's export carries whether or not a user
+ * has the attribute: scope -> "type source -> claim.name". They are not moved: Realmgate's scopes release
+ * these claims already (oauth/tokens.ts: the profile, email, phone scopes and the role claims), as these
+ * mappers do. (The microprofile-jwt scope's upn and groups are not Realmgate's: they move.)
  */
-const KEYCLOAK_DEFAULTS: Record<string, Record<string, string>> = {
-  profile: {
-    profile: 'profile', birthdate: 'birthdate', locale: 'locale', gender: 'gender', updatedAt: 'updated_at', nickname: 'nickname',
-    middleName: 'middle_name', website: 'website', picture: 'picture', zoneinfo: 'zoneinfo',
-  },
-  phone: { phoneNumber: 'phone_number', phoneNumberVerified: 'phone_number_verified' },
-};
+const KEYCLOAK_DEFAULTS: Record<string, ReadonlySet<string>> = Object.fromEntries(
+  Object.entries({
+    profile: [
+      ...['profile', 'birthdate', 'locale', 'gender', 'nickname', 'website', 'picture', 'zoneinfo'].map((a) => `${ATTRIBUTE_MAPPER} ${a} ${a}`),
+      `${ATTRIBUTE_MAPPER} updatedAt updated_at`,
+      `${ATTRIBUTE_MAPPER} middleName middle_name`,
+      `${PROPERTY_MAPPER} username preferred_username`,
+      `${PROPERTY_MAPPER} firstName given_name`,
+      `${PROPERTY_MAPPER} lastName family_name`,
+    ],
+    email: [`${PROPERTY_MAPPER} email email`, `${PROPERTY_MAPPER} emailVerified email_verified`],
+    phone: [`${ATTRIBUTE_MAPPER} phoneNumber phone_number`, `${ATTRIBUTE_MAPPER} phoneNumberVerified phone_number_verified`],
+    roles: [`${REALM_ROLE_MAPPER}  realm_access.roles`, `${CLIENT_ROLE_MAPPER}  resource_access.\${client_id}.roles`],
+  }).map(([scope, list]) => [scope, new Set(list)]),
+);
 
 function isKeycloakDefault(scopeName: string | undefined, m: Json, config: Json): boolean {
-  if (scopeName === undefined || !Object.hasOwn(KEYCLOAK_DEFAULTS, scopeName) || m.protocolMapper !== ATTRIBUTE_MAPPER) return false;
-  const attr = config['user.attribute'];
-  const defaults = KEYCLOAK_DEFAULTS[scopeName]!;
-  return typeof attr === 'string' && Object.hasOwn(defaults, attr) && defaults[attr] === config['claim.name'];
+  if (scopeName === undefined || !Object.hasOwn(KEYCLOAK_DEFAULTS, scopeName)) return false;
+  // The role mappers read no user.attribute (Keycloak's export says "foo"): their source is the roles.
+  const role = m.protocolMapper === REALM_ROLE_MAPPER || m.protocolMapper === CLIENT_ROLE_MAPPER;
+  const source = role ? '' : config['user.attribute'];
+  return KEYCLOAK_DEFAULTS[scopeName]!.has(`${String(m.protocolMapper)} ${String(source)} ${String(config['claim.name'])}`);
 }
 
 const objectOr = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
@@ -62,7 +71,7 @@ export function readFileMappers(list: unknown[], scopeName: string | undefined):
       }
     } else others++;
   }
-  if (others > 0) notes.push(`${others} protocol mapper(s) not moved${scopeName !== undefined ? ': Realmgate issues its own claims' : ' (Realmgate runs the attribute, hard-coded claim, audience and group membership mappers)'}`);
+  if (others > 0) notes.push(`${others} protocol mapper(s) not moved${scopeName !== undefined ? ': Realmgate issues its own claims' : ' (Realmgate runs the user attribute, user property, hard-coded claim, audience, group membership, realm role and client role mappers)'}`);
   return { movable, note: notes.length > 0 ? notes.join('; ') : undefined };
 }
 

@@ -6,13 +6,19 @@ import type { MapperFields } from '../keycloak/representations/protocol-mapper.j
 import {
   ATTRIBUTE_MAPPER,
   AUDIENCE_MAPPER,
+  CLIENT_ID_PLACEHOLDER,
+  CLIENT_ROLE_MAPPER,
   GROUP_MAPPER,
   HARDCODED_MAPPER,
   JSON_TYPES,
   MAPPER_TYPES,
-  RESERVED_CLAIMS,
+  PROPERTY_MAPPER,
+  REALM_ROLE_MAPPER,
+  USER_PROPERTIES,
   converterOf,
+  mayWrite,
   parseClaimPath,
+  userProperty,
 } from '../../oauth/protocol-mappers.js';
 import { NotFound, ValidationError, checkText } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
@@ -30,12 +36,18 @@ function required(config: Record<string, string>, key: string, type: string): st
   return v;
 }
 
-/** Keycloak's claim.name: a path of claims (dots nest, backslash escapes), whose top claim no mapper may write. */
-export function checkClaimName(name: string): void {
+/**
+ * Keycloak's claim.name: a path of claims (dots nest, backslash escapes), whose top claim the mapper's
+ * type may write (no mapper writes a claim Realmgate issues itself; role mappers may write groups).
+ */
+export function checkClaimName(name: string, type: string): void {
   checkText('claim.name', name, 255);
   const path = parseClaimPath(name);
   if (!path) throw new ValidationError(`claim.name ${JSON.stringify(name)} has an empty part (dots nest claims: escape a literal dot as \\.) or __proto__`);
-  if (RESERVED_CLAIMS.has(path[0]!)) throw new ValidationError(`claim.name ${JSON.stringify(name)}: the claim ${path[0]} is Realmgate's own, no mapper may write it`);
+  if (!mayWrite(type, path[0]!)) {
+    const roles = path[0] === 'realm_access' || path[0] === 'resource_access' ? ` (the user's roles are in it already: name another claim, e.g. "roles")` : '';
+    throw new ValidationError(`claim.name ${JSON.stringify(name)}: the claim ${path[0]} is Realmgate's own, no mapper may write it${roles}`);
+  }
 }
 
 function checkJsonType(config: Record<string, string>): void {
@@ -58,17 +70,36 @@ function checkTypeConfig(type: string, config: Record<string, string>, knownClie
   switch (type) {
     case ATTRIBUTE_MAPPER:
       checkText('config.user.attribute', required(config, 'user.attribute', type), 255);
-      checkClaimName(required(config, 'claim.name', type));
+      checkClaimName(required(config, 'claim.name', type), type);
       return checkJsonType(config);
     case HARDCODED_MAPPER: {
-      checkClaimName(required(config, 'claim.name', type));
+      checkClaimName(required(config, 'claim.name', type), type);
       checkJsonType(config);
       const label = config['jsonType.label'] || 'String';
       if (converterOf(label)!(required(config, 'claim.value', type)) === undefined) throw new ValidationError(`config.claim.value is not a valid ${label} value`);
       return;
     }
     case GROUP_MAPPER:
-      return checkClaimName(required(config, 'claim.name', type));
+      return checkClaimName(required(config, 'claim.name', type), type);
+    case PROPERTY_MAPPER: {
+      // Keycloak 22+ refuses a property UserModel does not have (ProtocolMapperUtils.validateUserModelProperty).
+      const property = required(config, 'user.attribute', type);
+      if (!userProperty(property)) throw new ValidationError(`config.user.attribute: ${JSON.stringify(property)} is not a user property (one of ${USER_PROPERTIES.join(', ')}; a user attribute needs the attribute mapper)`);
+      checkClaimName(required(config, 'claim.name', type), type);
+      return checkJsonType(config);
+    }
+    case REALM_ROLE_MAPPER:
+    case CLIENT_ROLE_MAPPER: {
+      const name = required(config, 'claim.name', type);
+      checkClaimName(name, type);
+      if (type === REALM_ROLE_MAPPER && name.includes(CLIENT_ID_PLACEHOLDER)) throw new ValidationError(`claim.name: ${CLIENT_ID_PLACEHOLDER} names a client only in a client role mapper`);
+      checkJsonType(config);
+      const prefixKey = type === REALM_ROLE_MAPPER ? 'usermodel.realmRoleMapping.rolePrefix' : 'usermodel.clientRoleMapping.rolePrefix';
+      if (config[prefixKey]) checkText(`config.${prefixKey}`, config[prefixKey], 255);
+      const client = config['usermodel.clientRoleMapping.clientId'];
+      if (type === CLIENT_ROLE_MAPPER && client && !knownClient(client)) throw new ValidationError(`config.usermodel.clientRoleMapping.clientId: there is no client ${JSON.stringify(client)} in the realm`);
+      return;
+    }
     case AUDIENCE_MAPPER: {
       const client = config['included.client.audience'];
       const custom = config['included.custom.audience'];
@@ -108,11 +139,13 @@ async function requireOwner(store: Store, owner: MapperOwner): Promise<void> {
 }
 
 /**
- * Which of the clients the mappers' audience settings name exist in the realm, for checkMapper's
+ * Which of the clients the mappers' settings name (audience, client roles) exist in the realm, for checkMapper's
  * `knownClient`: each named client is looked up once (not the realm's whole list of clients).
  */
 async function namedClients(store: Store, realmId: string, list: readonly MapperFields[]): Promise<(clientId: string) => boolean> {
-  const named = new Set(list.map((f) => f.config?.['included.client.audience']).filter((v): v is string => typeof v === 'string' && v !== ''));
+  const named = new Set(
+    list.flatMap((f) => [f.config?.['included.client.audience'], f.config?.['usermodel.clientRoleMapping.clientId']]).filter((v): v is string => typeof v === 'string' && v !== ''),
+  );
   const found = new Set<string>();
   for (const id of named) if (await store.clients.get(realmId, id)) found.add(id);
   return (id) => found.has(id);

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import v8 from 'node:v8';
 import { SIGNING_ALGS } from '../../../crypto/keystore.js';
-import { ATTRIBUTE_MAPPER, AUDIENCE_MAPPER, GROUP_MAPPER, HARDCODED_MAPPER } from '../../../oauth/protocol-mappers.js';
+import { ATTRIBUTE_MAPPER, AUDIENCE_MAPPER, CLIENT_ROLE_MAPPER, GROUP_MAPPER, HARDCODED_MAPPER, PROPERTY_MAPPER, REALM_ROLE_MAPPER } from '../../../oauth/protocol-mappers.js';
 
 /**
  * The Keycloak version whose admin REST API Realmgate answers (its representations and routes are
@@ -38,6 +38,14 @@ const MAPPER_TYPES: ReadonlyArray<Record<string, unknown>> = [
   { id: HARDCODED_MAPPER, name: 'Hardcoded claim', helpText: 'Hardcode a claim into the token.', props: [...CLAIM, 'claim.value', ...FLAGS] },
   { id: AUDIENCE_MAPPER, name: 'Audience', helpText: 'Add a client, or a custom audience, to the audience (aud) of the access token.', props: ['included.client.audience', 'included.custom.audience', 'access.token.claim', 'introspection.token.claim'] },
   { id: GROUP_MAPPER, name: 'Group Membership', helpText: "Map the user's group membership to a token claim.", props: ['claim.name', 'full.path', ...FLAGS] },
+  { id: PROPERTY_MAPPER, name: 'User Property', helpText: 'Map a built in user property (username, email, firstName, lastName, emailVerified, id, enabled) to a token claim.', props: ['user.attribute', ...CLAIM, ...FLAGS] },
+  { id: REALM_ROLE_MAPPER, name: 'User Realm Role', helpText: 'Map a user realm role to a token claim.', props: ['usermodel.realmRoleMapping.rolePrefix', 'multivalued', ...CLAIM, ...FLAGS] },
+  {
+    id: CLIENT_ROLE_MAPPER,
+    name: 'User Client Role',
+    helpText: 'Map a user client role to a token claim.',
+    props: ['usermodel.clientRoleMapping.clientId', 'usermodel.clientRoleMapping.rolePrefix', 'multivalued', ...CLAIM, ...FLAGS],
+  },
 ].map(({ props, ...t }) => ({ ...t, category: 'Token mapper', priority: 0, properties: (props as string[]).map((n) => prop(n, FLAGS.includes(n) || n === 'multivalued' || n === 'aggregate.attrs' || n === 'full.path' ? 'boolean' : 'String')) }));
 
 const MB = 1024 * 1024;
