@@ -292,6 +292,14 @@ export interface GroupTable {
   created_at: number;
 }
 
+/** The index of user attribute values (src/storage/attribute-index.ts): one row per user, name and value key. */
+export interface UserAttributeValueTable {
+  realm_id: string;
+  name: string;
+  value_key: string;
+  user_id: string;
+}
+
 export interface GroupMemberTable {
   group_id: string;
   user_id: string;
@@ -371,6 +379,7 @@ export interface Database {
   admin_events: AdminEventTable;
   leases: LeaseTable;
   protocol_mappers: ProtocolMapperTable;
+  user_attribute_values: UserAttributeValueTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

@@ -2,14 +2,15 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { DialectName } from '../database.js';
 
 /**
- * The condition "users.attributes (a JSON object of name -> list of strings) gives `name` a value equal
- * to `value`, ignoring case" (Keycloak's attribute search compares lower(value)), or containing it when
- * `exact` is false. Each database reads the JSON with its own functions; a row whose name holds no list
- * matches nothing. SQLite's lower() folds ASCII letters only, PostgreSQL's every letter.
+ * The condition "users.attributes (a JSON object of name -> list of strings) gives `name` a value that
+ * contains `value`, ignoring case" (Keycloak's attribute search with exact=false, which compares
+ * lower(value)). Each database reads the JSON with its own functions; a row whose name holds no list
+ * matches nothing. SQLite's lower() folds ASCII letters only, PostgreSQL's every letter. A scan of the
+ * realm's users: the exact search reads the index of values instead (src/storage/attribute-index.ts).
  */
-export function attributeMatches(dialect: DialectName, name: string, value: string, exact: boolean): RawBuilder<SqlBool> {
-  const pattern = exact ? value : `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const compare = (v: RawBuilder<unknown>): RawBuilder<SqlBool> => (exact ? sql<SqlBool>`lower(${v}) = lower(${pattern})` : sql<SqlBool>`lower(${v}) like lower(${pattern}) escape '\\'`);
+export function attributeContains(dialect: DialectName, name: string, value: string): RawBuilder<SqlBool> {
+  const pattern = `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const compare = (v: RawBuilder<unknown>): RawBuilder<SqlBool> => sql<SqlBool>`lower(${v}) like lower(${pattern}) escape '\\'`;
   if (dialect === 'postgres') {
     const list = sql`(users.attributes::jsonb -> ${name}::text)`;
     return sql<SqlBool>`exists (select 1 from jsonb_array_elements_text(case when jsonb_typeof(${list}) = 'array' then ${list} else '[]'::jsonb end) as v(value) where ${compare(sql.ref('v.value'))})`;

@@ -128,6 +128,7 @@ export class RealmRepository {
         'signing_keys',
         'scopes',
         'protocol_mappers',
+        'user_attribute_values',
         'roles',
         'groups',
         'events',

@@ -5,7 +5,8 @@ import type { User } from '../types.js';
 import { toUser } from './mappers.js';
 import { matches } from './organization-admin.js';
 import type { DialectName } from '../database.js';
-import { attributeMatches } from '../dialects/json-attributes.js';
+import { attributeContains } from '../dialects/json-attributes.js';
+import { attributeValueKey } from '../attribute-index.js';
 
 /** Keycloak's user search: `search` over username, email and names, or field filters; exact or substring. */
 export interface UserQuery {
@@ -52,8 +53,15 @@ export class UserAdminRepository {
     if (q.email !== undefined) query = query.where(matches(sql.ref('email'), q.email.toLowerCase(), q.exact));
     if (q.firstName !== undefined) query = query.where(matches(sql.ref('first_name'), q.firstName.toLowerCase(), q.exact));
     if (q.lastName !== undefined) query = query.where(matches(sql.ref('last_name'), q.lastName.toLowerCase(), q.exact));
-    // Keycloak: an attribute's value matches exactly unless exact=false is given.
-    for (const [name, value] of q.attributes ?? []) query = query.where(attributeMatches(this.dialect, name, value, q.exact !== false));
+    // Keycloak: an attribute's value matches exactly unless exact=false is given. Exact: the index of
+    // attribute values (src/storage/attribute-index.ts), not a scan of every user's attributes.
+    for (const [name, value] of q.attributes ?? []) {
+      if (q.exact === false) query = query.where(attributeContains(this.dialect, name, value));
+      else {
+        const indexed = this.db.selectFrom('user_attribute_values').select('user_id').where('realm_id', '=', realmId).where('name', '=', name).where('value_key', '=', attributeValueKey(value));
+        query = query.where('id', 'in', indexed);
+      }
+    }
     if (q.enabled !== undefined) query = query.where('enabled', '=', q.enabled ? 1 : 0);
     return query;
   }
@@ -91,6 +99,7 @@ export class UserAdminRepository {
       await trx.deleteFrom('interactions').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('user_roles').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('group_members').where('user_id', '=', user.id).execute();
+      await trx.deleteFrom('user_attribute_values').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('login_failures').where('realm_id', '=', user.realmId).where('subject', '=', `user:${user.username}`).execute();
       await trx.deleteFrom('users').where('id', '=', user.id).execute();
     });

@@ -4,6 +4,7 @@ import { inTransaction } from './in-transaction.js';
 import { ConflictError, type Organization, type RequiredAction, type User, type UserAttributes } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toUser } from './mappers.js';
+import { attributeIndexRows } from '../attribute-index.js';
 
 export class UserRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -29,6 +30,8 @@ export class UserRepository {
             attributes: JSON.stringify(u.attributes ?? {}),
           })
           .execute();
+        // The search index of the attributes, with them (src/storage/attribute-index.ts).
+        await insertIndexRows(trx, attributeIndexRows(u.realmId, u.id, u.attributes ?? {}));
         if (u.organizationIds.length > 0) {
           await trx
             .insertInto('memberships')
@@ -82,8 +85,18 @@ export class UserRepository {
     // One statement with the password: a new password and the end of UPDATE_PASSWORD land together.
     if (patch.requiredActions !== undefined) values.required_actions = JSON.stringify([...new Set(patch.requiredActions)]);
     // The whole set: Keycloak's PUT with attributes replaces them all.
-    if (patch.attributes !== undefined) values.attributes = JSON.stringify(patch.attributes);
-    if (Object.keys(values).length > 0) await this.db.updateTable('users').set(values).where('id', '=', id).execute();
+    if (patch.attributes === undefined) {
+      if (Object.keys(values).length > 0) await this.db.updateTable('users').set(values).where('id', '=', id).execute();
+      return;
+    }
+    const attributes = patch.attributes;
+    values.attributes = JSON.stringify(attributes);
+    // The attributes and their search index change together.
+    await inTransaction(this.db, async (trx) => {
+      const row = await trx.updateTable('users').set(values).where('id', '=', id).returning('realm_id').executeTakeFirst();
+      await trx.deleteFrom('user_attribute_values').where('user_id', '=', id).execute();
+      if (row) await insertIndexRows(trx, attributeIndexRows(row.realm_id, id, attributes));
+    });
   }
 
   async organizations(userId: string): Promise<Organization[]> {
@@ -134,4 +147,9 @@ export class OrganizationRepository {
     const rows = await this.db.selectFrom('organizations').selectAll().where('realm_id', '=', realmId).orderBy('alias').execute();
     return rows.map((r) => ({ id: r.id, realmId: r.realm_id, alias: r.alias, name: r.name }));
   }
+}
+
+/** Inserts index rows, at most 200 a statement (4 parameters each: within every database's limit). */
+async function insertIndexRows(db: Kysely<Database>, rows: ReturnType<typeof attributeIndexRows>): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) await db.insertInto('user_attribute_values').values(rows.slice(i, i + 200)).execute();
 }
