@@ -6,6 +6,7 @@ import { authenticateUser } from './authorize/interaction.js';
 import { PasswordHashingBusy } from '../crypto/passwords.js';
 import { issueDeviceCookie, verifyDeviceCookie } from './device-cookie.js';
 import { metrics } from '../metrics.js';
+import { verifyUserOtp } from '../admin/operations/otp.js';
 
 /** Failures from one address tolerated per failure of one username: a shared office is not an attacker. */
 const IP_FACTOR = 4;
@@ -121,11 +122,35 @@ async function failed(services: Services, realm: Realm, s: Subject, now: number,
       clientId: who.clientId,
       username: who.username,
       ip: who.ip,
-      reason: `${s.key.startsWith('ip:') ? 'address' : s.key.startsWith('dev:') ? 'device' : 'username'} locked for ${until - now} s`,
+      reason: `${s.key.startsWith('ip:') ? 'address' : s.key.startsWith('dev:') ? 'device' : s.key.startsWith('otp:') ? 'one-time codes of the user' : 'username'} locked for ${until - now} s`,
     });
     return;
   }
   if (!s.slowDown) return;
   const state = (await services.store.loginFailures.get(realm.id, [s.key])).get(s.key);
   if (state && state.failures >= SLOW_AFTER && state.failures < s.threshold) await services.store.loginFailures.delay(realm.id, s.key, now + 2 * (state.failures - SLOW_AFTER + 1));
+}
+
+export type OtpOutcome = { ok: true } | { error: string; retryAfter?: number };
+
+/**
+ * Online guessing of one-time codes (RFC 4226 7.3, throttling; RFC 6238 5.2): counted against the user
+ * (otp:<user id>), whoever guesses and from wherever, since whoever reaches this step knew the password;
+ * a device cookie does not exempt it. The same atomic reservation as attemptLogin (a burst of parallel
+ * guesses checks at most the threshold), the same slow-down and lockout; the right code clears it.
+ */
+export async function attemptOtp(services: Services, realm: Realm, input: { user: User; code: string; ip: string; clientId: string }): Promise<OtpOutcome> {
+  const now = nowSeconds(services.clock);
+  const subject: Subject = { key: `otp:${input.user.id}`, threshold: realm.maxLoginFailures, slowDown: true };
+  const state = await services.store.loginFailures.reserve(realm.id, subject.key, now, FORGET_AFTER);
+  if (state.blockedUntil > now || state.failures > subject.threshold) {
+    if (state.blockedUntil <= now) await releaseAll(services, realm, [subject]);
+    return refusal(state, now);
+  }
+  if (input.code.length <= 16 && (await verifyUserOtp(services.store, input.user, input.code, now))) {
+    await services.store.loginFailures.clear(realm.id, subject.key);
+    return { ok: true };
+  }
+  await failed(services, realm, subject, now, { username: input.user.username, ip: input.ip, clientId: input.clientId });
+  return { error: 'Invalid authenticator code.' };
 }

@@ -137,6 +137,8 @@ export interface InteractionTable {
   created_at: number;
   expires_at: number;
   ip: Generated<string | null>;
+  /** 1: the user passed their one-time password in this request (no session yet when an action is pending). */
+  second_factor: Generated<number>;
 }
 
 export interface AuthorizationCodeTable {
@@ -292,6 +294,22 @@ export interface GroupTable {
   created_at: number;
 }
 
+/** A user's TOTP authenticator (src/storage/repos/otp.ts). */
+export interface OtpCredentialTable {
+  id: string;
+  realm_id: string;
+  user_id: string;
+  label: string | null;
+  /** The key, sealed (src/crypto/otp-secret.ts). */
+  secret: string;
+  algorithm: string;
+  digits: number;
+  period: number;
+  /** The last time step a code was accepted for (-1: none yet). */
+  last_step: Generated<number>;
+  created_at: number;
+}
+
 /** The index of user attribute values (src/storage/attribute-index.ts): one row per user, name and value key. */
 export interface UserAttributeValueTable {
   realm_id: string;
@@ -380,6 +398,7 @@ export interface Database {
   leases: LeaseTable;
   protocol_mappers: ProtocolMapperTable;
   user_attribute_values: UserAttributeValueTable;
+  otp_credentials: OtpCredentialTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

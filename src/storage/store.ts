@@ -14,6 +14,7 @@ import { RoleRepository } from './repos/roles.js';
 import { GroupRepository } from './repos/groups.js';
 import { AdminEventRepository } from './repos/admin-events.js';
 import { UserAdminRepository } from './repos/user-admin.js';
+import { OtpRepository } from './repos/otp.js';
 import { OrganizationAdminRepository } from './repos/organization-admin.js';
 import { SessionAdminRepository } from './repos/session-admin.js';
 import { LeaseRepository } from './repos/leases.js';
@@ -49,6 +50,7 @@ export class Store {
   readonly collector: CollectorRepository;
   /** Keycloak's protocol mappers (custom claims) of clients and client scopes. */
   readonly protocolMappers: ProtocolMapperRepository;
+  readonly otp: OtpRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -77,6 +79,7 @@ export class Store {
     this.leases = new LeaseRepository(k);
     this.collector = new CollectorRepository(k);
     this.protocolMappers = new ProtocolMapperRepository(k);
+    this.otp = new OtpRepository(k);
   }
 
   /**

@@ -82,7 +82,7 @@ export interface User {
   firstName: string | null;
   lastName: string | null;
   emailVerified: boolean;
-  /** Keycloak's required actions the user must complete at the next sign-in (only UPDATE_PASSWORD exists). */
+  /** Keycloak's required actions the user must complete at the next sign-in. */
   requiredActions: RequiredAction[];
   /** Keycloak's user attributes: name -> values (admin/validation.ts checkUserAttributes says what is kept). */
   attributes: UserAttributes;
@@ -91,8 +91,11 @@ export interface User {
 /** Keycloak's user attributes, as UserRepresentation.attributes: each name has a list of string values. */
 export type UserAttributes = Record<string, string[]>;
 
-/** The required actions Realmgate acts on: UPDATE_PASSWORD, a temporary password to replace at the next sign-in. */
-export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD'] as const;
+/**
+ * The required actions Realmgate acts on: UPDATE_PASSWORD, a temporary password to replace at the next
+ * sign-in; CONFIGURE_TOTP, an authenticator app to set up at the next sign-in.
+ */
+export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP'] as const;
 export type RequiredAction = (typeof REQUIRED_ACTIONS)[number];
 
 export interface Organization {
@@ -147,6 +150,25 @@ export interface Interaction {
   consented: boolean;
   organizationId: string | null;
   expiresAt: number;
+  /** The user passed their one-time password in this request (src/oauth/otp.ts). */
+  secondFactor: boolean;
+}
+
+/** TOTP algorithms (Keycloak's names). */
+export const OTP_ALGORITHMS = ['HmacSHA1', 'HmacSHA256', 'HmacSHA512'] as const;
+export type OtpAlgorithm = (typeof OTP_ALGORITHMS)[number];
+
+/** A user's TOTP authenticator (Keycloak's otp credential), its key still sealed. */
+export interface OtpCredential {
+  id: string;
+  realmId: string;
+  userId: string;
+  label: string | null;
+  sealedSecret: string;
+  algorithm: OtpAlgorithm;
+  digits: number;
+  period: number;
+  createdAt: number;
 }
 
 export interface AuthorizationCode {

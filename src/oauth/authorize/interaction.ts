@@ -43,6 +43,7 @@ export async function beginInteraction(
     consented: false,
     organizationId: null,
     expiresAt: now + REALM_DEFAULTS.interactionLifetime,
+    secondFactor: false,
   };
   await services.store.interactions.create({ ...interaction, now, ip: input.ip });
   return interaction;

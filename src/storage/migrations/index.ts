@@ -25,6 +25,7 @@ import * as protocolMappers from './2026-11-27T0810_protocol_mappers.js';
 import * as eventRetention from './2026-11-27T0100_event_retention.js';
 import * as groups from './2026-11-27T0500_groups.js';
 import * as userAttributeIndex from './2026-11-27T1200_user_attribute_index.js';
+import * as otpCredentials from './2026-11-27T1300_otp_credentials.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T0800_user_attributes': userAttributes,
   '2026-11-27T0810_protocol_mappers': protocolMappers,
   '2026-11-27T1200_user_attribute_index': userAttributeIndex,
+  '2026-11-27T1300_otp_credentials': otpCredentials,
 };

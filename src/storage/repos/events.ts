@@ -21,6 +21,8 @@ export const EVENT_TYPES = [
   'LOGOUT',
   'CLIENT_AUTH_ERROR',
   'UPDATE_PASSWORD',
+  'UPDATE_TOTP',
+  'REMOVE_TOTP',
   'CLIENT_LOGIN',
   'CLIENT_LOGIN_ERROR',
 ] as const;

@@ -11,7 +11,7 @@ const PENDING: PendingTable = { table: 'interactions', open: '>=' };
 export class InteractionRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async create(i: Omit<Interaction, 'consented' | 'organizationId'> & { now: number; ip?: string | null }): Promise<void> {
+  async create(i: Omit<Interaction, 'consented' | 'organizationId' | 'secondFactor'> & { now: number; ip?: string | null }): Promise<void> {
     await this.db
       .insertInto('interactions')
       .values({
@@ -57,12 +57,14 @@ export class InteractionRepository {
       consented: r.consented === 1,
       organizationId: r.organization_id,
       expiresAt: Number(r.expires_at),
+      secondFactor: r.second_factor === 1,
     };
   }
 
   /** sessionId null: the user proved their password but has no session yet (a required action is pending). */
-  async update(id: string, patch: { userId?: string; sessionId?: string | null; consented?: boolean; organizationId?: string; csrfToken?: string }): Promise<void> {
+  async update(id: string, patch: { userId?: string; sessionId?: string | null; consented?: boolean; organizationId?: string; csrfToken?: string; secondFactor?: boolean }): Promise<void> {
     const values: Record<string, string | number | null> = {};
+    if (patch.secondFactor !== undefined) values.second_factor = patch.secondFactor ? 1 : 0;
     if (patch.userId !== undefined) values.user_id = patch.userId;
     if (patch.sessionId !== undefined) values.session_id = patch.sessionId;
     if (patch.consented !== undefined) values.consented = patch.consented ? 1 : 0;

@@ -129,6 +129,7 @@ export class RealmRepository {
         'scopes',
         'protocol_mappers',
         'user_attribute_values',
+        'otp_credentials',
         'roles',
         'groups',
         'events',

@@ -1,0 +1,57 @@
+import crypto from 'node:crypto';
+import type { Store } from '../storage/store.js';
+import { openPrivateJwk, sealPrivateJwk } from './key-encryption.js';
+import { randomToken } from './random.js';
+
+/**
+ * The keys of TOTP authenticators at rest. Unlike a password, the server must be able to compute the
+ * codes, so the key cannot be hashed: it is encrypted (AES-256-GCM, a random IV each) under one data key,
+ * bound to its credential and user (the additional data), so that a row copied onto another user's does
+ * not open. The data key is stored once like a private key (sealed under REALMGATE_KEY_SECRET or the key
+ * file) and shared by every node: one key derivation per process, not one per user. Stored as
+ * otp:v1:<iv>:<tag>:<ciphertext>, each base64url.
+ */
+const PREFIX = 'otp:v1:';
+const keys = new WeakMap<Store, Promise<Buffer>>();
+
+function dataKey(store: Store): Promise<Buffer> {
+  let k = keys.get(store);
+  if (!k) {
+    k = store.meta.getOrCreate('otp_data_key', () => sealPrivateJwk(randomToken(32))).then((v) => Buffer.from(openPrivateJwk(v), 'base64url'));
+    k.catch(() => keys.delete(store));
+    keys.set(store, k);
+  }
+  return k;
+}
+
+const aad = (credentialId: string, userId: string): Buffer => Buffer.from(`realmgate otp\0${credentialId}\0${userId}`);
+
+export async function sealOtpKey(store: Store, credentialId: string, userId: string, key: Buffer): Promise<string> {
+  const iv = crypto.randomBytes(12);
+  const c = crypto.createCipheriv('aes-256-gcm', await dataKey(store), iv).setAAD(aad(credentialId, userId));
+  const ct = Buffer.concat([c.update(key), c.final()]);
+  return `${PREFIX}${[iv, c.getAuthTag(), ct].map((b) => b.toString('base64url')).join(':')}`;
+}
+
+/** The key of a stored credential; undefined when the row does not open (altered, or another user's). */
+export async function openOtpKey(store: Store, credentialId: string, userId: string, sealed: string): Promise<Buffer | undefined> {
+  if (!sealed.startsWith(PREFIX)) return undefined;
+  const [iv, tag, ct] = sealed.slice(PREFIX.length).split(':').map((p) => Buffer.from(p, 'base64url'));
+  if (!iv || !tag || !ct || iv.length !== 12 || tag.length !== 16) return undefined;
+  try {
+    const d = crypto.createDecipheriv('aes-256-gcm', await dataKey(store), iv).setAAD(aad(credentialId, userId)).setAuthTag(tag);
+    return Buffer.concat([d.update(ct), d.final()]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The key an authenticator being set up gets: derived from the data key and the sign-in it is set up in
+ * (the pending request, or the account page's proof), so that the page showing it and the form sending
+ * the first code agree without storing anything, and no one without the data key can compute it. 160
+ * bits, as RFC 4226 4 recommends.
+ */
+export async function setupKey(store: Store, context: string): Promise<Buffer> {
+  return crypto.createHmac('sha256', await dataKey(store)).update(`realmgate otp setup\0${context}`).digest().subarray(0, 20);
+}
