@@ -98,3 +98,22 @@ export function openPrivateJwk(stored: string): string {
     throw new KeySecretError(`${secretName()} does not open the stored signing keys`);
   }
 }
+
+const storedSecrets = new WeakMap<object, Map<string, Promise<Buffer>>>();
+
+/**
+ * A deployment-wide secret of 256 random bits kept in the meta table under `name`, sealed like a private
+ * key (under REALMGATE_KEY_SECRET or the key file) and shared by every node; read and opened once per
+ * process and store. A failed read is not remembered.
+ */
+export function storedSecret(store: { meta: { getOrCreate(key: string, make: () => string): Promise<string> } }, name: string, make: () => string): Promise<Buffer> {
+  let byName = storedSecrets.get(store);
+  if (!byName) storedSecrets.set(store, (byName = new Map()));
+  let s = byName.get(name);
+  if (!s) {
+    s = store.meta.getOrCreate(name, () => sealPrivateJwk(make())).then((v) => Buffer.from(openPrivateJwk(v), 'base64url'));
+    s.catch(() => byName.delete(name));
+    byName.set(name, s);
+  }
+  return s;
+}

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Store } from '../storage/store.js';
-import { openPrivateJwk, sealPrivateJwk } from './key-encryption.js';
+import { storedSecret } from './key-encryption.js';
 import { randomToken } from './random.js';
 
 /**
@@ -12,17 +12,7 @@ import { randomToken } from './random.js';
  * otp:v1:<iv>:<tag>:<ciphertext>, each base64url.
  */
 const PREFIX = 'otp:v1:';
-const keys = new WeakMap<Store, Promise<Buffer>>();
-
-function dataKey(store: Store): Promise<Buffer> {
-  let k = keys.get(store);
-  if (!k) {
-    k = store.meta.getOrCreate('otp_data_key', () => sealPrivateJwk(randomToken(32))).then((v) => Buffer.from(openPrivateJwk(v), 'base64url'));
-    k.catch(() => keys.delete(store));
-    keys.set(store, k);
-  }
-  return k;
-}
+const dataKey = (store: Store): Promise<Buffer> => storedSecret(store, 'otp_data_key', () => randomToken(32));
 
 const aad = (credentialId: string, userId: string): Buffer => Buffer.from(`realmgate otp\0${credentialId}\0${userId}`);
 

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Store } from '../storage/store.js';
 import { randomToken, safeEqual } from '../crypto/random.js';
-import { openPrivateJwk, sealPrivateJwk } from '../crypto/key-encryption.js';
+import { storedSecret } from '../crypto/key-encryption.js';
 
 /**
  * OWASP device cookies: a browser in which a user signed in successfully gets a cookie naming that user,
@@ -13,18 +13,8 @@ export const DEVICE_COOKIE = 'RG_DEVICE';
 /** How long a browser stays known after its last successful sign-in. */
 export const DEVICE_COOKIE_MAX_AGE = 365 * 86_400;
 
-const secrets = new WeakMap<Store, Promise<Buffer>>();
-
-function secret(store: Store): Promise<Buffer> {
-  let s = secrets.get(store);
-  if (!s) {
-    // Stored like a private key (sealed when REALMGATE_KEY_SECRET is set), shared by every node.
-    s = store.meta.getOrCreate('device_cookie_secret', () => sealPrivateJwk(randomToken(32))).then((v) => Buffer.from(openPrivateJwk(v), 'base64url'));
-    s.catch(() => secrets.delete(store));
-    secrets.set(store, s);
-  }
-  return s;
-}
+// Stored like a private key (sealed when REALMGATE_KEY_SECRET is set), shared by every node.
+const secret = (store: Store): Promise<Buffer> => storedSecret(store, 'device_cookie_secret', () => randomToken(32));
 
 function mac(key: Buffer, realmId: string, username: string, deviceId: string): string {
   return crypto.createHmac('sha256', key).update(`${realmId}\0${username.trim().toLowerCase()}\0${deviceId}`).digest('base64url');

@@ -53,6 +53,62 @@ ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''
   });
 }
 
+/**
+ * The second step of a sign-in for a user with an authenticator app: its current code (RFC 6238). The
+ * field takes what phones offer (autocomplete one-time-code, a numeric keypad). `proof`: the account
+ * page's signed proof that the password was right.
+ */
+export function otpPage(ctx: PageContext & { username: string; error?: string; proof?: string }): string {
+  return page({
+    title: 'Authenticator code',
+    realmName: ctx.realmName,
+    body: html`<h1>Enter your authenticator code</h1>
+<p>Open the authenticator app on your phone and enter the code it shows for <strong>${ctx.username}</strong> to continue to ${ctx.clientName}.</p>
+${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''}
+<label for="otp">One-time code</label>
+<input type="text" id="otp" name="otp" inputmode="numeric" pattern="[0-9 ]*" maxlength="10" autocomplete="one-time-code" required autofocus>
+<div class="actions"><button type="submit">Sign in</button></div>
+</form>`,
+  });
+}
+
+/**
+ * Keycloak's CONFIGURE_TOTP required action: set up an authenticator app by scanning the QR code (or
+ * typing the key), then prove it with a first code. `proof`: as on the other account-page forms.
+ */
+export function configureOtpPage(ctx: PageContext & { username: string; qr: SafeHtml; key: string; error?: string; proof?: string }): string {
+  const grouped = ctx.key.replace(/(.{4})/g, '$1 ').trim();
+  return page({
+    title: 'Set up an authenticator',
+    realmName: ctx.realmName,
+    body: html`<h1>Set up an authenticator app</h1>
+<p>Your account <strong>${ctx.username}</strong> needs a second step to sign in: a code from an app on your phone.</p>
+${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
+<ol class="steps">
+<li>Install an authenticator app: FreeOTP, Google Authenticator, Microsoft Authenticator, Aegis or your password manager.</li>
+<li>Scan this code with the app:
+<div class="qr-box">${ctx.qr}</div>
+<details><summary>Cannot scan it? Type the key instead</summary>
+<p class="key"><code id="otp-key">${grouped}</code></p>
+<p class="muted">Time-based, SHA-1, 6 digits, every 30 seconds.</p>
+</details></li>
+<li>Enter the code the app shows, to finish.</li>
+</ol>
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''}
+<label for="otp">One-time code</label>
+<input type="text" id="otp" name="otp" inputmode="numeric" pattern="[0-9 ]*" maxlength="10" autocomplete="one-time-code" required autofocus>
+<label for="label">Device name <span class="muted">(optional)</span></label>
+<input type="text" id="label" name="label" maxlength="255" autocomplete="off">
+<div class="actions"><button type="submit">Finish setup</button></div>
+</form>`,
+  });
+}
+
 /** `resources`: RFC 8707 2.1, the services the authorization request names (the grant is bound to them). */
 export function consentPage(ctx: PageContext & { scopes: Scope[]; resources?: readonly string[] }): string {
   const resources = ctx.resources ?? [];

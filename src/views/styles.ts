@@ -50,6 +50,11 @@ button:disabled { opacity: 0.5; cursor: not-allowed; }
 input.code, textarea.code { flex: 1; min-width: 0; width: 100%; padding: 0.75rem; text-align: center; letter-spacing: 0.04em; font: 600 1.15rem/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; border: 1px solid var(--border); border-radius: 8px; background: #f7f9fc; }
 .error > p:last-child { margin-bottom: 0; }
 .card:has(.code-row) { max-width: 38rem; }
+.steps { padding-left: 1.25rem; margin: 0 0 1rem; }
+.steps li { margin: 0 0 0.75rem; }
+.qr-box { margin: 0.75rem 0; }
+.qr { display: block; width: 12.5rem; height: auto; max-width: 100%; border: 1px solid var(--border); border-radius: 8px; }
+.key code { font: 600 1rem/1.5 ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: 0.05em; overflow-wrap: anywhere; }
 textarea.code { display: block; resize: none; overflow: hidden; field-sizing: content; word-break: break-all; overflow-wrap: anywhere; }
 .code-row .code { margin: 0; padding: 0.75rem 0.5rem; font-size: 1rem; letter-spacing: 0; }
 /* The admin console (src/views/console): a header, the realm's navigation, one wide card. */

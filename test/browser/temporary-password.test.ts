@@ -8,26 +8,17 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { startTestServer, basic, realmPath, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { createUser } from '../../src/admin/operations.js';
-import { CLIENT_ORIGIN, SKIP_REASON, checkLayout, heading, interceptClient, sharedBrowser } from '../helpers/browser.js';
+import { CLIENT_ORIGIN, SKIP_REASON, authorizeUrl, checkLayout, heading, interceptClient, sharedBrowser, signInOnPage } from '../helpers/browser.js';
 
 const shared = sharedBrowser();
 const TEMPORARY = 'temporary password 1';
 const CHOSEN = 'a password of my own';
 
-function authorizeUrl(ts: TestServer, state: string): string {
-  const q = new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid core_data', state });
-  return `${ts.baseUrl}${realmPath('/protocol/openid-connect/auth')}?${q.toString()}`;
-}
 
 async function sessionCookie(context: BrowserContext, ts: TestServer): Promise<boolean> {
   return (await context.cookies(ts.baseUrl + realmPath('/'))).some((c) => c.name === 'RG_SESSION' || c.name === 'RG_SESSION_STATE');
 }
 
-async function signIn(page: Page, username: string, password: string): Promise<void> {
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
 
 async function exchange(ts: TestServer, code: string): Promise<void> {
   const res = await fetch(`${ts.baseUrl}${realmPath('/protocol/openid-connect/token')}`, {
@@ -56,7 +47,7 @@ for (const dialect of dialects()) {
       const hits = await interceptClient(context, page);
 
       await page.goto(authorizeUrl(ts, 'first'));
-      await signIn(page, 'tess', TEMPORARY);
+      await signInOnPage(page, 'tess', TEMPORARY);
 
       // The update page: the same look as the login page, no session yet.
       await page.getByRole('button', { name: 'Update password' }).waitFor();
@@ -116,7 +107,7 @@ for (const dialect of dialects()) {
       const page2 = await other.newPage();
       await interceptClient(other, page2);
       await page2.goto(authorizeUrl(ts, 'second'));
-      await signIn(page2, 'tess', TEMPORARY);
+      await signInOnPage(page2, 'tess', TEMPORARY);
       await page2.getByRole('alert').waitFor();
       assert.equal((await page2.getByRole('alert').textContent())?.trim(), 'Invalid username or password.', 'the temporary password is gone');
       await page2.getByLabel('Password', { exact: true }).fill(CHOSEN);

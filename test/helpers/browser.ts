@@ -93,3 +93,16 @@ export async function checkLayout(page: Page, name: string, shoot: boolean): Pro
 export async function heading(page: Page): Promise<string> {
   return ((await page.getByRole('heading', { level: 1 }).textContent()) ?? '').trim();
 }
+
+/** The authorization request of the test server's confidential client (scope openid core_data). */
+export function authorizeUrl(ts: { baseUrl: string; client: { id: string; redirectUri: string } }, state: string): string {
+  const q = new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid core_data', state });
+  return `${ts.baseUrl}/auth/realms/test/protocol/openid-connect/auth?${q.toString()}`;
+}
+
+/** Fills and sends the login page. */
+export async function signInOnPage(page: Page, username: string, password: string): Promise<void> {
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}

@@ -31,9 +31,11 @@ export function parseForm(html: string): Form {
   return { action: unescape(action), csrf: unescape(csrf) };
 }
 
-export type PageKind = 'login' | 'update-password' | 'consent' | 'organization' | 'no-organization' | 'device-entry' | 'device-done' | 'error';
+export type PageKind = 'login' | 'otp' | 'update-password' | 'configure-otp' | 'consent' | 'organization' | 'no-organization' | 'device-entry' | 'device-done' | 'error';
 
 export function pageKind(html: string): PageKind {
+  if (html.includes('<svg class="qr"')) return 'configure-otp';
+  if (html.includes('name="otp"')) return 'otp';
   if (html.includes('name="password-new"')) return 'update-password';
   if (html.includes('name="password"')) return 'login';
   if (html.includes('name="decision"')) return 'consent';

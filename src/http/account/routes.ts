@@ -4,11 +4,14 @@ import type { BrowserSession, Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession } from '../../oauth/authorize/interaction.js';
-import { attemptLogin } from '../../oauth/brute-force.js';
-import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE } from '../../oauth/device-cookie.js';
+import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
+import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { accountPage, type AccountGrant } from '../../views/account-pages.js';
-import { loginPage, updatePasswordPage } from '../../views/pages.js';
+import { configureOtpPage, loginPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
+import { enrollOtp } from '../../admin/operations/otp.js';
+import type { User } from '../../storage/types.js';
+import { otpSetup } from '../otp-setup.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
 import { preflight, varyOrigin } from '../plugins/cors.js';
@@ -25,8 +28,14 @@ function field(req: Req, name: string): string | undefined {
  * The end user's account page: the applications they have granted access to, with a button that takes
  * the access back (its refresh chains and its consent), and their browser sessions, with sign-out.
  */
-/** How long the update-password form of a temporary password stays valid. */
+/** How long the forms after the password (authenticator code, new password, authenticator setup) stay valid. */
 const PROOF_LIFETIME_S = 600;
+
+/**
+ * What a proof says the browser has shown: `password`, the password only (the authenticator's code comes
+ * next); `all`, the password and the authenticator's code, or a password alone for a user without one.
+ */
+type ProofStage = 'password' | 'all';
 
 export async function accountRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
@@ -99,14 +108,57 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return reply.redirect(baseOf(c.realm), 303);
   }
 
-  /** The proof's MAC: the server's form key over the user, the expiry and the current password's hash, for this browser. */
-  function passwordProof(userId: string, expiresAt: number, passwordHash: string, binding: string): Promise<string> {
-    return formCsrf(services, `account-update-password\0${userId}\0${expiresAt}\0${tokenHash(passwordHash)}`, binding);
+  /**
+   * The page has no pending request to remember what the user has proved, so each form after the password
+   * carries a proof: `<user id>.<stage>.<expiry>.<MAC>`, the MAC (the server's form key) over the stage,
+   * the user, the expiry and the current password's hash (a changed password voids it), for this browser.
+   */
+  function proofMac(stage: ProofStage, userId: string, expiresAt: number, passwordHash: string, binding: string): Promise<string> {
+    return formCsrf(services, `account-proof\0${stage}\0${userId}\0${expiresAt}\0${tokenHash(passwordHash)}`, binding);
+  }
+
+  async function makeProof(user: User, stage: ProofStage, binding: string): Promise<string> {
+    const expiresAt = nowSeconds(services.clock) + PROOF_LIFETIME_S;
+    return `${user.id}.${stage}.${expiresAt}.${await proofMac(stage, user.id, expiresAt, user.passwordHash, binding)}`;
+  }
+
+  /** The user a form's proof of `stage` names, when it is valid for this browser, unexpired and the user enabled. */
+  async function readProof(req: Req, realm: Realm, binding: string, stage: ProofStage): Promise<{ user: User; proof: string } | undefined> {
+    const proof = field(req, 'proof') ?? '';
+    // Read from the right: an imported user's id may hold dots.
+    const [, userId = '', got = '', exp = ''] = /^(.+)\.(password|all)\.(\d+)\.[^.]*$/.exec(proof) ?? [];
+    const expiresAt = Number(exp);
+    if (got !== stage || !/^\d{1,12}$/.test(exp) || expiresAt <= nowSeconds(services.clock)) return undefined;
+    const user = await services.store.users.get(userId);
+    if (!user || user.realmId !== realm.id || !user.enabled) return undefined;
+    if (!safeEqual(proof, `${userId}.${stage}.${exp}.${await proofMac(stage, userId, expiresAt, user.passwordHash, binding)}`)) return undefined;
+    return { user, proof };
   }
 
   function updatePassword(reply: FastifyReply, realm: Realm, csrf: string, username: string, proof: string, error?: string): FastifyReply {
     const page = updatePasswordPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/update-password`, csrf, username, proof, ...(error ? { error } : {}) });
     return sendPage(reply, error ? 400 : 200, page);
+  }
+
+  function otp(reply: FastifyReply, realm: Realm, csrf: string, username: string, proof: string, error?: string, status?: number): FastifyReply {
+    const page = otpPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/otp`, csrf, username, proof, ...(error ? { error } : {}) });
+    return sendPage(reply, status ?? (error ? 400 : 200), page);
+  }
+
+  async function configureOtp(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: string): Promise<FastifyReply> {
+    const setup = await otpSetup(services, realm, user.username, `account\0${proof}`);
+    const page = configureOtpPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/configure-otp`, csrf, username: user.username, qr: setup.qr, key: setup.base32, proof, ...(error ? { error } : {}) });
+    return sendPage(reply, error ? 400 : 200, page);
+  }
+
+  /**
+   * After the password and the authenticator's code: the required actions (each form with a proof of
+   * both), then the session.
+   */
+  async function afterSecondFactor(req: Req, reply: FastifyReply, c: { realm: Realm; session: BrowserSession | undefined; csrf: string; binding: string }, user: User): Promise<FastifyReply> {
+    if (user.requiredActions.includes('UPDATE_PASSWORD')) return updatePassword(reply, c.realm, c.csrf, user.username, await makeProof(user, 'all', c.binding));
+    if (user.requiredActions.includes('CONFIGURE_TOTP')) return configureOtp(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+    return signIn(req, reply, c, user);
   }
 
   function login(reply: FastifyReply, realm: Realm, csrf: string, error?: string, status = 200): FastifyReply {
@@ -136,15 +188,43 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       return login(reply, c.realm, c.csrf, outcome.error, outcome.retryAfter ? 429 : 200);
     }
     const { user } = outcome;
+    // A user with an authenticator: its code next (the browser becomes a known device only after it).
+    if (await services.store.otp.has(user.id)) return otp(reply, c.realm, c.csrf, user.username, await makeProof(user, 'password', c.binding));
     setRealmCookie(reply, services.config, c.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
-    if (user.requiredActions.includes('UPDATE_PASSWORD')) {
-      // A temporary password gives no session: the user chooses a new one first. This page has no
-      // pending request to remember that the password was right, so the form carries a proof of it.
-      const expiresAt = nowSeconds(services.clock) + PROOF_LIFETIME_S;
-      const proof = `${user.id}.${expiresAt}.${await passwordProof(user.id, expiresAt, user.passwordHash, c.binding)}`;
-      return updatePassword(reply, c.realm, c.csrf, user.username, proof);
+    // A temporary password or an authenticator to set up gives no session until done.
+    return afterSecondFactor(req, reply, c, user);
+  });
+
+  app.post(`${path}/otp`, async (req: Req, reply) => {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    const expired = (): FastifyReply => renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Sign in again.' });
+    if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return expired();
+    const proved = await readProof(req, c.realm, c.binding, 'password');
+    if (!proved) return expired();
+    const { user, proof } = proved;
+    const outcome = await attemptOtp(services, c.realm, { user, code: field(req, 'otp') ?? '', ip: req.ip, clientId: 'account' });
+    if ('error' in outcome) {
+      await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid authenticator code' });
+      if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
+      return otp(reply, c.realm, c.csrf, user.username, proof, outcome.error, outcome.retryAfter ? 429 : 400);
     }
-    return signIn(req, reply, c, user);
+    setRealmCookie(reply, services.config, c.realm.id, DEVICE_COOKIE, await issueDeviceCookie(services.store, c.realm.id, user.username), DEVICE_COOKIE_MAX_AGE);
+    return afterSecondFactor(req, reply, c, user);
+  });
+
+  app.post(`${path}/configure-otp`, async (req: Req, reply) => {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    const expired = (): FastifyReply => renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Sign in again.' });
+    if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return expired();
+    const proved = await readProof(req, c.realm, c.binding, 'all');
+    if (!proved || !proved.user.requiredActions.includes('CONFIGURE_TOTP')) return expired();
+    const { user, proof } = proved;
+    const setup = await otpSetup(services, c.realm, user.username, `account\0${proof}`);
+    const problem = await enrollOtp(services.store, { user, key: setup.key, code: field(req, 'otp') ?? '', label: field(req, 'label') ?? '', ip: req.ip, clientId: 'account', nowSeconds: nowSeconds(services.clock) });
+    if (problem) return configureOtp(reply, c.realm, c.csrf, user, proof, problem);
+    return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
   });
 
   app.post(`${path}/update-password`, async (req: Req, reply) => {
@@ -152,15 +232,11 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (!c) return reply;
     const expired = (): FastifyReply => renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Sign in again.' });
     if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return expired();
-    const proof = field(req, 'proof') ?? '';
-    // `<user id>.<expiry>.<mac>`, read from the right: an imported user's id may hold dots.
-    const [, userId = '', exp = ''] = /^(.+)\.(\d+)\.[^.]*$/.exec(proof) ?? [];
-    const expiresAt = Number(exp);
-    if (!/^\d{1,12}$/.test(exp) || expiresAt <= nowSeconds(services.clock)) return expired();
-    const user = await services.store.users.get(userId);
-    // Bound to this browser, to the password typed (its hash: a changed password voids it) and to a time.
-    if (!user || user.realmId !== c.realm.id || !user.enabled || !safeEqual(proof, `${userId}.${exp}.${await passwordProof(userId, expiresAt, user.passwordHash, c.binding)}`)) return expired();
-    if (!user.requiredActions.includes('UPDATE_PASSWORD')) return expired();
+    // Bound to this browser, to the password typed (its hash: a changed password voids it), to the
+    // authenticator's code when the user has one, and to a time.
+    const proved = await readProof(req, c.realm, c.binding, 'all');
+    if (!proved || !proved.user.requiredActions.includes('UPDATE_PASSWORD')) return expired();
+    const { user, proof } = proved;
     const problem = await completePasswordUpdate(services.store, {
       realmId: c.realm.id,
       user,
@@ -170,7 +246,8 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       clientId: 'account',
     });
     if (problem) return updatePassword(reply, c.realm, c.csrf, user.username, proof, problem);
-    return signIn(req, reply, c, user);
+    // The new password voids the proof (its hash changed): the next form gets a new one.
+    return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
   });
 
   app.post(`${path}/revoke`, async (req: Req, reply) => {

@@ -4,10 +4,12 @@ import type { Client, Interaction, Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
-import { attemptLogin } from '../../oauth/brute-force.js';
-import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE } from '../../oauth/device-cookie.js';
-import { consentPage, deviceDonePage, loginPage, noOrganizationPage, organizationPage, updatePasswordPage } from '../../views/pages.js';
+import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
+import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
+import { configureOtpPage, consentPage, deviceDonePage, loginPage, noOrganizationPage, organizationPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
+import { enrollOtp } from '../../admin/operations/otp.js';
+import { otpSetup } from '../otp-setup.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, sendPage } from './render.js';
 
@@ -60,7 +62,7 @@ function field(req: Req, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, extra: { error?: string; username?: string; status?: number } = {}): FastifyReply {
+async function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, extra: { error?: string; username?: string; status?: number } = {}): Promise<FastifyReply> {
   const base = `${interactionUrl(l.realm.id, l.ia.id)}`;
   const ctx = { realmName: l.realmName, clientName: l.clientName, csrf: l.ia.csrfToken };
   switch (step.kind) {
@@ -68,8 +70,14 @@ function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, 
       return sendClientResponse(reply, step.response, { realmName: l.realmName, clientName: l.clientName });
     case 'login':
       return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, ...extra }));
+    case 'otp':
+      return sendPage(reply, extra.status ?? 200, otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(extra.error ? { error: extra.error } : {}) }));
     case 'update-password':
       return sendPage(reply, extra.status ?? 200, updatePasswordPage({ ...ctx, action: `${base}/update-password`, username: step.username, ...(extra.error ? { error: extra.error } : {}) }));
+    case 'configure-otp': {
+      const setup = await otpSetup(services, l.realm, step.username, setupContext(l));
+      return sendPage(reply, extra.status ?? 200, configureOtpPage({ ...ctx, action: `${base}/configure-otp`, username: step.username, qr: setup.qr, key: setup.base32, ...(extra.error ? { error: extra.error } : {}) }));
+    }
     case 'consent':
       return sendPage(reply, 200, consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes, resources: l.ia.params.resources }));
     case 'organization':
@@ -95,6 +103,9 @@ async function advance(services: Services, reply: FastifyReply, l: Loaded): Prom
 
 const BAD_FORM = 'The form was out of date. Please try again.';
 
+/** What the key of an authenticator set up in this request is derived from (src/crypto/otp-secret.ts setupKey). */
+const setupContext = (l: Loaded): string => `interaction\0${l.ia.id}\0${l.ia.userId ?? ''}`;
+
 /** Ends the session of the browser's session cookie, if any: a signed-in user never keeps one from before. */
 async function endPreviousSession(services: Services, req: Req, l: Loaded): Promise<void> {
   const old = readRealmCookie(req, services.config, l.realm.id, SESSION_COOKIE);
@@ -102,6 +113,21 @@ async function endPreviousSession(services: Services, req: Req, l: Loaded): Prom
   const now = nowSeconds(services.clock);
   const prev = await services.store.sessions.findActive(l.realm.id, tokenHash(old), now);
   if (prev) await services.store.sessions.end(prev.id, now);
+}
+
+/**
+ * The end of the sign-in steps of a user who proved who they are in this request (password, and the
+ * authenticator code when they have one): when no required action is left, the session starts (a new one:
+ * any earlier session of this browser ends) and the login is recorded; then on to the next step.
+ */
+async function completeSignIn(services: Services, req: Req, reply: FastifyReply, l: Loaded, userId: string): Promise<FastifyReply> {
+  const user = await services.store.users.get(userId);
+  if (user && user.enabled && user.requiredActions.length === 0) {
+    await endPreviousSession(services, req, l);
+    await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
+    await startSession(services, reply, l, user.id);
+  }
+  return advance(services, reply, l);
 }
 
 /** A new browser session for the user, its cookies, and the pending request bound to it. */
@@ -136,20 +162,60 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
       return render(services, reply, l, { kind: 'login' }, { error: outcome.error, username: username.slice(0, 255), status: outcome.retryAfter ? 429 : 200 });
     }
     const { user } = outcome;
-    setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
+    const secondFactor = await services.store.otp.has(user.id);
+    // The browser becomes a known device (its cookie exempts it from locks set elsewhere) once the user
+    // has proved everything: with an authenticator, after its code.
+    if (!secondFactor) setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
     // A new session at every login: a session cookie planted before login is never reused (no fixation).
     await endPreviousSession(services, req, l);
-    if (user.requiredActions.includes('UPDATE_PASSWORD')) {
-      // A temporary password: no session (no cookie, no code) until the user has chosen a new one. The
-      // interaction remembers who proved the password; it lives in this browser only (load checks so).
+    if (secondFactor || user.requiredActions.length > 0) {
+      // The authenticator's code, a temporary password to replace, an authenticator to set up: no session
+      // (no cookie, no code) until done. The interaction remembers who proved the password; it lives in
+      // this browser only (load checks so).
       clearRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE);
       clearSessionStateCookie(reply, services.config, l.realm.id);
-      await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: null });
+      await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: null, secondFactor: false });
       return advance(services, reply, l);
     }
-    await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
-    await startSession(services, reply, l, user.id);
-    return advance(services, reply, l);
+    return completeSignIn(services, req, reply, l, user.id);
+  });
+
+  app.post(`${base}/otp`, async (req: Req, reply) => {
+    const l = await load(services, req, reply);
+    if (!l) return reply;
+    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    const step = await nextStep(services, l.realm, l.client, l.ia);
+    // Nothing to check (done in another tab): on to wherever the flow is.
+    if (step.kind !== 'otp') return advance(services, reply, l);
+    const user = await services.store.users.get(l.ia.userId);
+    if (!user) return advance(services, reply, l);
+    const outcome = await attemptOtp(services, l.realm, { user, code: field(req, 'otp') ?? '', ip: req.ip, clientId: l.client.clientId });
+    if ('error' in outcome) {
+      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid authenticator code' });
+      if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
+      return render(services, reply, l, step, { error: outcome.error, status: outcome.retryAfter ? 429 : 400 });
+    }
+    await services.store.interactions.update(l.ia.id, { secondFactor: true });
+    setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, await issueDeviceCookie(services.store, l.realm.id, user.username), DEVICE_COOKIE_MAX_AGE);
+    return completeSignIn(services, req, reply, l, user.id);
+  });
+
+  app.post(`${base}/configure-otp`, async (req: Req, reply) => {
+    const l = await load(services, req, reply);
+    if (!l) return reply;
+    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    const step = await nextStep(services, l.realm, l.client, l.ia);
+    if (step.kind !== 'configure-otp') return advance(services, reply, l);
+    const user = await services.store.users.get(l.ia.userId);
+    if (!user) return advance(services, reply, l);
+    const setup = await otpSetup(services, l.realm, user.username, setupContext(l));
+    const problem = await enrollOtp(services.store, { user, key: setup.key, code: field(req, 'otp') ?? '', label: field(req, 'label') ?? '', ip: req.ip, clientId: l.client.clientId, nowSeconds: nowSeconds(services.clock) });
+    if (problem) return render(services, reply, l, step, { error: problem, status: 400 });
+    // Set up in this request: the user has just proved it, so no code is asked again before the session.
+    await services.store.interactions.update(l.ia.id, { secondFactor: true });
+    // A user who came with a session keeps it; one who typed their password now gets one.
+    if (l.ia.sessionId) return advance(services, reply, l);
+    return completeSignIn(services, req, reply, l, user.id);
   });
 
   app.post(`${base}/update-password`, async (req: Req, reply) => {
@@ -171,11 +237,10 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     });
     if (problem) return render(services, reply, l, step, { error: problem, status: 400 });
     // The password change ended every session of the user (one made before it was required included):
-    // the sign-in completes now, with a new one.
-    await endPreviousSession(services, req, l);
-    await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
-    await startSession(services, reply, l, user.id);
-    return advance(services, reply, l);
+    // the sign-in completes with a new one, once no other required action is left. A user who reached
+    // this step passed their authenticator, in this request or in the session it came with.
+    await services.store.interactions.update(l.ia.id, { sessionId: null, secondFactor: true });
+    return completeSignIn(services, req, reply, l, user.id);
   });
 
   app.post(`${base}/consent`, async (req: Req, reply) => {

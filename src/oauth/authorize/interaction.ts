@@ -14,8 +14,12 @@ export const NO_ORGANIZATION = '';
 /** What the browser is shown next while an authorization request is pending. */
 export type Step =
   | { kind: 'login' }
+  /** The user's authenticator code (RFC 6238): the password was right; no session exists yet. */
+  | { kind: 'otp'; username: string }
   /** Keycloak's UPDATE_PASSWORD required action: the password was right but temporary; no session exists yet. */
   | { kind: 'update-password'; username: string }
+  /** Keycloak's CONFIGURE_TOTP required action: an authenticator app to set up. */
+  | { kind: 'configure-otp'; username: string }
   | { kind: 'consent'; scopes: Scope[] }
   | { kind: 'organization'; organizations: Organization[] }
   | { kind: 'no-organization'; deny: ClientResponse | undefined }
@@ -70,8 +74,12 @@ export function promptNoneError(step: Step): { error: string; description: strin
       return { error: 'login_required', description: 'the user is not logged in' };
     case 'consent':
       return { error: 'consent_required', description: 'the user has not consented to this request' };
+    case 'otp':
+      return { error: 'login_required', description: 'the user must enter an authenticator code' };
     case 'update-password':
       return { error: 'interaction_required', description: 'the user must choose a new password' };
+    case 'configure-otp':
+      return { error: 'interaction_required', description: 'the user must set up an authenticator app' };
     default:
       return { error: 'interaction_required', description: 'the user must choose an organization' };
   }
@@ -98,7 +106,8 @@ export function errorResponse(services: Services, realm: Realm, params: Authoriz
 }
 
 /**
- * Decides the next step: login, then a new password when the one typed was temporary, then consent (skipped when an earlier consent covers these scopes),
+ * Decides the next step: login, then the authenticator code when the user has an authenticator, then the
+ * required actions (a new password when the one typed was temporary, an authenticator to set up), then consent (skipped when an earlier consent covers these scopes),
  * then organization choice (skipped when the user has one organization and consented for it before),
  * then the code.
  */
@@ -108,7 +117,10 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   // or came back with a session made before an administrator required it (Keycloak asks then too).
   const user = await services.store.users.get(ia.userId);
   if (!user || !user.enabled) return { kind: 'login' };
+  // The password was typed in this request (no session yet): the second factor before anything else.
+  if (!ia.sessionId && !ia.secondFactor && (await services.store.otp.has(user.id))) return { kind: 'otp', username: user.username };
   if (user.requiredActions.includes('UPDATE_PASSWORD')) return { kind: 'update-password', username: user.username };
+  if (user.requiredActions.includes('CONFIGURE_TOTP')) return { kind: 'configure-otp', username: user.username };
   if (!ia.sessionId) return { kind: 'login' };
   const orgs = await services.store.users.organizations(ia.userId);
   if (orgs.length === 0 && !realm.organizationRequired) {

@@ -2,7 +2,7 @@ import { nowSeconds } from '../../clock.js';
 import { randomId, sortableId } from '../../crypto/random.js';
 import { eventRow } from '../../storage/repos/events.js';
 import type { RefreshChain } from '../../storage/types.js';
-import { attemptLogin } from '../brute-force.js';
+import { attemptLogin, attemptOtp } from '../brute-force.js';
 import { createBrowserSession } from '../authorize/interaction.js';
 import { OAuthError } from '../errors.js';
 import { required } from '../params.js';
@@ -20,7 +20,7 @@ import { subjectOfUser } from '../../storage/repos/mappers.js';
  */
 export const passwordGrant: Grant = {
   grantType: 'password',
-  parameters: ['username', 'password', 'scope'],
+  parameters: ['username', 'password', 'scope', 'otp', 'totp'],
   async handle({ services, realm, client, params, ip }: GrantContext) {
     if (!client.directAccessGrantsEnabled) throw new OAuthError('unauthorized_client', 'the password grant is not enabled for this client');
     const username = required(params, 'username');
@@ -33,6 +33,18 @@ export const passwordGrant: Grant = {
       throw new OAuthError('invalid_grant', login.retryAfter !== undefined ? login.error : 'Invalid user credentials', login.retryAfter !== undefined ? { retryAfter: login.retryAfter } : {});
     }
     const user = login.user;
+    if (await services.store.otp.has(user.id)) {
+      // Keycloak's direct grant asks a user with an authenticator for its current code, in `otp` (`totp`
+      // in older versions): a missing or wrong one is the same refusal as a wrong password, and counts
+      // against the user's codes (attemptOtp) as at the browser's sign-in.
+      const code = params.get('otp') ?? params.get('totp') ?? '';
+      const otp = code === '' ? { error: 'no one-time code' } : await attemptOtp(services, realm, { user, code, ip: ip ?? '', clientId: client.clientId });
+      if ('error' in otp) {
+        await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: `password grant: ${code === '' ? 'no one-time code' : otp.error}` });
+        const retry = 'retryAfter' in otp ? otp.retryAfter : undefined;
+        throw new OAuthError('invalid_grant', retry !== undefined ? otp.error : 'Invalid user credentials', retry !== undefined ? { retryAfter: retry } : {});
+      }
+    }
     if (user.requiredActions.length > 0) {
       // Keycloak's direct grant refuses a user with a pending required action (here UPDATE_PASSWORD, a
       // temporary password): only the browser sign-in has a page to complete it on. Keycloak's words.

@@ -1,0 +1,210 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { startTestServer, basic, realmPath, PASSWORD, type TestServer } from '../helpers/server.js';
+import { CookieJar, authorizeQuery, inject, pageKind, parseForm } from '../helpers/flow.js';
+import { dialects } from '../helpers/db.js';
+import { createUser } from '../../src/admin/operations.js';
+import { enrollOtp } from '../../src/admin/operations/otp.js';
+import { base32, hotp, timeStep } from '../../src/crypto/totp.js';
+import { OTP_TOOLS_MISSING, oathtoolCode } from '../helpers/otp.js';
+
+// The password grant of a user with an authenticator app (Keycloak's direct grant with its OTP step: the
+// code in `otp`, or `totp`), over HTTP; codes computed by Debian's oathtool. And the throttling of code
+// guesses: a lock after the realm's threshold that the right code does not lift.
+for (const dialect of dialects()) {
+  describe(`authenticator codes at the password grant (${dialect})`, { skip: OTP_TOOLS_MISSING }, () => {
+    let ts: TestServer;
+    let userId: string;
+    const key = randomBytes(20);
+    const secret = base32(key);
+    const now = (): number => Math.floor(ts.clock.nowMs() / 1000);
+    before(async () => {
+      ts = await startTestServer({ dialect, listen: true });
+      await ts.store.clients.update('test', ts.client.id, { directAccessGrantsEnabled: true });
+      ts.services.cache.clear();
+      ({ id: userId } = await createUser(ts.store, { realmId: 'test', username: 'paula', password: 'paula password 1' }));
+      const user = (await ts.store.users.get(userId))!;
+      // Set up as the setup page does: the first code proves the key (and is spent).
+      assert.equal(await enrollOtp(ts.store, { user, key, code: oathtoolCode(secret, now()), nowSeconds: now() }), undefined);
+      ts.clock.advance(30);
+    });
+    after(() => ts.close());
+
+    async function grant(form: Record<string, string>, ip?: string): Promise<{ status: number; body: Record<string, unknown>; retryAfter: string | null }> {
+      const res = await fetch(`${ts.baseUrl}${realmPath('/protocol/openid-connect/token')}`, {
+        method: 'POST',
+        headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded', ...(ip ? { 'x-forwarded-for': ip } : {}) },
+        body: new URLSearchParams({ grant_type: 'password', username: 'paula', password: 'paula password 1', scope: 'openid', ...form }),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown>, retryAfter: res.headers.get('retry-after') };
+    }
+    const wrong = (): string => String((Number(oathtoolCode(secret, now())) + 500_000) % 1_000_000).padStart(6, '0');
+
+    test('no code, a wrong one or a spent one is invalid_grant with Keycloak\'s words; the current code (otp or totp) gets tokens', async () => {
+      const forms: Array<Record<string, string>> = [{}, { otp: wrong() }, { otp: 'abcdef' }, { otp: '1'.repeat(40) }];
+      for (const form of forms) {
+        const r = await grant(form);
+        assert.equal(r.status, 400, JSON.stringify(form));
+        assert.deepEqual(r.body, { error: 'invalid_grant', error_description: 'Invalid user credentials' });
+      }
+      // Three wrong guesses: the next one waits a little (the slow-down before a lock).
+      ts.clock.advance(3);
+      const code = oathtoolCode(secret, now());
+      const ok = await grant({ otp: code });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.ok(ok.body.access_token);
+      // The same code again: spent.
+      assert.equal((await grant({ otp: code })).body.error, 'invalid_grant');
+      ts.clock.advance(30);
+      // Keycloak's older parameter name.
+      assert.equal((await grant({ totp: oathtoolCode(secret, now()) })).status, 200);
+      // The code of the next step is accepted (one step of clock drift), the one after it is not.
+      assert.equal((await grant({ otp: oathtoolCode(secret, now() + 60) })).status, 400);
+      assert.equal((await grant({ otp: oathtoolCode(secret, now() + 30) })).status, 200);
+      ts.clock.advance(60);
+    });
+
+    test('guesses are throttled per user: after the threshold even the right code is refused until the lock ends, from any address', async () => {
+      // Five wrong codes (the realm's threshold), from five addresses: a lock of the user's codes.
+      for (let i = 0; i < 5; i++) {
+        assert.equal((await grant({ otp: wrong() }, `10.9.0.${i}`)).status, 400);
+        // Past each slow-down, so that every guess is checked.
+        ts.clock.advance(10);
+      }
+      const locked = await grant({ otp: oathtoolCode(secret, now()) }, '10.9.1.1');
+      assert.equal(locked.status, 400);
+      assert.match(String(locked.body.error_description), /locked/);
+      assert.ok(Number(locked.retryAfter) > 0, 'Retry-After');
+      // A burst of parallel guesses during the lock checks none of them.
+      const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => grant({ otp: hotp(key, timeStep(now(), 30) + 5, 6, 'HmacSHA1') }, `10.9.2.${i}`)));
+      assert.ok(burst.every((r) => r.status === 400 && /locked/.test(String(r.body.error_description))));
+      // After the lock: the right code signs in, and the count starts over.
+      ts.clock.advance(Number(locked.retryAfter) + 1);
+      assert.equal((await grant({ otp: oathtoolCode(secret, now()) })).status, 200);
+      const events = await ts.store.events.list('test', { userId, types: ['LOCKOUT'] });
+      assert.equal(events.length, 1);
+      assert.match(events[0]!.reason ?? '', /one-time codes of the user locked/);
+    });
+
+    test('a parallel burst of wrong codes checks at most the threshold, and the right code inside it does not get through', async () => {
+      ts.clock.advance(3600);
+      const right = oathtoolCode(secret, now());
+      const forms = Array.from({ length: 12 }, (_, i) => (i === 11 ? { otp: right } : { otp: wrong() }));
+      const results = await Promise.all(forms.map((f, i) => grant(f, `10.8.0.${i}`)));
+      const granted = results.filter((r) => r.status === 200).length;
+      // The right code may be among the first five checked (then it wins); never after the lock.
+      assert.ok(granted <= 1);
+      const state = (await ts.store.loginFailures.get('test', [`otp:${userId}`])).get(`otp:${userId}`);
+      assert.ok(state && state.failures <= 5, JSON.stringify(state));
+    });
+
+    test('a user who must still set up an authenticator gets "Account is not fully set up"', async () => {
+      await createUser(ts.store, { realmId: 'test', username: 'newbie', password: 'newbie password 1', requiredActions: ['CONFIGURE_TOTP'] });
+      const r = await fetch(`${ts.baseUrl}${realmPath('/protocol/openid-connect/token')}`, {
+        method: 'POST',
+        headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'password', username: 'newbie', password: 'newbie password 1' }),
+      });
+      assert.equal(r.status, 400);
+      assert.deepEqual(await r.json(), { error: 'invalid_grant', error_description: 'Account is not fully set up' });
+    });
+  });
+}
+
+// The sign-in pages with an authenticator, over HTTP with a cookie jar: the order of the steps (password,
+// code, new password, setup), no session before the last, and the account page's proofs of each stage.
+for (const dialect of dialects()) {
+  describe(`authenticator steps of the sign-in pages (${dialect})`, { skip: OTP_TOOLS_MISSING }, () => {
+    let ts: TestServer;
+    const now = (): number => Math.floor(ts.clock.nowMs() / 1000);
+    const hasSession = (jar: CookieJar): boolean => jar.cookies.has('RG_SESSION') || jar.cookies.has('RG_SESSION_STATE');
+    const keyOf = (html: string): string => /<code id="otp-key">([^<]*)<\/code>/.exec(html)![1]!.replace(/\s/g, '');
+    const proofOf = (html: string): string => /name="proof" value="([^"]*)"/.exec(html)![1]!;
+    before(async () => {
+      ts = await startTestServer({ dialect });
+    });
+    after(() => ts.close());
+
+    /** A user with an authenticator (set up a step ago) and the given required actions. */
+    async function userWithOtp(username: string, requiredActions: Array<'UPDATE_PASSWORD' | 'CONFIGURE_TOTP'> = []): Promise<{ id: string; secret: string }> {
+      const { id } = await createUser(ts.store, { realmId: 'test', username, password: PASSWORD, orgAliases: ['acme'] });
+      const key = randomBytes(20);
+      const secret = base32(key);
+      assert.equal(await enrollOtp(ts.store, { user: (await ts.store.users.get(id))!, key, code: oathtoolCode(secret, now()), nowSeconds: now() }), undefined);
+      // Required by an administrator afterwards (a setup ends CONFIGURE_TOTP).
+      await ts.store.users.update(id, { requiredActions });
+      ts.clock.advance(30);
+      return { id, secret };
+    }
+
+    test('authorization: password, code, then the new password; the session only after the last; prompt=none says what is missing', async () => {
+      const { id, secret } = await userWithOtp('olga', ['UPDATE_PASSWORD']);
+      const jar = new CookieJar();
+      const start = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`);
+      const login = parseForm((await inject(ts.app, jar, 'GET', start.headers.location as string)).body);
+      const afterPassword = await inject(ts.app, jar, 'POST', login.action, { csrf: login.csrf, username: 'olga', password: PASSWORD });
+      assert.equal(afterPassword.statusCode, 303);
+      const codePage = await inject(ts.app, jar, 'GET', afterPassword.headers.location as string);
+      assert.equal(pageKind(codePage.body), 'otp');
+      assert.ok(!hasSession(jar) && !jar.cookies.has('RG_DEVICE'));
+      const form = parseForm(codePage.body);
+      // The update-password form cannot be reached around the code.
+      const skipped = await inject(ts.app, jar, 'POST', form.action.replace(/\/otp$/, '/update-password'), { csrf: form.csrf, 'password-new': 'a new password 1', 'password-confirm': 'a new password 1' });
+      assert.equal(pageKind((await inject(ts.app, jar, 'GET', (skipped.headers.location as string) ?? start.headers.location)).body), 'otp');
+      assert.deepEqual((await ts.store.users.get(id))!.requiredActions, ['UPDATE_PASSWORD']);
+      // Without the CSRF token: refused.
+      assert.equal((await inject(ts.app, jar, 'POST', form.action, { otp: oathtoolCode(secret, now()) })).statusCode, 403);
+      const wrong = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, otp: '000000' === oathtoolCode(secret, now()) ? '111111' : '000000' });
+      assert.equal(wrong.statusCode, 400);
+      assert.equal(pageKind(wrong.body), 'otp');
+      const right = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, otp: oathtoolCode(secret, now()) });
+      assert.equal(right.statusCode, 303);
+      assert.equal(pageKind((await inject(ts.app, jar, 'GET', right.headers.location as string)).body), 'update-password');
+      assert.ok(!hasSession(jar), 'no session before the new password');
+      assert.ok(jar.cookies.has('RG_DEVICE'), 'a known device after the code');
+      const updated = await inject(ts.app, jar, 'POST', form.action.replace(/\/otp$/, '/update-password'), { csrf: form.csrf, 'password-new': 'a new password 1', 'password-confirm': 'a new password 1' });
+      assert.equal(updated.statusCode, 303);
+      assert.ok(hasSession(jar));
+      assert.equal(pageKind((await inject(ts.app, jar, 'GET', updated.headers.location as string)).body), 'consent');
+
+      // With a session, an administrator requires a setup: prompt=none cannot go on.
+      await ts.store.users.update(id, { requiredActions: ['CONFIGURE_TOTP'] });
+      const silent = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts, { prompt: 'none' })}`);
+      assert.equal(new URL(silent.headers.location as string).searchParams.get('error'), 'interaction_required');
+    });
+
+    test('the account page: code, new password, then a new authenticator, each form with its own proof', async () => {
+      const { id, secret } = await userWithOtp('anya', ['UPDATE_PASSWORD', 'CONFIGURE_TOTP']);
+      const jar = new CookieJar();
+      const login = parseForm((await inject(ts.app, jar, 'GET', realmPath('/account'))).body);
+      const codePage = await inject(ts.app, jar, 'POST', login.action, { csrf: login.csrf, username: 'anya', password: PASSWORD });
+      assert.equal(pageKind(codePage.body), 'otp');
+      assert.ok(!hasSession(jar));
+      const passwordProof = proofOf(codePage.body);
+      const otpForm = parseForm(codePage.body);
+      assert.equal(otpForm.action, realmPath('/account/otp'));
+      // The password-stage proof opens neither later form.
+      for (const later of ['/account/update-password', '/account/configure-otp']) {
+        const r = await inject(ts.app, jar, 'POST', realmPath(later), { csrf: otpForm.csrf, proof: passwordProof, otp: oathtoolCode(secret, now()), 'password-new': 'a new password 1', 'password-confirm': 'a new password 1' });
+        assert.equal(r.statusCode, 403, later);
+      }
+      // A forged stage: refused.
+      const forged = passwordProof.replace('.password.', '.all.');
+      assert.equal((await inject(ts.app, jar, 'POST', realmPath('/account/update-password'), { csrf: otpForm.csrf, proof: forged, 'password-new': 'a new password 1', 'password-confirm': 'a new password 1' })).statusCode, 403);
+      const updatePage = await inject(ts.app, jar, 'POST', otpForm.action, { csrf: otpForm.csrf, proof: passwordProof, otp: oathtoolCode(secret, now()) });
+      assert.equal(pageKind(updatePage.body), 'update-password');
+      const setupPage = await inject(ts.app, jar, 'POST', realmPath('/account/update-password'), { csrf: otpForm.csrf, proof: proofOf(updatePage.body), 'password-new': 'a new password 1', 'password-confirm': 'a new password 1' });
+      assert.equal(pageKind(setupPage.body), 'configure-otp');
+      assert.ok(!hasSession(jar));
+      const newSecret = keyOf(setupPage.body);
+      assert.notEqual(newSecret, secret);
+      const done = await inject(ts.app, jar, 'POST', realmPath('/account/configure-otp'), { csrf: otpForm.csrf, proof: proofOf(setupPage.body), otp: oathtoolCode(newSecret, now()), label: 'tablet' });
+      assert.equal(done.statusCode, 303);
+      assert.equal(done.headers.location, realmPath('/account'));
+      assert.ok(hasSession(jar));
+      assert.deepEqual((await ts.store.users.get(id))!.requiredActions, []);
+      assert.deepEqual((await ts.store.otp.list(id)).map((c) => c.label), [null, 'tablet']);
+    });
+  });
+}
