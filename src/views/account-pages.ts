@@ -23,7 +23,14 @@ function when(seconds: number): SafeHtml {
   return html`<time datetime="${iso.slice(0, 19)}Z">${iso.replace('T', ' ').slice(0, 16)} UTC</time>`;
 }
 
-export function accountPage(ctx: { realmName: string; username: string; base: string; csrf: string; grants: AccountGrant[]; sessions: AccountSession[]; notice?: string }): string {
+/** An authenticator app of the user, as the account page lists it. */
+export interface AccountAuthenticator {
+  id: string;
+  label: string | null;
+  createdAt: number;
+}
+
+export function accountPage(ctx: { realmName: string; username: string; base: string; csrf: string; grants: AccountGrant[]; sessions: AccountSession[]; authenticators: AccountAuthenticator[]; notice?: string }): string {
   return page({
     title: 'Your account',
     realmName: ctx.realmName,
@@ -49,6 +56,25 @@ ${ctx.grants.map(
 </li>`,
 )}
 </ul>`}
+<h2>Two-step sign-in</h2>
+${ctx.authenticators.length === 0
+  ? html`<p class="muted">Only your password protects your account. With an authenticator app, signing in also asks for the code it shows.</p>`
+  : html`<ul class="cards">
+${ctx.authenticators.map(
+  (a) => html`<li class="authenticator">
+<div><strong>${a.label ?? 'Authenticator app'}</strong> <span class="muted">set up ${when(a.createdAt)}</span></div>
+<form method="post" action="${ctx.base}/otp/remove">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<input type="hidden" name="credential_id" value="${a.id}">
+<button type="submit" class="secondary">Remove</button>
+</form>
+</li>`,
+)}
+</ul>`}
+<form method="post" action="${ctx.base}/otp/setup">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<div class="actions">${ctx.authenticators.length === 0 ? html`<button type="submit">Set up an authenticator app</button>` : html`<button type="submit" class="secondary">Add another authenticator app</button>`}</div>
+</form>
 <h2>Where you are signed in</h2>
 <ul class="cards">
 ${ctx.sessions.map(

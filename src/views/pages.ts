@@ -85,7 +85,7 @@ export function configureOtpPage(ctx: PageContext & { username: string; qr: Safe
     title: 'Set up an authenticator',
     realmName: ctx.realmName,
     body: html`<h1>Set up an authenticator app</h1>
-<p>Your account <strong>${ctx.username}</strong> needs a second step to sign in: a code from an app on your phone.</p>
+<p>Signing in as <strong>${ctx.username}</strong> will also ask for a code from an app on your phone.</p>
 ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <ol class="steps">
 <li>Install an authenticator app: FreeOTP, Google Authenticator, Microsoft Authenticator, Aegis or your password manager.</li>

@@ -127,6 +127,13 @@ for (const dialect of dialects()) {
       await backAtClient(page2, ts, 'second');
       assert.ok((await cookieNames(other, ts)).includes('RG_DEVICE'));
 
+      // The account page lists the authenticator, to remove or to add another.
+      await page2.goto(`${ts.baseUrl}${realmPath('/account')}`);
+      await page2.getByRole('heading', { name: 'Two-step sign-in' }).waitFor();
+      assert.match((await page2.locator('li.authenticator').textContent()) ?? '', /Otto’s phone/);
+      await page2.getByRole('button', { name: 'Add another authenticator app' }).waitFor();
+      await checkLayout(page2, 'account-authenticators', shoot);
+
       // A third browser that saw that code (over a shoulder): it is spent.
       const third = await shared.newContext();
       contexts.push(third);

@@ -208,3 +208,50 @@ for (const dialect of dialects()) {
     });
   });
 }
+
+for (const dialect of dialects()) {
+  describe(`authenticators on the account page (${dialect})`, { skip: OTP_TOOLS_MISSING }, () => {
+    let ts: TestServer;
+    const now = (): number => Math.floor(ts.clock.nowMs() / 1000);
+    before(async () => {
+      ts = await startTestServer({ dialect });
+    });
+    after(() => ts.close());
+
+    test('a signed-in user sets one up and removes it; each form needs the session and its CSRF token', async () => {
+      const { id } = await createUser(ts.store, { realmId: 'test', username: 'selma', password: PASSWORD });
+      const jar = new CookieJar();
+      const login = parseForm((await inject(ts.app, jar, 'GET', realmPath('/account'))).body);
+      // Without a session the setup form leads back to the sign-in page.
+      assert.equal((await inject(ts.app, jar, 'POST', realmPath('/account/otp/setup'), { csrf: login.csrf })).headers.location, realmPath('/account'));
+      assert.equal((await inject(ts.app, jar, 'POST', login.action, { csrf: login.csrf, username: 'selma', password: PASSWORD })).statusCode, 303);
+      const account = await inject(ts.app, jar, 'GET', realmPath('/account'));
+      assert.match(account.body, /Set up an authenticator app/);
+      const csrf = /name="csrf" value="([^"]*)"/.exec(account.body)![1]!;
+      assert.equal((await inject(ts.app, jar, 'POST', realmPath('/account/otp/setup'), {})).statusCode, 303, 'no CSRF token: nothing');
+      const setup = await inject(ts.app, jar, 'POST', realmPath('/account/otp/setup'), { csrf });
+      assert.equal(pageKind(setup.body), 'configure-otp');
+      const secret = /<code id="otp-key">([^<]*)<\/code>/.exec(setup.body)![1]!.replace(/\s/g, '');
+      const proof = /name="proof" value="([^"]*)"/.exec(setup.body)![1]!;
+      const done = await inject(ts.app, jar, 'POST', realmPath('/account/configure-otp'), { csrf, proof, otp: oathtoolCode(secret, now()), label: 'work phone' });
+      assert.equal(done.statusCode, 200);
+      assert.match(done.body, /Your authenticator app is set up/);
+      assert.match(done.body, /work phone/);
+      const [credential] = await ts.store.otp.list(id);
+      assert.equal(credential!.label, 'work phone');
+      // The next sign-in asks for its code.
+      ts.clock.advance(30);
+      const other = new CookieJar();
+      const f = parseForm((await inject(ts.app, other, 'GET', realmPath('/account'))).body);
+      assert.equal(pageKind((await inject(ts.app, other, 'POST', f.action, { csrf: f.csrf, username: 'selma', password: PASSWORD })).body), 'otp');
+      // Removing: not without the CSRF token, then with it.
+      await inject(ts.app, jar, 'POST', realmPath('/account/otp/remove'), { credential_id: credential!.id });
+      assert.equal((await ts.store.otp.list(id)).length, 1);
+      const removed = await inject(ts.app, jar, 'POST', realmPath('/account/otp/remove'), { csrf, credential_id: credential!.id });
+      assert.match(removed.body, /The authenticator app is removed/);
+      assert.deepEqual(await ts.store.otp.list(id), []);
+      const events = (await ts.store.events.list('test', { userId: id, types: ['UPDATE_TOTP', 'REMOVE_TOTP'], order: 'asc' })).map((e) => e.type);
+      assert.deepEqual(events, ['UPDATE_TOTP', 'REMOVE_TOTP']);
+    });
+  });
+}

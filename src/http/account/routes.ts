@@ -9,7 +9,7 @@ import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../o
 import { accountPage, type AccountGrant } from '../../views/account-pages.js';
 import { configureOtpPage, loginPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
-import { enrollOtp } from '../../admin/operations/otp.js';
+import { enrollOtp, removeOtp } from '../../admin/operations/otp.js';
 import type { User } from '../../storage/types.js';
 import { otpSetup } from '../otp-setup.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
@@ -59,12 +59,13 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, notice?: string): Promise<FastifyReply> {
     const now = nowSeconds(services.clock);
     const user = await services.store.users.get(session.userId);
-    const [consents, usage, orgs, sessions, scopes] = await Promise.all([
+    const [consents, usage, orgs, sessions, scopes, authenticators] = await Promise.all([
       services.store.consents.listForUser(realm.id, session.userId),
       services.store.refresh.lastUsedByUser(realm.id, session.userId, now),
       services.store.users.organizations(session.userId),
       services.store.sessions.listActive(realm.id, session.userId, now),
       services.cache.realmScopes(realm.id),
+      services.store.otp.list(session.userId),
     ]);
     const grants: AccountGrant[] = [];
     const keys = new Set([...consents.map((c) => `${c.clientId}\0${c.organizationId}`), ...usage.map((u) => `${u.clientId}\0${u.organizationId}`)]);
@@ -93,6 +94,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         csrf,
         grants,
         sessions: sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, current: s.id === session.id })),
+        authenticators: authenticators.map((a) => ({ id: a.id, label: a.label, createdAt: a.createdAt })),
         ...(notice ? { notice } : {}),
       }),
     );
@@ -218,13 +220,38 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (!c) return reply;
     const expired = (): FastifyReply => renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Sign in again.' });
     if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return expired();
+    // A proof of every step: after the sign-in's password and code (CONFIGURE_TOTP pending), or given by
+    // this page's own session (a user adding an authenticator).
     const proved = await readProof(req, c.realm, c.binding, 'all');
-    if (!proved || !proved.user.requiredActions.includes('CONFIGURE_TOTP')) return expired();
+    if (!proved) return expired();
     const { user, proof } = proved;
+    const own = c.session?.userId === user.id;
+    if (!own && !user.requiredActions.includes('CONFIGURE_TOTP')) return expired();
     const setup = await otpSetup(services, c.realm, user.username, `account\0${proof}`);
     const problem = await enrollOtp(services.store, { user, key: setup.key, code: field(req, 'otp') ?? '', label: field(req, 'label') ?? '', ip: req.ip, clientId: 'account', nowSeconds: nowSeconds(services.clock) });
     if (problem) return configureOtp(reply, c.realm, c.csrf, user, proof, problem);
+    if (own && c.session) return show(reply, c.realm, c.session, c.csrf, 'Your authenticator app is set up: signing in now also asks for its code.');
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
+  });
+
+  // Self-service from the signed-in page: set up another authenticator, remove one.
+  app.post(`${path}/otp/setup`, async (req: Req, reply) => {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
+    const user = await services.store.users.get(c.session.userId);
+    if (!user) return reply.redirect(baseOf(c.realm), 303);
+    return configureOtp(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+  });
+
+  app.post(`${path}/otp/remove`, async (req: Req, reply) => {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
+    const user = await services.store.users.get(c.session.userId);
+    const id = field(req, 'credential_id') ?? '';
+    const removed = user ? await removeOtp(services.store, user, id, { ip: req.ip, clientId: 'account', by: 'the user on the account page' }) : false;
+    return show(reply, c.realm, c.session, c.csrf, removed ? 'The authenticator app is removed.' : undefined);
   });
 
   app.post(`${path}/update-password`, async (req: Req, reply) => {
