@@ -136,7 +136,15 @@ export interface AuthorizationParams {
   responseMode?: 'fragment' | 'form_post';
   /** RFC 8707 2.1: the resources named, already checked against the client's audiences. */
   resources?: string[];
+  /** Keycloak's application-initiated action (kc_action): a required action the user is asked to do now. */
+  kcAction?: AppInitiatedAction;
+  /** How the action ended, told to the client in kc_action_status. */
+  kcActionStatus?: 'success' | 'cancelled';
 }
+
+/** The actions a client may ask for with kc_action (keycloak-js login({ action })). */
+export const APP_INITIATED_ACTIONS = ['CONFIGURE_TOTP', 'UPDATE_PASSWORD'] as const;
+export type AppInitiatedAction = (typeof APP_INITIATED_ACTIONS)[number];
 
 export interface Interaction {
   id: string;

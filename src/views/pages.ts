@@ -31,13 +31,18 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
  * Keycloak's UPDATE_PASSWORD required action: the password typed was temporary (set by an administrator),
  * so the user chooses their own before going on. The username rides along, read-only, for password managers.
  */
-/** `proof`: on the account page, which has no pending request, the signed proof that the password was right. */
-export function updatePasswordPage(ctx: PageContext & { username: string; error?: string; proof?: string }): string {
+/**
+ * `proof`: on the account page, which has no pending request, the signed proof that the password was right.
+ * `cancellable`: the client asked for the change (kc_action); the user may decline it and go back.
+ */
+export function updatePasswordPage(ctx: PageContext & { username: string; error?: string; proof?: string; cancellable?: boolean }): string {
   return page({
     title: 'Update password',
     realmName: ctx.realmName,
     body: html`<h1>Choose a new password</h1>
-<p>The password of <strong>${ctx.username}</strong> was set by an administrator and must be changed before you continue to ${ctx.clientName}.</p>
+${ctx.cancellable
+  ? html`<p>${ctx.clientName} asks you to choose a new password for <strong>${ctx.username}</strong>. Your other sessions will be signed out.</p>`
+  : html`<p>The password of <strong>${ctx.username}</strong> was set by an administrator and must be changed before you continue to ${ctx.clientName}.</p>`}
 ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
@@ -48,7 +53,7 @@ ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''
 <label for="password-confirm">Confirm new password</label>
 <input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="8" maxlength="1024" required>
 <p class="muted" id="password-rule">At least 8 characters, and not your current password.</p>
-<div class="actions"><button type="submit">Update password</button></div>
+<div class="actions"><button type="submit">Update password</button>${ctx.cancellable ? html`<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>` : ''}</div>
 </form>`,
   });
 }
@@ -79,7 +84,7 @@ ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''
  * Keycloak's CONFIGURE_TOTP required action: set up an authenticator app by scanning the QR code (or
  * typing the key), then prove it with a first code. `proof`: as on the other account-page forms.
  */
-export function configureOtpPage(ctx: PageContext & { username: string; qr: SafeHtml; key: string; error?: string; proof?: string }): string {
+export function configureOtpPage(ctx: PageContext & { username: string; qr: SafeHtml; key: string; error?: string; proof?: string; cancellable?: boolean }): string {
   const grouped = ctx.key.replace(/(.{4})/g, '$1 ').trim();
   return page({
     title: 'Set up an authenticator',
@@ -104,7 +109,7 @@ ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''
 <input type="text" id="otp" name="otp" inputmode="numeric" pattern="[0-9 ]*" maxlength="10" autocomplete="one-time-code" required autofocus>
 <label for="label">Device name <span class="muted">(optional)</span></label>
 <input type="text" id="label" name="label" maxlength="255" autocomplete="off">
-<div class="actions"><button type="submit">Finish setup</button></div>
+<div class="actions"><button type="submit">Finish setup</button>${ctx.cancellable ? html`<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>` : ''}</div>
 </form>`,
   });
 }

@@ -15,6 +15,7 @@ import { changeRoleMappings, createRole } from '../../src/admin/operations/roles
 import { cliActor } from '../../src/admin/operations/common.js';
 import { updateUser } from '../../src/admin/operations/users.js';
 import { CHROMIUM, DESKTOP, LAUNCH_ARGS, SKIP_REASON, checkLayout, heading } from '../helpers/browser.js';
+import { OTP_TOOLS_MISSING, oathtoolCode } from '../helpers/otp.js';
 
 const GUIDE = fs.readFileSync('docs/guide-single-page-app.md', 'utf8');
 const KEYCLOAK_JS = fs.readFileSync('node_modules/keycloak-js/lib/keycloak.js', 'utf8');
@@ -181,6 +182,64 @@ for (const dialect of dialects()) {
       assert.equal(r.profile.username, ts.user.username);
       assert.equal(r.profile.email, 'alice@example.com');
       assert.deepEqual(r.profile.attributes, {});
+    });
+
+    test("application-initiated actions: login({ action: 'CONFIGURE_TOTP' }) sets up an authenticator, UPDATE_PASSWORD can be cancelled; onActionUpdate says how", async (t) => {
+      if (OTP_TOOLS_MISSING) {
+        t.skip(OTP_TOOLS_MISSING);
+        return;
+      }
+      const logged: string[] = [];
+      const onConsole = (m: { text(): string }): void => {
+        logged.push(m.text());
+      };
+      page.on('console', onConsole);
+      /** Through Realmgate's pages back to the app: a sign-in when the session is too old, then the action, then consent and organization. */
+      async function act(action: string, onActionPage: () => Promise<void>): Promise<void> {
+        // Not awaited in the page: login() navigates away, ending the page's context.
+        await page.evaluate((a) => {
+          void (window as unknown as { keycloak: { login(o: object): Promise<void> } }).keycloak.login({ action: a });
+        }, action);
+        await page.waitForURL((u) => u.origin === ts.baseUrl);
+        if (/^Sign in/.test(await heading(page))) {
+          await page.getByLabel('Username').fill(ts.user.username);
+          await page.getByLabel('Password').fill(ts.user.password);
+          await page.getByRole('button', { name: 'Sign in' }).click();
+          await page.waitForURL((u) => !u.pathname.endsWith('/login'));
+        }
+        await onActionPage();
+        await page.getByRole('button', { name: 'Allow' }).click();
+        const org = page.getByRole('radio').first();
+        if (await org.isVisible().catch(() => false)) {
+          await org.check();
+          await page.getByRole('button', { name: 'Continue' }).click();
+        }
+        await page.waitForURL((u) => u.origin === app.origin);
+        await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Signed in'));
+      }
+      try {
+        await act('CONFIGURE_TOTP', async () => {
+          await page.getByRole('button', { name: 'Finish setup' }).waitFor();
+          await page.getByText('Cannot scan it? Type the key instead').click();
+          const key = ((await page.locator('#otp-key').textContent()) ?? '').replace(/\s/g, '');
+          await page.getByLabel('One-time code').fill(oathtoolCode(key, Math.floor(ts.clock.nowMs() / 1000)));
+          await page.getByRole('button', { name: 'Finish setup' }).click();
+        });
+        assert.ok(logged.includes('CONFIGURE_TOTP: success'), logged.join(' | '));
+        assert.equal((await ts.store.otp.list(ts.user.id)).length, 1);
+
+        await act('UPDATE_PASSWORD', async () => {
+          await page.getByRole('button', { name: 'Update password' }).waitFor();
+          assert.match((await page.locator('main').textContent()) ?? '', /asks you to choose a new password/);
+          await page.getByRole('button', { name: 'Cancel' }).click();
+        });
+        assert.ok(logged.includes('UPDATE_PASSWORD: cancelled'), logged.join(' | '));
+        assert.deepEqual(pageErrors, []);
+      } finally {
+        page.off('console', onConsole);
+        // The next tests sign in with the password alone.
+        await ts.store.otp.deleteAll(ts.user.id);
+      }
     });
 
     test('the status iframe answers unchanged, changed and error as keycloak-js expects', async () => {

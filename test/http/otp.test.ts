@@ -174,6 +174,61 @@ for (const dialect of dialects()) {
       assert.equal(new URL(silent.headers.location as string).searchParams.get('error'), 'interaction_required');
     });
 
+    test("kc_action (Keycloak's application-initiated actions): an unknown one or with prompt=none is refused; an old session signs in again first; the code says how it ended", async () => {
+      const { id } = await createUser(ts.store, { realmId: 'test', username: 'kira', password: PASSWORD, orgAliases: ['acme'] });
+      const jar = new CookieJar();
+      type Res = Awaited<ReturnType<typeof inject>>;
+      const auth = (extra: Record<string, string>) => inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts, extra)}`);
+      /** Follows the server's own redirects, allowing consent and choosing acme, until the client's redirect or another page. */
+      async function drive(res: Res): Promise<Res> {
+        for (;;) {
+          const location = res.headers.location as string | undefined;
+          if (res.statusCode === 303 && location?.startsWith('/')) res = await inject(ts.app, jar, 'GET', location);
+          else if (res.statusCode === 200 && pageKind(res.body) === 'consent') res = await inject(ts.app, jar, 'POST', parseForm(res.body).action, { csrf: parseForm(res.body).csrf, decision: 'allow' });
+          else if (res.statusCode === 200 && pageKind(res.body) === 'organization') res = await inject(ts.app, jar, 'POST', parseForm(res.body).action, { csrf: parseForm(res.body).csrf, organization: 'acme' });
+          else return res;
+        }
+      }
+      const clientRedirect = (res: Res): URL => {
+        assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+        return new URL(res.headers.location as string);
+      };
+      for (const [extra, words] of [[{ kc_action: 'VERIFY_EMAIL' }, /kc_action must be one of CONFIGURE_TOTP, UPDATE_PASSWORD/], [{ kc_action: 'UPDATE_PASSWORD', prompt: 'none' }, /prompt=none/]] as const) {
+        const back = clientRedirect(await auth(extra));
+        assert.equal(back.searchParams.get('error'), 'invalid_request');
+        assert.match(back.searchParams.get('error_description') ?? '', words);
+      }
+      // Signed in (password only).
+      const login = parseForm((await drive(await auth({}))).body);
+      const plain = clientRedirect(await drive(await inject(ts.app, jar, 'POST', login.action, { csrf: login.csrf, username: 'kira', password: PASSWORD })));
+      assert.ok(plain.searchParams.get('code'));
+      assert.equal(plain.searchParams.get('kc_action_status'), null);
+
+      // Within five minutes of the sign-in: straight to the action; done, the code says so.
+      ts.clock.advance(60);
+      const update = await drive(await auth({ kc_action: 'UPDATE_PASSWORD' }));
+      assert.equal(pageKind(update.body), 'update-password');
+      assert.match(update.body, /asks you to choose a new password/);
+      const form = parseForm(update.body);
+      const back = clientRedirect(await drive(await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, 'password-new': 'kira password 2', 'password-confirm': 'kira password 2' })));
+      assert.equal(back.searchParams.get('kc_action_status'), 'success');
+      assert.equal(back.searchParams.get('kc_action'), 'UPDATE_PASSWORD');
+      assert.ok(back.searchParams.get('code'));
+
+      // Six minutes later: the sign-in page first, then the action (here cancelled).
+      ts.clock.advance(360);
+      const again = await drive(await auth({ kc_action: 'CONFIGURE_TOTP' }));
+      assert.equal(pageKind(again.body), 'login');
+      const relogin = parseForm(again.body);
+      const setup = await drive(await inject(ts.app, jar, 'POST', relogin.action, { csrf: relogin.csrf, username: 'kira', password: 'kira password 2' }));
+      assert.equal(pageKind(setup.body), 'configure-otp');
+      assert.match(setup.body, />Cancel</);
+      const cancelled = clientRedirect(await drive(await inject(ts.app, jar, 'POST', parseForm(setup.body).action, { csrf: parseForm(setup.body).csrf, cancel: '1' })));
+      assert.equal(cancelled.searchParams.get('kc_action_status'), 'cancelled');
+      assert.ok(cancelled.searchParams.get('code'));
+      assert.deepEqual(await ts.store.otp.list(id), []);
+    });
+
     test('the account page: code, new password, then a new authenticator, each form with its own proof', async () => {
       const { id, secret } = await userWithOtp('anya', ['UPDATE_PASSWORD', 'CONFIGURE_TOTP']);
       const jar = new CookieJar();

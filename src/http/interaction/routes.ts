@@ -73,10 +73,14 @@ async function render(services: Services, reply: FastifyReply, l: Loaded, step: 
     case 'otp':
       return sendPage(reply, extra.status ?? 200, otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(extra.error ? { error: extra.error } : {}) }));
     case 'update-password':
-      return sendPage(reply, extra.status ?? 200, updatePasswordPage({ ...ctx, action: `${base}/update-password`, username: step.username, ...(extra.error ? { error: extra.error } : {}) }));
+      return sendPage(reply, extra.status ?? 200, updatePasswordPage({ ...ctx, action: `${base}/update-password`, username: step.username, cancellable: step.aia === true, ...(extra.error ? { error: extra.error } : {}) }));
     case 'configure-otp': {
       const setup = await otpSetup(services, l.realm, step.username, setupContext(l));
-      return sendPage(reply, extra.status ?? 200, configureOtpPage({ ...ctx, action: `${base}/configure-otp`, username: step.username, qr: setup.qr, key: setup.base32, ...(extra.error ? { error: extra.error } : {}) }));
+      return sendPage(
+        reply,
+        extra.status ?? 200,
+        configureOtpPage({ ...ctx, action: `${base}/configure-otp`, username: step.username, qr: setup.qr, key: setup.base32, cancellable: step.aia === true, ...(extra.error ? { error: extra.error } : {}) }),
+      );
     }
     case 'consent':
       return sendPage(reply, 200, consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes, resources: l.ia.params.resources }));
@@ -127,6 +131,16 @@ async function completeSignIn(services: Services, req: Req, reply: FastifyReply,
     await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
     await startSession(services, reply, l, user.id);
   }
+  return advance(services, reply, l);
+}
+
+/**
+ * Ends the client's kc_action (Keycloak's application-initiated action) as `status`; the flow goes on to
+ * the code, which tells the client in kc_action_status.
+ */
+async function endAppAction(services: Services, reply: FastifyReply, l: Loaded, status: 'success' | 'cancelled'): Promise<FastifyReply> {
+  const fresh = await services.store.interactions.get(l.ia.id);
+  if (fresh) await services.store.interactions.update(l.ia.id, { params: { ...fresh.params, kcActionStatus: status } });
   return advance(services, reply, l);
 }
 
@@ -206,6 +220,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
     const step = await nextStep(services, l.realm, l.client, l.ia);
     if (step.kind !== 'configure-otp') return advance(services, reply, l);
+    if (step.aia && field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
     const user = await services.store.users.get(l.ia.userId);
     if (!user) return advance(services, reply, l);
     const setup = await otpSetup(services, l.realm, user.username, setupContext(l));
@@ -213,6 +228,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     if (problem) return render(services, reply, l, step, { error: problem, status: 400 });
     // Set up in this request: the user has just proved it, so no code is asked again before the session.
     await services.store.interactions.update(l.ia.id, { secondFactor: true });
+    if (step.aia) return endAppAction(services, reply, l, 'success');
     // A user who came with a session keeps it; one who typed their password now gets one.
     if (l.ia.sessionId) return advance(services, reply, l);
     return completeSignIn(services, req, reply, l, user.id);
@@ -225,6 +241,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     const step = await nextStep(services, l.realm, l.client, l.ia);
     // Nothing to update (done in another tab, or no longer required): on to wherever the flow is.
     if (step.kind !== 'update-password') return advance(services, reply, l);
+    if (step.aia && field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
     const user = await services.store.users.get(l.ia.userId);
     if (!user) return advance(services, reply, l);
     const problem = await completePasswordUpdate(services.store, {
@@ -239,7 +256,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     // The password change ended every session of the user (one made before it was required included):
     // the sign-in completes with a new one, once no other required action is left. A user who reached
     // this step passed their authenticator, in this request or in the session it came with.
-    await services.store.interactions.update(l.ia.id, { sessionId: null, secondFactor: true });
+    await services.store.interactions.update(l.ia.id, { sessionId: null, secondFactor: true, ...(step.aia ? { params: { ...l.ia.params, kcActionStatus: 'success' as const } } : {}) });
     return completeSignIn(services, req, reply, l, user.id);
   });
 

@@ -1,4 +1,4 @@
-import type { Client, Realm, Scope, AuthorizationParams } from '../../storage/types.js';
+import { APP_INITIATED_ACTIONS, type AppInitiatedAction, type Client, type Realm, type Scope, type AuthorizationParams } from '../../storage/types.js';
 import { OAuthError, safeDescription } from '../errors.js';
 import { readParams, type RawParams } from '../params.js';
 import { checkRequestedScopes, parseScope } from '../scopes.js';
@@ -29,7 +29,15 @@ export const AUTHORIZE_PARAMETERS = [
   'login_hint',
   'ui_locales',
   'display',
+  'kc_action',
 ] as const;
+
+/**
+ * Keycloak's default "maximum age of authentication" of an application-initiated action: a session signed
+ * in longer ago signs in again before the action (a password or an authenticator is not changed on an old
+ * session alone).
+ */
+const KC_ACTION_MAX_AUTH_AGE = 300;
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
@@ -126,10 +134,18 @@ export function checkAuthorizationRequest(
   if (maxAgeRaw !== undefined && !/^\d{1,10}$/.test(maxAgeRaw)) throw new OAuthError('invalid_request', 'max_age must be a number of seconds');
   const loginHint = p.get('login_hint');
   // ui_locales and display are accepted and ignored, as OIDC Core 3.1.2.1 allows.
+  // Keycloak's application-initiated actions: the user does the action now, then the flow goes on.
+  const kcAction = p.get('kc_action');
+  if (kcAction !== undefined && !(APP_INITIATED_ACTIONS as readonly string[]).includes(kcAction)) {
+    throw new OAuthError('invalid_request', `kc_action must be one of ${APP_INITIATED_ACTIONS.join(', ')}`);
+  }
+  if (kcAction !== undefined && prompt.includes('none')) throw new OAuthError('invalid_request', 'kc_action needs the user: it cannot be combined with prompt=none');
+  const maxAge = kcAction !== undefined ? Math.min(maxAgeRaw !== undefined ? Number(maxAgeRaw) : KC_ACTION_MAX_AUTH_AGE, KC_ACTION_MAX_AUTH_AGE) : maxAgeRaw !== undefined ? Number(maxAgeRaw) : undefined;
 
   return {
     ...(prompt.length > 0 ? { prompt } : {}),
-    ...(maxAgeRaw !== undefined ? { maxAge: Number(maxAgeRaw) } : {}),
+    ...(maxAge !== undefined ? { maxAge } : {}),
+    ...(kcAction !== undefined ? { kcAction: kcAction as AppInitiatedAction } : {}),
     ...(loginHint !== undefined && loginHint.length <= 255 ? { loginHint } : {}),
     clientId: input.client.clientId,
     redirectUri: input.redirectUri,

@@ -16,10 +16,13 @@ export type Step =
   | { kind: 'login' }
   /** The user's authenticator code (RFC 6238): the password was right; no session exists yet. */
   | { kind: 'otp'; username: string }
-  /** Keycloak's UPDATE_PASSWORD required action: the password was right but temporary; no session exists yet. */
-  | { kind: 'update-password'; username: string }
-  /** Keycloak's CONFIGURE_TOTP required action: an authenticator app to set up. */
-  | { kind: 'configure-otp'; username: string }
+  /**
+   * Keycloak's UPDATE_PASSWORD required action: the password was right but temporary; no session exists
+   * yet. `aia`: asked for by the client (kc_action), with a session, and the user may cancel it.
+   */
+  | { kind: 'update-password'; username: string; aia?: boolean }
+  /** Keycloak's CONFIGURE_TOTP required action, or the client's kc_action (`aia`): an authenticator app to set up. */
+  | { kind: 'configure-otp'; username: string; aia?: boolean }
   | { kind: 'consent'; scopes: Scope[] }
   | { kind: 'organization'; organizations: Organization[] }
   | { kind: 'no-organization'; deny: ClientResponse | undefined }
@@ -122,6 +125,10 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   if (user.requiredActions.includes('UPDATE_PASSWORD')) return { kind: 'update-password', username: user.username };
   if (user.requiredActions.includes('CONFIGURE_TOTP')) return { kind: 'configure-otp', username: user.username };
   if (!ia.sessionId) return { kind: 'login' };
+  // The client's kc_action, once signed in (recently: checks.ts bounds max_age), until done or cancelled.
+  if (ia.params.kcAction && !ia.params.kcActionStatus) {
+    return { kind: ia.params.kcAction === 'CONFIGURE_TOTP' ? 'configure-otp' : 'update-password', username: user.username, aia: true };
+  }
   const orgs = await services.store.users.organizations(ia.userId);
   if (orgs.length === 0 && !realm.organizationRequired) {
     // Organization not required (most realms moved from Keycloak): a user of none signs in with no
@@ -210,7 +217,13 @@ async function finish(services: Services, realm: Realm, ia: Interaction): Promis
   // RFC 9207: iss lets the client detect a mix-up between authorization servers.
   return {
     kind: 'redirect',
-    response: clientResponse(services.config.appUrl, params.redirectUri, { code, state: params.state, iss: realmBase(services.config, realm.id) }, params.responseMode),
+    // Keycloak's kc_action_status (with kc_action) tells the client how the action it asked for ended.
+    response: clientResponse(
+      services.config.appUrl,
+      params.redirectUri,
+      { code, state: params.state, iss: realmBase(services.config, realm.id), ...(params.kcAction && params.kcActionStatus ? { kc_action_status: params.kcActionStatus, kc_action: params.kcAction } : {}) },
+      params.responseMode,
+    ),
   };
 }
 

@@ -62,8 +62,9 @@ export class InteractionRepository {
   }
 
   /** sessionId null: the user proved their password but has no session yet (a required action is pending). */
-  async update(id: string, patch: { userId?: string; sessionId?: string | null; consented?: boolean; organizationId?: string; csrfToken?: string; secondFactor?: boolean }): Promise<void> {
+  async update(id: string, patch: { userId?: string; sessionId?: string | null; consented?: boolean; organizationId?: string; csrfToken?: string; secondFactor?: boolean; params?: AuthorizationParams }): Promise<void> {
     const values: Record<string, string | number | null> = {};
+    if (patch.params !== undefined) values.params = JSON.stringify(patch.params);
     if (patch.secondFactor !== undefined) values.second_factor = patch.secondFactor ? 1 : 0;
     if (patch.userId !== undefined) values.user_id = patch.userId;
     if (patch.sessionId !== undefined) values.session_id = patch.sessionId;
