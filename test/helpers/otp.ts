@@ -31,8 +31,9 @@ export function hasOathtool(): boolean {
 
 const OATH_HASH: Record<OtpAlgorithm, string> = { HmacSHA1: 'sha1', HmacSHA256: 'sha256', HmacSHA512: 'sha512' };
 
-/** The TOTP code oathtool computes for `key` (bytes) at `unixSeconds`. */
-export function oathtoolCode(key: Buffer, o: { algorithm: OtpAlgorithm; digits: number; period: number }, unixSeconds: number): string {
+/** The TOTP code oathtool computes at `unixSeconds` for a key given as bytes, or as base32 text (oathtool decodes it itself). */
+export function oathtoolCode(key: Buffer | { base32: string }, o: { algorithm: OtpAlgorithm; digits: number; period: number }, unixSeconds: number): string {
   const at = new Date(unixSeconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-  return execFileSync('oathtool', [`--totp=${OATH_HASH[o.algorithm]}`, '-d', String(o.digits), '-s', `${o.period}s`, '-N', at, key.toString('hex')], { encoding: 'utf8' }).trim();
+  const secret = Buffer.isBuffer(key) ? [key.toString('hex')] : ['-b', key.base32];
+  return execFileSync('oathtool', [`--totp=${OATH_HASH[o.algorithm]}`, '-d', String(o.digits), '-s', `${o.period}s`, '-N', at, ...secret], { encoding: 'utf8' }).trim();
 }

@@ -30,10 +30,9 @@ export function checkRequiredActions(names: readonly string[]): RequiredAction[]
   return REQUIRED_ACTIONS.filter((a) => names.includes(a));
 }
 
-/** The required actions with `action` added at the end (`on`) or removed, the others kept in their order. */
+/** The required actions with `action` added (`on`) or removed, the others kept; in the order checkRequiredActions gives. */
 export function withRequiredAction(current: readonly RequiredAction[], action: RequiredAction, on: boolean): RequiredAction[] {
-  const others = current.filter((a) => a !== action);
-  return on ? [...others, action] : others;
+  return REQUIRED_ACTIONS.filter((a) => (a === action ? on : current.includes(a)));
 }
 
 /** The list after a password was set: `temporary` true adds UPDATE_PASSWORD, false removes it, undefined keeps the list. */
