@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Actor } from '../../admin/operations/common.js';
 import type { Services } from '../../services.js';
 import { removeUserCredential, renameUserCredential, userCredentials } from '../../admin/operations/user-credentials.js';
 import { toCredentialRepresentations } from '../../admin/keycloak/representations/credential.js';
@@ -33,25 +34,24 @@ export async function userCredentialRoutes(app: FastifyInstance, opts: { service
     },
   );
 
+  /** A change to one credential of the user (manage-users), answered 204. */
+  const change = (run: (ref: { realmId: string; user: string; credentialId: string }, actor: Actor, body: unknown) => Promise<unknown>) =>
+    async (req: FastifyRequest<CredentialReq>, reply: FastifyReply): Promise<FastifyReply> => {
+      const caller = callerOf(req);
+      const user = await userTarget(services, caller, req.params.realm, req.params.id, 'manage-users');
+      await run({ realmId: user.realmId, user: user.id, credentialId: req.params.credentialId }, actorOf(caller), req.body);
+      return reply.code(204).send();
+    };
+
   app.delete<CredentialReq>(
     '/realms/:realm/users/:id/credentials/:credentialId',
     { schema: { tags, summary: 'Remove a TOTP authenticator (the password cannot be removed: 400)', params: credentialParams, response: noContent204, security } },
-    async (req, reply) => {
-      const caller = callerOf(req);
-      const user = await userTarget(services, caller, req.params.realm, req.params.id, 'manage-users');
-      await removeUserCredential(store, { realmId: user.realmId, user: user.id, credentialId: req.params.credentialId }, actorOf(caller));
-      return reply.code(204).send();
-    },
+    change((ref, actor) => removeUserCredential(store, ref, actor)),
   );
 
   app.put<CredentialReq>(
     '/realms/:realm/users/:id/credentials/:credentialId/userLabel',
     { schema: { tags, summary: 'Rename a TOTP authenticator: the body is the label as text/plain (at most 255 characters, no control characters; blank removes it)', params: credentialParams, response: noContent204, security } },
-    async (req, reply) => {
-      const caller = callerOf(req);
-      const user = await userTarget(services, caller, req.params.realm, req.params.id, 'manage-users');
-      await renameUserCredential(store, { realmId: user.realmId, user: user.id, credentialId: req.params.credentialId, label: labelOf(req.body) }, actorOf(caller));
-      return reply.code(204).send();
-    },
+    change((ref, actor, body) => renameUserCredential(store, { ...ref, label: labelOf(body) }, actor)),
   );
 }

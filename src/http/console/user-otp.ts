@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { User } from '../../storage/types.js';
 import { removeUserCredential, userCredentials } from '../../admin/operations/user-credentials.js';
 import { requireUser, updateUser } from '../../admin/operations/users.js';
 import { realmBase } from '../../views/console/layout.js';
 import { CONSOLE_PATH } from './session.js';
-import { field, type ConsoleKit, type Req } from './common.js';
+import { field, type ConsoleKit, type Req, type Signed } from './common.js';
 
 /** Outcomes a redirect of these forms may announce (routes.ts adds them to its fixed set). */
 export const OTP_NOTICES: Record<string, string> = {
@@ -23,12 +24,19 @@ export function userOtpRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const R = `${CONSOLE_PATH}/realms/:realm`;
   const userUrl = (realmId: string, userId: string): string => `${realmBase(realmId)}/users/${encodeURIComponent(userId)}`;
 
-  app.post(`${R}/users/:user/otp/remove`, async (req: Req, reply) => {
+  /** The signed-in admin (manage-users in the realm of the URL) and the user of the URL; undefined once the reply is sent. */
+  async function managedUser(req: Req, reply: FastifyReply): Promise<{ s: Signed; realmId: string; user: User } | undefined> {
     const s = await signedIn(req, reply);
-    if (!s) return reply;
+    if (!s) return undefined;
     const realmId = await realmOf(s.caller, req.params.realm!);
     need(s.caller, realmId, 'manage-users');
-    const user = await requireUser(store, realmId, req.params.user!);
+    return { s, realmId, user: await requireUser(store, realmId, req.params.user!) };
+  }
+
+  app.post(`${R}/users/:user/otp/remove`, async (req: Req, reply) => {
+    const m = await managedUser(req, reply);
+    if (!m) return reply;
+    const { s, realmId, user } = m;
     const credentialId = field(req, 'credential');
     // A second click, or a form of another page: said on the page, nothing removed.
     if (!(await userCredentials(store, { realmId, user: user.id })).otp.some((c) => c.id === credentialId)) {
@@ -43,11 +51,9 @@ export function userOtpRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   });
 
   app.post(`${R}/users/:user/otp/setup`, async (req: Req, reply) => {
-    const s = await signedIn(req, reply);
-    if (!s) return reply;
-    const realmId = await realmOf(s.caller, req.params.realm!);
-    need(s.caller, realmId, 'manage-users');
-    const user = await requireUser(store, realmId, req.params.user!);
+    const m = await managedUser(req, reply);
+    if (!m) return reply;
+    const { s, realmId, user } = m;
     const required = field(req, 'required');
     if (required !== 'on' && required !== 'off') return showUser(s, reply, realmId, user.id, 400, 'Choose whether the user must set up an authenticator app (on or off).');
     return attempt(
