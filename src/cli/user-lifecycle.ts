@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliError, collect, withStore } from './common.js';
+import { CliError, collect, onOff, withStore } from './common.js';
 import { ATTRIBUTE_HELP, attributesFrom } from './user-attributes.js';
 import {
   bruteForceStatus,
@@ -22,7 +22,7 @@ function time(seconds: number): string {
 export function registerUserLifecycle(user: Command): void {
   user
     .command('update <realm> <user>')
-    .description('change a user (by username or id): email, names, enabled, organizations, attributes')
+    .description('change a user (by username or id): email, names, enabled, organizations, attributes, authenticator setup at the next sign-in')
     .option('--email <email>', 'new email address ("" removes it)')
     .option('--first-name <name>', 'new first name ("" removes it)')
     .option('--last-name <name>', 'new last name ("" removes it)')
@@ -33,7 +33,8 @@ export function registerUserLifecycle(user: Command): void {
     .option('--disabled', 'disable the user (ends sessions, revokes tokens)')
     .option('--attribute <name=value>', `${ATTRIBUTE_HELP}; the values given replace that name's, other attributes stay`, collect, [])
     .option('--remove-attribute <name>', 'remove this attribute (repeatable)', collect, [])
-    .action(async (realmId: string, ref: string, o: { email?: string; firstName?: string; lastName?: string; emailVerified?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean; attribute: string[]; removeAttribute: string[] }) => {
+    .option('--require-otp-setup <on|off>', "on: the user sets up an authenticator app at the next sign-in (Keycloak's CONFIGURE_TOTP required action); off: no longer asked", onOff('--require-otp-setup'))
+    .action(async (realmId: string, ref: string, o: { email?: string; firstName?: string; lastName?: string; emailVerified?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean; attribute: string[]; removeAttribute: string[]; requireOtpSetup?: boolean }) => {
       if (o.emailVerified !== undefined && o.emailVerified !== 'yes' && o.emailVerified !== 'no') throw new CliError('--email-verified takes yes or no');
       if (o.enabled && o.disabled) throw new CliError('use either --enabled or --disabled, not both');
       if (o.org && !o.orgs) throw new CliError('use either --org or --no-orgs, not both');
@@ -53,6 +54,7 @@ export function registerUserLifecycle(user: Command): void {
           ...(o.enabled ? { enabled: true } : o.disabled ? { enabled: false } : {}),
           ...(o.attribute.length > 0 ? { setAttributes } : {}),
           ...(o.removeAttribute.length > 0 ? { removeAttributes: o.removeAttribute } : {}),
+          ...(o.requireOtpSetup !== undefined ? { requireOtpSetup: o.requireOtpSetup } : {}),
         }),
       );
       process.stdout.write(`updated user ${u.username} in realm ${realmId}\n`);

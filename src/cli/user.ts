@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { CliError, collect, intArg, passwordFrom, withStore } from './common.js';
 import { createUser, listUsers, setUserPassword } from '../admin/operations.js';
 import { registerUserLifecycle } from './user-lifecycle.js';
+import { registerUserOtp } from './user-otp.js';
+import { usersWithOtp } from '../admin/operations/user-credentials.js';
 import { registerUserGroups } from './group.js';
 import { ATTRIBUTE_HELP, attributesFrom } from './user-attributes.js';
 import { terminalJson } from './terminal-text.js';
@@ -65,17 +67,24 @@ export function registerUser(program: Command): void {
     });
   user
     .command('list <realm>')
-    .description("list a realm's users: username, email, enabled and, when the user has any, the attributes as one line of JSON")
+    .description("list a realm's users: username, email, state (enabled or disabled, then ,otp when the user has an authenticator app) and, when the user has any, the attributes as one line of JSON")
     .option('--search <text>', 'only users whose username or email contains this text')
     .option('--first <n>', 'skip this many users', intArg('--first'))
     .option('--max <n>', 'list at most this many users (default 100)', intArg('--max'))
     .action(async (realmId: string, o: { search?: string; first?: number; max?: number }) => {
-      const users = await withStore((store) => listUsers(store, { realmId, search: o.search, first: o.first, max: o.max }), { access: 'read' });
+      const { users, otp } = await withStore(
+        async (store) => {
+          const users = await listUsers(store, { realmId, search: o.search, first: o.first, max: o.max });
+          return { users, otp: await usersWithOtp(store, users.map((u) => u.id)) };
+        },
+        { access: 'read' },
+      );
       for (const u of users) {
         const attributes = Object.keys(u.attributes).length > 0 ? `\t${terminalJson(u.attributes)}` : '';
-        process.stdout.write(`${u.username}\t${u.email ?? ''}\t${u.enabled ? 'enabled' : 'disabled'}${attributes}\n`);
+        process.stdout.write(`${u.username}\t${u.email ?? ''}\t${u.enabled ? 'enabled' : 'disabled'}${otp.has(u.id) ? ',otp' : ''}${attributes}\n`);
       }
     });
   registerUserLifecycle(user);
+  registerUserOtp(user);
   registerUserGroups(user);
 }

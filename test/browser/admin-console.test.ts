@@ -9,6 +9,7 @@ import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
 import { CLIENT_ORIGIN, SKIP_REASON, checkLayout, heading, interceptClient, sharedBrowser } from '../helpers/browser.js';
+import { enrollTestOtp } from '../helpers/otp.js';
 
 const ADMIN = { username: 'admin', password: 'admin password 42' };
 
@@ -98,6 +99,20 @@ for (const dialect of dialects()) {
       await page.getByRole('button', { name: 'Set attribute' }).click();
       await page.getByText('The attribute was set').waitFor();
       assert.equal(await page.locator('.attribute-values code').count(), 3);
+      // Authenticator apps carol set up (as the setup page does): listed, one removed; setup required again.
+      const carolUser = (await ts.store.users.findByUsername(REALM, 'carol'))!;
+      await enrollTestOtp(ts.store, carolUser, 'Pixel 8');
+      await enrollTestOtp(ts.store, carolUser, 'Work tablet');
+      await page.reload();
+      assert.equal(await page.getByText('Pixel 8').count(), 1);
+      await page.locator('li', { hasText: 'Work tablet' }).getByRole('button', { name: 'Remove' }).click();
+      await page.getByText('The authenticator app was removed').waitFor();
+      assert.equal(await page.getByText('Work tablet').count(), 0);
+      assert.equal((await ts.store.otp.list(carolUser.id)).length, 1);
+      await page.getByRole('button', { name: 'Require setup at next sign-in' }).click();
+      await page.getByText('The user sets up an authenticator app at the next sign-in.', { exact: true }).waitFor();
+      assert.deepEqual((await ts.store.users.get(carolUser.id))!.requiredActions, ['UPDATE_PASSWORD', 'CONFIGURE_TOTP']);
+      assert.equal(await page.getByRole('button', { name: 'Stop requiring setup' }).count(), 1);
       await checkLayout(page, 'console-user', shoot);
 
       await page.getByRole('navigation', { name: 'Realm' }).getByRole('link', { name: 'Events' }).click();

@@ -28,7 +28,7 @@ export type ImportedCredential = { hash: string; algorithm: string } | { plain: 
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const ARGON2_TYPES = new Set(['id', 'i', 'd']);
 
-function parseJson(text: unknown, what: string): Record<string, unknown> {
+export function parseJson(text: unknown, what: string): Record<string, unknown> {
   if (typeof text !== 'string') throw new Error(`${what} is missing`);
   let v: unknown;
   try {

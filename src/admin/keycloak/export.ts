@@ -3,7 +3,10 @@ import type { Store } from '../../storage/store.js';
 import type { Client, User } from '../../storage/types.js';
 import { toRealmRepresentation } from './representations/realm.js';
 import { AUTH_METHODS_ATTRIBUTE } from './representations/client.js';
-import { exportCredential } from './credentials.js';
+import { exportCredential, type KeycloakCredential } from './credentials.js';
+import { exportOtpCredential } from './otp-credentials.js';
+import { openOtpKey } from '../../crypto/otp-secret.js';
+import { otpSummary } from '../operations/user-credentials.js';
 import { REALM_MANAGEMENT } from '../authorization.js';
 import { isAdminRole } from '../operations/roles.js';
 import { serviceAccountUsername } from '../operations/service-accounts.js';
@@ -96,8 +99,25 @@ async function groupPaths(store: Store, userId: string, paths: Map<string, strin
   return mine.length > 0 ? { groups: mine } : {};
 }
 
-function userRepresentation(u: User, orgs: { consents: Json[] }, withSecrets: boolean): Json {
-  const credential = withSecrets ? exportCredential(u.passwordHash, u.createdAt * 1000) : undefined;
+/**
+ * A user's credentials in the file: none without secrets; with them, the password (when Keycloak knows
+ * its kind) and each authenticator with its key (one whose key does not open, altered in the database,
+ * is left out: it accepts no code anyway). Also whether the user has an authenticator (Keycloak's totp).
+ */
+async function userCredentialsOf(store: Store, u: User, withSecrets: boolean): Promise<{ credentials: KeycloakCredential[]; totp: boolean }> {
+  const otp = await store.otp.list(u.id);
+  if (!withSecrets) return { credentials: [], totp: otp.length > 0 };
+  const credentials: KeycloakCredential[] = [];
+  const password = exportCredential(u.passwordHash, u.createdAt * 1000);
+  if (password) credentials.push(password);
+  for (const c of otp) {
+    const key = await openOtpKey(store, c.id, u.id, c.sealedSecret);
+    if (key) credentials.push(exportOtpCredential(otpSummary(c), key));
+  }
+  return { credentials, totp: otp.length > 0 };
+}
+
+function userRepresentation(u: User, orgs: { consents: Json[] }, creds: { credentials: KeycloakCredential[]; totp: boolean }): Json {
   return {
     id: u.id,
     username: u.username,
@@ -107,7 +127,8 @@ function userRepresentation(u: User, orgs: { consents: Json[] }, withSecrets: bo
     ...(u.firstName ? { firstName: u.firstName } : {}),
     ...(u.lastName ? { lastName: u.lastName } : {}),
     createdTimestamp: u.createdAt * 1000,
-    credentials: credential ? [credential] : [],
+    totp: creds.totp,
+    credentials: creds.credentials,
     requiredActions: [...u.requiredActions],
     ...(Object.keys(u.attributes).length > 0 ? { attributes: u.attributes } : {}),
     ...(orgs.consents.length > 0 ? { clientConsents: orgs.consents } : {}),
@@ -119,7 +140,8 @@ function userRepresentation(u: User, orgs: { consents: Json[] }, withSecrets: bo
  * settings, client scopes, clients, roles, groups, users (with their role mappings and groups) and
  * organizations. Without `withSecrets`, client secrets are masked and users carry no credentials (as
  * Keycloak's admin-console export); with it, password hashes are Keycloak credentials wherever Keycloak
- * knows their kind (argon2, pbkdf2*), and the realm's published signing keys are key providers.
+ * knows their kind (argon2, pbkdf2*), authenticators are otp credentials with their keys (base32), and
+ * the realm's published signing keys are key providers.
  */
 export async function exportRealm(store: Store, realmId: string, opts: { withSecrets: boolean; now?: number }): Promise<Json> {
   const realm = await store.realms.get(realmId);
@@ -163,7 +185,7 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
       perClient.set(c.clientId, e);
     }
     const consents = [...perClient].map(([clientId, e]) => ({ clientId, grantedClientScopes: [...e.scopes], createdDate: e.createdAt * 1000, lastUpdatedDate: e.createdAt * 1000 }));
-    out.push({ ...userRepresentation(u, { consents }, opts.withSecrets), ...roleMappings(await store.roles.mappedRoles(u.id)), ...(await groupPaths(store, u.id, paths)) });
+    out.push({ ...userRepresentation(u, { consents }, await userCredentialsOf(store, u, opts.withSecrets)), ...roleMappings(await store.roles.mappedRoles(u.id)), ...(await groupPaths(store, u.id, paths)) });
   }
   // Service accounts, as Keycloak exports them (serviceAccountClientId): made anew with their client on
   // import, which grants them the roles written here.

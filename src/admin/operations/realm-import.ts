@@ -1,5 +1,6 @@
 import type { Store } from '../../storage/store.js';
-import { ConflictError, type RequiredAction, type SigningKey, type UserAttributes } from '../../storage/types.js';
+import { randomUUID } from 'node:crypto';
+import { ConflictError, REQUIRED_ACTIONS, type RequiredAction, type SigningKey, type UserAttributes } from '../../storage/types.js';
 import { DEFAULT_SCOPES, type RealmSettings } from '../../storage/repos/realms.js';
 import { CODE_LIFETIME_RANGE, REALM_DEFAULTS } from '../../config/defaults.js';
 import { hashPassword, MAX_RUNNING } from '../../crypto/passwords.js';
@@ -8,6 +9,9 @@ import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { chooseSigningKeys, readSigningKeys, type FileSigningKey } from '../keycloak/signing-keys.js';
 import { fromRealmRepresentation } from '../keycloak/representations/realm.js';
 import { importCredential, type KeycloakCredential } from '../keycloak/credentials.js';
+import { importOtpCredential, type ImportedOtp } from '../keycloak/otp-credentials.js';
+import { sealOtpKey } from '../../crypto/otp-secret.js';
+import { MAX_OTP_PER_USER } from './otp.js';
 import { readFileMappers, storeFileMappers, type FileMappers } from '../keycloak/import-mappers.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
@@ -367,10 +371,25 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   for (const idp of list(rep.identityProviders)) report.skipped(`identity provider ${String(obj(idp).alias)}`, 'Realmgate has no identity brokering');
   const components = obj(rep.components);
   for (const c of list(components['org.keycloak.storage.UserStorageProvider'])) report.skipped(`user federation ${String(obj(c).name)}`, 'LDAP/Kerberos federation is not supported; its users cannot move without their passwords');
-  const enabledActions = list(rep.requiredActions).filter((a) => obj(a).enabled === true).length;
-  if (enabledActions > 0) report.skipped('required actions', `${enabledActions} enabled in Keycloak; Realmgate has none (users are not asked to update passwords or verify email)`);
-  if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is username and password");
+  const otherActions = list(rep.requiredActions).map(obj).filter((a) => a.enabled === true && !(REQUIRED_ACTIONS as readonly unknown[]).includes(a.alias)).map((a) => String(a.alias));
+  if (otherActions.length > 0) report.skipped('required actions', `${otherActions.length} enabled in Keycloak that Realmgate does not act on (${otherActions.slice(0, 10).join(', ')}${otherActions.length > 10 ? ', ...' : ''}); it acts on ${REQUIRED_ACTIONS.join(' and ')} only`);
+  reportOtpPolicy(rep, report);
+  if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
   if (typeof rep.passwordPolicy === 'string' && rep.passwordPolicy !== '') report.skipped('password policy', `"${rep.passwordPolicy}" is not enforced by Realmgate`);
+}
+
+/** Keycloak's default OTP policy (RealmModel's otpPolicy*): what Realmgate sets every new authenticator up with. */
+const KEYCLOAK_OTP_POLICY: Record<string, unknown> = { otpPolicyType: 'totp', otpPolicyAlgorithm: 'HmacSHA1', otpPolicyDigits: 6, otpPolicyPeriod: 30, otpPolicyLookAheadWindow: 1, otpPolicyCodeReusable: false };
+
+/** A realm OTP policy other than Keycloak's defaults: one line, since Realmgate has no per-realm policy. */
+function reportOtpPolicy(rep: Json, report: RealmReportBuilder): void {
+  const differs = Object.entries(KEYCLOAK_OTP_POLICY).filter(([key, v]) => rep[key] !== undefined && rep[key] !== null && rep[key] !== v);
+  if (differs.length === 0) return;
+  const shown = differs.map(([key]) => `${key} ${JSON.stringify(rep[key]).slice(0, 40)}`).join(', ');
+  report.mapped(
+    'realm setting otpPolicy',
+    `${shown}: Realmgate has one policy, Keycloak's defaults: new authenticators are set up with HmacSHA1, 6 digits, 30 s (a code is accepted one step early or late, once); imported authenticators keep their own algorithm, digits and period`,
+  );
 }
 
 /** A client scope of the file, read and checked: its consent text is completed when it is stored. */
@@ -490,6 +509,8 @@ interface UserEntry {
   roles: RoleMappings;
   /** The paths of the groups the user belongs to ("/parent/child"): joined once the groups are stored (importGroups). */
   groups: string[];
+  /** Keycloak's otp credentials: sealed and stored with the user (their keys never leave the import). */
+  otp: ImportedOtp[];
 }
 
 /** What became of an entry: Keycloak's PartialImportResult, with the reason of a skipped one. */
@@ -731,9 +752,12 @@ function readUser(u: Json, element: string): UserEntry | Refused {
   let passwordHash = NO_PASSWORD_HASH;
   let plain: string | undefined;
   const passwords = creds.filter((c) => (c.type ?? 'password') === 'password');
-  for (const other of creds.filter((c) => c.type !== undefined && c.type !== 'password')) {
+  for (const other of creds.filter((c) => c.type !== undefined && c.type !== 'password' && c.type !== 'otp')) {
     if (other.type !== 'password-history') notes.push(`credential ${other.type} not moved`);
   }
+  const { otp, parts } = readUserOtp(creds, element);
+  if (otp.length > 0) notes.push(`${otp.length} authenticator app(s) (TOTP) moved with their settings: the codes they show are accepted`);
+  else if (totp === true && parts.length === 0) notes.push('totp true in Keycloak, but the file has no otp credential (an export without secrets?): no authenticator moved');
   if (passwords.length === 0) notes.push('no password: the user cannot sign in until one is set');
   const best = [...passwords].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || (b.createdDate ?? 0) - (a.createdDate ?? 0))[0];
   if (best) {
@@ -754,11 +778,11 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     if (passwords.length > 1) notes.push(`${passwords.length - 1} other password credential(s) not moved (Realmgate keeps one password: the one of highest priority, then the newest)`);
   }
   // Keycloak keeps a temporary password as the UPDATE_PASSWORD required action (RepresentationToModel):
-  // Realmgate does the same, and asks for a new password at the next sign-in. Other actions are not kept.
-  const requiredActions: RequiredAction[] = actions.includes('UPDATE_PASSWORD') || best?.temporary === true ? ['UPDATE_PASSWORD'] : [];
-  const unsupported = [...new Set(actions.filter((a) => a !== 'UPDATE_PASSWORD'))];
+  // Realmgate does the same, and asks for a new password at the next sign-in. CONFIGURE_TOTP is kept
+  // too (an authenticator app is set up at the next sign-in); other actions are not.
+  const requiredActions: RequiredAction[] = REQUIRED_ACTIONS.filter((a) => actions.includes(a) || (a === 'UPDATE_PASSWORD' && best?.temporary === true));
+  const unsupported = [...new Set(actions.filter((a) => !(REQUIRED_ACTIONS as readonly string[]).includes(a)))];
   if (unsupported.length > 0) notes.push(`required actions not supported: ${unsupported.join(', ')}`);
-  if (totp === true) notes.push('TOTP not supported');
   if (links > 0) notes.push('identity provider links not moved');
   let email = rawEmail ?? null;
   if (email !== null) {
@@ -780,7 +804,7 @@ function readUser(u: Json, element: string): UserEntry | Refused {
   return {
     name: username,
     element,
-    parts: [],
+    parts,
     id,
     ...(plain !== undefined ? { plain } : {}),
     passwordHash,
@@ -790,7 +814,39 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     consents,
     roles,
     groups,
+    otp,
   };
+}
+
+/**
+ * A user's otp credentials (Keycloak's TOTP authenticators), read; one that cannot move (HOTP, an
+ * unknown algorithm, bad JSON, one too many) is a line of its own saying why, and the user moves without it.
+ */
+function readUserOtp(creds: KeycloakCredential[], element: string): { otp: ImportedOtp[]; parts: ReportLine[] } {
+  const otp: ImportedOtp[] = [];
+  const parts: ReportLine[] = [];
+  creds.forEach((c, i) => {
+    if (c.type !== 'otp') return;
+    const label = c.userLabel ? ` ${JSON.stringify(c.userLabel.length > 64 ? `${c.userLabel.slice(0, 64)}...` : c.userLabel)}` : '';
+    const at = `${element} otp credential ${i}${label}`;
+    const r = importOtpCredential(c);
+    if ('skipped' in r) parts.push({ element: at, outcome: 'skipped', reason: r.skipped });
+    else if (otp.length >= MAX_OTP_PER_USER) parts.push({ element: at, outcome: 'skipped', reason: `a user has at most ${MAX_OTP_PER_USER} authenticators` });
+    else {
+      otp.push(r.otp);
+      if (r.note) parts.push({ element: at, outcome: 'mapped', reason: r.note });
+    }
+  });
+  return { otp, parts };
+}
+
+/** Seals and stores the authenticators of a user just stored, each under a new id (bound to it and to the user). */
+async function storeUserOtp(store: Store, realmId: string, userId: string, otp: ImportedOtp[], t: number): Promise<void> {
+  for (const o of otp) {
+    const id = randomUUID();
+    const sealedSecret = await sealOtpKey(store, id, userId, o.key);
+    await store.otp.create({ id, realmId, userId, label: o.label, sealedSecret, algorithm: o.algorithm, digits: o.digits, period: o.period, createdAt: o.createdAt ?? t });
+  }
 }
 
 /**
@@ -938,12 +994,17 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
     if (existing) await deleteUser(store, { realmId, user: existing.id }, { ...actor, via: 'import' });
     await store.users.create({ id: e.id, realmId, username: e.name, ...e.record, passwordHash: e.passwordHash, now: t, organizationIds: [] });
     if (!e.enabled) await store.users.update(e.id, { enabled: false });
+    await storeUserOtp(store, realmId, e.id, e.otp, t);
     stored.set(e.name, e.id);
     storedIds.add(e.id);
-    // UPDATE_PASSWORD is kept as Keycloak kept it: imported, with a word in the report.
-    const pending = e.record.requiredActions.includes('UPDATE_PASSWORD') ? 'UPDATE_PASSWORD kept: a new password is asked for at the next sign-in' : undefined;
-    if (e.notes.length > 0) report.mapped(e.element, [...e.notes, ...(pending ? [pending] : [])].join('; '));
-    else report.imported(e.element, pending);
+    // Required actions are kept as Keycloak kept them: imported, with a word in the report.
+    const pending = [
+      ...(e.record.requiredActions.includes('UPDATE_PASSWORD') ? ['UPDATE_PASSWORD kept: a new password is asked for at the next sign-in'] : []),
+      ...(e.record.requiredActions.includes('CONFIGURE_TOTP') ? ['CONFIGURE_TOTP kept: an authenticator app is set up at the next sign-in'] : []),
+    ];
+    for (const l of e.parts) report.add(l);
+    if (e.notes.length > 0) report.mapped(e.element, [...e.notes, ...pending].join('; '));
+    else report.imported(e.element, pending.join('; ') || undefined);
     results.push({ action: existing ? 'OVERWRITTEN' : 'ADDED', resourceType: 'USER', resourceName: e.name, id: e.id });
   }
   return { results, stored };

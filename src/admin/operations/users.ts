@@ -16,8 +16,8 @@ export function checkPassword(password: string): void {
 }
 
 /**
- * Keycloak's required action names as Realmgate keeps them. Only UPDATE_PASSWORD is acted on; any other
- * (VERIFY_EMAIL, CONFIGURE_TOTP, UPDATE_PROFILE, TERMS_AND_CONDITIONS, ...) is refused rather than
+ * Keycloak's required action names as Realmgate keeps them. Only UPDATE_PASSWORD and CONFIGURE_TOTP are
+ * acted on; any other (VERIFY_EMAIL, UPDATE_PROFILE, TERMS_AND_CONDITIONS, ...) is refused rather than
  * kept and ignored, which would let the user in without doing what the administrator asked.
  */
 export function checkRequiredActions(names: readonly string[]): RequiredAction[] {
@@ -30,11 +30,14 @@ export function checkRequiredActions(names: readonly string[]): RequiredAction[]
   return REQUIRED_ACTIONS.filter((a) => names.includes(a));
 }
 
+/** The required actions with `action` added (`on`) or removed, the others kept; in the order checkRequiredActions gives. */
+export function withRequiredAction(current: readonly RequiredAction[], action: RequiredAction, on: boolean): RequiredAction[] {
+  return REQUIRED_ACTIONS.filter((a) => (a === action ? on : current.includes(a)));
+}
+
 /** The list after a password was set: `temporary` true adds UPDATE_PASSWORD, false removes it, undefined keeps the list. */
 function afterPassword(current: RequiredAction[], temporary: boolean | undefined): RequiredAction[] | undefined {
-  if (temporary === undefined) return undefined;
-  const others = current.filter((a) => a !== 'UPDATE_PASSWORD');
-  return temporary ? [...others, 'UPDATE_PASSWORD'] : others;
+  return temporary === undefined ? undefined : withRequiredAction(current, 'UPDATE_PASSWORD', temporary);
 }
 
 export async function createUser(
@@ -49,7 +52,7 @@ export async function createUser(
     lastName?: string;
     emailVerified?: boolean;
     enabled?: boolean;
-    /** Keycloak's requiredActions (UPDATE_PASSWORD only). */
+    /** Keycloak's requiredActions (UPDATE_PASSWORD, CONFIGURE_TOTP). */
     requiredActions?: readonly string[];
     /** A temporary password: the user must choose a new one at the next sign-in (adds UPDATE_PASSWORD). */
     temporary?: boolean;
@@ -210,8 +213,10 @@ export interface UserUpdate {
   enabled?: boolean;
   /** The complete list of organizations (ids or aliases) the user belongs to after the update. */
   organizations?: string[];
-  /** Keycloak's requiredActions, the complete list after the update ([] clears it); UPDATE_PASSWORD only. */
+  /** Keycloak's requiredActions, the complete list after the update ([] clears it); UPDATE_PASSWORD, CONFIGURE_TOTP. */
   requiredActions?: readonly string[];
+  /** Adds (true) or removes (false) CONFIGURE_TOTP: the user sets up an authenticator app at the next sign-in. */
+  requireOtpSetup?: boolean;
   /** The complete set of attributes after the update ({} clears them; Keycloak's PUT with attributes). */
   attributes?: UserAttributes;
   /** Names given these values, replacing theirs (the others kept). */
@@ -240,7 +245,8 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
   for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
     if (typeof v === 'string' && (v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have at most ${LIMITS.personName} characters, no control characters`);
   }
-  const requiredActions = input.requiredActions !== undefined ? checkRequiredActions(input.requiredActions) : undefined;
+  const listed = input.requiredActions !== undefined ? checkRequiredActions(input.requiredActions) : undefined;
+  const requiredActions = input.requireOtpSetup !== undefined ? withRequiredAction(listed ?? user.requiredActions, 'CONFIGURE_TOTP', input.requireOtpSetup) : listed;
   const attributes = attributesAfter(user, input);
   const orgIds = input.organizations !== undefined ? await organizationIds(store, input.realmId, input.organizations) : undefined;
   const t = now();
@@ -257,8 +263,8 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
   if (input.enabled === false && user.enabled) {
     await store.sessionAdmin.endAllForUser(input.realmId, user.id, t, { chains: true, reason: 'user disabled' });
   }
-  const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, ...changes } = input;
-  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: { ...changes, ...(attributes !== undefined ? { attributes } : {}) } });
+  const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, requireOtpSetup: _o, ...changes } = input;
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: { ...changes, ...(requiredActions !== undefined ? { requiredActions } : {}), ...(attributes !== undefined ? { attributes } : {}) } });
   return (await store.users.get(user.id)) ?? user;
 }
 

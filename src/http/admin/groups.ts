@@ -18,6 +18,7 @@ import {
 } from '../../admin/operations/groups.js';
 import { toGroupRepresentation, type GroupRepresentation } from '../../admin/keycloak/representations/group.js';
 import { toUserRepresentation } from '../../admin/keycloak/representations/user.js';
+import { usersWithOtp } from '../../admin/operations/user-credentials.js';
 import { checkPage, NotFound, ValidationError } from '../../admin/validation.js';
 import { actorOf, mappingGuard, requireRole } from './authenticate.js';
 import { callerOf, created, loadRealm } from './plugin.js';
@@ -293,7 +294,8 @@ export async function groupRoutes(app: FastifyInstance, opts: { services: Servic
       const page = await store.groups.members(group.id, req.query.first ?? 0, req.query.max ?? 100);
       const users = await Promise.all(page.users.map((u) => store.users.get(u.id)));
       const canManage = hasAdminRole(caller, realm.id, 'manage-users');
-      return users.filter((u) => u !== undefined).map((u) => toUserRepresentation(u!, { brief: req.query.briefRepresentation ?? false, canManage }));
+      const otp = req.query.briefRepresentation ? new Set<string>() : await usersWithOtp(store, page.users.map((u) => u.id));
+      return users.filter((u) => u !== undefined).map((u) => toUserRepresentation(u!, { brief: req.query.briefRepresentation ?? false, canManage, totp: otp.has(u!.id) }));
     },
   );
 

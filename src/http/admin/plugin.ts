@@ -14,6 +14,7 @@ import { realmInfoRoutes } from './realm-info.js';
 import { protocolMapperRoutes } from './protocol-mappers.js';
 import { clientScopeRoutes } from './client-scopes.js';
 import { userRoutes } from './users.js';
+import { userCredentialRoutes } from './user-credentials.js';
 import { organizationRoutes } from './organizations.js';
 import { sessionRoutes } from './sessions.js';
 import { serverInfoRoutes } from './server-info.js';
@@ -92,6 +93,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(clientScopeRoutes, { services });
   await app.register(protocolMapperRoutes, { services });
   await app.register(userRoutes, { services });
+  await app.register(userCredentialRoutes, { services });
   await app.register(organizationRoutes, { services });
   await app.register(sessionRoutes, { services });
   await app.register(serverInfoRoutes, { services });

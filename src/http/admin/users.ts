@@ -30,12 +30,13 @@ import type { UserQuery } from '../../storage/repos/user-admin.js';
 import { NotFound, ValidationError } from '../../admin/validation.js';
 import type { User } from '../../storage/types.js';
 import { randomToken } from '../../crypto/random.js';
+import { usersWithOtp } from '../../admin/operations/user-credentials.js';
 import { actorOf, mappingGuard, requireRole } from './authenticate.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
 
 const tags = ['users'];
-const userParams = params({ id: { type: 'string', maxLength: 64 } });
+export const userParams = params({ id: { type: 'string', maxLength: 64 } });
 
 /** Keycloak's user query parameters (UsersResource.getUsers). */
 const userQuery = {
@@ -69,7 +70,16 @@ interface UserQueryString {
   max?: number;
 }
 
-type UserReq = { Params: { realm: string; id: string } };
+export type UserReq = { Params: { realm: string; id: string } };
+
+/** The realm (visible to the caller, holding `role`) and the user with this id in it, else 404. */
+export async function userTarget(services: Services, caller: AdminCaller, realmId: string, id: string, role: 'view-users' | 'manage-users'): Promise<User> {
+  const realm = await loadRealm(services, caller, realmId);
+  requireRole(caller, realm.id, role);
+  const user = await services.store.users.get(id);
+  if (!user || user.realmId !== realm.id) throw new NotFound('User not found');
+  return user;
+}
 
 /** The filters of a search or count: Keycloak's fields, then its `q` pairs (which win, as Keycloak puts them last). */
 function filtersOf(q: UserQueryString): UserQuery {
@@ -82,14 +92,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
   const { services } = opts;
   const { store } = services;
 
-  /** The realm (visible to the caller, holding `role`) and the user with this id in it, else 404. */
-  async function target(caller: AdminCaller, realmId: string, id: string, role: 'view-users' | 'manage-users'): Promise<User> {
-    const realm = await loadRealm(services, caller, realmId);
-    requireRole(caller, realm.id, role);
-    const user = await store.users.get(id);
-    if (!user || user.realmId !== realm.id) throw new NotFound('User not found');
-    return user;
-  }
+  const target = (caller: AdminCaller, realmId: string, id: string, role: 'view-users' | 'manage-users'): Promise<User> => userTarget(services, caller, realmId, id, role);
 
   app.get<{ Params: { realm: string }; Querystring: UserQueryString }>(
     '/realms/:realm/users',
@@ -101,7 +104,9 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       const q = req.query;
       const users = await listUsers(store, { realmId: realm.id, ...filtersOf(q), first: q.first, max: q.max ?? 100 });
       const canManage = hasAdminRole(caller, realm.id, 'manage-users');
-      return users.map((u) => toUserRepresentation(u, { brief: q.briefRepresentation, canManage }));
+      // Keycloak's full representation says whether each user has an authenticator: one query for the page.
+      const otp = q.briefRepresentation ? new Set<string>() : await usersWithOtp(store, users.map((u) => u.id));
+      return users.map((u) => toUserRepresentation(u, { brief: q.briefRepresentation, canManage, totp: otp.has(u.id) }));
     },
   );
 
@@ -156,10 +161,10 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
   app.get<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Read a user', params: userParams, security } }, async (req) => {
     const caller = callerOf(req);
     const user = await target(caller, req.params.realm, req.params.id, 'view-users');
-    return toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users') });
+    return toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users'), totp: (await usersWithOtp(store, [user.id])).has(user.id) });
   });
 
-  app.put<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Update a user: email, names, emailVerified, enabled (disabling ends sessions and revokes tokens), requiredActions (UPDATE_PASSWORD only), attributes (the whole set; absent: unchanged)', params: userParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+  app.put<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Update a user: email, names, emailVerified, enabled (disabling ends sessions and revokes tokens), requiredActions (UPDATE_PASSWORD, CONFIGURE_TOTP), attributes (the whole set; absent: unchanged)', params: userParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
     const caller = callerOf(req);
     const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
     const { username, password, changes } = readUserUpdate(req.body);

@@ -21,6 +21,8 @@ import type { ConsoleFrame } from '../../views/console/layout.js';
 import { sendPage } from '../interaction/render.js';
 import { Forbidden, field, isRefusal, mappingGuard, text, type ConsoleKit, type Req, type Signed } from './common.js';
 import { GROUP_NOTICES, groupRoutes } from './groups.js';
+import { OTP_NOTICES, userOtpRoutes } from './user-otp.js';
+import { userCredentials } from '../../admin/operations/user-credentials.js';
 import { userGroupChoices } from '../../admin/operations/groups.js';
 import { CONSOLE_PATH, callbackUri, checkConsoleCsrf, clearSession, consoleCaller, consoleCsrf, finishLogin, startLogin } from './session.js';
 
@@ -53,6 +55,7 @@ const NOTICES: Record<string, string> = {
   'role-granted': "The role was granted: the user's next access token carries it.",
   'role-revoked': "The role was revoked: the user's next access token no longer carries it.",
   ...GROUP_NOTICES,
+  ...OTP_NOTICES,
 };
 
 /**
@@ -478,14 +481,15 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
 
   async function showUser(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, userRef: string, status = 200, error?: string): Promise<FastifyReply> {
     const user = await requireUser(services.store, realmId, userRef);
-    const [lock, sessions, roles, groups] = await Promise.all([
+    const [lock, sessions, roles, groups, credentials] = await Promise.all([
       bruteForceStatus(services.store, { realmId, user: user.id }),
       userSessions(services.store, { realmId, user: user.id }),
       userRoleChoices(services.store, { realmId, userId: user.id }),
       userGroupChoices(services.store, { realmId, userId: user.id }),
+      userCredentials(services.store, { realmId, user: user.id }),
     ]);
     const frame = { ...s.frame, title: user.username, realmId, ...(error ? { error } : {}) };
-    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles, groups));
+    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles, groups, credentials.otp));
   }
 
   app.get(`${R}/users/:user`, async (req: Req, reply) => {
@@ -670,6 +674,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
   // Groups: their pages, and a user's groups on the user's page.
   const kit: ConsoleKit = { services, signedIn, realmOf, need, attempt, showUser };
   groupRoutes(app, kit);
+  userOtpRoutes(app, kit);
 
   app.get(`${R}/events`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);

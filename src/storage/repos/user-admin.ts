@@ -35,6 +35,13 @@ export class UserAdminRepository {
     return rows.map(toUser);
   }
 
+  /** Which of these users have a TOTP authenticator (Keycloak's `totp` of a user listing): one indexed query. */
+  async withOtp(userIds: readonly string[]): Promise<Set<string>> {
+    if (userIds.length === 0) return new Set();
+    const rows = await this.db.selectFrom('otp_credentials').select('user_id').distinct().where('user_id', 'in', [...userIds]).execute();
+    return new Set(rows.map((r) => r.user_id));
+  }
+
   async count(realmId: string, q: UserQuery): Promise<number> {
     const r = await this.filtered(realmId, q).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
     return Number(r.n);

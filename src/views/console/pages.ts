@@ -9,8 +9,10 @@ import type { Role } from '../../storage/repos/roles.js';
 import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
 import { roleOptions, userGroupsSection, visible } from './group-pages.js';
 import type { Group } from '../../storage/repos/groups.js';
+import type { OtpSummary } from '../../admin/operations/user-credentials.js';
+import { userOtpSection } from './user-otp.js';
 
-function when(seconds: number): string {
+export function when(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
 
@@ -308,8 +310,10 @@ export function userPage(
   sessions: SessionSummary[],
   roles: UserRoleChoices,
   groups: UserGroupChoices,
+  otp: OtpSummary[],
 ): string {
   const base = `${realmBase(frame.realmId)}/users/${encodeURIComponent(user.id)}`;
+  const otpSection = userOtpSection({ csrf: frame.csrf, base, otp, setupRequired: user.requiredActions.includes('CONFIGURE_TOTP'), canManage, when });
   const manage: SafeHtml | '' = canManage
     ? html`<h2>Account</h2>
 <div class="row">${user.enabled ? actionForm(`${base}/disable`, frame.csrf, 'Disable user', { secondary: true }) : actionForm(`${base}/enable`, frame.csrf, 'Enable user')}
@@ -336,7 +340,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <dt>Password</dt><dd>${user.requiredActions.includes('UPDATE_PASSWORD') ? 'temporary: a new one is asked for at the next sign-in' : 'set by the user or an administrator'}</dd>
 <dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
 <dt>Created</dt><dd>${when(user.createdAt)}</dd>
-</dl>${sessionList}${userAttributes(frame.csrf, base, user.attributes, canManage)}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}`,
+</dl>${sessionList}${otpSection}${userAttributes(frame.csrf, base, user.attributes, canManage)}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}`,
   );
 }
 

@@ -22,7 +22,8 @@ export interface UserRepresentation {
   access?: Record<string, boolean>;
 }
 
-export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage?: boolean } = {}): UserRepresentation {
+/** `totp`: whether the user has an authenticator (Keycloak's UserRepresentation.totp, and then otp can be disabled). */
+export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage?: boolean; totp?: boolean } = {}): UserRepresentation {
   const base: UserRepresentation = {
     id: u.id,
     username: u.username,
@@ -37,8 +38,8 @@ export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage
   const manage = opts.canManage ?? true;
   return {
     ...base,
-    totp: false,
-    disableableCredentialTypes: [],
+    totp: opts.totp === true,
+    disableableCredentialTypes: opts.totp === true ? ['otp'] : [],
     requiredActions: [...u.requiredActions],
     ...(Object.keys(u.attributes).length > 0 ? { attributes: u.attributes } : {}),
     notBefore: 0,
@@ -55,7 +56,7 @@ export interface UserCreateInput {
   enabled: boolean;
   /** The password of a `credentials` entry of type "password", if any. */
   password?: PasswordCredential;
-  /** Keycloak's requiredActions as sent (the operation refuses any but UPDATE_PASSWORD). */
+  /** Keycloak's requiredActions as sent (the operation refuses any but UPDATE_PASSWORD and CONFIGURE_TOTP). */
   requiredActions?: string[];
   /** Paths of groups the new user joins (Keycloak's UserRepresentation.groups). */
   groups?: string[];

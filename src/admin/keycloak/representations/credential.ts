@@ -1,0 +1,30 @@
+import type { OtpSummary, UserCredentials } from '../../operations/user-credentials.js';
+
+/**
+ * Keycloak's CredentialRepresentation as its admin API lists a user's credentials: times in
+ * milliseconds, settings in `credentialData` (a JSON string), and never `secretData`.
+ */
+export interface CredentialRepresentation {
+  id: string;
+  type: 'password' | 'otp';
+  userLabel?: string;
+  createdDate: number;
+  credentialData?: string;
+}
+
+/**
+ * An authenticator's settings as Keycloak's OTPCredentialData writes them (the counter is HOTP's; a TOTP
+ * credential's is 0). `secretEncoding` BASE32 tells Keycloak the key is base32 text, not UTF-8 bytes.
+ */
+export function otpCredentialData(c: Pick<OtpSummary, 'algorithm' | 'digits' | 'period'>, o: { secretEncoding?: 'BASE32' } = {}): string {
+  return JSON.stringify({ subType: 'totp', digits: c.digits, counter: 0, period: c.period, algorithm: c.algorithm, ...(o.secretEncoding ? { secretEncoding: o.secretEncoding } : {}) });
+}
+
+export function toOtpCredentialRepresentation(c: OtpSummary): CredentialRepresentation {
+  return { id: c.id, type: 'otp', ...(c.label !== null ? { userLabel: c.label } : {}), createdDate: c.createdAt * 1000, credentialData: otpCredentialData(c) };
+}
+
+/** The password first (Keycloak lists it first), then the authenticators, oldest first. */
+export function toCredentialRepresentations(creds: UserCredentials): CredentialRepresentation[] {
+  return [{ id: creds.password.id, type: 'password', createdDate: creds.password.createdAt * 1000 }, ...creds.otp.map(toOtpCredentialRepresentation)];
+}

@@ -1,0 +1,66 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { User } from '../../storage/types.js';
+import { removeUserCredential, userCredentials } from '../../admin/operations/user-credentials.js';
+import { requireUser, updateUser } from '../../admin/operations/users.js';
+import { realmBase } from '../../views/console/layout.js';
+import { CONSOLE_PATH } from './session.js';
+import { field, type ConsoleKit, type Req, type Signed } from './common.js';
+
+/** Outcomes a redirect of these forms may announce (routes.ts adds them to its fixed set). */
+export const OTP_NOTICES: Record<string, string> = {
+  'otp-removed': 'The authenticator app was removed: the user signs in without it.',
+  'otp-setup-on': 'The user sets up an authenticator app at the next sign-in.',
+  'otp-setup-off': 'The user is no longer asked to set up an authenticator app.',
+};
+
+/**
+ * A user's authenticator apps in the console, as the admin API decides for them (manage-users): remove
+ * one (the form names it by id, and only one of this user's is removed), and require setup at the next
+ * sign-in or stop requiring it (CONFIGURE_TOTP).
+ */
+export function userOtpRoutes(app: FastifyInstance, kit: ConsoleKit): void {
+  const { services, signedIn, realmOf, need, attempt, showUser } = kit;
+  const store = services.store;
+  const R = `${CONSOLE_PATH}/realms/:realm`;
+  const userUrl = (realmId: string, userId: string): string => `${realmBase(realmId)}/users/${encodeURIComponent(userId)}`;
+
+  /** The signed-in admin (manage-users in the realm of the URL) and the user of the URL; undefined once the reply is sent. */
+  async function managedUser(req: Req, reply: FastifyReply): Promise<{ s: Signed; realmId: string; user: User } | undefined> {
+    const s = await signedIn(req, reply);
+    if (!s) return undefined;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-users');
+    return { s, realmId, user: await requireUser(store, realmId, req.params.user!) };
+  }
+
+  app.post(`${R}/users/:user/otp/remove`, async (req: Req, reply) => {
+    const m = await managedUser(req, reply);
+    if (!m) return reply;
+    const { s, realmId, user } = m;
+    const credentialId = field(req, 'credential');
+    // A second click, or a form of another page: said on the page, nothing removed.
+    if (!(await userCredentials(store, { realmId, user: user.id })).otp.some((c) => c.id === credentialId)) {
+      return showUser(s, reply, realmId, user.id, 400, 'That authenticator app does not exist (any more) for this user.');
+    }
+    return attempt(
+      reply,
+      () => removeUserCredential(store, { realmId, user: user.id, credentialId }, s.actor),
+      (error) => showUser(s, reply, realmId, user.id, 400, error),
+      `${userUrl(realmId, user.id)}?done=otp-removed`,
+    );
+  });
+
+  app.post(`${R}/users/:user/otp/setup`, async (req: Req, reply) => {
+    const m = await managedUser(req, reply);
+    if (!m) return reply;
+    const { s, realmId, user } = m;
+    const required = field(req, 'required');
+    if (required !== 'on' && required !== 'off') return showUser(s, reply, realmId, user.id, 400, 'Choose whether the user must set up an authenticator app (on or off).');
+    return attempt(
+      reply,
+      () => updateUser(store, { realmId, user: user.id, requireOtpSetup: required === 'on' }, s.actor),
+      (error) => showUser(s, reply, realmId, user.id, 400, error),
+      `${userUrl(realmId, user.id)}?done=otp-setup-${required}`,
+    );
+  });
+}

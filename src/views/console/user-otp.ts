@@ -1,0 +1,25 @@
+import { html, type SafeHtml } from '../html.js';
+import type { OtpSummary } from '../../admin/operations/user-credentials.js';
+import { actionForm } from './layout.js';
+import { visible } from './group-pages.js';
+
+/**
+ * A user's authenticator apps (TOTP): each with its label, when it was set up and its settings, and a
+ * Remove button; and whether the user must set one up at the next sign-in (Keycloak's CONFIGURE_TOTP),
+ * with the button that switches it (manage-users). Never a key.
+ */
+export function userOtpSection(o: { csrf: string; base: string; otp: OtpSummary[]; setupRequired: boolean; canManage: boolean; when: (seconds: number) => string }): SafeHtml {
+  const items = o.otp.map(
+    (c) =>
+      html`<li class="session"><span>${c.label !== null ? visible(c.label) : html`<span class="muted">Unnamed authenticator</span>`}<span class="muted">Set up ${o.when(c.createdAt)} · ${c.algorithm}, ${String(c.digits)} digits, ${String(c.period)} s</span></span>${o.canManage ? actionForm(`${o.base}/otp/remove`, o.csrf, 'Remove', { secondary: true, fields: { credential: c.id } }) : ''}</li>`,
+  );
+  const setup = o.setupRequired
+    ? 'Required: the user sets up an authenticator app at the next sign-in.'
+    : 'Not required at the next sign-in.';
+  return html`<h2>Authenticator apps</h2>
+${o.otp.length === 0 ? html`<p class="muted">No authenticator app: the user signs in with their password alone.</p>` : html`<ul class="cards">${items}</ul>`}
+<p>Setup: ${setup}</p>
+${o.canManage
+  ? html`<div class="row">${actionForm(`${o.base}/otp/setup`, o.csrf, o.setupRequired ? 'Stop requiring setup' : 'Require setup at next sign-in', { secondary: o.setupRequired, fields: { required: o.setupRequired ? 'off' : 'on' } })}</div>`
+  : ''}`;
+}
