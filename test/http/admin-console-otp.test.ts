@@ -15,6 +15,8 @@ for (const dialect of dialects()) {
     const ts = await setup(dialect);
     try {
       const jar = await signIn(ts, ADMIN);
+      // The viewer signs in before an authenticator is set up for them below (then their password alone would not do).
+      const viewer = await signIn(ts, VIEWER);
       const alice = (await ts.store.users.findByUsername(REALM, 'alice'))!;
       const userUrl = `${CONSOLE}/realms/${REALM}/users/${alice.id}`;
       const csrf = await csrfOf(ts, jar, userUrl);
@@ -72,7 +74,6 @@ for (const dialect of dialects()) {
       assert.ok((await consoleEvents(ts)).filter((e) => e === `UPDATE USER users/${alice.id}`).length >= 2);
 
       // view-users sees the authenticators, without the buttons; its POST is refused.
-      const viewer = await signIn(ts, VIEWER);
       const viewerUrl = `${CONSOLE}/realms/master/users/${bob.id}`;
       const seen = await inject(ts.app, viewer, 'GET', viewerUrl);
       assert.equal(seen.statusCode, 200);
