@@ -30,7 +30,18 @@ export interface AccountAuthenticator {
   createdAt: number;
 }
 
-export function accountPage(ctx: { realmName: string; username: string; base: string; csrf: string; grants: AccountGrant[]; sessions: AccountSession[]; authenticators: AccountAuthenticator[]; notice?: string }): string {
+export function accountPage(ctx: {
+  realmName: string;
+  username: string;
+  base: string;
+  csrf: string;
+  grants: AccountGrant[];
+  sessions: AccountSession[];
+  authenticators: AccountAuthenticator[];
+  notice?: string;
+  /** Why the password form was refused (shown by it). */
+  passwordError?: string;
+}): string {
   return page({
     title: 'Your account',
     realmName: ctx.realmName,
@@ -56,6 +67,20 @@ ${ctx.grants.map(
 </li>`,
 )}
 </ul>`}
+<h2>Password</h2>
+${ctx.passwordError ? html`<p class="error" role="alert">${ctx.passwordError}</p>` : ''}
+<form method="post" action="${ctx.base}/password" class="password-form">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<input type="text" name="username" value="${ctx.username}" autocomplete="username" readonly hidden>
+<label for="password-current">Current password</label>
+<input type="password" id="password-current" name="password" autocomplete="current-password" maxlength="1024" required>
+<label for="password-new">New password</label>
+<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="8" maxlength="1024" aria-describedby="password-rule" required>
+<label for="password-confirm">Confirm new password</label>
+<input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="8" maxlength="1024" required>
+<p class="muted" id="password-rule">At least 8 characters. Your other browsers and applications will be signed out.</p>
+<div class="actions"><button type="submit" class="secondary">Change password</button></div>
+</form>
 <h2>Two-step sign-in</h2>
 ${ctx.authenticators.length === 0
   ? html`<p class="muted">Only your password protects your account. With an authenticator app, signing in also asks for the code it shows.</p>`

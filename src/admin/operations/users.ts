@@ -165,7 +165,10 @@ async function ownPasswordProblem(user: User, password: string, confirmation: st
  * every password change it ends the user's sessions and chains (the new session is made afterwards) and
  * is audited as UPDATE_PASSWORD.
  */
-export async function completePasswordUpdate(store: Store, input: { realmId: string; user: User; password: string; confirmation: string; ip?: string; clientId?: string }): Promise<string | undefined> {
+export async function completePasswordUpdate(
+  store: Store,
+  input: { realmId: string; user: User; password: string; confirmation: string; ip?: string; clientId?: string; reason?: string },
+): Promise<string | undefined> {
   const problem = await ownPasswordProblem(input.user, input.password, input.confirmation);
   if (problem) return problem;
   await setUserPassword(store, {
@@ -175,7 +178,7 @@ export async function completePasswordUpdate(store: Store, input: { realmId: str
     temporary: false,
     ...(input.ip !== undefined ? { ip: input.ip } : {}),
     ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
-    reason: 'required action UPDATE_PASSWORD completed',
+    reason: input.reason ?? 'required action UPDATE_PASSWORD completed',
   });
   return undefined;
 }

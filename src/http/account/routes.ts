@@ -56,7 +56,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return { realm, session, csrf, binding };
   }
 
-  async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, notice?: string): Promise<FastifyReply> {
+  async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, notice?: string, passwordError?: string): Promise<FastifyReply> {
     const now = nowSeconds(services.clock);
     const user = await services.store.users.get(session.userId);
     const [consents, usage, orgs, sessions, scopes, authenticators] = await Promise.all([
@@ -86,7 +86,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     }
     return sendPage(
       reply,
-      200,
+      passwordError ? 400 : 200,
       accountPage({
         realmName: realm.displayName ?? realm.id,
         username: user?.username ?? '',
@@ -96,6 +96,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         sessions: sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, current: s.id === session.id })),
         authenticators: authenticators.map((a) => ({ id: a.id, label: a.label, createdAt: a.createdAt })),
         ...(notice ? { notice } : {}),
+        ...(passwordError ? { passwordError } : {}),
       }),
     );
   }
@@ -232,6 +233,38 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (problem) return configureOtp(reply, c.realm, c.csrf, user, proof, problem);
     if (own && c.session) return show(reply, c.realm, c.session, c.csrf, 'Your authenticator app is set up: signing in now also asks for its code.');
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
+  });
+
+  // Self-service from the signed-in page: a new password (the current one typed again, counted against
+  // the user as a sign-in is: a stolen session cannot guess it), which signs every other browser and
+  // application out; this browser gets a new session.
+  app.post(`${path}/password`, async (req: Req, reply) => {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
+    const user = await services.store.users.get(c.session.userId);
+    if (!user) return reply.redirect(baseOf(c.realm), 303);
+    const check = await attemptLogin(services, c.realm, { username: user.username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
+    if ('error' in check) {
+      await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: 'password change: current password refused' });
+      if (check.retryAfter) reply.header('retry-after', String(check.retryAfter));
+      return show(reply, c.realm, c.session, c.csrf, undefined, check.retryAfter ? check.error : 'The current password is not right.');
+    }
+    const problem = await completePasswordUpdate(services.store, {
+      realmId: c.realm.id,
+      user,
+      password: field(req, 'password-new') ?? '',
+      confirmation: field(req, 'password-confirm') ?? '',
+      ip: req.ip,
+      clientId: 'account',
+      reason: 'changed by the user on the account page',
+    });
+    if (problem) return show(reply, c.realm, c.session, c.csrf, undefined, problem);
+    // Every session ended with the change: this browser signs in anew.
+    const { secret, session } = await createBrowserSession(services, c.realm, user.id);
+    setRealmCookie(reply, services.config, c.realm.id, SESSION_COOKIE, secret, c.realm.ssoSessionLifetime);
+    setSessionStateCookie(reply, services.config, c.realm.id, session.id, c.realm.ssoSessionLifetime);
+    return show(reply, c.realm, session, c.csrf, 'Your password is changed. Your other browsers and applications are signed out.');
   });
 
   // Self-service from the signed-in page: set up another authenticator, remove one.

@@ -251,6 +251,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
       confirmation: field(req, 'password-confirm') ?? '',
       ip: req.ip,
       clientId: l.client.clientId,
+      ...(step.aia ? { reason: 'asked for by the client (kc_action)' } : {}),
     });
     if (problem) return render(services, reply, l, step, { error: problem, status: 400 });
     // The password change ended every session of the user (one made before it was required included):
