@@ -138,6 +138,19 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return { user, proof };
   }
 
+  /** The new password of a form (typed twice), set for the user; the words of a refusal, else undefined. */
+  function newPasswordFromForm(req: Req, realm: Realm, user: User, reason?: string): Promise<string | undefined> {
+    return completePasswordUpdate(services.store, {
+      realmId: realm.id,
+      user,
+      password: field(req, 'password-new') ?? '',
+      confirmation: field(req, 'password-confirm') ?? '',
+      ip: req.ip,
+      clientId: 'account',
+      ...(reason ? { reason } : {}),
+    });
+  }
+
   function updatePassword(reply: FastifyReply, realm: Realm, csrf: string, username: string, proof: string, error?: string): FastifyReply {
     const page = updatePasswordPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/update-password`, csrf, username, proof, ...(error ? { error } : {}) });
     return sendPage(reply, error ? 400 : 200, page);
@@ -250,15 +263,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       if (check.retryAfter) reply.header('retry-after', String(check.retryAfter));
       return show(reply, c.realm, c.session, c.csrf, undefined, check.retryAfter ? check.error : 'The current password is not right.');
     }
-    const problem = await completePasswordUpdate(services.store, {
-      realmId: c.realm.id,
-      user,
-      password: field(req, 'password-new') ?? '',
-      confirmation: field(req, 'password-confirm') ?? '',
-      ip: req.ip,
-      clientId: 'account',
-      reason: 'changed by the user on the account page',
-    });
+    const problem = await newPasswordFromForm(req, c.realm, user, 'changed by the user on the account page');
     if (problem) return show(reply, c.realm, c.session, c.csrf, undefined, problem);
     // Every session ended with the change: this browser signs in anew.
     const { secret, session } = await createBrowserSession(services, c.realm, user.id);
@@ -297,14 +302,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const proved = await readProof(req, c.realm, c.binding, 'all');
     if (!proved || !proved.user.requiredActions.includes('UPDATE_PASSWORD')) return expired();
     const { user, proof } = proved;
-    const problem = await completePasswordUpdate(services.store, {
-      realmId: c.realm.id,
-      user,
-      password: field(req, 'password-new') ?? '',
-      confirmation: field(req, 'password-confirm') ?? '',
-      ip: req.ip,
-      clientId: 'account',
-    });
+    const problem = await newPasswordFromForm(req, c.realm, user);
     if (problem) return updatePassword(reply, c.realm, c.csrf, user.username, proof, problem);
     // The new password voids the proof (its hash changed): the next form gets a new one.
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
