@@ -45,3 +45,11 @@ export async function openOtpKey(store: Store, credentialId: string, userId: str
 export async function setupKey(store: Store, context: string): Promise<Buffer> {
   return crypto.createHmac('sha256', await dataKey(store)).update(`realmgate otp setup\0${context}`).digest().subarray(0, 20);
 }
+
+/**
+ * A keyed hash (HMAC-SHA-256 under the data key) of a recovery code: what is stored of it, so that a copy
+ * of the database alone cannot even test guesses offline.
+ */
+export async function recoveryCodeHash(store: Store, userId: string, normalizedCode: string): Promise<string> {
+  return crypto.createHmac('sha256', await dataKey(store)).update(`realmgate recovery code\0${userId}\0${normalizedCode}`).digest('hex');
+}

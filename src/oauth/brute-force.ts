@@ -7,6 +7,7 @@ import { PasswordHashingBusy } from '../crypto/passwords.js';
 import { issueDeviceCookie, verifyDeviceCookie } from './device-cookie.js';
 import { metrics } from '../metrics.js';
 import { verifyUserOtp } from '../admin/operations/otp.js';
+import { looksLikeRecoveryCode, useRecoveryCode } from '../admin/operations/recovery-codes.js';
 
 /** Failures from one address tolerated per failure of one username: a shared office is not an attacker. */
 const IP_FACTOR = 4;
@@ -147,7 +148,9 @@ export async function attemptOtp(services: Services, realm: Realm, input: { user
     if (state.blockedUntil <= now) await releaseAll(services, realm, [subject]);
     return refusal(state, now);
   }
-  if (input.code.length <= 16 && (await verifyUserOtp(services.store, input.user, input.code, now))) {
+  // The app's current code, or one of the user's recovery codes (for a lost phone): the same throttle.
+  const right = input.code.length <= 32 && (looksLikeRecoveryCode(input.code) ? await useRecoveryCode(services.store, input.user, input.code, now) : await verifyUserOtp(services.store, input.user, input.code, now));
+  if (right) {
     await services.store.loginFailures.clear(realm.id, subject.key);
     return { ok: true };
   }

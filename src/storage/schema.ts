@@ -310,6 +310,15 @@ export interface OtpCredentialTable {
   created_at: number;
 }
 
+/** A recovery code of a user (src/storage/repos/recovery-codes.ts): its keyed hash, and when it was used. */
+export interface RecoveryCodeTable {
+  user_id: string;
+  code_hash: string;
+  realm_id: string;
+  created_at: number;
+  used_at: number | null;
+}
+
 /** The index of user attribute values (src/storage/attribute-index.ts): one row per user, name and value key. */
 export interface UserAttributeValueTable {
   realm_id: string;
@@ -399,6 +408,7 @@ export interface Database {
   protocol_mappers: ProtocolMapperTable;
   user_attribute_values: UserAttributeValueTable;
   otp_credentials: OtpCredentialTable;
+  recovery_codes: RecoveryCodeTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

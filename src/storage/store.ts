@@ -15,6 +15,7 @@ import { GroupRepository } from './repos/groups.js';
 import { AdminEventRepository } from './repos/admin-events.js';
 import { UserAdminRepository } from './repos/user-admin.js';
 import { OtpRepository } from './repos/otp.js';
+import { RecoveryCodeRepository } from './repos/recovery-codes.js';
 import { OrganizationAdminRepository } from './repos/organization-admin.js';
 import { SessionAdminRepository } from './repos/session-admin.js';
 import { LeaseRepository } from './repos/leases.js';
@@ -51,6 +52,7 @@ export class Store {
   /** Keycloak's protocol mappers (custom claims) of clients and client scopes. */
   readonly protocolMappers: ProtocolMapperRepository;
   readonly otp: OtpRepository;
+  readonly recoveryCodes: RecoveryCodeRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -80,6 +82,7 @@ export class Store {
     this.collector = new CollectorRepository(k);
     this.protocolMappers = new ProtocolMapperRepository(k);
     this.otp = new OtpRepository(k);
+    this.recoveryCodes = new RecoveryCodeRepository(k);
   }
 
   /**

@@ -38,6 +38,8 @@ export function accountPage(ctx: {
   grants: AccountGrant[];
   sessions: AccountSession[];
   authenticators: AccountAuthenticator[];
+  /** Unused recovery codes of the user. */
+  recoveryCodesLeft: number;
   notice?: string;
   /** Why the password form was refused (shown by it). */
   passwordError?: string;
@@ -96,6 +98,13 @@ ${ctx.authenticators.map(
 </li>`,
 )}
 </ul>`}
+${ctx.authenticators.length > 0
+  ? html`<p class="muted">Recovery codes, to sign in if you lose your phone: ${ctx.recoveryCodesLeft === 0 ? 'none yet.' : html`${ctx.recoveryCodesLeft} left.`}</p>
+<form method="post" action="${ctx.base}/recovery-codes">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<div class="actions"><button type="submit" class="secondary">${ctx.recoveryCodesLeft === 0 ? 'Create recovery codes' : 'Create new recovery codes'}</button></div>
+</form>`
+  : ''}
 <form method="post" action="${ctx.base}/otp/setup">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <div class="actions">${ctx.authenticators.length === 0 ? html`<button type="submit">Set up an authenticator app</button>` : html`<button type="submit" class="secondary">Add another authenticator app</button>`}</div>
@@ -113,5 +122,19 @@ ${ctx.sessions.map(
 </li>`,
 )}
 </ul>`,
+  });
+}
+
+/** The user's new recovery codes, shown once: to print or write down. */
+export function recoveryCodesPage(ctx: { realmName: string; username: string; base: string; codes: readonly string[] }): string {
+  return page({
+    title: 'Recovery codes',
+    realmName: ctx.realmName,
+    body: html`<h1>Your recovery codes</h1>
+<p>Keep these codes somewhere safe, apart from your phone: print them or write them down. If you lose your phone, each signs <strong>${ctx.username}</strong> in once instead of the app's code. They are shown only now; any earlier codes no longer work.</p>
+<ol class="recovery-codes">
+${ctx.codes.map((c) => html`<li><code>${c}</code></li>`)}
+</ol>
+<div class="actions"><a href="${ctx.base}">Back to your account</a></div>`,
   });
 }

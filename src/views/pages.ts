@@ -76,7 +76,17 @@ ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''
 <label for="otp">One-time code</label>
 <input type="text" id="otp" name="otp" inputmode="numeric" pattern="[0-9 ]*" maxlength="10" autocomplete="one-time-code" required autofocus>
 <div class="actions"><button type="submit">Sign in</button></div>
-</form>`,
+</form>
+<details><summary>Lost your phone? Use a recovery code</summary>
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''}
+<label for="recovery">Recovery code</label>
+<input type="text" id="recovery" name="otp" maxlength="32" autocomplete="off" autocapitalize="none" spellcheck="false" required>
+<p class="muted">One of the codes you saved when you set up your authenticator app. Each works once.</p>
+<div class="actions"><button type="submit" class="secondary">Sign in with a recovery code</button></div>
+</form>
+</details>`,
   });
 }
 

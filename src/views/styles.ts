@@ -55,6 +55,10 @@ input.code, textarea.code { flex: 1; min-width: 0; width: 100%; padding: 0.75rem
 .qr-box { margin: 0.75rem 0; }
 .qr { display: block; width: 12.5rem; height: auto; max-width: 100%; border: 1px solid var(--border); border-radius: 8px; }
 .key code { font: 600 1rem/1.5 ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: 0.05em; overflow-wrap: anywhere; }
+.recovery-codes { columns: 2; column-gap: 2rem; padding-left: 1.75rem; margin: 0 0 1rem; }
+.recovery-codes code { font: 600 1rem/1.9 ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: 0.04em; white-space: nowrap; }
+form + details { margin: 1.25rem 0 0; }
+@media (max-width: 30rem) { .recovery-codes { columns: 1; } }
 textarea.code { display: block; resize: none; overflow: hidden; field-sizing: content; word-break: break-all; overflow-wrap: anywhere; }
 .code-row .code { margin: 0; padding: 0.75rem 0.5rem; font-size: 1rem; letter-spacing: 0; }
 /* The admin console (src/views/console): a header, the realm's navigation, one wide card. */

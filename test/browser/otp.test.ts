@@ -133,6 +133,13 @@ for (const dialect of dialects()) {
       assert.match((await page2.locator('li.authenticator').textContent()) ?? '', /Otto’s phone/);
       await page2.getByRole('button', { name: 'Add another authenticator app' }).waitFor();
       await checkLayout(page2, 'account-authenticators', shoot);
+      // Recovery codes: shown once, ten of them.
+      await page2.getByRole('button', { name: 'Create recovery codes' }).click();
+      await page2.getByRole('heading', { name: 'Your recovery codes' }).waitFor();
+      assert.equal(await page2.locator('ol.recovery-codes li').count(), 10);
+      await checkLayout(page2, 'recovery-codes', shoot);
+      await page2.getByRole('link', { name: 'Back to your account' }).click();
+      await page2.getByText('10 left.').waitFor();
 
       // A third browser that saw that code (over a shoulder): it is spent.
       const third = await shared.newContext();
@@ -147,7 +154,7 @@ for (const dialect of dialects()) {
       assert.equal((await page3.getByRole('alert').textContent())?.trim(), 'Invalid authenticator code.');
       // The record: the setup, each login, each refused code.
       const events = (await ts.store.events.list('test', { userId, types: ['UPDATE_TOTP', 'LOGIN', 'LOGIN_ERROR'], order: 'asc' })).map((e) => `${e.type}${e.reason ? ` ${e.reason}` : ''}`);
-      assert.deepEqual(events.filter((e) => e.startsWith('UPDATE_TOTP')), ["UPDATE_TOTP authenticator Otto’s phone set up"]);
+      assert.deepEqual(events.filter((e) => e.startsWith('UPDATE_TOTP')), ['UPDATE_TOTP authenticator Otto’s phone set up', 'UPDATE_TOTP 10 recovery codes created (earlier ones no longer work)']);
       assert.equal(events.filter((e) => e === 'LOGIN').length, 2);
       assert.equal(events.filter((e) => e === 'LOGIN_ERROR invalid authenticator code').length, 2);
     } finally {

@@ -41,6 +41,7 @@ const ROUTES = [
   '/auth/realms/{realm}/account/password',
   '/auth/realms/{realm}/account/otp/setup',
   '/auth/realms/{realm}/account/otp/remove',
+  '/auth/realms/{realm}/account/recovery-codes',
   '/auth/realms/{realm}/account/revoke',
   '/auth/realms/{realm}/account/sessions/end',
   '/authentication_code',

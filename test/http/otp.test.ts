@@ -310,3 +310,86 @@ for (const dialect of dialects()) {
     });
   });
 }
+
+for (const dialect of dialects()) {
+  describe(`recovery codes (${dialect})`, { skip: OTP_TOOLS_MISSING }, () => {
+    let ts: TestServer;
+    const now = (): number => Math.floor(ts.clock.nowMs() / 1000);
+    before(async () => {
+      ts = await startTestServer({ dialect, listen: true });
+      await ts.store.clients.update('test', ts.client.id, { directAccessGrantsEnabled: true });
+      ts.services.cache.clear();
+    });
+    after(() => ts.close());
+
+    /** The account page signed in with the password and the app's code (or a recovery code). */
+    async function accountSignIn(username: string, code: string): Promise<{ jar: CookieJar; res: Awaited<ReturnType<typeof inject>> }> {
+      const jar = new CookieJar();
+      const login = parseForm((await inject(ts.app, jar, 'GET', realmPath('/account'))).body);
+      const otpPage = await inject(ts.app, jar, 'POST', login.action, { csrf: login.csrf, username, password: PASSWORD });
+      assert.equal(pageKind(otpPage.body), 'otp');
+      assert.match(otpPage.body, /Lost your phone\? Use a recovery code/);
+      const proof = /name="proof" value="([^"]*)"/.exec(otpPage.body)![1]!;
+      const res = await inject(ts.app, jar, 'POST', realmPath('/account/otp'), { csrf: login.csrf, proof, otp: code });
+      return { jar, res };
+    }
+
+    test('created on the account page and shown once; each signs in once, in the page or the password grant; new ones void the old; gone with the last authenticator', async () => {
+      const { id } = await createUser(ts.store, { realmId: 'test', username: 'rosa', password: PASSWORD });
+      const key = randomBytes(20);
+      const secret = base32(key);
+      assert.equal(await enrollOtp(ts.store, { user: (await ts.store.users.get(id))!, key, code: oathtoolCode(secret, now()), nowSeconds: now() }), undefined);
+      ts.clock.advance(30);
+      const { jar, res } = await accountSignIn('rosa', oathtoolCode(secret, now()));
+      assert.equal(res.statusCode, 303);
+      let account = (await inject(ts.app, jar, 'GET', realmPath('/account'))).body;
+      assert.match(account, /Recovery codes, to sign in if you lose your phone: none yet\./);
+      const csrf = /name="csrf" value="([^"]*)"/.exec(account)![1]!;
+      // Not without the CSRF token.
+      await inject(ts.app, jar, 'POST', realmPath('/account/recovery-codes'), {});
+      assert.equal(await ts.store.recoveryCodes.remaining(id), 0);
+      const shown = await inject(ts.app, jar, 'POST', realmPath('/account/recovery-codes'), { csrf });
+      assert.equal(shown.statusCode, 200);
+      assert.equal(shown.headers['cache-control'], 'no-store');
+      const codes = [...shown.body.matchAll(/<code>([a-z2-9]{4}-[a-z2-9]{4}-[a-z2-9]{4})<\/code>/g)].map((m) => m[1]!);
+      assert.equal(codes.length, 10);
+      assert.equal(new Set(codes).size, 10);
+      // Stored only as keyed hashes.
+      const stored = await ts.store.db.kysely.selectFrom('recovery_codes').select('code_hash').where('user_id', '=', id).execute();
+      for (const c of codes) assert.ok(!stored.some((r) => r.code_hash.includes(c.replace(/-/g, ''))));
+      account = (await inject(ts.app, jar, 'GET', realmPath('/account'))).body;
+      assert.match(account, /10 left\./);
+
+      // Another browser: the first code, typed loosely (capitals, spaces), instead of the app's.
+      const loose = codes[0]!.toUpperCase().replace(/-/g, ' ');
+      const signed = await accountSignIn('rosa', loose);
+      assert.equal(signed.res.statusCode, 303, signed.res.body.slice(0, 300));
+      assert.equal(await ts.store.recoveryCodes.remaining(id), 9);
+      // Used once: refused after.
+      assert.equal((await accountSignIn('rosa', codes[0]!)).res.statusCode, 400);
+      // The password grant takes one in `otp` too.
+      const grant = (otp: string) =>
+        fetch(`${ts.baseUrl}${realmPath('/protocol/openid-connect/token')}`, {
+          method: 'POST',
+          headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ grant_type: 'password', username: 'rosa', password: PASSWORD, otp }),
+        });
+      ts.clock.advance(10);
+      assert.equal((await grant(codes[1]!)).status, 200);
+      assert.equal(await ts.store.recoveryCodes.remaining(id), 8);
+      // New codes: the old ones stop working.
+      const again = await inject(ts.app, jar, 'POST', realmPath('/account/recovery-codes'), { csrf });
+      const fresh = [...again.body.matchAll(/<code>([a-z2-9-]{14})<\/code>/g)].map((m) => m[1]!);
+      assert.equal(fresh.length, 10);
+      ts.clock.advance(10);
+      assert.equal((await grant(codes[2]!)).status, 400);
+      assert.equal(await ts.store.recoveryCodes.remaining(id), 10);
+      const reasons = (await ts.store.events.list('test', { userId: id, types: ['UPDATE_TOTP'], order: 'asc' })).map((e) => e.reason);
+      assert.ok(reasons.includes('a recovery code used to sign in (9 left)'), reasons.join(' | '));
+      // Removing the last authenticator removes the codes.
+      const [credential] = await ts.store.otp.list(id);
+      await inject(ts.app, jar, 'POST', realmPath('/account/otp/remove'), { csrf, credential_id: credential!.id });
+      assert.equal(await ts.store.recoveryCodes.remaining(id), 0);
+    });
+  });
+}

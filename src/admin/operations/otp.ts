@@ -78,6 +78,10 @@ export async function verifyUserOtp(store: Store, user: Pick<User, 'id'>, code: 
 /** Removes one authenticator (Keycloak's DELETE .../credentials/{id}); false when the user has no such one. */
 export async function removeOtp(store: Store, user: User, credentialId: string, o: { ip?: string; clientId?: string; by?: string } = {}): Promise<boolean> {
   const gone = await store.otp.delete(user.id, credentialId);
-  if (gone) await event(store, user, 'REMOVE_TOTP', `authenticator ${credentialId} removed${o.by ? ` by ${o.by}` : ''}`, o);
-  return gone;
+  if (!gone) return false;
+  // Recovery codes stand in for an authenticator: with the last one gone, they go too.
+  const last = !(await store.otp.has(user.id));
+  if (last) await store.recoveryCodes.deleteAll(user.id);
+  await event(store, user, 'REMOVE_TOTP', `authenticator ${credentialId} removed${o.by ? ` by ${o.by}` : ''}${last ? ' (the last one: its recovery codes too)' : ''}`, o);
+  return true;
 }

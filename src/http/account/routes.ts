@@ -6,7 +6,8 @@ import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession } from '../../oauth/authorize/interaction.js';
 import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
-import { accountPage, type AccountGrant } from '../../views/account-pages.js';
+import { accountPage, recoveryCodesPage, type AccountGrant } from '../../views/account-pages.js';
+import { createRecoveryCodes } from '../../admin/operations/recovery-codes.js';
 import { configureOtpPage, loginPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
 import { enrollOtp, removeOtp } from '../../admin/operations/otp.js';
@@ -67,6 +68,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       services.cache.realmScopes(realm.id),
       services.store.otp.list(session.userId),
     ]);
+    const recoveryCodesLeft = authenticators.length > 0 ? await services.store.recoveryCodes.remaining(session.userId) : 0;
     const grants: AccountGrant[] = [];
     const keys = new Set([...consents.map((c) => `${c.clientId}\0${c.organizationId}`), ...usage.map((u) => `${u.clientId}\0${u.organizationId}`)]);
     for (const key of keys) {
@@ -95,6 +97,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         grants,
         sessions: sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, current: s.id === session.id })),
         authenticators: authenticators.map((a) => ({ id: a.id, label: a.label, createdAt: a.createdAt })),
+        recoveryCodesLeft,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
       }),
@@ -280,6 +283,17 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const user = await services.store.users.get(c.session.userId);
     if (!user) return reply.redirect(baseOf(c.realm), 303);
     return configureOtp(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+  });
+
+  // New recovery codes (for a user with an authenticator), shown once; the earlier ones stop working.
+  app.post(`${path}/recovery-codes`, async (req: Req, reply) => {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
+    const user = await services.store.users.get(c.session.userId);
+    if (!user || !(await services.store.otp.has(user.id))) return reply.redirect(baseOf(c.realm), 303);
+    const codes = await createRecoveryCodes(services.store, user, { ip: req.ip, clientId: 'account' });
+    return sendPage(reply, 200, recoveryCodesPage({ realmName: c.realm.displayName ?? c.realm.id, username: user.username, base: baseOf(c.realm), codes }));
   });
 
   app.post(`${path}/otp/remove`, async (req: Req, reply) => {

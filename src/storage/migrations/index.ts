@@ -26,6 +26,7 @@ import * as eventRetention from './2026-11-27T0100_event_retention.js';
 import * as groups from './2026-11-27T0500_groups.js';
 import * as userAttributeIndex from './2026-11-27T1200_user_attribute_index.js';
 import * as otpCredentials from './2026-11-27T1300_otp_credentials.js';
+import * as recoveryCodes from './2026-11-27T1400_recovery_codes.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T0810_protocol_mappers': protocolMappers,
   '2026-11-27T1200_user_attribute_index': userAttributeIndex,
   '2026-11-27T1300_otp_credentials': otpCredentials,
+  '2026-11-27T1400_recovery_codes': recoveryCodes,
 };

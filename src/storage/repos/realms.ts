@@ -130,6 +130,7 @@ export class RealmRepository {
         'protocol_mappers',
         'user_attribute_values',
         'otp_credentials',
+        'recovery_codes',
         'roles',
         'groups',
         'events',
