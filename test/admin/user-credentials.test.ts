@@ -4,6 +4,7 @@ import { dialects } from '../helpers/db.js';
 import { REALM, PASSWORD } from '../helpers/server.js';
 import { enrollTestOtp } from '../helpers/otp.js';
 import { base32 } from '../../src/crypto/totp.js';
+import { createRecoveryCodes, useRecoveryCode } from '../../src/admin/operations/recovery-codes.js';
 import { serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 // A user's credentials through @keycloak/keycloak-admin-client 26, unchanged: the password and the
@@ -28,6 +29,29 @@ for (const dialect of dialects()) {
     };
     const raw = (path: string, init: RequestInit = {}): Promise<Response> =>
       fetch(`${ts.baseUrl}/auth/admin/realms/${REALM}/users/${path}`, { ...init, headers: { authorization: `Bearer ${ts.kc.accessToken}`, ...(init.headers ?? {}) } });
+
+    test('recovery codes: one credential (recovery-authn-codes) with the codes left, removed as a whole; gone with the last authenticator', async () => {
+      const { id } = await withOtp('rico', ['phone']);
+      const user = (await ts.store.users.get(id))!;
+      const codes = await createRecoveryCodes(ts.store, user);
+      assert.equal(await useRecoveryCode(ts.store, user, codes[0]!), true);
+      const listed = await ts.kc.users.getCredentials({ realm: REALM, id });
+      assert.deepEqual(listed.map((c) => c.type), ['password', 'otp', 'recovery-authn-codes']);
+      const rc = listed[2]!;
+      assert.deepEqual(JSON.parse(rc.credentialData!), { totalCodes: 10, remainingCodes: 9 });
+      assert.equal(rc.secretData, undefined);
+      // Renaming them is not a thing: 404; removing them: 204, the authenticator stays.
+      assert.equal(await statusOf(ts.kc.users.updateCredentialLabel({ realm: REALM, id, credentialId: rc.id! }, 'x')), 404);
+      await ts.kc.users.deleteCredential({ realm: REALM, id, credentialId: rc.id! });
+      assert.equal(await ts.store.recoveryCodes.remaining(id), 0);
+      assert.deepEqual((await ts.kc.users.getCredentials({ realm: REALM, id })).map((c) => c.type), ['password', 'otp']);
+      assert.equal(await statusOf(ts.kc.users.deleteCredential({ realm: REALM, id, credentialId: rc.id! })), 404);
+      // New codes, then the last authenticator removed: the codes go with it.
+      await createRecoveryCodes(ts.store, user);
+      const otp = (await ts.kc.users.getCredentials({ realm: REALM, id })).find((c) => c.type === 'otp')!;
+      await ts.kc.users.deleteCredential({ realm: REALM, id, credentialId: otp.id! });
+      assert.deepEqual((await ts.kc.users.getCredentials({ realm: REALM, id })).map((c) => c.type), ['password']);
+    });
 
     test('a user without an authenticator: the password alone, under the same id each time; totp false', async () => {
       const id = await create('cred-ann');

@@ -2,7 +2,8 @@ import crypto from 'node:crypto';
 import type { Store } from '../../storage/store.js';
 import type { OtpAlgorithm, OtpCredential, User } from '../../storage/types.js';
 import { NotFound, ValidationError } from '../validation.js';
-import { cliActor, recordAdminEvent, type Actor } from './common.js';
+import { cliActor, now, recordAdminEvent, type Actor } from './common.js';
+import { sortableId } from '../../crypto/random.js';
 import { removeOtp } from './otp.js';
 import { requireUser } from './users.js';
 
@@ -26,6 +27,8 @@ export interface OtpSummary {
 export interface UserCredentials {
   password: { id: string; createdAt: number };
   otp: OtpSummary[];
+  /** The user's recovery codes (made on their account page), shown as one credential, as Keycloak does. */
+  recoveryCodes?: { id: string; createdAt: number; total: number; remaining: number };
 }
 
 export function otpSummary(c: OtpCredential): OtpSummary {
@@ -42,6 +45,11 @@ export function passwordCredentialId(userId: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/** The id the recovery codes are shown under (derived, as the password's). */
+export function recoveryCodesCredentialId(userId: string): string {
+  return passwordCredentialId(`recovery codes\0${userId}`);
+}
+
 /** Keycloak's rule for a device name (its userLabel): at most 255 characters, no control characters; blank: none. */
 export function checkOtpLabel(label: string): string | null {
   const trimmed = label.trim();
@@ -53,7 +61,12 @@ export function checkOtpLabel(label: string): string | null {
 /** The password (created with the user: Realmgate keeps no date of the last change) and the authenticators, oldest first. */
 export async function userCredentials(store: Store, input: { realmId: string; user: string }): Promise<UserCredentials> {
   const user = await requireUser(store, input.realmId, input.user);
-  return { password: { id: passwordCredentialId(user.id), createdAt: user.createdAt }, otp: (await store.otp.list(user.id)).map(otpSummary) };
+  const codes = await store.recoveryCodes.summary(user.id);
+  return {
+    password: { id: passwordCredentialId(user.id), createdAt: user.createdAt },
+    otp: (await store.otp.list(user.id)).map(otpSummary),
+    ...(codes ? { recoveryCodes: { id: recoveryCodesCredentialId(user.id), ...codes } } : {}),
+  };
 }
 
 /** The users of `userIds` who have an authenticator (one query, for a listing). */
@@ -78,6 +91,22 @@ export async function removeUserCredential(store: Store, input: { realmId: strin
   if (!(await removeOtp(store, user, otp.id, { ...(actor.ip ? { ip: actor.ip } : {}), by: `an administrator (${actor.via}${actor.username ? ` ${actor.username}` : ''})` }))) throw new NotFound('Credential not found');
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/credentials/${otp.id}`, representation: { type: 'otp', userLabel: otp.label } });
   return otp;
+}
+
+/**
+ * Removes a credential by Keycloak's DELETE: the user's recovery codes when the id is theirs (all of them:
+ * the user can make new ones on their account page), else an authenticator (removeUserCredential).
+ */
+export async function removeAnyUserCredential(store: Store, input: { realmId: string; user: string; credentialId: string }, actor: Actor = cliActor()): Promise<void> {
+  const user = await requireUser(store, input.realmId, input.user);
+  if (input.credentialId !== recoveryCodesCredentialId(user.id)) {
+    await removeUserCredential(store, input, actor);
+    return;
+  }
+  if (!(await store.recoveryCodes.summary(user.id))) throw new NotFound('Credential not found');
+  await store.recoveryCodes.deleteAll(user.id);
+  await store.events.record({ id: sortableId(), time: now(), realmId: user.realmId, type: 'REMOVE_TOTP', outcome: 'success', userId: user.id, username: user.username, ip: actor.ip ?? null, reason: `recovery codes removed by an administrator (${actor.via}${actor.username ? ` ${actor.username}` : ''})` });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/credentials/${input.credentialId}`, representation: { type: 'recovery-authn-codes' } });
 }
 
 /** Renames an authenticator (Keycloak's PUT .../credentials/{credentialId}/userLabel); a blank label removes it. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../admin/operations/common.js';
 import type { Services } from '../../services.js';
-import { removeUserCredential, renameUserCredential, userCredentials } from '../../admin/operations/user-credentials.js';
+import { removeAnyUserCredential, renameUserCredential, userCredentials } from '../../admin/operations/user-credentials.js';
 import { toCredentialRepresentations } from '../../admin/keycloak/representations/credential.js';
 import { ValidationError } from '../../admin/validation.js';
 import { actorOf } from './authenticate.js';
@@ -45,8 +45,8 @@ export async function userCredentialRoutes(app: FastifyInstance, opts: { service
 
   app.delete<CredentialReq>(
     '/realms/:realm/users/:id/credentials/:credentialId',
-    { schema: { tags, summary: 'Remove a TOTP authenticator (the password cannot be removed: 400)', params: credentialParams, response: noContent204, security } },
-    change((ref, actor) => removeUserCredential(store, ref, actor)),
+    { schema: { tags, summary: 'Remove a TOTP authenticator, or the recovery codes (the password cannot be removed: 400)', params: credentialParams, response: noContent204, security } },
+    change((ref, actor) => removeAnyUserCredential(store, ref, actor)),
   );
 
   app.put<CredentialReq>(

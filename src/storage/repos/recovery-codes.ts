@@ -14,6 +14,13 @@ export class RecoveryCodeRepository {
     });
   }
 
+  /** The user's codes: how many, how many unused, since when; undefined when none. */
+  async summary(userId: string): Promise<{ total: number; remaining: number; createdAt: number } | undefined> {
+    const rows = await this.db.selectFrom('recovery_codes').select(['created_at', 'used_at']).where('user_id', '=', userId).execute();
+    if (rows.length === 0) return undefined;
+    return { total: rows.length, remaining: rows.filter((r) => r.used_at === null).length, createdAt: Math.min(...rows.map((r) => Number(r.created_at))) };
+  }
+
   /** How many unused codes the user has left. */
   async remaining(userId: string): Promise<number> {
     const r = await this.db.selectFrom('recovery_codes').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', userId).where('used_at', 'is', null).executeTakeFirstOrThrow();

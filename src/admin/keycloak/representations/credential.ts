@@ -6,7 +6,7 @@ import type { OtpSummary, UserCredentials } from '../../operations/user-credenti
  */
 export interface CredentialRepresentation {
   id: string;
-  type: 'password' | 'otp';
+  type: 'password' | 'otp' | 'recovery-authn-codes';
   userLabel?: string;
   createdDate: number;
   credentialData?: string;
@@ -24,7 +24,12 @@ export function toOtpCredentialRepresentation(c: OtpSummary): CredentialRepresen
   return { id: c.id, type: 'otp', ...(c.label !== null ? { userLabel: c.label } : {}), createdDate: c.createdAt * 1000, credentialData: otpCredentialData(c) };
 }
 
-/** The password first (Keycloak lists it first), then the authenticators, oldest first. */
+/** The password first (Keycloak lists it first), then the authenticators, oldest first, then the recovery codes. */
 export function toCredentialRepresentations(creds: UserCredentials): CredentialRepresentation[] {
-  return [{ id: creds.password.id, type: 'password', createdDate: creds.password.createdAt * 1000 }, ...creds.otp.map(toOtpCredentialRepresentation)];
+  const codes = creds.recoveryCodes;
+  return [
+    { id: creds.password.id, type: 'password', createdDate: creds.password.createdAt * 1000 },
+    ...creds.otp.map(toOtpCredentialRepresentation),
+    ...(codes ? [{ id: codes.id, type: 'recovery-authn-codes' as const, createdDate: codes.createdAt * 1000, credentialData: JSON.stringify({ totalCodes: codes.total, remainingCodes: codes.remaining }) }] : []),
+  ];
 }
