@@ -14,7 +14,7 @@ import { dialects } from '../helpers/db.js';
 import { changeRoleMappings, createRole } from '../../src/admin/operations/roles.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { updateUser } from '../../src/admin/operations/users.js';
-import { CHROMIUM, DESKTOP, LAUNCH_ARGS, SKIP_REASON, checkLayout, heading } from '../helpers/browser.js';
+import { CHROMIUM, DESKTOP, LAUNCH_ARGS, SKIP_REASON, checkLayout, heading, signInOnPage } from '../helpers/browser.js';
 import { OTP_TOOLS_MISSING, oathtoolCode } from '../helpers/otp.js';
 
 const GUIDE = fs.readFileSync('docs/guide-single-page-app.md', 'utf8');
@@ -108,6 +108,16 @@ for (const dialect of dialects()) {
       await ts?.close();
     });
 
+    /** A public client always asks for consent; then the user's organization, when there is a choice to make. */
+    async function consentAndOrganization(): Promise<void> {
+      await page.getByRole('button', { name: 'Allow' }).click();
+      const org = page.getByRole('radio').first();
+      if (await org.isVisible().catch(() => false)) {
+        await org.check();
+        await page.getByRole('button', { name: 'Continue' }).click();
+      }
+    }
+
     test('the registered client has the web origin of its redirect URI', async () => {
       const client = await ts.store.clients.get(REALM, 'my-spa');
       assert.ok(client?.public);
@@ -119,16 +129,8 @@ for (const dialect of dialects()) {
       await page.goto(`${app.origin}/`);
       await page.waitForURL((u) => u.origin === ts.baseUrl);
       assert.match(await heading(page), /^Sign in/);
-      await page.getByLabel('Username').fill(ts.user.username);
-      await page.getByLabel('Password').fill(ts.user.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      // A public client always asks for consent; then the user's organization.
-      await page.getByRole('button', { name: 'Allow' }).click();
-      const org = page.getByRole('radio').first();
-      if (await org.isVisible().catch(() => false)) {
-        await org.check();
-        await page.getByRole('button', { name: 'Continue' }).click();
-      }
+      await signInOnPage(page, ts.user.username, ts.user.password);
+      await consentAndOrganization();
       await page.waitForURL((u) => u.origin === app.origin);
       await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Signed in'));
       const state = await page.evaluate(() => {
@@ -202,18 +204,11 @@ for (const dialect of dialects()) {
         }, action);
         await page.waitForURL((u) => u.origin === ts.baseUrl);
         if (/^Sign in/.test(await heading(page))) {
-          await page.getByLabel('Username').fill(ts.user.username);
-          await page.getByLabel('Password').fill(ts.user.password);
-          await page.getByRole('button', { name: 'Sign in' }).click();
+          await signInOnPage(page, ts.user.username, ts.user.password);
           await page.waitForURL((u) => !u.pathname.endsWith('/login'));
         }
         await onActionPage();
-        await page.getByRole('button', { name: 'Allow' }).click();
-        const org = page.getByRole('radio').first();
-        if (await org.isVisible().catch(() => false)) {
-          await org.check();
-          await page.getByRole('button', { name: 'Continue' }).click();
-        }
+        await consentAndOrganization();
         await page.waitForURL((u) => u.origin === app.origin);
         await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Signed in'));
       }

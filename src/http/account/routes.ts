@@ -170,6 +170,28 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return sendPage(reply, error ? 400 : 200, page);
   }
 
+  type Ctx = NonNullable<Awaited<ReturnType<typeof context>>>;
+
+  /**
+   * The common start of a form after the password (code, new password, authenticator setup): this page's
+   * CSRF token and a valid proof of `stage`; otherwise a "Form expired" page.
+   */
+  async function proofForm(req: Req, reply: FastifyReply, stage: ProofStage, also: (user: User, c: Ctx) => boolean = () => true): Promise<{ c: Ctx; user: User; proof: string } | FastifyReply> {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    const proved = (await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf)) ? await readProof(req, c.realm, c.binding, stage) : undefined;
+    if (!proved || !also(proved.user, c)) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Sign in again.' });
+    return { c, ...proved };
+  }
+
+  /** The common start of a form of the signed-in page: its session and CSRF token; otherwise back to the page. */
+  async function sessionForm(req: Req, reply: FastifyReply): Promise<{ c: Ctx & { session: BrowserSession } } | FastifyReply> {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
+    return { c: { ...c, session: c.session } };
+  }
+
   /**
    * After the password and the authenticator's code: the required actions (each form with a proof of
    * both), then the session.
@@ -215,13 +237,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   });
 
   app.post(`${path}/otp`, async (req: Req, reply) => {
-    const c = await context(req, reply);
-    if (!c) return reply;
-    const expired = (): FastifyReply => renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Sign in again.' });
-    if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return expired();
-    const proved = await readProof(req, c.realm, c.binding, 'password');
-    if (!proved) return expired();
-    const { user, proof } = proved;
+    const f = await proofForm(req, reply, 'password');
+    if (!('user' in f)) return f;
+    const { c, user, proof } = f;
     const outcome = await attemptOtp(services, c.realm, { user, code: field(req, 'otp') ?? '', ip: req.ip, clientId: 'account' });
     if ('error' in outcome) {
       await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid authenticator code' });
@@ -233,17 +251,12 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   });
 
   app.post(`${path}/configure-otp`, async (req: Req, reply) => {
-    const c = await context(req, reply);
-    if (!c) return reply;
-    const expired = (): FastifyReply => renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Sign in again.' });
-    if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return expired();
     // A proof of every step: after the sign-in's password and code (CONFIGURE_TOTP pending), or given by
     // this page's own session (a user adding an authenticator).
-    const proved = await readProof(req, c.realm, c.binding, 'all');
-    if (!proved) return expired();
-    const { user, proof } = proved;
+    const f = await proofForm(req, reply, 'all', (user, c) => c.session?.userId === user.id || user.requiredActions.includes('CONFIGURE_TOTP'));
+    if (!('user' in f)) return f;
+    const { c, user, proof } = f;
     const own = c.session?.userId === user.id;
-    if (!own && !user.requiredActions.includes('CONFIGURE_TOTP')) return expired();
     const setup = await otpSetup(services, c.realm, user.username, `account\0${proof}`);
     const problem = await enrollOtp(services.store, { user, key: setup.key, code: field(req, 'otp') ?? '', label: field(req, 'label') ?? '', ip: req.ip, clientId: 'account', nowSeconds: nowSeconds(services.clock) });
     if (problem) return configureOtp(reply, c.realm, c.csrf, user, proof, problem);
@@ -255,9 +268,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   // the user as a sign-in is: a stolen session cannot guess it), which signs every other browser and
   // application out; this browser gets a new session.
   app.post(`${path}/password`, async (req: Req, reply) => {
-    const c = await context(req, reply);
-    if (!c) return reply;
-    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
     const user = await services.store.users.get(c.session.userId);
     if (!user) return reply.redirect(baseOf(c.realm), 303);
     const check = await attemptLogin(services, c.realm, { username: user.username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
@@ -277,9 +290,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
 
   // Self-service from the signed-in page: set up another authenticator, remove one.
   app.post(`${path}/otp/setup`, async (req: Req, reply) => {
-    const c = await context(req, reply);
-    if (!c) return reply;
-    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
     const user = await services.store.users.get(c.session.userId);
     if (!user) return reply.redirect(baseOf(c.realm), 303);
     return configureOtp(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
@@ -287,9 +300,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
 
   // New recovery codes (for a user with an authenticator), shown once; the earlier ones stop working.
   app.post(`${path}/recovery-codes`, async (req: Req, reply) => {
-    const c = await context(req, reply);
-    if (!c) return reply;
-    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
     const user = await services.store.users.get(c.session.userId);
     if (!user || !(await services.store.otp.has(user.id))) return reply.redirect(baseOf(c.realm), 303);
     const codes = await createRecoveryCodes(services.store, user, { ip: req.ip, clientId: 'account' });
@@ -297,9 +310,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   });
 
   app.post(`${path}/otp/remove`, async (req: Req, reply) => {
-    const c = await context(req, reply);
-    if (!c) return reply;
-    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
     const user = await services.store.users.get(c.session.userId);
     const id = field(req, 'credential_id') ?? '';
     const removed = user ? await removeOtp(services.store, user, id, { ip: req.ip, clientId: 'account', by: 'the user on the account page' }) : false;
@@ -307,15 +320,11 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   });
 
   app.post(`${path}/update-password`, async (req: Req, reply) => {
-    const c = await context(req, reply);
-    if (!c) return reply;
-    const expired = (): FastifyReply => renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Sign in again.' });
-    if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return expired();
     // Bound to this browser, to the password typed (its hash: a changed password voids it), to the
     // authenticator's code when the user has one, and to a time.
-    const proved = await readProof(req, c.realm, c.binding, 'all');
-    if (!proved || !proved.user.requiredActions.includes('UPDATE_PASSWORD')) return expired();
-    const { user, proof } = proved;
+    const f = await proofForm(req, reply, 'all', (user) => user.requiredActions.includes('UPDATE_PASSWORD'));
+    if (!('user' in f)) return f;
+    const { c, user, proof } = f;
     const problem = await newPasswordFromForm(req, c.realm, user);
     if (problem) return updatePassword(reply, c.realm, c.csrf, user.username, proof, problem);
     // The new password voids the proof (its hash changed): the next form gets a new one.
@@ -323,9 +332,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   });
 
   app.post(`${path}/revoke`, async (req: Req, reply) => {
-    const c = await context(req, reply);
-    if (!c) return reply;
-    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
     const clientId = field(req, 'client_id');
     const organizationId = field(req, 'organization_id');
     if (clientId && organizationId) {
@@ -338,9 +347,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   });
 
   app.post(`${path}/sessions/end`, async (req: Req, reply) => {
-    const c = await context(req, reply);
-    if (!c) return reply;
-    if (!c.session || !(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return reply.redirect(baseOf(c.realm), 303);
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
     const id = field(req, 'session_id');
     const now = nowSeconds(services.clock);
     const mine = (await services.store.sessions.listActive(c.realm.id, c.session.userId, now)).find((s) => s.id === id);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
-import type { Client, Interaction, Realm } from '../../storage/types.js';
+import type { Client, Interaction, Realm, User } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
@@ -144,6 +144,23 @@ async function endAppAction(services: Services, reply: FastifyReply, l: Loaded, 
   return advance(services, reply, l);
 }
 
+type StepKind<K extends Step['kind']> = Extract<Step, { kind: K }>;
+
+/**
+ * The common start of a form of a step after the password (the code, a new password, an authenticator
+ * to set up): the pending request of this browser, its CSRF token, a user who proved their password, and
+ * the flow really at that step; otherwise the answer (403, or on to wherever the flow is: done in another tab).
+ */
+async function stepForm<K extends Step['kind']>(services: Services, req: Req, reply: FastifyReply, kind: K): Promise<{ l: Loaded; step: StepKind<K>; user: User } | FastifyReply> {
+  const l = await load(services, req, reply);
+  if (!l) return reply;
+  if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+  const step = await nextStep(services, l.realm, l.client, l.ia);
+  const user = step.kind === kind ? await services.store.users.get(l.ia.userId) : undefined;
+  if (!user) return advance(services, reply, l);
+  return { l, step: step as StepKind<K>, user };
+}
+
 /** A new browser session for the user, its cookies, and the pending request bound to it. */
 async function startSession(services: Services, reply: FastifyReply, l: Loaded, userId: string): Promise<void> {
   const { session, secret } = await createBrowserSession(services, l.realm, userId);
@@ -195,14 +212,9 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
   });
 
   app.post(`${base}/otp`, async (req: Req, reply) => {
-    const l = await load(services, req, reply);
-    if (!l) return reply;
-    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
-    const step = await nextStep(services, l.realm, l.client, l.ia);
-    // Nothing to check (done in another tab): on to wherever the flow is.
-    if (step.kind !== 'otp') return advance(services, reply, l);
-    const user = await services.store.users.get(l.ia.userId);
-    if (!user) return advance(services, reply, l);
+    const f = await stepForm(services, req, reply, 'otp');
+    if (!('step' in f)) return f;
+    const { l, step, user } = f;
     const outcome = await attemptOtp(services, l.realm, { user, code: field(req, 'otp') ?? '', ip: req.ip, clientId: l.client.clientId });
     if ('error' in outcome) {
       await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid authenticator code' });
@@ -215,14 +227,10 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
   });
 
   app.post(`${base}/configure-otp`, async (req: Req, reply) => {
-    const l = await load(services, req, reply);
-    if (!l) return reply;
-    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
-    const step = await nextStep(services, l.realm, l.client, l.ia);
-    if (step.kind !== 'configure-otp') return advance(services, reply, l);
+    const f = await stepForm(services, req, reply, 'configure-otp');
+    if (!('step' in f)) return f;
+    const { l, step, user } = f;
     if (step.aia && field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
-    const user = await services.store.users.get(l.ia.userId);
-    if (!user) return advance(services, reply, l);
     const setup = await otpSetup(services, l.realm, user.username, setupContext(l));
     const problem = await enrollOtp(services.store, { user, key: setup.key, code: field(req, 'otp') ?? '', label: field(req, 'label') ?? '', ip: req.ip, clientId: l.client.clientId, nowSeconds: nowSeconds(services.clock) });
     if (problem) return render(services, reply, l, step, { error: problem, status: 400 });
@@ -235,15 +243,10 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
   });
 
   app.post(`${base}/update-password`, async (req: Req, reply) => {
-    const l = await load(services, req, reply);
-    if (!l) return reply;
-    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
-    const step = await nextStep(services, l.realm, l.client, l.ia);
-    // Nothing to update (done in another tab, or no longer required): on to wherever the flow is.
-    if (step.kind !== 'update-password') return advance(services, reply, l);
+    const f = await stepForm(services, req, reply, 'update-password');
+    if (!('step' in f)) return f;
+    const { l, step, user } = f;
     if (step.aia && field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
-    const user = await services.store.users.get(l.ia.userId);
-    if (!user) return advance(services, reply, l);
     const problem = await completePasswordUpdate(services.store, {
       realmId: l.realm.id,
       user,
