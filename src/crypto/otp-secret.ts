@@ -2,38 +2,28 @@ import crypto from 'node:crypto';
 import type { Store } from '../storage/store.js';
 import { storedSecret } from './key-encryption.js';
 import { randomToken } from './random.js';
+import { openValue, sealValue } from './sealed-values.js';
 
 /**
  * The keys of TOTP authenticators at rest. Unlike a password, the server must be able to compute the
  * codes, so the key cannot be hashed: it is encrypted (AES-256-GCM, a random IV each) under one data key,
  * bound to its credential and user (the additional data), so that a row copied onto another user's does
- * not open. The data key is stored once like a private key (sealed under REALMGATE_KEY_SECRET or the key
+ * not open (src/crypto/sealed-values.ts). The data key is stored once like a private key (sealed under REALMGATE_KEY_SECRET or the key
  * file) and shared by every node: one key derivation per process, not one per user. Stored as
  * otp:v1:<iv>:<tag>:<ciphertext>, each base64url.
  */
 const PREFIX = 'otp:v1:';
 const dataKey = (store: Store): Promise<Buffer> => storedSecret(store, 'otp_data_key', () => randomToken(32));
 
-const aad = (credentialId: string, userId: string): Buffer => Buffer.from(`realmgate otp\0${credentialId}\0${userId}`);
+const aad = (credentialId: string, userId: string): string => `realmgate otp\0${credentialId}\0${userId}`;
 
 export async function sealOtpKey(store: Store, credentialId: string, userId: string, key: Buffer): Promise<string> {
-  const iv = crypto.randomBytes(12);
-  const c = crypto.createCipheriv('aes-256-gcm', await dataKey(store), iv).setAAD(aad(credentialId, userId));
-  const ct = Buffer.concat([c.update(key), c.final()]);
-  return `${PREFIX}${[iv, c.getAuthTag(), ct].map((b) => b.toString('base64url')).join(':')}`;
+  return sealValue(await dataKey(store), PREFIX, aad(credentialId, userId), key);
 }
 
 /** The key of a stored credential; undefined when the row does not open (altered, or another user's). */
 export async function openOtpKey(store: Store, credentialId: string, userId: string, sealed: string): Promise<Buffer | undefined> {
-  if (!sealed.startsWith(PREFIX)) return undefined;
-  const [iv, tag, ct] = sealed.slice(PREFIX.length).split(':').map((p) => Buffer.from(p, 'base64url'));
-  if (!iv || !tag || !ct || iv.length !== 12 || tag.length !== 16) return undefined;
-  try {
-    const d = crypto.createDecipheriv('aes-256-gcm', await dataKey(store), iv).setAAD(aad(credentialId, userId)).setAuthTag(tag);
-    return Buffer.concat([d.update(ct), d.final()]);
-  } catch {
-    return undefined;
-  }
+  return openValue(await dataKey(store), PREFIX, aad(credentialId, userId), sealed);
 }
 
 /**

@@ -319,6 +319,35 @@ export interface RecoveryCodeTable {
   used_at: number | null;
 }
 
+/** An identity provider of a realm (src/storage/repos/identity-providers.ts). */
+export interface IdentityProviderTable {
+  id: string;
+  realm_id: string;
+  alias: string;
+  provider_id: string;
+  display_name: string | null;
+  enabled: number;
+  hide_on_login: number;
+  trust_email: number;
+  link_only: number;
+  organization_id: string | null;
+  /** Keycloak's config map (JSON), without the client secret. */
+  config: string;
+  /** The client secret at the provider, sealed (src/crypto/broker-secrets.ts). */
+  client_secret: string | null;
+  created_at: number;
+}
+
+/** A user's account at an identity provider (Keycloak's federated identity). */
+export interface FederatedIdentityTable {
+  realm_id: string;
+  identity_provider: string;
+  federated_user_id: string;
+  federated_username: string | null;
+  user_id: string;
+  created_at: number;
+}
+
 /** The index of user attribute values (src/storage/attribute-index.ts): one row per user, name and value key. */
 export interface UserAttributeValueTable {
   realm_id: string;
@@ -409,6 +438,8 @@ export interface Database {
   user_attribute_values: UserAttributeValueTable;
   otp_credentials: OtpCredentialTable;
   recovery_codes: RecoveryCodeTable;
+  identity_providers: IdentityProviderTable;
+  federated_identities: FederatedIdentityTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

@@ -21,6 +21,7 @@ import { SessionAdminRepository } from './repos/session-admin.js';
 import { LeaseRepository } from './repos/leases.js';
 import { CollectorRepository } from './repos/collector.js';
 import { ProtocolMapperRepository } from './repos/protocol-mappers.js';
+import { IdentityProviderRepository } from './repos/identity-providers.js';
 
 /** Every repository over one database. */
 export class Store {
@@ -53,6 +54,8 @@ export class Store {
   readonly protocolMappers: ProtocolMapperRepository;
   readonly otp: OtpRepository;
   readonly recoveryCodes: RecoveryCodeRepository;
+  /** Identity brokering: the realm's OpenID Connect providers and users' links to them. */
+  readonly identityProviders: IdentityProviderRepository;
 
   constructor(readonly db: Db) {
     const k = db.kysely;
@@ -83,6 +86,7 @@ export class Store {
     this.protocolMappers = new ProtocolMapperRepository(k);
     this.otp = new OtpRepository(k);
     this.recoveryCodes = new RecoveryCodeRepository(k);
+    this.identityProviders = new IdentityProviderRepository(k);
   }
 
   /**

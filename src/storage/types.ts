@@ -162,6 +162,42 @@ export interface Interaction {
   secondFactor: boolean;
 }
 
+/** The identity provider types Realmgate brokers to (Keycloak's providerId): OpenID Connect providers. */
+export const IDENTITY_PROVIDER_TYPES = ['oidc', 'keycloak-oidc'] as const;
+export type IdentityProviderType = (typeof IDENTITY_PROVIDER_TYPES)[number];
+
+/**
+ * An OpenID Connect provider the realm's users may sign in with (Keycloak's identity provider). `config`
+ * is Keycloak's config map (authorizationUrl, tokenUrl, clientId, ...: strings), kept as given so that
+ * it exports as it came; the client secret is not in it but sealed apart.
+ */
+export interface IdentityProvider {
+  id: string;
+  realmId: string;
+  alias: string;
+  providerId: IdentityProviderType;
+  displayName: string | null;
+  enabled: boolean;
+  hideOnLogin: boolean;
+  trustEmail: boolean;
+  linkOnly: boolean;
+  /** The organization the provider belongs to (Keycloak 26 organizations), if any. */
+  organizationId: string | null;
+  config: Record<string, string>;
+  sealedClientSecret: string | null;
+  createdAt: number;
+}
+
+/** A local user's account at an identity provider (Keycloak's federated identity). */
+export interface FederatedIdentity {
+  realmId: string;
+  identityProvider: string;
+  federatedUserId: string;
+  federatedUsername: string | null;
+  userId: string;
+  createdAt: number;
+}
+
 /** TOTP algorithms (Keycloak's names). */
 export const OTP_ALGORITHMS = ['HmacSHA1', 'HmacSHA256', 'HmacSHA512'] as const;
 export type OtpAlgorithm = (typeof OTP_ALGORITHMS)[number];

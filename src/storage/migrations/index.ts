@@ -27,6 +27,7 @@ import * as groups from './2026-11-27T0500_groups.js';
 import * as userAttributeIndex from './2026-11-27T1200_user_attribute_index.js';
 import * as otpCredentials from './2026-11-27T1300_otp_credentials.js';
 import * as recoveryCodes from './2026-11-27T1400_recovery_codes.js';
+import * as identityProviders from './2026-11-27T1500_identity_providers.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -58,4 +59,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T1200_user_attribute_index': userAttributeIndex,
   '2026-11-27T1300_otp_credentials': otpCredentials,
   '2026-11-27T1400_recovery_codes': recoveryCodes,
+  '2026-11-27T1500_identity_providers': identityProviders,
 };

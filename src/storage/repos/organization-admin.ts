@@ -103,7 +103,7 @@ export class OrganizationAdminRepository {
     }
   }
 
-  /** Deletes the organization; memberships and domains go with it (foreign keys), consents and chains here. */
+  /** Deletes the organization; memberships and domains go with it (foreign keys), consents and chains here; its identity providers are unlinked. */
   async delete(id: string, realmId: string, now: number): Promise<void> {
     await inTransaction(this.db, async (trx) => {
       await trx.deleteFrom('consents').where('realm_id', '=', realmId).where('organization_id', '=', id).execute();
@@ -114,6 +114,8 @@ export class OrganizationAdminRepository {
         .where('organization_id', '=', id)
         .where('revoked_at', 'is', null)
         .execute();
+      // Its identity providers stay, no longer the organization's (their users' links stay too).
+      await trx.updateTable('identity_providers').set({ organization_id: null }).where('realm_id', '=', realmId).where('organization_id', '=', id).execute();
       await trx.deleteFrom('organizations').where('id', '=', id).execute();
     });
   }

@@ -131,6 +131,8 @@ export class RealmRepository {
         'user_attribute_values',
         'otp_credentials',
         'recovery_codes',
+        'federated_identities',
+        'identity_providers',
         'roles',
         'groups',
         'events',

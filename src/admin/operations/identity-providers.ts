@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import type { Store } from '../../storage/store.js';
+import { IDENTITY_PROVIDER_TYPES, type FederatedIdentity, type IdentityProvider, type IdentityProviderType, type User } from '../../storage/types.js';
+import { openProviderSecret, sealProviderSecret } from '../../crypto/broker-secrets.js';
+import { NotFound, ValidationError, checkText, isLoopbackHost } from '../validation.js';
+import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
+
+/**
+ * Identity brokering's administration: the realm's OpenID Connect providers (Keycloak's identity
+ * providers, providerId oidc or keycloak-oidc) and users' links to accounts at them (federated
+ * identities). Every door (admin API, CLI, console, import) goes through these.
+ */
+
+/** What a door says of a provider (Keycloak's IdentityProviderRepresentation, typed). */
+export interface ProviderFields {
+  alias?: string;
+  providerId?: string;
+  displayName?: string | null;
+  enabled?: boolean;
+  hideOnLogin?: boolean;
+  trustEmail?: boolean;
+  linkOnly?: boolean;
+  organizationId?: string | null;
+  /** Keycloak's config map; clientSecret in it is sealed apart ("**********", Keycloak's mask, keeps the stored one). */
+  config?: Record<string, string>;
+}
+
+/** What Keycloak's admin API shows instead of a stored secret, and takes back as "unchanged". */
+export const SECRET_MASK = '**********';
+
+const ALIAS_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
+const MAX_CONFIG_ENTRIES = 100;
+const MAX_CONFIG_VALUE = 4096;
+const URL_KEYS = ['authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl', 'logoutUrl'] as const;
+const FLAG_KEYS = ['validateSignature', 'useJwksUrl', 'pkceEnabled', 'disableUserInfo', 'loginHint', 'kc.org.broker.redirect.mode.email-matches', 'backchannelSupported', 'hideOnLoginPage'];
+export const CLIENT_AUTH_METHODS = ['client_secret_post', 'client_secret_basic'] as const;
+/** The config keys a domain of the provider's organization is kept in (Keycloak 26 organizations). */
+export const ORG_DOMAIN_KEY = 'kc.org.domain';
+export const ORG_REDIRECT_KEY = 'kc.org.broker.redirect.mode.email-matches';
+
+/**
+ * An endpoint at the provider: an absolute https URL, or http on a loopback host (RFC 6749 3.2: the token
+ * endpoint is reached over TLS; the same rule as Realmgate's own redirect URIs). No user info, no fragment.
+ */
+export function checkProviderUrl(key: string, value: string): void {
+  checkText(`config.${key}`, value, 2048);
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new ValidationError(`config.${key} must be an absolute URL`);
+  }
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && isLoopbackHost(u.hostname))) throw new ValidationError(`config.${key} must be an https URL (http only on a loopback host)`);
+  if (u.username || u.password) throw new ValidationError(`config.${key} must not carry a user name or password`);
+  if (u.hash) throw new ValidationError(`config.${key} must not have a fragment`);
+}
+
+function checkConfig(config: Record<string, string>): void {
+  const entries = Object.entries(config);
+  if (entries.length > MAX_CONFIG_ENTRIES) throw new ValidationError(`config may have at most ${MAX_CONFIG_ENTRIES} entries`);
+  for (const [k, v] of entries) {
+    checkText('a config key', k, 255);
+    if (typeof v !== 'string') throw new ValidationError(`config.${k} must be a string`);
+    if (v.length > MAX_CONFIG_VALUE) throw new ValidationError(`config.${k} must have at most ${MAX_CONFIG_VALUE} characters`);
+  }
+  for (const f of FLAG_KEYS) if (config[f] !== undefined && config[f] !== '' && config[f] !== 'true' && config[f] !== 'false') throw new ValidationError(`config.${f} must be "true" or "false"`);
+  for (const k of ['authorizationUrl', 'tokenUrl', 'clientId'] as const) if (!config[k]) throw new ValidationError(`an OpenID Connect provider needs config.${k}`);
+  for (const k of URL_KEYS) if (config[k]) checkProviderUrl(k, config[k]);
+  checkText('config.clientId', config.clientId!, 255);
+  const method = config.clientAuthMethod || 'client_secret_post';
+  if (!(CLIENT_AUTH_METHODS as readonly string[]).includes(method)) {
+    throw new ValidationError(`config.clientAuthMethod ${JSON.stringify(method)} is not supported (Realmgate authenticates to a provider with ${CLIENT_AUTH_METHODS.join(' or ')})`);
+  }
+  if (config.pkceMethod && config.pkceMethod !== 'S256' && config.pkceMethod !== 'plain') throw new ValidationError('config.pkceMethod must be S256 or plain');
+  if (config.validateSignature === 'true') {
+    if (config.useJwksUrl === 'false') throw new ValidationError('config.validateSignature needs the provider\'s keys from its jwksUrl (config.useJwksUrl "true"): Realmgate does not keep a provider\'s public key itself');
+    if (!config.jwksUrl) throw new ValidationError('config.validateSignature "true" needs config.jwksUrl');
+  }
+  if (config.defaultScope) checkText('config.defaultScope', config.defaultScope, 1024);
+  if (config.issuer) checkText('config.issuer', config.issuer, 2048);
+}
+
+/** The organization a provider belongs to: one of the realm's, and its domain one of the organization's (or ANY). */
+async function checkOrganization(store: Store, realmId: string, organizationId: string | null, config: Record<string, string>): Promise<void> {
+  if (organizationId === null) return;
+  const org = await store.organizationAdmin.get(organizationId);
+  if (!org || org.realmId !== realmId) throw new ValidationError(`organizationId: there is no organization ${JSON.stringify(organizationId)} in the realm`);
+  const domain = config[ORG_DOMAIN_KEY];
+  if (domain && domain !== 'ANY') {
+    if (!org.domains.some((d) => d.name.toLowerCase() === domain.toLowerCase())) throw new ValidationError(`config.${ORG_DOMAIN_KEY}: ${JSON.stringify(domain)} is not a domain of the organization ${org.alias} (or ANY)`);
+  }
+}
+
+/**
+ * Checks a provider from any door and returns it ready to store, its secret sealed. `existing`: the
+ * stored provider a replacement keeps the id, creation time and (when the secret is left out or masked)
+ * secret of.
+ */
+export async function checkProvider(store: Store, realmId: string, fields: ProviderFields, existing?: IdentityProvider): Promise<IdentityProvider> {
+  const alias = fields.alias ?? existing?.alias ?? '';
+  if (!ALIAS_RE.test(alias)) throw new ValidationError('alias must be 1 to 255 letters, digits, ".", "_" or "-", starting with a letter or digit (it is part of the provider\'s redirect URI)');
+  if (existing && alias !== existing.alias) throw new ValidationError('an identity provider\'s alias cannot change (the provider has its redirect URI registered): create another one');
+  const providerId = fields.providerId ?? existing?.providerId ?? 'oidc';
+  if (!(IDENTITY_PROVIDER_TYPES as readonly string[]).includes(providerId)) {
+    throw new ValidationError(`providerId ${JSON.stringify(providerId)} is not supported (Realmgate brokers to OpenID Connect providers: ${IDENTITY_PROVIDER_TYPES.join(', ')})`);
+  }
+  const { clientSecret, ...config } = fields.config ?? {};
+  checkConfig(config);
+  const displayName = fields.displayName === undefined ? (existing?.displayName ?? null) : fields.displayName;
+  if (displayName !== null) checkText('displayName', displayName, 255);
+  const organizationId = fields.organizationId === undefined ? (existing?.organizationId ?? null) : fields.organizationId || null;
+  await checkOrganization(store, realmId, organizationId, config);
+  let sealedClientSecret = existing?.sealedClientSecret ?? null;
+  if (clientSecret !== undefined && clientSecret !== SECRET_MASK) {
+    checkText('config.clientSecret', clientSecret, 1024);
+    sealedClientSecret = clientSecret === '' ? null : await sealProviderSecret(store, realmId, alias, clientSecret);
+  }
+  if (sealedClientSecret === null) throw new ValidationError('an OpenID Connect provider needs config.clientSecret (Realmgate authenticates to it as a confidential client)');
+  return {
+    id: existing?.id ?? randomUUID(),
+    realmId,
+    alias,
+    providerId: providerId as IdentityProviderType,
+    displayName,
+    enabled: fields.enabled ?? existing?.enabled ?? true,
+    hideOnLogin: fields.hideOnLogin ?? existing?.hideOnLogin ?? config.hideOnLoginPage === 'true',
+    trustEmail: fields.trustEmail ?? existing?.trustEmail ?? false,
+    linkOnly: fields.linkOnly ?? existing?.linkOnly ?? false,
+    organizationId,
+    config,
+    sealedClientSecret,
+    createdAt: existing?.createdAt ?? now(),
+  };
+}
+
+const providerPath = (alias: string): string => `identity-provider/instances/${alias}`;
+
+export async function listIdentityProviders(store: Store, realmId: string): Promise<IdentityProvider[]> {
+  await requireRealm(store, realmId);
+  return store.identityProviders.list(realmId);
+}
+
+export async function requireIdentityProvider(store: Store, realmId: string, alias: string): Promise<IdentityProvider> {
+  await requireRealm(store, realmId);
+  const p = await store.identityProviders.get(realmId, alias);
+  if (!p) throw new NotFound(`identity provider ${alias} does not exist in realm ${realmId}`);
+  return p;
+}
+
+export async function createIdentityProvider(store: Store, actor: Actor, realmId: string, fields: ProviderFields): Promise<IdentityProvider> {
+  await requireRealm(store, realmId);
+  const p = await checkProvider(store, realmId, fields);
+  await store.identityProviders.create(p);
+  await recordAdminEvent(store, actor, { realmId, operation: 'CREATE', resourceType: 'IDENTITY_PROVIDER', resourcePath: providerPath(p.alias), representation: { ...fields, config: { ...fields.config, clientSecret: undefined } } });
+  return p;
+}
+
+/**
+ * Changes a provider. `replace` (Keycloak's PUT): what is left out takes its default; otherwise (the
+ * CLI's update) what is left out is kept. The secret is kept unless a new one is given.
+ */
+export async function updateIdentityProvider(store: Store, actor: Actor, realmId: string, alias: string, fields: ProviderFields, opts: { replace?: boolean } = {}): Promise<IdentityProvider> {
+  const existing = await requireIdentityProvider(store, realmId, alias);
+  const merged: ProviderFields = opts.replace
+    ? { alias, ...fields }
+    : {
+        alias,
+        providerId: fields.providerId ?? existing.providerId,
+        displayName: fields.displayName === undefined ? existing.displayName : fields.displayName,
+        enabled: fields.enabled ?? existing.enabled,
+        hideOnLogin: fields.hideOnLogin ?? existing.hideOnLogin,
+        trustEmail: fields.trustEmail ?? existing.trustEmail,
+        linkOnly: fields.linkOnly ?? existing.linkOnly,
+        organizationId: fields.organizationId === undefined ? existing.organizationId : fields.organizationId,
+        config: { ...existing.config, ...fields.config },
+      };
+  const base = opts.replace ? { ...existing, displayName: null, organizationId: null, enabled: true, hideOnLogin: false, trustEmail: false, linkOnly: false } : existing;
+  const p = await checkProvider(store, realmId, merged, base);
+  await store.identityProviders.update(p);
+  await recordAdminEvent(store, actor, { realmId, operation: 'UPDATE', resourceType: 'IDENTITY_PROVIDER', resourcePath: providerPath(alias), representation: { ...merged, config: { ...merged.config, clientSecret: undefined } } });
+  return p;
+}
+
+/** Deletes a provider and every user's link to it (their local accounts stay). */
+export async function deleteIdentityProvider(store: Store, actor: Actor, realmId: string, alias: string): Promise<void> {
+  await requireRealm(store, realmId);
+  if (!(await store.identityProviders.delete(realmId, alias))) throw new NotFound(`identity provider ${alias} does not exist in realm ${realmId}`);
+  await recordAdminEvent(store, actor, { realmId, operation: 'DELETE', resourceType: 'IDENTITY_PROVIDER', resourcePath: providerPath(alias) });
+}
+
+/** The provider's client secret, opened (the broker's token request; an export with secrets). */
+export async function providerSecret(store: Store, p: IdentityProvider): Promise<string | undefined> {
+  return p.sealedClientSecret ? openProviderSecret(store, p.realmId, p.alias, p.sealedClientSecret) : undefined;
+}
+
+/**
+ * OpenID Connect Discovery 1.0 4: the provider's endpoints from its issuer's metadata, as Keycloak's
+ * "import from URL" fills them. The issuer in the document must be the one asked for (4.3).
+ */
+export async function discoverProvider(issuer: string, fetchImpl: typeof fetch = fetch): Promise<Record<string, string>> {
+  checkProviderUrl('issuer', issuer);
+  const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+  let doc: Record<string, unknown>;
+  try {
+    const res = await fetchImpl(url, { signal: AbortSignal.timeout(10_000), redirect: 'error', headers: { accept: 'application/json' } });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    doc = (await res.json()) as Record<string, unknown>;
+  } catch (err) {
+    throw new ValidationError(`could not read ${url}: ${(err as Error).message}`);
+  }
+  if (typeof doc !== 'object' || doc === null || doc.issuer !== issuer) throw new ValidationError(`${url} names the issuer ${JSON.stringify((doc as { issuer?: unknown } | null)?.issuer)}, not ${JSON.stringify(issuer)} (OpenID Connect Discovery 4.3)`);
+  const out: Record<string, string> = { issuer };
+  const take = (key: string, from: string): void => {
+    if (typeof doc[from] === 'string') out[key] = doc[from] as string;
+  };
+  take('authorizationUrl', 'authorization_endpoint');
+  take('tokenUrl', 'token_endpoint');
+  take('userInfoUrl', 'userinfo_endpoint');
+  take('jwksUrl', 'jwks_uri');
+  take('logoutUrl', 'end_session_endpoint');
+  if (out.jwksUrl) Object.assign(out, { validateSignature: 'true', useJwksUrl: 'true' });
+  for (const k of URL_KEYS) if (out[k]) checkProviderUrl(k, out[k]);
+  return out;
+}
+
+// ---- Users' links (Keycloak's federated identities) ----
+
+export async function listFederatedIdentities(store: Store, user: User): Promise<FederatedIdentity[]> {
+  return store.identityProviders.links(user.id);
+}
+
+/** Links the user to an account at a provider (Keycloak's POST /users/{id}/federated-identity/{alias}). */
+export async function linkFederatedIdentity(store: Store, actor: Actor, user: User, alias: string, account: { userId: string; userName?: string | null }): Promise<FederatedIdentity> {
+  await requireIdentityProvider(store, user.realmId, alias);
+  checkText('the provider\'s user id', account.userId, 255);
+  if (account.userId === '') throw new ValidationError('a federated identity needs the user id at the provider');
+  if (account.userName) checkText('the provider\'s user name', account.userName, 255);
+  const link: FederatedIdentity = { realmId: user.realmId, identityProvider: alias, federatedUserId: account.userId, federatedUsername: account.userName || null, userId: user.id, createdAt: now() };
+  await store.identityProviders.link(link);
+  await recordAdminEvent(store, actor, { realmId: user.realmId, operation: 'CREATE', resourceType: 'USER', resourcePath: `users/${user.id}/federated-identity/${alias}`, representation: { identityProvider: alias, userId: account.userId, userName: account.userName ?? null } });
+  return link;
+}
+
+export async function unlinkFederatedIdentity(store: Store, actor: Actor, user: User, alias: string): Promise<void> {
+  if (!(await store.identityProviders.unlink(user.id, alias))) throw new NotFound(`user ${user.username} has no link to identity provider ${alias}`);
+  await recordAdminEvent(store, actor, { realmId: user.realmId, operation: 'DELETE', resourceType: 'USER', resourcePath: `users/${user.id}/federated-identity/${alias}` });
+}
