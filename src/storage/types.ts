@@ -140,6 +140,13 @@ export interface AuthorizationParams {
   kcAction?: AppInitiatedAction;
   /** How the action ended, told to the client in kc_action_status. */
   kcActionStatus?: 'success' | 'cancelled';
+  /** Keycloak's kc_idp_hint: the alias of the identity provider to sign in with at once (keycloak-js idpHint). */
+  idpHint?: string;
+  /**
+   * Identity brokering: the account at a provider that met an existing local user (same email or
+   * username); it is linked to that user once they sign in to it here (src/oauth/broker.ts).
+   */
+  brokerLink?: { alias: string; id: string; username: string; userId: string; by: 'email' | 'username' };
 }
 
 /** The actions a client may ask for with kc_action (keycloak-js login({ action })). */

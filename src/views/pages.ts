@@ -10,7 +10,18 @@ export interface PageContext {
   csrf: string;
 }
 
-export function loginPage(ctx: PageContext & { error?: string; username?: string }): string {
+/** An identity provider offered on the login page (Keycloak's "Or sign in with"). */
+export interface LoginProvider {
+  alias: string;
+  name: string;
+}
+
+/**
+ * The login page. `providers`: the realm's identity providers to sign in with instead, each a button of
+ * one form posted to `brokerAction` (with the CSRF token, like every form here).
+ */
+export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string }): string {
+  const providers = ctx.providers ?? [];
   return page({
     title: 'Sign in',
     realmName: ctx.realmName,
@@ -23,7 +34,44 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <label for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required ${ctx.username ? html`autofocus` : ''}>
 <div class="actions"><button type="submit">Sign in</button></div>
-</form>`,
+</form>
+${providers.length > 0 && ctx.brokerAction
+  ? html`<form method="post" action="${ctx.brokerAction}" class="providers">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<p class="or"><span>or sign in with</span></p>
+${providers.map((p) => html`<button type="submit" name="provider" value="${p.alias}" class="secondary">${p.name}</button>`)}
+</form>`
+  : ''}`,
+  });
+}
+
+/**
+ * Identity brokering: the account at a provider has the email (or username) of an existing local user,
+ * so it is linked only once that user signs in here (Keycloak's "Account already exists" and "Link
+ * account"); a user without a password cannot, and is told how to go on. Cancel goes back to the login page.
+ */
+export function linkAccountPage(ctx: PageContext & { username: string; provider: string; by: 'email' | 'username'; passwordless: boolean; error?: string }): string {
+  const what = ctx.by === 'email' ? 'the same email address' : 'the same username';
+  return page({
+    title: 'Link your account',
+    realmName: ctx.realmName,
+    body: html`<h1>Link your ${ctx.provider} account</h1>
+<p>An account with ${what} as your ${ctx.provider} account already exists here: <strong>${ctx.username}</strong>.</p>
+${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
+${ctx.passwordless
+  ? html`<p>That account has no password to confirm it with. Sign in the way you usually do, or ask an administrator to link your ${ctx.provider} account.</p>
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<div class="actions"><button type="submit" name="cancel" value="1">Back to sign in</button></div>
+</form>`
+  : html`<p>If it is yours, enter its password to link the two. From then on you can sign in with ${ctx.provider}.</p>
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<input type="text" name="username" value="${ctx.username}" autocomplete="username" readonly hidden>
+<label for="password">Password of ${ctx.username}</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required autofocus>
+<div class="actions"><button type="submit">Link and sign in</button><button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button></div>
+</form>`}`,
   });
 }
 

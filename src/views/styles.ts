@@ -58,6 +58,10 @@ input.code, textarea.code { flex: 1; min-width: 0; width: 100%; padding: 0.75rem
 .recovery-codes { columns: 2; column-gap: 2rem; padding-left: 1.75rem; margin: 0 0 1rem; }
 .recovery-codes code { font: 600 1rem/1.9 ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: 0.04em; white-space: nowrap; }
 form + details { margin: 1.25rem 0 0; }
+.providers { margin: 1.5rem 0 0; display: flex; flex-direction: column; gap: 0.5rem; }
+.providers button { width: 100%; }
+.or { display: flex; align-items: center; gap: 0.75rem; margin: 0 0 0.5rem; color: var(--muted); font-size: 0.9rem; }
+.or::before, .or::after { content: ""; flex: 1; border-top: 1px solid var(--border); }
 @media (max-width: 30rem) { .recovery-codes { columns: 1; } }
 textarea.code { display: block; resize: none; overflow: hidden; field-sizing: content; word-break: break-all; overflow-wrap: anywhere; }
 .code-row .code { margin: 0; padding: 0.75rem 0.5rem; font-size: 1rem; letter-spacing: 0; }

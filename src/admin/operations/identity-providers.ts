@@ -1,8 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { randomId } from '../../crypto/random.js';
+import { NO_PASSWORD_HASH } from './realm-import.js';
+import { groupsForNewUser } from './groups.js';
 import type { Store } from '../../storage/store.js';
 import { IDENTITY_PROVIDER_TYPES, type FederatedIdentity, type IdentityProvider, type IdentityProviderType, type User } from '../../storage/types.js';
 import { openProviderSecret, sealProviderSecret } from '../../crypto/broker-secrets.js';
-import { NotFound, ValidationError, checkText, isLoopbackHost } from '../validation.js';
+import { LIMITS, NotFound, USERNAME_RE, ValidationError, checkText, isLoopbackHost } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
 /**
@@ -244,4 +247,98 @@ export async function linkFederatedIdentity(store: Store, actor: Actor, user: Us
 export async function unlinkFederatedIdentity(store: Store, actor: Actor, user: User, alias: string): Promise<void> {
   if (!(await store.identityProviders.unlink(user.id, alias))) throw new NotFound(`user ${user.username} has no link to identity provider ${alias}`);
   await recordAdminEvent(store, actor, { realmId: user.realmId, operation: 'DELETE', resourceType: 'USER', resourcePath: `users/${user.id}/federated-identity/${alias}` });
+}
+
+// ---- Sign-in through a provider (src/oauth/broker.ts checks the provider's answer; this decides the local user) ----
+
+/** Who the provider says signed in (src/oauth/broker.ts BrokeredIdentity). */
+export interface ProviderAccount {
+  id: string;
+  username: string;
+  email: string | undefined;
+  firstName: string | undefined;
+  lastName: string | undefined;
+}
+
+export type BrokeredUser =
+  /** The account was linked to this user before (or just now, to a new user: `created`). */
+  | { kind: 'linked'; user: User }
+  | { kind: 'created'; user: User }
+  /**
+   * A local user has this email (or, without one, this username) already: the person must prove they own
+   * it (its password) before the provider's account is linked to it (Keycloak's "Account already exists").
+   */
+  | { kind: 'existing'; user: User; by: 'email' | 'username' }
+  /** The provider only links accounts (linkOnly), or the linked user is disabled. */
+  | { kind: 'refused'; reason: string };
+
+/** The new user's username: the provider's (preferred_username, email, sub: Keycloak's order) that Realmgate accepts. */
+function localUsername(p: IdentityProvider, a: ProviderAccount): string {
+  for (const c of [a.username, a.email, a.id]) if (c && USERNAME_RE.test(c)) return c.toLowerCase();
+  return `${p.alias}-${createHash('sha256').update(a.id).digest('hex').slice(0, 16)}`.toLowerCase();
+}
+
+/**
+ * The local user of an account at a provider (Keycloak's first broker login, default flow): the user it
+ * is linked to; else, when no local user has its email or username, a new user (no password: they sign
+ * in through the provider) linked to it, a member of the provider's organization and of the realm's
+ * default groups; else the existing user, to be linked once its owner proves it (linkAfterSignIn). The
+ * email is verified only when the provider is trusted for it (trustEmail). syncMode FORCE updates the
+ * names and email at every sign-in.
+ */
+export async function brokeredUser(store: Store, p: IdentityProvider, a: ProviderAccount): Promise<BrokeredUser> {
+  const link = await store.identityProviders.findLink(p.realmId, p.alias, a.id);
+  if (link) {
+    const user = await store.users.get(link.userId);
+    if (!user || !user.enabled) return { kind: 'refused', reason: 'the linked user is disabled' };
+    if (p.config.syncMode === 'FORCE') {
+      const patch = { email: a.email ?? user.email, firstName: a.firstName ?? user.firstName, lastName: a.lastName ?? user.lastName };
+      if (patch.email !== user.email || patch.firstName !== user.firstName || patch.lastName !== user.lastName) {
+        await store.users.update(user.id, { ...patch, ...(patch.email !== user.email ? { emailVerified: p.trustEmail } : {}) });
+        return { kind: 'linked', user: { ...user, ...patch } };
+      }
+    }
+    return { kind: 'linked', user };
+  }
+  if (p.linkOnly) return { kind: 'refused', reason: 'the provider only links accounts that signed in otherwise first (linkOnly)' };
+  const email = a.email && a.email.length <= 320 && /^[^\s@]+@[^\s@]+$/.test(a.email) ? a.email : undefined;
+  if (email) {
+    const [byEmail] = await store.userAdmin.search(p.realmId, { email, exact: true, max: 1 });
+    if (byEmail) return { kind: 'existing', user: byEmail, by: 'email' };
+  }
+  const username = localUsername(p, a);
+  const byName = await store.users.findByUsername(p.realmId, username);
+  if (byName) return { kind: 'existing', user: byName, by: 'username' };
+  const name = (v: string | undefined): string | null => (v && v.length <= LIMITS.personName && !/[\x00-\x1f\x7f]/.test(v) ? v : null);
+  const id = randomId();
+  const t = now();
+  const groups = await groupsForNewUser(store, p.realmId, []);
+  await store.transaction(async (tx) => {
+    await tx.users.create({
+      id,
+      realmId: p.realmId,
+      username,
+      email: email ?? null,
+      firstName: name(a.firstName),
+      lastName: name(a.lastName),
+      emailVerified: email !== undefined && p.trustEmail,
+      passwordHash: NO_PASSWORD_HASH,
+      now: t,
+      organizationIds: p.organizationId ? [p.organizationId] : [],
+    });
+    for (const g of groups) await tx.groups.addMember(g.id, id);
+    await tx.identityProviders.link({ realmId: p.realmId, identityProvider: p.alias, federatedUserId: a.id, federatedUsername: a.username.slice(0, 255), userId: id, createdAt: t });
+  });
+  const user = await store.users.get(id);
+  return { kind: 'created', user: user! };
+}
+
+/**
+ * Links the account to a user who just proved they own the local account (its password, and its
+ * authenticator when it has one), after the provider's account met an existing one; a member of the
+ * provider's organization from then on. A ConflictError when the account was linked meanwhile.
+ */
+export async function linkAfterSignIn(store: Store, p: IdentityProvider, user: User, a: { id: string; username: string }): Promise<void> {
+  await store.identityProviders.link({ realmId: p.realmId, identityProvider: p.alias, federatedUserId: a.id, federatedUsername: a.username.slice(0, 255), userId: user.id, createdAt: now() });
+  if (p.organizationId && !(await store.organizationAdmin.isMember(p.organizationId, user.id))) await store.users.addMembership(user.id, p.organizationId);
 }

@@ -5,6 +5,7 @@ import { tokenHash } from '../../crypto/random.js';
 import { OAuthError } from '../../oauth/errors.js';
 import type { RawParams } from '../../oauth/params.js';
 import { AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect, clientResponse, responseModeOf, stateOf } from '../../oauth/authorize/checks.js';
+import { hintedProvider, redirectToProvider } from '../interaction/broker-routes.js';
 import { beginInteraction, errorResponse, nextStep, promptNoneError, sessionUsable } from '../../oauth/authorize/interaction.js';
 import { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
 import { realmBase } from '../../services.js';
@@ -71,6 +72,9 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
     }
   }
   if (step.kind === 'redirect') return sendClientResponse(reply, step.response, { realmName, clientName: client.name ?? client.clientId });
+  // Keycloak's kc_idp_hint: straight to that identity provider instead of the login page.
+  const hinted = step.kind === 'login' ? await hintedProvider(services, realm.id, params.idpHint) : undefined;
+  if (hinted) return redirectToProvider(services, reply, realm, hinted, ia);
   return reply.redirect(interactionUrl(realm.id, ia.id), 303);
 }
 

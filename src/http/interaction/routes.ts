@@ -1,21 +1,22 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
-import type { Client, Interaction, Realm, User } from '../../storage/types.js';
+import { ConflictError, type Client, type IdentityProvider, type Interaction, type Realm, type User } from '../../storage/types.js';
+import { linkAfterSignIn } from '../../admin/operations/identity-providers.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
-import { configureOtpPage, consentPage, deviceDonePage, loginPage, noOrganizationPage, organizationPage, otpPage, updatePasswordPage } from '../../views/pages.js';
+import { configureOtpPage, consentPage, deviceDonePage, linkAccountPage, loginPage, type LoginProvider, noOrganizationPage, organizationPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
 import { enrollOtp } from '../../admin/operations/otp.js';
 import { otpSetup } from '../otp-setup.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, sendPage } from './render.js';
 
-type Req = FastifyRequest<{ Params: { realm: string; id: string }; Body: Record<string, unknown> | undefined }>;
+export type Req = FastifyRequest<{ Params: { realm: string; id: string }; Body: Record<string, unknown> | undefined }>;
 
-interface Loaded {
+export interface Loaded {
   realm: Realm;
   client: Client;
   ia: Interaction;
@@ -25,15 +26,19 @@ interface Loaded {
 
 const EXPIRED = 'This sign-in request has expired or was already completed. Go back to the application and start again.';
 
-/** Loads the pending request and checks it belongs to this browser; otherwise answers with an error page. */
-async function load(services: Services, req: Req, reply: FastifyReply): Promise<Loaded | undefined> {
-  const realm = await services.cache.realm(req.params.realm);
+/**
+ * Loads the pending request (`at`: realm and id, from the path unless given) and checks it belongs to this browser;
+ * otherwise answers with an error page.
+ */
+export async function load(services: Services, req: FastifyRequest, reply: FastifyReply, at?: { realm: string; id: string }): Promise<Loaded | undefined> {
+  const { realm: realmParam, id } = at ?? (req as Req).params;
+  const realm = await services.cache.realm(realmParam);
   if (!realm) {
     renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
     return undefined;
   }
   const realmName = realm.displayName ?? realm.id;
-  const ia = await services.store.interactions.get(req.params.id);
+  const ia = await services.store.interactions.get(id);
   const binding = readRealmCookie(req, services.config, realm.id, BROWSER_COOKIE);
   if (!ia || ia.realmId !== realm.id || ia.expiresAt <= nowSeconds(services.clock)) {
     renderError(reply, 400, { realmName, title: 'Sign-in expired', description: EXPIRED });
@@ -52,24 +57,26 @@ async function load(services: Services, req: Req, reply: FastifyReply): Promise<
 }
 
 /** CSRF: every form carries the interaction's token, compared in constant time. */
-function checkCsrf(req: Req, ia: Interaction): boolean {
+export function checkCsrf(req: Req, ia: Interaction): boolean {
   const v = req.body?.csrf;
   return typeof v === 'string' && safeEqual(v, ia.csrfToken);
 }
 
-function field(req: Req, name: string): string | undefined {
+export function field(req: Req, name: string): string | undefined {
   const v = req.body?.[name];
   return typeof v === 'string' ? v : undefined;
 }
 
-async function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, extra: { error?: string; username?: string; status?: number } = {}): Promise<FastifyReply> {
+export async function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, extra: { error?: string; username?: string; status?: number } = {}): Promise<FastifyReply> {
   const base = `${interactionUrl(l.realm.id, l.ia.id)}`;
   const ctx = { realmName: l.realmName, clientName: l.clientName, csrf: l.ia.csrfToken };
   switch (step.kind) {
     case 'redirect':
       return sendClientResponse(reply, step.response, { realmName: l.realmName, clientName: l.clientName });
     case 'login':
-      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, ...extra }));
+      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: await loginProviders(services, l.realm.id), brokerAction: `${base}/broker`, ...extra }));
+    case 'link-account':
+      return sendPage(reply, extra.status ?? 200, linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));
     case 'otp':
       return sendPage(reply, extra.status ?? 200, otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(extra.error ? { error: extra.error } : {}) }));
     case 'update-password':
@@ -95,7 +102,7 @@ async function render(services: Services, reply: FastifyReply, l: Loaded, step: 
 }
 
 /** After a form is handled: Post/Redirect/Get, or straight back to the client when the flow is done. */
-async function advance(services: Services, reply: FastifyReply, l: Loaded): Promise<FastifyReply> {
+export async function advance(services: Services, reply: FastifyReply, l: Loaded): Promise<FastifyReply> {
   const fresh = await services.store.interactions.get(l.ia.id);
   if (!fresh) return renderError(reply, 400, { realmName: l.realmName, title: 'Sign-in expired', description: EXPIRED });
   const step = await nextStep(services, l.realm, l.client, fresh);
@@ -105,13 +112,13 @@ async function advance(services: Services, reply: FastifyReply, l: Loaded): Prom
   return reply.redirect(interactionUrl(l.realm.id, l.ia.id), 303);
 }
 
-const BAD_FORM = 'The form was out of date. Please try again.';
+export const BAD_FORM = 'The form was out of date. Please try again.';
 
 /** What the key of an authenticator set up in this request is derived from (src/crypto/otp-secret.ts setupKey). */
 const setupContext = (l: Loaded): string => `interaction\0${l.ia.id}\0${l.ia.userId ?? ''}`;
 
 /** Ends the session of the browser's session cookie, if any: a signed-in user never keeps one from before. */
-async function endPreviousSession(services: Services, req: Req, l: Loaded): Promise<void> {
+export async function endPreviousSession(services: Services, req: FastifyRequest, l: Loaded): Promise<void> {
   const old = readRealmCookie(req, services.config, l.realm.id, SESSION_COOKIE);
   if (!old) return;
   const now = nowSeconds(services.clock);
@@ -124,12 +131,15 @@ async function endPreviousSession(services: Services, req: Req, l: Loaded): Prom
  * authenticator code when they have one): when no required action is left, the session starts (a new one:
  * any earlier session of this browser ends) and the login is recorded; then on to the next step.
  */
-async function completeSignIn(services: Services, req: Req, reply: FastifyReply, l: Loaded, userId: string): Promise<FastifyReply> {
+export async function completeSignIn(services: Services, req: FastifyRequest, reply: FastifyReply, l: Loaded, userId: string): Promise<FastifyReply> {
   const user = await services.store.users.get(userId);
   if (user && user.enabled && user.requiredActions.length === 0) {
     await endPreviousSession(services, req, l);
     await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
     await startSession(services, reply, l, user.id);
+    // Identity brokering: the provider's account that met this user is linked now that they proved the account theirs.
+    const link = l.ia.params.brokerLink;
+    if (link && link.userId === user.id) await linkBrokeredAccount(services, req, l, user, link);
   }
   return advance(services, reply, l);
 }
@@ -159,6 +169,56 @@ async function stepForm<K extends Step['kind']>(services: Services, req: Req, re
   const user = step.kind === kind ? await services.store.users.get(l.ia.userId) : undefined;
   if (!user) return advance(services, reply, l);
   return { l, step: step as StepKind<K>, user };
+}
+
+/**
+ * The password was right (the login form, or the form linking a provider's account): with an
+ * authenticator, its code comes next; with a required action, that; otherwise the session starts.
+ */
+export async function afterPassword(services: Services, req: Req, reply: FastifyReply, l: Loaded, outcome: { user: User; deviceCookie: string }): Promise<FastifyReply> {
+  const { user } = outcome;
+  const secondFactor = await services.store.otp.has(user.id);
+  // The browser becomes a known device (its cookie exempts it from locks set elsewhere) once the user
+  // has proved everything: with an authenticator, after its code.
+  if (!secondFactor) setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
+  // A new session at every login: a session cookie planted before login is never reused (no fixation).
+  await endPreviousSession(services, req, l);
+  if (secondFactor || user.requiredActions.length > 0) {
+    // The authenticator's code, a temporary password to replace, an authenticator to set up: no session
+    // (no cookie, no code) until done. The interaction remembers who proved the password; it lives in
+    // this browser only (load checks so).
+    clearRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE);
+    clearSessionStateCookie(reply, services.config, l.realm.id);
+    await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: null, secondFactor: false });
+    return advance(services, reply, l);
+  }
+  return completeSignIn(services, req, reply, l, user.id);
+}
+
+/** The identity providers the login page offers: enabled, not hidden, not link-only; by guiOrder, then name. */
+async function loginProviders(services: Services, realmId: string): Promise<LoginProvider[]> {
+  const all = await services.store.identityProviders.list(realmId);
+  const order = (p: IdentityProvider): number => (/^\d{1,6}$/.test(p.config.guiOrder ?? '') ? Number(p.config.guiOrder) : 1e6);
+  return all
+    .filter((p) => p.enabled && !p.hideOnLogin && !p.linkOnly)
+    .sort((a, b) => order(a) - order(b) || (a.displayName ?? a.alias).localeCompare(b.displayName ?? b.alias))
+    .map((p) => ({ alias: p.alias, name: p.displayName ?? p.alias }));
+}
+
+/** Links the provider's account that met `user` (Keycloak's FEDERATED_IDENTITY_LINK) and forgets it in the pending request. */
+async function linkBrokeredAccount(services: Services, req: FastifyRequest, l: Loaded, user: User, link: NonNullable<Interaction['params']['brokerLink']>): Promise<void> {
+  const provider = await services.store.identityProviders.get(l.realm.id, link.alias);
+  const { brokerLink: _done, ...params } = l.ia.params;
+  await services.store.interactions.update(l.ia.id, { params });
+  if (!provider) return;
+  try {
+    await linkAfterSignIn(services.store, provider, user, { id: link.id, username: link.username });
+    await services.audit.record({ realmId: l.realm.id, type: 'FEDERATED_IDENTITY_LINK', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip, reason: `identity provider ${link.alias}` });
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+    // Linked meanwhile (another tab): the user is signed in all the same; the account stays with whom it is linked to.
+    await services.audit.record({ realmId: l.realm.id, type: 'FEDERATED_IDENTITY_LINK', outcome: 'failure', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip, reason: `identity provider ${link.alias}: linked already` });
+  }
 }
 
 /** A new browser session for the user, its cookies, and the pending request bound to it. */
@@ -192,23 +252,32 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
       if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
       return render(services, reply, l, { kind: 'login' }, { error: outcome.error, username: username.slice(0, 255), status: outcome.retryAfter ? 429 : 200 });
     }
-    const { user } = outcome;
-    const secondFactor = await services.store.otp.has(user.id);
-    // The browser becomes a known device (its cookie exempts it from locks set elsewhere) once the user
-    // has proved everything: with an authenticator, after its code.
-    if (!secondFactor) setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
-    // A new session at every login: a session cookie planted before login is never reused (no fixation).
-    await endPreviousSession(services, req, l);
-    if (secondFactor || user.requiredActions.length > 0) {
-      // The authenticator's code, a temporary password to replace, an authenticator to set up: no session
-      // (no cookie, no code) until done. The interaction remembers who proved the password; it lives in
-      // this browser only (load checks so).
-      clearRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE);
-      clearSessionStateCookie(reply, services.config, l.realm.id);
-      await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: null, secondFactor: false });
+    return afterPassword(services, req, reply, l, outcome);
+  });
+
+  app.post(`${base}/link-account`, async (req: Req, reply) => {
+    const l = await load(services, req, reply);
+    if (!l) return reply;
+    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    const link = l.ia.params.brokerLink;
+    if (!link || l.ia.userId) return advance(services, reply, l);
+    if (field(req, 'cancel')) {
+      const { brokerLink: _dropped, ...params } = l.ia.params;
+      await services.store.interactions.update(l.ia.id, { params });
       return advance(services, reply, l);
     }
-    return completeSignIn(services, req, reply, l, user.id);
+    const step = await nextStep(services, l.realm, l.client, l.ia);
+    const owner = await services.store.users.get(link.userId);
+    if (step.kind !== 'link-account' || !owner) return advance(services, reply, l);
+    // The account's own username: only its owner's password links it (a sign-in, throttled as any).
+    const outcome = await attemptLogin(services, l.realm, { username: owner.username, password: field(req, 'password') ?? '', ip: req.ip, clientId: l.client.clientId, deviceCookie: readRealmCookie(req, services.config, l.realm.id, DEVICE_COOKIE) });
+    if ('error' in outcome || outcome.user.id !== owner.id) {
+      const error = 'error' in outcome ? outcome.error : 'Invalid password.';
+      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, userId: owner.id, username: owner.username, ip: req.ip, reason: `linking identity provider ${link.alias}: invalid credentials` });
+      if ('retryAfter' in outcome && outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
+      return render(services, reply, l, step, { error, status: 'retryAfter' in outcome && outcome.retryAfter ? 429 : 400 });
+    }
+    return afterPassword(services, req, reply, l, outcome);
   });
 
   app.post(`${base}/otp`, async (req: Req, reply) => {

@@ -133,6 +133,8 @@ export function checkAuthorizationRequest(
   const maxAgeRaw = p.get('max_age');
   if (maxAgeRaw !== undefined && !/^\d{1,10}$/.test(maxAgeRaw)) throw new OAuthError('invalid_request', 'max_age must be a number of seconds');
   const loginHint = p.get('login_hint');
+  // Keycloak's kc_idp_hint: an unknown alias is ignored (the login page is shown), as Keycloak does.
+  const idpHint = p.get('kc_idp_hint');
   // ui_locales and display are accepted and ignored, as OIDC Core 3.1.2.1 allows.
   // Keycloak's application-initiated actions: the user does the action now, then the flow goes on.
   const kcAction = p.get('kc_action');
@@ -147,6 +149,7 @@ export function checkAuthorizationRequest(
     ...(maxAge !== undefined ? { maxAge } : {}),
     ...(kcAction !== undefined ? { kcAction: kcAction as AppInitiatedAction } : {}),
     ...(loginHint !== undefined && loginHint.length <= 255 ? { loginHint } : {}),
+    ...(idpHint !== undefined && idpHint !== '' && idpHint.length <= 255 ? { idpHint } : {}),
     clientId: input.client.clientId,
     redirectUri: input.redirectUri,
     scopes,

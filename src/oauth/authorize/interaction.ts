@@ -23,6 +23,11 @@ export type Step =
   | { kind: 'update-password'; username: string; aia?: boolean }
   /** Keycloak's CONFIGURE_TOTP required action, or the client's kc_action (`aia`): an authenticator app to set up. */
   | { kind: 'configure-otp'; username: string; aia?: boolean }
+  /**
+   * Identity brokering: the account at a provider met an existing local user; its owner signs in to it
+   * (password) to link them. `passwordless`: the local user has no password to prove it with.
+   */
+  | { kind: 'link-account'; username: string; provider: string; by: 'email' | 'username'; passwordless: boolean }
   | { kind: 'consent'; scopes: Scope[] }
   | { kind: 'organization'; organizations: Organization[] }
   | { kind: 'no-organization'; deny: ClientResponse | undefined }
@@ -83,6 +88,8 @@ export function promptNoneError(step: Step): { error: string; description: strin
       return { error: 'interaction_required', description: 'the user must choose a new password' };
     case 'configure-otp':
       return { error: 'interaction_required', description: 'the user must set up an authenticator app' };
+    case 'link-account':
+      return { error: 'login_required', description: 'the user must sign in' };
     default:
       return { error: 'interaction_required', description: 'the user must choose an organization' };
   }
@@ -115,7 +122,7 @@ export function errorResponse(services: Services, realm: Realm, params: Authoriz
  * then the code.
  */
 export async function nextStep(services: Services, realm: Realm, client: Client, ia: Interaction): Promise<Step> {
-  if (!ia.userId) return { kind: 'login' };
+  if (!ia.userId) return ia.params.brokerLink ? linkStep(services, realm, ia.params.brokerLink) : { kind: 'login' };
   // A pending required action comes first, whether the user just typed their password (no session yet)
   // or came back with a session made before an administrator required it (Keycloak asks then too).
   const user = await services.store.users.get(ia.userId);
@@ -159,6 +166,12 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   if (!orgs.some((o) => o.id === ia.organizationId)) return { kind: 'organization', organizations: orgs };
   if (!ia.consented && !covered.includes(ia.organizationId)) return { kind: 'consent', scopes: await consentScopes(services, realm, claimScopes(ia.params.scopes, client.scopes)) };
   return finish(services, realm, ia);
+}
+
+async function linkStep(services: Services, realm: Realm, link: NonNullable<AuthorizationParams['brokerLink']>): Promise<Step> {
+  const [user, provider] = await Promise.all([services.store.users.get(link.userId), services.store.identityProviders.get(realm.id, link.alias)]);
+  if (!user || !provider) return { kind: 'login' };
+  return { kind: 'link-account', username: user.username, provider: provider.displayName ?? provider.alias, by: link.by, passwordless: user.passwordHash.startsWith('!') };
 }
 
 async function consentScopes(services: Services, realm: Realm, names: string[]): Promise<Scope[]> {

@@ -1,0 +1,95 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import type { IdentityProvider, Interaction, Realm } from '../../storage/types.js';
+import { BrokerError, interactionOfState, providerAuthorizationUrl, providerIdentity } from '../../oauth/broker.js';
+import { brokeredUser } from '../../admin/operations/identity-providers.js';
+import { nextStep } from '../../oauth/authorize/interaction.js';
+import { BAD_FORM, advance, checkCsrf, completeSignIn, field, load, render, type Req } from './routes.js';
+import { htmlErrorHandler, renderError } from './render.js';
+
+/**
+ * Identity brokering's pages: the login page's "sign in with" buttons start a sign-in at the provider;
+ * the provider sends the browser back to /broker/{alias}/endpoint (Keycloak's path), where the answer is
+ * checked (src/oauth/broker.ts) and the local user found, made, or asked to prove an existing account.
+ */
+
+/** An enabled provider of the realm; link-only ones are never started from a login page. */
+async function usableProvider(services: Services, realmId: string, alias: string | undefined): Promise<IdentityProvider | undefined> {
+  if (!alias || alias.length > 255) return undefined;
+  const p = await services.store.identityProviders.get(realmId, alias);
+  return p && p.enabled && !p.linkOnly ? p : undefined;
+}
+
+/** Where the browser goes to sign in at the provider: its authorization endpoint (a 303). */
+export async function redirectToProvider(services: Services, reply: FastifyReply, realm: Realm, p: IdentityProvider, ia: Interaction): Promise<FastifyReply> {
+  reply.header('cache-control', 'no-store');
+  return reply.redirect(await providerAuthorizationUrl(services, realm, p, ia), 303);
+}
+
+/** keycloak-js idpHint (kc_idp_hint): an enabled provider of that alias is gone to at once; an unknown one shows the login page. */
+export async function hintedProvider(services: Services, realmId: string, hint: string | undefined): Promise<IdentityProvider | undefined> {
+  return usableProvider(services, realmId, hint);
+}
+
+type CallbackReq = FastifyRequest<{ Params: { realm: string; alias: string }; Querystring: Record<string, unknown> }>;
+
+const query = (req: CallbackReq, name: string): string | undefined => {
+  const v = req.query[name];
+  return typeof v === 'string' ? v : undefined;
+};
+
+export async function brokerRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  app.setErrorHandler(htmlErrorHandler(services));
+
+  app.post('/auth/realms/:realm/login-actions/:id/broker', async (req: Req, reply) => {
+    const l = await load(services, req, reply);
+    if (!l) return reply;
+    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    const p = await usableProvider(services, l.realm.id, field(req, 'provider'));
+    const step = await nextStep(services, l.realm, l.client, l.ia);
+    // Only from the login page: a user half-way through another sign-in goes on where they are.
+    if (!p || step.kind !== 'login') return advance(services, reply, l);
+    return redirectToProvider(services, reply, l.realm, p, l.ia);
+  });
+
+  app.get('/auth/realms/:realm/broker/:alias/endpoint', async (req: CallbackReq, reply) => {
+    const realm = await services.cache.realm(req.params.realm);
+    if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+    const realmName = realm.displayName ?? realm.id;
+    const { alias } = req.params;
+    const id = await interactionOfState(services, realm.id, alias, query(req, 'state'));
+    if (!id) return renderError(reply, 400, { realmName, title: 'Sign-in not recognized', description: 'This answer from the identity provider does not belong to a sign-in started here. Go back to the application and start again.' });
+    const l = await load(services, req, reply, { realm: realm.id, id });
+    if (!l) return reply;
+    const p = await usableProvider(services, realm.id, alias);
+    const fail = async (userMessage: string, reason: string): Promise<FastifyReply> => {
+      await services.audit.record({ realmId: realm.id, type: 'IDENTITY_PROVIDER_LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ip: req.ip, reason: `identity provider ${alias}: ${reason}`.slice(0, 500) });
+      req.log.info({ identityProvider: alias, reason }, 'identity provider sign-in failed');
+      return render(services, reply, l, { kind: 'login' }, { error: userMessage, status: 400 });
+    };
+    if (!p) return fail('This identity provider is not available.', 'not enabled');
+    if ((await nextStep(services, l.realm, l.client, l.ia)).kind !== 'login') return advance(services, reply, l);
+    let identity;
+    try {
+      identity = await providerIdentity(services, realm, p, l.ia, { code: query(req, 'code'), error: query(req, 'error'), errorDescription: query(req, 'error_description') });
+    } catch (err) {
+      if (!(err instanceof BrokerError)) throw err;
+      return fail(err.userMessage, err.reason);
+    }
+    const found = await brokeredUser(services.store, p, identity);
+    if (found.kind === 'refused') return fail('Your account at this identity provider cannot sign in here.', found.reason);
+    if (found.kind === 'existing') {
+      await services.store.interactions.update(l.ia.id, { params: { ...l.ia.params, brokerLink: { alias, id: identity.id, username: identity.username.slice(0, 255), userId: found.user.id, by: found.by } } });
+      return advance(services, reply, l);
+    }
+    const { user } = found;
+    const who = { realmId: realm.id, clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip, reason: `identity provider ${alias}` };
+    if (found.kind === 'created') await services.audit.record({ ...who, type: 'IDENTITY_PROVIDER_FIRST_LOGIN', outcome: 'success' });
+    await services.audit.record({ ...who, type: 'IDENTITY_PROVIDER_LOGIN', outcome: 'success' });
+    // The provider authenticated the user (Keycloak's default post-broker flow asks nothing more); the
+    // required actions still come before the session.
+    await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: null, secondFactor: true });
+    return completeSignIn(services, req, reply, { ...l, ia: { ...l.ia, userId: user.id } }, user.id);
+  });
+}

@@ -1,0 +1,209 @@
+import { createHash } from 'node:crypto';
+import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { nowSeconds } from '../clock.js';
+import { brokerValue } from '../crypto/broker-secrets.js';
+import { safeEqual } from '../crypto/random.js';
+import { realmBase, type Services } from '../services.js';
+import type { IdentityProvider, Interaction, Realm } from '../storage/types.js';
+import { providerSecret } from '../admin/operations/identity-providers.js';
+
+/**
+ * Identity brokering, the protocol side: Realmgate is an OpenID Connect relying party of the provider
+ * (OIDC Core 3.1, the authorization code flow). What a sign-in at a provider must remember (state, nonce,
+ * PKCE verifier) is derived from the pending request and the provider (src/crypto/broker-secrets.ts), so
+ * the pending request is all that is stored; the state also names the request, so the callback finds it,
+ * and the request is bound to the browser (a callback from another browser is refused: RFC 6749 10.12).
+ */
+
+/** Where the provider sends the user back (Keycloak's path, so a provider registered for Keycloak needs no change). */
+export function brokerRedirectUri(services: Services, realmId: string, alias: string): string {
+  return `${realmBase(services.config, realmId)}/broker/${encodeURIComponent(alias)}/endpoint`;
+}
+
+/** The provider's scope: its defaultScope (Keycloak's "openid" when empty), with openid always in it. */
+function scopeOf(p: IdentityProvider): string {
+  const scopes = (p.config.defaultScope ?? '').split(/\s+/).filter((s) => s !== '');
+  if (!scopes.includes('openid')) scopes.unshift('openid');
+  return scopes.join(' ');
+}
+
+const pkceOn = (p: IdentityProvider): boolean => p.config.pkceEnabled === 'true';
+
+/** The authorization request to the provider (OIDC Core 3.1.2.1; RFC 7636 with PKCE on). */
+export async function providerAuthorizationUrl(services: Services, realm: Realm, p: IdentityProvider, ia: Interaction): Promise<string> {
+  const url = new URL(p.config.authorizationUrl!);
+  const q = url.searchParams;
+  q.set('response_type', 'code');
+  q.set('client_id', p.config.clientId!);
+  q.set('redirect_uri', brokerRedirectUri(services, realm.id, p.alias));
+  q.set('scope', scopeOf(p));
+  q.set('state', `${ia.id}.${await brokerValue(services.store, 'state', realm.id, ia.id, p.alias)}`);
+  q.set('nonce', await brokerValue(services.store, 'nonce', realm.id, ia.id, p.alias));
+  if (pkceOn(p)) {
+    const verifier = await brokerValue(services.store, 'pkce', realm.id, ia.id, p.alias);
+    const plain = p.config.pkceMethod === 'plain';
+    q.set('code_challenge', plain ? verifier : createHash('sha256').update(verifier).digest('base64url'));
+    q.set('code_challenge_method', plain ? 'plain' : 'S256');
+  }
+  if (p.config.loginHint === 'true' && ia.params.loginHint) q.set('login_hint', ia.params.loginHint);
+  if (ia.params.prompt?.includes('login')) q.set('prompt', 'login');
+  return url.toString();
+}
+
+/** The pending request a callback's state names; undefined when the state is not one Realmgate made for this provider. */
+export async function interactionOfState(services: Services, realmId: string, alias: string, state: string | undefined): Promise<string | undefined> {
+  if (!state) return undefined;
+  const dot = state.indexOf('.');
+  if (dot <= 0 || state.length > 200) return undefined;
+  const id = state.slice(0, dot);
+  const mac = await brokerValue(services.store, 'state', realmId, id, alias);
+  return safeEqual(state.slice(dot + 1), mac) ? id : undefined;
+}
+
+/** Who the provider says signed in (Keycloak's BrokeredIdentityContext). */
+export interface BrokeredIdentity {
+  /** The provider's sub. */
+  id: string;
+  /** preferred_username, else email, else sub (as Keycloak's OIDC provider). */
+  username: string;
+  email: string | undefined;
+  firstName: string | undefined;
+  lastName: string | undefined;
+}
+
+/** A sign-in at the provider that did not come through: what the user is told, and what the log gets. */
+export class BrokerError extends Error {
+  constructor(
+    readonly userMessage: string,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+const jwksByUrl = new Map<string, JWTVerifyGetKey>();
+function remoteKeys(url: string): JWTVerifyGetKey {
+  let k = jwksByUrl.get(url);
+  if (!k) {
+    // jose caches the set and refetches it at most every 30 s for an unknown kid (a provider's key rotation).
+    k = createRemoteJWKSet(new URL(url), { timeoutDuration: 10_000 });
+    if (jwksByUrl.size >= 1000) jwksByUrl.delete(jwksByUrl.keys().next().value!);
+    jwksByUrl.set(url, k);
+  }
+  return k;
+}
+
+const FAILED = 'The sign-in with the identity provider did not complete. Please try again.';
+
+async function postForm(url: string, body: URLSearchParams, headers: Record<string, string>): Promise<Record<string, unknown>> {
+  let res: Response;
+  try {
+    res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers }, redirect: 'error', signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    throw new BrokerError(FAILED, `token endpoint unreachable: ${(err as Error).message}`);
+  }
+  const text = await res.text().catch(() => '');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new BrokerError(FAILED, `token endpoint answered ${res.status} without JSON`);
+  }
+  if (!res.ok || typeof json !== 'object' || json === null) {
+    const e = (json as { error?: unknown } | null)?.error;
+    throw new BrokerError(FAILED, `token endpoint answered ${res.status}${typeof e === 'string' ? ` ${e.slice(0, 100)}` : ''}`);
+  }
+  return json as Record<string, unknown>;
+}
+
+/** RFC 6749 2.3.1: client_secret_basic sends the form-urlencoded id and secret in HTTP Basic. */
+const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+/** OIDC Core 3.1.3.7: the ID token's checks. The signature is checked against the provider's JWKS when validateSignature is on. */
+async function checkIdToken(services: Services, p: IdentityProvider, idToken: string, nonce: string): Promise<JWTPayload> {
+  const clientId = p.config.clientId!;
+  let claims: JWTPayload;
+  try {
+    if (p.config.validateSignature === 'true') {
+      const r = await jwtVerify(idToken, remoteKeys(p.config.jwksUrl!), {
+        audience: clientId,
+        ...(p.config.issuer ? { issuer: p.config.issuer } : {}),
+        currentDate: new Date(services.clock.nowMs()),
+        clockTolerance: 60,
+      });
+      claims = r.payload;
+    } else {
+      // 3.1.3.7 item 6: received straight from the token endpoint over TLS, the signature may go unchecked;
+      // the claims are checked all the same.
+      claims = decodeJwt(idToken);
+      const now = nowSeconds(services.clock);
+      const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+      if (!aud.includes(clientId)) throw new Error('the ID token is not for this client (aud)');
+      if (p.config.issuer && claims.iss !== p.config.issuer) throw new Error('the ID token has another issuer');
+      if (typeof claims.exp !== 'number' || claims.exp + 60 < now) throw new Error('the ID token has expired');
+    }
+  } catch (err) {
+    throw new BrokerError(FAILED, `ID token refused: ${(err as Error).message}`);
+  }
+  const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  if (aud.length > 1 && claims.azp !== clientId) throw new BrokerError(FAILED, 'ID token refused: several audiences and azp is not this client');
+  if (typeof claims.nonce !== 'string' || !safeEqual(claims.nonce, nonce)) throw new BrokerError(FAILED, 'ID token refused: the nonce is not the one sent');
+  if (typeof claims.sub !== 'string' || claims.sub === '' || claims.sub.length > 255) throw new BrokerError(FAILED, 'ID token refused: no usable sub');
+  return claims;
+}
+
+/** OIDC Core 5.3: the UserInfo response, whose sub must be the ID token's (5.3.2). */
+async function userInfo(p: IdentityProvider, accessToken: string, sub: string): Promise<Record<string, unknown>> {
+  let res: Response;
+  try {
+    res = await fetch(p.config.userInfoUrl!, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    throw new BrokerError(FAILED, `userinfo endpoint unreachable: ${(err as Error).message}`);
+  }
+  const type = res.headers.get('content-type') ?? '';
+  if (!res.ok || !type.includes('json')) throw new BrokerError(FAILED, `userinfo endpoint answered ${res.status} ${type.slice(0, 60)}`);
+  const body = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+  if (!body || typeof body !== 'object' || body.sub !== sub) throw new BrokerError(FAILED, 'userinfo refused: its sub is not the ID token\'s');
+  return body;
+}
+
+const text = (v: unknown, max = 255): string | undefined => (typeof v === 'string' && v.trim() !== '' && v.length <= max ? v.trim() : undefined);
+
+/**
+ * The callback: the provider's answer to the authorization request is exchanged at its token endpoint
+ * (with the PKCE verifier when on), the ID token checked, the UserInfo read when the provider has one,
+ * and the identity returned. The code must be one the provider issued for this request: the state named
+ * it, and the nonce in the ID token proves the token was minted for it.
+ */
+export async function providerIdentity(services: Services, realm: Realm, p: IdentityProvider, ia: Interaction, answer: { code?: string; error?: string; errorDescription?: string }): Promise<BrokeredIdentity> {
+  if (answer.error) {
+    const cancelled = answer.error === 'access_denied';
+    throw new BrokerError(cancelled ? 'The sign-in with the identity provider was cancelled.' : FAILED, `the provider answered ${answer.error.slice(0, 100)}${answer.errorDescription ? `: ${answer.errorDescription.slice(0, 200)}` : ''}`);
+  }
+  if (!answer.code || answer.code.length > 4096) throw new BrokerError(FAILED, 'the provider sent no code');
+  const secret = await providerSecret(services.store, p);
+  if (secret === undefined) throw new BrokerError(FAILED, 'the provider\'s client secret does not open (REALMGATE_KEY_SECRET changed?)');
+  const form = new URLSearchParams({ grant_type: 'authorization_code', code: answer.code, redirect_uri: brokerRedirectUri(services, realm.id, p.alias) });
+  if (pkceOn(p)) form.set('code_verifier', await brokerValue(services.store, 'pkce', realm.id, ia.id, p.alias));
+  const headers: Record<string, string> = {};
+  if (p.config.clientAuthMethod === 'client_secret_basic') headers.authorization = basic(p.config.clientId!, secret);
+  else {
+    form.set('client_id', p.config.clientId!);
+    form.set('client_secret', secret);
+  }
+  const tokens = await postForm(p.config.tokenUrl!, form, headers);
+  if (typeof tokens.id_token !== 'string') throw new BrokerError(FAILED, 'the token response has no id_token (is openid in the provider\'s scope?)');
+  const claims: Record<string, unknown> = { ...(await checkIdToken(services, p, tokens.id_token, await brokerValue(services.store, 'nonce', realm.id, ia.id, p.alias))) };
+  if (p.config.userInfoUrl && p.config.disableUserInfo !== 'true' && typeof tokens.access_token === 'string') {
+    Object.assign(claims, await userInfo(p, tokens.access_token, claims.sub as string), { sub: claims.sub });
+  }
+  const sub = claims.sub as string;
+  const email = text(claims.email, 320);
+  return {
+    id: sub,
+    username: text(claims.preferred_username) ?? email ?? sub,
+    email,
+    firstName: text(claims.given_name),
+    lastName: text(claims.family_name),
+  };
+}
