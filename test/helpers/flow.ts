@@ -31,13 +31,14 @@ export function parseForm(html: string): Form {
   return { action: unescape(action), csrf: unescape(csrf) };
 }
 
-export type PageKind = 'account' | 'login' | 'otp' | 'update-password' | 'configure-otp' | 'consent' | 'organization' | 'no-organization' | 'device-entry' | 'device-done' | 'error';
+export type PageKind = 'account' | 'link-account' | 'login' | 'otp' | 'update-password' | 'configure-otp' | 'consent' | 'organization' | 'no-organization' | 'device-entry' | 'device-done' | 'error';
 
 export function pageKind(html: string): PageKind {
   if (html.includes('<h1>Your account</h1>')) return 'account';
   if (html.includes('<svg class="qr"')) return 'configure-otp';
   if (html.includes('name="otp"')) return 'otp';
   if (html.includes('name="password-new"')) return 'update-password';
+  if (html.includes('<h1>Link your ')) return 'link-account';
   if (html.includes('name="password"')) return 'login';
   if (html.includes('name="decision"')) return 'consent';
   if (html.includes('name="organization"')) return 'organization';

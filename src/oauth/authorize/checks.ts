@@ -30,6 +30,7 @@ export const AUTHORIZE_PARAMETERS = [
   'ui_locales',
   'display',
   'kc_action',
+  'kc_idp_hint',
 ] as const;
 
 /**

@@ -1,0 +1,306 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeJwt } from 'jose';
+import { startTestServer, basic, type TestServer } from '../helpers/server.js';
+import { dialects } from '../helpers/db.js';
+import { FetchCookieJar, browse } from '../helpers/fetch-browser.js';
+import { pageKind, parseForm } from '../helpers/flow.js';
+import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
+import { createUser, disableUser, updateRealm } from '../../src/admin/operations.js';
+import { cliActor } from '../../src/admin/operations/common.js';
+import { createIdentityProvider, discoverProvider, updateIdentityProvider, type ProviderFields } from '../../src/admin/operations/identity-providers.js';
+import { enrollTestOtp, oathtoolCodeWith } from '../helpers/otp.js';
+import { OTP_POLICY } from '../../src/admin/operations/otp.js';
+
+// Identity brokering against node-oidc-provider over real HTTP: the login page's button (or kc_idp_hint)
+// sends the browser to the provider, which signs the test's account in and sends it back; Realmgate
+// exchanges the code (PKCE, client authentication), checks the ID token and finds, makes or links the user.
+for (const dialect of dialects()) {
+  describe(`identity brokering with node-oidc-provider (${dialect})`, () => {
+    let ts: TestServer;
+    let up: Upstream;
+    const callback = (alias: string): string => `${ts.baseUrl}/auth/realms/test/broker/${alias}/endpoint`;
+
+    before(async () => {
+      ts = await startTestServer({ dialect, listen: true });
+      // Most realms moved from Keycloak: a user of no organization signs in (a provider's organization is tested below).
+      await updateRealm(ts.store, { realmId: 'test', settings: { organizationRequired: false } });
+      up = await startUpstream({ redirectUri: callback('corp') });
+      await addProvider('corp', { displayName: 'Corp SSO' });
+    });
+    after(async () => {
+      await up.close();
+      await ts.close();
+    });
+
+    async function addProvider(alias: string, fields: ProviderFields = {}, upstream = up): Promise<void> {
+      const endpoints = await discoverProvider(upstream.issuer);
+      await createIdentityProvider(ts.store, cliActor(), 'test', {
+        alias,
+        ...fields,
+        config: { ...endpoints, clientId: upstream.clientId, clientSecret: upstream.clientSecret, pkceEnabled: 'true', pkceMethod: 'S256', defaultScope: 'openid email profile', ...fields.config },
+      });
+    }
+
+    const authorizeUrl = (extra: Record<string, string> = {}): URL =>
+      new URL(`/auth/realms/test/protocol/openid-connect/auth?${new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid', state: 's1', ...extra })}`, ts.baseUrl);
+
+    /** Follows redirects as a browser does (GET), until a page, or a redirect to the client. */
+    async function follow(jar: FetchCookieJar, url: URL): Promise<{ url: URL; res: Response }> {
+      for (let i = 0; i < 20; i++) {
+        if (url.host === 'app.example.com') return { url, res: new Response(null, { status: 303 }) };
+        const res = await browse(jar, url);
+        if (res.status !== 302 && res.status !== 303) return { url, res };
+        url = new URL(res.headers.get('location')!, url);
+      }
+      throw new Error('too many redirects');
+    }
+
+    /** The login page's provider buttons, and the form they are in. */
+    function providerButtons(html: string): { action: string; csrf: string; aliases: string[] } {
+      const form = /<form method="post" action="([^"]*)" class="providers">[\s\S]*?name="csrf" value="([^"]*)"/.exec(html);
+      const aliases = [...html.matchAll(/name="provider" value="([^"]*)"/g)].map((m) => m[1]!);
+      return { action: form?.[1]?.replace(/&amp;/g, '&') ?? '', csrf: form?.[2] ?? '', aliases };
+    }
+
+    /** Starts a sign-in and presses the provider's button on the login page; returns where the browser lands after the provider. */
+    async function viaProvider(jar: FetchCookieJar, alias: string, account: UpstreamAccount | undefined): Promise<{ url: URL; res: Response }> {
+      const login = await follow(jar, authorizeUrl());
+      const html = await login.res.text();
+      assert.equal(pageKind(html), 'login');
+      const buttons = providerButtons(html);
+      assert.ok(buttons.aliases.includes(alias), `the login page offers ${alias}: ${buttons.aliases.join(', ')}`);
+      up.nextAccount = account;
+      const started = await browse(jar, new URL(buttons.action, ts.baseUrl), { csrf: buttons.csrf, provider: alias });
+      assert.equal(started.status, 303);
+      return follow(jar, new URL(started.headers.get('location')!, ts.baseUrl));
+    }
+
+    /** Allows consent (and picks acme when asked) until the code comes back; returns the ID token's claims. */
+    async function finish(jar: FetchCookieJar, at: { url: URL; res: Response }): Promise<Record<string, unknown>> {
+      let { url, res } = at;
+      for (let i = 0; i < 5 && url.host !== 'app.example.com'; i++) {
+        const html = await res.text();
+        const kind = pageKind(html);
+        assert.ok(kind === 'consent' || kind === 'organization', `expected consent or organization at ${url}, got ${kind}: ${html.slice(0, 300)}`);
+        const form = parseForm(html);
+        const posted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, ...(kind === 'consent' ? { decision: 'allow' } : { organization: 'acme' }) });
+        ({ url, res } = await follow(jar, new URL(posted.headers.get('location')!, ts.baseUrl)));
+      }
+      const code = url.searchParams.get('code');
+      assert.ok(code, `a code in ${url}`);
+      const tokens = await fetch(`${ts.baseUrl}/auth/realms/test/protocol/openid-connect/token`, {
+        method: 'POST',
+        headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: ts.client.redirectUri }),
+      });
+      assert.equal(tokens.status, 200);
+      return decodeJwt(((await tokens.json()) as { id_token: string }).id_token);
+    }
+
+    /** The whole sign-in through the provider in a new browser; the ID token's claims. */
+    async function signIn(alias: string, account: UpstreamAccount): Promise<Record<string, unknown>> {
+      const jar = new FetchCookieJar();
+      return finish(jar, await viaProvider(jar, alias, account));
+    }
+
+    const events = async (type: string): Promise<number> => (await ts.store.events.list('test', { types: [type] })).length;
+
+    test('a new account at the provider becomes a linked user without a password; the next sign-in finds it', async () => {
+      const account = { sub: 'u-100', email: 'bo@corp.example', email_verified: true, preferred_username: 'Bo.Corp', given_name: 'Bo', family_name: 'Corp' };
+      const claims = await signIn('corp', account);
+      assert.equal(claims.preferred_username, 'bo.corp');
+      const user = await ts.store.users.findByUsername('test', 'bo.corp');
+      assert.ok(user);
+      assert.equal(claims.sub, user.id);
+      assert.equal(user.email, 'bo@corp.example');
+      assert.equal(user.firstName, 'Bo');
+      assert.equal(user.emailVerified, false, 'trustEmail is off');
+      assert.ok(user.passwordHash.startsWith('!'), 'no password');
+      const links = await ts.store.identityProviders.links(user.id);
+      assert.deepEqual(links.map((l) => [l.identityProvider, l.federatedUserId, l.federatedUsername]), [['corp', 'u-100', 'Bo.Corp']]);
+      // PKCE S256 and the nonce went to the provider.
+      const sent = up.requests.at(-1)!;
+      assert.equal(sent.get('code_challenge_method'), 'S256');
+      assert.ok(sent.get('nonce'));
+      assert.equal(sent.get('scope'), 'openid email profile');
+      assert.equal(sent.get('redirect_uri'), callback('corp'));
+
+      // Again, in a new browser: the same user, no second one.
+      const again = await signIn('corp', account);
+      assert.equal(again.sub, user.id);
+      assert.equal((await ts.store.userAdmin.search('test', { email: 'bo@corp.example', exact: true })).length, 1);
+    });
+
+    test('the provider\'s account with the email of an existing user is linked only after that user\'s password (and code)', async () => {
+      const { id } = await createUser(ts.store, { realmId: 'test', username: 'carla', password: 'carla password 1', email: 'carla@example.com' });
+      const key = await enrollTestOtp(ts.store, (await ts.store.users.get(id))!);
+      const jar = new FetchCookieJar();
+      const landed = await viaProvider(jar, 'corp', { sub: 'u-200', email: 'carla@example.com', preferred_username: 'carla.c' });
+      const html = await landed.res.text();
+      assert.match(html, /Link your Corp SSO account/);
+      assert.match(html, /<strong>carla<\/strong>/);
+      assert.equal(await ts.store.users.findByUsername('test', 'carla.c'), undefined, 'no second account');
+      const form = parseForm(html);
+      const wrong = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, password: 'not it' });
+      assert.equal(wrong.status, 400);
+      assert.match(await wrong.text(), /Invalid/);
+      assert.equal((await ts.store.identityProviders.links(id)).length, 0);
+      const right = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, password: 'carla password 1' });
+      const otp = await follow(jar, new URL(right.headers.get('location')!, ts.baseUrl));
+      const otpHtml = await otp.res.text();
+      assert.equal(pageKind(otpHtml), 'otp');
+      assert.equal((await ts.store.identityProviders.links(id)).length, 0, 'not linked before the code');
+      const otpForm = parseForm(otpHtml);
+      // The next time step: the one of the set-up is spent.
+      ts.clock.advance(OTP_POLICY.period);
+      const coded = await browse(jar, new URL(otpForm.action, ts.baseUrl), { csrf: otpForm.csrf, otp: oathtoolCodeWith(key, OTP_POLICY, Math.floor(ts.clock.nowMs() / 1000)) });
+      const claims = await finish(jar, await follow(jar, new URL(coded.headers.get('location')!, ts.baseUrl)));
+      assert.equal(claims.sub, id);
+      assert.deepEqual((await ts.store.identityProviders.links(id)).map((l) => l.federatedUserId), ['u-200']);
+      // From now on the provider signs carla in directly.
+      const direct = await signIn('corp', { sub: 'u-200', email: 'carla@example.com' });
+      assert.equal(direct.sub, id);
+    });
+
+    test('a user who cancels at the provider is back on the login page with a message; nothing is stored', async () => {
+      const before = await events('IDENTITY_PROVIDER_LOGIN_ERROR');
+      const { res } = await viaProvider(new FetchCookieJar(), 'corp', undefined);
+      assert.equal(res.status, 400);
+      const html = await res.text();
+      assert.equal(pageKind(html), 'login');
+      assert.match(html, /was cancelled/);
+      assert.equal(await events('IDENTITY_PROVIDER_LOGIN_ERROR'), before + 1);
+    });
+
+    test('an answer from the provider is refused with another state, in another browser, or replayed', async () => {
+      const jar = new FetchCookieJar();
+      const login = await follow(jar, authorizeUrl());
+      const buttons = providerButtons(await login.res.text());
+      up.nextAccount = { sub: 'u-300', email: 'dan@corp.example' };
+      let url = new URL((await browse(jar, new URL(buttons.action, ts.baseUrl), { csrf: buttons.csrf, provider: 'corp' })).headers.get('location')!);
+      // Through the provider, up to (not into) the callback.
+      while (!url.pathname.endsWith('/broker/corp/endpoint')) url = new URL((await browse(jar, url)).headers.get('location')!, url);
+      const state = url.searchParams.get('state')!;
+      const forged = new URL(url);
+      forged.searchParams.set('state', `${state.split('.')[0]}.${'A'.repeat(43)}`);
+      const r1 = await browse(jar, forged);
+      assert.equal(r1.status, 400);
+      assert.match(await r1.text(), /does not belong to a sign-in started here/);
+      const r2 = await browse(new FetchCookieJar(), url);
+      assert.equal(r2.status, 400);
+      assert.match(await r2.text(), /another browser/);
+      const wrongAlias = new URL(url.toString().replace('/broker/corp/', '/broker/other/'));
+      assert.equal((await browse(jar, wrongAlias)).status, 400);
+      assert.equal(await ts.store.users.findByUsername('test', 'dan@corp.example'), undefined);
+      // The real one goes through, once; the same answer again finds the sign-in gone.
+      const ok = await browse(jar, url);
+      assert.equal(ok.status, 303);
+      await finish(jar, await follow(jar, new URL(ok.headers.get('location')!, ts.baseUrl)));
+      const replay = await browse(jar, url);
+      assert.equal(replay.status, 400);
+    });
+
+    test('kc_idp_hint goes straight to the provider; an unknown alias shows the login page', async () => {
+      const jar = new FetchCookieJar();
+      const hinted = await browse(jar, authorizeUrl({ kc_idp_hint: 'corp' }));
+      assert.equal(hinted.status, 303);
+      assert.ok(hinted.headers.get('location')!.startsWith(`${up.issuer}/auth?`), hinted.headers.get('location')!);
+      const unknown = await follow(jar, authorizeUrl({ kc_idp_hint: 'nope' }));
+      assert.equal(pageKind(await unknown.res.text()), 'login');
+    });
+
+    test('a disabled, hidden or link-only provider is not offered, and its button does nothing', async () => {
+      await addProvider('hidden', { hideOnLogin: true });
+      await addProvider('linkonly', { linkOnly: true });
+      await addProvider('off', { enabled: false });
+      const jar = new FetchCookieJar();
+      const login = await follow(jar, authorizeUrl());
+      const buttons = providerButtons(await login.res.text());
+      assert.deepEqual(buttons.aliases, ['corp']);
+      for (const alias of ['linkonly', 'off']) {
+        const r = await browse(jar, new URL(buttons.action, ts.baseUrl), { csrf: buttons.csrf, provider: alias });
+        assert.equal(r.status, 303);
+        assert.match(r.headers.get('location')!, /\/login-actions\/[^/]+$/, `${alias}: back to the sign-in, not to a provider`);
+      }
+      // Without the CSRF token: refused.
+      assert.equal((await browse(jar, new URL(buttons.action, ts.baseUrl), { provider: 'corp' })).status, 403);
+    });
+
+    test('a disabled user linked to the account cannot sign in through the provider', async () => {
+      const account = { sub: 'u-400', email: 'eve@corp.example', preferred_username: 'eve' };
+      await signIn('corp', account);
+      await disableUser(ts.store, { realmId: 'test', user: 'eve' });
+      const { res } = await viaProvider(new FetchCookieJar(), 'corp', account);
+      assert.equal(res.status, 400);
+      assert.match(await res.text(), /cannot sign in here/);
+    });
+
+    test('an ID token signed by keys that are not the provider\'s is refused (validateSignature)', async () => {
+      const other = await startUpstream({ redirectUri: callback('forged') });
+      try {
+        const endpoints = await discoverProvider(up.issuer);
+        // The provider's endpoints, but another provider's keys: its real ID tokens must not verify.
+        await createIdentityProvider(ts.store, cliActor(), 'test', { alias: 'forged', config: { ...endpoints, jwksUrl: `${other.issuer}/jwks`, clientId: up.clientId, clientSecret: up.clientSecret, pkceEnabled: 'true' } });
+        const { res } = await viaProvider(new FetchCookieJar(), 'forged', { sub: 'u-500' });
+        // node-oidc-provider refuses the redirect_uri of an alias it does not know: it never gets this far,
+        // or the signature is refused. Either way no user exists.
+        assert.notEqual(res.status, 200);
+        assert.equal(await ts.store.identityProviders.findLink('test', 'forged', 'u-500'), undefined);
+      } finally {
+        await other.close();
+      }
+    });
+
+    test('client_secret_basic and a provider with PKCE off; a code swapped between two sign-ins is refused by the nonce', async () => {
+      const basicUp = await startUpstream({ redirectUri: callback('basic'), authMethod: 'client_secret_basic', pkceRequired: false, idTokenAlg: 'ES256' });
+      try {
+        await addProvider('basic', { config: { clientAuthMethod: 'client_secret_basic', pkceEnabled: 'false' } }, basicUp);
+        const prev = up;
+        up = basicUp;
+        try {
+          const claims = await signIn('basic', { sub: 'u-600', preferred_username: 'fay' });
+          assert.equal(claims.preferred_username, 'fay');
+          assert.equal(basicUp.requests.at(-1)!.get('code_challenge'), null);
+          // Two sign-ins in one browser: the provider's answer to the first delivered with the second's state.
+          const jar = new FetchCookieJar();
+          const reach = async (): Promise<URL> => {
+            const login = await follow(jar, authorizeUrl());
+            const b = providerButtons(await login.res.text());
+            let url = new URL((await browse(jar, new URL(b.action, ts.baseUrl), { csrf: b.csrf, provider: 'basic' })).headers.get('location')!);
+            while (!url.pathname.endsWith('/endpoint')) url = new URL((await browse(jar, url)).headers.get('location')!, url);
+            return url;
+          };
+          basicUp.nextAccount = { sub: 'u-601', preferred_username: 'gil' };
+          const first = await reach();
+          const second = await reach();
+          const swapped = new URL(second);
+          swapped.searchParams.set('code', first.searchParams.get('code')!);
+          const r = await browse(jar, swapped);
+          assert.equal(r.status, 400);
+          assert.equal(await ts.store.users.findByUsername('test', 'gil'), undefined);
+        } finally {
+          up = prev;
+        }
+      } finally {
+        await basicUp.close();
+      }
+    });
+
+    test('a provider of an organization makes its new users members; FORCE sync updates names at each sign-in', async () => {
+      const org = await ts.store.organizations.findByAlias('test', 'acme');
+      await updateIdentityProvider(ts.store, cliActor(), 'test', 'corp', { organizationId: org!.id, config: { syncMode: 'FORCE' } });
+      try {
+        const account = { sub: 'u-700', email: 'hal@acme.example', preferred_username: 'hal', given_name: 'Hal' };
+        const claims = await signIn('corp', account);
+        const user = await ts.store.users.findByUsername('test', 'hal');
+        assert.equal(claims.sub, user!.id);
+        assert.deepEqual((await ts.store.users.organizations(user!.id)).map((o) => o.alias), ['acme']);
+        await signIn('corp', { ...account, given_name: 'Harold' });
+        assert.equal((await ts.store.users.get(user!.id))!.firstName, 'Harold');
+      } finally {
+        await updateIdentityProvider(ts.store, cliActor(), 'test', 'corp', { organizationId: null, config: { syncMode: 'LEGACY' } });
+      }
+    });
+  });
+}
