@@ -9,7 +9,7 @@ import { serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer }
  * Keycloak's GET and PUT /{realm}/events/config (RealmAdminResource.getRealmEventsConfig, view-events;
  * updateRealmEventsConfig, manage-events) over Realmgate's per-realm choice of optional event types.
  */
-const ALWAYS = ['LOGIN', 'LOGIN_ERROR', 'LOCKOUT', 'GRANT_CONSENT', 'CONSENT_DENIED', 'CODE_TO_TOKEN_ERROR', 'REFRESH_TOKEN_ERROR', 'TOKEN_REUSE', 'REVOKE_GRANT', 'CLIENT_AUTH_ERROR', 'UPDATE_PASSWORD', 'UPDATE_TOTP', 'REMOVE_TOTP', 'CLIENT_LOGIN', 'CLIENT_LOGIN_ERROR'];
+const ALWAYS = ['LOGIN', 'LOGIN_ERROR', 'LOCKOUT', 'GRANT_CONSENT', 'CONSENT_DENIED', 'CODE_TO_TOKEN_ERROR', 'REFRESH_TOKEN_ERROR', 'TOKEN_REUSE', 'REVOKE_GRANT', 'CLIENT_AUTH_ERROR', 'UPDATE_PASSWORD', 'UPDATE_TOTP', 'REMOVE_TOTP', 'CLIENT_LOGIN', 'CLIENT_LOGIN_ERROR', 'IDENTITY_PROVIDER_LOGIN', 'IDENTITY_PROVIDER_FIRST_LOGIN', 'IDENTITY_PROVIDER_LOGIN_ERROR', 'FEDERATED_IDENTITY_LINK', 'REMOVE_FEDERATED_IDENTITY'];
 
 for (const dialect of dialects()) {
   describe(`admin API: events config (${dialect})`, () => {
