@@ -1,0 +1,101 @@
+// Identity brokering in a real browser (Debian's chromium through playwright-core): the login page's
+// "Corp SSO" button takes the browser to node-oidc-provider and back, and an account that matches an
+// existing user by email is linked on the "Link your account" page. With UPDATE_SCREENSHOTS=1 both pages
+// are saved to docs/screenshots/.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { startTestServer, basic, type TestServer } from '../helpers/server.js';
+import { dialects } from '../helpers/db.js';
+import { CLIENT_ORIGIN, SKIP_REASON, authorizeUrl, checkLayout, heading, interceptClient, sharedBrowser } from '../helpers/browser.js';
+import { startUpstream, type Upstream } from '../helpers/upstream-provider.js';
+import { createUser, updateRealm } from '../../src/admin/operations.js';
+import { cliActor } from '../../src/admin/operations/common.js';
+import { createIdentityProvider, discoverProvider } from '../../src/admin/operations/identity-providers.js';
+
+const shared = sharedBrowser();
+
+async function withProvider(t: TestContext, dialect: 'sqlite' | 'postgres', fn: (ts: TestServer, up: Upstream, page: Page) => Promise<void>): Promise<void> {
+  if (!shared.browser) {
+    t.skip(SKIP_REASON);
+    return;
+  }
+  const ts = await startTestServer({ dialect, listen: true });
+  const up = await startUpstream({ redirectUri: `${ts.baseUrl}/auth/realms/test/broker/corp/endpoint` });
+  const context = await shared.newContext();
+  try {
+    await updateRealm(ts.store, { realmId: 'test', settings: { organizationRequired: false } });
+    const endpoints = await discoverProvider(up.issuer);
+    await createIdentityProvider(ts.store, cliActor(), 'test', {
+      alias: 'corp',
+      displayName: 'Corp SSO',
+      config: { ...endpoints, clientId: up.clientId, clientSecret: up.clientSecret, pkceEnabled: 'true', pkceMethod: 'S256', defaultScope: 'openid email profile' },
+    });
+    const page = await context.newPage();
+    await interceptClient(context, page);
+    await fn(ts, up, page);
+  } finally {
+    await context.close();
+    await up.close();
+    await ts.close();
+  }
+}
+
+/** Consents on the consent page, then waits for the client's redirect; exchanges the code for the ID token's subject. */
+async function consentAndExchange(ts: TestServer, page: Page): Promise<string> {
+  await page.getByRole('button', { name: 'Allow' }).click();
+  await page.waitForURL((u) => u.origin === CLIENT_ORIGIN);
+  const code = new URL(page.url()).searchParams.get('code');
+  assert.ok(code, `a code in ${page.url()}`);
+  const res = await fetch(`${ts.baseUrl}/auth/realms/test/protocol/openid-connect/token`, {
+    method: 'POST',
+    headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: ts.client.redirectUri }),
+  });
+  assert.equal(res.status, 200);
+  const idToken = ((await res.json()) as { id_token: string }).id_token;
+  return (JSON.parse(Buffer.from(idToken.split('.')[1]!, 'base64url').toString()) as { sub: string }).sub;
+}
+
+for (const dialect of dialects()) {
+  const shoot = dialect === 'sqlite';
+
+  test(`browser: "Sign in with" a provider goes there and back, and a new user signs in (${dialect})`, async (t) => {
+    await withProvider(t, dialect, async (ts, up, page) => {
+      await page.goto(authorizeUrl(ts, 'b1'));
+      const button = page.getByRole('button', { name: 'Corp SSO' });
+      assert.ok(await button.isVisible(), 'the login page offers the provider');
+      await checkLayout(page, 'login-providers', shoot);
+      up.nextAccount = { sub: 'b-1', email: 'nina@corp.example', email_verified: true, preferred_username: 'nina' };
+      await button.click();
+      // Through node-oidc-provider (its sign-in answered by the test hook) and back to the consent page.
+      await page.getByRole('button', { name: 'Allow' }).waitFor();
+      assert.equal(new URL(page.url()).origin, ts.baseUrl);
+      assert.ok(up.requests.some((q) => q.get('code_challenge_method') === 'S256'), 'PKCE at the provider');
+      const sub = await consentAndExchange(ts, page);
+      const user = await ts.store.users.findByUsername('test', 'nina');
+      assert.equal(sub, user?.id);
+    });
+  });
+
+  test(`browser: an account matching an existing user's email is linked with that user's password (${dialect})`, async (t) => {
+    await withProvider(t, dialect, async (ts, up, page) => {
+      const { id } = await createUser(ts.store, { realmId: 'test', username: 'omar', password: 'omar password 1', email: 'omar@example.com' });
+      await page.goto(authorizeUrl(ts, 'b2'));
+      up.nextAccount = { sub: 'b-2', email: 'omar@example.com', preferred_username: 'omar.corp' };
+      await page.getByRole('button', { name: 'Corp SSO' }).click();
+      await page.getByLabel('Password of omar').waitFor();
+      assert.equal(await heading(page), 'Link your Corp SSO account');
+      await checkLayout(page, 'link-account', shoot);
+      await page.getByLabel('Password of omar').fill('not the password');
+      await page.getByRole('button', { name: 'Link and sign in' }).click();
+      await page.getByRole('alert').waitFor();
+      assert.equal((await ts.store.identityProviders.links(id)).length, 0);
+      await page.getByLabel('Password of omar').fill('omar password 1');
+      await page.getByRole('button', { name: 'Link and sign in' }).click();
+      await page.getByRole('button', { name: 'Allow' }).waitFor();
+      assert.equal(await consentAndExchange(ts, page), id);
+      assert.deepEqual((await ts.store.identityProviders.links(id)).map((l) => l.federatedUserId), ['b-2']);
+    });
+  });
+}
