@@ -8,7 +8,7 @@ import { pageKind, parseForm } from '../helpers/flow.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
 import { createUser, disableUser, updateRealm } from '../../src/admin/operations.js';
 import { cliActor } from '../../src/admin/operations/common.js';
-import { createIdentityProvider, discoverProvider, updateIdentityProvider, type ProviderFields } from '../../src/admin/operations/identity-providers.js';
+import { brokeredUser, createIdentityProvider, discoverProvider, updateIdentityProvider, type ProviderFields } from '../../src/admin/operations/identity-providers.js';
 import { enrollTestOtp, oathtoolCodeWith } from '../helpers/otp.js';
 import { OTP_POLICY } from '../../src/admin/operations/otp.js';
 
@@ -161,6 +161,16 @@ for (const dialect of dialects()) {
       // From now on the provider signs carla in directly.
       const direct = await signIn('corp', { sub: 'u-200', email: 'carla@example.com' });
       assert.equal(direct.sub, id);
+    });
+
+    test('the same new account signing in twice at once makes one user, linked once', async () => {
+      const p = (await ts.store.identityProviders.get('test', 'corp'))!;
+      const account = { id: 'u-150', username: 'twice', email: 'twice@corp.example', firstName: undefined, lastName: undefined };
+      const results = await Promise.all([brokeredUser(ts.store, p, account), brokeredUser(ts.store, p, account), brokeredUser(ts.store, p, account)]);
+      assert.deepEqual(results.map((r) => r.kind).sort(), ['created', 'linked', 'linked']);
+      const ids = new Set(results.map((r) => (r.kind === 'created' || r.kind === 'linked' ? r.user.id : '')));
+      assert.equal(ids.size, 1);
+      assert.equal((await ts.store.identityProviders.links([...ids][0]!)).length, 1);
     });
 
     test('a user who cancels at the provider is back on the login page with a message; nothing is stored', async () => {

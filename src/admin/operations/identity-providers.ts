@@ -3,7 +3,7 @@ import { randomId } from '../../crypto/random.js';
 import { NO_PASSWORD_HASH } from './realm-import.js';
 import { groupsForNewUser } from './groups.js';
 import type { Store } from '../../storage/store.js';
-import { IDENTITY_PROVIDER_TYPES, type FederatedIdentity, type IdentityProvider, type IdentityProviderType, type User } from '../../storage/types.js';
+import { ConflictError, IDENTITY_PROVIDER_TYPES, type FederatedIdentity, type IdentityProvider, type IdentityProviderType, type User } from '../../storage/types.js';
 import { openProviderSecret, sealProviderSecret } from '../../crypto/broker-secrets.js';
 import { LIMITS, NotFound, USERNAME_RE, ValidationError, checkText, isLoopbackHost } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
@@ -286,33 +286,53 @@ function localUsername(p: IdentityProvider, a: ProviderAccount): string {
  * email is verified only when the provider is trusted for it (trustEmail). syncMode FORCE updates the
  * names and email at every sign-in.
  */
-export async function brokeredUser(store: Store, p: IdentityProvider, a: ProviderAccount): Promise<BrokeredUser> {
+/** The user the account is linked to, if it is (syncMode FORCE brings its names and email up to date). */
+async function linkedUser(store: Store, p: IdentityProvider, a: ProviderAccount): Promise<BrokeredUser | undefined> {
   const link = await store.identityProviders.findLink(p.realmId, p.alias, a.id);
-  if (link) {
-    const user = await store.users.get(link.userId);
-    if (!user || !user.enabled) return { kind: 'refused', reason: 'the linked user is disabled' };
-    if (p.config.syncMode === 'FORCE') {
-      const patch = { email: a.email ?? user.email, firstName: a.firstName ?? user.firstName, lastName: a.lastName ?? user.lastName };
-      if (patch.email !== user.email || patch.firstName !== user.firstName || patch.lastName !== user.lastName) {
-        await store.users.update(user.id, { ...patch, ...(patch.email !== user.email ? { emailVerified: p.trustEmail } : {}) });
-        return { kind: 'linked', user: { ...user, ...patch } };
-      }
+  if (!link) return undefined;
+  const user = await store.users.get(link.userId);
+  if (!user || !user.enabled) return { kind: 'refused', reason: 'the linked user is disabled' };
+  if (p.config.syncMode === 'FORCE') {
+    const patch = { email: a.email ?? user.email, firstName: a.firstName ?? user.firstName, lastName: a.lastName ?? user.lastName };
+    if (patch.email !== user.email || patch.firstName !== user.firstName || patch.lastName !== user.lastName) {
+      await store.users.update(user.id, { ...patch, ...(patch.email !== user.email ? { emailVerified: p.trustEmail } : {}) });
+      return { kind: 'linked', user: { ...user, ...patch } };
     }
-    return { kind: 'linked', user };
   }
+  return { kind: 'linked', user };
+}
+
+export async function brokeredUser(store: Store, p: IdentityProvider, a: ProviderAccount, again = false): Promise<BrokeredUser> {
+  const linked = await linkedUser(store, p, a);
+  if (linked) return linked;
   if (p.linkOnly) return { kind: 'refused', reason: 'the provider only links accounts that signed in otherwise first (linkOnly)' };
   const email = a.email && a.email.length <= 320 && /^[^\s@]+@[^\s@]+$/.test(a.email) ? a.email : undefined;
   if (email) {
     const [byEmail] = await store.userAdmin.search(p.realmId, { email, exact: true, max: 1 });
-    if (byEmail) return { kind: 'existing', user: byEmail, by: 'email' };
+    // A user made with its link in one transaction by a concurrent first sign-in of this account is linked.
+    if (byEmail) return (await linkedUser(store, p, a)) ?? { kind: 'existing', user: byEmail, by: 'email' };
   }
   const username = localUsername(p, a);
   const byName = await store.users.findByUsername(p.realmId, username);
-  if (byName) return { kind: 'existing', user: byName, by: 'username' };
-  const name = (v: string | undefined): string | null => (v && v.length <= LIMITS.personName && !/[\x00-\x1f\x7f]/.test(v) ? v : null);
+  if (byName) return (await linkedUser(store, p, a)) ?? { kind: 'existing', user: byName, by: 'username' };
   const id = randomId();
   const t = now();
   const groups = await groupsForNewUser(store, p.realmId, []);
+  try {
+    await newBrokeredUser(store, p, a, { id, username, email, groups: groups.map((g) => g.id), t });
+  } catch (err) {
+    // The same account signing in twice at once (two tabs), or a user of that name made meanwhile: the
+    // loser's transaction wrote nothing; looking again finds the winner's link or the existing user.
+    if (err instanceof ConflictError && !again) return brokeredUser(store, p, a, true);
+    throw err;
+  }
+  const user = await store.users.get(id);
+  return { kind: 'created', user: user! };
+}
+
+async function newBrokeredUser(store: Store, p: IdentityProvider, a: ProviderAccount, u: { id: string; username: string; email: string | undefined; groups: string[]; t: number }): Promise<void> {
+  const { id, username, email, t } = u;
+  const name = (v: string | undefined): string | null => (v && v.length <= LIMITS.personName && !/[\x00-\x1f\x7f]/.test(v) ? v : null);
   await store.transaction(async (tx) => {
     await tx.users.create({
       id,
@@ -326,11 +346,9 @@ export async function brokeredUser(store: Store, p: IdentityProvider, a: Provide
       now: t,
       organizationIds: p.organizationId ? [p.organizationId] : [],
     });
-    for (const g of groups) await tx.groups.addMember(g.id, id);
+    for (const g of u.groups) await tx.groups.addMember(g, id);
     await tx.identityProviders.link({ realmId: p.realmId, identityProvider: p.alias, federatedUserId: a.id, federatedUsername: a.username.slice(0, 255), userId: id, createdAt: t });
   });
-  const user = await store.users.get(id);
-  return { kind: 'created', user: user! };
 }
 
 /**
