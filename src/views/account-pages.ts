@@ -30,6 +30,16 @@ export interface AccountAuthenticator {
   createdAt: number;
 }
 
+/** The user's account at an identity provider, as the account page lists it. */
+export interface AccountLink {
+  alias: string;
+  providerName: string;
+  username: string;
+  createdAt: number;
+  /** The user's only way in (no password, no other link): not removable. */
+  last: boolean;
+}
+
 export function accountPage(ctx: {
   realmName: string;
   username: string;
@@ -38,6 +48,7 @@ export function accountPage(ctx: {
   grants: AccountGrant[];
   sessions: AccountSession[];
   authenticators: AccountAuthenticator[];
+  links: AccountLink[];
   /** Unused recovery codes of the user. */
   recoveryCodesLeft: number;
   notice?: string;
@@ -109,6 +120,23 @@ ${ctx.authenticators.length > 0
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <div class="actions">${ctx.authenticators.length === 0 ? html`<button type="submit">Set up an authenticator app</button>` : html`<button type="submit" class="secondary">Add another authenticator app</button>`}</div>
 </form>
+${ctx.links.length > 0
+  ? html`<h2>Linked accounts</h2>
+<ul class="cards">
+${ctx.links.map(
+  (l) => html`<li class="linked-account">
+<div><strong>${l.providerName}</strong> <span class="muted">as ${l.username}, linked ${when(l.createdAt)}</span></div>
+${l.last
+  ? html`<p class="muted">Your only way to sign in: set a password before unlinking it.</p>`
+  : html`<form method="post" action="${ctx.base}/linked-accounts/remove">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<input type="hidden" name="provider" value="${l.alias}">
+<button type="submit" class="secondary">Unlink</button>
+</form>`}
+</li>`,
+)}
+</ul>`
+  : ''}
 <h2>Where you are signed in</h2>
 <ul class="cards">
 ${ctx.sessions.map(

@@ -7,6 +7,7 @@ import { FetchCookieJar, browse } from '../helpers/fetch-browser.js';
 import { pageKind, parseForm } from '../helpers/flow.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
 import { createUser, disableUser, updateRealm } from '../../src/admin/operations.js';
+import { resetPassword } from '../../src/admin/operations/users.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { brokeredUser, createIdentityProvider, discoverProvider, updateIdentityProvider, type ProviderFields } from '../../src/admin/operations/identity-providers.js';
 import { enrollTestOtp, oathtoolCodeWith } from '../helpers/otp.js';
@@ -99,8 +100,7 @@ for (const dialect of dialects()) {
     }
 
     /** The whole sign-in through the provider in a new browser; the ID token's claims. */
-    async function signIn(alias: string, account: UpstreamAccount): Promise<Record<string, unknown>> {
-      const jar = new FetchCookieJar();
+    async function signIn(alias: string, account: UpstreamAccount, jar = new FetchCookieJar()): Promise<Record<string, unknown>> {
       return finish(jar, await viaProvider(jar, alias, account));
     }
 
@@ -171,6 +171,35 @@ for (const dialect of dialects()) {
       const ids = new Set(results.map((r) => (r.kind === 'created' || r.kind === 'linked' ? r.user.id : '')));
       assert.equal(ids.size, 1);
       assert.equal((await ts.store.identityProviders.links([...ids][0]!)).length, 1);
+    });
+
+    test('the account page lists linked accounts; the only way in of a user without a password cannot be unlinked', async () => {
+      const jar = new FetchCookieJar();
+      const claims = await signIn('corp', { sub: 'u-170', email: 'lia@corp.example', preferred_username: 'lia' }, jar);
+      const account = new URL('/auth/realms/test/account', ts.baseUrl);
+      const page = async (): Promise<string> => (await browse(jar, account)).text();
+      let html = await page();
+      assert.match(html, /<h2>Linked accounts<\/h2>[\s\S]*Corp SSO[\s\S]*as lia/);
+      assert.match(html, /Your only way to sign in/);
+      assert.doesNotMatch(html, /linked-accounts\/remove/);
+      const csrf = /name="csrf" value="([^"]*)"/.exec(html)![1]!;
+      const remove = new URL('/auth/realms/test/account/linked-accounts/remove', ts.baseUrl);
+      const refused = await browse(jar, remove, { csrf, provider: 'corp' });
+      assert.match(await refused.text(), /only way to sign in: it stays linked/);
+      assert.equal((await ts.store.identityProviders.links(String(claims.sub))).length, 1);
+      // An administrator sets a password (which signs her out); she signs in through the provider again.
+      await resetPassword(ts.store, { realmId: 'test', user: 'lia', password: 'lia password 1' });
+      await signIn('corp', { sub: 'u-170', email: 'lia@corp.example', preferred_username: 'lia' }, jar);
+      html = await page();
+      assert.match(html, /linked-accounts\/remove/);
+      // Without the page's CSRF token: nothing happens.
+      assert.equal((await browse(jar, remove, { provider: 'corp' })).status, 303);
+      assert.equal((await ts.store.identityProviders.links(String(claims.sub))).length, 1);
+      const before = await events('REMOVE_FEDERATED_IDENTITY');
+      const removed = await browse(jar, remove, { csrf, provider: 'corp' });
+      assert.match(await removed.text(), /The account is unlinked/);
+      assert.equal((await ts.store.identityProviders.links(String(claims.sub))).length, 0);
+      assert.equal(await events('REMOVE_FEDERATED_IDENTITY'), before + 1);
     });
 
     test('a user who cancels at the provider is back on the login page with a message; nothing is stored', async () => {

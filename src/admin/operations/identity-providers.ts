@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { randomId } from '../../crypto/random.js';
+import { randomId, sortableId } from '../../crypto/random.js';
 import { NO_PASSWORD_HASH } from './realm-import.js';
 import { groupsForNewUser } from './groups.js';
 import type { Store } from '../../storage/store.js';
@@ -247,6 +247,19 @@ export async function linkFederatedIdentity(store: Store, actor: Actor, user: Us
 export async function unlinkFederatedIdentity(store: Store, actor: Actor, user: User, alias: string): Promise<void> {
   if (!(await store.identityProviders.unlink(user.id, alias))) throw new NotFound(`user ${user.username} has no link to identity provider ${alias}`);
   await recordAdminEvent(store, actor, { realmId: user.realmId, operation: 'DELETE', resourceType: 'USER', resourcePath: `users/${user.id}/federated-identity/${alias}` });
+}
+
+/**
+ * The user's own unlinking (the account page; Keycloak's account console "Linked accounts"). Refused for
+ * the only way in of a user without a password, as Keycloak refuses it: they could never sign in again.
+ */
+export async function unlinkOwnAccount(store: Store, user: User, alias: string, o: { ip?: string } = {}): Promise<'removed' | 'last' | 'none'> {
+  const links = await store.identityProviders.links(user.id);
+  if (!links.some((l) => l.identityProvider === alias)) return 'none';
+  if (user.passwordHash === NO_PASSWORD_HASH && links.length === 1) return 'last';
+  if (!(await store.identityProviders.unlink(user.id, alias))) return 'none';
+  await store.events.record({ id: sortableId(), time: now(), realmId: user.realmId, type: 'REMOVE_FEDERATED_IDENTITY', outcome: 'success', userId: user.id, username: user.username, clientId: 'account', ip: o.ip ?? null, reason: `unlinked from identity provider ${alias} by the user` });
+  return 'removed';
 }
 
 // ---- Sign-in through a provider (src/oauth/broker.ts checks the provider's answer; this decides the local user) ----

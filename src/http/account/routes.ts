@@ -11,6 +11,8 @@ import { createRecoveryCodes } from '../../admin/operations/recovery-codes.js';
 import { configureOtpPage, loginPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
 import { enrollOtp, removeOtp } from '../../admin/operations/otp.js';
+import { unlinkOwnAccount } from '../../admin/operations/identity-providers.js';
+import { NO_PASSWORD_HASH } from '../../admin/operations/realm-import.js';
 import type { User } from '../../storage/types.js';
 import { otpSetup } from '../otp-setup.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
@@ -60,13 +62,15 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, notice?: string, passwordError?: string): Promise<FastifyReply> {
     const now = nowSeconds(services.clock);
     const user = await services.store.users.get(session.userId);
-    const [consents, usage, orgs, sessions, scopes, authenticators] = await Promise.all([
+    const [consents, usage, orgs, sessions, scopes, authenticators, links, providers] = await Promise.all([
       services.store.consents.listForUser(realm.id, session.userId),
       services.store.refresh.lastUsedByUser(realm.id, session.userId, now),
       services.store.users.organizations(session.userId),
       services.store.sessions.listActive(realm.id, session.userId, now),
       services.cache.realmScopes(realm.id),
       services.store.otp.list(session.userId),
+      services.store.identityProviders.links(session.userId),
+      services.store.identityProviders.list(realm.id),
     ]);
     const recoveryCodesLeft = authenticators.length > 0 ? await services.store.recoveryCodes.remaining(session.userId) : 0;
     const grants: AccountGrant[] = [];
@@ -97,6 +101,13 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         grants,
         sessions: sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, current: s.id === session.id })),
         authenticators: authenticators.map((a) => ({ id: a.id, label: a.label, createdAt: a.createdAt })),
+        links: links.map((l) => ({
+          alias: l.identityProvider,
+          providerName: providers.find((p) => p.alias === l.identityProvider)?.displayName ?? l.identityProvider,
+          username: l.federatedUsername ?? l.federatedUserId,
+          createdAt: l.createdAt,
+          last: links.length === 1 && user?.passwordHash === NO_PASSWORD_HASH,
+        })),
         recoveryCodesLeft,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
@@ -317,6 +328,17 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const id = field(req, 'credential_id') ?? '';
     const removed = user ? await removeOtp(services.store, user, id, { ip: req.ip, clientId: 'account', by: 'the user on the account page' }) : false;
     return show(reply, c.realm, c.session, c.csrf, removed ? 'The authenticator app is removed.' : undefined);
+  });
+
+  // Keycloak's account console "Linked accounts": the user unlinks an account at a provider.
+  app.post(`${path}/linked-accounts/remove`, async (req: Req, reply) => {
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
+    const user = await services.store.users.get(c.session.userId);
+    const result = user ? await unlinkOwnAccount(services.store, user, field(req, 'provider') ?? '', { ip: req.ip }) : 'none';
+    const notice = result === 'removed' ? 'The account is unlinked: it no longer signs you in here.' : result === 'last' ? 'That account is your only way to sign in: it stays linked.' : undefined;
+    return show(reply, c.realm, c.session, c.csrf, notice);
   });
 
   app.post(`${path}/update-password`, async (req: Req, reply) => {
