@@ -49,6 +49,8 @@ export function accountPage(ctx: {
   sessions: AccountSession[];
   authenticators: AccountAuthenticator[];
   links: AccountLink[];
+  /** False for a user made by an identity provider: no password to change. */
+  hasPassword: boolean;
   /** Unused recovery codes of the user. */
   recoveryCodesLeft: number;
   notice?: string;
@@ -68,7 +70,7 @@ ${ctx.grants.length === 0
   : html`<ul class="cards">
 ${ctx.grants.map(
   (g) => html`<li class="grant">
-<div><strong>${g.clientName}</strong> <span class="muted">for ${g.organizationName}</span></div>
+<div><strong>${g.clientName}</strong>${g.organizationId === '' ? '' : html` <span class="muted">for ${g.organizationName}</span>`}</div>
 <ul class="scopes">${g.scopes.map((s) => html`<li>${s.consentText}</li>`)}</ul>
 <p class="muted">Allowed since ${when(g.since)}. ${g.lastUsed ? html`Last used ${when(g.lastUsed)}.` : html`Not used since.`}</p>
 <form method="post" action="${ctx.base}/revoke">
@@ -81,7 +83,8 @@ ${ctx.grants.map(
 )}
 </ul>`}
 <h2>Password</h2>
-${ctx.passwordError ? html`<p class="error" role="alert">${ctx.passwordError}</p>` : ''}
+${ctx.hasPassword
+  ? html`${ctx.passwordError ? html`<p class="error" role="alert">${ctx.passwordError}</p>` : ''}
 <form method="post" action="${ctx.base}/password" class="password-form">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="text" name="username" value="${ctx.username}" autocomplete="username" readonly hidden>
@@ -93,8 +96,10 @@ ${ctx.passwordError ? html`<p class="error" role="alert">${ctx.passwordError}</p
 <input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="8" maxlength="1024" required>
 <p class="muted" id="password-rule">At least 8 characters. Your other browsers and applications will be signed out.</p>
 <div class="actions"><button type="submit" class="secondary">Change password</button></div>
-</form>
-<h2>Two-step sign-in</h2>
+</form>`
+  : html`<p class="muted">You have no password here: you sign in with your linked account. An administrator can set one for you.</p>`}
+${ctx.hasPassword || ctx.authenticators.length > 0
+  ? html`<h2>Two-step sign-in</h2>
 ${ctx.authenticators.length === 0
   ? html`<p class="muted">Only your password protects your account. With an authenticator app, signing in also asks for the code it shows.</p>`
   : html`<ul class="cards">
@@ -120,6 +125,8 @@ ${ctx.authenticators.length > 0
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <div class="actions">${ctx.authenticators.length === 0 ? html`<button type="submit">Set up an authenticator app</button>` : html`<button type="submit" class="secondary">Add another authenticator app</button>`}</div>
 </form>
+`
+  : ''}
 ${ctx.links.length > 0
   ? html`<h2>Linked accounts</h2>
 <ul class="cards">
@@ -127,7 +134,7 @@ ${ctx.links.map(
   (l) => html`<li class="linked-account">
 <div><strong>${l.providerName}</strong> <span class="muted">as ${l.username}, linked ${when(l.createdAt)}</span></div>
 ${l.last
-  ? html`<p class="muted">Your only way to sign in: set a password before unlinking it.</p>`
+  ? html`<p class="muted">Your only way to sign in here, so it stays linked.</p>`
   : html`<form method="post" action="${ctx.base}/linked-accounts/remove">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="provider" value="${l.alias}">

@@ -39,9 +39,10 @@ h2 { margin: 1.5rem 0 0.75rem; font-size: 1.15rem; }
 .cards > li { border: 1px solid var(--border); border-radius: 8px; padding: 0.75rem 1rem; margin: 0 0 0.75rem; }
 .cards form { margin: 0.5rem 0 0; }
 .cards .scopes { margin: 0.5rem 0; padding-left: 1.2rem; }
-.session, .authenticator { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: center; gap: 0.5rem 1rem; }
-.session form, .authenticator form { margin: 0; }
-.session .muted, .authenticator .muted { display: block; }
+.session, .authenticator, .linked-account { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: center; gap: 0.5rem 1rem; }
+.session form, .authenticator form, .linked-account form { margin: 0; }
+.linked-account p { margin: 0; }
+.session .muted, .authenticator .muted, .linked-account .muted { display: block; }
 .cards button, .cards time { white-space: nowrap; }
 .code-row { display: flex; gap: 0.5rem; align-items: stretch; margin: 0 0 0.5rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }

@@ -75,6 +75,12 @@ for (const dialect of dialects()) {
       const sub = await consentAndExchange(ts, page);
       const user = await ts.store.users.findByUsername('test', 'nina');
       assert.equal(sub, user?.id);
+      // Her account page lists the link; being her only way in, it cannot be unlinked.
+      await page.goto(`${ts.baseUrl}/auth/realms/test/account`);
+      await page.getByRole('heading', { name: 'Linked accounts' }).waitFor();
+      assert.match((await page.locator('li.linked-account').textContent()) ?? '', /Corp SSO\s+as nina/);
+      assert.equal(await page.getByRole('button', { name: 'Unlink' }).count(), 0);
+      await checkLayout(page, 'account-linked-accounts', shoot);
     });
   });
 

@@ -180,7 +180,7 @@ for (const dialect of dialects()) {
       const page = async (): Promise<string> => (await browse(jar, account)).text();
       let html = await page();
       assert.match(html, /<h2>Linked accounts<\/h2>[\s\S]*Corp SSO[\s\S]*as lia/);
-      assert.match(html, /Your only way to sign in/);
+      assert.match(html, /Your only way to sign in here/);
       assert.doesNotMatch(html, /linked-accounts\/remove/);
       const csrf = /name="csrf" value="([^"]*)"/.exec(html)![1]!;
       const remove = new URL('/auth/realms/test/account/linked-accounts/remove', ts.baseUrl);

@@ -108,6 +108,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
           createdAt: l.createdAt,
           last: links.length === 1 && user?.passwordHash === NO_PASSWORD_HASH,
         })),
+        hasPassword: user?.passwordHash !== NO_PASSWORD_HASH,
         recoveryCodesLeft,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
