@@ -44,6 +44,11 @@ for (const dialect of dialects()) {
       assert.deepEqual(types.map((t) => t.id).sort(), [...MAPPER_TYPES].sort());
       assert.ok(types.find((t) => t.id === 'oidc-usermodel-client-role-mapper')!.properties.some((p) => p.name === 'usermodel.clientRoleMapping.clientId'));
       assert.ok(types.find((t) => t.id === 'oidc-usermodel-attribute-mapper')!.properties.some((p) => p.name === 'user.attribute'));
+      // The identity provider types Realmgate brokers to, as Keycloak lists its factories.
+      assert.deepEqual(info.identityProviders, [
+        { id: 'oidc', name: 'OpenID Connect v1.0' },
+        { id: 'keycloak-oidc', name: 'Keycloak OpenID Connect' },
+      ]);
     });
 
     test('a realm administrator reads it; a token of no administrator gets 403; no token 401', async () => {

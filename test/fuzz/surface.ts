@@ -7,9 +7,10 @@
 import { describe, test, before, after } from 'node:test';
 import fc from 'fast-check';
 import type { HTTPMethods } from 'fastify';
-import { basic } from '../helpers/server.js';
+import { basic, REALM } from '../helpers/server.js';
+import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
 import { bodyFor, bodyKind, contentType, headerValue, junk, paramName, pct, percentGarbage, rawBytes, serialization, serialize, tokenRef, type Pair, type TokenRef } from './arbitraries.js';
-import { assertGenuineTokensSurvive, fuzz, reportStats, resolveToken, runs, startFuzzServer, type FuzzServer, type GenuineToken } from './harness.js';
+import { assertGenuineTokensSurvive, FINAL_ADDRESS, fuzz, reportStats, resolveToken, runs, startFuzzServer, type FuzzServer, type GenuineToken } from './harness.js';
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'SEARCH', 'REPORT', 'MKCALENDAR'];
 const method = fc.oneof({ weight: 6, arbitrary: fc.constantFrom<HTTPMethods>('GET', 'POST') }, { weight: 3, arbitrary: fc.constantFrom(...METHODS) });
@@ -49,6 +50,15 @@ const ROUTES = [
   '/auth/resources/code-page.js',
   '/health/live',
   '/health/ready',
+  // The admin API's identity providers and users' links to them (bearer tokens of admins only).
+  '/auth/admin/realms/{realm}/identity-provider/instances',
+  '/auth/admin/realms/{realm}/identity-provider/instances/{id}',
+  '/auth/admin/realms/{realm}/identity-provider/instances/{id}/mappers',
+  '/auth/admin/realms/{realm}/identity-provider/instances/{id}/mapper-types',
+  '/auth/admin/realms/{realm}/identity-provider/providers/{id}',
+  '/auth/admin/realms/{realm}/identity-provider/import-config',
+  '/auth/admin/realms/{realm}/users/{id}/federated-identity',
+  '/auth/admin/realms/{realm}/users/{id}/federated-identity/oidc',
 ];
 
 const realm = fc.oneof(
@@ -77,6 +87,71 @@ const authorization = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('raw' as const), value: headerValue }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('basic' as const), client: fc.constantFrom('web-app', 'rp', 'oob', 'post-app') }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('bearer' as const), token: tokenRef }) },
+);
+
+/** Client secrets the admin property sends carry this mark: no answer may ever contain it. */
+const SECRET_MARK = 'FUZZ-IDP-SECRET';
+const IDP_ALIASES = ['corp', 'fz', 'fz.2', 'kc'];
+const loopbackIssuer = 'http://127.0.0.1:9';
+/** A provider the admin API accepts; the property mutates it (or sends something else entirely). */
+const VALID_IDP = { alias: 'fz', providerId: 'oidc', config: { authorizationUrl: `${loopbackIssuer}/auth`, tokenUrl: `${loopbackIssuer}/token`, clientId: 'rg', clientSecret: SECRET_MARK } };
+const idpValue = fc.oneof(
+  { weight: 4, arbitrary: junk },
+  { weight: 2, arbitrary: fc.constantFrom('true', 'false', '', '**********', 'S256', 'plain', 'client_secret_basic', 'private_key_jwt', `${loopbackIssuer}/x`, 'http://idp.example.com/x', 'https://idp.example/x#f', 'ANY', 'FORCE') },
+  { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(junk, { maxLength: 2 }), fc.dictionary(junk, junk, { maxKeys: 2 })) },
+);
+const idpConfigKey = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom('authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl', 'logoutUrl', 'clientId', 'clientSecret', 'validateSignature', 'useJwksUrl', 'pkceEnabled', 'pkceMethod', 'clientAuthMethod', 'defaultScope', 'issuer', 'hideOnLoginPage', 'kc.org', 'kc.org.domain', 'syncMode', '__proto__', 'constructor') },
+  { weight: 1, arbitrary: junk },
+);
+const idpRepresentation = fc.record(
+  {
+    alias: fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...IDP_ALIASES) }, { weight: 1, arbitrary: idpValue }),
+    providerId: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('oidc', 'keycloak-oidc') }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom('saml', 'google', 'OIDC'), idpValue) }),
+    displayName: idpValue,
+    enabled: idpValue,
+    trustEmail: idpValue,
+    hideOnLogin: idpValue,
+    linkOnly: idpValue,
+    storeToken: idpValue,
+    organizationId: idpValue,
+    internalId: idpValue,
+    config: fc.oneof({ weight: 4, arbitrary: fc.dictionary(idpConfigKey, idpValue, { maxKeys: 6 }) }, { weight: 1, arbitrary: idpValue }),
+  },
+  { requiredKeys: [] },
+);
+/** The valid provider under one of the aliases, changed in a few fields (mostly to values that are valid too). */
+const idpMutated = fc
+  .record({
+    alias: fc.constantFrom(...IDP_ALIASES),
+    top: fc.array(
+      fc.oneof(
+        fc.tuple(fc.constantFrom('enabled', 'trustEmail', 'hideOnLogin', 'linkOnly', 'storeToken'), fc.oneof({ weight: 3, arbitrary: fc.boolean() }, { weight: 1, arbitrary: idpValue })),
+        fc.tuple(fc.constantFrom('displayName', 'organizationId', 'internalId', 'providerId'), fc.oneof({ weight: 2, arbitrary: fc.constantFrom('Corp SSO', '', 'keycloak-oidc', 'oidc') }, { weight: 1, arbitrary: idpValue })),
+        fc.tuple(fc.constant('alias'), fc.oneof(fc.constantFrom(...IDP_ALIASES), idpValue)),
+      ),
+      { maxLength: 2 },
+    ),
+    config: fc.array(fc.tuple(idpConfigKey, idpValue), { maxLength: 2 }),
+  })
+  .map(({ alias, top, config }) => ({ ...VALID_IDP, alias, ...Object.fromEntries(top), config: { ...VALID_IDP.config, ...Object.fromEntries(config) } }) as unknown);
+/** A body for a provider: the valid one changed in a few fields, or anything. */
+const idpBody = fc.oneof(
+  { weight: 3, arbitrary: idpMutated },
+  { weight: 1, arbitrary: idpRepresentation as fc.Arbitrary<unknown> },
+  { weight: 1, arbitrary: fc.oneof(junk, fc.integer(), fc.constant(null), fc.array(idpValue, { maxLength: 3 })) as fc.Arbitrary<unknown> },
+).map((body) => {
+  // Whatever secret is sent carries the mark (the mask aside), so that an echo of it is seen.
+  const config = body !== null && typeof body === 'object' ? (body as { config?: unknown }).config : undefined;
+  if (config !== null && typeof config === 'object' && typeof (config as Record<string, unknown>).clientSecret === 'string' && (config as Record<string, unknown>).clientSecret !== '**********') {
+    (config as Record<string, unknown>).clientSecret = `${SECRET_MARK}-${String((config as Record<string, unknown>).clientSecret).length}`;
+  }
+  return body;
+});
+/** import-config's fromUrl: nothing that would reach past this machine (loopback, closed ports) or no URL at all. */
+const fromUrl = fc.oneof(
+  fc.constantFrom(loopbackIssuer, `${loopbackIssuer}/.well-known/openid-configuration`, 'http://localhost:9', 'http://[::1]:9/', 'http://127.0.0.1:9/a/.well-known/openid-configuration', 'ftp://127.0.0.1/'),
+  junk.filter((v) => !/h\s*t\s*t\s*p|\/\//i.test(v)),
 );
 
 const ALL_PARAMS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'grant_type', 'code', 'refresh_token', 'device_code', 'token', 'token_type_hint', 'access_token', 'id_token_hint', 'post_logout_redirect_uri', 'csrf', 'username', 'password', 'decision', 'organization', 'user_code', 'client_secret', 'code_verifier', 'error', 'error_description', 'session_id', 'organization_id'];
@@ -185,6 +260,67 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
         const url = bodyless && pairs.length > 0 ? `${path}?${serialize(pairs, s.body.serial)}` : path;
         await io.send({ method: s.method, url, headers, ...(payload !== undefined ? { payload } : {}) });
       }, runs(4000));
+    });
+
+    test("admin API, identity providers, with a master admin's token: any representation, alias, user and query", async (t) => {
+      await bootstrapAdmin(fs.ts.store, { username: 'fuzz-admin', password: 'fuzz admin password 42' });
+      const tokenRes = await fs.ts.app.inject({
+        method: 'POST',
+        url: '/auth/realms/master/protocol/openid-connect/token',
+        remoteAddress: FINAL_ADDRESS,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: 'fuzz-admin', password: 'fuzz admin password 42' }).toString(),
+      });
+      const adminToken = (tokenRes.json() as { access_token: string }).access_token;
+      const deep = (await fs.ts.store.users.findByUsername(REALM, 'deep'))!;
+      const base = `/auth/admin/realms/${REALM}`;
+      const alias = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...IDP_ALIASES) }, { weight: 1, arbitrary: junk.map((v) => pct(v)) });
+      const op = fc.oneof(
+        fc.record({ method: fc.constant<HTTPMethods>('GET'), path: fc.constant('/identity-provider/instances'), query: fc.array(fc.tuple(fc.constantFrom('search', 'briefRepresentation', 'realmOnly', 'first', 'max'), fc.oneof(junk, fc.constantFrom('true', '0', '1', '-1', '5000', '*', '"fz"', 'f*'))), { maxLength: 3 }), body: fc.constant(undefined) }),
+        fc.record({ method: fc.constant<HTTPMethods>('POST'), path: fc.constant('/identity-provider/instances'), query: fc.constant([]), body: idpBody }),
+        fc.record({ method: fc.constantFrom<HTTPMethods>('GET', 'PUT', 'DELETE'), path: alias.map((a) => `/identity-provider/instances/${a}`), query: fc.constant([]), body: idpBody }),
+        fc.record({ method: fc.constant<HTTPMethods>('GET'), path: fc.tuple(alias, fc.constantFrom('mappers', 'mapper-types')).map(([a, x]) => `/identity-provider/instances/${a}/${x}`), query: fc.constant([]), body: fc.constant(undefined) }),
+        fc.record({ method: fc.constant<HTTPMethods>('GET'), path: fc.oneof(fc.constantFrom('oidc', 'keycloak-oidc', 'saml'), junk.map((v) => pct(v))).map((id) => `/identity-provider/providers/${id}`), query: fc.constant([]), body: fc.constant(undefined) }),
+        fc.record({
+          method: fc.constant<HTTPMethods>('POST'),
+          path: fc.constant('/identity-provider/import-config'),
+          query: fc.constant([]),
+          body: fc.oneof(fc.record({ providerId: fc.oneof(fc.constantFrom('oidc', 'keycloak-oidc', 'saml'), idpValue), fromUrl: fc.oneof(fromUrl, fc.integer(), fc.constant(null)) }, { requiredKeys: [] }), junk) as fc.Arbitrary<unknown>,
+        }),
+        fc.record({
+          method: fc.constantFrom<HTTPMethods>('GET', 'POST', 'DELETE'),
+          path: fc.tuple(fc.oneof({ weight: 3, arbitrary: fc.constant(deep.id) }, { weight: 1, arbitrary: junk.map((v) => pct(v)) }), alias).map(([u, a]) => `/users/${u}/federated-identity/${a}`),
+          query: fc.constant([]),
+          body: fc.oneof(fc.record({ userId: fc.oneof(fc.constantFrom('sub-1', 'sub-2'), idpValue), userName: idpValue }, { requiredKeys: [] }), idpValue) as fc.Arbitrary<unknown>,
+        }),
+      );
+      await fuzz(t, fs, 'admin-identity-providers', op, async (o, io) => {
+        // A GET of one link is no route: the list is.
+        const path = o.method === 'GET' && o.path.startsWith('/users/') ? o.path.replace(/\/[^/]*$/, '') : o.path;
+        const url = `${base}${path}${o.query.length > 0 ? `?${serialize(o.query, { modes: ['enc'], garbage: null, garbageAt: 0 })}` : ''}`;
+        const withBody = o.method === 'POST' || o.method === 'PUT';
+        const payload = withBody && o.body !== undefined ? JSON.stringify(o.body) ?? 'null' : undefined;
+        const headers: Record<string, string> = { authorization: `Bearer ${adminToken}`, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) };
+        const res = await io.send({ method: o.method, url, headers, ...(payload !== undefined ? { payload } : {}) });
+        const sent = { method: o.method, url, headers, remoteAddress: io.address };
+        if (res.body.includes(SECRET_MARK)) io.fail('an answer shows a client secret', sent, res);
+        if (res.statusCode >= 400) {
+          // The admin API's errorMessage; a URL too long for any route is answered before it (error_description).
+          let error: unknown;
+          try {
+            const json = res.json() as { errorMessage?: unknown; error_description?: unknown };
+            error = json.errorMessage ?? json.error_description;
+          } catch {
+            error = undefined;
+          }
+          if (typeof error !== 'string' || error === '') io.fail('an admin API error without a JSON message', sent, res);
+        }
+      }, runs(1500));
+      // No secret anywhere in what the API lists, and every stored provider still has one.
+      const list = await fs.ts.app.inject({ method: 'GET', url: `${base}/identity-provider/instances`, remoteAddress: FINAL_ADDRESS, headers: { authorization: `Bearer ${adminToken}` } });
+      if (list.statusCode !== 200 || list.body.includes(SECRET_MARK)) throw new Error(`the final listing: ${list.statusCode} ${list.body.slice(0, 500)}`);
+      for (const p of await fs.ts.store.identityProviders.list(REALM)) if (!p.sealedClientSecret) throw new Error(`provider ${p.alias} lost its secret`);
+      t.diagnostic(`providers at the end: ${(await fs.ts.store.identityProviders.list(REALM)).map((p) => p.alias).join(', ') || 'none'}`);
     });
 
     test('tokens issued before the fuzzing still work', async (t) => {

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import v8 from 'node:v8';
 import { SIGNING_ALGS } from '../../../crypto/keystore.js';
+import type { IdentityProviderType } from '../../../storage/types.js';
 import { ATTRIBUTE_MAPPER, AUDIENCE_MAPPER, CLIENT_ROLE_MAPPER, GROUP_MAPPER, HARDCODED_MAPPER, PROPERTY_MAPPER, REALM_ROLE_MAPPER } from '../../../oauth/protocol-mappers.js';
 
 /**
@@ -48,6 +49,15 @@ const MAPPER_TYPES: ReadonlyArray<Record<string, unknown>> = [
   },
 ].map(({ props, ...t }) => ({ ...t, category: 'Token mapper', priority: 0, properties: (props as string[]).map((n) => prop(n, FLAGS.includes(n) || n === 'multivalued' || n === 'aggregate.attrs' || n === 'full.path' ? 'boolean' : 'String')) }));
 
+/**
+ * The identity provider types Realmgate brokers to (storage's IDENTITY_PROVIDER_TYPES), as Keycloak's
+ * serverinfo and GET identity-provider/providers/{id} name its factories.
+ */
+export const IDENTITY_PROVIDER_FACTORIES: ReadonlyArray<{ id: IdentityProviderType; name: string }> = [
+  { id: 'oidc', name: 'OpenID Connect v1.0' },
+  { id: 'keycloak-oidc', name: 'Keycloak OpenID Connect' },
+];
+
 const MB = 1024 * 1024;
 const formatted = (bytes: number): string => `${Math.round(bytes / MB)} MB`;
 
@@ -61,7 +71,7 @@ function uptimeText(ms: number): string {
  * Keycloak's ServerInfoRepresentation (GET /admin/serverinfo), with what Realmgate is: the version of the
  * API it answers, the process's memory and uptime (a Node.js process: the java* fields are absent), the
  * features above, the signature algorithms clients may choose, the themes (one login theme, English),
- * the protocol mapper types it runs. Providers, component types and password policies: none a tool could configure.
+ * the protocol mapper types it runs, the identity provider types it brokers to. Providers, component types and password policies: none a tool could configure.
  */
 export function serverInfoRepresentation(input: { realmgateVersion: string; nowMs: number }): Record<string, unknown> {
   const heap = v8.getHeapStatistics();
@@ -106,7 +116,7 @@ export function serverInfoRepresentation(input: { realmgateVersion: string; nowM
     },
     themes: { login: [{ name: 'realmgate', locales: ['en'] }], account: [{ name: 'realmgate', locales: ['en'] }], admin: [{ name: 'realmgate', locales: ['en'] }], email: [] },
     socialProviders: [],
-    identityProviders: [],
+    identityProviders: IDENTITY_PROVIDER_FACTORIES.map((f) => ({ ...f })),
     clientImporters: [],
     providers: {},
     protocolMapperTypes: { 'openid-connect': MAPPER_TYPES },
