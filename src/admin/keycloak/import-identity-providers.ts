@@ -70,6 +70,8 @@ export function readFileProviders(list: unknown[]): FileProvider[] {
       // A Keycloak organization's id, which does not move: organizations name their providers by alias.
       delete fields.organizationId;
       const alias = fields.alias ?? '';
+      // Never looked up (PostgreSQL cannot even compare a NUL): checkProvider would refuse it anyway.
+      if (/[\x00-\x1f\x7f]/.test(alias)) throw new ValidationError('alias must not contain control characters');
       if (seen.has(alias)) return refuse('listed twice: the first entry was imported');
       seen.add(alias);
       const secret = fields.config?.clientSecret;
@@ -125,7 +127,8 @@ export async function storeFileProviders(
   const results: Array<{ entry: FileProvider; action: 'ADDED' | 'OVERWRITTEN' | 'SKIPPED'; id?: string; reason?: string }> = [];
   const skip = (e: FileProvider, reason: string): void => {
     report.skipped(e.element, reason);
-    if (e.fields?.alias !== undefined && !outcomes.has(e.fields.alias)) outcomes.set(e.fields.alias, { reason });
+    const alias = e.fields?.alias ?? e.name;
+    if (!outcomes.has(alias)) outcomes.set(alias, { reason });
     results.push({ entry: e, action: 'SKIPPED', reason });
   };
   for (const e of entries) {

@@ -582,10 +582,13 @@ interface UserEntry {
   links: FileLink[];
 }
 
-/** What became of an entry: Keycloak's PartialImportResult, with the reason of a skipped one. */
+/**
+ * What became of an entry: Keycloak's PartialImportResult, with the reason of a skipped one (or what of
+ * a user added or overwritten was left out: a link to an identity provider).
+ */
 export interface EntryResult {
   action: 'ADDED' | 'SKIPPED' | 'OVERWRITTEN';
-  resourceType: 'CLIENT' | 'USER' | 'GROUP';
+  resourceType: 'CLIENT' | 'USER' | 'GROUP' | 'IDP';
   resourceName: string;
   id: string;
   reason?: string;
@@ -1821,7 +1824,7 @@ export async function importRealmRepresentation(store: Store, rep: Json, actor: 
   return r;
 }
 
-/** Keycloak's PartialImportResults; a skipped entry says why (`reason`, Realmgate's addition). */
+/** Keycloak's PartialImportResults; a skipped entry says why (`reason`, Realmgate's addition; a user stored says so what of it was left out). */
 export interface PartialImportResults {
   overwritten: number;
   added: number;
@@ -1830,10 +1833,12 @@ export interface PartialImportResults {
 }
 
 /**
- * Keycloak's partial import (POST /admin/realms/{realm}/partialImport): clients and users (with their
- * consents) into an existing realm, in one transaction; `ifResourceExists` FAIL (409, nothing stored),
- * SKIP or OVERWRITE. Roles, role mappings and groups are not moved here (the realm import moves them):
- * each top-level group of the body is SKIPPED, saying so; identity providers are not Realmgate's.
+ * Keycloak's partial import (POST /admin/realms/{realm}/partialImport): clients, identity providers and
+ * users (with their consents and links to identity providers) into an existing realm, in one
+ * transaction; `ifResourceExists` FAIL (409, nothing stored), SKIP or OVERWRITE (a provider replaced
+ * keeps its users' links, its organization and, when the body's secret is masked, its secret). Roles,
+ * role mappings and groups are not moved here (the realm import moves them): each top-level group of the
+ * body is SKIPPED, saying so.
  *
  * Every entry is read and checked, and its password or secret hashed, before the transaction: an entry
  * that cannot be imported is SKIPPED and leaves the client or user already stored as it was (OVERWRITE
@@ -1845,11 +1850,12 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
   if (policy !== 'FAIL' && policy !== 'SKIP' && policy !== 'OVERWRITE') throw new ValidationError('ifResourceExists must be FAIL, SKIP or OVERWRITE');
   const rep: Json = { ...body, realm: realmId };
   // A list of the wrong type is a 400, as a wrong-typed realm setting fails a realm's import.
-  checkRealmLists(rep, ['clients', 'users', 'federatedUsers', 'groups']);
+  checkRealmLists(rep, ['clients', 'users', 'federatedUsers', 'groups', 'identityProviders']);
   const clientEntries = readClients(rep, { includeBuiltinClients: true });
   const userEntries = readUsers(rep);
+  const providerEntries = readFileProviders(optList(rep, 'identityProviders'));
   const refuseExisting = async (s: Store): Promise<void> => {
-    const taken = await alreadyStored(s, realmId, clientEntries, userEntries);
+    const taken = await alreadyStored(s, realmId, clientEntries, userEntries, providerEntries);
     if (taken.length > 0) throw new ConflictError(`already in realm ${realmId}: ${taken.join(', ')}`);
   };
   // FAIL: refused before any hashing, and again in the transaction (something may have come meanwhile).
@@ -1861,15 +1867,24 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
     const report = new RealmReportBuilder(realmId);
     const scopes = new Set((await tx.realms.scopes(realmId)).map((s) => s.name));
     const clients = await storeClients(tx, realmId, clientEntries, scopes, onExisting, report, actor);
+    const providers = await storeFileProviders(tx, realmId, providerEntries, { existing: onExisting }, report, actor);
     const users = await storeUsers(tx, realmId, rep, userEntries, onExisting, report, actor);
     await importConsents(tx, realmId, userEntries, users.stored, clients.stored, new Map(), report);
+    await linkPartialImport(tx, realmId, userEntries, users, providers.outcomes, report);
     // Groups would bring role mappings, which this import does not make (nor check the caller may make).
     const groups = optList(rep, 'groups').map((raw, i): EntryResult => {
       const name = entryName('groups', raw, 'name', i);
       const id = obj(raw).id;
       return { action: 'SKIPPED', resourceType: 'GROUP', resourceName: name, id: typeof id === 'string' && id !== '' ? id : name, reason: 'partialImport does not move groups (nor their subgroups, role mappings and members): the realm import does' };
     });
-    const results = [...clients.results, ...users.results, ...groups];
+    const idps = providers.results.map((r): EntryResult => ({
+      action: r.action,
+      resourceType: 'IDP',
+      resourceName: r.entry.name,
+      id: r.id ?? r.entry.name,
+      ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    }));
+    const results = [...clients.results, ...users.results, ...groups, ...idps];
     await recordAdminEvent(tx, { ...actor, via: actor.via }, { realmId, operation: 'CREATE', resourceType: 'PARTIAL_IMPORT', resourcePath: '', representation: { results: results.length } });
     return {
       overwritten: results.filter((r) => r.action === 'OVERWRITTEN').length,
@@ -1885,7 +1900,7 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
  * refused entries included (FAIL fails on anything the realm has). A name with control characters (a
  * NUL, which PostgreSQL cannot even compare) can be no stored name, and is not looked up.
  */
-async function alreadyStored(store: Store, realmId: string, clients: Array<ClientEntry | Refused>, users: Array<UserEntry | Refused>): Promise<string[]> {
+async function alreadyStored(store: Store, realmId: string, clients: Array<ClientEntry | Refused>, users: Array<UserEntry | Refused>, providers: FileProvider[]): Promise<string[]> {
   const taken: string[] = [];
   const lookable = (v: string | undefined): v is string => v !== undefined && v !== '' && !/[\x00-\x1f\x7f]/.test(v);
   for (const c of clients) {
@@ -1896,5 +1911,43 @@ async function alreadyStored(store: Store, realmId: string, clients: Array<Clien
     const byName = lookable(u.name) ? await store.users.findByUsername(realmId, u.name) : undefined;
     if (byName || byId?.realmId === realmId) taken.push(`user ${u.name}`);
   }
+  for (const p of providers) {
+    const alias = p.fields?.alias ?? p.name;
+    if (lookable(alias) && (await store.identityProviders.get(realmId, alias))) taken.push(`identity provider ${alias}`);
+  }
   return taken;
+}
+
+/**
+ * The links of the users a partial import stored to the realm's identity providers (stored before, or
+ * by this import). A link left out is said in the user's result (`reason`), as Keycloak's results have
+ * no report.
+ */
+async function linkPartialImport(
+  store: Store,
+  realmId: string,
+  entries: Array<UserEntry | Refused>,
+  users: { results: EntryResult[]; stored: Map<string, string> },
+  outcomes: Awaited<ReturnType<typeof storeFileProviders>>['outcomes'],
+  report: RealmReportBuilder,
+): Promise<void> {
+  const aliases = new Set((await store.identityProviders.list(realmId)).map((p) => p.alias));
+  const stored = storedUsers(entries, users.stored);
+  const leftOut = await storeFileLinks(
+    store,
+    realmId,
+    stored.map(({ entry, userId }) => ({ name: entry.name, userId, links: entry.links })),
+    (alias) => {
+      if (aliases.has(alias)) return { ok: true };
+      const o = outcomes.get(alias);
+      return { reason: o && 'reason' in o ? `the identity provider was not imported (${o.reason})` : 'the realm has no identity provider of this alias' };
+    },
+    report,
+    now(),
+  );
+  for (const { entry, userId } of stored) {
+    const left = [...(leftOut.get(userId) ?? []), ...entry.parts.filter((l) => l.element.startsWith(`${entry.element} identity provider link`)).map((l) => `${l.element.slice(entry.element.length + 1)} (${l.reason})`)];
+    const r = users.results.find((x) => x.resourceType === 'USER' && x.id === userId && x.action !== 'SKIPPED');
+    if (r && left.length > 0) r.reason = `left out: ${left.join('; ')}`;
+  }
 }
