@@ -313,6 +313,11 @@ for (const dialect of dialects()) {
       assert.equal(h.hideOnLogin, false, 'replaced: what the body leaves out takes its default');
       assert.equal(await providerSecret(ts.store, h), 'new-hidden-secret');
       assert.equal((await ts.store.identityProviders.findLink('moved', 'hidden', 'h-fay'))?.userId, 'f0f0f0f0-0000-4000-8000-00000000000f', "users' links stay");
+      // A user replaced gets the body's links, not its old ones.
+      const ivyAgain = await ts.kc.realms.partialImport({ realm: 'moved', rep: { ifResourceExists: 'OVERWRITE', users: [{ ...ivy, federatedIdentities: [{ identityProvider: 'partner', userId: 'p-ivy-2' }] }] } as never });
+      assert.deepEqual(ivyAgain.results.map((r) => [r.resourceName, r.action, (r as { reason?: string }).reason]), [['ivy', 'OVERWRITTEN', undefined]]);
+      assert.equal(await ts.store.identityProviders.findLink('moved', 'partner', 'p-ivy'), undefined);
+      assert.equal((await ts.store.identityProviders.findLink('moved', 'partner', 'p-ivy-2'))?.userId, ivy.id);
       const claims = await signInThrough('corp', { sub: 'kc-sub-dora' });
       assert.equal(claims.sub, DORA);
     });

@@ -13,7 +13,7 @@ import { importOtpCredential, type ImportedOtp } from '../keycloak/otp-credentia
 import { sealOtpKey } from '../../crypto/otp-secret.js';
 import { MAX_OTP_PER_USER } from './otp.js';
 import { readFileMappers, storeFileMappers, type FileMappers } from '../keycloak/import-mappers.js';
-import { readFileLinks, readFileProviders, reportProviderMappers, storeFileLinks, storeFileProviders, type FileLink, type FileProvider, type ProviderOrganization } from '../keycloak/import-identity-providers.js';
+import { readFileLinks, readFileProviders, reportProviderMappers, storeFileLinks, storeFileProviders, type FileLink, type FileProvider, type ProviderOrganization, type ProviderOutcomes } from '../keycloak/import-identity-providers.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
@@ -832,10 +832,10 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     if (other.type !== 'password-history') notes.push(`credential ${other.type} not moved`);
   }
   const { otp, parts } = readUserOtp(creds, element);
-  const { links, parts: linkParts } = readFileLinks(federated, element);
-  parts.push(...linkParts);
   if (otp.length > 0) notes.push(`${otp.length} authenticator app(s) (TOTP) moved with their settings: the codes they show are accepted`);
   else if (totp === true && parts.length === 0) notes.push('totp true in Keycloak, but the file has no otp credential (an export without secrets?): no authenticator moved');
+  const { links, parts: linkParts } = readFileLinks(federated, element);
+  parts.push(...linkParts);
   // A user with links signs in through the provider (Keycloak's brokered users have no password).
   if (passwords.length === 0 && links.length === 0) notes.push('no password: the user cannot sign in until one is set');
   const best = [...passwords].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || (b.createdDate ?? 0) - (a.createdDate ?? 0))[0];
@@ -1824,7 +1824,7 @@ export async function importRealmRepresentation(store: Store, rep: Json, actor: 
   return r;
 }
 
-/** Keycloak's PartialImportResults; a skipped entry says why (`reason`, Realmgate's addition; a user stored says so what of it was left out). */
+/** Keycloak's PartialImportResults; a skipped entry says why (`reason`, Realmgate's addition; a user stored may say what of it was left out). */
 export interface PartialImportResults {
   overwritten: number;
   added: number;
@@ -1928,7 +1928,7 @@ async function linkPartialImport(
   realmId: string,
   entries: Array<UserEntry | Refused>,
   users: { results: EntryResult[]; stored: Map<string, string> },
-  outcomes: Awaited<ReturnType<typeof storeFileProviders>>['outcomes'],
+  outcomes: ProviderOutcomes,
   report: RealmReportBuilder,
 ): Promise<void> {
   const aliases = new Set((await store.identityProviders.list(realmId)).map((p) => p.alias));
