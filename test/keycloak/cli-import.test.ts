@@ -44,6 +44,8 @@ for (const dialect of dialects()) {
       assert.match(r.stdout, /^ {2}mapped {3}realm role offline_access - Keycloak's built-in role, .*; granted to 3 user\(s\)$/m);
       assert.match(r.stdout, /^ {2}skipped {2}role mappings to client account - 3 user\(s\), view-profile, manage-account, manage-account-links: the client was not imported/m);
       assert.match(r.stdout, /^ {2}imported group \/migration-test-group$/m);
+      assert.match(r.stdout, /^ {2}mapped {3}identity provider m1-acme-idp - oidc, of organization m1-acme; /m);
+      assert.match(r.stdout, /^ {2}skipped {2}identity provider gitlab - providerId "gitlab" is not supported/m);
       const again = run(['realm', 'import', FIXTURE, '--if-exists', 'skip', '--json']);
       assert.equal(again.status, 0, again.stderr);
       assert.deepEqual((JSON.parse(again.stdout) as { realms: Array<{ status: string }> }).realms.map((x) => x.status), ['unchanged', 'unchanged', 'skipped']);
@@ -73,6 +75,10 @@ for (const dialect of dialects()) {
       assert.equal(rep.realm, 'Migration');
       assert.equal(rep.users.find((u) => u.username === 'offline-test-user')!.id, '47611b1e-6e38-415f-99b1-8babab008505');
       assert.deepEqual(rep.users.find((u) => u.username === 'offline-test-user')!.credentials, []);
+      // Identity providers' secrets are masked too; their organizations name them.
+      const idps = (rep as unknown as { identityProviders: Array<{ alias: string; config: Record<string, string> }> }).identityProviders;
+      assert.deepEqual(idps.map((p) => [p.alias, p.config.clientSecret]), [1, 2, 3, 4, 5].map((n) => [`m${n}-acme-idp`, '**********']));
+      assert.deepEqual((rep as unknown as { organizations: Array<{ alias: string; identityProviders: unknown }> }).organizations.find((o) => o.alias === 'm1-acme')!.identityProviders, [{ alias: 'm1-acme-idp' }]);
       assert.equal((rep as unknown as { components?: unknown }).components, undefined, 'no keys without --with-secrets');
       // Roles and each user's mappings travel (the admin roles of realm-management are Keycloak's and Realmgate's own: not exported).
       const roles = (rep as unknown as { roles: { realm: Array<{ name: string; composite: boolean }>; client: Record<string, Array<{ name: string }>> } }).roles;
@@ -86,6 +92,8 @@ for (const dialect of dialects()) {
       assert.equal(full.status, 0, full.stderr);
       assert.equal(fs.statSync(file).mode & 0o777, 0o600);
       // The signing key Keycloak's file brought travels under its kid, as Keycloak's own provider for a given RSA key.
+      // With secrets, an identity provider's secret is in clear, as kc.sh export writes it.
+      assert.equal((JSON.parse(fs.readFileSync(file, 'utf8')) as { identityProviders: Array<{ alias: string; config: Record<string, string> }> }).identityProviders.find((p) => p.alias === 'm3-acme-idp')!.config.clientSecret, 'm3-secret');
       const providers = (JSON.parse(fs.readFileSync(file, 'utf8')) as { components: Record<string, Array<{ providerId: string; config: Record<string, string[]> }>> }).components['org.keycloak.keys.KeyProvider']!;
       const kid = providers.find((p) => p.providerId === 'rsa')!.config.kid![0]!;
       const fixtureKey = ((JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as Array<{ realm: string; components: Record<string, Array<{ name: string; config: Record<string, string[]> }>> }>).find((r) => r.realm === 'Migration')!.components['org.keycloak.keys.KeyProvider']!).find((p) => p.name === 'rsa-generated')!.config;
@@ -95,6 +103,7 @@ for (const dialect of dialects()) {
       assert.equal(back.status, 0, back.stdout + back.stderr);
       assert.match(back.stdout, /^realm Migration: overwritten$/m);
       assert.match(back.stdout, /^ {2}imported user offline-test-user$/m);
+      assert.match(back.stdout, /^ {2}mapped {3}identity provider m3-acme-idp - oidc, of organization m3-acme; /m);
       assert.match(back.stdout, /^ {2}mapped {3}realm role uma_authorization - .*granted to 3 user\(s\)$/m);
       assert.match(back.stdout, /^ {2}imported client role migration-test-client-role of migration-test-client$/m);
       assert.match(back.stdout, new RegExp(`^ {2}imported signing key realmgate-rs256-1 - RS256, kid ${kid}: signs the realm's tokens`, 'm'));

@@ -16,6 +16,9 @@ import { NotFound } from '../validation.js';
 import { keyProviders } from './signing-keys.js';
 import { isPublished } from '../../crypto/keystore.js';
 import { openPrivateJwk } from '../../crypto/key-encryption.js';
+import { toFederatedIdentityRepresentation, toIdentityProviderRepresentation } from './representations/identity-provider.js';
+import { providerSecret } from '../operations/identity-providers.js';
+import type { IdentityProvider } from '../../storage/types.js';
 
 /** Keycloak's placeholder for a secret left out of an export. */
 export const MASKED_SECRET = '**********';
@@ -117,6 +120,18 @@ async function userCredentialsOf(store: Store, u: User, withSecrets: boolean): P
   return { credentials, totp: otp.length > 0 };
 }
 
+/**
+ * A provider as Keycloak exports it: its organization is named by the organization (its
+ * identityProviders), not by an id, which would not move. The client secret is in clear with secrets,
+ * as kc.sh export writes it (it is sealed, not hashed: both Realmgate and Keycloak read it back), else
+ * Keycloak's mask; one that does not open (altered in the database) stays masked.
+ */
+async function providerRepresentation(store: Store, p: IdentityProvider, withSecrets: boolean): Promise<Json> {
+  const secret = withSecrets ? await providerSecret(store, p) : undefined;
+  const { organizationId: _org, ...rep } = toIdentityProviderRepresentation(p, secret !== undefined ? { clientSecret: secret } : {});
+  return rep as unknown as Json;
+}
+
 function userRepresentation(u: User, orgs: { consents: Json[] }, creds: { credentials: KeycloakCredential[]; totp: boolean }): Json {
   return {
     id: u.id,
@@ -137,11 +152,13 @@ function userRepresentation(u: User, orgs: { consents: Json[] }, creds: { creden
 
 /**
  * A realm in Keycloak's export format (one realm object, as `kc.sh export --realm X --file F` writes):
- * settings, client scopes, clients, roles, groups, users (with their role mappings and groups) and
- * organizations. Without `withSecrets`, client secrets are masked and users carry no credentials (as
+ * settings, client scopes, clients, roles, groups, identity providers, users (with their role mappings,
+ * groups and links to identity providers) and organizations (with their identity providers). Without
+ * `withSecrets`, client and identity provider secrets are masked and users carry no credentials (as
  * Keycloak's admin-console export); with it, password hashes are Keycloak credentials wherever Keycloak
- * knows their kind (argon2, pbkdf2*), authenticators are otp credentials with their keys (base32), and
- * the realm's published signing keys are key providers.
+ * knows their kind (argon2, pbkdf2*), authenticators are otp credentials with their keys (base32),
+ * identity providers' client secrets are in clear (as kc.sh export writes them), and the realm's
+ * published signing keys are key providers.
  */
 export async function exportRealm(store: Store, realmId: string, opts: { withSecrets: boolean; now?: number }): Promise<Json> {
   const realm = await store.realms.get(realmId);
@@ -172,6 +189,9 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   rep.groups = groups;
   // Keycloak's defaultGroups: the paths of the groups every new user joins.
   rep.defaultGroups = (await store.groups.defaults(realmId)).map((g) => paths.get(g.id)!).sort();
+  const providers = await store.identityProviders.list(realmId);
+  rep.identityProviders = [];
+  for (const p of providers) (rep.identityProviders as Json[]).push(await providerRepresentation(store, p, opts.withSecrets));
   const all = await store.users.list(realmId);
   const users = all.filter((u) => !u.username.startsWith('service-account-'));
   const byId = new Map(users.map((u) => [u.id, u]));
@@ -185,7 +205,13 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
       perClient.set(c.clientId, e);
     }
     const consents = [...perClient].map(([clientId, e]) => ({ clientId, grantedClientScopes: [...e.scopes], createdDate: e.createdAt * 1000, lastUpdatedDate: e.createdAt * 1000 }));
-    out.push({ ...userRepresentation(u, { consents }, await userCredentialsOf(store, u, opts.withSecrets)), ...roleMappings(await store.roles.mappedRoles(u.id)), ...(await groupPaths(store, u.id, paths)) });
+    const links = (await store.identityProviders.links(u.id)).map(toFederatedIdentityRepresentation);
+    out.push({
+      ...userRepresentation(u, { consents }, await userCredentialsOf(store, u, opts.withSecrets)),
+      ...roleMappings(await store.roles.mappedRoles(u.id)),
+      ...(await groupPaths(store, u.id, paths)),
+      ...(links.length > 0 ? { federatedIdentities: links } : {}),
+    });
   }
   // Service accounts, as Keycloak exports them (serviceAccountClientId): made anew with their client on
   // import, which grants them the roles written here.
@@ -201,6 +227,7 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
     enabled: o.enabled,
     description: o.description,
     domains: o.domains.map((d) => ({ name: d.name, verified: d.verified })),
+    identityProviders: providers.filter((p) => p.organizationId === o.id).map((p) => ({ alias: p.alias })),
     members: (members.get(o.id) ?? []).flatMap((id) => {
       const u = byId.get(id);
       return u ? [{ id: u.id, username: u.username, membershipType: 'UNMANAGED' }] : [];

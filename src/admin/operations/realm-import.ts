@@ -13,6 +13,7 @@ import { importOtpCredential, type ImportedOtp } from '../keycloak/otp-credentia
 import { sealOtpKey } from '../../crypto/otp-secret.js';
 import { MAX_OTP_PER_USER } from './otp.js';
 import { readFileMappers, storeFileMappers, type FileMappers } from '../keycloak/import-mappers.js';
+import { readFileLinks, readFileProviders, reportProviderMappers, storeFileLinks, storeFileProviders, type FileLink, type FileProvider, type ProviderOrganization, type ProviderOutcomes } from '../keycloak/import-identity-providers.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
@@ -135,7 +136,7 @@ function optStrings(o: Json, key: string, at = ''): string[] {
 }
 
 /** The realm's lists: one of the wrong type fails the realm (nothing of it is guessed, nothing stored). */
-const REALM_LISTS = ['clients', 'users', 'clientScopes', 'organizations', 'federatedUsers', 'identityProviders', 'requiredActions', 'groups', 'authenticationFlows'] as const;
+const REALM_LISTS = ['clients', 'users', 'clientScopes', 'organizations', 'federatedUsers', 'identityProviders', 'identityProviderMappers', 'requiredActions', 'groups', 'authenticationFlows'] as const;
 function checkRealmLists(rep: Json, keys: readonly string[] = REALM_LISTS): void {
   for (const key of keys) optList(rep, key);
   optStrings(rep, 'defaultDefaultClientScopes');
@@ -220,6 +221,10 @@ interface PreparedRealm {
   organizations: Array<OrganizationEntry | Refused>;
   roles: PreparedRoles;
   groups: Array<GroupEntry | RefusedGroup>;
+  /** The identity providers (OpenID Connect ones ready to check and store, the others refused). */
+  providers: FileProvider[];
+  /** The organization each provider belongs to, by the file's organizations[].identityProviders. */
+  providerOrganizations: Map<string, { organization: string; others: string[] }>;
 }
 
 async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportBuilder): Promise<PreparedRealm> {
@@ -247,8 +252,9 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const users = readUsers(rep);
   const roles = readRoles(rep);
   const groups = readGroups(rep);
+  const providers = readFileProviders(optList(rep, 'identityProviders'));
   await hashBeforehand(clients, users);
-  return { changes, settings, signingKey, fileKeys: file.keys, keyLines: file.lines, scopes, clients, users, organizations, roles, groups };
+  return { changes, settings, signingKey, fileKeys: file.keys, keyLines: file.lines, scopes, clients, users, organizations, roles, groups, providers, providerOrganizations: providerOrganizations(rep) };
 }
 
 async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report: RealmReportBuilder, actor: Actor): Promise<{ masterAdmins: string[] }> {
@@ -264,11 +270,12 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   const scopes = await importScopes(store, realm.id, ready.scopes, report, await knownClients(store, realm.id, ready.clients));
   const clients = (await storeClients(store, realm.id, ready.clients, scopes, 'skip', report, actor)).stored;
   const users = (await storeUsers(store, realm.id, rep, ready.users, 'skip', report, actor)).stored;
-  const memberships = await importOrganizations(store, realm.id, ready.organizations, users, report, actor);
+  const { memberships, created: organizations } = await importOrganizations(store, realm.id, ready.organizations, users, report, actor);
   await importConsents(store, realm.id, ready.users, users, clients, memberships, report);
+  const providers = await importIdentityProviders(store, realm.id, ready, organizations, users, report, actor);
   const groups = await importGroups(store, realm.id, rep, ready.groups, ready.users, users, ready.roles.serviceAccounts, clients, report, actor);
   const roles = await importRoles(store, realm.id, rep, ready.roles, ready.users, users, clients, groups, report);
-  await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size, roles: roles.created, groups: groups.stored.length } });
+  await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size, roles: roles.created, groups: groups.stored.length, identityProviders: providers } });
   return { masterAdmins: roles.masterAdmins };
 }
 
@@ -367,8 +374,68 @@ function organizationRequired(rep: Json, organizations: Array<OrganizationEntry 
   return REALM_DEFAULTS.organizationRequired;
 }
 
+/**
+ * The organization each identity provider of the file belongs to: the first organization whose
+ * identityProviders name it (Keycloak links a provider to one), and the others that name it too. Read
+ * from every organization of the file, imported or not, so that a provider whose organization was
+ * skipped says so.
+ */
+function providerOrganizations(rep: Json): Map<string, { organization: string; others: string[] }> {
+  const out = new Map<string, { organization: string; others: string[] }>();
+  for (const raw of list(rep.organizations)) {
+    const o = obj(raw);
+    const alias = typeof o.alias === 'string' && o.alias !== '' ? o.alias : typeof o.name === 'string' ? o.name : undefined;
+    if (alias === undefined) continue;
+    for (const p of list(o.identityProviders)) {
+      const provider = obj(p).alias;
+      if (typeof provider !== 'string') continue;
+      const e = out.get(provider);
+      if (!e) out.set(provider, { organization: alias, others: [] });
+      else if (e.organization !== alias && !e.others.includes(alias)) e.others.push(alias);
+    }
+  }
+  return out;
+}
+
+/**
+ * Stores the realm's identity providers (in the organizations that name them) and the links of the
+ * users stored to their accounts at them. Returns how many providers were stored.
+ */
+async function importIdentityProviders(
+  store: Store,
+  realmId: string,
+  ready: PreparedRealm,
+  organizations: Map<string, { id: string; domains: string[] }>,
+  users: Map<string, string>,
+  report: RealmReportBuilder,
+  actor: Actor,
+): Promise<number> {
+  const organizationOf = (alias: string): ProviderOrganization | undefined => {
+    const o = ready.providerOrganizations.get(alias);
+    if (!o) return undefined;
+    const created = organizations.get(o.organization);
+    return { alias: o.organization, others: o.others, ...(created ? { id: created.id, domains: created.domains } : {}) };
+  };
+  const { outcomes } = await storeFileProviders(store, realmId, ready.providers, { organizationOf }, report, actor);
+  const inFile = new Set(ready.providers.map((p) => p.fields?.alias ?? p.name));
+  const linked = storedUsers(ready.users, users).map(({ entry, userId }) => ({ name: entry.name, userId, links: entry.links }));
+  await storeFileLinks(
+    store,
+    realmId,
+    linked,
+    (alias) => {
+      const o = outcomes.get(alias);
+      if (o && 'stored' in o) return { ok: true };
+      return { reason: o ? `the identity provider was not imported (${o.reason})` : inFile.has(alias) ? 'the identity provider was not imported' : 'the file has no identity provider of this alias' };
+    },
+    report,
+    now(),
+  );
+  return [...outcomes.values()].filter((o) => 'stored' in o).length;
+}
+
 function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
-  for (const idp of list(rep.identityProviders)) report.skipped(`identity provider ${String(obj(idp).alias)}`, 'Realmgate has no identity brokering');
+  reportProviderMappers(list(rep.identityProviderMappers), report);
   const components = obj(rep.components);
   for (const c of list(components['org.keycloak.storage.UserStorageProvider'])) report.skipped(`user federation ${String(obj(c).name)}`, 'LDAP/Kerberos federation is not supported; its users cannot move without their passwords');
   const otherActions = list(rep.requiredActions).map(obj).filter((a) => a.enabled === true && !(REQUIRED_ACTIONS as readonly unknown[]).includes(a.alias)).map((a) => String(a.alias));
@@ -511,12 +578,17 @@ interface UserEntry {
   groups: string[];
   /** Keycloak's otp credentials: sealed and stored with the user (their keys never leave the import). */
   otp: ImportedOtp[];
+  /** federatedIdentities: linked once the realm's identity providers are stored. */
+  links: FileLink[];
 }
 
-/** What became of an entry: Keycloak's PartialImportResult, with the reason of a skipped one. */
+/**
+ * What became of an entry: Keycloak's PartialImportResult, with the reason of a skipped one (or what of
+ * a user added or overwritten was left out: a link to an identity provider).
+ */
 export interface EntryResult {
   action: 'ADDED' | 'SKIPPED' | 'OVERWRITTEN';
-  resourceType: 'CLIENT' | 'USER' | 'GROUP';
+  resourceType: 'CLIENT' | 'USER' | 'GROUP' | 'IDP';
   resourceName: string;
   id: string;
   reason?: string;
@@ -741,7 +813,11 @@ function readUser(u: Json, element: string): UserEntry | Refused {
   const creds = optObjects(u, 'credentials').map((c, i) => readCredential(c, `credentials[${i}].`));
   const actions = optStrings(u, 'requiredActions');
   const totp = optBool(u, 'totp');
-  const links = optList(u, 'federatedIdentities').length;
+  const federated = optObjects(u, 'federatedIdentities').map((f, i) => ({
+    identityProvider: optString(f, 'identityProvider', `federatedIdentities[${i}].`),
+    userId: optString(f, 'userId', `federatedIdentities[${i}].`),
+    userName: optString(f, 'userName', `federatedIdentities[${i}].`),
+  }));
   const consents = optObjects(u, 'clientConsents').map((c, i) => ({
     clientId: optString(c, 'clientId', `clientConsents[${i}].`) ?? '',
     scopes: optStrings(c, 'grantedClientScopes', `clientConsents[${i}].`),
@@ -758,7 +834,10 @@ function readUser(u: Json, element: string): UserEntry | Refused {
   const { otp, parts } = readUserOtp(creds, element);
   if (otp.length > 0) notes.push(`${otp.length} authenticator app(s) (TOTP) moved with their settings: the codes they show are accepted`);
   else if (totp === true && parts.length === 0) notes.push('totp true in Keycloak, but the file has no otp credential (an export without secrets?): no authenticator moved');
-  if (passwords.length === 0) notes.push('no password: the user cannot sign in until one is set');
+  const { links, parts: linkParts } = readFileLinks(federated, element);
+  parts.push(...linkParts);
+  // A user with links signs in through the provider (Keycloak's brokered users have no password).
+  if (passwords.length === 0 && links.length === 0) notes.push('no password: the user cannot sign in until one is set');
   const best = [...passwords].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || (b.createdDate ?? 0) - (a.createdDate ?? 0))[0];
   if (best) {
     const c = importCredential(best);
@@ -783,7 +862,6 @@ function readUser(u: Json, element: string): UserEntry | Refused {
   const requiredActions: RequiredAction[] = REQUIRED_ACTIONS.filter((a) => actions.includes(a) || (a === 'UPDATE_PASSWORD' && best?.temporary === true));
   const unsupported = [...new Set(actions.filter((a) => !(REQUIRED_ACTIONS as readonly string[]).includes(a)))];
   if (unsupported.length > 0) notes.push(`required actions not supported: ${unsupported.join(', ')}`);
-  if (links > 0) notes.push('identity provider links not moved');
   let email = rawEmail ?? null;
   if (email !== null) {
     try {
@@ -815,6 +893,7 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     roles,
     groups,
     otp,
+    links,
   };
 }
 
@@ -1030,6 +1109,7 @@ interface OrganizationEntry {
 function readOrganizations(rep: Json): Array<OrganizationEntry | Refused> {
   const taken = new Set<string>();
   const aliases = new Set<string>();
+  const providersInFile = new Set(list(rep.identityProviders).map((p) => obj(p).alias));
   return optList(rep, 'organizations').map((raw, i) => {
     const byAlias = entryName('organizations', raw, 'alias', i);
     const name = byAlias.startsWith('#') ? entryName('organizations', raw, 'name', i) : byAlias;
@@ -1042,6 +1122,7 @@ function readOrganizations(rep: Json): Array<OrganizationEntry | Refused> {
       const enabled = optBool(o, 'enabled');
       const domainEntries = optObjects(o, 'domains').map((d, j) => ({ name: optString(d, 'name', `domains[${j}].`) ?? '', verified: optBool(d, 'verified', `domains[${j}].`) === true }));
       const memberNames = optObjects(o, 'members').map((m, j) => (optString(m, 'username', `members[${j}].`) ?? '').toLowerCase());
+      // Its identity providers (by alias) are put in it when they are stored (providerOrganizations).
       const idps = optObjects(o, 'identityProviders').map((p, j) => optString(p, 'alias', `identityProviders[${j}].`) ?? '');
       // The checks createOrganization makes, now: the entry is refused before the transaction.
       checkName('organization alias', alias);
@@ -1062,7 +1143,7 @@ function readOrganizations(rep: Json): Array<OrganizationEntry | Refused> {
           notes.push(`domain ${d.name} left out (${message(err)})`);
         }
       }
-      for (const idp of idps) notes.push(`identity provider ${idp} not moved`);
+      for (const idp of idps) if (!providersInFile.has(idp)) notes.push(`identity provider ${idp} left out: the file has no identity provider of this alias`);
       const members = [...new Set(memberNames)];
       if (members.length < memberNames.length) notes.push(`${memberNames.length - members.length} member(s) listed twice, imported once`);
       return { name: alias, element, parts: [], alias, ...(displayName ? { displayName } : {}), ...(description ? { description } : {}), enabled: enabled !== false, domains, members, notes };
@@ -1073,9 +1154,20 @@ function readOrganizations(rep: Json): Array<OrganizationEntry | Refused> {
   });
 }
 
-/** Stores the organizations read by readOrganizations with their domains and members; returns user id -> organization ids. */
-async function importOrganizations(store: Store, realmId: string, entries: Array<OrganizationEntry | Refused>, users: Map<string, string>, report: RealmReportBuilder, actor: Actor): Promise<Map<string, string[]>> {
+/**
+ * Stores the organizations read by readOrganizations with their domains and members; returns user id ->
+ * organization ids, and alias -> the organization stored (its id and domains).
+ */
+async function importOrganizations(
+  store: Store,
+  realmId: string,
+  entries: Array<OrganizationEntry | Refused>,
+  users: Map<string, string>,
+  report: RealmReportBuilder,
+  actor: Actor,
+): Promise<{ memberships: Map<string, string[]>; created: Map<string, { id: string; domains: string[] }> }> {
   const memberships = new Map<string, string[]>();
+  const created = new Map<string, { id: string; domains: string[] }>();
   for (const e of entries) {
     if (e.refused) {
       report.add(e.refused);
@@ -1089,6 +1181,7 @@ async function importOrganizations(store: Store, realmId: string, entries: Array
         { realmId, alias: e.alias, ...(e.displayName ? { name: e.displayName } : {}), ...(e.description ? { description: e.description } : {}), enabled: e.enabled, domains: e.domains },
         { ...actor, via: 'import' },
       );
+      created.set(e.alias, { id: org.id, domains: e.domains.map((d) => d.name) });
       let members = 0;
       for (const username of e.members) {
         const userId = users.get(username);
@@ -1108,7 +1201,7 @@ async function importOrganizations(store: Store, realmId: string, entries: Array
       report.skipped(e.element, message(err));
     }
   }
-  return memberships;
+  return { memberships, created };
 }
 
 // RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
@@ -1731,7 +1824,7 @@ export async function importRealmRepresentation(store: Store, rep: Json, actor: 
   return r;
 }
 
-/** Keycloak's PartialImportResults; a skipped entry says why (`reason`, Realmgate's addition). */
+/** Keycloak's PartialImportResults; a skipped entry says why (`reason`, Realmgate's addition; a user stored may say what of it was left out). */
 export interface PartialImportResults {
   overwritten: number;
   added: number;
@@ -1740,10 +1833,12 @@ export interface PartialImportResults {
 }
 
 /**
- * Keycloak's partial import (POST /admin/realms/{realm}/partialImport): clients and users (with their
- * consents) into an existing realm, in one transaction; `ifResourceExists` FAIL (409, nothing stored),
- * SKIP or OVERWRITE. Roles, role mappings and groups are not moved here (the realm import moves them):
- * each top-level group of the body is SKIPPED, saying so; identity providers are not Realmgate's.
+ * Keycloak's partial import (POST /admin/realms/{realm}/partialImport): clients, identity providers and
+ * users (with their consents and links to identity providers) into an existing realm, in one
+ * transaction; `ifResourceExists` FAIL (409, nothing stored), SKIP or OVERWRITE (a provider replaced
+ * keeps its users' links, its organization and, when the body's secret is masked, its secret). Roles,
+ * role mappings and groups are not moved here (the realm import moves them): each top-level group of the
+ * body is SKIPPED, saying so.
  *
  * Every entry is read and checked, and its password or secret hashed, before the transaction: an entry
  * that cannot be imported is SKIPPED and leaves the client or user already stored as it was (OVERWRITE
@@ -1755,11 +1850,12 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
   if (policy !== 'FAIL' && policy !== 'SKIP' && policy !== 'OVERWRITE') throw new ValidationError('ifResourceExists must be FAIL, SKIP or OVERWRITE');
   const rep: Json = { ...body, realm: realmId };
   // A list of the wrong type is a 400, as a wrong-typed realm setting fails a realm's import.
-  checkRealmLists(rep, ['clients', 'users', 'federatedUsers', 'groups']);
+  checkRealmLists(rep, ['clients', 'users', 'federatedUsers', 'groups', 'identityProviders']);
   const clientEntries = readClients(rep, { includeBuiltinClients: true });
   const userEntries = readUsers(rep);
+  const providerEntries = readFileProviders(optList(rep, 'identityProviders'));
   const refuseExisting = async (s: Store): Promise<void> => {
-    const taken = await alreadyStored(s, realmId, clientEntries, userEntries);
+    const taken = await alreadyStored(s, realmId, clientEntries, userEntries, providerEntries);
     if (taken.length > 0) throw new ConflictError(`already in realm ${realmId}: ${taken.join(', ')}`);
   };
   // FAIL: refused before any hashing, and again in the transaction (something may have come meanwhile).
@@ -1771,15 +1867,24 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
     const report = new RealmReportBuilder(realmId);
     const scopes = new Set((await tx.realms.scopes(realmId)).map((s) => s.name));
     const clients = await storeClients(tx, realmId, clientEntries, scopes, onExisting, report, actor);
+    const providers = await storeFileProviders(tx, realmId, providerEntries, { existing: onExisting }, report, actor);
     const users = await storeUsers(tx, realmId, rep, userEntries, onExisting, report, actor);
     await importConsents(tx, realmId, userEntries, users.stored, clients.stored, new Map(), report);
+    await linkPartialImport(tx, realmId, userEntries, users, providers.outcomes, report);
     // Groups would bring role mappings, which this import does not make (nor check the caller may make).
     const groups = optList(rep, 'groups').map((raw, i): EntryResult => {
       const name = entryName('groups', raw, 'name', i);
       const id = obj(raw).id;
       return { action: 'SKIPPED', resourceType: 'GROUP', resourceName: name, id: typeof id === 'string' && id !== '' ? id : name, reason: 'partialImport does not move groups (nor their subgroups, role mappings and members): the realm import does' };
     });
-    const results = [...clients.results, ...users.results, ...groups];
+    const idps = providers.results.map((r): EntryResult => ({
+      action: r.action,
+      resourceType: 'IDP',
+      resourceName: r.entry.name,
+      id: r.id ?? r.entry.name,
+      ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    }));
+    const results = [...clients.results, ...users.results, ...groups, ...idps];
     await recordAdminEvent(tx, { ...actor, via: actor.via }, { realmId, operation: 'CREATE', resourceType: 'PARTIAL_IMPORT', resourcePath: '', representation: { results: results.length } });
     return {
       overwritten: results.filter((r) => r.action === 'OVERWRITTEN').length,
@@ -1795,7 +1900,7 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
  * refused entries included (FAIL fails on anything the realm has). A name with control characters (a
  * NUL, which PostgreSQL cannot even compare) can be no stored name, and is not looked up.
  */
-async function alreadyStored(store: Store, realmId: string, clients: Array<ClientEntry | Refused>, users: Array<UserEntry | Refused>): Promise<string[]> {
+async function alreadyStored(store: Store, realmId: string, clients: Array<ClientEntry | Refused>, users: Array<UserEntry | Refused>, providers: FileProvider[]): Promise<string[]> {
   const taken: string[] = [];
   const lookable = (v: string | undefined): v is string => v !== undefined && v !== '' && !/[\x00-\x1f\x7f]/.test(v);
   for (const c of clients) {
@@ -1806,5 +1911,43 @@ async function alreadyStored(store: Store, realmId: string, clients: Array<Clien
     const byName = lookable(u.name) ? await store.users.findByUsername(realmId, u.name) : undefined;
     if (byName || byId?.realmId === realmId) taken.push(`user ${u.name}`);
   }
+  for (const p of providers) {
+    const alias = p.fields?.alias ?? p.name;
+    if (lookable(alias) && (await store.identityProviders.get(realmId, alias))) taken.push(`identity provider ${alias}`);
+  }
   return taken;
+}
+
+/**
+ * The links of the users a partial import stored to the realm's identity providers (stored before, or
+ * by this import). A link left out is said in the user's result (`reason`), as Keycloak's results have
+ * no report.
+ */
+async function linkPartialImport(
+  store: Store,
+  realmId: string,
+  entries: Array<UserEntry | Refused>,
+  users: { results: EntryResult[]; stored: Map<string, string> },
+  outcomes: ProviderOutcomes,
+  report: RealmReportBuilder,
+): Promise<void> {
+  const aliases = new Set((await store.identityProviders.list(realmId)).map((p) => p.alias));
+  const stored = storedUsers(entries, users.stored);
+  const leftOut = await storeFileLinks(
+    store,
+    realmId,
+    stored.map(({ entry, userId }) => ({ name: entry.name, userId, links: entry.links })),
+    (alias) => {
+      if (aliases.has(alias)) return { ok: true };
+      const o = outcomes.get(alias);
+      return { reason: o && 'reason' in o ? `the identity provider was not imported (${o.reason})` : 'the realm has no identity provider of this alias' };
+    },
+    report,
+    now(),
+  );
+  for (const { entry, userId } of stored) {
+    const left = [...(leftOut.get(userId) ?? []), ...entry.parts.filter((l) => l.element.startsWith(`${entry.element} identity provider link`)).map((l) => `${l.element.slice(entry.element.length + 1)} (${l.reason})`)];
+    const r = users.results.find((x) => x.resourceType === 'USER' && x.id === userId && x.action !== 'SKIPPED');
+    if (r && left.length > 0) r.reason = `left out: ${left.join('; ')}`;
+  }
 }
