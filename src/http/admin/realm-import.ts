@@ -6,12 +6,12 @@ import { actorOf, requireRole } from './authenticate.js';
 import { callerOf, loadRealm } from './plugin.js';
 import { anyObject, realmParams, security } from './schemas.js';
 
-/** Keycloak's PartialImportResource: clients and users into an existing realm. */
+/** Keycloak's PartialImportResource: clients, users (with their links) and identity providers into an existing realm. */
 export async function realmImportRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
   app.post<{ Params: { realm: string } }>(
     '/realms/:realm/partialImport',
-    { schema: { tags: ['realms'], summary: 'Import clients and users (with their consents) from a Keycloak RealmRepresentation; ifResourceExists FAIL, SKIP or OVERWRITE', params: realmParams, body: anyObject, security } },
+    { schema: { tags: ['realms'], summary: 'Import clients, users (with their consents and identity provider links) and identity providers from a Keycloak RealmRepresentation; ifResourceExists FAIL, SKIP or OVERWRITE', params: realmParams, body: anyObject, security } },
     async (req) => {
       const caller = callerOf(req);
       const realm = await loadRealm(services, caller, req.params.realm);
