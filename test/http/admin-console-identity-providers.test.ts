@@ -27,7 +27,7 @@ for (const dialect of dialects()) {
       const add = { alias: 'corp', displayName: '<script>alert(1)</script>', issuer: up.issuer, clientId: up.clientId, clientSecret: up.clientSecret, scope: 'openid email profile', pkce: 'on' };
 
       // Without the page's CSRF token: refused, nothing stored.
-      for (const forged of [{}, { csrf: 'forged' }]) {
+      for (const forged of [{}, { csrf: 'forged' }] as Array<Record<string, string>>) {
         const res = await inject(ts.app, jar, 'POST', listUrl, { ...add, ...forged });
         assert.equal(res.statusCode, 403);
       }
