@@ -17,6 +17,8 @@ export interface OrganizationChoice {
 
 export const DEFAULT_SCOPE = 'openid email profile';
 
+const ENDPOINTS = ['authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl'];
+
 export function providerUrl(realmId: string, alias: string): string {
   return `${realmBase(realmId)}/identity-providers/${encodeURIComponent(alias)}`;
 }
@@ -38,19 +40,23 @@ const textField = (id: string, label: string, value: string, opts: { required?: 
 function providerFields(form: Record<string, string>, orgs: OrganizationChoice[], opts: { edit: boolean }): SafeHtml {
   const method = form.clientAuthMethod || 'client_secret_post';
   const org = form.organization ?? '';
+  // The endpoints one by one are for a provider without discovery: folded away until typed into (or edited).
+  const open = opts.edit || ENDPOINTS.some((name) => (form[name] ?? '') !== '');
   return html`<fieldset><legend>Provider</legend>
-${textField('issuer', 'Issuer', form.issuer ?? '', { url: true, help: 'Its endpoints are read from {issuer}/.well-known/openid-configuration when the two below are left empty; the ID tokens must name it.' })}
+${textField('issuer', 'Issuer', form.issuer ?? '', { url: true, help: 'Its endpoints and keys are read from {issuer}/.well-known/openid-configuration (OpenID Connect Discovery) when the authorization and token URLs are left empty; ID tokens must name this issuer.' })}
+<details${open ? html` open` : ''}><summary>Endpoints one by one${opts.edit ? '' : ' (a provider without discovery)'}</summary>
 ${textField('authorizationUrl', 'Authorization URL', form.authorizationUrl ?? '', { url: true })}
 ${textField('tokenUrl', 'Token URL', form.tokenUrl ?? '', { url: true })}
 ${textField('userInfoUrl', 'Userinfo URL (optional)', form.userInfoUrl ?? '', { url: true })}
 ${textField('jwksUrl', 'JWKS URL (optional)', form.jwksUrl ?? '', { url: true, help: 'With it, ID token signatures are checked against the provider’s keys.' })}
+</details>
 </fieldset>
-<fieldset><legend>Realmgate’s client at the provider</legend>
+<fieldset><legend>Client at the provider</legend>
 ${textField('clientId', 'Client ID', form.clientId ?? '', { required: true })}
 <label for="clientSecret">${opts.edit ? 'New client secret (leave empty to keep the current one)' : 'Client secret'}</label><input type="password" id="clientSecret" name="clientSecret" autocomplete="new-password"${opts.edit ? '' : html` required`}>
 <label for="clientAuthMethod">Client authentication</label><select id="clientAuthMethod" name="clientAuthMethod">
-<option value="client_secret_post"${method === 'client_secret_post' ? html` selected` : ''}>Client secret in the request body (client_secret_post)</option>
-<option value="client_secret_basic"${method === 'client_secret_basic' ? html` selected` : ''}>Client secret as HTTP Basic (client_secret_basic)</option>
+<option value="client_secret_post"${method === 'client_secret_post' ? html` selected` : ''}>client_secret_post (form body)</option>
+<option value="client_secret_basic"${method === 'client_secret_basic' ? html` selected` : ''}>client_secret_basic (HTTP Basic)</option>
 </select>
 ${textField('scope', 'Scopes', form.scope ?? DEFAULT_SCOPE, { help: 'Space-separated; openid is always asked for.' })}
 </fieldset>
@@ -139,7 +145,7 @@ ${providerFields(form ?? providerForm(p), orgs, { edit: true })}
     : '';
   return consolePage(
     frame,
-    html`<dl class="facts">
+    html`<dl class="facts long-values">
 <dt>Alias</dt><dd>${p.alias}</dd>
 <dt>Display name</dt><dd>${visible(p.displayName ?? '')}</dd>
 <dt>State</dt><dd>${state(p)}</dd>
@@ -155,7 +161,7 @@ ${providerFields(form ?? providerForm(p), orgs, { edit: true })}
 <dt>Scopes</dt><dd>${visible(c.defaultScope || 'openid')}</dd>
 <dt>PKCE</dt><dd>${c.pkceEnabled === 'true' ? (c.pkceMethod ?? 'S256') : 'off'}</dd>
 <dt>Trust email</dt><dd>${p.trustEmail ? 'yes' : 'no'}</dd>
-<dt>Organization</dt><dd>${organization === null ? '' : visible(organization)}</dd>
+<dt>Organization</dt><dd>${organization === null ? 'none' : visible(organization)}</dd>
 <dt>Sync mode</dt><dd>${visible(c.syncMode || 'IMPORT')}</dd>
 </dl>
 <p class="muted">Register the redirect URI at the provider, as a redirect URI of the client ${visible(c.clientId ?? '')}.</p>
@@ -168,11 +174,22 @@ ${manage}`,
  * page, for an admin who may see it), the account's username and id there, when it was linked; each with
  * an Unlink button (manage-users).
  */
-export function linkedAccountsSection(o: { csrf: string; realmId: string; base: string; links: FederatedIdentity[]; providerPages: boolean; canManage: boolean; when: (seconds: number) => string }): SafeHtml {
+export function linkedAccountsSection(o: {
+  csrf: string;
+  realmId: string;
+  base: string;
+  links: FederatedIdentity[];
+  providerPages: boolean;
+  /** The user has no password: a linked account may be their only way in. */
+  noPassword: boolean;
+  canManage: boolean;
+  when: (seconds: number) => string;
+}): SafeHtml {
   const items = o.links.map(
     (l) =>
       html`<li class="session"><span>${o.providerPages ? html`<a href="${providerUrl(o.realmId, l.identityProvider)}">${l.identityProvider}</a>` : l.identityProvider}<span class="muted">${visible(l.federatedUsername ?? l.federatedUserId)} · id ${visible(l.federatedUserId)} · linked ${o.when(l.createdAt)}</span></span>${o.canManage ? actionForm(`${o.base}/federated-identity/remove`, o.csrf, 'Unlink', { secondary: true, fields: { provider: l.identityProvider } }) : ''}</li>`,
   );
   return html`<h2>Linked accounts</h2>
-${o.links.length === 0 ? html`<p class="muted">No linked accounts at identity providers.</p>` : html`<ul class="cards">${items}</ul>`}`;
+${o.links.length === 0 ? html`<p class="muted">No linked accounts at identity providers.</p>` : html`<ul class="cards">${items}</ul>`}
+${o.noPassword && o.links.length > 0 ? html`<p class="muted">The user has no password: without a linked account they cannot sign in (reset their password to give them one).</p>` : ''}`;
 }

@@ -312,10 +312,12 @@ export function userPage(
   roles: UserRoleChoices,
   groups: UserGroupChoices,
   otp: OtpSummary[],
-  linked: { links: FederatedIdentity[]; providerPages: boolean },
+  /** The user's linked accounts; whether the admin may open the providers' pages; whether the user has no password (signs in through a provider). */
+  linked: { links: FederatedIdentity[]; providerPages: boolean; noPassword: boolean },
 ): string {
   const base = `${realmBase(frame.realmId)}/users/${encodeURIComponent(user.id)}`;
   const otpSection = userOtpSection({ csrf: frame.csrf, base, otp, setupRequired: user.requiredActions.includes('CONFIGURE_TOTP'), canManage, when });
+  const noPassword = linked.noPassword;
   const linkedSection = linkedAccountsSection({ csrf: frame.csrf, realmId: frame.realmId, base, ...linked, canManage, when });
   const manage: SafeHtml | '' = canManage
     ? html`<h2>Account</h2>
@@ -340,7 +342,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <dt>Username</dt><dd>${user.username}</dd>
 <dt>Email</dt><dd>${user.email ?? ''}</dd>
 <dt>State</dt><dd>${user.enabled ? 'enabled' : 'disabled'}</dd>
-<dt>Password</dt><dd>${user.requiredActions.includes('UPDATE_PASSWORD') ? 'temporary: a new one is asked for at the next sign-in' : 'set by the user or an administrator'}</dd>
+<dt>Password</dt><dd>${noPassword ? 'none (the user signs in through an identity provider, or an administrator sets one)' : user.requiredActions.includes('UPDATE_PASSWORD') ? 'temporary: a new one is asked for at the next sign-in' : 'set by the user or an administrator'}</dd>
 <dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
 <dt>Created</dt><dd>${when(user.createdAt)}</dd>
 </dl>${sessionList}${otpSection}${linkedSection}${userAttributes(frame.csrf, base, user.attributes, canManage)}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}`,
