@@ -22,6 +22,7 @@ import { registerBackup } from './cli/backup.js';
 import { registerRole } from './cli/role.js';
 import { registerGroup } from './cli/group.js';
 import { registerScope } from './cli/mapper.js';
+import { registerIdentityProvider } from './cli/identity-provider.js';
 import { terminalSafe } from './cli/terminal-text.js';
 
 // A reader of this process's output that went away (a log shipper restarted, `| head`, a closed
@@ -46,6 +47,7 @@ registerAdminEvents(program);
 registerRole(program);
 registerGroup(program);
 registerScope(program);
+registerIdentityProvider(program);
 registerBackup(program);
 
 // Tells dist/realmgate.mjs (scripts/bundle-loader.mjs) whether this process is a server: it holds V8 to

@@ -53,7 +53,7 @@ export function registerRealmTransfer(realm: Command): void {
     .command('export <realm>')
     .description("write a realm in Keycloak's export format (client and identity provider secrets masked and no password hashes unless --with-secrets)")
     .option('--file <file>', 'write to this file, replaced whole (default: standard output); with --with-secrets it is made 0600, an existing file too')
-    .option('--with-secrets', 'include password hashes (as Keycloak credentials), client secret hashes (which only Realmgate can import), identity providers' client secrets in clear and the signing keys (opened with the key file or REALMGATE_KEY_SECRET)')
+    .option('--with-secrets', "include password hashes (as Keycloak credentials), client secret hashes (which only Realmgate can import), identity providers' client secrets in clear and the signing keys (opened with the key file or REALMGATE_KEY_SECRET)")
     .action(async (realmId: string, o: { file?: string; withSecrets?: boolean }) => {
       if (o.file !== undefined && o.file.trim() === '') throw new CliError('--file needs a file name (without --file the export goes to standard output)');
       const existing = o.file === undefined ? undefined : await regularFileOrNothing(o.file);

@@ -21,7 +21,10 @@ export function terminalSafe(text: string): string {
 // What JSON.stringify leaves as it is and a terminal would act on: DEL, C1, the separators and bidi controls.
 const UNSAFE_IN_JSON = /[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
 
-/** A value as one line of JSON a terminal shows as it is (each unsafe character a \u escape: still JSON, still parseable). */
-export function terminalJson(value: unknown): string {
-  return JSON.stringify(value).replace(UNSAFE_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+/**
+ * A value as JSON a terminal shows as it is (each unsafe character a \u escape: still JSON, still
+ * parseable): one line, or indented by `indent` spaces.
+ */
+export function terminalJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(UNSAFE_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

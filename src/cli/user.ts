@@ -3,6 +3,7 @@ import { CliError, collect, intArg, passwordFrom, withStore } from './common.js'
 import { createUser, listUsers, setUserPassword } from '../admin/operations.js';
 import { registerUserLifecycle } from './user-lifecycle.js';
 import { registerUserOtp } from './user-otp.js';
+import { registerUserFederatedIdentity } from './user-federated-identity.js';
 import { usersWithOtp } from '../admin/operations/user-credentials.js';
 import { registerUserGroups } from './group.js';
 import { ATTRIBUTE_HELP, attributesFrom } from './user-attributes.js';
@@ -86,5 +87,6 @@ export function registerUser(program: Command): void {
     });
   registerUserLifecycle(user);
   registerUserOtp(user);
+  registerUserFederatedIdentity(user);
   registerUserGroups(user);
 }

@@ -16,7 +16,7 @@ import { providerSecret } from '../admin/operations/identity-providers.js';
  */
 
 /** Where the provider sends the user back (Keycloak's path, so a provider registered for Keycloak needs no change). */
-export function brokerRedirectUri(services: Services, realmId: string, alias: string): string {
+export function brokerRedirectUri(services: Pick<Services, 'config'>, realmId: string, alias: string): string {
   return `${realmBase(services.config, realmId)}/broker/${encodeURIComponent(alias)}/endpoint`;
 }
 

@@ -79,6 +79,9 @@ body.console { display: block; }
 @media (max-width: 66rem) { .card.console-main { margin: 1rem 0.5rem 2rem; width: auto; padding: 1.25rem; } }
 .console-form { max-width: 32rem; }
 .console-form button { margin-top: 0.25rem; }
+.console-form details { margin: 0 0 0.75rem; }
+.console-form summary { cursor: pointer; font-weight: 600; color: var(--accent); }
+.console-form details[open] > summary { margin: 0 0 0.75rem; }
 .console-search .row input { margin: 0; flex: 1; min-width: 0; }
 .row { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin: 0 0 1rem; }
 .cards > li.row { justify-content: space-between; margin-bottom: 0.5rem; }
@@ -110,6 +113,9 @@ h3 { margin: 1.25rem 0 0.5rem; font-size: 1rem; }
   .table-wrap td::before { content: attr(data-label); color: var(--muted); font-weight: 600; }
 }
 @media (max-width: 30rem) {
+  /* Facts whose values are long URLs: each value under its name, the full width. */
+  .facts.long-values { grid-template-columns: 1fr; gap: 0; }
+  .facts.long-values dd { margin: 0 0 0.5rem; }
   .code-row { flex-wrap: wrap; }
   .code-row .code { flex-basis: 100%; }
   .code-row button { flex: 1 1 auto; }

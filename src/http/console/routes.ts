@@ -22,6 +22,9 @@ import { sendPage } from '../interaction/render.js';
 import { Forbidden, field, isRefusal, mappingGuard, text, type ConsoleKit, type Req, type Signed } from './common.js';
 import { GROUP_NOTICES, groupRoutes } from './groups.js';
 import { OTP_NOTICES, userOtpRoutes } from './user-otp.js';
+import { IDP_NOTICES, identityProviderRoutes } from './identity-providers.js';
+import { listFederatedIdentities } from '../../admin/operations/identity-providers.js';
+import { NO_PASSWORD_HASH } from '../../admin/operations/realm-import.js';
 import { userCredentials } from '../../admin/operations/user-credentials.js';
 import { userGroupChoices } from '../../admin/operations/groups.js';
 import { CONSOLE_PATH, callbackUri, checkConsoleCsrf, clearSession, consoleCaller, consoleCsrf, finishLogin, startLogin } from './session.js';
@@ -56,6 +59,7 @@ const NOTICES: Record<string, string> = {
   'role-revoked': "The role was revoked: the user's next access token no longer carries it.",
   ...GROUP_NOTICES,
   ...OTP_NOTICES,
+  ...IDP_NOTICES,
 };
 
 /**
@@ -99,7 +103,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     // Own keys only: `done=constructor` or `done=__proto__` would otherwise show Object's own members.
     const notice = typeof req.query.done === 'string' && Object.hasOwn(NOTICES, req.query.done) ? NOTICES[req.query.done] : undefined;
     const actor: Actor = { via: 'console', realmId: caller.realmId, userId: caller.userId, username: caller.username, clientId: caller.clientId, ip: req.ip };
-    const section = /^\/auth\/admin\/console\/realms\/[^/?]+(\/[a-z]+)?/.exec(req.url)?.[1] ?? '';
+    const section = /^\/auth\/admin\/console\/realms\/[^/?]+(\/[a-z-]+)?/.exec(req.url)?.[1] ?? '';
     return { caller, actor, frame: { title: '', admin: caller.username ?? caller.userId, csrf: await consoleCsrf(services, req), section, ...(notice ? { notice } : {}) } };
   }
 
@@ -481,15 +485,17 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
 
   async function showUser(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, userRef: string, status = 200, error?: string): Promise<FastifyReply> {
     const user = await requireUser(services.store, realmId, userRef);
-    const [lock, sessions, roles, groups, credentials] = await Promise.all([
+    const [lock, sessions, roles, groups, credentials, links] = await Promise.all([
       bruteForceStatus(services.store, { realmId, user: user.id }),
       userSessions(services.store, { realmId, user: user.id }),
       userRoleChoices(services.store, { realmId, userId: user.id }),
       userGroupChoices(services.store, { realmId, userId: user.id }),
       userCredentials(services.store, { realmId, user: user.id }),
+      listFederatedIdentities(services.store, user),
     ]);
     const frame = { ...s.frame, title: user.username, realmId, ...(error ? { error } : {}) };
-    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles, groups, credentials.otp));
+    const linked = { links, providerPages: hasAdminRole(s.caller, realmId, 'view-identity-providers'), noPassword: user.passwordHash === NO_PASSWORD_HASH };
+    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles, groups, credentials.otp, linked));
   }
 
   app.get(`${R}/users/:user`, async (req: Req, reply) => {
@@ -675,6 +681,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
   const kit: ConsoleKit = { services, signedIn, realmOf, need, attempt, showUser };
   groupRoutes(app, kit);
   userOtpRoutes(app, kit);
+  identityProviderRoutes(app, kit);
 
   app.get(`${R}/events`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);

@@ -27,6 +27,7 @@ const SECTIONS = [
   ['/groups', 'Groups'],
   ['/roles', 'Roles'],
   ['/organizations', 'Organizations'],
+  ['/identity-providers', 'Identity providers'],
   ['/events', 'Events'],
 ] as const;
 

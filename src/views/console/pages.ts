@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from '../html.js';
-import type { Client, Realm, User } from '../../storage/types.js';
+import type { Client, FederatedIdentity, Realm, User } from '../../storage/types.js';
 import type { AdminEvent } from '../../storage/repos/admin-events.js';
 import type { StoredEvent } from '../../admin/operations/events.js';
 import type { BruteForceStatus } from '../../admin/operations/users.js';
@@ -11,6 +11,7 @@ import { roleOptions, userGroupsSection, visible } from './group-pages.js';
 import type { Group } from '../../storage/repos/groups.js';
 import type { OtpSummary } from '../../admin/operations/user-credentials.js';
 import { userOtpSection } from './user-otp.js';
+import { linkedAccountsSection } from './identity-provider-pages.js';
 
 export function when(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
@@ -311,9 +312,13 @@ export function userPage(
   roles: UserRoleChoices,
   groups: UserGroupChoices,
   otp: OtpSummary[],
+  /** The user's linked accounts; whether the admin may open the providers' pages; whether the user has no password (signs in through a provider). */
+  linked: { links: FederatedIdentity[]; providerPages: boolean; noPassword: boolean },
 ): string {
   const base = `${realmBase(frame.realmId)}/users/${encodeURIComponent(user.id)}`;
   const otpSection = userOtpSection({ csrf: frame.csrf, base, otp, setupRequired: user.requiredActions.includes('CONFIGURE_TOTP'), canManage, when });
+  const noPassword = linked.noPassword;
+  const linkedSection = linkedAccountsSection({ csrf: frame.csrf, realmId: frame.realmId, base, ...linked, canManage, when });
   const manage: SafeHtml | '' = canManage
     ? html`<h2>Account</h2>
 <div class="row">${user.enabled ? actionForm(`${base}/disable`, frame.csrf, 'Disable user', { secondary: true }) : actionForm(`${base}/enable`, frame.csrf, 'Enable user')}
@@ -337,10 +342,10 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <dt>Username</dt><dd>${user.username}</dd>
 <dt>Email</dt><dd>${user.email ?? ''}</dd>
 <dt>State</dt><dd>${user.enabled ? 'enabled' : 'disabled'}</dd>
-<dt>Password</dt><dd>${user.requiredActions.includes('UPDATE_PASSWORD') ? 'temporary: a new one is asked for at the next sign-in' : 'set by the user or an administrator'}</dd>
+<dt>Password</dt><dd>${noPassword ? 'none (the user signs in through an identity provider, or an administrator sets one)' : user.requiredActions.includes('UPDATE_PASSWORD') ? 'temporary: a new one is asked for at the next sign-in' : 'set by the user or an administrator'}</dd>
 <dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
 <dt>Created</dt><dd>${when(user.createdAt)}</dd>
-</dl>${sessionList}${otpSection}${userAttributes(frame.csrf, base, user.attributes, canManage)}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}`,
+</dl>${sessionList}${otpSection}${linkedSection}${userAttributes(frame.csrf, base, user.attributes, canManage)}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}`,
   );
 }
 
