@@ -29,11 +29,13 @@ export function readQr(png: Buffer): string {
 /**
  * Sets up an authenticator for the user the way a user does (enrollOtp: the key and the current code it
  * gives), and returns its key. Time steps are claimed once: two set-ups in one step are fine (each key has
- * its own credential).
+ * its own credential). `atSeconds`: the server's time when it has a manual clock.
  */
-export async function enrollTestOtp(store: Store, user: User, label?: string): Promise<Buffer> {
+export async function enrollTestOtp(store: Store, user: User, label?: string, atSeconds?: number): Promise<Buffer> {
   const key = randomBytes(20);
-  const t = Math.floor(Date.now() / 1000);
+  // A server with a manual clock: its time, or the step claimed here and the one the test types later
+  // are read off two clocks (the real one runs on while the manual one stands).
+  const t = atSeconds ?? Math.floor(Date.now() / 1000);
   const code = hotp(key, timeStep(t, OTP_POLICY.period), OTP_POLICY.digits, OTP_POLICY.algorithm);
   const refused = await enrollOtp(store, { user, key, code, nowSeconds: t, ...(label !== undefined ? { label } : {}) });
   if (refused) throw new Error(refused);

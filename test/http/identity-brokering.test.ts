@@ -134,7 +134,7 @@ for (const dialect of dialects()) {
 
     test('the provider\'s account with the email of an existing user is linked only after that user\'s password (and code)', async () => {
       const { id } = await createUser(ts.store, { realmId: 'test', username: 'carla', password: 'carla password 1', email: 'carla@example.com' });
-      const key = await enrollTestOtp(ts.store, (await ts.store.users.get(id))!);
+      const key = await enrollTestOtp(ts.store, (await ts.store.users.get(id))!, undefined, Math.floor(ts.clock.nowMs() / 1000));
       const jar = new FetchCookieJar();
       const landed = await viaProvider(jar, 'corp', { sub: 'u-200', email: 'carla@example.com', preferred_username: 'carla.c' });
       const html = await landed.res.text();
