@@ -16,6 +16,8 @@ import { cliActor } from '../../src/admin/operations/common.js';
 import { updateUser } from '../../src/admin/operations/users.js';
 import { CHROMIUM, DESKTOP, LAUNCH_ARGS, SKIP_REASON, checkLayout, heading, signInOnPage } from '../helpers/browser.js';
 import { OTP_TOOLS_MISSING, oathtoolCode } from '../helpers/otp.js';
+import { startUpstream } from '../helpers/upstream-provider.js';
+import { createIdentityProvider, discoverProvider } from '../../src/admin/operations/identity-providers.js';
 
 const GUIDE = fs.readFileSync('docs/guide-single-page-app.md', 'utf8');
 const KEYCLOAK_JS = fs.readFileSync('node_modules/keycloak-js/lib/keycloak.js', 'utf8');
@@ -272,6 +274,34 @@ for (const dialect of dialects()) {
         return res.status;
       }, `${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/userinfo`);
       assert.equal(status, 200);
+    });
+
+    test("login({ idpHint }) goes straight to that identity provider (node-oidc-provider) and back signed in as its user", async () => {
+      const up = await startUpstream({ redirectUri: `${ts.baseUrl}/auth/realms/${REALM}/broker/corp/endpoint` });
+      try {
+        const acme = await ts.store.organizations.findByAlias(REALM, 'acme');
+        await createIdentityProvider(ts.store, cliActor(), REALM, {
+          alias: 'corp',
+          organizationId: acme!.id,
+          config: { ...(await discoverProvider(up.issuer)), clientId: up.clientId, clientSecret: up.clientSecret, pkceEnabled: 'true', pkceMethod: 'S256', defaultScope: 'openid email profile' },
+        });
+        up.nextAccount = { sub: 'kcjs-1', email: 'kim@corp.example', preferred_username: 'kim' };
+        // prompt=login: the current session does not count; the hint skips the login page.
+        await page.evaluate(() => {
+          void (window as unknown as { keycloak: { login(o: object): Promise<void> } }).keycloak.login({ idpHint: 'corp', prompt: 'login' });
+        });
+        await page.getByRole('button', { name: 'Allow' }).waitFor();
+        assert.equal(up.requests.length, 1, 'the browser went to the provider, not to the login page');
+        await consentAndOrganization();
+        await page.waitForURL((u) => u.origin === app.origin);
+        await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Signed in'));
+        const kim = await ts.store.users.findByUsername(REALM, 'kim');
+        const subject = await page.evaluate(() => (window as unknown as { keycloak: { subject: string } }).keycloak.subject);
+        assert.equal(subject, kim?.id);
+        assert.deepEqual(pageErrors, []);
+      } finally {
+        await up.close();
+      }
     });
 
     test('a logout in another tab is noticed by the status iframe: onAuthLogout fires, login-required signs in again', async () => {
