@@ -272,6 +272,8 @@ for (const dialect of dialects()) {
         { identityProvider: 'corp', userId: 'sub-1', userName: 'fed.user' },
         { identityProvider: 'other', userId: 'sub-9', userName: 'sub-9' },
       ]);
+      // As Keycloak's GET of a user in a realm with identity providers: the links in the representation.
+      assert.deepEqual((await ts.kc.users.findOne({ realm: REALM, id }))?.federatedIdentities?.map((f) => f.identityProvider), ['corp', 'other']);
       // Already linked to the provider, or the account linked to another user: 409.
       assert.equal(await statusOf(ts.kc.users.addToFederatedIdentity({ realm: REALM, id, federatedIdentityId: 'corp', federatedIdentity: { userId: 'sub-2' } })), 409);
       assert.equal(await statusOf(ts.kc.users.addToFederatedIdentity({ realm: REALM, id: id2, federatedIdentityId: 'corp', federatedIdentity: { userId: 'sub-1' } })), 409);

@@ -31,6 +31,8 @@ import { NotFound, ValidationError } from '../../admin/validation.js';
 import type { User } from '../../storage/types.js';
 import { randomToken } from '../../crypto/random.js';
 import { usersWithOtp } from '../../admin/operations/user-credentials.js';
+import { listFederatedIdentities, listIdentityProviders } from '../../admin/operations/identity-providers.js';
+import { toFederatedIdentityRepresentation } from '../../admin/keycloak/representations/identity-provider.js';
 import { actorOf, mappingGuard, requireRole } from './authenticate.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
@@ -161,7 +163,10 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
   app.get<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Read a user', params: userParams, security } }, async (req) => {
     const caller = callerOf(req);
     const user = await target(caller, req.params.realm, req.params.id, 'view-users');
-    return toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users'), totp: (await usersWithOtp(store, [user.id])).has(user.id) });
+    const rep = toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users'), totp: (await usersWithOtp(store, [user.id])).has(user.id) });
+    // Keycloak's UserResource.getUser: a realm with identity providers shows the user's links.
+    if ((await listIdentityProviders(store, user.realmId)).length === 0) return rep;
+    return { ...rep, federatedIdentities: (await listFederatedIdentities(store, user)).map(toFederatedIdentityRepresentation) };
   });
 
   app.put<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Update a user: email, names, emailVerified, enabled (disabling ends sessions and revokes tokens), requiredActions (UPDATE_PASSWORD, CONFIGURE_TOTP), attributes (the whole set; absent: unchanged)', params: userParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
