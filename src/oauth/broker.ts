@@ -30,7 +30,7 @@ function scopeOf(p: IdentityProvider): string {
 const pkceOn = (p: IdentityProvider): boolean => p.config.pkceEnabled === 'true';
 
 /** The authorization request to the provider (OIDC Core 3.1.2.1; RFC 7636 with PKCE on). */
-export async function providerAuthorizationUrl(services: Services, realm: Realm, p: IdentityProvider, ia: Interaction): Promise<string> {
+export async function providerAuthorizationUrl(services: Services, realm: Realm, p: IdentityProvider, ia: Interaction, opts: { loginHint?: string } = {}): Promise<string> {
   const url = new URL(p.config.authorizationUrl!);
   const q = url.searchParams;
   q.set('response_type', 'code');
@@ -45,7 +45,9 @@ export async function providerAuthorizationUrl(services: Services, realm: Realm,
     q.set('code_challenge', plain ? verifier : createHash('sha256').update(verifier).digest('base64url'));
     q.set('code_challenge_method', plain ? 'plain' : 'S256');
   }
-  if (p.config.loginHint === 'true' && ia.params.loginHint) q.set('login_hint', ia.params.loginHint);
+  // An email routed to its organization's provider goes along as login_hint (as Keycloak's organizations).
+  if (opts.loginHint) q.set('login_hint', opts.loginHint);
+  else if (p.config.loginHint === 'true' && ia.params.loginHint) q.set('login_hint', ia.params.loginHint);
   if (ia.params.prompt?.includes('login')) q.set('prompt', 'login');
   return url.toString();
 }

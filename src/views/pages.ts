@@ -20,7 +20,11 @@ export interface LoginProvider {
  * The login page. `providers`: the realm's identity providers to sign in with instead, each a button of
  * one form posted to `brokerAction` (with the CSRF token, like every form here).
  */
-export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string }): string {
+/**
+ * `emailRouting`: some organization's users sign in at its own provider, found from their email's domain:
+ * the password is then not required by the form (the server sends such an email on without it).
+ */
+export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string; emailRouting?: boolean }): string {
   const providers = ctx.providers ?? [];
   return page({
     title: 'Sign in',
@@ -32,7 +36,8 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <label for="username">Username</label>
 <input type="text" id="username" name="username" value="${ctx.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required ${ctx.username ? '' : html`autofocus`}>
 <label for="password">Password</label>
-<input type="password" id="password" name="password" autocomplete="current-password" required ${ctx.username ? html`autofocus` : ''}>
+<input type="password" id="password" name="password" autocomplete="current-password"${ctx.emailRouting ? html` aria-describedby="password-note"` : html` required`} ${ctx.username ? html`autofocus` : ''}>
+${ctx.emailRouting ? html`<p class="muted" id="password-note">Signing in with your organization's account? Your email is enough: you continue at its sign-in page.</p>` : ''}
 <div class="actions"><button type="submit">Sign in</button></div>
 </form>
 ${providers.length > 0 && ctx.brokerAction

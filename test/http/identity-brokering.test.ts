@@ -8,8 +8,9 @@ import { pageKind, parseForm } from '../helpers/flow.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
 import { createUser, disableUser, updateRealm } from '../../src/admin/operations.js';
 import { resetPassword } from '../../src/admin/operations/users.js';
+import { createOrganization, updateOrganization } from '../../src/admin/operations/organizations.js';
 import { cliActor } from '../../src/admin/operations/common.js';
-import { brokeredUser, createIdentityProvider, discoverProvider, updateIdentityProvider, type ProviderFields } from '../../src/admin/operations/identity-providers.js';
+import { brokeredUser, createIdentityProvider, deleteIdentityProvider, discoverProvider, updateIdentityProvider, type ProviderFields } from '../../src/admin/operations/identity-providers.js';
 import { enrollTestOtp, oathtoolCodeWith } from '../helpers/otp.js';
 import { OTP_POLICY } from '../../src/admin/operations/otp.js';
 
@@ -77,7 +78,7 @@ for (const dialect of dialects()) {
       return follow(jar, new URL(started.headers.get('location')!, ts.baseUrl));
     }
 
-    /** Allows consent (and picks acme when asked) until the code comes back; returns the ID token's claims. */
+    /** Allows consent (and picks an organization when asked) until the code comes back; returns the ID token's claims. */
     async function finish(jar: FetchCookieJar, at: { url: URL; res: Response }): Promise<Record<string, unknown>> {
       let { url, res } = at;
       for (let i = 0; i < 5 && url.host !== 'app.example.com'; i++) {
@@ -85,7 +86,10 @@ for (const dialect of dialects()) {
         const kind = pageKind(html);
         assert.ok(kind === 'consent' || kind === 'organization', `expected consent or organization at ${url}, got ${kind}: ${html.slice(0, 300)}`);
         const form = parseForm(html);
-        const posted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, ...(kind === 'consent' ? { decision: 'allow' } : { organization: 'acme' }) });
+        // The organization page: acme when offered, else the first one offered.
+        const offered = [...html.matchAll(/name="organization" value="([^"]*)"/g)].map((m) => m[1]!);
+        const organization = offered.includes('acme') ? 'acme' : offered[0]!;
+        const posted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, ...(kind === 'consent' ? { decision: 'allow' } : { organization }) });
         ({ url, res } = await follow(jar, new URL(posted.headers.get('location')!, ts.baseUrl)));
       }
       const code = url.searchParams.get('code');
@@ -288,6 +292,47 @@ for (const dialect of dialects()) {
         assert.equal(await ts.store.identityProviders.findLink('test', 'forged', 'u-500'), undefined);
       } finally {
         await other.close();
+      }
+    });
+
+    test("an email of an organization's domain typed on the login page goes to its provider (Keycloak's redirect when the email domain matches)", async () => {
+      const globexUp = await startUpstream({ redirectUri: callback('globex') });
+      const org = await createOrganization(ts.store, { realmId: 'test', alias: 'globex', domains: [{ name: 'globex.example', verified: true }, { name: 'sub.globex.example', verified: true }] });
+      try {
+        await addProvider('globex', { hideOnLogin: true, organizationId: org.id, config: { 'kc.org.domain': 'ANY', 'kc.org.excluded.domains': 'sub.globex.example', 'kc.org.broker.redirect.mode.email-matches': 'true' } }, globexUp);
+        const jar = new FetchCookieJar();
+        const login = await follow(jar, authorizeUrl());
+        const html = await login.res.text();
+        // The password is not required by the form; the page says why.
+        assert.match(html, /<input type="password" id="password" name="password" autocomplete="current-password" aria-describedby="password-note"/);
+        assert.match(html, /Your email is enough/);
+        const form = parseForm(html);
+        const post = (username: string): Promise<Response> => browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, username, password: '' });
+        // Not routed: another domain, an excluded one, a name that is no email.
+        for (const username of ['zed@other.example', 'ann@sub.globex.example', 'globex.example']) {
+          const r = await post(username);
+          assert.equal(r.status, 200, username);
+          assert.match(await r.text(), /Invalid username or password/, username);
+        }
+        globexUp.nextAccount = { sub: 'g-1', email: 'zed@globex.example', preferred_username: 'zed' };
+        const routed = await post(' Zed@GLOBEX.example ');
+        assert.equal(routed.status, 303);
+        const at = new URL(routed.headers.get('location')!);
+        assert.equal(at.origin, new URL(globexUp.issuer).origin);
+        assert.equal(at.searchParams.get('login_hint'), 'Zed@GLOBEX.example');
+        const claims = await finish(jar, await follow(jar, at));
+        const zed = await ts.store.users.findByUsername('test', 'zed');
+        assert.equal(claims.sub, zed?.id);
+        assert.ok(await ts.store.organizationAdmin.isMember(org.id, zed!.id), 'a member of the organization');
+        // A disabled organization routes no one.
+        await updateOrganization(ts.store, { realmId: 'test', organization: 'globex', enabled: false });
+        const jar2 = new FetchCookieJar();
+        const form2 = parseForm(await (await follow(jar2, authorizeUrl())).res.text());
+        const r = await browse(jar2, new URL(form2.action, ts.baseUrl), { csrf: form2.csrf, username: 'zed@globex.example', password: '' });
+        assert.equal(r.status, 200);
+      } finally {
+        await deleteIdentityProvider(ts.store, cliActor(), 'test', 'globex');
+        await globexUp.close();
       }
     });
 

@@ -159,7 +159,7 @@ for (const dialect of dialects()) {
         assert.equal(p.config.clientSecret, undefined, 'the secret is not in the config');
         assert.ok(p.sealedClientSecret && !p.sealedClientSecret.includes(`m${n}-secret`), 'sealed');
         assert.equal(await providerSecret(ts.store, p), `m${n}-secret`);
-        assert.match(lineOf(m, `identity provider ${p.alias}`).reason!, new RegExp(`^oidc, of organization m${n}-acme; kc.org.broker.redirect.mode.email-matches kept but not acted on`));
+        assert.match(lineOf(m, `identity provider ${p.alias}`).reason!, new RegExp(`^oidc, of organization m${n}-acme; kc.org.broker.redirect.mode.email-matches: an email of`));
       }
       // Keycloak's organization settings are kept as they came (kc.org.domain a domain of the organization, or ANY).
       assert.equal(providers[0]!.config['kc.org.domain'], 'acme.com');

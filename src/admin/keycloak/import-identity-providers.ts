@@ -163,7 +163,7 @@ export async function storeFileProviders(
       }
       if (org.others && org.others.length > 0) notes.push(`organizations ${org.others.join(', ')} list it too: a provider belongs to one organization, ${org.alias}`);
       // Keycloak's organization login asks for the email first and sends its domain's users to the provider.
-      if (config[ORG_REDIRECT_KEY] === 'true') notes.push(`${ORG_REDIRECT_KEY} kept but not acted on: Realmgate's login page does not send users to the provider by their email's domain, they choose it (unless hidden) or a client names it with kc_idp_hint`);
+      if (config[ORG_REDIRECT_KEY] === 'true') notes.push(`${ORG_REDIRECT_KEY}: an email of ${config[ORG_DOMAIN_KEY] === 'ANY' ? 'a domain of the organization' : config[ORG_DOMAIN_KEY] ? JSON.stringify(config[ORG_DOMAIN_KEY]) : 'no domain (kc.org.domain left out: nothing is routed)'} typed on the login page goes to this provider`);
     } else if (org) {
       notes.push(`its organization ${org.alias} was not imported: the provider belongs to none`);
     } else if (existing) {

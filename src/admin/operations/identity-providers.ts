@@ -40,6 +40,7 @@ export const CLIENT_AUTH_METHODS = ['client_secret_post', 'client_secret_basic']
 /** The config keys a domain of the provider's organization is kept in (Keycloak 26 organizations). */
 export const ORG_DOMAIN_KEY = 'kc.org.domain';
 export const ORG_REDIRECT_KEY = 'kc.org.broker.redirect.mode.email-matches';
+export const ORG_EXCLUDED_KEY = 'kc.org.excluded.domains';
 
 /**
  * An endpoint at the provider: an absolute https URL, or http on a loopback host (RFC 6749 3.2: the token
@@ -260,6 +261,42 @@ export async function unlinkOwnAccount(store: Store, user: User, alias: string, 
   if (!(await store.identityProviders.unlink(user.id, alias))) return 'none';
   await store.events.record({ id: sortableId(), time: now(), realmId: user.realmId, type: 'REMOVE_FEDERATED_IDENTITY', outcome: 'success', userId: user.id, username: user.username, clientId: 'account', ip: o.ip ?? null, reason: `unlinked from identity provider ${alias} by the user` });
   return 'removed';
+}
+
+/**
+ * Keycloak 26 organizations' "redirect when email domain matches": the provider of an organization that
+ * signs in the users of an email's domain (its kc.org.domain, or ANY of the organization's domains), when
+ * it has the redirect mode on. Hidden providers count (organizations usually hide theirs); link-only and
+ * disabled ones do not.
+ */
+export async function routedProvider(store: Store, realmId: string, username: string): Promise<IdentityProvider | undefined> {
+  const m = /^[^@\s]+@([^@\s]+)$/.exec(username.trim());
+  if (!m) return undefined;
+  const domain = m[1]!.toLowerCase();
+  const candidates = (await store.identityProviders.list(realmId)).filter(routesByEmail);
+  // A provider named for the domain first; then one for ANY domain of its organization.
+  candidates.sort((a, b) => Number(a.config[ORG_DOMAIN_KEY] === 'ANY') - Number(b.config[ORG_DOMAIN_KEY] === 'ANY'));
+  for (const p of candidates) {
+    const d = p.config[ORG_DOMAIN_KEY]!;
+    if (d !== 'ANY' && d.toLowerCase() !== domain) continue;
+    const org = await store.organizationAdmin.get(p.organizationId!);
+    if (!org || !org.enabled) continue;
+    if (d !== 'ANY') return p;
+    if (org.domains.some((x) => x.name.toLowerCase() === domain) && !excluded(p, domain)) return p;
+  }
+  return undefined;
+}
+
+/** Keycloak's kc.org.excluded.domains (comma-separated; "*.d" is any subdomain of d): domains of an ANY provider's organization it does not take. */
+function excluded(p: IdentityProvider, domain: string): boolean {
+  return (p.config[ORG_EXCLUDED_KEY] ?? '').split(',').map((x) => x.trim().toLowerCase()).some((x) => x !== '' && (x.startsWith('*.') ? domain.endsWith(x.slice(1)) : x === domain));
+}
+
+const routesByEmail = (p: IdentityProvider): boolean => p.enabled && !p.linkOnly && p.organizationId !== null && p.config[ORG_REDIRECT_KEY] === 'true' && !!p.config[ORG_DOMAIN_KEY];
+
+/** Whether any provider of the realm routes users by their email's domain (the login page then needs no password for them). */
+export async function realmRoutesByEmail(store: Store, realmId: string): Promise<boolean> {
+  return (await store.identityProviders.list(realmId)).some(routesByEmail);
 }
 
 // ---- Sign-in through a provider (src/oauth/broker.ts checks the provider's answer; this decides the local user) ----

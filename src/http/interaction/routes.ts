@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { ConflictError, type Client, type IdentityProvider, type Interaction, type Realm, type User } from '../../storage/types.js';
-import { linkAfterSignIn } from '../../admin/operations/identity-providers.js';
+import { linkAfterSignIn, realmRoutesByEmail, routedProvider } from '../../admin/operations/identity-providers.js';
+import { providerAuthorizationUrl } from '../../oauth/broker.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
@@ -74,7 +75,7 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
     case 'redirect':
       return sendClientResponse(reply, step.response, { realmName: l.realmName, clientName: l.clientName });
     case 'login':
-      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: await loginProviders(services, l.realm.id), brokerAction: `${base}/broker`, ...extra }));
+      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: await loginProviders(services, l.realm.id), brokerAction: `${base}/broker`, emailRouting: await realmRoutesByEmail(services.store, l.realm.id), ...extra }));
     case 'link-account':
       return sendPage(reply, extra.status ?? 200, linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));
     case 'otp':
@@ -246,6 +247,13 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
     const username = field(req, 'username') ?? '';
     const password = field(req, 'password') ?? '';
+    // An email of a domain whose organization signs its users in at its own provider goes there (the
+    // password, if any was typed, is not looked at).
+    const routed = username.includes('@') ? await routedProvider(services.store, l.realm.id, username) : undefined;
+    if (routed && (await nextStep(services, l.realm, l.client, l.ia)).kind === 'login') {
+      reply.header('cache-control', 'no-store');
+      return reply.redirect(await providerAuthorizationUrl(services, l.realm, routed, l.ia, { loginHint: username.trim() }), 303);
+    }
     const outcome = await attemptLogin(services, l.realm, { username, password, ip: req.ip, clientId: l.client.clientId, deviceCookie: readRealmCookie(req, services.config, l.realm.id, DEVICE_COOKIE) });
     if ('error' in outcome) {
       await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' });
