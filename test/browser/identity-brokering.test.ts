@@ -10,6 +10,8 @@ import { dialects } from '../helpers/db.js';
 import { CLIENT_ORIGIN, SKIP_REASON, authorizeUrl, checkLayout, heading, interceptClient, sharedBrowser } from '../helpers/browser.js';
 import { startUpstream, type Upstream } from '../helpers/upstream-provider.js';
 import { createUser, updateRealm } from '../../src/admin/operations.js';
+import { createOrganization } from '../../src/admin/operations/organizations.js';
+import { updateIdentityProvider } from '../../src/admin/operations/identity-providers.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { createIdentityProvider, discoverProvider } from '../../src/admin/operations/identity-providers.js';
 
@@ -44,6 +46,14 @@ async function withProvider(t: TestContext, dialect: 'sqlite' | 'postgres', fn: 
 /** Consents on the consent page, then waits for the client's redirect; exchanges the code for the ID token's subject. */
 async function consentAndExchange(ts: TestServer, page: Page): Promise<string> {
   await page.getByRole('button', { name: 'Allow' }).click();
+  // A member of an organization chooses it; anyone else is back at the client.
+  const radio = page.getByRole('radio').first();
+  // (The loser of the race fails once the page is gone: caught, it is not an unhandled rejection.)
+  const next = await Promise.race([page.waitForURL((u) => u.origin === CLIENT_ORIGIN).then(() => 'client', () => 'gone'), radio.waitFor().then(() => 'organization', () => 'gone')]);
+  if (next === 'organization') {
+    await page.getByRole('radio').first().check();
+    await page.getByRole('button', { name: 'Continue' }).click();
+  }
   await page.waitForURL((u) => u.origin === CLIENT_ORIGIN);
   const code = new URL(page.url()).searchParams.get('code');
   assert.ok(code, `a code in ${page.url()}`);
@@ -102,6 +112,23 @@ for (const dialect of dialects()) {
       await page.getByRole('button', { name: 'Allow' }).waitFor();
       assert.equal(await consentAndExchange(ts, page), id);
       assert.deepEqual((await ts.store.identityProviders.links(id)).map((l) => l.federatedUserId), ['b-2']);
+    });
+  });
+  test(`browser: an email of an organization's domain, typed without a password, goes to its provider (${dialect})`, async (t) => {
+    await withProvider(t, dialect, async (ts, up, page) => {
+      const org = await createOrganization(ts.store, { realmId: 'test', alias: 'corp', domains: [{ name: 'corp.example', verified: true }] });
+      await updateIdentityProvider(ts.store, cliActor(), 'test', 'corp', { hideOnLogin: true, organizationId: org.id, config: { 'kc.org.domain': 'corp.example', 'kc.org.broker.redirect.mode.email-matches': 'true' } });
+      await page.goto(authorizeUrl(ts, 'b3'));
+      assert.equal(await page.getByRole('button', { name: 'Corp SSO' }).count(), 0, 'hidden from the login page');
+      assert.match((await page.locator('#password-note').textContent()) ?? '', /Your email is enough/);
+      await checkLayout(page, 'login-email-routing', shoot);
+      up.nextAccount = { sub: 'b-3', email: 'pia@corp.example', preferred_username: 'pia' };
+      await page.getByLabel('Username').fill('pia@corp.example');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Allow' }).waitFor();
+      assert.equal(up.requests.at(-1)?.get('login_hint'), 'pia@corp.example');
+      const pia = await ts.store.users.findByUsername('test', 'pia');
+      assert.equal(await consentAndExchange(ts, page), pia?.id);
     });
   });
 }
