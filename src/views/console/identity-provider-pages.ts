@@ -48,7 +48,7 @@ ${textField('issuer', 'Issuer', form.issuer ?? '', { url: true, help: 'Its endpo
 ${textField('authorizationUrl', 'Authorization URL', form.authorizationUrl ?? '', { url: true })}
 ${textField('tokenUrl', 'Token URL', form.tokenUrl ?? '', { url: true })}
 ${textField('userInfoUrl', 'Userinfo URL (optional)', form.userInfoUrl ?? '', { url: true })}
-${textField('jwksUrl', 'JWKS URL (optional)', form.jwksUrl ?? '', { url: true, help: 'With it, ID token signatures are checked against the provider’s keys.' })}
+${textField('jwksUrl', 'JWKS URL (optional)', form.jwksUrl ?? '', { url: true, help: "With it, ID token signatures are checked against the provider's keys." })}
 </details>
 </fieldset>
 <fieldset><legend>Client at the provider</legend>
@@ -65,7 +65,7 @@ ${orgs.length > 0
   : ''}
 <fieldset><legend>Options</legend>
 ${checkbox('pkce', 'PKCE (S256): send a code challenge', form.pkce !== 'off')}
-${checkbox('trustEmail', 'Trust email: the provider’s addresses count as verified', form.trustEmail === 'on')}
+${checkbox('trustEmail', "Trust email: the provider's addresses count as verified", form.trustEmail === 'on')}
 ${checkbox('hideOnLogin', 'Hide on the login page: only kc_idp_hint sends users there', form.hideOnLogin === 'on')}
 ${checkbox('linkOnly', 'Link only: no new users, only accounts linked already sign in', form.linkOnly === 'on')}
 </fieldset>`;
@@ -81,13 +81,13 @@ export function identityProvidersPage(frame: ConsoleFrame & { realmId: string },
     ? html`<h2>Add an OpenID Connect provider</h2>
 <form method="post" action="${realmBase(frame.realmId)}/identity-providers" class="console-form">${csrfField(frame.csrf)}
 ${textField('alias', 'Alias', form.alias ?? '', { required: true, help: 'Letters, digits, ".", "_" or "-". It is part of the redirect URI and cannot change.' })}
-${textField('displayName', 'Display name (optional)', form.displayName ?? '', { help: 'The text of the login page’s button (default: the alias).' })}
+${textField('displayName', 'Display name (optional)', form.displayName ?? '', { help: "The text of the login page's button (default: the alias)." })}
 ${providerFields(form, orgs, { edit: false })}
 <button type="submit">Add provider</button></form>`
     : '';
   return consolePage(
     frame,
-    html`<p class="muted">Users sign in through another OpenID Connect provider: a button on the login page, or a client’s <code>kc_idp_hint=&lt;alias&gt;</code>. Register the redirect URI at the provider, as a redirect URI of Realmgate’s client there.</p>
+    html`<p class="muted">Users sign in through another OpenID Connect provider: a button on the login page, or a client's <code>kc_idp_hint=&lt;alias&gt;</code>. Register the redirect URI at the provider, as a redirect URI of Realmgate's client there.</p>
 ${rows.length === 0
   ? html`<p class="muted">No identity providers yet.</p>`
   : html`<div class="table-wrap"><table><caption class="visually-hidden">Identity providers</caption><thead><tr>${labels.map((l) => html`<th scope="col">${l}</th>`)}</tr></thead><tbody>${items}</tbody></table></div>`}
@@ -140,7 +140,7 @@ ${providerFields(form ?? providerForm(p), orgs, { edit: true })}
 <h2>Delete</h2>
 <form method="post" action="${base}/delete" class="console-form">${csrfField(frame.csrf)}
 <label for="confirm">Type the alias to delete the provider</label><input type="text" id="confirm" name="confirm" required autocomplete="off">
-<p class="muted">Every user’s link to it is removed; users without a password can then no longer sign in. This cannot be undone.</p>
+<p class="muted">Every user's link to it is removed; users without a password can then no longer sign in. This cannot be undone.</p>
 <button type="submit" class="danger">Delete provider</button></form>`
     : '';
   return consolePage(
