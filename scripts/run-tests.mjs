@@ -4,7 +4,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
 
 function find(dir, out = []) {
   for (const name of readdirSync(dir)) {
@@ -23,9 +22,6 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-// Test files spend much of their time waiting (on PostgreSQL, HTTP, a browser, a child process): one more
-// file than there are cores keeps the cores busy. REALMGATE_TEST_CONCURRENCY overrides it.
-const concurrency = Number(process.env.REALMGATE_TEST_CONCURRENCY) || availableParallelism() + 1;
-const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=120000', ...files];
+const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000', ...files];
 const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } });
 process.exit(r.status ?? 1);
