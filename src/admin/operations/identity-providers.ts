@@ -292,12 +292,8 @@ function excluded(p: IdentityProvider, domain: string): boolean {
   return (p.config[ORG_EXCLUDED_KEY] ?? '').split(',').map((x) => x.trim().toLowerCase()).some((x) => x !== '' && (x.startsWith('*.') ? domain.endsWith(x.slice(1)) : x === domain));
 }
 
-const routesByEmail = (p: IdentityProvider): boolean => p.enabled && !p.linkOnly && p.organizationId !== null && p.config[ORG_REDIRECT_KEY] === 'true' && !!p.config[ORG_DOMAIN_KEY];
-
-/** Whether any provider of the realm routes users by their email's domain (the login page then needs no password for them). */
-export async function realmRoutesByEmail(store: Store, realmId: string): Promise<boolean> {
-  return (await store.identityProviders.list(realmId)).some(routesByEmail);
-}
+/** A provider that signs in the users of its organization's email domain (Keycloak's redirect mode). */
+export const routesByEmail = (p: IdentityProvider): boolean => p.enabled && !p.linkOnly && p.organizationId !== null && p.config[ORG_REDIRECT_KEY] === 'true' && !!p.config[ORG_DOMAIN_KEY];
 
 // ---- Sign-in through a provider (src/oauth/broker.ts checks the provider's answer; this decides the local user) ----
 

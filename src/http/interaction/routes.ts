@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { ConflictError, type Client, type IdentityProvider, type Interaction, type Realm, type User } from '../../storage/types.js';
-import { linkAfterSignIn, realmRoutesByEmail, routedProvider } from '../../admin/operations/identity-providers.js';
+import { linkAfterSignIn, routedProvider, routesByEmail } from '../../admin/operations/identity-providers.js';
 import { providerAuthorizationUrl } from '../../oauth/broker.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
@@ -74,8 +74,10 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
   switch (step.kind) {
     case 'redirect':
       return sendClientResponse(reply, step.response, { realmName: l.realmName, clientName: l.clientName });
-    case 'login':
-      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: await loginProviders(services, l.realm.id), brokerAction: `${base}/broker`, emailRouting: await realmRoutesByEmail(services.store, l.realm.id), ...extra }));
+    case 'login': {
+      const all = await services.store.identityProviders.list(l.realm.id);
+      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: loginProviders(all), brokerAction: `${base}/broker`, emailRouting: all.some(routesByEmail), ...extra }));
+    }
     case 'link-account':
       return sendPage(reply, extra.status ?? 200, linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));
     case 'otp':
@@ -197,8 +199,7 @@ export async function afterPassword(services: Services, req: Req, reply: Fastify
 }
 
 /** The identity providers the login page offers: enabled, not hidden, not link-only; by guiOrder, then name. */
-async function loginProviders(services: Services, realmId: string): Promise<LoginProvider[]> {
-  const all = await services.store.identityProviders.list(realmId);
+function loginProviders(all: readonly IdentityProvider[]): LoginProvider[] {
   const order = (p: IdentityProvider): number => (/^\d{1,6}$/.test(p.config.guiOrder ?? '') ? Number(p.config.guiOrder) : 1e6);
   return all
     .filter((p) => p.enabled && !p.hideOnLogin && !p.linkOnly)
