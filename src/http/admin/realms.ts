@@ -49,7 +49,7 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
     if (changes.notBefore) checkNotBefore(changes.notBefore);
     const realm = await createRealm(
       store,
-      { id: changes.id, ...(changes.displayName ? { displayName: changes.displayName } : {}), settings: changes.settings, ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}) },
+      { id: changes.id, ...(changes.displayName ? { displayName: changes.displayName } : {}), settings: changes.settings, ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}), ...(changes.smtpPassword !== undefined ? { smtpPassword: changes.smtpPassword } : {}) },
       actorOf(caller),
     );
     if (changes.notBefore) await updateRealm(store, { realmId: realm.id, notBefore: changes.notBefore }, actorOf(caller));
@@ -78,6 +78,7 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
         ...(changes.displayName !== undefined ? { displayName: changes.displayName } : {}),
         ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
         ...(changes.notBefore !== undefined ? { notBefore: changes.notBefore } : {}),
+        ...(changes.smtpPassword !== undefined ? { smtpPassword: changes.smtpPassword } : {}),
       },
       actorOf(caller),
     );
