@@ -326,7 +326,7 @@ function readFileSmtp(rep: Json, report: RealmReportBuilder): { server: Record<s
     const { server, password } = readSmtpServer(rep.smtpServer, left);
     if (Object.keys(server).length === 0) return undefined;
     checkSmtpServer(server);
-    if (left.length > 0) report.skipped('realm setting smtpServer', `${left.slice(0, 10).join(', ')}: not used by Realmgate`);
+    if (left.length > 0) report.skipped(`realm setting smtpServer ${left.length === 1 ? 'key' : 'keys'} ${left.slice(0, 10).join(', ')}`, 'not used by Realmgate');
     const masked = (rep.smtpServer as Record<string, unknown>).password === MASKED_SMTP_PASSWORD;
     const auth = server.auth === 'true' ? (password ? `, user ${server.user}, password sealed` : masked ? `, user ${server.user}; the password was masked in the file: set it with realm update --smtp-password-stdin` : `, user ${server.user}, no password`) : '';
     report.imported('realm setting smtpServer', `host ${server.host}${server.port ? `:${server.port}` : ''}, from ${server.from}${auth}`);
