@@ -149,9 +149,6 @@ export const REALM_DEFAULTS = {
   /** Retention of the realm's events and admin events in seconds; null: the server's settings. */
   eventsRetention: null as number | null,
   adminEventsRetention: null as number | null,
-  /** No mail until an administrator gives the realm an SMTP server (Keycloak's smtpServer). */
-  smtpServer: {} as Record<string, string>,
-  smtpPassword: null as string | null,
   /** "Forgot password?" on the login page (Keycloak's resetPasswordAllowed, off by default). */
   resetPasswordAllowed: false as boolean,
   /** A reset link lives 5 minutes, a link an administrator sends 12 hours (Keycloak's defaults). */

@@ -134,7 +134,8 @@ export async function createRealm(
 ): Promise<Realm> {
   checkName('realm name', input.id);
   if (input.displayName != null) checkRealmDisplayName(input.displayName);
-  const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], ...input.settings, smtpPassword: null };
+  // No mail until an administrator gives the realm an SMTP server (Keycloak's smtpServer).
+  const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], smtpServer: {}, ...input.settings, smtpPassword: null };
   settings.smtpPassword = (await sealedSmtpPassword(store, input.id, input.smtpPassword)) ?? null;
   checkRealmSettings(settings);
   checkRefreshLifetimes(settings.refreshIdleLifetime, settings.refreshMaxLifetime);
