@@ -72,6 +72,23 @@ for (const dialect of dialects()) {
       assert.equal((await ts.store.realms.get(REALM))!.smtpPassword, null);
     });
 
+    test('testSMTPConnection sends a test mail with the settings given to the calling admin; without an admin email, 400; a dead server, 500', async () => {
+      const missing = await errorOf(ts.kc.realms.testSMTPConnection({ realm: REALM }, smtpServer(smtp.port)));
+      assert.equal(missing.status, 400);
+      assert.equal(missing.body.errorMessage, 'Logged in user does not have an e-mail.');
+      const admin = (await ts.kc.users.find({ realm: 'master', username: 'admin', exact: true }))[0]!;
+      await ts.kc.users.update({ realm: 'master', id: admin.id! }, { email: 'admin@example.com' });
+      await ts.kc.realms.testSMTPConnection({ realm: REALM }, smtpServer(smtp.port));
+      const [mail] = await smtp.waitFor(1);
+      assert.equal(mail!.to, 'admin@example.com');
+      assert.equal(mail!.subject, '[Test Realm] Test message');
+      const bad = await errorOf(ts.kc.realms.testSMTPConnection({ realm: REALM }, { host: 'x' }));
+      assert.equal(bad.status, 400);
+      const dead = await errorOf(ts.kc.realms.testSMTPConnection({ realm: REALM }, smtpServer(await freePort())));
+      assert.equal(dead.status, 500);
+      assert.match(String(dead.body.errorMessage), /^Failed to send email: sending mail through 127\.0\.0\.1:\d+ failed/);
+    });
+
     test('execute-actions-email: a new password, then the authenticator, then to the registered redirect_uri; the link once only', async () => {
       await ts.kc.realms.update({ realm: REALM }, { smtpServer: smtpServer(smtp.port) });
       const { id } = await ts.kc.users.create({ realm: REALM, username: 'newbie', email: 'newbie@example.com', enabled: true });

@@ -1,6 +1,10 @@
 import type { Services } from '../../services.js';
 import type { RequiredAction, User } from '../../storage/types.js';
-import { canSendMail } from '../../mail/mailer.js';
+import { canSendMail, sendMail } from '../../mail/mailer.js';
+import type { Store } from '../../storage/store.js';
+import { readSmtpServer } from '../keycloak/representations/realm.js';
+import { testMail } from '../../views/mail.js';
+import { checkSmtpServer } from './realms.js';
 import { mailActionsLink } from '../../mail/action-mail.js';
 import { ValidationError } from '../validation.js';
 import { checkRequiredActions, requireUser } from './users.js';
@@ -51,4 +55,21 @@ export async function sendActionsEmail(
   });
   await recordAdminEvent(services.store, actor, { realmId: realm.id, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/execute-actions-email`, representation: actions });
   return user;
+}
+
+/**
+ * Keycloak's testSMTPConnection: sends a test mail with `settings` (Keycloak's smtpServer map, not
+ * saved; its password `**********` or absent means the stored one) to the calling administrator's own
+ * email. Refused when the settings are invalid or the administrator has no email; a mail the server did
+ * not take rejects with a MailError.
+ */
+export async function testSmtpConnection(store: Store, input: { realmId: string; adminUserId: string; settings: unknown }): Promise<string> {
+  const realm = await requireRealm(store, input.realmId);
+  const { server, password } = readSmtpServer(input.settings);
+  checkSmtpServer(server);
+  const admin = await store.users.get(input.adminUserId);
+  if (!admin?.email) throw new ValidationError('Logged in user does not have an e-mail.');
+  const content = testMail({ realmName: realm.displayName ?? realm.id });
+  await sendMail(store, realm, { to: admin.email, ...content }, { server, ...(password ? { password } : {}) });
+  return admin.email;
 }
