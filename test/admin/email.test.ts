@@ -124,6 +124,28 @@ for (const dialect of dialects()) {
       assert.match(again.body, /no longer works/);
     });
 
+    test('a redirect_uri the client no longer has when the link is used: no redirect, the "updated" page', async () => {
+      await ts.kc.realms.update({ realm: REALM }, { smtpServer: smtpServer(smtp.port) });
+      await ts.kc.users.executeActionsEmail({ realm: REALM, id: ts.user.id, actions: ['UPDATE_PASSWORD'], clientId: ts.client.id, redirectUri: 'http://127.0.0.1:9999/cb' });
+      const [mail] = await smtp.waitFor(1);
+      await ts.store.clients.update(REALM, ts.client.id, { redirectUris: [ts.client.redirectUri] });
+      ts.services.cache.clear();
+      try {
+        const link = new URL(linkIn(mail!));
+        const jar = new CookieJar();
+        const page = await inject(ts.app, jar, 'GET', `${link.pathname}${link.search}`);
+        const form = parseForm(page.body);
+        const key = /name="key" value="([^"]*)"/.exec(page.body)![1]!;
+        const done = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, key, 'password-new': 'alice new password 9', 'password-confirm': 'alice new password 9' });
+        assert.equal(done.statusCode, 200);
+        assert.equal(done.headers.location, undefined);
+        assert.match(done.body, /Your password has been updated/);
+      } finally {
+        await ts.store.clients.update(REALM, ts.client.id, { redirectUris: [ts.client.redirectUri, 'http://127.0.0.1:9999/cb'] });
+        ts.services.cache.clear();
+      }
+    });
+
     test('execute-actions-email refusals in Keycloak\'s shape: unregistered redirect_uri, unknown action, no email, no SMTP; a dead SMTP server is a 500 with a reason', async () => {
       await ts.kc.realms.update({ realm: REALM }, { smtpServer: smtpServer(smtp.port) });
       const alice = ts.user.id;
