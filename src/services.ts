@@ -102,6 +102,12 @@ export interface Services {
   /** The server secret behind the CSRF tokens of the account, logout and device forms. */
   formKey: FormKey;
   clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter; sampler: FailureSampler };
+  /**
+   * Mailed links asked for at "Forgot password?": per address (req.ip, which REALMGATE_TRUSTED_PROXIES
+   * makes the client's) and per user, counted as requests, so a flood neither fills a mailbox nor the
+   * SMTP server's quota.
+   */
+  resetMails: { perAddress: FailureLimiter; perUser: FailureLimiter };
   /** Caps on unfinished authorization requests, per address and overall. */
   interactionCaps: PendingCaps;
   /** Caps on pending device codes (RFC 8628), per address (public clients) and overall; the same settings, counted apart. */
@@ -122,6 +128,10 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
       perAddress: new FailureLimiter(10, 60_000, () => clock.nowMs()),
       perClient: new FailureLimiter(100, 60_000, () => clock.nowMs()),
       sampler: new FailureSampler(),
+    },
+    resetMails: {
+      perAddress: new FailureLimiter(10, 15 * 60_000, () => clock.nowMs()),
+      perUser: new FailureLimiter(3, 15 * 60_000, () => clock.nowMs()),
     },
     formKey: new FormKey(store),
     interactionCaps: new PendingCaps(store.interactions, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { CliError, intArg, timeArg, withStore } from './common.js';
+import { CliError, intArg, onOff, readStdin, timeArg, withStore } from './common.js';
 import { terminalSafe } from './terminal-text.js';
 import { createRealm, deleteRealm, revokeBefore, updateRealm } from '../admin/operations.js';
 import type { RealmSettings } from '../storage/repos/realms.js';
@@ -39,7 +39,45 @@ function realmSettingOptions(cmd: Command): Command {
     )
     .option('--events-retention-days <days>', 'keep the realm\'s login and token events this many days (at most 7305), or "default": REALMGATE_EVENTS_RETENTION_DAYS (90)', retentionDays('events retention'))
     .option('--admin-events-retention-days <days>', 'keep the realm\'s admin events this many days (at most 7305), or "default": REALMGATE_ADMIN_EVENTS_RETENTION_DAYS (365)', retentionDays('admin events retention'))
-    .addOption(new Option('--access-token-format <format>', "access tokens as Keycloak's JWTs (jwt, the default) or RFC 9068 JWTs (header typ at+jwt, claim client_id)").choices(['jwt', 'rfc9068']));
+    .addOption(new Option('--access-token-format <format>', "access tokens as Keycloak's JWTs (jwt, the default) or RFC 9068 JWTs (header typ at+jwt, claim client_id)").choices(['jwt', 'rfc9068']))
+    .option('--reset-password-allowed <on|off>', 'on: the login page offers "Forgot password?" (mails a reset link; needs the SMTP settings); default off', onOff('--reset-password-allowed'))
+    .option('--action-token-lifespan <s>', 'how long a mailed reset link works, in seconds (default 300)', intArg('action token lifespan'))
+    .option('--admin-action-token-lifespan <s>', 'how long a link an administrator mails (send-actions-email) works, in seconds (default 43200)', intArg('admin action token lifespan'));
+}
+
+/** The realm's SMTP settings (Keycloak's smtpServer): only on update, merged into what the realm has. */
+function smtpOptions(cmd: Command): Command {
+  return cmd
+    .option('--smtp-host <host>', 'SMTP server to send the realm\'s mail through (reset links, send-actions-email)')
+    .option('--smtp-port <port>', 'its port (default 25, or 465 with --smtp-ssl on)', intArg('SMTP port', { min: 1, max: 65_535 }))
+    .option('--smtp-from <address>', 'sender address of the mail')
+    .option('--smtp-from-display-name <name>', 'sender name shown')
+    .option('--smtp-reply-to <address>', 'Reply-To address')
+    .option('--smtp-user <user>', 'SMTP user (turns authentication on)')
+    .option('--smtp-password-stdin', 'read the SMTP password from stdin (stored encrypted; never shown)')
+    .option('--smtp-starttls <on|off>', 'upgrade the connection with STARTTLS (required when on)', onOff('--smtp-starttls'))
+    .option('--smtp-ssl <on|off>', 'connect with TLS from the start (SMTPS, port 465)', onOff('--smtp-ssl'))
+    .option('--no-smtp', 'remove the SMTP settings (the realm sends no mail)');
+}
+
+/** The smtpServer map after the --smtp-* options, from `current`; undefined when none was given. */
+function smtpFrom(o: Record<string, unknown>, current: Record<string, string>): Record<string, string> | undefined {
+  if (o.smtp === false) return {};
+  const m: Record<string, string> = { ...current };
+  const set = (key: string, v: unknown): void => {
+    if (v !== undefined) m[key] = String(v);
+  };
+  set('host', o.smtpHost);
+  set('port', o.smtpPort);
+  set('from', o.smtpFrom);
+  set('fromDisplayName', o.smtpFromDisplayName);
+  set('replyTo', o.smtpReplyTo);
+  set('user', o.smtpUser);
+  if (o.smtpUser !== undefined) m.auth = 'true';
+  set('starttls', o.smtpStarttls);
+  set('ssl', o.smtpSsl);
+  const given = ['smtpHost', 'smtpPort', 'smtpFrom', 'smtpFromDisplayName', 'smtpReplyTo', 'smtpUser', 'smtpStarttls', 'smtpSsl', 'smtpPasswordStdin'].some((k) => o[k] !== undefined);
+  return given ? m : undefined;
 }
 
 function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
@@ -61,6 +99,9 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.organizationRequired !== undefined) s.organizationRequired = o.organizationRequired === 'on';
   if (o.eventsRetentionDays !== undefined) s.eventsRetention = (o.eventsRetentionDays as number) || null;
   if (o.adminEventsRetentionDays !== undefined) s.adminEventsRetention = (o.adminEventsRetentionDays as number) || null;
+  if (o.resetPasswordAllowed !== undefined) s.resetPasswordAllowed = o.resetPasswordAllowed as boolean;
+  if (o.actionTokenLifespan !== undefined) s.actionTokenUserLifespan = o.actionTokenLifespan as number;
+  if (o.adminActionTokenLifespan !== undefined) s.actionTokenAdminLifespan = o.adminActionTokenLifespan as number;
   return s;
 }
 
@@ -75,12 +116,21 @@ export function registerRealm(program: Command): void {
       process.stdout.write(`created realm ${id}\n`);
     });
   
-  realmSettingOptions(realm.command('update <realm>').description("change a realm's settings"))
+  smtpOptions(realmSettingOptions(realm.command('update <realm>').description("change a realm's settings")))
     .option('--display-name <name>', 'name shown on the login pages (at most 255 characters, no control characters)')
     .addOption(new Option('--organization-required <on|off>', 'on: a user of no organization gets no code; off: such a user signs in without the organization claim').choices(['on', 'off']))
     .action(async (id: string, o: Record<string, unknown>) => {
       const settings = settingsFrom(o);
-      await withStore((store) => updateRealm(store, { realmId: id, settings, ...(o.displayName !== undefined ? { displayName: o.displayName as string } : {}) }));
+      const password = o.smtpPasswordStdin ? await readStdin() : undefined;
+      await withStore(async (store) => {
+        const current = await store.realms.get(id);
+        if (!current) throw new CliError(`realm ${id} does not exist`);
+        const smtp = smtpFrom(o, current.smtpServer);
+        if (smtp !== undefined) settings.smtpServer = smtp;
+        // Removing the settings removes the password with them.
+        const smtpPassword = o.smtp === false ? null : password;
+        return updateRealm(store, { realmId: id, settings, ...(o.displayName !== undefined ? { displayName: o.displayName as string } : {}), ...(smtpPassword !== undefined ? { smtpPassword } : {}) });
+      });
       process.stdout.write(`updated realm ${id}\n`);
     });
   

@@ -1,3 +1,4 @@
+import { registerUserActionsEmail } from './user-actions-email.js';
 import type { Command } from 'commander';
 import { CliError, collect, intArg, passwordFrom, withStore } from './common.js';
 import { createUser, listUsers, setUserPassword } from '../admin/operations.js';
@@ -88,5 +89,6 @@ export function registerUser(program: Command): void {
   registerUserLifecycle(user);
   registerUserOtp(user);
   registerUserFederatedIdentity(user);
+  registerUserActionsEmail(user);
   registerUserGroups(user);
 }

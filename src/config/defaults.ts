@@ -149,6 +149,11 @@ export const REALM_DEFAULTS = {
   /** Retention of the realm's events and admin events in seconds; null: the server's settings. */
   eventsRetention: null as number | null,
   adminEventsRetention: null as number | null,
+  /** "Forgot password?" on the login page (Keycloak's resetPasswordAllowed, off by default). */
+  resetPasswordAllowed: false as boolean,
+  /** A reset link lives 5 minutes, a link an administrator sends 12 hours (Keycloak's defaults). */
+  actionTokenUserLifespan: 300,
+  actionTokenAdminLifespan: 43_200,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

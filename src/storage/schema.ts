@@ -30,6 +30,13 @@ export interface RealmTable {
   /** The realm's retention of its events and admin events in seconds; NULL: the server's. */
   events_retention: number | null;
   admin_events_retention: number | null;
+  /** Keycloak's smtpServer map as JSON, without the password; '{}': no mail. */
+  smtp_server: Generated<string>;
+  /** The SMTP password, sealed (src/crypto/smtp-secret.ts); NULL: none. */
+  smtp_password: string | null;
+  reset_password_allowed: Generated<number>;
+  action_token_user_lifespan: Generated<number>;
+  action_token_admin_lifespan: Generated<number>;
 }
 
 export interface ClientTable {

@@ -36,6 +36,18 @@ export interface Realm {
    */
   eventsRetention: number | null;
   adminEventsRetention: number | null;
+  /**
+   * Keycloak's smtpServer map (host, port, from, fromDisplayName, replyTo, auth, user, ssl, starttls,
+   * ...: strings, as Keycloak writes them), without the password; {} when the realm sends no mail.
+   */
+  smtpServer: Record<string, string>;
+  /** The SMTP password, sealed (src/crypto/smtp-secret.ts); null: none. Never shown. */
+  smtpPassword: string | null;
+  /** The login page offers "Forgot password?" (Keycloak's resetPasswordAllowed; needs smtpServer). */
+  resetPasswordAllowed: boolean;
+  /** How long a mailed link lives, in seconds: asked for by the user (a reset), or by an administrator (Keycloak's actionTokenGeneratedBy*Lifespan). */
+  actionTokenUserLifespan: number;
+  actionTokenAdminLifespan: number;
 }
 
 export interface Client {

@@ -24,7 +24,7 @@ export interface LoginProvider {
  * `emailRouting`: some organization's users sign in at its own provider, found from their email's domain:
  * the password is then not required by the form (the server sends such an email on without it).
  */
-export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string; emailRouting?: boolean }): string {
+export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string; emailRouting?: boolean; forgotPassword?: string }): string {
   const providers = ctx.providers ?? [];
   return page({
     title: 'Sign in',
@@ -38,7 +38,7 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <label for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password"${ctx.emailRouting ? html` aria-describedby="password-note"` : html` required`} ${ctx.username ? html`autofocus` : ''}>
 ${ctx.emailRouting ? html`<p class="muted" id="password-note">Signing in with your organization's account? Your email is enough: you continue at its sign-in page.</p>` : ''}
-<div class="actions"><button type="submit">Sign in</button></div>
+<div class="actions">${ctx.forgotPassword ? html`<a href="${ctx.forgotPassword}" class="forgot">Forgot password?</a>` : ''}<button type="submit">Sign in</button></div>
 </form>
 ${providers.length > 0 && ctx.brokerAction
   ? html`<form method="post" action="${ctx.brokerAction}" class="providers">

@@ -2,6 +2,7 @@ import { protocolMappersByOwner } from './representations/protocol-mapper.js';
 import type { Store } from '../../storage/store.js';
 import type { Client, User } from '../../storage/types.js';
 import { toRealmRepresentation } from './representations/realm.js';
+import { openSmtpPassword } from '../../crypto/smtp-secret.js';
 import { AUTH_METHODS_ATTRIBUTE } from './representations/client.js';
 import { exportCredential, type KeycloakCredential } from './credentials.js';
 import { exportOtpCredential } from './otp-credentials.js';
@@ -164,6 +165,11 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   const realm = await store.realms.get(realmId);
   if (!realm) throw new NotFound(`realm ${realmId} does not exist`);
   const rep: Json = { ...toRealmRepresentation(realm), organizationsEnabled: true };
+  // The SMTP password, masked as Keycloak's admin console shows it; in clear with the secrets (as kc.sh export writes it).
+  if (opts.withSecrets && realm.smtpPassword !== null) {
+    const password = await openSmtpPassword(store, realm.id, realm.smtpPassword);
+    if (password !== undefined) rep.smtpServer = { ...realm.smtpServer, password };
+  }
   const scopes = await store.realms.scopes(realmId);
   const mappers = await store.protocolMappers.listRealm(realmId);
   const scopeMappers = protocolMappersByOwner(mappers, 'scope');

@@ -7,7 +7,7 @@ import { hashPassword, MAX_RUNNING } from '../../crypto/passwords.js';
 import { hashClientSecret } from '../../crypto/client-secrets.js';
 import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { chooseSigningKeys, readSigningKeys, type FileSigningKey } from '../keycloak/signing-keys.js';
-import { fromRealmRepresentation } from '../keycloak/representations/realm.js';
+import { MASKED_SMTP_PASSWORD, fromRealmRepresentation, readSmtpServer } from '../keycloak/representations/realm.js';
 import { importCredential, type KeycloakCredential } from '../keycloak/credentials.js';
 import { importOtpCredential, type ImportedOtp } from '../keycloak/otp-credentials.js';
 import { sealOtpKey } from '../../crypto/otp-secret.js';
@@ -18,7 +18,7 @@ import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLin
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
-import { checkRealmDisplayName, checkRefreshLifetimes, createRealm, realmSigningAlg, updateRealm } from './realms.js';
+import { checkRealmDisplayName, checkSmtpServer, checkRefreshLifetimes, createRealm, realmSigningAlg, updateRealm } from './realms.js';
 import { checkNewClient, createClient, deleteClient, type NewClient } from './clients.js';
 import { checkPassword, deleteUser } from './users.js';
 import { checkDomains, checkOrganizationTexts, createOrganization } from './organizations.js';
@@ -210,6 +210,8 @@ export async function importKeycloakRealms(store: Store, realms: Json[], opts: I
 interface PreparedRealm {
   changes: ReturnType<typeof fromRealmRepresentation>;
   settings: Partial<RealmSettings>;
+  /** The SMTP password in clear, sealed when the realm is created; undefined: none. */
+  smtpPassword?: string;
   signingKey: SigningKey;
   /** The file's signing keys Realmgate can use (the one that signs for the realm's algorithm is signingKey). */
   fileKeys: FileSigningKey[];
@@ -229,7 +231,9 @@ interface PreparedRealm {
 
 async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportBuilder): Promise<PreparedRealm> {
   checkRealmLists(rep);
-  const changes = fromRealmRepresentation(rep);
+  const changes = fromRealmRepresentation({ ...rep, smtpServer: undefined });
+  const smtp = readFileSmtp(rep, report);
+  if (smtp) changes.settings.smtpServer = smtp.server;
   if (changes.displayName) {
     try {
       // The rule of every other door (length, no control characters); the realm comes without it.
@@ -254,14 +258,17 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const groups = readGroups(rep);
   const providers = readFileProviders(optList(rep, 'identityProviders'));
   await hashBeforehand(clients, users);
-  return { changes, settings, signingKey, fileKeys: file.keys, keyLines: file.lines, scopes, clients, users, organizations, roles, groups, providers, providerOrganizations: providerOrganizations(rep) };
+  return { changes, settings, ...(smtp?.password ? { smtpPassword: smtp.password } : {}), signingKey, fileKeys: file.keys, keyLines: file.lines, scopes, clients, users, organizations, roles, groups, providers, providerOrganizations: providerOrganizations(rep) };
 }
 
 async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report: RealmReportBuilder, actor: Actor): Promise<{ masterAdmins: string[] }> {
   const { changes, settings } = ready;
   const keys = await usableKeys(store, ready, report);
-  const realm = await createRealm(store, { id: String(rep.realm), ...(changes.displayName ? { displayName: changes.displayName } : {}), settings, ...(changes.enabled === false ? { enabled: false } : {}), signingKey: keys.signing }, actor);
+  const realm = await createRealm(store, { id: String(rep.realm), ...(changes.displayName ? { displayName: changes.displayName } : {}), settings, ...(changes.enabled === false ? { enabled: false } : {}), signingKey: keys.signing, ...(ready.smtpPassword !== undefined ? { smtpPassword: ready.smtpPassword } : {}) }, actor);
   report.imported('realm settings', 'lifetimes, brute-force limits, display name, enabled');
+  if (realm.resetPasswordAllowed) {
+    report.imported('realm setting resetPasswordAllowed', Object.keys(realm.smtpServer).length > 0 ? '"Forgot password?" on the login page, links valid ' + realm.actionTokenUserLifespan + ' s' : 'true, but the realm has no smtpServer: the login page offers no reset until one is set (realm update --smtp-host ...)');
+  }
   for (const k of keys.others) await store.keys.insert(k);
   if (changes.notBefore) await updateRealm(store, { realmId: realm.id, notBefore: changes.notBefore }, actor);
   if (rep.bruteForceProtected === false) report.mapped('realm setting bruteForceProtected', 'false in Keycloak; Realmgate always limits failed logins');
@@ -308,6 +315,29 @@ async function usableKeys(store: Store, ready: PreparedRealm, report: RealmRepor
   return { signing, others };
 }
 
+/**
+ * Keycloak's smtpServer: kept (the password sealed when the realm is stored), its keys Realmgate does not
+ * use reported; a map Realmgate refuses is left out with the reason (the realm then sends no mail).
+ */
+function readFileSmtp(rep: Json, report: RealmReportBuilder): { server: Record<string, string>; password: string | undefined } | undefined {
+  if (rep.smtpServer === undefined || rep.smtpServer === null) return undefined;
+  const left: string[] = [];
+  try {
+    const { server, password } = readSmtpServer(rep.smtpServer, left);
+    if (Object.keys(server).length === 0) return undefined;
+    checkSmtpServer(server);
+    if (left.length > 0) report.skipped(`realm setting smtpServer ${left.length === 1 ? 'key' : 'keys'} ${left.slice(0, 10).join(', ')}`, 'not used by Realmgate');
+    const masked = (rep.smtpServer as Record<string, unknown>).password === MASKED_SMTP_PASSWORD;
+    const auth = server.auth === 'true' ? (password ? `, user ${server.user}, password sealed` : masked ? `, user ${server.user}; the password was masked in the file: set it with realm update --smtp-password-stdin` : `, user ${server.user}, no password`) : '';
+    report.imported('realm setting smtpServer', `host ${server.host}${server.port ? `:${server.port}` : ''}, from ${server.from}${auth}`);
+    return { server, password: password ?? undefined };
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    report.skipped('realm setting smtpServer', `${message(err)}: left out; the realm sends no mail until one is set`);
+    return undefined;
+  }
+}
+
 /** Keycloak's limits differ from Realmgate's: a value out of our range is clamped, and reported. */
 function clampSettings(s: Partial<RealmSettings>, report: RealmReportBuilder): Partial<RealmSettings> {
   const out: Partial<RealmSettings> = { ...s };
@@ -329,6 +359,8 @@ function clampSettings(s: Partial<RealmSettings>, report: RealmReportBuilder): P
   clamp('maxLoginFailures', 'failureFactor', 1, 1000);
   clamp('lockoutSeconds', 'waitIncrementSeconds', 1, 86_400);
   clamp('maxLockoutSeconds', 'maxFailureWaitSeconds', 1, 30 * 86_400);
+  clamp('actionTokenUserLifespan', 'actionTokenGeneratedByUserLifespan', 1, 30 * 86_400);
+  clamp('actionTokenAdminLifespan', 'actionTokenGeneratedByAdminLifespan', 1, 366 * 86_400);
   // Keycloak lets an idle timeout exceed the maximum (the maximum wins, or is switched off); Realmgate
   // refuses it (checkRefreshLifetimes), and a refresh token never outlived its chain anyway: the idle
   // lifetime becomes the maximum, which is what it was in effect.

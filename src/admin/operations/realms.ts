@@ -10,6 +10,7 @@ import { DEFAULT_STORED_EVENT_TYPES, OPTIONAL_EVENT_TYPES, isOptionalEventType }
 import { MAX_EVENTS_RETENTION_S, retentionsFromKeycloak, storedTypesFromKeycloak } from '../keycloak/event-types.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { ensureRealmManagement } from './roles.js';
+import { sealSmtpPassword } from '../../crypto/smtp-secret.js';
 
 export function checkRealmSettings(s: Partial<RealmSettings>): void {
   const positive = (name: string, v: number | undefined, max: number, unit = ' of seconds'): void => {
@@ -41,6 +42,43 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
     if (v != null && (!Number.isInteger(v) || v < 1 || v > MAX_EVENTS_RETENTION_S)) throw new ValidationError(`${name} must be a whole number of seconds from 1 to ${MAX_EVENTS_RETENTION_S} (20 years)`);
   }
   if (s.accessTokenFormat !== undefined && s.accessTokenFormat !== 'jwt' && s.accessTokenFormat !== 'rfc9068') throw new ValidationError('the access token format must be jwt or rfc9068');
+  positive('the action token lifespan of a reset', s.actionTokenUserLifespan, 30 * 86_400);
+  positive('the action token lifespan of an administrator\'s link', s.actionTokenAdminLifespan, 366 * 86_400);
+  if (s.smtpServer !== undefined) checkSmtpServer(s.smtpServer);
+}
+
+const EMAIL_RE = /^[^\s@<>()",;:\\]{1,64}@[A-Za-z0-9.-]{1,255}$/;
+
+/**
+ * Keycloak's smtpServer map (a realm without host sends no mail): a host and a from address, a port
+ * 1-65535, the switches "true" or "false", addresses that are addresses, no control characters anywhere
+ * (they would let a value add mail headers).
+ */
+export function checkSmtpServer(m: Record<string, string>): void {
+  if (Object.keys(m).length === 0) return;
+  for (const [k, v] of Object.entries(m)) {
+    if (v.length > 320 || /[\x00-\x1f\x7f]/.test(v)) throw new ValidationError(`smtpServer.${k} must have at most 320 characters and no control characters`);
+  }
+  if (!m.host) throw new ValidationError('smtpServer.host is required (the SMTP server to send mail through)');
+  if (!/^[A-Za-z0-9.:[\]-]{1,255}$/.test(m.host)) throw new ValidationError('smtpServer.host must be a host name or an IP address');
+  if (!m.from || !EMAIL_RE.test(m.from)) throw new ValidationError('smtpServer.from must be an email address (the sender of the realm\'s mail)');
+  for (const k of ['replyTo', 'envelopeFrom'] as const) if (m[k] !== undefined && !EMAIL_RE.test(m[k]!)) throw new ValidationError(`smtpServer.${k} must be an email address`);
+  if (m.port !== undefined && (!/^\d{1,5}$/.test(m.port) || Number(m.port) < 1 || Number(m.port) > 65_535)) throw new ValidationError('smtpServer.port must be a port number from 1 to 65535');
+  for (const k of ['auth', 'ssl', 'starttls'] as const) if (m[k] !== undefined && m[k] !== 'true' && m[k] !== 'false') throw new ValidationError(`smtpServer.${k} must be "true" or "false"`);
+  if (m.auth === 'true' && !m.user) throw new ValidationError('smtpServer.user is required when auth is "true"');
+}
+
+/** The realm as admin events record it: never its SMTP password, even sealed. */
+function recorded(realm: Realm): Omit<Realm, 'smtpPassword'> & { smtpPassword?: string } {
+  const { smtpPassword, ...rest } = realm;
+  return { ...rest, ...(smtpPassword !== null ? { smtpPassword: '**********' } : {}) };
+}
+
+/** The SMTP password to store: sealed; null clears it; undefined keeps it. */
+async function sealedSmtpPassword(store: Store, realmId: string, password: string | null | undefined): Promise<string | null | undefined> {
+  if (password === undefined || password === null) return password;
+  if (password.length > 1024 || /[\x00-\x1f\x7f]/.test(password)) throw new ValidationError('the SMTP password must have at most 1024 characters and no control characters');
+  return sealSmtpPassword(store, realmId, password);
 }
 
 /**
@@ -89,10 +127,16 @@ export function realmSigningAlg(settings: Partial<RealmSettings> | undefined): S
  * Creates a realm with its keys. `signingKey` is its first signing key made beforehand (an import
  * generates it before its transaction: an RSA key takes a while); by default one is generated here.
  */
-export async function createRealm(store: Store, input: { id: string; displayName?: string; settings?: Partial<RealmSettings>; enabled?: boolean; signingKey?: SigningKey }, actor: Actor = cliActor()): Promise<Realm> {
+export async function createRealm(
+  store: Store,
+  input: { id: string; displayName?: string; settings?: Partial<RealmSettings>; enabled?: boolean; signingKey?: SigningKey; smtpPassword?: string | null },
+  actor: Actor = cliActor(),
+): Promise<Realm> {
   checkName('realm name', input.id);
   if (input.displayName != null) checkRealmDisplayName(input.displayName);
-  const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], ...input.settings };
+  // No mail until an administrator gives the realm an SMTP server (Keycloak's smtpServer).
+  const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], smtpServer: {}, ...input.settings, smtpPassword: null };
+  settings.smtpPassword = (await sealedSmtpPassword(store, input.id, input.smtpPassword)) ?? null;
   checkRealmSettings(settings);
   checkRefreshLifetimes(settings.refreshIdleLifetime, settings.refreshMaxLifetime);
   const t = now();
@@ -104,18 +148,18 @@ export async function createRealm(store: Store, input: { id: string; displayName
   await ensureRealmManagement(store, realm.id);
   if (input.enabled === false) await store.realms.update(realm.id, { enabled: false });
   const created = { ...realm, enabled: input.enabled !== false };
-  await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM', resourcePath: '', representation: created });
+  await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM', resourcePath: '', representation: recorded(created) });
   return created;
 }
 
 /** Changes settings, display name, enabled and not-before of a realm; an empty patch changes nothing. */
 export async function updateRealm(
   store: Store,
-  input: { realmId: string; settings?: Partial<RealmSettings>; displayName?: string | null; enabled?: boolean; notBefore?: number },
+  input: { realmId: string; settings?: Partial<RealmSettings>; displayName?: string | null; enabled?: boolean; notBefore?: number; smtpPassword?: string | null },
   actor: Actor = cliActor(),
 ): Promise<Realm> {
   const current = await requireRealm(store, input.realmId);
-  const settings = input.settings ?? {};
+  const { smtpPassword: _sealedOnlyHere, ...settings } = input.settings ?? {};
   checkRealmSettings(settings);
   if (settings.refreshIdleLifetime !== undefined || settings.refreshMaxLifetime !== undefined) {
     checkRefreshLifetimes(settings.refreshIdleLifetime ?? current.refreshIdleLifetime, settings.refreshMaxLifetime ?? current.refreshMaxLifetime);
@@ -123,14 +167,16 @@ export async function updateRealm(
   if (input.displayName != null) checkRealmDisplayName(input.displayName);
   if (input.enabled === false && input.realmId === MASTER_REALM) throw new ValidationError('the master realm cannot be disabled: its administrators administer every realm');
   if (input.notBefore !== undefined) checkNotBefore(input.notBefore, { current: current.notBefore });
+  const smtpPassword = await sealedSmtpPassword(store, input.realmId, input.smtpPassword);
   await store.realms.update(input.realmId, {
     ...settings,
+    ...(smtpPassword !== undefined ? { smtpPassword } : {}),
     ...(input.displayName !== undefined ? { displayName: input.displayName } : {}),
     ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
     ...(input.notBefore !== undefined ? { notBefore: input.notBefore } : {}),
   });
   const realm = await requireRealm(store, input.realmId);
-  await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'UPDATE', resourceType: 'REALM', resourcePath: '', representation: realm });
+  await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'UPDATE', resourceType: 'REALM', resourcePath: '', representation: recorded(realm) });
   return realm;
 }
 

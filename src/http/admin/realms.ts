@@ -6,7 +6,9 @@ import { fromRealmRepresentation, toRealmRepresentation } from '../../admin/keyc
 import { ValidationError } from '../../admin/validation.js';
 import { importRealmRepresentation } from '../../admin/operations/realm-import.js';
 import { actorOf, requireRole } from './authenticate.js';
-import { forbidden } from './errors.js';
+import { AdminHttpError, forbidden } from './errors.js';
+import { testSmtpConnection } from '../../admin/operations/action-emails.js';
+import { MailError } from '../../mail/mailer.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { anyObject, created201, noContent204, realmParams, security } from './schemas.js';
 
@@ -49,7 +51,7 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
     if (changes.notBefore) checkNotBefore(changes.notBefore);
     const realm = await createRealm(
       store,
-      { id: changes.id, ...(changes.displayName ? { displayName: changes.displayName } : {}), settings: changes.settings, ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}) },
+      { id: changes.id, ...(changes.displayName ? { displayName: changes.displayName } : {}), settings: changes.settings, ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}), ...(changes.smtpPassword !== undefined ? { smtpPassword: changes.smtpPassword } : {}) },
       actorOf(caller),
     );
     if (changes.notBefore) await updateRealm(store, { realmId: realm.id, notBefore: changes.notBefore }, actorOf(caller));
@@ -78,6 +80,7 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
         ...(changes.displayName !== undefined ? { displayName: changes.displayName } : {}),
         ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
         ...(changes.notBefore !== undefined ? { notBefore: changes.notBefore } : {}),
+        ...(changes.smtpPassword !== undefined ? { smtpPassword: changes.smtpPassword } : {}),
       },
       actorOf(caller),
     );
@@ -94,6 +97,26 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
     services.keys.clear();
     return reply.code(204).send();
   });
+
+  app.post<{ Params: { realm: string }; Body: unknown }>(
+    '/realms/:realm/testSMTPConnection',
+    { schema: { tags, summary: "Send a test mail with the SMTP settings in the body (Keycloak's smtpServer map, not saved) to the calling admin's email", params: realmParams, body: anyObject, response: noContent204, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-realm');
+      try {
+        await testSmtpConnection(store, { realmId: realm.id, adminUserId: caller.userId, settings: req.body });
+      } catch (err) {
+        if (err instanceof MailError) {
+          req.log.warn({ realm: realm.id, reason: err.message }, 'SMTP test failed');
+          throw new AdminHttpError(500, 'HTTP 500 Internal Server Error', `Failed to send email: ${err.message}`);
+        }
+        throw err;
+      }
+      return reply.code(204).send();
+    },
+  );
 
   app.post<{ Params: { realm: string } }>(
     '/realms/:realm/push-revocation',

@@ -34,6 +34,9 @@ import { usersWithOtp } from '../../admin/operations/user-credentials.js';
 import { listFederatedIdentities, listIdentityProviders } from '../../admin/operations/identity-providers.js';
 import { toFederatedIdentityRepresentation } from '../../admin/keycloak/representations/identity-provider.js';
 import { actorOf, mappingGuard, requireRole } from './authenticate.js';
+import { sendActionsEmail } from '../../admin/operations/action-emails.js';
+import { MailError } from '../../mail/mailer.js';
+import { AdminHttpError } from './errors.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
 
@@ -197,6 +200,50 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       // Keycloak: temporary true requires UPDATE_PASSWORD at the next sign-in; false or absent removes it.
       const credential = readPasswordCredential(req.body);
       await resetPassword(store, { realmId: user.realmId, user: user.id, password: credential.value, temporary: credential.temporary }, actorOf(caller));
+      return reply.code(204).send();
+    },
+  );
+
+  app.put<UserReq & { Querystring: { lifespan?: number; client_id?: string; redirect_uri?: string }; Body: unknown }>(
+    '/realms/:realm/users/:id/execute-actions-email',
+    {
+      schema: {
+        tags,
+        summary: 'Mail the user a link to do required actions (UPDATE_PASSWORD, CONFIGURE_TOTP), then go to redirect_uri (one of client_id\'s); lifespan in seconds',
+        params: userParams,
+        querystring: {
+          type: 'object',
+          properties: { lifespan: { type: 'integer', minimum: 1 }, client_id: { type: 'string', maxLength: 255 }, redirect_uri: { type: 'string', maxLength: 2048 } },
+        },
+        body: { type: 'array', maxItems: 16, items: { type: 'string', maxLength: 64 } },
+        response: noContent204,
+        security,
+      },
+    },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
+      const q = req.query;
+      try {
+        await sendActionsEmail(
+          services,
+          {
+            realmId: user.realmId,
+            user: user.id,
+            actions: req.body,
+            ...(q.lifespan !== undefined ? { lifespan: q.lifespan } : {}),
+            ...(q.client_id ? { clientId: q.client_id } : {}),
+            ...(q.redirect_uri ? { redirectUri: q.redirect_uri } : {}),
+            ip: req.ip,
+            log: req.log,
+          },
+          actorOf(caller),
+        );
+      } catch (err) {
+        // Keycloak's answer when the mail server did not take the mail; the reason names no secret.
+        if (err instanceof MailError) throw new AdminHttpError(500, 'HTTP 500 Internal Server Error', `Failed to send execute actions email: ${err.message}`);
+        throw err;
+      }
       return reply.code(204).send();
     },
   );

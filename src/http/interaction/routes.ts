@@ -13,6 +13,7 @@ import { completePasswordUpdate } from '../../admin/operations/users.js';
 import { enrollOtp } from '../../admin/operations/otp.js';
 import { otpSetup } from '../otp-setup.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
+import { offersReset } from './reset-routes.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, sendPage } from './render.js';
 
 export type Req = FastifyRequest<{ Params: { realm: string; id: string }; Body: Record<string, unknown> | undefined }>;
@@ -76,7 +77,7 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
       return sendClientResponse(reply, step.response, { realmName: l.realmName, clientName: l.clientName });
     case 'login': {
       const all = await services.store.identityProviders.list(l.realm.id);
-      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: loginProviders(all), brokerAction: `${base}/broker`, emailRouting: all.some(routesByEmail), ...extra }));
+      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: loginProviders(all), brokerAction: `${base}/broker`, emailRouting: all.some(routesByEmail), ...(offersReset(l.realm) ? { forgotPassword: `${base}/reset-credentials` } : {}), ...extra }));
     }
     case 'link-account':
       return sendPage(reply, extra.status ?? 200, linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));

@@ -8,6 +8,16 @@ export function parseList(json: string): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
+function parseSmtp(json: string): Record<string, string> {
+  try {
+    const v: unknown = JSON.parse(json);
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    return {};
+  }
+}
+
 export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
   return {
     id: r.id,
@@ -32,6 +42,11 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     organizationRequired: r.organization_required !== 0,
     eventsRetention: r.events_retention === null ? null : Number(r.events_retention),
     adminEventsRetention: r.admin_events_retention === null ? null : Number(r.admin_events_retention),
+    smtpServer: parseSmtp(r.smtp_server),
+    smtpPassword: r.smtp_password,
+    resetPasswordAllowed: r.reset_password_allowed !== 0,
+    actionTokenUserLifespan: Number(r.action_token_user_lifespan),
+    actionTokenAdminLifespan: Number(r.action_token_admin_lifespan),
   };
 }
 

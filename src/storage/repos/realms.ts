@@ -49,6 +49,11 @@ export class RealmRepository {
             organization_required: s.organizationRequired ? 1 : 0,
             events_retention: s.eventsRetention,
             admin_events_retention: s.adminEventsRetention,
+            smtp_server: JSON.stringify(s.smtpServer),
+            smtp_password: s.smtpPassword,
+            reset_password_allowed: s.resetPasswordAllowed ? 1 : 0,
+            action_token_user_lifespan: s.actionTokenUserLifespan,
+            action_token_admin_lifespan: s.actionTokenAdminLifespan,
           })
           .execute();
         await trx
@@ -97,6 +102,11 @@ export class RealmRepository {
     if (patch.storedEventTypes !== undefined) values.stored_event_types = JSON.stringify(patch.storedEventTypes);
     if (patch.eventsRetention !== undefined) values.events_retention = patch.eventsRetention;
     if (patch.adminEventsRetention !== undefined) values.admin_events_retention = patch.adminEventsRetention;
+    if (patch.smtpServer !== undefined) values.smtp_server = JSON.stringify(patch.smtpServer);
+    if (patch.smtpPassword !== undefined) values.smtp_password = patch.smtpPassword;
+    if (patch.resetPasswordAllowed !== undefined) values.reset_password_allowed = patch.resetPasswordAllowed ? 1 : 0;
+    if (patch.actionTokenUserLifespan !== undefined) values.action_token_user_lifespan = patch.actionTokenUserLifespan;
+    if (patch.actionTokenAdminLifespan !== undefined) values.action_token_admin_lifespan = patch.actionTokenAdminLifespan;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

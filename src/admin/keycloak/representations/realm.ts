@@ -28,7 +28,18 @@ export interface RealmRepresentation {
   /** The realm's own retention of its events, in seconds (absent: the server's). */
   eventsExpiration?: number;
   attributes: Record<string, string>;
+  /** Keycloak's SMTP settings; the password as MASKED_SMTP_PASSWORD when set. */
+  smtpServer: Record<string, string>;
+  resetPasswordAllowed: boolean;
+  actionTokenGeneratedByUserLifespan: number;
+  actionTokenGeneratedByAdminLifespan: number;
 }
+
+/** What Keycloak shows for a secret it keeps; sent back, it means "unchanged". */
+export const MASKED_SMTP_PASSWORD = '**********';
+
+/** The keys of Keycloak's smtpServer map Realmgate uses; others are left out (the import reports them). */
+export const SMTP_KEYS = ['host', 'port', 'from', 'fromDisplayName', 'replyTo', 'replyToDisplayName', 'envelopeFrom', 'auth', 'user', 'password', 'ssl', 'starttls'] as const;
 
 /**
  * Our realm in Keycloak's words. A refresh token's lifetime maps to both idle timeouts (Keycloak's
@@ -65,6 +76,10 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
       'realmgate.organizationRequired': String(r.organizationRequired),
       ...(r.adminEventsRetention !== null ? { adminEventsExpiration: String(r.adminEventsRetention) } : {}),
     },
+    smtpServer: { ...r.smtpServer, ...(r.smtpPassword !== null ? { password: MASKED_SMTP_PASSWORD } : {}) },
+    resetPasswordAllowed: r.resetPasswordAllowed,
+    actionTokenGeneratedByUserLifespan: r.actionTokenUserLifespan,
+    actionTokenGeneratedByAdminLifespan: r.actionTokenAdminLifespan,
   };
 }
 
@@ -75,6 +90,30 @@ export interface RealmChanges {
   enabled?: boolean;
   notBefore?: number;
   settings: Partial<RealmSettings>;
+  /** The SMTP password in clear, to seal; null: none; undefined: unchanged (absent smtpServer, or the mask). */
+  smtpPassword?: string | null;
+}
+
+/**
+ * Keycloak's smtpServer map: string values (a number or boolean as Keycloak's older exports have is
+ * taken as its string), the keys Realmgate uses; `left` gets the others. The password goes apart.
+ */
+export function readSmtpServer(v: unknown, left?: string[]): { server: Record<string, string>; password: string | null | undefined } {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ValidationError('smtpServer must be an object of strings');
+  const server: Record<string, string> = {};
+  let password: string | null | undefined = null;
+  for (const [k, raw] of Object.entries(v as Record<string, unknown>)) {
+    if (raw === null || raw === undefined) continue;
+    if (typeof raw !== 'string' && typeof raw !== 'number' && typeof raw !== 'boolean') throw new ValidationError(`smtpServer.${k.slice(0, 40)} must be a string`);
+    const value = String(raw);
+    if (!(SMTP_KEYS as readonly string[]).includes(k)) {
+      left?.push(k);
+      continue;
+    }
+    if (k === 'password') password = value === MASKED_SMTP_PASSWORD ? undefined : value === '' ? null : value;
+    else if (value !== '') server[k] = value;
+  }
+  return { server, password };
 }
 
 function int(body: Record<string, unknown>, key: string): number | undefined {
@@ -124,7 +163,15 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   const retentions = retentionsFromKeycloak(body);
   set('eventsRetention', retentions.eventsRetention);
   set('adminEventsRetention', retentions.adminEventsRetention);
+  set('resetPasswordAllowed', bool(body, 'resetPasswordAllowed'));
+  set('actionTokenUserLifespan', int(body, 'actionTokenGeneratedByUserLifespan'));
+  set('actionTokenAdminLifespan', int(body, 'actionTokenGeneratedByAdminLifespan'));
   const out: RealmChanges = { settings: s };
+  if (body.smtpServer !== undefined && body.smtpServer !== null) {
+    const smtp = readSmtpServer(body.smtpServer);
+    s.smtpServer = smtp.server;
+    if (smtp.password !== undefined) out.smtpPassword = smtp.password;
+  }
   const name = body.realm ?? body.id;
   if (name !== undefined && name !== null) {
     if (typeof name !== 'string') throw new ValidationError('realm must be a string');

@@ -1,0 +1,75 @@
+import type { Services } from '../../services.js';
+import type { RequiredAction, User } from '../../storage/types.js';
+import { canSendMail, sendMail } from '../../mail/mailer.js';
+import type { Store } from '../../storage/store.js';
+import { readSmtpServer } from '../keycloak/representations/realm.js';
+import { testMail } from '../../views/mail.js';
+import { checkSmtpServer } from './realms.js';
+import { mailActionsLink } from '../../mail/action-mail.js';
+import { ValidationError } from '../validation.js';
+import { checkRequiredActions, requireUser } from './users.js';
+import { cliActor, recordAdminEvent, requireRealm, type Actor } from './common.js';
+
+/** The longest a link an administrator mails may live: a year (Keycloak sets no bound). */
+export const MAX_ACTION_LIFESPAN_S = 366 * 86_400;
+
+/**
+ * Keycloak's execute-actions-email: mails the user a link to do `actions` (UPDATE_PASSWORD,
+ * CONFIGURE_TOTP), valid `lifespan` seconds (the realm's actionTokenGeneratedByAdminLifespan by default),
+ * then to go to `redirectUri`, which must be one of `clientId`'s registered redirect URIs (never an open
+ * redirect; checked again when the link is used). Refused (ValidationError, in Keycloak's words where it
+ * has them): no SMTP server, no email, a disabled user, an action Realmgate does not support. A mail the
+ * server did not take rejects with a MailError.
+ */
+export async function sendActionsEmail(
+  services: Services,
+  input: { realmId: string; user: string; actions: unknown; lifespan?: number; clientId?: string; redirectUri?: string; ip?: string; log: { warn(obj: object, msg: string): void } },
+  actor: Actor = cliActor(),
+): Promise<User> {
+  const realm = await requireRealm(services.store, input.realmId);
+  const user = await requireUser(services.store, realm.id, input.user);
+  if (!Array.isArray(input.actions) || input.actions.some((a) => typeof a !== 'string')) throw new ValidationError('the body must be a JSON array of required action names');
+  const actions: RequiredAction[] = checkRequiredActions(input.actions as string[]);
+  if (actions.length === 0) throw new ValidationError('no action given: choose from UPDATE_PASSWORD, CONFIGURE_TOTP');
+  if (input.lifespan !== undefined && (!Number.isSafeInteger(input.lifespan) || input.lifespan < 1 || input.lifespan > MAX_ACTION_LIFESPAN_S)) {
+    throw new ValidationError(`lifespan must be a whole number of seconds from 1 to ${MAX_ACTION_LIFESPAN_S}`);
+  }
+  if (input.redirectUri !== undefined && input.clientId === undefined) throw new ValidationError('Client id missing');
+  if (input.clientId !== undefined) {
+    const client = await services.store.clients.get(realm.id, input.clientId);
+    if (!client) throw new ValidationError('Client doesn\'t exist');
+    if (!client.enabled) throw new ValidationError('Client is not enabled');
+    if (input.redirectUri !== undefined && !client.redirectUris.includes(input.redirectUri)) throw new ValidationError('Invalid redirect uri.');
+  }
+  if (!user.enabled) throw new ValidationError('User is disabled');
+  if (!user.email) throw new ValidationError('User email missing');
+  if (!canSendMail(realm)) throw new ValidationError('the realm has no SMTP server (smtpServer): set one before sending mail');
+  await mailActionsLink(services, realm, { ...user, email: user.email }, {
+    actions,
+    lifespan: input.lifespan ?? realm.actionTokenAdminLifespan,
+    ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
+    ...(input.redirectUri !== undefined ? { redirectUri: input.redirectUri } : {}),
+    ...(input.ip !== undefined ? { ip: input.ip } : {}),
+    ...(actor.username ? { by: actor.username } : {}),
+    log: input.log,
+  });
+  await recordAdminEvent(services.store, actor, { realmId: realm.id, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/execute-actions-email`, representation: actions });
+  return user;
+}
+
+/**
+ * Keycloak's testSMTPConnection: sends a test mail with `settings` (Keycloak's smtpServer map, not
+ * saved; its password `**********` or absent means the stored one) to the calling administrator's own
+ * email. Refused when the settings are invalid or the administrator has no email; a mail the server did
+ * not take rejects with a MailError.
+ */
+export async function testSmtpConnection(store: Store, input: { realmId: string; adminUserId: string; settings: unknown }): Promise<string> {
+  const realm = await requireRealm(store, input.realmId);
+  const { server, password } = readSmtpServer(input.settings);
+  checkSmtpServer(server);
+  const admin = await store.users.get(input.adminUserId);
+  if (!admin?.email) throw new ValidationError('Logged in user does not have an e-mail.');
+  const content = testMail({ realmName: realm.displayName ?? realm.id });
+  await sendMail(store, realm, { to: admin.email, ...content }, { server, ...(password ? { password } : {}) });
+  return admin.email;
+}
