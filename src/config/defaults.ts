@@ -149,6 +149,8 @@ export const REALM_DEFAULTS = {
   /** Retention of the realm's events and admin events in seconds; null: the server's settings. */
   eventsRetention: null as number | null,
   adminEventsRetention: null as number | null,
+  /** Keycloak's password policy; '' (none): Realmgate's own rule only (8 to 1024 characters). */
+  passwordPolicy: '',
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

@@ -36,6 +36,8 @@ export interface Realm {
    */
   eventsRetention: number | null;
   adminEventsRetention: number | null;
+  /** Keycloak's passwordPolicy as Realmgate keeps it ('' when none; src/admin/password-policy.ts). */
+  passwordPolicy: string;
 }
 
 export interface Client {
@@ -86,6 +88,8 @@ export interface User {
   requiredActions: RequiredAction[];
   /** Keycloak's user attributes: name -> values (admin/validation.ts checkUserAttributes says what is kept). */
   attributes: UserAttributes;
+  /** When the current password was set (seconds; the user's creation when unknown): forceExpiredPasswordChange. */
+  passwordChangedAt: number;
 }
 
 /** Keycloak's user attributes, as UserRepresentation.attributes: each name has a list of string values. */

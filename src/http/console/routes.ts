@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { nowSeconds } from '../../clock.js';
 import type { Services } from '../../services.js';
 import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
 import { REALM_MANAGEMENT, hasAdminRole, maySeeRealm } from '../../admin/authorization.js';
@@ -603,7 +604,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     const temporary = req.body?.temporary === 'on';
     return attempt(
       reply,
-      () => resetPassword(services.store, { realmId, user: user.id, password, temporary }, s.actor),
+      () => resetPassword(services.store, { realmId, user: user.id, password, temporary, nowSeconds: nowSeconds(services.clock) }, s.actor),
       (error) => showUser(s, reply, realmId, user.id, 400, error),
       `${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=password-reset`,
     );

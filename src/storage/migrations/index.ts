@@ -28,6 +28,7 @@ import * as userAttributeIndex from './2026-11-27T1200_user_attribute_index.js';
 import * as otpCredentials from './2026-11-27T1300_otp_credentials.js';
 import * as recoveryCodes from './2026-11-27T1400_recovery_codes.js';
 import * as identityProviders from './2026-11-27T1500_identity_providers.js';
+import * as passwordPolicy from './2026-11-28T2000_password_policy.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T1300_otp_credentials': otpCredentials,
   '2026-11-27T1400_recovery_codes': recoveryCodes,
   '2026-11-27T1500_identity_providers': identityProviders,
+  '2026-11-28T2000_password_policy': passwordPolicy,
 };

@@ -32,6 +32,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     organizationRequired: r.organization_required !== 0,
     eventsRetention: r.events_retention === null ? null : Number(r.events_retention),
     adminEventsRetention: r.admin_events_retention === null ? null : Number(r.admin_events_retention),
+    passwordPolicy: r.password_policy ?? '',
   };
 }
 
@@ -81,6 +82,7 @@ export function toUser(r: Selectable<T.UserTable>): D.User {
     emailVerified: r.email_verified === 1,
     requiredActions: requiredActionsOf(r.required_actions),
     attributes: attributesOf(r.attributes),
+    passwordChangedAt: r.password_changed_at === null || r.password_changed_at === undefined ? Number(r.created_at) : Number(r.password_changed_at),
   };
 }
 

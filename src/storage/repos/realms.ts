@@ -49,6 +49,7 @@ export class RealmRepository {
             organization_required: s.organizationRequired ? 1 : 0,
             events_retention: s.eventsRetention,
             admin_events_retention: s.adminEventsRetention,
+            password_policy: s.passwordPolicy ?? '',
           })
           .execute();
         await trx
@@ -97,6 +98,7 @@ export class RealmRepository {
     if (patch.storedEventTypes !== undefined) values.stored_event_types = JSON.stringify(patch.storedEventTypes);
     if (patch.eventsRetention !== undefined) values.events_retention = patch.eventsRetention;
     if (patch.adminEventsRetention !== undefined) values.admin_events_retention = patch.adminEventsRetention;
+    if (patch.passwordPolicy !== undefined) values.password_policy = patch.passwordPolicy;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }
@@ -131,6 +133,7 @@ export class RealmRepository {
         'user_attribute_values',
         'otp_credentials',
         'recovery_codes',
+        'password_history',
         'federated_identities',
         'identity_providers',
         'roles',
