@@ -6,6 +6,7 @@ import type { RealmSettings } from '../storage/repos/realms.js';
 import { OPTIONAL_EVENT_TYPES } from '../events/stored-types.js';
 import { MAX_EVENTS_RETENTION_S } from '../admin/keycloak/event-types.js';
 import { registerRealmTransfer } from './realm-transfer.js';
+import { describePolicy, storedPolicy, SUPPORTED_POLICIES } from '../admin/password-policy.js';
 
 /** An epoch second as ISO 8601; undefined for a stored value no date can show (an earlier version let one in). */
 function isoTime(s: number): string | undefined {
@@ -39,7 +40,11 @@ function realmSettingOptions(cmd: Command): Command {
     )
     .option('--events-retention-days <days>', 'keep the realm\'s login and token events this many days (at most 7305), or "default": REALMGATE_EVENTS_RETENTION_DAYS (90)', retentionDays('events retention'))
     .option('--admin-events-retention-days <days>', 'keep the realm\'s admin events this many days (at most 7305), or "default": REALMGATE_ADMIN_EVENTS_RETENTION_DAYS (365)', retentionDays('admin events retention'))
-    .addOption(new Option('--access-token-format <format>', "access tokens as Keycloak's JWTs (jwt, the default) or RFC 9068 JWTs (header typ at+jwt, claim client_id)").choices(['jwt', 'rfc9068']));
+    .addOption(new Option('--access-token-format <format>', "access tokens as Keycloak's JWTs (jwt, the default) or RFC 9068 JWTs (header typ at+jwt, claim client_id)").choices(['jwt', 'rfc9068']))
+    .option(
+      '--password-policy <policy>',
+      `Keycloak's password policy, e.g. 'length(12) and digits(1) and upperCase(1) and notUsername and passwordHistory(3)', or "none"; supported: ${SUPPORTED_POLICIES.map((p) => p.id).join(', ')}. Realmgate's own 8 to 1024 characters stay underneath`,
+    );
 }
 
 function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
@@ -61,6 +66,7 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.organizationRequired !== undefined) s.organizationRequired = o.organizationRequired === 'on';
   if (o.eventsRetentionDays !== undefined) s.eventsRetention = (o.eventsRetentionDays as number) || null;
   if (o.adminEventsRetentionDays !== undefined) s.adminEventsRetention = (o.adminEventsRetentionDays as number) || null;
+  if (typeof o.passwordPolicy === 'string') s.passwordPolicy = o.passwordPolicy.trim() === 'none' ? '' : o.passwordPolicy;
   return s;
 }
 
@@ -84,6 +90,32 @@ export function registerRealm(program: Command): void {
       process.stdout.write(`updated realm ${id}\n`);
     });
   
+  realm
+    .command('show <realm>')
+    .description("show a realm's settings, its password policy among them (control characters shown escaped)")
+    .action(async (id: string) => {
+      const r = await withStore(async (store) => {
+        const found = await store.realms.get(id);
+        if (!found) throw new CliError(`realm ${id} does not exist`);
+        return found;
+      }, { access: 'read' });
+      const policy = storedPolicy(r.passwordPolicy);
+      const lines: Array<[string, string]> = [
+        ['realm', r.id],
+        ['display name', r.displayName ?? ''],
+        ['enabled', r.enabled ? 'yes' : 'no'],
+        ['code lifetime', `${r.codeLifetime} s`],
+        ['access token', `${r.accessTokenLifetime} s, ${r.accessTokenFormat}, audience ${r.accessTokenAudience}, ${r.signingAlg}`],
+        ['refresh token', `${r.refreshIdleLifetime} s idle, chain at most ${r.refreshMaxLifetime} s`],
+        ['SSO session', `${r.ssoSessionLifetime} s`],
+        ['login failures', `${r.maxLoginFailures} before a lockout of ${r.lockoutSeconds} s (at most ${r.maxLockoutSeconds} s)`],
+        ['organizations', r.organizationRequired ? 'required' : 'optional'],
+        ['password policy', r.passwordPolicy === '' ? 'none (Realmgate: 8 to 1024 characters)' : r.passwordPolicy],
+        ['passwords', describePolicy(policy) + (policy.forceExpiredPasswordChange ? ` Changed every ${policy.forceExpiredPasswordChange} days.` : '')],
+      ];
+      process.stdout.write(lines.map(([k, v]) => `${k}:${' '.repeat(Math.max(1, 18 - k.length))}${terminalSafe(v)}\n`).join(''));
+    });
+
   realm
     .command('list')
     .description('list realms (name, tab, display name; control characters shown escaped)')

@@ -10,6 +10,7 @@ import { DEFAULT_STORED_EVENT_TYPES, OPTIONAL_EVENT_TYPES, isOptionalEventType }
 import { MAX_EVENTS_RETENTION_S, retentionsFromKeycloak, storedTypesFromKeycloak } from '../keycloak/event-types.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { ensureRealmManagement } from './roles.js';
+import { parsePasswordPolicy } from '../password-policy.js';
 
 export function checkRealmSettings(s: Partial<RealmSettings>): void {
   const positive = (name: string, v: number | undefined, max: number, unit = ' of seconds'): void => {
@@ -94,6 +95,7 @@ export async function createRealm(store: Store, input: { id: string; displayName
   if (input.displayName != null) checkRealmDisplayName(input.displayName);
   const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], ...input.settings };
   checkRealmSettings(settings);
+  settings.passwordPolicy = parsePasswordPolicy(settings.passwordPolicy).text;
   checkRefreshLifetimes(settings.refreshIdleLifetime, settings.refreshMaxLifetime);
   const t = now();
   const alg = realmSigningAlg(settings);
@@ -115,8 +117,10 @@ export async function updateRealm(
   actor: Actor = cliActor(),
 ): Promise<Realm> {
   const current = await requireRealm(store, input.realmId);
-  const settings = input.settings ?? {};
+  const settings = { ...input.settings };
   checkRealmSettings(settings);
+  // Kept as Realmgate writes it back (Keycloak's syntax, its defaults made explicit): what GET answers.
+  if (settings.passwordPolicy !== undefined) settings.passwordPolicy = parsePasswordPolicy(settings.passwordPolicy).text;
   if (settings.refreshIdleLifetime !== undefined || settings.refreshMaxLifetime !== undefined) {
     checkRefreshLifetimes(settings.refreshIdleLifetime ?? current.refreshIdleLifetime, settings.refreshMaxLifetime ?? current.refreshMaxLifetime);
   }

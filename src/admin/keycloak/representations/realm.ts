@@ -28,6 +28,8 @@ export interface RealmRepresentation {
   /** The realm's own retention of its events, in seconds (absent: the server's). */
   eventsExpiration?: number;
   attributes: Record<string, string>;
+  /** Keycloak's password policy (absent: none), the rules Realmgate enforces (src/admin/password-policy.ts). */
+  passwordPolicy?: string;
 }
 
 /**
@@ -59,6 +61,7 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     eventsEnabled: true,
     enabledEventTypes: keycloakEnabledEventTypes(r.storedEventTypes),
     ...(r.eventsRetention !== null ? { eventsExpiration: r.eventsRetention } : {}),
+    ...(r.passwordPolicy !== '' ? { passwordPolicy: r.passwordPolicy } : {}),
     // Realmgate's own settings travel as attributes, which Keycloak keeps and ignores; adminEventsExpiration is Keycloak's.
     attributes: {
       accessTokenAudience: r.accessTokenAudience,
@@ -124,6 +127,11 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   const retentions = retentionsFromKeycloak(body);
   set('eventsRetention', retentions.eventsRetention);
   set('adminEventsRetention', retentions.adminEventsRetention);
+  // Keycloak: null or absent leaves the policy; "" removes it; a policy is checked by the operation.
+  if (body.passwordPolicy !== undefined && body.passwordPolicy !== null) {
+    if (typeof body.passwordPolicy !== 'string') throw new ValidationError('passwordPolicy must be a string');
+    s.passwordPolicy = body.passwordPolicy;
+  }
   const out: RealmChanges = { settings: s };
   const name = body.realm ?? body.id;
   if (name !== undefined && name !== null) {
