@@ -10,11 +10,8 @@ import type { UserQuery } from '../../storage/repos/user-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
 
-/**
- * Realmgate's own rule alone (8 to 1024 characters), for a caller with no realm at hand. Every door that
- * sets a password goes through checkNewPassword, which applies it under the realm's policy.
- */
-export function checkPassword(password: string): void {
+/** Realmgate's own rule alone (8 to 1024 characters): a password refused before anything is looked up. */
+function checkPasswordFloor(password: string): void {
   const failures = policyFailures(EMPTY_POLICY, { password });
   if (failures.length > 0) throw new PasswordPolicyError(failures);
 }
@@ -41,10 +38,13 @@ export async function newPasswordFailures(
 }
 
 /**
- * The one check of every door that sets a password (admin API, CLI, console, the update-password and
- * account pages, the import): throws a PasswordPolicyError (a ValidationError) naming every rule failed.
+ * The one password check of every door that sets a password (admin API, CLI, console, the update-password
+ * and account pages, the import; a new door such as a forgot-password page calls it too, or goes through
+ * setUserPassword / completePasswordUpdate, which call it): Realmgate's 8 to 1024 characters, the realm's
+ * policy and, with `user`, its password history. Throws a PasswordPolicyError (a ValidationError) whose
+ * message names every rule failed; newPasswordFailures gives the same as a list.
  */
-export async function checkNewPassword(store: Store, input: { realm: Realm; password: string; username: string; email?: string | null; user?: User }): Promise<void> {
+export async function checkPassword(store: Store, input: { realm: Realm; password: string; username: string; email?: string | null; user?: User }): Promise<void> {
   const failures = await newPasswordFailures(store, input);
   if (failures.length > 0) throw new PasswordPolicyError(failures);
 }
@@ -104,7 +104,7 @@ export async function createUser(
   if (!USERNAME_RE.test(input.username)) {
     throw new ValidationError(`username must be 1-${LIMITS.username} letters, digits, '.', '_', '@', '+' or '-'`);
   }
-  if (!input.randomPassword) await checkNewPassword(store, { realm, password: input.password, username: input.username.toLowerCase(), email: input.email ?? null });
+  if (!input.randomPassword) await checkPassword(store, { realm, password: input.password, username: input.username.toLowerCase(), email: input.email ?? null });
   const requiredActions = checkRequiredActions([...(input.requiredActions ?? []), ...(input.temporary ? ['UPDATE_PASSWORD'] : [])]);
   // One rule for create and update: the email column is varchar(320) on PostgreSQL.
   if (input.email !== undefined) checkEmail(input.email);
@@ -172,10 +172,10 @@ export async function setUserPassword(
   const user =
     input.userId !== undefined ? await store.users.get(input.userId) : input.username !== undefined ? await store.users.findByUsername(input.realmId, input.username.toLowerCase()) : undefined;
   if (!user || user.realmId !== input.realmId) {
-    checkPassword(input.password);
+    checkPasswordFloor(input.password);
     throw new ValidationError(`user ${input.username ?? input.userId ?? ''} does not exist in realm ${input.realmId}`);
   }
-  if (!input.checked) await checkNewPassword(store, { realm, password: input.password, username: user.username, email: user.email, user });
+  if (!input.checked) await checkPassword(store, { realm, password: input.password, username: user.username, email: user.email, user });
   const requiredActions = afterPassword(user.requiredActions, input.temporary);
   const t = input.nowSeconds ?? now();
   const history = storedPolicy(realm.passwordPolicy).passwordHistory ?? 0;
