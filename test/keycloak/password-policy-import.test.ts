@@ -41,6 +41,7 @@ for (const dialect of dialects()) {
           { id: 'a0000000-0000-4000-8000-000000000001', username: 'clear-ok', enabled: true, credentials: [{ type: 'password', value: 'Clear password 1' }] },
           { id: 'a0000000-0000-4000-8000-000000000002', username: 'clear-weak', enabled: true, credentials: [{ type: 'password', value: 'weak pass 1' }] },
           { id: 'a0000000-0000-4000-8000-000000000003', username: 'old-hash', enabled: true, credentials: [{ ...(await kcCredential('pbkdf2-sha256', 'old password 1')), createdDate: now - 200 * DAY_MS }] },
+          { id: 'a0000000-0000-4000-8000-000000000005', username: 'dated', enabled: true, credentials: [{ ...(await kcCredential('pbkdf2-sha256', 'dated password 1')), createdDate: now - 50 * DAY_MS }] },
           {
             id: 'a0000000-0000-4000-8000-000000000004',
             username: 'recent-hash',
@@ -83,6 +84,18 @@ for (const dialect of dialects()) {
       // The export writes the policy back, as Realmgate keeps it.
       const exported = await exportRealm(ts.store, 'strict', { withSecrets: false });
       assert.equal(exported.passwordPolicy, 'length(12) and digits(1) and passwordHistory(3) and forceExpiredPasswordChange(90)');
+      // With secrets, each password's createdDate is when it was set: a new import (or Keycloak) keeps its age.
+      const full = await exportRealm(ts.store, 'strict', { withSecrets: true });
+      for (const u of full.users as Array<{ username: string; credentials: Array<{ type: string; createdDate: number }> }>) {
+        const stored = (await ts.store.users.findByUsername('strict', u.username))!;
+        assert.equal(u.credentials.find((c) => c.type === 'password')?.createdDate, stored.passwordChangedAt * 1000, u.username);
+      }
+      // Under another name (and other ids: a user's id is unique across realms).
+      const reimported = { ...full, realm: 'strict-again', users: (full.users as Array<{ id: string }>).map((u) => ({ ...u, id: `c${u.id.slice(1)}` })) };
+      assert.equal((await importKeycloakRealms(ts.store, [reimported], { ifExists: 'fail' }, actor)).realms[0]?.status, 'imported');
+      const dated = Math.floor((ts.clock.nowMs() - 50 * DAY_MS) / 1000);
+      assert.equal((await ts.store.users.findByUsername('strict', 'dated'))?.passwordChangedAt, dated);
+      assert.equal((await ts.store.users.findByUsername('strict-again', 'dated'))?.passwordChangedAt, dated, 'the age survives an export and an import');
     });
 
     test("partialImport checks clear passwords against the realm's own policy; the shared fixture (no policy) imports without one", async () => {

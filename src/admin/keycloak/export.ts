@@ -111,7 +111,8 @@ async function userCredentialsOf(store: Store, u: User, withSecrets: boolean): P
   const otp = await store.otp.list(u.id);
   if (!withSecrets) return { credentials: [], totp: otp.length > 0 };
   const credentials: KeycloakCredential[] = [];
-  const password = exportCredential(u.passwordHash, u.createdAt * 1000);
+  // Its date is when the password was set: Keycloak's forceExpiredPasswordChange (and Realmgate's import) count from it.
+  const password = exportCredential(u.passwordHash, u.passwordChangedAt * 1000);
   if (password) credentials.push(password);
   for (const c of otp) {
     const key = await openOtpKey(store, c.id, u.id, c.sealedSecret);
