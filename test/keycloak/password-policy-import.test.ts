@@ -96,6 +96,10 @@ for (const dialect of dialects()) {
       const dated = Math.floor((ts.clock.nowMs() - 50 * DAY_MS) / 1000);
       assert.equal((await ts.store.users.findByUsername('strict', 'dated'))?.passwordChangedAt, dated);
       assert.equal((await ts.store.users.findByUsername('strict-again', 'dated'))?.passwordChangedAt, dated, 'the age survives an export and an import');
+      // And the earlier passwords (password-history credentials): the re-imported user refuses them too.
+      const again = (await ts.store.users.findByUsername('strict-again', 'recent-hash'))!;
+      assert.equal((await ts.store.users.passwordHistory(again.id, 10)).length, 2);
+      await assert.rejects(setUserPassword(ts.store, { realmId: 'strict-again', userId: again.id, password: 'recent password 1' }), /not be one of the last 3 passwords/);
     });
 
     test("partialImport checks clear passwords against the realm's own policy; the shared fixture (no policy) imports without one", async () => {

@@ -132,6 +132,12 @@ export class UserRepository {
     return rows.map((r) => r.password_hash);
   }
 
+  /** The user's earlier password hashes with when each was replaced, the most recent first (the export). */
+  async passwordHistoryEntries(userId: string): Promise<Array<{ passwordHash: string; createdAt: number }>> {
+    const rows = await this.db.selectFrom('password_history').select(['password_hash', 'created_at']).where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    return rows.map((r) => ({ passwordHash: r.password_hash, createdAt: Number(r.created_at) }));
+  }
+
   /** Keeps earlier hashes (an import's password-history credentials), with their times. */
   async addPasswordHistory(user: Pick<User, 'id' | 'realmId'>, entries: Array<{ passwordHash: string; createdAt: number }>): Promise<void> {
     if (entries.length === 0) return;
