@@ -16,6 +16,8 @@ export const MAX_PASSWORD_HISTORY = 24;
 /** regexPattern: the longest pattern, and how long one test of it may run before the password is refused. */
 export const MAX_REGEX_LENGTH = 256;
 export const REGEX_TIMEOUT_MS = 50;
+/** At most this many regexPattern rules: each test may take REGEX_TIMEOUT_MS of the event loop. */
+export const MAX_REGEX_RULES = 5;
 
 type ConfigType = 'int' | 'String' | null;
 
@@ -157,6 +159,7 @@ function applyRule(p: PasswordPolicy, id: string, config: string | undefined, pa
       parts.push(id);
       return;
     case 'regexPattern':
+      if ((p.regexPatterns?.length ?? 0) >= MAX_REGEX_RULES) throw new ValidationError(`invalid config for regexPattern: at most ${MAX_REGEX_RULES} patterns (each is tested on every new password)`);
       (p.regexPatterns ??= []).push(checkRegex(config));
       parts.push(`regexPattern(${config})`);
       return;

@@ -54,6 +54,7 @@ test('bad syntax and bad values are refused with a message naming them', () => {
     ['regexPattern([a-)', /not a valid regular expression/],
     ['regexPattern(a)|(.*)', /not a valid regular expression/],
     [`regexPattern(${'a'.repeat(257)})`, /more than 256 characters/],
+    [Array.from({ length: 6 }, (_, i) => `regexPattern(.*${i}.*)`).join(' and '), /at most 5 patterns/],
     ['length(20) and maxLength(10)', /cannot be met: no password could have at least 20 and at most 10 characters/],
     ['digits(600) and upperCase(600)', /cannot be met/],
     ['hashAlgorithm(pbkdf2-sha512)', /hashAlgorithm: not supported: Realmgate hashes every password with argon2id/],
