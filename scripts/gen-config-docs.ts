@@ -20,8 +20,8 @@ export function configurationMarkdown(): string {
     '',
     '| Setting | Default |',
     '| --- | --- |',
-    // null: the server's setting applies (the events retentions).
-    ...Object.entries(REALM_DEFAULTS).map(([k, v]) => `| ${k} | ${v === null ? "(the server's setting)" : `\`${v}\``} |`),
+    // null: the server's setting applies (the events retentions); '': none (the password policy).
+    ...Object.entries(REALM_DEFAULTS).map(([k, v]) => `| ${k} | ${v === null ? "(the server's setting)" : v === '' ? "(none: Realmgate's own 8 to 1024 characters)" : `\`${v}\``} |`),
     '',
   ];
   return lines.join('\n');

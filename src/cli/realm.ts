@@ -6,6 +6,7 @@ import type { RealmSettings } from '../storage/repos/realms.js';
 import { OPTIONAL_EVENT_TYPES } from '../events/stored-types.js';
 import { MAX_EVENTS_RETENTION_S } from '../admin/keycloak/event-types.js';
 import { registerRealmTransfer } from './realm-transfer.js';
+import { describePolicy, storedPolicy, SUPPORTED_POLICIES } from '../admin/password-policy.js';
 
 /** An epoch second as ISO 8601; undefined for a stored value no date can show (an earlier version let one in). */
 function isoTime(s: number): string | undefined {
@@ -42,7 +43,11 @@ function realmSettingOptions(cmd: Command): Command {
     .addOption(new Option('--access-token-format <format>', "access tokens as Keycloak's JWTs (jwt, the default) or RFC 9068 JWTs (header typ at+jwt, claim client_id)").choices(['jwt', 'rfc9068']))
     .option('--reset-password-allowed <on|off>', 'on: the login page offers "Forgot password?" (mails a reset link; needs the SMTP settings); default off', onOff('--reset-password-allowed'))
     .option('--action-token-lifespan <s>', 'how long a mailed reset link works, in seconds (default 300)', intArg('action token lifespan'))
-    .option('--admin-action-token-lifespan <s>', 'how long a link an administrator mails (send-actions-email) works, in seconds (default 43200)', intArg('admin action token lifespan'));
+    .option('--admin-action-token-lifespan <s>', 'how long a link an administrator mails (send-actions-email) works, in seconds (default 43200)', intArg('admin action token lifespan'))
+    .option(
+      '--password-policy <policy>',
+      `Keycloak's password policy, e.g. 'length(12) and digits(1) and upperCase(1) and notUsername and passwordHistory(3)', or "none"; supported: ${SUPPORTED_POLICIES.map((p) => p.id).join(', ')}. Realmgate's own 8 to 1024 characters stay underneath`,
+    );
 }
 
 /** The realm's SMTP settings (Keycloak's smtpServer): only on update, merged into what the realm has. */
@@ -102,6 +107,7 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.resetPasswordAllowed !== undefined) s.resetPasswordAllowed = o.resetPasswordAllowed as boolean;
   if (o.actionTokenLifespan !== undefined) s.actionTokenUserLifespan = o.actionTokenLifespan as number;
   if (o.adminActionTokenLifespan !== undefined) s.actionTokenAdminLifespan = o.adminActionTokenLifespan as number;
+  if (typeof o.passwordPolicy === 'string') s.passwordPolicy = o.passwordPolicy.trim() === 'none' ? '' : o.passwordPolicy;
   return s;
 }
 
@@ -134,6 +140,32 @@ export function registerRealm(program: Command): void {
       process.stdout.write(`updated realm ${id}\n`);
     });
   
+  realm
+    .command('show <realm>')
+    .description("show a realm's settings, its password policy among them (control characters shown escaped)")
+    .action(async (id: string) => {
+      const r = await withStore(async (store) => {
+        const found = await store.realms.get(id);
+        if (!found) throw new CliError(`realm ${id} does not exist`);
+        return found;
+      }, { access: 'read' });
+      const policy = storedPolicy(r.passwordPolicy);
+      const lines: Array<[string, string]> = [
+        ['realm', r.id],
+        ['display name', r.displayName ?? ''],
+        ['enabled', r.enabled ? 'yes' : 'no'],
+        ['code lifetime', `${r.codeLifetime} s`],
+        ['access token', `${r.accessTokenLifetime} s, ${r.accessTokenFormat}, audience ${r.accessTokenAudience}, ${r.signingAlg}`],
+        ['refresh token', `${r.refreshIdleLifetime} s idle, chain at most ${r.refreshMaxLifetime} s`],
+        ['SSO session', `${r.ssoSessionLifetime} s`],
+        ['login failures', `${r.maxLoginFailures} before a lockout of ${r.lockoutSeconds} s (at most ${r.maxLockoutSeconds} s)`],
+        ['organizations', r.organizationRequired ? 'required' : 'optional'],
+        ['password policy', r.passwordPolicy === '' ? 'none (Realmgate: 8 to 1024 characters)' : r.passwordPolicy],
+        ['passwords', describePolicy(policy) + (policy.forceExpiredPasswordChange ? ` Changed every ${policy.forceExpiredPasswordChange} days.` : '')],
+      ];
+      process.stdout.write(lines.map(([k, v]) => `${k}:${' '.repeat(Math.max(1, 18 - k.length))}${terminalSafe(v)}\n`).join(''));
+    });
+
   realm
     .command('list')
     .description('list realms (name, tab, display name; control characters shown escaped)')

@@ -154,6 +154,8 @@ export const REALM_DEFAULTS = {
   /** A reset link lives 5 minutes, a link an administrator sends 12 hours (Keycloak's defaults). */
   actionTokenUserLifespan: 300,
   actionTokenAdminLifespan: 43_200,
+  /** Keycloak's password policy; '' (none): Realmgate's own rule only (8 to 1024 characters). */
+  passwordPolicy: '',
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

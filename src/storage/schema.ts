@@ -37,6 +37,8 @@ export interface RealmTable {
   reset_password_allowed: Generated<number>;
   action_token_user_lifespan: Generated<number>;
   action_token_admin_lifespan: Generated<number>;
+  /** Keycloak's password policy as Realmgate keeps it ('' when none; src/admin/password-policy.ts). */
+  password_policy: Generated<string>;
 }
 
 export interface ClientTable {
@@ -78,6 +80,17 @@ export interface UserTable {
   required_actions: Generated<string>;
   /** A JSON object of Keycloak user attributes, name -> list of values ('{}' when none). */
   attributes: Generated<string>;
+  /** When the current password was set (forceExpiredPasswordChange); NULL: counted from created_at. */
+  password_changed_at: number | null;
+}
+
+/** An earlier password of a user, for passwordHistory (src/storage/repos/users.ts setPassword). */
+export interface PasswordHistoryTable {
+  id: string;
+  user_id: string;
+  realm_id: string;
+  password_hash: string;
+  created_at: number;
 }
 
 export interface OrganizationTable {
@@ -445,6 +458,7 @@ export interface Database {
   user_attribute_values: UserAttributeValueTable;
   otp_credentials: OtpCredentialTable;
   recovery_codes: RecoveryCodeTable;
+  password_history: PasswordHistoryTable;
   identity_providers: IdentityProviderTable;
   federated_identities: FederatedIdentityTable;
 }

@@ -48,6 +48,8 @@ export interface Realm {
   /** How long a mailed link lives, in seconds: asked for by the user (a reset), or by an administrator (Keycloak's actionTokenGeneratedBy*Lifespan). */
   actionTokenUserLifespan: number;
   actionTokenAdminLifespan: number;
+  /** Keycloak's passwordPolicy as Realmgate keeps it ('' when none; src/admin/password-policy.ts). */
+  passwordPolicy: string;
 }
 
 export interface Client {
@@ -98,6 +100,8 @@ export interface User {
   requiredActions: RequiredAction[];
   /** Keycloak's user attributes: name -> values (admin/validation.ts checkUserAttributes says what is kept). */
   attributes: UserAttributes;
+  /** When the current password was set (seconds; the user's creation when unknown): forceExpiredPasswordChange. */
+  passwordChangedAt: number;
 }
 
 /** Keycloak's user attributes, as UserRepresentation.attributes: each name has a list of string values. */

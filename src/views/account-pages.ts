@@ -1,5 +1,6 @@
 import { html, type SafeHtml } from './html.js';
 import { page } from './layout.js';
+import type { PasswordRule } from './pages.js';
 
 export interface AccountGrant {
   clientId: string;
@@ -51,6 +52,8 @@ export function accountPage(ctx: {
   links: AccountLink[];
   /** False for a user made by an identity provider: no password to change. */
   hasPassword: boolean;
+  /** The realm's password rule, shown before the user types. */
+  passwordRule: PasswordRule;
   /** Unused recovery codes of the user. */
   recoveryCodesLeft: number;
   notice?: string;
@@ -91,10 +94,10 @@ ${ctx.hasPassword
 <label for="password-current">Current password</label>
 <input type="password" id="password-current" name="password" autocomplete="current-password" maxlength="1024" required>
 <label for="password-new">New password</label>
-<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="8" maxlength="1024" aria-describedby="password-rule" required>
+<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="${ctx.passwordRule.min}" maxlength="${ctx.passwordRule.max}" aria-describedby="password-rule" required>
 <label for="password-confirm">Confirm new password</label>
-<input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="8" maxlength="1024" required>
-<p class="muted" id="password-rule">At least 8 characters. Your other browsers and applications will be signed out.</p>
+<input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="${ctx.passwordRule.min}" maxlength="${ctx.passwordRule.max}" required>
+<p class="muted" id="password-rule">${ctx.passwordRule.text} Your other browsers and applications will be signed out.</p>
 <div class="actions"><button type="submit" class="secondary">Change password</button></div>
 </form>`
   : html`<p class="muted">You have no password here: you sign in with your linked account. An administrator can set one for you.</p>`}

@@ -3,6 +3,13 @@ import { html, type SafeHtml } from './html.js';
 import type { ClientResponse } from '../oauth/authorize/checks.js';
 import { page } from './layout.js';
 
+/** The realm's password rule as a form shows it before the user types (src/admin/password-policy.ts passwordRule). */
+export interface PasswordRule {
+  min: number;
+  max: number;
+  text: string;
+}
+
 export interface PageContext {
   realmName: string;
   clientName: string;
@@ -88,24 +95,26 @@ ${ctx.passwordless
  * `proof`: on the account page, which has no pending request, the signed proof that the password was right.
  * `cancellable`: the client asked for the change (kc_action); the user may decline it and go back.
  */
-export function updatePasswordPage(ctx: PageContext & { username: string; error?: string; proof?: string; cancellable?: boolean }): string {
+export function updatePasswordPage(ctx: PageContext & { username: string; error?: string; proof?: string; cancellable?: boolean; rule: PasswordRule; expired?: boolean }): string {
   return page({
     title: 'Update password',
     realmName: ctx.realmName,
     body: html`<h1>Choose a new password</h1>
 ${ctx.cancellable
   ? html`<p>${ctx.clientName} asks you to choose a new password for <strong>${ctx.username}</strong>. Your other sessions will be signed out.</p>`
-  : html`<p>The password of <strong>${ctx.username}</strong> was set by an administrator and must be changed before you continue to ${ctx.clientName}.</p>`}
+  : ctx.expired
+    ? html`<p>The password of <strong>${ctx.username}</strong> has expired: choose a new one before you continue to ${ctx.clientName}.</p>`
+    : html`<p>The password of <strong>${ctx.username}</strong> was set by an administrator and must be changed before you continue to ${ctx.clientName}.</p>`}
 ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''}
 <input type="text" name="username" value="${ctx.username}" autocomplete="username" readonly hidden>
 <label for="password-new">New password</label>
-<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="8" maxlength="1024" aria-describedby="password-rule" required autofocus>
+<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="${ctx.rule.min}" maxlength="${ctx.rule.max}" aria-describedby="password-rule" required autofocus>
 <label for="password-confirm">Confirm new password</label>
-<input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="8" maxlength="1024" required>
-<p class="muted" id="password-rule">At least 8 characters, and not your current password.</p>
+<input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="${ctx.rule.min}" maxlength="${ctx.rule.max}" required>
+<p class="muted" id="password-rule">${ctx.rule.text} Not your current password.</p>
 <div class="actions"><button type="submit">Update password</button>${ctx.cancellable ? html`<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>` : ''}</div>
 </form>`,
   });

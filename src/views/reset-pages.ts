@@ -1,5 +1,6 @@
 import { html } from './html.js';
 import { page } from './layout.js';
+import type { PasswordRule } from './pages.js';
 
 /**
  * The pages of a mailed link: "Forgot password?" (asks who), the same answer whoever was typed, the
@@ -34,7 +35,7 @@ export function resetMailSentPage(ctx: { realmName: string; back: string; lifesp
 }
 
 /** The new password a mailed link lets the user choose. */
-export function chooseNewPasswordPage(ctx: { realmName: string; username: string; action: string; csrf: string; token: string; error?: string }): string {
+export function chooseNewPasswordPage(ctx: { realmName: string; username: string; action: string; csrf: string; token: string; rule: PasswordRule; error?: string }): string {
   return page({
     title: 'Choose a new password',
     realmName: ctx.realmName,
@@ -46,10 +47,10 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <input type="hidden" name="key" value="${ctx.token}">
 <input type="text" name="username" value="${ctx.username}" autocomplete="username" readonly hidden>
 <label for="password-new">New password</label>
-<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="8" maxlength="1024" aria-describedby="password-rule" required autofocus>
+<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="${ctx.rule.min}" maxlength="${ctx.rule.max}" aria-describedby="password-rule" required autofocus>
 <label for="password-confirm">Confirm new password</label>
-<input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="8" maxlength="1024" required>
-<p class="muted" id="password-rule">At least 8 characters, and not your current password.</p>
+<input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="${ctx.rule.min}" maxlength="${ctx.rule.max}" required>
+<p class="muted" id="password-rule">${ctx.rule.text} Not your current password.</p>
 <div class="actions"><button type="submit">Save password</button></div>
 </form>`,
   });

@@ -160,6 +160,30 @@ for (const dialect of dialects()) {
       assert.match(dead.body, /This link no longer works/);
     });
 
+    test('the new password page says the realm\'s password policy and refuses a password against it; the link stays usable', async () => {
+      await updateRealm(ts.store, { realmId: 'test', settings: { passwordPolicy: 'length(12) and digits(2)' } });
+      ts.services.cache.clear();
+      try {
+        await askReset('alice');
+        const [mail] = await smtp.waitFor(1);
+        const jar = new CookieJar();
+        const page = await inject(ts.app, jar, 'GET', pathOf(linkIn(mail!)));
+        assert.match(page.body, /minlength="12"/);
+        assert.match(page.body, /At least 12 characters/);
+        assert.match(page.body, /2 digits/);
+        const refused = await choose(jar, linkIn(mail!), 'only one digit 1 here');
+        assert.equal(refused.status, 400);
+        assert.match(refused.body, /digit/);
+        const done = await choose(jar, linkIn(mail!), 'two digits 12 here');
+        assert.equal(done.status, 200, done.body.slice(0, 300));
+        assert.match(done.body, /Your password has been updated/);
+      } finally {
+        await updateRealm(ts.store, { realmId: 'test', settings: { passwordPolicy: '' } });
+        await resetPassword(ts.store, { realmId: 'test', user: 'alice', password: PASSWORD });
+        ts.services.cache.clear();
+      }
+    });
+
     test('a link past the realm\'s actionTokenGeneratedByUserLifespan (300 s) is refused as expired', async () => {
       await askReset('alice');
       const [mail] = await smtp.waitFor(1);

@@ -112,8 +112,14 @@ async function userCredentialsOf(store: Store, u: User, withSecrets: boolean): P
   const otp = await store.otp.list(u.id);
   if (!withSecrets) return { credentials: [], totp: otp.length > 0 };
   const credentials: KeycloakCredential[] = [];
-  const password = exportCredential(u.passwordHash, u.createdAt * 1000);
+  // Its date is when the password was set: Keycloak's forceExpiredPasswordChange (and Realmgate's import) count from it.
+  const password = exportCredential(u.passwordHash, u.passwordChangedAt * 1000);
   if (password) credentials.push(password);
+  // The earlier passwords passwordHistory keeps, as Keycloak exports them (type password-history).
+  for (const h of await store.users.passwordHistoryEntries(u.id)) {
+    const earlier = exportCredential(h.passwordHash, h.createdAt * 1000);
+    if (earlier) credentials.push({ ...earlier, type: 'password-history' });
+  }
   for (const c of otp) {
     const key = await openOtpKey(store, c.id, u.id, c.sealedSecret);
     if (key) credentials.push(exportOtpCredential(otpSummary(c), key));

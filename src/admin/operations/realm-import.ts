@@ -20,7 +20,8 @@ import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, ch
 import { now, recordAdminEvent, type Actor } from './common.js';
 import { checkRealmDisplayName, checkSmtpServer, checkRefreshLifetimes, createRealm, realmSigningAlg, updateRealm } from './realms.js';
 import { checkNewClient, createClient, deleteClient, type NewClient } from './clients.js';
-import { checkPassword, deleteUser } from './users.js';
+import { deleteUser } from './users.js';
+import { EMPTY_POLICY, PasswordPolicyError, policyFailures, readPasswordPolicy, storedPolicy, type LeftOut, type PasswordPolicy } from '../password-policy.js';
 import { checkDomains, checkOrganizationTexts, createOrganization } from './organizations.js';
 import { checkConsentText } from './client-scopes.js';
 import { checkRoleDescription, checkRoleName, isAdminRole } from './roles.js';
@@ -245,6 +246,8 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
     }
   }
   const settings = clampSettings(changes.settings, report);
+  const policy = importedPolicy(rep).policy;
+  settings.passwordPolicy = policy.text;
   const organizations = readOrganizations(rep);
   settings.organizationRequired = organizationRequired(rep, organizations, report);
   const t = now();
@@ -253,7 +256,7 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const signingKey = chooseSigningKeys(file.keys, t).get(alg)?.key ?? (await generateSigningKey(String(rep.realm), alg, t));
   const scopes = readScopes(rep);
   const clients = readClients(rep, opts);
-  const users = readUsers(rep);
+  const users = readUsers(rep, policy);
   const roles = readRoles(rep);
   const groups = readGroups(rep);
   const providers = readFileProviders(optList(rep, 'identityProviders'));
@@ -474,7 +477,30 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   if (otherActions.length > 0) report.skipped('required actions', `${otherActions.length} enabled in Keycloak that Realmgate does not act on (${otherActions.slice(0, 10).join(', ')}${otherActions.length > 10 ? ', ...' : ''}); it acts on ${REQUIRED_ACTIONS.join(' and ')} only`);
   reportOtpPolicy(rep, report);
   if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
-  if (typeof rep.passwordPolicy === 'string' && rep.passwordPolicy !== '') report.skipped('password policy', `"${rep.passwordPolicy}" is not enforced by Realmgate`);
+  reportPasswordPolicy(rep, report);
+}
+
+/**
+ * The file's passwordPolicy as Realmgate keeps it: the rules it enforces; those it does not (hashAlgorithm,
+ * hashIterations, passwordBlacklist, unknown ones) or whose value it refuses are left out, by name. A
+ * policy that does not parse at all is left out whole (the realm is imported without one), said so.
+ */
+function importedPolicy(rep: Json): { policy: PasswordPolicy; leftOut: LeftOut[]; error?: string } {
+  const text = rep.passwordPolicy;
+  if (typeof text !== 'string' || text.trim() === '') return { policy: EMPTY_POLICY, leftOut: [] };
+  try {
+    return readPasswordPolicy(text, { strict: false });
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    return { policy: EMPTY_POLICY, leftOut: [], error: message(err) };
+  }
+}
+
+function reportPasswordPolicy(rep: Json, report: RealmReportBuilder): void {
+  const { policy, leftOut, error } = importedPolicy(rep);
+  if (error) report.skipped('password policy', `${JSON.stringify(String(rep.passwordPolicy).slice(0, 200))} is not a policy Realmgate can read (${error}): the realm has none but Realmgate's own 8 to 1024 characters`);
+  if (policy.text !== '') report.imported('password policy', `${policy.text} (enforced at every password change; Realmgate's own 8 to 1024 characters stay underneath)`);
+  for (const l of leftOut) report.skipped(`password policy ${l.id}`, `${l.reason}: not enforced`);
 }
 
 /** Keycloak's default OTP policy (RealmModel's otpPolicy*): what Realmgate sets every new authenticator up with. */
@@ -599,6 +625,10 @@ interface UserEntry {
   /** A plain-text password, hashed before the transaction into passwordHash. */
   plain?: string;
   passwordHash: string;
+  /** When the password was set (its credential's createdDate); absent: now. */
+  passwordChangedAt?: number;
+  /** Keycloak's password-history credentials Realmgate can verify, the newest first (passwordHistory). */
+  history: Array<{ passwordHash: string; createdAt: number }>;
   record: { email: string | null; firstName: string | null; lastName: string | null; emailVerified: boolean; requiredActions: RequiredAction[]; attributes: UserAttributes };
   enabled: boolean;
   notes: string[];
@@ -780,13 +810,24 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   return { name: clientId, element, parts, input, ...(chosen !== undefined ? { secret: chosen } : {}), wantedScopes: [...new Set(['openid', ...listed])], notes, enabled: flags.enabled !== false, mappers };
 }
 
+/** The user's password-history credentials whose hashes Realmgate verifies, the newest `keep`. */
+function passwordHistory(creds: KeycloakCredential[], keep: number): Array<{ passwordHash: string; createdAt: number }> {
+  const out: Array<{ passwordHash: string; createdAt: number }> = [];
+  for (const c of creds.filter((x) => x.type === 'password-history').sort((a, b) => (b.createdDate ?? 0) - (a.createdDate ?? 0))) {
+    if (out.length >= keep) break;
+    const imported = importCredential(c);
+    if ('hash' in imported) out.push({ passwordHash: imported.hash, createdAt: Math.floor(Math.max(0, Math.min(c.createdDate ?? 0, 253_402_300_799_000)) / 1000) });
+  }
+  return out;
+}
+
 /** Reads and checks the user entries (no database, no hashing). */
-function readUsers(rep: Json): Array<UserEntry | Refused> {
+function readUsers(rep: Json, policy: PasswordPolicy): Array<UserEntry | Refused> {
   return optList(rep, 'users').map((raw, i) => {
     const name = entryName('users', raw, 'username', i).toLowerCase();
     const element = `user ${name}`;
     try {
-      return readUser(entryObject(raw, 'the entry'), element);
+      return readUser(entryObject(raw, 'the entry'), element, policy);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return refuse(name, element, 'skipped', message(err));
@@ -825,7 +866,7 @@ function userAttributes(u: Json, notes: string[]): UserAttributes {
 }
 
 /** One user entry (readUsers); a field of the wrong type throws a ValidationError that names it. */
-function readUser(u: Json, element: string): UserEntry | Refused {
+function readUser(u: Json, element: string, policy: PasswordPolicy): UserEntry | Refused {
   const username = (optString(u, 'username') ?? '').toLowerCase();
   const id = optString(u, 'id');
   const serviceAccountOf = optString(u, 'serviceAccountClientId');
@@ -859,6 +900,7 @@ function readUser(u: Json, element: string): UserEntry | Refused {
   const notes: string[] = [];
   let passwordHash = NO_PASSWORD_HASH;
   let plain: string | undefined;
+  let passwordChangedAt: number | undefined;
   const passwords = creds.filter((c) => (c.type ?? 'password') === 'password');
   for (const other of creds.filter((c) => c.type !== undefined && c.type !== 'password' && c.type !== 'otp')) {
     if (other.type !== 'password-history') notes.push(`credential ${other.type} not moved`);
@@ -875,17 +917,15 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     const c = importCredential(best);
     if ('hash' in c) passwordHash = c.hash;
     else if ('plain' in c) {
-      // A password in clear is one an administrator chose: it meets the policy the admin API and
-      // the CLI apply to the same password, or the user is refused as they would refuse it.
-      try {
-        checkPassword(c.plain);
-      } catch (err) {
-        if (!(err instanceof ValidationError)) throw err;
-        return { ...refuse(username, element, 'skipped', message(err)), id };
-      }
+      // A password in clear is one an administrator chose: it meets the realm's policy as the admin API
+      // and the CLI apply it to the same password, or the user is refused as they would refuse it.
+      const failures = policyFailures(policy, { password: c.plain, username, email: rawEmail ?? null });
+      if (failures.length > 0) return { ...refuse(username, element, 'skipped', new PasswordPolicyError(failures).message), id };
       plain = c.plain;
       notes.push('password given in clear: hashed with argon2id');
     } else notes.push(`password not usable (${c.unusable}): the user needs a new one`);
+    // The password's date (forceExpiredPasswordChange counts from it): Keycloak's createdDate, in milliseconds.
+    if ('hash' in c && best.createdDate !== undefined && best.createdDate > 0 && best.createdDate < 253_402_300_799_000) passwordChangedAt = Math.floor(best.createdDate / 1000);
     if (passwords.length > 1) notes.push(`${passwords.length - 1} other password credential(s) not moved (Realmgate keeps one password: the one of highest priority, then the newest)`);
   }
   // Keycloak keeps a temporary password as the UPDATE_PASSWORD required action (RepresentationToModel):
@@ -918,6 +958,8 @@ function readUser(u: Json, element: string): UserEntry | Refused {
     id,
     ...(plain !== undefined ? { plain } : {}),
     passwordHash,
+    ...(passwordChangedAt !== undefined ? { passwordChangedAt } : {}),
+    history: policy.passwordHistory ? passwordHistory(creds, policy.passwordHistory - 1) : [],
     record: { email, firstName: personName('firstName', firstName), lastName: personName('lastName', lastName), emailVerified: emailVerified === true, requiredActions, attributes },
     enabled: enabled !== false,
     notes,
@@ -1103,7 +1145,8 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
       continue;
     }
     if (existing) await deleteUser(store, { realmId, user: existing.id }, { ...actor, via: 'import' });
-    await store.users.create({ id: e.id, realmId, username: e.name, ...e.record, passwordHash: e.passwordHash, now: t, organizationIds: [] });
+    await store.users.create({ id: e.id, realmId, username: e.name, ...e.record, passwordHash: e.passwordHash, now: t, organizationIds: [], ...(e.passwordChangedAt !== undefined ? { passwordChangedAt: e.passwordChangedAt } : {}) });
+    await store.users.addPasswordHistory({ id: e.id, realmId }, e.history);
     if (!e.enabled) await store.users.update(e.id, { enabled: false });
     await storeUserOtp(store, realmId, e.id, e.otp, t);
     stored.set(e.name, e.id);
@@ -1884,7 +1927,7 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
   // A list of the wrong type is a 400, as a wrong-typed realm setting fails a realm's import.
   checkRealmLists(rep, ['clients', 'users', 'federatedUsers', 'groups', 'identityProviders']);
   const clientEntries = readClients(rep, { includeBuiltinClients: true });
-  const userEntries = readUsers(rep);
+  const userEntries = readUsers(rep, storedPolicy((await store.realms.get(realmId))?.passwordPolicy ?? ''));
   const providerEntries = readFileProviders(optList(rep, 'identityProviders'));
   const refuseExisting = async (s: Store): Promise<void> => {
     const taken = await alreadyStored(s, realmId, clientEntries, userEntries, providerEntries);

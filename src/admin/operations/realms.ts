@@ -11,6 +11,7 @@ import { MAX_EVENTS_RETENTION_S, retentionsFromKeycloak, storedTypesFromKeycloak
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { ensureRealmManagement } from './roles.js';
 import { sealSmtpPassword } from '../../crypto/smtp-secret.js';
+import { parsePasswordPolicy } from '../password-policy.js';
 
 export function checkRealmSettings(s: Partial<RealmSettings>): void {
   const positive = (name: string, v: number | undefined, max: number, unit = ' of seconds'): void => {
@@ -138,6 +139,7 @@ export async function createRealm(
   const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], smtpServer: {}, ...input.settings, smtpPassword: null };
   settings.smtpPassword = (await sealedSmtpPassword(store, input.id, input.smtpPassword)) ?? null;
   checkRealmSettings(settings);
+  settings.passwordPolicy = parsePasswordPolicy(settings.passwordPolicy).text;
   checkRefreshLifetimes(settings.refreshIdleLifetime, settings.refreshMaxLifetime);
   const t = now();
   const alg = realmSigningAlg(settings);
@@ -161,6 +163,8 @@ export async function updateRealm(
   const current = await requireRealm(store, input.realmId);
   const { smtpPassword: _sealedOnlyHere, ...settings } = input.settings ?? {};
   checkRealmSettings(settings);
+  // Kept as Realmgate writes it back (Keycloak's syntax, its defaults made explicit): what GET answers.
+  if (settings.passwordPolicy !== undefined) settings.passwordPolicy = parsePasswordPolicy(settings.passwordPolicy).text;
   if (settings.refreshIdleLifetime !== undefined || settings.refreshMaxLifetime !== undefined) {
     checkRefreshLifetimes(settings.refreshIdleLifetime ?? current.refreshIdleLifetime, settings.refreshMaxLifetime ?? current.refreshMaxLifetime);
   }

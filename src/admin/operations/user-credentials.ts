@@ -63,7 +63,7 @@ export async function userCredentials(store: Store, input: { realmId: string; us
   const user = await requireUser(store, input.realmId, input.user);
   const codes = await store.recoveryCodes.summary(user.id);
   return {
-    password: { id: passwordCredentialId(user.id), createdAt: user.createdAt },
+    password: { id: passwordCredentialId(user.id), createdAt: user.passwordChangedAt },
     otp: (await store.otp.list(user.id)).map(otpSummary),
     ...(codes ? { recoveryCodes: { id: recoveryCodesCredentialId(user.id), ...codes } } : {}),
   };

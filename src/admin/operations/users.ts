@@ -1,18 +1,52 @@
 import type { Store } from '../../storage/store.js';
+import { EMPTY_POLICY, historyFailure, PasswordPolicyError, policyFailures, storedPolicy, type PolicyFailure } from '../password-policy.js';
 import { groupsForNewUser, joinGroup, type MappingGuard } from './groups.js';
 import { hashPassword, verifyPassword } from '../../crypto/passwords.js';
 import { randomId, sortableId } from '../../crypto/random.js';
 import { checkUserAttributes, checkEmail, checkPage, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
-import { REQUIRED_ACTIONS, type RequiredAction, type User, type UserAttributes } from '../../storage/types.js';
+import { REQUIRED_ACTIONS, type Realm, type RequiredAction, type User, type UserAttributes } from '../../storage/types.js';
 import type { UserQuery } from '../../storage/repos/user-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
 
-/** The password policy of every door that sets a password (CLI, admin API, console, import). */
-export function checkPassword(password: string): void {
-  if (password.length < 8) throw new ValidationError('the password must have at least 8 characters');
-  if (password.length > 1024) throw new ValidationError('the password must have at most 1024 characters');
+/** Realmgate's own rule alone (8 to 1024 characters): a password refused before anything is looked up. */
+function checkPasswordFloor(password: string): void {
+  const failures = policyFailures(EMPTY_POLICY, { password });
+  if (failures.length > 0) throw new PasswordPolicyError(failures);
+}
+
+/**
+ * The rules a new password fails: Realmgate's floor, the realm's policy (src/admin/password-policy.ts)
+ * and, with `user` and `history`, passwordHistory(N): the current password and the N-1 before it,
+ * each verified (argon2id: N is at most 24). [] when it may be set.
+ */
+export async function newPasswordFailures(
+  store: Store,
+  input: { realm: Realm; password: string; username: string; email?: string | null; user?: User; history?: boolean },
+): Promise<PolicyFailure[]> {
+  const policy = storedPolicy(input.realm.passwordPolicy);
+  const failures = policyFailures(policy, { password: input.password, username: input.username, email: input.email ?? null });
+  const n = policy.passwordHistory;
+  if (failures.length > 0 || !n || !input.user || input.history === false) return failures;
+  const earlier = [input.user.passwordHash, ...(await store.users.passwordHistory(input.user.id, n - 1))];
+  for (const hash of earlier) {
+    // One at a time: most changes match none, and each verification holds a hashing slot.
+    if (!hash.startsWith('!') && (await verifyPassword(hash, input.password))) return [historyFailure(n)];
+  }
+  return [];
+}
+
+/**
+ * The one password check of every door that sets a password (admin API, CLI, console, the update-password
+ * and account pages, the import; a new door such as a forgot-password page calls it too, or goes through
+ * setUserPassword / completePasswordUpdate, which call it): Realmgate's 8 to 1024 characters, the realm's
+ * policy and, with `user`, its password history. Throws a PasswordPolicyError (a ValidationError) whose
+ * message names every rule failed; newPasswordFailures gives the same as a list.
+ */
+export async function checkPassword(store: Store, input: { realm: Realm; password: string; username: string; email?: string | null; user?: User }): Promise<void> {
+  const failures = await newPasswordFailures(store, input);
+  if (failures.length > 0) throw new PasswordPolicyError(failures);
 }
 
 /**
@@ -60,15 +94,17 @@ export async function createUser(
     groups?: string[];
     /** Keycloak's user attributes (checkUserAttributes). */
     attributes?: UserAttributes;
+    /** The password is a random one nobody knows (Keycloak's user without credentials): no policy applies to it. */
+    randomPassword?: boolean;
   },
   actor: Actor = cliActor(),
   guard: MappingGuard = {},
 ): Promise<{ id: string }> {
-  await requireRealm(store, input.realmId);
+  const realm = await requireRealm(store, input.realmId);
   if (!USERNAME_RE.test(input.username)) {
     throw new ValidationError(`username must be 1-${LIMITS.username} letters, digits, '.', '_', '@', '+' or '-'`);
   }
-  checkPassword(input.password);
+  if (!input.randomPassword) await checkPassword(store, { realm, password: input.password, username: input.username.toLowerCase(), email: input.email ?? null });
   const requiredActions = checkRequiredActions([...(input.requiredActions ?? []), ...(input.temporary ? ['UPDATE_PASSWORD'] : [])]);
   // One rule for create and update: the email column is varchar(320) on PostgreSQL.
   if (input.email !== undefined) checkEmail(input.email);
@@ -116,16 +152,34 @@ export async function createUser(
  */
 export async function setUserPassword(
   store: Store,
-  input: { realmId: string; userId?: string; username?: string; password: string; keepOfflineSessions?: boolean; ip?: string; temporary?: boolean; clientId?: string; reason?: string },
+  input: {
+    realmId: string;
+    userId?: string;
+    username?: string;
+    password: string;
+    keepOfflineSessions?: boolean;
+    ip?: string;
+    temporary?: boolean;
+    clientId?: string;
+    reason?: string;
+    /** The server's time (seconds), which also decides when the password expires (forceExpiredPasswordChange). */
+    nowSeconds?: number;
+    /** The realm's policy was checked by the caller already (completePasswordUpdate). */
+    checked?: boolean;
+  },
 ): Promise<{ userId: string; username: string; sessionsEnded: number; chainsRevoked: number }> {
-  await requireRealm(store, input.realmId);
-  checkPassword(input.password);
+  const realm = await requireRealm(store, input.realmId);
   const user =
     input.userId !== undefined ? await store.users.get(input.userId) : input.username !== undefined ? await store.users.findByUsername(input.realmId, input.username.toLowerCase()) : undefined;
-  if (!user || user.realmId !== input.realmId) throw new ValidationError(`user ${input.username ?? input.userId ?? ''} does not exist in realm ${input.realmId}`);
+  if (!user || user.realmId !== input.realmId) {
+    checkPasswordFloor(input.password);
+    throw new ValidationError(`user ${input.username ?? input.userId ?? ''} does not exist in realm ${input.realmId}`);
+  }
+  if (!input.checked) await checkPassword(store, { realm, password: input.password, username: user.username, email: user.email, user });
   const requiredActions = afterPassword(user.requiredActions, input.temporary);
-  await store.users.update(user.id, { passwordHash: await hashPassword(input.password), ...(requiredActions ? { requiredActions } : {}) });
-  const t = now();
+  const t = input.nowSeconds ?? now();
+  const history = storedPolicy(realm.passwordPolicy).passwordHistory ?? 0;
+  await store.users.setPassword(user, { passwordHash: await hashPassword(input.password), now: t, keepHistory: Math.max(0, history - 1), ...(requiredActions ? { requiredActions } : {}) });
   const sessionsEnded = await store.sessions.endAllOfUser(input.realmId, user.id, t);
   const keepOffline = Boolean(input.keepOfflineSessions);
   const chainsRevoked = await store.refresh.revokeUserChains(input.realmId, user.id, t, { keepOffline, reason: 'password changed' });
@@ -144,18 +198,23 @@ export async function setUserPassword(
   return { userId: user.id, username: user.username, sessionsEnded, chainsRevoked };
 }
 
+/** The words of a page for a refused password: "The password must ... ." */
+function sentence(failures: PolicyFailure[]): string {
+  const message = new PasswordPolicyError(failures).message;
+  return `${message.charAt(0).toUpperCase()}${message.slice(1)}.`;
+}
+
 /** Why a password the user chose themselves is refused, in words for the page; undefined when it is accepted. */
-async function ownPasswordProblem(user: User, password: string, confirmation: string): Promise<string | undefined> {
+async function ownPasswordProblem(store: Store, realm: Realm, user: User, password: string, confirmation: string): Promise<string | undefined> {
   if (password === '') return 'Enter a new password.';
-  try {
-    checkPassword(password);
-  } catch (err) {
-    if (err instanceof ValidationError) return `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}.`;
-    throw err;
-  }
+  const base = { realm, password, username: user.username, email: user.email, user };
+  const failures = await newPasswordFailures(store, { ...base, history: false });
+  if (failures.length > 0) return sentence(failures);
   if (password !== confirmation) return 'The two passwords do not match.';
   // Keycloak refuses the temporary password as the new one: it is known to whoever set it.
   if (await verifyPassword(user.passwordHash, password)) return 'Choose a password different from your current one.';
+  const history = await newPasswordFailures(store, base);
+  if (history.length > 0) return sentence(history);
   return undefined;
 }
 
@@ -167,15 +226,18 @@ async function ownPasswordProblem(user: User, password: string, confirmation: st
  */
 export async function completePasswordUpdate(
   store: Store,
-  input: { realmId: string; user: User; password: string; confirmation: string; ip?: string; clientId?: string; reason?: string },
+  input: { realmId: string; user: User; password: string; confirmation: string; ip?: string; clientId?: string; reason?: string; nowSeconds?: number },
 ): Promise<string | undefined> {
-  const problem = await ownPasswordProblem(input.user, input.password, input.confirmation);
+  const realm = await requireRealm(store, input.realmId);
+  const problem = await ownPasswordProblem(store, realm, input.user, input.password, input.confirmation);
   if (problem) return problem;
   await setUserPassword(store, {
     realmId: input.realmId,
     userId: input.user.id,
     password: input.password,
     temporary: false,
+    checked: true,
+    ...(input.nowSeconds !== undefined ? { nowSeconds: input.nowSeconds } : {}),
     ...(input.ip !== undefined ? { ip: input.ip } : {}),
     ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
     reason: input.reason ?? 'required action UPDATE_PASSWORD completed',
@@ -285,10 +347,10 @@ export function enableUser(store: Store, input: { realmId: string; user: string 
  * and tokens: they end with it. `temporary`: as setUserPassword's (true: the user chooses a new one at
  * the next sign-in; false: no longer; undefined: unchanged).
  */
-export async function resetPassword(store: Store, input: { realmId: string; user: string; password: string; temporary?: boolean }, actor: Actor = cliActor()): Promise<User> {
+export async function resetPassword(store: Store, input: { realmId: string; user: string; password: string; temporary?: boolean; nowSeconds?: number }, actor: Actor = cliActor()): Promise<User> {
   const user = await requireUser(store, input.realmId, input.user);
   // One rule for every password change: it ends the user's sessions and chains, and is audited.
-  await setUserPassword(store, { realmId: input.realmId, userId: user.id, password: input.password, ...(input.temporary !== undefined ? { temporary: input.temporary } : {}) });
+  await setUserPassword(store, { realmId: input.realmId, userId: user.id, password: input.password, ...(input.temporary !== undefined ? { temporary: input.temporary } : {}), ...(input.nowSeconds !== undefined ? { nowSeconds: input.nowSeconds } : {}) });
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/reset-password`, ...(input.temporary !== undefined ? { representation: { temporary: input.temporary } } : {}) });
   return (await store.users.get(user.id)) ?? user;
 }

@@ -3,13 +3,14 @@ import type { Services } from '../../services.js';
 import type { BrowserSession, Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
-import { createBrowserSession } from '../../oauth/authorize/interaction.js';
+import { createBrowserSession, passwordExpired } from '../../oauth/authorize/interaction.js';
 import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { accountPage, recoveryCodesPage, type AccountGrant } from '../../views/account-pages.js';
 import { createRecoveryCodes } from '../../admin/operations/recovery-codes.js';
 import { configureOtpPage, loginPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
+import { passwordRule } from '../../admin/password-policy.js';
 import { enrollOtp, removeOtp } from '../../admin/operations/otp.js';
 import { unlinkOwnAccount } from '../../admin/operations/identity-providers.js';
 import { NO_PASSWORD_HASH } from '../../admin/operations/realm-import.js';
@@ -109,6 +110,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
           last: links.length === 1 && user?.passwordHash === NO_PASSWORD_HASH,
         })),
         hasPassword: user?.passwordHash !== NO_PASSWORD_HASH,
+        passwordRule: passwordRule(realm.passwordPolicy),
         recoveryCodesLeft,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
@@ -162,12 +164,23 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       confirmation: field(req, 'password-confirm') ?? '',
       ip: req.ip,
       clientId: 'account',
+      nowSeconds: nowSeconds(services.clock),
       ...(reason ? { reason } : {}),
     });
   }
 
-  function updatePassword(reply: FastifyReply, realm: Realm, csrf: string, username: string, proof: string, error?: string): FastifyReply {
-    const page = updatePasswordPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/update-password`, csrf, username, proof, ...(error ? { error } : {}) });
+  function updatePassword(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: string): FastifyReply {
+    const page = updatePasswordPage({
+      realmName: realm.displayName ?? realm.id,
+      clientName: 'your account',
+      action: `${baseOf(realm)}/update-password`,
+      csrf,
+      username: user.username,
+      proof,
+      rule: passwordRule(realm.passwordPolicy),
+      ...(passwordExpired(services, realm, user) ? { expired: true } : {}),
+      ...(error ? { error } : {}),
+    });
     return sendPage(reply, error ? 400 : 200, page);
   }
 
@@ -209,7 +222,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
    * both), then the session.
    */
   async function afterSecondFactor(req: Req, reply: FastifyReply, c: { realm: Realm; session: BrowserSession | undefined; csrf: string; binding: string }, user: User): Promise<FastifyReply> {
-    if (user.requiredActions.includes('UPDATE_PASSWORD')) return updatePassword(reply, c.realm, c.csrf, user.username, await makeProof(user, 'all', c.binding));
+    if (user.requiredActions.includes('UPDATE_PASSWORD')) return updatePassword(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
     if (user.requiredActions.includes('CONFIGURE_TOTP')) return configureOtp(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
     return signIn(req, reply, c, user);
   }
@@ -349,7 +362,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (!('user' in f)) return f;
     const { c, user, proof } = f;
     const problem = await newPasswordFromForm(req, c.realm, user);
-    if (problem) return updatePassword(reply, c.realm, c.csrf, user.username, proof, problem);
+    if (problem) return updatePassword(reply, c.realm, c.csrf, user, proof, problem);
     // The new password voids the proof (its hash changed): the next form gets a new one.
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
   });

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ConflictError, ValidationError, NotFound } from '../../admin/validation.js';
 import { busy } from '../busy.js';
+import { keycloakText, PasswordPolicyError } from '../../admin/password-policy.js';
 import { setNoStore } from '../plugins/security-headers.js';
 
 /** An admin API failure with its HTTP status, answered in Keycloak's error shape. */
@@ -39,6 +40,12 @@ export function sendAdminError(reply: FastifyReply, status: number, error: strin
 export function adminErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof AdminHttpError) return sendAdminError(reply, error.status, error.error, error.message);
   if (error instanceof NotFound) return sendAdminError(reply, 404, 'HTTP 404 Not Found', error.message);
+  if (error instanceof PasswordPolicyError) {
+    // Keycloak's reset-password: the first rule failed, its message key and text; errorMessage names them all.
+    const first = error.failures[0]!;
+    setNoStore(reply);
+    return reply.code(400).type('application/json').send({ error: first.key, error_description: keycloakText(first), errorMessage: error.message });
+  }
   if (error instanceof ValidationError) return sendAdminError(reply, 400, 'invalid_request', error.message);
   if (error instanceof ConflictError) return sendAdminError(reply, 409, 'conflict', error.message);
   if (busy(error, reply, request.log)) {

@@ -66,7 +66,7 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
     return toRealmRepresentation(realm);
   });
 
-  app.put<{ Params: { realm: string } }>('/realms/:realm', { schema: { tags, summary: 'Update a realm: lifetimes, brute-force settings, enabled, notBefore', params: realmParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+  app.put<{ Params: { realm: string } }>('/realms/:realm', { schema: { tags, summary: 'Update a realm: lifetimes, brute-force settings, enabled, notBefore, passwordPolicy (Keycloak syntax; the policies Realmgate enforces)', params: realmParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
     const caller = callerOf(req);
     const realm = await loadRealm(services, caller, req.params.realm);
     requireRole(caller, realm.id, 'manage-realm');

@@ -30,6 +30,7 @@ import type { UserQuery } from '../../storage/repos/user-admin.js';
 import { NotFound, ValidationError } from '../../admin/validation.js';
 import type { User } from '../../storage/types.js';
 import { randomToken } from '../../crypto/random.js';
+import { nowSeconds } from '../../clock.js';
 import { usersWithOtp } from '../../admin/operations/user-credentials.js';
 import { listFederatedIdentities, listIdentityProviders } from '../../admin/operations/identity-providers.js';
 import { toFederatedIdentityRepresentation } from '../../admin/keycloak/representations/identity-provider.js';
@@ -152,6 +153,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
           enabled: input.enabled,
           ...(input.requiredActions !== undefined ? { requiredActions: input.requiredActions } : {}),
           temporary: input.password?.temporary === true,
+          ...(input.password === undefined ? { randomPassword: true } : {}),
           ...(input.groups ? { groups: input.groups } : {}),
           ...(input.attributes !== undefined ? { attributes: input.attributes } : {}),
         },
@@ -180,7 +182,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
     await updateUser(store, { realmId: user.realmId, user: user.id, ...changes }, actorOf(caller));
     // Keycloak's user update only adds UPDATE_PASSWORD for a temporary credential (never removes it):
     // the requiredActions sent decide otherwise.
-    if (password !== undefined) await resetPassword(store, { realmId: user.realmId, user: user.id, password: password.value, ...(password.temporary ? { temporary: true } : {}) }, actorOf(caller));
+    if (password !== undefined) await resetPassword(store, { realmId: user.realmId, user: user.id, password: password.value, ...(password.temporary ? { temporary: true } : {}), nowSeconds: nowSeconds(services.clock) }, actorOf(caller));
     return reply.code(204).send();
   });
 
@@ -199,7 +201,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
       // Keycloak: temporary true requires UPDATE_PASSWORD at the next sign-in; false or absent removes it.
       const credential = readPasswordCredential(req.body);
-      await resetPassword(store, { realmId: user.realmId, user: user.id, password: credential.value, temporary: credential.temporary }, actorOf(caller));
+      await resetPassword(store, { realmId: user.realmId, user: user.id, password: credential.value, temporary: credential.temporary, nowSeconds: nowSeconds(services.clock) }, actorOf(caller));
       return reply.code(204).send();
     },
   );

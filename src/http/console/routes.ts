@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { nowSeconds } from '../../clock.js';
 import type { Services } from '../../services.js';
 import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
 import { REALM_MANAGEMENT, hasAdminRole, maySeeRealm } from '../../admin/authorization.js';
@@ -47,6 +48,7 @@ const NOTICES: Record<string, string> = {
   'attribute-removed': 'The attribute was removed.',
   'password-reset': 'The password was reset.',
   'lifetimes-saved': 'The lifetimes were saved. Running servers use them within their cache time.',
+  'password-policy-saved': 'The password policy was saved: every password set from now on must meet it.',
   'session-ended': 'The session was ended.',
   'sessions-ended': 'All sessions of the user were ended.',
   'organization-created': 'The organization was created.',
@@ -204,6 +206,20 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       () => updateRealm(services.store, { realmId, settings }, s.actor),
       (error) => showRealm(s, reply, realmId, 400, error, form),
       `${realmBase(realmId)}?done=lifetimes-saved`,
+    );
+  });
+
+  app.post(`${R}/password-policy`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-realm');
+    const form = { passwordPolicy: field(req, 'passwordPolicy') };
+    return attempt(
+      reply,
+      () => updateRealm(services.store, { realmId, settings: { passwordPolicy: form.passwordPolicy } }, s.actor),
+      (error) => showRealm(s, reply, realmId, 400, error, form),
+      `${realmBase(realmId)}?done=password-policy-saved`,
     );
   });
 
@@ -603,7 +619,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     const temporary = req.body?.temporary === 'on';
     return attempt(
       reply,
-      () => resetPassword(services.store, { realmId, user: user.id, password, temporary }, s.actor),
+      () => resetPassword(services.store, { realmId, user: user.id, password, temporary, nowSeconds: nowSeconds(services.clock) }, s.actor),
       (error) => showUser(s, reply, realmId, user.id, 400, error),
       `${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=password-reset`,
     );

@@ -9,6 +9,7 @@ import { issueActionToken, mailResetLink, userCredentialState } from '../../mail
 import { completePasswordUpdate, listUsers } from '../../admin/operations/users.js';
 import { enrollOtp } from '../../admin/operations/otp.js';
 import { otpSetup } from '../otp-setup.js';
+import { passwordRule } from '../../admin/password-policy.js';
 import { issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { BROWSER_COOKIE, checkFormCsrf, ensureBrowserBinding, formCsrf, readRealmCookie } from '../cookies.js';
 import { configureOtpPage } from '../../views/pages.js';
@@ -102,7 +103,7 @@ async function renderAction(services: Services, req: TokenReq, reply: FastifyRep
     const setup = await otpSetup(services, t.realm, t.user.username, setupContext(t));
     return sendPage(reply, status, configureOtpPage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, username: t.user.username, qr: setup.qr, key: setup.base32, proof: t.token, ...(extra.error ? { error: extra.error } : {}) }));
   }
-  return sendPage(reply, status, chooseNewPasswordPage({ realmName: t.realmName, username: t.user.username, action: tokenAction(t.realm.id), csrf, token: t.token, ...(extra.error ? { error: extra.error } : {}) }));
+  return sendPage(reply, status, chooseNewPasswordPage({ realmName: t.realmName, username: t.user.username, action: tokenAction(t.realm.id), csrf, token: t.token, rule: passwordRule(t.realm.passwordPolicy), ...(extra.error ? { error: extra.error } : {}) }));
 }
 
 /** Where a link ends: back into the sign-in it came from, to the administrator's redirect_uri, or a page. */

@@ -10,6 +10,7 @@ import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { configureOtpPage, consentPage, deviceDonePage, linkAccountPage, loginPage, type LoginProvider, noOrganizationPage, organizationPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
+import { passwordRule } from '../../admin/password-policy.js';
 import { enrollOtp } from '../../admin/operations/otp.js';
 import { otpSetup } from '../otp-setup.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
@@ -84,7 +85,7 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
     case 'otp':
       return sendPage(reply, extra.status ?? 200, otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(extra.error ? { error: extra.error } : {}) }));
     case 'update-password':
-      return sendPage(reply, extra.status ?? 200, updatePasswordPage({ ...ctx, action: `${base}/update-password`, username: step.username, cancellable: step.aia === true, ...(extra.error ? { error: extra.error } : {}) }));
+      return sendPage(reply, extra.status ?? 200, updatePasswordPage({ ...ctx, action: `${base}/update-password`, username: step.username, cancellable: step.aia === true, rule: passwordRule(l.realm.passwordPolicy), ...(step.expired ? { expired: true } : {}), ...(extra.error ? { error: extra.error } : {}) }));
     case 'configure-otp': {
       const setup = await otpSetup(services, l.realm, step.username, setupContext(l));
       return sendPage(
@@ -333,6 +334,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
       confirmation: field(req, 'password-confirm') ?? '',
       ip: req.ip,
       clientId: l.client.clientId,
+      nowSeconds: nowSeconds(services.clock),
       ...(step.aia ? { reason: 'asked for by the client (kc_action)' } : {}),
     });
     if (problem) return render(services, reply, l, step, { error: problem, status: 400 });

@@ -3,7 +3,8 @@ import { randomId, randomToken, tokenHash } from '../../crypto/random.js';
 import { hashPassword, needsRehash, verifyDummy, verifyPassword } from '../../crypto/passwords.js';
 import { REALM_DEFAULTS } from '../../config/defaults.js';
 import { realmBase, type Services } from '../../services.js';
-import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, Scope, User } from '../../storage/types.js';
+import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, RequiredAction, Scope, User } from '../../storage/types.js';
+import { storedPolicy } from '../../admin/password-policy.js';
 import { clientResponse, type ClientResponse } from './checks.js';
 import { claimScopes } from '../scopes.js';
 import { InteractionLimitError } from './interaction-caps.js';
@@ -20,7 +21,7 @@ export type Step =
    * Keycloak's UPDATE_PASSWORD required action: the password was right but temporary; no session exists
    * yet. `aia`: asked for by the client (kc_action), with a session, and the user may cancel it.
    */
-  | { kind: 'update-password'; username: string; aia?: boolean }
+  | { kind: 'update-password'; username: string; aia?: boolean; expired?: boolean }
   /** Keycloak's CONFIGURE_TOTP required action, or the client's kc_action (`aia`): an authenticator app to set up. */
   | { kind: 'configure-otp'; username: string; aia?: boolean }
   /**
@@ -129,7 +130,7 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   if (!user || !user.enabled) return { kind: 'login' };
   // The password was typed in this request (no session yet): the second factor before anything else.
   if (!ia.sessionId && !ia.secondFactor && (await services.store.otp.has(user.id))) return { kind: 'otp', username: user.username };
-  if (user.requiredActions.includes('UPDATE_PASSWORD')) return { kind: 'update-password', username: user.username };
+  if (user.requiredActions.includes('UPDATE_PASSWORD')) return { kind: 'update-password', username: user.username, ...(passwordExpired(services, realm, user) ? { expired: true } : {}) };
   if (user.requiredActions.includes('CONFIGURE_TOTP')) return { kind: 'configure-otp', username: user.username };
   if (!ia.sessionId) return { kind: 'login' };
   // The client's kc_action, once signed in (recently: checks.ts bounds max_age), until done or cancelled.
@@ -249,14 +250,34 @@ export async function authenticateUser(services: Services, realm: Realm, usernam
   }
   const ok = await verifyPassword(user.passwordHash, password);
   if (!ok || !user.enabled) return undefined;
-  if (needsRehash(user.passwordHash)) {
+  const expired = await expirePassword(services, realm, user);
+  if (needsRehash(expired.passwordHash)) {
     // A hash imported from Keycloak (PBKDF2, other argon2 parameters) becomes Realmgate's argon2id now
     // that the password is known, as Keycloak itself re-hashes when its policy changed.
     const passwordHash = await hashPassword(password);
     await services.store.users.update(user.id, { passwordHash });
-    return { ...user, passwordHash };
+    return { ...expired, passwordHash };
   }
-  return user;
+  return expired;
+}
+
+/**
+ * Keycloak's forceExpiredPasswordChange(days): a password set that many days ago or more must be changed
+ * at this sign-in. As Keycloak's UpdatePassword trigger, UPDATE_PASSWORD is added to the user (kept until
+ * done): the login pages then ask for a new password, the password grant refuses the user as it does
+ * any user with a required action. The server's clock decides, the one that dated the password.
+ */
+async function expirePassword(services: Services, realm: Realm, user: User): Promise<User> {
+  if (user.requiredActions.includes('UPDATE_PASSWORD') || !passwordExpired(services, realm, user)) return user;
+  const requiredActions: RequiredAction[] = [...user.requiredActions, 'UPDATE_PASSWORD'];
+  await services.store.users.update(user.id, { requiredActions });
+  return { ...user, requiredActions };
+}
+
+/** Whether the realm's forceExpiredPasswordChange(days) says the user's password is too old. */
+export function passwordExpired(services: Services, realm: Realm, user: User): boolean {
+  const days = storedPolicy(realm.passwordPolicy).forceExpiredPasswordChange;
+  return days !== undefined && nowSeconds(services.clock) - user.passwordChangedAt >= days * 86_400;
 }
 
 /** A new browser session; the cookie carries `secret`, the database only its hash. */

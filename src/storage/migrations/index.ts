@@ -29,6 +29,7 @@ import * as otpCredentials from './2026-11-27T1300_otp_credentials.js';
 import * as recoveryCodes from './2026-11-27T1400_recovery_codes.js';
 import * as identityProviders from './2026-11-27T1500_identity_providers.js';
 import * as realmEmail from './2026-11-28T2000_realm_email.js';
+import * as passwordPolicy from './2026-11-28T2100_password_policy.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -62,4 +63,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T1400_recovery_codes': recoveryCodes,
   '2026-11-27T1500_identity_providers': identityProviders,
   '2026-11-28T2000_realm_email': realmEmail,
+  '2026-11-28T2100_password_policy': passwordPolicy,
 };

@@ -47,6 +47,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     resetPasswordAllowed: r.reset_password_allowed !== 0,
     actionTokenUserLifespan: Number(r.action_token_user_lifespan),
     actionTokenAdminLifespan: Number(r.action_token_admin_lifespan),
+    passwordPolicy: r.password_policy ?? '',
   };
 }
 
@@ -96,6 +97,7 @@ export function toUser(r: Selectable<T.UserTable>): D.User {
     emailVerified: r.email_verified === 1,
     requiredActions: requiredActionsOf(r.required_actions),
     attributes: attributesOf(r.attributes),
+    passwordChangedAt: r.password_changed_at === null || r.password_changed_at === undefined ? Number(r.created_at) : Number(r.password_changed_at),
   };
 }
 

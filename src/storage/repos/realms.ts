@@ -54,6 +54,7 @@ export class RealmRepository {
             reset_password_allowed: s.resetPasswordAllowed ? 1 : 0,
             action_token_user_lifespan: s.actionTokenUserLifespan,
             action_token_admin_lifespan: s.actionTokenAdminLifespan,
+            password_policy: s.passwordPolicy ?? '',
           })
           .execute();
         await trx
@@ -107,6 +108,7 @@ export class RealmRepository {
     if (patch.resetPasswordAllowed !== undefined) values.reset_password_allowed = patch.resetPasswordAllowed ? 1 : 0;
     if (patch.actionTokenUserLifespan !== undefined) values.action_token_user_lifespan = patch.actionTokenUserLifespan;
     if (patch.actionTokenAdminLifespan !== undefined) values.action_token_admin_lifespan = patch.actionTokenAdminLifespan;
+    if (patch.passwordPolicy !== undefined) values.password_policy = patch.passwordPolicy;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }
@@ -141,6 +143,7 @@ export class RealmRepository {
         'user_attribute_values',
         'otp_credentials',
         'recovery_codes',
+        'password_history',
         'federated_identities',
         'identity_providers',
         'roles',

@@ -1,3 +1,4 @@
+import { sortableId } from '../../crypto/random.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
@@ -10,7 +11,9 @@ export class UserRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** Creates a user and, in the same transaction, its organization memberships. */
-  async create(u: Omit<User, 'createdAt' | 'enabled' | 'requiredActions' | 'attributes'> & { now: number; organizationIds: string[]; requiredActions?: RequiredAction[]; attributes?: UserAttributes }): Promise<void> {
+  async create(
+    u: Omit<User, 'createdAt' | 'enabled' | 'requiredActions' | 'attributes' | 'passwordChangedAt'> & { now: number; organizationIds: string[]; requiredActions?: RequiredAction[]; attributes?: UserAttributes; passwordChangedAt?: number },
+  ): Promise<void> {
     try {
       await inTransaction(this.db, async (trx) => {
         await trx
@@ -28,6 +31,7 @@ export class UserRepository {
             email_verified: u.emailVerified ? 1 : 0,
             required_actions: JSON.stringify(u.requiredActions ?? []),
             attributes: JSON.stringify(u.attributes ?? {}),
+            password_changed_at: u.passwordChangedAt ?? u.now,
           })
           .execute();
         // The search index of the attributes, with them (src/storage/attribute-index.ts).
@@ -97,6 +101,47 @@ export class UserRepository {
       await trx.deleteFrom('user_attribute_values').where('user_id', '=', id).execute();
       if (row) await insertIndexRows(trx, attributeIndexRows(row.realm_id, id, attributes));
     });
+  }
+
+  /**
+   * Sets a new password (its hash, the time, the required actions after it) in one transaction with the
+   * history passwordHistory(N) needs: `keepHistory` earlier hashes are kept, the one replaced first among
+   * them; 0 forgets them all (no policy asks for them).
+   */
+  async setPassword(user: Pick<User, 'id' | 'realmId' | 'passwordHash'>, input: { passwordHash: string; now: number; requiredActions?: RequiredAction[]; keepHistory: number }): Promise<void> {
+    await inTransaction(this.db, async (trx) => {
+      if (input.keepHistory > 0 && !user.passwordHash.startsWith('!')) {
+        await trx.insertInto('password_history').values({ id: sortableId(), user_id: user.id, realm_id: user.realmId, password_hash: user.passwordHash, created_at: input.now }).execute();
+      }
+      const kept = trx.selectFrom('password_history').select('id').where('user_id', '=', user.id).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(input.keepHistory);
+      // The ids to keep are read first: one plain statement per database, no LIMIT inside NOT IN.
+      const keep = input.keepHistory > 0 ? (await kept.execute()).map((r) => r.id) : [];
+      let del = trx.deleteFrom('password_history').where('user_id', '=', user.id);
+      if (keep.length > 0) del = del.where('id', 'not in', keep);
+      await del.execute();
+      const values: Record<string, string | number> = { password_hash: input.passwordHash, password_changed_at: input.now };
+      if (input.requiredActions !== undefined) values.required_actions = JSON.stringify([...new Set(input.requiredActions)]);
+      await trx.updateTable('users').set(values).where('id', '=', user.id).execute();
+    });
+  }
+
+  /** The user's earlier password hashes, the most recent first, at most `limit`. */
+  async passwordHistory(userId: string, limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    const rows = await this.db.selectFrom('password_history').select('password_hash').where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    return rows.map((r) => r.password_hash);
+  }
+
+  /** The user's earlier password hashes with when each was replaced, the most recent first (the export). */
+  async passwordHistoryEntries(userId: string): Promise<Array<{ passwordHash: string; createdAt: number }>> {
+    const rows = await this.db.selectFrom('password_history').select(['password_hash', 'created_at']).where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    return rows.map((r) => ({ passwordHash: r.password_hash, createdAt: Number(r.created_at) }));
+  }
+
+  /** Keeps earlier hashes (an import's password-history credentials), with their times. */
+  async addPasswordHistory(user: Pick<User, 'id' | 'realmId'>, entries: Array<{ passwordHash: string; createdAt: number }>): Promise<void> {
+    if (entries.length === 0) return;
+    await this.db.insertInto('password_history').values(entries.map((e) => ({ id: sortableId(), user_id: user.id, realm_id: user.realmId, password_hash: e.passwordHash, created_at: e.createdAt }))).execute();
   }
 
   async organizations(userId: string): Promise<Organization[]> {

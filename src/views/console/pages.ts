@@ -1,3 +1,4 @@
+import { passwordRule, SUPPORTED_POLICIES } from '../../admin/password-policy.js';
 import { html, type SafeHtml } from '../html.js';
 import type { Client, FederatedIdentity, Realm, User } from '../../storage/types.js';
 import type { AdminEvent } from '../../storage/repos/admin-events.js';
@@ -61,7 +62,16 @@ export function realmPage(frame: ConsoleFrame & { realmId: string }, realm: Real
 <h2>Lifetimes</h2>
 ${canManage
   ? html`<form method="post" action="${realmBase(realm.id)}/lifetimes" class="console-form">${csrfField(frame.csrf)}${rows}<button type="submit">Save lifetimes</button></form>`
-  : html`<dl class="facts">${rows}</dl>`}`,
+  : html`<dl class="facts">${rows}</dl>`}
+<h2>Password policy</h2>
+<p class="muted" id="policy-now">${passwordRule(realm.passwordPolicy).text}</p>
+${canManage
+  ? html`<form method="post" action="${realmBase(realm.id)}/password-policy" class="console-form">${csrfField(frame.csrf)}
+<label for="passwordPolicy">Keycloak's syntax, empty for none (Realmgate's own 8 to 1024 characters stay underneath)</label>
+<input type="text" id="passwordPolicy" name="passwordPolicy" autocomplete="off" spellcheck="false" maxlength="2048" aria-describedby="policy-ids" value="${form.passwordPolicy ?? realm.passwordPolicy}">
+<p class="muted" id="policy-ids">For example length(12) and digits(1) and upperCase(1) and notUsername and passwordHistory(3). Supported: ${SUPPORTED_POLICIES.map((p) => p.id).join(', ')}.</p>
+<button type="submit">Save password policy</button></form>`
+  : html`<dl class="facts"><dt>Policy</dt><dd>${realm.passwordPolicy || 'none'}</dd></dl>`}`,
   );
 }
 

@@ -33,6 +33,8 @@ export interface RealmRepresentation {
   resetPasswordAllowed: boolean;
   actionTokenGeneratedByUserLifespan: number;
   actionTokenGeneratedByAdminLifespan: number;
+  /** Keycloak's password policy (absent: none), the rules Realmgate enforces (src/admin/password-policy.ts). */
+  passwordPolicy?: string;
 }
 
 /** What Keycloak shows for a secret it keeps; sent back, it means "unchanged". */
@@ -70,6 +72,7 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     eventsEnabled: true,
     enabledEventTypes: keycloakEnabledEventTypes(r.storedEventTypes),
     ...(r.eventsRetention !== null ? { eventsExpiration: r.eventsRetention } : {}),
+    ...(r.passwordPolicy !== '' ? { passwordPolicy: r.passwordPolicy } : {}),
     // Realmgate's own settings travel as attributes, which Keycloak keeps and ignores; adminEventsExpiration is Keycloak's.
     attributes: {
       accessTokenAudience: r.accessTokenAudience,
@@ -166,6 +169,11 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   set('resetPasswordAllowed', bool(body, 'resetPasswordAllowed'));
   set('actionTokenUserLifespan', int(body, 'actionTokenGeneratedByUserLifespan'));
   set('actionTokenAdminLifespan', int(body, 'actionTokenGeneratedByAdminLifespan'));
+  // Keycloak: null or absent leaves the policy; "" removes it; a policy is checked by the operation.
+  if (body.passwordPolicy !== undefined && body.passwordPolicy !== null) {
+    if (typeof body.passwordPolicy !== 'string') throw new ValidationError('passwordPolicy must be a string');
+    s.passwordPolicy = body.passwordPolicy;
+  }
   const out: RealmChanges = { settings: s };
   if (body.smtpServer !== undefined && body.smtpServer !== null) {
     const smtp = readSmtpServer(body.smtpServer);

@@ -1,3 +1,4 @@
+import { SUPPORTED_POLICIES } from '../../password-policy.js';
 import os from 'node:os';
 import v8 from 'node:v8';
 import { SIGNING_ALGS } from '../../../crypto/keystore.js';
@@ -123,7 +124,8 @@ export function serverInfoRepresentation(input: { realmgateVersion: string; nowM
     builtinProtocolMappers: { 'openid-connect': [] },
     clientInstallations: {},
     componentTypes: {},
-    passwordPolicies: [],
+    // Keycloak's PasswordPolicyTypeRepresentation of each policy Realmgate enforces (src/admin/password-policy.ts).
+    passwordPolicies: SUPPORTED_POLICIES.map((p) => ({ ...p })),
     enums: { sslRequired: ['all', 'external', 'none'], unmanagedAttributePolicy: ['ENABLED'] },
   };
 }
