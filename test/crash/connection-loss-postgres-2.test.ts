@@ -1,0 +1,3 @@
+import { connectionLossSuite } from './connection-loss-postgres.js';
+
+connectionLossSuite(2);
