@@ -72,7 +72,7 @@ for (const dialect of dialects()) {
       assert.equal((await ts.store.realms.get(REALM))!.smtpPassword, null);
     });
 
-    test('testSMTPConnection sends a test mail with the settings given to the calling admin; without an admin email, 400; a dead server, 500', async () => {
+    test('testSMTPConnection sends a test mail with the settings given to the calling admin; without an admin email, 400; a dead server, 502', async () => {
       const missing = await errorOf(ts.kc.realms.testSMTPConnection({ realm: REALM }, smtpServer(smtp.port)));
       assert.equal(missing.status, 400);
       assert.equal(missing.body.errorMessage, 'Logged in user does not have an e-mail.');
@@ -85,7 +85,7 @@ for (const dialect of dialects()) {
       const bad = await errorOf(ts.kc.realms.testSMTPConnection({ realm: REALM }, { host: 'x' }));
       assert.equal(bad.status, 400);
       const dead = await errorOf(ts.kc.realms.testSMTPConnection({ realm: REALM }, smtpServer(await freePort())));
-      assert.equal(dead.status, 500);
+      assert.equal(dead.status, 502);
       assert.match(String(dead.body.errorMessage), /^Failed to send email: sending mail through 127\.0\.0\.1:\d+ failed/);
     });
 
@@ -146,7 +146,7 @@ for (const dialect of dialects()) {
       }
     });
 
-    test('execute-actions-email refusals in Keycloak\'s shape: unregistered redirect_uri, unknown action, no email, no SMTP; a dead SMTP server is a 500 with a reason', async () => {
+    test('execute-actions-email refusals in Keycloak\'s shape: unregistered redirect_uri, unknown action, no email, no SMTP; a dead SMTP server is a 502 with a reason', async () => {
       await ts.kc.realms.update({ realm: REALM }, { smtpServer: smtpServer(smtp.port) });
       const alice = ts.user.id;
       const cases: Array<[Parameters<typeof ts.kc.users.executeActionsEmail>[0], RegExp]> = [
@@ -173,7 +173,7 @@ for (const dialect of dialects()) {
       const t0 = Date.now();
       const dead = await errorOf(ts.kc.users.executeActionsEmail({ realm: REALM, id: alice, actions: ['UPDATE_PASSWORD'] }));
       assert.ok(Date.now() - t0 < 8000);
-      assert.equal(dead.status, 500);
+      assert.equal(dead.status, 502);
       assert.match(String(dead.body.errorMessage), /^Failed to send execute actions email: sending mail through 127\.0\.0\.1:\d+ failed/);
       assert.equal(smtp.messages().length, 0);
       assert.equal(await statusOf(ts.kc.users.executeActionsEmail({ realm: REALM, id: '00000000-0000-0000-0000-000000000000', actions: ['UPDATE_PASSWORD'] })), 404);

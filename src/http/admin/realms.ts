@@ -110,7 +110,7 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
       } catch (err) {
         if (err instanceof MailError) {
           req.log.warn({ realm: realm.id, reason: err.message }, 'SMTP test failed');
-          throw new AdminHttpError(500, 'HTTP 500 Internal Server Error', `Failed to send email: ${err.message}`);
+          throw new AdminHttpError(502, 'HTTP 502 Bad Gateway', `Failed to send email: ${err.message}`);
         }
         throw err;
       }

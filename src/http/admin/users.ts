@@ -243,7 +243,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
         );
       } catch (err) {
         // Keycloak's answer when the mail server did not take the mail; the reason names no secret.
-        if (err instanceof MailError) throw new AdminHttpError(500, 'HTTP 500 Internal Server Error', `Failed to send execute actions email: ${err.message}`);
+        if (err instanceof MailError) throw new AdminHttpError(502, 'HTTP 502 Bad Gateway', `Failed to send execute actions email: ${err.message}`);
         throw err;
       }
       return reply.code(204).send();
