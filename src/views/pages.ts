@@ -10,6 +10,19 @@ export interface PasswordRule {
   text: string;
 }
 
+/**
+ * A new password and its confirmation, with the realm's rule said before the user types (the
+ * update-password page and a mailed link's page); the username hidden for password managers.
+ */
+export function newPasswordFields(username: string, rule: PasswordRule): SafeHtml {
+  return html`<input type="text" name="username" value="${username}" autocomplete="username" readonly hidden>
+<label for="password-new">New password</label>
+<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="${rule.min}" maxlength="${rule.max}" aria-describedby="password-rule" required autofocus>
+<label for="password-confirm">Confirm new password</label>
+<input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="${rule.min}" maxlength="${rule.max}" required>
+<p class="muted" id="password-rule">${rule.text} Not your current password.</p>`;
+}
+
 export interface PageContext {
   realmName: string;
   clientName: string;
@@ -109,12 +122,7 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''}
-<input type="text" name="username" value="${ctx.username}" autocomplete="username" readonly hidden>
-<label for="password-new">New password</label>
-<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="${ctx.rule.min}" maxlength="${ctx.rule.max}" aria-describedby="password-rule" required autofocus>
-<label for="password-confirm">Confirm new password</label>
-<input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="${ctx.rule.min}" maxlength="${ctx.rule.max}" required>
-<p class="muted" id="password-rule">${ctx.rule.text} Not your current password.</p>
+${newPasswordFields(ctx.username, ctx.rule)}
 <div class="actions"><button type="submit">Update password</button>${ctx.cancellable ? html`<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>` : ''}</div>
 </form>`,
   });

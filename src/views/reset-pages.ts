@@ -1,6 +1,6 @@
 import { html } from './html.js';
 import { page } from './layout.js';
-import type { PasswordRule } from './pages.js';
+import { newPasswordFields, type PasswordRule } from './pages.js';
 
 /**
  * The pages of a mailed link: "Forgot password?" (asks who), the same answer whoever was typed, the
@@ -45,12 +45,7 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="key" value="${ctx.token}">
-<input type="text" name="username" value="${ctx.username}" autocomplete="username" readonly hidden>
-<label for="password-new">New password</label>
-<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="${ctx.rule.min}" maxlength="${ctx.rule.max}" aria-describedby="password-rule" required autofocus>
-<label for="password-confirm">Confirm new password</label>
-<input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="${ctx.rule.min}" maxlength="${ctx.rule.max}" required>
-<p class="muted" id="password-rule">${ctx.rule.text} Not your current password.</p>
+${newPasswordFields(ctx.username, ctx.rule)}
 <div class="actions"><button type="submit">Save password</button></div>
 </form>`,
   });
