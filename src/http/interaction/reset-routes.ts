@@ -128,6 +128,10 @@ async function finishLink(services: Services, req: TokenReq, reply: FastifyReply
   return sendPage(reply, 200, accountUpdatedPage({ realmName: t.realmName, passwordOnly: claims.actions.length === 1 && claims.actions[0] === 'UPDATE_PASSWORD' }));
 }
 
+/** The reset pages of a realm that does not offer them (the setting off, or no SMTP server). */
+const notOffered = (reply: FastifyReply, l: Loaded): FastifyReply =>
+  renderError(reply, 404, { realmName: l.realmName, title: 'Not available', description: 'Resetting a password by email is not offered here. Ask your administrator.' });
+
 export async function resetRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
   app.setErrorHandler(htmlErrorHandler(services));
@@ -136,7 +140,7 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
   app.get(base, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    if (!offersReset(l.realm)) return renderError(reply, 404, { realmName: l.realmName, title: 'Not available', description: 'Resetting a password by email is not offered here. Ask your administrator.' });
+    if (!offersReset(l.realm)) return notOffered(reply, l);
     const back = interactionUrl(l.realm.id, l.ia.id);
     return sendPage(reply, 200, forgotPasswordPage({ realmName: l.realmName, clientName: l.clientName, action: `${back}/reset-credentials`, csrf: l.ia.csrfToken, back }));
   });
@@ -144,7 +148,7 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
   app.post(base, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    if (!offersReset(l.realm)) return renderError(reply, 404, { realmName: l.realmName, title: 'Not available', description: 'Resetting a password by email is not offered here. Ask your administrator.' });
+    if (!offersReset(l.realm)) return notOffered(reply, l);
     if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
     const back = interactionUrl(l.realm.id, l.ia.id);
     const typed = field(req, 'username') ?? '';
