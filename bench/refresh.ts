@@ -78,11 +78,11 @@ function numberOption(cli: string | undefined, env: string, def: number, min: nu
 }
 
 /** The load's shape, from the command line (BENCH_OPTIONS) or the environment. */
-export function benchOptions(cli: { duration?: string | undefined; warmup?: string | undefined; concurrency?: string | undefined }): BenchOptions {
+export function benchOptions(cli: { duration?: string | undefined; warmup?: string | undefined; concurrency?: string | undefined }, defaultConcurrency = 32): BenchOptions {
   return {
     durationS: numberOption(cli.duration, 'BENCH_DURATION', 10, 0.5, 600),
     warmupS: numberOption(cli.warmup, 'BENCH_WARMUP', 2, 0, 120),
-    concurrency: Math.floor(numberOption(cli.concurrency, 'BENCH_CONCURRENCY', 32, 1, 1024)),
+    concurrency: Math.floor(numberOption(cli.concurrency, 'BENCH_CONCURRENCY', defaultConcurrency, 1, 1024)),
   };
 }
 
