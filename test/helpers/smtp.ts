@@ -58,6 +58,27 @@ for p in sys.argv[1:]:
 print(json.dumps(out))
 `;
 
+// aiosmtpd's command line has no authentication: the same Maildir handler behind a Controller that
+// requires AUTH. The credentials come as arguments; the comparison is aiosmtpd's LoginPassword's bytes.
+const AUTH_SERVER = `
+import signal, sys, threading, warnings
+warnings.simplefilter('ignore')
+from aiosmtpd.controller import Controller
+from aiosmtpd.handlers import Mailbox
+from aiosmtpd.smtp import AuthResult, LoginPassword
+port, box, user, password = int(sys.argv[1]), sys.argv[2], sys.argv[3].encode(), sys.argv[4].encode()
+def authenticate(server, session, envelope, mechanism, data):
+    ok = isinstance(data, LoginPassword) and data.login == user and data.password == password
+    # handled=False: aiosmtpd answers 535 itself (with its default, True, the client waits for an answer)
+    return AuthResult(success=ok, handled=False)
+c = Controller(Mailbox(box), hostname='127.0.0.1', port=port, authenticator=authenticate, auth_required=True, auth_require_tls=False)
+c.start()
+stop = threading.Event()
+signal.signal(signal.SIGTERM, lambda *a: stop.set())
+stop.wait()
+c.stop()
+`;
+
 export class SmtpServer {
   private constructor(
     readonly port: number,
@@ -65,10 +86,16 @@ export class SmtpServer {
     private readonly child: ChildProcess,
   ) {}
 
-  static async start(): Promise<SmtpServer> {
+  /**
+   * With `auth`, the server advertises AUTH (PLAIN and LOGIN, over plain TCP: aiosmtpd's
+   * auth_require_tls off) and takes mail only from a client that authenticated with that user and password.
+   */
+  static async start(o: { auth?: { user: string; password: string } } = {}): Promise<SmtpServer> {
     const port = await freePort();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-smtp-'));
-    const child = spawn(PYTHON, ['-m', 'aiosmtpd', '-n', '-l', `127.0.0.1:${port}`, '-c', 'aiosmtpd.handlers.Mailbox', path.join(dir, 'box')], { stdio: 'ignore' });
+    const box = path.join(dir, 'box');
+    const args = o.auth ? ['-c', AUTH_SERVER, String(port), box, o.auth.user, o.auth.password] : ['-m', 'aiosmtpd', '-n', '-l', `127.0.0.1:${port}`, '-c', 'aiosmtpd.handlers.Mailbox', box];
+    const child = spawn(PYTHON, args, { stdio: 'ignore' });
     const deadline = Date.now() + 10_000;
     while (!(await accepting(port))) {
       if (Date.now() > deadline || child.exitCode !== null) throw new Error('aiosmtpd did not start');

@@ -1,0 +1,82 @@
+import { describe, test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { dialects } from '../helpers/db.js';
+import { REALM } from '../helpers/server.js';
+import { SMTP_MISSING, SmtpServer } from '../helpers/smtp.js';
+import { startAdminServer, type AdminTestServer } from './helpers.js';
+
+const MASK = '**********';
+const USER = 'mailer@example.com';
+const PASSWORD = 'smtp pass: 7Yq!';
+
+/** The status and error body of a failed keycloak-admin-client call. */
+async function errorOf(p: Promise<unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+  try {
+    await p;
+  } catch (err) {
+    const e = err as { response?: Response; responseData?: unknown };
+    if (!e.response) throw err;
+    return { status: e.response.status, body: (e.responseData ?? {}) as Record<string, unknown> };
+  }
+  throw new Error('the call succeeded');
+}
+
+// SMTP AUTH against a real server that requires it (aiosmtpd with an authenticator): the realm's password,
+// sealed at rest, is opened and used for every mail (the admin's test mail with the masked representation,
+// execute-actions-email), and a wrong one is a 502 that names the server's answer, never the password.
+for (const dialect of dialects()) {
+  describe(`SMTP authentication (${dialect})`, { skip: SMTP_MISSING }, () => {
+    let ts: AdminTestServer;
+    let smtp: SmtpServer;
+    before(async () => {
+      ts = await startAdminServer({ dialect });
+      smtp = await SmtpServer.start({ auth: { user: USER, password: PASSWORD } });
+      const admin = (await ts.kc.users.find({ realm: 'master', username: 'admin', exact: true }))[0]!;
+      await ts.kc.users.update({ realm: 'master', id: admin.id! }, { email: 'admin@example.com' });
+    });
+    after(async () => {
+      await ts.close();
+      await smtp.stop();
+    });
+    beforeEach(async () => {
+      await smtp.settle();
+      smtp.clear();
+    });
+
+    const settings = (extra: Record<string, string>): Record<string, string> => ({ host: '127.0.0.1', port: String(smtp.port), from: 'noreply@example.com', starttls: 'false', ...extra });
+
+    test('the stored password authenticates: the test mail with the masked representation read back, and execute-actions-email', async () => {
+      await ts.kc.realms.update({ realm: REALM }, { smtpServer: settings({ auth: 'true', user: USER, password: PASSWORD }) });
+      const rep = (await ts.kc.realms.findOne({ realm: REALM }))!;
+      assert.equal(rep.smtpServer!.password, MASK);
+      // The console sends the map as it read it: the mask stands for the stored password.
+      await ts.kc.realms.testSMTPConnection({ realm: REALM }, rep.smtpServer!);
+      const [test1] = await smtp.waitFor(1);
+      assert.equal(test1!.to, 'admin@example.com');
+      const { id } = await ts.kc.users.create({ realm: REALM, username: 'smtp-user', email: 'smtp-user@example.com', enabled: true });
+      await ts.kc.users.executeActionsEmail({ realm: REALM, id, actions: ['UPDATE_PASSWORD'] });
+      const mails = await smtp.waitFor(2);
+      assert.equal(mails[1]!.to, 'smtp-user@example.com');
+      assert.match(mails[1]!.text, /Update your password/);
+    });
+
+    test('a wrong password, or none, is refused by the server: 502 naming its answer, never the password; nothing was delivered', async () => {
+      const wrong = await errorOf(ts.kc.realms.testSMTPConnection({ realm: REALM }, settings({ auth: 'true', user: USER, password: 'not the password' })));
+      assert.equal(wrong.status, 502);
+      assert.match(String(wrong.body.errorMessage), /^Failed to send email: sending mail through 127\.0\.0\.1:\d+ failed \(.*SMTP 535/);
+      assert.ok(!JSON.stringify(wrong.body).includes('not the password'));
+      // Without AUTH the server answers 530 (authentication required) to the envelope.
+      const none = await errorOf(ts.kc.realms.testSMTPConnection({ realm: REALM }, settings({})));
+      assert.equal(none.status, 502);
+      assert.match(String(none.body.errorMessage), /SMTP 530/);
+      // The stored settings with a wrong password: the admin API's mail fails the same way.
+      await ts.kc.realms.update({ realm: REALM }, { smtpServer: settings({ auth: 'true', user: USER, password: 'stale password' }) });
+      const { id } = await ts.kc.users.create({ realm: REALM, username: 'smtp-user-2', email: 'smtp-user-2@example.com', enabled: true });
+      const failed = await errorOf(ts.kc.users.executeActionsEmail({ realm: REALM, id, actions: ['UPDATE_PASSWORD'] }));
+      assert.equal(failed.status, 502);
+      assert.ok(!JSON.stringify(failed.body).includes('stale password'));
+      await smtp.settle();
+      assert.equal(smtp.messages().length, 0);
+    });
+  });
+}
