@@ -50,6 +50,15 @@ export interface Realm {
   actionTokenAdminLifespan: number;
   /** Keycloak's passwordPolicy as Realmgate keeps it ('' when none; src/admin/password-policy.ts). */
   passwordPolicy: string;
+  /** Keycloak's loginWithEmailAllowed: the sign-in forms and the password grant take a user's email too (a unique one). */
+  loginWithEmailAllowed: boolean;
+  /** Keycloak's duplicateEmailsAllowed: off, no two users of the realm may have the same email (ignoring case). */
+  duplicateEmailsAllowed: boolean;
+  /** Keycloak's rememberMe: the login page offers "Remember me" (a cookie that outlives the browser). */
+  rememberMe: boolean;
+  /** Keycloak's ssoSessionIdleTimeoutRememberMe / ssoSessionMaxLifespanRememberMe, seconds; 0: the usual lifetimes. */
+  ssoIdleRememberMe: number;
+  ssoMaxRememberMe: number;
 }
 
 export interface Client {
