@@ -141,6 +141,10 @@ export interface BrowserSession {
   userId: string;
   authTime: number;
   expiresAt: number;
+  /** The user ticked "Remember me": the cookie outlives the browser (absent: false). */
+  rememberMe?: boolean;
+  /** Seconds unused after which the session ends; 0 or absent: none (a remembered session's ssoSessionIdleTimeoutRememberMe). */
+  idleTimeout?: number;
 }
 
 export interface AuthorizationParams {
@@ -172,6 +176,8 @@ export interface AuthorizationParams {
    * username); it is linked to that user once they sign in to it here (src/oauth/broker.ts).
    */
   brokerLink?: { alias: string; id: string; username: string; userId: string; by: 'email' | 'username' };
+  /** The user ticked "Remember me" on the login page (a realm with rememberMe): the session started is a remembered one. */
+  rememberMe?: boolean;
 }
 
 /** The actions a client may ask for with kc_action (keycloak-js login({ action })). */

@@ -1135,6 +1135,7 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
   const stored = new Map<string, string>();
   const storedIds = new Set<string>();
   const t = now();
+  const realm = await store.realms.get(realmId);
   if (list(rep.federatedUsers).length > 0) report.skipped(`${list(rep.federatedUsers).length} federated user(s)`, 'they live in a user storage provider (LDAP); only their ids are in the export');
   for (const e of entries) {
     if (e.refused) {
@@ -1162,6 +1163,12 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
       continue;
     }
     if (existing) await deleteUser(store, { realmId, user: existing.id }, { ...actor, via: 'import' });
+    // duplicateEmailsAllowed off (checkEmailFree's rule): an email another user of the realm has (one of the
+    // file imported before this one) is left out, so that a sign-in by email names one user only.
+    if (realm && !realm.duplicateEmailsAllowed && e.record.email !== null && (await store.users.findByEmail(realmId, e.record.email, 1)).length > 0) {
+      e.notes.push(`email ${JSON.stringify(e.record.email.length > 80 ? `${e.record.email.slice(0, 80)}...` : e.record.email)} left out: another user of the realm has it (duplicateEmailsAllowed is false)`);
+      e.record = { ...e.record, email: null, emailVerified: false };
+    }
     await store.users.create({ id: e.id, realmId, username: e.name, ...e.record, passwordHash: e.passwordHash, now: t, organizationIds: [], ...(e.passwordChangedAt !== undefined ? { passwordChangedAt: e.passwordChangedAt } : {}) });
     await store.users.addPasswordHistory({ id: e.id, realmId }, e.history);
     if (!e.enabled) await store.users.update(e.id, { enabled: false });
