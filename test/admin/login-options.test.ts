@@ -95,7 +95,7 @@ for (const dialect of dialects()) {
         assert.equal(res.statusCode, 303);
       }
       const sessions = await ts.kc.users.listSessions({ realm: 'test', id: ts.user.id });
-      assert.deepEqual(sessions.map((s) => s.rememberMe).sort(), [false, true]);
+      assert.deepEqual(sessions.map((s) => (s as { rememberMe?: boolean }).rememberMe).sort(), [false, true]);
     });
   });
 }
