@@ -138,6 +138,18 @@ for (const dialect of dialects()) {
       const long = await attempt(`${'a'.repeat(400)}@example.com`, 'wrong password 1');
       assert.equal(long.statusCode, 200);
       assert.match(long.body, /Invalid username or password/);
+      // Characters no database column holds (PostgreSQL refuses NUL in text), and odd ones: refused, no 500.
+      for (const odd of ['nul\u0000@example.com', '%@example.com', '_@example.com', 'a\u202e@example.com', '@']) {
+        const res = await attempt(odd, 'wrong password 1');
+        // NUL is refused before the form is read (400, as for any field); the others are unknown names.
+        if (odd.includes('\u0000')) assert.equal(res.statusCode, 400);
+        else {
+          assert.equal(res.statusCode, 200, JSON.stringify(odd));
+          assert.match(res.body, /Invalid username or password/);
+        }
+        assert.doesNotMatch(res.body, /at \w+ \(|node_modules|stack/i);
+        assert.equal((await passwordGrant(odd, 'wrong password 1')).statusCode, 400);
+      }
     });
   });
 
