@@ -128,6 +128,23 @@ for (const dialect of dialects()) {
       assert.equal((await attempt('dave@example.com', PASSWORD)).statusCode, 303, 'the lock passes');
     });
 
+    test("the device cookie of a browser that signed in by username lets the user in by email while an attacker keeps the account locked", async () => {
+      await createUser(ts.store, { realmId: REALM, username: 'erin', password: PASSWORD, email: 'erin@example.com', orgAliases: ['acme'] });
+      const own = await loginForm('10.9.1.1');
+      assert.equal((await own.attempt('erin', PASSWORD)).statusCode, 303, 'signed in before: the browser gets its device cookie');
+      assert.ok(own.jar.cookies.has('RG_DEVICE'));
+      const attacker = await loginForm('10.9.1.2');
+      for (let i = 0; i < 5; i++) {
+        await attacker.attempt(i % 2 ? 'erin' : 'erin@example.com', 'wrong password 1');
+        ts.clock.advance(10);
+      }
+      assert.equal((await attacker.attempt('erin@example.com', PASSWORD)).statusCode, 429, 'locked for everyone else');
+      // The user's own browser, a new sign-in typing the email: its device cookie counts, not the lock.
+      const again = await loginForm('10.9.1.1');
+      for (const [k, v] of own.jar.cookies) if (k === 'RG_DEVICE') again.jar.cookies.set(k, v);
+      assert.equal((await again.attempt('ERIN@example.com', PASSWORD)).statusCode, 303);
+    });
+
     test('the login page escapes the email typed back', async () => {
       const { attempt } = await loginForm('10.9.0.4');
       const res = await attempt('<script>x</script>@example.com', 'wrong password 1');
