@@ -6,6 +6,9 @@ import { startTestServer, realmPath, basic, REALM, PASSWORD, type TestServer } f
 import { CookieJar, authorizeQuery, inject, parseForm, runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { createUser, updateRealm } from '../../src/admin/operations.js';
 import { nowSeconds } from '../../src/clock.js';
+import { enrollTestOtp } from '../helpers/otp.js';
+import { OTP_POLICY } from '../../src/admin/operations/otp.js';
+import { hotp, timeStep } from '../../src/crypto/totp.js';
 
 for (const dialect of dialects()) {
   describe(`Keycloak's login options at sign-in (${dialect})`, () => {
@@ -244,6 +247,27 @@ for (const dialect of dialects()) {
       assert.equal(await signedIn(jar), true, 'used again 599 s later');
       ts.clock.advance(600);
       assert.equal(await signedIn(jar), false, 'unused for 600 s');
+    });
+
+    test('"Remember me" survives the authenticator step: the session started after the code is remembered', async () => {
+      await updateRealm(ts.store, { realmId: REALM, settings: { rememberMe: true, ssoMaxRememberMe: 5000, ssoIdleRememberMe: 0 } });
+      const { id } = await createUser(ts.store, { realmId: REALM, username: 'otto', password: PASSWORD, email: 'otto@example.com', orgAliases: ['acme'] });
+      const key = await enrollTestOtp(ts.store, (await ts.store.users.get(id))!, undefined, nowSeconds(ts.clock));
+      ts.clock.advance(OTP_POLICY.period);
+      const jar = new CookieJar();
+      const start = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`);
+      const login = parseForm((await inject(ts.app, jar, 'GET', start.headers.location as string)).body);
+      const afterPassword = await inject(ts.app, jar, 'POST', login.action, { csrf: login.csrf, username: 'otto@example.com', password: PASSWORD, rememberMe: 'on' });
+      assert.equal(afterPassword.statusCode, 303);
+      assert.equal(jar.cookies.has('RG_SESSION'), false, 'no session before the code');
+      const otpPage = await inject(ts.app, jar, 'GET', afterPassword.headers.location as string);
+      const form = parseForm(otpPage.body);
+      const code = hotp(key, timeStep(nowSeconds(ts.clock), OTP_POLICY.period), OTP_POLICY.digits, OTP_POLICY.algorithm);
+      const res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, otp: code });
+      assert.equal(res.statusCode, 303);
+      assert.equal((res.cookies as Array<{ name: string; maxAge?: number }>).find((c) => c.name === 'RG_SESSION')?.maxAge, 5000);
+      const sessions = await ts.store.sessionAdmin.listForUser(REALM, id, nowSeconds(ts.clock));
+      assert.deepEqual(sessions.map((s) => s.rememberMe), [true]);
     });
 
     test('0 means the usual lifetime (ssoSessionMaxLifespan) for a remembered session too', async () => {
