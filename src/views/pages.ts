@@ -37,14 +37,6 @@ export interface LoginProvider {
 }
 
 /**
- * The login page. `providers`: the realm's identity providers to sign in with instead, each a button of
- * one form posted to `brokerAction` (with the CSRF token, like every form here).
- */
-/**
- * `emailRouting`: some organization's users sign in at its own provider, found from their email's domain:
- * the password is then not required by the form (the server sends such an email on without it).
- */
-/**
  * What the login page's name field asks for, in Keycloak's words: "Email" when the email is the username
  * (registrationEmailAsUsername, where the realm has that setting), "Username or email" when the realm takes
  * emails at sign-in (loginWithEmailAllowed), else "Username".
@@ -54,6 +46,14 @@ export function loginLabel(realm: { loginWithEmailAllowed: boolean; registration
   return realm.loginWithEmailAllowed ? 'Username or email' : 'Username';
 }
 
+/**
+ * The login page. `providers`: the realm's identity providers to sign in with instead, each a button of
+ * one form posted to `brokerAction` (with the CSRF token, like every form here).
+ */
+/**
+ * `emailRouting`: some organization's users sign in at its own provider, found from their email's domain:
+ * the password is then not required by the form (the server sends such an email on without it).
+ */
 /**
  * `usernameLabel`: what the name field asks for (Keycloak's "Username or email" when the realm takes
  * emails: loginLabel). `rememberMe`: the realm offers "Remember me" (`remembered`: ticked).
