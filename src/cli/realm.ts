@@ -44,6 +44,11 @@ function realmSettingOptions(cmd: Command): Command {
     .option('--reset-password-allowed <on|off>', 'on: the login page offers "Forgot password?" (mails a reset link; needs the SMTP settings); default off', onOff('--reset-password-allowed'))
     .option('--action-token-lifespan <s>', 'how long a mailed reset link works, in seconds (default 300)', intArg('action token lifespan'))
     .option('--admin-action-token-lifespan <s>', 'how long a link an administrator mails (send-actions-email) works, in seconds (default 43200)', intArg('admin action token lifespan'))
+    .option('--login-with-email <on|off>', "on: users may sign in with their email instead of their username, when no other user has it (Keycloak's loginWithEmailAllowed); default on", onOff('--login-with-email'))
+    .option('--duplicate-emails <on|off>', "on: several users may have the same email, which turns --login-with-email off (Keycloak's duplicateEmailsAllowed); default off", onOff('--duplicate-emails'))
+    .option('--remember-me <on|off>', 'on: the login page offers "Remember me": a sign-in cookie that outlives the browser (Keycloak\'s rememberMe); default off', onOff('--remember-me'))
+    .option('--remember-me-idle-timeout <s>', 'a remembered session ends after this many seconds unused; 0: never for being unused, as other sessions (Keycloak\'s ssoSessionIdleTimeoutRememberMe; default 0)', intArg('remember-me idle timeout', { min: 0, max: 366 * 86_400 }))
+    .option('--remember-me-max-lifetime <s>', 'a remembered session and its cookie last this many seconds; 0: the SSO session lifetime (Keycloak\'s ssoSessionMaxLifespanRememberMe; default 0)', intArg('remember-me max lifetime', { min: 0, max: 366 * 86_400 }))
     .option(
       '--password-policy <policy>',
       `Keycloak's password policy, e.g. 'length(12) and digits(1) and upperCase(1) and notUsername and passwordHistory(3)', or "none"; supported: ${SUPPORTED_POLICIES.map((p) => p.id).join(', ')}. Realmgate's own 8 to 1024 characters stay underneath`,
@@ -108,6 +113,11 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.actionTokenLifespan !== undefined) s.actionTokenUserLifespan = o.actionTokenLifespan as number;
   if (o.adminActionTokenLifespan !== undefined) s.actionTokenAdminLifespan = o.adminActionTokenLifespan as number;
   if (typeof o.passwordPolicy === 'string') s.passwordPolicy = o.passwordPolicy.trim() === 'none' ? '' : o.passwordPolicy;
+  if (o.loginWithEmail !== undefined) s.loginWithEmailAllowed = o.loginWithEmail as boolean;
+  if (o.duplicateEmails !== undefined) s.duplicateEmailsAllowed = o.duplicateEmails as boolean;
+  if (o.rememberMe !== undefined) s.rememberMe = o.rememberMe as boolean;
+  if (o.rememberMeIdleTimeout !== undefined) s.ssoIdleRememberMe = o.rememberMeIdleTimeout as number;
+  if (o.rememberMeMaxLifetime !== undefined) s.ssoMaxRememberMe = o.rememberMeMaxLifetime as number;
   return s;
 }
 
@@ -158,6 +168,9 @@ export function registerRealm(program: Command): void {
         ['access token', `${r.accessTokenLifetime} s, ${r.accessTokenFormat}, audience ${r.accessTokenAudience}, ${r.signingAlg}`],
         ['refresh token', `${r.refreshIdleLifetime} s idle, chain at most ${r.refreshMaxLifetime} s`],
         ['SSO session', `${r.ssoSessionLifetime} s`],
+        ['login with email', r.loginWithEmailAllowed ? 'on' : 'off'],
+        ['duplicate emails', r.duplicateEmailsAllowed ? 'allowed' : 'refused'],
+        ['remember me', r.rememberMe ? `on (idle ${r.ssoIdleRememberMe ? `${r.ssoIdleRememberMe} s` : 'none'}, at most ${r.ssoMaxRememberMe || r.ssoSessionLifetime} s)` : 'off'],
         ['login failures', `${r.maxLoginFailures} before a lockout of ${r.lockoutSeconds} s (at most ${r.maxLockoutSeconds} s)`],
         ['organizations', r.organizationRequired ? 'required' : 'optional'],
         ['password policy', r.passwordPolicy === '' ? 'none (Realmgate: 8 to 1024 characters)' : r.passwordPolicy],

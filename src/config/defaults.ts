@@ -156,6 +156,13 @@ export const REALM_DEFAULTS = {
   actionTokenAdminLifespan: 43_200,
   /** Keycloak's password policy; '' (none): Realmgate's own rule only (8 to 1024 characters). */
   passwordPolicy: '',
+  /** Keycloak's login options and their defaults: email accepted at sign-in, no two users with one email, no "Remember me". */
+  loginWithEmailAllowed: true as boolean,
+  duplicateEmailsAllowed: false as boolean,
+  rememberMe: false as boolean,
+  /** A remembered session's idle timeout and lifetime, seconds; 0: the realm's usual ones (Keycloak's *RememberMe). */
+  ssoIdleRememberMe: 0,
+  ssoMaxRememberMe: 0,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

@@ -87,9 +87,20 @@ export async function checkFormCsrf(req: FastifyRequest, services: Services, rea
  */
 export const SESSION_STATE_COOKIE = 'RG_SESSION_STATE';
 
-export function setSessionStateCookie(reply: FastifyReply, config: Config, realmId: string, sessionId: string, maxAge: number): void {
+export function setSessionStateCookie(reply: FastifyReply, config: Config, realmId: string, sessionId: string, maxAge?: number): void {
   const secure = config.authUrl.startsWith('https:');
-  reply.setCookie(SESSION_STATE_COOKIE, sessionId, { path: realmPath(realmId), httpOnly: false, sameSite: secure ? 'none' : 'lax', secure, maxAge });
+  reply.setCookie(SESSION_STATE_COOKIE, sessionId, { path: realmPath(realmId), httpOnly: false, sameSite: secure ? 'none' : 'lax', secure, ...(maxAge !== undefined ? { maxAge } : {}) });
+}
+
+/**
+ * The cookies of a new SSO session (its secret, and its id for session status checks). As Keycloak's
+ * KEYCLOAK_IDENTITY: a remembered session's ("Remember me" ticked) outlive the browser, with Max-Age until
+ * the session ends; any other's are browser-session cookies, gone when the browser closes.
+ */
+export function setSessionCookies(reply: FastifyReply, config: Config, session: { id: string; realmId: string; expiresAt: number; rememberMe?: boolean }, secret: string, now: number): void {
+  const maxAge = session.rememberMe ? Math.max(session.expiresAt - now, 1) : undefined;
+  setRealmCookie(reply, config, session.realmId, SESSION_COOKIE, secret, maxAge);
+  setSessionStateCookie(reply, config, session.realmId, session.id, maxAge);
 }
 
 export function clearSessionStateCookie(reply: FastifyReply, config: Config, realmId: string): void {

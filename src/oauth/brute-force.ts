@@ -2,7 +2,7 @@ import { nowSeconds } from '../clock.js';
 import type { Services } from '../services.js';
 import type { Realm, User } from '../storage/types.js';
 import type { FailureState } from '../storage/repos/login-failures.js';
-import { authenticateUser } from './authorize/interaction.js';
+import { authenticateUser, findLoginUser } from './authorize/interaction.js';
 import { PasswordHashingBusy } from '../crypto/passwords.js';
 import { issueDeviceCookie, verifyDeviceCookie } from './device-cookie.js';
 import { metrics } from '../metrics.js';
@@ -16,7 +16,8 @@ const SLOW_AFTER = 3;
 /** Failures are forgotten after this long without another one. */
 const FORGET_AFTER = 3600;
 
-export type LoginOutcome = { user: User; deviceCookie: string } | { error: string; retryAfter?: number };
+/** A refusal names the user the name typed found (for the events only: the page says the same either way). */
+export type LoginOutcome = { user: User; deviceCookie: string } | { error: string; retryAfter?: number; subject?: { id: string; username: string } };
 
 interface Subject {
   key: string;
@@ -31,7 +32,9 @@ function minutes(seconds: number): string {
 /**
  * Who an attempt counts against. From a browser holding a valid device cookie for this name (OWASP:
  * the user signed in there before), only that device: a lock set by guesses from elsewhere does not
- * apply to it. From anywhere else, the name typed and the address.
+ * apply to it. From anywhere else, the name and the address. The name is the user's own username when
+ * the name typed found a user (their username or their email: guesses by either count together), else
+ * the name typed.
  */
 async function subjectsOf(services: Services, realm: Realm, input: { username: string; ip: string; deviceCookie?: string | undefined }): Promise<Subject[]> {
   const device = await verifyDeviceCookie(services.store, realm.id, input.username, input.deviceCookie);
@@ -58,7 +61,11 @@ export async function attemptLogin(
   input: { username: string; password: string; ip: string; clientId: string; deviceCookie?: string | undefined },
 ): Promise<LoginOutcome> {
   const now = nowSeconds(services.clock);
-  const subjects = await subjectsOf(services, realm, input);
+  // Looked up before anything is reserved: whichever name was typed, the attempt counts against the user found.
+  const found = await findLoginUser(services, realm, input.username);
+  const name = found?.username ?? input.username;
+  const subject = found ? { id: found.id, username: found.username } : undefined;
+  const subjects = await subjectsOf(services, realm, { ...input, username: name });
   const reserved: Subject[] = [];
   let refused: { subject: Subject; state: FailureState } | undefined;
   for (const subject of subjects) {
@@ -72,12 +79,12 @@ export async function attemptLogin(
   }
   if (refused) {
     await releaseAll(services, realm, reserved);
-    return refusal(refused.state, now);
+    return { ...refusal(refused.state, now), ...(subject ? { subject } : {}) };
   }
 
   let user: User | undefined;
   try {
-    user = input.username && input.password && input.password.length <= 1024 ? await authenticateUser(services, realm, input.username, input.password) : undefined;
+    user = input.username && input.password && input.password.length <= 1024 ? await authenticateUser(services, realm, found, input.password) : undefined;
   } catch (err) {
     await releaseAll(services, realm, reserved);
     if (err instanceof PasswordHashingBusy) return { error: 'The server is busy. Please try again in a moment.', retryAfter: 2 };
@@ -91,8 +98,8 @@ export async function attemptLogin(
     }
     return { user, deviceCookie: await issueDeviceCookie(services.store, realm.id, user.username) };
   }
-  for (const s of subjects) await failed(services, realm, s, now, input);
-  return { error: 'Invalid username or password.' };
+  for (const s of subjects) await failed(services, realm, s, now, { ...input, username: name });
+  return { error: 'Invalid username or password.', ...(subject ? { subject } : {}) };
 }
 
 async function releaseAll(services: Services, realm: Realm, subjects: Subject[]): Promise<void> {

@@ -39,6 +39,12 @@ export interface RealmTable {
   action_token_admin_lifespan: Generated<number>;
   /** Keycloak's password policy as Realmgate keeps it ('' when none; src/admin/password-policy.ts). */
   password_policy: Generated<string>;
+  /** Keycloak's login options (1/0; the remember-me lifetimes in seconds, 0: the usual ones). */
+  login_with_email_allowed: Generated<number>;
+  duplicate_emails_allowed: Generated<number>;
+  remember_me: Generated<number>;
+  sso_idle_remember_me: Generated<number>;
+  sso_max_remember_me: Generated<number>;
 }
 
 export interface ClientTable {
@@ -141,6 +147,12 @@ export interface BrowserSessionTable {
   created_at: number;
   expires_at: number;
   ended_at: number | null;
+  /** The user ticked "Remember me" (1): the cookie outlives the browser, the realm's remember-me lifetimes apply. */
+  remember_me: Generated<number>;
+  /** Seconds without use after which the session ends (0: none; a remember-me session's idle timeout). */
+  idle_timeout: Generated<number>;
+  /** When the session was last used (NULL: not since it began); read with idle_timeout. */
+  used_at: number | null;
 }
 
 export interface InteractionTable {

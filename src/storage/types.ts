@@ -50,6 +50,15 @@ export interface Realm {
   actionTokenAdminLifespan: number;
   /** Keycloak's passwordPolicy as Realmgate keeps it ('' when none; src/admin/password-policy.ts). */
   passwordPolicy: string;
+  /** Keycloak's loginWithEmailAllowed: the sign-in forms and the password grant take a user's email too (a unique one). */
+  loginWithEmailAllowed: boolean;
+  /** Keycloak's duplicateEmailsAllowed: off, no two users of the realm may have the same email (ignoring case). */
+  duplicateEmailsAllowed: boolean;
+  /** Keycloak's rememberMe: the login page offers "Remember me" (a cookie that outlives the browser). */
+  rememberMe: boolean;
+  /** Keycloak's ssoSessionIdleTimeoutRememberMe / ssoSessionMaxLifespanRememberMe, seconds; 0: the usual lifetimes. */
+  ssoIdleRememberMe: number;
+  ssoMaxRememberMe: number;
 }
 
 export interface Client {
@@ -132,6 +141,10 @@ export interface BrowserSession {
   userId: string;
   authTime: number;
   expiresAt: number;
+  /** The user ticked "Remember me": the cookie outlives the browser (absent: false). */
+  rememberMe?: boolean;
+  /** Seconds unused after which the session ends; 0 or absent: none (a remembered session's ssoSessionIdleTimeoutRememberMe). */
+  idleTimeout?: number;
 }
 
 export interface AuthorizationParams {
@@ -163,6 +176,8 @@ export interface AuthorizationParams {
    * username); it is linked to that user once they sign in to it here (src/oauth/broker.ts).
    */
   brokerLink?: { alias: string; id: string; username: string; userId: string; by: 'email' | 'username' };
+  /** The user ticked "Remember me" on the login page (a realm with rememberMe): the session started is a remembered one. */
+  rememberMe?: boolean;
 }
 
 /** The actions a client may ask for with kc_action (keycloak-js login({ action })). */

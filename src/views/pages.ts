@@ -37,6 +37,16 @@ export interface LoginProvider {
 }
 
 /**
+ * What the login page's name field asks for, in Keycloak's words: "Email" when the email is the username
+ * (registrationEmailAsUsername, where the realm has that setting), "Username or email" when the realm takes
+ * emails at sign-in (loginWithEmailAllowed), else "Username".
+ */
+export function loginLabel(realm: { loginWithEmailAllowed: boolean; registrationEmailAsUsername?: boolean }): string {
+  if (realm.registrationEmailAsUsername === true) return 'Email';
+  return realm.loginWithEmailAllowed ? 'Username or email' : 'Username';
+}
+
+/**
  * The login page. `providers`: the realm's identity providers to sign in with instead, each a button of
  * one form posted to `brokerAction` (with the CSRF token, like every form here).
  */
@@ -44,7 +54,11 @@ export interface LoginProvider {
  * `emailRouting`: some organization's users sign in at its own provider, found from their email's domain:
  * the password is then not required by the form (the server sends such an email on without it).
  */
-export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string; emailRouting?: boolean; forgotPassword?: string }): string {
+/**
+ * `usernameLabel`: what the name field asks for (Keycloak's "Username or email" when the realm takes
+ * emails: loginLabel). `rememberMe`: the realm offers "Remember me" (`remembered`: ticked).
+ */
+export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string; emailRouting?: boolean; forgotPassword?: string; usernameLabel?: string; rememberMe?: boolean; remembered?: boolean }): string {
   const providers = ctx.providers ?? [];
   return page({
     title: 'Sign in',
@@ -53,11 +67,12 @@ export function loginPage(ctx: PageContext & { error?: string; username?: string
 ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
-<label for="username">Username</label>
+<label for="username">${ctx.usernameLabel ?? 'Username'}</label>
 <input type="text" id="username" name="username" value="${ctx.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required ${ctx.username ? '' : html`autofocus`}>
 <label for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password"${ctx.emailRouting ? html` aria-describedby="password-note"` : html` required`} ${ctx.username ? html`autofocus` : ''}>
 ${ctx.emailRouting ? html`<p class="muted" id="password-note">Signing in with your organization's account? Your email is enough: you continue at its sign-in page.</p>` : ''}
+${ctx.rememberMe ? html`<label class="check"><input type="checkbox" id="rememberMe" name="rememberMe" value="on"${ctx.remembered ? html` checked` : ''}> Remember me</label>` : ''}
 <div class="actions">${ctx.forgotPassword ? html`<a href="${ctx.forgotPassword}" class="forgot">Forgot password?</a>` : ''}<button type="submit">Sign in</button></div>
 </form>
 ${providers.length > 0 && ctx.brokerAction

@@ -12,6 +12,7 @@ input[type=text], input[type=password], select { width: 100%; padding: 0.6rem 0.
 select { background: #fff; }
 input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 input[type=radio], input[type=checkbox] { accent-color: var(--accent); }
+label.check { display: flex; gap: 0.5rem; align-items: center; font-weight: 400; margin: -0.25rem 0 0; }
 .card > :last-child, .card form > :last-child { margin-bottom: 0; }
 button { font: inherit; font-weight: 600; padding: 0.6rem 1.2rem; border-radius: 8px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button:hover { background: var(--accent-dark); }

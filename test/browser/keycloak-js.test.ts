@@ -131,7 +131,8 @@ for (const dialect of dialects()) {
       await page.goto(`${app.origin}/`);
       await page.waitForURL((u) => u.origin === ts.baseUrl);
       assert.match(await heading(page), /^Sign in/);
-      await signInOnPage(page, ts.user.username, ts.user.password);
+      // By email, in other letters (loginWithEmailAllowed, on by default as in Keycloak): the subject is alice's id.
+      await signInOnPage(page, 'Alice@Example.com', ts.user.password);
       await consentAndOrganization();
       await page.waitForURL((u) => u.origin === app.origin);
       await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Signed in'));

@@ -72,6 +72,8 @@ export interface FlowOptions {
   jar?: CookieJar;
   /** Typed twice on the update-password page, when the password given is temporary (UPDATE_PASSWORD). */
   newPassword?: string;
+  /** More fields of the login form (rememberMe: 'on'). */
+  loginFields?: Record<string, string>;
 }
 
 export interface FlowResult {
@@ -141,7 +143,7 @@ export async function runAuthorization(ts: TestServer, opts: FlowOptions = {}): 
     }
     const form = parseForm(page.body);
     if (kind === 'login') {
-      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: opts.username ?? ts.user.username, password: opts.password ?? ts.user.password });
+      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: opts.username ?? ts.user.username, password: opts.password ?? ts.user.password, ...opts.loginFields });
       if (res.statusCode === 200 && !res.body.includes('id="form-post"')) throw new Error('login failed');
     } else if (kind === 'update-password') {
       if (opts.newPassword === undefined) throw new Error('the flow asks for a new password (UPDATE_PASSWORD) and no newPassword was given');

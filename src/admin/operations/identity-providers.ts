@@ -332,6 +332,17 @@ function localUsername(p: IdentityProvider, a: ProviderAccount): string {
  * email is verified only when the provider is trusted for it (trustEmail). syncMode FORCE updates the
  * names and email at every sign-in.
  */
+/**
+ * The provider's email for syncMode FORCE to give the user; undefined (the user keeps theirs) when another
+ * user of the realm has it and the realm refuses duplicate emails (duplicateEmailsAllowed off, checkEmailFree's rule).
+ */
+async function emailToSync(store: Store, p: IdentityProvider, user: User, email: string | undefined): Promise<string | undefined> {
+  if (!email || email.toLowerCase() === (user.email ?? '').toLowerCase()) return email;
+  const realm = await store.realms.get(p.realmId);
+  if (realm && !realm.duplicateEmailsAllowed && (await store.users.findByEmail(p.realmId, email, 2)).some((u) => u.id !== user.id)) return undefined;
+  return email;
+}
+
 /** The user the account is linked to, if it is (syncMode FORCE brings its names and email up to date). */
 async function linkedUser(store: Store, p: IdentityProvider, a: ProviderAccount): Promise<BrokeredUser | undefined> {
   const link = await store.identityProviders.findLink(p.realmId, p.alias, a.id);
@@ -339,7 +350,7 @@ async function linkedUser(store: Store, p: IdentityProvider, a: ProviderAccount)
   const user = await store.users.get(link.userId);
   if (!user || !user.enabled) return { kind: 'refused', reason: 'the linked user is disabled' };
   if (p.config.syncMode === 'FORCE') {
-    const patch = { email: a.email ?? user.email, firstName: a.firstName ?? user.firstName, lastName: a.lastName ?? user.lastName };
+    const patch = { email: (await emailToSync(store, p, user, a.email)) ?? user.email, firstName: a.firstName ?? user.firstName, lastName: a.lastName ?? user.lastName };
     if (patch.email !== user.email || patch.firstName !== user.firstName || patch.lastName !== user.lastName) {
       await store.users.update(user.id, { ...patch, ...(patch.email !== user.email ? { emailVerified: p.trustEmail } : {}) });
       return { kind: 'linked', user: { ...user, ...patch } };

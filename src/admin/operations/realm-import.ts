@@ -1,6 +1,6 @@
 import type { Store } from '../../storage/store.js';
 import { randomUUID } from 'node:crypto';
-import { ConflictError, REQUIRED_ACTIONS, type RequiredAction, type SigningKey, type UserAttributes } from '../../storage/types.js';
+import { ConflictError, REQUIRED_ACTIONS, type Realm, type RequiredAction, type SigningKey, type UserAttributes } from '../../storage/types.js';
 import { DEFAULT_SCOPES, type RealmSettings } from '../../storage/repos/realms.js';
 import { CODE_LIFETIME_RANGE, REALM_DEFAULTS } from '../../config/defaults.js';
 import { hashPassword, MAX_RUNNING } from '../../crypto/passwords.js';
@@ -272,6 +272,7 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   if (realm.resetPasswordAllowed) {
     report.imported('realm setting resetPasswordAllowed', Object.keys(realm.smtpServer).length > 0 ? '"Forgot password?" on the login page, links valid ' + realm.actionTokenUserLifespan + ' s' : 'true, but the realm has no smtpServer: the login page offers no reset until one is set (realm update --smtp-host ...)');
   }
+  reportLoginOptions(realm, report);
   for (const k of keys.others) await store.keys.insert(k);
   if (changes.notBefore) await updateRealm(store, { realmId: realm.id, notBefore: changes.notBefore }, actor);
   if (rep.bruteForceProtected === false) report.mapped('realm setting bruteForceProtected', 'false in Keycloak; Realmgate always limits failed logins');
@@ -364,6 +365,8 @@ function clampSettings(s: Partial<RealmSettings>, report: RealmReportBuilder): P
   clamp('maxLockoutSeconds', 'maxFailureWaitSeconds', 1, 30 * 86_400);
   clamp('actionTokenUserLifespan', 'actionTokenGeneratedByUserLifespan', 1, 30 * 86_400);
   clamp('actionTokenAdminLifespan', 'actionTokenGeneratedByAdminLifespan', 1, 366 * 86_400);
+  clamp('ssoIdleRememberMe', 'ssoSessionIdleTimeoutRememberMe', 0, 366 * 86_400);
+  clamp('ssoMaxRememberMe', 'ssoSessionMaxLifespanRememberMe', 0, 366 * 86_400);
   // Keycloak lets an idle timeout exceed the maximum (the maximum wins, or is switched off); Realmgate
   // refuses it (checkRefreshLifetimes), and a refresh token never outlived its chain anyway: the idle
   // lifetime becomes the maximum, which is what it was in effect.
@@ -478,6 +481,20 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   reportOtpPolicy(rep, report);
   if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
   reportPasswordPolicy(rep, report);
+}
+
+/** Keycloak's login options as the realm has them now (the file's, or Keycloak's defaults where it has none). */
+function reportLoginOptions(realm: Realm, report: RealmReportBuilder): void {
+  report.imported(
+    'realm setting loginWithEmailAllowed',
+    realm.loginWithEmailAllowed ? 'true: users sign in with their username or their email (an email no other user of the realm has)' : 'false: users sign in with their username only',
+  );
+  report.imported(
+    'realm setting duplicateEmailsAllowed',
+    realm.duplicateEmailsAllowed ? 'true: several users may have one email (no sign-in by email)' : "false: a user's email must be unique in the realm (a user of the file with an email an earlier one has is imported without it)",
+  );
+  const rm = realm.rememberMe ? `true: the login page offers "Remember me" (session idle timeout ${realm.ssoIdleRememberMe ? `${realm.ssoIdleRememberMe} s` : 'none'}, lifetime ${realm.ssoMaxRememberMe || realm.ssoSessionLifetime} s)` : 'false: no "Remember me"; the sign-in cookie ends with the browser';
+  report.imported('realm setting rememberMe', rm);
 }
 
 /**
@@ -1118,6 +1135,7 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
   const stored = new Map<string, string>();
   const storedIds = new Set<string>();
   const t = now();
+  const realm = await store.realms.get(realmId);
   if (list(rep.federatedUsers).length > 0) report.skipped(`${list(rep.federatedUsers).length} federated user(s)`, 'they live in a user storage provider (LDAP); only their ids are in the export');
   for (const e of entries) {
     if (e.refused) {
@@ -1145,6 +1163,12 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
       continue;
     }
     if (existing) await deleteUser(store, { realmId, user: existing.id }, { ...actor, via: 'import' });
+    // duplicateEmailsAllowed off (checkEmailFree's rule): an email another user of the realm has (one of the
+    // file imported before this one) is left out, so that a sign-in by email names one user only.
+    if (realm && !realm.duplicateEmailsAllowed && e.record.email !== null && (await store.users.findByEmail(realmId, e.record.email, 1)).length > 0) {
+      e.notes.push(`email ${JSON.stringify(e.record.email.length > 80 ? `${e.record.email.slice(0, 80)}...` : e.record.email)} left out: another user of the realm has it (duplicateEmailsAllowed is false)`);
+      e.record = { ...e.record, email: null, emailVerified: false };
+    }
     await store.users.create({ id: e.id, realmId, username: e.name, ...e.record, passwordHash: e.passwordHash, now: t, organizationIds: [], ...(e.passwordChangedAt !== undefined ? { passwordChangedAt: e.passwordChangedAt } : {}) });
     await store.users.addPasswordHistory({ id: e.id, realmId }, e.history);
     if (!e.enabled) await store.users.update(e.id, { enabled: false });

@@ -46,6 +46,22 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   positive('the action token lifespan of a reset', s.actionTokenUserLifespan, 30 * 86_400);
   positive('the action token lifespan of an administrator\'s link', s.actionTokenAdminLifespan, 366 * 86_400);
   if (s.smtpServer !== undefined) checkSmtpServer(s.smtpServer);
+  for (const [name, v] of [['the remember-me idle timeout', s.ssoIdleRememberMe], ['the remember-me session lifetime', s.ssoMaxRememberMe]] as const) {
+    if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 366 * 86_400)) throw new ValidationError(`${name} must be a whole number of seconds from 0 (the usual one) to ${366 * 86_400}`);
+  }
+}
+
+/**
+ * Keycloak's coupling of the email options (its RealmAdapter): turning loginWithEmailAllowed on turns
+ * duplicateEmailsAllowed off, and allowing duplicate emails turns loginWithEmailAllowed off (a login by an
+ * email several users have could not say whose). Applied in Keycloak's order: the login option, then the
+ * duplicates one, so a request asking for both ends with duplicates allowed and no login by email.
+ */
+export function coupleEmailOptions(s: Partial<RealmSettings>): Partial<RealmSettings> {
+  const out = { ...s };
+  if (out.loginWithEmailAllowed === true && out.duplicateEmailsAllowed === undefined) out.duplicateEmailsAllowed = false;
+  if (out.duplicateEmailsAllowed === true) out.loginWithEmailAllowed = false;
+  return out;
 }
 
 const EMAIL_RE = /^[^\s@<>()",;:\\]{1,64}@[A-Za-z0-9.-]{1,255}$/;
@@ -136,7 +152,7 @@ export async function createRealm(
   checkName('realm name', input.id);
   if (input.displayName != null) checkRealmDisplayName(input.displayName);
   // No mail until an administrator gives the realm an SMTP server (Keycloak's smtpServer).
-  const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], smtpServer: {}, ...input.settings, smtpPassword: null };
+  const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], smtpServer: {}, ...coupleEmailOptions(input.settings ?? {}), smtpPassword: null };
   settings.smtpPassword = (await sealedSmtpPassword(store, input.id, input.smtpPassword)) ?? null;
   checkRealmSettings(settings);
   settings.passwordPolicy = parsePasswordPolicy(settings.passwordPolicy).text;
@@ -161,7 +177,7 @@ export async function updateRealm(
   actor: Actor = cliActor(),
 ): Promise<Realm> {
   const current = await requireRealm(store, input.realmId);
-  const { smtpPassword: _sealedOnlyHere, ...settings } = input.settings ?? {};
+  const { smtpPassword: _sealedOnlyHere, ...settings } = coupleEmailOptions(input.settings ?? {});
   checkRealmSettings(settings);
   // Kept as Realmgate writes it back (Keycloak's syntax, its defaults made explicit): what GET answers.
   if (settings.passwordPolicy !== undefined) settings.passwordPolicy = parsePasswordPolicy(settings.passwordPolicy).text;

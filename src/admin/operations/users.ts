@@ -3,7 +3,7 @@ import { EMPTY_POLICY, historyFailure, PasswordPolicyError, policyFailures, stor
 import { groupsForNewUser, joinGroup, type MappingGuard } from './groups.js';
 import { hashPassword, verifyPassword } from '../../crypto/passwords.js';
 import { randomId, sortableId } from '../../crypto/random.js';
-import { checkUserAttributes, checkEmail, checkPage, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
+import { checkUserAttributes, checkEmail, checkPage, ConflictError, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { REQUIRED_ACTIONS, type Realm, type RequiredAction, type User, type UserAttributes } from '../../storage/types.js';
 import type { UserQuery } from '../../storage/repos/user-admin.js';
@@ -74,6 +74,22 @@ function afterPassword(current: RequiredAction[], temporary: boolean | undefined
   return temporary === undefined ? undefined : withRequiredAction(current, 'UPDATE_PASSWORD', temporary);
 }
 
+/** Keycloak's answer (409 in the admin API) to an email another user of the realm has. */
+export const EMAIL_TAKEN = 'User exists with same email';
+
+/**
+ * Keycloak's duplicateEmailsAllowed off (the default): no two users of a realm have the same email,
+ * ignoring case; `userId`, the user whose email it is to be, does not count. Every door that gives a
+ * user an email calls this (create, update, the account page, identity brokering, import). Emails shared
+ * already (data from before, or duplicates allowed then) stay until changed; a sign-in by such an email
+ * names nobody (findLoginUser).
+ */
+export async function checkEmailFree(store: Store, realm: Pick<Realm, 'id' | 'duplicateEmailsAllowed'>, email: string | null | undefined, userId?: string): Promise<void> {
+  if (realm.duplicateEmailsAllowed || !email) return;
+  const holders = await store.users.findByEmail(realm.id, email, 2);
+  if (holders.some((u) => u.id !== userId)) throw new ConflictError(EMAIL_TAKEN);
+}
+
 export async function createUser(
   store: Store,
   input: {
@@ -108,6 +124,7 @@ export async function createUser(
   const requiredActions = checkRequiredActions([...(input.requiredActions ?? []), ...(input.temporary ? ['UPDATE_PASSWORD'] : [])]);
   // One rule for create and update: the email column is varchar(320) on PostgreSQL.
   if (input.email !== undefined) checkEmail(input.email);
+  await checkEmailFree(store, realm, input.email);
   for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
     if (v !== undefined && (v.trim() === '' || v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have 1 to ${LIMITS.personName} characters, no control characters`);
   }
@@ -307,6 +324,8 @@ function attributesAfter(user: User, input: UserUpdate): UserAttributes | undefi
 export async function updateUser(store: Store, input: UserUpdate, actor: Actor = cliActor()): Promise<User> {
   const user = await requireUser(store, input.realmId, input.user);
   if (typeof input.email === 'string') checkEmail(input.email);
+  // Only a new email is checked (ignoring case): a user who shares theirs from before keeps it through other changes.
+  if (typeof input.email === 'string' && input.email.toLowerCase() !== (user.email ?? '').toLowerCase()) await checkEmailFree(store, await requireRealm(store, input.realmId), input.email, user.id);
   for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
     if (typeof v === 'string' && (v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have at most ${LIMITS.personName} characters, no control characters`);
   }

@@ -8,7 +8,7 @@ import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { accountPage, recoveryCodesPage, type AccountGrant } from '../../views/account-pages.js';
 import { createRecoveryCodes } from '../../admin/operations/recovery-codes.js';
-import { configureOtpPage, loginPage, otpPage, updatePasswordPage } from '../../views/pages.js';
+import { configureOtpPage, loginLabel, loginPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
 import { passwordRule } from '../../admin/password-policy.js';
 import { enrollOtp, removeOtp } from '../../admin/operations/otp.js';
@@ -16,7 +16,7 @@ import { unlinkOwnAccount } from '../../admin/operations/identity-providers.js';
 import { NO_PASSWORD_HASH } from '../../admin/operations/realm-import.js';
 import type { User } from '../../storage/types.js';
 import { otpSetup } from '../otp-setup.js';
-import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
+import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
 import { preflight, varyOrigin } from '../plugins/cors.js';
 import { sendProfile, wantsProfileJson } from './profile.js';
@@ -123,8 +123,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     await services.audit.record({ realmId: c.realm.id, type: 'LOGIN', outcome: 'success', clientId: 'account', userId: user.id, username: user.username, ip: req.ip });
     if (c.session) await services.store.sessions.end(c.session.id, nowSeconds(services.clock));
     const { secret, session } = await createBrowserSession(services, c.realm, user.id);
-    setRealmCookie(reply, services.config, c.realm.id, SESSION_COOKIE, secret, c.realm.ssoSessionLifetime);
-    setSessionStateCookie(reply, services.config, c.realm.id, session.id, c.realm.ssoSessionLifetime);
+    setSessionCookies(reply, services.config, session, secret, nowSeconds(services.clock));
     return reply.redirect(baseOf(c.realm), 303);
   }
 
@@ -228,7 +227,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   }
 
   function login(reply: FastifyReply, realm: Realm, csrf: string, error?: string, status = 200): FastifyReply {
-    return sendPage(reply, status, loginPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/login`, csrf, ...(error ? { error } : {}) }));
+    return sendPage(reply, status, loginPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/login`, csrf, usernameLabel: loginLabel(realm), ...(error ? { error } : {}) }));
   }
 
   varyOrigin(app);
@@ -249,7 +248,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const username = field(req, 'username') ?? '';
     const outcome = await attemptLogin(services, c.realm, { username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
     if ('error' in outcome) {
-      await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' });
+      await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', ...(outcome.subject ? { userId: outcome.subject.id, username: outcome.subject.username } : { username }), ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' });
       if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
       return login(reply, c.realm, c.csrf, outcome.error, outcome.retryAfter ? 429 : 200);
     }
@@ -307,9 +306,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const problem = await newPasswordFromForm(req, c.realm, user, 'changed by the user on the account page');
     if (problem) return show(reply, c.realm, c.session, c.csrf, undefined, problem);
     // Every session ended with the change: this browser signs in anew.
-    const { secret, session } = await createBrowserSession(services, c.realm, user.id);
-    setRealmCookie(reply, services.config, c.realm.id, SESSION_COOKIE, secret, c.realm.ssoSessionLifetime);
-    setSessionStateCookie(reply, services.config, c.realm.id, session.id, c.realm.ssoSessionLifetime);
+    // The new session is remembered as the one it replaces was.
+    const { secret, session } = await createBrowserSession(services, c.realm, user.id, { rememberMe: c.session.rememberMe === true });
+    setSessionCookies(reply, services.config, session, secret, nowSeconds(services.clock));
     return show(reply, c.realm, session, c.csrf, 'Your password is changed. Your other browsers and applications are signed out.');
   });
 

@@ -16,7 +16,7 @@ import { addMember, createOrganization, listMembers, listOrganizations, removeMe
 import { changeRoleMappings, createRole, deleteRole, findRoleById, isAdminRole, listRolesWithCounts, roleWithUsers, updateRole, userRoleChoices } from '../../admin/operations/roles.js';
 import { ConflictError, NotFound, ValidationError } from '../../admin/validation.js';
 import { OAuthError } from '../../oauth/errors.js';
-import { LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, rolePage, rolesPage, roleUrl, userPage, usersPage } from '../../views/console/pages.js';
+import { LIFETIMES, LOGIN_OPTIONS, REMEMBER_ME_LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, rolePage, rolesPage, roleUrl, userPage, usersPage } from '../../views/console/pages.js';
 import { realmBase } from '../../views/console/layout.js';
 import type { ConsoleFrame } from '../../views/console/layout.js';
 import { sendPage } from '../interaction/render.js';
@@ -49,6 +49,7 @@ const NOTICES: Record<string, string> = {
   'password-reset': 'The password was reset.',
   'lifetimes-saved': 'The lifetimes were saved. Running servers use them within their cache time.',
   'password-policy-saved': 'The password policy was saved: every password set from now on must meet it.',
+  'login-options-saved': 'The login options were saved.',
   'session-ended': 'The session was ended.',
   'sessions-ended': 'All sessions of the user were ended.',
   'organization-created': 'The organization was created.',
@@ -206,6 +207,31 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       () => updateRealm(services.store, { realmId, settings }, s.actor),
       (error) => showRealm(s, reply, realmId, 400, error, form),
       `${realmBase(realmId)}?done=lifetimes-saved`,
+    );
+  });
+
+  app.post(`${R}/login-options`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-realm');
+    // An unticked box sends nothing: off.
+    const form: Record<string, string> = { loginOptions: '1' };
+    const settings: Record<string, number | boolean> = {};
+    for (const [key] of LOGIN_OPTIONS) {
+      form[key] = field(req, key) === 'on' ? 'on' : '';
+      settings[key] = form[key] === 'on';
+    }
+    for (const [key, label] of REMEMBER_ME_LIFETIMES) {
+      form[key] = field(req, key);
+      if (!/^[0-9]{1,10}$/.test(form[key])) return showRealm(s, reply, realmId, 400, `${label}: enter a whole number of seconds`, form);
+      settings[key] = Number(form[key]);
+    }
+    return attempt(
+      reply,
+      () => updateRealm(services.store, { realmId, settings }, s.actor),
+      (error) => showRealm(s, reply, realmId, 400, error, form),
+      `${realmBase(realmId)}?done=login-options-saved`,
     );
   });
 

@@ -8,12 +8,12 @@ import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
-import { configureOtpPage, consentPage, deviceDonePage, linkAccountPage, loginPage, type LoginProvider, noOrganizationPage, organizationPage, otpPage, updatePasswordPage } from '../../views/pages.js';
+import { configureOtpPage, consentPage, deviceDonePage, linkAccountPage, loginLabel, loginPage, type LoginProvider, noOrganizationPage, organizationPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
 import { passwordRule } from '../../admin/password-policy.js';
 import { enrollOtp } from '../../admin/operations/otp.js';
 import { otpSetup } from '../otp-setup.js';
-import { BROWSER_COOKIE, SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, readRealmCookie, setRealmCookie, setSessionStateCookie } from '../cookies.js';
+import { BROWSER_COOKIE, SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
 import { offersReset } from './reset-routes.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, sendPage } from './render.js';
 
@@ -70,7 +70,7 @@ export function field(req: Req, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-export async function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, extra: { error?: string; username?: string; status?: number } = {}): Promise<FastifyReply> {
+export async function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, extra: { error?: string; username?: string; status?: number; remembered?: boolean } = {}): Promise<FastifyReply> {
   const base = `${interactionUrl(l.realm.id, l.ia.id)}`;
   const ctx = { realmName: l.realmName, clientName: l.clientName, csrf: l.ia.csrfToken };
   switch (step.kind) {
@@ -78,7 +78,8 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
       return sendClientResponse(reply, step.response, { realmName: l.realmName, clientName: l.clientName });
     case 'login': {
       const all = await services.store.identityProviders.list(l.realm.id);
-      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: loginProviders(all), brokerAction: `${base}/broker`, emailRouting: all.some(routesByEmail), ...(offersReset(l.realm) ? { forgotPassword: `${base}/reset-credentials` } : {}), ...extra }));
+      const login = { usernameLabel: loginLabel(l.realm), rememberMe: l.realm.rememberMe, remembered: l.ia.params.rememberMe === true };
+      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: loginProviders(all), brokerAction: `${base}/broker`, emailRouting: all.some(routesByEmail), ...(offersReset(l.realm) ? { forgotPassword: `${base}/reset-credentials` } : {}), ...login, ...extra }));
     }
     case 'link-account':
       return sendPage(reply, extra.status ?? 200, linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));
@@ -227,9 +228,8 @@ async function linkBrokeredAccount(services: Services, req: FastifyRequest, l: L
 
 /** A new browser session for the user, its cookies, and the pending request bound to it. */
 async function startSession(services: Services, reply: FastifyReply, l: Loaded, userId: string): Promise<void> {
-  const { session, secret } = await createBrowserSession(services, l.realm, userId);
-  setRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE, secret, l.realm.ssoSessionLifetime);
-  setSessionStateCookie(reply, services.config, l.realm.id, session.id, l.realm.ssoSessionLifetime);
+  const { session, secret } = await createBrowserSession(services, l.realm, userId, { rememberMe: l.ia.params.rememberMe === true });
+  setSessionCookies(reply, services.config, session, secret, nowSeconds(services.clock));
   await services.store.interactions.update(l.ia.id, { userId, sessionId: session.id });
 }
 
@@ -258,10 +258,18 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
       return reply.redirect(await providerAuthorizationUrl(services, l.realm, routed, l.ia, { loginHint: username.trim() }), 303);
     }
     const outcome = await attemptLogin(services, l.realm, { username, password, ip: req.ip, clientId: l.client.clientId, deviceCookie: readRealmCookie(req, services.config, l.realm.id, DEVICE_COOKIE) });
+    // "Remember me" (offered by the realm) is kept with the pending request: the session may start only after an authenticator's code.
+    const remembered = l.realm.rememberMe && field(req, 'rememberMe') === 'on';
     if ('error' in outcome) {
-      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' });
+      // The user the name (or email) found, when it found one; else the name typed.
+      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ...(outcome.subject ? { userId: outcome.subject.id, username: outcome.subject.username } : { username }), ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' });
       if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
-      return render(services, reply, l, { kind: 'login' }, { error: outcome.error, username: username.slice(0, 255), status: outcome.retryAfter ? 429 : 200 });
+      return render(services, reply, l, { kind: 'login' }, { error: outcome.error, username: username.slice(0, 255), status: outcome.retryAfter ? 429 : 200, remembered });
+    }
+    if (remembered !== (l.ia.params.rememberMe === true)) {
+      const params = { ...l.ia.params, rememberMe: remembered };
+      await services.store.interactions.update(l.ia.id, { params });
+      l.ia = { ...l.ia, params };
     }
     return afterPassword(services, req, reply, l, outcome);
   });

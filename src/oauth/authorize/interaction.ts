@@ -242,8 +242,26 @@ async function finish(services: Services, realm: Realm, ia: Interaction): Promis
 }
 
 /** Checks a username and password; unknown users cost the same time as known ones. */
-export async function authenticateUser(services: Services, realm: Realm, username: string, password: string): Promise<User | undefined> {
-  const user = await services.store.users.findByUsername(realm.id, username.trim().toLowerCase());
+/**
+ * The user a sign-in form (or the password grant) names: by username (ignoring case), else, when the
+ * realm allows it (Keycloak's loginWithEmailAllowed), by email when exactly one user of the realm has it.
+ * An email several users have (duplicateEmailsAllowed, or data from before it was refused) names nobody:
+ * the sign-in then fails as for an unknown name, with the same answer and the same work (no enumeration).
+ */
+export async function findLoginUser(services: Services, realm: Realm, typed: string): Promise<User | undefined> {
+  const name = typed.trim().toLowerCase();
+  if (name === '' || name.length > 320) return undefined;
+  const byName = await services.store.users.findByUsername(realm.id, name);
+  if (byName || !realm.loginWithEmailAllowed || !name.includes('@')) return byName;
+  const byEmail = await services.store.users.findByEmail(realm.id, name, 2);
+  return byEmail.length === 1 ? byEmail[0] : undefined;
+}
+
+/**
+ * Checks the password of `user` (found by findLoginUser); without a user, a dummy hash is verified so
+ * that an unknown name costs the same time as a wrong password.
+ */
+export async function authenticateUser(services: Services, realm: Realm, user: User | undefined, password: string): Promise<User | undefined> {
   if (!user) {
     await verifyDummy(password);
     return undefined;
@@ -280,11 +298,17 @@ export function passwordExpired(services: Services, realm: Realm, user: User): b
   return days !== undefined && nowSeconds(services.clock) - user.passwordChangedAt >= days * 86_400;
 }
 
-/** A new browser session; the cookie carries `secret`, the database only its hash. */
-export async function createBrowserSession(services: Services, realm: Realm, userId: string): Promise<{ session: BrowserSession; secret: string }> {
+/**
+ * A new browser session; the cookie carries `secret`, the database only its hash. A remembered one
+ * ("Remember me" ticked, in a realm that offers it) lasts the realm's ssoSessionMaxLifespanRememberMe and
+ * ends when unused for its ssoSessionIdleTimeoutRememberMe, each when set (0: the usual lifetime, no idle end).
+ */
+export async function createBrowserSession(services: Services, realm: Realm, userId: string, opts: { rememberMe?: boolean } = {}): Promise<{ session: BrowserSession; secret: string }> {
   const now = nowSeconds(services.clock);
   const secret = randomToken(32);
-  const session: BrowserSession = { id: randomId(), realmId: realm.id, userId, authTime: now, expiresAt: now + realm.ssoSessionLifetime };
+  const remembered = opts.rememberMe === true && realm.rememberMe;
+  const lifetime = remembered && realm.ssoMaxRememberMe > 0 ? realm.ssoMaxRememberMe : realm.ssoSessionLifetime;
+  const session: BrowserSession = { id: randomId(), realmId: realm.id, userId, authTime: now, expiresAt: now + lifetime, rememberMe: remembered, idleTimeout: remembered ? realm.ssoIdleRememberMe : 0 };
   await services.store.sessions.create({ ...session, secretHash: tokenHash(secret), now });
   return { session, secret };
 }

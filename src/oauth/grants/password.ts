@@ -28,7 +28,7 @@ export const passwordGrant: Grant = {
     const scopes = await directGrantScopes(services, realm.id, client, params, ['offline_access']);
     const login = await attemptLogin(services, realm, { username, password, ip: ip ?? '', clientId: client.clientId });
     if ('error' in login) {
-      await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, username, ip, reason: 'password grant: ' + login.error });
+      await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, ...(login.subject ? { userId: login.subject.id, username: login.subject.username } : { username }), ip, reason: 'password grant: ' + login.error });
       // Keycloak's wording; a locked account says so, with Retry-After.
       throw new OAuthError('invalid_grant', login.retryAfter !== undefined ? login.error : 'Invalid user credentials', login.retryAfter !== undefined ? { retryAfter: login.retryAfter } : {});
     }

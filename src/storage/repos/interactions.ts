@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../schema.js';
+import { sql, type Kysely, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import type { BrowserSessionTable, Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
 import { countPending, type PendingTable } from './pending.js';
 import type { AuthorizationParams, BrowserSession, Interaction } from '../types.js';
@@ -86,6 +86,17 @@ export class InteractionRepository {
   }
 }
 
+/** A browser session's row as the domain has it. */
+function toSession(r: Selectable<BrowserSessionTable>): BrowserSession {
+  return { id: r.id, realmId: r.realm_id, userId: r.user_id, authTime: Number(r.auth_time), expiresAt: Number(r.expires_at), rememberMe: Number(r.remember_me) === 1, idleTimeout: Number(r.idle_timeout) };
+}
+
+/** A session without an idle timeout, or used (or begun) within it. */
+export function notIdle(now: number, prefix = ''): RawBuilder<SqlBool> {
+  const col = (c: string): RawBuilder<unknown> => sql.ref(`${prefix}${c}`);
+  return sql<SqlBool>`(${col('idle_timeout')} = 0 or coalesce(${col('used_at')}, ${col('created_at')}) + ${col('idle_timeout')} > ${now})`;
+}
+
 export class SessionRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -101,11 +112,17 @@ export class SessionRepository {
         created_at: s.now,
         expires_at: s.expiresAt,
         ended_at: null,
+        remember_me: s.rememberMe ? 1 : 0,
+        idle_timeout: s.idleTimeout ?? 0,
+        used_at: null,
       })
       .execute();
   }
 
-  /** The live session whose cookie secret hashes to `secretHash`, if any. */
+  /**
+   * The live session whose cookie secret hashes to `secretHash`, if any. A session with an idle timeout
+   * (a remembered one) is live while used within it, and this use counts (its used_at moves to now).
+   */
   async findActive(realmId: string, secretHash: string, now: number): Promise<BrowserSession | undefined> {
     const r = await this.db
       .selectFrom('browser_sessions')
@@ -114,13 +131,15 @@ export class SessionRepository {
       .where('realm_id', '=', realmId)
       .where('ended_at', 'is', null)
       .where('expires_at', '>', now)
+      .where(notIdle(now))
       .executeTakeFirst();
-    return r ? { id: r.id, realmId: r.realm_id, userId: r.user_id, authTime: Number(r.auth_time), expiresAt: Number(r.expires_at) } : undefined;
+    if (r && Number(r.idle_timeout) > 0) await this.db.updateTable('browser_sessions').set({ used_at: now }).where('id', '=', r.id).execute();
+    return r ? toSession(r) : undefined;
   }
 
   async get(id: string): Promise<BrowserSession | undefined> {
     const r = await this.db.selectFrom('browser_sessions').selectAll().where('id', '=', id).executeTakeFirst();
-    return r ? { id: r.id, realmId: r.realm_id, userId: r.user_id, authTime: Number(r.auth_time), expiresAt: Number(r.expires_at) } : undefined;
+    return r ? toSession(r) : undefined;
   }
 
   /** The user's live browser sessions, newest first. */
@@ -132,9 +151,10 @@ export class SessionRepository {
       .where('user_id', '=', userId)
       .where('ended_at', 'is', null)
       .where('expires_at', '>', now)
+      .where(notIdle(now))
       .orderBy('created_at', 'desc')
       .execute();
-    return rows.map((r) => ({ id: r.id, realmId: r.realm_id, userId: r.user_id, authTime: Number(r.auth_time), expiresAt: Number(r.expires_at), createdAt: Number(r.created_at) }));
+    return rows.map((r) => ({ ...toSession(r), createdAt: Number(r.created_at) }));
   }
 
   async end(id: string, now: number): Promise<void> {

@@ -48,6 +48,11 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     actionTokenUserLifespan: Number(r.action_token_user_lifespan),
     actionTokenAdminLifespan: Number(r.action_token_admin_lifespan),
     passwordPolicy: r.password_policy ?? '',
+    loginWithEmailAllowed: r.login_with_email_allowed !== 0,
+    duplicateEmailsAllowed: r.duplicate_emails_allowed !== 0,
+    rememberMe: r.remember_me !== 0,
+    ssoIdleRememberMe: Number(r.sso_idle_remember_me),
+    ssoMaxRememberMe: Number(r.sso_max_remember_me),
   };
 }
 

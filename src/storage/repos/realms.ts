@@ -55,6 +55,11 @@ export class RealmRepository {
             action_token_user_lifespan: s.actionTokenUserLifespan,
             action_token_admin_lifespan: s.actionTokenAdminLifespan,
             password_policy: s.passwordPolicy ?? '',
+            login_with_email_allowed: s.loginWithEmailAllowed ? 1 : 0,
+            duplicate_emails_allowed: s.duplicateEmailsAllowed ? 1 : 0,
+            remember_me: s.rememberMe ? 1 : 0,
+            sso_idle_remember_me: s.ssoIdleRememberMe,
+            sso_max_remember_me: s.ssoMaxRememberMe,
           })
           .execute();
         await trx
@@ -109,6 +114,11 @@ export class RealmRepository {
     if (patch.actionTokenUserLifespan !== undefined) values.action_token_user_lifespan = patch.actionTokenUserLifespan;
     if (patch.actionTokenAdminLifespan !== undefined) values.action_token_admin_lifespan = patch.actionTokenAdminLifespan;
     if (patch.passwordPolicy !== undefined) values.password_policy = patch.passwordPolicy;
+    if (patch.loginWithEmailAllowed !== undefined) values.login_with_email_allowed = patch.loginWithEmailAllowed ? 1 : 0;
+    if (patch.duplicateEmailsAllowed !== undefined) values.duplicate_emails_allowed = patch.duplicateEmailsAllowed ? 1 : 0;
+    if (patch.rememberMe !== undefined) values.remember_me = patch.rememberMe ? 1 : 0;
+    if (patch.ssoIdleRememberMe !== undefined) values.sso_idle_remember_me = patch.ssoIdleRememberMe;
+    if (patch.ssoMaxRememberMe !== undefined) values.sso_max_remember_me = patch.ssoMaxRememberMe;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

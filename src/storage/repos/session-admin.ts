@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
+import { notIdle } from './interactions.js';
 
 /** A live browser session with the clients that hold live refresh chains from it (Keycloak's UserSessionRepresentation). */
 export interface SessionSummary {
@@ -11,6 +12,8 @@ export interface SessionSummary {
   createdAt: number;
   lastAccess: number;
   expiresAt: number;
+  /** The user ticked "Remember me" when signing in. */
+  rememberMe: boolean;
   clients: string[];
 }
 
@@ -22,11 +25,12 @@ export class SessionAdminRepository {
     const rows = await this.db
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
-      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at'])
+      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me'])
       .where('s.realm_id', '=', realmId)
       .where('s.user_id', '=', userId)
       .where('s.ended_at', 'is', null)
       .where('s.expires_at', '>', now)
+      .where(notIdle(now, 's.'))
       .orderBy('s.created_at', 'desc')
       .execute();
     return this.withClients(rows, now);
@@ -37,10 +41,11 @@ export class SessionAdminRepository {
     const rows = await this.db
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
-      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at'])
+      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me'])
       .where('s.realm_id', '=', realmId)
       .where('s.ended_at', 'is', null)
       .where('s.expires_at', '>', now)
+      .where(notIdle(now, 's.'))
       .where((eb) =>
         eb.exists(
           eb
@@ -121,7 +126,7 @@ export class SessionAdminRepository {
   }
 
   private async withClients(
-    rows: Array<{ id: string; user_id: string; username: string; auth_time: number; created_at: number; expires_at: number }>,
+    rows: Array<{ id: string; user_id: string; username: string; auth_time: number; created_at: number; expires_at: number; remember_me: number }>,
     now: number,
   ): Promise<SessionSummary[]> {
     if (rows.length === 0) return [];
@@ -149,6 +154,7 @@ export class SessionAdminRepository {
         createdAt: Number(r.created_at),
         lastAccess: last,
         expiresAt: Number(r.expires_at),
+        rememberMe: Number(r.remember_me) === 1,
         clients: [...new Set(mine.map((c) => c.client_id))].sort(),
       };
     });

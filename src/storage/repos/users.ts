@@ -1,5 +1,5 @@
 import { sortableId } from '../../crypto/random.js';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
 import { ConflictError, type Organization, type RequiredAction, type User, type UserAttributes } from '../types.js';
@@ -57,6 +57,22 @@ export class UserRepository {
       .where('username', '=', username)
       .executeTakeFirst();
     return row ? toUser(row) : undefined;
+  }
+
+  /**
+   * The users of the realm with this email, ignoring case, at most `limit` (two tell "unique" from "shared"):
+   * the index users_realm_email (realm_id, lower(email)).
+   */
+  async findByEmail(realmId: string, email: string, limit = 2): Promise<User[]> {
+    const rows = await this.db
+      .selectFrom('users')
+      .selectAll()
+      .where('realm_id', '=', realmId)
+      .where(sql<SqlBool>`lower(email) = ${email.toLowerCase()}`)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(toUser);
   }
 
   async get(id: string): Promise<User | undefined> {

@@ -71,8 +71,32 @@ ${canManage
 <input type="text" id="passwordPolicy" name="passwordPolicy" autocomplete="off" spellcheck="false" maxlength="2048" aria-describedby="policy-ids" value="${form.passwordPolicy ?? realm.passwordPolicy}">
 <p class="muted" id="policy-ids">For example length(12) and digits(1) and upperCase(1) and notUsername and passwordHistory(3). Supported: ${SUPPORTED_POLICIES.map((p) => p.id).join(', ')}.</p>
 <button type="submit">Save password policy</button></form>`
-  : html`<dl class="facts"><dt>Policy</dt><dd>${realm.passwordPolicy || 'none'}</dd></dl>`}`,
+  : html`<dl class="facts"><dt>Policy</dt><dd>${realm.passwordPolicy || 'none'}</dd></dl>`}
+${loginOptionsSection(frame.csrf, realm, canManage, form)}`,
   );
+}
+
+/** Keycloak's login options (its realm settings' Login tab): the switches, and a remembered session's lifetimes. */
+export const LOGIN_OPTIONS = [
+  ['loginWithEmailAllowed', 'Login with email (a username or an email no other user has)'],
+  ['duplicateEmailsAllowed', 'Duplicate emails (turns login with email off)'],
+  ['rememberMe', 'Remember me (a sign-in cookie that outlives the browser)'],
+] as const;
+export const REMEMBER_ME_LIFETIMES = [
+  ['ssoIdleRememberMe', 'Remembered session idle timeout (seconds; 0: none)'],
+  ['ssoMaxRememberMe', 'Remembered session lifetime (seconds; 0: the SSO session lifetime)'],
+] as const;
+
+function loginOptionsSection(csrf: string, realm: Realm, canManage: boolean, form: Record<string, string>): SafeHtml {
+  if (!canManage) {
+    return html`<h2>Login</h2><dl class="facts">${LOGIN_OPTIONS.map(([key, label]) => html`<dt>${label}</dt><dd>${realm[key] ? 'on' : 'off'}</dd>`)}${REMEMBER_ME_LIFETIMES.map(([key, label]) => html`<dt>${label}</dt><dd>${realm[key]} s</dd>`)}</dl>`;
+  }
+  const checked = (key: string, on: boolean): boolean => (form.loginOptions !== undefined ? form[key] === 'on' : on);
+  return html`<h2>Login</h2>
+<form method="post" action="${realmBase(realm.id)}/login-options" class="console-form">${csrfField(csrf)}<input type="hidden" name="loginOptions" value="1">
+${LOGIN_OPTIONS.map(([key, label]) => html`<label class="check"><input type="checkbox" id="${key}" name="${key}" value="on"${checked(key, realm[key]) ? html` checked` : ''}> ${label}</label>`)}
+${REMEMBER_ME_LIFETIMES.map(([key, label]) => html`<label for="${key}">${label}</label><input type="text" inputmode="numeric" pattern="[0-9]*" id="${key}" name="${key}" required value="${form[key] ?? String(realm[key])}">`)}
+<button type="submit">Save login options</button></form>`;
 }
 
 /** A role as the console lists it: how many users hold it, and whether it is one of Realmgate's admin roles. */

@@ -35,6 +35,11 @@ export interface RealmRepresentation {
   actionTokenGeneratedByAdminLifespan: number;
   /** Keycloak's password policy (absent: none), the rules Realmgate enforces (src/admin/password-policy.ts). */
   passwordPolicy?: string;
+  loginWithEmailAllowed: boolean;
+  duplicateEmailsAllowed: boolean;
+  rememberMe: boolean;
+  ssoSessionIdleTimeoutRememberMe: number;
+  ssoSessionMaxLifespanRememberMe: number;
 }
 
 /** What Keycloak shows for a secret it keeps; sent back, it means "unchanged". */
@@ -83,6 +88,11 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     resetPasswordAllowed: r.resetPasswordAllowed,
     actionTokenGeneratedByUserLifespan: r.actionTokenUserLifespan,
     actionTokenGeneratedByAdminLifespan: r.actionTokenAdminLifespan,
+    loginWithEmailAllowed: r.loginWithEmailAllowed,
+    duplicateEmailsAllowed: r.duplicateEmailsAllowed,
+    rememberMe: r.rememberMe,
+    ssoSessionIdleTimeoutRememberMe: r.ssoIdleRememberMe,
+    ssoSessionMaxLifespanRememberMe: r.ssoMaxRememberMe,
   };
 }
 
@@ -169,6 +179,11 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   set('resetPasswordAllowed', bool(body, 'resetPasswordAllowed'));
   set('actionTokenUserLifespan', int(body, 'actionTokenGeneratedByUserLifespan'));
   set('actionTokenAdminLifespan', int(body, 'actionTokenGeneratedByAdminLifespan'));
+  set('loginWithEmailAllowed', bool(body, 'loginWithEmailAllowed'));
+  set('duplicateEmailsAllowed', bool(body, 'duplicateEmailsAllowed'));
+  set('rememberMe', bool(body, 'rememberMe'));
+  set('ssoIdleRememberMe', int(body, 'ssoSessionIdleTimeoutRememberMe'));
+  set('ssoMaxRememberMe', int(body, 'ssoSessionMaxLifespanRememberMe'));
   // Keycloak: null or absent leaves the policy; "" removes it; a policy is checked by the operation.
   if (body.passwordPolicy !== undefined && body.passwordPolicy !== null) {
     if (typeof body.passwordPolicy !== 'string') throw new ValidationError('passwordPolicy must be a string');

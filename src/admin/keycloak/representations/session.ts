@@ -23,7 +23,7 @@ export function toSessionRepresentation(s: SessionSummary, clientKey: (clientId:
     ipAddress: '',
     start: s.createdAt * 1000,
     lastAccess: s.lastAccess * 1000,
-    rememberMe: false,
+    rememberMe: s.rememberMe,
     clients: Object.fromEntries(s.clients.map((c) => [clientKey(c), c])),
     transientUser: false,
   };
