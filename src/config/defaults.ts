@@ -156,6 +156,10 @@ export const REALM_DEFAULTS = {
   actionTokenAdminLifespan: 43_200,
   /** Keycloak's password policy; '' (none): Realmgate's own rule only (8 to 1024 characters). */
   passwordPolicy: '',
+  /** Self-registration ("Register" on the login page), the email as username there, and email verification (Keycloak's names; all off). */
+  registrationAllowed: false as boolean,
+  registrationEmailAsUsername: false as boolean,
+  verifyEmail: false as boolean,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

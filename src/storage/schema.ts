@@ -39,6 +39,9 @@ export interface RealmTable {
   action_token_admin_lifespan: Generated<number>;
   /** Keycloak's password policy as Realmgate keeps it ('' when none; src/admin/password-policy.ts). */
   password_policy: Generated<string>;
+  registration_allowed: Generated<number>;
+  registration_email_as_username: Generated<number>;
+  verify_email: Generated<number>;
 }
 
 export interface ClientTable {

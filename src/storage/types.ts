@@ -50,6 +50,12 @@ export interface Realm {
   actionTokenAdminLifespan: number;
   /** Keycloak's passwordPolicy as Realmgate keeps it ('' when none; src/admin/password-policy.ts). */
   passwordPolicy: string;
+  /** The login page offers "Register" (Keycloak's registrationAllowed). */
+  registrationAllowed: boolean;
+  /** The registration form asks no username: the email is the username (Keycloak's registrationEmailAsUsername). */
+  registrationEmailAsUsername: boolean;
+  /** A user whose email is not verified verifies it (a mailed link) before signing in (Keycloak's verifyEmail). */
+  verifyEmail: boolean;
 }
 
 export interface Client {
@@ -111,7 +117,7 @@ export type UserAttributes = Record<string, string[]>;
  * The required actions Realmgate acts on: UPDATE_PASSWORD, a temporary password to replace at the next
  * sign-in; CONFIGURE_TOTP, an authenticator app to set up at the next sign-in.
  */
-export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP'] as const;
+export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'VERIFY_EMAIL'] as const;
 export type RequiredAction = (typeof REQUIRED_ACTIONS)[number];
 
 export interface Organization {
@@ -163,6 +169,8 @@ export interface AuthorizationParams {
    * username); it is linked to that user once they sign in to it here (src/oauth/broker.ts).
    */
   brokerLink?: { alias: string; id: string; username: string; userId: string; by: 'email' | 'username' };
+  /** VERIFY_EMAIL: the address this sign-in mailed its link to already (a reload does not mail again). */
+  verifyEmailSentTo?: string;
 }
 
 /** The actions a client may ask for with kc_action (keycloak-js login({ action })). */

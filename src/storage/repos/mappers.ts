@@ -48,6 +48,9 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     actionTokenUserLifespan: Number(r.action_token_user_lifespan),
     actionTokenAdminLifespan: Number(r.action_token_admin_lifespan),
     passwordPolicy: r.password_policy ?? '',
+    registrationAllowed: r.registration_allowed !== 0,
+    registrationEmailAsUsername: r.registration_email_as_username !== 0,
+    verifyEmail: r.verify_email !== 0,
   };
 }
 

@@ -55,6 +55,9 @@ export class RealmRepository {
             action_token_user_lifespan: s.actionTokenUserLifespan,
             action_token_admin_lifespan: s.actionTokenAdminLifespan,
             password_policy: s.passwordPolicy ?? '',
+            registration_allowed: s.registrationAllowed ? 1 : 0,
+            registration_email_as_username: s.registrationEmailAsUsername ? 1 : 0,
+            verify_email: s.verifyEmail ? 1 : 0,
           })
           .execute();
         await trx
@@ -109,6 +112,9 @@ export class RealmRepository {
     if (patch.actionTokenUserLifespan !== undefined) values.action_token_user_lifespan = patch.actionTokenUserLifespan;
     if (patch.actionTokenAdminLifespan !== undefined) values.action_token_admin_lifespan = patch.actionTokenAdminLifespan;
     if (patch.passwordPolicy !== undefined) values.password_policy = patch.passwordPolicy;
+    if (patch.registrationAllowed !== undefined) values.registration_allowed = patch.registrationAllowed ? 1 : 0;
+    if (patch.registrationEmailAsUsername !== undefined) values.registration_email_as_username = patch.registrationEmailAsUsername ? 1 : 0;
+    if (patch.verifyEmail !== undefined) values.verify_email = patch.verifyEmail ? 1 : 0;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

@@ -35,6 +35,10 @@ export interface RealmRepresentation {
   actionTokenGeneratedByAdminLifespan: number;
   /** Keycloak's password policy (absent: none), the rules Realmgate enforces (src/admin/password-policy.ts). */
   passwordPolicy?: string;
+  /** Self-registration and email verification (Keycloak's names; docs/registration.md). */
+  registrationAllowed: boolean;
+  registrationEmailAsUsername: boolean;
+  verifyEmail: boolean;
 }
 
 /** What Keycloak shows for a secret it keeps; sent back, it means "unchanged". */
@@ -83,6 +87,9 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     resetPasswordAllowed: r.resetPasswordAllowed,
     actionTokenGeneratedByUserLifespan: r.actionTokenUserLifespan,
     actionTokenGeneratedByAdminLifespan: r.actionTokenAdminLifespan,
+    registrationAllowed: r.registrationAllowed,
+    registrationEmailAsUsername: r.registrationEmailAsUsername,
+    verifyEmail: r.verifyEmail,
   };
 }
 
@@ -169,6 +176,9 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   set('resetPasswordAllowed', bool(body, 'resetPasswordAllowed'));
   set('actionTokenUserLifespan', int(body, 'actionTokenGeneratedByUserLifespan'));
   set('actionTokenAdminLifespan', int(body, 'actionTokenGeneratedByAdminLifespan'));
+  set('registrationAllowed', bool(body, 'registrationAllowed'));
+  set('registrationEmailAsUsername', bool(body, 'registrationEmailAsUsername'));
+  set('verifyEmail', bool(body, 'verifyEmail'));
   // Keycloak: null or absent leaves the policy; "" removes it; a policy is checked by the operation.
   if (body.passwordPolicy !== undefined && body.passwordPolicy !== null) {
     if (typeof body.passwordPolicy !== 'string') throw new ValidationError('passwordPolicy must be a string');
