@@ -14,13 +14,14 @@ export interface PasswordRule {
  * A new password and its confirmation, with the realm's rule said before the user types (the
  * update-password page and a mailed link's page); the username hidden for password managers.
  */
-export function newPasswordFields(username: string, rule: PasswordRule): SafeHtml {
-  return html`<input type="text" name="username" value="${username}" autocomplete="username" readonly hidden>
-<label for="password-new">New password</label>
-<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="${rule.min}" maxlength="${rule.max}" aria-describedby="password-rule" required autofocus>
-<label for="password-confirm">Confirm new password</label>
+export function newPasswordFields(username: string, rule: PasswordRule, o: { registration?: boolean } = {}): SafeHtml {
+  // Registration: the username is a field of its own form, and there is no current password yet.
+  return html`${o.registration ? '' : html`<input type="text" name="username" value="${username}" autocomplete="username" readonly hidden>
+`}<label for="password-new">${o.registration ? 'Password' : 'New password'}</label>
+<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="${rule.min}" maxlength="${rule.max}" aria-describedby="password-rule" required${o.registration ? '' : html` autofocus`}>
+<label for="password-confirm">${o.registration ? 'Confirm password' : 'Confirm new password'}</label>
 <input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="${rule.min}" maxlength="${rule.max}" required>
-<p class="muted" id="password-rule">${rule.text} Not your current password.</p>`;
+<p class="muted" id="password-rule">${rule.text}${o.registration ? '' : ' Not your current password.'}</p>`;
 }
 
 export interface PageContext {
@@ -44,7 +45,7 @@ export interface LoginProvider {
  * `emailRouting`: some organization's users sign in at its own provider, found from their email's domain:
  * the password is then not required by the form (the server sends such an email on without it).
  */
-export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string; emailRouting?: boolean; forgotPassword?: string }): string {
+export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string; emailRouting?: boolean; forgotPassword?: string; register?: string }): string {
   const providers = ctx.providers ?? [];
   return page({
     title: 'Sign in',
@@ -60,6 +61,7 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 ${ctx.emailRouting ? html`<p class="muted" id="password-note">Signing in with your organization's account? Your email is enough: you continue at its sign-in page.</p>` : ''}
 <div class="actions">${ctx.forgotPassword ? html`<a href="${ctx.forgotPassword}" class="forgot">Forgot password?</a>` : ''}<button type="submit">Sign in</button></div>
 </form>
+${ctx.register ? html`<p class="register">New user? <a href="${ctx.register}">Register</a></p>` : ''}
 ${providers.length > 0 && ctx.brokerAction
   ? html`<form method="post" action="${ctx.brokerAction}" class="providers">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
