@@ -45,9 +45,14 @@ const trimmed = (req: Req, name: string, max: number): string => (field(req, nam
 async function registrationProblems(services: Services, realm: Realm, v: Required<RegistrationValues>, password: string, confirmation: string): Promise<{ errors: string[]; code: string }> {
   const errors: string[] = [];
   let code = 'invalid_registration';
+  const taken = async (username: string): Promise<boolean> => (await services.store.users.findByUsername(realm.id, username.toLowerCase())) !== undefined;
   if (!realm.registrationEmailAsUsername) {
     if (v.username === '') errors.push('Please specify username.');
     else if (!USERNAME_RE.test(v.username)) errors.push("Invalid username: use letters, digits, '.', '_', '@', '+' or '-'.");
+    else if (await taken(v.username)) {
+      errors.push('Username already exists.');
+      code = 'username_in_use';
+    }
   }
   let emailOk = false;
   if (v.email === '') errors.push('Please specify email.');
@@ -59,7 +64,14 @@ async function registrationProblems(services: Services, realm: Realm, v: Require
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
     }
+    // Keycloak refuses an email another user has unless the realm allows duplicates (duplicateEmailsAllowed);
+    // with the email as username, one taken as a username is taken too.
+    const duplicatesAllowed = (realm as Realm & { duplicateEmailsAllowed?: boolean }).duplicateEmailsAllowed === true;
     if (!emailOk) errors.push('Invalid email address.');
+    else if ((realm.registrationEmailAsUsername && (await taken(v.email))) || (!duplicatesAllowed && (await listUsers(services.store, { realmId: realm.id, email: v.email.toLowerCase(), exact: true, max: 1 })).length > 0)) {
+      errors.push('Email already exists.');
+      if (code === 'invalid_registration') code = 'email_in_use';
+    }
   }
   for (const [value, what] of [[v.firstName, 'first name'], [v.lastName, 'last name']] as const) {
     if (value === '') errors.push(`Please specify ${what}.`);
@@ -68,16 +80,6 @@ async function registrationProblems(services: Services, realm: Realm, v: Require
   if (password === '') errors.push('Please specify password.');
   else if (password !== confirmation) errors.push("Passwords don't match.");
   const username = realm.registrationEmailAsUsername ? v.email.toLowerCase() : v.username.toLowerCase();
-  if (username !== '' && (realm.registrationEmailAsUsername ? emailOk : USERNAME_RE.test(username)) && (await services.store.users.findByUsername(realm.id, username))) {
-    errors.push(realm.registrationEmailAsUsername ? 'Email already exists.' : 'Username already exists.');
-    code = realm.registrationEmailAsUsername ? 'email_in_use' : 'username_in_use';
-  }
-  // Keycloak refuses an email another user has unless the realm allows duplicates (duplicateEmailsAllowed).
-  const duplicatesAllowed = (realm as Realm & { duplicateEmailsAllowed?: boolean }).duplicateEmailsAllowed === true;
-  if (emailOk && !duplicatesAllowed && code !== 'email_in_use' && (await listUsers(services.store, { realmId: realm.id, email: v.email.toLowerCase(), exact: true, max: 1 })).length > 0) {
-    errors.push('Email already exists.');
-    if (code === 'invalid_registration') code = 'email_in_use';
-  }
   if (password !== '' && password === confirmation) {
     try {
       await checkPassword(services.store, { realm, password, username, email: v.email.toLowerCase() });
