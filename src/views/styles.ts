@@ -30,7 +30,7 @@ button.danger:hover { background: #8c1d17; }
 fieldset { border: 1px solid var(--border); border-radius: 8px; padding: 0.5rem 1rem; margin: 0 0 1rem; }
 legend { font-weight: 600; padding: 0 0.25rem; }
 .choice { display: flex; align-items: center; gap: 0.6rem; padding: 0.45rem 0; font-weight: 400; }
-.choice input { width: 1.1rem; height: 1.1rem; margin: 0; }
+.choice input { flex: none; width: 1.1rem; height: 1.1rem; margin: 0; }
 .muted { color: var(--muted); font-size: 0.9rem; }
 a { color: var(--accent); }
 .card.wide { max-width: 40rem; }

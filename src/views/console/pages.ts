@@ -71,8 +71,25 @@ ${canManage
 <input type="text" id="passwordPolicy" name="passwordPolicy" autocomplete="off" spellcheck="false" maxlength="2048" aria-describedby="policy-ids" value="${form.passwordPolicy ?? realm.passwordPolicy}">
 <p class="muted" id="policy-ids">For example length(12) and digits(1) and upperCase(1) and notUsername and passwordHistory(3). Supported: ${SUPPORTED_POLICIES.map((p) => p.id).join(', ')}.</p>
 <button type="submit">Save password policy</button></form>`
-  : html`<dl class="facts"><dt>Policy</dt><dd>${realm.passwordPolicy || 'none'}</dd></dl>`}`,
+  : html`<dl class="facts"><dt>Policy</dt><dd>${realm.passwordPolicy || 'none'}</dd></dl>`}
+${registrationSection(frame.csrf, realm, canManage)}`,
   );
+}
+
+/** Keycloak's registrationAllowed, registrationEmailAsUsername and verifyEmail (docs/registration.md). */
+const REGISTRATION_SWITCHES = [
+  ['registrationAllowed', 'User registration: the login page offers "Register"'],
+  ['registrationEmailAsUsername', 'Email as username: the registration form asks no username'],
+  ['verifyEmail', 'Verify email: users follow a mailed link before signing in (needs the SMTP settings)'],
+] as const;
+
+function registrationSection(csrf: string, realm: Realm, canManage: boolean): SafeHtml {
+  return html`<h2>Registration and email verification</h2>
+${canManage
+  ? html`<form method="post" action="${realmBase(realm.id)}/registration" class="console-form">${csrfField(csrf)}
+${REGISTRATION_SWITCHES.map(([key, label]) => html`<label class="choice" for="${key}"><input type="checkbox" id="${key}" name="${key}" value="on"${realm[key] ? html` checked` : ''}> ${label}</label>`)}
+<button type="submit">Save registration settings</button></form>`
+  : html`<dl class="facts">${REGISTRATION_SWITCHES.map(([key, label]) => html`<dt>${label.split(':')[0]}</dt><dd>${realm[key] ? 'on' : 'off'}</dd>`)}</dl>`}`;
 }
 
 /** A role as the console lists it: how many users hold it, and whether it is one of Realmgate's admin roles. */
