@@ -1,6 +1,6 @@
 import { describe, test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { REALM, realmPath } from '../helpers/server.js';
+import { REALM, basic, realmPath } from '../helpers/server.js';
 import { CookieJar, authorizeQuery, inject, parseForm, responseOf } from '../helpers/flow.js';
 import { dialects } from '../helpers/db.js';
 import { SMTP_MISSING, SmtpServer, freePort, linkIn } from '../helpers/smtp.js';
@@ -244,6 +244,29 @@ for (const dialect of dialects()) {
         assert.match((await events('SEND_VERIFY_EMAIL_ERROR')).at(-1)?.reason ?? '', /failed/);
       } finally {
         await smtpAt(smtp.port);
+      }
+    });
+
+    test('the password grant refuses a user whose email is not verified ("Account is not fully set up"), as Keycloak\'s direct grant; once verified, it answers', async () => {
+      await ts.store.clients.update(REALM, ts.client.id, { directAccessGrantsEnabled: true });
+      ts.services.cache.clear();
+      try {
+        const u = await newUser();
+        const grant = () => fetch(`${ts.baseUrl}${realmPath('/protocol/openid-connect/token')}`, {
+          method: 'POST',
+          headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ grant_type: 'password', username: u.username, password: PW }).toString(),
+        });
+        const refused = await grant();
+        assert.equal(refused.status, 400);
+        assert.deepEqual(await refused.json(), { error: 'invalid_grant', error_description: 'Account is not fully set up' });
+        assert.deepEqual((await ts.store.users.get(u.id))!.requiredActions, ['VERIFY_EMAIL']);
+        await updateUser(ts.store, { realmId: REALM, user: u.id, emailVerified: true });
+        assert.equal((await grant()).status, 200, 'an email verified meanwhile (by an administrator) ends VERIFY_EMAIL');
+        assert.deepEqual((await ts.store.users.get(u.id))!.requiredActions, []);
+      } finally {
+        await ts.store.clients.update(REALM, ts.client.id, { directAccessGrantsEnabled: false });
+        ts.services.cache.clear();
       }
     });
 
