@@ -41,7 +41,7 @@ export function registerUserActionsEmail(user: Command): void {
   user
     .command('send-verify-email <realm> <user>')
     .description("mail the user a link that verifies their email address (Keycloak's send-verify-email), through the realm's SMTP server")
-    .option('--lifespan <s>', "how long the link works, in seconds (default: the realm's --action-token-lifespan, 300)", intArg('lifespan', { min: 1, max: MAX_ACTION_LIFESPAN_S }))
+    .option('--lifespan <s>', "how long the link works, in seconds (default: the realm's --admin-action-token-lifespan, 43200)", intArg('lifespan', { min: 1, max: MAX_ACTION_LIFESPAN_S }))
     .option('--client-id <client>', 'the client whose redirect URI the user goes to when done')
     .option('--redirect-uri <uri>', "where the user goes when done: one of the client's registered redirect URIs")
     .action(async (realmId: string, ref: string, o: { lifespan?: number; clientId?: string; redirectUri?: string }) => {

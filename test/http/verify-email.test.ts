@@ -276,6 +276,7 @@ for (const dialect of dialects()) {
       const [mail] = await smtp.waitFor(1);
       assert.equal(mail!.to, u.email);
       assert.match(mail!.subject, /Verify your .* email address/);
+      assert.match(mail!.text, /within 12 hours/, "the realm's actionTokenGeneratedByAdminLifespan, as Keycloak");
       const jar = new CookieJar();
       const confirm = await inject(ts.app, jar, 'GET', pathOf(linkIn(mail!)));
       const f = parseForm(confirm.body);

@@ -35,7 +35,7 @@ export async function markEmailVerified(services: Services, user: User, o: { ip:
 
 /**
  * Keycloak's PUT users/{id}/send-verify-email: mails the user a link that verifies their email, valid
- * `lifespan` seconds (the realm's actionTokenGeneratedByUserLifespan by default, as Keycloak), then goes
+ * `lifespan` seconds (the realm's actionTokenGeneratedByAdminLifespan by default, 12 hours, as Keycloak), then goes
  * to `redirectUri`, which must be one of `clientId`'s redirect URIs (checked again when the link is used).
  * Refused as execute-actions-email refuses; a mail the server did not take rejects with a MailError.
  */
@@ -60,7 +60,7 @@ export async function sendVerifyEmail(
   if (!user.email) throw new ValidationError('User email missing');
   if (!canSendMail(realm)) throw new ValidationError('the realm has no SMTP server (smtpServer): set one before sending mail');
   await mailVerifyLink(services, realm, { ...user, email: user.email }, {
-    lifespan: input.lifespan ?? realm.actionTokenUserLifespan,
+    lifespan: input.lifespan ?? realm.actionTokenAdminLifespan,
     ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
     ...(input.redirectUri !== undefined ? { redirectUri: input.redirectUri } : {}),
     ...(input.ip !== undefined ? { ip: input.ip } : {}),
