@@ -220,6 +220,28 @@ for (const dialect of dialects()) {
       assert.equal(after.status, 303);
     });
 
+    test("keycloak-js register(): protocol/openid-connect/registrations is the authorization endpoint opening on the registration page", async () => {
+      const jar = new CookieJar();
+      const start = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/registrations')}?${authorizeQuery(ts)}`);
+      assert.equal(start.statusCode, 303);
+      assert.match(start.headers.location as string, /^\/auth\/realms\/test\/login-actions\/[^/]+\/registration$/);
+      const page = await inject(ts.app, jar, 'GET', start.headers.location as string);
+      assert.equal(page.statusCode, 200);
+      assert.match(page.body, /Create your account/);
+      // Checked as the authorization endpoint checks: an unregistered redirect_uri is an error page, no redirect.
+      const bad = await inject(ts.app, new CookieJar(), 'GET', `${realmPath('/protocol/openid-connect/registrations')}?${authorizeQuery(ts, { redirect_uri: 'https://evil.example.com/' })}`);
+      assert.equal(bad.statusCode, 400);
+      await setRealm({ registrationAllowed: false });
+      try {
+        const off = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/registrations')}?${authorizeQuery(ts)}`);
+        const offPage = await inject(ts.app, jar, 'GET', off.headers.location as string);
+        assert.equal(offPage.statusCode, 403);
+        assert.match(offPage.body, /Registration not allowed/);
+      } finally {
+        await setRealm({ registrationAllowed: true });
+      }
+    });
+
     test('organization required: a new user (of no organization) ends on the no-organization page, as after a login', async () => {
       await setRealm({ organizationRequired: true });
       try {
