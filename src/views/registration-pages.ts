@@ -55,7 +55,7 @@ ${newPasswordFields('', ctx.rule, { registration: true })}
  * Keycloak's VERIFY_EMAIL required action: a link was mailed to the address; following it goes on with
  * this sign-in. `email` null: the user has no address to verify, only an administrator can help.
  */
-export function verifyEmailPage(ctx: { realmName: string; clientName: string; action: string; csrf: string; email: string | null; notice?: string; error?: string }): string {
+export function verifyEmailPage(ctx: { realmName: string; clientName: string; action?: string; csrf: string; email: string | null; notice?: string; error?: string }): string {
   if (ctx.email === null) {
     return page({
       title: 'Verify your email',
@@ -71,11 +71,13 @@ export function verifyEmailPage(ctx: { realmName: string; clientName: string; ac
     body: html`<h1>Verify your email</h1>
 <p>You need to verify your email address to continue to ${ctx.clientName}.</p>
 ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : html`<p class="notice" role="status">${ctx.notice ?? 'An email with a link to verify your address has been sent to'} <strong>${ctx.email}</strong>.</p>`}
-<p>Open the link in it to continue. No email? Check your spam folder, or have it sent again.</p>
+${ctx.action
+  ? html`<p>Open the link in it to continue. No email? Check your spam folder, or have it sent again.</p>
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <div class="actions"><button type="submit" class="secondary">Send the email again</button></div>
-</form>`,
+</form>`
+  : html`<p>Open the link in it, then sign in again. No email? Check your spam folder; signing in again sends a new one.</p>`}`,
   });
 }
 

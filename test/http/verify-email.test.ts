@@ -270,6 +270,33 @@ for (const dialect of dialects()) {
       }
     });
 
+    test('the account page\'s own sign-in: under verifyEmail no session until the mailed link is followed; then the account page', async () => {
+      const u = await newUser();
+      const signInAccount = async (): Promise<{ jar: CookieJar; status: number; body: string }> => {
+        const jar = new CookieJar();
+        const page = await inject(ts.app, jar, 'GET', realmPath('/account'));
+        const f = parseForm(page.body);
+        const res = await inject(ts.app, jar, 'POST', f.action, { csrf: f.csrf, username: u.username, password: PW });
+        return { jar, status: res.statusCode, body: res.body };
+      };
+      const first = await signInAccount();
+      assert.equal(first.status, 200);
+      assert.match(first.body, /Verify your email/);
+      assert.match(first.body, /then sign in again/);
+      const [mail] = await smtp.waitFor(1);
+      assert.equal(mail!.to, u.email);
+      const still = await inject(ts.app, first.jar, 'GET', realmPath('/account'));
+      assert.doesNotMatch(still.body, /<h1>Your account<\/h1>/, 'no session');
+      const jar = new CookieJar();
+      const confirm = await inject(ts.app, jar, 'GET', pathOf(linkIn(mail!)));
+      const f = parseForm(confirm.body);
+      const done = await inject(ts.app, jar, 'POST', f.action, { csrf: f.csrf, key: /name="key" value="([^"]*)"/.exec(confirm.body)![1]! });
+      assert.match(done.body, /Your email address has been verified/);
+      const again = await signInAccount();
+      assert.equal(again.status, 303, again.body.slice(0, 300));
+      assert.match((await inject(ts.app, again.jar, 'GET', realmPath('/account'))).body, /<h1>Your account<\/h1>/);
+    });
+
     test("admin send-verify-email (keycloak-admin-client): the link verifies and goes to the client's redirect URI; Keycloak's refusals", async () => {
       const u = await newUser();
       await ts.kc.users.sendVerifyEmail({ realm: REALM, id: u.id, clientId: ts.client.id, redirectUri: ts.client.redirectUri });

@@ -99,27 +99,36 @@ const mailKey = (user: User): string => `verify-email\0${user.realmId}\0${user.i
  * mail; returns the words to show instead (and the status) when no mail went out.
  */
 async function mailStepLink(services: Services, reply: FastifyReply, l: Loaded, user: User & { email: string }): Promise<{ error?: string; status?: number }> {
+  const outcome = await mailUserLink(services, reply, l.realm, user, { interactionId: l.ia.id, clientId: l.client.clientId });
+  if (!outcome.error) await services.store.interactions.update(l.ia.id, { params: { ...l.ia.params, verifyEmailSentTo: user.email } });
+  return outcome;
+}
+
+/**
+ * Mails `user` a verify-email link (of the sign-in `interactionId`, if any), within the per-user limit;
+ * the words to show instead (and the status) when no mail went out.
+ */
+export async function mailUserLink(services: Services, reply: FastifyReply, realm: Realm, user: User & { email: string }, o: { interactionId?: string; clientId: string }): Promise<{ error?: string; status?: number }> {
   const req = reply.request;
-  const base = { realmId: l.realm.id, clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip };
+  const base = { realmId: realm.id, clientId: o.clientId, userId: user.id, username: user.username, ip: req.ip };
   const wait = services.resetMails.perUser.blockedFor(mailKey(user));
   if (wait > 0) {
     await services.audit.record({ ...base, type: 'SEND_VERIFY_EMAIL_ERROR', outcome: 'failure', reason: 'too many verify-email mails for this user: none sent' });
     reply.header('retry-after', String(Math.ceil(wait / 1000)));
     return { error: 'Several emails were sent to this address lately. Use the link in one of them, or wait a few minutes and ask again.', status: 429 };
   }
-  if (!canSendMail(l.realm)) {
+  if (!canSendMail(realm)) {
     await services.audit.record({ ...base, type: 'SEND_VERIFY_EMAIL_ERROR', outcome: 'failure', reason: 'the realm has no SMTP server' });
     return { error: 'No email can be sent from here: the service is not set up for it. Contact your administrator.', status: 503 };
   }
   services.resetMails.perUser.fail(mailKey(user));
   try {
-    await mailVerifyLink(services, l.realm, user, { lifespan: l.realm.actionTokenUserLifespan, interactionId: l.ia.id, clientId: l.client.clientId, ip: req.ip, log: req.log });
+    await mailVerifyLink(services, realm, user, { lifespan: realm.actionTokenUserLifespan, ...(o.interactionId ? { interactionId: o.interactionId } : {}), clientId: o.clientId, ip: req.ip, log: req.log });
   } catch (err) {
     if (!(err instanceof MailError)) throw err;
     // Recorded (SEND_VERIFY_EMAIL_ERROR) and logged by mailVerifyLink; the reason names the server, not for the user.
     return { error: 'The email could not be sent. Please try again in a few minutes, or contact your administrator.', status: 502 };
   }
-  await services.store.interactions.update(l.ia.id, { params: { ...l.ia.params, verifyEmailSentTo: user.email } });
   return {};
 }
 
@@ -148,6 +157,18 @@ export async function resumeAfterVerification(services: Services, req: FastifyRe
   if (!user || !user.enabled || !user.emailVerified || user.requiredActions.length > 0) return undefined;
   if (!l.ia.secondFactor && (await services.store.otp.has(user.id))) return undefined;
   return completeSignIn(services, req, reply, l, user.id);
+}
+
+/**
+ * The account page's sign-in of a user under VERIFY_EMAIL: no session; a link is mailed (no sign-in to
+ * continue: following it ends on "verified"), and the user signs in again afterwards.
+ */
+export async function accountVerifyEmail(services: Services, reply: FastifyReply, realm: Realm, user: User, csrf: string): Promise<FastifyReply> {
+  const ctx = { realmName: realm.displayName ?? realm.id, clientName: 'your account', csrf, email: user.email };
+  reply.header('cache-control', 'no-store');
+  if (!user.email) return sendPage(reply, 403, verifyEmailPage(ctx));
+  const outcome = await mailUserLink(services, reply, realm, { ...user, email: user.email }, { clientId: 'account' });
+  return sendPage(reply, outcome.status ?? 200, verifyEmailPage({ ...ctx, ...(outcome.error ? { error: outcome.error } : {}) }));
 }
 
 export async function registrationRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
