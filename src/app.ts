@@ -14,6 +14,7 @@ import { AUTHORIZE_PATH, authorizeRoutes } from './http/authorize/routes.js';
 import { interactionRoutes } from './http/interaction/routes.js';
 import { brokerRoutes } from './http/interaction/broker-routes.js';
 import { resetRoutes } from './http/interaction/reset-routes.js';
+import { registrationRoutes } from './http/interaction/registration-routes.js';
 import { discoveryRoutes } from './http/discovery/routes.js';
 import { appPageRoutes } from './http/app-pages/routes.js';
 import { deviceRoutes } from './http/device/routes.js';
@@ -96,6 +97,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(interactionRoutes, { services });
   await app.register(brokerRoutes, { services });
   await app.register(resetRoutes, { services });
+  await app.register(registrationRoutes, { services });
   await app.register(discoveryRoutes, { services });
   await app.register(deviceRoutes, { services });
   await app.register(lifecycleRoutes, { services });

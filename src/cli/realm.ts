@@ -43,6 +43,9 @@ function realmSettingOptions(cmd: Command): Command {
     .addOption(new Option('--access-token-format <format>', "access tokens as Keycloak's JWTs (jwt, the default) or RFC 9068 JWTs (header typ at+jwt, claim client_id)").choices(['jwt', 'rfc9068']))
     .option('--reset-password-allowed <on|off>', 'on: the login page offers "Forgot password?" (mails a reset link; needs the SMTP settings); default off', onOff('--reset-password-allowed'))
     .option('--action-token-lifespan <s>', 'how long a mailed reset link works, in seconds (default 300)', intArg('action token lifespan'))
+    .option('--registration-allowed <on|off>', 'on: the login page offers "Register" (self-registration, docs/registration.md); default off', onOff('--registration-allowed'))
+    .option('--registration-email-as-username <on|off>', 'on: the registration form asks no username, the email is the username; default off', onOff('--registration-email-as-username'))
+    .option('--verify-email <on|off>', 'on: a user whose email is not verified must follow a mailed link before signing in (needs the SMTP settings); default off', onOff('--verify-email'))
     .option('--admin-action-token-lifespan <s>', 'how long a link an administrator mails (send-actions-email) works, in seconds (default 43200)', intArg('admin action token lifespan'))
     .option('--login-with-email <on|off>', "on: users may sign in with their email instead of their username, when no other user has it (Keycloak's loginWithEmailAllowed); default on", onOff('--login-with-email'))
     .option('--duplicate-emails <on|off>', "on: several users may have the same email, which turns --login-with-email off (Keycloak's duplicateEmailsAllowed); default off", onOff('--duplicate-emails'))
@@ -112,6 +115,9 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.resetPasswordAllowed !== undefined) s.resetPasswordAllowed = o.resetPasswordAllowed as boolean;
   if (o.actionTokenLifespan !== undefined) s.actionTokenUserLifespan = o.actionTokenLifespan as number;
   if (o.adminActionTokenLifespan !== undefined) s.actionTokenAdminLifespan = o.adminActionTokenLifespan as number;
+  if (o.registrationAllowed !== undefined) s.registrationAllowed = o.registrationAllowed as boolean;
+  if (o.registrationEmailAsUsername !== undefined) s.registrationEmailAsUsername = o.registrationEmailAsUsername as boolean;
+  if (o.verifyEmail !== undefined) s.verifyEmail = o.verifyEmail as boolean;
   if (typeof o.passwordPolicy === 'string') s.passwordPolicy = o.passwordPolicy.trim() === 'none' ? '' : o.passwordPolicy;
   if (o.loginWithEmail !== undefined) s.loginWithEmailAllowed = o.loginWithEmail as boolean;
   if (o.duplicateEmails !== undefined) s.duplicateEmailsAllowed = o.duplicateEmails as boolean;
@@ -174,6 +180,8 @@ export function registerRealm(program: Command): void {
         ['login failures', `${r.maxLoginFailures} before a lockout of ${r.lockoutSeconds} s (at most ${r.maxLockoutSeconds} s)`],
         ['organizations', r.organizationRequired ? 'required' : 'optional'],
         ['password policy', r.passwordPolicy === '' ? 'none (Realmgate: 8 to 1024 characters)' : r.passwordPolicy],
+        ['registration', r.registrationAllowed ? `allowed${r.registrationEmailAsUsername ? ', the email is the username' : ''}` : 'not allowed'],
+        ['verify email', r.verifyEmail ? 'yes' : 'no'],
         ['passwords', describePolicy(policy) + (policy.forceExpiredPasswordChange ? ` Changed every ${policy.forceExpiredPasswordChange} days.` : '')],
       ];
       process.stdout.write(lines.map(([k, v]) => `${k}:${' '.repeat(Math.max(1, 18 - k.length))}${terminalSafe(v)}\n`).join(''));

@@ -163,6 +163,10 @@ export const REALM_DEFAULTS = {
   /** A remembered session's idle timeout and lifetime, seconds; 0: the realm's usual ones (Keycloak's *RememberMe). */
   ssoIdleRememberMe: 0,
   ssoMaxRememberMe: 0,
+  /** Self-registration ("Register" on the login page), the email as username there, and email verification (Keycloak's names; all off). */
+  registrationAllowed: false as boolean,
+  registrationEmailAsUsername: false as boolean,
+  verifyEmail: false as boolean,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

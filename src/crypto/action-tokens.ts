@@ -21,8 +21,11 @@ export interface ActionClaims {
   exp: number;
   /** What the link lets the user do, in order. */
   actions: RequiredAction[];
-  /** 'reset' (forgot password) or 'execute' (sent by an administrator): the events differ. */
-  kind: 'reset' | 'execute';
+  /**
+   * 'reset' (forgot password), 'execute' (sent by an administrator) or 'verify' (verify-email: at sign-in,
+   * or the administrator's send-verify-email): the events differ.
+   */
+  kind: 'reset' | 'execute' | 'verify';
   /** The pending authorization request the user started from (forgot password), to go back to. */
   interaction?: string;
   /** Where to go when done (execute-actions-email's client_id and redirect_uri, checked when sent and used). */
@@ -35,9 +38,15 @@ export interface ActionClaims {
 const PREFIX = 'rgat1.';
 const dataKey = (store: Store): Promise<Buffer> => storedSecret(store, 'action_token_key', () => randomToken(32));
 
-/** What of the user's credentials a link is bound to: any change of them kills it. */
-export function credentialState(passwordHash: string, otpIds: readonly string[]): string {
-  return crypto.createHash('sha256').update(`${passwordHash}\0${[...otpIds].sort().join(',')}`).digest('base64url');
+/**
+ * What of the user's credentials a link is bound to: any change of them kills it. A link that verifies
+ * an email is bound to the address and to its being unverified as well (`email`): once verified, or once
+ * the address changed, the link is dead (it would otherwise verify an address it was never sent to).
+ */
+export function credentialState(passwordHash: string, otpIds: readonly string[], email?: { address: string | null; verified: boolean }): string {
+  const h = crypto.createHash('sha256').update(`${passwordHash}\0${[...otpIds].sort().join(',')}`);
+  if (email) h.update(`\0email\0${email.address ?? ''}\0${email.verified ? 1 : 0}`);
+  return h.digest('base64url');
 }
 
 async function mac(store: Store, body: string, state: string): Promise<string> {
@@ -56,7 +65,7 @@ export function readActionToken(token: unknown): ActionClaims | undefined {
   if (!body || !sig || extra !== undefined) return undefined;
   try {
     const c = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Partial<ActionClaims>;
-    if (typeof c.realm !== 'string' || typeof c.user !== 'string' || typeof c.exp !== 'number' || !Array.isArray(c.actions) || (c.kind !== 'reset' && c.kind !== 'execute')) return undefined;
+    if (typeof c.realm !== 'string' || typeof c.user !== 'string' || typeof c.exp !== 'number' || !Array.isArray(c.actions) || (c.kind !== 'reset' && c.kind !== 'execute' && c.kind !== 'verify')) return undefined;
     return c as ActionClaims;
   } catch {
     return undefined;

@@ -7,9 +7,13 @@ import { nowSeconds } from '../clock.js';
 import { executeActionsMail, resetPasswordMail } from '../views/mail.js';
 import { MailError, sendMail } from './mailer.js';
 
-/** The user's credential state a mailed link is bound to (src/crypto/action-tokens.ts). */
-export async function userCredentialState(store: Store, user: Pick<User, 'id' | 'passwordHash'>): Promise<string> {
-  return credentialState(user.passwordHash, (await store.otp.list(user.id)).map((c) => c.id));
+/**
+ * The user's credential state a mailed link is bound to (src/crypto/action-tokens.ts); a link whose
+ * actions include VERIFY_EMAIL is bound to the email address and its being unverified too.
+ */
+export async function userCredentialState(store: Store, user: Pick<User, 'id' | 'passwordHash' | 'email' | 'emailVerified'>, actions: readonly RequiredAction[] = []): Promise<string> {
+  const email = actions.includes('VERIFY_EMAIL') ? { address: user.email, verified: user.emailVerified } : undefined;
+  return credentialState(user.passwordHash, (await store.otp.list(user.id)).map((c) => c.id), email);
 }
 
 /**
@@ -21,7 +25,7 @@ export function actionLink(services: Pick<Services, 'config'>, realmId: string, 
 }
 
 export async function issueActionToken(services: Services, user: User, claims: Omit<ActionClaims, 'nonce' | 'user' | 'realm'>): Promise<string> {
-  return createActionToken(services.store, { ...claims, realm: user.realmId, user: user.id }, await userCredentialState(services.store, user));
+  return createActionToken(services.store, { ...claims, realm: user.realmId, user: user.id }, await userCredentialState(services.store, user, claims.actions));
 }
 
 /**

@@ -45,6 +45,9 @@ export interface RealmTable {
   remember_me: Generated<number>;
   sso_idle_remember_me: Generated<number>;
   sso_max_remember_me: Generated<number>;
+  registration_allowed: Generated<number>;
+  registration_email_as_username: Generated<number>;
+  verify_email: Generated<number>;
 }
 
 export interface ClientTable {

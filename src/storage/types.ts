@@ -59,6 +59,12 @@ export interface Realm {
   /** Keycloak's ssoSessionIdleTimeoutRememberMe / ssoSessionMaxLifespanRememberMe, seconds; 0: the usual lifetimes. */
   ssoIdleRememberMe: number;
   ssoMaxRememberMe: number;
+  /** The login page offers "Register" (Keycloak's registrationAllowed). */
+  registrationAllowed: boolean;
+  /** The registration form asks no username: the email is the username (Keycloak's registrationEmailAsUsername). */
+  registrationEmailAsUsername: boolean;
+  /** A user whose email is not verified verifies it (a mailed link) before signing in (Keycloak's verifyEmail). */
+  verifyEmail: boolean;
 }
 
 export interface Client {
@@ -120,7 +126,7 @@ export type UserAttributes = Record<string, string[]>;
  * The required actions Realmgate acts on: UPDATE_PASSWORD, a temporary password to replace at the next
  * sign-in; CONFIGURE_TOTP, an authenticator app to set up at the next sign-in.
  */
-export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP'] as const;
+export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'VERIFY_EMAIL'] as const;
 export type RequiredAction = (typeof REQUIRED_ACTIONS)[number];
 
 export interface Organization {
@@ -178,6 +184,8 @@ export interface AuthorizationParams {
   brokerLink?: { alias: string; id: string; username: string; userId: string; by: 'email' | 'username' };
   /** The user ticked "Remember me" on the login page (a realm with rememberMe): the session started is a remembered one. */
   rememberMe?: boolean;
+  /** VERIFY_EMAIL: the address this sign-in mailed its link to already (a reload does not mail again). */
+  verifyEmailSentTo?: string;
 }
 
 /** The actions a client may ask for with kc_action (keycloak-js login({ action })). */

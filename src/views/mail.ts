@@ -12,7 +12,7 @@ export interface MailContent {
   html: string;
 }
 
-const ACTION_WORDS: Record<RequiredAction, string> = { UPDATE_PASSWORD: 'Update your password', CONFIGURE_TOTP: 'Set up an authenticator app' };
+const ACTION_WORDS: Record<RequiredAction, string> = { UPDATE_PASSWORD: 'Update your password', CONFIGURE_TOTP: 'Set up an authenticator app', VERIFY_EMAIL: 'Verify your email address' };
 
 function minutes(seconds: number): string {
   if (seconds < 120) return `${seconds} seconds`;
@@ -63,6 +63,24 @@ If you do not know why you received this, ignore it.
 <p><a href="${o.link}">Update your account</a> (within ${minutes(o.lifespan)}).</p>
 <p>If the link does not open, copy this address into your browser:<br>${o.link}</p>
 <p>If you do not know why you received this, ignore it.</p>`;
+  return { subject, text, html: htmlMail(subject, body) };
+}
+
+/** Keycloak's verify-email mail: a link proving the address is the user's (sign-in, registration, or an administrator's send-verify-email). */
+export function verifyEmailMail(o: { realmName: string; username: string; email: string; link: string; lifespan: number }): MailContent {
+  const subject = `Verify your ${o.realmName} email address`;
+  const text = `Someone created or signed in to the ${o.realmName} account ${o.username} with this email address (${o.email}).
+
+If it was you, open this link within ${minutes(o.lifespan)} to verify the address:
+
+${o.link}
+
+If you did not, ignore this mail.
+`;
+  const body = html`<p>Someone created or signed in to the ${o.realmName} account <strong>${o.username}</strong> with this email address (${o.email}).</p>
+<p>If it was you, <a href="${o.link}">verify the address</a> (within ${minutes(o.lifespan)}).</p>
+<p>If the link does not open, copy this address into your browser:<br>${o.link}</p>
+<p>If you did not, ignore this mail.</p>`;
   return { subject, text, html: htmlMail(subject, body) };
 }
 

@@ -14,13 +14,14 @@ export interface PasswordRule {
  * A new password and its confirmation, with the realm's rule said before the user types (the
  * update-password page and a mailed link's page); the username hidden for password managers.
  */
-export function newPasswordFields(username: string, rule: PasswordRule): SafeHtml {
-  return html`<input type="text" name="username" value="${username}" autocomplete="username" readonly hidden>
-<label for="password-new">New password</label>
-<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="${rule.min}" maxlength="${rule.max}" aria-describedby="password-rule" required autofocus>
-<label for="password-confirm">Confirm new password</label>
+export function newPasswordFields(username: string, rule: PasswordRule, o: { registration?: boolean } = {}): SafeHtml {
+  // Registration: the username is a field of its own form, and there is no current password yet.
+  return html`${o.registration ? '' : html`<input type="text" name="username" value="${username}" autocomplete="username" readonly hidden>
+`}<label for="password-new">${o.registration ? 'Password' : 'New password'}</label>
+<input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="${rule.min}" maxlength="${rule.max}" aria-describedby="password-rule" required${o.registration ? '' : html` autofocus`}>
+<label for="password-confirm">${o.registration ? 'Confirm password' : 'Confirm new password'}</label>
 <input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="${rule.min}" maxlength="${rule.max}" required>
-<p class="muted" id="password-rule">${rule.text} Not your current password.</p>`;
+<p class="muted" id="password-rule">${rule.text}${o.registration ? '' : ' Not your current password.'}</p>`;
 }
 
 export interface PageContext {
@@ -56,9 +57,10 @@ export function loginLabel(realm: { loginWithEmailAllowed: boolean; registration
  */
 /**
  * `usernameLabel`: what the name field asks for (Keycloak's "Username or email" when the realm takes
- * emails: loginLabel). `rememberMe`: the realm offers "Remember me" (`remembered`: ticked).
+ * emails: loginLabel). `rememberMe`: the realm offers "Remember me" (`remembered`: ticked). `register`:
+ * the registration page's address when the realm offers it.
  */
-export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string; emailRouting?: boolean; forgotPassword?: string; usernameLabel?: string; rememberMe?: boolean; remembered?: boolean }): string {
+export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string; emailRouting?: boolean; forgotPassword?: string; usernameLabel?: string; rememberMe?: boolean; remembered?: boolean; register?: string }): string {
   const providers = ctx.providers ?? [];
   return page({
     title: 'Sign in',
@@ -75,6 +77,7 @@ ${ctx.emailRouting ? html`<p class="muted" id="password-note">Signing in with yo
 ${ctx.rememberMe ? html`<label class="check"><input type="checkbox" id="rememberMe" name="rememberMe" value="on"${ctx.remembered ? html` checked` : ''}> Remember me</label>` : ''}
 <div class="actions">${ctx.forgotPassword ? html`<a href="${ctx.forgotPassword}" class="forgot">Forgot password?</a>` : ''}<button type="submit">Sign in</button></div>
 </form>
+${ctx.register ? html`<p class="register">New user? <a href="${ctx.register}">Register</a></p>` : ''}
 ${providers.length > 0 && ctx.brokerAction
   ? html`<form method="post" action="${ctx.brokerAction}" class="providers">
 <input type="hidden" name="csrf" value="${ctx.csrf}">

@@ -67,12 +67,12 @@ export function accountUpdatedPage(ctx: { realmName: string; passwordOnly: boole
 }
 
 /** A link that does not work (altered, expired, used, or its account changed): why, and what to do. */
-export function linkRefusedPage(ctx: { realmName: string; title: string; description: string }): string {
+export function linkRefusedPage(ctx: { realmName: string; title: string; description: string; hint?: string }): string {
   return page({
     title: ctx.title,
     realmName: ctx.realmName,
     body: html`<h1>${ctx.title}</h1>
 <p class="error" role="alert">${ctx.description}</p>
-<p class="muted">Ask for a new link: at the sign-in page choose &quot;Forgot password?&quot;, or ask your administrator to send one again.</p>`,
+<p class="muted">${ctx.hint ?? html`Ask for a new link: at the sign-in page choose &quot;Forgot password?&quot;, or ask your administrator to send one again.`}</p>`,
   });
 }

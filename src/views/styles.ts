@@ -8,7 +8,7 @@ body { margin: 0; min-height: 100vh; display: flex; align-items: flex-start; jus
 h1 { margin: 0 0 1rem; font-size: 1.5rem; line-height: 1.25; }
 p { margin: 0 0 1rem; }
 label { display: block; margin: 0 0 0.25rem; font-weight: 600; }
-input[type=text], input[type=password], select { width: 100%; padding: 0.6rem 0.75rem; margin: 0 0 1rem; font: inherit; color: inherit; border: 1px solid var(--control-border); border-radius: 8px; }
+input[type=text], input[type=password], input[type=email], select { width: 100%; padding: 0.6rem 0.75rem; margin: 0 0 1rem; font: inherit; color: inherit; border: 1px solid var(--control-border); border-radius: 8px; }
 select { background: #fff; }
 input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 input[type=radio], input[type=checkbox] { accent-color: var(--accent); }
@@ -31,7 +31,7 @@ button.danger:hover { background: #8c1d17; }
 fieldset { border: 1px solid var(--border); border-radius: 8px; padding: 0.5rem 1rem; margin: 0 0 1rem; }
 legend { font-weight: 600; padding: 0 0.25rem; }
 .choice { display: flex; align-items: center; gap: 0.6rem; padding: 0.45rem 0; font-weight: 400; }
-.choice input { width: 1.1rem; height: 1.1rem; margin: 0; }
+.choice input { flex: none; width: 1.1rem; height: 1.1rem; margin: 0; }
 .muted { color: var(--muted); font-size: 0.9rem; }
 a { color: var(--accent); }
 .card.wide { max-width: 40rem; }
@@ -52,6 +52,8 @@ h2 { margin: 1.5rem 0 0.75rem; font-size: 1.15rem; }
 button:disabled { opacity: 0.5; cursor: not-allowed; }
 input.code, textarea.code { flex: 1; min-width: 0; width: 100%; padding: 0.75rem; text-align: center; letter-spacing: 0.04em; font: 600 1.15rem/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; border: 1px solid var(--border); border-radius: 8px; background: #f7f9fc; }
 .error > p:last-child { margin-bottom: 0; }
+.error ul { margin: 0; padding-left: 1.25rem; }
+.register { margin: 1.25rem 0 0; text-align: center; }
 .card:has(.code-row) { max-width: 38rem; }
 .steps { padding-left: 1.25rem; margin: 0 0 1rem; }
 .steps li { margin: 0 0 0.75rem; }

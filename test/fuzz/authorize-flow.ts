@@ -88,7 +88,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: FuzzPart): void 
           { weight: 2, arbitrary: fc.record({ t: fc.constant('mutated' as const), m: tokenMutation }) },
           { weight: 2, arbitrary: fc.record({ t: fc.constant('junk' as const), id: junk, raw: fc.boolean() }) },
         ),
-        action: fc.oneof({ weight: 4, arbitrary: fc.constant('$page') }, { weight: 3, arbitrary: fc.constantFrom('', '/login', '/consent', '/organization', '/login/', '/LOGIN', '/x', '/login/extra', '/..', '/%2e%2e/login') }),
+        action: fc.oneof({ weight: 4, arbitrary: fc.constant('$page') }, { weight: 3, arbitrary: fc.constantFrom('', '/login', '/consent', '/organization', '/login/', '/LOGIN', '/registration', '/verify-email', '/x', '/login/extra', '/..', '/%2e%2e/login') }),
         method: fc.oneof({ weight: 8, arbitrary: fc.constantFrom<HTTPMethods>('GET', 'POST', 'POST') }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) }),
         cookie: cookieVariant,
         csrf: csrfVariant,

@@ -44,7 +44,7 @@ import { SignJWT, generateKeyPair, decodeProtectedHeader } from 'jose';
 import type { HTTPMethods, LightMyRequestResponse } from 'fastify';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { CookieJar, inject, parseForm, pageKind, runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { createClient, createOrganization, createRealm, createUser } from '../../src/admin/operations.js';
+import { createClient, createOrganization, createRealm, createUser, updateRealm } from '../../src/admin/operations.js';
 import { DECOY_VERIFIER, FUZZ_PASSWORD, OOB } from './constants.js';
 import { mutateToken, type TokenMutation, type TokenRef } from './arbitraries.js';
 
@@ -225,6 +225,9 @@ export async function startFuzzServer(dialect: 'sqlite' | 'postgres'): Promise<{
   }
   // Another realm, whose tokens must mean nothing here.
   await createRealm(ts.store, { id: 'other', displayName: 'Other' });
+  // Self-registration on, so that the fuzzing reaches the registration form (docs/registration.md).
+  await updateRealm(ts.store, { realmId: REALM, settings: { registrationAllowed: true } });
+  ts.services.cache.clear();
 
   // GENUINE tokens, obtained before any fuzzing. From here on, only the final check touches them.
   const genuine: GenuineToken[] = [];

@@ -56,7 +56,7 @@ async function ownRealm(): Promise<Record<string, unknown>> {
       user('0b7c1d2e-0000-4000-8000-000000000007', 'ldap-user', [], { federationLink: 'ldap-1' }),
       user('0b7c1d2e-0000-4000-8000-000000000008', 'disabled-user', [await kcCredential('pbkdf2-sha256', 'pw-disabled-user')], { enabled: false }),
       // A temporary password (Keycloak's admin console default) and actions Realmgate does not have.
-      user('0b7c1d2e-0000-4000-8000-000000000009', 'temp-user', [{ type: 'password', value: 'pw-temp-user', temporary: true }], { requiredActions: ['VERIFY_EMAIL', 'TERMS_AND_CONDITIONS'] }),
+      user('0b7c1d2e-0000-4000-8000-000000000009', 'temp-user', [{ type: 'password', value: 'pw-temp-user', temporary: true }], { requiredActions: ['UPDATE_PROFILE', 'TERMS_AND_CONDITIONS'] }),
     ],
     organizations: [
       { name: 'Corp Sales', alias: 'sales', enabled: true, domains: [{ name: 'sales.corp.example', verified: true }, { name: '*.corp.example', verified: false }], members: [{ username: 'argon-user' }, { username: 'sha512-user' }], identityProviders: [{ alias: 'corp-idp' }] },
@@ -141,7 +141,7 @@ for (const dialect of dialects()) {
       assert.match(line(r, 'user bcrypt-user')!.reason!, /unknown hash algorithm "bcrypt".*UPDATE_PASSWORD kept/);
       assert.doesNotMatch(line(r, 'user bcrypt-user')!.reason!, /not supported/);
       assert.equal(line(r, 'user temp-user')!.outcome, 'mapped');
-      assert.match(line(r, 'user temp-user')!.reason!, /required actions not supported: VERIFY_EMAIL, TERMS_AND_CONDITIONS.*UPDATE_PASSWORD kept/);
+      assert.match(line(r, 'user temp-user')!.reason!, /required actions not supported: UPDATE_PROFILE, TERMS_AND_CONDITIONS.*UPDATE_PASSWORD kept/);
       assert.doesNotMatch(line(r, 'user temp-user')!.reason!, /temporary password kept as a normal one/);
       assert.equal(line(r, 'user ldap-user')!.outcome, 'skipped');
       assert.match(line(r, 'organization sales')!.reason!, /2 member\(s\).*\*\.corp\.example left out.*corp-idp/);

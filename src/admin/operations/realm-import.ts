@@ -273,6 +273,18 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
     report.imported('realm setting resetPasswordAllowed', Object.keys(realm.smtpServer).length > 0 ? '"Forgot password?" on the login page, links valid ' + realm.actionTokenUserLifespan + ' s' : 'true, but the realm has no smtpServer: the login page offers no reset until one is set (realm update --smtp-host ...)');
   }
   reportLoginOptions(realm, report);
+  if (realm.registrationAllowed || realm.registrationEmailAsUsername) {
+    const how = realm.registrationEmailAsUsername ? '; the email is the username (registrationEmailAsUsername)' : '';
+    report.imported('realm setting registrationAllowed', realm.registrationAllowed ? `"Register" on the login page (docs/registration.md)${how}` : `false; registrationEmailAsUsername kept for when it is switched on`);
+  }
+  if (realm.verifyEmail) {
+    report.imported(
+      'realm setting verifyEmail',
+      Object.keys(realm.smtpServer).length > 0
+        ? `a user whose email is not verified follows a mailed link before signing in (links valid ${realm.actionTokenUserLifespan} s)`
+        : 'true, but the realm has no smtpServer: a user whose email is not verified cannot sign in until one is set (realm update --smtp-host ...)',
+    );
+  }
   for (const k of keys.others) await store.keys.insert(k);
   if (changes.notBefore) await updateRealm(store, { realmId: realm.id, notBefore: changes.notBefore }, actor);
   if (rep.bruteForceProtected === false) report.mapped('realm setting bruteForceProtected', 'false in Keycloak; Realmgate always limits failed logins');
@@ -477,7 +489,7 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   const components = obj(rep.components);
   for (const c of list(components['org.keycloak.storage.UserStorageProvider'])) report.skipped(`user federation ${String(obj(c).name)}`, 'LDAP/Kerberos federation is not supported; its users cannot move without their passwords');
   const otherActions = list(rep.requiredActions).map(obj).filter((a) => a.enabled === true && !(REQUIRED_ACTIONS as readonly unknown[]).includes(a.alias)).map((a) => String(a.alias));
-  if (otherActions.length > 0) report.skipped('required actions', `${otherActions.length} enabled in Keycloak that Realmgate does not act on (${otherActions.slice(0, 10).join(', ')}${otherActions.length > 10 ? ', ...' : ''}); it acts on ${REQUIRED_ACTIONS.join(' and ')} only`);
+  if (otherActions.length > 0) report.skipped('required actions', `${otherActions.length} enabled in Keycloak that Realmgate does not act on (${otherActions.slice(0, 10).join(', ')}${otherActions.length > 10 ? ', ...' : ''}); it acts on ${REQUIRED_ACTIONS.join(', ')} only`);
   reportOtpPolicy(rep, report);
   if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
   reportPasswordPolicy(rep, report);
@@ -946,8 +958,8 @@ function readUser(u: Json, element: string, policy: PasswordPolicy): UserEntry |
     if (passwords.length > 1) notes.push(`${passwords.length - 1} other password credential(s) not moved (Realmgate keeps one password: the one of highest priority, then the newest)`);
   }
   // Keycloak keeps a temporary password as the UPDATE_PASSWORD required action (RepresentationToModel):
-  // Realmgate does the same, and asks for a new password at the next sign-in. CONFIGURE_TOTP is kept
-  // too (an authenticator app is set up at the next sign-in); other actions are not.
+  // Realmgate does the same, and asks for a new password at the next sign-in. CONFIGURE_TOTP and
+  // VERIFY_EMAIL are kept too (done at the next sign-in); other actions are not.
   const requiredActions: RequiredAction[] = REQUIRED_ACTIONS.filter((a) => actions.includes(a) || (a === 'UPDATE_PASSWORD' && best?.temporary === true));
   const unsupported = [...new Set(actions.filter((a) => !(REQUIRED_ACTIONS as readonly string[]).includes(a)))];
   if (unsupported.length > 0) notes.push(`required actions not supported: ${unsupported.join(', ')}`);
@@ -1179,6 +1191,7 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
     const pending = [
       ...(e.record.requiredActions.includes('UPDATE_PASSWORD') ? ['UPDATE_PASSWORD kept: a new password is asked for at the next sign-in'] : []),
       ...(e.record.requiredActions.includes('CONFIGURE_TOTP') ? ['CONFIGURE_TOTP kept: an authenticator app is set up at the next sign-in'] : []),
+      ...(e.record.requiredActions.includes('VERIFY_EMAIL') ? ['VERIFY_EMAIL kept: the email is verified through a mailed link at the next sign-in'] : []),
     ];
     for (const l of e.parts) report.add(l);
     if (e.notes.length > 0) report.mapped(e.element, [...e.notes, ...pending].join('; '));

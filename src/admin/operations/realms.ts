@@ -59,8 +59,12 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
  */
 export function coupleEmailOptions(s: Partial<RealmSettings>): Partial<RealmSettings> {
   const out = { ...s };
-  if (out.loginWithEmailAllowed === true && out.duplicateEmailsAllowed === undefined) out.duplicateEmailsAllowed = false;
-  if (out.duplicateEmailsAllowed === true) out.loginWithEmailAllowed = false;
+  if ((out.loginWithEmailAllowed === true || out.registrationEmailAsUsername === true) && out.duplicateEmailsAllowed === undefined) out.duplicateEmailsAllowed = false;
+  if (out.duplicateEmailsAllowed === true) {
+    out.loginWithEmailAllowed = false;
+    // An email that is the username is unique as usernames are.
+    out.registrationEmailAsUsername = false;
+  }
   return out;
 }
 

@@ -50,8 +50,8 @@ export async function checkPassword(store: Store, input: { realm: Realm; passwor
 }
 
 /**
- * Keycloak's required action names as Realmgate keeps them. Only UPDATE_PASSWORD and CONFIGURE_TOTP are
- * acted on; any other (VERIFY_EMAIL, UPDATE_PROFILE, TERMS_AND_CONDITIONS, ...) is refused rather than
+ * Keycloak's required action names as Realmgate keeps them. Only UPDATE_PASSWORD, CONFIGURE_TOTP and
+ * VERIFY_EMAIL are acted on; any other (UPDATE_PROFILE, TERMS_AND_CONDITIONS, ...) is refused rather than
  * kept and ignored, which would let the user in without doing what the administrator asked.
  */
 export function checkRequiredActions(names: readonly string[]): RequiredAction[] {
@@ -112,6 +112,8 @@ export async function createUser(
     attributes?: UserAttributes;
     /** The password is a random one nobody knows (Keycloak's user without credentials): no policy applies to it. */
     randomPassword?: boolean;
+    /** The user registered themselves (the registration page): recorded as the event REGISTER by the caller, not as an admin event. */
+    selfRegistration?: boolean;
   },
   actor: Actor = cliActor(),
   guard: MappingGuard = {},
@@ -153,6 +155,11 @@ export async function createUser(
     attributes,
   });
   if (input.enabled === false) await store.users.update(id, { enabled: false });
+  if (input.selfRegistration) {
+    // The realm's default groups all the same (Keycloak's registration joins them too), as no admin's change.
+    for (const g of groups) await store.groups.addMember(g.id, id);
+    return { id };
+  }
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'USER', resourcePath: `users/${id}`, representation: { username: input.username.toLowerCase(), email: input.email, firstName: input.firstName, lastName: input.lastName, emailVerified: input.emailVerified, enabled: input.enabled ?? true, organizations: input.orgAliases, requiredActions, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) } });
   for (const g of groups) await joinGroup(store, { realmId: input.realmId, userId: id, groupId: g.id }, actor);
   return { id };
@@ -299,6 +306,8 @@ export interface UserUpdate {
   requiredActions?: readonly string[];
   /** Adds (true) or removes (false) CONFIGURE_TOTP: the user sets up an authenticator app at the next sign-in. */
   requireOtpSetup?: boolean;
+  /** Adds (true) or removes (false) VERIFY_EMAIL: the user verifies their email (a mailed link) at the next sign-in. */
+  requireEmailVerification?: boolean;
   /** The complete set of attributes after the update ({} clears them; Keycloak's PUT with attributes). */
   attributes?: UserAttributes;
   /** Names given these values, replacing theirs (the others kept). */
@@ -330,7 +339,8 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
     if (typeof v === 'string' && (v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have at most ${LIMITS.personName} characters, no control characters`);
   }
   const listed = input.requiredActions !== undefined ? checkRequiredActions(input.requiredActions) : undefined;
-  const requiredActions = input.requireOtpSetup !== undefined ? withRequiredAction(listed ?? user.requiredActions, 'CONFIGURE_TOTP', input.requireOtpSetup) : listed;
+  const withOtp = input.requireOtpSetup !== undefined ? withRequiredAction(listed ?? user.requiredActions, 'CONFIGURE_TOTP', input.requireOtpSetup) : listed;
+  const requiredActions = input.requireEmailVerification !== undefined ? withRequiredAction(withOtp ?? user.requiredActions, 'VERIFY_EMAIL', input.requireEmailVerification) : withOtp;
   const attributes = attributesAfter(user, input);
   const orgIds = input.organizations !== undefined ? await organizationIds(store, input.realmId, input.organizations) : undefined;
   const t = now();
@@ -347,7 +357,7 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
   if (input.enabled === false && user.enabled) {
     await store.sessionAdmin.endAllForUser(input.realmId, user.id, t, { chains: true, reason: 'user disabled' });
   }
-  const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, requireOtpSetup: _o, ...changes } = input;
+  const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, requireOtpSetup: _o, requireEmailVerification: _v, ...changes } = input;
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: { ...changes, ...(requiredActions !== undefined ? { requiredActions } : {}), ...(attributes !== undefined ? { attributes } : {}) } });
   return (await store.users.get(user.id)) ?? user;
 }

@@ -20,6 +20,8 @@ import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCooki
 import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
 import { preflight, varyOrigin } from '../plugins/cors.js';
 import { sendProfile, wantsProfileJson } from './profile.js';
+import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
+import { accountVerifyEmail } from '../interaction/registration-routes.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
@@ -223,6 +225,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   async function afterSecondFactor(req: Req, reply: FastifyReply, c: { realm: Realm; session: BrowserSession | undefined; csrf: string; binding: string }, user: User): Promise<FastifyReply> {
     if (user.requiredActions.includes('UPDATE_PASSWORD')) return updatePassword(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
     if (user.requiredActions.includes('CONFIGURE_TOTP')) return configureOtp(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+    // Keycloak's verifyEmail holds the account page back too: a link is mailed, no session until it is followed.
+    const checked = await verifyEmailTrigger(services.store, c.realm, user);
+    if (checked.requiredActions.includes('VERIFY_EMAIL')) return accountVerifyEmail(services, reply, c.realm, checked, c.csrf);
     return signIn(req, reply, c, user);
   }
 

@@ -36,6 +36,7 @@ import { listFederatedIdentities, listIdentityProviders } from '../../admin/oper
 import { toFederatedIdentityRepresentation } from '../../admin/keycloak/representations/identity-provider.js';
 import { actorOf, mappingGuard, requireRole } from './authenticate.js';
 import { sendActionsEmail } from '../../admin/operations/action-emails.js';
+import { sendVerifyEmail } from '../../admin/operations/email-verification.js';
 import { MailError } from '../../mail/mailer.js';
 import { AdminHttpError } from './errors.js';
 import { callerOf, created, loadRealm } from './plugin.js';
@@ -211,7 +212,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
     {
       schema: {
         tags,
-        summary: 'Mail the user a link to do required actions (UPDATE_PASSWORD, CONFIGURE_TOTP), then go to redirect_uri (one of client_id\'s); lifespan in seconds',
+        summary: 'Mail the user a link to do required actions (UPDATE_PASSWORD, CONFIGURE_TOTP, VERIFY_EMAIL), then go to redirect_uri (one of client_id\'s); lifespan in seconds',
         params: userParams,
         querystring: {
           type: 'object',
@@ -244,6 +245,48 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       } catch (err) {
         // Keycloak's answer when the mail server did not take the mail; the reason names no secret.
         if (err instanceof MailError) throw new AdminHttpError(502, 'HTTP 502 Bad Gateway', `Failed to send execute actions email: ${err.message}`);
+        throw err;
+      }
+      return reply.code(204).send();
+    },
+  );
+
+  app.put<UserReq & { Querystring: { lifespan?: number; client_id?: string; redirect_uri?: string } }>(
+    '/realms/:realm/users/:id/send-verify-email',
+    {
+      schema: {
+        tags,
+        summary: "Mail the user a link that verifies their email (Keycloak's send-verify-email), then go to redirect_uri (one of client_id's); lifespan in seconds",
+        params: userParams,
+        querystring: {
+          type: 'object',
+          properties: { lifespan: { type: 'integer', minimum: 1 }, client_id: { type: 'string', maxLength: 255 }, redirect_uri: { type: 'string', maxLength: 2048 } },
+        },
+        response: noContent204,
+        security,
+      },
+    },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
+      const q = req.query;
+      try {
+        await sendVerifyEmail(
+          services,
+          {
+            realmId: user.realmId,
+            user: user.id,
+            ...(q.lifespan !== undefined ? { lifespan: q.lifespan } : {}),
+            ...(q.client_id ? { clientId: q.client_id } : {}),
+            ...(q.redirect_uri ? { redirectUri: q.redirect_uri } : {}),
+            ip: req.ip,
+            log: req.log,
+          },
+          actorOf(caller),
+        );
+      } catch (err) {
+        // Keycloak answers 500 "Failed to send verify email"; a mail server's failure is not Realmgate's own (502).
+        if (err instanceof MailError) throw new AdminHttpError(502, 'HTTP 502 Bad Gateway', `Failed to send verify email: ${err.message}`);
         throw err;
       }
       return reply.code(204).send();

@@ -13,9 +13,14 @@ import { SESSION_COOKIE, ensureBrowserBinding, readRealmCookie } from '../cookie
 import { interactionUrl, renderError, htmlErrorHandler, sendClientResponse, tooManySignIns } from '../interaction/render.js';
 
 export const AUTHORIZE_PATH = '/auth/realms/:realm/protocol/openid-connect/auth';
+/** Keycloak's registration entry (keycloak-js register()): the authorization endpoint, opening on the registration page. */
+export const REGISTRATIONS_PATH = '/auth/realms/:realm/protocol/openid-connect/registrations';
 
-/** RFC 6749 4.1.1 / 4.1.2: validate, then hand over to login, consent and organization choice. */
-async function authorize(services: Services, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply): Promise<FastifyReply> {
+/**
+ * RFC 6749 4.1.1 / 4.1.2: validate, then hand over to login, consent and organization choice. `register`:
+ * a user who must sign in starts on the registration page (docs/registration.md) instead of the login page.
+ */
+async function authorize(services: Services, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply, o: { register?: boolean } = {}): Promise<FastifyReply> {
   const realm = await services.cache.realm(req.params.realm);
   if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
   // OIDC Core 3.1.2.1: a POST carries the parameters form-encoded.
@@ -72,6 +77,8 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
     }
   }
   if (step.kind === 'redirect') return sendClientResponse(reply, step.response, { realmName, clientName: client.name ?? client.clientId });
+  // The registration page answers a realm that does not allow it with its own error page (as Keycloak's).
+  if (o.register && step.kind === 'login') return reply.redirect(`${interactionUrl(realm.id, ia.id)}/registration`, 303);
   // Keycloak's kc_idp_hint: straight to that identity provider instead of the login page.
   const hinted = step.kind === 'login' ? await hintedProvider(services, realm.id, params.idpHint) : undefined;
   if (hinted) return redirectToProvider(services, reply, realm, hinted, ia);
@@ -84,4 +91,5 @@ export async function authorizeRoutes(app: FastifyInstance, opts: { services: Se
   app.get<{ Params: { realm: string } }>(AUTHORIZE_PATH, (req, reply) => authorize(services, req, reply));
   // OIDC Core 3.1.2.1: the authorization endpoint also accepts POST with form parameters.
   app.post<{ Params: { realm: string } }>(AUTHORIZE_PATH, (req, reply) => authorize(services, req, reply));
+  app.get<{ Params: { realm: string } }>(REGISTRATIONS_PATH, (req, reply) => authorize(services, req, reply, { register: true }));
 }

@@ -50,6 +50,7 @@ const NOTICES: Record<string, string> = {
   'lifetimes-saved': 'The lifetimes were saved. Running servers use them within their cache time.',
   'password-policy-saved': 'The password policy was saved: every password set from now on must meet it.',
   'login-options-saved': 'The login options were saved.',
+  'registration-saved': 'The registration settings were saved. Running servers use them within their cache time.',
   'session-ended': 'The session was ended.',
   'sessions-ended': 'All sessions of the user were ended.',
   'organization-created': 'The organization was created.',
@@ -246,6 +247,21 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       () => updateRealm(services.store, { realmId, settings: { passwordPolicy: form.passwordPolicy } }, s.actor),
       (error) => showRealm(s, reply, realmId, 400, error, form),
       `${realmBase(realmId)}?done=password-policy-saved`,
+    );
+  });
+
+  app.post(`${R}/registration`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-realm');
+    // Checkboxes: a switch absent from the form is off.
+    const on = (name: string): boolean => field(req, name) === 'on';
+    return attempt(
+      reply,
+      () => updateRealm(services.store, { realmId, settings: { registrationAllowed: on('registrationAllowed'), registrationEmailAsUsername: on('registrationEmailAsUsername'), verifyEmail: on('verifyEmail') } }, s.actor),
+      (error) => showRealm(s, reply, realmId, 400, error),
+      `${realmBase(realmId)}?done=registration-saved`,
     );
   });
 

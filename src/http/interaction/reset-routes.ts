@@ -15,7 +15,9 @@ import { BROWSER_COOKIE, checkFormCsrf, ensureBrowserBinding, formCsrf, readReal
 import { configureOtpPage } from '../../views/pages.js';
 import { accountUpdatedPage, chooseNewPasswordPage, forgotPasswordPage, linkRefusedPage, resetMailSentPage } from '../../views/reset-pages.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './render.js';
-import { BAD_FORM, afterPassword, checkCsrf, field, load, type Loaded, type Req } from './routes.js';
+import { BAD_FORM, advance, afterPassword, checkCsrf, completeSignIn, field, load, type Loaded, type Req } from './routes.js';
+import { markEmailVerified } from '../../admin/operations/email-verification.js';
+import { confirmVerifyEmailPage, emailVerifiedPage } from '../../views/registration-pages.js';
 
 type TokenReq = FastifyRequest<{ Params: { realm: string }; Querystring: { key?: string }; Body: Record<string, unknown> | undefined }>;
 
@@ -71,21 +73,21 @@ async function checkToken(services: Services, req: TokenReq, reply: FastifyReply
   const refuse = (status: number, what: { title: string; description: string }, reason: string, user?: User, claims?: ActionClaims): undefined => {
     void services.audit.record({
       realmId: realm.id,
-      type: claims?.kind === 'execute' ? 'EXECUTE_ACTIONS_ERROR' : 'RESET_PASSWORD_ERROR',
+      type: claims?.kind === 'execute' ? 'EXECUTE_ACTIONS_ERROR' : claims?.kind === 'verify' ? 'VERIFY_EMAIL_ERROR' : 'RESET_PASSWORD_ERROR',
       outcome: 'failure',
       userId: user?.id ?? null,
       username: user?.username ?? null,
       ip: req.ip,
       reason: `mailed link refused: ${reason}`,
     });
-    sendPage(reply, status, linkRefusedPage({ realmName, ...what }));
+    sendPage(reply, status, linkRefusedPage({ realmName, ...what, ...(claims?.kind === 'verify' ? { hint: 'Sign in again to have a new link sent to you, or ask your administrator to send one.' } : {}) }));
     return undefined;
   };
   const claims = readActionToken(token);
   if (!claims || claims.realm !== realm.id || claims.actions.length === 0) return refuse(400, INVALID, 'not a link of this realm');
   const user = await services.store.users.get(claims.user);
   if (!user || user.realmId !== realm.id || !user.enabled) return refuse(400, INVALID, user ? 'user disabled' : 'user not found', user, claims);
-  if (!(await verifyActionToken(services.store, token as string, await userCredentialState(services.store, user)))) return refuse(400, USED, 'used already, or the credentials changed', user, claims);
+  if (!(await verifyActionToken(services.store, token as string, await userCredentialState(services.store, user, claims.actions)))) return refuse(400, USED, 'used already, or the credentials changed', user, claims);
   if (claims.exp <= nowSeconds(services.clock)) return refuse(400, EXPIRED, 'expired', user, claims);
   return { realm, realmName, claims, user, token: token as string };
 }
@@ -99,6 +101,9 @@ async function renderAction(services: Services, req: TokenReq, reply: FastifyRep
   reply.header('cache-control', 'no-store');
   const action = t.claims.actions[0] as RequiredAction;
   const status = extra.status ?? 200;
+  if (action === 'VERIFY_EMAIL') {
+    return sendPage(reply, status, confirmVerifyEmailPage({ realmName: t.realmName, action: tokenAction(t.realm.id), csrf, token: t.token, email: t.user.email ?? '' }));
+  }
   if (action === 'CONFIGURE_TOTP') {
     const setup = await otpSetup(services, t.realm, t.user.username, setupContext(t));
     return sendPage(reply, status, configureOtpPage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, username: t.user.username, qr: setup.qr, key: setup.base32, proof: t.token, ...(extra.error ? { error: extra.error } : {}) }));
@@ -109,6 +114,17 @@ async function renderAction(services: Services, req: TokenReq, reply: FastifyRep
 /** Where a link ends: back into the sign-in it came from, to the administrator's redirect_uri, or a page. */
 async function finishLink(services: Services, req: TokenReq, reply: FastifyReply, t: CheckedToken, user: User): Promise<FastifyReply> {
   const { claims } = t;
+  if (claims.kind === 'verify') {
+    // Back into the sign-in that mailed the link, in the browser that started it, by the user who proved
+    // their password (and authenticator) there; anywhere else, a page saying it is done.
+    const l = await ownInteraction(services, req, t.realm, claims.interaction);
+    if (l && l.ia.userId === user.id) {
+      const pendingSecondFactor = !l.ia.sessionId && !l.ia.secondFactor && (await services.store.otp.has(user.id));
+      if (l.ia.sessionId || pendingSecondFactor) return advance(services, reply, l);
+      return completeSignIn(services, req, reply, l, user.id);
+    }
+    if (!claims.clientId || !claims.redirectUri) return sendPage(reply, 200, emailVerifiedPage({ realmName: t.realmName }));
+  }
   if (claims.kind === 'reset') {
     await services.audit.record({ realmId: t.realm.id, type: 'RESET_PASSWORD', outcome: 'success', userId: user.id, username: user.username, ip: req.ip, clientId: claims.clientId ?? null, reason: 'new password chosen through a mailed link' });
     const l = await ownInteraction(services, req, t.realm, claims.interaction);
@@ -125,6 +141,7 @@ async function finishLink(services: Services, req: TokenReq, reply: FastifyReply
       return reply.redirect(claims.redirectUri, 303);
     }
   }
+  if (claims.kind === 'verify' || (claims.actions.length === 1 && claims.actions[0] === 'VERIFY_EMAIL')) return sendPage(reply, 200, emailVerifiedPage({ realmName: t.realmName }));
   return sendPage(reply, 200, accountUpdatedPage({ realmName: t.realmName, passwordOnly: claims.actions.length === 1 && claims.actions[0] === 'UPDATE_PASSWORD' }));
 }
 
@@ -176,6 +193,11 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
   app.get(tokenPath, async (req: TokenReq, reply) => {
     const t = await checkToken(services, req, reply, req.query.key);
     if (!t) return reply;
+    if (t.claims.kind === 'verify') {
+      // Opened in the browser of its sign-in (no mail scanner has that browser's cookie): verified at once.
+      const l = await ownInteraction(services, req, t.realm, t.claims.interaction);
+      if (l && l.ia.userId === t.user.id) return finishLink(services, req, reply, t, await markEmailVerified(services, t.user, { ip: req.ip, clientId: l.client.clientId }));
+    }
     return renderAction(services, req, reply, t);
   });
 
@@ -187,6 +209,7 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
     const str = (name: string): string => (typeof body[name] === 'string' ? (body[name] as string) : '');
     const [action, ...rest] = t.claims.actions;
     const clientId = t.claims.clientId;
+    if (action === 'VERIFY_EMAIL') return finishLink(services, req, reply, t, await markEmailVerified(services, t.user, { ip: req.ip, ...(clientId ? { clientId } : {}) }));
     if (action === 'CONFIGURE_TOTP') {
       const setup = await otpSetup(services, t.realm, t.user.username, setupContext(t));
       const problem = await enrollOtp(services.store, { user: t.user, key: setup.key, code: str('otp'), label: str('label'), ip: req.ip, ...(clientId ? { clientId } : {}), nowSeconds: nowSeconds(services.clock) });
@@ -204,6 +227,8 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
       if (problem) return renderAction(services, req, reply, t, { error: problem, status: 400 });
     }
     const user = (await services.store.users.get(t.user.id)) ?? t.user;
+    // Verifying the email needs no form: the user who followed the link and did the rest has proved the address theirs.
+    if (rest.length === 1 && rest[0] === 'VERIFY_EMAIL') return finishLink(services, req, reply, t, await markEmailVerified(services, user, { ip: req.ip, ...(clientId ? { clientId } : {}) }));
     if (rest.length > 0) {
       // The next action, with a link bound to the credentials as they are now (the old one is dead).
       const next = await issueActionToken(services, user, { ...t.claims, actions: rest });

@@ -15,6 +15,8 @@ import { enrollOtp } from '../../admin/operations/otp.js';
 import { otpSetup } from '../otp-setup.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
 import { offersReset } from './reset-routes.js';
+import { offersRegistration, resumeAfterVerification, verifyEmailStep } from './registration-routes.js';
+import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, sendPage } from './render.js';
 
 export type Req = FastifyRequest<{ Params: { realm: string; id: string }; Body: Record<string, unknown> | undefined }>;
@@ -79,7 +81,7 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
     case 'login': {
       const all = await services.store.identityProviders.list(l.realm.id);
       const login = { usernameLabel: loginLabel(l.realm), rememberMe: l.realm.rememberMe, remembered: l.ia.params.rememberMe === true };
-      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: loginProviders(all), brokerAction: `${base}/broker`, emailRouting: all.some(routesByEmail), ...(offersReset(l.realm) ? { forgotPassword: `${base}/reset-credentials` } : {}), ...login, ...extra }));
+      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: loginProviders(all), brokerAction: `${base}/broker`, emailRouting: all.some(routesByEmail), ...(offersReset(l.realm) ? { forgotPassword: `${base}/reset-credentials` } : {}), ...(offersRegistration(l.realm) ? { register: `${base}/registration` } : {}), ...login, ...extra }));
     }
     case 'link-account':
       return sendPage(reply, extra.status ?? 200, linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));
@@ -95,6 +97,8 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
         configureOtpPage({ ...ctx, action: `${base}/configure-otp`, username: step.username, qr: setup.qr, key: setup.base32, cancellable: step.aia === true, ...(extra.error ? { error: extra.error } : {}) }),
       );
     }
+    case 'verify-email':
+      return verifyEmailStep(services, reply, l, step, extra);
     case 'consent':
       return sendPage(reply, 200, consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes, resources: l.ia.params.resources }));
     case 'organization':
@@ -139,7 +143,8 @@ export async function endPreviousSession(services: Services, req: FastifyRequest
  */
 export async function completeSignIn(services: Services, req: FastifyRequest, reply: FastifyReply, l: Loaded, userId: string): Promise<FastifyReply> {
   const user = await services.store.users.get(userId);
-  if (user && user.enabled && user.requiredActions.length === 0) {
+  // VERIFY_EMAIL of an email verified meanwhile (by an administrator) is done: it holds nothing back.
+  if (user && user.enabled && user.requiredActions.every((a) => a === 'VERIFY_EMAIL' && user.emailVerified)) {
     await endPreviousSession(services, req, l);
     await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
     await startSession(services, reply, l, user.id);
@@ -167,7 +172,7 @@ type StepKind<K extends Step['kind']> = Extract<Step, { kind: K }>;
  * to set up): the pending request of this browser, its CSRF token, a user who proved their password, and
  * the flow really at that step; otherwise the answer (403, or on to wherever the flow is: done in another tab).
  */
-async function stepForm<K extends Step['kind']>(services: Services, req: Req, reply: FastifyReply, kind: K): Promise<{ l: Loaded; step: StepKind<K>; user: User } | FastifyReply> {
+export async function stepForm<K extends Step['kind']>(services: Services, req: Req, reply: FastifyReply, kind: K): Promise<{ l: Loaded; step: StepKind<K>; user: User } | FastifyReply> {
   const l = await load(services, req, reply);
   if (!l) return reply;
   if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
@@ -182,7 +187,8 @@ async function stepForm<K extends Step['kind']>(services: Services, req: Req, re
  * authenticator, its code comes next; with a required action, that; otherwise the session starts.
  */
 export async function afterPassword(services: Services, req: Req, reply: FastifyReply, l: Loaded, outcome: { user: User; deviceCookie: string }): Promise<FastifyReply> {
-  const { user } = outcome;
+  // Keycloak's verifyEmail: VERIFY_EMAIL joins the required actions of a user whose email is not verified.
+  const user = await verifyEmailTrigger(services.store, l.realm, outcome.user);
   const secondFactor = await services.store.otp.has(user.id);
   // The browser becomes a known device (its cookie exempts it from locks set elsewhere) once the user
   // has proved everything: with an authenticator, after its code.
@@ -241,7 +247,13 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
   app.get(base, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    return render(services, reply, l, await nextStep(services, l.realm, l.client, l.ia));
+    const step = await nextStep(services, l.realm, l.client, l.ia);
+    // The email was verified in another browser while this one waited on "Verify your email": on with the sign-in.
+    if (step.kind === 'login') {
+      const resumed = await resumeAfterVerification(services, req, reply, l);
+      if (resumed) return resumed;
+    }
+    return render(services, reply, l, step);
   });
 
   app.post(`${base}/login`, async (req: Req, reply) => {

@@ -24,6 +24,8 @@ export type Step =
   | { kind: 'update-password'; username: string; aia?: boolean; expired?: boolean }
   /** Keycloak's CONFIGURE_TOTP required action, or the client's kc_action (`aia`): an authenticator app to set up. */
   | { kind: 'configure-otp'; username: string; aia?: boolean }
+  /** Keycloak's VERIFY_EMAIL required action: a link mailed to `email` (null: the user has none) proves it theirs. */
+  | { kind: 'verify-email'; username: string; email: string | null }
   /**
    * Identity brokering: the account at a provider met an existing local user; its owner signs in to it
    * (password) to link them. `passwordless`: the local user has no password to prove it with.
@@ -91,6 +93,8 @@ export function promptNoneError(step: Step): { error: string; description: strin
       return { error: 'interaction_required', description: 'the user must set up an authenticator app' };
     case 'link-account':
       return { error: 'login_required', description: 'the user must sign in' };
+    case 'verify-email':
+      return { error: 'interaction_required', description: 'the user must verify their email address' };
     default:
       return { error: 'interaction_required', description: 'the user must choose an organization' };
   }
@@ -132,6 +136,7 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   if (!ia.sessionId && !ia.secondFactor && (await services.store.otp.has(user.id))) return { kind: 'otp', username: user.username };
   if (user.requiredActions.includes('UPDATE_PASSWORD')) return { kind: 'update-password', username: user.username, ...(passwordExpired(services, realm, user) ? { expired: true } : {}) };
   if (user.requiredActions.includes('CONFIGURE_TOTP')) return { kind: 'configure-otp', username: user.username };
+  if (user.requiredActions.includes('VERIFY_EMAIL') && !user.emailVerified) return { kind: 'verify-email', username: user.username, email: user.email };
   if (!ia.sessionId) return { kind: 'login' };
   // The client's kc_action, once signed in (recently: checks.ts bounds max_age), until done or cancelled.
   if (ia.params.kcAction && !ia.params.kcActionStatus) {

@@ -11,6 +11,7 @@ import { realmBase } from '../../services.js';
 import { directGrantScopes } from './grant-scopes.js';
 import type { Grant, GrantContext } from './types.js';
 import { subjectOfUser } from '../../storage/repos/mappers.js';
+import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 
 /**
  * RFC 6749 4.3: the resource owner password credentials grant, for clients the operator enabled it for
@@ -32,7 +33,9 @@ export const passwordGrant: Grant = {
       // Keycloak's wording; a locked account says so, with Retry-After.
       throw new OAuthError('invalid_grant', login.retryAfter !== undefined ? login.error : 'Invalid user credentials', login.retryAfter !== undefined ? { retryAfter: login.retryAfter } : {});
     }
-    const user = login.user;
+    // Keycloak's direct grant evaluates the required actions' triggers too: under verifyEmail, a user whose
+    // email is not verified gets VERIFY_EMAIL and is refused below, as at the browser's sign-in.
+    const user = await verifyEmailTrigger(services.store, realm, login.user);
     if (await services.store.otp.has(user.id)) {
       // Keycloak's direct grant asks a user with an authenticator for its current code, in `otp` (`totp`
       // in older versions): a missing or wrong one is the same refusal as a wrong password, and counts

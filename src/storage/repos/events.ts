@@ -36,6 +36,12 @@ export const EVENT_TYPES = [
   'RESET_PASSWORD_ERROR',
   'EXECUTE_ACTIONS',
   'EXECUTE_ACTIONS_ERROR',
+  'REGISTER',
+  'REGISTER_ERROR',
+  'SEND_VERIFY_EMAIL',
+  'SEND_VERIFY_EMAIL_ERROR',
+  'VERIFY_EMAIL',
+  'VERIFY_EMAIL_ERROR',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

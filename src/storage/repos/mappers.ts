@@ -53,6 +53,9 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     rememberMe: r.remember_me !== 0,
     ssoIdleRememberMe: Number(r.sso_idle_remember_me),
     ssoMaxRememberMe: Number(r.sso_max_remember_me),
+    registrationAllowed: r.registration_allowed !== 0,
+    registrationEmailAsUsername: r.registration_email_as_username !== 0,
+    verifyEmail: r.verify_email !== 0,
   };
 }
 

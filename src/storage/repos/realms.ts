@@ -60,6 +60,9 @@ export class RealmRepository {
             remember_me: s.rememberMe ? 1 : 0,
             sso_idle_remember_me: s.ssoIdleRememberMe,
             sso_max_remember_me: s.ssoMaxRememberMe,
+            registration_allowed: s.registrationAllowed ? 1 : 0,
+            registration_email_as_username: s.registrationEmailAsUsername ? 1 : 0,
+            verify_email: s.verifyEmail ? 1 : 0,
           })
           .execute();
         await trx
@@ -119,6 +122,9 @@ export class RealmRepository {
     if (patch.rememberMe !== undefined) values.remember_me = patch.rememberMe ? 1 : 0;
     if (patch.ssoIdleRememberMe !== undefined) values.sso_idle_remember_me = patch.ssoIdleRememberMe;
     if (patch.ssoMaxRememberMe !== undefined) values.sso_max_remember_me = patch.ssoMaxRememberMe;
+    if (patch.registrationAllowed !== undefined) values.registration_allowed = patch.registrationAllowed ? 1 : 0;
+    if (patch.registrationEmailAsUsername !== undefined) values.registration_email_as_username = patch.registrationEmailAsUsername ? 1 : 0;
+    if (patch.verifyEmail !== undefined) values.verify_email = patch.verifyEmail ? 1 : 0;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

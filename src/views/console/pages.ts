@@ -72,7 +72,8 @@ ${canManage
 <p class="muted" id="policy-ids">For example length(12) and digits(1) and upperCase(1) and notUsername and passwordHistory(3). Supported: ${SUPPORTED_POLICIES.map((p) => p.id).join(', ')}.</p>
 <button type="submit">Save password policy</button></form>`
   : html`<dl class="facts"><dt>Policy</dt><dd>${realm.passwordPolicy || 'none'}</dd></dl>`}
-${loginOptionsSection(frame.csrf, realm, canManage, form)}`,
+${loginOptionsSection(frame.csrf, realm, canManage, form)}
+${registrationSection(frame.csrf, realm, canManage)}`,
   );
 }
 
@@ -97,6 +98,22 @@ function loginOptionsSection(csrf: string, realm: Realm, canManage: boolean, for
 ${LOGIN_OPTIONS.map(([key, label]) => html`<label class="check"><input type="checkbox" id="${key}" name="${key}" value="on"${checked(key, realm[key]) ? html` checked` : ''}> ${label}</label>`)}
 ${REMEMBER_ME_LIFETIMES.map(([key, label]) => html`<label for="${key}">${label}</label><input type="text" inputmode="numeric" pattern="[0-9]*" id="${key}" name="${key}" required value="${form[key] ?? String(realm[key])}">`)}
 <button type="submit">Save login options</button></form>`;
+}
+
+/** Keycloak's registrationAllowed, registrationEmailAsUsername and verifyEmail (docs/registration.md). */
+const REGISTRATION_SWITCHES = [
+  ['registrationAllowed', 'User registration: the login page offers "Register"'],
+  ['registrationEmailAsUsername', 'Email as username: the registration form asks no username'],
+  ['verifyEmail', 'Verify email: users follow a mailed link before signing in (needs the SMTP settings)'],
+] as const;
+
+function registrationSection(csrf: string, realm: Realm, canManage: boolean): SafeHtml {
+  return html`<h2>Registration and email verification</h2>
+${canManage
+  ? html`<form method="post" action="${realmBase(realm.id)}/registration" class="console-form">${csrfField(csrf)}
+${REGISTRATION_SWITCHES.map(([key, label]) => html`<label class="choice" for="${key}"><input type="checkbox" id="${key}" name="${key}" value="on"${realm[key] ? html` checked` : ''}> ${label}</label>`)}
+<button type="submit">Save registration settings</button></form>`
+  : html`<dl class="facts">${REGISTRATION_SWITCHES.map(([key, label]) => html`<dt>${label.split(':')[0]}</dt><dd>${realm[key] ? 'on' : 'off'}</dd>`)}</dl>`}`;
 }
 
 /** A role as the console lists it: how many users hold it, and whether it is one of Realmgate's admin roles. */

@@ -40,6 +40,10 @@ export interface RealmRepresentation {
   rememberMe: boolean;
   ssoSessionIdleTimeoutRememberMe: number;
   ssoSessionMaxLifespanRememberMe: number;
+  /** Self-registration and email verification (Keycloak's names; docs/registration.md). */
+  registrationAllowed: boolean;
+  registrationEmailAsUsername: boolean;
+  verifyEmail: boolean;
 }
 
 /** What Keycloak shows for a secret it keeps; sent back, it means "unchanged". */
@@ -93,6 +97,9 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     rememberMe: r.rememberMe,
     ssoSessionIdleTimeoutRememberMe: r.ssoIdleRememberMe,
     ssoSessionMaxLifespanRememberMe: r.ssoMaxRememberMe,
+    registrationAllowed: r.registrationAllowed,
+    registrationEmailAsUsername: r.registrationEmailAsUsername,
+    verifyEmail: r.verifyEmail,
   };
 }
 
@@ -184,6 +191,9 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   set('rememberMe', bool(body, 'rememberMe'));
   set('ssoIdleRememberMe', int(body, 'ssoSessionIdleTimeoutRememberMe'));
   set('ssoMaxRememberMe', int(body, 'ssoSessionMaxLifespanRememberMe'));
+  set('registrationAllowed', bool(body, 'registrationAllowed'));
+  set('registrationEmailAsUsername', bool(body, 'registrationEmailAsUsername'));
+  set('verifyEmail', bool(body, 'verifyEmail'));
   // Keycloak: null or absent leaves the policy; "" removes it; a policy is checked by the operation.
   if (body.passwordPolicy !== undefined && body.passwordPolicy !== null) {
     if (typeof body.passwordPolicy !== 'string') throw new ValidationError('passwordPolicy must be a string');
