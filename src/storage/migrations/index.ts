@@ -30,6 +30,7 @@ import * as recoveryCodes from './2026-11-27T1400_recovery_codes.js';
 import * as identityProviders from './2026-11-27T1500_identity_providers.js';
 import * as realmEmail from './2026-11-28T2000_realm_email.js';
 import * as passwordPolicy from './2026-11-28T2100_password_policy.js';
+import * as backchannelLogout from './2026-11-28T2320_backchannel_logout.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -64,4 +65,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T1500_identity_providers': identityProviders,
   '2026-11-28T2000_realm_email': realmEmail,
   '2026-11-28T2100_password_policy': passwordPolicy,
+  '2026-11-28T2320_backchannel_logout': backchannelLogout,
 };
