@@ -54,6 +54,8 @@ export class BackchannelLogout {
   private readonly inFlight = new Map<Promise<void>, AbortController>();
   private readonly queue: Delivery[] = [];
   private closed = false;
+  /** Logouts whose clients are being read (before their deliveries are queued). */
+  private readonly planning = new Set<Promise<void>>();
   readonly options: BackchannelOptions;
 
   constructor(
@@ -74,12 +76,15 @@ export class BackchannelLogout {
    */
   notify(realmId: string, ended: SessionClient[], clients?: Map<string, Client>): void {
     if (ended.length === 0) return;
-    void this.plan(realmId, ended, clients).then(
-      (deliveries) => {
-        for (const d of deliveries) this.enqueue(d);
-      },
-      (err: unknown) => this.log.warn({ realm: realmId, err: errorText(err) }, 'back-channel logout: could not read the clients to tell'),
-    );
+    const p = this.plan(realmId, ended, clients)
+      .then(
+        (deliveries) => {
+          for (const d of deliveries) this.enqueue(d);
+        },
+        (err: unknown) => this.log.warn({ realm: realmId, err: errorText(err) }, 'back-channel logout: could not read the clients to tell'),
+      )
+      .finally(() => this.planning.delete(p));
+    this.planning.add(p);
   }
 
   /** The deliveries of one logout: one per client and session, one per client and user when the client wants no sid. */
@@ -183,12 +188,12 @@ export class BackchannelLogout {
 
   /** Deliveries queued or in flight (tests, shutdown). */
   get pending(): number {
-    return this.inFlight.size + this.queue.length;
+    return this.planning.size + this.inFlight.size + this.queue.length;
   }
 
-  /** Resolves when nothing is queued or in flight (tests wait on it). */
+  /** Resolves when nothing is being planned, queued or in flight (tests wait on it). */
   async settled(): Promise<void> {
-    while (this.pending > 0) await Promise.allSettled([...this.inFlight.keys()]);
+    while (this.pending > 0) await Promise.allSettled([...this.planning, ...this.inFlight.keys()]);
   }
 
   /**
@@ -202,6 +207,7 @@ export class BackchannelLogout {
     await Promise.race([this.settled(), deadline]);
     clearTimeout(timer);
     if (this.pending === 0) return;
+    // Deliveries still planned are dropped when they are queued (closed); the queued ones now.
     for (const d of this.queue.splice(0)) this.dropped(d, 'the server shut down before it was sent');
     for (const abort of this.inFlight.values()) abort.abort(new Error('shutdown'));
     await Promise.allSettled([...this.inFlight.keys()]);
