@@ -13,6 +13,8 @@ import { dialects } from '../helpers/db.js';
 import { basic, realmPath, REALM } from '../helpers/server.js';
 import { CookieJar, inject, parseForm, runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
+import { ADMIN, CONSOLE, csrfOf, setup, signIn as consoleSignIn } from '../helpers/console.js';
+import { userSessions } from '../../src/admin/operations/users.js';
 import { createClient, updateClient } from '../../src/admin/operations.js';
 import { createUser } from '../../src/admin/operations/users.js';
 import { BACKCHANNEL_LOGOUT_EVENT, REVOKE_OFFLINE_TOKENS_EVENT } from '../../src/oidc/backchannel-logout.js';
@@ -381,5 +383,50 @@ for (const dialect of dialects()) {
       await updateClient(ts.store, { realmId: REALM, clientId: 'rp', backchannelLogout: { url: rp.url('/rp/logout?x=1') } });
       assert.equal((await ts.store.clients.get(REALM, 'rp'))!.backchannelLogout.url, rp.url('/rp/logout?x=1'));
     });
+  });
+}
+
+for (const dialect of dialects()) {
+  test(`back-channel logout: the console's client form sets it, its session and user sign-outs tell the client (${dialect})`, async () => {
+    const ts = await setup(dialect);
+    const rp = new Receiver();
+    await rp.start();
+    try {
+      await createClient(ts.store, { realmId: REALM, clientId: 'rp', redirectUris: [REDIRECT], secret: 'rp-secret' });
+      const jar = await consoleSignIn(ts, ADMIN);
+      const clientUrl = `${CONSOLE}/realms/${REALM}/clients/rp`;
+      const csrf = await csrfOf(ts, jar, clientUrl);
+      const page = await inject(ts.app, jar, 'GET', clientUrl);
+      assert.match(page.body, /<h2>Back-channel logout<\/h2>/);
+      assert.match(page.body, /name="sessionRequired" value="on" checked/);
+      let res = await inject(ts.app, jar, 'POST', `${clientUrl}/backchannel-logout`, { csrf, url: 'https://rp.example/logout#x', sessionRequired: 'on' });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /fragment/);
+      res = await inject(ts.app, jar, 'POST', `${clientUrl}/backchannel-logout`, { csrf, url: rp.url('/console'), sessionRequired: 'on' });
+      assert.equal(res.statusCode, 303);
+      assert.deepEqual((await ts.store.clients.get(REALM, 'rp'))!.backchannelLogout, { url: rp.url('/console'), sessionRequired: true, revokeOfflineTokens: false });
+      assert.ok((await inject(ts.app, jar, 'GET', clientUrl)).body.includes(`value="${rp.url('/console')}"`));
+
+      const aliceSignsIn = async (): Promise<string> => {
+        const r = await runAuthorization(ts, { query: { client_id: 'rp', redirect_uri: REDIRECT, scope: 'openid' } });
+        const t = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: REDIRECT }, { authorization: basic('rp', 'rp-secret') });
+        return decodeJwt(t.json().id_token).sid as string;
+      };
+      const userUrl = `${CONSOLE}/realms/${REALM}/users/${ts.user.id}`;
+      let sid = await aliceSignsIn();
+      assert.equal((await inject(ts.app, jar, 'POST', `${userUrl}/sessions/end`, { csrf, session: sid })).statusCode, 303);
+      let got = await rp.waitFor('/console', 1);
+      assert.equal(decodeJwt(got[0]!.form.get('logout_token')!).sid, sid);
+      sid = await aliceSignsIn();
+      assert.equal((await inject(ts.app, jar, 'POST', `${userUrl}/logout`, { csrf })).statusCode, 303);
+      got = await rp.waitFor('/console', 2);
+      const claims = decodeJwt(got[1]!.form.get('logout_token')!);
+      assert.equal(claims.sid, sid);
+      assert.equal(claims.sub, ts.user.id);
+      assert.equal((await userSessions(ts.store, { realmId: REALM, user: ts.user.id })).length, 0);
+    } finally {
+      await ts.close();
+      await rp.stop();
+    }
   });
 }
