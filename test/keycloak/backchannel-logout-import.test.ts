@@ -36,6 +36,7 @@ for (const dialect of dialects()) {
           client('spring', { 'backchannel.logout.url': 'https://spring.example.com/logout/connect/back-channel/keycloak', 'backchannel.logout.session.required': 'false', 'backchannel.logout.revoke.offline.tokens': 'true' }),
           client('apache', { 'backchannel.logout.url': '/protected/redirect_uri?logout=backchannel', 'backchannel.logout.session.required': 'true' }, { rootUrl: 'https://apache.example.com/' }),
           client('broken', { 'backchannel.logout.url': 'https://broken.example.com/logout#frag' }),
+          client('adapter', { 'backchannel.logout.url': 'http://${application.session.host}/k_logout' }),
           // Keycloak writes the two switches on every client, with no URL: nothing to report.
           client('plain', { 'backchannel.logout.session.required': 'true', 'backchannel.logout.revoke.offline.tokens': 'false' }, { frontchannelLogout: true }),
         ],
@@ -53,6 +54,8 @@ for (const dialect of dialects()) {
       const line = r.lines.find((l) => l.element === 'client broken backchannel.logout.url https://broken.example.com/logout#frag');
       assert.equal(line?.outcome, 'skipped', text);
       assert.match(line?.reason ?? '', /fragment/);
+      assert.equal((await ts.store.clients.get('bcl', 'adapter'))!.backchannelLogout.url, null);
+      assert.match(r.lines.find((l) => l.element.startsWith('client adapter backchannel.logout.url'))?.reason ?? '', /placeholder/);
       assert.deepEqual((await ts.store.clients.get('bcl', 'plain'))!.backchannelLogout, { url: null, sessionRequired: true, revokeOfflineTokens: false });
 
       // Export writes Keycloak's attributes, and an import of the export gives the same settings.

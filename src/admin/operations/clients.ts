@@ -62,6 +62,8 @@ export function checkBackchannelLogoutUrl(url: string): string {
   };
   if (url.length > MAX_BACKCHANNEL_URL) refuse(`is longer than ${MAX_BACKCHANNEL_URL} characters`);
   if (/[\s\x00-\x1f\x7f-\x9f]/.test(url)) refuse('contains spaces or control characters');
+  // Keycloak's ${application.session.host} (its old adapters' per-node URL) names no host here.
+  if (url.includes('${')) refuse('contains a Keycloak placeholder (${...}): register the full URL');
   let u: URL;
   try {
     u = new URL(url);
