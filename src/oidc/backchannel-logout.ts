@@ -57,6 +57,8 @@ export class BackchannelLogout {
   /** Logouts whose clients are being read (before their deliveries are queued). */
   private readonly planning = new Set<Promise<void>>();
   readonly options: BackchannelOptions;
+  /** Deliveries answered 200/204, and the others (the CLI reports them). */
+  readonly counts = { success: 0, failure: 0 };
 
   constructor(
     private readonly services: Pick<Services, 'store' | 'keys' | 'config' | 'clock' | 'audit'>,
@@ -166,6 +168,7 @@ export class BackchannelLogout {
       clearTimeout(timer);
     }
     metrics.backchannelLogouts.inc({ outcome });
+    this.counts[outcome === 'success' ? 'success' : 'failure']++;
     if (outcome === 'success') return;
     const fields = { realm: d.realmId, client: d.client.clientId, outcome, detail, host: hostOf(url) };
     if (outcome === 'dropped') this.log.warn(fields, 'back-channel logout dropped at shutdown');
