@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import type { Services } from './services.js';
+import type { SessionEndListener } from './storage/store.js';
 import { randomUUID } from 'node:crypto';
 import { databaseReady } from './storage/database.js';
 import { metrics } from './metrics.js';
@@ -92,6 +93,7 @@ function hasBadText(v: unknown, depth = 0): boolean {
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = await baseApp(opts);
   const { services } = opts;
+  backchannelLogout(app, services);
   await app.register(tokenRoutes, { services });
   await app.register(authorizeRoutes, { services });
   await app.register(interactionRoutes, { services });
@@ -133,6 +135,22 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     return ready ? { status: 'UP' } : reply.code(503).send({ status: 'DOWN' });
   });
   return app;
+}
+
+/**
+ * Back-channel logout: sessions that administrative changes end (src/admin/operations) are told to the
+ * sender through the Store; at close, deliveries in flight finish or are dropped (logged) before the
+ * database closes.
+ */
+function backchannelLogout(app: FastifyInstance, services: Services): void {
+  const { backchannel, store } = services;
+  backchannel.useLogger(app.log);
+  const listener: SessionEndListener = (realmId, ended) => backchannel.notify(realmId, ended);
+  store.sessionEnds = listener;
+  app.addHook('onClose', async () => {
+    if (store.sessionEnds === listener) store.sessionEnds = undefined;
+    await backchannel.drain();
+  });
 }
 
 /** A Fastify app with what every route of either app needs: options, parsers, root hooks, errors, 404. */

@@ -156,6 +156,7 @@ export const metrics = {
         },
       }),
   ),
+  backchannelLogouts: new LazyCounter((pc, registers) => new pc.Counter({ name: 'realmgate_backchannel_logout_total', help: 'Back-channel logout tokens POSTed to clients, by outcome (success, http_error, redirect, timeout, network_error, error, dropped).', labelNames: ['outcome'], registers })),
   collectorDeleted: new LazyCounter((pc, registers) => new pc.Counter({ name: 'realmgate_collector_deleted_rows_total', help: 'Rows deleted by the collector, by table.', labelNames: ['table'], registers })),
   collectorRuns: new LazyCounter((pc, registers) => new pc.Counter({ name: 'realmgate_collector_runs_total', help: 'Collector ticks by outcome (ran, skipped: another node holds the lease, error).', labelNames: ['outcome'], registers })),
   collectorLastRun: new LazyGauge((pc, registers) => new pc.Gauge({ name: 'realmgate_collector_last_run_timestamp_seconds', help: 'When this node last completed a collector run.', registers })),

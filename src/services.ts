@@ -11,6 +11,7 @@ import { FormKey } from './crypto/form-key.js';
 import { FailureSampler } from './oauth/failure-sampling.js';
 import { PendingCaps } from './oauth/pending-caps.js';
 import { NO_MAPPERS, RealmMappers } from './oauth/protocol-mappers.js';
+import { BackchannelLogout } from './oidc/backchannel-logout.js';
 
 const REALM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const CLIENT_ID = /^[\x20-\x7E]{1,255}$/;
@@ -112,18 +113,22 @@ export interface Services {
   interactionCaps: PendingCaps;
   /** Caps on pending device codes (RFC 8628), per address (public clients) and overall; the same settings, counted apart. */
   deviceCaps: PendingCaps;
+  /** OpenID Connect Back-Channel Logout: logout tokens to the clients of ended sessions, in the background. */
+  backchannel: BackchannelLogout;
 }
 
 export function createServices(config: Config, store: Store, clock: Clock): Services {
   const cache = new ConfigCache(store, config.cacheTtlMs, () => clock.nowMs());
+  const keys = new KeyStore(store, config.cacheTtlMs, clock);
+  // audit.counter counts every event, stored or not: the source of the events metric.
+  const audit = new Audit(store, clock, { storedEventTypes: async (realmId) => (await cache.realm(realmId))?.storedEventTypes });
   return {
     config,
     store,
     clock,
     cache,
-    keys: new KeyStore(store, config.cacheTtlMs, clock),
-    // audit.counter counts every event, stored or not: the source of the events metric.
-    audit: new Audit(store, clock, { storedEventTypes: async (realmId) => (await cache.realm(realmId))?.storedEventTypes }),
+    keys,
+    audit,
     clientFailures: {
       perAddress: new FailureLimiter(10, 60_000, () => clock.nowMs()),
       perClient: new FailureLimiter(100, 60_000, () => clock.nowMs()),
@@ -136,6 +141,7 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
     formKey: new FormKey(store),
     interactionCaps: new PendingCaps(store.interactions, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),
     deviceCaps: new PendingCaps(store.devices, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),
+    backchannel: new BackchannelLogout({ store, keys, config, clock, audit }),
   };
 }
 

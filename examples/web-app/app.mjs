@@ -1,9 +1,11 @@
 // A server-side web application that signs its users in with Realmgate (OpenID Connect authorization
 // code flow with PKCE, via openid-client), keeps their tokens on the server, refreshes the access token
-// before it expires, and signs out at the realm too. Plain node:http, one dependency: openid-client.
+// before it expires, and signs out at the realm too; a logout at the realm ends its session too
+// (back-channel logout). Plain node:http, openid-client, and jose (openid-client's own) for logout tokens.
 import http from 'node:http';
 import crypto from 'node:crypto';
 import * as oidc from 'openid-client';
+import * as jose from 'jose';
 
 /**
  * @param {object} settings
@@ -71,6 +73,8 @@ export function createWebApp(settings) {
     delete s.state;
     delete s.nonce;
     s.user = tokens.claims();
+    // The realm's session id: a back-channel logout names it.
+    s.sid = s.user.sid;
     keepTokens(s, tokens);
     redirect(res, '/');
   }
@@ -102,6 +106,39 @@ export function createWebApp(settings) {
     redirect(res, oidc.buildEndSessionUrl(await realm(), { id_token_hint: idToken, post_logout_redirect_uri: `${settings.baseUrl}/` }).href);
   }
 
+  /**
+   * OpenID Connect Back-Channel Logout 1.0: the realm POSTs a logout token here when the user's session
+   * there ends (they logged out, or an administrator ended it). Register this URL as the client's
+   * back-channel logout URL. The token is checked as section 2.6 says, then every session of this app
+   * with that sid (or, without sid, of that user) is forgotten.
+   */
+  async function backchannelLogout(req, res) {
+    const logoutToken = new URLSearchParams(await body(req)).get('logout_token');
+    let claims;
+    try {
+      const realmConfig = await realm();
+      jwks ??= jose.createRemoteJWKSet(new URL(realmConfig.serverMetadata().jwks_uri));
+      ({ payload: claims } = await jose.jwtVerify(logoutToken ?? '', jwks, {
+        issuer: realmConfig.serverMetadata().issuer,
+        audience: settings.clientId,
+        typ: 'logout+jwt',
+        requiredClaims: ['iat', 'jti', 'events'],
+        currentDate: new Date(clock.nowMs()),
+      }));
+      if (!claims.events?.['http://schemas.openid.net/event/backchannel-logout']) throw new Error('not a logout token');
+      if (claims.nonce !== undefined || (claims.sid === undefined && claims.sub === undefined)) throw new Error('not a logout token');
+    } catch {
+      return json(res, 400, { error: 'invalid_request' });
+    }
+    for (const [id, s] of sessions) {
+      if (s.user && (claims.sid !== undefined ? s.sid === claims.sid : s.user.sub === claims.sub)) sessions.delete(id);
+    }
+    res.setHeader('cache-control', 'no-store');
+    res.statusCode = 200;
+    res.end();
+  }
+  let jwks;
+
   function home(req, res, s) {
     res.setHeader('content-type', 'text/html; charset=utf-8');
     if (!s.user) return res.end('<!doctype html><title>Web app</title><p><a href="/login">Sign in</a></p>');
@@ -111,8 +148,12 @@ export function createWebApp(settings) {
   }
 
   return http.createServer((req, res) => {
-    const s = session(req, res);
     const path = new URL(req.url, 'http://x').pathname;
+    // From the realm's server, not a browser: no session cookie of its own.
+    if (req.method === 'POST' && path === '/backchannel-logout') {
+      return void backchannelLogout(req, res).catch(() => json(res, 400, { error: 'invalid_request' }));
+    }
+    const s = session(req, res);
     const route =
       req.method === 'GET' && path === '/' ? home
       : req.method === 'GET' && path === '/login' ? login

@@ -9,6 +9,9 @@ import { registerMapperCommands } from './mapper.js';
 const AUTH_METHOD_HELP = 'token endpoint authentication the client may use: client_secret_basic, client_secret_post (repeatable or comma-separated; default both)';
 const ID_TOKEN_ALG_HELP = 'algorithm of its ID tokens: RS256 (default), ES256 or EdDSA';
 const WEB_ORIGIN_HELP = 'a browser origin (scheme://host[:port]) allowed to call the token, userinfo and account endpoints (CORS) and to frame the session-status page; "+" = the origins of the redirect URIs; "*" is refused';
+const BACKCHANNEL_URL_HELP = "OpenID Connect Back-Channel Logout: where a logout token is POSTed when a session the client was used in ends (http or https, no fragment; Keycloak's backchannel.logout.url)";
+const BACKCHANNEL_SID_HELP = 'the logout token carries the session id (sid; the default)';
+const BACKCHANNEL_OFFLINE_HELP = "a logout also revokes the user's offline tokens of this client";
 const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
 
 /** One line per setting, as `client update` and `client show` print them. */
@@ -25,6 +28,12 @@ export function describeClient(c: Client): string {
     ['web origins', c.webOrigins.join(' ')],
     ['flows', [c.standardFlowEnabled ? 'code' : '', c.directAccessGrantsEnabled ? 'password' : '', c.serviceAccountsEnabled ? 'client_credentials' : ''].filter(Boolean).join(' ')],
     ['PKCE', c.public || c.pkceMethod === 'S256' ? 'required (S256)' : 'optional'],
+    [
+      'back-channel',
+      c.backchannelLogout.url === null
+        ? ''
+        : `${c.backchannelLogout.url}${c.backchannelLogout.sessionRequired ? ' (with sid)' : ' (without sid)'}${c.backchannelLogout.revokeOfflineTokens ? ', revokes offline tokens' : ''}`,
+    ],
   ];
   return lines.map(([k, v]) => `${k}:${' '.repeat(18 - k.length)}${v}\n`).join('');
 }
@@ -58,6 +67,9 @@ interface UpdateOptions {
   passwordGrant?: boolean;
   serviceAccount?: boolean;
   pkce?: '' | 'S256';
+  backchannelLogoutUrl?: string;
+  backchannelLogoutSessionRequired?: boolean;
+  backchannelLogoutRevokeOfflineTokens?: boolean;
 }
 
 const PASSWORD_GRANT_HELP = 'the password grant (RFC 6749 4.3) for this client, as kcadm and keycloak-admin-client log in';
@@ -82,6 +94,9 @@ export function registerClient(program: Command): void {
     .option('--service-account', SERVICE_ACCOUNT_HELP)
     .option('--no-standard-flow', 'no authorization code flow (a client for the password grant or client_credentials only; then no --redirect-uri is needed)')
     .option('--require-pkce', 'a confidential client must use PKCE too (public clients always must)')
+    .option('--backchannel-logout-url <url>', BACKCHANNEL_URL_HELP)
+    .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
+    .option('--backchannel-logout-revoke-offline-tokens', BACKCHANNEL_OFFLINE_HELP)
     .action(
       async (
         realmId: string,
@@ -101,6 +116,9 @@ export function registerClient(program: Command): void {
           standardFlow: boolean;
           requirePkce?: boolean;
           webOrigin: string[];
+          backchannelLogoutUrl?: string;
+          backchannelLogoutSessionRequired: boolean;
+          backchannelLogoutRevokeOfflineTokens?: boolean;
         },
       ) => {
         if (o.secret !== undefined && !o.public) checkChosenClientSecret(o.secret);
@@ -122,6 +140,11 @@ export function registerClient(program: Command): void {
             ...(o.passwordGrant ? { directAccessGrantsEnabled: true } : {}),
             ...(o.serviceAccount ? { serviceAccountsEnabled: true } : {}),
             ...(o.requirePkce ? { pkceMethod: 'S256' as const } : {}),
+            backchannelLogout: {
+              ...(o.backchannelLogoutUrl !== undefined ? { url: o.backchannelLogoutUrl } : {}),
+              sessionRequired: o.backchannelLogoutSessionRequired,
+              revokeOfflineTokens: Boolean(o.backchannelLogoutRevokeOfflineTokens),
+            },
           }),
         );
         process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
@@ -155,12 +178,22 @@ export function registerClient(program: Command): void {
     .option('--password-grant <on|off>', PASSWORD_GRANT_HELP, onOff('--password-grant'))
     .option('--service-account <on|off>', SERVICE_ACCOUNT_HELP, onOff('--service-account'))
     .option('--require-pkce <on|off>', 'whether a confidential client must use PKCE (public clients always must)', (v: string) => (onOff('--require-pkce')(v) ? 'S256' : ''))
+    .option('--backchannel-logout-url <url>', `${BACKCHANNEL_URL_HELP}; '' removes it`)
+    .option('--backchannel-logout-session-required', BACKCHANNEL_SID_HELP)
+    .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
+    .option('--backchannel-logout-revoke-offline-tokens', BACKCHANNEL_OFFLINE_HELP)
+    .option('--no-backchannel-logout-revoke-offline-tokens', "a logout leaves the user's offline tokens of this client (the default)")
     .action(async (realmId: string, clientId: string, o: UpdateOptions) => {
       if (o.enable && o.disable) throw new CliError('give --enable or --disable, not both');
       const redirectUris = listChange(o.redirectUri, o.addRedirectUri, o.removeRedirectUri);
       const postLogoutRedirectUris = listChange(o.postLogoutRedirectUri, o.addPostLogoutRedirectUri, o.removePostLogoutRedirectUri);
       const audiences = listChange(o.audience, o.addAudience, o.removeAudience);
       const webOrigins = listChange(o.webOrigin, o.addWebOrigin, o.removeWebOrigin);
+      const backchannel = {
+        ...(o.backchannelLogoutUrl !== undefined ? { url: o.backchannelLogoutUrl } : {}),
+        ...(o.backchannelLogoutSessionRequired !== undefined ? { sessionRequired: o.backchannelLogoutSessionRequired } : {}),
+        ...(o.backchannelLogoutRevokeOfflineTokens !== undefined ? { revokeOfflineTokens: o.backchannelLogoutRevokeOfflineTokens } : {}),
+      };
       const updated = await withStore((store) =>
         updateClient(store, {
           realmId,
@@ -178,6 +211,7 @@ export function registerClient(program: Command): void {
           ...(o.passwordGrant !== undefined ? { directAccessGrantsEnabled: o.passwordGrant } : {}),
           ...(o.serviceAccount !== undefined ? { serviceAccountsEnabled: o.serviceAccount } : {}),
           ...(o.requirePkce !== undefined ? { pkceMethod: o.requirePkce } : {}),
+          ...(Object.keys(backchannel).length > 0 ? { backchannelLogout: backchannel } : {}),
         }),
       );
       process.stdout.write(`updated client ${clientId} in realm ${realmId}\n${describeClient(updated)}`);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CliError, collect, onOff, withStore } from './common.js';
+import { tellingClients } from './backchannel.js';
 import { ATTRIBUTE_HELP, attributesFrom } from './user-attributes.js';
 import {
   bruteForceStatus,
@@ -44,7 +45,7 @@ export function registerUserLifecycle(user: Command): void {
       const both = o.removeAttribute.filter((name) => Object.hasOwn(setAttributes, name));
       if (both.length > 0) throw new CliError(`attribute ${JSON.stringify(both[0])} is both set and removed`);
       const u = await withStore((store) =>
-        updateUser(store, {
+        tellingClients(store, (s) => updateUser(s, {
           realmId,
           user: ref,
           ...(o.email !== undefined ? { email: o.email === '' ? null : o.email } : {}),
@@ -57,7 +58,7 @@ export function registerUserLifecycle(user: Command): void {
           ...(o.removeAttribute.length > 0 ? { removeAttributes: o.removeAttribute } : {}),
           ...(o.requireOtpSetup !== undefined ? { requireOtpSetup: o.requireOtpSetup } : {}),
           ...(o.requireEmailVerification !== undefined ? { requireEmailVerification: o.requireEmailVerification } : {}),
-        }),
+        })),
       );
       process.stdout.write(`updated user ${u.username} in realm ${realmId}\n`);
     });
@@ -65,7 +66,7 @@ export function registerUserLifecycle(user: Command): void {
     .command('disable <realm> <user>')
     .description('disable a user: their sessions end and their tokens are refused at once')
     .action(async (realmId: string, ref: string) => {
-      const u = await withStore((store) => disableUser(store, { realmId, user: ref }));
+      const u = await withStore((store) => tellingClients(store, (s) => disableUser(s, { realmId, user: ref })));
       process.stdout.write(`disabled user ${u.username} in realm ${realmId}\n`);
     });
   user
@@ -79,7 +80,7 @@ export function registerUserLifecycle(user: Command): void {
     .command('delete <realm> <user>')
     .description('delete a user with their sessions, tokens, consents and memberships')
     .action(async (realmId: string, ref: string) => {
-      const u = await withStore((store) => deleteUser(store, { realmId, user: ref }));
+      const u = await withStore((store) => tellingClients(store, (s) => deleteUser(s, { realmId, user: ref })));
       process.stdout.write(`deleted user ${u.username} from realm ${realmId}\n`);
     });
   user
@@ -94,7 +95,7 @@ export function registerUserLifecycle(user: Command): void {
     .command('logout <realm> <user>')
     .description("end every session of a user and revoke all of their refresh tokens")
     .action(async (realmId: string, ref: string) => {
-      const r = await withStore((store) => logoutUser(store, { realmId, user: ref }));
+      const r = await withStore((store) => tellingClients(store, (s) => logoutUser(s, { realmId, user: ref })));
       process.stdout.write(`ended ${r.sessions} session(s) and revoked ${r.chains} token chain(s)\n`);
     });
   user
@@ -108,7 +109,7 @@ export function registerUserLifecycle(user: Command): void {
     .command('revoke-consent <realm> <user> <client-id>')
     .description("withdraw a user's consent to a client and revoke that client's tokens for the user")
     .action(async (realmId: string, ref: string, clientId: string) => {
-      await withStore((store) => revokeConsent(store, { realmId, user: ref, clientId }));
+      await withStore((store) => tellingClients(store, (s) => revokeConsent(s, { realmId, user: ref, clientId })));
       process.stdout.write(`revoked the consent of ${ref} to ${clientId}\n`);
     });
   user

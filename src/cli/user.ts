@@ -1,6 +1,7 @@
 import { registerUserActionsEmail } from './user-actions-email.js';
 import type { Command } from 'commander';
 import { CliError, collect, intArg, passwordFrom, withStore } from './common.js';
+import { tellingClients } from './backchannel.js';
 import { createUser, listUsers, setUserPassword } from '../admin/operations.js';
 import { registerUserLifecycle } from './user-lifecycle.js';
 import { registerUserOtp } from './user-otp.js';
@@ -62,7 +63,7 @@ export function registerUser(program: Command): void {
     .option('--temporary', "the password is temporary: the user must choose a new one at the next sign-in (Keycloak's UPDATE_PASSWORD required action; the password grant refuses the user until then)")
     .action(async (realmId: string, username: string, o: { password?: string; passwordStdin?: boolean; keepOfflineSessions?: boolean; temporary?: boolean }) => {
       const password = await passwordFrom(o);
-      const r = await withStore((store) => setUserPassword(store, { realmId, username, password, keepOfflineSessions: Boolean(o.keepOfflineSessions), temporary: Boolean(o.temporary) }));
+      const r = await withStore((store) => tellingClients(store, (s) => setUserPassword(s, { realmId, username, password, keepOfflineSessions: Boolean(o.keepOfflineSessions), temporary: Boolean(o.temporary) })));
       process.stdout.write(
         `password of ${r.username} changed${o.temporary ? ' (temporary: a new one is asked for at the next sign-in)' : ''}; signed out of ${r.sessionsEnded} browser session(s), ${r.chainsRevoked} refresh token chain(s) revoked${o.keepOfflineSessions ? ' (offline ones kept)' : ''}\n`,
       );

@@ -72,6 +72,10 @@ export interface ClientTable {
   /** JSON list of the audiences (RFC 8707 resources) the client's access tokens may name. */
   audiences: Generated<string>;
   web_origins: Generated<string>;
+  /** Back-Channel Logout 1.0: where logout tokens are POSTed (NULL: none), sid in them, offline chains revoked at logout. */
+  backchannel_logout_url: string | null;
+  backchannel_logout_session_required: Generated<number>;
+  backchannel_logout_revoke_offline: Generated<number>;
 }
 
 export interface UserTable {

@@ -22,6 +22,14 @@ import { LeaseRepository } from './repos/leases.js';
 import { CollectorRepository } from './repos/collector.js';
 import { ProtocolMapperRepository } from './repos/protocol-mappers.js';
 import { IdentityProviderRepository } from './repos/identity-providers.js';
+import type { SessionClient } from './repos/session-admin.js';
+
+/**
+ * Told, after the change, of the sessions an administrative change ended (user logout, session deletion,
+ * disabled or deleted user, password change) and the clients used in them: a running server sends them
+ * back-channel logout tokens (src/oidc/backchannel-logout.ts). Unset (the CLI), nobody is told.
+ */
+export type SessionEndListener = (realmId: string, ended: SessionClient[]) => void;
 
 /** Every repository over one database. */
 export class Store {
@@ -56,6 +64,8 @@ export class Store {
   readonly recoveryCodes: RecoveryCodeRepository;
   /** Identity brokering: the realm's OpenID Connect providers and users' links to them. */
   readonly identityProviders: IdentityProviderRepository;
+  /** Set by a running server (src/app.ts); a Store of a transaction has none. */
+  sessionEnds: SessionEndListener | undefined;
 
   constructor(readonly db: Db) {
     const k = db.kysely;

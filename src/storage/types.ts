@@ -96,6 +96,20 @@ export interface Client {
   audiences: string[];
   /** Browser origins allowed to call the JSON endpoints (CORS) and frame the status iframe; "+" = those of the redirect URIs. */
   webOrigins: string[];
+  /** OpenID Connect Back-Channel Logout 1.0 (Keycloak's backchannel.logout.* attributes). */
+  backchannelLogout: BackchannelLogoutSettings;
+}
+
+/** A client without back-channel logout (Keycloak's defaults for the other two settings). */
+export const NO_BACKCHANNEL_LOGOUT: BackchannelLogoutSettings = Object.freeze({ url: null, sessionRequired: true, revokeOfflineTokens: false });
+
+export interface BackchannelLogoutSettings {
+  /** Where logout tokens are POSTed when a session the client was used in ends; null: none. */
+  url: string | null;
+  /** The logout token carries sid (backchannel.logout.session.required, default true). */
+  sessionRequired: boolean;
+  /** A logout also revokes the user's offline chains of the client (backchannel.logout.revoke.offline.tokens). */
+  revokeOfflineTokens: boolean;
 }
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';

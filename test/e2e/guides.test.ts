@@ -11,7 +11,7 @@ import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { pageKind, parseForm } from '../helpers/flow.js';
 import { createTestDatabase, dialects } from '../helpers/db.js';
 import { ManualClock } from '../../src/clock.js';
-import { createClient } from '../../src/admin/operations.js';
+import { createClient, logoutUser } from '../../src/admin/operations.js';
 
 const GUIDES = ['docs/guide-api.md', 'docs/guide-web-app.md'];
 const BIN = path.resolve('bin/realmgate.js');
@@ -188,6 +188,7 @@ for (const dialect of dialects()) {
       redirectUris: [`${settings.baseUrl}/callback`],
       postLogoutRedirectUris: [`${settings.baseUrl}/`],
       scopes: 'openid profile email core_data',
+      backchannelLogout: { url: `${settings.baseUrl}/backchannel-logout` },
     });
     const browser = new Browser();
 
@@ -224,6 +225,18 @@ for (const dialect of dialects()) {
     // The realm's session ended too: signing in again asks for the password.
     const again = await browser.go(ts, `${settings.baseUrl}/login`);
     assert.equal(again.pages[0], 'login');
+    assert.match(await home(), /Signed in as alice/);
+
+    // The app's clock back in step with the realm's: a logout token is checked against it (iat, exp).
+    appClock.advance(-2 * (lifetime - 30));
+    // Back-channel logout: the session ends at the realm (here an administrator's logout), the realm POSTs
+    // a logout token to the app, which forgets its session. A token the app cannot verify is refused.
+    const forged = await fetch(`${settings.baseUrl}/backchannel-logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'logout_token=e30.e30.' });
+    assert.equal(forged.status, 400);
+    assert.match(await home(), /Signed in as alice/);
+    await logoutUser(ts.store, { realmId: REALM, user: ts.user.id });
+    await ts.services.backchannel.settled();
+    assert.match(await home(), /Sign in/);
   });
 }
 

@@ -10,10 +10,11 @@ import { dialects } from '../helpers/db.js';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { freePort } from '../helpers/built.js';
 import { FetchCookieJar, authorizeInBrowser, browse } from '../helpers/fetch-browser.js';
+import { parseForm } from '../helpers/flow.js';
 import { createClient, createClientScope, createGroup, joinGroup, revokeConsent } from '../../src/admin/operations.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { addMappers } from '../../src/admin/operations/protocol-mappers.js';
-import { updateUser } from '../../src/admin/operations/users.js';
+import { createUser, updateUser } from '../../src/admin/operations/users.js';
 import { createRole, grantRolesByName } from '../../src/admin/operations/roles.js';
 
 // Debian's libapache2-mod-auth-openidc as an independent relying party: Apache protects a page, sends the
@@ -233,6 +234,54 @@ Include ${ROLES_EXAMPLE}
       await revokeConsent(ts.store, { realmId: REALM, user: ts.user.id, clientId: 'apache-rp' }, cliActor());
       // Of acme now: past the claim check (the page does not exist: 404).
       assert.equal(await openAcme(), 404, apache.log());
+    } finally {
+      await apache.stop();
+      await ts.close();
+    }
+  });
+}
+
+for (const dialect of dialects()) {
+  test(`mod_auth_openidc: a logout at Realmgate ends Apache's session by back-channel logout (${dialect})`, { skip: available ? false : SKIP }, async () => {
+    const ts = await startTestServer({ dialect, listen: true });
+    const port = await freePort();
+    const redirectUri = `http://127.0.0.1:${port}/protected/redirect_uri`;
+    // mod_auth_openidc takes back-channel logout at its redirect URI with ?logout=backchannel.
+    const { secret } = await createClient(ts.store, { realmId: REALM, clientId: 'apache-rp', redirectUris: [redirectUri], backchannelLogout: { url: `${redirectUri}?logout=backchannel` } });
+    const apache = await startApache(ts, { id: 'apache-rp', secret: secret! }, port);
+    try {
+      const page = new URL(`${apache.base}/protected/index.html`);
+      const signIn = async (user: TestServer['user']): Promise<FetchCookieJar> => {
+        const jar = new FetchCookieJar();
+        const first = await browse(jar, page);
+        assert.equal(first.status, 302, apache.log());
+        assert.equal((await browse(jar, await authorizeInBrowser({ ...ts, user }, new URL(first.headers.get('location')!), jar))).status, 302, apache.log());
+        assert.equal((await browse(jar, page)).status, 200, apache.log());
+        return jar;
+      };
+      // Another user, in another browser, signed in to Apache too.
+      const bob = { username: 'bob', password: 'bob password 42', id: '' };
+      bob.id = (await createUser(ts.store, { realmId: REALM, username: bob.username, password: bob.password, orgAliases: ['acme'] })).id;
+      const bystander = await signIn(bob);
+      const jar = await signIn(ts.user);
+      // The user logs out at Realmgate (the end-session endpoint, confirmed on its page): Apache is not involved.
+      const logout = new URL(`${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/logout`);
+      const confirm = await browse(jar, logout);
+      assert.equal(confirm.status, 200);
+      const form = parseForm(await confirm.text());
+      const done = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf });
+      assert.equal(done.status, 200);
+      assert.match(await done.text(), /You are signed out/);
+      await ts.services.backchannel.settled();
+      // mod_auth_openidc accepted the logout token (200), else the LOGOUT failure event says why.
+      const failures = (await ts.store.events.list(REALM, { types: ['LOGOUT'] })).filter((e) => e.outcome === 'failure');
+      assert.deepEqual(failures.map((e) => e.reason), [], apache.log());
+      // Apache's session is gone: the protected page sends the browser to sign in again.
+      const after = await browse(jar, page);
+      assert.equal(after.status, 302, apache.log());
+      assert.equal(new URL(after.headers.get('location')!).pathname, `/auth/realms/${REALM}/protocol/openid-connect/auth`);
+      // The user's other browser (another Realmgate session, another sid) keeps its Apache session.
+      assert.equal((await browse(bystander, page)).status, 200, apache.log());
     } finally {
       await apache.stop();
       await ts.close();

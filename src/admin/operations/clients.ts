@@ -1,5 +1,5 @@
 import type { Store } from '../../storage/store.js';
-import type { Client, ClientAuthMethod } from '../../storage/types.js';
+import { NO_BACKCHANNEL_LOGOUT, type BackchannelLogoutSettings, type Client, type ClientAuthMethod } from '../../storage/types.js';
 import type { ClientPatch } from '../../storage/repos/clients.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
@@ -46,6 +46,46 @@ export function checkAudience(aud: string): string {
   return aud;
 }
 
+/** Keycloak's limit on a client attribute's value is far above this; a URL is not a document. */
+const MAX_BACKCHANNEL_URL = 2048;
+
+/**
+ * A back-channel logout URL (OpenID Connect Back-Channel Logout 1.0, 2.2): an absolute http or https URL
+ * without fragment (the spec's rule) and without user information (fetch refuses it). Plain http is
+ * allowed for any host, as in Keycloak: the request is server to server, often on an internal network,
+ * and what it carries is a signed, short-lived token, no credential. It is set by administrators only and
+ * is the only place a logout token is ever sent (docs/security.md: SSRF).
+ */
+export function checkBackchannelLogoutUrl(url: string): string {
+  const refuse = (why: string): never => {
+    throw new ValidationError(`the back-channel logout URL ${JSON.stringify(url.length > 80 ? `${url.slice(0, 80)}...` : url)} ${why}`);
+  };
+  if (url.length > MAX_BACKCHANNEL_URL) refuse(`is longer than ${MAX_BACKCHANNEL_URL} characters`);
+  if (/[\s\x00-\x1f\x7f-\x9f]/.test(url)) refuse('contains spaces or control characters');
+  // Keycloak's ${application.session.host} (its old adapters' per-node URL) names no host here.
+  if (url.includes('${')) refuse('contains a Keycloak placeholder (${...}): register the full URL');
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return refuse('is not an absolute URL');
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') refuse('must be an http or https URL');
+  if (!/^https?:\/\/[^/?#]/i.test(url) || u.hostname === '') refuse('has no host');
+  if (url.includes('#')) refuse('must not contain a fragment (Back-Channel Logout 2.2)');
+  if (u.username !== '' || u.password !== '') refuse('must not contain user information (user@host)');
+  return url;
+}
+
+/** Back-channel logout settings as given (absent fields: the current or default ones); url '' or null removes it. */
+export type BackchannelLogoutChange = { url?: string | null; sessionRequired?: boolean; revokeOfflineTokens?: boolean };
+
+function applyBackchannel(current: BackchannelLogoutSettings, change: BackchannelLogoutChange | undefined): BackchannelLogoutSettings {
+  if (!change) return current;
+  const url = change.url === undefined ? current.url : change.url === null || change.url === '' ? null : checkBackchannelLogoutUrl(change.url);
+  return { url, sessionRequired: change.sessionRequired ?? current.sessionRequired, revokeOfflineTokens: change.revokeOfflineTokens ?? current.revokeOfflineTokens };
+}
+
 function checkName(name: string): string {
   if (name.length > 255 || /[\x00-\x1f\x7f]/.test(name)) throw new ValidationError('the client name must have at most 255 characters, no control characters');
   return name;
@@ -87,6 +127,8 @@ export interface NewClient {
   audiences?: string[];
   /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
   webOrigins?: string[];
+  /** Back-Channel Logout 1.0 (Keycloak's backchannel.logout.* attributes); default none. */
+  backchannelLogout?: BackchannelLogoutChange;
 }
 
 /**
@@ -102,6 +144,7 @@ export function checkNewClient(input: NewClient): {
   name: string | null;
   idTokenAlg: string;
   audiences: string[];
+  backchannelLogout: BackchannelLogoutSettings;
 } {
   // RFC 6749 A.1: client-id = *VSCHAR (%x20-7E).
   if (!/^[\x20-\x7E]{1,255}$/.test(input.clientId) || input.clientId.trim() !== input.clientId) {
@@ -128,6 +171,7 @@ export function checkNewClient(input: NewClient): {
     name: input.name !== undefined ? checkName(input.name) : null,
     idTokenAlg: input.idTokenAlg !== undefined ? checkIdTokenAlg(input.idTokenAlg) : 'RS256',
     audiences: [...new Set((input.audiences ?? []).map(checkAudience))],
+    backchannelLogout: applyBackchannel(NO_BACKCHANNEL_LOGOUT, input.backchannelLogout),
   };
 }
 
@@ -171,6 +215,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     idTokenAlg: checked.idTokenAlg,
     audiences: checked.audiences,
     webOrigins: checked.webOrigins,
+    backchannelLogout: checked.backchannelLogout,
   };
   await store.clients.create({ ...client, now: client.createdAt });
   await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
@@ -199,6 +244,7 @@ export interface ClientChanges {
   webOrigins?: string[];
   /** A confidential client's methods, as --auth-method takes them (checked by checkAuthMethods). */
   authMethods?: string[];
+  backchannelLogout?: BackchannelLogoutChange;
 }
 
 async function requireClient(store: Store, realmId: string, clientId: string): Promise<Client> {
@@ -225,6 +271,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   if (c.scopes) update.scopes = c.scopes.join(' ');
   if (c.webOrigins) update.webOrigins = set(c.webOrigins)!;
   if (c.authMethods) update.authMethods = c.authMethods;
+  if (c.backchannelLogout) update.backchannelLogout = c.backchannelLogout;
   for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod'] as const) {
     if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }
@@ -300,6 +347,8 @@ export interface ClientUpdate {
   webOrigins?: ListChange;
   /** Public (no secret: it is dropped) or confidential (a secret is generated, returned once). */
   public?: boolean;
+  /** Back-Channel Logout 1.0 settings; absent fields stay, url '' or null removes the URL. */
+  backchannelLogout?: BackchannelLogoutChange;
 }
 
 /** Web origins compare in their normalized form (no trailing slash); "+" stays as it is. */
@@ -350,6 +399,7 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   if (audiences) patch.audiences = audiences;
   const webOrigins = applyList(client.webOrigins, normalizeOrigins(input.webOrigins), checkWebOrigin);
   if (webOrigins) patch.webOrigins = webOrigins;
+  if (input.backchannelLogout) patch.backchannelLogout = applyBackchannel(client.backchannelLogout, input.backchannelLogout);
   for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
   }

@@ -19,7 +19,7 @@ import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } 
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
 import { checkRealmDisplayName, checkSmtpServer, checkRefreshLifetimes, createRealm, realmSigningAlg, updateRealm } from './realms.js';
-import { checkNewClient, createClient, deleteClient, type NewClient } from './clients.js';
+import { checkBackchannelLogoutUrl, checkNewClient, createClient, deleteClient, type BackchannelLogoutChange, type NewClient } from './clients.js';
 import { deleteUser } from './users.js';
 import { EMPTY_POLICY, PasswordPolicyError, policyFailures, readPasswordPolicy, storedPolicy, type LeftOut, type PasswordPolicy } from '../password-policy.js';
 import { checkDomains, checkOrganizationTexts, createOrganization } from './organizations.js';
@@ -31,7 +31,7 @@ import { MAX_GROUP_DEPTH } from '../../storage/repos/groups.js';
 import { randomId } from '../../crypto/random.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
-import { AUTH_METHODS_ATTRIBUTE } from '../keycloak/representations/client.js';
+import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, backchannelFromAttributes } from '../keycloak/representations/client.js';
 
 export type IfExists = 'fail' | 'skip' | 'overwrite';
 
@@ -738,6 +738,9 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const pkce = optString(attrs, 'pkce.code.challenge.method', 'attributes.');
   // A Realmgate export names the secret methods a client allows (Keycloak's exports do not: both).
   const authMethods = isPublic ? undefined : optString(attrs, AUTH_METHODS_ATTRIBUTE, 'attributes.');
+  // Keycloak's back-channel logout attributes ("true"/"false" strings; a wrong value refuses the entry).
+  const backchannel = backchannelFromAttributes(attrs);
+  const rootUrl = optString(c, 'rootUrl');
   const mappers = readFileMappers(optList(c, 'protocolMappers'), undefined);
   const ownScopes = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
   const scopeEntries = [...optStrings(c, 'defaultClientScopes'), ...optStrings(c, 'optionalClientScopes')];
@@ -795,6 +798,19 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
       leftOut(`web origin ${o}`, err);
     }
   }
+  let backchannelLogout: BackchannelLogoutChange | undefined = backchannel ? { ...backchannel } : undefined;
+  if (backchannelLogout?.url) {
+    let url = backchannelLogout.url;
+    // Keycloak resolves a URL starting with / against the client's rootUrl (ResolveRelative).
+    if (url.startsWith('/') && rootUrl && /^https?:\/\//i.test(rootUrl)) url = `${rootUrl.replace(/\/+$/, '')}${url}`;
+    try {
+      backchannelLogout.url = checkBackchannelLogoutUrl(url);
+      notes.push(`back-channel logout to ${backchannelLogout.url}${backchannelLogout.sessionRequired === false ? ' (without sid)' : ''}${backchannelLogout.revokeOfflineTokens ? ', revoking offline tokens' : ''}`);
+    } catch (err) {
+      backchannelLogout.url = null;
+      leftOut(`${BACKCHANNEL_ATTRIBUTES.url} ${url}`, err);
+    }
+  }
   let standardFlow = flags.standardFlow !== false;
   if (standardFlow && redirectUris.length === 0) {
     standardFlow = false;
@@ -827,6 +843,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     webOrigins,
     ...(pkce === 'S256' || pkce === 'plain' ? { pkceMethod: 'S256' as const } : {}),
     ...(authMethods !== undefined ? { authMethods: [authMethods] } : {}),
+    ...(backchannelLogout ? { backchannelLogout } : {}),
   };
   const chosen = !isPublic && !restored ? secret : undefined;
   try {

@@ -3,6 +3,7 @@ import { checkPage, NotFound, ValidationError } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { requireUser } from './users.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
+import { sessionsToEnd, tellSessionsEnded } from './session-ends.js';
 
 /**
  * Revokes every refresh chain of one user or of one client in a realm. The access tokens those chains
@@ -32,7 +33,9 @@ export async function endSession(store: Store, input: { realmId: string; session
   await requireRealm(store, input.realmId);
   const s = await store.sessionAdmin.get(input.realmId, input.sessionId);
   if (!s) throw new NotFound(`session ${input.sessionId} does not exist in realm ${input.realmId}`);
+  const ended = s.ended ? [] : await sessionsToEnd(store, input.realmId, { sessionIds: [s.id] });
   await store.sessionAdmin.end(input.realmId, s.id, now(), 'session ended by an administrator');
+  tellSessionsEnded(store, input.realmId, ended);
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER_SESSION', resourcePath: `sessions/${s.id}` });
 }
 

@@ -1,4 +1,5 @@
 import type { Store } from '../../storage/store.js';
+import { sessionsToEnd, tellSessionsEnded } from './session-ends.js';
 import { EMPTY_POLICY, historyFailure, PasswordPolicyError, policyFailures, storedPolicy, type PolicyFailure } from '../password-policy.js';
 import { groupsForNewUser, joinGroup, type MappingGuard } from './groups.js';
 import { hashPassword, verifyPassword } from '../../crypto/passwords.js';
@@ -204,7 +205,9 @@ export async function setUserPassword(
   const t = input.nowSeconds ?? now();
   const history = storedPolicy(realm.passwordPolicy).passwordHistory ?? 0;
   await store.users.setPassword(user, { passwordHash: await hashPassword(input.password), now: t, keepHistory: Math.max(0, history - 1), ...(requiredActions ? { requiredActions } : {}) });
+  const ending = await sessionsToEnd(store, input.realmId, { userId: user.id });
   const sessionsEnded = await store.sessions.endAllOfUser(input.realmId, user.id, t);
+  tellSessionsEnded(store, input.realmId, ending);
   const keepOffline = Boolean(input.keepOfflineSessions);
   const chainsRevoked = await store.refresh.revokeUserChains(input.realmId, user.id, t, { keepOffline, reason: 'password changed' });
   await store.events.record({
@@ -355,7 +358,9 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
   });
   if (orgIds !== undefined) await store.userAdmin.setOrganizations(user.id, orgIds, t);
   if (input.enabled === false && user.enabled) {
+    const ending = await sessionsToEnd(store, input.realmId, { userId: user.id });
     await store.sessionAdmin.endAllForUser(input.realmId, user.id, t, { chains: true, reason: 'user disabled' });
+    tellSessionsEnded(store, input.realmId, ending);
   }
   const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, requireOtpSetup: _o, requireEmailVerification: _v, ...changes } = input;
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: { ...changes, ...(requiredActions !== undefined ? { requiredActions } : {}), ...(attributes !== undefined ? { attributes } : {}) } });
@@ -387,7 +392,9 @@ export async function resetPassword(store: Store, input: { realmId: string; user
 /** Deletes the user and everything of theirs (chains, sessions, consents, memberships, codes). */
 export async function deleteUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<User> {
   const user = await requireUser(store, input.realmId, input.user);
+  const ending = await sessionsToEnd(store, input.realmId, { userId: user.id });
   await store.userAdmin.delete(user);
+  tellSessionsEnded(store, input.realmId, ending);
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER', resourcePath: `users/${user.id}` });
   return user;
 }
@@ -422,7 +429,9 @@ export async function userSessions(store: Store, input: { realmId: string; user:
 /** Ends every browser session of the user and revokes every refresh chain (Keycloak's "logout user"). */
 export async function logoutUser(store: Store, input: { realmId: string; user: string }, actor: Actor = cliActor()): Promise<{ sessions: number; chains: number }> {
   const user = await requireUser(store, input.realmId, input.user);
+  const ending = await sessionsToEnd(store, input.realmId, { userId: user.id });
   const r = await store.sessionAdmin.endAllForUser(input.realmId, user.id, now(), { chains: true, reason: 'logged out by an administrator' });
+  tellSessionsEnded(store, input.realmId, ending);
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/logout`, representation: r });
   return r;
 }
@@ -458,7 +467,10 @@ export async function revokeConsent(store: Store, input: { realmId: string; user
   if (!consents.some((c) => c.clientId === input.clientId) && !chains.some((c) => c.clientId === input.clientId)) {
     throw new NotFound(`user ${user.username} has no consent for client ${input.clientId}`);
   }
+  // As Keycloak: the client is told, by back-channel logout, of the user's sessions it was used in.
+  const told = await sessionsToEnd(store, input.realmId, { userId: user.id, clientId: input.clientId });
   await store.sessionAdmin.revokeUserClient(input.realmId, user.id, input.clientId, now(), 'consent revoked by an administrator');
+  tellSessionsEnded(store, input.realmId, told);
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER', resourcePath: `users/${user.id}/consents/${input.clientId}` });
 }
 

@@ -22,6 +22,7 @@ import { preflight, varyOrigin } from '../plugins/cors.js';
 import { sendProfile, wantsProfileJson } from './profile.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { accountVerifyEmail } from '../interaction/registration-routes.js';
+import { logoutSession } from '../../oidc/end-session.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
@@ -393,7 +394,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const id = field(req, 'session_id');
     const now = nowSeconds(services.clock);
     const mine = (await services.store.sessions.listActive(c.realm.id, c.session.userId, now)).find((s) => s.id === id);
-    if (mine) await services.store.sessions.end(mine.id, now);
+    if (mine) await logoutSession(services, c.realm.id, mine, 'signed out on the account page');
     if (mine?.id === c.session.id) {
       clearRealmCookie(reply, services.config, c.realm.id, SESSION_COOKIE);
       clearSessionStateCookie(reply, services.config, c.realm.id);

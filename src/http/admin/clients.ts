@@ -77,6 +77,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.pkceMethod !== undefined ? { pkceMethod: rep.pkceMethod } : {}),
         ...(rep.webOrigins ? { webOrigins: rep.webOrigins } : {}),
         ...(rep.authMethods ? { authMethods: rep.authMethods } : {}),
+        ...(rep.backchannelLogout ? { backchannelLogout: rep.backchannelLogout } : {}),
       },
       actorOf(caller),
     );

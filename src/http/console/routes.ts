@@ -38,6 +38,7 @@ const NOTICES: Record<string, string> = {
   'origin-added': 'The web origin was added.',
   'origin-removed': 'The web origin was removed.',
   'client-enabled': 'The client was enabled.',
+  'backchannel-saved': 'The back-channel logout settings were saved.',
   'client-disabled': 'The client was disabled: it can no longer authenticate, sign users in or get tokens.',
   'client-deleted': 'The client was deleted: its refresh tokens were revoked.',
   'user-created': 'The user was created.',
@@ -355,6 +356,20 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       });
     }
   }
+
+  // Back-channel logout: the URL ('' removes it) and Keycloak's two switches, saved together.
+  app.post(`${R}/clients/:clientId/backchannel-logout`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const { realmId, client, page } = await managedClient(s, req);
+    const backchannelLogout = { url: field(req, 'url').trim(), sessionRequired: field(req, 'sessionRequired') === 'on', revokeOfflineTokens: field(req, 'revokeOfflineTokens') === 'on' };
+    return attempt(
+      reply,
+      () => updateClient(services.store, { realmId, clientId: client.clientId, backchannelLogout }, s.actor),
+      (error) => showClient(s, reply, realmId, client, { status: 400, error }),
+      `${page}?done=backchannel-saved`,
+    );
+  });
 
   for (const enabled of [true, false]) {
     app.post(`${R}/clients/:clientId/${enabled ? 'enable' : 'disable'}`, async (req: Req, reply) => {

@@ -22,6 +22,9 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     revocation_endpoint: `${oidc}/revoke`,
     end_session_endpoint: `${oidc}/logout`,
+    // Back-Channel Logout 1.0, 2.1 (front-channel logout is not offered).
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     response_types_supported: ['code'],
     response_modes_supported: ['query', 'fragment', 'form_post'],

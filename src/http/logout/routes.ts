@@ -6,6 +6,7 @@ import { tokenHash } from '../../crypto/random.js';
 import { redirectWith } from '../../oauth/authorize/checks.js';
 import type { RawParams } from '../../oauth/params.js';
 import { LogoutError, parseLogoutRequest, type LogoutRequest } from '../../oidc/logout.js';
+import { logoutSession } from '../../oidc/end-session.js';
 import { logoutConfirmPage, loggedOutPage } from '../../views/logout-pages.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
@@ -19,7 +20,7 @@ async function finishLogout(services: Services, req: Req, reply: FastifyReply, r
   const now = nowSeconds(services.clock);
   const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), now) : undefined;
   if (session) {
-    await services.store.sessions.end(session.id, now);
+    await logoutSession(services, realm.id, session, 'logged out');
     await services.audit.record({ realmId: realm.id, type: 'LOGOUT', outcome: 'success', clientId: lr.client?.clientId ?? null, userId: session.userId, ip: req.ip });
   }
   clearRealmCookie(reply, services.config, realm.id, SESSION_COOKIE);

@@ -32,6 +32,7 @@ import * as realmEmail from './2026-11-28T2000_realm_email.js';
 import * as passwordPolicy from './2026-11-28T2100_password_policy.js';
 import * as registration from './2026-11-28T2300_registration.js';
 import * as loginOptions from './2026-11-28T2310_login_options.js';
+import * as backchannelLogout from './2026-11-28T2320_backchannel_logout.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -68,4 +69,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T2100_password_policy': passwordPolicy,
   '2026-11-28T2300_registration': registration,
   '2026-11-28T2310_login_options': loginOptions,
+  '2026-11-28T2320_backchannel_logout': backchannelLogout,
 };

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
-import { ConflictError, type Client, type ClientAuthMethod } from '../types.js';
+import { ConflictError, NO_BACKCHANNEL_LOGOUT, type BackchannelLogoutSettings, type Client, type ClientAuthMethod } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toClient } from './mappers.js';
 import { deleteOwnedMappers } from './protocol-mappers.js';
@@ -23,12 +23,14 @@ export interface ClientPatch {
   directAccessGrantsEnabled?: boolean;
   serviceAccountsEnabled?: boolean;
   pkceMethod?: Client['pkceMethod'];
+  backchannelLogout?: Partial<BackchannelLogoutSettings>;
 }
 
 export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async create(c: Omit<Client, 'createdAt' | 'enabled'> & { now: number }): Promise<void> {
+  async create(c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout'> & { now: number; backchannelLogout?: BackchannelLogoutSettings }): Promise<void> {
+    const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
     try {
       await this.db
         .insertInto('clients')
@@ -52,6 +54,9 @@ export class ClientRepository {
           audiences: JSON.stringify(c.audiences),
           web_origins: JSON.stringify(c.webOrigins),
           pkce_method: c.pkceMethod,
+          backchannel_logout_url: bc.url,
+          backchannel_logout_session_required: bc.sessionRequired ? 1 : 0,
+          backchannel_logout_revoke_offline: bc.revokeOfflineTokens ? 1 : 0,
         })
         .execute();
     } catch (err) {
@@ -101,6 +106,10 @@ export class ClientRepository {
     if (patch.enabled !== undefined) values.enabled = patch.enabled ? 1 : 0;
     if (patch.name !== undefined) values.name = patch.name;
     if (patch.webOrigins) values.web_origins = JSON.stringify(patch.webOrigins);
+    const bc = patch.backchannelLogout;
+    if (bc?.url !== undefined) values.backchannel_logout_url = bc.url;
+    if (bc?.sessionRequired !== undefined) values.backchannel_logout_session_required = flag(bc.sessionRequired);
+    if (bc?.revokeOfflineTokens !== undefined) values.backchannel_logout_revoke_offline = flag(bc.revokeOfflineTokens);
     if (Object.keys(values).length === 0) return true;
     const r = await this.db.updateTable('clients').set(values).where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;

@@ -80,6 +80,11 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     audiences: parseList(r.audiences),
     webOrigins: parseList(r.web_origins),
     pkceMethod: r.pkce_method === 'S256' ? 'S256' : '',
+    backchannelLogout: {
+      url: r.backchannel_logout_url ?? null,
+      sessionRequired: r.backchannel_logout_session_required !== 0,
+      revokeOfflineTokens: r.backchannel_logout_revoke_offline === 1,
+    },
   };
 }
 

@@ -17,6 +17,16 @@ export interface SessionSummary {
   clients: string[];
 }
 
+/** A client used in a browser session (it holds a refresh chain started in it): who a logout tells. */
+export interface SessionClient {
+  sessionId: string;
+  userId: string;
+  clientId: string;
+}
+
+/** At most this many (session, client) pairs are told of one logout: a bound on the work one request starts. */
+export const MAX_SESSION_CLIENTS = 1000;
+
 /** Sessions and refresh chains as administrators end them. */
 export class SessionAdminRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -80,6 +90,64 @@ export class SessionAdminRepository {
         .where('session_id', '=', sessionId)
         .where('revoked_at', 'is', null)
         .execute();
+    });
+  }
+
+  /**
+   * The clients used in the given sessions, or in the user's sessions that have not ended (optionally only
+   * `clientId`): those holding a refresh chain started in them, revoked or not (a client that revoked its
+   * own token still has its session). Read before the sessions end (a deleted user's chains go with them).
+   */
+  async sessionClients(realmId: string, by: { sessionIds: string[] } | { userId: string; clientId?: string }): Promise<SessionClient[]> {
+    let rows: Array<{ session_id: string; user_id: string; client_id: string }>;
+    if ('sessionIds' in by) {
+      if (by.sessionIds.length === 0) return [];
+      rows = await this.db
+        .selectFrom('refresh_chains')
+        .select(['session_id', 'user_id', 'client_id'])
+        .distinct()
+        .where('realm_id', '=', realmId)
+        .where('session_id', 'in', by.sessionIds)
+        .orderBy('session_id')
+        .orderBy('client_id')
+        .limit(MAX_SESSION_CLIENTS)
+        .execute();
+    } else {
+      let q = this.db
+        .selectFrom('refresh_chains as c')
+        .innerJoin('browser_sessions as s', 's.id', 'c.session_id')
+        .select(['c.session_id', 'c.user_id', 'c.client_id'])
+        .distinct()
+        .where('s.realm_id', '=', realmId)
+        .where('s.user_id', '=', by.userId)
+        .where('s.ended_at', 'is', null)
+        .where('c.realm_id', '=', realmId);
+      if (by.clientId !== undefined) q = q.where('c.client_id', '=', by.clientId);
+      rows = await q.orderBy('c.session_id').orderBy('c.client_id').limit(MAX_SESSION_CLIENTS).execute();
+    }
+    return rows.map((r) => ({ sessionId: r.session_id, userId: r.user_id, clientId: r.client_id }));
+  }
+
+  /**
+   * A logout (the end-session endpoint, the account page): ends the browser session and revokes the
+   * refresh chains started in it but the offline ones (offline_access outlives the session, as in
+   * Keycloak), and the user's offline chains of `revokeOfflineOf` (clients with
+   * backchannel.logout.revoke.offline.tokens), in one transaction.
+   */
+  async endForLogout(realmId: string, session: { id: string; userId: string }, now: number, opts: { reason: string; revokeOfflineOf: string[] }): Promise<void> {
+    await inTransaction(this.db, async (trx) => {
+      await trx.updateTable('browser_sessions').set({ ended_at: now }).where('realm_id', '=', realmId).where('id', '=', session.id).where('ended_at', 'is', null).execute();
+      const live = await trx
+        .selectFrom('refresh_chains')
+        .select(['id', 'scopes', 'session_id', 'client_id'])
+        .where('realm_id', '=', realmId)
+        .where('user_id', '=', session.userId)
+        .where('revoked_at', 'is', null)
+        .where((eb) => (opts.revokeOfflineOf.length > 0 ? eb.or([eb('session_id', '=', session.id), eb('client_id', 'in', opts.revokeOfflineOf)]) : eb('session_id', '=', session.id)))
+        .execute();
+      const offline = (scopes: string): boolean => (JSON.parse(scopes) as string[]).includes('offline_access');
+      const ids = live.filter((c) => (offline(c.scopes) ? opts.revokeOfflineOf.includes(c.client_id) : c.session_id === session.id)).map((c) => c.id);
+      if (ids.length > 0) await trx.updateTable('refresh_chains').set({ revoked_at: now, revoked_reason: opts.reason }).where('id', 'in', ids).where('revoked_at', 'is', null).execute();
     });
   }
 

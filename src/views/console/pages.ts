@@ -269,6 +269,8 @@ ${secret ? html`<div class="notice" role="status"><p>The client's secret, shown 
 ${list('redirect-uris', client.redirectUris, 'uri', 'Add a redirect URI', 'Add redirect URI', 'An absolute URI the authorization endpoint may send codes to, matched exactly.')}
 <h2>Web origins</h2>
 ${list('web-origins', client.webOrigins, 'origin', 'Add a web origin', 'Add web origin', 'An origin such as https://app.example.com allowed to call the token endpoints from a browser (CORS), or + for the origins of the redirect URIs.')}
+<h2>Back-channel logout</h2>
+${backchannelSection(`${base}/backchannel-logout`, frame.csrf, client, canManage)}
 <h2>Client roles</h2>
 <p class="muted">${roles.adminOnly
   ? "Realmgate's admin roles of this realm: the client takes no new roles, and none of them is renamed or deleted. Grant them on a user's page."
@@ -276,6 +278,22 @@ ${list('web-origins', client.webOrigins, 'origin', 'Add a web origin', 'Add web 
 ${roleTable(`${base}/roles`, roles.rows)}${canManage && !roles.adminOnly ? roleCreateForm(frame.csrf, `${base}/roles`, roles.form ?? {}, 'Create a client role') : ''}
 ${manage}`,
   );
+}
+
+/** OpenID Connect Back-Channel Logout: where logout tokens go, with sid or not, offline tokens revoked or not. */
+function backchannelSection(action: string, csrf: string, client: Client, canManage: boolean): SafeHtml {
+  const b = client.backchannelLogout;
+  const help = html`<p class="muted">When a session the client was used in ends (logout, an administrator, a disabled or deleted user), Realmgate POSTs a signed logout token to this URL (OpenID Connect Back-Channel Logout). Leave it empty for none. Front-channel logout is not offered.</p>`;
+  if (!canManage) {
+    return html`<dl class="facts"><dt>URL</dt><dd>${b.url ?? 'none'}</dd><dt>Session ID (sid)</dt><dd>${b.sessionRequired ? 'sent' : 'not sent'}</dd><dt>Offline tokens</dt><dd>${b.revokeOfflineTokens ? 'revoked at logout' : 'kept'}</dd></dl>${help}`;
+  }
+  const check = (on: boolean): string => (on ? 'checked' : '');
+  return html`<form method="post" action="${action}" class="console-form">${csrfField(csrf)}
+<label for="backchannel-url">Back-channel logout URL</label><input type="text" id="backchannel-url" name="url" inputmode="url" value="${b.url ?? ''}">
+${help}
+<label class="choice" for="backchannel-sid"><input type="checkbox" id="backchannel-sid" name="sessionRequired" value="on" ${check(b.sessionRequired)}> Send the session ID (sid) in the logout token</label>
+<label class="choice" for="backchannel-offline"><input type="checkbox" id="backchannel-offline" name="revokeOfflineTokens" value="on" ${check(b.revokeOfflineTokens)}> Revoke the user's offline tokens of this client at logout</label>
+<button type="submit">Save back-channel logout</button></form>`;
 }
 
 export function usersPage(frame: ConsoleFrame & { realmId: string }, users: User[], canManage: boolean, search: string, form: Record<string, string> = {}): string {

@@ -1,5 +1,5 @@
 import type { Client } from '../../../storage/types.js';
-import type { ClientChanges } from '../../operations/clients.js';
+import type { BackchannelLogoutChange, ClientChanges } from '../../operations/clients.js';
 import { ValidationError } from '../../validation.js';
 
 /**
@@ -10,6 +10,44 @@ import { ValidationError } from '../../validation.js';
  * realmgate. attribute, read back on create and update (Keycloak keeps unknown attributes as they are).
  */
 export const AUTH_METHODS_ATTRIBUTE = 'realmgate.token.endpoint.auth.methods';
+
+/** Keycloak's client attributes of OpenID Connect Back-Channel Logout 1.0 (its OIDCConfigAttributes). */
+export const BACKCHANNEL_ATTRIBUTES = {
+  url: 'backchannel.logout.url',
+  sessionRequired: 'backchannel.logout.session.required',
+  revokeOfflineTokens: 'backchannel.logout.revoke.offline.tokens',
+} as const;
+
+/** The three attributes as Keycloak writes them ("true"/"false"; no url attribute when there is none). */
+export function backchannelAttributes(c: Client): Record<string, string> {
+  const b = c.backchannelLogout;
+  return {
+    ...(b.url !== null ? { [BACKCHANNEL_ATTRIBUTES.url]: b.url } : {}),
+    [BACKCHANNEL_ATTRIBUTES.sessionRequired]: String(b.sessionRequired),
+    [BACKCHANNEL_ATTRIBUTES.revokeOfflineTokens]: String(b.revokeOfflineTokens),
+  };
+}
+
+/**
+ * The back-channel logout attributes of a Keycloak attributes map: "true"/"false" (Keycloak's strings) or
+ * booleans; an empty or null url removes it. Undefined when none of the three is there.
+ */
+export function backchannelFromAttributes(a: Record<string, unknown>): BackchannelLogoutChange | undefined {
+  const out: BackchannelLogoutChange = {};
+  const url = a[BACKCHANNEL_ATTRIBUTES.url];
+  if (url !== undefined) {
+    if (url !== null && typeof url !== 'string') throw new ValidationError(`attributes.${BACKCHANNEL_ATTRIBUTES.url} must be a string`);
+    out.url = url;
+  }
+  for (const [key, name] of [['sessionRequired', BACKCHANNEL_ATTRIBUTES.sessionRequired], ['revokeOfflineTokens', BACKCHANNEL_ATTRIBUTES.revokeOfflineTokens]] as const) {
+    const v = a[name];
+    if (v === undefined || v === null || v === '') continue;
+    if (v === true || v === 'true') out[key] = true;
+    else if (v === false || v === 'false') out[key] = false;
+    else throw new ValidationError(`attributes.${name} must be "true" or "false"`);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
 
 /** Keycloak's ClientRepresentation, the fields Realmgate has. The id is the client id. */
 export interface ClientRepresentation {
@@ -29,6 +67,8 @@ export interface ClientRepresentation {
   webOrigins: string[];
   defaultClientScopes: string[];
   optionalClientScopes: string[];
+  /** Front-channel logout is not supported: always false. */
+  frontchannelLogout: false;
   attributes: Record<string, string>;
 }
 
@@ -50,7 +90,9 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     webOrigins: c.webOrigins,
     defaultClientScopes: c.scopes,
     optionalClientScopes: [],
+    frontchannelLogout: false,
     attributes: {
+      ...backchannelAttributes(c),
       'pkce.code.challenge.method': c.pkceMethod,
       // Keycloak joins the post-logout redirect URIs with '##'.
       'post.logout.redirect.uris': c.postLogoutRedirectUris.join('##'),
@@ -125,6 +167,8 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
       if (typeof methods !== 'string') throw new ValidationError(`attributes.${AUTH_METHODS_ATTRIBUTE} must be a string`);
       out.authMethods = [methods];
     }
+    const backchannel = backchannelFromAttributes(a);
+    if (backchannel) out.backchannelLogout = backchannel;
   }
   return out;
 }
