@@ -1,5 +1,5 @@
 import type { Services } from '../../services.js';
-import type { RequiredAction, User } from '../../storage/types.js';
+import type { Realm, RequiredAction, User } from '../../storage/types.js';
 import { canSendMail, sendMail } from '../../mail/mailer.js';
 import type { Store } from '../../storage/store.js';
 import { readSmtpServer } from '../keycloak/representations/realm.js';
@@ -31,20 +31,8 @@ export async function sendActionsEmail(
   if (!Array.isArray(input.actions) || input.actions.some((a) => typeof a !== 'string')) throw new ValidationError('the body must be a JSON array of required action names');
   const actions: RequiredAction[] = checkRequiredActions(input.actions as string[]);
   if (actions.length === 0) throw new ValidationError('no action given: choose from UPDATE_PASSWORD, CONFIGURE_TOTP, VERIFY_EMAIL');
-  if (input.lifespan !== undefined && (!Number.isSafeInteger(input.lifespan) || input.lifespan < 1 || input.lifespan > MAX_ACTION_LIFESPAN_S)) {
-    throw new ValidationError(`lifespan must be a whole number of seconds from 1 to ${MAX_ACTION_LIFESPAN_S}`);
-  }
-  if (input.redirectUri !== undefined && input.clientId === undefined) throw new ValidationError('Client id missing');
-  if (input.clientId !== undefined) {
-    const client = await services.store.clients.get(realm.id, input.clientId);
-    if (!client) throw new ValidationError('Client doesn\'t exist');
-    if (!client.enabled) throw new ValidationError('Client is not enabled');
-    if (input.redirectUri !== undefined && !client.redirectUris.includes(input.redirectUri)) throw new ValidationError('Invalid redirect uri.');
-  }
-  if (!user.enabled) throw new ValidationError('User is disabled');
-  if (!user.email) throw new ValidationError('User email missing');
-  if (!canSendMail(realm)) throw new ValidationError('the realm has no SMTP server (smtpServer): set one before sending mail');
-  await mailActionsLink(services, realm, { ...user, email: user.email }, {
+  const email = await checkMailRequest(services, realm, user, input);
+  await mailActionsLink(services, realm, { ...user, email }, {
     actions,
     lifespan: input.lifespan ?? realm.actionTokenAdminLifespan,
     ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
@@ -55,6 +43,28 @@ export async function sendActionsEmail(
   });
   await recordAdminEvent(services.store, actor, { realmId: realm.id, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/execute-actions-email`, representation: actions });
   return user;
+}
+
+/**
+ * Keycloak's checks of a mail an administrator asks for (execute-actions-email, send-verify-email), with
+ * its messages: the link's lifespan, the client and its redirect URI, an enabled user with an email, a
+ * realm that can mail. Returns the address to mail.
+ */
+export async function checkMailRequest(services: Services, realm: Realm, user: User, input: { lifespan?: number; clientId?: string; redirectUri?: string }): Promise<string> {
+  if (input.lifespan !== undefined && (!Number.isSafeInteger(input.lifespan) || input.lifespan < 1 || input.lifespan > MAX_ACTION_LIFESPAN_S)) {
+    throw new ValidationError(`lifespan must be a whole number of seconds from 1 to ${MAX_ACTION_LIFESPAN_S}`);
+  }
+  if (input.redirectUri !== undefined && input.clientId === undefined) throw new ValidationError('Client id missing');
+  if (input.clientId !== undefined) {
+    const client = await services.store.clients.get(realm.id, input.clientId);
+    if (!client) throw new ValidationError("Client doesn't exist");
+    if (!client.enabled) throw new ValidationError('Client is not enabled');
+    if (input.redirectUri !== undefined && !client.redirectUris.includes(input.redirectUri)) throw new ValidationError('Invalid redirect uri.');
+  }
+  if (!user.enabled) throw new ValidationError('User is disabled');
+  if (!user.email) throw new ValidationError('User email missing');
+  if (!canSendMail(realm)) throw new ValidationError('the realm has no SMTP server (smtpServer): set one before sending mail');
+  return user.email;
 }
 
 /**

@@ -1,12 +1,10 @@
 import type { Services } from '../../services.js';
 import type { Realm, User } from '../../storage/types.js';
 import type { Store } from '../../storage/store.js';
-import { canSendMail } from '../../mail/mailer.js';
 import { mailVerifyLink } from '../../mail/verify-mail.js';
-import { ValidationError } from '../validation.js';
 import { requireUser } from './users.js';
 import { cliActor, recordAdminEvent, requireRealm, type Actor } from './common.js';
-import { MAX_ACTION_LIFESPAN_S } from './action-emails.js';
+import { checkMailRequest } from './action-emails.js';
 
 /**
  * Keycloak's VerifyEmail.evaluateTriggers, at a sign-in with a password (and at registration): under the
@@ -46,20 +44,8 @@ export async function sendVerifyEmail(
 ): Promise<User> {
   const realm = await requireRealm(services.store, input.realmId);
   const user = await requireUser(services.store, realm.id, input.user);
-  if (input.lifespan !== undefined && (!Number.isSafeInteger(input.lifespan) || input.lifespan < 1 || input.lifespan > MAX_ACTION_LIFESPAN_S)) {
-    throw new ValidationError(`lifespan must be a whole number of seconds from 1 to ${MAX_ACTION_LIFESPAN_S}`);
-  }
-  if (input.redirectUri !== undefined && input.clientId === undefined) throw new ValidationError('Client id missing');
-  if (input.clientId !== undefined) {
-    const client = await services.store.clients.get(realm.id, input.clientId);
-    if (!client) throw new ValidationError("Client doesn't exist");
-    if (!client.enabled) throw new ValidationError('Client is not enabled');
-    if (input.redirectUri !== undefined && !client.redirectUris.includes(input.redirectUri)) throw new ValidationError('Invalid redirect uri.');
-  }
-  if (!user.enabled) throw new ValidationError('User is disabled');
-  if (!user.email) throw new ValidationError('User email missing');
-  if (!canSendMail(realm)) throw new ValidationError('the realm has no SMTP server (smtpServer): set one before sending mail');
-  await mailVerifyLink(services, realm, { ...user, email: user.email }, {
+  const email = await checkMailRequest(services, realm, user, input);
+  await mailVerifyLink(services, realm, { ...user, email }, {
     lifespan: input.lifespan ?? realm.actionTokenAdminLifespan,
     ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
     ...(input.redirectUri !== undefined ? { redirectUri: input.redirectUri } : {}),

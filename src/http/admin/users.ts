@@ -226,27 +226,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
     async (req, reply) => {
       const caller = callerOf(req);
       const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
-      const q = req.query;
-      try {
-        await sendActionsEmail(
-          services,
-          {
-            realmId: user.realmId,
-            user: user.id,
-            actions: req.body,
-            ...(q.lifespan !== undefined ? { lifespan: q.lifespan } : {}),
-            ...(q.client_id ? { clientId: q.client_id } : {}),
-            ...(q.redirect_uri ? { redirectUri: q.redirect_uri } : {}),
-            ip: req.ip,
-            log: req.log,
-          },
-          actorOf(caller),
-        );
-      } catch (err) {
-        // Keycloak's answer when the mail server did not take the mail; the reason names no secret.
-        if (err instanceof MailError) throw new AdminHttpError(502, 'HTTP 502 Bad Gateway', `Failed to send execute actions email: ${err.message}`);
-        throw err;
-      }
+      await mailing('execute actions email', () => sendActionsEmail(services, { realmId: user.realmId, user: user.id, actions: req.body, ...linkOptions(req.query), ip: req.ip, log: req.log }, actorOf(caller)));
       return reply.code(204).send();
     },
   );
@@ -269,26 +249,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
     async (req, reply) => {
       const caller = callerOf(req);
       const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
-      const q = req.query;
-      try {
-        await sendVerifyEmail(
-          services,
-          {
-            realmId: user.realmId,
-            user: user.id,
-            ...(q.lifespan !== undefined ? { lifespan: q.lifespan } : {}),
-            ...(q.client_id ? { clientId: q.client_id } : {}),
-            ...(q.redirect_uri ? { redirectUri: q.redirect_uri } : {}),
-            ip: req.ip,
-            log: req.log,
-          },
-          actorOf(caller),
-        );
-      } catch (err) {
-        // Keycloak answers 500 "Failed to send verify email"; a mail server's failure is not Realmgate's own (502).
-        if (err instanceof MailError) throw new AdminHttpError(502, 'HTTP 502 Bad Gateway', `Failed to send verify email: ${err.message}`);
-        throw err;
-      }
+      await mailing('verify email', () => sendVerifyEmail(services, { realmId: user.realmId, user: user.id, ...linkOptions(req.query), ip: req.ip, log: req.log }, actorOf(caller)));
       return reply.code(204).send();
     },
   );
@@ -343,4 +304,22 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       return reply.code(204).send();
     },
   );
+}
+
+/** The query of the mailing endpoints (Keycloak's): the link's lifespan, and where it leads after. */
+function linkOptions(q: { lifespan?: number; client_id?: string; redirect_uri?: string }): { lifespan?: number; clientId?: string; redirectUri?: string } {
+  return { ...(q.lifespan !== undefined ? { lifespan: q.lifespan } : {}), ...(q.client_id ? { clientId: q.client_id } : {}), ...(q.redirect_uri ? { redirectUri: q.redirect_uri } : {}) };
+}
+
+/**
+ * Sends a mail for the admin API. Keycloak answers 500 "Failed to send <what>" when the mail server did
+ * not take it; that failure is not Realmgate's own, so 502, with the reason (which names no secret).
+ */
+async function mailing(what: string, send: () => Promise<unknown>): Promise<void> {
+  try {
+    await send();
+  } catch (err) {
+    if (err instanceof MailError) throw new AdminHttpError(502, 'HTTP 502 Bad Gateway', `Failed to send ${what}: ${err.message}`);
+    throw err;
+  }
 }
