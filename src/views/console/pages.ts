@@ -95,7 +95,7 @@ function loginOptionsSection(csrf: string, realm: Realm, canManage: boolean, for
   const checked = (key: string, on: boolean): boolean => (form.loginOptions !== undefined ? form[key] === 'on' : on);
   return html`<h2>Login</h2>
 <form method="post" action="${realmBase(realm.id)}/login-options" class="console-form">${csrfField(csrf)}<input type="hidden" name="loginOptions" value="1">
-${LOGIN_OPTIONS.map(([key, label]) => html`<label class="check"><input type="checkbox" id="${key}" name="${key}" value="on"${checked(key, realm[key]) ? html` checked` : ''}> ${label}</label>`)}
+${LOGIN_OPTIONS.map(([key, label]) => html`<label class="choice" for="${key}"><input type="checkbox" id="${key}" name="${key}" value="on"${checked(key, realm[key]) ? html` checked` : ''}> ${label}</label>`)}
 ${REMEMBER_ME_LIFETIMES.map(([key, label]) => html`<label for="${key}">${label}</label><input type="text" inputmode="numeric" pattern="[0-9]*" id="${key}" name="${key}" required value="${form[key] ?? String(realm[key])}">`)}
 <button type="submit">Save login options</button></form>`;
 }
