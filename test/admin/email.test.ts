@@ -6,21 +6,9 @@ import { CookieJar, inject, pageKind, parseForm, runAuthorization } from '../hel
 import { SMTP_MISSING, SmtpServer, freePort, linkIn } from '../helpers/smtp.js';
 import { OTP_TOOLS_MISSING, oathtoolCode } from '../helpers/otp.js';
 import { openSmtpPassword } from '../../src/crypto/smtp-secret.js';
-import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { type AdminTestServer, errorOf, startAdminServer, statusOf } from './helpers.js';
 
 const MASK = '**********';
-
-/** The error body of a failed keycloak-admin-client call. */
-async function errorOf(p: Promise<unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
-  try {
-    await p;
-  } catch (err) {
-    const e = err as { response?: Response; responseData?: unknown };
-    if (!e.response) throw err;
-    return { status: e.response.status, body: (e.responseData ?? {}) as Record<string, unknown> };
-  }
-  throw new Error('the call succeeded');
-}
 
 // The realm's SMTP settings through the Keycloak admin API (keycloak-admin-client, unchanged), and
 // execute-actions-email: the mail through a real SMTP server (aiosmtpd), its link, the actions, the way back.

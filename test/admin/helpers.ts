@@ -30,6 +30,18 @@ export async function startAdminServer(opts: { dialect: 'sqlite' | 'postgres'; c
   return Object.assign(ts, { kc, newClient });
 }
 
+/** The status and error body of a failed keycloak-admin-client call (throws when the call succeeded). */
+export async function errorOf(p: Promise<unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+  try {
+    await p;
+  } catch (err) {
+    const e = err as { response?: Response; responseData?: unknown };
+    if (!e.response) throw err;
+    return { status: e.response.status, body: (e.responseData ?? {}) as Record<string, unknown> };
+  }
+  throw new Error('the call succeeded');
+}
+
 /** The HTTP status of a failed keycloak-admin-client call (its NetworkError carries the response). */
 export async function statusOf(p: Promise<unknown>): Promise<number> {
   try {

@@ -3,23 +3,11 @@ import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { REALM } from '../helpers/server.js';
 import { SMTP_MISSING, SmtpServer } from '../helpers/smtp.js';
-import { startAdminServer, type AdminTestServer } from './helpers.js';
+import { type AdminTestServer, errorOf, startAdminServer } from './helpers.js';
 
 const MASK = '**********';
 const USER = 'mailer@example.com';
 const PASSWORD = 'smtp pass: 7Yq!';
-
-/** The status and error body of a failed keycloak-admin-client call. */
-async function errorOf(p: Promise<unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
-  try {
-    await p;
-  } catch (err) {
-    const e = err as { response?: Response; responseData?: unknown };
-    if (!e.response) throw err;
-    return { status: e.response.status, body: (e.responseData ?? {}) as Record<string, unknown> };
-  }
-  throw new Error('the call succeeded');
-}
 
 // SMTP AUTH against a real server that requires it (aiosmtpd with an authenticator): the realm's password,
 // sealed at rest, is opened and used for every mail (the admin's test mail with the masked representation,

@@ -4,23 +4,11 @@ import { REALM, basic, realmPath } from '../helpers/server.js';
 import { CookieJar, authorizeQuery, inject, parseForm, responseOf } from '../helpers/flow.js';
 import { dialects } from '../helpers/db.js';
 import { SMTP_MISSING, SmtpServer, freePort, linkIn } from '../helpers/smtp.js';
-import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
+import { type AdminTestServer, errorOf, startAdminServer } from '../admin/helpers.js';
 import { createUser, updateRealm } from '../../src/admin/operations.js';
 import { updateUser } from '../../src/admin/operations/users.js';
 
 const PW = 'verify me password 3';
-
-/** The error body of a failed keycloak-admin-client call. */
-async function errorOf(p: Promise<unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
-  try {
-    await p;
-  } catch (err) {
-    const e = err as { response?: Response; responseData?: unknown };
-    if (!e.response) throw err;
-    return { status: e.response.status, body: (e.responseData ?? {}) as Record<string, unknown> };
-  }
-  throw new Error('the call succeeded');
-}
 
 const pathOf = (link: string): string => {
   const u = new URL(link);

@@ -31,16 +31,8 @@ export async function sendActionsEmail(
   if (!Array.isArray(input.actions) || input.actions.some((a) => typeof a !== 'string')) throw new ValidationError('the body must be a JSON array of required action names');
   const actions: RequiredAction[] = checkRequiredActions(input.actions as string[]);
   if (actions.length === 0) throw new ValidationError('no action given: choose from UPDATE_PASSWORD, CONFIGURE_TOTP, VERIFY_EMAIL');
-  const email = await checkMailRequest(services, realm, user, input);
-  await mailActionsLink(services, realm, { ...user, email }, {
-    actions,
-    lifespan: input.lifespan ?? realm.actionTokenAdminLifespan,
-    ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
-    ...(input.redirectUri !== undefined ? { redirectUri: input.redirectUri } : {}),
-    ...(input.ip !== undefined ? { ip: input.ip } : {}),
-    ...(actor.username ? { by: actor.username } : {}),
-    log: input.log,
-  });
+  const { to, link } = await checkMailRequest(services, realm, user, input, actor);
+  await mailActionsLink(services, realm, to, { actions, ...link });
   await recordAdminEvent(services.store, actor, { realmId: realm.id, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/execute-actions-email`, representation: actions });
   return user;
 }
@@ -48,9 +40,16 @@ export async function sendActionsEmail(
 /**
  * Keycloak's checks of a mail an administrator asks for (execute-actions-email, send-verify-email), with
  * its messages: the link's lifespan, the client and its redirect URI, an enabled user with an email, a
- * realm that can mail. Returns the address to mail.
+ * realm that can mail. Returns the user to mail and the link's options (the lifespan by default the
+ * realm's actionTokenGeneratedByAdminLifespan, as Keycloak).
  */
-export async function checkMailRequest(services: Services, realm: Realm, user: User, input: { lifespan?: number; clientId?: string; redirectUri?: string }): Promise<string> {
+export async function checkMailRequest(
+  services: Services,
+  realm: Realm,
+  user: User,
+  input: { lifespan?: number; clientId?: string; redirectUri?: string; ip?: string; log: { warn(obj: object, msg: string): void } },
+  actor: Actor,
+): Promise<{ to: User & { email: string }; link: { lifespan: number; clientId?: string; redirectUri?: string; ip?: string; by?: string; log: { warn(obj: object, msg: string): void } } }> {
   if (input.lifespan !== undefined && (!Number.isSafeInteger(input.lifespan) || input.lifespan < 1 || input.lifespan > MAX_ACTION_LIFESPAN_S)) {
     throw new ValidationError(`lifespan must be a whole number of seconds from 1 to ${MAX_ACTION_LIFESPAN_S}`);
   }
@@ -64,7 +63,17 @@ export async function checkMailRequest(services: Services, realm: Realm, user: U
   if (!user.enabled) throw new ValidationError('User is disabled');
   if (!user.email) throw new ValidationError('User email missing');
   if (!canSendMail(realm)) throw new ValidationError('the realm has no SMTP server (smtpServer): set one before sending mail');
-  return user.email;
+  return {
+    to: { ...user, email: user.email },
+    link: {
+      lifespan: input.lifespan ?? realm.actionTokenAdminLifespan,
+      ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
+      ...(input.redirectUri !== undefined ? { redirectUri: input.redirectUri } : {}),
+      ...(input.ip !== undefined ? { ip: input.ip } : {}),
+      ...(actor.username ? { by: actor.username } : {}),
+      log: input.log,
+    },
+  };
 }
 
 /**

@@ -44,15 +44,8 @@ export async function sendVerifyEmail(
 ): Promise<User> {
   const realm = await requireRealm(services.store, input.realmId);
   const user = await requireUser(services.store, realm.id, input.user);
-  const email = await checkMailRequest(services, realm, user, input);
-  await mailVerifyLink(services, realm, { ...user, email }, {
-    lifespan: input.lifespan ?? realm.actionTokenAdminLifespan,
-    ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
-    ...(input.redirectUri !== undefined ? { redirectUri: input.redirectUri } : {}),
-    ...(input.ip !== undefined ? { ip: input.ip } : {}),
-    ...(actor.username ? { by: actor.username } : {}),
-    log: input.log,
-  });
+  const { to, link } = await checkMailRequest(services, realm, user, input, actor);
+  await mailVerifyLink(services, realm, to, link);
   await recordAdminEvent(services.store, actor, { realmId: realm.id, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/send-verify-email` });
   return user;
 }

@@ -199,11 +199,8 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     need(s.caller, realmId, 'manage-realm');
     const form: Record<string, string> = {};
     const settings: Record<string, number> = {};
-    for (const [key, label] of LIFETIMES) {
-      form[key] = field(req, key);
-      if (!/^[0-9]{1,10}$/.test(form[key])) return showRealm(s, reply, realmId, 400, `${label}: enter a whole number of seconds`, form);
-      settings[key] = Number(form[key]);
-    }
+    const bad = readSeconds(req, LIFETIMES, form, settings);
+    if (bad) return showRealm(s, reply, realmId, 400, bad, form);
     return attempt(
       reply,
       () => updateRealm(services.store, { realmId, settings }, s.actor),
@@ -224,11 +221,8 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       form[key] = field(req, key) === 'on' ? 'on' : '';
       settings[key] = form[key] === 'on';
     }
-    for (const [key, label] of REMEMBER_ME_LIFETIMES) {
-      form[key] = field(req, key);
-      if (!/^[0-9]{1,10}$/.test(form[key])) return showRealm(s, reply, realmId, 400, `${label}: enter a whole number of seconds`, form);
-      settings[key] = Number(form[key]);
-    }
+    const bad = readSeconds(req, REMEMBER_ME_LIFETIMES, form, settings);
+    if (bad) return showRealm(s, reply, realmId, 400, bad, form);
     return attempt(
       reply,
       () => updateRealm(services.store, { realmId, settings }, s.actor),
@@ -764,4 +758,17 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     const [admin, login] = await Promise.all([listAdminEvents(services.store, { realmId, filter: { max: 50 } }), listLoginEvents(services.store, { realmId, filter: { limit: 50 } })]);
     return sendPage(reply, 200, eventsPage({ ...s.frame, title: 'Events', realmId }, admin, login));
   });
+}
+
+/**
+ * Reads the form's whole-second fields `fields` into `form` (as typed, to show again) and `settings`;
+ * returns the error to show for the first that is not a number of seconds, or undefined.
+ */
+function readSeconds(req: Req, fields: readonly (readonly [string, string])[], form: Record<string, string>, settings: Record<string, number | boolean>): string | undefined {
+  for (const [key, label] of fields) {
+    form[key] = field(req, key);
+    if (!/^[0-9]{1,10}$/.test(form[key])) return `${label}: enter a whole number of seconds`;
+    settings[key] = Number(form[key]);
+  }
+  return undefined;
 }
