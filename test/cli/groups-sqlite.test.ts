@@ -1,3 +1,3 @@
 import { groupSuites } from './groups.js';
 
-groupSuites('sqlite');
+groupSuites('sqlite', 'commands');

@@ -15,9 +15,27 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set (CI sets it). */
+let only: 'sqlite' | 'postgres' | undefined;
+
+/**
+ * A long file that runs its tests once per database is split in two: x-sqlite.test.ts and
+ * x-postgres.test.ts each name their database here, then import x.ts, whose `dialects()` is that one.
+ * Each file then takes half the time, well within the runner's per-file limit on a loaded machine, and
+ * the two halves run side by side (scripts/run-tests.mjs).
+ */
+export function onlyDialect(name: 'sqlite' | 'postgres'): void {
+  only = name;
+}
+
+/** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set (CI sets it); only one in half a split file. */
 export function dialects(): Array<'sqlite' | 'postgres'> {
-  return process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+  const all: Array<'sqlite' | 'postgres'> = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+  return only ? all.filter((d) => d === only) : all;
+}
+
+/** Whether this file runs the tests that are not per database: not in the PostgreSQL half of a split file. */
+export function runsCommonTests(): boolean {
+  return only !== 'postgres';
 }
 
 /** A fresh, migrated database: a temporary SQLite file, or a new PostgreSQL schema. `waitTimeoutMs`: OpenOptions'. */

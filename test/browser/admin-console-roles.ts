@@ -21,7 +21,7 @@ for (const dialect of dialects()) {
     if (!shared.browser) return t.skip(SKIP_REASON);
     const ts: TestServer = await startTestServer({ dialect, listen: true, config: { cacheTtlMs: 60_000 } });
     const contexts: BrowserContext[] = [];
-    const shoot = dialect === dialects()[0];
+    const shoot = dialect === 'sqlite';
     try {
       await bootstrapAdmin(ts.store, { ...ADMIN, consoleRedirectUri: `${ts.baseUrl}/auth/admin/console/callback` });
 

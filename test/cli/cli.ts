@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { cliDatabase, cliRunner, BIN } from '../helpers/cli.js';
-import { dialects } from '../helpers/db.js';
+import { dialects, runsCommonTests } from '../helpers/db.js';
 
 // The installed command (npm test builds dist/ first, as `npm install` does).
 
@@ -92,7 +92,7 @@ for (const dialect of dialects()) {
   });
 }
 
-describe('realmgate start', () => {
+if (runsCommonTests()) describe('realmgate start', () => {
   async function startAndRead(args: string[], env: Record<string, string>, until: RegExp): Promise<{ out: string; stop: () => Promise<void> }> {
     const child = spawn(process.execPath, [BIN, 'start', '--port', '0', ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'warn' } });
     let out = '';

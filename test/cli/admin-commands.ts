@@ -7,7 +7,7 @@ import os from 'node:os';
 import KcAdminClient from '@keycloak/keycloak-admin-client';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { dialects, runsCommonTests, createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { Store } from '../../src/storage/store.js';
 
@@ -109,7 +109,7 @@ for (const dialect of dialects()) {
   });
 }
 
-describe('realmgate start with a bootstrap admin', () => {
+if (runsCommonTests()) describe('realmgate start with a bootstrap admin', () => {
   test('REALMGATE_BOOTSTRAP_ADMIN_* create the admin at start; keycloak-admin-client logs in and works', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-bootstrap-'));
     const port = await new Promise<number>((resolve) => {

@@ -5,7 +5,7 @@ import { dialects } from '../helpers/db.js';
 import { openDatabase } from '../../src/storage/database.js';
 
 // The installed command (npm test builds dist/ first, as `npm install` does). Its commands on one realm,
-// acme, in order; test/cli/cli.test.ts has the rest (two files: each stays well inside the runner's per-file limit on a loaded machine).
+// acme, in order; test/cli/cli.ts has the rest (two files: each stays well inside the runner's per-file limit on a loaded machine).
 
 for (const dialect of dialects()) {
   describe(`realmgate CLI: creating, changing and listing a realm's contents (${dialect})`, () => {

@@ -24,7 +24,7 @@ for (const dialect of dialects()) {
     const redirectUri = `${ts.baseUrl}/auth/realms/${REALM}/broker/corp/endpoint`;
     const up = await startUpstream({ redirectUri });
     const contexts: BrowserContext[] = [];
-    const shoot = dialect === dialects()[0];
+    const shoot = dialect === 'sqlite';
     try {
       await bootstrapAdmin(ts.store, { ...CONSOLE_ADMIN, consoleRedirectUri: `${ts.baseUrl}/auth/admin/console/callback` });
       await updateRealm(ts.store, { realmId: REALM, settings: { organizationRequired: false } });
