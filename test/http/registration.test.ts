@@ -242,6 +242,40 @@ for (const dialect of dialects()) {
       }
     });
 
+    test('prompt=create (Initiating User Registration via OpenID Connect 1.0): the registration page, even for a browser signed in; listed in discovery while the realm allows registration', async () => {
+      const auth = (o: Record<string, string> = {}): string => `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts, o)}`;
+      const prompts = async (): Promise<string[]> => (await ts.app.inject({ method: 'GET', url: realmPath('/.well-known/openid-configuration') })).json().prompt_values_supported;
+      // A browser signed in: the user just registered.
+      const r = await submit({ username: 'creator', email: 'creator@example.com' });
+      assert.equal(r.status, 303);
+      const sso = await inject(ts.app, r.jar, 'GET', auth());
+      assert.equal(sso.statusCode, 303);
+      assert.doesNotMatch(sso.headers.location as string, /\/registration$/, 'without prompt=create the session is used');
+      const create = await inject(ts.app, r.jar, 'GET', auth({ prompt: 'create' }));
+      assert.equal(create.statusCode, 303);
+      assert.match(create.headers.location as string, /^\/auth\/realms\/test\/login-actions\/[^/]+\/registration$/);
+      const page = await inject(ts.app, r.jar, 'GET', create.headers.location as string);
+      assert.equal(page.statusCode, 200);
+      assert.match(page.body, /Create your account/);
+      // OIDC Core 3.1.2.1: none with another value is an error, sent back to the client.
+      const both = await inject(ts.app, new CookieJar(), 'GET', auth({ prompt: 'none create' }));
+      assert.equal(new URL(both.headers.location as string).searchParams.get('error'), 'invalid_request');
+      assert.deepEqual(await prompts(), ['none', 'login', 'consent', 'select_account', 'create']);
+      await setRealm({ registrationAllowed: false });
+      try {
+        assert.deepEqual(await prompts(), ['none', 'login', 'consent', 'select_account']);
+        // As Keycloak: an error page, not the login page.
+        const jarOff = new CookieJar();
+        const offStart = await inject(ts.app, jarOff, 'GET', auth({ prompt: 'create' }));
+        assert.equal(offStart.statusCode, 303);
+        const offPage = await inject(ts.app, jarOff, 'GET', offStart.headers.location as string);
+        assert.equal(offPage.statusCode, 403);
+        assert.match(offPage.body, /Registration not allowed/);
+      } finally {
+        await setRealm({ registrationAllowed: true });
+      }
+    });
+
     test('organization required: a new user (of no organization) ends on the no-organization page, as after a login', async () => {
       await setRealm({ organizationRequired: true });
       try {

@@ -17,8 +17,9 @@ export const AUTHORIZE_PATH = '/auth/realms/:realm/protocol/openid-connect/auth'
 export const REGISTRATIONS_PATH = '/auth/realms/:realm/protocol/openid-connect/registrations';
 
 /**
- * RFC 6749 4.1.1 / 4.1.2: validate, then hand over to login, consent and organization choice. `register`:
- * a user who must sign in starts on the registration page (docs/registration.md) instead of the login page.
+ * RFC 6749 4.1.1 / 4.1.2: validate, then hand over to login, consent and organization choice. `register`
+ * (or prompt=create): a user who must sign in starts on the registration page (docs/registration.md)
+ * instead of the login page.
  */
 async function authorize(services: Services, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply, o: { register?: boolean } = {}): Promise<FastifyReply> {
   const realm = await services.cache.realm(req.params.realm);
@@ -78,7 +79,7 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
   }
   if (step.kind === 'redirect') return sendClientResponse(reply, step.response, { realmName, clientName: client.name ?? client.clientId });
   // The registration page answers a realm that does not allow it with its own error page (as Keycloak's).
-  if (o.register && step.kind === 'login') return reply.redirect(`${interactionUrl(realm.id, ia.id)}/registration`, 303);
+  if ((o.register || params.prompt?.includes('create')) && step.kind === 'login') return reply.redirect(`${interactionUrl(realm.id, ia.id)}/registration`, 303);
   // Keycloak's kc_idp_hint: straight to that identity provider instead of the login page.
   const hinted = step.kind === 'login' ? await hintedProvider(services, realm.id, params.idpHint) : undefined;
   if (hinted) return redirectToProvider(services, reply, realm, hinted, ia);

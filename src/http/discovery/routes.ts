@@ -8,7 +8,7 @@ import { allowOrigin, preflight, requestOrigin, varyOrigin } from '../plugins/co
 import { realmDocument } from './realm-document.js';
 
 /** RFC 8414 / OpenID Connect Discovery 1.0: lists only what is implemented. */
-export function discoveryDocument(services: Services, realmId: string, scopes: string[], idTokenAlgs: string[]): Record<string, unknown> {
+export function discoveryDocument(services: Services, realmId: string, scopes: string[], idTokenAlgs: string[], prompts: string[]): Record<string, unknown> {
   const issuer = realmBase(services.config, realmId);
   const oidc = `${issuer}/protocol/openid-connect`;
   return {
@@ -35,11 +35,20 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     code_challenge_methods_supported: ['S256'],
     scopes_supported: scopes,
     authorization_response_iss_parameter_supported: true,
+    prompt_values_supported: prompts,
     claims_supported: ['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'jti', 'scope', 'sid', 'organization', 'preferred_username', 'name', 'given_name', 'family_name', 'middle_name', 'nickname', 'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'profile', 'updated_at', 'email', 'email_verified', 'phone_number', 'phone_number_verified', 'address', 'groups'],
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
   };
+}
+
+/**
+ * OIDC Core 3.1.2.1's prompt values, and `create` (Initiating User Registration via OpenID Connect 1.0,
+ * 4.2) when the realm lets users register, as Keycloak lists it.
+ */
+function promptValues(realm: { registrationAllowed: boolean }): string[] {
+  return ['none', 'login', 'consent', 'select_account', ...(realm.registrationAllowed ? ['create'] : [])];
 }
 
 /**
@@ -80,7 +89,7 @@ export async function discoveryRoutes(app: FastifyInstance, opts: { services: Se
     if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
     const scopes = [...((await services.cache.realmScopes(realm.id))?.keys() ?? [])];
     reply.header('cache-control', 'public, max-age=60');
-    return discoveryDocument(services, realm.id, scopes, await idTokenAlgorithms(services, realm.id));
+    return discoveryDocument(services, realm.id, scopes, await idTokenAlgorithms(services, realm.id), promptValues(realm));
   });
 
   // RFC 8414 3: the same metadata at the OAuth well-known path.
@@ -89,7 +98,7 @@ export async function discoveryRoutes(app: FastifyInstance, opts: { services: Se
     if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
     const scopes = [...((await services.cache.realmScopes(realm.id))?.keys() ?? [])];
     reply.header('cache-control', 'public, max-age=60');
-    return discoveryDocument(services, realm.id, scopes, await idTokenAlgorithms(services, realm.id));
+    return discoveryDocument(services, realm.id, scopes, await idTokenAlgorithms(services, realm.id), promptValues(realm));
   });
 
   app.get<{ Params: { realm: string } }>('/auth/realms/:realm/protocol/openid-connect/certs', async (req, reply) => {

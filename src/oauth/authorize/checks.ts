@@ -40,7 +40,10 @@ export const AUTHORIZE_PARAMETERS = [
  */
 const KC_ACTION_MAX_AUTH_AGE = 300;
 
-const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
+// OIDC Core 3.1.2.1, and `create` from Initiating User Registration via OpenID Connect 1.0 (4.1): start
+// on the registration page (Keycloak's answer to it when the realm does not allow registration: an
+// error page).
+const PROMPTS = new Set(['none', 'login', 'consent', 'select_account', 'create']);
 
 /** RFC 6749 4.1.1 and 3.1.2.4: client_id and redirect_uri first; their errors are never redirected. */
 export async function checkClientAndRedirect(

@@ -70,7 +70,8 @@ export async function beginInteraction(
  */
 export function sessionUsable(params: AuthorizationParams, session: BrowserSession | undefined, now: number): BrowserSession | undefined {
   if (!session) return undefined;
-  if (params.prompt?.includes('login') || params.prompt?.includes('select_account')) return undefined;
+  // prompt=create asks for a new account: the form is shown even to a browser signed in (as Keycloak).
+  if (params.prompt?.includes('login') || params.prompt?.includes('select_account') || params.prompt?.includes('create')) return undefined;
   if (params.maxAge !== undefined && now - session.authTime > params.maxAge) return undefined;
   return session;
 }
