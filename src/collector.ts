@@ -89,6 +89,8 @@ export class Collector {
       ['interactions', (n) => c.expiredInteractions(now, n)],
       ['authorization_codes', (n) => c.expiredCodes(now - CODE_GRACE, n)],
       ['device_codes', (n) => c.expiredDeviceCodes(now - UNUSED_DEVICE_CODE_GRACE, now - CODE_GRACE, n)],
+      // A request_uri is useless once expired (RFC 9126 4: an expired one MUST be rejected): no grace.
+      ['pushed_authorization_requests', (n) => c.expiredPushedRequests(now, n)],
       ['revoked_access_tokens', (n) => c.expiredRevocations(now, n)],
       ['refresh_chains', (n) => c.deadChains(now - CHAIN_GRACE, n)],
       ['browser_sessions', (n) => c.deadSessions(now - CHAIN_GRACE, n)],
