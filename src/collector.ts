@@ -36,8 +36,8 @@ export interface CollectorRun {
 }
 
 /**
- * Deletes what nobody needs any more: expired interactions, codes, device codes, access-token
- * revocations, dead sessions and refresh chains, stale login counters, and events and admin events past
+ * Deletes what nobody needs any more: expired interactions, codes, device codes, pushed authorization
+ * requests, access-token revocations, dead sessions and refresh chains, stale login counters, and events and admin events past
  * their realm's retention. Runs on a timer, never on the request path; one node at a time holds the `collector` lease
  * (a row with an expiry) and renews it at every run, so that another node takes over only when it stops.
  * The lease is no lock held across a run: each statement takes its rows' locks for a moment, so the
