@@ -36,8 +36,8 @@ export interface CollectorRun {
 }
 
 /**
- * Deletes what nobody needs any more: expired interactions, codes, device codes, access-token
- * revocations, dead sessions and refresh chains, stale login counters, and events and admin events past
+ * Deletes what nobody needs any more: expired interactions, codes, device codes, pushed authorization
+ * requests, access-token revocations, dead sessions and refresh chains, stale login counters, and events and admin events past
  * their realm's retention. Runs on a timer, never on the request path; one node at a time holds the `collector` lease
  * (a row with an expiry) and renews it at every run, so that another node takes over only when it stops.
  * The lease is no lock held across a run: each statement takes its rows' locks for a moment, so the
@@ -89,6 +89,8 @@ export class Collector {
       ['interactions', (n) => c.expiredInteractions(now, n)],
       ['authorization_codes', (n) => c.expiredCodes(now - CODE_GRACE, n)],
       ['device_codes', (n) => c.expiredDeviceCodes(now - UNUSED_DEVICE_CODE_GRACE, now - CODE_GRACE, n)],
+      // A request_uri is useless once expired (RFC 9126 4: an expired one MUST be rejected): no grace.
+      ['pushed_authorization_requests', (n) => c.expiredPushedRequests(now, n)],
       ['revoked_access_tokens', (n) => c.expiredRevocations(now, n)],
       ['refresh_chains', (n) => c.deadChains(now - CHAIN_GRACE, n)],
       ['browser_sessions', (n) => c.deadSessions(now - CHAIN_GRACE, n)],

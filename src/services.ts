@@ -113,6 +113,8 @@ export interface Services {
   interactionCaps: PendingCaps;
   /** Caps on pending device codes (RFC 8628), per address (public clients) and overall; the same settings, counted apart. */
   deviceCaps: PendingCaps;
+  /** Caps on unexpired pushed authorization requests (RFC 9126): per address (public clients) and overall; per confidential client apart (src/oauth/par.ts). */
+  parCaps: PendingCaps;
   /** OpenID Connect Back-Channel Logout: logout tokens to the clients of ended sessions, in the background. */
   backchannel: BackchannelLogout;
 }
@@ -141,6 +143,7 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
     formKey: new FormKey(store),
     interactionCaps: new PendingCaps(store.interactions, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),
     deviceCaps: new PendingCaps(store.devices, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),
+    parCaps: new PendingCaps(store.pushedRequests, config.maxInteractionsPerAddress, config.maxInteractions, () => clock.nowMs()),
     backchannel: new BackchannelLogout({ store, keys, config, clock, audit }),
   };
 }

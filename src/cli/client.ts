@@ -12,6 +12,7 @@ const WEB_ORIGIN_HELP = 'a browser origin (scheme://host[:port]) allowed to call
 const BACKCHANNEL_URL_HELP = "OpenID Connect Back-Channel Logout: where a logout token is POSTed when a session the client was used in ends (http or https, no fragment; Keycloak's backchannel.logout.url)";
 const BACKCHANNEL_SID_HELP = 'the logout token carries the session id (sid; the default)';
 const BACKCHANNEL_OFFLINE_HELP = "a logout also revokes the user's offline tokens of this client";
+const REQUIRE_PAR_HELP = "on: the authorization endpoint takes only this client's pushed authorization requests (RFC 9126; Keycloak's require.pushed.authorization.requests); default off";
 const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
 
 /** One line per setting, as `client update` and `client show` print them. */
@@ -28,6 +29,7 @@ export function describeClient(c: Client): string {
     ['web origins', c.webOrigins.join(' ')],
     ['flows', [c.standardFlowEnabled ? 'code' : '', c.directAccessGrantsEnabled ? 'password' : '', c.serviceAccountsEnabled ? 'client_credentials' : ''].filter(Boolean).join(' ')],
     ['PKCE', c.public || c.pkceMethod === 'S256' ? 'required (S256)' : 'optional'],
+    ['pushed requests', c.requirePushedAuthorizationRequests ? 'required (RFC 9126)' : 'optional'],
     [
       'back-channel',
       c.backchannelLogout.url === null
@@ -70,6 +72,7 @@ interface UpdateOptions {
   backchannelLogoutUrl?: string;
   backchannelLogoutSessionRequired?: boolean;
   backchannelLogoutRevokeOfflineTokens?: boolean;
+  requirePar?: boolean;
 }
 
 const PASSWORD_GRANT_HELP = 'the password grant (RFC 6749 4.3) for this client, as kcadm and keycloak-admin-client log in';
@@ -94,6 +97,7 @@ export function registerClient(program: Command): void {
     .option('--service-account', SERVICE_ACCOUNT_HELP)
     .option('--no-standard-flow', 'no authorization code flow (a client for the password grant or client_credentials only; then no --redirect-uri is needed)')
     .option('--require-pkce', 'a confidential client must use PKCE too (public clients always must)')
+    .option('--require-par <on|off>', REQUIRE_PAR_HELP, onOff('--require-par'))
     .option('--backchannel-logout-url <url>', BACKCHANNEL_URL_HELP)
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
     .option('--backchannel-logout-revoke-offline-tokens', BACKCHANNEL_OFFLINE_HELP)
@@ -115,6 +119,7 @@ export function registerClient(program: Command): void {
           serviceAccount?: boolean;
           standardFlow: boolean;
           requirePkce?: boolean;
+          requirePar?: boolean;
           webOrigin: string[];
           backchannelLogoutUrl?: string;
           backchannelLogoutSessionRequired: boolean;
@@ -140,6 +145,7 @@ export function registerClient(program: Command): void {
             ...(o.passwordGrant ? { directAccessGrantsEnabled: true } : {}),
             ...(o.serviceAccount ? { serviceAccountsEnabled: true } : {}),
             ...(o.requirePkce ? { pkceMethod: 'S256' as const } : {}),
+            ...(o.requirePar !== undefined ? { requirePushedAuthorizationRequests: o.requirePar } : {}),
             backchannelLogout: {
               ...(o.backchannelLogoutUrl !== undefined ? { url: o.backchannelLogoutUrl } : {}),
               sessionRequired: o.backchannelLogoutSessionRequired,
@@ -178,6 +184,7 @@ export function registerClient(program: Command): void {
     .option('--password-grant <on|off>', PASSWORD_GRANT_HELP, onOff('--password-grant'))
     .option('--service-account <on|off>', SERVICE_ACCOUNT_HELP, onOff('--service-account'))
     .option('--require-pkce <on|off>', 'whether a confidential client must use PKCE (public clients always must)', (v: string) => (onOff('--require-pkce')(v) ? 'S256' : ''))
+    .option('--require-par <on|off>', REQUIRE_PAR_HELP, onOff('--require-par'))
     .option('--backchannel-logout-url <url>', `${BACKCHANNEL_URL_HELP}; '' removes it`)
     .option('--backchannel-logout-session-required', BACKCHANNEL_SID_HELP)
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
@@ -211,6 +218,7 @@ export function registerClient(program: Command): void {
           ...(o.passwordGrant !== undefined ? { directAccessGrantsEnabled: o.passwordGrant } : {}),
           ...(o.serviceAccount !== undefined ? { serviceAccountsEnabled: o.serviceAccount } : {}),
           ...(o.requirePkce !== undefined ? { pkceMethod: o.requirePkce } : {}),
+          ...(o.requirePar !== undefined ? { requirePushedAuthorizationRequests: o.requirePar } : {}),
           ...(Object.keys(backchannel).length > 0 ? { backchannelLogout: backchannel } : {}),
         }),
       );

@@ -46,6 +46,7 @@ function realmSettingOptions(cmd: Command): Command {
     .option('--registration-allowed <on|off>', 'on: the login page offers "Register" (self-registration, docs/registration.md); default off', onOff('--registration-allowed'))
     .option('--registration-email-as-username <on|off>', 'on: the registration form asks no username, the email is the username; default off', onOff('--registration-email-as-username'))
     .option('--verify-email <on|off>', 'on: a user whose email is not verified must follow a mailed link before signing in (needs the SMTP settings); default off', onOff('--verify-email'))
+    .option('--par-request-uri-lifespan <s>', "how long a pushed authorization request's request_uri works, in seconds, 1 to 3600 (RFC 9126; Keycloak's parRequestUriLifespan; default 60)", intArg('request_uri lifespan'))
     .option('--admin-action-token-lifespan <s>', 'how long a link an administrator mails (send-actions-email) works, in seconds (default 43200)', intArg('admin action token lifespan'))
     .option('--login-with-email <on|off>', "on: users may sign in with their email instead of their username, when no other user has it (Keycloak's loginWithEmailAllowed); default on", onOff('--login-with-email'))
     .option('--duplicate-emails <on|off>', "on: several users may have the same email, which turns --login-with-email off (Keycloak's duplicateEmailsAllowed); default off", onOff('--duplicate-emails'))
@@ -115,6 +116,7 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.resetPasswordAllowed !== undefined) s.resetPasswordAllowed = o.resetPasswordAllowed as boolean;
   if (o.actionTokenLifespan !== undefined) s.actionTokenUserLifespan = o.actionTokenLifespan as number;
   if (o.adminActionTokenLifespan !== undefined) s.actionTokenAdminLifespan = o.adminActionTokenLifespan as number;
+  if (o.parRequestUriLifespan !== undefined) s.parRequestUriLifespan = o.parRequestUriLifespan as number;
   if (o.registrationAllowed !== undefined) s.registrationAllowed = o.registrationAllowed as boolean;
   if (o.registrationEmailAsUsername !== undefined) s.registrationEmailAsUsername = o.registrationEmailAsUsername as boolean;
   if (o.verifyEmail !== undefined) s.verifyEmail = o.verifyEmail as boolean;

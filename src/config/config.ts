@@ -31,6 +31,7 @@ export interface Config {
   adminEventsRetentionDays: number;
   maxInteractionsPerAddress: number;
   maxInteractions: number;
+  maxPushedRequestsPerClient: number;
 }
 
 export class ConfigError extends Error {}
@@ -132,6 +133,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxInteractionsPerAddress:
       overrides.maxInteractionsPerAddress ?? parseIntSetting('REALMGATE_MAX_INTERACTIONS_PER_ADDRESS', read(env, 'maxInteractionsPerAddress'), 1, 1_000_000),
     maxInteractions: overrides.maxInteractions ?? parseIntSetting('REALMGATE_MAX_INTERACTIONS', read(env, 'maxInteractions'), 1, 100_000_000),
+    maxPushedRequestsPerClient:
+      overrides.maxPushedRequestsPerClient ?? parseIntSetting('REALMGATE_MAX_PUSHED_REQUESTS_PER_CLIENT', read(env, 'maxPushedRequestsPerClient'), 1, 100_000_000),
   };
   // A statement may wait for a lock up to the wait timeout: bounding it by less would cut legitimate waits.
   if (/^postgres(ql)?:/.test(databaseUrl) && config.dbQueryTimeoutMs <= config.dbWaitTimeoutMs) {

@@ -108,12 +108,17 @@ export const SETTINGS = {
   maxInteractionsPerAddress: {
     env: 'REALMGATE_MAX_INTERACTIONS_PER_ADDRESS',
     default: '100',
-    description: 'Pending requests one client address may hold, each kind capped apart: unfinished authorization requests (sign-ins in progress; further ones get an error page), and device codes of public clients not yet expired (device authorizations, RFC 8628; further ones get 429 temporarily_unavailable).',
+    description: 'Pending requests one client address may hold, each kind capped apart: unfinished authorization requests (sign-ins in progress; further ones get an error page), device codes of public clients not yet expired (device authorizations, RFC 8628), and pushed authorization requests of public clients not yet expired (RFC 9126); further device codes and pushed requests get 429 temporarily_unavailable.',
   },
   maxInteractions: {
     env: 'REALMGATE_MAX_INTERACTIONS',
     default: '100000',
-    description: 'Pending requests the server holds in all, each kind capped apart: unfinished authorization requests, and device codes not yet expired (of every client); further ones are refused until some finish or expire.',
+    description: 'Pending requests the server holds in all, each kind capped apart: unfinished authorization requests, device codes not yet expired (of every client), and pushed authorization requests not yet expired (RFC 9126); further ones are refused until some finish or expire.',
+  },
+  maxPushedRequestsPerClient: {
+    env: 'REALMGATE_MAX_PUSHED_REQUESTS_PER_CLIENT',
+    default: '1000',
+    description: 'Pushed authorization requests (RFC 9126) not yet expired that one confidential client may hold (those of a public client are capped per client address by REALMGATE_MAX_INTERACTIONS_PER_ADDRESS instead); further ones get 429 temporarily_unavailable until some expire (the realm\'s parRequestUriLifespan, 60 s by default).',
   },
 } as const satisfies Record<string, SettingSpec>;
 
@@ -167,6 +172,8 @@ export const REALM_DEFAULTS = {
   registrationAllowed: false as boolean,
   registrationEmailAsUsername: false as boolean,
   verifyEmail: false as boolean,
+  /** Seconds a pushed authorization request's request_uri is valid (RFC 9126 2.2; Keycloak's parRequestUriLifespan). */
+  parRequestUriLifespan: 60,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

@@ -48,6 +48,8 @@ export interface RealmTable {
   registration_allowed: Generated<number>;
   registration_email_as_username: Generated<number>;
   verify_email: Generated<number>;
+  /** Keycloak's parRequestUriLifespan: seconds a pushed authorization request's request_uri is valid (RFC 9126). */
+  par_request_uri_lifespan: Generated<number>;
 }
 
 export interface ClientTable {
@@ -76,6 +78,21 @@ export interface ClientTable {
   backchannel_logout_url: string | null;
   backchannel_logout_session_required: Generated<number>;
   backchannel_logout_revoke_offline: Generated<number>;
+  /** Keycloak's require.pushed.authorization.requests (RFC 9126 6): 1 when the client must push its requests. */
+  require_pushed_authorization_requests: Generated<number>;
+}
+
+/** RFC 9126: a pushed authorization request, keyed by the SHA-256 of its request_uri's random part. */
+export interface PushedAuthorizationRequestTable {
+  hash: string;
+  realm_id: string;
+  client_id: string;
+  /** The authorization request's parameters as pushed (JSON object of strings; resource may be a list). */
+  params: string;
+  ip: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
 }
 
 export interface UserTable {
@@ -462,6 +479,7 @@ export interface Database {
   signing_keys: SigningKeyTable;
   hmac_keys: HmacKeyTable;
   device_codes: DeviceCodeTable;
+  pushed_authorization_requests: PushedAuthorizationRequestTable;
   revoked_access_tokens: RevokedAccessTokenTable;
   events: EventTable;
   login_failures: LoginFailureTable;

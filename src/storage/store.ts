@@ -7,6 +7,7 @@ import { HmacKeyRepository } from './repos/hmac-keys.js';
 import { ConsentRepository, InteractionRepository, SessionRepository } from './repos/interactions.js';
 import { CodeRepository, RefreshRepository, TokenStateRepository } from './repos/tokens.js';
 import { DeviceRepository } from './repos/device.js';
+import { PushedRequestRepository } from './repos/pushed-requests.js';
 import { EventRepository } from './repos/events.js';
 import { LoginFailureRepository } from './repos/login-failures.js';
 import { MetaRepository } from './repos/meta.js';
@@ -45,6 +46,8 @@ export class Store {
   readonly codes: CodeRepository;
   readonly refresh: RefreshRepository;
   readonly devices: DeviceRepository;
+  /** RFC 9126 pushed authorization requests, by the hash of their request_uri. */
+  readonly pushedRequests: PushedRequestRepository;
   readonly tokenState: TokenStateRepository;
   readonly events: EventRepository;
   readonly loginFailures: LoginFailureRepository;
@@ -81,6 +84,7 @@ export class Store {
     this.codes = new CodeRepository(db);
     this.refresh = new RefreshRepository(db);
     this.devices = new DeviceRepository(k);
+    this.pushedRequests = new PushedRequestRepository(k);
     this.tokenState = new TokenStateRepository(k);
     this.events = new EventRepository(k);
     this.loginFailures = new LoginFailureRepository(k);

@@ -65,6 +65,8 @@ export interface Realm {
   registrationEmailAsUsername: boolean;
   /** A user whose email is not verified verifies it (a mailed link) before signing in (Keycloak's verifyEmail). */
   verifyEmail: boolean;
+  /** RFC 9126 2.2: seconds a pushed request's request_uri is valid (Keycloak's parRequestUriLifespan, default 60). */
+  parRequestUriLifespan: number;
 }
 
 export interface Client {
@@ -98,6 +100,8 @@ export interface Client {
   webOrigins: string[];
   /** OpenID Connect Back-Channel Logout 1.0 (Keycloak's backchannel.logout.* attributes). */
   backchannelLogout: BackchannelLogoutSettings;
+  /** RFC 9126 6 (Keycloak's require.pushed.authorization.requests): the authorization endpoint takes only pushed requests. */
+  requirePushedAuthorizationRequests: boolean;
 }
 
 /** A client without back-channel logout (Keycloak's defaults for the other two settings). */

@@ -71,11 +71,21 @@ for (const dialect of dialects()) {
       await page.getByRole('button', { name: 'Add web origin' }).click();
       await page.getByText('The web origin was added.').waitFor();
       assert.equal(await page.locator('code', { hasText: new RegExp(`^${CLIENT_ORIGIN}$`) }).count(), 1);
+      // Require pushed authorization requests (RFC 9126) for it.
+      await page.getByLabel('Require pushed authorization requests').check();
+      await page.getByRole('button', { name: 'Save pushed requests' }).click();
+      await page.getByText('The pushed authorization request setting was saved.').waitFor();
+      assert.equal(await page.getByLabel('Require pushed authorization requests').isChecked(), true);
       await page.getByRole('button', { name: 'Generate a new secret' }).click();
       await page.getByText('A new secret was generated').waitFor();
       const newSecret = ((await page.locator('code.secret').textContent()) ?? '').trim();
       assert.ok(newSecret.length >= 32 && newSecret !== secret);
       await checkLayout(page, 'console-client', shoot);
+      // Off again: the walk signs in to shop below with a plain authorization request.
+      await page.getByLabel('Require pushed authorization requests').uncheck();
+      await page.getByRole('button', { name: 'Save pushed requests' }).click();
+      await page.getByText('The pushed authorization request setting was saved.').waitFor();
+      assert.equal((await ts.store.clients.get(REALM, 'shop'))!.requirePushedAuthorizationRequests, false);
 
       // Create a user, then disable them.
       await page.getByRole('navigation', { name: 'Realm' }).getByRole('link', { name: 'Users' }).click();

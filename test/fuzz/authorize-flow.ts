@@ -77,6 +77,48 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: FuzzPart): void 
       }, runs(3000));
     });
 
+    only('authorize')('pushed authorization requests: mutated pushes, then the request_uri with mutated parameters beside it', async (t) => {
+      // RFC 9126: a push answers in JSON (never a redirect); the request_uri it gives is then used at the
+      // authorization endpoint with junk beside it, which must change nothing (the harness's oracle
+      // checks any redirect against the pushed client and redirect_uri, recorded in fs.pushed).
+      const spec = fc.record({
+        client: fc.constantFrom(...CLIENTS),
+        redirect: fc.nat(),
+        ops: fc.option(queryOps(AUTHORIZE_PARAMS, authorizeSetters, 3), { freq: 2 }),
+        auth: fc.constantFrom('own', 'own', 'own', 'none', 'wrong'),
+        body: fc.option(bodyShape, { freq: 4 }),
+        use: fc.constantFrom('plain', 'junk-beside', 'other-client', 'twice'),
+        beside: queryOps(AUTHORIZE_PARAMS, authorizeSetters, 3),
+        browser: fc.constantFrom<Browser>('fresh', 'solo', 'multi'),
+      });
+      await fuzz(t, fs, 'pushed authorization requests', spec, async (s, io) => {
+        const c = fs.clients.get(s.client)!;
+        const redirectUri = c.redirectUris[s.redirect % c.redirectUris.length]!;
+        const pairs = applyOps(validAuthorizePairs(c.id, redirectUri, PKCE_CHALLENGE), s.ops ?? []).filter(([k]) => c.public || k !== 'client_id');
+        const basicOf = (id: string, secret: string): string => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+        const secret = s.auth === 'wrong' ? 'wrong-secret' : c.secret!;
+        const viaBasic = !c.public && s.auth !== 'none' && c.authMethod !== 'client_secret_post';
+        const authHeader: Record<string, string> = viaBasic ? { authorization: basicOf(c.id, secret) } : {};
+        if (!c.public && s.auth !== 'none' && !viaBasic) pairs.push(['client_id', c.id], ['client_secret', secret]);
+        const b = s.body === null ? { headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(pairs).toString() } : withBody(pairs, s.body);
+        const res = await io.send({ method: 'POST', url: realmPath('/protocol/openid-connect/ext/par/request'), headers: { ...authHeader, ...b.headers }, ...(b.payload !== undefined ? { payload: b.payload } : {}) });
+        if (res.statusCode !== 201) return;
+        const requestUri = String(JSON.parse(res.body).request_uri);
+        // What was pushed, as the server read it: the oracle's truth for the redirect that may follow.
+        const pushedRedirect = pairs.filter(([k]) => k === 'redirect_uri');
+        if (pushedRedirect.length === 1) fs.pushed.set(requestUri, { clientId: c.id, redirectUri: pushedRedirect[0]![1] });
+        const jar = await browserJar(fs, s.browser);
+        const other = CLIENTS.find((x) => x !== c.id)!;
+        const beside = s.use === 'junk-beside' ? applyOps(validAuthorizePairs(c.id, c.redirectUris[(s.redirect + 1) % c.redirectUris.length]!), s.beside).filter(([k]) => k !== 'client_id' && k !== 'request_uri') : [];
+        const query: Pair[] = [['client_id', s.use === 'other-client' ? other : c.id], ['request_uri', requestUri], ...beside];
+        for (let i = 0; i < (s.use === 'twice' ? 2 : 1); i++) {
+          const r = await io.send({ method: 'GET', url: `${AUTH}?${new URLSearchParams(query).toString()}`, headers: jar.cookies.size > 0 ? { cookie: jar.header() } : {} });
+          if (i === 1 && r.statusCode !== 400) throw new Error(`a request_uri used twice was accepted: ${r.statusCode}`);
+          if (s.use === 'other-client' && r.statusCode !== 400) throw new Error(`another client's request_uri was accepted: ${r.statusCode}`);
+        }
+      }, runs(600));
+    });
+
     only('login-actions')('login-actions: pages and forms with bad ids, missing or forged CSRF, garbage bodies', async (t) => {
       // A step either takes the flow one step further as a user would (so that the later steps reach
       // the consent and organization forms, and the end of the flow), or sends a mutated request.

@@ -111,6 +111,8 @@ export interface FuzzServer {
   ts: TestServer;
   appUrl: string;
   clients: Map<string, ClientInfo>;
+  /** Pushed authorization requests the fuzz made (RFC 9126): request_uri -> the client and redirect_uri pushed. */
+  pushed: Map<string, { clientId: string; redirectUri: string }>;
   /**
    * A browser (a copy of its cookies) with a live session of a fuzz user: solo (one organization),
    * multi (two), loner (none). A run that may end the session (a login, a logout, signing out on the
@@ -285,6 +287,7 @@ export async function startFuzzServer(dialect: 'sqlite' | 'postgres'): Promise<{
     ts,
     appUrl: ts.config.appUrl,
     clients,
+    pushed: new Map(),
     async session(user) {
       let jar = pool.get(user);
       if (!jar) {
@@ -513,6 +516,8 @@ const OAUTH_ERRORS = new Set([
   'invalid_target',
 ]);
 const BEARER_ERRORS = new Set(['invalid_request', 'invalid_token', 'insufficient_scope']);
+/** RFC 9126 2.3: the PAR endpoint answers with the token endpoint's codes and the authorization endpoint's (RFC 6749 4.1.2.1). */
+const PAR_ERRORS = new Set([...OAUTH_ERRORS, 'unsupported_response_type', 'temporarily_unavailable']);
 const DESCRIPTION_CHARSET = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
 
 export type EndpointKind =
@@ -520,6 +525,7 @@ export type EndpointKind =
   | 'interaction'
   | 'token'
   | 'device-authorization'
+  | 'pushed-authorization'
   | 'introspection'
   | 'revocation'
   | 'userinfo'
@@ -534,6 +540,7 @@ export type EndpointKind =
 
 const OIDC_PATHS: Array<[RegExp, EndpointKind]> = [
   [/^auth\/device$/, 'device-authorization'],
+  [/^ext\/par\/request$/, 'pushed-authorization'],
   [/^auth$/, 'authorize'],
   [/^token\/introspect$/, 'introspection'],
   [/^token$/, 'token'],
@@ -570,7 +577,7 @@ export function classify(url: string): EndpointKind {
   return 'other';
 }
 
-const JSON_OAUTH_ENDPOINTS = new Set<EndpointKind>(['token', 'device-authorization', 'introspection', 'revocation']);
+const JSON_OAUTH_ENDPOINTS = new Set<EndpointKind>(['token', 'device-authorization', 'pushed-authorization', 'introspection', 'revocation']);
 
 /** The global not-found handler's answer (JSON, or a page for a browser's GET): no route for this method and path. */
 function isNoRoute(res: LightMyRequestResponse): boolean {
@@ -682,8 +689,10 @@ export function violations(fs: FuzzServer, req: SentRequest, res: LightMyRequest
     else if (kind === 'authorize' && !SERVER_PATH.test(location)) {
       const p = serverParams(req);
       if (p) {
-        const clientId = p.client_id;
-        const redirectUri = p.redirect_uri;
+        // RFC 9126 4: by request_uri, the pushed request is the request (the parameters beside it are ignored).
+        const pushed = typeof p.request_uri === 'string' ? fs.pushed.get(p.request_uri) : undefined;
+        const clientId = pushed && p.client_id === pushed.clientId ? pushed.clientId : p.client_id;
+        const redirectUri = pushed && p.client_id === pushed.clientId ? pushed.redirectUri : p.redirect_uri;
         const client = typeof clientId === 'string' ? fs.clients.get(clientId) : undefined;
         if (typeof redirectUri !== 'string' || redirectUri === '' || !client) {
           problems.push(`a redirect to the client although client_id/redirect_uri are not one valid pair: ${location}`);
@@ -700,7 +709,7 @@ export function violations(fs: FuzzServer, req: SentRequest, res: LightMyRequest
   // RFC 6750 3.1: a request with no token at all gets the bare challenge, with no error information.
   const bareChallenge = kind === 'userinfo' && res.statusCode === 401 && res.body === '' && /^Bearer realm="[^"]*"$/.test(String(res.headers['www-authenticate'] ?? ''));
   if ((JSON_OAUTH_ENDPOINTS.has(kind) || kind === 'userinfo') && res.statusCode >= 400 && req.method !== 'HEAD' && !isNoRoute(res) && !bareChallenge) {
-    const registry = kind === 'userinfo' ? BEARER_ERRORS : OAUTH_ERRORS;
+    const registry = kind === 'userinfo' ? BEARER_ERRORS : kind === 'pushed-authorization' ? PAR_ERRORS : OAUTH_ERRORS;
     let body: unknown;
     try {
       body = JSON.parse(res.body);
@@ -722,6 +731,10 @@ export function violations(fs: FuzzServer, req: SentRequest, res: LightMyRequest
     // README: every response of the token endpoint carries Cache-Control: no-store (RFC 6749 5.1).
     if (kind === 'token' && res.headers['cache-control'] !== 'no-store') problems.push('an error without Cache-Control: no-store');
   }
+
+  // RFC 9126 2.2, 2.3: the PAR endpoint answers in JSON, never with a redirect; a request_uri with no-store.
+  if (kind === 'pushed-authorization' && res.statusCode >= 300 && res.statusCode < 400) problems.push('a redirect from the pushed authorization request endpoint');
+  if (kind === 'pushed-authorization' && res.statusCode === 201 && res.headers['cache-control'] !== 'no-store') problems.push('a request_uri without Cache-Control: no-store');
 
   // README: every response of the token endpoint carries Cache-Control: no-store (RFC 6749 5.1).
   if (kind === 'token' && res.statusCode === 200 && res.headers['cache-control'] !== 'no-store') problems.push('tokens without Cache-Control: no-store');

@@ -19,6 +19,7 @@ const method = fc.oneof({ weight: 6, arbitrary: fc.constantFrom<HTTPMethods>('GE
 const ROUTES = [
   '/auth/realms/{realm}/protocol/openid-connect/auth',
   '/auth/realms/{realm}/protocol/openid-connect/auth/device',
+  '/auth/realms/{realm}/protocol/openid-connect/ext/par/request',
   '/auth/realms/{realm}/protocol/openid-connect/token',
   '/auth/realms/{realm}/protocol/openid-connect/token/introspect',
   '/auth/realms/{realm}/protocol/openid-connect/revoke',

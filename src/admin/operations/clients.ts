@@ -129,6 +129,8 @@ export interface NewClient {
   webOrigins?: string[];
   /** Back-Channel Logout 1.0 (Keycloak's backchannel.logout.* attributes); default none. */
   backchannelLogout?: BackchannelLogoutChange;
+  /** RFC 9126 6: only pushed authorization requests (Keycloak's require.pushed.authorization.requests); default off. */
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 /**
@@ -216,6 +218,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     audiences: checked.audiences,
     webOrigins: checked.webOrigins,
     backchannelLogout: checked.backchannelLogout,
+    requirePushedAuthorizationRequests: Boolean(input.requirePushedAuthorizationRequests),
   };
   await store.clients.create({ ...client, now: client.createdAt });
   await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
@@ -245,6 +248,7 @@ export interface ClientChanges {
   /** A confidential client's methods, as --auth-method takes them (checked by checkAuthMethods). */
   authMethods?: string[];
   backchannelLogout?: BackchannelLogoutChange;
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 async function requireClient(store: Store, realmId: string, clientId: string): Promise<Client> {
@@ -272,7 +276,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   if (c.webOrigins) update.webOrigins = set(c.webOrigins)!;
   if (c.authMethods) update.authMethods = c.authMethods;
   if (c.backchannelLogout) update.backchannelLogout = c.backchannelLogout;
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests'] as const) {
     if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }
   return applyClientUpdate(store, update, actor);
@@ -349,6 +353,8 @@ export interface ClientUpdate {
   public?: boolean;
   /** Back-Channel Logout 1.0 settings; absent fields stay, url '' or null removes the URL. */
   backchannelLogout?: BackchannelLogoutChange;
+  /** RFC 9126 6: the authorization endpoint takes only pushed requests of this client. */
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 /** Web origins compare in their normalized form (no trailing slash); "+" stays as it is. */
@@ -400,7 +406,7 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   const webOrigins = applyList(client.webOrigins, normalizeOrigins(input.webOrigins), checkWebOrigin);
   if (webOrigins) patch.webOrigins = webOrigins;
   if (input.backchannelLogout) patch.backchannelLogout = applyBackchannel(client.backchannelLogout, input.backchannelLogout);
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
   }
   if (isPublic && (input.serviceAccountsEnabled ?? client.serviceAccountsEnabled)) {

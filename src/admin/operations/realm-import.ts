@@ -31,7 +31,7 @@ import { MAX_GROUP_DEPTH } from '../../storage/repos/groups.js';
 import { randomId } from '../../crypto/random.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
-import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, backchannelFromAttributes } from '../keycloak/representations/client.js';
+import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, backchannelFromAttributes, requireParFromAttributes } from '../keycloak/representations/client.js';
 
 export type IfExists = 'fail' | 'skip' | 'overwrite';
 
@@ -379,6 +379,7 @@ function clampSettings(s: Partial<RealmSettings>, report: RealmReportBuilder): P
   clamp('actionTokenAdminLifespan', 'actionTokenGeneratedByAdminLifespan', 1, 366 * 86_400);
   clamp('ssoIdleRememberMe', 'ssoSessionIdleTimeoutRememberMe', 0, 366 * 86_400);
   clamp('ssoMaxRememberMe', 'ssoSessionMaxLifespanRememberMe', 0, 366 * 86_400);
+  clamp('parRequestUriLifespan', 'attributes.parRequestUriLifespan', 1, 3600);
   // Keycloak lets an idle timeout exceed the maximum (the maximum wins, or is switched off); Realmgate
   // refuses it (checkRefreshLifetimes), and a refresh token never outlived its chain anyway: the idle
   // lifetime becomes the maximum, which is what it was in effect.
@@ -740,6 +741,8 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const authMethods = isPublic ? undefined : optString(attrs, AUTH_METHODS_ATTRIBUTE, 'attributes.');
   // Keycloak's back-channel logout attributes ("true"/"false" strings; a wrong value refuses the entry).
   const backchannel = backchannelFromAttributes(attrs);
+  // Keycloak's require.pushed.authorization.requests ("false" in its exports; a wrong value refuses the entry).
+  const requirePar = requireParFromAttributes(attrs);
   const rootUrl = optString(c, 'rootUrl');
   const mappers = readFileMappers(optList(c, 'protocolMappers'), undefined);
   const ownScopes = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
@@ -820,6 +823,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   if (flags.consentRequired !== true) notes.push('Realmgate asks each user to consent once');
   // Realmgate accepts S256 only (RFC 9700 2.1.1); "plain" becomes S256, which every client supports.
   if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 required instead');
+  if (requirePar === true) notes.push('pushed authorization requests required (RFC 9126)');
   if (mappers.note !== undefined) notes.push(mappers.note);
   // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes).
   const realmDefaults = rep.defaultDefaultClientScopes !== undefined || rep.defaultOptionalClientScopes !== undefined;
@@ -844,6 +848,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     ...(pkce === 'S256' || pkce === 'plain' ? { pkceMethod: 'S256' as const } : {}),
     ...(authMethods !== undefined ? { authMethods: [authMethods] } : {}),
     ...(backchannelLogout ? { backchannelLogout } : {}),
+    ...(requirePar !== undefined ? { requirePushedAuthorizationRequests: requirePar } : {}),
   };
   const chosen = !isPublic && !restored ? secret : undefined;
   try {

@@ -45,6 +45,8 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   if (s.accessTokenFormat !== undefined && s.accessTokenFormat !== 'jwt' && s.accessTokenFormat !== 'rfc9068') throw new ValidationError('the access token format must be jwt or rfc9068');
   positive('the action token lifespan of a reset', s.actionTokenUserLifespan, 30 * 86_400);
   positive('the action token lifespan of an administrator\'s link', s.actionTokenAdminLifespan, 366 * 86_400);
+  // RFC 9126 2.2: a request_uri is short-lived (the RFC's example: 60 s); an hour is far more than a login needs.
+  positive('the lifespan of a pushed request_uri (parRequestUriLifespan)', s.parRequestUriLifespan, 3600);
   if (s.smtpServer !== undefined) checkSmtpServer(s.smtpServer);
   for (const [name, v] of [['the remember-me idle timeout', s.ssoIdleRememberMe], ['the remember-me session lifetime', s.ssoMaxRememberMe]] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 366 * 86_400)) throw new ValidationError(`${name} must be a whole number of seconds from 0 (the usual one) to ${366 * 86_400}`);

@@ -8,6 +8,7 @@ import { AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect, 
 import { hintedProvider, redirectToProvider } from '../interaction/broker-routes.js';
 import { beginInteraction, errorResponse, nextStep, promptNoneError, sessionUsable } from '../../oauth/authorize/interaction.js';
 import { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
+import { takePushedRequest } from '../../oauth/par.js';
 import { realmBase } from '../../services.js';
 import { SESSION_COOKIE, ensureBrowserBinding, readRealmCookie } from '../cookies.js';
 import { interactionUrl, renderError, htmlErrorHandler, sendClientResponse, tooManySignIns } from '../interaction/render.js';
@@ -28,11 +29,18 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
   if (req.method === 'POST' && !req.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
     return renderError(reply, 400, { realmName: realm.displayName ?? realm.id, title: 'Invalid request', description: 'The request could not be understood.' });
   }
-  const raw = (req.method === 'GET' ? req.query : req.body) as RawParams;
+  let raw = (req.method === 'GET' ? req.query : req.body) as RawParams;
   const realmName = realm.displayName ?? realm.id;
 
   let client, redirectUri;
+  let pushed = false;
   try {
+    // RFC 9126 4: with request_uri, the pushed parameters are the request, validated again like any other.
+    const fromPush = await takePushedRequest(services, realm.id, raw);
+    if (fromPush) {
+      raw = fromPush;
+      pushed = true;
+    }
     ({ client, redirectUri } = await checkClientAndRedirect(raw, (id) => services.cache.client(realm.id, id)));
   } catch (err) {
     if (err instanceof AuthorizePageError) return renderError(reply, 400, { realmName, title: err.title, description: err.description });
@@ -42,7 +50,7 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
   let params;
   try {
     const realmScopes = (await services.cache.realmScopes(realm.id)) ?? new Map();
-    params = checkAuthorizationRequest(raw, { client, redirectUri, realm, realmScopes });
+    params = checkAuthorizationRequest(raw, { client, redirectUri, realm, realmScopes, pushed });
   } catch (err) {
     if (!(err instanceof OAuthError)) throw err;
     // Only now that client and redirect_uri are verified may an error go back to the client, in the

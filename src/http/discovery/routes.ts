@@ -36,6 +36,9 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     scopes_supported: scopes,
     authorization_response_iss_parameter_supported: true,
     prompt_values_supported: prompts,
+    // RFC 9126 5: where requests are pushed; a client may be required to (its own setting), not every one.
+    pushed_authorization_request_endpoint: `${oidc}/ext/par/request`,
+    require_pushed_authorization_requests: false,
     claims_supported: ['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'jti', 'scope', 'sid', 'organization', 'preferred_username', 'name', 'given_name', 'family_name', 'middle_name', 'nickname', 'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'profile', 'updated_at', 'email', 'email_verified', 'phone_number', 'phone_number_verified', 'address', 'groups'],
     claims_parameter_supported: false,
     request_parameter_supported: false,

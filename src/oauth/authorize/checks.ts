@@ -101,9 +101,12 @@ const PKCE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
 /** The remaining checks of RFC 6749 4.1.1 and RFC 7636 4.3; their errors go back to the client. */
 export function checkAuthorizationRequest(
   raw: RawParams,
-  input: { client: Client; redirectUri: string; realm: Realm; realmScopes: Map<string, Scope> },
+  input: { client: Client; redirectUri: string; realm: Realm; realmScopes: Map<string, Scope>; pushed?: boolean },
 ): AuthorizationParams {
   const p = readParams(raw, AUTHORIZE_PARAMETERS);
+  // RFC 9126 6 (Keycloak's require.pushed.authorization.requests): such a client's requests come only
+  // by request_uri, never with their parameters in the front channel.
+  if (input.client.requirePushedAuthorizationRequests && !input.pushed) throw new OAuthError('invalid_request', 'this client must push its authorization requests (RFC 9126): use request_uri');
   const responseType = p.get('response_type');
   if (responseType === undefined) throw new OAuthError('invalid_request', 'missing required parameter response_type');
   if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'only response_type=code is supported');

@@ -24,12 +24,15 @@ export interface ClientPatch {
   serviceAccountsEnabled?: boolean;
   pkceMethod?: Client['pkceMethod'];
   backchannelLogout?: Partial<BackchannelLogoutSettings>;
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async create(c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout'> & { now: number; backchannelLogout?: BackchannelLogoutSettings }): Promise<void> {
+  async create(
+    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests'> & { now: number; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean },
+  ): Promise<void> {
     const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
     try {
       await this.db
@@ -57,6 +60,7 @@ export class ClientRepository {
           backchannel_logout_url: bc.url,
           backchannel_logout_session_required: bc.sessionRequired ? 1 : 0,
           backchannel_logout_revoke_offline: bc.revokeOfflineTokens ? 1 : 0,
+          require_pushed_authorization_requests: c.requirePushedAuthorizationRequests ? 1 : 0,
         })
         .execute();
     } catch (err) {
@@ -110,6 +114,7 @@ export class ClientRepository {
     if (bc?.url !== undefined) values.backchannel_logout_url = bc.url;
     if (bc?.sessionRequired !== undefined) values.backchannel_logout_session_required = flag(bc.sessionRequired);
     if (bc?.revokeOfflineTokens !== undefined) values.backchannel_logout_revoke_offline = flag(bc.revokeOfflineTokens);
+    if (patch.requirePushedAuthorizationRequests !== undefined) values.require_pushed_authorization_requests = flag(patch.requirePushedAuthorizationRequests);
     if (Object.keys(values).length === 0) return true;
     const r = await this.db.updateTable('clients').set(values).where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;

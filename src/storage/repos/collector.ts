@@ -36,6 +36,13 @@ export class CollectorRepository {
     return count(await this.db.deleteFrom('device_codes').where('hash', 'in', ids).where(expired).executeTakeFirst());
   }
 
+  /** Pushed authorization requests (RFC 9126) expired before `before`, used or not. */
+  async expiredPushedRequests(before: number, limit: number): Promise<number> {
+    const ids = (await this.db.selectFrom('pushed_authorization_requests').select('hash').where('expires_at', '<', before).limit(limit).execute()).map((r) => r.hash);
+    if (ids.length === 0) return 0;
+    return count(await this.db.deleteFrom('pushed_authorization_requests').where('hash', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
+  }
+
   async expiredRevocations(before: number, limit: number): Promise<number> {
     const ids = (await this.db.selectFrom('revoked_access_tokens').select('jti').where('expires_at', '<', before).limit(limit).execute()).map((r) => r.jti);
     if (ids.length === 0) return 0;

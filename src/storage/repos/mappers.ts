@@ -56,6 +56,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     registrationAllowed: r.registration_allowed !== 0,
     registrationEmailAsUsername: r.registration_email_as_username !== 0,
     verifyEmail: r.verify_email !== 0,
+    parRequestUriLifespan: Number(r.par_request_uri_lifespan ?? 60),
   };
 }
 
@@ -85,6 +86,7 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
       sessionRequired: r.backchannel_logout_session_required !== 0,
       revokeOfflineTokens: r.backchannel_logout_revoke_offline === 1,
     },
+    requirePushedAuthorizationRequests: r.require_pushed_authorization_requests === 1,
   };
 }
 

@@ -6,7 +6,7 @@ import type { Database } from '../schema.js';
  * with the client address that created it (issue 11: bounded storage). `open`: how expires_at compares
  * with now while a row is pending.
  */
-export type PendingTable = { table: 'interactions'; open: '>=' } | { table: 'device_codes'; open: '>' };
+export type PendingTable = { table: 'interactions'; open: '>=' } | { table: 'device_codes'; open: '>' } | { table: 'pushed_authorization_requests'; open: '>' };
 
 /** Pending rows of one address, counted up to `upTo` (a cap: no need to count further), or of every address. */
 export async function countPending(db: Kysely<Database>, t: PendingTable, now: number, from?: { ip: string; upTo: number }): Promise<number> {

@@ -63,6 +63,7 @@ export class RealmRepository {
             registration_allowed: s.registrationAllowed ? 1 : 0,
             registration_email_as_username: s.registrationEmailAsUsername ? 1 : 0,
             verify_email: s.verifyEmail ? 1 : 0,
+            par_request_uri_lifespan: s.parRequestUriLifespan,
           })
           .execute();
         await trx
@@ -125,6 +126,7 @@ export class RealmRepository {
     if (patch.registrationAllowed !== undefined) values.registration_allowed = patch.registrationAllowed ? 1 : 0;
     if (patch.registrationEmailAsUsername !== undefined) values.registration_email_as_username = patch.registrationEmailAsUsername ? 1 : 0;
     if (patch.verifyEmail !== undefined) values.verify_email = patch.verifyEmail ? 1 : 0;
+    if (patch.parRequestUriLifespan !== undefined) values.par_request_uri_lifespan = patch.parRequestUriLifespan;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

@@ -271,6 +271,8 @@ ${list('redirect-uris', client.redirectUris, 'uri', 'Add a redirect URI', 'Add r
 ${list('web-origins', client.webOrigins, 'origin', 'Add a web origin', 'Add web origin', 'An origin such as https://app.example.com allowed to call the token endpoints from a browser (CORS), or + for the origins of the redirect URIs.')}
 <h2>Back-channel logout</h2>
 ${backchannelSection(`${base}/backchannel-logout`, frame.csrf, client, canManage)}
+<h2>Pushed authorization requests</h2>
+${parSection(`${base}/pushed-requests`, frame.csrf, client, canManage)}
 <h2>Client roles</h2>
 <p class="muted">${roles.adminOnly
   ? "Realmgate's admin roles of this realm: the client takes no new roles, and none of them is renamed or deleted. Grant them on a user's page."
@@ -294,6 +296,17 @@ ${help}
 <label class="choice" for="backchannel-sid"><input type="checkbox" id="backchannel-sid" name="sessionRequired" value="on" ${check(b.sessionRequired)}> Send the session ID (sid) in the logout token</label>
 <label class="choice" for="backchannel-offline"><input type="checkbox" id="backchannel-offline" name="revokeOfflineTokens" value="on" ${check(b.revokeOfflineTokens)}> Revoke the user's offline tokens of this client at logout</label>
 <button type="submit">Save back-channel logout</button></form>`;
+}
+
+/** RFC 9126 (Keycloak's require.pushed.authorization.requests): only pushed authorization requests, or any. */
+function parSection(action: string, csrf: string, client: Client, canManage: boolean): SafeHtml {
+  const on = client.requirePushedAuthorizationRequests;
+  const help = html`<p class="muted">Required: the application must first send its sign-in request to the pushed authorization request endpoint (RFC 9126), with its credentials, and send users to the sign-in page with the request_uri it got back; a sign-in request with its parameters in the address is refused. Any client may push its requests when this is off.</p>`;
+  if (!canManage) return html`<dl class="facts"><dt>Pushed requests</dt><dd>${on ? 'required' : 'optional'}</dd></dl>${help}`;
+  return html`<form method="post" action="${action}" class="console-form">${csrfField(csrf)}
+<label class="choice" for="require-par"><input type="checkbox" id="require-par" name="required" value="on" ${on ? 'checked' : ''}> Require pushed authorization requests</label>
+${help}
+<button type="submit">Save pushed requests</button></form>`;
 }
 
 export function usersPage(frame: ConsoleFrame & { realmId: string }, users: User[], canManage: boolean, search: string, form: Record<string, string> = {}): string {

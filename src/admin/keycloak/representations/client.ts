@@ -49,6 +49,23 @@ export function backchannelFromAttributes(a: Record<string, unknown>): Backchann
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** Keycloak's client attribute of RFC 9126 6 (its ParConfig): the client may use only pushed authorization requests. */
+export const REQUIRE_PAR_ATTRIBUTE = 'require.pushed.authorization.requests';
+
+/** The attribute as Keycloak writes it: "true" or "false" (Keycloak's exports carry "false"). */
+export function parAttributes(c: Client): Record<string, string> {
+  return { [REQUIRE_PAR_ATTRIBUTE]: String(c.requirePushedAuthorizationRequests) };
+}
+
+/** The attribute of a Keycloak attributes map: "true"/"false" or a boolean; undefined when absent or empty. */
+export function requireParFromAttributes(a: Record<string, unknown>): boolean | undefined {
+  const v = a[REQUIRE_PAR_ATTRIBUTE];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (v === true || v === 'true') return true;
+  if (v === false || v === 'false') return false;
+  throw new ValidationError(`attributes.${REQUIRE_PAR_ATTRIBUTE} must be "true" or "false"`);
+}
+
 /** Keycloak's ClientRepresentation, the fields Realmgate has. The id is the client id. */
 export interface ClientRepresentation {
   id: string;
@@ -93,6 +110,7 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     frontchannelLogout: false,
     attributes: {
       ...backchannelAttributes(c),
+      ...parAttributes(c),
       'pkce.code.challenge.method': c.pkceMethod,
       // Keycloak joins the post-logout redirect URIs with '##'.
       'post.logout.redirect.uris': c.postLogoutRedirectUris.join('##'),
@@ -169,6 +187,8 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
     }
     const backchannel = backchannelFromAttributes(a);
     if (backchannel) out.backchannelLogout = backchannel;
+    const requirePar = requireParFromAttributes(a);
+    if (requirePar !== undefined) out.requirePushedAuthorizationRequests = requirePar;
   }
   return out;
 }

@@ -86,6 +86,8 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     attributes: {
       accessTokenAudience: r.accessTokenAudience,
       'realmgate.organizationRequired': String(r.organizationRequired),
+      // Keycloak keeps it as a realm attribute (seconds, as a string).
+      parRequestUriLifespan: String(r.parRequestUriLifespan),
       ...(r.adminEventsRetention !== null ? { adminEventsExpiration: String(r.adminEventsRetention) } : {}),
     },
     smtpServer: { ...r.smtpServer, ...(r.smtpPassword !== null ? { password: MASKED_SMTP_PASSWORD } : {}) },
@@ -178,6 +180,13 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   }
   const orgRequired = attrs && typeof attrs === 'object' ? (attrs as Record<string, unknown>)['realmgate.organizationRequired'] : undefined;
   if (orgRequired === 'true' || orgRequired === 'false') s.organizationRequired = orgRequired === 'true';
+  const parLifespan = attrs && typeof attrs === 'object' ? (attrs as Record<string, unknown>).parRequestUriLifespan : undefined;
+  if (parLifespan !== undefined && parLifespan !== null && parLifespan !== '') {
+    // Keycloak's attribute values are strings; a number is taken too.
+    const n = typeof parLifespan === 'number' ? parLifespan : typeof parLifespan === 'string' && /^\d{1,9}$/.test(parLifespan) ? Number(parLifespan) : NaN;
+    if (!Number.isSafeInteger(n)) throw new ValidationError('attributes.parRequestUriLifespan must be a whole number of seconds');
+    s.parRequestUriLifespan = n;
+  }
   // Keycloak's eventsEnabled and enabledEventTypes, read as PUT events/config reads them.
   set('storedEventTypes', storedTypesFromKeycloak(body));
   const retentions = retentionsFromKeycloak(body);

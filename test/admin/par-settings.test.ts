@@ -1,0 +1,75 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { dialects } from '../helpers/db.js';
+import { basic } from '../helpers/server.js';
+import { errorOf, startAdminServer, type AdminTestServer } from './helpers.js';
+
+// Keycloak's names through keycloak-admin-client: the client attribute require.pushed.authorization.requests
+// and the realm attribute parRequestUriLifespan (RFC 9126), each seen at work over real HTTP.
+const ATTR = 'require.pushed.authorization.requests';
+
+for (const dialect of dialects()) {
+  describe(`admin API: pushed authorization request settings (${dialect})`, () => {
+    let ts: AdminTestServer;
+    before(async () => {
+      ts = await startAdminServer({ dialect });
+    });
+    after(() => ts.close());
+
+    const authorize = (clientId: string, redirectUri: string): Promise<Response> =>
+      fetch(`${ts.baseUrl}/auth/realms/test/protocol/openid-connect/auth?${new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid' })}`, { redirect: 'manual' });
+    const push = (clientId: string, secret: string, redirectUri: string): Promise<Response> =>
+      fetch(`${ts.baseUrl}/auth/realms/test/protocol/openid-connect/ext/par/request`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(clientId, secret) },
+        body: new URLSearchParams({ response_type: 'code', redirect_uri: redirectUri, scope: 'openid' }).toString(),
+      });
+
+    test('require.pushed.authorization.requests: "false" by default, set on create and update, refused when not "true"/"false"; it rules the authorization endpoint', async () => {
+      const existing = await ts.kc.clients.findOne({ realm: 'test', id: 'web-app' });
+      assert.equal(existing!.attributes?.[ATTR], 'false');
+      await ts.kc.clients.create({ realm: 'test', clientId: 'par-only', secret: 'par-only-secret-0123456789abcdef', redirectUris: ['https://par.example.com/cb'], attributes: { [ATTR]: 'true' } });
+      let got = await ts.kc.clients.findOne({ realm: 'test', id: 'par-only' });
+      assert.equal(got!.attributes?.[ATTR], 'true');
+      const plain = await authorize('par-only', 'https://par.example.com/cb');
+      assert.equal(plain.status, 303);
+      assert.equal(new URL(plain.headers.get('location')!).searchParams.get('error'), 'invalid_request');
+      const pushed = await push('par-only', 'par-only-secret-0123456789abcdef', 'https://par.example.com/cb');
+      assert.equal(pushed.status, 201);
+      const { request_uri } = (await pushed.json()) as { request_uri: string };
+      const byRef = await fetch(`${ts.baseUrl}/auth/realms/test/protocol/openid-connect/auth?${new URLSearchParams({ client_id: 'par-only', request_uri })}`, { redirect: 'manual' });
+      assert.equal(byRef.status, 303);
+      assert.match(byRef.headers.get('location')!, /login-actions/);
+
+      // The whole representation sent back (as the Keycloak console does) with the switch off.
+      await ts.kc.clients.update({ realm: 'test', id: 'par-only' }, { ...got, attributes: { ...got!.attributes, [ATTR]: 'false' } });
+      got = await ts.kc.clients.findOne({ realm: 'test', id: 'par-only' });
+      assert.equal(got!.attributes?.[ATTR], 'false');
+      assert.match((await authorize('par-only', 'https://par.example.com/cb')).headers.get('location')!, /login-actions/);
+      // An update without the attribute leaves it as it is.
+      await ts.kc.clients.update({ realm: 'test', id: 'par-only' }, { attributes: { [ATTR]: 'true' } });
+      await ts.kc.clients.update({ realm: 'test', id: 'par-only' }, { name: 'PAR only' });
+      assert.equal((await ts.kc.clients.findOne({ realm: 'test', id: 'par-only' }))!.attributes?.[ATTR], 'true');
+
+      const bad = await errorOf(ts.kc.clients.update({ realm: 'test', id: 'par-only' }, { attributes: { [ATTR]: 'yes' } }));
+      assert.equal(bad.status, 400);
+      assert.match(String(bad.body.errorMessage), /require\.pushed\.authorization\.requests must be "true" or "false"/);
+    });
+
+    test('parRequestUriLifespan: a realm attribute (default "60"); it sets expires_in; out of range is refused', async () => {
+      let realm = await ts.kc.realms.findOne({ realm: 'test' });
+      assert.equal(realm!.attributes?.parRequestUriLifespan, '60');
+      await ts.kc.realms.update({ realm: 'test' }, { attributes: { ...realm!.attributes, parRequestUriLifespan: '90' } });
+      realm = await ts.kc.realms.findOne({ realm: 'test' });
+      assert.equal(realm!.attributes?.parRequestUriLifespan, '90');
+      const res = await push(ts.client.id, ts.client.secret, ts.client.redirectUri);
+      assert.equal(res.status, 201);
+      assert.equal(((await res.json()) as { expires_in: number }).expires_in, 90);
+      for (const v of ['0', '3601', 'soon']) {
+        const bad = await errorOf(ts.kc.realms.update({ realm: 'test' }, { attributes: { parRequestUriLifespan: v } }));
+        assert.equal(bad.status, 400, v);
+      }
+      assert.equal((await ts.kc.realms.findOne({ realm: 'test' }))!.attributes?.parRequestUriLifespan, '90');
+    });
+  });
+}

@@ -1,0 +1,46 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cliDatabase, cliRunner } from '../helpers/cli.js';
+import { dialects } from '../helpers/db.js';
+
+// `client create|update --require-par on|off` and `realm update --par-request-uri-lifespan` through the
+// installed command (npm run build first).
+
+for (const dialect of dialects()) {
+  describe(`realmgate pushed authorization request settings (${dialect})`, () => {
+    const database = cliDatabase(dialect, 'realmgate-par-');
+    const { run, ok, fails } = cliRunner(() => database.url);
+
+    test('client create and update set and show require.pushed.authorization.requests; the realm sets the request_uri lifespan; --help lists both', async () => {
+      ok(['realm', 'create', 'acme']);
+      ok(['client', 'create', 'acme', 'strict', '--redirect-uri', 'https://strict.example/cb', '--require-par', 'on']);
+      ok(['client', 'create', 'acme', 'usual', '--redirect-uri', 'https://usual.example/cb']);
+      let r = run(['client', 'update', 'acme', 'strict', '--name', 'Strict']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /pushed requests:\s+required \(RFC 9126\)\n/);
+      r = run(['client', 'update', 'acme', 'usual', '--name', 'Usual']);
+      assert.match(r.stdout, /pushed requests:\s+optional\n/);
+      r = run(['client', 'update', 'acme', 'strict', '--require-par', 'off']);
+      assert.match(r.stdout, /pushed requests:\s+optional\n/);
+      r = run(['client', 'update', 'acme', 'usual', '--require-par', 'on']);
+      assert.match(r.stdout, /pushed requests:\s+required \(RFC 9126\)\n/);
+      fails(['client', 'update', 'acme', 'usual', '--require-par', 'maybe'], /--require-par/);
+
+      ok(['realm', 'update', 'acme', '--par-request-uri-lifespan', '30']);
+      fails(['realm', 'update', 'acme', '--par-request-uri-lifespan', '7200'], /request_uri/);
+      const { openDatabase } = await import('../../src/storage/database.js');
+      const db = await openDatabase(database.url);
+      try {
+        const rows = await db.kysely.selectFrom('clients').select(['client_id', 'require_pushed_authorization_requests']).where('realm_id', '=', 'acme').where('client_id', 'in', ['strict', 'usual']).orderBy('client_id').execute();
+        assert.deepEqual(rows.map((x) => [x.client_id, Number(x.require_pushed_authorization_requests)]), [['strict', 0], ['usual', 1]]);
+        const realm = await db.kysely.selectFrom('realms').select('par_request_uri_lifespan').where('id', '=', 'acme').executeTakeFirstOrThrow();
+        assert.equal(Number(realm.par_request_uri_lifespan), 30);
+      } finally {
+        await db.close();
+      }
+      assert.match(run(['client', 'create', '--help']).stdout, /--require-par <on\|off>/);
+      assert.match(run(['client', 'update', '--help']).stdout, /--require-par <on\|off>/);
+      assert.match(run(['realm', 'update', '--help']).stdout, /--par-request-uri-lifespan <s>/);
+    });
+  });
+}

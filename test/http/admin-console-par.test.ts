@@ -1,0 +1,41 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { dialects } from '../helpers/db.js';
+import { REALM } from '../helpers/server.js';
+import { inject } from '../helpers/flow.js';
+import { ADMIN, CONSOLE, csrfOf, setup, signIn } from '../helpers/console.js';
+
+// The console client page's "Pushed authorization requests" form (Keycloak's require.pushed.authorization.requests).
+for (const dialect of dialects()) {
+  test(`console: the client page requires pushed authorization requests or not; CSRF checked (${dialect})`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const clientUrl = `${CONSOLE}/realms/${REALM}/clients/${ts.client.id}`;
+      const csrf = await csrfOf(ts, jar, clientUrl);
+      let page = await inject(ts.app, jar, 'GET', clientUrl);
+      assert.match(page.body, /<h2>Pushed authorization requests<\/h2>/);
+      assert.match(page.body, /<input type="checkbox" id="require-par" name="required" value="on" >/);
+
+      let res = await inject(ts.app, jar, 'POST', `${clientUrl}/pushed-requests`, { csrf, required: 'on' });
+      assert.equal(res.statusCode, 303);
+      assert.match(String(res.headers.location), /done=par-saved/);
+      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.requirePushedAuthorizationRequests, true);
+      page = await inject(ts.app, jar, 'GET', `${clientUrl}?done=par-saved`);
+      assert.match(page.body, /name="required" value="on" checked/);
+      assert.match(page.body, /The pushed authorization request setting was saved/);
+
+      // Without the form's CSRF token nothing changes.
+      res = await inject(ts.app, jar, 'POST', `${clientUrl}/pushed-requests`, { csrf: 'forged' });
+      assert.equal(res.statusCode, 403);
+      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.requirePushedAuthorizationRequests, true);
+
+      // An unticked box sends nothing: off.
+      res = await inject(ts.app, jar, 'POST', `${clientUrl}/pushed-requests`, { csrf });
+      assert.equal(res.statusCode, 303);
+      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.requirePushedAuthorizationRequests, false);
+    } finally {
+      await ts.close();
+    }
+  });
+}

@@ -1,0 +1,71 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { dialects } from '../helpers/db.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
+import { exportRealm } from '../../src/admin/keycloak/export.js';
+import { cliActor } from '../../src/admin/operations/common.js';
+
+const actor = { ...cliActor(), via: 'import' as const };
+type Json = Record<string, unknown>;
+const ATTR = 'require.pushed.authorization.requests';
+
+// Keycloak's require.pushed.authorization.requests (a client attribute; "false" on every client of its
+// exports) and parRequestUriLifespan (a realm attribute) move with a realm, and back out.
+for (const dialect of dialects()) {
+  describe(`Keycloak import and export: pushed authorization requests (${dialect})`, () => {
+    let ts: TestServer;
+    before(async () => {
+      ts = await startTestServer({ dialect });
+    });
+    after(() => ts.close());
+
+    const client = (clientId: string, attributes: Json): Json => ({
+      clientId,
+      protocol: 'openid-connect',
+      publicClient: false,
+      secret: 'a-generated-looking-secret-of-32-chars-0123',
+      redirectUris: ['https://app.example.com/cb'],
+      attributes,
+    });
+
+    test('the client attribute and the realm lifespan are kept, the switch noted; export writes both back; an import of the export gives the same', async () => {
+      const realm = {
+        realm: 'parx',
+        enabled: true,
+        attributes: { parRequestUriLifespan: '120' },
+        clients: [client('strict', { [ATTR]: 'true' }), client('usual', { [ATTR]: 'false' }), client('older', {})],
+      };
+      const r = (await importKeycloakRealms(ts.store, [realm], { ifExists: 'fail' }, actor)).realms[0]!;
+      assert.equal(r.status, 'imported', JSON.stringify(r));
+      assert.equal((await ts.store.clients.get('parx', 'strict'))!.requirePushedAuthorizationRequests, true);
+      assert.equal((await ts.store.clients.get('parx', 'usual'))!.requirePushedAuthorizationRequests, false);
+      assert.equal((await ts.store.clients.get('parx', 'older'))!.requirePushedAuthorizationRequests, false);
+      assert.equal((await ts.store.realms.get('parx'))!.parRequestUriLifespan, 120);
+      const strictLine = r.lines.find((l) => l.element === 'client strict');
+      assert.match(JSON.stringify(strictLine), /pushed authorization requests required/);
+      assert.doesNotMatch(JSON.stringify(r.lines.find((l) => l.element === 'client usual')), /pushed/);
+
+      const exported = await exportRealm(ts.store, 'parx', { withSecrets: true });
+      assert.equal((exported.attributes as Json).parRequestUriLifespan, '120');
+      const attrsOf = (id: string): Json => ((exported.clients as Json[]).find((c) => c.clientId === id)!.attributes as Json);
+      assert.equal(attrsOf('strict')[ATTR], 'true');
+      assert.equal(attrsOf('usual')[ATTR], 'false');
+      assert.equal(attrsOf('older')[ATTR], 'false');
+      const again = (await importKeycloakRealms(ts.store, [{ ...exported, realm: 'parx2' }], { ifExists: 'fail' }, actor)).realms[0]!;
+      assert.equal(again.status, 'imported', JSON.stringify(again));
+      assert.equal((await ts.store.clients.get('parx2', 'strict'))!.requirePushedAuthorizationRequests, true);
+      assert.equal((await ts.store.realms.get('parx2'))!.parRequestUriLifespan, 120);
+    });
+
+    test('a switch that is not "true" or "false" refuses the client; a lifespan out of range is clamped and reported', async () => {
+      const r = (await importKeycloakRealms(ts.store, [{ realm: 'parx3', enabled: true, attributes: { parRequestUriLifespan: '86400' }, clients: [client('odd', { [ATTR]: 'yes' })] }], { ifExists: 'fail' }, actor)).realms[0]!;
+      const line = r.lines.find((l) => l.element.startsWith('client odd'));
+      assert.equal(line?.outcome, 'skipped', JSON.stringify(r.lines));
+      assert.match(line?.reason ?? '', /require\.pushed\.authorization\.requests must be "true" or "false"/);
+      assert.equal(await ts.store.clients.get('parx3', 'odd'), undefined);
+      assert.equal((await ts.store.realms.get('parx3'))!.parRequestUriLifespan, 3600);
+      assert.match(JSON.stringify(r.lines), /parRequestUriLifespan[^"]*"[^}]*86400 is outside Realmgate's range 1-3600/);
+    });
+  });
+}
