@@ -76,6 +76,10 @@ export interface ClientTable {
   backchannel_logout_url: string | null;
   backchannel_logout_session_required: Generated<number>;
   backchannel_logout_revoke_offline: Generated<number>;
+  /** Front-Channel Logout 1.0: Keycloak's frontchannelLogout switch, the URL framed at logout (NULL: none), iss and sid added to it. */
+  frontchannel_logout: Generated<number>;
+  frontchannel_logout_url: string | null;
+  frontchannel_logout_session_required: Generated<number>;
 }
 
 export interface UserTable {

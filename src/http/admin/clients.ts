@@ -78,6 +78,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.webOrigins ? { webOrigins: rep.webOrigins } : {}),
         ...(rep.authMethods ? { authMethods: rep.authMethods } : {}),
         ...(rep.backchannelLogout ? { backchannelLogout: rep.backchannelLogout } : {}),
+        ...(rep.frontchannelLogout ? { frontchannelLogout: rep.frontchannelLogout } : {}),
       },
       actorOf(caller),
     );

@@ -85,6 +85,11 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
       sessionRequired: r.backchannel_logout_session_required !== 0,
       revokeOfflineTokens: r.backchannel_logout_revoke_offline === 1,
     },
+    frontchannelLogout: {
+      enabled: r.frontchannel_logout === 1,
+      url: r.frontchannel_logout_url ?? null,
+      sessionRequired: r.frontchannel_logout_session_required !== 0,
+    },
   };
 }
 
