@@ -11,6 +11,7 @@ import { dialects } from '../helpers/db.js';
 import { basic, realmPath, REALM } from '../helpers/server.js';
 import { CookieJar, inject, runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { startAdminServer, errorOf, type AdminTestServer } from '../admin/helpers.js';
+import { ADMIN, CONSOLE, csrfOf, setup, signIn as consoleSignIn } from '../helpers/console.js';
 import { createClient, updateClient } from '../../src/admin/operations.js';
 import { nowSeconds } from '../../src/clock.js';
 
@@ -232,5 +233,39 @@ for (const dialect of dialects()) {
       await kc.clients.del({ realm: REALM, id: rep.id! });
       await kc.clients.del({ realm: REALM, id: 'kc-plain' });
     });
+  });
+}
+
+for (const dialect of dialects()) {
+  test(`front-channel logout: the console's client form sets it, shows it, refuses a bad URL; CSRF checked (${dialect})`, async () => {
+    const ts = await setup(dialect);
+    try {
+      await createClient(ts.store, { realmId: REALM, clientId: 'rp', redirectUris: [REDIRECT], secret: 'rp-secret' });
+      const jar = await consoleSignIn(ts, ADMIN);
+      const clientUrl = `${CONSOLE}/realms/${REALM}/clients/rp`;
+      const csrf = await csrfOf(ts, jar, clientUrl);
+      const page = await inject(ts.app, jar, 'GET', clientUrl);
+      assert.match(page.body, /<h2>Front-channel logout<\/h2>/);
+      assert.match(page.body, /id="frontchannel-on" name="enabled" value="on" >/, 'off by default');
+      assert.match(page.body, /id="frontchannel-sid" name="sessionRequired" value="on" checked/, 'iss and sid by default');
+      let res = await inject(ts.app, jar, 'POST', `${clientUrl}/frontchannel-logout`, { csrf, enabled: 'on', url: 'https://rp.example/logout#x', sessionRequired: 'on' });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /front-channel logout URL .* fragment/);
+      res = await inject(ts.app, jar, 'POST', `${clientUrl}/frontchannel-logout`, { csrf, enabled: 'on', url: ' https://rp.example/fc?a=1&b=2 ' });
+      assert.equal(res.statusCode, 303);
+      assert.deepEqual((await ts.store.clients.get(REALM, 'rp'))!.frontchannelLogout, { enabled: true, url: 'https://rp.example/fc?a=1&b=2', sessionRequired: false });
+      const shown = (await inject(ts.app, jar, 'GET', clientUrl)).body;
+      assert.ok(shown.includes('value="https://rp.example/fc?a=1&amp;b=2"'), 'the URL, escaped');
+      assert.match(shown, /id="frontchannel-on" name="enabled" value="on" checked/);
+      res = await inject(ts.app, jar, 'POST', `${clientUrl}/frontchannel-logout`, { csrf, url: '', sessionRequired: 'on' });
+      assert.equal(res.statusCode, 303);
+      assert.deepEqual((await ts.store.clients.get(REALM, 'rp'))!.frontchannelLogout, { enabled: false, url: null, sessionRequired: true });
+      // Without the CSRF token nothing changes.
+      res = await inject(ts.app, jar, 'POST', `${clientUrl}/frontchannel-logout`, { csrf: 'wrong', enabled: 'on', url: 'https://rp.example/fc' });
+      assert.notEqual(res.statusCode, 303);
+      assert.equal((await ts.store.clients.get(REALM, 'rp'))!.frontchannelLogout.url, null);
+    } finally {
+      await ts.close();
+    }
   });
 }
