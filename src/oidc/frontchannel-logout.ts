@@ -14,12 +14,12 @@ export interface LogoutFrame {
 }
 
 /**
- * The frames of one ended browser session (OpenID Connect Front-Channel Logout 1.0, 3: the OP renders
+ * The frames of one ended browser session (OpenID Connect Front-Channel Logout 1.0, 2: the OP renders
  * `<iframe src="frontchannel_logout_uri">` for each RP the user is logged in to). `clients` are those
  * that took part in the session (the back-channel sender's list, src/oidc/end-session.ts); a client takes
  * part when it is enabled, has frontchannelLogout on and a URL. With session required, iss and sid are
- * added as query parameters (section 2), sid being the session's id, the ID tokens' sid claim; the URL's
- * own query stays as it is.
+ * added as query parameters (section 2: both or neither, the URL's own query retained), sid being the
+ * session's id, the ID tokens' sid claim.
  */
 export function logoutFrames(issuer: string, sessionId: string, clients: Iterable<Client>): LogoutFrame[] {
   const frames: LogoutFrame[] = [];

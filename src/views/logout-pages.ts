@@ -26,7 +26,7 @@ export function loggedOutPage(ctx: { realmName: string }): string {
 }
 
 /**
- * Front-Channel Logout 1.0, 3: the session has ended; each client that took part in it and registered a
+ * Front-Channel Logout 1.0, 2: the session has ended; each client that took part in it and registered a
  * front-channel logout URL is loaded in an invisible iframe. With a `next` (the post-logout redirect
  * URI with its state, or the account page) the page moves on by itself once the frames have loaded or
  * after a short timeout (FRONTCHANNEL_SCRIPT), and offers a Continue link for browsers without

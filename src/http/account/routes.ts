@@ -400,7 +400,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       clearRealmCookie(reply, services.config, c.realm.id, SESSION_COOKIE);
       clearSessionStateCookie(reply, services.config, c.realm.id);
       // This browser's own session: its clients are told by front-channel logout (Front-Channel Logout
-      // 1.0, 3) before the account page asks to sign in again. Another browser's session cannot be
+      // 1.0, 2) before the account page asks to sign in again. Another browser's session cannot be
       // reached that way (back-channel logout still tells its clients).
       const frames = logoutFrames(realmBase(services.config, c.realm.id), mine.id, clients);
       if (frames.length > 0) return sendFrontchannelLogoutPage(reply, { realmName: c.realm.displayName ?? c.realm.id, frames, next: baseOf(c.realm) });

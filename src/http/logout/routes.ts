@@ -29,7 +29,7 @@ async function finishLogout(services: Services, req: Req, reply: FastifyReply, r
   clearRealmCookie(reply, services.config, realm.id, SESSION_COOKIE);
   clearSessionStateCookie(reply, services.config, realm.id);
   const next = lr.postLogoutRedirectUri ? redirectWith(lr.postLogoutRedirectUri, { state: lr.state }) : undefined;
-  // Front-Channel Logout 1.0, 3 and 4: the clients of the session are framed first, then the browser
+  // Front-Channel Logout 1.0, 2 and 4: the clients of the session are framed first, then the browser
   // moves on to the post-logout redirect URI (or this page is the signed-out page).
   if (frames.length > 0) return sendFrontchannelLogoutPage(reply, { realmName: realm.displayName ?? realm.id, frames, ...(next !== undefined ? { next } : {}) });
   if (next !== undefined) {
