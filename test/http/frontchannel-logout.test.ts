@@ -27,7 +27,7 @@ const unescape = (s: string): string => s.replace(/&amp;/g, '&').replace(/&quot;
 function readPage(body: string): { frames: string[]; next: string | undefined; script: string | undefined } {
   return {
     frames: [...body.matchAll(/<iframe class="logout-frame" src="([^"]*)"/g)].map((m) => unescape(m[1]!)),
-    next: /<a class="button" id="continue" href="([^"]*)"/.exec(body)?.[1] !== undefined ? unescape(/<a class="button" id="continue" href="([^"]*)"/.exec(body)![1]!) : undefined,
+    next: ((href) => (href !== undefined ? unescape(href) : undefined))(/<a class="button" id="continue" href="([^"]*)"/.exec(body)?.[1]),
     script: /<script>([\s\S]*?)<\/script>/.exec(body)?.[1],
   };
 }
