@@ -4,6 +4,7 @@ import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updat
 import { checkChosenClientSecret } from '../admin/validation.js';
 import { onOff } from './common.js';
 import type { Client } from '../storage/types.js';
+import type { FrontchannelLogoutChange } from '../admin/operations/clients.js';
 import { registerMapperCommands } from './mapper.js';
 
 const AUTH_METHOD_HELP = 'token endpoint authentication the client may use: client_secret_basic, client_secret_post (repeatable or comma-separated; default both)';
@@ -13,6 +14,8 @@ const BACKCHANNEL_URL_HELP = "OpenID Connect Back-Channel Logout: where a logout
 const BACKCHANNEL_SID_HELP = 'the logout token carries the session id (sid; the default)';
 const BACKCHANNEL_OFFLINE_HELP = "a logout also revokes the user's offline tokens of this client";
 const REQUIRE_PAR_HELP = "on: the authorization endpoint takes only this client's pushed authorization requests (RFC 9126; Keycloak's require.pushed.authorization.requests); default off";
+const FRONTCHANNEL_URL_HELP = "OpenID Connect Front-Channel Logout: the URL the browser loads in an invisible iframe when it ends a session the client was used in (http or https, no fragment; Keycloak's frontchannel.logout.url, and frontchannelLogout on)";
+const FRONTCHANNEL_SID_HELP = 'whether iss and sid are added to the front-channel logout URL (on by default)';
 const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
 
 /** One line per setting, as `client update` and `client show` print them. */
@@ -36,8 +39,25 @@ export function describeClient(c: Client): string {
         ? ''
         : `${c.backchannelLogout.url}${c.backchannelLogout.sessionRequired ? ' (with sid)' : ' (without sid)'}${c.backchannelLogout.revokeOfflineTokens ? ', revokes offline tokens' : ''}`,
     ],
+    [
+      'front-channel',
+      c.frontchannelLogout.url === null
+        ? c.frontchannelLogout.enabled ? 'on, no URL' : ''
+        : `${c.frontchannelLogout.url}${c.frontchannelLogout.sessionRequired ? ' (with iss and sid)' : ' (without iss and sid)'}${c.frontchannelLogout.enabled ? '' : ', off'}`,
+    ],
   ];
   return lines.map(([k, v]) => `${k}:${' '.repeat(18 - k.length)}${v}\n`).join('');
+}
+
+/**
+ * --frontchannel-logout-url sets Keycloak's frontchannelLogout with the URL: on with a URL, off with ''
+ * (a switch without a URL would do nothing here).
+ */
+function frontchannelOptions(o: { frontchannelLogoutUrl?: string; frontchannelLogoutSessionRequired?: boolean }): FrontchannelLogoutChange {
+  return {
+    ...(o.frontchannelLogoutUrl !== undefined ? { url: o.frontchannelLogoutUrl, enabled: o.frontchannelLogoutUrl !== '' } : {}),
+    ...(o.frontchannelLogoutSessionRequired !== undefined ? { sessionRequired: o.frontchannelLogoutSessionRequired } : {}),
+  };
 }
 
 function listChange(set: string[], add: string[], remove: string[]): ListChange | undefined {
@@ -73,6 +93,8 @@ interface UpdateOptions {
   backchannelLogoutSessionRequired?: boolean;
   backchannelLogoutRevokeOfflineTokens?: boolean;
   requirePar?: boolean;
+  frontchannelLogoutUrl?: string;
+  frontchannelLogoutSessionRequired?: boolean;
 }
 
 const PASSWORD_GRANT_HELP = 'the password grant (RFC 6749 4.3) for this client, as kcadm and keycloak-admin-client log in';
@@ -101,6 +123,8 @@ export function registerClient(program: Command): void {
     .option('--backchannel-logout-url <url>', BACKCHANNEL_URL_HELP)
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
     .option('--backchannel-logout-revoke-offline-tokens', BACKCHANNEL_OFFLINE_HELP)
+    .option('--frontchannel-logout-url <url>', FRONTCHANNEL_URL_HELP)
+    .option('--frontchannel-logout-session-required <on|off>', FRONTCHANNEL_SID_HELP, onOff('--frontchannel-logout-session-required'))
     .action(
       async (
         realmId: string,
@@ -124,6 +148,8 @@ export function registerClient(program: Command): void {
           backchannelLogoutUrl?: string;
           backchannelLogoutSessionRequired: boolean;
           backchannelLogoutRevokeOfflineTokens?: boolean;
+          frontchannelLogoutUrl?: string;
+          frontchannelLogoutSessionRequired?: boolean;
         },
       ) => {
         if (o.secret !== undefined && !o.public) checkChosenClientSecret(o.secret);
@@ -151,6 +177,7 @@ export function registerClient(program: Command): void {
               sessionRequired: o.backchannelLogoutSessionRequired,
               revokeOfflineTokens: Boolean(o.backchannelLogoutRevokeOfflineTokens),
             },
+            frontchannelLogout: frontchannelOptions(o),
           }),
         );
         process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
@@ -190,6 +217,8 @@ export function registerClient(program: Command): void {
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
     .option('--backchannel-logout-revoke-offline-tokens', BACKCHANNEL_OFFLINE_HELP)
     .option('--no-backchannel-logout-revoke-offline-tokens', "a logout leaves the user's offline tokens of this client (the default)")
+    .option('--frontchannel-logout-url <url>', `${FRONTCHANNEL_URL_HELP}; '' removes it and turns front-channel logout off`)
+    .option('--frontchannel-logout-session-required <on|off>', FRONTCHANNEL_SID_HELP, onOff('--frontchannel-logout-session-required'))
     .action(async (realmId: string, clientId: string, o: UpdateOptions) => {
       if (o.enable && o.disable) throw new CliError('give --enable or --disable, not both');
       const redirectUris = listChange(o.redirectUri, o.addRedirectUri, o.removeRedirectUri);
@@ -201,6 +230,7 @@ export function registerClient(program: Command): void {
         ...(o.backchannelLogoutSessionRequired !== undefined ? { sessionRequired: o.backchannelLogoutSessionRequired } : {}),
         ...(o.backchannelLogoutRevokeOfflineTokens !== undefined ? { revokeOfflineTokens: o.backchannelLogoutRevokeOfflineTokens } : {}),
       };
+      const frontchannel = frontchannelOptions(o);
       const updated = await withStore((store) =>
         updateClient(store, {
           realmId,
@@ -220,6 +250,7 @@ export function registerClient(program: Command): void {
           ...(o.requirePkce !== undefined ? { pkceMethod: o.requirePkce } : {}),
           ...(o.requirePar !== undefined ? { requirePushedAuthorizationRequests: o.requirePar } : {}),
           ...(Object.keys(backchannel).length > 0 ? { backchannelLogout: backchannel } : {}),
+          ...(Object.keys(frontchannel).length > 0 ? { frontchannelLogout: frontchannel } : {}),
         }),
       );
       process.stdout.write(`updated client ${clientId} in realm ${realmId}\n${describeClient(updated)}`);

@@ -102,6 +102,20 @@ export interface Client {
   backchannelLogout: BackchannelLogoutSettings;
   /** RFC 9126 6 (Keycloak's require.pushed.authorization.requests): the authorization endpoint takes only pushed requests. */
   requirePushedAuthorizationRequests: boolean;
+  /** OpenID Connect Front-Channel Logout 1.0 (Keycloak's frontchannelLogout and frontchannel.logout.* attributes). */
+  frontchannelLogout: FrontchannelLogoutSettings;
+}
+
+/** A client without front-channel logout (Keycloak's default for session required: true). */
+export const NO_FRONTCHANNEL_LOGOUT: FrontchannelLogoutSettings = Object.freeze({ enabled: false, url: null, sessionRequired: true });
+
+export interface FrontchannelLogoutSettings {
+  /** Keycloak's frontchannelLogout: the client takes part in front-channel logout (only with a url does anything happen). */
+  enabled: boolean;
+  /** The URL the logout page frames when a browser session the client was used in ends; null: none. */
+  url: string | null;
+  /** iss and sid are added to the URL (frontchannel.logout.session.required, default true). */
+  sessionRequired: boolean;
 }
 
 /** A client without back-channel logout (Keycloak's defaults for the other two settings). */

@@ -1,5 +1,6 @@
-import { html } from './html.js';
+import { html, SafeHtml } from './html.js';
 import { page } from './layout.js';
+import { FRONTCHANNEL_SCRIPT } from '../oidc/frontchannel-logout.js';
 
 export function logoutConfirmPage(ctx: { realmName: string; clientName: string | undefined; action: string; csrf: string; fields: Record<string, string | undefined> }): string {
   return page({
@@ -21,5 +22,32 @@ export function loggedOutPage(ctx: { realmName: string }): string {
     realmName: ctx.realmName,
     body: html`<h1>You are signed out</h1>
 <p>You can close this window.</p>`,
+  });
+}
+
+/**
+ * Front-Channel Logout 1.0, 2: the session has ended; each client that took part in it and registered a
+ * front-channel logout URL is loaded in an invisible iframe. With a `next` (the post-logout redirect
+ * URI with its state, or the account page) the page moves on by itself once the frames have loaded or
+ * after a short timeout (FRONTCHANNEL_SCRIPT), and offers a Continue link for browsers without
+ * JavaScript; without one it is the signed-out page. Every URL is escaped by the template.
+ */
+export function frontchannelLogoutPage(ctx: { realmName: string; frames: ReadonlyArray<{ clientName: string; src: string }>; next?: string }): string {
+  return page({
+    title: 'Signing out',
+    realmName: ctx.realmName,
+    body: html`<h1>${ctx.next !== undefined ? 'Signing you out' : 'You are signed out'}</h1>
+<p>${ctx.next !== undefined ? 'You are signed out here. The applications you used are being told:' : 'The applications you used are being told:'}</p>
+<ul class="logout-clients">
+${ctx.frames.map((f) => html`<li>${f.clientName}</li>`)}
+</ul>
+${ctx.frames.map((f) => html`<iframe class="logout-frame" src="${f.src}" title="Signing out of ${f.clientName}" tabindex="-1" aria-hidden="true"></iframe>`)}
+${
+  ctx.next !== undefined
+    ? html`<p class="muted">You will be taken on in a moment. If nothing happens, continue by hand.</p>
+<div class="actions"><a class="button" id="continue" href="${ctx.next}">Continue</a></div>
+<script>${new SafeHtml(FRONTCHANNEL_SCRIPT)}</script>`
+    : html`<p class="muted">You can close this window.</p>`
+}`,
   });
 }

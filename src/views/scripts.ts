@@ -1,6 +1,7 @@
 /**
  * The few scripts our pages run, served as same-origin files: the pages' CSP is script-src 'self', so
- * no inline script ever runs.
+ * no inline script runs. The one exception is the front-channel logout page's, whose own CSP names it
+ * by hash (src/oidc/frontchannel-logout.ts).
  */
 export const FORM_POST_SCRIPT_PATH = '/auth/resources/form-post.js';
 

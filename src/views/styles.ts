@@ -16,6 +16,10 @@ label.check { display: flex; gap: 0.5rem; align-items: center; font-weight: 400;
 .card > :last-child, .card form > :last-child { margin-bottom: 0; }
 button { font: inherit; font-weight: 600; padding: 0.6rem 1.2rem; border-radius: 8px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button:hover { background: var(--accent-dark); }
+a.button { display: inline-block; font-weight: 600; padding: 0.6rem 1.2rem; border-radius: 8px; border: 1px solid var(--accent); background: var(--accent); color: #fff; text-decoration: none; }
+a.button:hover { background: var(--accent-dark); }
+.logout-clients { margin: 0 0 1rem; padding-left: 1.25rem; overflow-wrap: anywhere; }
+iframe.logout-frame { position: absolute; width: 0; height: 0; border: 0; visibility: hidden; }
 button.secondary { background: #fff; color: var(--accent); }
 button.secondary:hover { background: #eef3fb; }
 button.danger { background: var(--error); border-color: var(--error); }

@@ -1,5 +1,5 @@
 import type { Store } from '../../storage/store.js';
-import { NO_BACKCHANNEL_LOGOUT, type BackchannelLogoutSettings, type Client, type ClientAuthMethod } from '../../storage/types.js';
+import { NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod } from '../../storage/types.js';
 import type { ClientPatch } from '../../storage/repos/clients.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
@@ -57,8 +57,22 @@ const MAX_BACKCHANNEL_URL = 2048;
  * is the only place a logout token is ever sent (docs/security.md: SSRF).
  */
 export function checkBackchannelLogoutUrl(url: string): string {
+  return checkLogoutUrl(url, 'back-channel', 'Back-Channel Logout 2.2');
+}
+
+/**
+ * A front-channel logout URL (OpenID Connect Front-Channel Logout 1.0, 2: "MUST NOT include any fragment
+ * component"), under the back-channel URL's rules: the browser loads it in an iframe of our logout page,
+ * whose CSP frame-src names its origin. The spec's wish that it share scheme, host and port with a
+ * redirect URI is not enforced (Keycloak does not either).
+ */
+export function checkFrontchannelLogoutUrl(url: string): string {
+  return checkLogoutUrl(url, 'front-channel', 'Front-Channel Logout 2');
+}
+
+function checkLogoutUrl(url: string, kind: 'back-channel' | 'front-channel', fragmentRule: string): string {
   const refuse = (why: string): never => {
-    throw new ValidationError(`the back-channel logout URL ${JSON.stringify(url.length > 80 ? `${url.slice(0, 80)}...` : url)} ${why}`);
+    throw new ValidationError(`the ${kind} logout URL ${JSON.stringify(url.length > 80 ? `${url.slice(0, 80)}...` : url)} ${why}`);
   };
   if (url.length > MAX_BACKCHANNEL_URL) refuse(`is longer than ${MAX_BACKCHANNEL_URL} characters`);
   if (/[\s\x00-\x1f\x7f-\x9f]/.test(url)) refuse('contains spaces or control characters');
@@ -72,7 +86,7 @@ export function checkBackchannelLogoutUrl(url: string): string {
   }
   if (u.protocol !== 'https:' && u.protocol !== 'http:') refuse('must be an http or https URL');
   if (!/^https?:\/\/[^/?#]/i.test(url) || u.hostname === '') refuse('has no host');
-  if (url.includes('#')) refuse('must not contain a fragment (Back-Channel Logout 2.2)');
+  if (url.includes('#')) refuse(`must not contain a fragment (${fragmentRule})`);
   if (u.username !== '' || u.password !== '') refuse('must not contain user information (user@host)');
   return url;
 }
@@ -84,6 +98,15 @@ function applyBackchannel(current: BackchannelLogoutSettings, change: Backchanne
   if (!change) return current;
   const url = change.url === undefined ? current.url : change.url === null || change.url === '' ? null : checkBackchannelLogoutUrl(change.url);
   return { url, sessionRequired: change.sessionRequired ?? current.sessionRequired, revokeOfflineTokens: change.revokeOfflineTokens ?? current.revokeOfflineTokens };
+}
+
+/** Front-channel logout settings as given (absent fields: the current or default ones); url '' or null removes it. */
+export type FrontchannelLogoutChange = { enabled?: boolean; url?: string | null; sessionRequired?: boolean };
+
+function applyFrontchannel(current: FrontchannelLogoutSettings, change: FrontchannelLogoutChange | undefined): FrontchannelLogoutSettings {
+  if (!change) return current;
+  const url = change.url === undefined ? current.url : change.url === null || change.url === '' ? null : checkFrontchannelLogoutUrl(change.url);
+  return { enabled: change.enabled ?? current.enabled, url, sessionRequired: change.sessionRequired ?? current.sessionRequired };
 }
 
 function checkName(name: string): string {
@@ -131,6 +154,8 @@ export interface NewClient {
   backchannelLogout?: BackchannelLogoutChange;
   /** RFC 9126 6: only pushed authorization requests (Keycloak's require.pushed.authorization.requests); default off. */
   requirePushedAuthorizationRequests?: boolean;
+  /** Front-Channel Logout 1.0 (Keycloak's frontchannelLogout and frontchannel.logout.* attributes); default off. */
+  frontchannelLogout?: FrontchannelLogoutChange;
 }
 
 /**
@@ -147,6 +172,7 @@ export function checkNewClient(input: NewClient): {
   idTokenAlg: string;
   audiences: string[];
   backchannelLogout: BackchannelLogoutSettings;
+  frontchannelLogout: FrontchannelLogoutSettings;
 } {
   // RFC 6749 A.1: client-id = *VSCHAR (%x20-7E).
   if (!/^[\x20-\x7E]{1,255}$/.test(input.clientId) || input.clientId.trim() !== input.clientId) {
@@ -174,6 +200,7 @@ export function checkNewClient(input: NewClient): {
     idTokenAlg: input.idTokenAlg !== undefined ? checkIdTokenAlg(input.idTokenAlg) : 'RS256',
     audiences: [...new Set((input.audiences ?? []).map(checkAudience))],
     backchannelLogout: applyBackchannel(NO_BACKCHANNEL_LOGOUT, input.backchannelLogout),
+    frontchannelLogout: applyFrontchannel(NO_FRONTCHANNEL_LOGOUT, input.frontchannelLogout),
   };
 }
 
@@ -219,6 +246,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     webOrigins: checked.webOrigins,
     backchannelLogout: checked.backchannelLogout,
     requirePushedAuthorizationRequests: Boolean(input.requirePushedAuthorizationRequests),
+    frontchannelLogout: checked.frontchannelLogout,
   };
   await store.clients.create({ ...client, now: client.createdAt });
   await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
@@ -249,6 +277,7 @@ export interface ClientChanges {
   authMethods?: string[];
   backchannelLogout?: BackchannelLogoutChange;
   requirePushedAuthorizationRequests?: boolean;
+  frontchannelLogout?: FrontchannelLogoutChange;
 }
 
 async function requireClient(store: Store, realmId: string, clientId: string): Promise<Client> {
@@ -276,6 +305,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   if (c.webOrigins) update.webOrigins = set(c.webOrigins)!;
   if (c.authMethods) update.authMethods = c.authMethods;
   if (c.backchannelLogout) update.backchannelLogout = c.backchannelLogout;
+  if (c.frontchannelLogout) update.frontchannelLogout = c.frontchannelLogout;
   for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests'] as const) {
     if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }
@@ -355,6 +385,8 @@ export interface ClientUpdate {
   backchannelLogout?: BackchannelLogoutChange;
   /** RFC 9126 6: the authorization endpoint takes only pushed requests of this client. */
   requirePushedAuthorizationRequests?: boolean;
+  /** Front-Channel Logout 1.0 settings; absent fields stay, url '' or null removes the URL. */
+  frontchannelLogout?: FrontchannelLogoutChange;
 }
 
 /** Web origins compare in their normalized form (no trailing slash); "+" stays as it is. */
@@ -406,6 +438,7 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   const webOrigins = applyList(client.webOrigins, normalizeOrigins(input.webOrigins), checkWebOrigin);
   if (webOrigins) patch.webOrigins = webOrigins;
   if (input.backchannelLogout) patch.backchannelLogout = applyBackchannel(client.backchannelLogout, input.backchannelLogout);
+  if (input.frontchannelLogout) patch.frontchannelLogout = applyFrontchannel(client.frontchannelLogout, input.frontchannelLogout);
   for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
   }

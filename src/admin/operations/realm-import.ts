@@ -19,7 +19,7 @@ import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } 
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
 import { checkRealmDisplayName, checkSmtpServer, checkRefreshLifetimes, createRealm, realmSigningAlg, updateRealm } from './realms.js';
-import { checkBackchannelLogoutUrl, checkNewClient, createClient, deleteClient, type BackchannelLogoutChange, type NewClient } from './clients.js';
+import { checkBackchannelLogoutUrl, checkFrontchannelLogoutUrl, checkNewClient, createClient, deleteClient, type BackchannelLogoutChange, type FrontchannelLogoutChange, type NewClient } from './clients.js';
 import { deleteUser } from './users.js';
 import { EMPTY_POLICY, PasswordPolicyError, policyFailures, readPasswordPolicy, storedPolicy, type LeftOut, type PasswordPolicy } from '../password-policy.js';
 import { checkDomains, checkOrganizationTexts, createOrganization } from './organizations.js';
@@ -31,7 +31,7 @@ import { MAX_GROUP_DEPTH } from '../../storage/repos/groups.js';
 import { randomId } from '../../crypto/random.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
-import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, backchannelFromAttributes, requireParFromAttributes } from '../keycloak/representations/client.js';
+import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, FRONTCHANNEL_ATTRIBUTES, backchannelFromAttributes, frontchannelFromRepresentation, requireParFromAttributes } from '../keycloak/representations/client.js';
 
 export type IfExists = 'fail' | 'skip' | 'overwrite';
 
@@ -743,6 +743,8 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const backchannel = backchannelFromAttributes(attrs);
   // Keycloak's require.pushed.authorization.requests ("false" in its exports; a wrong value refuses the entry).
   const requirePar = requireParFromAttributes(attrs);
+  // Keycloak's frontchannelLogout switch and frontchannel.logout.* attributes (likewise).
+  const frontchannel = frontchannelFromRepresentation(c.frontchannelLogout, attrs);
   const rootUrl = optString(c, 'rootUrl');
   const mappers = readFileMappers(optList(c, 'protocolMappers'), undefined);
   const ownScopes = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
@@ -814,6 +816,18 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
       leftOut(`${BACKCHANNEL_ATTRIBUTES.url} ${url}`, err);
     }
   }
+  const frontchannelLogout: FrontchannelLogoutChange | undefined = frontchannel ? { ...frontchannel } : undefined;
+  if (frontchannelLogout?.url) {
+    let url = frontchannelLogout.url;
+    if (url.startsWith('/') && rootUrl && /^https?:\/\//i.test(rootUrl)) url = `${rootUrl.replace(/\/+$/, '')}${url}`;
+    try {
+      frontchannelLogout.url = checkFrontchannelLogoutUrl(url);
+      if (frontchannelLogout.enabled) notes.push(`front-channel logout to ${frontchannelLogout.url}${frontchannelLogout.sessionRequired === false ? ' (without iss and sid)' : ''}`);
+    } catch (err) {
+      frontchannelLogout.url = null;
+      leftOut(`${FRONTCHANNEL_ATTRIBUTES.url} ${url}`, err);
+    }
+  }
   let standardFlow = flags.standardFlow !== false;
   if (standardFlow && redirectUris.length === 0) {
     standardFlow = false;
@@ -849,6 +863,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     ...(authMethods !== undefined ? { authMethods: [authMethods] } : {}),
     ...(backchannelLogout ? { backchannelLogout } : {}),
     ...(requirePar !== undefined ? { requirePushedAuthorizationRequests: requirePar } : {}),
+    ...(frontchannelLogout ? { frontchannelLogout } : {}),
   };
   const chosen = !isPublic && !restored ? secret : undefined;
   try {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../services.js';
+import { realmBase, type Services } from '../../services.js';
 import type { BrowserSession, Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
@@ -17,12 +17,13 @@ import { NO_PASSWORD_HASH } from '../../admin/operations/realm-import.js';
 import type { User } from '../../storage/types.js';
 import { otpSetup } from '../otp-setup.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
-import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
+import { htmlErrorHandler, renderError, sendFrontchannelLogoutPage, sendPage } from '../interaction/render.js';
 import { preflight, varyOrigin } from '../plugins/cors.js';
 import { sendProfile, wantsProfileJson } from './profile.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { accountVerifyEmail } from '../interaction/registration-routes.js';
 import { logoutSession } from '../../oidc/end-session.js';
+import { logoutFrames } from '../../oidc/frontchannel-logout.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
@@ -394,10 +395,15 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const id = field(req, 'session_id');
     const now = nowSeconds(services.clock);
     const mine = (await services.store.sessions.listActive(c.realm.id, c.session.userId, now)).find((s) => s.id === id);
-    if (mine) await logoutSession(services, c.realm.id, mine, 'signed out on the account page');
+    const clients = mine ? await logoutSession(services, c.realm.id, mine, 'signed out on the account page') : [];
     if (mine?.id === c.session.id) {
       clearRealmCookie(reply, services.config, c.realm.id, SESSION_COOKIE);
       clearSessionStateCookie(reply, services.config, c.realm.id);
+      // This browser's own session: its clients are told by front-channel logout (Front-Channel Logout
+      // 1.0, 2) before the account page asks to sign in again. Another browser's session cannot be
+      // reached that way (back-channel logout still tells its clients).
+      const frames = logoutFrames(realmBase(services.config, c.realm.id), mine.id, clients);
+      if (frames.length > 0) return sendFrontchannelLogoutPage(reply, { realmName: c.realm.displayName ?? c.realm.id, frames, next: baseOf(c.realm) });
       return reply.redirect(baseOf(c.realm), 303);
     }
     return show(reply, c.realm, c.session, c.csrf, mine ? 'That browser is signed out.' : undefined);

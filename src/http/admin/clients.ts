@@ -79,6 +79,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.authMethods ? { authMethods: rep.authMethods } : {}),
         ...(rep.backchannelLogout ? { backchannelLogout: rep.backchannelLogout } : {}),
         ...(rep.requirePushedAuthorizationRequests !== undefined ? { requirePushedAuthorizationRequests: rep.requirePushedAuthorizationRequests } : {}),
+        ...(rep.frontchannelLogout ? { frontchannelLogout: rep.frontchannelLogout } : {}),
       },
       actorOf(caller),
     );

@@ -40,6 +40,7 @@ const NOTICES: Record<string, string> = {
   'client-enabled': 'The client was enabled.',
   'backchannel-saved': 'The back-channel logout settings were saved.',
   'par-saved': 'The pushed authorization request setting was saved.',
+  'frontchannel-saved': 'The front-channel logout settings were saved.',
   'client-disabled': 'The client was disabled: it can no longer authenticate, sign users in or get tokens.',
   'client-deleted': 'The client was deleted: its refresh tokens were revoked.',
   'user-created': 'The user was created.',
@@ -377,6 +378,20 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       () => updateClient(services.store, { realmId, clientId: client.clientId, requirePushedAuthorizationRequests }, s.actor),
       (error) => showClient(s, reply, realmId, client, { status: 400, error }),
       `${page}?done=par-saved`,
+    );
+  });
+
+  // Front-channel logout: Keycloak's switch, the URL ('' removes it) and session required, saved together.
+  app.post(`${R}/clients/:clientId/frontchannel-logout`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const { realmId, client, page } = await managedClient(s, req);
+    const frontchannelLogout = { enabled: field(req, 'enabled') === 'on', url: field(req, 'url').trim(), sessionRequired: field(req, 'sessionRequired') === 'on' };
+    return attempt(
+      reply,
+      () => updateClient(services.store, { realmId, clientId: client.clientId, frontchannelLogout }, s.actor),
+      (error) => showClient(s, reply, realmId, client, { status: 400, error }),
+      `${page}?done=frontchannel-saved`,
     );
   });
 

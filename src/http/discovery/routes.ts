@@ -22,9 +22,13 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     revocation_endpoint: `${oidc}/revoke`,
     end_session_endpoint: `${oidc}/logout`,
-    // Back-Channel Logout 1.0, 2.1 (front-channel logout is not offered).
+    // Back-Channel Logout 1.0, 2.1.
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
+    // Front-Channel Logout 1.0, 3: iss and sid are added to the URLs of clients that ask for them, and
+    // every ID token carries sid.
+    frontchannel_logout_supported: true,
+    frontchannel_logout_session_supported: true,
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     response_types_supported: ['code'],
     response_modes_supported: ['query', 'fragment', 'form_post'],

@@ -3,7 +3,9 @@ import { busy } from '../busy.js';
 import type { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
 import type { Services } from '../../services.js';
 import { errorPage } from '../../views/pages.js';
-import { setPageHeaders } from '../plugins/security-headers.js';
+import { frontchannelLogoutCsp, setPageHeaders } from '../plugins/security-headers.js';
+import { frontchannelLogoutPage } from '../../views/logout-pages.js';
+import { FRONTCHANNEL_SCRIPT_HASH, type LogoutFrame } from '../../oidc/frontchannel-logout.js';
 import type { ClientResponse } from '../../oauth/authorize/checks.js';
 import { formPostPage } from '../../views/form-post-page.js';
 
@@ -14,6 +16,16 @@ export function interactionUrl(realmId: string, id: string): string {
 export function sendPage(reply: FastifyReply, status: number, body: string): FastifyReply {
   setPageHeaders(reply);
   return reply.code(status).send(body);
+}
+
+/**
+ * The front-channel logout page (views/logout-pages.ts) under its own CSP: the frames' origins and,
+ * when the page moves on by itself, its inline script's hash; the other headers as on every page.
+ */
+export function sendFrontchannelLogoutPage(reply: FastifyReply, ctx: { realmName: string; frames: LogoutFrame[]; next?: string }): FastifyReply {
+  setPageHeaders(reply);
+  reply.header('content-security-policy', frontchannelLogoutCsp(ctx.frames.map((f) => f.origin), ctx.next !== undefined ? FRONTCHANNEL_SCRIPT_HASH : undefined));
+  return reply.code(200).send(frontchannelLogoutPage(ctx));
 }
 
 export function renderError(reply: FastifyReply, status: number, ctx: { realmName: string; title: string; description: string }): FastifyReply {

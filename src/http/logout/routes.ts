@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../services.js';
+import { realmBase, type Services } from '../../services.js';
 import type { Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import { tokenHash } from '../../crypto/random.js';
@@ -9,7 +9,8 @@ import { LogoutError, parseLogoutRequest, type LogoutRequest } from '../../oidc/
 import { logoutSession } from '../../oidc/end-session.js';
 import { logoutConfirmPage, loggedOutPage } from '../../views/logout-pages.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie } from '../cookies.js';
-import { htmlErrorHandler, renderError, sendPage } from '../interaction/render.js';
+import { htmlErrorHandler, renderError, sendFrontchannelLogoutPage, sendPage } from '../interaction/render.js';
+import { logoutFrames, type LogoutFrame } from '../../oidc/frontchannel-logout.js';
 import { corsForClient, preflight, varyOrigin } from '../plugins/cors.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
@@ -19,15 +20,21 @@ async function finishLogout(services: Services, req: Req, reply: FastifyReply, r
   const secret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
   const now = nowSeconds(services.clock);
   const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), now) : undefined;
+  let frames: LogoutFrame[] = [];
   if (session) {
-    await logoutSession(services, realm.id, session, 'logged out');
+    const clients = await logoutSession(services, realm.id, session, 'logged out');
+    frames = logoutFrames(realmBase(services.config, realm.id), session.id, clients);
     await services.audit.record({ realmId: realm.id, type: 'LOGOUT', outcome: 'success', clientId: lr.client?.clientId ?? null, userId: session.userId, ip: req.ip });
   }
   clearRealmCookie(reply, services.config, realm.id, SESSION_COOKIE);
   clearSessionStateCookie(reply, services.config, realm.id);
-  if (lr.postLogoutRedirectUri) {
+  const next = lr.postLogoutRedirectUri ? redirectWith(lr.postLogoutRedirectUri, { state: lr.state }) : undefined;
+  // Front-Channel Logout 1.0, 2 and 4: the clients of the session are framed first, then the browser
+  // moves on to the post-logout redirect URI (or this page is the signed-out page).
+  if (frames.length > 0) return sendFrontchannelLogoutPage(reply, { realmName: realm.displayName ?? realm.id, frames, ...(next !== undefined ? { next } : {}) });
+  if (next !== undefined) {
     reply.header('cache-control', 'no-store');
-    return reply.redirect(redirectWith(lr.postLogoutRedirectUri, { state: lr.state }), 303);
+    return reply.redirect(next, 303);
   }
   return sendPage(reply, 200, loggedOutPage({ realmName: realm.displayName ?? realm.id }));
 }

@@ -14,6 +14,16 @@ export function setPageHeaders(reply: FastifyReply): void {
   reply.header('x-content-type-options', 'nosniff');
 }
 
+/**
+ * The front-channel logout page's CSP: our pages' policy, plus the frames' origins (frame-src; an
+ * origin comes from new URL(...).origin, so it holds no quote, space or semicolon) and its one inline
+ * script by hash. Nothing else is loosened.
+ */
+export function frontchannelLogoutCsp(frameOrigins: readonly string[], scriptHash: string | undefined): string {
+  const origins = [...new Set(frameOrigins)];
+  return PAGE_CSP.replace("script-src 'self'", `script-src 'self'${scriptHash ? ` ${scriptHash}` : ''}`) + (origins.length > 0 ? `; frame-src ${origins.join(' ')}` : '');
+}
+
 /** RFC 6749 5.1: token responses and their errors must not be cached. */
 export function setNoStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store');

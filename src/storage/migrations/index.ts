@@ -34,6 +34,7 @@ import * as registration from './2026-11-28T2300_registration.js';
 import * as loginOptions from './2026-11-28T2310_login_options.js';
 import * as backchannelLogout from './2026-11-28T2320_backchannel_logout.js';
 import * as pushedAuthorizationRequests from './2026-11-29T0210_pushed_authorization_requests.js';
+import * as frontchannelLogout from './2026-11-29T0220_frontchannel_logout.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -72,4 +73,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T2310_login_options': loginOptions,
   '2026-11-28T2320_backchannel_logout': backchannelLogout,
   '2026-11-29T0210_pushed_authorization_requests': pushedAuthorizationRequests,
+  '2026-11-29T0220_frontchannel_logout': frontchannelLogout,
 };

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
-import { ConflictError, NO_BACKCHANNEL_LOGOUT, type BackchannelLogoutSettings, type Client, type ClientAuthMethod } from '../types.js';
+import { ConflictError, NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toClient } from './mappers.js';
 import { deleteOwnedMappers } from './protocol-mappers.js';
@@ -25,15 +25,17 @@ export interface ClientPatch {
   pkceMethod?: Client['pkceMethod'];
   backchannelLogout?: Partial<BackchannelLogoutSettings>;
   requirePushedAuthorizationRequests?: boolean;
+  frontchannelLogout?: Partial<FrontchannelLogoutSettings>;
 }
 
 export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async create(
-    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests'> & { now: number; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean },
+    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'frontchannelLogout'> & { now: number; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; frontchannelLogout?: FrontchannelLogoutSettings },
   ): Promise<void> {
     const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
+    const fc = c.frontchannelLogout ?? NO_FRONTCHANNEL_LOGOUT;
     try {
       await this.db
         .insertInto('clients')
@@ -61,6 +63,9 @@ export class ClientRepository {
           backchannel_logout_session_required: bc.sessionRequired ? 1 : 0,
           backchannel_logout_revoke_offline: bc.revokeOfflineTokens ? 1 : 0,
           require_pushed_authorization_requests: c.requirePushedAuthorizationRequests ? 1 : 0,
+          frontchannel_logout: fc.enabled ? 1 : 0,
+          frontchannel_logout_url: fc.url,
+          frontchannel_logout_session_required: fc.sessionRequired ? 1 : 0,
         })
         .execute();
     } catch (err) {
@@ -115,6 +120,10 @@ export class ClientRepository {
     if (bc?.sessionRequired !== undefined) values.backchannel_logout_session_required = flag(bc.sessionRequired);
     if (bc?.revokeOfflineTokens !== undefined) values.backchannel_logout_revoke_offline = flag(bc.revokeOfflineTokens);
     if (patch.requirePushedAuthorizationRequests !== undefined) values.require_pushed_authorization_requests = flag(patch.requirePushedAuthorizationRequests);
+    const fc = patch.frontchannelLogout;
+    if (fc?.enabled !== undefined) values.frontchannel_logout = flag(fc.enabled);
+    if (fc?.url !== undefined) values.frontchannel_logout_url = fc.url;
+    if (fc?.sessionRequired !== undefined) values.frontchannel_logout_session_required = flag(fc.sessionRequired);
     if (Object.keys(values).length === 0) return true;
     const r = await this.db.updateTable('clients').set(values).where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;

@@ -87,6 +87,11 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
       revokeOfflineTokens: r.backchannel_logout_revoke_offline === 1,
     },
     requirePushedAuthorizationRequests: r.require_pushed_authorization_requests === 1,
+    frontchannelLogout: {
+      enabled: r.frontchannel_logout === 1,
+      url: r.frontchannel_logout_url ?? null,
+      sessionRequired: r.frontchannel_logout_session_required !== 0,
+    },
   };
 }
 

@@ -273,6 +273,8 @@ ${list('web-origins', client.webOrigins, 'origin', 'Add a web origin', 'Add web 
 ${backchannelSection(`${base}/backchannel-logout`, frame.csrf, client, canManage)}
 <h2>Pushed authorization requests</h2>
 ${parSection(`${base}/pushed-requests`, frame.csrf, client, canManage)}
+<h2>Front-channel logout</h2>
+${frontchannelSection(`${base}/frontchannel-logout`, frame.csrf, client, canManage)}
 <h2>Client roles</h2>
 <p class="muted">${roles.adminOnly
   ? "Realmgate's admin roles of this realm: the client takes no new roles, and none of them is renamed or deleted. Grant them on a user's page."
@@ -285,7 +287,7 @@ ${manage}`,
 /** OpenID Connect Back-Channel Logout: where logout tokens go, with sid or not, offline tokens revoked or not. */
 function backchannelSection(action: string, csrf: string, client: Client, canManage: boolean): SafeHtml {
   const b = client.backchannelLogout;
-  const help = html`<p class="muted">When a session the client was used in ends (logout, an administrator, a disabled or deleted user), Realmgate POSTs a signed logout token to this URL (OpenID Connect Back-Channel Logout). Leave it empty for none. Front-channel logout is not offered.</p>`;
+  const help = html`<p class="muted">When a session the client was used in ends (logout, an administrator, a disabled or deleted user), Realmgate POSTs a signed logout token to this URL (OpenID Connect Back-Channel Logout). Leave it empty for none.</p>`;
   if (!canManage) {
     return html`<dl class="facts"><dt>URL</dt><dd>${b.url ?? 'none'}</dd><dt>Session ID (sid)</dt><dd>${b.sessionRequired ? 'sent' : 'not sent'}</dd><dt>Offline tokens</dt><dd>${b.revokeOfflineTokens ? 'revoked at logout' : 'kept'}</dd></dl>${help}`;
   }
@@ -307,6 +309,22 @@ function parSection(action: string, csrf: string, client: Client, canManage: boo
 <label class="choice" for="require-par"><input type="checkbox" id="require-par" name="required" value="on" ${on ? 'checked' : ''}> Require pushed authorization requests</label>
 ${help}
 <button type="submit">Save pushed requests</button></form>`;
+}
+
+/** OpenID Connect Front-Channel Logout: the URL a browser frames when it ends a session, with iss and sid or not. */
+function frontchannelSection(action: string, csrf: string, client: Client, canManage: boolean): SafeHtml {
+  const f = client.frontchannelLogout;
+  const help = html`<p class="muted">When a browser signs out (the application's logout or the account page), Realmgate's logout page loads this URL in an invisible frame (OpenID Connect Front-Channel Logout). An administrator's logout has no browser: only back-channel logout reaches the client then.</p>`;
+  if (!canManage) {
+    return html`<dl class="facts"><dt>Front-channel logout</dt><dd>${f.enabled ? 'on' : 'off'}</dd><dt>URL</dt><dd>${f.url ?? 'none'}</dd><dt>Issuer and session ID</dt><dd>${f.sessionRequired ? 'sent' : 'not sent'}</dd></dl>${help}`;
+  }
+  const check = (on: boolean): string => (on ? 'checked' : '');
+  return html`<form method="post" action="${action}" class="console-form">${csrfField(csrf)}
+<label class="choice" for="frontchannel-on"><input type="checkbox" id="frontchannel-on" name="enabled" value="on" ${check(f.enabled)}> Front-channel logout</label>
+<label for="frontchannel-url">Front-channel logout URL</label><input type="text" id="frontchannel-url" name="url" inputmode="url" value="${f.url ?? ''}">
+${help}
+<label class="choice" for="frontchannel-sid"><input type="checkbox" id="frontchannel-sid" name="sessionRequired" value="on" ${check(f.sessionRequired)}> Add the issuer (iss) and session ID (sid) to the URL</label>
+<button type="submit">Save front-channel logout</button></form>`;
 }
 
 export function usersPage(frame: ConsoleFrame & { realmId: string }, users: User[], canManage: boolean, search: string, form: Record<string, string> = {}): string {

@@ -1,5 +1,5 @@
 import type { Client } from '../../../storage/types.js';
-import type { BackchannelLogoutChange, ClientChanges } from '../../operations/clients.js';
+import type { BackchannelLogoutChange, ClientChanges, FrontchannelLogoutChange } from '../../operations/clients.js';
 import { ValidationError } from '../../validation.js';
 
 /**
@@ -66,6 +66,43 @@ export function requireParFromAttributes(a: Record<string, unknown>): boolean | 
   throw new ValidationError(`attributes.${REQUIRE_PAR_ATTRIBUTE} must be "true" or "false"`);
 }
 
+/** Keycloak's client attributes of OpenID Connect Front-Channel Logout 1.0 (its OIDCConfigAttributes); the switch is frontchannelLogout. */
+export const FRONTCHANNEL_ATTRIBUTES = {
+  url: 'frontchannel.logout.url',
+  sessionRequired: 'frontchannel.logout.session.required',
+} as const;
+
+/** The two attributes as Keycloak writes them ("true"/"false"; no url attribute when there is none). */
+export function frontchannelAttributes(c: Client): Record<string, string> {
+  const f = c.frontchannelLogout;
+  return {
+    ...(f.url !== null ? { [FRONTCHANNEL_ATTRIBUTES.url]: f.url } : {}),
+    [FRONTCHANNEL_ATTRIBUTES.sessionRequired]: String(f.sessionRequired),
+  };
+}
+
+/**
+ * The front-channel logout settings of a client representation: its frontchannelLogout boolean and the
+ * attributes ("true"/"false" strings or booleans; an empty or null url removes it). Undefined when none is there.
+ */
+export function frontchannelFromRepresentation(switchValue: unknown, a: Record<string, unknown>): FrontchannelLogoutChange | undefined {
+  const out: FrontchannelLogoutChange = {};
+  if (switchValue !== undefined && switchValue !== null) {
+    if (typeof switchValue !== 'boolean') throw new ValidationError('frontchannelLogout must be true or false');
+    out.enabled = switchValue;
+  }
+  const url = a[FRONTCHANNEL_ATTRIBUTES.url];
+  if (url !== undefined) {
+    if (url !== null && typeof url !== 'string') throw new ValidationError(`attributes.${FRONTCHANNEL_ATTRIBUTES.url} must be a string`);
+    out.url = url;
+  }
+  const v = a[FRONTCHANNEL_ATTRIBUTES.sessionRequired];
+  if (v === true || v === 'true') out.sessionRequired = true;
+  else if (v === false || v === 'false') out.sessionRequired = false;
+  else if (v !== undefined && v !== null && v !== '') throw new ValidationError(`attributes.${FRONTCHANNEL_ATTRIBUTES.sessionRequired} must be "true" or "false"`);
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** Keycloak's ClientRepresentation, the fields Realmgate has. The id is the client id. */
 export interface ClientRepresentation {
   id: string;
@@ -84,8 +121,8 @@ export interface ClientRepresentation {
   webOrigins: string[];
   defaultClientScopes: string[];
   optionalClientScopes: string[];
-  /** Front-channel logout is not supported: always false. */
-  frontchannelLogout: false;
+  /** Front-Channel Logout 1.0: the browser frames attributes' frontchannel.logout.url at logout. */
+  frontchannelLogout: boolean;
   attributes: Record<string, string>;
 }
 
@@ -107,10 +144,11 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     webOrigins: c.webOrigins,
     defaultClientScopes: c.scopes,
     optionalClientScopes: [],
-    frontchannelLogout: false,
+    frontchannelLogout: c.frontchannelLogout.enabled,
     attributes: {
       ...backchannelAttributes(c),
       ...parAttributes(c),
+      ...frontchannelAttributes(c),
       'pkce.code.challenge.method': c.pkceMethod,
       // Keycloak joins the post-logout redirect URIs with '##'.
       'post.logout.redirect.uris': c.postLogoutRedirectUris.join('##'),
@@ -190,5 +228,7 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
     const requirePar = requireParFromAttributes(a);
     if (requirePar !== undefined) out.requirePushedAuthorizationRequests = requirePar;
   }
+  const frontchannel = frontchannelFromRepresentation(body.frontchannelLogout, attrs !== undefined && attrs !== null ? (attrs as Record<string, unknown>) : {});
+  if (frontchannel) out.frontchannelLogout = frontchannel;
   return out;
 }
