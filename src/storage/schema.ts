@@ -76,6 +76,8 @@ export interface ClientTable {
   backchannel_logout_url: string | null;
   backchannel_logout_session_required: Generated<number>;
   backchannel_logout_revoke_offline: Generated<number>;
+  /** JSON ClientJwtKeys (private_key_jwt: the client's keys, Keycloak's attributes); NULL: none. */
+  jwt_keys: string | null;
 }
 
 export interface UserTable {
@@ -445,6 +447,12 @@ export interface MetaTable {
   value: string;
 }
 
+/** Used client assertion ids (RFC 7523 3 item 7): SHA-256 hex of realm, client and jti; until when it could be replayed. */
+export interface ClientAssertionJtiTable {
+  id: string;
+  expires_at: number;
+}
+
 export interface Database {
   realms: RealmTable;
   clients: ClientTable;
@@ -463,6 +471,7 @@ export interface Database {
   hmac_keys: HmacKeyTable;
   device_codes: DeviceCodeTable;
   revoked_access_tokens: RevokedAccessTokenTable;
+  client_assertion_jtis: ClientAssertionJtiTable;
   events: EventTable;
   login_failures: LoginFailureTable;
   meta: MetaTable;

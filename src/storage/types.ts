@@ -98,6 +98,28 @@ export interface Client {
   webOrigins: string[];
   /** OpenID Connect Back-Channel Logout 1.0 (Keycloak's backchannel.logout.* attributes). */
   backchannelLogout: BackchannelLogoutSettings;
+  /** private_key_jwt: where the client's public keys are (Keycloak's client-jwt attributes); null: none set. */
+  jwtKeys: ClientJwtKeys | null;
+}
+
+/**
+ * A client's keys for signed-JWT authentication, as Keycloak's client attributes hold them. Keycloak's
+ * order decides which is used: the JWKS URL when useJwksUrl, else the inline JWKS when useJwksString,
+ * else the certificate.
+ */
+export interface ClientJwtKeys {
+  /** use.jwks.url / jwks.url */
+  useJwksUrl: boolean;
+  jwksUrl: string | null;
+  /** use.jwks.string / jwks.string: a JWKS document (JSON text). */
+  useJwksString: boolean;
+  jwksString: string | null;
+  /** jwt.credential.certificate: base64 DER X.509 certificate (the console's "Keys" tab). */
+  certificate: string | null;
+  /** token.endpoint.auth.signing.alg: the only algorithm accepted when set. */
+  signingAlg: string | null;
+  /** token.endpoint.auth.signing.max.exp: seconds an assertion may be used after iat (default 60). */
+  maxExp: number | null;
 }
 
 /** A client without back-channel logout (Keycloak's defaults for the other two settings). */
@@ -112,7 +134,7 @@ export interface BackchannelLogoutSettings {
   revokeOfflineTokens: boolean;
 }
 
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
 export interface User {
   id: string;

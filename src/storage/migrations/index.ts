@@ -33,6 +33,7 @@ import * as passwordPolicy from './2026-11-28T2100_password_policy.js';
 import * as registration from './2026-11-28T2300_registration.js';
 import * as loginOptions from './2026-11-28T2310_login_options.js';
 import * as backchannelLogout from './2026-11-28T2320_backchannel_logout.js';
+import * as clientJwt from './2026-11-29T0200_client_jwt.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -70,4 +71,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T2300_registration': registration,
   '2026-11-28T2310_login_options': loginOptions,
   '2026-11-28T2320_backchannel_logout': backchannelLogout,
+  '2026-11-29T0200_client_jwt': clientJwt,
 };

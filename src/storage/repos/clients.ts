@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
-import { ConflictError, NO_BACKCHANNEL_LOGOUT, type BackchannelLogoutSettings, type Client, type ClientAuthMethod } from '../types.js';
+import { ConflictError, NO_BACKCHANNEL_LOGOUT, type BackchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toClient } from './mappers.js';
 import { deleteOwnedMappers } from './protocol-mappers.js';
@@ -24,12 +24,14 @@ export interface ClientPatch {
   serviceAccountsEnabled?: boolean;
   pkceMethod?: Client['pkceMethod'];
   backchannelLogout?: Partial<BackchannelLogoutSettings>;
+  /** null removes them. */
+  jwtKeys?: ClientJwtKeys | null;
 }
 
 export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async create(c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout'> & { now: number; backchannelLogout?: BackchannelLogoutSettings }): Promise<void> {
+  async create(c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'jwtKeys'> & { now: number; backchannelLogout?: BackchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null }): Promise<void> {
     const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
     try {
       await this.db
@@ -57,6 +59,7 @@ export class ClientRepository {
           backchannel_logout_url: bc.url,
           backchannel_logout_session_required: bc.sessionRequired ? 1 : 0,
           backchannel_logout_revoke_offline: bc.revokeOfflineTokens ? 1 : 0,
+          jwt_keys: c.jwtKeys ? JSON.stringify(c.jwtKeys) : null,
         })
         .execute();
     } catch (err) {
@@ -110,6 +113,7 @@ export class ClientRepository {
     if (bc?.url !== undefined) values.backchannel_logout_url = bc.url;
     if (bc?.sessionRequired !== undefined) values.backchannel_logout_session_required = flag(bc.sessionRequired);
     if (bc?.revokeOfflineTokens !== undefined) values.backchannel_logout_revoke_offline = flag(bc.revokeOfflineTokens);
+    if (patch.jwtKeys !== undefined) values.jwt_keys = patch.jwtKeys ? JSON.stringify(patch.jwtKeys) : null;
     if (Object.keys(values).length === 0) return true;
     const r = await this.db.updateTable('clients').set(values).where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
