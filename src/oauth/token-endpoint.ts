@@ -27,11 +27,11 @@ export async function handleTokenRequest(
   const grant = GRANTS.get(grantType);
   if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
 
-  const params = readParams(input.body, ['client_id', 'client_secret', ...grant.parameters]);
+  const params = readParams(input.body, ['client_id', 'client_secret', 'client_assertion', ...grant.parameters]);
   const ip = input.ip ?? null;
   let client;
   try {
-    client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '');
+    client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '', input.body);
   } catch (err) {
     if (err instanceof OAuthError && err.error === 'invalid_client') {
       metrics.clientAuthFailures.inc();
