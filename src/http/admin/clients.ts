@@ -66,7 +66,8 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         realmId: realm.id,
         clientId: rep.clientId,
         redirectUris: rep.redirectUris ?? [],
-        ...(rep.secret !== undefined && !rep.public ? { secret: rep.secret } : {}),
+        // A client-jwt client has no secret: one sent along (a Keycloak representation often has it) is ignored.
+        ...(rep.secret !== undefined && !rep.public && !rep.authMethods?.includes('private_key_jwt') ? { secret: rep.secret } : {}),
         ...(rep.scopes ? { scopes: rep.scopes.join(' ') } : {}),
         ...(rep.public ? { public: true } : {}),
         ...(rep.name ? { name: rep.name } : {}),
@@ -78,6 +79,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.webOrigins ? { webOrigins: rep.webOrigins } : {}),
         ...(rep.authMethods ? { authMethods: rep.authMethods } : {}),
         ...(rep.backchannelLogout ? { backchannelLogout: rep.backchannelLogout } : {}),
+        ...(rep.jwtKeys ? { jwtKeys: rep.jwtKeys } : {}),
       },
       actorOf(caller),
     );

@@ -1,5 +1,5 @@
 import type { Client } from '../../../storage/types.js';
-import type { BackchannelLogoutChange, ClientChanges } from '../../operations/clients.js';
+import type { BackchannelLogoutChange, ClientChanges, ClientJwtKeysChange } from '../../operations/clients.js';
 import { ValidationError } from '../../validation.js';
 
 /**
@@ -49,6 +49,65 @@ export function backchannelFromAttributes(a: Record<string, unknown>): Backchann
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** Keycloak's client attributes of its client-jwt authenticator (signed JWT, private_key_jwt). */
+export const JWT_ATTRIBUTES = {
+  useJwksUrl: 'use.jwks.url',
+  jwksUrl: 'jwks.url',
+  useJwksString: 'use.jwks.string',
+  jwksString: 'jwks.string',
+  certificate: 'jwt.credential.certificate',
+  signingAlg: 'token.endpoint.auth.signing.alg',
+  maxExp: 'token.endpoint.auth.signing.max.exp',
+} as const;
+
+/** Keycloak's clientAuthenticatorType of a client. */
+export function authenticatorType(c: Client): 'client-secret' | 'client-jwt' {
+  return c.authMethods.includes('private_key_jwt') ? 'client-jwt' : 'client-secret';
+}
+
+/** The client-jwt attributes as Keycloak writes them (strings; none when the client has no JWT keys). */
+export function jwtKeyAttributes(c: Client): Record<string, string> {
+  const k = c.jwtKeys;
+  if (!k) return {};
+  return {
+    [JWT_ATTRIBUTES.useJwksUrl]: String(k.useJwksUrl),
+    ...(k.jwksUrl !== null ? { [JWT_ATTRIBUTES.jwksUrl]: k.jwksUrl } : {}),
+    [JWT_ATTRIBUTES.useJwksString]: String(k.useJwksString),
+    ...(k.jwksString !== null ? { [JWT_ATTRIBUTES.jwksString]: k.jwksString } : {}),
+    ...(k.certificate !== null ? { [JWT_ATTRIBUTES.certificate]: k.certificate } : {}),
+    ...(k.signingAlg !== null ? { [JWT_ATTRIBUTES.signingAlg]: k.signingAlg } : {}),
+    ...(k.maxExp !== null ? { [JWT_ATTRIBUTES.maxExp]: String(k.maxExp) } : {}),
+  };
+}
+
+/**
+ * The client-jwt attributes of a Keycloak attributes map ("true"/"false" strings or booleans; "" clears a
+ * value, as Keycloak's exports write unset ones). Undefined when none is there.
+ */
+export function jwtKeysFromAttributes(a: Record<string, unknown>): ClientJwtKeysChange | undefined {
+  const out: ClientJwtKeysChange = {};
+  for (const [key, name] of [['useJwksUrl', JWT_ATTRIBUTES.useJwksUrl], ['useJwksString', JWT_ATTRIBUTES.useJwksString]] as const) {
+    const v = a[name];
+    if (v === undefined || v === null || v === '') continue;
+    if (v === true || v === 'true') out[key] = true;
+    else if (v === false || v === 'false') out[key] = false;
+    else throw new ValidationError(`attributes.${name} must be "true" or "false"`);
+  }
+  for (const [key, name] of [['jwksUrl', JWT_ATTRIBUTES.jwksUrl], ['jwksString', JWT_ATTRIBUTES.jwksString], ['certificate', JWT_ATTRIBUTES.certificate], ['signingAlg', JWT_ATTRIBUTES.signingAlg]] as const) {
+    const v = a[name];
+    if (v === undefined) continue;
+    if (v !== null && typeof v !== 'string') throw new ValidationError(`attributes.${name} must be a string`);
+    out[key] = v;
+  }
+  const max = a[JWT_ATTRIBUTES.maxExp];
+  if (max !== undefined) {
+    if (max === null || max === '') out.maxExp = null;
+    else if ((typeof max === 'string' && /^\d{1,9}$/.test(max)) || typeof max === 'number') out.maxExp = Number(max);
+    else throw new ValidationError(`attributes.${JWT_ATTRIBUTES.maxExp} must be a number of seconds`);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** Keycloak's ClientRepresentation, the fields Realmgate has. The id is the client id. */
 export interface ClientRepresentation {
   id: string;
@@ -58,7 +117,7 @@ export interface ClientRepresentation {
   protocol: 'openid-connect';
   publicClient: boolean;
   bearerOnly: boolean;
-  clientAuthenticatorType: 'client-secret';
+  clientAuthenticatorType: 'client-secret' | 'client-jwt';
   standardFlowEnabled: boolean;
   implicitFlowEnabled: boolean;
   directAccessGrantsEnabled: boolean;
@@ -81,7 +140,7 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     protocol: 'openid-connect',
     publicClient: c.public,
     bearerOnly: false,
-    clientAuthenticatorType: 'client-secret',
+    clientAuthenticatorType: authenticatorType(c),
     standardFlowEnabled: c.standardFlowEnabled,
     implicitFlowEnabled: false,
     directAccessGrantsEnabled: c.directAccessGrantsEnabled,
@@ -93,6 +152,7 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     frontchannelLogout: false,
     attributes: {
       ...backchannelAttributes(c),
+      ...jwtKeyAttributes(c),
       'pkce.code.challenge.method': c.pkceMethod,
       // Keycloak joins the post-logout redirect URIs with '##'.
       'post.logout.redirect.uris': c.postLogoutRedirectUris.join('##'),
@@ -144,10 +204,11 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
   set('scopes', strList(body, 'defaultClientScopes'));
   if (bool(body, 'bearerOnly') === true) throw new ValidationError('bearer-only clients are not supported');
   const authenticator = body.clientAuthenticatorType;
-  // Keycloak's other authenticators (client-jwt, client-secret-jwt, client-x509) cannot be honoured; "none"
-  // is what Keycloak's dynamic registration gives a public client, whose publicClient says the same.
-  if (authenticator !== undefined && authenticator !== null && authenticator !== 'client-secret' && authenticator !== 'none') {
-    throw new ValidationError(`clientAuthenticatorType ${JSON.stringify(authenticator)} is not supported: Realmgate clients authenticate with a secret (client-secret)`);
+  // client-secret and client-jwt (private_key_jwt) are honoured; "none" is what Keycloak's dynamic
+  // registration gives a public client, whose publicClient says the same. client-secret-jwt (HMAC with the
+  // secret) cannot be: secrets are stored only as hashes; client-x509 (mutual TLS) is not offered.
+  if (authenticator !== undefined && authenticator !== null && authenticator !== 'client-secret' && authenticator !== 'client-jwt' && authenticator !== 'none') {
+    throw new ValidationError(`clientAuthenticatorType ${JSON.stringify(authenticator)} is not supported: use client-secret or client-jwt (signed JWT)`);
   }
   if (bool(body, 'implicitFlowEnabled') === true) throw new ValidationError('the implicit flow is not supported (RFC 9700 2.1.2)');
   const attrs = body.attributes;
@@ -169,6 +230,13 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
     }
     const backchannel = backchannelFromAttributes(a);
     if (backchannel) out.backchannelLogout = backchannel;
+    const jwtKeys = jwtKeysFromAttributes(a);
+    if (jwtKeys) out.jwtKeys = jwtKeys;
   }
+  // clientAuthenticatorType decides between a secret and a signed JWT; the realmgate. attribute then only
+  // picks among the secret methods (one left from client-jwt is dropped).
+  if (out.public !== true && authenticator === 'client-jwt') out.authMethods = ['private_key_jwt'];
+  else if (out.public !== true && authenticator === 'client-secret' && out.authMethods?.some((m) => m.includes('private_key_jwt'))) out.authMethods = ['client_secret_basic', 'client_secret_post'];
+  else if (out.public !== true && authenticator === 'client-secret' && out.authMethods === undefined) out.secretAuthenticator = true;
   return out;
 }
