@@ -352,6 +352,8 @@ export interface ClientChanges {
   jwtKeys?: ClientJwtKeysChange;
   /** clientAuthenticatorType "client-secret" without methods: a client-jwt client goes back to both secret methods. */
   secretAuthenticator?: boolean;
+  /** The methods attribute said private_key_jwt without clientAuthenticatorType: fine for a client-jwt client only. */
+  expectJwt?: boolean;
 }
 
 async function requireClient(store: Store, realmId: string, clientId: string): Promise<Client> {
@@ -381,6 +383,10 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   if (c.backchannelLogout) update.backchannelLogout = c.backchannelLogout;
   if (c.jwtKeys) update.jwtKeys = c.jwtKeys;
   if (c.secretAuthenticator && !c.authMethods) update.secretAuthenticator = true;
+  if (c.expectJwt) {
+    const current = await requireClient(store, input.realmId, input.clientId);
+    if (!usesJwt(current.authMethods)) throw new ValidationError('the secret methods attribute names client_secret_basic and client_secret_post only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"');
+  }
   for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod'] as const) {
     if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }

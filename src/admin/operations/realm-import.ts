@@ -751,6 +751,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const jwt = authType === 'client-jwt';
   const jwtAttributes = jwt ? jwtKeysFromAttributes(attrs) : undefined;
   if (!isPublic && !jwt) {
+    if (authMethods !== undefined && authMethods.includes('private_key_jwt')) return refuse(clientId, element, 'skipped', `attributes.${AUTH_METHODS_ATTRIBUTE} names the secret methods only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"`);
     if (authType !== 'client-secret') return refuse(clientId, element, 'skipped', `client authenticator ${authType} is not supported (client-secret and client-jwt only; client-secret-jwt would need the secret in clear, which Realmgate does not keep)`);
     if (restored && (secret === MASKED || !secret)) {
       // A Realmgate export with --with-secrets: the hash comes back, the client keeps its secret.

@@ -58,6 +58,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
     const body = jsonObject(req.body);
     const rep = fromClientRepresentation(body);
     if (!rep.clientId) throw new ValidationError('clientId is required');
+    if (rep.expectJwt) throw new ValidationError('a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"');
     const mappers = mappersOfBody(body);
     await checkNewOwnerMappers(store, realm.id, mappers, rep.clientId);
     const { client } = await createClient(

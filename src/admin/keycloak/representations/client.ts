@@ -235,6 +235,12 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
   }
   // clientAuthenticatorType decides between a secret and a signed JWT; the realmgate. attribute then only
   // picks among the secret methods (one left from client-jwt is dropped).
+  // Without clientAuthenticatorType, the attribute read back from a client-jwt client ("private_key_jwt")
+  // changes nothing; on a client-secret client it is refused (changeClient): the authenticator decides.
+  if (out.public !== true && authenticator !== 'client-jwt' && authenticator !== 'client-secret' && out.authMethods?.some((m) => m.includes('private_key_jwt'))) {
+    delete out.authMethods;
+    out.expectJwt = true;
+  }
   if (out.public !== true && authenticator === 'client-jwt') out.authMethods = ['private_key_jwt'];
   else if (out.public !== true && authenticator === 'client-secret' && out.authMethods?.some((m) => m.includes('private_key_jwt'))) out.authMethods = ['client_secret_basic', 'client_secret_post'];
   else if (out.public !== true && authenticator === 'client-secret' && out.authMethods === undefined) out.secretAuthenticator = true;
