@@ -496,6 +496,11 @@ export async function updateClient(store: Store, input: ClientUpdate, actor: Act
   return (await applyClientUpdate(store, input, actor)).client;
 }
 
+/** updateClient, with the secret a change generated (a client going back from a signed JWT to a secret it never had), shown once. */
+export async function updateClientShowingSecret(store: Store, input: ClientUpdate, actor: Actor = cliActor()): Promise<{ client: Client; secret?: string }> {
+  return applyClientUpdate(store, input, actor);
+}
+
 /** The one path of every client change (CLI, admin API, console): checks, the write, the admin event. */
 async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor): Promise<{ client: Client; secret?: string }> {
   const client = await requireClient(store, input.realmId, input.clientId);
