@@ -1,4 +1,5 @@
-import type { Services } from '../services.js';
+import { decodeJwt } from 'jose';
+import { isClientId, type Services } from '../services.js';
 import { authenticateClient, parseBasicAuth } from './client-auth.js';
 import type { EventType } from '../storage/repos/events.js';
 import { OAuthError } from './errors.js';
@@ -39,7 +40,7 @@ export async function handleTokenRequest(
       // Anyone can send these: only a sample is stored (a count of the rest rides on the next stored one).
       const sample = services.clientFailures.sampler.sample(realm.id, services.clock.nowMs());
       if (sample.store) {
-        const attempted = parseBasicAuthSafe(input.authorization) ?? params.get('client_id') ?? null;
+        const attempted = parseBasicAuthSafe(input.authorization) ?? params.get('client_id') ?? assertedSubject(params.get('client_assertion')) ?? null;
         const more = sample.skipped > 0 ? ` (${sample.skipped} more failures not stored)` : '';
         await services.audit.record({ realmId: realm.id, type: 'CLIENT_AUTH_ERROR', outcome: 'failure', clientId: attempted, ip, reason: (err.detail ?? err.description) + more });
       }
@@ -64,6 +65,17 @@ export async function handleTokenRequest(
       await services.audit.record({ realmId: realm.id, type, outcome: 'failure', clientId: client.clientId, userId: err.userId ?? null, ip, reason: `${err.error}: ${err.description}` });
     }
     throw err;
+  }
+}
+
+/** The client an assertion names (unverified, for the failure event only). */
+function assertedSubject(assertion: string | undefined): string | undefined {
+  if (assertion === undefined) return undefined;
+  try {
+    const sub = decodeJwt(assertion).sub;
+    return typeof sub === 'string' && isClientId(sub) ? sub : undefined;
+  } catch {
+    return undefined;
   }
 }
 

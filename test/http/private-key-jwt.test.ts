@@ -136,6 +136,9 @@ for (const dialect of dialects()) {
       refused(await grant(await assertion({ iss: 'someone' })), 401, 'invalid_client', /iss/);
       refused(await grant(await assertion({ iss: 'cert-app', sub: 'cert-app' })), 401, 'invalid_client', /verified|signature|key/);
       refused(await grant(await assertion({ iss: 'nobody', sub: 'nobody' })), 401, 'invalid_client', /client authentication failed/);
+      // The failure event names the client the assertion claimed to be.
+      const events = await ts.store.events.list(REALM, { limit: 20 });
+      assert.ok(events.some((e) => e.type === 'CLIENT_AUTH_ERROR' && e.clientId === 'nobody'), JSON.stringify(events.map((e) => [e.type, e.clientId])));
       refused(await grant(await assertion(), { client_id: 'web-app' }), 401, 'invalid_client', /client_id/);
       // web-app authenticates with its secret: an assertion in its name is refused whatever signs it.
       refused(await grant(await assertion({ iss: 'web-app', sub: 'web-app' })), 401, 'invalid_client', /does not authenticate with a signed JWT/);
