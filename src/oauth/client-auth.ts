@@ -146,10 +146,9 @@ async function authenticateByAssertion(services: Services, realmId: string, auth
   if (type === undefined) throw new OAuthError('invalid_request', 'missing required parameter client_assertion_type');
   if (type !== JWT_BEARER_ASSERTION) throw new OAuthError('invalid_request', `client_assertion_type must be ${JWT_BEARER_ASSERTION}`);
   const { perAddress, perClient } = services.clientFailures;
-  let clientId = '';
   let keys: { address: string; client: string } | undefined;
   try {
-    clientId = assertedClientId(assertion, params.get('client_id'));
+    const clientId = assertedClientId(assertion, params.get('client_id'));
     const counted = isClientId(clientId) ? clientId : '';
     keys = { address: `${realmId}\0${counted}\0${ip}`, client: `${realmId}\0${counted}` };
     const wait = perAddress.hasFailed(keys.address) ? Math.max(perAddress.blockedFor(keys.address), perClient.blockedFor(keys.client)) : 0;

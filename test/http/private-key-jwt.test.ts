@@ -190,6 +190,14 @@ for (const dialect of dialects()) {
       assert.equal(rev.statusCode, 200, rev.body);
     });
 
+    test('the device authorization endpoint takes the assertion too', async () => {
+      const res = await ts.app.inject({ method: 'POST', url: realmPath('/protocol/openid-connect/auth/device'), headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ client_assertion_type: TYPE, client_assertion: await assertion(), scope: 'openid' }).toString() });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(typeof res.json().device_code, 'string');
+      const bad = await ts.app.inject({ method: 'POST', url: realmPath('/protocol/openid-connect/auth/device'), headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ client_assertion_type: TYPE, client_assertion: await assertion({}, { key: other.privateKey }) }).toString() });
+      refused(bad, 401, 'invalid_client');
+    });
+
     test('failed assertions count in the client-failure limiter: after 10, even a valid one waits', async () => {
       resetLimiter();
       for (let i = 0; i < 10; i++) refused(await grant(await assertion({}, { key: other.privateKey })), 401, 'invalid_client');
