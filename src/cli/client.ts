@@ -81,7 +81,7 @@ export function describeClient(c: Client): string {
 function jwtKeysText(c: Client): string {
   if (!c.authMethods.includes('private_key_jwt')) return '';
   const source = keySource(c.jwtKeys);
-  const where = !source ? 'none: set --jwks-url, --jwks-file or --certificate-file' : source.kind === 'url' ? source.url : source.kind === 'jwks' ? 'inline JWKS' : 'certificate';
+  const where = !source ? 'none: set --jwks-url, --jwks-file or --certificate-file' : source.kind === 'url' ? source.url : source.kind === 'jwks' ? 'inline JWKS' : source.kind === 'certificate' ? 'certificate' : 'public key';
   return `${where}${c.jwtKeys?.signingAlg ? ` (${c.jwtKeys.signingAlg} only)` : ''}`;
 }
 

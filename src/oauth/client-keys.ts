@@ -1,19 +1,21 @@
-import { X509Certificate, type KeyObject } from 'node:crypto';
+import { X509Certificate, createPublicKey, type KeyObject } from 'node:crypto';
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import type { ClientJwtKeys } from '../storage/types.js';
 
 /**
  * The public keys a client signs its assertions with (private_key_jwt), wherever Keycloak's attributes
- * put them: a JWKS URL, an inline JWKS, or an X.509 certificate. Keycloak's order: the URL when
- * use.jwks.url is on, else the inline JWKS when use.jwks.string is on, else the certificate.
+ * put them: a JWKS URL, an inline JWKS, an X.509 certificate or a public key. Keycloak's order: the URL
+ * when use.jwks.url is on, else the inline JWKS when use.jwks.string is on, else the certificate, else
+ * the public key.
  */
-export type KeySource = { kind: 'url'; url: string } | { kind: 'jwks'; jwks: string } | { kind: 'certificate'; certificate: string };
+export type KeySource = { kind: 'url'; url: string } | { kind: 'jwks'; jwks: string } | { kind: 'certificate'; certificate: string } | { kind: 'publicKey'; publicKey: string };
 
 export function keySource(k: ClientJwtKeys | null): KeySource | undefined {
   if (!k) return undefined;
   if (k.useJwksUrl && k.jwksUrl) return { kind: 'url', url: k.jwksUrl };
   if (k.useJwksString && k.jwksString) return { kind: 'jwks', jwks: k.jwksString };
   if (k.certificate) return { kind: 'certificate', certificate: k.certificate };
+  if (k.publicKey) return { kind: 'publicKey', publicKey: k.publicKey };
   return undefined;
 }
 
@@ -47,6 +49,18 @@ export function certificateKey(text: string): KeyObject {
     return new X509Certificate(Buffer.from(b64, 'base64')).publicKey;
   } catch {
     throw new Error('the certificate is not an X.509 certificate');
+  }
+}
+
+/** A Keycloak jwt.credential.public.key (base64 DER SubjectPublicKeyInfo, or PEM): the key. */
+export function publicKeyOf(text: string): KeyObject {
+  const pem = /-----BEGIN PUBLIC KEY-----([\s\S]+?)-----END PUBLIC KEY-----/.exec(text);
+  const b64 = (pem ? pem[1]! : text).replace(/\s+/g, '');
+  if (b64 === '' || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw new Error('the public key is not base64 (DER) or PEM');
+  try {
+    return createPublicKey({ key: Buffer.from(b64, 'base64'), format: 'der', type: 'spki' });
+  } catch {
+    throw new Error('the public key is not a SubjectPublicKeyInfo');
   }
 }
 
@@ -109,14 +123,14 @@ export class ClientKeyCache {
   /** A getKey for jwtVerify over the client's keys. */
   resolver(source: KeySource): JWTVerifyGetKey | KeyObject {
     if (source.kind === 'url') return (header, token) => this.remoteKey(source.url, header, token);
-    const text = source.kind === 'jwks' ? source.jwks : source.certificate;
+    const text = source.kind === 'jwks' ? source.jwks : source.kind === 'certificate' ? source.certificate : source.publicKey;
     const id = `${source.kind}\0${text}`;
     let k = this.local.get(id);
     if (!k) {
       try {
-        k = source.kind === 'jwks' ? createLocalJWKSet(parseJwks(text)) : certificateKey(text);
+        k = source.kind === 'jwks' ? createLocalJWKSet(parseJwks(text)) : source.kind === 'certificate' ? certificateKey(text) : publicKeyOf(text);
       } catch (err) {
-        throw new ClientKeysUnavailable(`the client's ${source.kind === 'jwks' ? 'JWKS' : 'certificate'} is unusable: ${(err as Error).message}`);
+        throw new ClientKeysUnavailable(`the client's ${source.kind === 'jwks' ? 'JWKS' : source.kind === 'certificate' ? 'certificate' : 'public key'} is unusable: ${(err as Error).message}`);
       }
       this.remember(this.local, id, k);
     }

@@ -116,6 +116,8 @@ export interface ClientJwtKeys {
   jwksString: string | null;
   /** jwt.credential.certificate: base64 DER X.509 certificate (the console's "Keys" tab). */
   certificate: string | null;
+  /** jwt.credential.public.key: base64 DER SubjectPublicKeyInfo (Keycloak's "Public key PEM" import), used without a certificate. */
+  publicKey?: string | null;
   /** token.endpoint.auth.signing.alg: the only algorithm accepted when set. */
   signingAlg: string | null;
   /** token.endpoint.auth.signing.max.exp: seconds an assertion may be used after iat (default 60). */

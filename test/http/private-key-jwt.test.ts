@@ -180,6 +180,15 @@ for (const dialect of dialects()) {
       assert.equal(res.statusCode, 200, res.body);
     });
 
+    test("a client with Keycloak's jwt.credential.public.key (PEM given, stored as base64 DER) authenticates with it", async () => {
+      const k = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      await createClient(ts.store, { realmId: REALM, clientId: 'key-app', redirectUris: [ts.client.redirectUri], authMethods: ['private_key_jwt'], serviceAccountsEnabled: true, jwtKeys: { publicKey: k.publicKey.export({ type: 'spki', format: 'pem' }).toString() } });
+      assert.equal((await ts.store.clients.get(REALM, 'key-app'))!.jwtKeys?.publicKey, k.publicKey.export({ type: 'spki', format: 'der' }).toString('base64'));
+      assert.equal((await grant(await assertion({ iss: 'key-app', sub: 'key-app' }, { key: k.privateKey, alg: 'ES256' }))).statusCode, 200);
+      refused(await grant(await assertion({ iss: 'key-app', sub: 'key-app' }, { key: other.privateKey })), 401, 'invalid_client');
+      resetLimiter();
+    });
+
     test('introspection and revocation take the assertion too', async () => {
       const { access_token } = (await grant(await assertion())).json();
       const form = async (): Promise<string> => new URLSearchParams({ token: access_token, client_assertion_type: TYPE, client_assertion: await assertion() }).toString();

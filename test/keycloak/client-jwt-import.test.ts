@@ -50,6 +50,8 @@ for (const dialect of dialects()) {
       const { publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
       const jwks = JSON.stringify({ keys: [publicKey.export({ format: 'jwk' })] });
       const der = certificateDer();
+      const signer = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const pub = signer.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
       // As Keycloak 26 exports them: every attribute present, unset ones "".
       const kc = { 'use.jwks.url': 'false', 'jwks.url': '', 'use.jwks.string': 'false', 'token.endpoint.auth.signing.alg': '', 'token.endpoint.auth.signing.max.exp': '' };
       const realm = {
@@ -59,6 +61,8 @@ for (const dialect of dialects()) {
           client('by-url', 'client-jwt', { ...kc, 'use.jwks.url': 'true', 'jwks.url': 'https://keys.example.com/jwks.json', 'token.endpoint.auth.signing.alg': 'PS256', 'token.endpoint.auth.signing.max.exp': '120' }),
           client('by-jwks', 'client-jwt', { ...kc, 'use.jwks.string': 'true', 'jwks.string': jwks }),
           client('by-cert', 'client-jwt', { ...kc, 'jwt.credential.certificate': der }),
+          // Keycloak's "Public key PEM" import: the key (base64 DER), its kid beside it.
+          client('by-key', 'client-jwt', { ...kc, 'jwt.credential.public.key': pub, 'jwt.credential.kid': 'kid-1' }),
           client('bad-url', 'client-jwt', { ...kc, 'use.jwks.url': 'true', 'jwks.url': 'file:///etc/passwd' }),
           client('hmac', 'client-secret-jwt', kc),
           client('secret', 'client-secret', kc),
@@ -71,10 +75,12 @@ for (const dialect of dialects()) {
       const byUrl = (await ts.store.clients.get('kjwt', 'by-url'))!;
       assert.deepEqual(byUrl.authMethods, ['private_key_jwt']);
       assert.equal(byUrl.secretHash, null, 'the secret is not kept');
-      assert.deepEqual(byUrl.jwtKeys, { useJwksUrl: true, jwksUrl: 'https://keys.example.com/jwks.json', useJwksString: false, jwksString: null, certificate: null, signingAlg: 'PS256', maxExp: 120 });
+      assert.deepEqual(byUrl.jwtKeys, { useJwksUrl: true, jwksUrl: 'https://keys.example.com/jwks.json', useJwksString: false, jwksString: null, certificate: null, publicKey: null, signingAlg: 'PS256', maxExp: 120 });
       assert.match(text, /signed JWT \(private_key_jwt\), keys from its JWKS URL https:\/\/keys\.example\.com\/jwks\.json/);
       assert.equal((await ts.store.clients.get('kjwt', 'by-jwks'))!.jwtKeys?.jwksString, jwks);
       assert.equal((await ts.store.clients.get('kjwt', 'by-cert'))!.jwtKeys?.certificate, der);
+      assert.equal((await ts.store.clients.get('kjwt', 'by-key'))!.jwtKeys?.publicKey, pub);
+      assert.match(text, /keys from its public key/);
       const badUrl = (await ts.store.clients.get('kjwt', 'bad-url'))!;
       assert.deepEqual(badUrl.authMethods, ['private_key_jwt']);
       assert.equal(badUrl.jwtKeys?.jwksUrl ?? null, null);
@@ -98,7 +104,8 @@ for (const dialect of dialects()) {
       assert.equal(((exported.clients as Json[]).find((c) => c.clientId === 'secret')!).clientAuthenticatorType, 'client-secret');
       const again = await importKeycloakRealms(ts.store, [{ ...exported, realm: 'kjwt2' }], { ifExists: 'fail' }, actor);
       assert.equal(again.realms[0]!.status, 'imported', JSON.stringify(again.realms[0]));
-      for (const id of ['by-url', 'by-jwks', 'by-cert']) {
+      assert.equal(((exported.clients as Json[]).find((c) => c.clientId === 'by-key')!.attributes as Json)['jwt.credential.public.key'], pub);
+      for (const id of ['by-url', 'by-jwks', 'by-cert', 'by-key']) {
         const a = (await ts.store.clients.get('kjwt', id))!;
         const b = (await ts.store.clients.get('kjwt2', id))!;
         assert.deepEqual([b.authMethods, b.jwtKeys], [a.authMethods, a.jwtKeys], id);

@@ -1,7 +1,7 @@
 import type { Store } from '../../storage/store.js';
 import { createPublicKey } from 'node:crypto';
 import { NO_BACKCHANNEL_LOGOUT, type BackchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys } from '../../storage/types.js';
-import { certificateKey, parseJwks } from '../../oauth/client-keys.js';
+import { certificateKey, parseJwks, publicKeyOf } from '../../oauth/client-keys.js';
 import { ASSERTION_ALGS, isAssertionAlg } from '../../oauth/client-assertion.js';
 import type { ClientPatch } from '../../storage/repos/clients.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
@@ -41,7 +41,7 @@ export function usesJwt(methods: readonly string[]): boolean {
 /** Changes to a client's signed-JWT keys (Keycloak's attributes); absent fields stay, '' or null clears one. */
 export type ClientJwtKeysChange = { [K in keyof ClientJwtKeys]?: ClientJwtKeys[K] | '' };
 
-export const NO_JWT_KEYS: ClientJwtKeys = Object.freeze({ useJwksUrl: false, jwksUrl: null, useJwksString: false, jwksString: null, certificate: null, signingAlg: null, maxExp: null });
+export const NO_JWT_KEYS: ClientJwtKeys = Object.freeze({ useJwksUrl: false, jwksUrl: null, useJwksString: false, jwksString: null, certificate: null, publicKey: null, signingAlg: null, maxExp: null });
 
 /** Keycloak allows more; an assertion's id is kept this long at most, so it stays bounded. */
 const MAX_ASSERTION_MAX_EXP = 3600;
@@ -94,6 +94,15 @@ export function checkJwtCertificate(text: string): string {
   return (pem ? pem[1]! : text).replace(/\s+/g, '');
 }
 
+/** Keycloak's jwt.credential.public.key (base64 DER SubjectPublicKeyInfo; PEM accepted): stored as base64 DER. */
+export function checkJwtPublicKey(text: string): string {
+  try {
+    return publicKeyOf(text).export({ type: 'spki', format: 'der' }).toString('base64');
+  } catch (err) {
+    throw new ValidationError(`jwt.credential.public.key: ${(err as Error).message}`);
+  }
+}
+
 /** Applies a change to a client's JWT keys, each value checked; null when nothing is left set. */
 export function applyJwtKeys(current: ClientJwtKeys | null, change: ClientJwtKeysChange | undefined): ClientJwtKeys | null {
   if (!change) return current;
@@ -105,6 +114,8 @@ export function applyJwtKeys(current: ClientJwtKeys | null, change: ClientJwtKey
   if (jwks !== undefined) out.jwksString = jwks;
   const cert = text(change.certificate, checkJwtCertificate);
   if (cert !== undefined) out.certificate = cert;
+  const publicKey = text(change.publicKey, checkJwtPublicKey);
+  if (publicKey !== undefined) out.publicKey = publicKey;
   const alg = text(change.signingAlg, (a) => {
     if (!isAssertionAlg(a)) throw new ValidationError(`token.endpoint.auth.signing.alg must be one of ${ASSERTION_ALGS.join(', ')} (asymmetric: client secrets are stored as hashes, so HMAC cannot be verified), not ${JSON.stringify(a)}`);
     return a;
@@ -117,7 +128,7 @@ export function applyJwtKeys(current: ClientJwtKeys | null, change: ClientJwtKey
     else if (!Number.isInteger(change.maxExp) || change.maxExp < 1 || change.maxExp > MAX_ASSERTION_MAX_EXP) throw new ValidationError(`token.endpoint.auth.signing.max.exp must be a whole number of seconds from 1 to ${MAX_ASSERTION_MAX_EXP}`);
     else out.maxExp = change.maxExp;
   }
-  const empty = !out.useJwksUrl && !out.useJwksString && out.jwksUrl === null && out.jwksString === null && out.certificate === null && out.signingAlg === null && out.maxExp === null;
+  const empty = !out.useJwksUrl && !out.useJwksString && out.jwksUrl === null && out.jwksString === null && out.certificate === null && !out.publicKey && out.signingAlg === null && out.maxExp === null;
   return empty ? null : out;
 }
 

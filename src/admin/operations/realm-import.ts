@@ -828,7 +828,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
       }
     }
     const source = keySource(keys);
-    notes.push(source ? `authenticates with a signed JWT (private_key_jwt), keys from ${source.kind === 'url' ? `its JWKS URL ${source.url}` : source.kind === 'jwks' ? 'its inline JWKS' : 'its certificate'}` : 'authenticates with a signed JWT (private_key_jwt) but no key came with it: set jwks.url, jwks.string or a certificate before it can authenticate');
+    notes.push(source ? `authenticates with a signed JWT (private_key_jwt), keys from ${source.kind === 'url' ? `its JWKS URL ${source.url}` : source.kind === 'jwks' ? 'its inline JWKS' : source.kind === 'certificate' ? 'its certificate' : 'its public key'}` : 'authenticates with a signed JWT (private_key_jwt) but no key came with it: set jwks.url, jwks.string, a certificate or a public key before it can authenticate');
     if (secret) notes.push('its secret is not kept: a client-jwt client authenticates with its keys');
     if (keys) jwtKeys = { ...keys };
   }

@@ -99,6 +99,7 @@ function parseJwtKeys(text: string | null | undefined): D.ClientJwtKeys | null {
       useJwksString: o.useJwksString === true,
       jwksString: typeof o.jwksString === 'string' ? o.jwksString : null,
       certificate: typeof o.certificate === 'string' ? o.certificate : null,
+      publicKey: typeof o.publicKey === 'string' ? o.publicKey : null,
       signingAlg: typeof o.signingAlg === 'string' ? o.signingAlg : null,
       maxExp: typeof o.maxExp === 'number' ? o.maxExp : null,
     };

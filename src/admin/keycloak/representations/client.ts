@@ -56,6 +56,7 @@ export const JWT_ATTRIBUTES = {
   useJwksString: 'use.jwks.string',
   jwksString: 'jwks.string',
   certificate: 'jwt.credential.certificate',
+  publicKey: 'jwt.credential.public.key',
   signingAlg: 'token.endpoint.auth.signing.alg',
   maxExp: 'token.endpoint.auth.signing.max.exp',
 } as const;
@@ -75,6 +76,7 @@ export function jwtKeyAttributes(c: Client): Record<string, string> {
     [JWT_ATTRIBUTES.useJwksString]: String(k.useJwksString),
     ...(k.jwksString !== null ? { [JWT_ATTRIBUTES.jwksString]: k.jwksString } : {}),
     ...(k.certificate !== null ? { [JWT_ATTRIBUTES.certificate]: k.certificate } : {}),
+    ...(k.publicKey ? { [JWT_ATTRIBUTES.publicKey]: k.publicKey } : {}),
     ...(k.signingAlg !== null ? { [JWT_ATTRIBUTES.signingAlg]: k.signingAlg } : {}),
     ...(k.maxExp !== null ? { [JWT_ATTRIBUTES.maxExp]: String(k.maxExp) } : {}),
   };
@@ -93,7 +95,7 @@ export function jwtKeysFromAttributes(a: Record<string, unknown>): ClientJwtKeys
     else if (v === false || v === 'false') out[key] = false;
     else throw new ValidationError(`attributes.${name} must be "true" or "false"`);
   }
-  for (const [key, name] of [['jwksUrl', JWT_ATTRIBUTES.jwksUrl], ['jwksString', JWT_ATTRIBUTES.jwksString], ['certificate', JWT_ATTRIBUTES.certificate], ['signingAlg', JWT_ATTRIBUTES.signingAlg]] as const) {
+  for (const [key, name] of [['jwksUrl', JWT_ATTRIBUTES.jwksUrl], ['jwksString', JWT_ATTRIBUTES.jwksString], ['certificate', JWT_ATTRIBUTES.certificate], ['publicKey', JWT_ATTRIBUTES.publicKey], ['signingAlg', JWT_ATTRIBUTES.signingAlg]] as const) {
     const v = a[name];
     if (v === undefined) continue;
     if (v !== null && typeof v !== 'string') throw new ValidationError(`attributes.${name} must be a string`);
