@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely';
 // Client authentication with signed JWTs (RFC 7523 2.2 and 3, OpenID Connect Core 1.0 9 private_key_jwt;
 // Keycloak's "client-jwt" authenticator, src/oauth/client-assertion.ts). Per client, its keys as Keycloak's
 // attributes hold them (use.jwks.url/jwks.url, use.jwks.string/jwks.string, jwt.credential.certificate,
-// token.endpoint.auth.signing.alg, token.endpoint.auth.signing.max.exp), as one JSON object (NULL: none);
+// jwt.credential.public.key, token.endpoint.auth.signing.alg, token.endpoint.auth.signing.max.exp), as one
+// JSON object (NULL: none);
 // the method itself is 'private_key_jwt' in auth_methods. And the used assertion ids: one row per jti
 // (the SHA-256 of realm, client and jti: the primary key makes a second use fail on every node), kept
 // until the assertion could no longer be accepted, then deleted by the collector. Additive only; frozen
