@@ -37,7 +37,7 @@ export interface CollectorRun {
 
 /**
  * Deletes what nobody needs any more: expired interactions, codes, device codes, pushed authorization
- * requests, access-token revocations, dead sessions and refresh chains, stale login counters, and events and admin events past
+ * requests, access-token revocations, used client assertion ids, dead sessions and refresh chains, stale login counters, and events and admin events past
  * their realm's retention. Runs on a timer, never on the request path; one node at a time holds the `collector` lease
  * (a row with an expiry) and renews it at every run, so that another node takes over only when it stops.
  * The lease is no lock held across a run: each statement takes its rows' locks for a moment, so the
@@ -92,6 +92,7 @@ export class Collector {
       // A request_uri is useless once expired (RFC 9126 4: an expired one MUST be rejected): no grace.
       ['pushed_authorization_requests', (n) => c.expiredPushedRequests(now, n)],
       ['revoked_access_tokens', (n) => c.expiredRevocations(now, n)],
+      ['client_assertion_jtis', (n) => c.expiredAssertionIds(now, n)],
       ['refresh_chains', (n) => c.deadChains(now - CHAIN_GRACE, n)],
       ['browser_sessions', (n) => c.deadSessions(now - CHAIN_GRACE, n)],
       ['login_failures', (n) => c.staleLoginFailures(now - 86_400, n)],

@@ -1,5 +1,6 @@
 import type { Config } from './config/config.js';
 import type { Clock } from './clock.js';
+import { ClientKeyCache, REMOTE_JWKS_DEFAULTS } from './oauth/client-keys.js';
 import type { Store } from './storage/store.js';
 import type { Client, Realm, Scope } from './storage/types.js';
 import type { UserRoles } from './storage/repos/roles.js';
@@ -103,6 +104,8 @@ export interface Services {
   /** The server secret behind the CSRF tokens of the account, logout and device forms. */
   formKey: FormKey;
   clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter; sampler: FailureSampler };
+  /** The public keys of private_key_jwt clients (inline, certificate, or fetched from their JWKS URL), cached. */
+  clientKeys: ClientKeyCache;
   /**
    * Mailed links asked for at "Forgot password?": per address (req.ip, which REALMGATE_TRUSTED_PROXIES
    * makes the client's) and per user, counted as requests, so a flood neither fills a mailbox nor the
@@ -136,6 +139,7 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
       perClient: new FailureLimiter(100, 60_000, () => clock.nowMs()),
       sampler: new FailureSampler(),
     },
+    clientKeys: new ClientKeyCache(REMOTE_JWKS_DEFAULTS, () => clock.nowMs()),
     resetMails: {
       perAddress: new FailureLimiter(10, 15 * 60_000, () => clock.nowMs()),
       perUser: new FailureLimiter(3, 15 * 60_000, () => clock.nowMs()),

@@ -1,13 +1,52 @@
 import type { Command } from 'commander';
 import { CliError, collect, withStore } from './common.js';
-import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClient, type ListChange } from '../admin/operations.js';
+import fs from 'node:fs';
+import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClientShowingSecret, type ClientJwtKeysChange, type ListChange } from '../admin/operations.js';
+import { keySource } from '../oauth/client-keys.js';
 import { checkChosenClientSecret } from '../admin/validation.js';
 import { onOff } from './common.js';
 import type { Client } from '../storage/types.js';
 import type { FrontchannelLogoutChange } from '../admin/operations/clients.js';
 import { registerMapperCommands } from './mapper.js';
 
-const AUTH_METHOD_HELP = 'token endpoint authentication the client may use: client_secret_basic, client_secret_post (repeatable or comma-separated; default both)';
+const AUTH_METHOD_HELP =
+  'token endpoint authentication the client may use: client_secret_basic, client_secret_post (repeatable or comma-separated; default both), or private_key_jwt alone (a JWT signed with its key, RFC 7523; no secret; give --jwks-url, --jwks-file or --certificate-file)';
+const JWKS_URL_HELP = "private_key_jwt: where the client publishes its public keys (a JWKS; http or https; fetched with a 5 s timeout, 64 KB at most, no redirects; Keycloak's jwks.url)";
+const JWKS_FILE_HELP = "private_key_jwt: a file holding the client's public keys as a JWKS (stored inline; Keycloak's jwks.string)";
+const CERTIFICATE_FILE_HELP = "private_key_jwt: a file holding the client's X.509 certificate, PEM or base64 DER (Keycloak's jwt.credential.certificate)";
+const ASSERTION_ALG_HELP = "private_key_jwt: the only algorithm its assertions may use (RS256, PS256, ES256, EdDSA, ...; Keycloak's token.endpoint.auth.signing.alg); default any asymmetric one";
+const ASSERTION_MAX_EXP_HELP = "private_key_jwt: seconds an assertion is accepted after its iat (default 60; Keycloak's token.endpoint.auth.signing.max.exp)";
+
+/** The --jwks-url/--jwks-file/--certificate-file/--assertion-alg/--assertion-max-exp options as a change of the client's JWT keys. */
+function jwtKeysChange(o: JwtKeyOptions, update: boolean): ClientJwtKeysChange | undefined {
+  if (o.jwksUrl !== undefined && o.jwksFile !== undefined) throw new CliError('give --jwks-url or --jwks-file, not both');
+  const read = (file: string, what: string): string => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new CliError(`cannot read the ${what} file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  };
+  const out: ClientJwtKeysChange = {};
+  // Keycloak's order decides which key source is used: the URL when use.jwks.url, else the inline JWKS.
+  if (o.jwksUrl !== undefined) Object.assign(out, { jwksUrl: o.jwksUrl, useJwksUrl: o.jwksUrl !== '' });
+  if (o.jwksFile !== undefined) Object.assign(out, { jwksString: read(o.jwksFile, 'JWKS'), useJwksString: true, ...(update ? { useJwksUrl: false } : {}) });
+  if (o.certificateFile !== undefined) Object.assign(out, { certificate: read(o.certificateFile, 'certificate') });
+  if (o.assertionAlg !== undefined) out.signingAlg = o.assertionAlg;
+  if (o.assertionMaxExp !== undefined) {
+    if (!/^\d{1,9}$/.test(o.assertionMaxExp)) throw new CliError('--assertion-max-exp takes a number of seconds');
+    out.maxExp = Number(o.assertionMaxExp);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+interface JwtKeyOptions {
+  jwksUrl?: string;
+  jwksFile?: string;
+  certificateFile?: string;
+  assertionAlg?: string;
+  assertionMaxExp?: string;
+}
 const ID_TOKEN_ALG_HELP = 'algorithm of its ID tokens: RS256 (default), ES256 or EdDSA';
 const WEB_ORIGIN_HELP = 'a browser origin (scheme://host[:port]) allowed to call the token, userinfo and account endpoints (CORS) and to frame the session-status page; "+" = the origins of the redirect URIs; "*" is refused';
 const BACKCHANNEL_URL_HELP = "OpenID Connect Back-Channel Logout: where a logout token is POSTed when a session the client was used in ends (http or https, no fragment; Keycloak's backchannel.logout.url)";
@@ -33,6 +72,7 @@ export function describeClient(c: Client): string {
     ['flows', [c.standardFlowEnabled ? 'code' : '', c.directAccessGrantsEnabled ? 'password' : '', c.serviceAccountsEnabled ? 'client_credentials' : ''].filter(Boolean).join(' ')],
     ['PKCE', c.public || c.pkceMethod === 'S256' ? 'required (S256)' : 'optional'],
     ['pushed requests', c.requirePushedAuthorizationRequests ? 'required (RFC 9126)' : 'optional'],
+    ['JWT keys', jwtKeysText(c)],
     [
       'back-channel',
       c.backchannelLogout.url === null
@@ -60,12 +100,19 @@ function frontchannelOptions(o: { frontchannelLogoutUrl?: string; frontchannelLo
   };
 }
 
+function jwtKeysText(c: Client): string {
+  if (!c.authMethods.includes('private_key_jwt')) return '';
+  const source = keySource(c.jwtKeys);
+  const where = !source ? 'none: set --jwks-url, --jwks-file or --certificate-file' : source.kind === 'url' ? source.url : source.kind === 'jwks' ? 'inline JWKS' : source.kind === 'certificate' ? 'certificate' : 'public key';
+  return `${where}${c.jwtKeys?.signingAlg ? ` (${c.jwtKeys.signingAlg} only)` : ''}`;
+}
+
 function listChange(set: string[], add: string[], remove: string[]): ListChange | undefined {
   if (set.length === 0 && add.length === 0 && remove.length === 0) return undefined;
   return { ...(set.length > 0 ? { set } : {}), add, remove };
 }
 
-interface UpdateOptions {
+interface UpdateOptions extends JwtKeyOptions {
   requirePkce?: '' | 'S256';
   name?: string;
   redirectUri: string[];
@@ -104,7 +151,7 @@ export function registerClient(program: Command): void {
   const client = program.command('client').description('manage client applications');
   client
     .command('create <realm> <client-id>')
-    .description('register a client; without --secret a secret is generated and printed once')
+    .description('register a client; without --secret a secret is generated and printed once (none for --auth-method private_key_jwt)')
     .option('--redirect-uri <uri>', 'an exact redirect URI to whitelist (repeatable, at least one; RFC 3986 characters only, an internationalized host is stored in ASCII form)', collect, [])
     .option('--secret <secret>', 'the client secret (default: a generated 256-bit secret)')
     .option('--scope <scopes>', 'space-separated scopes the client may request (default: all default scopes)')
@@ -125,6 +172,11 @@ export function registerClient(program: Command): void {
     .option('--backchannel-logout-revoke-offline-tokens', BACKCHANNEL_OFFLINE_HELP)
     .option('--frontchannel-logout-url <url>', FRONTCHANNEL_URL_HELP)
     .option('--frontchannel-logout-session-required <on|off>', FRONTCHANNEL_SID_HELP, onOff('--frontchannel-logout-session-required'))
+    .option('--jwks-url <url>', JWKS_URL_HELP)
+    .option('--jwks-file <file>', JWKS_FILE_HELP)
+    .option('--certificate-file <file>', CERTIFICATE_FILE_HELP)
+    .option('--assertion-alg <alg>', ASSERTION_ALG_HELP)
+    .option('--assertion-max-exp <seconds>', ASSERTION_MAX_EXP_HELP)
     .action(
       async (
         realmId: string,
@@ -150,9 +202,11 @@ export function registerClient(program: Command): void {
           backchannelLogoutRevokeOfflineTokens?: boolean;
           frontchannelLogoutUrl?: string;
           frontchannelLogoutSessionRequired?: boolean;
-        },
+        } & JwtKeyOptions,
       ) => {
         if (o.secret !== undefined && !o.public) checkChosenClientSecret(o.secret);
+        const jwtKeys = jwtKeysChange(o, false);
+        if (jwtKeys && !o.authMethod.some((m) => m.includes('private_key_jwt'))) throw new CliError('--jwks-url, --jwks-file, --certificate-file and --assertion-* are for a client with --auth-method private_key_jwt');
         const r = await withStore((store) =>
           createClient(store, {
             realmId,
@@ -178,12 +232,14 @@ export function registerClient(program: Command): void {
               revokeOfflineTokens: Boolean(o.backchannelLogoutRevokeOfflineTokens),
             },
             frontchannelLogout: frontchannelOptions(o),
+            ...(jwtKeys ? { jwtKeys } : {}),
           }),
         );
         process.stdout.write(`created client ${clientId} in realm ${realmId}\n`);
         // An internationalized host is stored in its ASCII form: that is the string the client must send.
         for (const uri of r.client.redirectUris) if (!o.redirectUri.includes(uri)) process.stdout.write(`redirect URI stored as ${uri}\n`);
         if (r.generated) process.stdout.write(`client secret (shown only now): ${r.secret}\n`);
+        if (r.client.authMethods.includes('private_key_jwt')) process.stdout.write(`authenticates with a signed JWT (private_key_jwt), keys: ${jwtKeysText(r.client)}\n`);
       },
     );
   client
@@ -219,6 +275,11 @@ export function registerClient(program: Command): void {
     .option('--no-backchannel-logout-revoke-offline-tokens', "a logout leaves the user's offline tokens of this client (the default)")
     .option('--frontchannel-logout-url <url>', `${FRONTCHANNEL_URL_HELP}; '' removes it and turns front-channel logout off`)
     .option('--frontchannel-logout-session-required <on|off>', FRONTCHANNEL_SID_HELP, onOff('--frontchannel-logout-session-required'))
+    .option('--jwks-url <url>', JWKS_URL_HELP + "; '' stops using it")
+    .option('--jwks-file <file>', JWKS_FILE_HELP)
+    .option('--certificate-file <file>', CERTIFICATE_FILE_HELP)
+    .option('--assertion-alg <alg>', ASSERTION_ALG_HELP + "; '' allows any")
+    .option('--assertion-max-exp <seconds>', ASSERTION_MAX_EXP_HELP)
     .action(async (realmId: string, clientId: string, o: UpdateOptions) => {
       if (o.enable && o.disable) throw new CliError('give --enable or --disable, not both');
       const redirectUris = listChange(o.redirectUri, o.addRedirectUri, o.removeRedirectUri);
@@ -231,8 +292,9 @@ export function registerClient(program: Command): void {
         ...(o.backchannelLogoutRevokeOfflineTokens !== undefined ? { revokeOfflineTokens: o.backchannelLogoutRevokeOfflineTokens } : {}),
       };
       const frontchannel = frontchannelOptions(o);
-      const updated = await withStore((store) =>
-        updateClient(store, {
+      const jwtKeys = jwtKeysChange(o, true);
+      const { client: updated, secret } = await withStore((store) =>
+        updateClientShowingSecret(store, {
           realmId,
           clientId,
           ...(o.name !== undefined ? { name: o.name } : {}),
@@ -251,9 +313,11 @@ export function registerClient(program: Command): void {
           ...(o.requirePar !== undefined ? { requirePushedAuthorizationRequests: o.requirePar } : {}),
           ...(Object.keys(backchannel).length > 0 ? { backchannelLogout: backchannel } : {}),
           ...(Object.keys(frontchannel).length > 0 ? { frontchannelLogout: frontchannel } : {}),
+          ...(jwtKeys ? { jwtKeys } : {}),
         }),
       );
       process.stdout.write(`updated client ${clientId} in realm ${realmId}\n${describeClient(updated)}`);
+      if (secret !== undefined) process.stdout.write(`client secret (shown only now): ${secret}\n`);
     });
   client
     .command('list <realm>')

@@ -2,7 +2,8 @@ import type { Client, ClientAuthMethod } from '../storage/types.js';
 import { isClientId, type Services } from '../services.js';
 import { verifyClientSecret } from '../crypto/client-secrets.js';
 import { OAuthError } from './errors.js';
-import type { Params } from './params.js';
+import { readParams, type Params, type RawParams } from './params.js';
+import { JWT_BEARER_ASSERTION, assertedClientId, verifyAssertion } from './client-assertion.js';
 
 export interface BasicCredentials {
   /** The credentials form-decoded as RFC 6749 2.3.1 says (the raw ones when they do not decode). */
@@ -54,10 +55,14 @@ const BAD_CLIENT = 'client authentication failed';
 
 /**
  * Authenticates the client of a token request: confidential clients by HTTP Basic or client_secret_post
- * (both accepted unless the operator restricted the client to one), public clients by client_id in the
- * body (RFC 6749 2.3, RFC 8252 8.4). Using two methods at once is invalid_request (RFC 6749 2.3).
+ * (both accepted unless the operator restricted the client to one) or by a signed JWT (private_key_jwt,
+ * RFC 7523 2.2, when `params` holds client_assertion), public clients by client_id in the body (RFC 6749
+ * 2.3, RFC 8252 8.4). Using two methods at once is invalid_request (RFC 6749 2.3). `body` is the raw
+ * request body, read only for a client assertion (its client_assertion_type).
  */
-export async function authenticateClient(services: Services, realmId: string, authorization: string | undefined, params: Params, ip = ''): Promise<Client> {
+export async function authenticateClient(services: Services, realmId: string, authorization: string | undefined, params: Params, ip = '', body?: RawParams): Promise<Client> {
+  const assertion = params.get('client_assertion');
+  if (assertion !== undefined) return authenticateByAssertion(services, realmId, authorization, params, assertion, body, ip);
   const basic = parseBasicAuth(authorization);
   const bodyId = params.get('client_id');
   const bodySecret = params.get('client_secret');
@@ -124,4 +129,41 @@ async function verifyClient(services: Services, realmId: string, clientId: strin
   }
   if (!(await verifyClientSecret(client.secretHash, secrets))) throw new OAuthError('invalid_client', BAD_CLIENT, { detail: 'wrong secret' });
   return client;
+}
+
+/**
+ * private_key_jwt (RFC 7523 2.2 and 3, OpenID Connect Core 1.0 9): the client proves itself with a JWT
+ * signed by one of its keys. Failures count in the same limiters as wrong secrets (checkSecret), under
+ * the client id the assertion names, so that guessing is limited the same way. Kept apart from
+ * checkSecret so that the secret path does no more work than before.
+ */
+async function authenticateByAssertion(services: Services, realmId: string, authorization: string | undefined, params: Params, assertion: string, body: RawParams, ip: string): Promise<Client> {
+  // RFC 6749 2.3: one method per request.
+  if (authorization !== undefined && /^Basic\b/i.test(authorization)) throw new OAuthError('invalid_request', 'the client must not use more than one authentication method');
+  if (params.get('client_secret') !== undefined) throw new OAuthError('invalid_request', 'the client must not use more than one authentication method');
+  const type = readParams(body, ['client_assertion_type']).get('client_assertion_type');
+  // RFC 7521 4.2: client_assertion_type is required with client_assertion.
+  if (type === undefined) throw new OAuthError('invalid_request', 'missing required parameter client_assertion_type');
+  if (type !== JWT_BEARER_ASSERTION) throw new OAuthError('invalid_request', `client_assertion_type must be ${JWT_BEARER_ASSERTION}`);
+  const { perAddress, perClient } = services.clientFailures;
+  let keys: { address: string; client: string } | undefined;
+  try {
+    const clientId = assertedClientId(assertion, params.get('client_id'));
+    const counted = isClientId(clientId) ? clientId : '';
+    keys = { address: `${realmId}\0${counted}\0${ip}`, client: `${realmId}\0${counted}` };
+    const wait = perAddress.hasFailed(keys.address) ? Math.max(perAddress.blockedFor(keys.address), perClient.blockedFor(keys.client)) : 0;
+    if (wait > 0) throw new OAuthError('invalid_client', 'too many failed authentication attempts: retry later', { retryAfter: Math.ceil(wait / 1000) });
+    const client = await services.cache.client(realmId, clientId);
+    if (!client || !client.enabled || client.public) throw new OAuthError('invalid_client', BAD_CLIENT, { detail: client ? 'client disabled or public' : 'unknown client' });
+    await verifyAssertion(services, realmId, client, assertion);
+    return client;
+  } catch (err) {
+    if (err instanceof OAuthError && err.error === 'invalid_client' && err.retryAfter === undefined) {
+      // An assertion naming no client is counted under '' as an unknown id is.
+      const k = keys ?? { address: `${realmId}\0\0${ip}`, client: `${realmId}\0` };
+      perAddress.fail(k.address);
+      perClient.fail(k.client);
+    }
+    throw err;
+  }
 }

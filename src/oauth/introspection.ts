@@ -25,8 +25,8 @@ export async function handleIntrospection(
 ): Promise<IntrospectionResponse> {
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
-  const params = readParams(input.body, ['client_id', 'client_secret', 'token', 'token_type_hint']);
-  const client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '');
+  const params = readParams(input.body, ['client_id', 'client_secret', 'client_assertion', 'token', 'token_type_hint']);
+  const client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '', input.body);
   if (client.public) throw new OAuthError('invalid_client', 'introspection is for confidential clients');
   const token = required(params, 'token');
   const now = nowSeconds(services.clock);

@@ -15,8 +15,8 @@ import { isLegacyRefreshToken, verifyRefreshJwt } from '../crypto/refresh-jwt.js
 export async function handleRevocation(services: Services, input: { realmId: string; authorization: string | undefined; body: RawParams; ip?: string }): Promise<void> {
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
-  const params = readParams(input.body, ['client_id', 'client_secret', 'token', 'token_type_hint']);
-  const client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '');
+  const params = readParams(input.body, ['client_id', 'client_secret', 'client_assertion', 'token', 'token_type_hint']);
+  const client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '', input.body);
   const token = required(params, 'token');
   const now = nowSeconds(services.clock);
 

@@ -1,4 +1,5 @@
-import type { Services } from '../services.js';
+import { decodeJwt } from 'jose';
+import { isClientId, type Services } from '../services.js';
 import { authenticateClient, parseBasicAuth } from './client-auth.js';
 import type { EventType } from '../storage/repos/events.js';
 import { OAuthError } from './errors.js';
@@ -27,11 +28,11 @@ export async function handleTokenRequest(
   const grant = GRANTS.get(grantType);
   if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
 
-  const params = readParams(input.body, ['client_id', 'client_secret', ...grant.parameters]);
+  const params = readParams(input.body, ['client_id', 'client_secret', 'client_assertion', ...grant.parameters]);
   const ip = input.ip ?? null;
   let client;
   try {
-    client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '');
+    client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '', input.body);
   } catch (err) {
     if (err instanceof OAuthError && err.error === 'invalid_client') {
       metrics.clientAuthFailures.inc();
@@ -39,7 +40,7 @@ export async function handleTokenRequest(
       // Anyone can send these: only a sample is stored (a count of the rest rides on the next stored one).
       const sample = services.clientFailures.sampler.sample(realm.id, services.clock.nowMs());
       if (sample.store) {
-        const attempted = parseBasicAuthSafe(input.authorization) ?? params.get('client_id') ?? null;
+        const attempted = parseBasicAuthSafe(input.authorization) ?? params.get('client_id') ?? assertedSubject(params.get('client_assertion')) ?? null;
         const more = sample.skipped > 0 ? ` (${sample.skipped} more failures not stored)` : '';
         await services.audit.record({ realmId: realm.id, type: 'CLIENT_AUTH_ERROR', outcome: 'failure', clientId: attempted, ip, reason: (err.detail ?? err.description) + more });
       }
@@ -64,6 +65,17 @@ export async function handleTokenRequest(
       await services.audit.record({ realmId: realm.id, type, outcome: 'failure', clientId: client.clientId, userId: err.userId ?? null, ip, reason: `${err.error}: ${err.description}` });
     }
     throw err;
+  }
+}
+
+/** The client an assertion names (unverified, for the failure event only). */
+function assertedSubject(assertion: string | undefined): string | undefined {
+  if (assertion === undefined) return undefined;
+  try {
+    const sub = decodeJwt(assertion).sub;
+    return typeof sub === 'string' && isClientId(sub) ? sub : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -84,6 +84,8 @@ export interface ClientTable {
   frontchannel_logout: Generated<number>;
   frontchannel_logout_url: string | null;
   frontchannel_logout_session_required: Generated<number>;
+  /** JSON ClientJwtKeys (private_key_jwt: the client's keys, Keycloak's attributes); NULL: none. */
+  jwt_keys: string | null;
 }
 
 /** RFC 9126: a pushed authorization request, keyed by the SHA-256 of its request_uri's random part. */
@@ -466,6 +468,12 @@ export interface MetaTable {
   value: string;
 }
 
+/** Used client assertion ids (RFC 7523 3 item 7): SHA-256 hex of realm, client and jti; until when it could be replayed. */
+export interface ClientAssertionJtiTable {
+  id: string;
+  expires_at: number;
+}
+
 export interface Database {
   realms: RealmTable;
   clients: ClientTable;
@@ -485,6 +493,7 @@ export interface Database {
   device_codes: DeviceCodeTable;
   pushed_authorization_requests: PushedAuthorizationRequestTable;
   revoked_access_tokens: RevokedAccessTokenTable;
+  client_assertion_jtis: ClientAssertionJtiTable;
   events: EventTable;
   login_failures: LoginFailureTable;
   meta: MetaTable;

@@ -21,6 +21,7 @@ import { OrganizationAdminRepository } from './repos/organization-admin.js';
 import { SessionAdminRepository } from './repos/session-admin.js';
 import { LeaseRepository } from './repos/leases.js';
 import { CollectorRepository } from './repos/collector.js';
+import { ClientAssertionRepository } from './repos/client-assertions.js';
 import { ProtocolMapperRepository } from './repos/protocol-mappers.js';
 import { IdentityProviderRepository } from './repos/identity-providers.js';
 import type { SessionClient } from './repos/session-admin.js';
@@ -61,6 +62,8 @@ export class Store {
   readonly sessionAdmin: SessionAdminRepository;
   readonly leases: LeaseRepository;
   readonly collector: CollectorRepository;
+  /** Used ids of client assertions (private_key_jwt replay protection). */
+  readonly clientAssertions: ClientAssertionRepository;
   /** Keycloak's protocol mappers (custom claims) of clients and client scopes. */
   readonly protocolMappers: ProtocolMapperRepository;
   readonly otp: OtpRepository;
@@ -97,6 +100,7 @@ export class Store {
     this.sessionAdmin = new SessionAdminRepository(k);
     this.leases = new LeaseRepository(k);
     this.collector = new CollectorRepository(k);
+    this.clientAssertions = new ClientAssertionRepository(k);
     this.protocolMappers = new ProtocolMapperRepository(k);
     this.otp = new OtpRepository(k);
     this.recoveryCodes = new RecoveryCodeRepository(k);

@@ -104,6 +104,8 @@ export interface Client {
   requirePushedAuthorizationRequests: boolean;
   /** OpenID Connect Front-Channel Logout 1.0 (Keycloak's frontchannelLogout and frontchannel.logout.* attributes). */
   frontchannelLogout: FrontchannelLogoutSettings;
+  /** private_key_jwt: where the client's public keys are (Keycloak's client-jwt attributes); null: none set. */
+  jwtKeys: ClientJwtKeys | null;
 }
 
 /** A client without front-channel logout (Keycloak's default for session required: true). */
@@ -118,6 +120,28 @@ export interface FrontchannelLogoutSettings {
   sessionRequired: boolean;
 }
 
+/**
+ * A client's keys for signed-JWT authentication, as Keycloak's client attributes hold them. Keycloak's
+ * order decides which is used: the JWKS URL when useJwksUrl, else the inline JWKS when useJwksString,
+ * else the certificate.
+ */
+export interface ClientJwtKeys {
+  /** use.jwks.url / jwks.url */
+  useJwksUrl: boolean;
+  jwksUrl: string | null;
+  /** use.jwks.string / jwks.string: a JWKS document (JSON text). */
+  useJwksString: boolean;
+  jwksString: string | null;
+  /** jwt.credential.certificate: base64 DER X.509 certificate (the console's "Keys" tab). */
+  certificate: string | null;
+  /** jwt.credential.public.key: base64 DER SubjectPublicKeyInfo (Keycloak's "Public key PEM" import), used without a certificate. */
+  publicKey?: string | null;
+  /** token.endpoint.auth.signing.alg: the only algorithm accepted when set. */
+  signingAlg: string | null;
+  /** token.endpoint.auth.signing.max.exp: seconds an assertion may be used after iat (default 60). */
+  maxExp: number | null;
+}
+
 /** A client without back-channel logout (Keycloak's defaults for the other two settings). */
 export const NO_BACKCHANNEL_LOGOUT: BackchannelLogoutSettings = Object.freeze({ url: null, sessionRequired: true, revokeOfflineTokens: false });
 
@@ -130,7 +154,7 @@ export interface BackchannelLogoutSettings {
   revokeOfflineTokens: boolean;
 }
 
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
 export interface User {
   id: string;

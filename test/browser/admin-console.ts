@@ -86,6 +86,20 @@ for (const dialect of dialects()) {
       await page.getByRole('button', { name: 'Save pushed requests' }).click();
       await page.getByText('The pushed authorization request setting was saved.').waitFor();
       assert.equal((await ts.store.clients.get(REALM, 'shop'))!.requirePushedAuthorizationRequests, false);
+      // Its credentials: a signed JWT (private_key_jwt) with keys at a JWKS URL; then back to its secret.
+      await page.getByLabel('Client authenticator').selectOption('client-jwt');
+      await page.getByLabel('Use JWKS URL').check();
+      await page.getByLabel('JWKS URL', { exact: true }).fill('https://shop.example.com/.well-known/jwks.json');
+      await page.getByLabel('Signature algorithm').selectOption('ES256');
+      await page.getByRole('button', { name: 'Save credentials' }).click();
+      await page.getByText('The credentials were saved.').waitFor();
+      assert.deepEqual((await ts.store.clients.get(REALM, 'shop'))!.authMethods, ['private_key_jwt']);
+      await page.locator('#authenticator').scrollIntoViewIfNeeded();
+      await checkLayout(page, 'console-client-jwt', shoot);
+      await page.getByLabel('Client authenticator').selectOption('client-secret');
+      await page.getByRole('button', { name: 'Save credentials' }).click();
+      await page.getByText('The credentials were saved.').waitFor();
+      assert.deepEqual((await ts.store.clients.get(REALM, 'shop'))!.authMethods, ['client_secret_basic', 'client_secret_post']);
 
       // Create a user, then disable them.
       await page.getByRole('navigation', { name: 'Realm' }).getByRole('link', { name: 'Users' }).click();

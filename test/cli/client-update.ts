@@ -45,7 +45,8 @@ for (const dialect of dialects()) {
       assert.match(r.stdout, /redirect URIs:\s+https:\/\/upd\.example\/cb2\n/);
       assert.match(r.stdout, /name:\s+\n/);
       fails(['client', 'update', 'acme', 'upd', '--remove-redirect-uri', 'https://upd.example/cb2'], /at least one redirect URI/);
-      fails(['client', 'update', 'acme', 'upd', '--auth-method', 'private_key_jwt'], /client_secret_basic or client_secret_post/);
+      fails(['client', 'update', 'acme', 'upd', '--auth-method', 'client_secret_jwt'], /client_secret_basic, client_secret_post or private_key_jwt/);
+      fails(['client', 'update', 'acme', 'upd', '--auth-method', 'private_key_jwt,client_secret_basic'], /a method of its own/);
       fails(['client', 'update', 'acme', 'upd', '--id-token-alg', 'HS256'], /RS256, ES256 or EdDSA/);
       fails(['client', 'update', 'acme', 'nope', '--enable'], /client nope does not exist/);
     });

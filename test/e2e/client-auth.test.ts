@@ -50,8 +50,14 @@ for (const dialect of dialects()) {
 
     test('discovery lists the methods the token endpoint accepts', async () => {
       const doc = (await (await fetch(`${ts.baseUrl}/auth/realms/${REALM}/.well-known/openid-configuration`)).json()) as Record<string, string[]>;
-      assert.deepEqual([...doc.token_endpoint_auth_methods_supported!].sort(), ['client_secret_basic', 'client_secret_post', 'none']);
-      assert.deepEqual([...doc.introspection_endpoint_auth_methods_supported!].sort(), ['client_secret_basic', 'client_secret_post']);
+      assert.deepEqual([...doc.token_endpoint_auth_methods_supported!].sort(), ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
+      assert.deepEqual([...doc.introspection_endpoint_auth_methods_supported!].sort(), ['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
+      assert.deepEqual([...doc.revocation_endpoint_auth_methods_supported!].sort(), ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
+      // Asymmetric algorithms only: client_secret_jwt (HMAC) cannot be verified against a hashed secret.
+      for (const key of ['token_endpoint_auth_signing_alg_values_supported', 'introspection_endpoint_auth_signing_alg_values_supported', 'revocation_endpoint_auth_signing_alg_values_supported']) {
+        assert.ok(doc[key]!.includes('RS256') && doc[key]!.includes('PS256') && doc[key]!.includes('ES256') && doc[key]!.includes('EdDSA'), key);
+        assert.ok(!doc[key]!.some((a) => a === 'none' || a.startsWith('HS')), key);
+      }
     });
 
     test("openid-client v6's default (client_secret_post) works for a client created the usual way", async () => {

@@ -429,7 +429,7 @@ for (const dialect of dialects()) {
       reason('client weak', 'skipped', /a chosen client secret must have at least 16 characters/);
       reason('client esc\x1b[31m', 'skipped', /client id must be 1-255 printable ASCII characters/);
       reason('client on-zero', 'skipped', /^enabled must be true or false, not a number \(0\)$/);
-      reason('client jwt-method', 'skipped', /the authentication method must be client_secret_basic or client_secret_post, not "private_key_jwt"/);
+      reason('client jwt-method', 'skipped', /names the secret methods only: a signed JWT \(private_key_jwt\) is clientAuthenticatorType "client-jwt"/);
       for (const id of ['uris-string', 'weak', 'esc\x1b[31m', 'on-zero', 'jwt-method']) assert.equal(await ts.store.clients.get('typed', id), undefined, id);
       // Users: never enabled by a non-boolean; never coerced; a NUL refused before PostgreSQL sees it.
       reason('user zero', 'skipped', /^enabled must be true or false, not a number \(0\)$/);

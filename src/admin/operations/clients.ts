@@ -1,5 +1,8 @@
 import type { Store } from '../../storage/store.js';
-import { NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod } from '../../storage/types.js';
+import { createPublicKey } from 'node:crypto';
+import { NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys } from '../../storage/types.js';
+import { certificateKey, parseJwks, publicKeyOf } from '../../oauth/client-keys.js';
+import { ASSERTION_ALGS, isAssertionAlg } from '../../oauth/client-assertion.js';
 import type { ClientPatch } from '../../storage/repos/clients.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
@@ -13,14 +16,120 @@ import { ensureSigningKey } from './keys.js';
 /** The secret methods a confidential client accepts unless its operator restricts it (RFC 6749 2.3.1). */
 export const DEFAULT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
 
-/** A list of methods, each given once or as a comma/space-separated list ("basic,post" style input). */
+/**
+ * A list of methods, each given once or as a comma/space-separated list ("basic,post" style input):
+ * client_secret_basic and/or client_secret_post (Keycloak's client-secret), or private_key_jwt alone
+ * (Keycloak's client-jwt: one authenticator per client, as in Keycloak).
+ */
 export function checkAuthMethods(input: readonly string[]): ClientAuthMethod[] {
   const list = [...new Set(input.flatMap((m) => m.split(/[\s,]+/)).filter((m) => m !== ''))];
   if (list.length === 0) throw new ValidationError('give at least one authentication method');
   for (const m of list) {
-    if (!(DEFAULT_AUTH_METHODS as readonly string[]).includes(m)) throw new ValidationError(`the authentication method must be client_secret_basic or client_secret_post, not ${JSON.stringify(m)}`);
+    if (m !== 'private_key_jwt' && !(DEFAULT_AUTH_METHODS as readonly string[]).includes(m)) {
+      throw new ValidationError(`the authentication method must be client_secret_basic, client_secret_post or private_key_jwt, not ${JSON.stringify(m)}`);
+    }
   }
+  if (list.includes('private_key_jwt') && list.length > 1) throw new ValidationError('private_key_jwt is a method of its own: a client authenticates with a signed JWT or with its secret, not both');
   return list as ClientAuthMethod[];
+}
+
+/** The client authenticates with a signed JWT (private_key_jwt, Keycloak's client-jwt): it has no secret. */
+export function usesJwt(methods: readonly string[]): boolean {
+  return methods.includes('private_key_jwt');
+}
+
+/** Changes to a client's signed-JWT keys (Keycloak's attributes); absent fields stay, '' or null clears one. */
+export type ClientJwtKeysChange = { [K in keyof ClientJwtKeys]?: ClientJwtKeys[K] | '' };
+
+export const NO_JWT_KEYS: ClientJwtKeys = Object.freeze({ useJwksUrl: false, jwksUrl: null, useJwksString: false, jwksString: null, certificate: null, publicKey: null, signingAlg: null, maxExp: null });
+
+/** Keycloak allows more; an assertion's id is kept this long at most, so it stays bounded. */
+const MAX_ASSERTION_MAX_EXP = 3600;
+
+/**
+ * A client's JWKS URL: an absolute http(s) URL without user information or fragment, at most 2048
+ * characters. Set by administrators only; fetched with no redirects, a timeout and a size limit
+ * (docs/security.md: SSRF).
+ */
+export function checkJwksUrl(url: string): string {
+  const refuse = (why: string): never => {
+    throw new ValidationError(`the JWKS URL ${JSON.stringify(url.length > 80 ? `${url.slice(0, 80)}...` : url)} ${why}`);
+  };
+  if (url.length > 2048) refuse('is longer than 2048 characters');
+  if (/[\s\x00-\x1f\x7f-\x9f]/.test(url)) refuse('contains spaces or control characters');
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return refuse('is not an absolute URL');
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') refuse('must be an http or https URL');
+  if (!/^https?:\/\/[^/?#]/i.test(url) || u.hostname === '') refuse('has no host');
+  if (url.includes('#')) refuse('must not contain a fragment');
+  if (u.username !== '' || u.password !== '') refuse('must not contain user information (user@host)');
+  return url;
+}
+
+/** An inline JWKS: JSON, public keys only, each one a key node can import. Returns it as given. */
+export function checkJwksString(text: string): string {
+  let jwks;
+  try {
+    jwks = parseJwks(text);
+    for (const k of jwks.keys) createPublicKey({ key: k as import('node:crypto').JsonWebKey, format: 'jwk' });
+  } catch (err) {
+    throw new ValidationError(`jwks.string: ${(err as Error).message.replace(/^the JWKS/, 'the JWKS')}`);
+  }
+  if (jwks.keys.length === 0) throw new ValidationError('jwks.string: the JWKS has no keys');
+  return text;
+}
+
+/** Keycloak's jwt.credential.certificate (base64 DER; PEM accepted): stored as base64 DER. */
+export function checkJwtCertificate(text: string): string {
+  try {
+    certificateKey(text);
+  } catch (err) {
+    throw new ValidationError(`jwt.credential.certificate: ${(err as Error).message}`);
+  }
+  const pem = /-----BEGIN CERTIFICATE-----([\s\S]+?)-----END CERTIFICATE-----/.exec(text);
+  return (pem ? pem[1]! : text).replace(/\s+/g, '');
+}
+
+/** Keycloak's jwt.credential.public.key (base64 DER SubjectPublicKeyInfo; PEM accepted): stored as base64 DER. */
+export function checkJwtPublicKey(text: string): string {
+  try {
+    return publicKeyOf(text).export({ type: 'spki', format: 'der' }).toString('base64');
+  } catch (err) {
+    throw new ValidationError(`jwt.credential.public.key: ${(err as Error).message}`);
+  }
+}
+
+/** Applies a change to a client's JWT keys, each value checked; null when nothing is left set. */
+export function applyJwtKeys(current: ClientJwtKeys | null, change: ClientJwtKeysChange | undefined): ClientJwtKeys | null {
+  if (!change) return current;
+  const out: ClientJwtKeys = { ...(current ?? NO_JWT_KEYS) };
+  const text = (v: string | null | '' | undefined, check: (s: string) => string): string | null | undefined => (v === undefined ? undefined : v === null || v === '' ? null : check(v));
+  const url = text(change.jwksUrl, checkJwksUrl);
+  if (url !== undefined) out.jwksUrl = url;
+  const jwks = text(change.jwksString, checkJwksString);
+  if (jwks !== undefined) out.jwksString = jwks;
+  const cert = text(change.certificate, checkJwtCertificate);
+  if (cert !== undefined) out.certificate = cert;
+  const publicKey = text(change.publicKey, checkJwtPublicKey);
+  if (publicKey !== undefined) out.publicKey = publicKey;
+  const alg = text(change.signingAlg, (a) => {
+    if (!isAssertionAlg(a)) throw new ValidationError(`token.endpoint.auth.signing.alg must be one of ${ASSERTION_ALGS.join(', ')} (asymmetric: client secrets are stored as hashes, so HMAC cannot be verified), not ${JSON.stringify(a)}`);
+    return a;
+  });
+  if (alg !== undefined) out.signingAlg = alg;
+  if (change.useJwksUrl !== undefined && change.useJwksUrl !== '') out.useJwksUrl = change.useJwksUrl;
+  if (change.useJwksString !== undefined && change.useJwksString !== '') out.useJwksString = change.useJwksString;
+  if (change.maxExp !== undefined) {
+    if (change.maxExp === null || change.maxExp === '') out.maxExp = null;
+    else if (!Number.isInteger(change.maxExp) || change.maxExp < 1 || change.maxExp > MAX_ASSERTION_MAX_EXP) throw new ValidationError(`token.endpoint.auth.signing.max.exp must be a whole number of seconds from 1 to ${MAX_ASSERTION_MAX_EXP}`);
+    else out.maxExp = change.maxExp;
+  }
+  const empty = !out.useJwksUrl && !out.useJwksString && out.jwksUrl === null && out.jwksString === null && out.certificate === null && !out.publicKey && out.signingAlg === null && out.maxExp === null;
+  return empty ? null : out;
 }
 
 function checkIdTokenAlg(alg: string): string {
@@ -156,6 +265,8 @@ export interface NewClient {
   requirePushedAuthorizationRequests?: boolean;
   /** Front-Channel Logout 1.0 (Keycloak's frontchannelLogout and frontchannel.logout.* attributes); default off. */
   frontchannelLogout?: FrontchannelLogoutChange;
+  /** private_key_jwt: the client's keys (Keycloak's client-jwt attributes). */
+  jwtKeys?: ClientJwtKeysChange;
 }
 
 /**
@@ -173,6 +284,7 @@ export function checkNewClient(input: NewClient): {
   audiences: string[];
   backchannelLogout: BackchannelLogoutSettings;
   frontchannelLogout: FrontchannelLogoutSettings;
+  jwtKeys: ClientJwtKeys | null;
 } {
   // RFC 6749 A.1: client-id = *VSCHAR (%x20-7E).
   if (!/^[\x20-\x7E]{1,255}$/.test(input.clientId) || input.clientId.trim() !== input.clientId) {
@@ -190,6 +302,7 @@ export function checkNewClient(input: NewClient): {
   if (input.public && requested.some((m) => m !== 'none')) throw new ValidationError('a public client does not authenticate: leave out --auth-method');
   const authMethods: ClientAuthMethod[] = input.public ? ['none'] : requested.length > 0 ? checkAuthMethods(requested) : [...DEFAULT_AUTH_METHODS];
   if (input.secret !== undefined && (input.secret.length === 0 || input.secret.length > 512)) throw new ValidationError('the client secret must have 1 to 512 characters');
+  if (usesJwt(authMethods) && input.secret !== undefined) throw new ValidationError('a client authenticating with a signed JWT (private_key_jwt) has no secret: leave out --secret');
   return {
     standardFlow,
     redirectUris: [...new Set(redirectUris)],
@@ -201,6 +314,7 @@ export function checkNewClient(input: NewClient): {
     audiences: [...new Set((input.audiences ?? []).map(checkAudience))],
     backchannelLogout: applyBackchannel(NO_BACKCHANNEL_LOGOUT, input.backchannelLogout),
     frontchannelLogout: applyFrontchannel(NO_FRONTCHANNEL_LOGOUT, input.frontchannelLogout),
+    jwtKeys: applyJwtKeys(null, input.jwtKeys),
   };
 }
 
@@ -211,7 +325,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
   let secret: string | undefined;
   let generated = false;
   let secretHash: string | null = null;
-  if (!input.public) {
+  if (!input.public && !usesJwt(checked.authMethods)) {
     if (input.secretHash !== undefined) {
       secretHash = input.secretHash;
     } else {
@@ -247,6 +361,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     backchannelLogout: checked.backchannelLogout,
     requirePushedAuthorizationRequests: Boolean(input.requirePushedAuthorizationRequests),
     frontchannelLogout: checked.frontchannelLogout,
+    jwtKeys: checked.jwtKeys,
   };
   await store.clients.create({ ...client, now: client.createdAt });
   await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
@@ -278,6 +393,11 @@ export interface ClientChanges {
   backchannelLogout?: BackchannelLogoutChange;
   requirePushedAuthorizationRequests?: boolean;
   frontchannelLogout?: FrontchannelLogoutChange;
+  jwtKeys?: ClientJwtKeysChange;
+  /** clientAuthenticatorType "client-secret" without methods: a client-jwt client goes back to both secret methods. */
+  secretAuthenticator?: boolean;
+  /** The methods attribute said private_key_jwt without clientAuthenticatorType: fine for a client-jwt client only. */
+  expectJwt?: boolean;
 }
 
 async function requireClient(store: Store, realmId: string, clientId: string): Promise<Client> {
@@ -306,6 +426,12 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   if (c.authMethods) update.authMethods = c.authMethods;
   if (c.backchannelLogout) update.backchannelLogout = c.backchannelLogout;
   if (c.frontchannelLogout) update.frontchannelLogout = c.frontchannelLogout;
+  if (c.jwtKeys) update.jwtKeys = c.jwtKeys;
+  if (c.secretAuthenticator && !c.authMethods) update.secretAuthenticator = true;
+  if (c.expectJwt) {
+    const current = await requireClient(store, input.realmId, input.clientId);
+    if (!usesJwt(current.authMethods)) throw new ValidationError('the secret methods attribute names client_secret_basic and client_secret_post only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"');
+  }
   for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests'] as const) {
     if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }
@@ -387,6 +513,10 @@ export interface ClientUpdate {
   requirePushedAuthorizationRequests?: boolean;
   /** Front-Channel Logout 1.0 settings; absent fields stay, url '' or null removes the URL. */
   frontchannelLogout?: FrontchannelLogoutChange;
+  /** private_key_jwt keys; absent fields stay. */
+  jwtKeys?: ClientJwtKeysChange;
+  /** A client using private_key_jwt goes back to the secret methods (its other methods stay). */
+  secretAuthenticator?: boolean;
 }
 
 /** Web origins compare in their normalized form (no trailing slash); "+" stays as it is. */
@@ -415,6 +545,11 @@ export async function updateClient(store: Store, input: ClientUpdate, actor: Act
   return (await applyClientUpdate(store, input, actor)).client;
 }
 
+/** updateClient, with the secret a change generated (a client going back from a signed JWT to a secret it never had), shown once. */
+export async function updateClientShowingSecret(store: Store, input: ClientUpdate, actor: Actor = cliActor()): Promise<{ client: Client; secret?: string }> {
+  return applyClientUpdate(store, input, actor);
+}
+
 /** The one path of every client change (CLI, admin API, console): checks, the write, the admin event. */
 async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor): Promise<{ client: Client; secret?: string }> {
   const client = await requireClient(store, input.realmId, input.clientId);
@@ -432,6 +567,7 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
     if (isPublic) throw new ValidationError('a public client does not authenticate: it has no --auth-method');
     patch.authMethods = checkAuthMethods(input.authMethods);
   }
+  if (input.secretAuthenticator && !patch.authMethods && !isPublic && usesJwt(client.authMethods)) patch.authMethods = [...DEFAULT_AUTH_METHODS];
   if (input.idTokenAlg !== undefined) patch.idTokenAlg = checkIdTokenAlg(input.idTokenAlg);
   const audiences = applyList(client.audiences, input.audiences, checkAudience);
   if (audiences) patch.audiences = audiences;
@@ -439,6 +575,7 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   if (webOrigins) patch.webOrigins = webOrigins;
   if (input.backchannelLogout) patch.backchannelLogout = applyBackchannel(client.backchannelLogout, input.backchannelLogout);
   if (input.frontchannelLogout) patch.frontchannelLogout = applyFrontchannel(client.frontchannelLogout, input.frontchannelLogout);
+  if (input.jwtKeys) patch.jwtKeys = applyJwtKeys(client.jwtKeys, input.jwtKeys);
   for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
   }
@@ -453,8 +590,16 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   if (input.public === true && !client.public) {
     Object.assign(patch, { public: true, secretHash: null, authMethods: ['none'] });
   } else if (input.public === false && client.public) {
+    const methods = patch.authMethods ?? [...DEFAULT_AUTH_METHODS];
+    if (usesJwt(methods)) Object.assign(patch, { public: false, authMethods: methods });
+    else {
+      secret = generateClientSecret();
+      Object.assign(patch, { public: false, secretHash: await hashClientSecret(secret, { generated: true }), authMethods: methods });
+    }
+  } else if (!isPublic && patch.authMethods && !usesJwt(patch.authMethods) && !client.secretHash) {
+    // From a signed JWT back to a secret: a client that never had one gets one (returned, shown once).
     secret = generateClientSecret();
-    Object.assign(patch, { public: false, secretHash: await hashClientSecret(secret, { generated: true }), authMethods: patch.authMethods ?? [...DEFAULT_AUTH_METHODS] });
+    patch.secretHash = await hashClientSecret(secret, { generated: true });
   }
   await store.clients.update(input.realmId, input.clientId, patch);
   if (patch.idTokenAlg !== undefined) await ensureSigningKey(store, { realmId: input.realmId, alg: patch.idTokenAlg });

@@ -19,7 +19,8 @@ import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } 
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
 import { checkRealmDisplayName, checkSmtpServer, checkRefreshLifetimes, createRealm, realmSigningAlg, updateRealm } from './realms.js';
-import { checkBackchannelLogoutUrl, checkFrontchannelLogoutUrl, checkNewClient, createClient, deleteClient, type BackchannelLogoutChange, type FrontchannelLogoutChange, type NewClient } from './clients.js';
+import { applyJwtKeys, checkBackchannelLogoutUrl, checkFrontchannelLogoutUrl, checkNewClient, createClient, deleteClient, type BackchannelLogoutChange, type ClientJwtKeysChange, type FrontchannelLogoutChange, type NewClient } from './clients.js';
+import { keySource } from '../../oauth/client-keys.js';
 import { deleteUser } from './users.js';
 import { EMPTY_POLICY, PasswordPolicyError, policyFailures, readPasswordPolicy, storedPolicy, type LeftOut, type PasswordPolicy } from '../password-policy.js';
 import { checkDomains, checkOrganizationTexts, createOrganization } from './organizations.js';
@@ -31,7 +32,7 @@ import { MAX_GROUP_DEPTH } from '../../storage/repos/groups.js';
 import { randomId } from '../../crypto/random.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
-import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, FRONTCHANNEL_ATTRIBUTES, backchannelFromAttributes, frontchannelFromRepresentation, requireParFromAttributes } from '../keycloak/representations/client.js';
+import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, FRONTCHANNEL_ATTRIBUTES, JWT_ATTRIBUTES, backchannelFromAttributes, frontchannelFromRepresentation, jwtKeysFromAttributes, requireParFromAttributes } from '../keycloak/representations/client.js';
 
 export type IfExists = 'fail' | 'skip' | 'overwrite';
 
@@ -750,9 +751,13 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const ownScopes = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
   const scopeEntries = [...optStrings(c, 'defaultClientScopes'), ...optStrings(c, 'optionalClientScopes')];
   const rawName = optString(c, 'name');
-  if (!isPublic) {
-    const authType = optString(c, 'clientAuthenticatorType') ?? 'client-secret';
-    if (authType !== 'client-secret') return refuse(clientId, element, 'skipped', `client authenticator ${authType} is not supported (client secrets only)`);
+  const authType = isPublic ? 'none' : (optString(c, 'clientAuthenticatorType') ?? 'client-secret');
+  // Keycloak's client-jwt (signed JWT, private_key_jwt): its keys are attributes; no secret is needed.
+  const jwt = authType === 'client-jwt';
+  const jwtAttributes = jwt ? jwtKeysFromAttributes(attrs) : undefined;
+  if (!isPublic && !jwt) {
+    if (authMethods !== undefined && authMethods.includes('private_key_jwt')) return refuse(clientId, element, 'skipped', `attributes.${AUTH_METHODS_ATTRIBUTE} names the secret methods only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"`);
+    if (authType !== 'client-secret') return refuse(clientId, element, 'skipped', `client authenticator ${authType} is not supported (client-secret and client-jwt only; client-secret-jwt would need the secret in clear, which Realmgate does not keep)`);
     if (restored && (secret === MASKED || !secret)) {
       // A Realmgate export with --with-secrets: the hash comes back, the client keeps its secret.
     } else if (secret === MASKED) {
@@ -828,6 +833,22 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
       leftOut(`${FRONTCHANNEL_ATTRIBUTES.url} ${url}`, err);
     }
   }
+  // Each key attribute of a client-jwt client on its own: a bad one is left out (reported), the others kept.
+  let jwtKeys: ClientJwtKeysChange | undefined;
+  if (jwt) {
+    let keys = applyJwtKeys(null, {});
+    for (const [field, value] of Object.entries(jwtAttributes ?? {}) as Array<[keyof ClientJwtKeysChange, ClientJwtKeysChange[keyof ClientJwtKeysChange]]>) {
+      try {
+        keys = applyJwtKeys(keys, { [field]: value });
+      } catch (err) {
+        leftOut(`attribute ${JWT_ATTRIBUTES[field]}`, err);
+      }
+    }
+    const source = keySource(keys);
+    notes.push(source ? `authenticates with a signed JWT (private_key_jwt), keys from ${source.kind === 'url' ? `its JWKS URL ${source.url}` : source.kind === 'jwks' ? 'its inline JWKS' : source.kind === 'certificate' ? 'its certificate' : 'its public key'}` : 'authenticates with a signed JWT (private_key_jwt) but no key came with it: set jwks.url, jwks.string, a certificate or a public key before it can authenticate');
+    if (secret) notes.push('its secret is not kept: a client-jwt client authenticates with its keys');
+    if (keys) jwtKeys = { ...keys };
+  }
   let standardFlow = flags.standardFlow !== false;
   if (standardFlow && redirectUris.length === 0) {
     standardFlow = false;
@@ -860,12 +881,13 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     serviceAccountsEnabled: flags.serviceAccounts === true && !isPublic,
     webOrigins,
     ...(pkce === 'S256' || pkce === 'plain' ? { pkceMethod: 'S256' as const } : {}),
-    ...(authMethods !== undefined ? { authMethods: [authMethods] } : {}),
+    ...(jwt ? { authMethods: ['private_key_jwt'] } : authMethods !== undefined ? { authMethods: [authMethods] } : {}),
     ...(backchannelLogout ? { backchannelLogout } : {}),
     ...(requirePar !== undefined ? { requirePushedAuthorizationRequests: requirePar } : {}),
     ...(frontchannelLogout ? { frontchannelLogout } : {}),
+    ...(jwtKeys ? { jwtKeys } : {}),
   };
-  const chosen = !isPublic && !restored ? secret : undefined;
+  const chosen = !isPublic && !restored && !jwt ? secret : undefined;
   try {
     // The checks createClient makes, now: the entry is refused here, before anything is deleted.
     checkNewClient({ ...input, realmId: '', ...(chosen !== undefined ? { secret: chosen } : {}) });

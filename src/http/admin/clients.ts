@@ -58,6 +58,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
     const body = jsonObject(req.body);
     const rep = fromClientRepresentation(body);
     if (!rep.clientId) throw new ValidationError('clientId is required');
+    if (rep.expectJwt) throw new ValidationError('a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"');
     const mappers = mappersOfBody(body);
     await checkNewOwnerMappers(store, realm.id, mappers, rep.clientId);
     const { client } = await createClient(
@@ -66,7 +67,8 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         realmId: realm.id,
         clientId: rep.clientId,
         redirectUris: rep.redirectUris ?? [],
-        ...(rep.secret !== undefined && !rep.public ? { secret: rep.secret } : {}),
+        // A client-jwt client has no secret: one sent along (a Keycloak representation often has it) is ignored.
+        ...(rep.secret !== undefined && !rep.public && !rep.authMethods?.includes('private_key_jwt') ? { secret: rep.secret } : {}),
         ...(rep.scopes ? { scopes: rep.scopes.join(' ') } : {}),
         ...(rep.public ? { public: true } : {}),
         ...(rep.name ? { name: rep.name } : {}),
@@ -80,6 +82,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.backchannelLogout ? { backchannelLogout: rep.backchannelLogout } : {}),
         ...(rep.requirePushedAuthorizationRequests !== undefined ? { requirePushedAuthorizationRequests: rep.requirePushedAuthorizationRequests } : {}),
         ...(rep.frontchannelLogout ? { frontchannelLogout: rep.frontchannelLogout } : {}),
+        ...(rep.jwtKeys ? { jwtKeys: rep.jwtKeys } : {}),
       },
       actorOf(caller),
     );

@@ -7,7 +7,7 @@ import type { Actor } from '../../admin/operations/common.js';
 import type { Client } from '../../storage/types.js';
 import { ensureConsoleClient, getClient, getRealm, listClients, listRealms } from '../../admin/operations/console.js';
 import { listAdminEvents, listLoginEvents } from '../../admin/operations/events.js';
-import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClient } from '../../admin/operations/clients.js';
+import { DEFAULT_AUTH_METHODS, createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClient, updateClientShowingSecret, usesJwt } from '../../admin/operations/clients.js';
 import { ROOT_USER_PROPERTIES } from '../../admin/validation.js';
 import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, listUsers, logoutUser, requireUser, resetPassword, unlockUser, updateUser, userSessions } from '../../admin/operations/users.js';
 import { endSession } from '../../admin/operations/tokens.js';
@@ -41,6 +41,7 @@ const NOTICES: Record<string, string> = {
   'backchannel-saved': 'The back-channel logout settings were saved.',
   'par-saved': 'The pushed authorization request setting was saved.',
   'frontchannel-saved': 'The front-channel logout settings were saved.',
+  'credentials-saved': 'The credentials were saved.',
   'client-disabled': 'The client was disabled: it can no longer authenticate, sign users in or get tokens.',
   'client-deleted': 'The client was deleted: its refresh tokens were revoked.',
   'user-created': 'The user was created.',
@@ -393,6 +394,36 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       (error) => showClient(s, reply, realmId, client, { status: 400, error }),
       `${page}?done=frontchannel-saved`,
     );
+  });
+
+  // Credentials (Keycloak's tab): the authenticator, and a signed-JWT client's keys, saved together. Going
+  // back to a secret a client never had generates one, shown once.
+  app.post(`${R}/clients/:clientId/credentials`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const { realmId, client, page } = await managedClient(s, req);
+    const jwt = field(req, 'authenticator') === 'client-jwt';
+    const authMethods = jwt ? ['private_key_jwt'] : usesJwt(client.authMethods) ? [...DEFAULT_AUTH_METHODS] : undefined;
+    const jwtKeys = {
+      useJwksUrl: field(req, 'useJwksUrl') === 'on',
+      jwksUrl: field(req, 'jwksUrl').trim(),
+      useJwksString: field(req, 'useJwksString') === 'on',
+      jwksString: field(req, 'jwksString').trim(),
+      certificate: field(req, 'certificate').trim(),
+      signingAlg: field(req, 'signingAlg'),
+    };
+    let secret: string | undefined;
+    try {
+      ({ secret } = await updateClientShowingSecret(services.store, { realmId, clientId: client.clientId, ...(authMethods ? { authMethods } : {}), jwtKeys }, s.actor));
+    } catch (err) {
+      if (isRefusal(err)) return showClient(s, reply, realmId, client, { status: 400, error: err.message });
+      throw err;
+    }
+    if (secret !== undefined) {
+      const updated = (await services.store.clients.get(realmId, client.clientId)) ?? client;
+      return showClient(s, reply, realmId, updated, { notice: 'The client authenticates with its secret again: a new one was generated.', secret });
+    }
+    return reply.redirect(`${page}?done=credentials-saved`, 303);
   });
 
   for (const enabled of [true, false]) {

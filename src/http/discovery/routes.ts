@@ -6,6 +6,7 @@ import { SIGNING_ALGS } from '../../crypto/keystore.js';
 import { jsonErrorHandler } from '../token/routes.js';
 import { allowOrigin, preflight, requestOrigin, varyOrigin } from '../plugins/cors.js';
 import { realmDocument } from './realm-document.js';
+import { ASSERTION_ALGS } from '../../oauth/client-assertion.js';
 
 /** RFC 8414 / OpenID Connect Discovery 1.0: lists only what is implemented. */
 export function discoveryDocument(services: Services, realmId: string, scopes: string[], idTokenAlgs: string[], prompts: string[]): Record<string, unknown> {
@@ -19,7 +20,8 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     device_authorization_endpoint: `${oidc}/auth/device`,
     userinfo_endpoint: `${oidc}/userinfo`,
     introspection_endpoint: `${oidc}/token/introspect`,
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    introspection_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
     revocation_endpoint: `${oidc}/revoke`,
     end_session_endpoint: `${oidc}/logout`,
     // Back-Channel Logout 1.0, 2.1.
@@ -29,13 +31,16 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     // every ID token carries sid.
     frontchannel_logout_supported: true,
     frontchannel_logout_session_supported: true,
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    revocation_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
     response_types_supported: ['code'],
     response_modes_supported: ['query', 'fragment', 'form_post'],
     grant_types_supported: [...GRANTS.keys()],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: idTokenAlgs,
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    // private_key_jwt (RFC 7523); client_secret_jwt is not offered: secrets are stored only as hashes.
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: scopes,
     authorization_response_iss_parameter_supported: true,

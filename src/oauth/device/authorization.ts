@@ -49,8 +49,8 @@ export async function handleDeviceAuthorization(
 ): Promise<DeviceAuthorizationResponse> {
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
-  const params = readParams(input.body, ['client_id', 'client_secret', 'scope']);
-  const client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '');
+  const params = readParams(input.body, ['client_id', 'client_secret', 'client_assertion', 'scope']);
+  const client = await authenticateClient(services, realm.id, input.authorization, params, input.ip ?? '', input.body);
   const scopes = parseScope(params.get('scope'));
   checkRequestedScopes(scopes, client, (await services.cache.realmScopes(realm.id)) ?? new Map());
   // RFC 8707 2.1 (RFC 8628 defines no resource, but this request starts the grant as an authorization

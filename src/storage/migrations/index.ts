@@ -33,6 +33,7 @@ import * as passwordPolicy from './2026-11-28T2100_password_policy.js';
 import * as registration from './2026-11-28T2300_registration.js';
 import * as loginOptions from './2026-11-28T2310_login_options.js';
 import * as backchannelLogout from './2026-11-28T2320_backchannel_logout.js';
+import * as clientJwt from './2026-11-29T0200_client_jwt.js';
 import * as pushedAuthorizationRequests from './2026-11-29T0210_pushed_authorization_requests.js';
 import * as frontchannelLogout from './2026-11-29T0220_frontchannel_logout.js';
 
@@ -72,6 +73,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T2300_registration': registration,
   '2026-11-28T2310_login_options': loginOptions,
   '2026-11-28T2320_backchannel_logout': backchannelLogout,
+  '2026-11-29T0200_client_jwt': clientJwt,
   '2026-11-29T0210_pushed_authorization_requests': pushedAuthorizationRequests,
   '2026-11-29T0220_frontchannel_logout': frontchannelLogout,
 };

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
-import { ConflictError, NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod } from '../types.js';
+import { ConflictError, NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toClient } from './mappers.js';
 import { deleteOwnedMappers } from './protocol-mappers.js';
@@ -26,13 +26,15 @@ export interface ClientPatch {
   backchannelLogout?: Partial<BackchannelLogoutSettings>;
   requirePushedAuthorizationRequests?: boolean;
   frontchannelLogout?: Partial<FrontchannelLogoutSettings>;
+  /** null removes them. */
+  jwtKeys?: ClientJwtKeys | null;
 }
 
 export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async create(
-    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'frontchannelLogout'> & { now: number; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; frontchannelLogout?: FrontchannelLogoutSettings },
+    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'frontchannelLogout' | 'jwtKeys'> & { now: number; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
   ): Promise<void> {
     const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
     const fc = c.frontchannelLogout ?? NO_FRONTCHANNEL_LOGOUT;
@@ -66,6 +68,7 @@ export class ClientRepository {
           frontchannel_logout: fc.enabled ? 1 : 0,
           frontchannel_logout_url: fc.url,
           frontchannel_logout_session_required: fc.sessionRequired ? 1 : 0,
+          jwt_keys: c.jwtKeys ? JSON.stringify(c.jwtKeys) : null,
         })
         .execute();
     } catch (err) {
@@ -124,6 +127,7 @@ export class ClientRepository {
     if (fc?.enabled !== undefined) values.frontchannel_logout = flag(fc.enabled);
     if (fc?.url !== undefined) values.frontchannel_logout_url = fc.url;
     if (fc?.sessionRequired !== undefined) values.frontchannel_logout_session_required = flag(fc.sessionRequired);
+    if (patch.jwtKeys !== undefined) values.jwt_keys = patch.jwtKeys ? JSON.stringify(patch.jwtKeys) : null;
     if (Object.keys(values).length === 0) return true;
     const r = await this.db.updateTable('clients').set(values).where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;

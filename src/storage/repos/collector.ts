@@ -49,6 +49,13 @@ export class CollectorRepository {
     return count(await this.db.deleteFrom('revoked_access_tokens').where('jti', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
   }
 
+  /** Used client assertion ids whose assertion can no longer be accepted. */
+  async expiredAssertionIds(before: number, limit: number): Promise<number> {
+    const ids = (await this.db.selectFrom('client_assertion_jtis').select('id').where('expires_at', '<', before).limit(limit).execute()).map((r) => r.id);
+    if (ids.length === 0) return 0;
+    return count(await this.db.deleteFrom('client_assertion_jtis').where('id', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
+  }
+
   /** Browser sessions that expired or were ended before `before`. */
   async deadSessions(before: number, limit: number): Promise<number> {
     const ids = (

@@ -92,14 +92,35 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
       url: r.frontchannel_logout_url ?? null,
       sessionRequired: r.frontchannel_logout_session_required !== 0,
     },
+    jwtKeys: parseJwtKeys(r.jwt_keys),
   };
 }
 
+function parseJwtKeys(text: string | null | undefined): D.ClientJwtKeys | null {
+  if (!text) return null;
+  try {
+    const o = JSON.parse(text) as Partial<D.ClientJwtKeys>;
+    return {
+      useJwksUrl: o.useJwksUrl === true,
+      jwksUrl: typeof o.jwksUrl === 'string' ? o.jwksUrl : null,
+      useJwksString: o.useJwksString === true,
+      jwksString: typeof o.jwksString === 'string' ? o.jwksString : null,
+      certificate: typeof o.certificate === 'string' ? o.certificate : null,
+      publicKey: typeof o.publicKey === 'string' ? o.publicKey : null,
+      signingAlg: typeof o.signingAlg === 'string' ? o.signingAlg : null,
+      maxExp: typeof o.maxExp === 'number' ? o.maxExp : null,
+    };
+  } catch {
+    return null;
+  }
+}
+
 const SECRET_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
+const CONFIDENTIAL_METHODS = [...SECRET_METHODS, 'private_key_jwt'] as const;
 
 function authMethods(r: Selectable<T.ClientTable>): D.ClientAuthMethod[] {
   if (r.public === 1) return ['none'];
-  const list = parseList(r.auth_methods).filter((m): m is D.ClientAuthMethod => (SECRET_METHODS as readonly string[]).includes(m));
+  const list = parseList(r.auth_methods).filter((m): m is D.ClientAuthMethod => (CONFIDENTIAL_METHODS as readonly string[]).includes(m));
   return list.length > 0 ? list : [...SECRET_METHODS];
 }
 

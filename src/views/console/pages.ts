@@ -249,7 +249,7 @@ ${canManage
   const manage: SafeHtml | '' = canManage
     ? html`<h2>Client</h2>
 <div class="row">${client.enabled ? actionForm(`${base}/disable`, frame.csrf, 'Disable client', { secondary: true }) : actionForm(`${base}/enable`, frame.csrf, 'Enable client')}
-${client.public ? '' : actionForm(`${base}/secret`, frame.csrf, 'Generate a new secret', { secondary: true })}</div>
+${client.public || client.authMethods.includes('private_key_jwt') ? '' : actionForm(`${base}/secret`, frame.csrf, 'Generate a new secret', { secondary: true })}</div>
 <h2>Delete</h2>
 <form method="post" action="${base}/delete" class="console-form">${csrfField(frame.csrf)}
 <label for="confirm">Type the client ID to delete the client</label><input type="text" id="confirm" name="confirm" required autocomplete="off">
@@ -269,6 +269,8 @@ ${secret ? html`<div class="notice" role="status"><p>The client's secret, shown 
 ${list('redirect-uris', client.redirectUris, 'uri', 'Add a redirect URI', 'Add redirect URI', 'An absolute URI the authorization endpoint may send codes to, matched exactly.')}
 <h2>Web origins</h2>
 ${list('web-origins', client.webOrigins, 'origin', 'Add a web origin', 'Add web origin', 'An origin such as https://app.example.com allowed to call the token endpoints from a browser (CORS), or + for the origins of the redirect URIs.')}
+${client.public ? '' : html`<h2>Credentials</h2>
+${credentialsSection(`${base}/credentials`, frame.csrf, client, canManage)}`}
 <h2>Back-channel logout</h2>
 ${backchannelSection(`${base}/backchannel-logout`, frame.csrf, client, canManage)}
 <h2>Pushed authorization requests</h2>
@@ -282,6 +284,34 @@ ${frontchannelSection(`${base}/frontchannel-logout`, frame.csrf, client, canMana
 ${roleTable(`${base}/roles`, roles.rows)}${canManage && !roles.adminOnly ? roleCreateForm(frame.csrf, `${base}/roles`, roles.form ?? {}, 'Create a client role') : ''}
 ${manage}`,
   );
+}
+
+/**
+ * How a confidential client authenticates (Keycloak's Credentials tab): its secret (client-secret), or a JWT
+ * signed with its key (client-jwt, private_key_jwt), with where its public keys are.
+ */
+function credentialsSection(action: string, csrf: string, client: Client, canManage: boolean): SafeHtml {
+  const jwt = client.authMethods.includes('private_key_jwt');
+  const k = client.jwtKeys;
+  const alg = k?.signingAlg ?? '';
+  const help = html`<p class="muted">A signed JWT (private_key_jwt, RFC 7523): the client proves itself with a short-lived JWT signed by its private key; Realmgate checks it against the public keys below (the JWKS URL when "Use JWKS URL" is on, else the JWKS given here, else the certificate). HMAC-signed JWTs (client_secret_jwt) are not offered: secrets are stored only as hashes.</p>`;
+  if (!canManage) {
+    return html`<dl class="facts"><dt>Client authenticator</dt><dd>${jwt ? 'Signed JWT (private_key_jwt)' : `Client ID and secret (${client.authMethods.join(', ')})`}</dd>${jwt ? html`<dt>JWKS URL</dt><dd>${k?.jwksUrl ?? 'none'}${k?.useJwksUrl ? ' (used)' : ''}</dd><dt>Signature algorithm</dt><dd>${alg || 'any asymmetric'}</dd>` : ''}</dl>${help}`;
+  }
+  const check = (on: boolean | undefined): string => (on ? 'checked' : '');
+  const algs = ['', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'].map((a) => html`<option value="${a}"${a === alg ? html` selected` : ''}>${a || 'Any asymmetric algorithm'}</option>`);
+  return html`<form method="post" action="${action}" class="console-form">${csrfField(csrf)}
+<label for="authenticator">Client authenticator</label><select id="authenticator" name="authenticator">
+<option value="client-secret"${jwt ? '' : html` selected`}>Client ID and secret</option>
+<option value="client-jwt"${jwt ? html` selected` : ''}>Signed JWT (private_key_jwt)</option></select>
+<label class="choice" for="use-jwks-url"><input type="checkbox" id="use-jwks-url" name="useJwksUrl" value="on" ${check(k?.useJwksUrl)}> Use JWKS URL</label>
+<label for="jwks-url">JWKS URL</label><input type="text" id="jwks-url" name="jwksUrl" inputmode="url" value="${k?.jwksUrl ?? ''}">
+<label class="choice" for="use-jwks-string"><input type="checkbox" id="use-jwks-string" name="useJwksString" value="on" ${check(k?.useJwksString)}> Use the JWKS below</label>
+<label for="jwks-string">JWKS (public keys, JSON)</label><textarea id="jwks-string" name="jwksString" rows="4" spellcheck="false" autocomplete="off">${k?.jwksString ?? ''}</textarea>
+<label for="jwt-certificate">Certificate (base64 DER or PEM)</label><textarea id="jwt-certificate" name="certificate" rows="3" spellcheck="false" autocomplete="off">${k?.certificate ?? ''}</textarea>
+<label for="signing-alg">Signature algorithm</label><select id="signing-alg" name="signingAlg">${algs}</select>
+${help}
+<button type="submit">Save credentials</button></form>`;
 }
 
 /** OpenID Connect Back-Channel Logout: where logout tokens go, with sid or not, offline tokens revoked or not. */

@@ -1,5 +1,5 @@
 import type { Client } from '../../../storage/types.js';
-import type { BackchannelLogoutChange, ClientChanges, FrontchannelLogoutChange } from '../../operations/clients.js';
+import type { BackchannelLogoutChange, ClientChanges, ClientJwtKeysChange, FrontchannelLogoutChange } from '../../operations/clients.js';
 import { ValidationError } from '../../validation.js';
 
 /**
@@ -81,6 +81,39 @@ export function frontchannelAttributes(c: Client): Record<string, string> {
   };
 }
 
+/** Keycloak's client attributes of its client-jwt authenticator (signed JWT, private_key_jwt). */
+export const JWT_ATTRIBUTES = {
+  useJwksUrl: 'use.jwks.url',
+  jwksUrl: 'jwks.url',
+  useJwksString: 'use.jwks.string',
+  jwksString: 'jwks.string',
+  certificate: 'jwt.credential.certificate',
+  publicKey: 'jwt.credential.public.key',
+  signingAlg: 'token.endpoint.auth.signing.alg',
+  maxExp: 'token.endpoint.auth.signing.max.exp',
+} as const;
+
+/** Keycloak's clientAuthenticatorType of a client. */
+export function authenticatorType(c: Client): 'client-secret' | 'client-jwt' {
+  return c.authMethods.includes('private_key_jwt') ? 'client-jwt' : 'client-secret';
+}
+
+/** The client-jwt attributes as Keycloak writes them (strings; none when the client has no JWT keys). */
+export function jwtKeyAttributes(c: Client): Record<string, string> {
+  const k = c.jwtKeys;
+  if (!k) return {};
+  return {
+    [JWT_ATTRIBUTES.useJwksUrl]: String(k.useJwksUrl),
+    ...(k.jwksUrl !== null ? { [JWT_ATTRIBUTES.jwksUrl]: k.jwksUrl } : {}),
+    [JWT_ATTRIBUTES.useJwksString]: String(k.useJwksString),
+    ...(k.jwksString !== null ? { [JWT_ATTRIBUTES.jwksString]: k.jwksString } : {}),
+    ...(k.certificate !== null ? { [JWT_ATTRIBUTES.certificate]: k.certificate } : {}),
+    ...(k.publicKey ? { [JWT_ATTRIBUTES.publicKey]: k.publicKey } : {}),
+    ...(k.signingAlg !== null ? { [JWT_ATTRIBUTES.signingAlg]: k.signingAlg } : {}),
+    ...(k.maxExp !== null ? { [JWT_ATTRIBUTES.maxExp]: String(k.maxExp) } : {}),
+  };
+}
+
 /**
  * The front-channel logout settings of a client representation: its frontchannelLogout boolean and the
  * attributes ("true"/"false" strings or booleans; an empty or null url removes it). Undefined when none is there.
@@ -103,6 +136,34 @@ export function frontchannelFromRepresentation(switchValue: unknown, a: Record<s
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/**
+ * The client-jwt attributes of a Keycloak attributes map ("true"/"false" strings or booleans; "" clears a
+ * value, as Keycloak's exports write unset ones). Undefined when none is there.
+ */
+export function jwtKeysFromAttributes(a: Record<string, unknown>): ClientJwtKeysChange | undefined {
+  const out: ClientJwtKeysChange = {};
+  for (const [key, name] of [['useJwksUrl', JWT_ATTRIBUTES.useJwksUrl], ['useJwksString', JWT_ATTRIBUTES.useJwksString]] as const) {
+    const v = a[name];
+    if (v === undefined || v === null || v === '') continue;
+    if (v === true || v === 'true') out[key] = true;
+    else if (v === false || v === 'false') out[key] = false;
+    else throw new ValidationError(`attributes.${name} must be "true" or "false"`);
+  }
+  for (const [key, name] of [['jwksUrl', JWT_ATTRIBUTES.jwksUrl], ['jwksString', JWT_ATTRIBUTES.jwksString], ['certificate', JWT_ATTRIBUTES.certificate], ['publicKey', JWT_ATTRIBUTES.publicKey], ['signingAlg', JWT_ATTRIBUTES.signingAlg]] as const) {
+    const v = a[name];
+    if (v === undefined) continue;
+    if (v !== null && typeof v !== 'string') throw new ValidationError(`attributes.${name} must be a string`);
+    out[key] = v;
+  }
+  const max = a[JWT_ATTRIBUTES.maxExp];
+  if (max !== undefined) {
+    if (max === null || max === '') out.maxExp = null;
+    else if ((typeof max === 'string' && /^\d{1,9}$/.test(max)) || typeof max === 'number') out.maxExp = Number(max);
+    else throw new ValidationError(`attributes.${JWT_ATTRIBUTES.maxExp} must be a number of seconds`);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** Keycloak's ClientRepresentation, the fields Realmgate has. The id is the client id. */
 export interface ClientRepresentation {
   id: string;
@@ -112,7 +173,7 @@ export interface ClientRepresentation {
   protocol: 'openid-connect';
   publicClient: boolean;
   bearerOnly: boolean;
-  clientAuthenticatorType: 'client-secret';
+  clientAuthenticatorType: 'client-secret' | 'client-jwt';
   standardFlowEnabled: boolean;
   implicitFlowEnabled: boolean;
   directAccessGrantsEnabled: boolean;
@@ -135,7 +196,7 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     protocol: 'openid-connect',
     publicClient: c.public,
     bearerOnly: false,
-    clientAuthenticatorType: 'client-secret',
+    clientAuthenticatorType: authenticatorType(c),
     standardFlowEnabled: c.standardFlowEnabled,
     implicitFlowEnabled: false,
     directAccessGrantsEnabled: c.directAccessGrantsEnabled,
@@ -149,6 +210,7 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
       ...backchannelAttributes(c),
       ...parAttributes(c),
       ...frontchannelAttributes(c),
+      ...jwtKeyAttributes(c),
       'pkce.code.challenge.method': c.pkceMethod,
       // Keycloak joins the post-logout redirect URIs with '##'.
       'post.logout.redirect.uris': c.postLogoutRedirectUris.join('##'),
@@ -200,10 +262,11 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
   set('scopes', strList(body, 'defaultClientScopes'));
   if (bool(body, 'bearerOnly') === true) throw new ValidationError('bearer-only clients are not supported');
   const authenticator = body.clientAuthenticatorType;
-  // Keycloak's other authenticators (client-jwt, client-secret-jwt, client-x509) cannot be honoured; "none"
-  // is what Keycloak's dynamic registration gives a public client, whose publicClient says the same.
-  if (authenticator !== undefined && authenticator !== null && authenticator !== 'client-secret' && authenticator !== 'none') {
-    throw new ValidationError(`clientAuthenticatorType ${JSON.stringify(authenticator)} is not supported: Realmgate clients authenticate with a secret (client-secret)`);
+  // client-secret and client-jwt (private_key_jwt) are honoured; "none" is what Keycloak's dynamic
+  // registration gives a public client, whose publicClient says the same. client-secret-jwt (HMAC with the
+  // secret) cannot be: secrets are stored only as hashes; client-x509 (mutual TLS) is not offered.
+  if (authenticator !== undefined && authenticator !== null && authenticator !== 'client-secret' && authenticator !== 'client-jwt' && authenticator !== 'none') {
+    throw new ValidationError(`clientAuthenticatorType ${JSON.stringify(authenticator)} is not supported: use client-secret or client-jwt (signed JWT)`);
   }
   if (bool(body, 'implicitFlowEnabled') === true) throw new ValidationError('the implicit flow is not supported (RFC 9700 2.1.2)');
   const attrs = body.attributes;
@@ -227,8 +290,21 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
     if (backchannel) out.backchannelLogout = backchannel;
     const requirePar = requireParFromAttributes(a);
     if (requirePar !== undefined) out.requirePushedAuthorizationRequests = requirePar;
+    const jwtKeys = jwtKeysFromAttributes(a);
+    if (jwtKeys) out.jwtKeys = jwtKeys;
   }
   const frontchannel = frontchannelFromRepresentation(body.frontchannelLogout, attrs !== undefined && attrs !== null ? (attrs as Record<string, unknown>) : {});
   if (frontchannel) out.frontchannelLogout = frontchannel;
+  // clientAuthenticatorType decides between a secret and a signed JWT; the realmgate. attribute then only
+  // picks among the secret methods (one left from client-jwt is dropped).
+  // Without clientAuthenticatorType, the attribute read back from a client-jwt client ("private_key_jwt")
+  // changes nothing; on a client-secret client it is refused (changeClient): the authenticator decides.
+  if (out.public !== true && authenticator !== 'client-jwt' && authenticator !== 'client-secret' && out.authMethods?.some((m) => m.includes('private_key_jwt'))) {
+    delete out.authMethods;
+    out.expectJwt = true;
+  }
+  if (out.public !== true && authenticator === 'client-jwt') out.authMethods = ['private_key_jwt'];
+  else if (out.public !== true && authenticator === 'client-secret' && out.authMethods?.some((m) => m.includes('private_key_jwt'))) out.authMethods = ['client_secret_basic', 'client_secret_post'];
+  else if (out.public !== true && authenticator === 'client-secret' && out.authMethods === undefined) out.secretAuthenticator = true;
   return out;
 }
