@@ -23,6 +23,25 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
+// The files in turn from each directory (test/admin, test/browser, test/cli, ...), not one directory
+// after the other: the runner starts them in this order, and in name order the browser files (each with
+// its chromium), then the CLI's (each starting processes) all ran side by side, the machine's load went
+// past 12 on two cores and files went past their 120 s (2026-11-29); the two halves of a split file
+// (x-postgres, x-sqlite) no longer start together either.
+files = interleave(files);
+
+function interleave(list) {
+  const byDir = new Map();
+  for (const f of list) {
+    const dir = f.slice(0, f.lastIndexOf('/'));
+    if (!byDir.has(dir)) byDir.set(dir, []);
+    byDir.get(dir).push(f);
+  }
+  const queues = [...byDir.values()];
+  const out = [];
+  for (let i = 0; out.length < list.length; i++) for (const q of queues) if (i < q.length) out.push(q[i]);
+  return out;
+}
 // Three files at a time on this project's two-core machines: most files wait part of the time (on
 // PostgreSQL, a browser, a child process, a timer), and with two at a time a sixth of the CPU sat idle
 // (2026-11-28, quiet machine, the whole suite: 849 s at two, 775 s at three, 5% idle). Each file must stay

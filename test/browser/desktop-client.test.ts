@@ -1,5 +1,5 @@
 import { desktopClientCommonTests, desktopClientSuite } from './desktop-client.js';
 
 // test/browser/desktop-client.ts: the example desktop client against a listening server and a real browser.
-desktopClientSuite('sqlite');
+desktopClientSuite('sqlite', 'paste');
 desktopClientCommonTests();

@@ -201,12 +201,18 @@ function jwtChecker(ts: TestServer): (token: string) => Promise<JWTPayload> {
   };
 }
 
-/** The desktop client's tests on one database (a file per database: together they ran past the runner's 120 s per-file limit on a loaded machine). */
-export function desktopClientSuite(dialect: 'sqlite' | 'postgres'): void {
+/**
+ * The desktop client's tests on one database, in two parts: `paste` (the pasted code's sign-in and its
+ * refreshes) and `device` (the device flow, and the refusals). A file per database and part: together
+ * they ran past the runner's 120 s per-file limit on a loaded machine, one file per database too (110 s
+ * at a load average of 9, 2026-11-29).
+ */
+export function desktopClientSuite(dialect: 'sqlite' | 'postgres', part: 'paste' | 'device'): void {
+
   // Screenshots come from one dialect only: the pages do not depend on the database.
   const shoot = dialect === 'sqlite';
 
-  test(`desktop client: login by pasting the code, token refreshes with rotation, a revoked chain asks for login (${dialect})`, async (t: TestContext) => {
+  if (part === 'paste') test(`desktop client: login by pasting the code, token refreshes with rotation, a revoked chain asks for login (${dialect})`, async (t: TestContext) => {
     if (!browser) return t.skip(SKIP_REASON);
     await withServer(async (ts, dir) => {
       const tokenFile = path.join(dir, 'state', 'tokens.json');
@@ -354,7 +360,7 @@ export function desktopClientSuite(dialect: 'sqlite' | 'postgres'): void {
     }, dialect);
   });
 
-  test(`desktop client: login --device with a public client, refresh, revocation by the realm's not-before (${dialect})`, async (t: TestContext) => {
+  if (part === 'device') test(`desktop client: login --device with a public client, refresh, revocation by the realm's not-before (${dialect})`, async (t: TestContext) => {
     if (!browser) return t.skip(SKIP_REASON);
     await withServer(async (ts, dir) => {
       const tokenFile = path.join(dir, 'tokens.json');
@@ -434,7 +440,7 @@ export function desktopClientSuite(dialect: 'sqlite' | 'postgres'): void {
     }, dialect);
   });
 
-  test(`desktop client: a wrong code, a foreign state and wrong credentials fail with one line and store nothing (${dialect})`, async () => {
+  if (part === 'device') test(`desktop client: a wrong code, a foreign state and wrong credentials fail with one line and store nothing (${dialect})`, async () => {
     await withServer(async (ts, dir) => {
       const tokenFile = path.join(dir, 'tokens.json');
       const settings = settingsFor(ts, tokenFile, CONFIDENTIAL);
