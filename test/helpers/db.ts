@@ -119,8 +119,18 @@ export function unusedDatabase(dialect: 'sqlite' | 'postgres'): { url: string; d
  */
 export async function migrateTo(db: Db, name: string): Promise<MigrationResultSet> {
   const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => MIGRATIONS }, ...(db.schema ? { migrationTableSchema: db.schema } : {}) });
+  return migrating(db, () => migrator.migrateTo(name));
+}
+
+/**
+ * A kysely migrator's run on a test database, again after a failure as src/storage/database.ts's migrate()
+ * does: kysely reads PostgreSQL's catalog across every schema (to find its migration table), which fails
+ * ("schema ... does not exist") while another test file drops its schema of the same database; each
+ * migration runs in its own transaction, so a failed run left nothing half done.
+ */
+export async function migrating(db: Db, run: () => Promise<MigrationResultSet>): Promise<MigrationResultSet> {
   for (let attempt = 1; ; attempt++) {
-    const result = await migrator.migrateTo(name);
+    const result = await run();
     if (!result.error || db.dialect !== 'postgres' || attempt >= 4) return result;
     await new Promise((r) => setTimeout(r, 100 * attempt));
   }

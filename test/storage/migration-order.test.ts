@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Migrator, sql } from 'kysely';
-import { createTestDatabase, dialects, migrateTo } from '../helpers/db.js';
+import { createTestDatabase, dialects, migrateTo, migrating } from '../helpers/db.js';
 import { migrate } from '../../src/storage/database.js';
 import { MIGRATIONS } from '../../src/storage/migrations/index.js';
 
@@ -21,7 +21,8 @@ for (const dialect of dialects()) {
         // The release made before the earlier-named branch was merged: every migration but that one.
         const without = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name !== MISSING));
         const earlier = new Migrator({ db: k, provider: { getMigrations: async () => without }, ...(t.db.schema ? { migrationTableSchema: t.db.schema } : {}) });
-        assert.equal((await earlier.migrateToLatest()).error, undefined);
+        // As every migration of a test database: again if another file's dropped schema broke kysely's catalog read.
+        assert.equal((await migrating(t.db, () => earlier.migrateToLatest())).error, undefined);
         const table = t.db.schema ? sql.table(`${t.db.schema}.kysely_migration`) : sql.table('kysely_migration');
         const names = async (): Promise<string[]> => (await sql<{ name: string }>`select name from ${table}`.execute(k)).rows.map((r) => r.name).sort();
         assert.ok(!(await names()).includes(MISSING));
