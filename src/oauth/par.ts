@@ -70,8 +70,8 @@ export async function handlePushedAuthorizationRequest(
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
   const body = input.body && typeof input.body === 'object' ? input.body : {};
-  const auth = readParams(body, ['client_id', 'client_secret']);
-  const client = await authenticateClient(services, realm.id, input.authorization, auth, input.ip ?? '');
+  const auth = readParams(body, ['client_id', 'client_secret', 'client_assertion']);
+  const client = await authenticateClient(services, realm.id, input.authorization, auth, input.ip ?? '', body);
   // RFC 9126 2.1: request_uri MUST NOT be in a pushed request.
   if (Object.hasOwn(body, 'request_uri')) throw new OAuthError('invalid_request', 'request_uri must not be pushed (RFC 9126 2.1)');
   // The client is the authenticated one (with HTTP Basic, client_id in the body is optional).

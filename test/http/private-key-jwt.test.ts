@@ -207,6 +207,20 @@ for (const dialect of dialects()) {
       refused(bad, 401, 'invalid_client');
     });
 
+    test('the pushed authorization request endpoint takes the assertion too (RFC 9126 2: as the token endpoint)', async () => {
+      const push = async (jwt: string) =>
+        ts.app.inject({
+          method: 'POST',
+          url: realmPath('/protocol/openid-connect/ext/par/request'),
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({ client_assertion_type: TYPE, client_assertion: jwt, response_type: 'code', redirect_uri: ts.client.redirectUri, scope: 'openid', state: 's1', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' }).toString(),
+        });
+      const res = await push(await assertion());
+      assert.equal(res.statusCode, 201, res.body);
+      assert.match(res.json().request_uri, /^urn:ietf:params:oauth:request_uri:/);
+      refused(await push(await assertion({}, { key: other.privateKey })), 401, 'invalid_client');
+    });
+
     test('failed assertions count in the client-failure limiter: after 10, even a valid one waits', async () => {
       resetLimiter();
       for (let i = 0; i < 10; i++) refused(await grant(await assertion({}, { key: other.privateKey })), 401, 'invalid_client');
