@@ -52,22 +52,7 @@ const MAX_ASSERTION_MAX_EXP = 3600;
  * (docs/security.md: SSRF).
  */
 export function checkJwksUrl(url: string): string {
-  const refuse = (why: string): never => {
-    throw new ValidationError(`the JWKS URL ${JSON.stringify(url.length > 80 ? `${url.slice(0, 80)}...` : url)} ${why}`);
-  };
-  if (url.length > 2048) refuse('is longer than 2048 characters');
-  if (/[\s\x00-\x1f\x7f-\x9f]/.test(url)) refuse('contains spaces or control characters');
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return refuse('is not an absolute URL');
-  }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') refuse('must be an http or https URL');
-  if (!/^https?:\/\/[^/?#]/i.test(url) || u.hostname === '') refuse('has no host');
-  if (url.includes('#')) refuse('must not contain a fragment');
-  if (u.username !== '' || u.password !== '') refuse('must not contain user information (user@host)');
-  return url;
+  return checkAdminUrl(url, 'the JWKS URL');
 }
 
 /** An inline JWKS: JSON, public keys only, each one a key node can import. Returns it as given. */
@@ -156,7 +141,7 @@ export function checkAudience(aud: string): string {
 }
 
 /** Keycloak's limit on a client attribute's value is far above this; a URL is not a document. */
-const MAX_BACKCHANNEL_URL = 2048;
+const MAX_ADMIN_URL = 2048;
 
 /**
  * A back-channel logout URL (OpenID Connect Back-Channel Logout 1.0, 2.2): an absolute http or https URL
@@ -166,7 +151,7 @@ const MAX_BACKCHANNEL_URL = 2048;
  * is the only place a logout token is ever sent (docs/security.md: SSRF).
  */
 export function checkBackchannelLogoutUrl(url: string): string {
-  return checkLogoutUrl(url, 'back-channel', 'Back-Channel Logout 2.2');
+  return checkAdminUrl(url, 'the back-channel logout URL', 'Back-Channel Logout 2.2');
 }
 
 /**
@@ -176,14 +161,20 @@ export function checkBackchannelLogoutUrl(url: string): string {
  * redirect URI is not enforced (Keycloak does not either).
  */
 export function checkFrontchannelLogoutUrl(url: string): string {
-  return checkLogoutUrl(url, 'front-channel', 'Front-Channel Logout 2');
+  return checkAdminUrl(url, 'the front-channel logout URL', 'Front-Channel Logout 2');
 }
 
-function checkLogoutUrl(url: string, kind: 'back-channel' | 'front-channel', fragmentRule: string): string {
+/**
+ * A URL an administrator gives the server to call or to have a browser load (logout URLs, a client's JWKS
+ * URL): absolute http(s) with a host, at most 2048 characters, no spaces, controls, user information,
+ * fragment or Keycloak placeholder. `name` starts the refusal ("the JWKS URL ..."); `fragmentRule` names the
+ * rule forbidding a fragment, when a specification has one.
+ */
+function checkAdminUrl(url: string, name: string, fragmentRule?: string): string {
   const refuse = (why: string): never => {
-    throw new ValidationError(`the ${kind} logout URL ${JSON.stringify(url.length > 80 ? `${url.slice(0, 80)}...` : url)} ${why}`);
+    throw new ValidationError(`${name} ${JSON.stringify(url.length > 80 ? `${url.slice(0, 80)}...` : url)} ${why}`);
   };
-  if (url.length > MAX_BACKCHANNEL_URL) refuse(`is longer than ${MAX_BACKCHANNEL_URL} characters`);
+  if (url.length > MAX_ADMIN_URL) refuse(`is longer than ${MAX_ADMIN_URL} characters`);
   if (/[\s\x00-\x1f\x7f-\x9f]/.test(url)) refuse('contains spaces or control characters');
   // Keycloak's ${application.session.host} (its old adapters' per-node URL) names no host here.
   if (url.includes('${')) refuse('contains a Keycloak placeholder (${...}): register the full URL');
@@ -195,7 +186,7 @@ function checkLogoutUrl(url: string, kind: 'back-channel' | 'front-channel', fra
   }
   if (u.protocol !== 'https:' && u.protocol !== 'http:') refuse('must be an http or https URL');
   if (!/^https?:\/\/[^/?#]/i.test(url) || u.hostname === '') refuse('has no host');
-  if (url.includes('#')) refuse(`must not contain a fragment (${fragmentRule})`);
+  if (url.includes('#')) refuse(fragmentRule ? `must not contain a fragment (${fragmentRule})` : 'must not contain a fragment');
   if (u.username !== '' || u.password !== '') refuse('must not contain user information (user@host)');
   return url;
 }
