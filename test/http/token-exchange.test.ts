@@ -35,7 +35,7 @@ for (const dialect of dialects()) {
         const r = await createClient(ts.store, { realmId: REALM, clientId, redirectUris: [], standardFlowEnabled: false, ...extra });
         if (r.secret) secrets[clientId] = r.secret;
       };
-      await make('api', { standardTokenExchange: true, audiences: ['backend', 'retired'], scopes: 'openid profile email core_data offline_access' });
+      await make('api', { standardTokenExchange: true, audiences: ['backend', 'retired', 'https://files.example.com/'], scopes: 'openid profile email core_data offline_access' });
       await make('api-refresh', { standardTokenExchange: true, tokenExchangeRefresh: 'SAME_SESSION' });
       await make('api-off');
       await make('outsider', { standardTokenExchange: true });
@@ -131,10 +131,15 @@ for (const dialect of dialects()) {
       assert.equal(narrow.statusCode, 200, narrow.body);
       assert.equal(narrow.json().scope, 'core_data');
       assert.equal(narrow.json().id_token, undefined);
-      assert.deepEqual(decodeJwt(narrow.json().access_token).aud, ['backend', 'retired']);
+      assert.deepEqual(decodeJwt(narrow.json().access_token).aud, ['backend', 'retired', 'https://files.example.com/']);
       const two = await exchange('api', { subject_token: subject.access_token, audience: ['backend', 'reports'] });
       assert.equal(two.statusCode, 200, two.body);
       assert.deepEqual(decodeJwt(two.json().access_token).aud, ['backend', 'reports']);
+      // RFC 8693 2.1: resource (RFC 8707) names targets too, among the requester's audiences.
+      const withResource = await exchange('api', { subject_token: subject.access_token, audience: 'backend', resource: 'https://files.example.com/' });
+      assert.equal(withResource.statusCode, 200, withResource.body);
+      assert.deepEqual(decodeJwt(withResource.json().access_token).aud, ['backend', 'https://files.example.com/']);
+      refused(await exchange('api', { subject_token: subject.access_token, resource: 'https://elsewhere.example.com/' }), 400, 'invalid_target');
     });
 
     test('refusals of the request: other exchanges, attribute off, actor_token, missing or unsupported token types', async () => {

@@ -35,7 +35,7 @@ const invalid = (description: string, detail?: string): OAuthError => new OAuthE
 export const tokenExchangeGrant: Grant = {
   grantType: TOKEN_EXCHANGE_GRANT,
   parameters: ['subject_token', 'subject_token_type', 'requested_token_type', 'scope', 'actor_token', 'actor_token_type', ...OTHER_EXCHANGES],
-  async handle({ services, realm, client, params, raw, ip }: GrantContext): Promise<TokenExchangeResponse> {
+  async handle({ services, realm, client, params, resources: requestedResources, raw, ip }: GrantContext): Promise<TokenExchangeResponse> {
     for (const p of OTHER_EXCHANGES) if (params.has(p)) throw invalid(`Parameter '${p}' is not supported for standard token exchange`);
     if (!client.standardTokenExchange) throw invalid('Standard token exchange is not enabled for the requested client');
     // RFC 8693 2.1 delegation (actor_token, the subject's may_act): Keycloak's standard exchange of 26.2 to
@@ -79,7 +79,9 @@ export const tokenExchangeGrant: Grant = {
 
     const now = nowSeconds(services.clock);
     const subject = { ...subjectOfUser(user), organizationAlias: claims.organization?.[0] ?? null };
-    const resources = audiences.map((a) => a.clientId);
+    // RFC 8693 2.1: resource (RFC 8707, already checked against the requester's audiences) and audience
+    // may both name targets; the new token's aud is all of them.
+    const resources = [...audiences.map((a) => a.clientId), ...requestedResources.filter((r) => !audiences.some((a) => a.clientId === r))];
     const keys = await services.keys.refreshKeys(realm.id);
     const issuer = realmBase(services.config, realm.id);
     let chain: RefreshChain;
