@@ -29,12 +29,12 @@ for (const dialect of dialects()) {
   describe(`token exchange, RFC 8693 (${dialect})`, () => {
     let ts: TestServer;
     const secrets: Record<string, string> = {};
+    const make = async (clientId: string, extra: Record<string, unknown> = {}): Promise<void> => {
+      const r = await createClient(ts.store, { realmId: REALM, clientId, redirectUris: [], standardFlowEnabled: false, ...extra });
+      if (r.secret) secrets[clientId] = r.secret;
+    };
     before(async () => {
       ts = await startTestServer({ dialect });
-      const make = async (clientId: string, extra: Record<string, unknown> = {}): Promise<void> => {
-        const r = await createClient(ts.store, { realmId: REALM, clientId, redirectUris: [], standardFlowEnabled: false, ...extra });
-        if (r.secret) secrets[clientId] = r.secret;
-      };
       await make('api', { standardTokenExchange: true, audiences: ['backend', 'retired', 'https://files.example.com/'], scopes: 'openid profile email core_data offline_access' });
       await make('api-refresh', { standardTokenExchange: true, tokenExchangeRefresh: 'SAME_SESSION' });
       await make('api-off');
@@ -207,6 +207,11 @@ for (const dialect of dialects()) {
       } finally {
         await updateUser(ts.store, { realmId: REALM, user: 'alice', enabled: true });
       }
+      // A client_credentials token has no user session to follow (it names api in its aud here).
+      await make('svc', { serviceAccountsEnabled: true, audiences: ['api'] });
+      const service = await tokenRequest(ts, { grant_type: 'client_credentials' }, { authorization: basic('svc', secrets.svc!) });
+      assert.equal(service.statusCode, 200, service.body);
+      refused(await exchange('api', { subject_token: service.json().access_token }), 400, 'invalid_request', 'Invalid token: the subject token has no user session');
       // Revoked (RFC 7009), then expired.
       const revoked = await userTokens();
       const rv = await ts.app.inject({

@@ -68,10 +68,11 @@ export const tokenExchangeGrant: Grant = {
     const subjectChainId = chainIdOf(claims.jti);
     const subjectChain = subjectChainId && claims.sid ? await services.store.refresh.getChain(subjectChainId) : undefined;
     if (!subjectChain || subjectChain.realmId !== realm.id || subjectChain.revokedAt !== null) throw fail('invalid_request', 'Invalid token: the subject token has no user session');
-    if (requestedType === REFRESH_TOKEN_TYPE) {
-      // Keycloak: an offline session cannot give a refresh token of the same session, nor offline_access.
-      if (subjectChain.scopes.includes('offline_access')) throw fail('invalid_request', 'Refresh token not valid as requested_token_type because creating a new session is needed');
-      if (scopes.includes('offline_access')) throw fail('invalid_request', 'Scope offline_access not allowed for token exchange');
+    // Keycloak: an offline session cannot give a refresh token of the same session. (Its other refusal,
+    // offline_access asked for with a refresh token, cannot arise: the scopes are within the subject
+    // token's, and a token with offline_access comes from an offline chain.)
+    if (requestedType === REFRESH_TOKEN_TYPE && subjectChain.scopes.includes('offline_access')) {
+      throw fail('invalid_request', 'Refresh token not valid as requested_token_type because creating a new session is needed');
     }
     const available = await availableAudiences(services, realm.id, client, userId);
     const missing = audiences.filter((a) => !available.has(a.clientId)).map((a) => a.clientId);
