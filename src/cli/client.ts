@@ -5,7 +5,8 @@ import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updat
 import { keySource } from '../oauth/client-keys.js';
 import { checkChosenClientSecret } from '../admin/validation.js';
 import { onOff } from './common.js';
-import type { Client } from '../storage/types.js';
+import type { Client, TokenExchangeRefresh } from '../storage/types.js';
+import { InvalidArgumentError } from 'commander';
 import type { FrontchannelLogoutChange } from '../admin/operations/clients.js';
 import { registerMapperCommands } from './mapper.js';
 
@@ -53,6 +54,16 @@ const BACKCHANNEL_URL_HELP = "OpenID Connect Back-Channel Logout: where a logout
 const BACKCHANNEL_SID_HELP = 'the logout token carries the session id (sid; the default)';
 const BACKCHANNEL_OFFLINE_HELP = "a logout also revokes the user's offline tokens of this client";
 const REQUIRE_PAR_HELP = "on: the authorization endpoint takes only this client's pushed authorization requests (RFC 9126; Keycloak's require.pushed.authorization.requests); default off";
+const TOKEN_EXCHANGE_HELP = "on: the client may exchange access tokens meant for it for narrower ones (RFC 8693; Keycloak's standard.token.exchange.enabled); default off";
+const TOKEN_EXCHANGE_REFRESH_HELP = "no (default) or same-session: whether a token exchange may issue a refresh token of the subject token's session (Keycloak's standard.token.exchange.enableRefreshRequestedTokenType)";
+
+/** --token-exchange-refresh: no or same-session, as Keycloak's NO and SAME_SESSION. */
+function tokenExchangeRefresh(v: string): TokenExchangeRefresh {
+  const x = v.toLowerCase().replace('_', '-');
+  if (x === 'no') return 'NO';
+  if (x === 'same-session') return 'SAME_SESSION';
+  throw new InvalidArgumentError('--token-exchange-refresh takes no or same-session');
+}
 const FRONTCHANNEL_URL_HELP = "OpenID Connect Front-Channel Logout: the URL the browser loads in an invisible iframe when it ends a session the client was used in (http or https, no fragment; Keycloak's frontchannel.logout.url, and frontchannelLogout on)";
 const FRONTCHANNEL_SID_HELP = 'whether iss and sid are added to the front-channel logout URL (on by default)';
 const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
@@ -72,6 +83,7 @@ export function describeClient(c: Client): string {
     ['flows', [c.standardFlowEnabled ? 'code' : '', c.directAccessGrantsEnabled ? 'password' : '', c.serviceAccountsEnabled ? 'client_credentials' : ''].filter(Boolean).join(' ')],
     ['PKCE', c.public || c.pkceMethod === 'S256' ? 'required (S256)' : 'optional'],
     ['pushed requests', c.requirePushedAuthorizationRequests ? 'required (RFC 9126)' : 'optional'],
+    ['token exchange', c.standardTokenExchange ? `on (RFC 8693), refresh tokens: ${c.tokenExchangeRefresh === 'SAME_SESSION' ? 'same session' : 'no'}` : 'off'],
     ['JWT keys', jwtKeysText(c)],
     [
       'back-channel',
@@ -140,6 +152,8 @@ interface UpdateOptions extends JwtKeyOptions {
   backchannelLogoutSessionRequired?: boolean;
   backchannelLogoutRevokeOfflineTokens?: boolean;
   requirePar?: boolean;
+  tokenExchange?: boolean;
+  tokenExchangeRefresh?: TokenExchangeRefresh;
   frontchannelLogoutUrl?: string;
   frontchannelLogoutSessionRequired?: boolean;
 }
@@ -167,6 +181,8 @@ export function registerClient(program: Command): void {
     .option('--no-standard-flow', 'no authorization code flow (a client for the password grant or client_credentials only; then no --redirect-uri is needed)')
     .option('--require-pkce', 'a confidential client must use PKCE too (public clients always must)')
     .option('--require-par <on|off>', REQUIRE_PAR_HELP, onOff('--require-par'))
+    .option('--token-exchange <on|off>', TOKEN_EXCHANGE_HELP, onOff('--token-exchange'))
+    .option('--token-exchange-refresh <no|same-session>', TOKEN_EXCHANGE_REFRESH_HELP, tokenExchangeRefresh)
     .option('--backchannel-logout-url <url>', BACKCHANNEL_URL_HELP)
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
     .option('--backchannel-logout-revoke-offline-tokens', BACKCHANNEL_OFFLINE_HELP)
@@ -196,6 +212,8 @@ export function registerClient(program: Command): void {
           standardFlow: boolean;
           requirePkce?: boolean;
           requirePar?: boolean;
+          tokenExchange?: boolean;
+          tokenExchangeRefresh?: TokenExchangeRefresh;
           webOrigin: string[];
           backchannelLogoutUrl?: string;
           backchannelLogoutSessionRequired: boolean;
@@ -226,6 +244,8 @@ export function registerClient(program: Command): void {
             ...(o.serviceAccount ? { serviceAccountsEnabled: true } : {}),
             ...(o.requirePkce ? { pkceMethod: 'S256' as const } : {}),
             ...(o.requirePar !== undefined ? { requirePushedAuthorizationRequests: o.requirePar } : {}),
+            ...(o.tokenExchange !== undefined ? { standardTokenExchange: o.tokenExchange } : {}),
+            ...(o.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: o.tokenExchangeRefresh } : {}),
             backchannelLogout: {
               ...(o.backchannelLogoutUrl !== undefined ? { url: o.backchannelLogoutUrl } : {}),
               sessionRequired: o.backchannelLogoutSessionRequired,
@@ -268,6 +288,8 @@ export function registerClient(program: Command): void {
     .option('--service-account <on|off>', SERVICE_ACCOUNT_HELP, onOff('--service-account'))
     .option('--require-pkce <on|off>', 'whether a confidential client must use PKCE (public clients always must)', (v: string) => (onOff('--require-pkce')(v) ? 'S256' : ''))
     .option('--require-par <on|off>', REQUIRE_PAR_HELP, onOff('--require-par'))
+    .option('--token-exchange <on|off>', TOKEN_EXCHANGE_HELP, onOff('--token-exchange'))
+    .option('--token-exchange-refresh <no|same-session>', TOKEN_EXCHANGE_REFRESH_HELP, tokenExchangeRefresh)
     .option('--backchannel-logout-url <url>', `${BACKCHANNEL_URL_HELP}; '' removes it`)
     .option('--backchannel-logout-session-required', BACKCHANNEL_SID_HELP)
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
@@ -311,6 +333,8 @@ export function registerClient(program: Command): void {
           ...(o.serviceAccount !== undefined ? { serviceAccountsEnabled: o.serviceAccount } : {}),
           ...(o.requirePkce !== undefined ? { pkceMethod: o.requirePkce } : {}),
           ...(o.requirePar !== undefined ? { requirePushedAuthorizationRequests: o.requirePar } : {}),
+          ...(o.tokenExchange !== undefined ? { standardTokenExchange: o.tokenExchange } : {}),
+          ...(o.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: o.tokenExchangeRefresh } : {}),
           ...(Object.keys(backchannel).length > 0 ? { backchannelLogout: backchannel } : {}),
           ...(Object.keys(frontchannel).length > 0 ? { frontchannelLogout: frontchannel } : {}),
           ...(jwtKeys ? { jwtKeys } : {}),

@@ -15,6 +15,7 @@ const FAILURE_EVENT: Record<string, EventType> = {
   authorization_code: 'CODE_TO_TOKEN_ERROR',
   refresh_token: 'REFRESH_TOKEN_ERROR',
   client_credentials: 'CLIENT_LOGIN_ERROR',
+  'urn:ietf:params:oauth:grant-type:token-exchange': 'TOKEN_EXCHANGE_ERROR',
 };
 
 export async function handleTokenRequest(
@@ -50,7 +51,7 @@ export async function handleTokenRequest(
   try {
     const resources = readResources(input.body);
     checkResources(resources, client);
-    const response = await grant.handle({ services, realm, client, params, resources, ip });
+    const response = await grant.handle({ services, realm, client, params, resources, raw: input.body, ip });
     metrics.grants.inc({ grant_type: grant.grantType, outcome: 'success' });
     return response;
   } catch (err) {

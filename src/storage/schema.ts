@@ -80,6 +80,10 @@ export interface ClientTable {
   backchannel_logout_revoke_offline: Generated<number>;
   /** Keycloak's require.pushed.authorization.requests (RFC 9126 6): 1 when the client must push its requests. */
   require_pushed_authorization_requests: Generated<number>;
+  /** Keycloak's standard.token.exchange.enabled (RFC 8693): 1 when the client may exchange tokens. */
+  standard_token_exchange: Generated<number>;
+  /** Keycloak's standard.token.exchange.enableRefreshRequestedTokenType: 'NO' or 'SAME_SESSION'. */
+  token_exchange_refresh: Generated<string>;
   /** Front-Channel Logout 1.0: Keycloak's frontchannelLogout switch, the URL framed at logout (NULL: none), iss and sid added to it. */
   frontchannel_logout: Generated<number>;
   frontchannel_logout_url: string | null;

@@ -102,11 +102,19 @@ export interface Client {
   backchannelLogout: BackchannelLogoutSettings;
   /** RFC 9126 6 (Keycloak's require.pushed.authorization.requests): the authorization endpoint takes only pushed requests. */
   requirePushedAuthorizationRequests: boolean;
+  /** RFC 8693 (Keycloak's standard.token.exchange.enabled): the client may exchange tokens meant for it; default off. */
+  standardTokenExchange: boolean;
+  /** Keycloak's standard.token.exchange.enableRefreshRequestedTokenType: NO, or SAME_SESSION (a refresh token of the subject token's session). */
+  tokenExchangeRefresh: TokenExchangeRefresh;
   /** OpenID Connect Front-Channel Logout 1.0 (Keycloak's frontchannelLogout and frontchannel.logout.* attributes). */
   frontchannelLogout: FrontchannelLogoutSettings;
   /** private_key_jwt: where the client's public keys are (Keycloak's client-jwt attributes); null: none set. */
   jwtKeys: ClientJwtKeys | null;
 }
+
+/** Keycloak's TokenExchangeRefreshTokenEnabled: whether a token exchange may issue a refresh token. */
+export const TOKEN_EXCHANGE_REFRESH = ['NO', 'SAME_SESSION'] as const;
+export type TokenExchangeRefresh = (typeof TOKEN_EXCHANGE_REFRESH)[number];
 
 /** A client without front-channel logout (Keycloak's default for session required: true). */
 export const NO_FRONTCHANNEL_LOGOUT: FrontchannelLogoutSettings = Object.freeze({ enabled: false, url: null, sessionRequired: true });

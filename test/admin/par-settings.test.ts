@@ -56,6 +56,45 @@ for (const dialect of dialects()) {
       assert.match(String(bad.body.errorMessage), /require\.pushed\.authorization\.requests must be "true" or "false"/);
     });
 
+    test('standard.token.exchange.enabled and .enableRefreshRequestedTokenType (RFC 8693): "false" and "NO" by default, set on create and update, refused when wrong; they rule the token endpoint; server info reports TOKEN_EXCHANGE_STANDARD_V2', async () => {
+      const ON = 'standard.token.exchange.enabled';
+      const REFRESH = 'standard.token.exchange.enableRefreshRequestedTokenType';
+      const existing = await ts.kc.clients.findOne({ realm: 'test', id: 'web-app' });
+      assert.equal(existing!.attributes?.[ON], 'false');
+      assert.equal(existing!.attributes?.[REFRESH], 'NO');
+      const secret = 'exchanger-secret-0123456789abcdef';
+      await ts.kc.clients.create({ realm: 'test', clientId: 'exchanger', secret, standardFlowEnabled: false, attributes: { [ON]: 'true', [REFRESH]: 'SAME_SESSION' } });
+      let got = await ts.kc.clients.findOne({ realm: 'test', id: 'exchanger' });
+      assert.equal(got!.attributes?.[ON], 'true');
+      assert.equal(got!.attributes?.[REFRESH], 'SAME_SESSION');
+      const exchange = async (): Promise<string> => {
+        const res = await fetch(`${ts.baseUrl}/auth/realms/test/protocol/openid-connect/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic('exchanger', secret) },
+          body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', subject_token: 'not-a-token', subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' }).toString(),
+        });
+        assert.equal(res.status, 400);
+        return ((await res.json()) as { error_description: string }).error_description;
+      };
+      assert.equal(await exchange(), 'Invalid token');
+      // The whole representation sent back with the switch off.
+      await ts.kc.clients.update({ realm: 'test', id: 'exchanger' }, { ...got, attributes: { ...got!.attributes, [ON]: 'false' } });
+      got = await ts.kc.clients.findOne({ realm: 'test', id: 'exchanger' });
+      assert.equal(got!.attributes?.[ON], 'false');
+      assert.equal(got!.attributes?.[REFRESH], 'SAME_SESSION');
+      assert.equal(await exchange(), 'Standard token exchange is not enabled for the requested client');
+      await ts.kc.clients.update({ realm: 'test', id: 'exchanger' }, { attributes: { [REFRESH]: 'NO' } });
+      assert.equal((await ts.kc.clients.findOne({ realm: 'test', id: 'exchanger' }))!.attributes?.[REFRESH], 'NO');
+      const bad = await errorOf(ts.kc.clients.update({ realm: 'test', id: 'exchanger' }, { attributes: { [ON]: 'on' } }));
+      assert.equal(bad.status, 400);
+      assert.match(String(bad.body.errorMessage), /standard\.token\.exchange\.enabled must be "true" or "false"/);
+      const bad2 = await errorOf(ts.kc.clients.update({ realm: 'test', id: 'exchanger' }, { attributes: { [REFRESH]: 'ALWAYS' } }));
+      assert.equal(bad2.status, 400);
+      assert.match(String(bad2.body.errorMessage), /must be "NO" or "SAME_SESSION"/);
+      const info = (await ts.kc.serverInfo.find()) as unknown as { features?: Array<{ name: string; enabled: boolean }> };
+      assert.equal(info.features?.find((f) => f.name === 'TOKEN_EXCHANGE_STANDARD_V2')?.enabled, true);
+    });
+
     test('parRequestUriLifespan: a realm attribute (default "60"); it sets expires_in; out of range is refused', async () => {
       let realm = await ts.kc.realms.findOne({ realm: 'test' });
       assert.equal(realm!.attributes?.parRequestUriLifespan, '60');

@@ -11,7 +11,7 @@ for (const dialect of dialects()) {
     const database = cliDatabase(dialect, 'realmgate-par-');
     const { run, ok, fails } = cliRunner(() => database.url);
 
-    test('client create and update set and show require.pushed.authorization.requests; the realm sets the request_uri lifespan; --help lists both', async () => {
+    test('client create and update set and show require.pushed.authorization.requests and the standard token exchange attributes; the realm sets the request_uri lifespan; --help lists them', async () => {
       ok(['realm', 'create', 'acme']);
       ok(['client', 'create', 'acme', 'strict', '--redirect-uri', 'https://strict.example/cb', '--require-par', 'on']);
       ok(['client', 'create', 'acme', 'usual', '--redirect-uri', 'https://usual.example/cb']);
@@ -37,6 +37,32 @@ for (const dialect of dialects()) {
         assert.equal(Number(realm.par_request_uri_lifespan), 30);
       } finally {
         await db.close();
+      }
+      // RFC 8693: Keycloak's standard.token.exchange.enabled and enableRefreshRequestedTokenType.
+      r = run(['client', 'create', 'acme', 'exchanger', '--no-standard-flow', '--token-exchange', 'on', '--token-exchange-refresh', 'same-session']);
+      assert.equal(r.status, 0, r.stderr);
+      r = run(['client', 'update', 'acme', 'exchanger', '--name', 'Exchanger']);
+      assert.match(r.stdout, /token exchange:\s+on \(RFC 8693\), refresh tokens: same session\n/);
+      r = run(['client', 'update', 'acme', 'exchanger', '--token-exchange-refresh', 'no']);
+      assert.match(r.stdout, /token exchange:\s+on \(RFC 8693\), refresh tokens: no\n/);
+      r = run(['client', 'update', 'acme', 'exchanger', '--token-exchange', 'off']);
+      assert.match(r.stdout, /token exchange:\s+off\n/);
+      r = run(['client', 'update', 'acme', 'usual', '--token-exchange', 'on']);
+      assert.match(r.stdout, /token exchange:\s+on \(RFC 8693\), refresh tokens: no\n/);
+      fails(['client', 'update', 'acme', 'usual', '--token-exchange', 'maybe'], /--token-exchange takes on or off/);
+      fails(['client', 'update', 'acme', 'usual', '--token-exchange-refresh', 'always'], /--token-exchange-refresh takes no or same-session/);
+      ok(['client', 'update', 'acme', 'exchanger', '--token-exchange-refresh', 'same-session']);
+      const db2 = await openDatabase(database.url);
+      try {
+        const rows = await db2.kysely.selectFrom('clients').select(['client_id', 'standard_token_exchange', 'token_exchange_refresh']).where('realm_id', '=', 'acme').where('client_id', 'in', ['exchanger', 'strict', 'usual']).orderBy('client_id').execute();
+        assert.deepEqual(rows.map((x) => [x.client_id, Number(x.standard_token_exchange), x.token_exchange_refresh]), [['exchanger', 0, 'SAME_SESSION'], ['strict', 0, 'NO'], ['usual', 1, 'NO']]);
+      } finally {
+        await db2.close();
+      }
+      for (const cmd of ['create', 'update']) {
+        const help = run(['client', cmd, '--help']).stdout;
+        assert.match(help, /--token-exchange <on\|off>/);
+        assert.match(help, /--token-exchange-refresh <no\|same-session>/);
       }
       assert.match(run(['client', 'create', '--help']).stdout, /--require-par <on\|off>/);
       assert.match(run(['client', 'update', '--help']).stdout, /--require-par <on\|off>/);

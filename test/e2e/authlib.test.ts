@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { runAuthorization } from '../helpers/flow.js';
-import { createClient } from '../../src/admin/operations.js';
+import { changeClient, createClient } from '../../src/admin/operations.js';
 import { runProgram, type ProgramResult } from '../helpers/program.js';
 
 // Debian's Authlib (python3-authlib) as an independent client: the seed's path (E2 code exchange, E3
@@ -26,6 +26,17 @@ keys = JsonWebKey.import_key_set(requests.get(a['jwks_url']).json())
 claims = jwt.decode(again['access_token'], keys)
 claims.validate()
 print(json.dumps({'first': tok, 'second': again, 'claims': dict(claims)}))
+`;
+
+// RFC 8693 2.1 with Authlib's generic fetch_token (client_secret_basic, its default).
+const EXCHANGE = `
+import json, sys
+from authlib.integrations.requests_client import OAuth2Session
+a = json.loads(sys.argv[1])
+s = OAuth2Session(a['client_id'], a['secret'])
+extra = {'scope': a['scope']} if 'scope' in a else {}
+tok = s.fetch_token(a['token_url'], grant_type='urn:ietf:params:oauth:grant-type:token-exchange', subject_token=a['subject_token'], subject_token_type='urn:ietf:params:oauth:token-type:access_token', **extra)
+print(json.dumps(dict(tok)))
 `;
 
 function authlib(args: Record<string, string>): Promise<ProgramResult> {
@@ -69,6 +80,25 @@ for (const dialect of dialects()) {
       await createClient(ts.store, { realmId: REALM, clientId: 'authlib-app', redirectUris: [ts.client.redirectUri], secret });
       const { second } = await run('authlib-app', secret);
       assert.equal(typeof second.access_token, 'string');
+    });
+
+    test('RFC 8693 token exchange through fetch_token with the grant type and its parameters', async () => {
+      const secret = 'exchanger-secret-0123456789abcdef';
+      await createClient(ts.store, { realmId: REALM, clientId: 'authlib-exchanger', redirectUris: [], standardFlowEnabled: false, standardTokenExchange: true, secret });
+      const user = await run(ts.client.id, ts.client.secret);
+      const base = `${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect`;
+      // The user's token was issued to web-app: web-app may exchange it once enabled (Keycloak: the token's azp).
+      await changeClient(ts.store, { realmId: REALM, clientId: ts.client.id, changes: { standardTokenExchange: true } });
+      const ok = await runProgram(PYTHON, ['-c', EXCHANGE, JSON.stringify({ client_id: ts.client.id, secret: ts.client.secret, token_url: `${base}/token`, subject_token: user.second.access_token, scope: 'core_data' })]);
+      assert.equal(ok.code, 0, ok.err);
+      const got = JSON.parse(ok.out) as Record<string, unknown>;
+      assert.equal(got.issued_token_type, 'urn:ietf:params:oauth:token-type:access_token');
+      assert.equal(got.token_type, 'Bearer');
+      assert.equal(got.scope, 'core_data');
+      // A client the token was not meant for: Authlib raises the RFC 6749 error.
+      const denied = await runProgram(PYTHON, ['-c', EXCHANGE, JSON.stringify({ client_id: 'authlib-exchanger', secret, token_url: `${base}/token`, subject_token: user.second.access_token })]);
+      assert.notEqual(denied.code, 0);
+      assert.match(denied.err, /access_denied/);
     });
   });
 }

@@ -39,3 +39,43 @@ for (const dialect of dialects()) {
     }
   });
 }
+
+// The console client page's "Token exchange" form (Keycloak's standard.token.exchange.enabled and
+// standard.token.exchange.enableRefreshRequestedTokenType).
+for (const dialect of dialects()) {
+  test(`console: the client page turns standard token exchange and its refresh tokens on and off; CSRF checked (${dialect})`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const clientUrl = `${CONSOLE}/realms/${REALM}/clients/${ts.client.id}`;
+      const csrf = await csrfOf(ts, jar, clientUrl);
+      let page = await inject(ts.app, jar, 'GET', clientUrl);
+      assert.match(page.body, /<h2>Token exchange<\/h2>/);
+      assert.match(page.body, /<input type="checkbox" id="token-exchange" name="enabled" value="on" >/);
+
+      let res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf, enabled: 'on', refresh: 'on' });
+      assert.equal(res.statusCode, 303);
+      assert.match(String(res.headers.location), /done=token-exchange-saved/);
+      let c = (await ts.store.clients.get(REALM, ts.client.id))!;
+      assert.deepEqual([c.standardTokenExchange, c.tokenExchangeRefresh], [true, 'SAME_SESSION']);
+      page = await inject(ts.app, jar, 'GET', `${clientUrl}?done=token-exchange-saved`);
+      assert.match(page.body, /id="token-exchange" name="enabled" value="on" checked/);
+      assert.match(page.body, /id="token-exchange-refresh" name="refresh" value="on" checked/);
+      assert.match(page.body, /The token exchange settings were saved/);
+
+      res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf: 'forged' });
+      assert.equal(res.statusCode, 403);
+      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.standardTokenExchange, true);
+
+      // Unticked boxes send nothing: off, and NO.
+      res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf, enabled: 'on' });
+      assert.equal(res.statusCode, 303);
+      c = (await ts.store.clients.get(REALM, ts.client.id))!;
+      assert.deepEqual([c.standardTokenExchange, c.tokenExchangeRefresh], [true, 'NO']);
+      res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf });
+      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.standardTokenExchange, false);
+    } finally {
+      await ts.close();
+    }
+  });
+}

@@ -58,6 +58,36 @@ for (const dialect of dialects()) {
       assert.equal((await ts.store.realms.get('parx2'))!.parRequestUriLifespan, 120);
     });
 
+    test('standard token exchange (RFC 8693): both attributes kept, the switch noted; export writes them back; a wrong value refuses the client', async () => {
+      const ON = 'standard.token.exchange.enabled';
+      const REFRESH = 'standard.token.exchange.enableRefreshRequestedTokenType';
+      const realm = {
+        realm: 'tex',
+        enabled: true,
+        clients: [client('exchanger', { [ON]: 'true', [REFRESH]: 'SAME_SESSION' }), client('plain', { [ON]: 'false' }), client('older', {}), client('odd', { [REFRESH]: 'sometimes' })],
+      };
+      const r = (await importKeycloakRealms(ts.store, [realm], { ifExists: 'fail' }, actor)).realms[0]!;
+      const ex = (await ts.store.clients.get('tex', 'exchanger'))!;
+      assert.deepEqual([ex.standardTokenExchange, ex.tokenExchangeRefresh], [true, 'SAME_SESSION']);
+      const plain = (await ts.store.clients.get('tex', 'plain'))!;
+      assert.deepEqual([plain.standardTokenExchange, plain.tokenExchangeRefresh], [false, 'NO']);
+      assert.equal((await ts.store.clients.get('tex', 'older'))!.standardTokenExchange, false);
+      assert.match(JSON.stringify(r.lines.find((l) => l.element === 'client exchanger')), /standard token exchange enabled/);
+      assert.doesNotMatch(JSON.stringify(r.lines.find((l) => l.element === 'client plain')), /token exchange/);
+      const odd = r.lines.find((l) => l.element.startsWith('client odd'));
+      assert.equal(odd?.outcome, 'skipped', JSON.stringify(r.lines));
+      assert.match(odd?.reason ?? '', /enableRefreshRequestedTokenType must be "NO" or "SAME_SESSION"/);
+
+      const exported = await exportRealm(ts.store, 'tex', { withSecrets: true });
+      const attrsOf = (id: string): Json => ((exported.clients as Json[]).find((c) => c.clientId === id)!.attributes as Json);
+      assert.deepEqual([attrsOf('exchanger')[ON], attrsOf('exchanger')[REFRESH]], ['true', 'SAME_SESSION']);
+      assert.deepEqual([attrsOf('older')[ON], attrsOf('older')[REFRESH]], ['false', 'NO']);
+      const again = (await importKeycloakRealms(ts.store, [{ ...exported, realm: 'tex2' }], { ifExists: 'fail' }, actor)).realms[0]!;
+      assert.equal(again.status, 'imported', JSON.stringify(again));
+      const back = (await ts.store.clients.get('tex2', 'exchanger'))!;
+      assert.deepEqual([back.standardTokenExchange, back.tokenExchangeRefresh], [true, 'SAME_SESSION']);
+    });
+
     test('a switch that is not "true" or "false" refuses the client; a lifespan out of range is clamped and reported', async () => {
       const r = (await importKeycloakRealms(ts.store, [{ realm: 'parx3', enabled: true, attributes: { parRequestUriLifespan: '86400' }, clients: [client('odd', { [ATTR]: 'yes' })] }], { ifExists: 'fail' }, actor)).realms[0]!;
       const line = r.lines.find((l) => l.element.startsWith('client odd'));

@@ -1,6 +1,6 @@
 import type { Store } from '../../storage/store.js';
 import { createPublicKey } from 'node:crypto';
-import { NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys } from '../../storage/types.js';
+import { NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh } from '../../storage/types.js';
 import { certificateKey, parseJwks, publicKeyOf } from '../../oauth/client-keys.js';
 import { ASSERTION_ALGS, isAssertionAlg } from '../../oauth/client-assertion.js';
 import type { ClientPatch } from '../../storage/repos/clients.js';
@@ -254,6 +254,10 @@ export interface NewClient {
   backchannelLogout?: BackchannelLogoutChange;
   /** RFC 9126 6: only pushed authorization requests (Keycloak's require.pushed.authorization.requests); default off. */
   requirePushedAuthorizationRequests?: boolean;
+  /** RFC 8693 token exchange (Keycloak's standard.token.exchange.enabled); default off. */
+  standardTokenExchange?: boolean;
+  /** Keycloak's standard.token.exchange.enableRefreshRequestedTokenType; default NO. */
+  tokenExchangeRefresh?: TokenExchangeRefresh;
   /** Front-Channel Logout 1.0 (Keycloak's frontchannelLogout and frontchannel.logout.* attributes); default off. */
   frontchannelLogout?: FrontchannelLogoutChange;
   /** private_key_jwt: the client's keys (Keycloak's client-jwt attributes). */
@@ -351,6 +355,8 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     webOrigins: checked.webOrigins,
     backchannelLogout: checked.backchannelLogout,
     requirePushedAuthorizationRequests: Boolean(input.requirePushedAuthorizationRequests),
+    standardTokenExchange: Boolean(input.standardTokenExchange),
+    tokenExchangeRefresh: input.tokenExchangeRefresh ?? 'NO',
     frontchannelLogout: checked.frontchannelLogout,
     jwtKeys: checked.jwtKeys,
   };
@@ -383,6 +389,8 @@ export interface ClientChanges {
   authMethods?: string[];
   backchannelLogout?: BackchannelLogoutChange;
   requirePushedAuthorizationRequests?: boolean;
+  standardTokenExchange?: boolean;
+  tokenExchangeRefresh?: TokenExchangeRefresh;
   frontchannelLogout?: FrontchannelLogoutChange;
   jwtKeys?: ClientJwtKeysChange;
   /** clientAuthenticatorType "client-secret" without methods: a client-jwt client goes back to both secret methods. */
@@ -423,7 +431,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
     const current = await requireClient(store, input.realmId, input.clientId);
     if (!usesJwt(current.authMethods)) throw new ValidationError('the secret methods attribute names client_secret_basic and client_secret_post only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"');
   }
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh'] as const) {
     if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }
   return applyClientUpdate(store, update, actor);
@@ -502,6 +510,10 @@ export interface ClientUpdate {
   backchannelLogout?: BackchannelLogoutChange;
   /** RFC 9126 6: the authorization endpoint takes only pushed requests of this client. */
   requirePushedAuthorizationRequests?: boolean;
+  /** RFC 8693: the client may exchange tokens (Keycloak's standard.token.exchange.enabled). */
+  standardTokenExchange?: boolean;
+  /** Keycloak's standard.token.exchange.enableRefreshRequestedTokenType. */
+  tokenExchangeRefresh?: TokenExchangeRefresh;
   /** Front-Channel Logout 1.0 settings; absent fields stay, url '' or null removes the URL. */
   frontchannelLogout?: FrontchannelLogoutChange;
   /** private_key_jwt keys; absent fields stay. */
@@ -567,7 +579,7 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   if (input.backchannelLogout) patch.backchannelLogout = applyBackchannel(client.backchannelLogout, input.backchannelLogout);
   if (input.frontchannelLogout) patch.frontchannelLogout = applyFrontchannel(client.frontchannelLogout, input.frontchannelLogout);
   if (input.jwtKeys) patch.jwtKeys = applyJwtKeys(client.jwtKeys, input.jwtKeys);
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
   }
   if (isPublic && (input.serviceAccountsEnabled ?? client.serviceAccountsEnabled)) {

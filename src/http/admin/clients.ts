@@ -81,6 +81,8 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.authMethods ? { authMethods: rep.authMethods } : {}),
         ...(rep.backchannelLogout ? { backchannelLogout: rep.backchannelLogout } : {}),
         ...(rep.requirePushedAuthorizationRequests !== undefined ? { requirePushedAuthorizationRequests: rep.requirePushedAuthorizationRequests } : {}),
+        ...(rep.standardTokenExchange !== undefined ? { standardTokenExchange: rep.standardTokenExchange } : {}),
+        ...(rep.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: rep.tokenExchangeRefresh } : {}),
         ...(rep.frontchannelLogout ? { frontchannelLogout: rep.frontchannelLogout } : {}),
         ...(rep.jwtKeys ? { jwtKeys: rep.jwtKeys } : {}),
       },

@@ -40,6 +40,7 @@ const NOTICES: Record<string, string> = {
   'client-enabled': 'The client was enabled.',
   'backchannel-saved': 'The back-channel logout settings were saved.',
   'par-saved': 'The pushed authorization request setting was saved.',
+  'token-exchange-saved': 'The token exchange settings were saved.',
   'frontchannel-saved': 'The front-channel logout settings were saved.',
   'credentials-saved': 'The credentials were saved.',
   'client-disabled': 'The client was disabled: it can no longer authenticate, sign users in or get tokens.',
@@ -379,6 +380,21 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       () => updateClient(services.store, { realmId, clientId: client.clientId, requirePushedAuthorizationRequests }, s.actor),
       (error) => showClient(s, reply, realmId, client, { status: 400, error }),
       `${page}?done=par-saved`,
+    );
+  });
+
+  // RFC 8693: Keycloak's standard.token.exchange.enabled and its refresh setting (unticked boxes send nothing).
+  app.post(`${R}/clients/:clientId/token-exchange`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const { realmId, client, page } = await managedClient(s, req);
+    const standardTokenExchange = field(req, 'enabled') === 'on';
+    const tokenExchangeRefresh = field(req, 'refresh') === 'on' ? ('SAME_SESSION' as const) : ('NO' as const);
+    return attempt(
+      reply,
+      () => updateClient(services.store, { realmId, clientId: client.clientId, standardTokenExchange, tokenExchangeRefresh }, s.actor),
+      (error) => showClient(s, reply, realmId, client, { status: 400, error }),
+      `${page}?done=token-exchange-saved`,
     );
   });
 

@@ -23,6 +23,8 @@ const tokenResponseSchema = {
       session_state: { type: 'string' },
       scope: { type: 'string' },
       id_token: { type: 'string' },
+      // RFC 8693 2.2.1
+      issued_token_type: { type: 'string' },
     },
   },
 } as const;

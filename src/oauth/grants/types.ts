@@ -1,6 +1,6 @@
 import type { Client, Realm } from '../../storage/types.js';
 import type { Services } from '../../services.js';
-import type { Params } from '../params.js';
+import type { Params, RawParams } from '../params.js';
 import type { TokenResponse } from '../tokens.js';
 
 export interface GrantContext {
@@ -10,6 +10,8 @@ export interface GrantContext {
   params: Params;
   /** RFC 8707 resources of the request, checked against the client's audiences. */
   resources: string[];
+  /** The request's parameters as sent, for those that may repeat (RFC 8693 audience). */
+  raw?: RawParams;
   /** The caller's address, for the audit log. */
   ip: string | null;
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
-import { ConflictError, NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys } from '../types.js';
+import { ConflictError, NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toClient } from './mappers.js';
 import { deleteOwnedMappers } from './protocol-mappers.js';
@@ -25,6 +25,8 @@ export interface ClientPatch {
   pkceMethod?: Client['pkceMethod'];
   backchannelLogout?: Partial<BackchannelLogoutSettings>;
   requirePushedAuthorizationRequests?: boolean;
+  standardTokenExchange?: boolean;
+  tokenExchangeRefresh?: TokenExchangeRefresh;
   frontchannelLogout?: Partial<FrontchannelLogoutSettings>;
   /** null removes them. */
   jwtKeys?: ClientJwtKeys | null;
@@ -34,7 +36,7 @@ export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async create(
-    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'frontchannelLogout' | 'jwtKeys'> & { now: number; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
+    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'frontchannelLogout' | 'jwtKeys'> & { now: number; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
   ): Promise<void> {
     const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
     const fc = c.frontchannelLogout ?? NO_FRONTCHANNEL_LOGOUT;
@@ -65,6 +67,8 @@ export class ClientRepository {
           backchannel_logout_session_required: bc.sessionRequired ? 1 : 0,
           backchannel_logout_revoke_offline: bc.revokeOfflineTokens ? 1 : 0,
           require_pushed_authorization_requests: c.requirePushedAuthorizationRequests ? 1 : 0,
+          standard_token_exchange: c.standardTokenExchange ? 1 : 0,
+          token_exchange_refresh: c.tokenExchangeRefresh ?? 'NO',
           frontchannel_logout: fc.enabled ? 1 : 0,
           frontchannel_logout_url: fc.url,
           frontchannel_logout_session_required: fc.sessionRequired ? 1 : 0,
@@ -123,6 +127,8 @@ export class ClientRepository {
     if (bc?.sessionRequired !== undefined) values.backchannel_logout_session_required = flag(bc.sessionRequired);
     if (bc?.revokeOfflineTokens !== undefined) values.backchannel_logout_revoke_offline = flag(bc.revokeOfflineTokens);
     if (patch.requirePushedAuthorizationRequests !== undefined) values.require_pushed_authorization_requests = flag(patch.requirePushedAuthorizationRequests);
+    if (patch.standardTokenExchange !== undefined) values.standard_token_exchange = flag(patch.standardTokenExchange);
+    if (patch.tokenExchangeRefresh !== undefined) values.token_exchange_refresh = patch.tokenExchangeRefresh;
     const fc = patch.frontchannelLogout;
     if (fc?.enabled !== undefined) values.frontchannel_logout = flag(fc.enabled);
     if (fc?.url !== undefined) values.frontchannel_logout_url = fc.url;

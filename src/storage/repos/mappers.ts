@@ -87,6 +87,8 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
       revokeOfflineTokens: r.backchannel_logout_revoke_offline === 1,
     },
     requirePushedAuthorizationRequests: r.require_pushed_authorization_requests === 1,
+    standardTokenExchange: r.standard_token_exchange === 1,
+    tokenExchangeRefresh: r.token_exchange_refresh === 'SAME_SESSION' ? 'SAME_SESSION' : 'NO',
     frontchannelLogout: {
       enabled: r.frontchannel_logout === 1,
       url: r.frontchannel_logout_url ?? null,

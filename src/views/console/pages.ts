@@ -275,6 +275,8 @@ ${credentialsSection(`${base}/credentials`, frame.csrf, client, canManage)}`}
 ${backchannelSection(`${base}/backchannel-logout`, frame.csrf, client, canManage)}
 <h2>Pushed authorization requests</h2>
 ${parSection(`${base}/pushed-requests`, frame.csrf, client, canManage)}
+<h2>Token exchange</h2>
+${tokenExchangeSection(`${base}/token-exchange`, frame.csrf, client, canManage)}
 <h2>Front-channel logout</h2>
 ${frontchannelSection(`${base}/frontchannel-logout`, frame.csrf, client, canManage)}
 <h2>Client roles</h2>
@@ -339,6 +341,19 @@ function parSection(action: string, csrf: string, client: Client, canManage: boo
 <label class="choice" for="require-par"><input type="checkbox" id="require-par" name="required" value="on" ${on ? 'checked' : ''}> Require pushed authorization requests</label>
 ${help}
 <button type="submit">Save pushed requests</button></form>`;
+}
+
+/** RFC 8693 (Keycloak's standard.token.exchange.enabled and enableRefreshRequestedTokenType). */
+function tokenExchangeSection(action: string, csrf: string, client: Client, canManage: boolean): SafeHtml {
+  const on = client.standardTokenExchange;
+  const refresh = client.tokenExchangeRefresh === 'SAME_SESSION';
+  const help = html`<p class="muted">On: this confidential client may exchange an access token issued to a user for it (one naming it in its audience) for a new one naming other clients of the realm as audience, with the same or fewer scopes (OAuth 2.0 Token Exchange, RFC 8693). A public client is always refused. A refresh token can be asked for only when allowed below; it ends with the user's session.</p>`;
+  if (!canManage) return html`<dl class="facts"><dt>Token exchange</dt><dd>${on ? 'on' : 'off'}</dd><dt>Refresh tokens</dt><dd>${refresh ? 'same session' : 'no'}</dd></dl>${help}`;
+  return html`<form method="post" action="${action}" class="console-form">${csrfField(csrf)}
+<label class="choice" for="token-exchange"><input type="checkbox" id="token-exchange" name="enabled" value="on" ${on ? 'checked' : ''}> Standard token exchange</label>
+<label class="choice" for="token-exchange-refresh"><input type="checkbox" id="token-exchange-refresh" name="refresh" value="on" ${refresh ? 'checked' : ''}> Allow a refresh token (of the same session) to be requested</label>
+${help}
+<button type="submit">Save token exchange</button></form>`;
 }
 
 /** OpenID Connect Front-Channel Logout: the URL a browser frames when it ends a session, with iss and sid or not. */

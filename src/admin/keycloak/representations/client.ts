@@ -1,4 +1,4 @@
-import type { Client } from '../../../storage/types.js';
+import { TOKEN_EXCHANGE_REFRESH, type Client, type TokenExchangeRefresh } from '../../../storage/types.js';
 import type { BackchannelLogoutChange, ClientChanges, ClientJwtKeysChange, FrontchannelLogoutChange } from '../../operations/clients.js';
 import { ValidationError } from '../../validation.js';
 
@@ -64,6 +64,30 @@ export function requireParFromAttributes(a: Record<string, unknown>): boolean | 
   if (v === true || v === 'true') return true;
   if (v === false || v === 'false') return false;
   throw new ValidationError(`attributes.${REQUIRE_PAR_ATTRIBUTE} must be "true" or "false"`);
+}
+
+/** Keycloak's client attributes of its standard token exchange (RFC 8693; its OIDCAdvancedConfigWrapper). */
+export const TOKEN_EXCHANGE_ATTRIBUTES = {
+  enabled: 'standard.token.exchange.enabled',
+  refresh: 'standard.token.exchange.enableRefreshRequestedTokenType',
+} as const;
+
+/** The two attributes as Keycloak writes them: "true"/"false", and NO or SAME_SESSION. */
+export function tokenExchangeAttributes(c: Client): Record<string, string> {
+  return { [TOKEN_EXCHANGE_ATTRIBUTES.enabled]: String(c.standardTokenExchange), [TOKEN_EXCHANGE_ATTRIBUTES.refresh]: c.tokenExchangeRefresh };
+}
+
+/** The attributes of a Keycloak attributes map, each undefined when absent or empty; a wrong value is refused. */
+export function tokenExchangeFromAttributes(a: Record<string, unknown>): { standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh } {
+  const out: { standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh } = {};
+  const on = a[TOKEN_EXCHANGE_ATTRIBUTES.enabled];
+  if (on === true || on === 'true') out.standardTokenExchange = true;
+  else if (on === false || on === 'false') out.standardTokenExchange = false;
+  else if (on !== undefined && on !== null && on !== '') throw new ValidationError(`attributes.${TOKEN_EXCHANGE_ATTRIBUTES.enabled} must be "true" or "false"`);
+  const refresh = a[TOKEN_EXCHANGE_ATTRIBUTES.refresh];
+  if (typeof refresh === 'string' && (TOKEN_EXCHANGE_REFRESH as readonly string[]).includes(refresh)) out.tokenExchangeRefresh = refresh as TokenExchangeRefresh;
+  else if (refresh !== undefined && refresh !== null && refresh !== '') throw new ValidationError(`attributes.${TOKEN_EXCHANGE_ATTRIBUTES.refresh} must be "NO" or "SAME_SESSION"`);
+  return out;
 }
 
 /** Keycloak's client attributes of OpenID Connect Front-Channel Logout 1.0 (its OIDCConfigAttributes); the switch is frontchannelLogout. */
@@ -209,6 +233,7 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     attributes: {
       ...backchannelAttributes(c),
       ...parAttributes(c),
+      ...tokenExchangeAttributes(c),
       ...frontchannelAttributes(c),
       ...jwtKeyAttributes(c),
       'pkce.code.challenge.method': c.pkceMethod,
@@ -290,6 +315,7 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
     if (backchannel) out.backchannelLogout = backchannel;
     const requirePar = requireParFromAttributes(a);
     if (requirePar !== undefined) out.requirePushedAuthorizationRequests = requirePar;
+    Object.assign(out, tokenExchangeFromAttributes(a));
     const jwtKeys = jwtKeysFromAttributes(a);
     if (jwtKeys) out.jwtKeys = jwtKeys;
   }

@@ -22,6 +22,7 @@ const FEATURES: ReadonlyArray<{ name: string; label: string; enabled: boolean }>
   { name: 'DEVICE_FLOW', label: 'OAuth 2.0 Device Authorization Grant', enabled: true },
   { name: 'PAR', label: 'OAuth 2.0 Pushed Authorization Requests (PAR)', enabled: true },
   { name: 'TOKEN_EXCHANGE', label: 'Token Exchange Service', enabled: false },
+  { name: 'TOKEN_EXCHANGE_STANDARD_V2', label: 'Standard Token Exchange version 2', enabled: true },
   { name: 'ADMIN_FINE_GRAINED_AUTHZ', label: 'Fine-Grained Admin Permissions', enabled: false },
   { name: 'ADMIN_FINE_GRAINED_AUTHZ_V2', label: 'Fine-Grained Admin Permissions version 2', enabled: false },
   { name: 'AUTHORIZATION', label: 'Authorization Service', enabled: false },
