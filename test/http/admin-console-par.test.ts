@@ -5,77 +5,75 @@ import { REALM } from '../helpers/server.js';
 import { inject } from '../helpers/flow.js';
 import { ADMIN, CONSOLE, csrfOf, setup, signIn } from '../helpers/console.js';
 
-// The console client page's "Pushed authorization requests" form (Keycloak's require.pushed.authorization.requests).
-for (const dialect of dialects()) {
-  test(`console: the client page requires pushed authorization requests or not; CSRF checked (${dialect})`, async () => {
-    const ts = await setup(dialect);
-    try {
-      const jar = await signIn(ts, ADMIN);
-      const clientUrl = `${CONSOLE}/realms/${REALM}/clients/${ts.client.id}`;
-      const csrf = await csrfOf(ts, jar, clientUrl);
-      let page = await inject(ts.app, jar, 'GET', clientUrl);
-      assert.match(page.body, /<h2>Pushed authorization requests<\/h2>/);
-      assert.match(page.body, /<input type="checkbox" id="require-par" name="required" value="on" >/);
+type Console = { ts: Awaited<ReturnType<typeof setup>>; jar: Awaited<ReturnType<typeof signIn>>; clientUrl: string; csrf: string };
 
-      let res = await inject(ts.app, jar, 'POST', `${clientUrl}/pushed-requests`, { csrf, required: 'on' });
-      assert.equal(res.statusCode, 303);
-      assert.match(String(res.headers.location), /done=par-saved/);
-      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.requirePushedAuthorizationRequests, true);
-      page = await inject(ts.app, jar, 'GET', `${clientUrl}?done=par-saved`);
-      assert.match(page.body, /name="required" value="on" checked/);
-      assert.match(page.body, /The pushed authorization request setting was saved/);
-
-      // Without the form's CSRF token nothing changes.
-      res = await inject(ts.app, jar, 'POST', `${clientUrl}/pushed-requests`, { csrf: 'forged' });
-      assert.equal(res.statusCode, 403);
-      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.requirePushedAuthorizationRequests, true);
-
-      // An unticked box sends nothing: off.
-      res = await inject(ts.app, jar, 'POST', `${clientUrl}/pushed-requests`, { csrf });
-      assert.equal(res.statusCode, 303);
-      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.requirePushedAuthorizationRequests, false);
-    } finally {
-      await ts.close();
-    }
-  });
+/** A test on each database with the admin signed in to the console and the test client's page open. */
+function clientPageTest(title: string, fn: (c: Console) => Promise<void>): void {
+  for (const dialect of dialects()) {
+    test(`${title} (${dialect})`, async () => {
+      const ts = await setup(dialect);
+      try {
+        const jar = await signIn(ts, ADMIN);
+        const clientUrl = `${CONSOLE}/realms/${REALM}/clients/${ts.client.id}`;
+        await fn({ ts, jar, clientUrl, csrf: await csrfOf(ts, jar, clientUrl) });
+      } finally {
+        await ts.close();
+      }
+    });
+  }
 }
+
+// The console client page's "Pushed authorization requests" form (Keycloak's require.pushed.authorization.requests).
+clientPageTest('console: the client page requires pushed authorization requests or not; CSRF checked', async ({ ts, jar, clientUrl, csrf }) => {
+  let page = await inject(ts.app, jar, 'GET', clientUrl);
+  assert.match(page.body, /<h2>Pushed authorization requests<\/h2>/);
+  assert.match(page.body, /<input type="checkbox" id="require-par" name="required" value="on" >/);
+
+  let res = await inject(ts.app, jar, 'POST', `${clientUrl}/pushed-requests`, { csrf, required: 'on' });
+  assert.equal(res.statusCode, 303);
+  assert.match(String(res.headers.location), /done=par-saved/);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.requirePushedAuthorizationRequests, true);
+  page = await inject(ts.app, jar, 'GET', `${clientUrl}?done=par-saved`);
+  assert.match(page.body, /name="required" value="on" checked/);
+  assert.match(page.body, /The pushed authorization request setting was saved/);
+
+  // Without the form's CSRF token nothing changes.
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/pushed-requests`, { csrf: 'forged' });
+  assert.equal(res.statusCode, 403);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.requirePushedAuthorizationRequests, true);
+
+  // An unticked box sends nothing: off.
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/pushed-requests`, { csrf });
+  assert.equal(res.statusCode, 303);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.requirePushedAuthorizationRequests, false);
+});
 
 // The console client page's "Token exchange" form (Keycloak's standard.token.exchange.enabled and
 // standard.token.exchange.enableRefreshRequestedTokenType).
-for (const dialect of dialects()) {
-  test(`console: the client page turns standard token exchange and its refresh tokens on and off; CSRF checked (${dialect})`, async () => {
-    const ts = await setup(dialect);
-    try {
-      const jar = await signIn(ts, ADMIN);
-      const clientUrl = `${CONSOLE}/realms/${REALM}/clients/${ts.client.id}`;
-      const csrf = await csrfOf(ts, jar, clientUrl);
-      let page = await inject(ts.app, jar, 'GET', clientUrl);
-      assert.match(page.body, /<h2>Token exchange<\/h2>/);
-      assert.match(page.body, /<input type="checkbox" id="token-exchange" name="enabled" value="on" >/);
+clientPageTest('console: the client page turns standard token exchange and its refresh tokens on and off; CSRF checked', async ({ ts, jar, clientUrl, csrf }) => {
+  let page = await inject(ts.app, jar, 'GET', clientUrl);
+  assert.match(page.body, /<h2>Token exchange<\/h2>/);
+  assert.match(page.body, /<input type="checkbox" id="token-exchange" name="enabled" value="on" >/);
 
-      let res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf, enabled: 'on', refresh: 'on' });
-      assert.equal(res.statusCode, 303);
-      assert.match(String(res.headers.location), /done=token-exchange-saved/);
-      let c = (await ts.store.clients.get(REALM, ts.client.id))!;
-      assert.deepEqual([c.standardTokenExchange, c.tokenExchangeRefresh], [true, 'SAME_SESSION']);
-      page = await inject(ts.app, jar, 'GET', `${clientUrl}?done=token-exchange-saved`);
-      assert.match(page.body, /id="token-exchange" name="enabled" value="on" checked/);
-      assert.match(page.body, /id="token-exchange-refresh" name="refresh" value="on" checked/);
-      assert.match(page.body, /The token exchange settings were saved/);
+  let res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf, enabled: 'on', refresh: 'on' });
+  assert.equal(res.statusCode, 303);
+  assert.match(String(res.headers.location), /done=token-exchange-saved/);
+  let c = (await ts.store.clients.get(REALM, ts.client.id))!;
+  assert.deepEqual([c.standardTokenExchange, c.tokenExchangeRefresh], [true, 'SAME_SESSION']);
+  page = await inject(ts.app, jar, 'GET', `${clientUrl}?done=token-exchange-saved`);
+  assert.match(page.body, /id="token-exchange" name="enabled" value="on" checked/);
+  assert.match(page.body, /id="token-exchange-refresh" name="refresh" value="on" checked/);
+  assert.match(page.body, /The token exchange settings were saved/);
 
-      res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf: 'forged' });
-      assert.equal(res.statusCode, 403);
-      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.standardTokenExchange, true);
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf: 'forged' });
+  assert.equal(res.statusCode, 403);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.standardTokenExchange, true);
 
-      // Unticked boxes send nothing: off, and NO.
-      res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf, enabled: 'on' });
-      assert.equal(res.statusCode, 303);
-      c = (await ts.store.clients.get(REALM, ts.client.id))!;
-      assert.deepEqual([c.standardTokenExchange, c.tokenExchangeRefresh], [true, 'NO']);
-      res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf });
-      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.standardTokenExchange, false);
-    } finally {
-      await ts.close();
-    }
-  });
-}
+  // Unticked boxes send nothing: off, and NO.
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf, enabled: 'on' });
+  assert.equal(res.statusCode, 303);
+  c = (await ts.store.clients.get(REALM, ts.client.id))!;
+  assert.deepEqual([c.standardTokenExchange, c.tokenExchangeRefresh], [true, 'NO']);
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf });
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.standardTokenExchange, false);
+});
