@@ -18,6 +18,7 @@ import {
   paramName,
   pct,
   queryOps,
+  rarely,
   serialization,
   serialize,
   tokenMutation,
@@ -60,7 +61,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: FuzzPart): void 
         body: bodyShape,
         browser: fc.constantFrom<Browser | 'junk-cookie'>('fresh', 'fresh', 'solo', 'multi', 'loner', 'junk-cookie'),
         cookieJunk: headerValue,
-        fragment: fc.option(junk, { freq: 8 }),
+        fragment: rarely(junk, 8),
       });
       await fuzz(t, fs, 'authorize', spec, async (s, io) => {
         const c = fs.clients.get(s.client)!;

@@ -44,7 +44,7 @@ import { SignJWT, generateKeyPair, decodeProtectedHeader } from 'jose';
 import type { HTTPMethods, LightMyRequestResponse } from 'fastify';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { CookieJar, inject, parseForm, pageKind, runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { createClient, createOrganization, createRealm, createUser, updateRealm } from '../../src/admin/operations.js';
+import { createClient, createOrganization, createRealm, createUser, updateClient, updateRealm } from '../../src/admin/operations.js';
 import { DECOY_VERIFIER, FUZZ_PASSWORD, OOB } from './constants.js';
 import { mutateToken, type TokenMutation, type TokenRef } from './arbitraries.js';
 
@@ -229,6 +229,10 @@ export async function startFuzzServer(dialect: 'sqlite' | 'postgres'): Promise<{
   await createRealm(ts.store, { id: 'other', displayName: 'Other' });
   // Self-registration on, so that the fuzzing reaches the registration form (docs/registration.md).
   await updateRealm(ts.store, { realmId: REALM, settings: { registrationAllowed: true } });
+  // Token exchange (RFC 8693) on for two confidential clients, one of them with refresh tokens, so that
+  // the fuzzing reaches the grant's checks and not only its refusal for a client without it.
+  await updateClient(ts.store, { realmId: REALM, clientId: 'rp', standardTokenExchange: true, tokenExchangeRefresh: 'SAME_SESSION' });
+  await updateClient(ts.store, { realmId: REALM, clientId: 'post-app', standardTokenExchange: true });
   ts.services.cache.clear();
 
   // GENUINE tokens, obtained before any fuzzing. From here on, only the final check touches them.

@@ -20,6 +20,7 @@ import {
   junk,
   pct,
   queryOps,
+  rarely,
   rawBytes,
   redirectUri,
   scope,
@@ -36,6 +37,18 @@ import { assertGenuineTokensSurvive, clientAuth, fuzz, realmPath, reportStats, r
 
 const OIDC = realmPath('/protocol/openid-connect');
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+const EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const EXCHANGE_ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
+
+/** A JWT's payload, unverified (the oracle reads what the server issued), or undefined when it is none. */
+function jwtClaims(token: string): Record<string, unknown> | undefined {
+  try {
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as unknown;
+    return payload !== null && typeof payload === 'object' ? (payload as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 const METHODS: HTTPMethods[] = ['GET', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'SEARCH'];
 
 const method = fc.oneof({ weight: 12, arbitrary: fc.constant<HTTPMethods>('POST') }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) });
@@ -94,9 +107,9 @@ const envelope = fc.record({
   type: fc.oneof({ weight: 3, arbitrary: fc.constant<string | null>(FORM) }, { weight: 1, arbitrary: contentType }),
   serial: serialization,
   bytes: rawBytes,
-  query: fc.option(fc.tuple(junk, junk).map(([k, v]) => `${pct(k)}=${pct(v)}`), { freq: 8 }),
-  extraHeaders: fc.option(fc.dictionary(fc.constantFrom('accept', 'accept-charset', 'content-encoding', 'x-forwarded-for', 'x-forwarded-proto', 'origin', 'dpop', 'transfer-encoding', 'expect'), headerValue, { maxKeys: 2 }), { freq: 4 }),
-  contentLength: fc.option(fc.constantFrom('0', '1', '-1', 'abc', '99999999', ' 12', '12, 12', '1e3'), { freq: 20 }),
+  query: rarely(fc.tuple(junk, junk).map(([k, v]) => `${pct(k)}=${pct(v)}`), 8),
+  extraHeaders: rarely(fc.dictionary(fc.constantFrom('accept', 'accept-charset', 'content-encoding', 'x-forwarded-for', 'x-forwarded-proto', 'origin', 'dpop', 'transfer-encoding', 'expect'), headerValue, { maxKeys: 2 }), 4),
+  contentLength: rarely(fc.constantFrom('0', '1', '-1', 'abc', '99999999', ' 12', '12, 12', '1e3'), 20),
 });
 type Envelope = typeof envelope extends fc.Arbitrary<infer T> ? T : never;
 
@@ -158,7 +171,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: 'token' | 'other
           { weight: 1, arbitrary: junk },
         ),
         artifact: tokenRef,
-        artifactParam: fc.option(fc.constantFrom('code', 'refresh_token', 'device_code', 'token', 'assertion'), { freq: 6 }),
+        artifactParam: rarely(fc.constantFrom('code', 'refresh_token', 'device_code', 'token', 'assertion'), 6),
         redirect: fc.option(redirectUri, { freq: 5 }),
         verifier: fc.option(fc.oneof(fc.constant(DECOY_VERIFIER), fc.stringMatching(/^[A-Za-z0-9._~-]{43,128}$/), junk), { freq: 3 }),
         scope: fc.option(scope, { freq: 3 }),
@@ -242,6 +255,59 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: 'token' | 'other
       }, runs(1200));
     });
 
+    only('token')('token exchange (RFC 8693): subject tokens real, forged and mutated; audiences, scopes, token types, actors', async (t) => {
+      const spec = fc.record({
+        // Mostly a client with the exchange on (rp, post-app), authenticated as registered.
+        requester: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('rp', 'post-app') }, { weight: 1, arbitrary: fc.constantFrom('web-app', 'native-app', 'oob') }),
+        auth: rarely(authSpec, 5),
+        // Mostly the requester's own access token (it is the token's azp), else any token of the fuzz.
+        own: fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 2, arbitrary: fc.constant(false) }),
+        subject: tokenRef,
+        subjectType: fc.option(fc.oneof({ weight: 4, arbitrary: fc.constant(EXCHANGE_ACCESS) }, { weight: 1, arbitrary: fc.constantFrom('urn:ietf:params:oauth:token-type:refresh_token', 'urn:ietf:params:oauth:token-type:id_token', 'urn:ietf:params:oauth:token-type:jwt', `${EXCHANGE_ACCESS} `, '') }, { weight: 1, arbitrary: junk }), { freq: 10 }),
+        requestedType: fc.option(fc.oneof(fc.constantFrom(EXCHANGE_ACCESS, 'urn:ietf:params:oauth:token-type:refresh_token', 'urn:ietf:params:oauth:token-type:id_token', 'urn:ietf:params:oauth:token-type:saml2'), junk), { freq: 2 }),
+        audiences: fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(fc.oneof({ weight: 4, arbitrary: fc.constantFrom('web-app', 'rp', 'post-app', 'native-app', 'oob', 'account', 'nope', '') }, { weight: 1, arbitrary: junk }), { minLength: 1, maxLength: 3 }) }),
+        scope: fc.option(fc.oneof(fc.constantFrom('openid', 'core_data', 'openid core_data', 'offline_access', 'exports', 'profile email'), scope), { freq: 2 }),
+        actor: rarely(tokenRef, 12),
+        extra: rarely(fc.constantFrom('requested_subject', 'requested_issuer', 'subject_issuer', 'resource', 'actor_token_type'), 10),
+        ops: queryOps(['grant_type', 'subject_token', 'subject_token_type', 'requested_token_type', 'audience', 'scope'], {}, 2),
+        envelope,
+      });
+      await fuzz(t, fs, 'token-exchange', spec, async (s, io) => {
+        await tick();
+        const requester = fs.clients.get(s.requester)!;
+        const subjectRef: TokenRef = s.own && fs.decoys.has(s.requester) ? { ref: 'decoy', client: s.requester, kind: 'access', mutation: null } : s.subject;
+        const subject = await resolveToken(fs, subjectRef);
+        const pairs: Pair[] = [['grant_type', EXCHANGE_GRANT], ['subject_token', subject.value]];
+        if (s.subjectType !== null) pairs.push(['subject_token_type', s.subjectType]);
+        if (s.requestedType !== null) pairs.push(['requested_token_type', s.requestedType]);
+        for (const a of s.audiences) pairs.push(['audience', a]);
+        if (s.scope !== null) pairs.push(['scope', s.scope]);
+        if (s.actor !== null) pairs.push(['actor_token', (await resolveToken(fs, s.actor)).value]);
+        if (s.extra !== null) pairs.push([s.extra, s.extra === 'resource' ? 'https://api.example.com' : 'x']);
+        let headers: Record<string, string>;
+        if (s.auth === null) {
+          const a = clientAuth(requester);
+          headers = a.headers;
+          pairs.push(...Object.entries(a.form));
+        } else headers = authHeader(fs, s.auth);
+        const req = request(s.envelope, '/token', applyOps(pairs, s.ops), headers);
+        const res = await io.send(req);
+        if (res.statusCode !== 200) return;
+        const sent = { ...req, remoteAddress: io.address };
+        // Only a real access token of this realm, unchanged in substance, may be exchanged.
+        const subjectClaims = jwtClaims(subject.value);
+        if (!subject.mayBeAccepted || subjectRef.ref !== 'decoy' || subjectRef.kind !== 'access' || !subjectClaims) io.fail('an exchange of a forged, random, mutated or non-access subject token succeeded', sent, res);
+        const body = res.json() as Record<string, unknown>;
+        if (body.issued_token_type !== EXCHANGE_ACCESS || typeof body.access_token !== 'string') io.fail('an exchange answer without issued_token_type access_token', sent, res);
+        const issued = jwtClaims(body.access_token as string);
+        // RFC 8693 5: the new token is the same user's and never widens the subject token's scopes.
+        if (!issued || issued.sub !== subjectClaims!.sub) io.fail("an exchanged token of another user than the subject token's", sent, res);
+        const had = String(subjectClaims!.scope ?? '').split(' ');
+        if (String(issued!.scope ?? '').split(' ').some((x) => x !== '' && !had.includes(x))) io.fail("an exchanged token with scopes beyond the subject token's", sent, res);
+        if (!['rp', 'post-app'].includes(String(issued!.azp))) io.fail('an exchange by a client without standard token exchange', sent, res);
+      }, runs(1500));
+    });
+
     only('others')('introspection and revocation: tokens real, forged and mutated, and client credentials', async (t) => {
       const spec = fc.record({
         endpoint: fc.constantFrom('/token/introspect', '/token/introspect', '/revoke', '/revoke', '/token/introspect/', '/revoke/x'),
@@ -285,8 +351,8 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: 'token' | 'other
           { weight: 1, arbitrary: fc.record({ kind: fc.constant('raw' as const), value: headerValue }) },
           { weight: 2, arbitrary: fc.constant({ kind: 'none' as const }) },
         ),
-        bodyToken: fc.option(tokenRef, { freq: 3 }),
-        queryToken: fc.option(tokenRef, { freq: 6 }),
+        bodyToken: rarely(tokenRef, 3),
+        queryToken: rarely(tokenRef, 6),
         ops: queryOps(['access_token'], {}, 2),
         envelope,
       });
