@@ -254,6 +254,8 @@ export interface NewClient {
   backchannelLogout?: BackchannelLogoutChange;
   /** RFC 9126 6: only pushed authorization requests (Keycloak's require.pushed.authorization.requests); default off. */
   requirePushedAuthorizationRequests?: boolean;
+  /** RFC 9449: the token endpoint requires a DPoP proof (Keycloak's dpop.bound.access.tokens); default off. */
+  dpopBoundAccessTokens?: boolean;
   /** Front-Channel Logout 1.0 (Keycloak's frontchannelLogout and frontchannel.logout.* attributes); default off. */
   frontchannelLogout?: FrontchannelLogoutChange;
   /** private_key_jwt: the client's keys (Keycloak's client-jwt attributes). */
@@ -351,6 +353,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     webOrigins: checked.webOrigins,
     backchannelLogout: checked.backchannelLogout,
     requirePushedAuthorizationRequests: Boolean(input.requirePushedAuthorizationRequests),
+    dpopBoundAccessTokens: Boolean(input.dpopBoundAccessTokens),
     frontchannelLogout: checked.frontchannelLogout,
     jwtKeys: checked.jwtKeys,
   };
@@ -383,6 +386,7 @@ export interface ClientChanges {
   authMethods?: string[];
   backchannelLogout?: BackchannelLogoutChange;
   requirePushedAuthorizationRequests?: boolean;
+  dpopBoundAccessTokens?: boolean;
   frontchannelLogout?: FrontchannelLogoutChange;
   jwtKeys?: ClientJwtKeysChange;
   /** clientAuthenticatorType "client-secret" without methods: a client-jwt client goes back to both secret methods. */
@@ -423,7 +427,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
     const current = await requireClient(store, input.realmId, input.clientId);
     if (!usesJwt(current.authMethods)) throw new ValidationError('the secret methods attribute names client_secret_basic and client_secret_post only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"');
   }
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'dpopBoundAccessTokens'] as const) {
     if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }
   return applyClientUpdate(store, update, actor);
@@ -502,6 +506,8 @@ export interface ClientUpdate {
   backchannelLogout?: BackchannelLogoutChange;
   /** RFC 9126 6: the authorization endpoint takes only pushed requests of this client. */
   requirePushedAuthorizationRequests?: boolean;
+  /** RFC 9449: the token endpoint takes only requests of this client with a DPoP proof. */
+  dpopBoundAccessTokens?: boolean;
   /** Front-Channel Logout 1.0 settings; absent fields stay, url '' or null removes the URL. */
   frontchannelLogout?: FrontchannelLogoutChange;
   /** private_key_jwt keys; absent fields stay. */
@@ -567,7 +573,7 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   if (input.backchannelLogout) patch.backchannelLogout = applyBackchannel(client.backchannelLogout, input.backchannelLogout);
   if (input.frontchannelLogout) patch.frontchannelLogout = applyFrontchannel(client.frontchannelLogout, input.frontchannelLogout);
   if (input.jwtKeys) patch.jwtKeys = applyJwtKeys(client.jwtKeys, input.jwtKeys);
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'dpopBoundAccessTokens'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
   }
   if (isPublic && (input.serviceAccountsEnabled ?? client.serviceAccountsEnabled)) {
