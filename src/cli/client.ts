@@ -53,6 +53,7 @@ const BACKCHANNEL_URL_HELP = "OpenID Connect Back-Channel Logout: where a logout
 const BACKCHANNEL_SID_HELP = 'the logout token carries the session id (sid; the default)';
 const BACKCHANNEL_OFFLINE_HELP = "a logout also revokes the user's offline tokens of this client";
 const REQUIRE_PAR_HELP = "on: the authorization endpoint takes only this client's pushed authorization requests (RFC 9126; Keycloak's require.pushed.authorization.requests); default off";
+const DPOP_BOUND_HELP = "on: the token endpoint takes only this client's requests with a DPoP proof, so all its tokens are DPoP-bound (RFC 9449; Keycloak's dpop.bound.access.tokens); default off";
 const FRONTCHANNEL_URL_HELP = "OpenID Connect Front-Channel Logout: the URL the browser loads in an invisible iframe when it ends a session the client was used in (http or https, no fragment; Keycloak's frontchannel.logout.url, and frontchannelLogout on)";
 const FRONTCHANNEL_SID_HELP = 'whether iss and sid are added to the front-channel logout URL (on by default)';
 const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
@@ -72,6 +73,7 @@ export function describeClient(c: Client): string {
     ['flows', [c.standardFlowEnabled ? 'code' : '', c.directAccessGrantsEnabled ? 'password' : '', c.serviceAccountsEnabled ? 'client_credentials' : ''].filter(Boolean).join(' ')],
     ['PKCE', c.public || c.pkceMethod === 'S256' ? 'required (S256)' : 'optional'],
     ['pushed requests', c.requirePushedAuthorizationRequests ? 'required (RFC 9126)' : 'optional'],
+    ['DPoP', c.dpopBoundAccessTokens ? 'required (RFC 9449)' : 'optional'],
     ['JWT keys', jwtKeysText(c)],
     [
       'back-channel',
@@ -140,6 +142,7 @@ interface UpdateOptions extends JwtKeyOptions {
   backchannelLogoutSessionRequired?: boolean;
   backchannelLogoutRevokeOfflineTokens?: boolean;
   requirePar?: boolean;
+  dpopBoundTokens?: boolean;
   frontchannelLogoutUrl?: string;
   frontchannelLogoutSessionRequired?: boolean;
 }
@@ -167,6 +170,7 @@ export function registerClient(program: Command): void {
     .option('--no-standard-flow', 'no authorization code flow (a client for the password grant or client_credentials only; then no --redirect-uri is needed)')
     .option('--require-pkce', 'a confidential client must use PKCE too (public clients always must)')
     .option('--require-par <on|off>', REQUIRE_PAR_HELP, onOff('--require-par'))
+    .option('--dpop-bound-tokens <on|off>', DPOP_BOUND_HELP, onOff('--dpop-bound-tokens'))
     .option('--backchannel-logout-url <url>', BACKCHANNEL_URL_HELP)
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
     .option('--backchannel-logout-revoke-offline-tokens', BACKCHANNEL_OFFLINE_HELP)
@@ -196,6 +200,7 @@ export function registerClient(program: Command): void {
           standardFlow: boolean;
           requirePkce?: boolean;
           requirePar?: boolean;
+          dpopBoundTokens?: boolean;
           webOrigin: string[];
           backchannelLogoutUrl?: string;
           backchannelLogoutSessionRequired: boolean;
@@ -226,6 +231,8 @@ export function registerClient(program: Command): void {
             ...(o.serviceAccount ? { serviceAccountsEnabled: true } : {}),
             ...(o.requirePkce ? { pkceMethod: 'S256' as const } : {}),
             ...(o.requirePar !== undefined ? { requirePushedAuthorizationRequests: o.requirePar } : {}),
+          ...(o.dpopBoundTokens !== undefined ? { dpopBoundAccessTokens: o.dpopBoundTokens } : {}),
+            ...(o.dpopBoundTokens !== undefined ? { dpopBoundAccessTokens: o.dpopBoundTokens } : {}),
             backchannelLogout: {
               ...(o.backchannelLogoutUrl !== undefined ? { url: o.backchannelLogoutUrl } : {}),
               sessionRequired: o.backchannelLogoutSessionRequired,
@@ -268,6 +275,7 @@ export function registerClient(program: Command): void {
     .option('--service-account <on|off>', SERVICE_ACCOUNT_HELP, onOff('--service-account'))
     .option('--require-pkce <on|off>', 'whether a confidential client must use PKCE (public clients always must)', (v: string) => (onOff('--require-pkce')(v) ? 'S256' : ''))
     .option('--require-par <on|off>', REQUIRE_PAR_HELP, onOff('--require-par'))
+    .option('--dpop-bound-tokens <on|off>', DPOP_BOUND_HELP, onOff('--dpop-bound-tokens'))
     .option('--backchannel-logout-url <url>', `${BACKCHANNEL_URL_HELP}; '' removes it`)
     .option('--backchannel-logout-session-required', BACKCHANNEL_SID_HELP)
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
@@ -311,6 +319,7 @@ export function registerClient(program: Command): void {
           ...(o.serviceAccount !== undefined ? { serviceAccountsEnabled: o.serviceAccount } : {}),
           ...(o.requirePkce !== undefined ? { pkceMethod: o.requirePkce } : {}),
           ...(o.requirePar !== undefined ? { requirePushedAuthorizationRequests: o.requirePar } : {}),
+          ...(o.dpopBoundTokens !== undefined ? { dpopBoundAccessTokens: o.dpopBoundTokens } : {}),
           ...(Object.keys(backchannel).length > 0 ? { backchannelLogout: backchannel } : {}),
           ...(Object.keys(frontchannel).length > 0 ? { frontchannelLogout: frontchannel } : {}),
           ...(jwtKeys ? { jwtKeys } : {}),

@@ -38,4 +38,36 @@ for (const dialect of dialects()) {
       await ts.close();
     }
   });
+
+  // The same page's "DPoP-bound tokens" form (Keycloak's dpop.bound.access.tokens, RFC 9449).
+  test(`console: the client page requires DPoP-bound tokens or not; CSRF checked (${dialect})`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const clientUrl = `${CONSOLE}/realms/${REALM}/clients/${ts.client.id}`;
+      const csrf = await csrfOf(ts, jar, clientUrl);
+      let page = await inject(ts.app, jar, 'GET', clientUrl);
+      assert.match(page.body, /<h2>DPoP-bound tokens<\/h2>/);
+      assert.match(page.body, /<input type="checkbox" id="dpop-bound" name="required" value="on" >/);
+
+      let res = await inject(ts.app, jar, 'POST', `${clientUrl}/dpop`, { csrf, required: 'on' });
+      assert.equal(res.statusCode, 303);
+      assert.match(String(res.headers.location), /done=dpop-saved/);
+      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.dpopBoundAccessTokens, true);
+      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.requirePushedAuthorizationRequests, false, 'only its own switch');
+      page = await inject(ts.app, jar, 'GET', `${clientUrl}?done=dpop-saved`);
+      assert.match(page.body, /id="dpop-bound" name="required" value="on" checked/);
+      assert.match(page.body, /The DPoP setting was saved/);
+
+      res = await inject(ts.app, jar, 'POST', `${clientUrl}/dpop`, { csrf: 'forged' });
+      assert.equal(res.statusCode, 403);
+      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.dpopBoundAccessTokens, true);
+
+      res = await inject(ts.app, jar, 'POST', `${clientUrl}/dpop`, { csrf });
+      assert.equal(res.statusCode, 303);
+      assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.dpopBoundAccessTokens, false);
+    } finally {
+      await ts.close();
+    }
+  });
 }

@@ -81,6 +81,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.authMethods ? { authMethods: rep.authMethods } : {}),
         ...(rep.backchannelLogout ? { backchannelLogout: rep.backchannelLogout } : {}),
         ...(rep.requirePushedAuthorizationRequests !== undefined ? { requirePushedAuthorizationRequests: rep.requirePushedAuthorizationRequests } : {}),
+        ...(rep.dpopBoundAccessTokens !== undefined ? { dpopBoundAccessTokens: rep.dpopBoundAccessTokens } : {}),
         ...(rep.frontchannelLogout ? { frontchannelLogout: rep.frontchannelLogout } : {}),
         ...(rep.jwtKeys ? { jwtKeys: rep.jwtKeys } : {}),
       },
