@@ -2,33 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oidc from 'openid-client';
 import { calculateJwkThumbprint, decodeJwt, exportJWK } from 'jose';
-import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
-import { pageKind, parseForm } from '../helpers/flow.js';
-import { FetchCookieJar, browse, seeOther } from '../helpers/fetch-browser.js';
+import { startTestServer, REALM } from '../helpers/server.js';
+import { authorizeInBrowser } from '../helpers/fetch-browser.js';
 import { dialects } from '../helpers/db.js';
 
 // RFC 9449 with an independent relying party: openid-client v6's DPoP handle (getDPoPHandle) makes the
 // proofs of a public client's code exchange (with PKCE and dpop_jkt), its refreshes and its userinfo call;
 // the user's part goes over real HTTP as a browser's would.
-
-/** The user's part over real HTTP: whatever pages come (login, consent, organization), to the client's redirect. */
-async function signIn(ts: TestServer, authUrl: URL): Promise<URL> {
-  const jar = new FetchCookieJar();
-  const fields: Record<string, Record<string, string>> = {
-    login: { username: ts.user.username, password: ts.user.password },
-    consent: { decision: 'allow' },
-    organization: { organization: 'acme' },
-  };
-  let next = seeOther(await browse(jar, authUrl), ts.baseUrl);
-  for (let i = 0; i < 5 && next.pathname.includes('/login-actions/'); i++) {
-    const html = await (await browse(jar, next)).text();
-    const kind = pageKind(html);
-    assert.ok(fields[kind], `unexpected page ${kind}`);
-    const form = parseForm(html);
-    next = seeOther(await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, ...fields[kind] }), ts.baseUrl);
-  }
-  return next;
-}
 
 for (const dialect of dialects()) {
   test(`openid-client with DPoP: code flow with PKCE and dpop_jkt, refresh, userinfo; the bound refresh token refuses another key (${dialect})`, async () => {
@@ -52,7 +32,7 @@ for (const dialect of dialects()) {
         // RFC 9449 10: the code is bound to this key.
         dpop_jkt: jkt,
       });
-      const callback = await signIn(ts, authUrl);
+      const callback = await authorizeInBrowser(ts, authUrl);
       const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, idTokenExpected: true }, undefined, { DPoP });
       assert.equal(tokens.token_type.toLowerCase(), 'dpop');
       assert.deepEqual((decodeJwt(tokens.access_token) as { cnf?: unknown }).cnf, { jkt });
