@@ -324,6 +324,24 @@ for (const dialect of dialects()) {
       assert.equal((await userinfo(`Bearer ${plain}`)).statusCode, 200);
     });
 
+    test('the admin API and the account profile take no DPoP-bound token as a bearer token (RFC 9449 7.1)', async () => {
+      const grant = async (headers: Record<string, string>): Promise<string> => {
+        const res = await tokenRequest(ts, { grant_type: 'password', username: ts.user.username, password: ts.user.password, scope: 'openid' }, { authorization: basic(ts.client.id, ts.client.secret), ...headers });
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json().access_token as string;
+      };
+      const bound = await grant({ dpop: await proof() });
+      const plain = await grant({});
+      const admin = (token: string) => ts.app.inject({ method: 'GET', url: `/auth/admin/realms/${REALM}/users`, headers: { authorization: `Bearer ${token}` } });
+      assert.equal((await admin(bound)).statusCode, 401);
+      assert.equal((await admin(plain)).statusCode, 403, 'authenticated, not an administrator');
+      const account = (token: string) => ts.app.inject({ method: 'GET', url: realmPath('/account'), headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+      const refusedProfile = await account(bound);
+      assert.equal(refusedProfile.statusCode, 401);
+      assert.match(String(refusedProfile.headers['www-authenticate']), /^DPoP .*error="invalid_token"/);
+      assert.equal((await account(plain)).statusCode, 200);
+    });
+
     test('revocation of a bound refresh token by its public client needs no proof (RFC 7009, as Keycloak)', async () => {
       const res = await publicExchange(await publicFlow(), { dpop: await proof() });
       const rt = res.json().refresh_token as string;
