@@ -231,7 +231,6 @@ export function registerClient(program: Command): void {
             ...(o.serviceAccount ? { serviceAccountsEnabled: true } : {}),
             ...(o.requirePkce ? { pkceMethod: 'S256' as const } : {}),
             ...(o.requirePar !== undefined ? { requirePushedAuthorizationRequests: o.requirePar } : {}),
-          ...(o.dpopBoundTokens !== undefined ? { dpopBoundAccessTokens: o.dpopBoundTokens } : {}),
             ...(o.dpopBoundTokens !== undefined ? { dpopBoundAccessTokens: o.dpopBoundTokens } : {}),
             backchannelLogout: {
               ...(o.backchannelLogoutUrl !== undefined ? { url: o.backchannelLogoutUrl } : {}),
