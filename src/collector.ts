@@ -92,7 +92,8 @@ export class Collector {
       // A request_uri is useless once expired (RFC 9126 4: an expired one MUST be rejected): no grace.
       ['pushed_authorization_requests', (n) => c.expiredPushedRequests(now, n)],
       ['revoked_access_tokens', (n) => c.expiredRevocations(now, n)],
-      ['client_assertion_jtis', (n) => c.expiredAssertionIds(now, n)],
+      ['client_assertion_jtis', (n) => c.expiredUsedIds('client_assertion_jtis', now, n)],
+      ['dpop_proof_jtis', (n) => c.expiredUsedIds('dpop_proof_jtis', now, n)],
       ['refresh_chains', (n) => c.deadChains(now - CHAIN_GRACE, n)],
       ['browser_sessions', (n) => c.deadSessions(now - CHAIN_GRACE, n)],
       ['login_failures', (n) => c.staleLoginFailures(now - 86_400, n)],

@@ -64,6 +64,7 @@ function tokenExchangeRefresh(v: string): TokenExchangeRefresh {
   if (x === 'same-session') return 'SAME_SESSION';
   throw new InvalidArgumentError('--token-exchange-refresh takes no or same-session');
 }
+const DPOP_BOUND_HELP = "on: the token endpoint takes only this client's requests with a DPoP proof, so all its tokens are DPoP-bound (RFC 9449; Keycloak's dpop.bound.access.tokens); default off";
 const FRONTCHANNEL_URL_HELP = "OpenID Connect Front-Channel Logout: the URL the browser loads in an invisible iframe when it ends a session the client was used in (http or https, no fragment; Keycloak's frontchannel.logout.url, and frontchannelLogout on)";
 const FRONTCHANNEL_SID_HELP = 'whether iss and sid are added to the front-channel logout URL (on by default)';
 const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
@@ -84,6 +85,7 @@ export function describeClient(c: Client): string {
     ['PKCE', c.public || c.pkceMethod === 'S256' ? 'required (S256)' : 'optional'],
     ['pushed requests', c.requirePushedAuthorizationRequests ? 'required (RFC 9126)' : 'optional'],
     ['token exchange', c.standardTokenExchange ? `on (RFC 8693), refresh tokens: ${c.tokenExchangeRefresh === 'SAME_SESSION' ? 'same session' : 'no'}` : 'off'],
+    ['DPoP', c.dpopBoundAccessTokens ? 'required (RFC 9449)' : 'optional'],
     ['JWT keys', jwtKeysText(c)],
     [
       'back-channel',
@@ -154,6 +156,7 @@ interface UpdateOptions extends JwtKeyOptions {
   requirePar?: boolean;
   tokenExchange?: boolean;
   tokenExchangeRefresh?: TokenExchangeRefresh;
+  dpopBoundTokens?: boolean;
   frontchannelLogoutUrl?: string;
   frontchannelLogoutSessionRequired?: boolean;
 }
@@ -183,6 +186,7 @@ export function registerClient(program: Command): void {
     .option('--require-par <on|off>', REQUIRE_PAR_HELP, onOff('--require-par'))
     .option('--token-exchange <on|off>', TOKEN_EXCHANGE_HELP, onOff('--token-exchange'))
     .option('--token-exchange-refresh <no|same-session>', TOKEN_EXCHANGE_REFRESH_HELP, tokenExchangeRefresh)
+    .option('--dpop-bound-tokens <on|off>', DPOP_BOUND_HELP, onOff('--dpop-bound-tokens'))
     .option('--backchannel-logout-url <url>', BACKCHANNEL_URL_HELP)
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
     .option('--backchannel-logout-revoke-offline-tokens', BACKCHANNEL_OFFLINE_HELP)
@@ -214,6 +218,7 @@ export function registerClient(program: Command): void {
           requirePar?: boolean;
           tokenExchange?: boolean;
           tokenExchangeRefresh?: TokenExchangeRefresh;
+          dpopBoundTokens?: boolean;
           webOrigin: string[];
           backchannelLogoutUrl?: string;
           backchannelLogoutSessionRequired: boolean;
@@ -246,6 +251,7 @@ export function registerClient(program: Command): void {
             ...(o.requirePar !== undefined ? { requirePushedAuthorizationRequests: o.requirePar } : {}),
             ...(o.tokenExchange !== undefined ? { standardTokenExchange: o.tokenExchange } : {}),
             ...(o.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: o.tokenExchangeRefresh } : {}),
+            ...(o.dpopBoundTokens !== undefined ? { dpopBoundAccessTokens: o.dpopBoundTokens } : {}),
             backchannelLogout: {
               ...(o.backchannelLogoutUrl !== undefined ? { url: o.backchannelLogoutUrl } : {}),
               sessionRequired: o.backchannelLogoutSessionRequired,
@@ -290,6 +296,7 @@ export function registerClient(program: Command): void {
     .option('--require-par <on|off>', REQUIRE_PAR_HELP, onOff('--require-par'))
     .option('--token-exchange <on|off>', TOKEN_EXCHANGE_HELP, onOff('--token-exchange'))
     .option('--token-exchange-refresh <no|same-session>', TOKEN_EXCHANGE_REFRESH_HELP, tokenExchangeRefresh)
+    .option('--dpop-bound-tokens <on|off>', DPOP_BOUND_HELP, onOff('--dpop-bound-tokens'))
     .option('--backchannel-logout-url <url>', `${BACKCHANNEL_URL_HELP}; '' removes it`)
     .option('--backchannel-logout-session-required', BACKCHANNEL_SID_HELP)
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
@@ -335,6 +342,7 @@ export function registerClient(program: Command): void {
           ...(o.requirePar !== undefined ? { requirePushedAuthorizationRequests: o.requirePar } : {}),
           ...(o.tokenExchange !== undefined ? { standardTokenExchange: o.tokenExchange } : {}),
           ...(o.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: o.tokenExchangeRefresh } : {}),
+          ...(o.dpopBoundTokens !== undefined ? { dpopBoundAccessTokens: o.dpopBoundTokens } : {}),
           ...(Object.keys(backchannel).length > 0 ? { backchannelLogout: backchannel } : {}),
           ...(Object.keys(frontchannel).length > 0 ? { frontchannelLogout: frontchannel } : {}),
           ...(jwtKeys ? { jwtKeys } : {}),

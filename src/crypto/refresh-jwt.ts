@@ -34,6 +34,8 @@ export interface RefreshClaims {
   gen: number;
   /** RFC 8707 2.1: the resources the grant is bound to (absent: none), carried from token to token. */
   resource?: string[];
+  /** RFC 9449 5: the DPoP key a public client's chain is bound to (absent: none), carried from token to token. */
+  cnf?: { jkt: string };
 }
 
 /** The realm's HMAC keys, imported: the newest active one signs, any of them verifies (by kid). */
@@ -137,6 +139,7 @@ export function decodeRefreshJwt(keys: RefreshKeys, token: string, opts: { issue
   if (!text(c.sub) || !str(c.azp) || !text(c.sid) || !text(c.scope) || !str(c.jti) || !text(c.chain)) return NOT_A_TOKEN;
   if (!int(c.iat) || !int(c.exp) || !int(c.gen) || c.gen < 1 || c.gen > MAX_GENERATION) return NOT_A_TOKEN;
   if (c.resource !== undefined && !(Array.isArray(c.resource) && c.resource.length > 0 && c.resource.length <= 20 && c.resource.every(str))) return NOT_A_TOKEN;
+  if (c.cnf !== undefined && !(typeof c.cnf === 'object' && c.cnf !== null && text((c.cnf as { jkt?: unknown }).jkt))) return NOT_A_TOKEN;
   const signingKey = key;
   let valid: boolean | undefined;
   return {

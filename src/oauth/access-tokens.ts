@@ -12,6 +12,8 @@ export interface AccessTokenClaims extends JWTPayload {
   exp: number;
   iat: number;
   organization?: string[];
+  /** RFC 9449 6.1: the thumbprint of the DPoP key the token is bound to. */
+  cnf?: { jkt?: string };
 }
 
 /** The refresh chain an access token came from: its jti is `<chain id>.<random>`. */
@@ -34,6 +36,9 @@ export async function verifyAccessToken(services: Services, realm: Realm, token:
   const { sub, azp, scope, jti, exp, iat } = payload;
   if (typeof sub !== 'string' || typeof azp !== 'string' || typeof scope !== 'string' || typeof jti !== 'string') return undefined;
   if (typeof exp !== 'number' || typeof iat !== 'number') return undefined;
+  // A cnf this server did not write (it signs only { jkt: string }) cannot be: refused rather than ignored.
+  const cnf = payload.cnf as { jkt?: unknown } | undefined;
+  if (cnf !== undefined && (typeof cnf !== 'object' || cnf === null || typeof cnf.jkt !== 'string')) return undefined;
   if (!opts.allowExpired && exp <= now) return undefined;
   if (iat < realm.notBefore) return undefined;
   if (await services.store.tokenState.isAccessTokenRevoked(jti)) return undefined;

@@ -19,7 +19,9 @@ export type OAuthErrorCode =
   | 'slow_down'
   | 'expired_token'
   // RFC 8707 2
-  | 'invalid_target';
+  | 'invalid_target'
+  // RFC 9449 5
+  | 'invalid_dpop_proof';
 
 export class OAuthError extends Error {
   readonly status: number;

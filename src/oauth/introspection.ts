@@ -49,7 +49,8 @@ export async function handleIntrospection(
     // RFC 7662 2.2 allows more members than it names; as Keycloak does, every claim of the verified token
     // is in the answer (realm_access, resource_access, groups, the profile and email claims...), so that a
     // gateway that introspects authorizes by the same claims as one that reads the JWT.
-    return { ...(await introspected(claims)), active: true, token_type: 'Bearer', typ: 'Bearer', client_id: claims.azp, username: user.username, iss };
+    // RFC 9449 6.2: a bound token's cnf.jkt is in the answer (with its other claims), and its type is DPoP.
+    return { ...(await introspected(claims)), active: true, token_type: claims.cnf?.jkt !== undefined ? 'DPoP' : 'Bearer', typ: 'Bearer', client_id: claims.azp, username: user.username, iss };
   }
 
   /**

@@ -9,6 +9,7 @@ import { readParams, required, type RawParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
 import type { ServiceTokenResponse } from './grants/types.js';
 import { metrics } from '../metrics.js';
+import { verifyDpopProof } from './dpop.js';
 
 /** RFC 6749 3.2 and 5: the token endpoint, step by step. */
 const FAILURE_EVENT: Record<string, EventType> = {
@@ -20,7 +21,7 @@ const FAILURE_EVENT: Record<string, EventType> = {
 
 export async function handleTokenRequest(
   services: Services,
-  input: { realmId: string; authorization: string | undefined; body: RawParams; ip?: string },
+  input: { realmId: string; authorization: string | undefined; body: RawParams; ip?: string; dpop?: string },
 ): Promise<TokenResponse | ServiceTokenResponse> {
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
@@ -51,7 +52,12 @@ export async function handleTokenRequest(
   try {
     const resources = readResources(input.body);
     checkResources(resources, client);
-    const response = await grant.handle({ services, realm, client, params, resources, raw: input.body, ip });
+    // RFC 9449 5: a valid proof binds what this request issues to its key. Without a DPoP header
+    // nothing more is read (the refresh hot path stays as it was).
+    const proof = input.dpop === undefined ? undefined : await verifyDpopProof(services, realm.id, input.dpop, { method: 'POST', endpoint: 'token' });
+    // Keycloak's dpop.bound.access.tokens, in its words.
+    if (!proof && client.dpopBoundAccessTokens) throw new OAuthError('invalid_request', 'DPoP proof is missing');
+    const response = await grant.handle({ services, realm, client, params, resources, raw: input.body, ip, ...(proof ? { dpopJkt: proof.jkt } : {}) });
     metrics.grants.inc({ grant_type: grant.grantType, outcome: 'success' });
     return response;
   } catch (err) {

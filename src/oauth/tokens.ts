@@ -14,7 +14,8 @@ export interface TokenResponse {
   expires_in: number;
   refresh_expires_in: number;
   refresh_token: string;
-  token_type: 'Bearer';
+  /** RFC 9449 5: DPoP when the access token is bound to a proof's key. */
+  token_type: 'Bearer' | 'DPoP';
   'not-before-policy': number;
   session_state: string;
   scope: string;
@@ -47,6 +48,8 @@ export interface RefreshSubject {
   chainMaxExpiresAt: number;
   /** RFC 8707 2.1: the resources the grant is bound to (empty or absent: none). */
   resources?: readonly string[];
+  /** RFC 9449 5: the key thumbprint a public client's chain is bound to, carried in its refresh tokens as cnf.jkt. */
+  dpopJkt?: string | null | undefined;
 }
 
 /**
@@ -73,6 +76,7 @@ export function mintRefreshToken(input: { realm: Realm; keys: RefreshKeys; issue
     chain: chain.chainId,
     gen: input.gen,
     ...(chain.resources && chain.resources.length > 0 ? { resource: [...chain.resources] } : {}),
+    ...(chain.dpopJkt ? { cnf: { jkt: chain.dpopJkt } } : {}),
   });
   return { value, hash: tokenHash(value), expiresAt };
 }
@@ -212,6 +216,19 @@ export async function addProtocolMapperClaims(
   if (mappers.length > 0) await addMapperClaims(claims, mappers, o.target, mapperInputOf(services, o.realmId, o.subject));
 }
 
+/**
+ * RFC 9449 5: a public client's refresh chain is bound to the key of the proof it started with (each
+ * refresh must prove that key); a confidential client's is not (it authenticates), only its access tokens are.
+ */
+export function chainBinding(client: Client, dpopJkt: string | undefined): string | null {
+  return client.public && dpopJkt ? dpopJkt : null;
+}
+
+/** RFC 9449 6.1: the confirmation claim of an access token bound to a DPoP key; nothing when unbound. */
+export function dpopConfirmation(jkt: string | undefined): { cnf?: { jkt: string } } {
+  return jkt ? { cnf: { jkt } } : {};
+}
+
 export async function buildTokenResponse(
   services: Services,
   input: {
@@ -225,6 +242,8 @@ export async function buildTokenResponse(
     nonce?: string | null;
     /** RFC 8707 resources of this token request, already checked against the client's audiences. */
     resources?: string[];
+    /** RFC 9449: the access token is bound to this key thumbprint (cnf.jkt, RFC 7800 3.1). */
+    dpopJkt?: string | undefined;
   },
 ): Promise<TokenResponse> {
   const { realm, client, chain, subject, scopes, now } = input;
@@ -247,6 +266,7 @@ export async function buildTokenResponse(
     // Keycloak's organization claim: a list of the aliases of the selected organization; a user of no
     // organization (a realm where membership is not required) gets no claim, as in Keycloak.
     ...(subject.organizationAlias ? { organization: [subject.organizationAlias] } : {}),
+    ...dpopConfirmation(input.dpopJkt),
   };
   const groups = await groupClaims(services, subject.userId, scopes);
   Object.assign(claims, scopedClaims(subject, released), await roleClaims(services, realm.id, subject.userId), groups);
@@ -286,7 +306,7 @@ export async function buildTokenResponse(
     expires_in: realm.accessTokenLifetime,
     refresh_expires_in: Math.max(0, input.refresh.expiresAt - now),
     refresh_token: input.refresh.value,
-    token_type: 'Bearer',
+    token_type: input.dpopJkt ? 'DPoP' : 'Bearer',
     'not-before-policy': realm.notBefore,
     session_state: chain.sessionId,
     scope,

@@ -3,16 +3,57 @@ import { verifyAccessToken } from '../oauth/access-tokens.js';
 import { addProtocolMapperClaims, groupClaims, scopedClaims } from '../oauth/tokens.js';
 import { claimScopes } from '../oauth/scopes.js';
 import { subjectOfUser } from '../storage/repos/mappers.js';
+import type { AccessTokenClaims } from '../oauth/access-tokens.js';
+import { verifyDpopProof } from '../oauth/dpop.js';
+import { OAuthError } from '../oauth/errors.js';
 
-/** RFC 6750 3.1 errors of a protected resource, sent in WWW-Authenticate. */
+/** RFC 6750 3.1 errors of a protected resource, sent in WWW-Authenticate (RFC 9449 7.1: in a DPoP challenge for DPoP). */
 export class BearerError extends Error {
   constructor(
     readonly status: 400 | 401 | 403,
-    readonly error: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | undefined,
+    readonly error: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'invalid_dpop_proof' | undefined,
     readonly description: string,
+    readonly scheme: 'Bearer' | 'DPoP' = 'Bearer',
   ) {
     super(description);
   }
+}
+
+/** RFC 9449 7.1: the token of an `Authorization: DPoP <token>` header; undefined for any other scheme. */
+export function dpopToken(authorization: string | undefined): string | undefined {
+  if (!authorization || !/^DPoP\b/i.test(authorization)) return undefined;
+  const token = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)?.[1];
+  if (!token) throw new BearerError(401, 'invalid_token', 'malformed DPoP token', 'DPoP');
+  return token;
+}
+
+/**
+ * RFC 9449 7: a DPoP-bound token (cnf.jkt) is accepted only with the DPoP scheme and a proof of its key
+ * for this request (htm, htu, ath, a fresh jti); one presented as a bearer token is refused (7.1). An
+ * unbound token goes on as a bearer token, whichever scheme carried it (as Keycloak refuses it under DPoP:
+ * its proof would prove nothing).
+ */
+export async function checkTokenBinding(
+  services: Services,
+  realmId: string,
+  claims: AccessTokenClaims,
+  presented: { token: string; scheme: 'Bearer' | 'DPoP'; proof: string | undefined; method: string },
+): Promise<void> {
+  const jkt = claims.cnf?.jkt;
+  if (presented.scheme === 'Bearer') {
+    if (jkt !== undefined) throw new BearerError(401, 'invalid_token', 'the access token is DPoP-bound: send it with the DPoP scheme and a proof', 'DPoP');
+    return;
+  }
+  if (jkt === undefined) throw new BearerError(401, 'invalid_token', 'the access token is not DPoP-bound: send it as a bearer token', 'DPoP');
+  if (presented.proof === undefined) throw new BearerError(401, 'invalid_dpop_proof', 'DPoP proof is missing', 'DPoP');
+  let proof;
+  try {
+    proof = await verifyDpopProof(services, realmId, presented.proof, { method: presented.method, endpoint: 'userinfo', accessToken: presented.token });
+  } catch (err) {
+    if (err instanceof OAuthError) throw new BearerError(401, 'invalid_dpop_proof', err.description, 'DPoP');
+    throw err;
+  }
+  if (proof.jkt !== jkt) throw new BearerError(401, 'invalid_dpop_proof', 'the DPoP proof\'s key is not the one the access token is bound to', 'DPoP');
 }
 
 /** RFC 6750 2.1 and 2.2: the token from the Authorization header or, for a form POST, the body; not both. */
@@ -27,13 +68,19 @@ export function bearerToken(authorization: string | undefined, body: unknown): s
 }
 
 /** OIDC Core 5.3: the claims about the user that the token's scopes release. */
-export async function userInfo(services: Services, realmId: string, token: string | undefined): Promise<Record<string, unknown>> {
+export async function userInfo(
+  services: Services,
+  realmId: string,
+  token: string | undefined,
+  dpop: { scheme: 'Bearer' | 'DPoP'; proof: string | undefined; method: string } = { scheme: 'Bearer', proof: undefined, method: 'GET' },
+): Promise<Record<string, unknown>> {
   const realm = await services.cache.realm(realmId);
   if (!realm) throw new BearerError(401, 'invalid_token', 'realm not found');
   // RFC 6750 3.1: a request without a token gets the challenge with no error code.
   if (!token) throw new BearerError(401, undefined, 'an access token is required');
   const claims = await verifyAccessToken(services, realm, token);
-  if (!claims) throw new BearerError(401, 'invalid_token', 'the access token is invalid, expired or revoked');
+  if (!claims) throw new BearerError(401, 'invalid_token', 'the access token is invalid, expired or revoked', dpop.scheme);
+  await checkTokenBinding(services, realm.id, claims, { token, ...dpop });
   const scopes = claims.scope.split(' ');
   if (!scopes.includes('openid')) throw new BearerError(403, 'insufficient_scope', 'the access token was not granted the openid scope');
   const user = await services.store.users.get(claims.sub);

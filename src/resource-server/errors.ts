@@ -1,3 +1,5 @@
+import { DPOP_ALGS } from './dpop-proof.js';
+
 /**
  * RFC 6750 3.1 errors as a resource server answers them: the HTTP status, the `WWW-Authenticate`
  * challenge and a small JSON body.
@@ -6,7 +8,9 @@ export interface BearerError {
   /** 400 invalid_request, 401 invalid_token (or no error code at all), 403 insufficient_scope, 503 when the issuer cannot be reached. */
   status: 400 | 401 | 403 | 503;
   /** Absent when the request carried no bearer token at all (RFC 6750 3.1: no error code then). */
-  error?: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'temporarily_unavailable';
+  error?: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'temporarily_unavailable' | 'invalid_dpop_proof';
+  /** RFC 9449 7.1: the challenge is DPoP's (the token or proof was DPoP's, or a DPoP-bound token came as Bearer). */
+  scheme?: 'DPoP';
   description?: string;
   /** For insufficient_scope: the scopes the resource needs (RFC 6750 3). */
   scope?: string;
@@ -20,6 +24,8 @@ export function bearerChallenge(err: BearerError, realm?: string): string {
   if (err.error && err.status !== 503) params.push(`error="${err.error}"`);
   if (err.description && err.status !== 503) params.push(`error_description="${quoted(err.description)}"`);
   if (err.scope) params.push(`scope="${quoted(err.scope)}"`);
+  // RFC 9449 7.1: a DPoP challenge names the algorithms a proof may use.
+  if (err.scheme === 'DPoP') return `DPoP ${[...params, `algs="${DPOP_ALGS.join(' ')}"`].join(', ')}`;
   return params.length > 0 ? `Bearer ${params.join(', ')}` : 'Bearer';
 }
 
@@ -47,6 +53,10 @@ export function invalidRequest(description: string): BearerError {
 
 export function invalidToken(description: string): BearerError {
   return { status: 401, error: 'invalid_token', description };
+}
+
+export function invalidDpop(error: 'invalid_token' | 'invalid_dpop_proof', description: string): BearerError {
+  return { status: 401, error, description, scheme: 'DPoP' };
 }
 
 export function insufficientScope(description: string, scope: string): BearerError {

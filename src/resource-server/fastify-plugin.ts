@@ -3,7 +3,9 @@ import { createVerifier, type AccessTokenClaims, type Verifier, type VerifierOpt
 
 // Structural types for the parts of Fastify the plugin uses, so the kit does not depend on Fastify.
 interface FastifyLikeRequest {
-  headers: { authorization?: string | undefined };
+  headers: Record<string, string | string[] | undefined>;
+  method?: string;
+  url?: string;
   routeOptions?: { config?: unknown };
   accessToken?: AccessTokenClaims;
 }
@@ -39,7 +41,7 @@ export function resourceServer(app: FastifyLikeInstance, opts: ResourceServerPlu
   app.addHook('onRequest', async (req, reply) => {
     const config = (req.routeOptions?.config ?? {}) as RouteTokenConfig;
     if (config.public) return;
-    const result = await verifier.verify(req.headers.authorization, { requiredScopes: config.requiredScopes, introspect: config.introspect });
+    const result = await verifier.verifyRequest(req, { requiredScopes: config.requiredScopes, introspect: config.introspect });
     if (!result.ok) {
       reply.code(result.error.status).header('www-authenticate', bearerChallenge(result.error, verifier.realm)).header('cache-control', 'no-store');
       return reply.send(errorBody(result.error));

@@ -10,7 +10,7 @@ export type RequestWithToken = IncomingMessage & { accessToken?: AccessTokenClai
  */
 export function bearerMiddleware(verifier: Verifier, opts: VerifyOptions = {}): (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
   return function requireAccessToken(req, res, next) {
-    verifier.verify(req.headers.authorization, opts).then(
+    verifier.verifyRequest(req, opts).then(
       (result) => {
         if (result.ok) {
           (req as RequestWithToken).accessToken = result.claims;

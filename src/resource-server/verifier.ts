@@ -1,6 +1,7 @@
 import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import { IssuerMetadata, type KitClock } from './issuer-metadata.js';
-import { insufficientScope, invalidRequest, invalidToken, noToken, unavailable, type BearerError } from './errors.js';
+import { insufficientScope, invalidDpop, invalidRequest, invalidToken, noToken, unavailable, type BearerError } from './errors.js';
+import { checkDpopProof, dpopReplayExpiry, DpopProofError } from './dpop-proof.js';
 
 export interface VerifierOptions {
   /** The realm's issuer, e.g. `https://login.example.com/auth/realms/acme` (no trailing slash). */
@@ -27,6 +28,14 @@ export interface VerifierOptions {
   timeoutMs?: number;
   /** Signature algorithms accepted (default: the asymmetric ones Realmgate and Keycloak sign with). */
   algorithms?: string[];
+  /**
+   * This API's external base URL as its clients call it (`https://api.example.com`, or with a path prefix):
+   * the htu a DPoP proof must name is this plus the request's path (RFC 9449 4.3; never taken from the Host
+   * header, which the client chooses). Without it, verifyRequest refuses DPoP requests.
+   */
+  publicUrl?: string;
+  /** How many DPoP proof ids (jti) are remembered to refuse a replay (default 10000; the oldest are forgotten first). */
+  dpopReplayCacheSize?: number;
   fetch?: typeof fetch;
 }
 
@@ -48,6 +57,18 @@ export interface VerifyOptions {
   requiredScopes?: string[];
   /** Ask the issuer too (RFC 7662), so a revoked token is refused at once rather than when it expires. */
   introspect?: boolean;
+  /**
+   * RFC 9449: the request's DPoP header (undefined when absent), its method and its full URL, needed for an
+   * `Authorization: DPoP <token>` (verifyRequest fills it in from the request).
+   */
+  dpop?: { proof: string | undefined; method: string; url: string };
+}
+
+/** What verifyRequest reads of a request (node:http, Express, Fastify). */
+export interface RequestLike {
+  headers: Record<string, string | string[] | undefined>;
+  method?: string | undefined;
+  url?: string | undefined;
 }
 
 export type VerifyResult = { ok: true; claims: AccessTokenClaims; scopes: string[] } | { ok: false; error: BearerError };
@@ -55,6 +76,8 @@ export type VerifyResult = { ok: true; claims: AccessTokenClaims; scopes: string
 export interface Verifier {
   /** Verifies a bearer token, given bare or as the whole Authorization header value. */
   verify(tokenOrAuthorization: string | undefined, opts?: VerifyOptions): Promise<VerifyResult>;
+  /** verify() of a request's Authorization header, with its DPoP header, method and URL (publicUrl + its path). */
+  verifyRequest(req: RequestLike, opts?: VerifyOptions): Promise<VerifyResult>;
   readonly realm: string | undefined;
 }
 
@@ -80,6 +103,10 @@ export function createVerifier(options: VerifierOptions): Verifier {
     timeoutMs: options.timeoutMs ?? 5000,
   });
 
+  const replayCacheSize = options.dpopReplayCacheSize ?? 10_000;
+  /** jti (with htu) -> until when it must be remembered; in insertion order, so the oldest go first. */
+  const seenProofs = new Map<string, number>();
+
   async function verify(input: string | undefined, opts: VerifyOptions = {}): Promise<VerifyResult> {
     const extracted = extractToken(input);
     if ('status' in extracted) return fail(extracted);
@@ -88,6 +115,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
     const checked = await checkJwt(token);
     if (!checked.ok) return checked;
     const { claims } = checked;
+    const bound = await checkBinding(token, claims, extracted.scheme, opts.dpop);
+    if (bound !== true) return fail(bound);
 
     const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [];
     const needed = [...(options.requiredScopes ?? []), ...(opts.requiredScopes ?? [])];
@@ -104,6 +133,47 @@ export function createVerifier(options: VerifierOptions): Verifier {
       if (active !== true) return fail(active);
     }
     return { ok: true, claims, scopes };
+  }
+
+  /**
+   * RFC 9449 7: a DPoP-bound token (cnf.jkt) only under the DPoP scheme with a valid proof of its key for
+   * this request (htm, htu, ath, a jti not seen before by this process); as Bearer it is refused (7.1).
+   */
+  async function checkBinding(token: string, claims: AccessTokenClaims, scheme: 'Bearer' | 'DPoP', dpop: VerifyOptions['dpop']): Promise<true | BearerError> {
+    const cnf = claims.cnf as { jkt?: unknown } | undefined;
+    const jkt = typeof cnf?.jkt === 'string' ? cnf.jkt : undefined;
+    if (scheme === 'Bearer') return jkt === undefined ? true : invalidDpop('invalid_token', 'the token is DPoP-bound: send it with the DPoP scheme and a proof');
+    if (jkt === undefined) return invalidDpop('invalid_token', 'the token is not DPoP-bound: send it as a Bearer token');
+    if (!dpop?.proof) return invalidDpop('invalid_dpop_proof', 'DPoP proof is missing');
+    const nowSeconds = Math.floor(clock.nowMs() / 1000);
+    let proof;
+    try {
+      proof = await checkDpopProof(dpop.proof, { method: dpop.method, url: dpop.url, nowSeconds, accessToken: token });
+    } catch (err) {
+      if (err instanceof DpopProofError) return invalidDpop('invalid_dpop_proof', err.message);
+      throw err;
+    }
+    if (proof.jkt !== jkt) return invalidDpop('invalid_dpop_proof', "the DPoP proof's key is not the one the token is bound to");
+    // RFC 9449 11.1: a proof is used once (within this process; run one instance, or accept that a proof
+    // could be replayed once at each instance within its minute).
+    const id = `${proof.htu}\0${proof.jti}`;
+    const until = seenProofs.get(id);
+    if (until !== undefined && until >= nowSeconds) return invalidDpop('invalid_dpop_proof', 'the DPoP proof was used already');
+    if (seenProofs.size >= replayCacheSize) {
+      for (const [k, exp] of seenProofs) if (exp < nowSeconds) seenProofs.delete(k);
+      while (seenProofs.size >= replayCacheSize) seenProofs.delete(seenProofs.keys().next().value as string);
+    }
+    seenProofs.delete(id);
+    seenProofs.set(id, dpopReplayExpiry(proof));
+    return true;
+  }
+
+  function verifyRequest(req: RequestLike, opts: VerifyOptions = {}): Promise<VerifyResult> {
+    const authorization = one(req.headers.authorization);
+    if (opts.dpop || !/^dpop\s/i.test(authorization ?? '')) return verify(authorization, opts);
+    if (!options.publicUrl) return Promise.resolve(fail(invalidDpop('invalid_dpop_proof', 'this API does not accept DPoP (no publicUrl configured)')));
+    const url = options.publicUrl.replace(/\/+$/, '') + (req.url ?? '/');
+    return verify(authorization, { ...opts, dpop: { proof: one(req.headers.dpop), method: req.method ?? 'GET', url } });
   }
 
   async function checkJwt(token: string): Promise<VerifyResult> {
@@ -173,26 +243,35 @@ export function createVerifier(options: VerifierOptions): Verifier {
     }
   }
 
-  return { verify, realm: options.realm };
+  return { verify, verifyRequest, realm: options.realm };
 }
 
 function fail(error: BearerError): { ok: false; error: BearerError } {
   return { ok: false, error };
 }
 
-function extractToken(input: string | undefined): { token: string } | BearerError {
+/** A header's one value: a repeated header (an array) counts as none. */
+function one(v: string | string[] | undefined): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+function extractToken(input: string | undefined): { token: string; scheme: 'Bearer' | 'DPoP' } | BearerError {
   const value = (input ?? '').trim();
   if (value === '') return noToken();
   let token = value;
+  let scheme: 'Bearer' | 'DPoP' = 'Bearer';
   const space = value.indexOf(' ');
   if (space >= 0) {
+    const name = value.slice(0, space).toLowerCase();
     // RFC 6750 3.1: a request with another scheme carries no bearer token: a bare challenge, no error code.
-    if (value.slice(0, space).toLowerCase() !== 'bearer') return noToken();
+    if (name !== 'bearer' && name !== 'dpop') return noToken();
+    // RFC 9449 7.1: DPoP <token>.
+    if (name === 'dpop') scheme = 'DPoP';
     token = value.slice(space + 1).trim();
-    if (token === '') return invalidRequest('the Bearer credentials are empty');
+    if (token === '') return invalidRequest(`the ${scheme} credentials are empty`);
   }
-  if (token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) return invalidRequest('the Bearer credentials are malformed');
-  return { token };
+  if (token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) return invalidRequest(`the ${scheme} credentials are malformed`);
+  return { token, scheme };
 }
 
 function jwtError(err: unknown): BearerError {

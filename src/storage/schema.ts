@@ -90,6 +90,8 @@ export interface ClientTable {
   frontchannel_logout_session_required: Generated<number>;
   /** JSON ClientJwtKeys (private_key_jwt: the client's keys, Keycloak's attributes); NULL: none. */
   jwt_keys: string | null;
+  /** Keycloak's dpop.bound.access.tokens (RFC 9449): 1 when the token endpoint requires a DPoP proof of the client. */
+  dpop_bound_access_tokens: Generated<number>;
 }
 
 /** RFC 9126: a pushed authorization request, keyed by the SHA-256 of its request_uri's random part. */
@@ -226,6 +228,8 @@ export interface AuthorizationCodeTable {
   chain_id: string | null;
   /** RFC 8707 resources of the authorization request, a JSON list. */
   resources: string;
+  /** RFC 9449 10: the dpop_jkt of the authorization request (NULL: none); the exchange must prove that key. */
+  dpop_jkt: string | null;
 }
 
 export interface RefreshChainTable {
@@ -250,6 +254,8 @@ export interface RefreshChainTable {
   /** The earliest generation the grace window still answers, and how many grace answers it gave. */
   grace_from_gen: Generated<number>;
   grace_used: Generated<number>;
+  /** RFC 9449 5: the JWK thumbprint a public client's chain is bound to (NULL: not bound). */
+  dpop_jkt: string | null;
 }
 
 export interface RefreshTokenTable {
@@ -498,6 +504,8 @@ export interface Database {
   pushed_authorization_requests: PushedAuthorizationRequestTable;
   revoked_access_tokens: RevokedAccessTokenTable;
   client_assertion_jtis: ClientAssertionJtiTable;
+  /** Used DPoP proof ids (RFC 9449 11.1): SHA-256 hex of realm, htu and jti; same shape. */
+  dpop_proof_jtis: ClientAssertionJtiTable;
   events: EventTable;
   login_failures: LoginFailureTable;
   meta: MetaTable;

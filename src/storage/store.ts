@@ -21,7 +21,7 @@ import { OrganizationAdminRepository } from './repos/organization-admin.js';
 import { SessionAdminRepository } from './repos/session-admin.js';
 import { LeaseRepository } from './repos/leases.js';
 import { CollectorRepository } from './repos/collector.js';
-import { ClientAssertionRepository } from './repos/client-assertions.js';
+import { ClientAssertionRepository, UsedIdRepository } from './repos/client-assertions.js';
 import { ProtocolMapperRepository } from './repos/protocol-mappers.js';
 import { IdentityProviderRepository } from './repos/identity-providers.js';
 import type { SessionClient } from './repos/session-admin.js';
@@ -64,6 +64,8 @@ export class Store {
   readonly collector: CollectorRepository;
   /** Used ids of client assertions (private_key_jwt replay protection). */
   readonly clientAssertions: ClientAssertionRepository;
+  /** RFC 9449 11.1: the jti of DPoP proofs already used, by realm, htu and jti. */
+  readonly dpopProofs: UsedIdRepository;
   /** Keycloak's protocol mappers (custom claims) of clients and client scopes. */
   readonly protocolMappers: ProtocolMapperRepository;
   readonly otp: OtpRepository;
@@ -101,6 +103,7 @@ export class Store {
     this.leases = new LeaseRepository(k);
     this.collector = new CollectorRepository(k);
     this.clientAssertions = new ClientAssertionRepository(k);
+    this.dpopProofs = new UsedIdRepository(k, 'dpop_proof_jtis');
     this.protocolMappers = new ProtocolMapperRepository(k);
     this.otp = new OtpRepository(k);
     this.recoveryCodes = new RecoveryCodeRepository(k);

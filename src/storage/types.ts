@@ -110,6 +110,8 @@ export interface Client {
   frontchannelLogout: FrontchannelLogoutSettings;
   /** private_key_jwt: where the client's public keys are (Keycloak's client-jwt attributes); null: none set. */
   jwtKeys: ClientJwtKeys | null;
+  /** RFC 9449 (Keycloak's dpop.bound.access.tokens): the token endpoint refuses this client's requests without a DPoP proof. */
+  dpopBoundAccessTokens: boolean;
 }
 
 /** Keycloak's TokenExchangeRefreshTokenEnabled: whether a token exchange may issue a refresh token. */
@@ -235,6 +237,8 @@ export interface AuthorizationParams {
   responseMode?: 'fragment' | 'form_post';
   /** RFC 8707 2.1: the resources named, already checked against the client's audiences. */
   resources?: string[];
+  /** RFC 9449 10: dpop_jkt, the thumbprint of the key the code exchange must prove. */
+  dpopJkt?: string;
   /** Keycloak's application-initiated action (kc_action): a required action the user is asked to do now. */
   kcAction?: AppInitiatedAction;
   /** How the action ended, told to the client in kc_action_status. */
@@ -344,6 +348,8 @@ export interface AuthorizationCode {
   chainId: string | null;
   /** RFC 8707 2.1: the resources the authorization request named, bound to the grant (empty: none). */
   resources: string[];
+  /** RFC 9449 10: the dpop_jkt of the authorization request; the exchange must prove that key (absent or null: none). */
+  dpopJkt?: string | null;
 }
 
 export interface RefreshChain {
@@ -358,6 +364,8 @@ export interface RefreshChain {
   createdAt: number;
   maxExpiresAt: number;
   revokedAt: number | null;
+  /** RFC 9449 5: the JWK thumbprint a public client's chain is bound to; each refresh proves it (absent or null: not bound). */
+  dpopJkt?: string | null;
 }
 
 export interface RefreshToken {

@@ -95,6 +95,30 @@ for (const dialect of dialects()) {
       assert.equal(info.features?.find((f) => f.name === 'TOKEN_EXCHANGE_STANDARD_V2')?.enabled, true);
     });
 
+    test('dpop.bound.access.tokens: "false" by default, set on create and update, refused when not "true"/"false"; it rules the token endpoint (RFC 9449)', async () => {
+      const DPOP = 'dpop.bound.access.tokens';
+      assert.equal((await ts.kc.clients.findOne({ realm: 'test', id: 'web-app' }))!.attributes?.[DPOP], 'false');
+      const secret = 'dpop-only-secret-0123456789abcdef';
+      await ts.kc.clients.create({ realm: 'test', clientId: 'dpop-only', secret, redirectUris: ['https://dpop.example.com/cb'], serviceAccountsEnabled: true, attributes: { [DPOP]: 'true' } });
+      const got = await ts.kc.clients.findOne({ realm: 'test', id: 'dpop-only' });
+      assert.equal(got!.attributes?.[DPOP], 'true');
+      const grant = (): Promise<Response> =>
+        fetch(`${ts.baseUrl}/auth/realms/test/protocol/openid-connect/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic('dpop-only', secret) }, body: 'grant_type=client_credentials' });
+      let res = await grant();
+      assert.equal(res.status, 400);
+      assert.deepEqual(await res.json(), { error: 'invalid_request', error_description: 'DPoP proof is missing' });
+      await ts.kc.clients.update({ realm: 'test', id: 'dpop-only' }, { ...got, attributes: { ...got!.attributes, [DPOP]: 'false' } });
+      assert.equal((await ts.kc.clients.findOne({ realm: 'test', id: 'dpop-only' }))!.attributes?.[DPOP], 'false');
+      res = await grant();
+      assert.equal(res.status, 200);
+      await ts.kc.clients.update({ realm: 'test', id: 'dpop-only' }, { attributes: { [DPOP]: 'true' } });
+      await ts.kc.clients.update({ realm: 'test', id: 'dpop-only' }, { name: 'DPoP only' });
+      assert.equal((await ts.kc.clients.findOne({ realm: 'test', id: 'dpop-only' }))!.attributes?.[DPOP], 'true');
+      const bad = await errorOf(ts.kc.clients.update({ realm: 'test', id: 'dpop-only' }, { attributes: { [DPOP]: 'on' } }));
+      assert.equal(bad.status, 400);
+      assert.match(String(bad.body.errorMessage), /dpop\.bound\.access\.tokens must be "true" or "false"/);
+    });
+
     test('parRequestUriLifespan: a realm attribute (default "60"); it sets expires_in; out of range is refused', async () => {
       let realm = await ts.kc.realms.findOne({ realm: 'test' });
       assert.equal(realm!.attributes?.parRequestUriLifespan, '60');

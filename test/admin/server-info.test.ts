@@ -26,6 +26,7 @@ for (const dialect of dialects()) {
       const features = new Map(info.features!.map((f) => [f.name, f.enabled]));
       assert.equal(features.get('ORGANIZATION'), true);
       assert.equal(features.get('PAR'), true, 'RFC 9126 pushed authorization requests');
+      assert.equal(features.get('DPOP'), true, 'RFC 9449 DPoP');
       assert.equal(features.get('ADMIN_FINE_GRAINED_AUTHZ_V2'), false, 'the Terraform provider asks for this one');
       assert.deepEqual(info.cryptoInfo!.clientSignatureAsymmetricAlgorithms, ['RS256', 'ES256', 'EdDSA']);
       assert.deepEqual(info.themes!.login!.map((t) => t.name), ['realmgate']);

@@ -86,6 +86,15 @@ for (const dialect of dialects()) {
       await page.getByRole('button', { name: 'Save pushed requests' }).click();
       await page.getByText('The pushed authorization request setting was saved.').waitFor();
       assert.equal((await ts.store.clients.get(REALM, 'shop'))!.requirePushedAuthorizationRequests, false);
+      // DPoP-bound tokens (RFC 9449): on, then off again (the walk's plain code exchange below sends no proof).
+      await page.getByLabel('Require DPoP-bound tokens').check();
+      await page.getByRole('button', { name: 'Save DPoP' }).click();
+      await page.getByText('The DPoP setting was saved.').waitFor();
+      assert.equal((await ts.store.clients.get(REALM, 'shop'))!.dpopBoundAccessTokens, true);
+      await page.getByLabel('Require DPoP-bound tokens').uncheck();
+      await page.getByRole('button', { name: 'Save DPoP' }).click();
+      await page.getByText('The DPoP setting was saved.').waitFor();
+      assert.equal((await ts.store.clients.get(REALM, 'shop'))!.dpopBoundAccessTokens, false);
       // Its credentials: a signed JWT (private_key_jwt) with keys at a JWKS URL; then back to its secret.
       await page.getByLabel('Client authenticator').selectOption('client-jwt');
       await page.getByLabel('Use JWKS URL').check();

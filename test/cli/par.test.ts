@@ -68,5 +68,27 @@ for (const dialect of dialects()) {
       assert.match(run(['client', 'update', '--help']).stdout, /--require-par <on\|off>/);
       assert.match(run(['realm', 'update', '--help']).stdout, /--par-request-uri-lifespan <s>/);
     });
+
+    test('client create and update set and show dpop.bound.access.tokens (--dpop-bound-tokens); --help lists it', async () => {
+      ok(['client', 'create', 'acme', 'bound', '--redirect-uri', 'https://bound.example/cb', '--dpop-bound-tokens', 'on']);
+      let r = run(['client', 'update', 'acme', 'bound', '--name', 'Bound']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /DPoP:\s+required \(RFC 9449\)\n/);
+      r = run(['client', 'update', 'acme', 'bound', '--dpop-bound-tokens', 'off']);
+      assert.match(r.stdout, /DPoP:\s+optional\n/);
+      r = run(['client', 'update', 'acme', 'usual', '--dpop-bound-tokens', 'on']);
+      assert.match(r.stdout, /DPoP:\s+required \(RFC 9449\)\n/);
+      fails(['client', 'update', 'acme', 'usual', '--dpop-bound-tokens', 'maybe'], /--dpop-bound-tokens/);
+      const { openDatabase } = await import('../../src/storage/database.js');
+      const db = await openDatabase(database.url);
+      try {
+        const rows = await db.kysely.selectFrom('clients').select(['client_id', 'dpop_bound_access_tokens']).where('realm_id', '=', 'acme').where('client_id', 'in', ['bound', 'usual']).orderBy('client_id').execute();
+        assert.deepEqual(rows.map((x) => [x.client_id, Number(x.dpop_bound_access_tokens)]), [['bound', 0], ['usual', 1]]);
+      } finally {
+        await db.close();
+      }
+      assert.match(run(['client', 'create', '--help']).stdout, /--dpop-bound-tokens <on\|off>/);
+      assert.match(run(['client', 'update', '--help']).stdout, /--dpop-bound-tokens <on\|off>/);
+    });
   });
 }

@@ -5,13 +5,14 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SignJWT, decodeProtectedHeader, generateKeyPair } from 'jose';
+import crypto from 'node:crypto';
+import { SignJWT, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import { startTestServer, basic, REALM, realmPath, type TestServer } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { dialects } from '../helpers/db.js';
 import { ManualClock } from '../../src/clock.js';
-import { revokeBefore, rotateKeys } from '../../src/admin/operations.js';
-import { createVerifier, bearerMiddleware, type VerifierOptions } from '../../src/resource-server/index.js';
+import { revokeBefore, rotateKeys, updateClient } from '../../src/admin/operations.js';
+import { createVerifier, bearerChallenge, bearerMiddleware, type VerifierOptions } from '../../src/resource-server/index.js';
 
 const AUDIENCE = 'protected-api';
 
@@ -288,6 +289,50 @@ for (const dialect of dialects()) {
       const none = await call(`${base}/core`);
       assert.equal(none.status, 401);
       assert.equal(none.challenge, 'Bearer realm="plain"');
+    });
+
+    await t.test('DPoP-bound tokens (RFC 9449 7): the DPoP scheme with a proof of the key for this request (htm, htu from publicUrl, ath, a fresh jti); as Bearer refused', async () => {
+      const key = await generateKeyPair('ES256', { extractable: true });
+      const jwk = await exportJWK(key.publicKey);
+      const tokenUrl = `${issuer}/protocol/openid-connect/token`;
+      const proofFor = (htm: string, htu: string, extra: Record<string, unknown> = {}, signer = key.privateKey): Promise<string> =>
+        new SignJWT({ jti: crypto.randomUUID(), htm, htu, iat: Math.floor(kitClock.nowMs() / 1000), ...extra }).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk }).sign(signer);
+      await updateClient(ts.store, { realmId: REALM, clientId: ts.client.id, serviceAccountsEnabled: true });
+      const res = await tokenRequest(ts, { grant_type: 'client_credentials' }, { authorization: basic(ts.client.id, ts.client.secret), dpop: await proofFor('POST', tokenUrl) });
+      assert.equal(res.statusCode, 200, res.body);
+      const token = res.json().access_token as string;
+      const apiBase = 'https://api.example.com';
+      const verifier = verifierFor({ publicUrl: apiBase, realm: 'api' });
+      const ath = crypto.createHash('sha256').update(token).digest('base64url');
+      const request = (authorization: string, dpop?: string, url = '/orders?page=2', method = 'GET') => ({ headers: { authorization, ...(dpop ? { dpop } : {}) }, method, url });
+
+      const proof = await proofFor('GET', `${apiBase}/orders`, { ath });
+      const ok = await verifier.verifyRequest(request(`DPoP ${token}`, proof));
+      assert.ok(ok.ok, JSON.stringify(ok));
+      const refused = async (r: Promise<Awaited<ReturnType<typeof verifier.verify>>>, error: string, description: RegExp): Promise<void> => {
+        const v = await r;
+        assert.ok(!v.ok);
+        assert.equal(v.error.error, error);
+        assert.match(v.error.description ?? '', description);
+        assert.match(bearerChallenge(v.error, 'api'), new RegExp(`^DPoP realm="api", error="${error}".*algs="`));
+      };
+      await refused(verifier.verifyRequest(request(`DPoP ${token}`, proof)), 'invalid_dpop_proof', /used already/);
+      await refused(verifier.verifyRequest(request(`Bearer ${token}`)), 'invalid_token', /DPoP-bound/);
+      await refused(verifier.verify(token), 'invalid_token', /DPoP-bound/);
+      await refused(verifier.verifyRequest(request(`DPoP ${token}`)), 'invalid_dpop_proof', /missing/);
+      await refused(verifier.verifyRequest(request(`DPoP ${token}`, await proofFor('GET', `${apiBase}/orders`, { ath: 'x' }))), 'invalid_dpop_proof', /ath/);
+      await refused(verifier.verifyRequest(request(`DPoP ${token}`, await proofFor('POST', `${apiBase}/orders`, { ath }))), 'invalid_dpop_proof', /htm/);
+      await refused(verifier.verifyRequest(request(`DPoP ${token}`, await proofFor('GET', `https://evil.example.com/orders`, { ath }))), 'invalid_dpop_proof', /htu/);
+      const other = await generateKeyPair('ES256', { extractable: true });
+      const foreign = await new SignJWT({ jti: crypto.randomUUID(), htm: 'GET', htu: `${apiBase}/orders`, iat: Math.floor(kitClock.nowMs() / 1000), ath })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(other.publicKey) })
+        .sign(other.privateKey);
+      await refused(verifier.verifyRequest(request(`DPoP ${token}`, foreign)), 'invalid_dpop_proof', /key/);
+      await refused(verifier.verifyRequest(request(`DPoP ${all.access_token}`, await proofFor('GET', `${apiBase}/orders`))), 'invalid_token', /not DPoP-bound/);
+      // Without publicUrl the kit cannot know its own URL: DPoP requests are refused.
+      await refused(verifierFor().verifyRequest(request(`DPoP ${token}`, await proofFor('GET', `${apiBase}/orders`, { ath }))), 'invalid_dpop_proof', /publicUrl/);
+      // An unbound token as Bearer is unaffected.
+      assert.ok((await verifier.verifyRequest(request(`Bearer ${all.access_token}`))).ok);
     });
   });
 }

@@ -447,6 +447,38 @@ export const headerValue: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('Basic', 'Basic ', 'Basic  ', 'basic Og==', 'BASIC Og==', 'Basic Og==', 'Basic ===', 'Basic !!!', 'Basic a', 'Basic YQ', 'Basic YTpi:', 'Basic\tYTpi', 'Bearer', 'Bearer ', 'Bearer a b', 'Bearer =', 'Digest x', 'Negotiate', 'Basic ' + 'A'.repeat(9000)),
 );
 
+const b64 = (v: unknown): string => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v) ?? '').toString('base64url');
+const DPOP_JWKS: unknown[] = [
+  { kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' },
+  { kty: 'EC', crv: 'P-256', x: 'A', y: 'B' },
+  { kty: 'EC', crv: 'P-384', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' },
+  { kty: 'RSA', n: 'AQAB', e: 'AQAB' },
+  { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' },
+  { kty: 'oct', k: 'c2VjcmV0' },
+  { kty: 'EC', crv: 'P-256', x: 'A', y: 'B', d: 'C' },
+  'jwk',
+  null,
+  [],
+];
+
+/** RFC 9449 DPoP header values: junk, and JWS-shaped proofs with every header member wrong in turn (none can verify). */
+export const dpopHeader: fc.Arbitrary<string> = fc.oneof(
+  { weight: 1, arbitrary: headerValue },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({
+        typ: fc.constantFrom('dpop+jwt', 'dpop+jwt', 'JWT', 'DPOP+JWT', undefined, 1),
+        alg: fc.constantFrom('ES256', 'RS256', 'EdDSA', 'PS512', 'none', 'HS256', 'ES256K', '', undefined),
+        jwk: fc.constantFrom(...DPOP_JWKS),
+        claims: fc.record({ jti: fc.oneof(fc.uuid(), fc.constant(''), fc.integer()), htm: fc.constantFrom('POST', 'GET', 'post', 1), htu: fc.constantFrom('http://localhost:8080/auth/realms/test/protocol/openid-connect/token', 'http://localhost:8080/auth/realms/test/protocol/openid-connect/userinfo', 'not a url', ''), iat: fc.oneof(fc.integer(), fc.double(), fc.constant('now')), ath: fc.option(fc.base64String({ maxLength: 44 })) }, { requiredKeys: [] }),
+        signature: fc.oneof(fc.base64String({ maxLength: 90 }).map((s) => s.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_')), fc.constantFrom('', 'AAAA', '!!')),
+      })
+      .map(({ typ, alg, jwk, claims, signature }) => `${b64({ typ, alg, jwk })}.${b64(claims)}.${signature}`),
+  },
+  { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 })).map(([a, b, c]) => `${b64(a)}.${b64(b)}.${c}`) },
+);
+
 export const authSpec: fc.Arbitrary<AuthSpec> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: 'none' as const }) },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('basic-right' as const), client: fc.constantFrom('web-app', 'rp', 'oob', 'post-app', 'native-app') }) },

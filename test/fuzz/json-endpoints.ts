@@ -16,6 +16,7 @@ import {
   bodyKind,
   clientId,
   contentType,
+  dpopHeader,
   headerValue,
   junk,
   pct,
@@ -208,6 +209,8 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: 'token' | 'other
         artifact: tokenRef,
         auth: fc.oneof({ weight: 4, arbitrary: fc.constant<AuthSpec | null>(null) }, { weight: 1, arbitrary: authSpec }),
         ops: queryOps(['grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'device_code', 'client_id', 'client_secret'], { redirect_uri: redirectUri, scope }, 2),
+        // RFC 9449: now and then a DPoP header that is not a valid proof (the request must then fail).
+        dpop: rarely(dpopHeader, 4),
       });
       await fuzz(t, fs, 'token-near-valid', spec, async (s, io) => {
         await tick();
@@ -228,10 +231,12 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: 'token' | 'other
         else if (c.public) pairs.push(['client_id', c.id]);
         else if (c.authMethod === 'client_secret_post') pairs.push(['client_id', c.id], ['client_secret', c.secret!]);
         else headers = { authorization: basic(c.id, c.secret!) };
+        if (s.dpop !== null) headers = { ...headers, dpop: s.dpop };
         const req = { method: 'POST' as const, url: `${OIDC}/token`, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: serialize(applyOps(pairs, s.ops), { modes: ['enc'], garbage: null, garbageAt: 0 }) };
         const res = await io.send(req);
         if (res.statusCode === 200) {
           if (!artifact.mayBeAccepted) io.fail('the token endpoint accepted a forged, random or mutated credential', { ...req, remoteAddress: io.address }, res);
+          if (s.dpop !== null) io.fail('the token endpoint accepted a DPoP header that is not a valid proof', { ...req, remoteAddress: io.address }, res);
           refreshDecoys(fs, ref, res.json());
         }
       }, runs(2000));
@@ -353,6 +358,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: 'token' | 'other
         ),
         bodyToken: rarely(tokenRef, 3),
         queryToken: rarely(tokenRef, 6),
+        dpop: rarely(dpopHeader, 3),
         ops: queryOps(['access_token'], {}, 2),
         envelope,
       });
@@ -363,6 +369,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: 'token' | 'other
           headerToken = await resolveToken(fs, s.header.token);
           headers.authorization = `${s.header.scheme} ${headerToken.value}`;
         } else if (s.header.kind === 'raw') headers.authorization = s.header.value;
+        if (s.dpop !== null) headers.dpop = s.dpop;
         const bodyToken = s.bodyToken ? await resolveToken(fs, s.bodyToken) : undefined;
         const queryToken = s.queryToken ? await resolveToken(fs, s.queryToken) : undefined;
         const pairs = applyOps(bodyToken ? [['access_token', bodyToken.value]] : [], s.ops);

@@ -77,3 +77,27 @@ clientPageTest('console: the client page turns standard token exchange and its r
   res = await inject(ts.app, jar, 'POST', `${clientUrl}/token-exchange`, { csrf });
   assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.standardTokenExchange, false);
 });
+
+// The same page's "DPoP-bound tokens" form (Keycloak's dpop.bound.access.tokens, RFC 9449).
+clientPageTest('console: the client page requires DPoP-bound tokens or not; CSRF checked', async ({ ts, jar, clientUrl, csrf }) => {
+  let page = await inject(ts.app, jar, 'GET', clientUrl);
+  assert.match(page.body, /<h2>DPoP-bound tokens<\/h2>/);
+  assert.match(page.body, /<input type="checkbox" id="dpop-bound" name="required" value="on" >/);
+
+  let res = await inject(ts.app, jar, 'POST', `${clientUrl}/dpop`, { csrf, required: 'on' });
+  assert.equal(res.statusCode, 303);
+  assert.match(String(res.headers.location), /done=dpop-saved/);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.dpopBoundAccessTokens, true);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.requirePushedAuthorizationRequests, false, 'only its own switch');
+  page = await inject(ts.app, jar, 'GET', `${clientUrl}?done=dpop-saved`);
+  assert.match(page.body, /id="dpop-bound" name="required" value="on" checked/);
+  assert.match(page.body, /The DPoP setting was saved/);
+
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/dpop`, { csrf: 'forged' });
+  assert.equal(res.statusCode, 403);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.dpopBoundAccessTokens, true);
+
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/dpop`, { csrf });
+  assert.equal(res.statusCode, 303);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.dpopBoundAccessTokens, false);
+});

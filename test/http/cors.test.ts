@@ -82,6 +82,8 @@ for (const dialect of dialects()) {
         assert.equal(ok.headers['access-control-allow-origin'], SPA.origin, p);
         assert.equal(ok.headers['access-control-allow-credentials'], 'true');
         assert.match(String(ok.headers['access-control-allow-headers']), /Authorization/);
+        // RFC 9449: a browser application sends its proofs in the DPoP header.
+        assert.match(String(ok.headers['access-control-allow-headers']), /\bDPoP\b/);
         const no = await pre(realmPath(p), OTHER);
         assert.equal(no.headers['access-control-allow-origin'], undefined, p);
       }

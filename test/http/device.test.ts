@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { CookieJar, authorizeQuery, inject, pageKind, parseForm, tokenRequest, type PageKind } from '../helpers/flow.js';
-import { decodeJwt } from 'jose';
+import crypto from 'node:crypto';
+import { SignJWT, calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import { updateClient } from '../../src/admin/operations.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -105,6 +106,27 @@ for (const dialect of dialects()) {
       const refreshed = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: 'native-app' });
       assert.equal(refreshed.statusCode, 200);
       assert.equal((await poll(d.device_code)).json().error, 'invalid_grant');
+    });
+
+    test('with a DPoP proof (RFC 9449) the device gets a bound access token and, a public client, a refresh chain bound to its key', async () => {
+      const { privateKey, publicKey } = await generateKeyPair('ES256');
+      const jwk = await exportJWK(publicKey);
+      const tokenUrl = `${ts.config.authUrl}/auth/realms/${REALM}/protocol/openid-connect/token`;
+      const proof = (key = privateKey, header = jwk): Promise<string> =>
+        new SignJWT({ jti: crypto.randomUUID(), htm: 'POST', htu: tokenUrl, iat: Math.floor(ts.clock.nowMs() / 1000) }).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: header }).sign(key);
+      const d = await start();
+      await approve(d.user_code);
+      ts.clock.advance(6);
+      const res = await tokenRequest(ts, { grant_type: GRANT, device_code: d.device_code, client_id: 'native-app' }, { dpop: await proof() });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().token_type, 'DPoP');
+      const jkt = await calculateJwkThumbprint(jwk);
+      assert.deepEqual((decodeJwt(res.json().access_token) as { cnf?: unknown }).cnf, { jkt });
+      const refresh = (headers: Record<string, string>) => tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: res.json().refresh_token, client_id: 'native-app' }, headers);
+      assert.equal((await refresh({})).json().error, 'invalid_dpop_proof');
+      const other = await generateKeyPair('ES256');
+      assert.equal((await refresh({ dpop: await proof(other.privateKey, await exportJWK(other.publicKey)) })).json().error, 'invalid_dpop_proof');
+      assert.equal((await refresh({ dpop: await proof() })).statusCode, 200);
     });
 
     test('resources named at the device authorization request bind the grant (RFC 8707 2.1); the consent page names them', async () => {

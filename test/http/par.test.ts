@@ -276,6 +276,14 @@ for (const dialect of dialects()) {
       const left = await ts.db.db.kysely.selectFrom('pushed_authorization_requests').select('hash').execute();
       assert.deepEqual(left.map((r) => r.hash), [tokenHash(fresh.slice(PREFIX.length))]);
     });
+
+    test('a pushed dpop_jkt binds the code as one in the URL does (RFC 9449 10): the exchange needs a proof of that key', async () => {
+      const jkt = 'A'.repeat(43);
+      const r = await runAuthorization(ts, { query: byReference(await pushed(confidential({ dpop_jkt: jkt }))) });
+      const res = await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri, code_verifier: verifier }, { authorization: basic(ts.client.id, ts.client.secret) });
+      assert.equal(res.json().error, 'invalid_dpop_proof', res.body);
+      assertJsonError(await push(confidential({ dpop_jkt: 'short' })), 400, 'invalid_request', /dpop_jkt/);
+    });
   });
 
   describe(`caps on pushed authorization requests (${dialect})`, () => {

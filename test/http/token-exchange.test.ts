@@ -1,6 +1,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
+import crypto from 'node:crypto';
+import { SignJWT, calculateJwkThumbprint, createLocalJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
@@ -61,14 +62,14 @@ for (const dialect of dialects()) {
       return res.json();
     }
 
-    function exchange(clientId: string, form: Record<string, string | string[]>, authorization: string | null = secrets[clientId] ? basic(clientId, secrets[clientId]!) : null) {
+    function exchange(clientId: string, form: Record<string, string | string[]>, authorization: string | null = secrets[clientId] ? basic(clientId, secrets[clientId]!) : null, extraHeaders: Record<string, string> = {}) {
       const body = new URLSearchParams();
       for (const [k, v] of Object.entries({ grant_type: GRANT, subject_token_type: AT, ...form })) for (const one of Array.isArray(v) ? v : [v]) body.append(k, one);
       if (!authorization) body.append('client_id', clientId);
       return ts.app.inject({
         method: 'POST',
         url: realmPath('/protocol/openid-connect/token'),
-        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(authorization ? { authorization } : {}) },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(authorization ? { authorization } : {}), ...extraHeaders },
         payload: body.toString(),
       });
     }
@@ -123,6 +124,22 @@ for (const dialect of dialects()) {
       assert.ok(events.some((e) => e.clientId === 'api' && e.userId === ts.user.id && e.outcome === 'success' && /audience backend/.test(e.reason ?? '')));
       const after = await registry.metrics();
       assert.equal(metric(after, { grant_type: GRANT, outcome: 'success' }) - metric(before, { grant_type: GRANT, outcome: 'success' }), 1);
+    });
+
+    test('a DPoP proof sent with the exchange (RFC 9449) binds the new access token to its key', async () => {
+      const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+      const jwk = await exportJWK(publicKey);
+      const dpop = await new SignJWT({ jti: crypto.randomUUID(), htm: 'POST', htu: `${ts.config.authUrl}/auth/realms/${REALM}/protocol/openid-connect/token`, iat: Math.floor(ts.clock.nowMs() / 1000) })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+        .sign(privateKey);
+      const subject = await userTokens();
+      const res = await exchange('api', { subject_token: subject.access_token, audience: 'backend' }, basic('api', secrets.api!), { dpop });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().token_type, 'DPoP');
+      assert.deepEqual(decodeJwt(res.json().access_token).cnf, { jkt: await calculateJwkThumbprint(jwk) });
+      // The same proof again: a replay.
+      const again = await exchange('api', { subject_token: subject.access_token, audience: 'backend' }, basic('api', secrets.api!), { dpop });
+      refused(again, 400, 'invalid_dpop_proof');
     });
 
     test('scope narrows; without audience aud is the requester\'s usual one; several audiences; one available by the user\'s client roles', async () => {

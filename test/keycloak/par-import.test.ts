@@ -88,6 +88,27 @@ for (const dialect of dialects()) {
       assert.deepEqual([back.standardTokenExchange, back.tokenExchangeRefresh], [true, 'SAME_SESSION']);
     });
 
+    test('dpop.bound.access.tokens (RFC 9449) is kept and noted; export writes it back; a wrong value refuses the client', async () => {
+      const DPOP = 'dpop.bound.access.tokens';
+      const realm = { realm: 'dpopx', enabled: true, clients: [client('bound', { [DPOP]: 'true' }), client('free', { [DPOP]: 'false' }), client('older', {}), client('odd', { [DPOP]: 'yes' })] };
+      const r = (await importKeycloakRealms(ts.store, [realm], { ifExists: 'fail' }, actor)).realms[0]!;
+      assert.equal((await ts.store.clients.get('dpopx', 'bound'))!.dpopBoundAccessTokens, true);
+      assert.equal((await ts.store.clients.get('dpopx', 'free'))!.dpopBoundAccessTokens, false);
+      assert.equal((await ts.store.clients.get('dpopx', 'older'))!.dpopBoundAccessTokens, false);
+      assert.match(JSON.stringify(r.lines.find((l) => l.element === 'client bound')), /DPoP-bound access tokens required/);
+      assert.doesNotMatch(JSON.stringify(r.lines.find((l) => l.element === 'client free')), /DPoP/);
+      const odd = r.lines.find((l) => l.element.startsWith('client odd'));
+      assert.equal(odd?.outcome, 'skipped', JSON.stringify(r.lines));
+      assert.match(odd?.reason ?? '', /dpop\.bound\.access\.tokens must be "true" or "false"/);
+      const exported = await exportRealm(ts.store, 'dpopx', { withSecrets: true });
+      const attrsOf = (id: string): Json => ((exported.clients as Json[]).find((c) => c.clientId === id)!.attributes as Json);
+      assert.equal(attrsOf('bound')[DPOP], 'true');
+      assert.equal(attrsOf('free')[DPOP], 'false');
+      const again = (await importKeycloakRealms(ts.store, [{ ...exported, realm: 'dpopx2' }], { ifExists: 'fail' }, actor)).realms[0]!;
+      assert.equal(again.status, 'imported', JSON.stringify(again));
+      assert.equal((await ts.store.clients.get('dpopx2', 'bound'))!.dpopBoundAccessTokens, true);
+    });
+
     test('a switch that is not "true" or "false" refuses the client; a lifespan out of range is clamped and reported', async () => {
       const r = (await importKeycloakRealms(ts.store, [{ realm: 'parx3', enabled: true, attributes: { parRequestUriLifespan: '86400' }, clients: [client('odd', { [ATTR]: 'yes' })] }], { ifExists: 'fail' }, actor)).realms[0]!;
       const line = r.lines.find((l) => l.element.startsWith('client odd'));

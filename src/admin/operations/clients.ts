@@ -258,6 +258,8 @@ export interface NewClient {
   standardTokenExchange?: boolean;
   /** Keycloak's standard.token.exchange.enableRefreshRequestedTokenType; default NO. */
   tokenExchangeRefresh?: TokenExchangeRefresh;
+  /** RFC 9449: the token endpoint requires a DPoP proof (Keycloak's dpop.bound.access.tokens); default off. */
+  dpopBoundAccessTokens?: boolean;
   /** Front-Channel Logout 1.0 (Keycloak's frontchannelLogout and frontchannel.logout.* attributes); default off. */
   frontchannelLogout?: FrontchannelLogoutChange;
   /** private_key_jwt: the client's keys (Keycloak's client-jwt attributes). */
@@ -357,6 +359,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     requirePushedAuthorizationRequests: Boolean(input.requirePushedAuthorizationRequests),
     standardTokenExchange: Boolean(input.standardTokenExchange),
     tokenExchangeRefresh: input.tokenExchangeRefresh ?? 'NO',
+    dpopBoundAccessTokens: Boolean(input.dpopBoundAccessTokens),
     frontchannelLogout: checked.frontchannelLogout,
     jwtKeys: checked.jwtKeys,
   };
@@ -391,6 +394,7 @@ export interface ClientChanges {
   requirePushedAuthorizationRequests?: boolean;
   standardTokenExchange?: boolean;
   tokenExchangeRefresh?: TokenExchangeRefresh;
+  dpopBoundAccessTokens?: boolean;
   frontchannelLogout?: FrontchannelLogoutChange;
   jwtKeys?: ClientJwtKeysChange;
   /** clientAuthenticatorType "client-secret" without methods: a client-jwt client goes back to both secret methods. */
@@ -431,7 +435,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
     const current = await requireClient(store, input.realmId, input.clientId);
     if (!usesJwt(current.authMethods)) throw new ValidationError('the secret methods attribute names client_secret_basic and client_secret_post only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"');
   }
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh', 'dpopBoundAccessTokens'] as const) {
     if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }
   return applyClientUpdate(store, update, actor);
@@ -514,6 +518,8 @@ export interface ClientUpdate {
   standardTokenExchange?: boolean;
   /** Keycloak's standard.token.exchange.enableRefreshRequestedTokenType. */
   tokenExchangeRefresh?: TokenExchangeRefresh;
+  /** RFC 9449: the token endpoint takes only requests of this client with a DPoP proof. */
+  dpopBoundAccessTokens?: boolean;
   /** Front-Channel Logout 1.0 settings; absent fields stay, url '' or null removes the URL. */
   frontchannelLogout?: FrontchannelLogoutChange;
   /** private_key_jwt keys; absent fields stay. */
@@ -579,7 +585,7 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   if (input.backchannelLogout) patch.backchannelLogout = applyBackchannel(client.backchannelLogout, input.backchannelLogout);
   if (input.frontchannelLogout) patch.frontchannelLogout = applyFrontchannel(client.frontchannelLogout, input.frontchannelLogout);
   if (input.jwtKeys) patch.jwtKeys = applyJwtKeys(client.jwtKeys, input.jwtKeys);
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh', 'dpopBoundAccessTokens'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
   }
   if (isPublic && (input.serviceAccountsEnabled ?? client.serviceAccountsEnabled)) {

@@ -32,7 +32,7 @@ import { MAX_GROUP_DEPTH } from '../../storage/repos/groups.js';
 import { randomId } from '../../crypto/random.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
-import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, FRONTCHANNEL_ATTRIBUTES, JWT_ATTRIBUTES, backchannelFromAttributes, frontchannelFromRepresentation, jwtKeysFromAttributes, requireParFromAttributes, tokenExchangeFromAttributes } from '../keycloak/representations/client.js';
+import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, FRONTCHANNEL_ATTRIBUTES, JWT_ATTRIBUTES, backchannelFromAttributes, frontchannelFromRepresentation, jwtKeysFromAttributes, requireParFromAttributes, dpopBoundFromAttributes, tokenExchangeFromAttributes } from '../keycloak/representations/client.js';
 
 export type IfExists = 'fail' | 'skip' | 'overwrite';
 
@@ -746,6 +746,8 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const requirePar = requireParFromAttributes(attrs);
   // Keycloak's standard.token.exchange.* attributes (likewise).
   const tokenExchange = tokenExchangeFromAttributes(attrs);
+  // Keycloak's dpop.bound.access.tokens (RFC 9449; likewise).
+  const dpopBound = dpopBoundFromAttributes(attrs);
   // Keycloak's frontchannelLogout switch and frontchannel.logout.* attributes (likewise).
   const frontchannel = frontchannelFromRepresentation(c.frontchannelLogout, attrs);
   const rootUrl = optString(c, 'rootUrl');
@@ -862,6 +864,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 required instead');
   if (requirePar === true) notes.push('pushed authorization requests required (RFC 9126)');
   if (tokenExchange.standardTokenExchange === true) notes.push('standard token exchange enabled (RFC 8693)');
+  if (dpopBound === true) notes.push('DPoP-bound access tokens required (RFC 9449)');
   if (mappers.note !== undefined) notes.push(mappers.note);
   // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes).
   const realmDefaults = rep.defaultDefaultClientScopes !== undefined || rep.defaultOptionalClientScopes !== undefined;
@@ -888,6 +891,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     ...(backchannelLogout ? { backchannelLogout } : {}),
     ...(requirePar !== undefined ? { requirePushedAuthorizationRequests: requirePar } : {}),
     ...tokenExchange,
+    ...(dpopBound !== undefined ? { dpopBoundAccessTokens: dpopBound } : {}),
     ...(frontchannelLogout ? { frontchannelLogout } : {}),
     ...(jwtKeys ? { jwtKeys } : {}),
   };

@@ -29,6 +29,8 @@ export async function sendProfile(services: Services, req: FastifyRequest<{ Para
     if (!token) throw new BearerError(401, undefined, 'an access token is required');
     const claims = await verifyAccessToken(services, realm, token);
     if (!claims) throw new BearerError(401, 'invalid_token', 'the access token is invalid, expired or revoked');
+    // RFC 9449 7.1: a DPoP-bound token is not a bearer token (this endpoint takes no DPoP proofs).
+    if (claims.cnf?.jkt !== undefined) throw new BearerError(401, 'invalid_token', 'a DPoP-bound token is not accepted as a bearer token', 'DPoP');
     const user = await services.store.users.get(claims.sub);
     if (!user || !user.enabled || user.realmId !== realm.id) throw new BearerError(401, 'invalid_token', 'the user no longer exists or is disabled');
     setNoStore(reply);

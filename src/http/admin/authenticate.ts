@@ -37,6 +37,8 @@ export async function authenticateAdmin(services: Services, req: FastifyRequest)
   if (!realm) throw unauthorized('the bearer token was not issued by this server');
   const claims = await verifyAccessToken(services, realm, token);
   if (!claims) throw unauthorized('the bearer token is invalid, expired or revoked');
+  // RFC 9449 7.1: a DPoP-bound token is not a bearer token (the admin API takes no DPoP proofs).
+  if (claims.cnf?.jkt !== undefined) throw unauthorized('a DPoP-bound token is not accepted as a bearer token');
   return callerFromClaims(services, realm.id, claims, req.ip);
 }
 

@@ -83,6 +83,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.requirePushedAuthorizationRequests !== undefined ? { requirePushedAuthorizationRequests: rep.requirePushedAuthorizationRequests } : {}),
         ...(rep.standardTokenExchange !== undefined ? { standardTokenExchange: rep.standardTokenExchange } : {}),
         ...(rep.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: rep.tokenExchangeRefresh } : {}),
+        ...(rep.dpopBoundAccessTokens !== undefined ? { dpopBoundAccessTokens: rep.dpopBoundAccessTokens } : {}),
         ...(rep.frontchannelLogout ? { frontchannelLogout: rep.frontchannelLogout } : {}),
         ...(rep.jwtKeys ? { jwtKeys: rep.jwtKeys } : {}),
       },

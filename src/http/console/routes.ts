@@ -41,6 +41,7 @@ const NOTICES: Record<string, string> = {
   'backchannel-saved': 'The back-channel logout settings were saved.',
   'par-saved': 'The pushed authorization request setting was saved.',
   'token-exchange-saved': 'The token exchange settings were saved.',
+  'dpop-saved': 'The DPoP setting was saved.',
   'frontchannel-saved': 'The front-channel logout settings were saved.',
   'credentials-saved': 'The credentials were saved.',
   'client-disabled': 'The client was disabled: it can no longer authenticate, sign users in or get tokens.',
@@ -369,19 +370,26 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     );
   });
 
-  // RFC 9126: whether the client's authorization requests must be pushed (an unticked box sends nothing).
-  app.post(`${R}/clients/:clientId/pushed-requests`, async (req: Req, reply) => {
-    const s = await signedIn(req, reply);
-    if (!s) return reply;
-    const { realmId, client, page } = await managedClient(s, req);
-    const requirePushedAuthorizationRequests = field(req, 'required') === 'on';
-    return attempt(
-      reply,
-      () => updateClient(services.store, { realmId, clientId: client.clientId, requirePushedAuthorizationRequests }, s.actor),
-      (error) => showClient(s, reply, realmId, client, { status: 400, error }),
-      `${page}?done=par-saved`,
-    );
-  });
+  // The client's switches (an unticked box sends nothing): RFC 9126, whether its authorization requests
+  // must be pushed; RFC 9449, whether its token requests must carry a DPoP proof.
+  const switches = [
+    { path: 'pushed-requests', setting: 'requirePushedAuthorizationRequests', done: 'par-saved' },
+    { path: 'dpop', setting: 'dpopBoundAccessTokens', done: 'dpop-saved' },
+  ] as const;
+  for (const sw of switches) {
+    app.post(`${R}/clients/:clientId/${sw.path}`, async (req: Req, reply) => {
+      const s = await signedIn(req, reply);
+      if (!s) return reply;
+      const { realmId, client, page } = await managedClient(s, req);
+      const on = field(req, 'required') === 'on';
+      return attempt(
+        reply,
+        () => updateClient(services.store, { realmId, clientId: client.clientId, [sw.setting]: on }, s.actor),
+        (error) => showClient(s, reply, realmId, client, { status: 400, error }),
+        `${page}?done=${sw.done}`,
+      );
+    });
+  }
 
   // RFC 8693: Keycloak's standard.token.exchange.enabled and its refresh setting (unticked boxes send nothing).
   app.post(`${R}/clients/:clientId/token-exchange`, async (req: Req, reply) => {

@@ -7,6 +7,7 @@ import { jsonErrorHandler } from '../token/routes.js';
 import { allowOrigin, preflight, requestOrigin, varyOrigin } from '../plugins/cors.js';
 import { realmDocument } from './realm-document.js';
 import { ASSERTION_ALGS } from '../../oauth/client-assertion.js';
+import { DPOP_ALGS } from '../../oauth/dpop.js';
 
 /** RFC 8414 / OpenID Connect Discovery 1.0: lists only what is implemented. */
 export function discoveryDocument(services: Services, realmId: string, scopes: string[], idTokenAlgs: string[], prompts: string[]): Record<string, unknown> {
@@ -48,6 +49,8 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     // RFC 9126 5: where requests are pushed; a client may be required to (its own setting), not every one.
     pushed_authorization_request_endpoint: `${oidc}/ext/par/request`,
     require_pushed_authorization_requests: false,
+    // RFC 9449 5.1: the algorithms of the DPoP proofs the token and userinfo endpoints accept.
+    dpop_signing_alg_values_supported: [...DPOP_ALGS],
     claims_supported: ['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'jti', 'scope', 'sid', 'organization', 'preferred_username', 'name', 'given_name', 'family_name', 'middle_name', 'nickname', 'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'profile', 'updated_at', 'email', 'email_verified', 'phone_number', 'phone_number_verified', 'address', 'groups'],
     claims_parameter_supported: false,
     request_parameter_supported: false,

@@ -82,7 +82,7 @@ export function preflight(app: FastifyInstance, services: Services, url: string,
     if (ok) {
       allowOrigin(reply, origin);
       reply.header('access-control-allow-methods', methods);
-      reply.header('access-control-allow-headers', 'Authorization, Content-Type, Accept');
+      reply.header('access-control-allow-headers', 'Authorization, Content-Type, Accept, DPoP');
       reply.header('access-control-max-age', '3600');
     }
     return reply.code(204).send();

@@ -6,6 +6,7 @@ import { handleTokenRequest } from '../../oauth/token-endpoint.js';
 import { setNoStore } from '../plugins/security-headers.js';
 import { namedClientId } from '../../oauth/web-origins.js';
 import { corsForClient, isCrossOrigin, preflight, varyOrigin } from '../plugins/cors.js';
+import { dpopHeader } from '../../oauth/dpop.js';
 
 const TOKEN_PATH = '/auth/realms/:realm/protocol/openid-connect/token';
 
@@ -93,7 +94,9 @@ export async function tokenRoutes(app: FastifyInstance, opts: { services: Servic
     // RFC 6749 3.2: the parameters come as application/x-www-form-urlencoded.
     requireForm(req.headers['content-type']);
     await checkBrowserOrigin(services, req, reply);
+    const dpop = req.headers.dpop === undefined ? undefined : dpopHeader(req.raw.rawHeaders);
     const body = await handleTokenRequest(services, {
+      ...(dpop !== undefined ? { dpop } : {}),
       realmId: req.params.realm,
       authorization: req.headers.authorization,
       body: req.body as Record<string, unknown> | undefined,

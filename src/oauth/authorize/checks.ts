@@ -31,6 +31,7 @@ export const AUTHORIZE_PARAMETERS = [
   'display',
   'kc_action',
   'kc_idp_hint',
+  'dpop_jkt',
 ] as const;
 
 /**
@@ -149,6 +150,10 @@ export function checkAuthorizationRequest(
     throw new OAuthError('invalid_request', `kc_action must be one of ${APP_INITIATED_ACTIONS.join(', ')}`);
   }
   if (kcAction !== undefined && prompt.includes('none')) throw new OAuthError('invalid_request', 'kc_action needs the user: it cannot be combined with prompt=none');
+  // RFC 9449 10: the thumbprint (RFC 7638, SHA-256: 43 base64url characters) of the key the code
+  // exchange must prove.
+  const dpopJkt = p.get('dpop_jkt');
+  if (dpopJkt !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(dpopJkt)) throw new OAuthError('invalid_request', 'dpop_jkt must be a JWK SHA-256 thumbprint (43 base64url characters)');
   const maxAge = kcAction !== undefined ? Math.min(maxAgeRaw !== undefined ? Number(maxAgeRaw) : KC_ACTION_MAX_AUTH_AGE, KC_ACTION_MAX_AUTH_AGE) : maxAgeRaw !== undefined ? Number(maxAgeRaw) : undefined;
 
   return {
@@ -166,6 +171,7 @@ export function checkAuthorizationRequest(
     nonce: p.get('nonce'),
     ...(responseMode !== undefined && responseMode !== 'query' ? { responseMode } : {}),
     ...(resources.length > 0 ? { resources } : {}),
+    ...(dpopJkt !== undefined ? { dpopJkt } : {}),
   };
 }
 

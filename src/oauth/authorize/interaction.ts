@@ -228,6 +228,7 @@ async function finish(services: Services, realm: Realm, ia: Interaction): Promis
     codeChallengeMethod: params.codeChallengeMethod ?? null,
     nonce: params.nonce ?? null,
     resources: params.resources ?? [],
+    dpopJkt: params.dpopJkt ?? null,
     authTime,
     createdAt: now,
     expiresAt: now + realm.codeLifetime,

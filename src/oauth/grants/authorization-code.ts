@@ -4,7 +4,7 @@ import { s256 } from '../../crypto/keystore.js';
 import type { AuthorizationCode, Subject } from '../../storage/types.js';
 import { OAuthError } from '../errors.js';
 import { required } from '../params.js';
-import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
+import { buildTokenResponse, chainBinding, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
 import { grantResources } from '../resources.js';
 import { realmBase } from '../../services.js';
@@ -13,7 +13,7 @@ import { realmBase } from '../../services.js';
 export const authorizationCodeGrant: Grant = {
   grantType: 'authorization_code',
   parameters: ['code', 'redirect_uri', 'code_verifier'],
-  async handle({ services, realm, client, params, resources, ip }: GrantContext) {
+  async handle({ services, realm, client, params, resources, ip, dpopJkt }: GrantContext) {
     const code = required(params, 'code');
     const redirectUri = required(params, 'redirect_uri');
     const verifier = params.get('code_verifier');
@@ -43,6 +43,11 @@ export const authorizationCodeGrant: Grant = {
         return reject('code_verifier sent for an authorization code issued without code_challenge');
       }
       if (!subject.enabled) return reject('the user is disabled');
+      // RFC 9449 10: a code requested with dpop_jkt is exchanged only with a proof of that key (Keycloak's words).
+      if (stored.dpopJkt) {
+        if (dpopJkt === undefined) return { reject: new OAuthError('invalid_dpop_proof', 'DPoP Proof missing', { userId: stored.userId }) };
+        if (dpopJkt !== stored.dpopJkt) return { reject: new OAuthError('invalid_dpop_proof', 'DPoP Proof public key thumbprint does not match dpop_jkt', { userId: stored.userId }) };
+      }
       if (stored.createdAt < realm.notBefore) return reject('the authorization code was revoked');
       // RFC 8707 2.1, 2.2: the resources of the authorization request bind the grant. Refused here, the
       // code is used up as by any refused redemption (a resource no client may ask for was refused before).
@@ -54,9 +59,10 @@ export const authorizationCodeGrant: Grant = {
       }
       const maxExpiresAt = now + realm.refreshMaxLifetime;
       const chainId = randomId();
-      const chain = { chainId, clientId: stored.clientId, userId: stored.userId, sessionId: stored.sessionId, scopes: stored.scopes, chainMaxExpiresAt: maxExpiresAt, resources: stored.resources };
+      const bound = chainBinding(client, dpopJkt);
+      const chain = { chainId, clientId: stored.clientId, userId: stored.userId, sessionId: stored.sessionId, scopes: stored.scopes, chainMaxExpiresAt: maxExpiresAt, resources: stored.resources, dpopJkt: bound };
       refresh = mintRefreshToken({ realm, keys, issuer, chain, gen: 1, now });
-      return { chain: { id: chainId, maxExpiresAt }, token: refresh };
+      return { chain: { id: chainId, maxExpiresAt, dpopJkt: bound }, token: refresh };
     }, { ip, storedEventTypes: realm.storedEventTypes }, { realmId: realm.id, clientId: client.clientId });
 
     switch (outcome.status) {
@@ -82,6 +88,7 @@ export const authorizationCodeGrant: Grant = {
           refresh: refresh!,
           now,
           nonce: outcome.code.nonce,
+          dpopJkt,
         });
     }
   },

@@ -3,7 +3,7 @@ import { randomToken } from '../../crypto/random.js';
 import { realmBase } from '../../services.js';
 import { ensureServiceAccount } from '../../admin/operations/service-accounts.js';
 import { OAuthError } from '../errors.js';
-import { accessTokenAudience, addProtocolMapperClaims, groupClaims, roleClaims, scopedClaims } from '../tokens.js';
+import { accessTokenAudience, addProtocolMapperClaims, dpopConfirmation, groupClaims, roleClaims, scopedClaims } from '../tokens.js';
 import { directGrantScopes, noRefreshFor } from './grant-scopes.js';
 import type { Grant, GrantContext, ServiceTokenResponse } from './types.js';
 import { subjectOfUser } from '../../storage/repos/mappers.js';
@@ -16,7 +16,7 @@ import { subjectOfUser } from '../../storage/repos/mappers.js';
 export const clientCredentialsGrant: Grant = {
   grantType: 'client_credentials',
   parameters: ['scope'],
-  async handle({ services, realm, client, params, ip }: GrantContext): Promise<ServiceTokenResponse> {
+  async handle({ services, realm, client, params, ip, dpopJkt }: GrantContext): Promise<ServiceTokenResponse> {
     if (client.public) throw new OAuthError('unauthorized_client', 'a public client cannot use client_credentials');
     if (!client.serviceAccountsEnabled) throw new OAuthError('unauthorized_client', 'the client is not enabled to retrieve a service account');
     const scopes = await directGrantScopes(services, realm.id, client, params, ['offline_access', 'openid']);
@@ -41,6 +41,7 @@ export const clientCredentialsGrant: Grant = {
       ...scopedClaims(subject, scopes),
       ...(await roleClaims(services, realm.id, user.id)),
       ...(await groupClaims(services, user.id, scopes)),
+      ...dpopConfirmation(dpopJkt),
     };
     // The protocol mappers of the client and of its granted scopes (no openid here: no implied scopes).
     await addProtocolMapperClaims(services, claims, { realmId: realm.id, clientId: client.clientId, released: scopes, subject, target: 'access' });
@@ -51,7 +52,7 @@ export const clientCredentialsGrant: Grant = {
       access_token: accessToken,
       expires_in: realm.accessTokenLifetime,
       refresh_expires_in: 0,
-      token_type: 'Bearer',
+      token_type: dpopJkt ? 'DPoP' : 'Bearer',
       'not-before-policy': realm.notBefore,
       scope,
     };

@@ -2,7 +2,7 @@ import { nowSeconds } from '../../clock.js';
 import { randomId, tokenHash } from '../../crypto/random.js';
 import { OAuthError } from '../errors.js';
 import { required } from '../params.js';
-import { buildTokenResponse, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
+import { buildTokenResponse, chainBinding, mintRefreshToken, type MintedRefreshToken } from '../tokens.js';
 import type { Grant, GrantContext } from './types.js';
 import { grantResources } from '../resources.js';
 import { realmBase } from '../../services.js';
@@ -13,7 +13,7 @@ export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 export const deviceCodeGrant: Grant = {
   grantType: DEVICE_CODE_GRANT,
   parameters: ['device_code'],
-  async handle({ services, realm, client, params, resources, ip }: GrantContext) {
+  async handle({ services, realm, client, params, resources, ip, dpopJkt }: GrantContext) {
     const deviceCode = required(params, 'device_code');
     const now = nowSeconds(services.clock);
     let refresh: MintedRefreshToken | undefined;
@@ -44,9 +44,10 @@ export const deviceCodeGrant: Grant = {
       const maxExpiresAt = now + realm.refreshMaxLifetime;
       const chainId = randomId();
       // An approved device code has its user and session (DeviceRepository.approve sets them together).
-      const chain = { chainId, clientId: device.clientId, userId: device.userId!, sessionId: device.sessionId!, scopes: device.scopes, chainMaxExpiresAt: maxExpiresAt, resources: device.resources };
+      const bound = chainBinding(client, dpopJkt);
+      const chain = { chainId, clientId: device.clientId, userId: device.userId!, sessionId: device.sessionId!, scopes: device.scopes, chainMaxExpiresAt: maxExpiresAt, resources: device.resources, dpopJkt: bound };
       refresh = mintRefreshToken({ realm, keys, issuer, chain, gen: 1, now });
-      return { chain: { id: chainId, maxExpiresAt }, token: refresh };
+      return { chain: { id: chainId, maxExpiresAt, dpopJkt: bound }, token: refresh };
     }, { ip, storedEventTypes: realm.storedEventTypes });
 
     switch (outcome.status) {
@@ -58,7 +59,7 @@ export const deviceCodeGrant: Grant = {
         throw outcome.reason;
       case 'issued':
         services.audit.counter.count(realm.id, 'DEVICE_TO_TOKEN', 'success');
-        return buildTokenResponse(services, { realm, client, resources: audience, chain: outcome.chain, subject: outcome.subject, scopes: outcome.chain.scopes, refresh: refresh!, now });
+        return buildTokenResponse(services, { realm, client, resources: audience, chain: outcome.chain, subject: outcome.subject, scopes: outcome.chain.scopes, refresh: refresh!, now, dpopJkt });
     }
   },
 };

@@ -6,7 +6,7 @@ import { attemptLogin, attemptOtp } from '../brute-force.js';
 import { createBrowserSession } from '../authorize/interaction.js';
 import { OAuthError } from '../errors.js';
 import { required } from '../params.js';
-import { buildTokenResponse, mintRefreshToken } from '../tokens.js';
+import { buildTokenResponse, chainBinding, mintRefreshToken } from '../tokens.js';
 import { realmBase } from '../../services.js';
 import { directGrantScopes } from './grant-scopes.js';
 import type { Grant, GrantContext } from './types.js';
@@ -22,7 +22,7 @@ import { verifyEmailTrigger } from '../../admin/operations/email-verification.js
 export const passwordGrant: Grant = {
   grantType: 'password',
   parameters: ['username', 'password', 'scope', 'otp', 'totp'],
-  async handle({ services, realm, client, params, ip }: GrantContext) {
+  async handle({ services, realm, client, params, ip, dpopJkt }: GrantContext) {
     if (!client.directAccessGrantsEnabled) throw new OAuthError('unauthorized_client', 'the password grant is not enabled for this client');
     const username = required(params, 'username');
     const password = required(params, 'password');
@@ -62,7 +62,7 @@ export const passwordGrant: Grant = {
       realm,
       keys: await services.keys.refreshKeys(realm.id),
       issuer: realmBase(services.config, realm.id),
-      chain: { chainId, clientId: client.clientId, userId: user.id, sessionId: session.id, scopes, chainMaxExpiresAt: maxExpiresAt },
+      chain: { chainId, clientId: client.clientId, userId: user.id, sessionId: session.id, scopes, chainMaxExpiresAt: maxExpiresAt, dpopJkt: chainBinding(client, dpopJkt) },
       gen: 1,
       now,
     });
@@ -78,10 +78,11 @@ export const passwordGrant: Grant = {
       createdAt: now,
       maxExpiresAt,
       revokedAt: null,
+      dpopJkt: chainBinding(client, dpopJkt),
     };
     const event = eventRow({ id: sortableId(), time: now, realmId: realm.id, type: 'LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: 'password grant' });
     await services.store.refresh.create(chain, refresh.hash, event);
     const subject = subjectOfUser(user);
-    return buildTokenResponse(services, { realm, client, chain, subject, scopes, refresh, now });
+    return buildTokenResponse(services, { realm, client, chain, subject, scopes, refresh, now, dpopJkt });
   },
 };

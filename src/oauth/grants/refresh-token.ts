@@ -14,7 +14,7 @@ import type { Foreseen } from '../../storage/repos/tokens.js';
 export const refreshTokenGrant: Grant = {
   grantType: 'refresh_token',
   parameters: ['refresh_token', 'scope'],
-  async handle({ services, realm, client, params, resources, ip }: GrantContext) {
+  async handle({ services, realm, client, params, resources, ip, dpopJkt }: GrantContext) {
     const presented = required(params, 'refresh_token');
     const requestedScope = params.has('scope') ? parseScope(params.get('scope')) : undefined;
     // RFC 6749 3.3: a scope parameter holds at least one scope-token.
@@ -67,7 +67,8 @@ export const refreshTokenGrant: Grant = {
     }
     /** The rotation the full path would make of a current token, from its claims alone (see above). */
     const foresee = (c: RefreshClaims): { rotation: Foreseen<MintedRefreshToken>; scopes: string[] } | undefined => {
-      if (c.azp !== client.clientId || audienceRefused) return undefined;
+      // A chain bound to another key (or to one while no proof came) is refused by the full path, in its order.
+      if (c.azp !== client.clientId || audienceRefused || (c.cnf !== undefined && c.cnf.jkt !== dpopJkt)) return undefined;
       const chainScopes = c.scope === '' ? [] : c.scope.split(' ');
       const granted = chainScopes.filter((sc) => client.scopes.includes(sc));
       if (requestedScope && requestedScope.some((sc) => !chainScopes.includes(sc))) return undefined;
@@ -76,7 +77,7 @@ export const refreshTokenGrant: Grant = {
         keys: keys!,
         issuer,
         // The chain's own end is unknown here: the statement requires the chain to outlive this token.
-        chain: { chainId: c.chain, clientId: client.clientId, userId: c.sub, sessionId: c.sid, scopes: chainScopes, chainMaxExpiresAt: Number.MAX_SAFE_INTEGER, resources: bound },
+        chain: { chainId: c.chain, clientId: client.clientId, userId: c.sub, sessionId: c.sid, scopes: chainScopes, chainMaxExpiresAt: Number.MAX_SAFE_INTEGER, resources: bound, dpopJkt: c.cnf?.jkt },
         gen: c.gen + 1,
         now,
       });
@@ -107,6 +108,11 @@ export const refreshTokenGrant: Grant = {
       if (chain.maxExpiresAt <= now) return reject('invalid_grant', 'the refresh token has reached the end of its lifetime: the user must log in again');
       if (chain.createdAt < realm.notBefore) return reject('invalid_grant', 'the refresh token was revoked by the realm');
       if (!subject.enabled) return reject('invalid_grant', 'the user is disabled');
+      // RFC 9449 5: a public client's chain bound to a key is refreshed only with a proof of that key.
+      if (chain.dpopJkt) {
+        if (dpopJkt === undefined) return reject('invalid_dpop_proof', 'DPoP proof is missing: the refresh token is bound to a DPoP key');
+        if (dpopJkt !== chain.dpopJkt) return reject('invalid_dpop_proof', 'the DPoP proof\'s key is not the one the refresh token is bound to');
+      }
       // Scopes the operator has since taken from the client are dropped from new access tokens.
       const granted = chain.scopes.filter((s) => client.scopes.includes(s));
       if (requestedScope) {
@@ -118,7 +124,7 @@ export const refreshTokenGrant: Grant = {
         scopes = granted;
       }
       if (audienceRefused) return { reject: audienceRefused };
-      const refreshChain = { chainId: chain.id, clientId: chain.clientId, userId: chain.userId, sessionId: chain.sessionId, scopes: chain.scopes, chainMaxExpiresAt: chain.maxExpiresAt, resources: bound };
+      const refreshChain = { chainId: chain.id, clientId: chain.clientId, userId: chain.userId, sessionId: chain.sessionId, scopes: chain.scopes, chainMaxExpiresAt: chain.maxExpiresAt, resources: bound, dpopJkt: chain.dpopJkt };
       refresh = mintRefreshToken({ realm, keys, issuer, chain: refreshChain, gen: generation, now });
       return { next: refresh };
     }, { ip, storedEventTypes: realm.storedEventTypes }, foreseen?.rotation);
@@ -145,7 +151,7 @@ export const refreshTokenGrant: Grant = {
           refresh = foreseen.rotation.next;
           scopes = foreseen.scopes;
         }
-        return buildTokenResponse(services, { realm, client, resources: audience, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now });
+        return buildTokenResponse(services, { realm, client, resources: audience, chain: outcome.chain, subject: outcome.subject, scopes, refresh: refresh!, now, dpopJkt });
     }
   },
 };

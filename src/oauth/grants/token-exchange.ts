@@ -35,7 +35,7 @@ const invalid = (description: string, detail?: string): OAuthError => new OAuthE
 export const tokenExchangeGrant: Grant = {
   grantType: TOKEN_EXCHANGE_GRANT,
   parameters: ['subject_token', 'subject_token_type', 'requested_token_type', 'scope', 'actor_token', 'actor_token_type', ...OTHER_EXCHANGES],
-  async handle({ services, realm, client, params, resources: requestedResources, raw, ip }: GrantContext): Promise<TokenExchangeResponse> {
+  async handle({ services, realm, client, params, resources: requestedResources, raw, ip, dpopJkt }: GrantContext): Promise<TokenExchangeResponse> {
     for (const p of OTHER_EXCHANGES) if (params.has(p)) throw invalid(`Parameter '${p}' is not supported for standard token exchange`);
     if (!client.standardTokenExchange) throw invalid('Standard token exchange is not enabled for the requested client');
     // RFC 8693 2.1 delegation (actor_token, the subject's may_act): Keycloak's standard exchange of 26.2 to
@@ -115,10 +115,11 @@ export const tokenExchangeGrant: Grant = {
     } else {
       // An access token alone rides on the subject's chain: its jti carries that chain's id, so that the
       // subject's logout or revoked grant revokes it too (verifyAccessToken), with azp the requester.
-      chain = { ...subjectChain, clientId: client.clientId, scopes };
+      chain = { ...subjectChain, clientId: client.clientId, scopes, dpopJkt: null };
       refresh = { value: '', hash: '', expiresAt: now };
     }
-    const response = await buildTokenResponse(services, { realm, client, chain, subject, scopes, refresh, now, resources });
+    // RFC 9449 5: a proof sent with the exchange binds the new access token to its key, as at every grant.
+    const response = await buildTokenResponse(services, { realm, client, chain, subject, scopes, refresh, now, resources, dpopJkt });
     await services.audit.record({
       realmId: realm.id,
       type: 'TOKEN_EXCHANGE',

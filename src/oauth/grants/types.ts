@@ -14,6 +14,8 @@ export interface GrantContext {
   raw?: RawParams;
   /** The caller's address, for the audit log. */
   ip: string | null;
+  /** RFC 9449: the thumbprint of the key of the request's valid DPoP proof; absent: no proof. */
+  dpopJkt?: string;
 }
 
 /** RFC 6749 4.4.3: a client_credentials response has no refresh token (and no session). */

@@ -37,10 +37,10 @@ const SQL = {
       UPDATE authorization_codes SET used_at = $1::bigint, chain_id = $2::text WHERE hash = $3::text AND used_at IS NULL RETURNING hash
     ), chain AS (
       INSERT INTO refresh_chains (id, realm_id, client_id, user_id, organization_id, scopes, session_id, auth_time, created_at, max_expires_at,
-        current_hash, generation, revoked_at, revoked_reason)
-      SELECT $2::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::bigint, $1::bigint, $11::bigint, $12::text, $13::int, NULL, NULL
+        current_hash, generation, dpop_jkt, revoked_at, revoked_reason)
+      SELECT $2::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::bigint, $1::bigint, $11::bigint, $12::text, $13::int, $14::text, NULL, NULL
       FROM claimed RETURNING id
-    )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(14)} FROM claimed)` : ''}
+    )${withEvent ? `, event AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT ${eventParams(15)} FROM claimed)` : ''}
     SELECT count(*)::int AS n FROM chain`,
   findChain: `SELECT row_to_json(r)::text AS j FROM (SELECT c.*, ${SUBJECT} FROM refresh_chains c
     LEFT JOIN users u ON u.id = c.user_id LEFT JOIN organizations o ON o.id = c.organization_id WHERE c.id = $1) r`,
@@ -210,7 +210,7 @@ class PostgresTokenStatements implements TokenStatements {
 
   async redeemCode(r: { hash: string; now: number; chain: ChainValues; event: EventTable | null }): Promise<boolean> {
     const c = r.chain;
-    const values: Value[] = [r.now, c.id, r.hash, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.max_expires_at, c.current_hash, c.generation];
+    const values: Value[] = [r.now, c.id, r.hash, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.max_expires_at, c.current_hash, c.generation, c.dpop_jkt ?? null];
     const q = r.event ? QUERIES.redeemCodeWithEvent : QUERIES.redeemCode;
     const [row] = await this.rows<{ n: number }>(q, r.event ? [...values, ...eventValues(r.event)] : values);
     return row?.n === 1;

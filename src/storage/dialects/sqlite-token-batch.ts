@@ -13,7 +13,7 @@ const SQL = {
   claimCode: 'UPDATE authorization_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL',
   redeemCode: 'UPDATE authorization_codes SET used_at = ?, chain_id = ? WHERE hash = ? AND used_at IS NULL',
   insertChain: `INSERT INTO refresh_chains (id, realm_id, client_id, user_id, organization_id, scopes, session_id, auth_time,
-    created_at, max_expires_at, current_hash, generation, revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
+    created_at, max_expires_at, current_hash, generation, dpop_jkt, revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
   findChain: `SELECT c.*, ${SUBJECT} FROM refresh_chains c
     LEFT JOIN users u ON u.id = c.user_id LEFT JOIN organizations o ON o.id = c.organization_id WHERE c.id = ?`,
   advanceChain: `UPDATE refresh_chains SET current_hash = ?, generation = ?, rotated_at = ?, grace_from_gen = ?, grace_used = ?
@@ -61,7 +61,7 @@ class SqliteTokenStatements implements TokenStatements {
   async redeemCode(r: { hash: string; now: number; chain: ChainValues; event: EventTable | null }): Promise<boolean> {
     if (this.s.redeemCode.run(r.now, r.chain.id, r.hash).changes !== 1) return false;
     const c = r.chain;
-    this.s.insertChain.run(c.id, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.created_at, c.max_expires_at, c.current_hash, c.generation);
+    this.s.insertChain.run(c.id, c.realm_id, c.client_id, c.user_id, c.organization_id, c.scopes, c.session_id, c.auth_time, c.created_at, c.max_expires_at, c.current_hash, c.generation, c.dpop_jkt ?? null);
     if (r.event) this.insertEvent(r.event);
     return true;
   }

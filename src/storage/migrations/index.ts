@@ -36,6 +36,7 @@ import * as backchannelLogout from './2026-11-28T2320_backchannel_logout.js';
 import * as clientJwt from './2026-11-29T0200_client_jwt.js';
 import * as pushedAuthorizationRequests from './2026-11-29T0210_pushed_authorization_requests.js';
 import * as frontchannelLogout from './2026-11-29T0220_frontchannel_logout.js';
+import * as dpop from './2026-11-29T0600_dpop.js';
 import * as tokenExchange from './2026-11-29T0610_token_exchange.js';
 
 /** Every migration, by name; names sort in the order they apply. */
@@ -77,5 +78,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0200_client_jwt': clientJwt,
   '2026-11-29T0210_pushed_authorization_requests': pushedAuthorizationRequests,
   '2026-11-29T0220_frontchannel_logout': frontchannelLogout,
+  '2026-11-29T0600_dpop': dpop,
   '2026-11-29T0610_token_exchange': tokenExchange,
 };

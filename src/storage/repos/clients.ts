@@ -27,6 +27,7 @@ export interface ClientPatch {
   requirePushedAuthorizationRequests?: boolean;
   standardTokenExchange?: boolean;
   tokenExchangeRefresh?: TokenExchangeRefresh;
+  dpopBoundAccessTokens?: boolean;
   frontchannelLogout?: Partial<FrontchannelLogoutSettings>;
   /** null removes them. */
   jwtKeys?: ClientJwtKeys | null;
@@ -36,7 +37,7 @@ export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async create(
-    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'frontchannelLogout' | 'jwtKeys'> & { now: number; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
+    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'dpopBoundAccessTokens' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'frontchannelLogout' | 'jwtKeys'> & { now: number; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; dpopBoundAccessTokens?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
   ): Promise<void> {
     const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
     const fc = c.frontchannelLogout ?? NO_FRONTCHANNEL_LOGOUT;
@@ -73,6 +74,7 @@ export class ClientRepository {
           frontchannel_logout_url: fc.url,
           frontchannel_logout_session_required: fc.sessionRequired ? 1 : 0,
           jwt_keys: c.jwtKeys ? JSON.stringify(c.jwtKeys) : null,
+          dpop_bound_access_tokens: c.dpopBoundAccessTokens ? 1 : 0,
         })
         .execute();
     } catch (err) {
@@ -133,6 +135,7 @@ export class ClientRepository {
     if (fc?.enabled !== undefined) values.frontchannel_logout = flag(fc.enabled);
     if (fc?.url !== undefined) values.frontchannel_logout_url = fc.url;
     if (fc?.sessionRequired !== undefined) values.frontchannel_logout_session_required = flag(fc.sessionRequired);
+    if (patch.dpopBoundAccessTokens !== undefined) values.dpop_bound_access_tokens = flag(patch.dpopBoundAccessTokens);
     if (patch.jwtKeys !== undefined) values.jwt_keys = patch.jwtKeys ? JSON.stringify(patch.jwtKeys) : null;
     if (Object.keys(values).length === 0) return true;
     const r = await this.db.updateTable('clients').set(values).where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();

@@ -1,3 +1,4 @@
+import type { UsedIdTable } from './client-assertions.js';
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 
@@ -49,11 +50,12 @@ export class CollectorRepository {
     return count(await this.db.deleteFrom('revoked_access_tokens').where('jti', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
   }
 
-  /** Used client assertion ids whose assertion can no longer be accepted. */
-  async expiredAssertionIds(before: number, limit: number): Promise<number> {
-    const ids = (await this.db.selectFrom('client_assertion_jtis').select('id').where('expires_at', '<', before).limit(limit).execute()).map((r) => r.id);
+  /** Used client assertion or DPoP proof ids whose JWT can no longer be accepted. */
+  async expiredUsedIds(table: UsedIdTable, before: number, limit: number): Promise<number> {
+    const t = table as 'client_assertion_jtis';
+    const ids = (await this.db.selectFrom(t).select('id').where('expires_at', '<', before).limit(limit).execute()).map((r) => r.id);
     if (ids.length === 0) return 0;
-    return count(await this.db.deleteFrom('client_assertion_jtis').where('id', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
+    return count(await this.db.deleteFrom(t).where('id', 'in', ids).where('expires_at', '<', before).executeTakeFirst());
   }
 
   /** Browser sessions that expired or were ended before `before`. */

@@ -163,6 +163,7 @@ export class DeviceRepository {
         createdAt: now,
         maxExpiresAt: d.chain.maxExpiresAt,
         revokedAt: null,
+        dpopJkt: d.chain.dpopJkt ?? null,
       }, d.token.hash);
       if (isEventStored(info?.storedEventTypes, 'DEVICE_TO_TOKEN', 'success')) await statements.insertEvent(
         eventRow({ id: sortableId(), time: now, realmId: chain.realmId, type: 'DEVICE_TO_TOKEN', outcome: 'success', clientId: chain.clientId, userId: chain.userId, username: row.username, ip: info?.ip ?? null }),

@@ -95,6 +95,7 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
       sessionRequired: r.frontchannel_logout_session_required !== 0,
     },
     jwtKeys: parseJwtKeys(r.jwt_keys),
+    dpopBoundAccessTokens: r.dpop_bound_access_tokens === 1,
   };
 }
 
@@ -224,6 +225,7 @@ export function toCode(r: Selectable<T.AuthorizationCodeTable>): D.Authorization
     usedAt: r.used_at === null ? null : Number(r.used_at),
     chainId: r.chain_id,
     resources: parseList(r.resources),
+    dpopJkt: r.dpop_jkt ?? null,
   };
 }
 
@@ -240,5 +242,6 @@ export function toChain(r: Selectable<T.RefreshChainTable>): D.RefreshChain {
     createdAt: Number(r.created_at),
     maxExpiresAt: Number(r.max_expires_at),
     revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+    dpopJkt: r.dpop_jkt ?? null,
   };
 }

@@ -17,6 +17,8 @@ export interface NewToken {
 export interface NewChain {
   id: string;
   maxExpiresAt: number;
+  /** RFC 9449 5: the key thumbprint the chain is bound to (a public client's, with a proof); absent: none. */
+  dpopJkt?: string | null;
 }
 
 export type Decision<R> = { reject: R } | { chain: NewChain; token: NewToken };
@@ -105,6 +107,7 @@ export function chainValues(chain: RefreshChain, firstTokenHash: string): ChainV
     auth_time: chain.authTime,
     created_at: chain.createdAt,
     max_expires_at: chain.maxExpiresAt,
+    dpop_jkt: chain.dpopJkt ?? null,
   };
 }
 
@@ -161,6 +164,7 @@ async function redeemIn<R>(
     createdAt: now,
     maxExpiresAt: d.chain.maxExpiresAt,
     revokedAt: null,
+    dpopJkt: d.chain.dpopJkt ?? null,
   };
   const redeemed = await s.redeemCode({
     hash,
@@ -301,6 +305,7 @@ export class CodeRepository {
         used_at: null,
         chain_id: null,
         resources: JSON.stringify(c.resources ?? []),
+        dpop_jkt: c.dpopJkt ?? null,
       })
       .execute();
   }

@@ -277,6 +277,8 @@ ${backchannelSection(`${base}/backchannel-logout`, frame.csrf, client, canManage
 ${parSection(`${base}/pushed-requests`, frame.csrf, client, canManage)}
 <h2>Token exchange</h2>
 ${tokenExchangeSection(`${base}/token-exchange`, frame.csrf, client, canManage)}
+<h2>DPoP-bound tokens</h2>
+${dpopSection(`${base}/dpop`, frame.csrf, client, canManage)}
 <h2>Front-channel logout</h2>
 ${frontchannelSection(`${base}/frontchannel-logout`, frame.csrf, client, canManage)}
 <h2>Client roles</h2>
@@ -332,15 +334,25 @@ ${help}
 <button type="submit">Save back-channel logout</button></form>`;
 }
 
+/** A client setting that is one switch (one of Keycloak's "true"/"false" attributes): a checkbox, or the fact for a viewer. */
+function switchSection(o: { action: string; csrf: string; canManage: boolean; on: boolean; id: string; label: string; fact: string; help: SafeHtml; button: string }): SafeHtml {
+  if (!o.canManage) return html`<dl class="facts"><dt>${o.fact}</dt><dd>${o.on ? 'required' : 'optional'}</dd></dl>${o.help}`;
+  return html`<form method="post" action="${o.action}" class="console-form">${csrfField(o.csrf)}
+<label class="choice" for="${o.id}"><input type="checkbox" id="${o.id}" name="required" value="on" ${o.on ? 'checked' : ''}> ${o.label}</label>
+${o.help}
+<button type="submit">${o.button}</button></form>`;
+}
+
 /** RFC 9126 (Keycloak's require.pushed.authorization.requests): only pushed authorization requests, or any. */
 function parSection(action: string, csrf: string, client: Client, canManage: boolean): SafeHtml {
-  const on = client.requirePushedAuthorizationRequests;
   const help = html`<p class="muted">Required: the application must first send its sign-in request to the pushed authorization request endpoint (RFC 9126), with its credentials, and send users to the sign-in page with the request_uri it got back; a sign-in request with its parameters in the address is refused. Any client may push its requests when this is off.</p>`;
-  if (!canManage) return html`<dl class="facts"><dt>Pushed requests</dt><dd>${on ? 'required' : 'optional'}</dd></dl>${help}`;
-  return html`<form method="post" action="${action}" class="console-form">${csrfField(csrf)}
-<label class="choice" for="require-par"><input type="checkbox" id="require-par" name="required" value="on" ${on ? 'checked' : ''}> Require pushed authorization requests</label>
-${help}
-<button type="submit">Save pushed requests</button></form>`;
+  return switchSection({ action, csrf, canManage, on: client.requirePushedAuthorizationRequests, id: 'require-par', label: 'Require pushed authorization requests', fact: 'Pushed requests', help, button: 'Save pushed requests' });
+}
+
+/** RFC 9449 (Keycloak's dpop.bound.access.tokens): every token request with a DPoP proof, or any. */
+function dpopSection(action: string, csrf: string, client: Client, canManage: boolean): SafeHtml {
+  const help = html`<p class="muted">Required: every token request of the application must carry a DPoP proof (RFC 9449), so its access tokens are bound to the application's key and useless to whoever steals them; a request without one is refused. Any client may send proofs when this is off.</p>`;
+  return switchSection({ action, csrf, canManage, on: client.dpopBoundAccessTokens, id: 'dpop-bound', label: 'Require DPoP-bound tokens', fact: 'DPoP', help, button: 'Save DPoP' });
 }
 
 /** RFC 8693 (Keycloak's standard.token.exchange.enabled and enableRefreshRequestedTokenType). */

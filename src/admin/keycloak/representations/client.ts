@@ -57,13 +57,29 @@ export function parAttributes(c: Client): Record<string, string> {
   return { [REQUIRE_PAR_ATTRIBUTE]: String(c.requirePushedAuthorizationRequests) };
 }
 
-/** The attribute of a Keycloak attributes map: "true"/"false" or a boolean; undefined when absent or empty. */
-export function requireParFromAttributes(a: Record<string, unknown>): boolean | undefined {
-  const v = a[REQUIRE_PAR_ATTRIBUTE];
+/** A switch of a Keycloak attributes map: "true"/"false" or a boolean; undefined when absent or empty. */
+function switchFromAttributes(a: Record<string, unknown>, name: string): boolean | undefined {
+  const v = a[name];
   if (v === undefined || v === null || v === '') return undefined;
   if (v === true || v === 'true') return true;
   if (v === false || v === 'false') return false;
-  throw new ValidationError(`attributes.${REQUIRE_PAR_ATTRIBUTE} must be "true" or "false"`);
+  throw new ValidationError(`attributes.${name} must be "true" or "false"`);
+}
+
+export function requireParFromAttributes(a: Record<string, unknown>): boolean | undefined {
+  return switchFromAttributes(a, REQUIRE_PAR_ATTRIBUTE);
+}
+
+/** Keycloak's client attribute of RFC 9449 (its OIDCAdvancedConfigWrapper isUseDPoP): the token endpoint requires a DPoP proof. */
+export const DPOP_BOUND_ATTRIBUTE = 'dpop.bound.access.tokens';
+
+/** The attribute as Keycloak writes it: "true" or "false". */
+export function dpopAttributes(c: Client): Record<string, string> {
+  return { [DPOP_BOUND_ATTRIBUTE]: String(c.dpopBoundAccessTokens) };
+}
+
+export function dpopBoundFromAttributes(a: Record<string, unknown>): boolean | undefined {
+  return switchFromAttributes(a, DPOP_BOUND_ATTRIBUTE);
 }
 
 /** Keycloak's client attributes of its standard token exchange (RFC 8693; its OIDCAdvancedConfigWrapper). */
@@ -234,6 +250,7 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
       ...backchannelAttributes(c),
       ...parAttributes(c),
       ...tokenExchangeAttributes(c),
+      ...dpopAttributes(c),
       ...frontchannelAttributes(c),
       ...jwtKeyAttributes(c),
       'pkce.code.challenge.method': c.pkceMethod,
@@ -316,6 +333,8 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
     const requirePar = requireParFromAttributes(a);
     if (requirePar !== undefined) out.requirePushedAuthorizationRequests = requirePar;
     Object.assign(out, tokenExchangeFromAttributes(a));
+    const dpopBound = dpopBoundFromAttributes(a);
+    if (dpopBound !== undefined) out.dpopBoundAccessTokens = dpopBound;
     const jwtKeys = jwtKeysFromAttributes(a);
     if (jwtKeys) out.jwtKeys = jwtKeys;
   }

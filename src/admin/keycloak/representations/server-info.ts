@@ -21,6 +21,7 @@ const FEATURES: ReadonlyArray<{ name: string; label: string; enabled: boolean }>
   { name: 'ORGANIZATION', label: 'Organization support within realms', enabled: true },
   { name: 'DEVICE_FLOW', label: 'OAuth 2.0 Device Authorization Grant', enabled: true },
   { name: 'PAR', label: 'OAuth 2.0 Pushed Authorization Requests (PAR)', enabled: true },
+  { name: 'DPOP', label: 'OAuth 2.0 Demonstrating Proof-of-Possession at the Application Layer', enabled: true },
   { name: 'TOKEN_EXCHANGE', label: 'Token Exchange Service', enabled: false },
   { name: 'TOKEN_EXCHANGE_STANDARD_V2', label: 'Standard Token Exchange version 2', enabled: true },
   { name: 'ADMIN_FINE_GRAINED_AUTHZ', label: 'Fine-Grained Admin Permissions', enabled: false },
