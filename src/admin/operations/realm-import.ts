@@ -32,7 +32,7 @@ import { MAX_GROUP_DEPTH } from '../../storage/repos/groups.js';
 import { randomId } from '../../crypto/random.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
-import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, FRONTCHANNEL_ATTRIBUTES, JWT_ATTRIBUTES, backchannelFromAttributes, frontchannelFromRepresentation, jwtKeysFromAttributes, requireParFromAttributes, tokenExchangeFromAttributes } from '../keycloak/representations/client.js';
+import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, FRONTCHANNEL_ATTRIBUTES, JWT_ATTRIBUTES, backchannelFromAttributes, frontchannelFromRepresentation, jwtKeysFromAttributes, requireParFromAttributes, requestObjectFromAttributes, tokenExchangeFromAttributes } from '../keycloak/representations/client.js';
 
 export type IfExists = 'fail' | 'skip' | 'overwrite';
 
@@ -746,6 +746,8 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const requirePar = requireParFromAttributes(attrs);
   // Keycloak's standard.token.exchange.* attributes (likewise).
   const tokenExchange = tokenExchangeFromAttributes(attrs);
+  // Keycloak's request.object.* attributes (RFC 9101; likewise).
+  const requestObject = requestObjectFromAttributes(attrs);
   // Keycloak's frontchannelLogout switch and frontchannel.logout.* attributes (likewise).
   const frontchannel = frontchannelFromRepresentation(c.frontchannelLogout, attrs);
   const rootUrl = optString(c, 'rootUrl');
@@ -861,6 +863,8 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   // Realmgate accepts S256 only (RFC 9700 2.1.1); "plain" becomes S256, which every client supports.
   if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 required instead');
   if (requirePar === true) notes.push('pushed authorization requests required (RFC 9126)');
+  if (requestObject.requestObjectRequired !== undefined && requestObject.requestObjectRequired !== 'not required') notes.push(`request objects required (RFC 9101: ${requestObject.requestObjectRequired})`);
+  if (requestObject.requestObjectSignatureAlg === 'none') notes.push('unsigned request objects (request.object.signature.alg "none") are refused: Realmgate verifies every request object');
   if (tokenExchange.standardTokenExchange === true) notes.push('standard token exchange enabled (RFC 8693)');
   if (mappers.note !== undefined) notes.push(mappers.note);
   // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes).
@@ -888,6 +892,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     ...(backchannelLogout ? { backchannelLogout } : {}),
     ...(requirePar !== undefined ? { requirePushedAuthorizationRequests: requirePar } : {}),
     ...tokenExchange,
+    ...requestObject,
     ...(frontchannelLogout ? { frontchannelLogout } : {}),
     ...(jwtKeys ? { jwtKeys } : {}),
   };

@@ -37,6 +37,7 @@ import * as clientJwt from './2026-11-29T0200_client_jwt.js';
 import * as pushedAuthorizationRequests from './2026-11-29T0210_pushed_authorization_requests.js';
 import * as frontchannelLogout from './2026-11-29T0220_frontchannel_logout.js';
 import * as tokenExchange from './2026-11-29T0610_token_exchange.js';
+import * as requestObjects from './2026-11-29T0620_request_objects.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -78,4 +79,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0210_pushed_authorization_requests': pushedAuthorizationRequests,
   '2026-11-29T0220_frontchannel_logout': frontchannelLogout,
   '2026-11-29T0610_token_exchange': tokenExchange,
+  '2026-11-29T0620_request_objects': requestObjects,
 };
