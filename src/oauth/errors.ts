@@ -19,7 +19,10 @@ export type OAuthErrorCode =
   | 'slow_down'
   | 'expired_token'
   // RFC 8707 2
-  | 'invalid_target';
+  | 'invalid_target'
+  // RFC 9101 7 / OIDC Core 3.1.2.6
+  | 'invalid_request_object'
+  | 'request_uri_not_supported';
 
 export class OAuthError extends Error {
   readonly status: number;
