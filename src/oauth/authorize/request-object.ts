@@ -41,10 +41,9 @@ export interface VerifiedRequestObject {
  * object's claims become the request's parameters, so any new parameter is taken from the object alone.
  */
 export function effectiveParameters(claims: Record<string, unknown>, clientId: string): Record<string, unknown> {
+  // A JWT's own claims (iss, aud, exp...) come along: they name no authorization parameter, so are unread.
   const out: Record<string, unknown> = {};
   for (const [name, v] of Object.entries(claims)) {
-    // A JWT's own claims are not authorization parameters.
-    if (JWT_CLAIMS.has(name)) continue;
     if (typeof v === 'string') out[name] = v;
     // OIDC Core 6.1: max_age is a JSON number in a request object.
     else if (typeof v === 'number' && Number.isFinite(v)) out[name] = String(v);
@@ -56,8 +55,6 @@ export function effectiveParameters(claims: Record<string, unknown>, clientId: s
   out.client_id = clientId;
   return out;
 }
-
-const JWT_CLAIMS = new Set(['iss', 'aud', 'exp', 'nbf', 'iat', 'jti', 'sub']);
 
 /**
  * Verifies a request object against the client's registered keys (the key sources of private_key_jwt:
