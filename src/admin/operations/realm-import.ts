@@ -758,7 +758,9 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const authType = isPublic ? 'none' : (optString(c, 'clientAuthenticatorType') ?? 'client-secret');
   // Keycloak's client-jwt (signed JWT, private_key_jwt): its keys are attributes; no secret is needed.
   const jwt = authType === 'client-jwt';
-  const jwtAttributes = jwt ? jwtKeysFromAttributes(attrs) : undefined;
+  // A client-secret client's keys are kept too when its request objects (RFC 9101) are verified with them.
+  const requestObjectKeys = (requestObject.requestObjectRequired ?? 'not required') !== 'not required' || (requestObject.requestObjectSignatureAlg ?? null) !== null;
+  const jwtAttributes = jwt || requestObjectKeys ? jwtKeysFromAttributes(attrs) : undefined;
   if (!isPublic && !jwt) {
     if (authMethods !== undefined && authMethods.includes('private_key_jwt')) return refuse(clientId, element, 'skipped', `attributes.${AUTH_METHODS_ATTRIBUTE} names the secret methods only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"`);
     if (authType !== 'client-secret') return refuse(clientId, element, 'skipped', `client authenticator ${authType} is not supported (client-secret and client-jwt only; client-secret-jwt would need the secret in clear, which Realmgate does not keep)`);
@@ -839,7 +841,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   }
   // Each key attribute of a client-jwt client on its own: a bad one is left out (reported), the others kept.
   let jwtKeys: ClientJwtKeysChange | undefined;
-  if (jwt) {
+  if (jwt || requestObjectKeys) {
     let keys = applyJwtKeys(null, {});
     for (const [field, value] of Object.entries(jwtAttributes ?? {}) as Array<[keyof ClientJwtKeysChange, ClientJwtKeysChange[keyof ClientJwtKeysChange]]>) {
       try {
@@ -849,8 +851,9 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
       }
     }
     const source = keySource(keys);
-    notes.push(source ? `authenticates with a signed JWT (private_key_jwt), keys from ${source.kind === 'url' ? `its JWKS URL ${source.url}` : source.kind === 'jwks' ? 'its inline JWKS' : source.kind === 'certificate' ? 'its certificate' : 'its public key'}` : 'authenticates with a signed JWT (private_key_jwt) but no key came with it: set jwks.url, jwks.string, a certificate or a public key before it can authenticate');
-    if (secret) notes.push('its secret is not kept: a client-jwt client authenticates with its keys');
+    if (!jwt) notes.push(source ? `request objects verified with ${source.kind === 'url' ? `its JWKS URL ${source.url}` : `its ${source.kind === 'jwks' ? 'inline JWKS' : source.kind === 'certificate' ? 'certificate' : 'public key'}`}` : 'request objects configured but no key came with it: set jwks.url, jwks.string, a certificate or a public key');
+    else notes.push(source ? `authenticates with a signed JWT (private_key_jwt), keys from ${source.kind === 'url' ? `its JWKS URL ${source.url}` : source.kind === 'jwks' ? 'its inline JWKS' : source.kind === 'certificate' ? 'its certificate' : 'its public key'}` : 'authenticates with a signed JWT (private_key_jwt) but no key came with it: set jwks.url, jwks.string, a certificate or a public key before it can authenticate');
+    if (secret && jwt) notes.push('its secret is not kept: a client-jwt client authenticates with its keys');
     if (keys) jwtKeys = { ...keys };
   }
   let standardFlow = flags.standardFlow !== false;
