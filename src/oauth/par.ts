@@ -6,7 +6,7 @@ import type { PushedParams } from '../storage/repos/pushed-requests.js';
 import { authenticateClient } from './client-auth.js';
 import { OAuthError } from './errors.js';
 import { readParams, type RawParams } from './params.js';
-import { UntrustedRequestObject, verifyRequestObject } from './authorize/request-object.js';
+import { UntrustedRequestObject, carriesRequestObject, verifyRequestObject } from './authorize/request-object.js';
 import { AUTHORIZE_PARAMETERS, AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect } from './authorize/checks.js';
 
 /** RFC 9126 2.2: the request_uri is a URN of this form with a random reference. */
@@ -89,8 +89,9 @@ export async function handlePushedAuthorizationRequest(
   // RFC 9126 2.1: request_uri MUST NOT be in a pushed request.
   if (Object.hasOwn(body, 'request_uri')) throw new OAuthError('invalid_request', 'request_uri must not be pushed (RFC 9126 2.1)');
   // The client is the authenticated one (with HTTP Basic, client_id in the body is optional).
-  const raw = Object.hasOwn(body, 'request') ? await pushedRequestObject(services, realm.id, client, body.request) : { ...body, client_id: client.clientId };
-  if (client.requestObjectRequired === 'request only' && !Object.hasOwn(body, 'request')) throw new OAuthError('invalid_request', 'this client must send its authorization requests as a request object (request)');
+  const withObject = carriesRequestObject(body);
+  const raw = withObject ? await pushedRequestObject(services, realm.id, client, body.request) : { ...body, client_id: client.clientId };
+  if (client.requestObjectRequired === 'request only' && !withObject) throw new OAuthError('invalid_request', 'this client must send its authorization requests as a request object (request)');
   let redirectUri: string;
   try {
     ({ redirectUri } = await checkClientAndRedirect(raw, async (id) => (id === client.clientId ? client : undefined)));

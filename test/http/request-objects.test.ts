@@ -151,6 +151,12 @@ for (const dialect of dialects()) {
       assertRedirectError(await withRequest(await sign(claims({ response_type: 'token' }))), 'unsupported_response_type');
     });
 
+    test('an empty request parameter counts as absent (as every empty parameter): the plain request goes on', async () => {
+      const res = await withRequest('', { redirect_uri: CLIENT.redirectUri, response_type: 'code', scope: 'openid' });
+      assert.equal(res.statusCode, 303, res.body);
+      assert.match(String(res.headers.location), /login-actions/);
+    });
+
     test('request_uri other than a pushed request: request_uri_not_supported on a page', async () => {
       assertErrorPage(await authorizeWith({ client_id: CLIENT.id, request_uri: 'https://jar.example.com/request.jwt' }), /request_uri_not_supported/);
     });

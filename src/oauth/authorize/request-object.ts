@@ -122,13 +122,18 @@ function claimsProblem(services: Services, realmId: string, client: Client, c: R
   return undefined;
 }
 
+/** Whether a request carries a request object: a request parameter, an empty one counting as absent. */
+export function carriesRequestObject(raw: RawParams): boolean {
+  return !!raw && typeof raw === 'object' && Object.hasOwn(raw, 'request') && raw.request !== '';
+}
+
 /**
  * OIDC Core 6.1 / RFC 9101 5 at the authorization endpoint: undefined when the request carries no
  * request object. Before its signature is verified nothing in it is trusted, so every failure up to
  * there is an AuthorizePageError (a page, never a redirect).
  */
 export async function takeRequestObject(services: Services, realmId: string, raw: RawParams): Promise<VerifiedRequestObject | undefined> {
-  if (!raw || typeof raw !== 'object' || !Object.hasOwn(raw, 'request')) return undefined;
+  if (!raw || typeof raw !== 'object' || !carriesRequestObject(raw)) return undefined;
   // RFC 9101 5: request and request_uri are not sent together.
   if (Object.hasOwn(raw, 'request_uri')) throw new AuthorizePageError('Invalid request', 'The request carries both a request object and a request_uri.');
   if (Array.isArray(raw.request)) throw new AuthorizePageError('Invalid request', 'The request carries more than one request object.');
