@@ -147,6 +147,14 @@ for (const dialect of dialects()) {
       assert.match(String((await withRequest(await sign(claims({ aud: [issuer, 'x'], exp: undefined, nbf: now() + 5 })))).headers.location), /login-actions/);
       // An unregistered redirect_uri inside a signed object is still never redirected to.
       assertErrorPage(await withRequest(await sign(claims({ redirect_uri: 'https://evil.example/cb', exp: now() - 60 }))), /not registered/);
+      // max_age as a JSON number (OIDC Core 6.1); other parameters as JSON of another type are malformed.
+      assert.match(String((await withRequest(await sign(claims({ max_age: 3600 })))).headers.location), /login-actions/);
+      assertRedirectError(await withRequest(await sign(claims({ prompt: ['login'] }))), 'invalid_request');
+      assertRedirectError(await withRequest(await sign(claims({ nonce: { a: 1 } }))), 'invalid_request', /nonce/);
+      // An own "__proto__" member (JSON.parse makes one) changes nothing.
+      const proto = JSON.parse(JSON.stringify(claims()).replace(/^\{/, '{"__proto__":{"scope":"openid offline_access"},')) as JWTPayload;
+      assert.match(String((await withRequest(await sign(proto))).headers.location), /login-actions/);
+      assertErrorPage(await withRequest(await sign(claims({ redirect_uri: null }))), /Invalid request/);
       // The other checks of the request still answer at the redirect URI.
       assertRedirectError(await withRequest(await sign(claims({ response_type: 'token' }))), 'unsupported_response_type');
     });

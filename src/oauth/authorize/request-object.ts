@@ -44,13 +44,12 @@ export function effectiveParameters(claims: Record<string, unknown>, clientId: s
   // A JWT's own claims (iss, aud, exp...) come along: they name no authorization parameter, so are unread.
   const out: Record<string, unknown> = {};
   for (const [name, v] of Object.entries(claims)) {
-    if (typeof v === 'string') out[name] = v;
-    // OIDC Core 6.1: max_age is a JSON number in a request object.
-    else if (typeof v === 'number' && Number.isFinite(v)) out[name] = String(v);
-    // RFC 8707: several resource values are a JSON array.
-    else if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string')) out[name] = v.length === 1 ? v[0] : v;
-    // Anything else (an object, a boolean, null) stays what it is and is refused as malformed if read.
-    else out[name] = v;
+    // JSON.parse makes "__proto__" an own member; assigned, it would set the object's prototype.
+    if (name === '__proto__') continue;
+    // OIDC Core 6.1: max_age is a JSON number in a request object. Anything else stays what it is: an
+    // array is several values (RFC 8707 resource; any other parameter refuses it), an object, a boolean
+    // or null is refused as malformed when read.
+    out[name] = typeof v === 'number' ? String(v) : v;
   }
   out.client_id = clientId;
   return out;
