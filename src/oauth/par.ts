@@ -143,7 +143,7 @@ export async function takePushedRequest(services: Services, realmId: string, raw
   if (clientId === undefined) throw new AuthorizePageError('Invalid request', 'The request does not say which application is asking (client_id is missing).');
   const client = await services.cache.client(realmId, clientId);
   if (!client || !client.enabled) throw new AuthorizePageError('Unknown application', 'The application that sent you here is not registered with this server.');
-  // OIDC Core 3.1.2.6 / RFC 9101 10.4: request_uri by value from elsewhere (a URL to fetch) is not
+  // OIDC Core 3.1.2.6 / RFC 9101 5.2: request_uri naming a Request Object elsewhere (a URL to fetch) is not
   // supported; only this server's pushed requests are. No redirect_uri is verified: a page.
   if (!requestUri.startsWith(REQUEST_URI_PREFIX)) throw new AuthorizePageError('Unsupported request', 'request_uri_not_supported: only request_uri values from this server\'s pushed authorization request endpoint are accepted.');
   const hash = requestUriHash(requestUri);

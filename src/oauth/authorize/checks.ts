@@ -97,11 +97,11 @@ export function redirectUriAllowed(registered: readonly string[], requested: str
 }
 
 /**
- * Keycloak's request.object.required (RFC 9101 10.5): a request object ("request only"), a pushed request
+ * Keycloak's request.object.required (RFC 9101 request objects): a request object ("request only"), a pushed request
  * ("request_uri only": request_uri values are only ours, from PAR), or either. A pushed request counts as
  * a request object: the PAR endpoint refuses a "request only" client's push without one.
  */
-function checkRequestObjectRequired(client: Client, via: { pushed?: boolean; requestObject?: boolean }): void {
+function enforceRequestObjectRequired(client: Client, via: { pushed?: boolean; requestObject?: boolean }): void {
   const mode = client.requestObjectRequired;
   if (mode === 'not required') return;
   const ok = mode === 'request_uri only' ? via.pushed : via.pushed || via.requestObject;
@@ -119,7 +119,7 @@ export function checkAuthorizationRequest(
   // RFC 9126 6 (Keycloak's require.pushed.authorization.requests): such a client's requests come only
   // by request_uri, never with their parameters in the front channel.
   if (input.client.requirePushedAuthorizationRequests && !input.pushed) throw new OAuthError('invalid_request', 'this client must push its authorization requests (RFC 9126): use request_uri');
-  checkRequestObjectRequired(input.client, input);
+  enforceRequestObjectRequired(input.client, input);
   const responseType = p.get('response_type');
   if (responseType === undefined) throw new OAuthError('invalid_request', 'missing required parameter response_type');
   if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'only response_type=code is supported');

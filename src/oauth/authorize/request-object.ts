@@ -9,7 +9,7 @@ import { AuthorizePageError } from './checks.js';
 
 /**
  * The algorithms a request object may be signed with: those of private_key_jwt, asymmetric only. Never
- * 'none' (RFC 9101 10.1: an unsigned object proves nothing about its sender) and never HMAC (client
+ * 'none' (RFC 9101 10.1, choice of algorithms: an unsigned object proves nothing about its sender) and never HMAC (client
  * secrets are stored only as hashes).
  */
 export const REQUEST_OBJECT_ALGS = ASSERTION_ALGS;
