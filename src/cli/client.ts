@@ -5,7 +5,7 @@ import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updat
 import { keySource } from '../oauth/client-keys.js';
 import { checkChosenClientSecret } from '../admin/validation.js';
 import { onOff } from './common.js';
-import type { Client, TokenExchangeRefresh } from '../storage/types.js';
+import { REQUEST_OBJECT_REQUIRED, type Client, type RequestObjectRequired, type TokenExchangeRefresh } from '../storage/types.js';
 import { InvalidArgumentError } from 'commander';
 import type { FrontchannelLogoutChange } from '../admin/operations/clients.js';
 import { registerMapperCommands } from './mapper.js';
@@ -65,6 +65,17 @@ function tokenExchangeRefresh(v: string): TokenExchangeRefresh {
   throw new InvalidArgumentError('--token-exchange-refresh takes no or same-session');
 }
 const DPOP_BOUND_HELP = "on: the token endpoint takes only this client's requests with a DPoP proof, so all its tokens are DPoP-bound (RFC 9449; Keycloak's dpop.bound.access.tokens); default off";
+const REQUEST_OBJECT_HELP = "whether its authorization requests must be signed request objects (RFC 9101; Keycloak's request.object.required): not-required (default), request, request-uri (a pushed request) or request-or-request-uri";
+const REQUEST_OBJECT_ALG_HELP = "the one algorithm its request objects may be signed with (Keycloak's request.object.signature.alg), or any (the default: any asymmetric one); verified with the keys of --jwks-url, --jwks-file or --certificate-file";
+
+/** --request-object: Keycloak's request.object.required values, in the CLI's spelling (or Keycloak's own). */
+function requestObjectRequired(v: string): RequestObjectRequired {
+  const x = v.toLowerCase().replace(/_/g, '-');
+  const m: Record<string, RequestObjectRequired> = { 'not-required': 'not required', request: 'request only', 'request-uri': 'request_uri only', 'request-or-request-uri': 'request or request_uri' };
+  const found = m[x] ?? (REQUEST_OBJECT_REQUIRED as readonly string[]).find((k) => k === v);
+  if (!found) throw new InvalidArgumentError('--request-object takes not-required, request, request-uri or request-or-request-uri');
+  return found as RequestObjectRequired;
+}
 const FRONTCHANNEL_URL_HELP = "OpenID Connect Front-Channel Logout: the URL the browser loads in an invisible iframe when it ends a session the client was used in (http or https, no fragment; Keycloak's frontchannel.logout.url, and frontchannelLogout on)";
 const FRONTCHANNEL_SID_HELP = 'whether iss and sid are added to the front-channel logout URL (on by default)';
 const AUDIENCE_HELP = 'an audience its access tokens may name (a client id or an absolute URI, the RFC 8707 resources it may ask for; repeatable)';
@@ -84,6 +95,7 @@ export function describeClient(c: Client): string {
     ['flows', [c.standardFlowEnabled ? 'code' : '', c.directAccessGrantsEnabled ? 'password' : '', c.serviceAccountsEnabled ? 'client_credentials' : ''].filter(Boolean).join(' ')],
     ['PKCE', c.public || c.pkceMethod === 'S256' ? 'required (S256)' : 'optional'],
     ['pushed requests', c.requirePushedAuthorizationRequests ? 'required (RFC 9126)' : 'optional'],
+    ['request objects', `${c.requestObjectRequired === 'not required' ? 'optional' : `required: ${c.requestObjectRequired} (RFC 9101)`}, signed with ${c.requestObjectSignatureAlg ?? 'any asymmetric algorithm'}`],
     ['token exchange', c.standardTokenExchange ? `on (RFC 8693), refresh tokens: ${c.tokenExchangeRefresh === 'SAME_SESSION' ? 'same session' : 'no'}` : 'off'],
     ['DPoP', c.dpopBoundAccessTokens ? 'required (RFC 9449)' : 'optional'],
     ['JWT keys', jwtKeysText(c)],
@@ -157,6 +169,8 @@ interface UpdateOptions extends JwtKeyOptions {
   tokenExchange?: boolean;
   tokenExchangeRefresh?: TokenExchangeRefresh;
   dpopBoundTokens?: boolean;
+  requestObject?: RequestObjectRequired;
+  requestObjectAlg?: string;
   frontchannelLogoutUrl?: string;
   frontchannelLogoutSessionRequired?: boolean;
 }
@@ -185,6 +199,8 @@ export function registerClient(program: Command): void {
     .option('--require-pkce', 'a confidential client must use PKCE too (public clients always must)')
     .option('--require-par <on|off>', REQUIRE_PAR_HELP, onOff('--require-par'))
     .option('--token-exchange <on|off>', TOKEN_EXCHANGE_HELP, onOff('--token-exchange'))
+    .option('--request-object <required>', REQUEST_OBJECT_HELP, requestObjectRequired)
+    .option('--request-object-alg <alg|any>', REQUEST_OBJECT_ALG_HELP)
     .option('--token-exchange-refresh <no|same-session>', TOKEN_EXCHANGE_REFRESH_HELP, tokenExchangeRefresh)
     .option('--dpop-bound-tokens <on|off>', DPOP_BOUND_HELP, onOff('--dpop-bound-tokens'))
     .option('--backchannel-logout-url <url>', BACKCHANNEL_URL_HELP)
@@ -219,6 +235,8 @@ export function registerClient(program: Command): void {
           tokenExchange?: boolean;
           tokenExchangeRefresh?: TokenExchangeRefresh;
           dpopBoundTokens?: boolean;
+          requestObject?: RequestObjectRequired;
+          requestObjectAlg?: string;
           webOrigin: string[];
           backchannelLogoutUrl?: string;
           backchannelLogoutSessionRequired: boolean;
@@ -229,7 +247,8 @@ export function registerClient(program: Command): void {
       ) => {
         if (o.secret !== undefined && !o.public) checkChosenClientSecret(o.secret);
         const jwtKeys = jwtKeysChange(o, false);
-        if (jwtKeys && !o.authMethod.some((m) => m.includes('private_key_jwt'))) throw new CliError('--jwks-url, --jwks-file, --certificate-file and --assertion-* are for a client with --auth-method private_key_jwt');
+        const requestObjects = (o.requestObject !== undefined && o.requestObject !== 'not required') || (o.requestObjectAlg !== undefined && o.requestObjectAlg !== 'any');
+        if (jwtKeys && !requestObjects && !o.authMethod.some((m) => m.includes('private_key_jwt'))) throw new CliError('--jwks-url, --jwks-file, --certificate-file and --assertion-* are for a client with --auth-method private_key_jwt or --request-object');
         const r = await withStore((store) =>
           createClient(store, {
             realmId,
@@ -252,6 +271,8 @@ export function registerClient(program: Command): void {
             ...(o.tokenExchange !== undefined ? { standardTokenExchange: o.tokenExchange } : {}),
             ...(o.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: o.tokenExchangeRefresh } : {}),
             ...(o.dpopBoundTokens !== undefined ? { dpopBoundAccessTokens: o.dpopBoundTokens } : {}),
+            ...(o.requestObject !== undefined ? { requestObjectRequired: o.requestObject } : {}),
+            ...(o.requestObjectAlg !== undefined ? { requestObjectSignatureAlg: o.requestObjectAlg } : {}),
             backchannelLogout: {
               ...(o.backchannelLogoutUrl !== undefined ? { url: o.backchannelLogoutUrl } : {}),
               sessionRequired: o.backchannelLogoutSessionRequired,
@@ -295,6 +316,8 @@ export function registerClient(program: Command): void {
     .option('--require-pkce <on|off>', 'whether a confidential client must use PKCE (public clients always must)', (v: string) => (onOff('--require-pkce')(v) ? 'S256' : ''))
     .option('--require-par <on|off>', REQUIRE_PAR_HELP, onOff('--require-par'))
     .option('--token-exchange <on|off>', TOKEN_EXCHANGE_HELP, onOff('--token-exchange'))
+    .option('--request-object <required>', REQUEST_OBJECT_HELP, requestObjectRequired)
+    .option('--request-object-alg <alg|any>', REQUEST_OBJECT_ALG_HELP)
     .option('--token-exchange-refresh <no|same-session>', TOKEN_EXCHANGE_REFRESH_HELP, tokenExchangeRefresh)
     .option('--dpop-bound-tokens <on|off>', DPOP_BOUND_HELP, onOff('--dpop-bound-tokens'))
     .option('--backchannel-logout-url <url>', `${BACKCHANNEL_URL_HELP}; '' removes it`)
@@ -343,6 +366,8 @@ export function registerClient(program: Command): void {
           ...(o.tokenExchange !== undefined ? { standardTokenExchange: o.tokenExchange } : {}),
           ...(o.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: o.tokenExchangeRefresh } : {}),
           ...(o.dpopBoundTokens !== undefined ? { dpopBoundAccessTokens: o.dpopBoundTokens } : {}),
+          ...(o.requestObject !== undefined ? { requestObjectRequired: o.requestObject } : {}),
+          ...(o.requestObjectAlg !== undefined ? { requestObjectSignatureAlg: o.requestObjectAlg } : {}),
           ...(Object.keys(backchannel).length > 0 ? { backchannelLogout: backchannel } : {}),
           ...(Object.keys(frontchannel).length > 0 ? { frontchannelLogout: frontchannel } : {}),
           ...(jwtKeys ? { jwtKeys } : {}),

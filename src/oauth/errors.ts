@@ -21,7 +21,10 @@ export type OAuthErrorCode =
   // RFC 8707 2
   | 'invalid_target'
   // RFC 9449 5
-  | 'invalid_dpop_proof';
+  | 'invalid_dpop_proof'
+  // RFC 9101 7 / OIDC Core 3.1.2.6
+  | 'invalid_request_object'
+  | 'request_uri_not_supported';
 
 export class OAuthError extends Error {
   readonly status: number;

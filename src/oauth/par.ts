@@ -6,6 +6,7 @@ import type { PushedParams } from '../storage/repos/pushed-requests.js';
 import { authenticateClient } from './client-auth.js';
 import { OAuthError } from './errors.js';
 import { readParams, type RawParams } from './params.js';
+import { UntrustedRequestObject, carriesRequestObject, verifyRequestObject } from './authorize/request-object.js';
 import { AUTHORIZE_PARAMETERS, AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect } from './authorize/checks.js';
 
 /** RFC 9126 2.2: the request_uri is a URN of this form with a random reference. */
@@ -57,6 +58,19 @@ function pushedParams(raw: Record<string, unknown>, clientId: string): PushedPar
   return out;
 }
 
+/** RFC 9126 3: a pushed request object; its parameters, once verified, are what is pushed. Errors in JSON. */
+async function pushedRequestObject(services: Services, realmId: string, client: Client, jwt: unknown): Promise<Record<string, unknown>> {
+  let verified;
+  try {
+    verified = await verifyRequestObject(services, realmId, client, jwt);
+  } catch (err) {
+    if (err instanceof UntrustedRequestObject) throw new OAuthError('invalid_request_object', err.message);
+    throw err;
+  }
+  if (verified.problem) throw new OAuthError('invalid_request_object', verified.problem);
+  return verified.params;
+}
+
 /**
  * RFC 9126 2: the pushed authorization request endpoint. The client authenticates as at the token
  * endpoint (2: same methods, same rules); the body is validated exactly as the authorization endpoint
@@ -75,7 +89,9 @@ export async function handlePushedAuthorizationRequest(
   // RFC 9126 2.1: request_uri MUST NOT be in a pushed request.
   if (Object.hasOwn(body, 'request_uri')) throw new OAuthError('invalid_request', 'request_uri must not be pushed (RFC 9126 2.1)');
   // The client is the authenticated one (with HTTP Basic, client_id in the body is optional).
-  const raw = { ...body, client_id: client.clientId };
+  const withObject = carriesRequestObject(body);
+  const raw = withObject ? await pushedRequestObject(services, realm.id, client, body.request) : { ...body, client_id: client.clientId };
+  if (client.requestObjectRequired === 'request only' && !withObject) throw new OAuthError('invalid_request', 'this client must send its authorization requests as a request object (request)');
   let redirectUri: string;
   try {
     ({ redirectUri } = await checkClientAndRedirect(raw, async (id) => (id === client.clientId ? client : undefined)));
@@ -127,6 +143,9 @@ export async function takePushedRequest(services: Services, realmId: string, raw
   if (clientId === undefined) throw new AuthorizePageError('Invalid request', 'The request does not say which application is asking (client_id is missing).');
   const client = await services.cache.client(realmId, clientId);
   if (!client || !client.enabled) throw new AuthorizePageError('Unknown application', 'The application that sent you here is not registered with this server.');
+  // OIDC Core 3.1.2.6 / RFC 9101 5.2: request_uri naming a Request Object elsewhere (a URL to fetch) is not
+  // supported; only this server's pushed requests are. No redirect_uri is verified: a page.
+  if (!requestUri.startsWith(REQUEST_URI_PREFIX)) throw new AuthorizePageError('Unsupported request', 'request_uri_not_supported: only request_uri values from this server\'s pushed authorization request endpoint are accepted.');
   const hash = requestUriHash(requestUri);
   const params = hash ? await services.store.pushedRequests.consume(hash, realmId, client.clientId, nowSeconds(services.clock)) : undefined;
   if (!params) throw new AuthorizePageError('Sign-in request expired', 'This sign-in request has expired or was already used. Go back to the application and start again.');

@@ -84,6 +84,10 @@ export interface ClientTable {
   standard_token_exchange: Generated<number>;
   /** Keycloak's standard.token.exchange.enableRefreshRequestedTokenType: 'NO' or 'SAME_SESSION'. */
   token_exchange_refresh: Generated<string>;
+  /** Keycloak's request.object.required (RFC 9101): 'not required', 'request or request_uri', 'request only' or 'request_uri only'. */
+  request_object_required: Generated<string>;
+  /** Keycloak's request.object.signature.alg: the one algorithm its request objects use; NULL: any asymmetric one. */
+  request_object_alg: string | null;
   /** Front-Channel Logout 1.0: Keycloak's frontchannelLogout switch, the URL framed at logout (NULL: none), iss and sid added to it. */
   frontchannel_logout: Generated<number>;
   frontchannel_logout_url: string | null;

@@ -69,6 +69,10 @@ export interface Realm {
   parRequestUriLifespan: number;
 }
 
+/** Keycloak's request.object.required values (OIDCConfigAttributes), exactly as it stores them. */
+export const REQUEST_OBJECT_REQUIRED = ['not required', 'request or request_uri', 'request only', 'request_uri only'] as const;
+export type RequestObjectRequired = (typeof REQUEST_OBJECT_REQUIRED)[number];
+
 export interface Client {
   realmId: string;
   clientId: string;
@@ -106,6 +110,10 @@ export interface Client {
   standardTokenExchange: boolean;
   /** Keycloak's standard.token.exchange.enableRefreshRequestedTokenType: NO, or SAME_SESSION (a refresh token of the subject token's session). */
   tokenExchangeRefresh: TokenExchangeRefresh;
+  /** RFC 9101 (Keycloak's request.object.required): whether its authorization requests must be request objects. */
+  requestObjectRequired: RequestObjectRequired;
+  /** Keycloak's request.object.signature.alg: the one algorithm its request objects may use; null: any asymmetric one. */
+  requestObjectSignatureAlg: string | null;
   /** OpenID Connect Front-Channel Logout 1.0 (Keycloak's frontchannelLogout and frontchannel.logout.* attributes). */
   frontchannelLogout: FrontchannelLogoutSettings;
   /** private_key_jwt: where the client's public keys are (Keycloak's client-jwt attributes); null: none set. */

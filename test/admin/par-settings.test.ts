@@ -5,7 +5,8 @@ import { basic } from '../helpers/server.js';
 import { errorOf, startAdminServer, type AdminTestServer } from './helpers.js';
 
 // Keycloak's names through keycloak-admin-client: the client attribute require.pushed.authorization.requests
-// and the realm attribute parRequestUriLifespan (RFC 9126), each seen at work over real HTTP.
+// and the realm attribute parRequestUriLifespan (RFC 9126), the client attributes request.object.required
+// and request.object.signature.alg (RFC 9101), each seen at work over real HTTP.
 const ATTR = 'require.pushed.authorization.requests';
 
 for (const dialect of dialects()) {
@@ -54,6 +55,40 @@ for (const dialect of dialects()) {
       const bad = await errorOf(ts.kc.clients.update({ realm: 'test', id: 'par-only' }, { attributes: { [ATTR]: 'yes' } }));
       assert.equal(bad.status, 400);
       assert.match(String(bad.body.errorMessage), /require\.pushed\.authorization\.requests must be "true" or "false"/);
+    });
+
+    test('request.object.required and request.object.signature.alg (RFC 9101): "not required" and "any" by default, set on create and update, refused when wrong; they rule the authorization endpoint', async () => {
+      const REQUIRED = 'request.object.required';
+      const ALG = 'request.object.signature.alg';
+      const existing = await ts.kc.clients.findOne({ realm: 'test', id: 'web-app' });
+      assert.equal(existing!.attributes?.[REQUIRED], 'not required');
+      assert.equal(existing!.attributes?.[ALG], 'any');
+      await ts.kc.clients.create({ realm: 'test', clientId: 'jar-only', secret: 'jar-only-secret-0123456789abcdef', redirectUris: ['https://jar.example.com/cb'], attributes: { [REQUIRED]: 'request only', [ALG]: 'ES256' } });
+      let got = await ts.kc.clients.findOne({ realm: 'test', id: 'jar-only' });
+      assert.equal(got!.attributes?.[REQUIRED], 'request only');
+      assert.equal(got!.attributes?.[ALG], 'ES256');
+      const plain = await authorize('jar-only', 'https://jar.example.com/cb');
+      assert.equal(plain.status, 303);
+      const location = new URL(plain.headers.get('location')!);
+      assert.equal(location.searchParams.get('error'), 'invalid_request');
+      assert.match(location.searchParams.get('error_description')!, /request object/);
+      // The whole representation sent back with the requirement off and any algorithm.
+      await ts.kc.clients.update({ realm: 'test', id: 'jar-only' }, { ...got, attributes: { ...got!.attributes, [REQUIRED]: 'not required', [ALG]: 'any' } });
+      got = await ts.kc.clients.findOne({ realm: 'test', id: 'jar-only' });
+      assert.equal(got!.attributes?.[REQUIRED], 'not required');
+      assert.equal(got!.attributes?.[ALG], 'any');
+      assert.match((await authorize('jar-only', 'https://jar.example.com/cb')).headers.get('location')!, /login-actions/);
+      // Keycloak's other values, and "none" kept as it is set.
+      await ts.kc.clients.update({ realm: 'test', id: 'jar-only' }, { attributes: { [REQUIRED]: 'request_uri only', [ALG]: 'none' } });
+      await ts.kc.clients.update({ realm: 'test', id: 'jar-only' }, { name: 'JAR only' });
+      got = await ts.kc.clients.findOne({ realm: 'test', id: 'jar-only' });
+      assert.equal(got!.attributes?.[REQUIRED], 'request_uri only');
+      assert.equal(got!.attributes?.[ALG], 'none');
+      for (const [name, v, message] of [[REQUIRED, 'request', /request\.object\.required must be one of/], [ALG, 'HS256', /request\.object\.signature\.alg must be/]] as const) {
+        const bad = await errorOf(ts.kc.clients.update({ realm: 'test', id: 'jar-only' }, { attributes: { [name]: v } }));
+        assert.equal(bad.status, 400);
+        assert.match(String(bad.body.errorMessage), message);
+      }
     });
 
     test('standard.token.exchange.enabled and .enableRefreshRequestedTokenType (RFC 8693): "false" and "NO" by default, set on create and update, refused when wrong; they rule the token endpoint; server info reports TOKEN_EXCHANGE_STANDARD_V2', async () => {

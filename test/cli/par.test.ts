@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { cliDatabase, cliRunner } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';
 
-// `client create|update --require-par on|off` and `realm update --par-request-uri-lifespan` through the
-// installed command (npm run build first).
+// `client create|update --require-par on|off`, `--request-object`, `--request-object-alg` and
+// `realm update --par-request-uri-lifespan` through the installed command (npm run build first).
 
 for (const dialect of dialects()) {
   describe(`realmgate pushed authorization request settings (${dialect})`, () => {
@@ -89,6 +89,41 @@ for (const dialect of dialects()) {
       }
       assert.match(run(['client', 'create', '--help']).stdout, /--dpop-bound-tokens <on\|off>/);
       assert.match(run(['client', 'update', '--help']).stdout, /--dpop-bound-tokens <on\|off>/);
+    });
+
+    test('client create and update set and show request.object.required and request.object.signature.alg (RFC 9101); keys for a client-secret client with request objects; --help lists them', async () => {
+      ok(['realm', 'create', 'jarr']);
+      const fs = await import('node:fs');
+      const file = `${fs.mkdtempSync('/tmp/jar-cli-')}/jwks.json`;
+      fs.writeFileSync(file, JSON.stringify({ keys: [{ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' }] }));
+      let r = run(['client', 'create', 'jarr', 'signed', '--redirect-uri', 'https://signed.example/cb', '--request-object', 'request', '--request-object-alg', 'ES256', '--jwks-file', file]);
+      assert.equal(r.status, 0, r.stderr);
+      r = run(['client', 'update', 'jarr', 'signed', '--name', 'Signed']);
+      assert.match(r.stdout, /request objects:\s+required: request only \(RFC 9101\), signed with ES256\n/);
+      r = run(['client', 'update', 'jarr', 'signed', '--request-object', 'request-or-request-uri', '--request-object-alg', 'any']);
+      assert.match(r.stdout, /request objects:\s+required: request or request_uri \(RFC 9101\), signed with any asymmetric algorithm\n/);
+      r = run(['client', 'update', 'jarr', 'signed', '--request-object', 'request_uri only']);
+      assert.match(r.stdout, /required: request_uri only/);
+      r = run(['client', 'update', 'jarr', 'signed', '--request-object', 'not-required']);
+      assert.match(r.stdout, /request objects:\s+optional, signed with any asymmetric algorithm\n/);
+      fails(['client', 'update', 'jarr', 'signed', '--request-object', 'always'], /--request-object takes not-required, request, request-uri or request-or-request-uri/);
+      fails(['client', 'update', 'jarr', 'signed', '--request-object-alg', 'HS256'], /request\.object\.signature\.alg must be/);
+      // Keys without private_key_jwt or request objects are still refused.
+      fails(['client', 'create', 'jarr', 'keys-only', '--redirect-uri', 'https://k.example/cb', '--jwks-file', file], /--auth-method private_key_jwt or --request-object/);
+      const { openDatabase } = await import('../../src/storage/database.js');
+      const db = await openDatabase(database.url);
+      try {
+        const row = await db.kysely.selectFrom('clients').select(['request_object_required', 'request_object_alg', 'jwt_keys']).where('realm_id', '=', 'jarr').where('client_id', '=', 'signed').executeTakeFirstOrThrow();
+        assert.deepEqual([row.request_object_required, row.request_object_alg], ['not required', null]);
+        assert.match(String(row.jwt_keys), /f83OJ3D2/);
+      } finally {
+        await db.close();
+      }
+      for (const cmd of ['create', 'update']) {
+        const help = run(['client', cmd, '--help']).stdout;
+        assert.match(help, /--request-object <required>/);
+        assert.match(help, /--request-object-alg <alg\|any>/);
+      }
     });
   });
 }

@@ -321,6 +321,31 @@ export const scope: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: junk },
 );
 
+/**
+ * Forged request objects (RFC 9101): JWT-shaped, claims naming a client, a redirect URI and the realm,
+ * with alg none, HMAC or an asymmetric alg and a signature no client key made; sometimes mutated further
+ * (a dot, a truncation, a swapped segment). None may be accepted or redirect anywhere: the harness's
+ * oracle holds as for any request (the fuzz clients have no registered keys).
+ */
+export const forgedRequestObject: fc.Arbitrary<string> = fc
+  .record({
+    alg: fc.constantFrom('none', 'HS256', 'ES256', 'RS256', 'PS256', 'EdDSA', ''),
+    clientId,
+    redirectUri,
+    scope,
+    aud: fc.constantFrom('http://localhost:8080/auth/realms/fuzz', 'https://evil.example/', ''),
+    nested: fc.constantFrom(undefined, 'request', 'request_uri'),
+    signature: fc.constantFrom('', 'AAAA', 'x'.repeat(86), 'e30'),
+    mutation: fc.option(tokenMutationLate(), { freq: 3 }),
+  })
+  .map((r) => {
+    const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const claims: Record<string, unknown> = { iss: r.clientId, client_id: r.clientId, aud: r.aud, response_type: 'code', redirect_uri: r.redirectUri, scope: r.scope, state: 'forged', exp: 4102444800 };
+    if (r.nested) claims[r.nested] = 'x';
+    const jwt = `${b64({ alg: r.alg, typ: 'oauth-authz-req+jwt' })}.${b64(claims)}.${r.alg === 'none' ? '' : r.signature}`;
+    return r.mutation === null ? jwt : mutateToken(jwt, r.mutation).value;
+  });
+
 export const AUTHORIZE_PARAMS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'nonce', 'response_mode', 'prompt', 'max_age', 'login_hint', 'ui_locales', 'display', 'request', 'request_uri', 'claims', 'id_token_hint'];
 
 export const authorizeSetters: Record<string, fc.Arbitrary<string>> = {
@@ -338,7 +363,7 @@ export const authorizeSetters: Record<string, fc.Arbitrary<string>> = {
   login_hint: fc.oneof(fc.constantFrom(...XSS), junk),
   ui_locales: junk,
   display: junk,
-  request: junk,
+  request: fc.oneof(junk, forgedRequestObject),
   claims: junk,
 };
 
@@ -583,3 +608,8 @@ export const tokenRef: fc.Arbitrary<TokenRef> = fc.oneof(
   },
 );
 
+
+/** tokenMutation, for arbitraries defined before it. */
+function tokenMutationLate(): fc.Arbitrary<TokenMutation> {
+  return fc.constant(null).chain(() => tokenMutation);
+}

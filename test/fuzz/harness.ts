@@ -523,8 +523,11 @@ const OAUTH_ERRORS = new Set([
 ]);
 /** RFC 6750 3.1 and RFC 9449 7.1. */
 const BEARER_ERRORS = new Set(['invalid_request', 'invalid_token', 'insufficient_scope', 'invalid_dpop_proof']);
-/** RFC 9126 2.3: the PAR endpoint answers with the token endpoint's codes and the authorization endpoint's (RFC 6749 4.1.2.1). */
-const PAR_ERRORS = new Set([...OAUTH_ERRORS, 'unsupported_response_type', 'temporarily_unavailable']);
+/**
+ * RFC 9126 2.3: the PAR endpoint answers with the token endpoint's codes and the authorization endpoint's
+ * (RFC 6749 4.1.2.1), and RFC 9101 7's invalid_request_object for a pushed request object.
+ */
+const PAR_ERRORS = new Set([...OAUTH_ERRORS, 'unsupported_response_type', 'temporarily_unavailable', 'invalid_request_object']);
 const DESCRIPTION_CHARSET = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
 
 export type EndpointKind =

@@ -101,3 +101,38 @@ clientPageTest('console: the client page requires DPoP-bound tokens or not; CSRF
   assert.equal(res.statusCode, 303);
   assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.dpopBoundAccessTokens, false);
 });
+
+// The console client page's "Request objects" form (Keycloak's request.object.required and
+// request.object.signature.alg, RFC 9101).
+clientPageTest('console: the client page sets whether request objects are required and their algorithm; a wrong value is refused; CSRF checked', async ({ ts, jar, clientUrl, csrf }) => {
+  let page = await inject(ts.app, jar, 'GET', clientUrl);
+  assert.match(page.body, /<h2>Request objects<\/h2>/);
+  assert.match(page.body, /<option value="not required" selected>not required<\/option>/);
+  assert.match(page.body, /<option value="any" selected>Any asymmetric algorithm<\/option>/);
+
+  let res = await inject(ts.app, jar, 'POST', `${clientUrl}/request-objects`, { csrf, required: 'request only', alg: 'PS256' });
+  assert.equal(res.statusCode, 303);
+  assert.match(String(res.headers.location), /done=request-objects-saved/);
+  let c = (await ts.store.clients.get(REALM, ts.client.id))!;
+  assert.deepEqual([c.requestObjectRequired, c.requestObjectSignatureAlg], ['request only', 'PS256']);
+  page = await inject(ts.app, jar, 'GET', `${clientUrl}?done=request-objects-saved`);
+  assert.match(page.body, /<option value="request only" selected>/);
+  assert.match(page.body, /<option value="PS256" selected>/);
+  assert.match(page.body, /The request object settings were saved/);
+
+  // Without the form's CSRF token nothing changes; a value Keycloak does not have is refused.
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/request-objects`, { csrf: 'forged', required: 'not required', alg: 'any' });
+  assert.equal(res.statusCode, 403);
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/request-objects`, { csrf, required: 'always', alg: 'any' });
+  assert.equal(res.statusCode, 400);
+  assert.match(res.body, /request.object.required must be one of/);
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/request-objects`, { csrf, required: 'not required', alg: 'HS256' });
+  assert.equal(res.statusCode, 400);
+  c = (await ts.store.clients.get(REALM, ts.client.id))!;
+  assert.deepEqual([c.requestObjectRequired, c.requestObjectSignatureAlg], ['request only', 'PS256']);
+
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/request-objects`, { csrf, required: 'not required', alg: 'any' });
+  assert.equal(res.statusCode, 303);
+  c = (await ts.store.clients.get(REALM, ts.client.id))!;
+  assert.deepEqual([c.requestObjectRequired, c.requestObjectSignatureAlg], ['not required', null]);
+});

@@ -154,7 +154,7 @@ for (const dialect of dialects()) {
       assertErrorPage(await authorizeWith({ request_uri: mine }), /client_id is missing/);
       assertErrorPage(await authorizeWith({ client_id: 'nobody', request_uri: mine }), /not registered/);
       assertErrorPage(await authorizeWith({ client_id: ts.client.id, request_uri: `${PREFIX}${'A'.repeat(43)}` }), /expired or was already used/);
-      assertErrorPage(await authorizeWith({ client_id: ts.client.id, request_uri: 'https://app.example.com/request.jwt' }), /expired or was already used/);
+      assertErrorPage(await authorizeWith({ client_id: ts.client.id, request_uri: 'https://app.example.com/request.jwt' }), /request_uri_not_supported/);
       // Still usable by its own client.
       assert.equal((await authorizeWith({ client_id: ts.client.id, request_uri: mine })).statusCode, 303);
     });

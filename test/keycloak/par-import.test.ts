@@ -11,7 +11,8 @@ type Json = Record<string, unknown>;
 const ATTR = 'require.pushed.authorization.requests';
 
 // Keycloak's require.pushed.authorization.requests (a client attribute; "false" on every client of its
-// exports) and parRequestUriLifespan (a realm attribute) move with a realm, and back out.
+// exports) and parRequestUriLifespan (a realm attribute) move with a realm, and back out; so do the
+// request object attributes (RFC 9101) request.object.required and request.object.signature.alg.
 for (const dialect of dialects()) {
   describe(`Keycloak import and export: pushed authorization requests (${dialect})`, () => {
     let ts: TestServer;
@@ -107,6 +108,48 @@ for (const dialect of dialects()) {
       const again = (await importKeycloakRealms(ts.store, [{ ...exported, realm: 'dpopx2' }], { ifExists: 'fail' }, actor)).realms[0]!;
       assert.equal(again.status, 'imported', JSON.stringify(again));
       assert.equal((await ts.store.clients.get('dpopx2', 'bound'))!.dpopBoundAccessTokens, true);
+    });
+
+    test('request objects (RFC 9101): request.object.required and request.object.signature.alg kept, noted; a client-secret client keeps its keys for them; export writes them back; a wrong value refuses the client', async () => {
+      const REQUIRED = 'request.object.required';
+      const ALG = 'request.object.signature.alg';
+      const jwks = JSON.stringify({ keys: [{ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', kid: 'k1' }] });
+      const realm = {
+        realm: 'jarx',
+        enabled: true,
+        clients: [
+          client('signed', { [REQUIRED]: 'request only', [ALG]: 'ES256', 'use.jwks.string': 'true', 'jwks.string': jwks }),
+          client('either', { [REQUIRED]: 'request or request_uri', [ALG]: 'any' }),
+          client('unsigned', { [ALG]: 'none' }),
+          client('older', {}),
+          client('odd', { [REQUIRED]: 'request' }),
+        ],
+      };
+      const r = (await importKeycloakRealms(ts.store, [realm], { ifExists: 'fail' }, actor)).realms[0]!;
+      const signed = (await ts.store.clients.get('jarx', 'signed'))!;
+      assert.deepEqual([signed.requestObjectRequired, signed.requestObjectSignatureAlg, signed.jwtKeys?.jwksString], ['request only', 'ES256', jwks]);
+      assert.ok(signed.secretHash, 'a client-secret client keeps its secret');
+      const either = (await ts.store.clients.get('jarx', 'either'))!;
+      assert.deepEqual([either.requestObjectRequired, either.requestObjectSignatureAlg], ['request or request_uri', null]);
+      assert.equal((await ts.store.clients.get('jarx', 'unsigned'))!.requestObjectSignatureAlg, 'none');
+      const older = (await ts.store.clients.get('jarx', 'older'))!;
+      assert.deepEqual([older.requestObjectRequired, older.requestObjectSignatureAlg, older.jwtKeys], ['not required', null, null]);
+      assert.match(JSON.stringify(r.lines.find((l) => l.element === 'client signed')), /request objects verified with its inline JWKS.*request objects required \(RFC 9101: request only\)/);
+      assert.match(JSON.stringify(r.lines.find((l) => l.element === 'client unsigned')), /unsigned request objects/);
+      assert.doesNotMatch(JSON.stringify(r.lines.find((l) => l.element === 'client older')), /request object/);
+      const odd = r.lines.find((l) => l.element.startsWith('client odd'));
+      assert.equal(odd?.outcome, 'skipped', JSON.stringify(r.lines));
+      assert.match(odd?.reason ?? '', /request\.object\.required must be one of/);
+
+      const exported = await exportRealm(ts.store, 'jarx', { withSecrets: true });
+      const attrsOf = (id: string): Json => ((exported.clients as Json[]).find((c) => c.clientId === id)!.attributes as Json);
+      assert.deepEqual([attrsOf('signed')[REQUIRED], attrsOf('signed')[ALG]], ['request only', 'ES256']);
+      assert.deepEqual([attrsOf('older')[REQUIRED], attrsOf('older')[ALG]], ['not required', 'any']);
+      assert.equal(attrsOf('unsigned')[ALG], 'none');
+      const again = (await importKeycloakRealms(ts.store, [{ ...exported, realm: 'jarx2' }], { ifExists: 'fail' }, actor)).realms[0]!;
+      assert.equal(again.status, 'imported', JSON.stringify(again));
+      const back = (await ts.store.clients.get('jarx2', 'signed'))!;
+      assert.deepEqual([back.requestObjectRequired, back.requestObjectSignatureAlg, back.jwtKeys?.jwksString], ['request only', 'ES256', jwks]);
     });
 
     test('a switch that is not "true" or "false" refuses the client; a lifespan out of range is clamped and reported', async () => {

@@ -3,7 +3,7 @@ import type { Store } from '../../storage/store.js';
 import type { Client, User } from '../../storage/types.js';
 import { toRealmRepresentation } from './representations/realm.js';
 import { openSmtpPassword } from '../../crypto/smtp-secret.js';
-import { AUTH_METHODS_ATTRIBUTE, authenticatorType, backchannelAttributes, dpopAttributes, frontchannelAttributes, jwtKeyAttributes, parAttributes, tokenExchangeAttributes } from './representations/client.js';
+import { AUTH_METHODS_ATTRIBUTE, authenticatorType, backchannelAttributes, dpopAttributes, frontchannelAttributes, jwtKeyAttributes, parAttributes, requestObjectAttributes, tokenExchangeAttributes } from './representations/client.js';
 import { exportCredential, type KeycloakCredential } from './credentials.js';
 import { exportOtpCredential } from './otp-credentials.js';
 import { openOtpKey } from '../../crypto/otp-secret.js';
@@ -40,7 +40,7 @@ function clientRepresentation(c: Client, withSecrets: boolean): Json {
   if (!c.public && withSecrets && c.secretHash) attributes[SECRET_HASH_ATTRIBUTE] = c.secretHash;
   // As the admin API shows it: which of client-secret's two ways the client allows (Keycloak ignores it).
   if (!c.public) attributes[AUTH_METHODS_ATTRIBUTE] = c.authMethods.join(' ');
-  Object.assign(attributes, backchannelAttributes(c), parAttributes(c), tokenExchangeAttributes(c), dpopAttributes(c), frontchannelAttributes(c), jwtKeyAttributes(c));
+  Object.assign(attributes, backchannelAttributes(c), parAttributes(c), requestObjectAttributes(c), tokenExchangeAttributes(c), dpopAttributes(c), frontchannelAttributes(c), jwtKeyAttributes(c));
   return {
     clientId: c.clientId,
     ...(c.name !== null ? { name: c.name } : {}),

@@ -1,6 +1,6 @@
 import type { Store } from '../../storage/store.js';
 import { createPublicKey } from 'node:crypto';
-import { NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh } from '../../storage/types.js';
+import { NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh, REQUEST_OBJECT_REQUIRED, type RequestObjectRequired } from '../../storage/types.js';
 import { certificateKey, parseJwks, publicKeyOf } from '../../oauth/client-keys.js';
 import { ASSERTION_ALGS, isAssertionAlg } from '../../oauth/client-assertion.js';
 import type { ClientPatch } from '../../storage/repos/clients.js';
@@ -260,6 +260,10 @@ export interface NewClient {
   tokenExchangeRefresh?: TokenExchangeRefresh;
   /** RFC 9449: the token endpoint requires a DPoP proof (Keycloak's dpop.bound.access.tokens); default off. */
   dpopBoundAccessTokens?: boolean;
+  /** RFC 9101 (Keycloak's request.object.required); default 'not required'. */
+  requestObjectRequired?: RequestObjectRequired;
+  /** Keycloak's request.object.signature.alg: an algorithm, 'none', or null/'any' for any asymmetric one. */
+  requestObjectSignatureAlg?: string | null;
   /** Front-Channel Logout 1.0 (Keycloak's frontchannelLogout and frontchannel.logout.* attributes); default off. */
   frontchannelLogout?: FrontchannelLogoutChange;
   /** private_key_jwt: the client's keys (Keycloak's client-jwt attributes). */
@@ -360,6 +364,8 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     standardTokenExchange: Boolean(input.standardTokenExchange),
     tokenExchangeRefresh: input.tokenExchangeRefresh ?? 'NO',
     dpopBoundAccessTokens: Boolean(input.dpopBoundAccessTokens),
+    requestObjectRequired: checkRequestObjectRequired(input.requestObjectRequired) ?? 'not required',
+    requestObjectSignatureAlg: checkRequestObjectAlg(input.requestObjectSignatureAlg) ?? null,
     frontchannelLogout: checked.frontchannelLogout,
     jwtKeys: checked.jwtKeys,
   };
@@ -395,6 +401,8 @@ export interface ClientChanges {
   standardTokenExchange?: boolean;
   tokenExchangeRefresh?: TokenExchangeRefresh;
   dpopBoundAccessTokens?: boolean;
+  requestObjectRequired?: RequestObjectRequired;
+  requestObjectSignatureAlg?: string | null;
   frontchannelLogout?: FrontchannelLogoutChange;
   jwtKeys?: ClientJwtKeysChange;
   /** clientAuthenticatorType "client-secret" without methods: a client-jwt client goes back to both secret methods. */
@@ -435,7 +443,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
     const current = await requireClient(store, input.realmId, input.clientId);
     if (!usesJwt(current.authMethods)) throw new ValidationError('the secret methods attribute names client_secret_basic and client_secret_post only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"');
   }
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh', 'dpopBoundAccessTokens'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh', 'dpopBoundAccessTokens', 'requestObjectRequired', 'requestObjectSignatureAlg'] as const) {
     if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }
   return applyClientUpdate(store, update, actor);
@@ -520,6 +528,10 @@ export interface ClientUpdate {
   tokenExchangeRefresh?: TokenExchangeRefresh;
   /** RFC 9449: the token endpoint takes only requests of this client with a DPoP proof. */
   dpopBoundAccessTokens?: boolean;
+  /** RFC 9101: Keycloak's request.object.required. */
+  requestObjectRequired?: RequestObjectRequired;
+  /** Keycloak's request.object.signature.alg; null or 'any': any asymmetric algorithm. */
+  requestObjectSignatureAlg?: string | null;
   /** Front-Channel Logout 1.0 settings; absent fields stay, url '' or null removes the URL. */
   frontchannelLogout?: FrontchannelLogoutChange;
   /** private_key_jwt keys; absent fields stay. */
@@ -585,9 +597,11 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   if (input.backchannelLogout) patch.backchannelLogout = applyBackchannel(client.backchannelLogout, input.backchannelLogout);
   if (input.frontchannelLogout) patch.frontchannelLogout = applyFrontchannel(client.frontchannelLogout, input.frontchannelLogout);
   if (input.jwtKeys) patch.jwtKeys = applyJwtKeys(client.jwtKeys, input.jwtKeys);
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh', 'dpopBoundAccessTokens'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh', 'dpopBoundAccessTokens', 'requestObjectRequired', 'requestObjectSignatureAlg'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
   }
+  if (input.requestObjectRequired !== undefined) patch.requestObjectRequired = checkRequestObjectRequired(input.requestObjectRequired);
+  if (input.requestObjectSignatureAlg !== undefined) patch.requestObjectSignatureAlg = checkRequestObjectAlg(input.requestObjectSignatureAlg);
   if (isPublic && (input.serviceAccountsEnabled ?? client.serviceAccountsEnabled)) {
     throw new ValidationError('a public client cannot have a service account: it has no secret to authenticate with');
   }
@@ -617,4 +631,22 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   if (updated.serviceAccountsEnabled) await ensureServiceAccount(store, updated);
   await recordAdminEvent(store, actor, { realmId: updated.realmId, operation: 'UPDATE', resourceType: 'CLIENT', resourcePath: `clients/${updated.clientId}`, representation: { ...updated, secretHash: undefined } });
   return secret !== undefined ? { client: updated, secret } : { client: updated };
+}
+
+/** Keycloak's request.object.required: one of its four values, exactly as it stores them. */
+export function checkRequestObjectRequired(v: string | undefined): RequestObjectRequired | undefined {
+  if (v === undefined) return undefined;
+  if (!(REQUEST_OBJECT_REQUIRED as readonly string[]).includes(v)) throw new ValidationError(`request.object.required must be one of: ${REQUEST_OBJECT_REQUIRED.map((x) => `"${x}"`).join(', ')}`);
+  return v as RequestObjectRequired;
+}
+
+/**
+ * Keycloak's request.object.signature.alg: an asymmetric algorithm, "none" (kept as imported; Realmgate
+ * verifies every request object, so such a client's are refused), or "any"/null/'' for any asymmetric one.
+ */
+export function checkRequestObjectAlg(v: string | null | undefined): string | null | undefined {
+  if (v === undefined) return undefined;
+  if (v === null || v === '' || v === 'any') return null;
+  if (v !== 'none' && !isAssertionAlg(v)) throw new ValidationError(`request.object.signature.alg must be "any", "none" or one of ${ASSERTION_ALGS.join(', ')}`);
+  return v;
 }

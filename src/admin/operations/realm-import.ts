@@ -32,7 +32,7 @@ import { MAX_GROUP_DEPTH } from '../../storage/repos/groups.js';
 import { randomId } from '../../crypto/random.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
-import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, FRONTCHANNEL_ATTRIBUTES, JWT_ATTRIBUTES, backchannelFromAttributes, frontchannelFromRepresentation, jwtKeysFromAttributes, requireParFromAttributes, dpopBoundFromAttributes, tokenExchangeFromAttributes } from '../keycloak/representations/client.js';
+import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, FRONTCHANNEL_ATTRIBUTES, JWT_ATTRIBUTES, backchannelFromAttributes, frontchannelFromRepresentation, jwtKeysFromAttributes, requireParFromAttributes, dpopBoundFromAttributes, requestObjectFromAttributes, tokenExchangeFromAttributes } from '../keycloak/representations/client.js';
 
 export type IfExists = 'fail' | 'skip' | 'overwrite';
 
@@ -748,6 +748,8 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const tokenExchange = tokenExchangeFromAttributes(attrs);
   // Keycloak's dpop.bound.access.tokens (RFC 9449; likewise).
   const dpopBound = dpopBoundFromAttributes(attrs);
+  // Keycloak's request.object.* attributes (RFC 9101; likewise).
+  const requestObject = requestObjectFromAttributes(attrs);
   // Keycloak's frontchannelLogout switch and frontchannel.logout.* attributes (likewise).
   const frontchannel = frontchannelFromRepresentation(c.frontchannelLogout, attrs);
   const rootUrl = optString(c, 'rootUrl');
@@ -758,7 +760,9 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const authType = isPublic ? 'none' : (optString(c, 'clientAuthenticatorType') ?? 'client-secret');
   // Keycloak's client-jwt (signed JWT, private_key_jwt): its keys are attributes; no secret is needed.
   const jwt = authType === 'client-jwt';
-  const jwtAttributes = jwt ? jwtKeysFromAttributes(attrs) : undefined;
+  // A client-secret client's keys are kept too when its request objects (RFC 9101) are verified with them.
+  const requestObjectKeys = (requestObject.requestObjectRequired ?? 'not required') !== 'not required' || (requestObject.requestObjectSignatureAlg ?? null) !== null;
+  const jwtAttributes = jwt || requestObjectKeys ? jwtKeysFromAttributes(attrs) : undefined;
   if (!isPublic && !jwt) {
     if (authMethods !== undefined && authMethods.includes('private_key_jwt')) return refuse(clientId, element, 'skipped', `attributes.${AUTH_METHODS_ATTRIBUTE} names the secret methods only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"`);
     if (authType !== 'client-secret') return refuse(clientId, element, 'skipped', `client authenticator ${authType} is not supported (client-secret and client-jwt only; client-secret-jwt would need the secret in clear, which Realmgate does not keep)`);
@@ -839,7 +843,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   }
   // Each key attribute of a client-jwt client on its own: a bad one is left out (reported), the others kept.
   let jwtKeys: ClientJwtKeysChange | undefined;
-  if (jwt) {
+  if (jwt || requestObjectKeys) {
     let keys = applyJwtKeys(null, {});
     for (const [field, value] of Object.entries(jwtAttributes ?? {}) as Array<[keyof ClientJwtKeysChange, ClientJwtKeysChange[keyof ClientJwtKeysChange]]>) {
       try {
@@ -849,8 +853,9 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
       }
     }
     const source = keySource(keys);
-    notes.push(source ? `authenticates with a signed JWT (private_key_jwt), keys from ${source.kind === 'url' ? `its JWKS URL ${source.url}` : source.kind === 'jwks' ? 'its inline JWKS' : source.kind === 'certificate' ? 'its certificate' : 'its public key'}` : 'authenticates with a signed JWT (private_key_jwt) but no key came with it: set jwks.url, jwks.string, a certificate or a public key before it can authenticate');
-    if (secret) notes.push('its secret is not kept: a client-jwt client authenticates with its keys');
+    if (!jwt) notes.push(source ? `request objects verified with ${source.kind === 'url' ? `its JWKS URL ${source.url}` : `its ${source.kind === 'jwks' ? 'inline JWKS' : source.kind === 'certificate' ? 'certificate' : 'public key'}`}` : 'request objects configured but no key came with it: set jwks.url, jwks.string, a certificate or a public key');
+    else notes.push(source ? `authenticates with a signed JWT (private_key_jwt), keys from ${source.kind === 'url' ? `its JWKS URL ${source.url}` : source.kind === 'jwks' ? 'its inline JWKS' : source.kind === 'certificate' ? 'its certificate' : 'its public key'}` : 'authenticates with a signed JWT (private_key_jwt) but no key came with it: set jwks.url, jwks.string, a certificate or a public key before it can authenticate');
+    if (secret && jwt) notes.push('its secret is not kept: a client-jwt client authenticates with its keys');
     if (keys) jwtKeys = { ...keys };
   }
   let standardFlow = flags.standardFlow !== false;
@@ -863,6 +868,8 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   // Realmgate accepts S256 only (RFC 9700 2.1.1); "plain" becomes S256, which every client supports.
   if (pkce === 'plain') notes.push('PKCE plain is not accepted: S256 required instead');
   if (requirePar === true) notes.push('pushed authorization requests required (RFC 9126)');
+  if (requestObject.requestObjectRequired !== undefined && requestObject.requestObjectRequired !== 'not required') notes.push(`request objects required (RFC 9101: ${requestObject.requestObjectRequired})`);
+  if (requestObject.requestObjectSignatureAlg === 'none') notes.push('unsigned request objects (request.object.signature.alg "none") are refused: Realmgate verifies every request object');
   if (tokenExchange.standardTokenExchange === true) notes.push('standard token exchange enabled (RFC 8693)');
   if (dpopBound === true) notes.push('DPoP-bound access tokens required (RFC 9449)');
   if (mappers.note !== undefined) notes.push(mappers.note);
@@ -892,6 +899,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     ...(requirePar !== undefined ? { requirePushedAuthorizationRequests: requirePar } : {}),
     ...tokenExchange,
     ...(dpopBound !== undefined ? { dpopBoundAccessTokens: dpopBound } : {}),
+    ...requestObject,
     ...(frontchannelLogout ? { frontchannelLogout } : {}),
     ...(jwtKeys ? { jwtKeys } : {}),
   };

@@ -84,6 +84,8 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.standardTokenExchange !== undefined ? { standardTokenExchange: rep.standardTokenExchange } : {}),
         ...(rep.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: rep.tokenExchangeRefresh } : {}),
         ...(rep.dpopBoundAccessTokens !== undefined ? { dpopBoundAccessTokens: rep.dpopBoundAccessTokens } : {}),
+        ...(rep.requestObjectRequired !== undefined ? { requestObjectRequired: rep.requestObjectRequired } : {}),
+        ...(rep.requestObjectSignatureAlg !== undefined ? { requestObjectSignatureAlg: rep.requestObjectSignatureAlg } : {}),
         ...(rep.frontchannelLogout ? { frontchannelLogout: rep.frontchannelLogout } : {}),
         ...(rep.jwtKeys ? { jwtKeys: rep.jwtKeys } : {}),
       },

@@ -9,6 +9,7 @@ import { hintedProvider, redirectToProvider } from '../interaction/broker-routes
 import { beginInteraction, errorResponse, nextStep, promptNoneError, sessionUsable } from '../../oauth/authorize/interaction.js';
 import { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
 import { takePushedRequest } from '../../oauth/par.js';
+import { takeRequestObject } from '../../oauth/authorize/request-object.js';
 import { realmBase } from '../../services.js';
 import { SESSION_COOKIE, ensureBrowserBinding, readRealmCookie } from '../cookies.js';
 import { interactionUrl, renderError, htmlErrorHandler, sendClientResponse, tooManySignIns } from '../interaction/render.js';
@@ -34,9 +35,13 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
 
   let client, redirectUri;
   let pushed = false;
+  let requestObject;
   try {
+    // OIDC Core 6.1 / RFC 9101: a request object's parameters are the request, every other one ignored.
+    requestObject = await takeRequestObject(services, realm.id, raw);
+    if (requestObject) raw = requestObject.params;
     // RFC 9126 4: with request_uri, the pushed parameters are the request, validated again like any other.
-    const fromPush = await takePushedRequest(services, realm.id, raw);
+    const fromPush = requestObject ? undefined : await takePushedRequest(services, realm.id, raw);
     if (fromPush) {
       raw = fromPush;
       pushed = true;
@@ -50,7 +55,9 @@ async function authorize(services: Services, req: FastifyRequest<{ Params: { rea
   let params;
   try {
     const realmScopes = (await services.cache.realmScopes(realm.id)) ?? new Map();
-    params = checkAuthorizationRequest(raw, { client, redirectUri, realm, realmScopes, pushed });
+    // RFC 9101 6.3: a signed object whose claims fail goes back to its (verified) redirect_uri.
+    if (requestObject?.problem) throw new OAuthError('invalid_request_object', requestObject.problem);
+    params = checkAuthorizationRequest(raw, { client, redirectUri, realm, realmScopes, pushed, requestObject: requestObject !== undefined });
   } catch (err) {
     if (!(err instanceof OAuthError)) throw err;
     // Only now that client and redirect_uri are verified may an error go back to the client, in the

@@ -4,7 +4,7 @@ import type { Services } from '../../services.js';
 import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
 import { REALM_MANAGEMENT, hasAdminRole, maySeeRealm } from '../../admin/authorization.js';
 import type { Actor } from '../../admin/operations/common.js';
-import type { Client } from '../../storage/types.js';
+import type { Client, RequestObjectRequired } from '../../storage/types.js';
 import { ensureConsoleClient, getClient, getRealm, listClients, listRealms } from '../../admin/operations/console.js';
 import { listAdminEvents, listLoginEvents } from '../../admin/operations/events.js';
 import { DEFAULT_AUTH_METHODS, createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClient, updateClientShowingSecret, usesJwt } from '../../admin/operations/clients.js';
@@ -40,6 +40,7 @@ const NOTICES: Record<string, string> = {
   'client-enabled': 'The client was enabled.',
   'backchannel-saved': 'The back-channel logout settings were saved.',
   'par-saved': 'The pushed authorization request setting was saved.',
+  'request-objects-saved': 'The request object settings were saved.',
   'token-exchange-saved': 'The token exchange settings were saved.',
   'dpop-saved': 'The DPoP setting was saved.',
   'frontchannel-saved': 'The front-channel logout settings were saved.',
@@ -390,6 +391,21 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       );
     });
   }
+
+  // RFC 9101: Keycloak's request.object.required and request.object.signature.alg (checked by the operation).
+  app.post(`${R}/clients/:clientId/request-objects`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const { realmId, client, page } = await managedClient(s, req);
+    const required = field(req, 'required');
+    const alg = field(req, 'alg');
+    return attempt(
+      reply,
+      () => updateClient(services.store, { realmId, clientId: client.clientId, requestObjectRequired: required as RequestObjectRequired, requestObjectSignatureAlg: alg }, s.actor),
+      (error) => showClient(s, reply, realmId, client, { status: 400, error }),
+      `${page}?done=request-objects-saved`,
+    );
+  });
 
   // RFC 8693: Keycloak's standard.token.exchange.enabled and its refresh setting (unticked boxes send nothing).
   app.post(`${R}/clients/:clientId/token-exchange`, async (req: Req, reply) => {

@@ -53,7 +53,9 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
     claims_supported: ['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'jti', 'scope', 'sid', 'organization', 'preferred_username', 'name', 'given_name', 'family_name', 'middle_name', 'nickname', 'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'profile', 'updated_at', 'email', 'email_verified', 'phone_number', 'phone_number_verified', 'address', 'groups'],
     claims_parameter_supported: false,
-    request_parameter_supported: false,
+    // OIDC Core 6.1 / RFC 9101: signed request objects by value; request_uri only from our PAR endpoint.
+    request_parameter_supported: true,
+    request_object_signing_alg_values_supported: [...ASSERTION_ALGS],
     request_uri_parameter_supported: false,
   };
 }

@@ -97,17 +97,30 @@ export function redirectUriAllowed(registered: readonly string[], requested: str
   });
 }
 
+/**
+ * Keycloak's request.object.required (RFC 9101 request objects): a request object ("request only"), a pushed request
+ * ("request_uri only": request_uri values are only ours, from PAR), or either. A pushed request counts as
+ * a request object: the PAR endpoint refuses a "request only" client's push without one.
+ */
+function enforceRequestObjectRequired(client: Client, via: { pushed?: boolean; requestObject?: boolean }): void {
+  const mode = client.requestObjectRequired;
+  if (mode === 'not required') return;
+  const ok = mode === 'request_uri only' ? via.pushed : via.pushed || via.requestObject;
+  if (!ok) throw new OAuthError('invalid_request', `this client must send its authorization requests as ${mode === 'request only' ? 'a request object (request)' : mode === 'request_uri only' ? 'a pushed request (request_uri)' : 'a request object or a pushed request'} (RFC 9101)`);
+}
+
 const PKCE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
 
 /** The remaining checks of RFC 6749 4.1.1 and RFC 7636 4.3; their errors go back to the client. */
 export function checkAuthorizationRequest(
   raw: RawParams,
-  input: { client: Client; redirectUri: string; realm: Realm; realmScopes: Map<string, Scope>; pushed?: boolean },
+  input: { client: Client; redirectUri: string; realm: Realm; realmScopes: Map<string, Scope>; pushed?: boolean; requestObject?: boolean },
 ): AuthorizationParams {
   const p = readParams(raw, AUTHORIZE_PARAMETERS);
   // RFC 9126 6 (Keycloak's require.pushed.authorization.requests): such a client's requests come only
   // by request_uri, never with their parameters in the front channel.
   if (input.client.requirePushedAuthorizationRequests && !input.pushed) throw new OAuthError('invalid_request', 'this client must push its authorization requests (RFC 9126): use request_uri');
+  enforceRequestObjectRequired(input.client, input);
   const responseType = p.get('response_type');
   if (responseType === undefined) throw new OAuthError('invalid_request', 'missing required parameter response_type');
   if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'only response_type=code is supported');

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
-import { ConflictError, NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh } from '../types.js';
+import { ConflictError, NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh, type RequestObjectRequired } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toClient } from './mappers.js';
 import { deleteOwnedMappers } from './protocol-mappers.js';
@@ -28,6 +28,9 @@ export interface ClientPatch {
   standardTokenExchange?: boolean;
   tokenExchangeRefresh?: TokenExchangeRefresh;
   dpopBoundAccessTokens?: boolean;
+  requestObjectRequired?: RequestObjectRequired;
+  /** null: any asymmetric algorithm. */
+  requestObjectSignatureAlg?: string | null;
   frontchannelLogout?: Partial<FrontchannelLogoutSettings>;
   /** null removes them. */
   jwtKeys?: ClientJwtKeys | null;
@@ -37,7 +40,7 @@ export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async create(
-    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'dpopBoundAccessTokens' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'frontchannelLogout' | 'jwtKeys'> & { now: number; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; dpopBoundAccessTokens?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
+    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'dpopBoundAccessTokens' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'requestObjectRequired' | 'requestObjectSignatureAlg' | 'frontchannelLogout' | 'jwtKeys'> & { now: number; requestObjectRequired?: RequestObjectRequired; requestObjectSignatureAlg?: string | null; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; dpopBoundAccessTokens?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
   ): Promise<void> {
     const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
     const fc = c.frontchannelLogout ?? NO_FRONTCHANNEL_LOGOUT;
@@ -70,6 +73,8 @@ export class ClientRepository {
           require_pushed_authorization_requests: c.requirePushedAuthorizationRequests ? 1 : 0,
           standard_token_exchange: c.standardTokenExchange ? 1 : 0,
           token_exchange_refresh: c.tokenExchangeRefresh ?? 'NO',
+          request_object_required: c.requestObjectRequired ?? 'not required',
+          request_object_alg: c.requestObjectSignatureAlg ?? null,
           frontchannel_logout: fc.enabled ? 1 : 0,
           frontchannel_logout_url: fc.url,
           frontchannel_logout_session_required: fc.sessionRequired ? 1 : 0,
@@ -131,6 +136,8 @@ export class ClientRepository {
     if (patch.requirePushedAuthorizationRequests !== undefined) values.require_pushed_authorization_requests = flag(patch.requirePushedAuthorizationRequests);
     if (patch.standardTokenExchange !== undefined) values.standard_token_exchange = flag(patch.standardTokenExchange);
     if (patch.tokenExchangeRefresh !== undefined) values.token_exchange_refresh = patch.tokenExchangeRefresh;
+    if (patch.requestObjectRequired !== undefined) values.request_object_required = patch.requestObjectRequired;
+    if (patch.requestObjectSignatureAlg !== undefined) values.request_object_alg = patch.requestObjectSignatureAlg;
     const fc = patch.frontchannelLogout;
     if (fc?.enabled !== undefined) values.frontchannel_logout = flag(fc.enabled);
     if (fc?.url !== undefined) values.frontchannel_logout_url = fc.url;

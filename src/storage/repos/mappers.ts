@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type * as T from '../schema.js';
 import type * as D from '../types.js';
-import { REQUIRED_ACTIONS } from '../types.js';
+import { REQUEST_OBJECT_REQUIRED, REQUIRED_ACTIONS } from '../types.js';
 
 export function parseList(json: string): string[] {
   const v: unknown = JSON.parse(json);
@@ -89,6 +89,8 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     requirePushedAuthorizationRequests: r.require_pushed_authorization_requests === 1,
     standardTokenExchange: r.standard_token_exchange === 1,
     tokenExchangeRefresh: r.token_exchange_refresh === 'SAME_SESSION' ? 'SAME_SESSION' : 'NO',
+    requestObjectRequired: (REQUEST_OBJECT_REQUIRED as readonly string[]).includes(r.request_object_required) ? (r.request_object_required as D.RequestObjectRequired) : 'not required',
+    requestObjectSignatureAlg: r.request_object_alg ?? null,
     frontchannelLogout: {
       enabled: r.frontchannel_logout === 1,
       url: r.frontchannel_logout_url ?? null,

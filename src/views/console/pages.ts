@@ -1,6 +1,7 @@
 import { passwordRule, SUPPORTED_POLICIES } from '../../admin/password-policy.js';
 import { html, type SafeHtml } from '../html.js';
-import type { Client, FederatedIdentity, Realm, User } from '../../storage/types.js';
+import { REQUEST_OBJECT_REQUIRED, type Client, type FederatedIdentity, type Realm, type User } from '../../storage/types.js';
+import { ASSERTION_ALGS } from '../../oauth/client-assertion.js';
 import type { AdminEvent } from '../../storage/repos/admin-events.js';
 import type { StoredEvent } from '../../admin/operations/events.js';
 import type { BruteForceStatus } from '../../admin/operations/users.js';
@@ -275,6 +276,8 @@ ${credentialsSection(`${base}/credentials`, frame.csrf, client, canManage)}`}
 ${backchannelSection(`${base}/backchannel-logout`, frame.csrf, client, canManage)}
 <h2>Pushed authorization requests</h2>
 ${parSection(`${base}/pushed-requests`, frame.csrf, client, canManage)}
+<h2>Request objects</h2>
+${requestObjectSection(`${base}/request-objects`, frame.csrf, client, canManage)}
 <h2>Token exchange</h2>
 ${tokenExchangeSection(`${base}/token-exchange`, frame.csrf, client, canManage)}
 <h2>DPoP-bound tokens</h2>
@@ -353,6 +356,21 @@ function parSection(action: string, csrf: string, client: Client, canManage: boo
 function dpopSection(action: string, csrf: string, client: Client, canManage: boolean): SafeHtml {
   const help = html`<p class="muted">Required: every token request of the application must carry a DPoP proof (RFC 9449), so its access tokens are bound to the application's key and useless to whoever steals them; a request without one is refused. Any client may send proofs when this is off.</p>`;
   return switchSection({ action, csrf, canManage, on: client.dpopBoundAccessTokens, id: 'dpop-bound', label: 'Require DPoP-bound tokens', fact: 'DPoP', help, button: 'Save DPoP' });
+}
+
+/** RFC 9101 (Keycloak's request.object.required and request.object.signature.alg). */
+function requestObjectSection(action: string, csrf: string, client: Client, canManage: boolean): SafeHtml {
+  const required = client.requestObjectRequired;
+  const alg = client.requestObjectSignatureAlg ?? 'any';
+  const help = html`<p class="muted">A request object is the sign-in request signed by the application (JWT-secured authorization request, RFC 9101), verified with the keys of its credentials (JWKS URL, JWKS or certificate); only the parameters inside it count. Required: a sign-in request without one (or, for request_uri, not pushed first) is sent back to the application with an error.</p>`;
+  if (!canManage) return html`<dl class="facts"><dt>Request objects</dt><dd>${required}</dd><dt>Signature algorithm</dt><dd>${alg}</dd></dl>${help}`;
+  const requiredOptions = REQUEST_OBJECT_REQUIRED.map((v) => html`<option value="${v}"${v === required ? html` selected` : ''}>${v}</option>`);
+  const algOptions = ['any', ...ASSERTION_ALGS, ...(alg === 'none' ? ['none'] : [])].map((a) => html`<option value="${a}"${a === alg ? html` selected` : ''}>${a === 'any' ? 'Any asymmetric algorithm' : a}</option>`);
+  return html`<form method="post" action="${action}" class="console-form">${csrfField(csrf)}
+<label for="request-object-required">Request objects required</label><select id="request-object-required" name="required">${requiredOptions}</select>
+<label for="request-object-alg">Signature algorithm</label><select id="request-object-alg" name="alg">${algOptions}</select>
+${help}
+<button type="submit">Save request objects</button></form>`;
 }
 
 /** RFC 8693 (Keycloak's standard.token.exchange.enabled and enableRefreshRequestedTokenType). */

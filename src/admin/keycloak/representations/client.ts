@@ -1,5 +1,6 @@
-import { TOKEN_EXCHANGE_REFRESH, type Client, type TokenExchangeRefresh } from '../../../storage/types.js';
+import { TOKEN_EXCHANGE_REFRESH, type Client, type TokenExchangeRefresh, type RequestObjectRequired } from '../../../storage/types.js';
 import type { BackchannelLogoutChange, ClientChanges, ClientJwtKeysChange, FrontchannelLogoutChange } from '../../operations/clients.js';
+import { checkRequestObjectAlg, checkRequestObjectRequired } from '../../operations/clients.js';
 import { ValidationError } from '../../validation.js';
 
 /**
@@ -103,6 +104,33 @@ export function tokenExchangeFromAttributes(a: Record<string, unknown>): { stand
   const refresh = a[TOKEN_EXCHANGE_ATTRIBUTES.refresh];
   if (typeof refresh === 'string' && (TOKEN_EXCHANGE_REFRESH as readonly string[]).includes(refresh)) out.tokenExchangeRefresh = refresh as TokenExchangeRefresh;
   else if (refresh !== undefined && refresh !== null && refresh !== '') throw new ValidationError(`attributes.${TOKEN_EXCHANGE_ATTRIBUTES.refresh} must be "NO" or "SAME_SESSION"`);
+  return out;
+}
+
+/** Keycloak's client attributes of JWT-secured authorization requests (RFC 9101; its OIDCConfigAttributes). */
+export const REQUEST_OBJECT_ATTRIBUTES = {
+  required: 'request.object.required',
+  alg: 'request.object.signature.alg',
+} as const;
+
+/** The two attributes as Keycloak writes them: one of its four values, and an algorithm, "none" or "any". */
+export function requestObjectAttributes(c: Client): Record<string, string> {
+  return { [REQUEST_OBJECT_ATTRIBUTES.required]: c.requestObjectRequired, [REQUEST_OBJECT_ATTRIBUTES.alg]: c.requestObjectSignatureAlg ?? 'any' };
+}
+
+/** The attributes of a Keycloak attributes map, each undefined when absent or empty; a wrong value is refused. */
+export function requestObjectFromAttributes(a: Record<string, unknown>): { requestObjectRequired?: RequestObjectRequired; requestObjectSignatureAlg?: string | null } {
+  const out: { requestObjectRequired?: RequestObjectRequired; requestObjectSignatureAlg?: string | null } = {};
+  const required = a[REQUEST_OBJECT_ATTRIBUTES.required];
+  if (required !== undefined && required !== null && required !== '') {
+    if (typeof required !== 'string') throw new ValidationError(`attributes.${REQUEST_OBJECT_ATTRIBUTES.required} must be a string`);
+    out.requestObjectRequired = checkRequestObjectRequired(required);
+  }
+  const alg = a[REQUEST_OBJECT_ATTRIBUTES.alg];
+  if (alg !== undefined && alg !== null && alg !== '') {
+    if (typeof alg !== 'string') throw new ValidationError(`attributes.${REQUEST_OBJECT_ATTRIBUTES.alg} must be a string`);
+    out.requestObjectSignatureAlg = checkRequestObjectAlg(alg);
+  }
   return out;
 }
 
@@ -249,6 +277,7 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     attributes: {
       ...backchannelAttributes(c),
       ...parAttributes(c),
+      ...requestObjectAttributes(c),
       ...tokenExchangeAttributes(c),
       ...dpopAttributes(c),
       ...frontchannelAttributes(c),
@@ -335,6 +364,7 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
     Object.assign(out, tokenExchangeFromAttributes(a));
     const dpopBound = dpopBoundFromAttributes(a);
     if (dpopBound !== undefined) out.dpopBoundAccessTokens = dpopBound;
+    Object.assign(out, requestObjectFromAttributes(a));
     const jwtKeys = jwtKeysFromAttributes(a);
     if (jwtKeys) out.jwtKeys = jwtKeys;
   }
