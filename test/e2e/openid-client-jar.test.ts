@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import * as oidc from 'openid-client';
 import { exportJWK, generateKeyPair } from 'jose';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
-import { pageKind, parseForm } from '../helpers/flow.js';
-import { FetchCookieJar, browse, seeOther } from '../helpers/fetch-browser.js';
+import { pageKind } from '../helpers/flow.js';
+import { FetchCookieJar, browse, signInThroughPages } from '../helpers/fetch-browser.js';
 import { dialects } from '../helpers/db.js';
 import { changeClient, createClient } from '../../src/admin/operations.js';
 
@@ -13,25 +13,6 @@ import { changeClient, createClient } from '../../src/admin/operations.js';
 // or pushes it (buildAuthorizationUrlWithPAR after JAR, RFC 9126 3), and exchanges the code with PKCE.
 
 const CLIENT = 'jar-rp';
-
-/** The user's part over real HTTP: whatever pages come (login, consent, organization), to the client's redirect. */
-async function signIn(ts: TestServer, authUrl: URL): Promise<URL> {
-  const jar = new FetchCookieJar();
-  const fields: Record<string, Record<string, string>> = {
-    login: { username: ts.user.username, password: ts.user.password },
-    consent: { decision: 'allow' },
-    organization: { organization: 'acme' },
-  };
-  let next = seeOther(await browse(jar, authUrl), ts.baseUrl);
-  for (let i = 0; i < 5 && next.pathname.includes('/login-actions/'); i++) {
-    const html = await (await browse(jar, next)).text();
-    const kind = pageKind(html);
-    assert.ok(fields[kind], `unexpected page ${kind}`);
-    const form = parseForm(html);
-    next = seeOther(await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, ...fields[kind] }), ts.baseUrl);
-  }
-  return next;
-}
 
 for (const dialect of dialects()) {
   test(`openid-client signs its authorization requests (JAR), by value and pushed; a client requiring request objects refuses a plain one; another key's object is an error page (${dialect})`, async () => {
@@ -65,7 +46,7 @@ for (const dialect of dialects()) {
         const authUrl = o.par ? await oidc.buildAuthorizationUrlWithPAR(config, jarUrl.searchParams) : jarUrl;
         if (o.par) assert.match(authUrl.searchParams.get('request_uri')!, /^urn:ietf:params:oauth:request_uri:/);
         if (o.key) return authUrl;
-        const callback = await signIn(ts, authUrl);
+        const callback = await signInThroughPages(ts, authUrl);
         assert.equal(`${callback.origin}${callback.pathname}`, ts.client.redirectUri);
         const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
         assert.equal(tokens.claims()!.sub, ts.user.id);

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oidc from 'openid-client';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
-import { pageKind, parseForm } from '../helpers/flow.js';
-import { FetchCookieJar, browse, seeOther } from '../helpers/fetch-browser.js';
+import { pageKind } from '../helpers/flow.js';
+import { FetchCookieJar, browse, signInThroughPages } from '../helpers/fetch-browser.js';
 import { dialects } from '../helpers/db.js';
 import { changeClient } from '../../src/admin/operations.js';
 
@@ -12,25 +12,6 @@ import { changeClient } from '../../src/admin/operations.js';
 // with PKCE; the user's part goes over real HTTP as a browser's would.
 
 type Auth = 'basic' | 'post' | 'none';
-
-/** The user's part over real HTTP: whatever pages come (login, consent once per client, organization), to the client's redirect. */
-async function signIn(ts: TestServer, authUrl: URL): Promise<URL> {
-  const jar = new FetchCookieJar();
-  const fields: Record<string, Record<string, string>> = {
-    login: { username: ts.user.username, password: ts.user.password },
-    consent: { decision: 'allow' },
-    organization: { organization: 'acme' },
-  };
-  let next = seeOther(await browse(jar, authUrl), ts.baseUrl);
-  for (let i = 0; i < 5 && next.pathname.includes('/login-actions/'); i++) {
-    const html = await (await browse(jar, next)).text();
-    const kind = pageKind(html);
-    assert.ok(fields[kind], `unexpected page ${kind}`);
-    const form = parseForm(html);
-    next = seeOther(await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, ...fields[kind] }), ts.baseUrl);
-  }
-  return next;
-}
 
 async function discover(ts: TestServer, auth: Auth): Promise<oidc.Configuration> {
   const metadata = { [oidc.clockSkew]: Math.round((ts.clock.nowMs() - Date.now()) / 1000) };
@@ -56,7 +37,7 @@ async function pushedFlow(ts: TestServer, auth: Auth): Promise<{ config: oidc.Co
   // RFC 9126 4: the front channel carries only client_id and request_uri.
   assert.deepEqual([...authUrl.searchParams.keys()].sort(), ['client_id', 'request_uri']);
   assert.match(authUrl.searchParams.get('request_uri')!, /^urn:ietf:params:oauth:request_uri:/);
-  const callback = await signIn(ts, authUrl);
+  const callback = await signInThroughPages(ts, authUrl);
   assert.equal(`${callback.origin}${callback.pathname}`, redirectUri);
   const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
   assert.equal(tokens.claims()!.sub, ts.user.id);
