@@ -99,7 +99,7 @@ for (const dialect of dialects()) {
       await page.getByLabel('Client authenticator').selectOption('client-jwt');
       await page.getByLabel('Use JWKS URL').check();
       await page.getByLabel('JWKS URL', { exact: true }).fill('https://shop.example.com/.well-known/jwks.json');
-      await page.getByLabel('Signature algorithm').selectOption('ES256');
+      await page.getByLabel('Signature algorithm', { exact: true }).selectOption('ES256');
       await page.getByRole('button', { name: 'Save credentials' }).click();
       await page.getByText('The credentials were saved.').waitFor();
       assert.deepEqual((await ts.store.clients.get(REALM, 'shop'))!.authMethods, ['private_key_jwt']);

@@ -363,12 +363,12 @@ function requestObjectSection(action: string, csrf: string, client: Client, canM
   const required = client.requestObjectRequired;
   const alg = client.requestObjectSignatureAlg ?? 'any';
   const help = html`<p class="muted">A request object is the sign-in request signed by the application (JWT-secured authorization request, RFC 9101), verified with the keys of its credentials (JWKS URL, JWKS or certificate); only the parameters inside it count. Required: a sign-in request without one (or, for request_uri, not pushed first) is sent back to the application with an error.</p>`;
-  if (!canManage) return html`<dl class="facts"><dt>Request objects</dt><dd>${required}</dd><dt>Signature algorithm</dt><dd>${alg}</dd></dl>${help}`;
+  if (!canManage) return html`<dl class="facts"><dt>Request objects</dt><dd>${required}</dd><dt>Request object signature algorithm</dt><dd>${alg}</dd></dl>${help}`;
   const requiredOptions = REQUEST_OBJECT_REQUIRED.map((v) => html`<option value="${v}"${v === required ? html` selected` : ''}>${v}</option>`);
   const algOptions = ['any', ...ASSERTION_ALGS, ...(alg === 'none' ? ['none'] : [])].map((a) => html`<option value="${a}"${a === alg ? html` selected` : ''}>${a === 'any' ? 'Any asymmetric algorithm' : a}</option>`);
   return html`<form method="post" action="${action}" class="console-form">${csrfField(csrf)}
 <label for="request-object-required">Request objects required</label><select id="request-object-required" name="required">${requiredOptions}</select>
-<label for="request-object-alg">Signature algorithm</label><select id="request-object-alg" name="alg">${algOptions}</select>
+<label for="request-object-alg">Request object signature algorithm</label><select id="request-object-alg" name="alg">${algOptions}</select>
 ${help}
 <button type="submit">Save request objects</button></form>`;
 }
