@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { CliError, collect, withStore } from './common.js';
 import fs from 'node:fs';
-import { createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClientShowingSecret, type ClientJwtKeysChange, type ListChange } from '../admin/operations.js';
+import { createClient, deleteClient, isRequestObjectRequired, rotateClientSecret, setClientEnabled, updateClientShowingSecret, type ClientJwtKeysChange, type ListChange } from '../admin/operations.js';
 import { keySource } from '../oauth/client-keys.js';
 import { checkChosenClientSecret } from '../admin/validation.js';
 import { onOff } from './common.js';
-import { REQUEST_OBJECT_REQUIRED, type Client, type RequestObjectRequired, type TokenExchangeRefresh } from '../storage/types.js';
+import type { Client, RequestObjectRequired, TokenExchangeRefresh } from '../storage/types.js';
 import { InvalidArgumentError } from 'commander';
 import type { FrontchannelLogoutChange } from '../admin/operations/clients.js';
 import { registerMapperCommands } from './mapper.js';
@@ -72,9 +72,9 @@ const REQUEST_OBJECT_ALG_HELP = "the one algorithm its request objects may be si
 function requestObjectRequired(v: string): RequestObjectRequired {
   const x = v.toLowerCase().replace(/_/g, '-');
   const m: Record<string, RequestObjectRequired> = { 'not-required': 'not required', request: 'request only', 'request-uri': 'request_uri only', 'request-or-request-uri': 'request or request_uri' };
-  const found = m[x] ?? (REQUEST_OBJECT_REQUIRED as readonly string[]).find((k) => k === v);
+  const found = m[x] ?? (isRequestObjectRequired(v) ? v : undefined);
   if (!found) throw new InvalidArgumentError('--request-object takes not-required, request, request-uri or request-or-request-uri');
-  return found as RequestObjectRequired;
+  return found;
 }
 const FRONTCHANNEL_URL_HELP = "OpenID Connect Front-Channel Logout: the URL the browser loads in an invisible iframe when it ends a session the client was used in (http or https, no fragment; Keycloak's frontchannel.logout.url, and frontchannelLogout on)";
 const FRONTCHANNEL_SID_HELP = 'whether iss and sid are added to the front-channel logout URL (on by default)';

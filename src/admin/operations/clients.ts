@@ -634,9 +634,14 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
 }
 
 /** Keycloak's request.object.required: one of its four values, exactly as it stores them. */
+/** Whether `v` is one of Keycloak's request.object.required values, exactly as Keycloak spells it. */
+export function isRequestObjectRequired(v: string): v is RequestObjectRequired {
+  return (REQUEST_OBJECT_REQUIRED as readonly string[]).includes(v);
+}
+
 export function checkRequestObjectRequired(v: string | undefined): RequestObjectRequired | undefined {
   if (v === undefined) return undefined;
-  if (!(REQUEST_OBJECT_REQUIRED as readonly string[]).includes(v)) throw new ValidationError(`request.object.required must be one of: ${REQUEST_OBJECT_REQUIRED.map((x) => `"${x}"`).join(', ')}`);
+  if (!isRequestObjectRequired(v)) throw new ValidationError(`request.object.required must be one of: ${REQUEST_OBJECT_REQUIRED.map((x) => `"${x}"`).join(', ')}`);
   return v as RequestObjectRequired;
 }
 

@@ -41,11 +41,8 @@ export function backchannelFromAttributes(a: Record<string, unknown>): Backchann
     out.url = url;
   }
   for (const [key, name] of [['sessionRequired', BACKCHANNEL_ATTRIBUTES.sessionRequired], ['revokeOfflineTokens', BACKCHANNEL_ATTRIBUTES.revokeOfflineTokens]] as const) {
-    const v = a[name];
-    if (v === undefined || v === null || v === '') continue;
-    if (v === true || v === 'true') out[key] = true;
-    else if (v === false || v === 'false') out[key] = false;
-    else throw new ValidationError(`attributes.${name} must be "true" or "false"`);
+    const v = switchFromAttributes(a, name);
+    if (v !== undefined) out[key] = v;
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }
@@ -97,10 +94,8 @@ export function tokenExchangeAttributes(c: Client): Record<string, string> {
 /** The attributes of a Keycloak attributes map, each undefined when absent or empty; a wrong value is refused. */
 export function tokenExchangeFromAttributes(a: Record<string, unknown>): { standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh } {
   const out: { standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh } = {};
-  const on = a[TOKEN_EXCHANGE_ATTRIBUTES.enabled];
-  if (on === true || on === 'true') out.standardTokenExchange = true;
-  else if (on === false || on === 'false') out.standardTokenExchange = false;
-  else if (on !== undefined && on !== null && on !== '') throw new ValidationError(`attributes.${TOKEN_EXCHANGE_ATTRIBUTES.enabled} must be "true" or "false"`);
+  const on = switchFromAttributes(a, TOKEN_EXCHANGE_ATTRIBUTES.enabled);
+  if (on !== undefined) out.standardTokenExchange = on;
   const refresh = a[TOKEN_EXCHANGE_ATTRIBUTES.refresh];
   if (typeof refresh === 'string' && (TOKEN_EXCHANGE_REFRESH as readonly string[]).includes(refresh)) out.tokenExchangeRefresh = refresh as TokenExchangeRefresh;
   else if (refresh !== undefined && refresh !== null && refresh !== '') throw new ValidationError(`attributes.${TOKEN_EXCHANGE_ATTRIBUTES.refresh} must be "NO" or "SAME_SESSION"`);
@@ -197,10 +192,8 @@ export function frontchannelFromRepresentation(switchValue: unknown, a: Record<s
     if (url !== null && typeof url !== 'string') throw new ValidationError(`attributes.${FRONTCHANNEL_ATTRIBUTES.url} must be a string`);
     out.url = url;
   }
-  const v = a[FRONTCHANNEL_ATTRIBUTES.sessionRequired];
-  if (v === true || v === 'true') out.sessionRequired = true;
-  else if (v === false || v === 'false') out.sessionRequired = false;
-  else if (v !== undefined && v !== null && v !== '') throw new ValidationError(`attributes.${FRONTCHANNEL_ATTRIBUTES.sessionRequired} must be "true" or "false"`);
+  const v = switchFromAttributes(a, FRONTCHANNEL_ATTRIBUTES.sessionRequired);
+  if (v !== undefined) out.sessionRequired = v;
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
@@ -211,11 +204,8 @@ export function frontchannelFromRepresentation(switchValue: unknown, a: Record<s
 export function jwtKeysFromAttributes(a: Record<string, unknown>): ClientJwtKeysChange | undefined {
   const out: ClientJwtKeysChange = {};
   for (const [key, name] of [['useJwksUrl', JWT_ATTRIBUTES.useJwksUrl], ['useJwksString', JWT_ATTRIBUTES.useJwksString]] as const) {
-    const v = a[name];
-    if (v === undefined || v === null || v === '') continue;
-    if (v === true || v === 'true') out[key] = true;
-    else if (v === false || v === 'false') out[key] = false;
-    else throw new ValidationError(`attributes.${name} must be "true" or "false"`);
+    const v = switchFromAttributes(a, name);
+    if (v !== undefined) out[key] = v;
   }
   for (const [key, name] of [['jwksUrl', JWT_ATTRIBUTES.jwksUrl], ['jwksString', JWT_ATTRIBUTES.jwksString], ['certificate', JWT_ATTRIBUTES.certificate], ['publicKey', JWT_ATTRIBUTES.publicKey], ['signingAlg', JWT_ATTRIBUTES.signingAlg]] as const) {
     const v = a[name];
