@@ -45,7 +45,7 @@ await build({
   minify: process.env.REALMGATE_BUNDLE_MINIFY !== '0',
   sourcemap: true,
   legalComments: 'linked',
-  external: ['better-sqlite3', '@node-rs/argon2', 'pg', 'pg-native', 'nodemailer'],
+  external: ['better-sqlite3', '@node-rs/argon2', 'pg', 'pg-native', 'nodemailer', 'ldapts'],
   plugins: [lazyBuiltins],
   // The file is the function node:module would wrap a CommonJS module in, for the loader to compile as it
   // is (a wrapper added at run time would make a second copy of the source). The sources are ES modules:

@@ -175,6 +175,9 @@ export async function createUser(
  * next sign-in (UPDATE_PASSWORD), false ends that requirement (Keycloak's reset-password does both),
  * undefined leaves it as it is.
  */
+/** What every door says when asked to set the password of a user whose password lives in LDAP. */
+export const FEDERATED_PASSWORD_MESSAGE = 'This account\'s password is managed by the organization\'s user directory (LDAP) and cannot be changed here. Change it there.';
+
 export async function setUserPassword(
   store: Store,
   input: {
@@ -200,6 +203,9 @@ export async function setUserPassword(
     checkPasswordFloor(input.password);
     throw new ValidationError(`user ${input.username ?? input.userId ?? ''} does not exist in realm ${input.realmId}`);
   }
+  // User federation (read-only): the password of a user from an LDAP directory lives there, and every
+  // sign-in checks it there; a local one would never be used. Every door that sets a password comes here.
+  if (user.federationLink) throw new ValidationError(FEDERATED_PASSWORD_MESSAGE);
   if (!input.checked) await checkPassword(store, { realm, password: input.password, username: user.username, email: user.email, user });
   const requiredActions = afterPassword(user.requiredActions, input.temporary);
   const t = input.nowSeconds ?? now();

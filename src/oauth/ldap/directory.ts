@@ -1,0 +1,155 @@
+import type { Client, Entry } from 'ldapts';
+import { escapeFilterValue, isAttributeName } from './escape.js';
+
+/**
+ * One conversation with an LDAP directory for one sign-in (RFC 4511): connect (ldaps://, or ldap://
+ * with StartTLS, certificates verified by Node's trust store, which NODE_EXTRA_CA_CERTS extends), bind
+ * as the provider's service account (or not at all when authType is none), search the user, then bind
+ * as the user's entry with the typed password. ldapts is loaded on first use only: a server whose
+ * realms have no LDAP never loads it.
+ */
+
+/** The directory cannot answer now (unreachable, silent, TLS refused, service account refused): try again later. */
+export class LdapUnavailable extends Error {}
+
+/** Keycloak's LDAP provider config, read once per sign-in (LDAPConstants names). */
+export interface LdapSettings {
+  url: string;
+  usersDn: string;
+  bindDn: string;
+  /** authType "none": no service bind, the search runs anonymously. */
+  anonymous: boolean;
+  startTls: boolean;
+  usernameAttribute: string;
+  uuidAttribute: string;
+  objectClasses: string[];
+  /** searchScope 1: one level under usersDn; 2: the whole subtree. */
+  scope: 'one' | 'sub';
+  customFilter: string | undefined;
+  connectTimeoutMs: number;
+  operationTimeoutMs: number;
+}
+
+export type LdapLookup =
+  | { kind: 'found'; dn: string; attributes: Record<string, string[]> }
+  | { kind: 'not-found' }
+  | { kind: 'wrong-password' }
+  | { kind: 'ambiguous' };
+
+let ldapts: Promise<typeof import('ldapts')> | undefined;
+function loadLdapts(): Promise<typeof import('ldapts')> {
+  ldapts ??= import('ldapts');
+  return ldapts;
+}
+
+/** Whether ldapts was ever loaded in this process (an idle server must not: tests check it). */
+export function ldapClientLoaded(): boolean {
+  return ldapts !== undefined;
+}
+
+/** Each step is bounded; the whole conversation too (a server that trickles answers cannot hold a sign-in). */
+const MAX_TOTAL_MS = 8_000;
+
+/**
+ * The entry `login` names (by usernameLDAPAttribute, or by mail when `byEmail`), checked with `password`
+ * by a bind as that entry. The password is never empty here: RFC 4513 5.1.2, a simple bind with a DN
+ * and an empty password is an unauthenticated bind, which servers answer with success.
+ */
+export async function lookupAndBind(s: LdapSettings, bindCredential: string | undefined, login: { value: string; byEmail: boolean }, password: string, attributes: string[]): Promise<LdapLookup> {
+  if (password === '') return { kind: 'wrong-password' };
+  const filter = userFilter(s, login);
+  const { Client } = await loadLdapts();
+  // ldapts speaks TLS from the start whenever tlsOptions are given: only for ldaps:// (StartTLS upgrades later).
+  const secure = s.url.toLowerCase().startsWith('ldaps://');
+  const client = new Client({ url: s.url, connectTimeout: s.connectTimeoutMs, timeout: s.operationTimeoutMs, strictDN: false, ...(secure ? { tlsOptions: { minVersion: 'TLSv1.2' as const } } : {}) });
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LdapUnavailable('the directory did not answer in time')), Math.min(MAX_TOTAL_MS, s.connectTimeoutMs + 4 * s.operationTimeoutMs));
+  });
+  try {
+    return await Promise.race([converse(client, s, bindCredential, filter, password, attributes), deadline]);
+  } finally {
+    clearTimeout(timer);
+    client.unbind().catch(() => undefined);
+  }
+}
+
+async function converse(client: Client, s: LdapSettings, bindCredential: string | undefined, filter: string, password: string, attributes: string[]): Promise<LdapLookup> {
+  await serviceBind(client, s, bindCredential);
+  let entries: Entry[];
+  try {
+    // Two are enough to tell one entry from several (more than one is a failure, never a choice).
+    const r = await client.search(s.usersDn, { scope: s.scope, filter, sizeLimit: 2, attributes: [...new Set(['dn', ...attributes])] });
+    entries = r.searchEntries;
+  } catch (err) {
+    // RFC 4511 4.1.9 sizeLimitExceeded (4): more entries matched than the two asked for.
+    if (resultCode(err) === 4) return { kind: 'ambiguous' };
+    throw unavailable('search', err);
+  }
+  if (entries.length === 0) return { kind: 'not-found' };
+  if (entries.length > 1) return { kind: 'ambiguous' };
+  const entry = entries[0]!;
+  try {
+    await client.bind(entry.dn, password);
+  } catch (err) {
+    const code = resultCode(err);
+    // RFC 4511 4.1.9: invalidCredentials (49), or a refusal of this account (inappropriateAuthentication 48,
+    // unwillingToPerform 53: Active Directory's disabled or locked accounts): a failed sign-in, not an outage.
+    if (code === 49 || code === 48 || code === 53 || code === 50) return { kind: 'wrong-password' };
+    throw unavailable('user bind', err);
+  }
+  return { kind: 'found', dn: entry.dn, attributes: stringAttributes(entry) };
+}
+
+async function serviceBind(client: Client, s: LdapSettings, bindCredential: string | undefined): Promise<void> {
+  try {
+    if (s.startTls) {
+      const host = new URL(s.url).hostname;
+      // Node checks the certificate against the host name given here (a bare socket would be checked against "localhost").
+      await client.startTLS({ host, servername: host, minVersion: 'TLSv1.2' });
+    }
+    if (s.anonymous) return;
+    // The same rule as for users: an empty bind password would be an unauthenticated bind (RFC 4513 5.1.2).
+    if (!bindCredential) throw new LdapUnavailable('the provider has no bind credential');
+    await client.bind(s.bindDn, bindCredential);
+  } catch (err) {
+    throw unavailable('connect or service bind', err);
+  }
+}
+
+function resultCode(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+function unavailable(step: string, err: unknown): LdapUnavailable {
+  if (err instanceof LdapUnavailable) return err;
+  const code = resultCode(err);
+  return new LdapUnavailable(`${step} failed: ${(err as Error)?.name ?? 'Error'}${code !== undefined ? ` (LDAP result ${code})` : ''}: ${String((err as Error)?.message ?? err).slice(0, 200)}`);
+}
+
+/** RFC 4515: (&(objectClass=a)(objectClass=b)(uid=<escaped>)[custom filter]). */
+export function userFilter(s: Pick<LdapSettings, 'objectClasses' | 'usernameAttribute' | 'customFilter'>, login: { value: string; byEmail: boolean }): string {
+  const attr = login.byEmail ? 'mail' : s.usernameAttribute;
+  const parts = s.objectClasses.map((c) => `(objectClass=${escapeFilterValue(c)})`);
+  parts.push(`(${attr}=${escapeFilterValue(login.value)})`);
+  if (s.customFilter) parts.push(s.customFilter);
+  return `(&${parts.join('')})`;
+}
+
+function stringAttributes(entry: Entry): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(entry)) {
+    if (name === 'dn') continue;
+    const list = Array.isArray(value) ? value : [value];
+    const strings = list.filter((v): v is string => typeof v === 'string');
+    if (strings.length > 0) out[name.toLowerCase()] = strings;
+  }
+  return out;
+}
+
+/** A configured attribute name, checked (it goes into filters and attribute lists unescaped). */
+export function attributeName(value: string | undefined, fallback: string): string {
+  const v = (value ?? '').trim();
+  return v !== '' && isAttributeName(v) ? v : fallback;
+}

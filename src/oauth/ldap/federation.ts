@@ -1,0 +1,165 @@
+import { randomId } from '../../crypto/random.js';
+import { openLdapCredential } from '../../crypto/broker-secrets.js';
+import { verifyDummy } from '../../crypto/passwords.js';
+import { nowSeconds } from '../../clock.js';
+import type { Services } from '../../services.js';
+import type { Realm, User, UserAttributes, UserStorageProvider } from '../../storage/types.js';
+import { attributeName, LdapUnavailable, lookupAndBind, type LdapSettings } from './directory.js';
+
+/**
+ * User federation at the password step (Keycloak's LDAPStorageProvider, read-only): a name not found
+ * locally, or a user linked to a provider (federationLink), is checked against the realm's enabled LDAP
+ * providers by a bind as the user's entry. The password is never stored here: every sign-in binds again,
+ * so a password changed, or an entry deleted or disabled, in the directory takes effect at once.
+ */
+
+/** Keycloak's NO_PASSWORD-like marker: a federated user has no local password (verifyPassword refuses it). */
+export const FEDERATED_PASSWORD_HASH = '!no-password';
+/** Keycloak's LDAPConstants.LDAP_ID and LDAP_ENTRY_DN user attributes. */
+export const LDAP_ID = 'LDAP_ID';
+export const LDAP_ENTRY_DN = 'LDAP_ENTRY_DN';
+
+const first = (config: Record<string, string[]>, key: string): string | undefined => config[key]?.[0];
+const flag = (config: Record<string, string[]>, key: string, fallback: boolean): boolean => {
+  const v = first(config, key);
+  return v === undefined || v === '' ? fallback : v === 'true';
+};
+
+export function providerEnabled(p: UserStorageProvider): boolean {
+  return flag(p.config, 'enabled', true);
+}
+
+function milliseconds(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return Number.isInteger(n) && n > 0 ? Math.min(n, 10_000) : fallback;
+}
+
+/** The connection and search settings of a provider (its config as Keycloak names it). */
+export function ldapSettings(p: UserStorageProvider): LdapSettings {
+  const c = p.config;
+  // Keycloak allows several space-separated URLs (failover); the first is used.
+  const url = (first(c, 'connectionUrl') ?? '').trim().split(/\s+/)[0] ?? '';
+  return {
+    url,
+    usersDn: first(c, 'usersDn') ?? '',
+    bindDn: first(c, 'bindDn') ?? '',
+    anonymous: first(c, 'authType') === 'none',
+    startTls: flag(c, 'startTls', false) && url.toLowerCase().startsWith('ldap://'),
+    usernameAttribute: attributeName(first(c, 'usernameLDAPAttribute'), 'uid'),
+    uuidAttribute: attributeName(first(c, 'uuidLDAPAttribute'), 'entryUUID'),
+    objectClasses: (first(c, 'userObjectClasses') ?? 'inetOrgPerson').split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    scope: first(c, 'searchScope') === '2' ? 'sub' : 'one',
+    customFilter: first(c, 'customUserSearchFilter')?.trim() || undefined,
+    connectTimeoutMs: milliseconds(first(c, 'connectionTimeout'), 3_000),
+    operationTimeoutMs: milliseconds(first(c, 'readTimeout'), 3_000),
+  };
+}
+
+/** Where the user's fields come from: Keycloak's default mappers, or the provider's user-attribute mappers. */
+export function attributeMapping(p: UserStorageProvider): { username: string; email: string; firstName: string; lastName: string; extra: Array<{ model: string; ldap: string }> } {
+  const s = ldapSettings(p);
+  const out = { username: s.usernameAttribute, email: 'mail', firstName: 'givenName', lastName: 'sn', extra: [] as Array<{ model: string; ldap: string }> };
+  for (const m of p.mappers) {
+    if (m.providerId !== 'user-attribute-ldap-mapper' || m.config['is.binary.attribute']?.[0] === 'true') continue;
+    const model = m.config['user.model.attribute']?.[0];
+    const ldap = attributeName(m.config['ldap.attribute']?.[0], '');
+    if (!model || !ldap) continue;
+    if (model === 'username') out.username = ldap;
+    else if (model === 'email' || model === 'firstName' || model === 'lastName') out[model] = ldap;
+    else if (!['LDAP_ID', 'LDAP_ENTRY_DN', 'createTimestamp', 'modifyTimestamp'].includes(model)) out.extra.push({ model, ldap });
+  }
+  return out;
+}
+
+async function enabledProviders(services: Services, realmId: string): Promise<UserStorageProvider[]> {
+  return (await services.store.userStorage.list(realmId)).filter(providerEnabled);
+}
+
+/**
+ * The password step for a name Realmgate does not hold a password for. `user`: the local user the name
+ * found (federated, or undefined). Returns the signed-in user (imported or refreshed from the entry), or
+ * undefined for a failed sign-in (counted by the caller's brute-force protection as any other).
+ * Throws LdapUnavailable when the directory that should answer cannot.
+ */
+export async function federatedSignIn(services: Services, realm: Realm, input: { user: User | undefined; typed: string; password: string }): Promise<User | undefined> {
+  const { user } = input;
+  if (user && !user.federationLink) return undefined;
+  const providers = user
+    ? (await enabledProviders(services, realm.id)).filter((p) => p.id === user.federationLink)
+    : await enabledProviders(services, realm.id);
+  // An empty password is refused before any bind (RFC 4513 5.1.2); so is a name no directory is asked for.
+  if (providers.length === 0 || input.password === '') {
+    await verifyDummy(input.password);
+    return undefined;
+  }
+  const typed = input.typed.trim();
+  const login = user ? { value: user.username, byEmail: false } : { value: typed, byEmail: realm.loginWithEmailAllowed && typed.includes('@') };
+  let outage: LdapUnavailable | undefined;
+  for (const p of providers) {
+    const map = attributeMapping(p);
+    const s = ldapSettings(p);
+    const credential = p.sealedBindCredential ? await openLdapCredential(services.store, realm.id, p.id, p.sealedBindCredential) : undefined;
+    let r;
+    try {
+      r = await lookupAndBind(s, credential, login, input.password, [map.username, map.email, map.firstName, map.lastName, s.uuidAttribute, ...map.extra.map((e) => e.ldap)]);
+      // A name typed as an email may also be a username (Keycloak looks up both).
+      if (r.kind === 'not-found' && login.byEmail) r = await lookupAndBind(s, credential, { value: typed, byEmail: false }, input.password, [map.username, map.email, map.firstName, map.lastName, s.uuidAttribute]);
+    } catch (err) {
+      if (!(err instanceof LdapUnavailable)) throw err;
+      outage = err;
+      continue;
+    }
+    if (r.kind === 'not-found') continue;
+    if (r.kind !== 'found') return undefined;
+    return importOrUpdate(services, realm, p, user, { dn: r.dn, attributes: r.attributes });
+  }
+  if (outage) throw outage;
+  return undefined;
+}
+
+const one = (attrs: Record<string, string[]>, name: string): string | undefined => attrs[name.toLowerCase()]?.[0];
+
+/** Keycloak's import (importEnabled): the local copy of the entry, linked to the provider; refreshed at each sign-in. */
+async function importOrUpdate(services: Services, realm: Realm, p: UserStorageProvider, linked: User | undefined, entry: { dn: string; attributes: Record<string, string[]> }): Promise<User | undefined> {
+  const map = attributeMapping(p);
+  const s = ldapSettings(p);
+  const username = one(entry.attributes, map.username)?.trim().toLowerCase();
+  if (!username || username.length > 255) return undefined;
+  const uuid = one(entry.attributes, s.uuidAttribute);
+  const existing = linked ?? (await services.store.users.findByUsername(realm.id, username));
+  // A local account of the same name is not taken over by a directory entry (Keycloak refuses it too).
+  if (existing && existing.federationLink !== p.id) return undefined;
+  // The entry a linked user was imported from, not another that now has the name.
+  if (existing && uuid && existing.attributes[LDAP_ID]?.[0] && existing.attributes[LDAP_ID][0] !== uuid) return undefined;
+  const attributes: UserAttributes = { ...(existing?.attributes ?? {}), [LDAP_ENTRY_DN]: [entry.dn] };
+  if (uuid) attributes[LDAP_ID] = [uuid];
+  for (const e of map.extra) {
+    const v = entry.attributes[e.ldap.toLowerCase()];
+    if (v) attributes[e.model] = v.slice(0, 20);
+  }
+  const fields = {
+    email: one(entry.attributes, map.email)?.toLowerCase() ?? null,
+    firstName: one(entry.attributes, map.firstName) ?? null,
+    lastName: one(entry.attributes, map.lastName) ?? null,
+  };
+  if (existing) {
+    if (!existing.enabled) return undefined;
+    await services.store.users.update(existing.id, { ...fields, attributes, ...(existing.username !== username ? { username } : {}) });
+    return { ...existing, ...fields, username, attributes };
+  }
+  const id = randomId();
+  await services.store.users.create({
+    id,
+    realmId: realm.id,
+    username,
+    ...fields,
+    emailVerified: flag(p.config, 'trustEmail', false) && fields.email !== null,
+    passwordHash: FEDERATED_PASSWORD_HASH,
+    now: nowSeconds(services.clock),
+    organizationIds: [],
+    attributes,
+    federationLink: p.id,
+  });
+  await services.audit.record({ realmId: realm.id, type: 'REGISTER', outcome: 'success', userId: id, username, reason: `imported from LDAP provider ${p.name}` });
+  return services.store.users.get(id);
+}
