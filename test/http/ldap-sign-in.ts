@@ -9,7 +9,7 @@ import { basic } from '../helpers/server.js';
 import { LDAP_MISSING, PEOPLE, ROOT_DN, ROOT_PASSWORD, SUFFIX, startLdap, type LdapServer } from '../helpers/ldap.js';
 import { freePort } from '../helpers/smtp.js';
 import { createUserStorage, updateUserStorage } from '../../src/admin/operations/user-storage.js';
-import { setUserPassword, FEDERATED_PASSWORD_MESSAGE } from '../../src/admin/operations/users.js';
+import { completePasswordUpdate, setUserPassword, FEDERATED_PASSWORD_MESSAGE } from '../../src/admin/operations/users.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { ldapClientLoaded } from '../../src/oauth/ldap/directory.js';
 
@@ -184,6 +184,9 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
     test("a federated user's password cannot be set here", async () => {
       const lena = (await ts.store.users.findByUsername(REALM, 'lena'))!;
       await assert.rejects(setUserPassword(ts.store, { realmId: REALM, userId: lena.id, password: 'a-local-password-1' }), (e: Error) => e.message === FEDERATED_PASSWORD_MESSAGE);
+      // The update-password and account pages and the reset link's page say so, and change nothing.
+      assert.equal(await completePasswordUpdate(ts.store, { realmId: REALM, user: lena, password: 'a-local-password-1', confirmation: 'a-local-password-1' }), FEDERATED_PASSWORD_MESSAGE);
+      assert.equal((await ts.store.users.get(lena.id))!.passwordHash, lena.passwordHash);
       assert.equal((await grant('lena', 'a-local-password-1')).json().error, 'invalid_grant');
     });
 

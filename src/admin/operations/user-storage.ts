@@ -243,3 +243,43 @@ export function toComponentRepresentation(p: UserStorageProvider): Record<string
 export function toMapperRepresentation(p: UserStorageProvider, m: UserStorageMapper): Record<string, unknown> {
   return { id: m.id, name: m.name, providerId: m.providerId, providerType: LDAP_MAPPER_TYPE, parentId: p.id, config: m.config };
 }
+
+// ---- The providers' mappers (LDAPStorageMapper subcomponents) ----
+
+/** The provider holding the mapper `id`, and the mapper; undefined when no provider of the realm has it. */
+export async function findMapper(store: Store, realmId: string, id: string): Promise<{ provider: UserStorageProvider; mapper: UserStorageMapper } | undefined> {
+  for (const provider of await store.userStorage.list(realmId)) {
+    const mapper = provider.mappers.find((m) => m.id === id);
+    if (mapper) return { provider, mapper };
+  }
+  return undefined;
+}
+
+export async function createMapper(store: Store, actor: Actor, realmId: string, providerId: string, fields: { id?: string; name?: string; providerId?: string; config?: Record<string, string[]> }): Promise<UserStorageMapper> {
+  const provider = await requireUserStorage(store, realmId, providerId);
+  const m: UserStorageMapper = { id: fields.id ?? randomUUID(), name: (fields.name ?? '').trim(), providerId: fields.providerId ?? '', config: fields.config ?? {} };
+  if (!/^[A-Za-z0-9._-]{1,36}$/.test(m.id) || (await findMapper(store, realmId, m.id))) throw new ValidationError('a mapper needs a new id of at most 36 letters, digits, ".", "_" or "-"');
+  if (m.name === '') throw new ValidationError('name is required');
+  if (provider.mappers.some((x) => x.name === m.name)) throw new ValidationError(`the provider already has a mapper named ${JSON.stringify(m.name)}`);
+  checkMapper(m);
+  await store.userStorage.update({ ...provider, mappers: [...provider.mappers, m] });
+  await recordAdminEvent(store, actor, { realmId, operation: 'CREATE', resourceType: 'COMPONENT', resourcePath: path(m.id), representation: { ...m, parentId: provider.id } });
+  return m;
+}
+
+export async function updateMapper(store: Store, actor: Actor, realmId: string, id: string, fields: { name?: string; providerId?: string; config?: Record<string, string[]> }): Promise<UserStorageMapper> {
+  const found = await findMapper(store, realmId, id);
+  if (!found) throw new NotFound(`Could not find component ${id} in realm ${realmId}`);
+  const m: UserStorageMapper = { id, name: (fields.name ?? found.mapper.name).trim(), providerId: fields.providerId ?? found.mapper.providerId, config: fields.config ?? found.mapper.config };
+  checkMapper(m);
+  await store.userStorage.update({ ...found.provider, mappers: found.provider.mappers.map((x) => (x.id === id ? m : x)) });
+  await recordAdminEvent(store, actor, { realmId, operation: 'UPDATE', resourceType: 'COMPONENT', resourcePath: path(id), representation: { ...m, parentId: found.provider.id } });
+  return m;
+}
+
+export async function deleteMapper(store: Store, actor: Actor, realmId: string, id: string): Promise<void> {
+  const found = await findMapper(store, realmId, id);
+  if (!found) throw new NotFound(`Could not find component ${id} in realm ${realmId}`);
+  await store.userStorage.update({ ...found.provider, mappers: found.provider.mappers.filter((x) => x.id !== id) });
+  await recordAdminEvent(store, actor, { realmId, operation: 'DELETE', resourceType: 'COMPONENT', resourcePath: path(id) });
+}

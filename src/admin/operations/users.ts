@@ -262,6 +262,7 @@ export async function completePasswordUpdate(
   input: { realmId: string; user: User; password: string; confirmation: string; ip?: string; clientId?: string; reason?: string; nowSeconds?: number },
 ): Promise<string | undefined> {
   const realm = await requireRealm(store, input.realmId);
+  if (input.user.federationLink) return FEDERATED_PASSWORD_MESSAGE;
   const problem = await ownPasswordProblem(store, realm, input.user, input.password, input.confirmation);
   if (problem) return problem;
   await setUserPassword(store, {

@@ -153,3 +153,28 @@ export function attributeName(value: string | undefined, fallback: string): stri
   const v = (value ?? '').trim();
   return v !== '' && isAttributeName(v) ? v : fallback;
 }
+
+/**
+ * Keycloak's testLDAPConnection: `testConnection` connects (and upgrades with StartTLS when asked);
+ * `testAuthentication` also binds as the service account. Throws LdapUnavailable with the reason.
+ */
+export async function testDirectory(s: LdapSettings, bindCredential: string | undefined, action: 'testConnection' | 'testAuthentication'): Promise<void> {
+  const { Client } = await loadLdapts();
+  const secure = s.url.toLowerCase().startsWith('ldaps://');
+  const client = new Client({ url: s.url, connectTimeout: s.connectTimeoutMs, timeout: s.operationTimeoutMs, strictDN: false, ...(secure ? { tlsOptions: { minVersion: 'TLSv1.2' as const } } : {}) });
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LdapUnavailable('the directory did not answer in time')), Math.min(MAX_TOTAL_MS, s.connectTimeoutMs + 2 * s.operationTimeoutMs));
+  });
+  try {
+    await Promise.race([serviceBind(client, action === 'testAuthentication' ? s : { ...s, anonymous: true, startTls: s.startTls }, bindCredential).then(async () => {
+      // A bare connect: an anonymous bind with no name proves the directory answers LDAP (RFC 4513 5.1.1).
+      if (action === 'testConnection' || s.anonymous) await client.bind('', '');
+    }), deadline]);
+  } catch (err) {
+    throw unavailable(action, err);
+  } finally {
+    clearTimeout(timer);
+    client.unbind().catch(() => undefined);
+  }
+}
