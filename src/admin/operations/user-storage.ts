@@ -117,6 +117,24 @@ function checkLdapConfig(c: Record<string, string[]>): void {
   }
 }
 
+/** The config with Keycloak's defaults for what it leaves out. */
+export function withDefaults(given: Record<string, string[]>): Record<string, string[]> {
+  const config: Record<string, string[]> = { ...given };
+  for (const [k, v] of Object.entries(DEFAULTS)) if (config[k] === undefined || config[k]!.length === 0) config[k] = [v];
+  return config;
+}
+
+/** The checks of checkComponent that need no database (an import reads every entry before writing). Throws ValidationError. */
+export function validateComponentShape(fields: ComponentFields): void {
+  if ((fields.providerId ?? 'ldap') !== 'ldap') throw new ValidationError(`providerId ${JSON.stringify(fields.providerId)} is not supported (Realmgate federates users from LDAP: "ldap")`);
+  if (!(fields.name ?? '').trim()) throw new ValidationError('name is required');
+  if (fields.id !== undefined && !/^[A-Za-z0-9._-]{1,36}$/.test(fields.id)) throw new ValidationError('id must be at most 36 letters, digits, ".", "_" or "-"');
+  const config = withDefaults(fields.config ?? {});
+  checkLdapConfig(config);
+  if (one(config, 'authType') === 'simple' && !one(fields.config ?? {}, 'bindCredential')) throw new ValidationError('config.bindCredential is required when config.authType is "simple"');
+  for (const m of fields.mappers ?? []) checkMapper(m);
+}
+
 /** Keycloak's default mappers of a new LDAP provider (username, first name, last name, email, creation date, modify date). */
 export function defaultMappers(config: Record<string, string[]>): UserStorageMapper[] {
   const readOnly = String(one(config, 'editMode') !== 'WRITABLE');
@@ -161,8 +179,7 @@ export async function checkComponent(store: Store, realmId: string, fields: Comp
   const id = existing?.id ?? fields.id ?? randomUUID();
   if (!/^[A-Za-z0-9._-]{1,36}$/.test(id)) throw new ValidationError('id must be at most 36 letters, digits, ".", "_" or "-"');
   const { bindCredential, ...given } = fields.config ?? {};
-  const config: Record<string, string[]> = { ...given };
-  for (const [k, v] of Object.entries(DEFAULTS)) if (config[k] === undefined || config[k]!.length === 0) config[k] = [v];
+  const config = withDefaults(given);
   checkLdapConfig(config);
   let sealed = existing?.sealedBindCredential ?? null;
   const credential = bindCredential?.[0];
