@@ -3,6 +3,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import fc from 'fast-check';
 import { startTestServer, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { CookieJar, authorizeQuery, inject, parseForm, tokenRequest } from '../helpers/flow.js';
 import { basic } from '../helpers/server.js';
@@ -138,6 +139,28 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
         assert.match(page.body, /Invalid username or password/);
       }
       assert.equal((await ts.store.users.list(REALM)).filter((u) => u.federationLink).length <= 2, true);
+      ts.clock.advance(3600);
+    });
+
+    test('fuzz: LDAP-hostile names with a real password never sign in, never a 5xx', async () => {
+      // Names built from filter and DN syntax around real entries' names; the password is lena's.
+      const piece = fc.constantFrom('*', '(', ')', '\\', '|', '&', '!', '=', ',', '+', '"', '#', ';', '<', '>', ' ', 'uid=', 'objectClass=', 'lena', 'mo', 'twin', 'le', 'na', '\\2a', '\\28', '%2a', 'ou=People');
+      const name = fc.array(piece, { minLength: 1, maxLength: 8 }).map((p) => p.join('')).filter((n) => n.trim().toLowerCase() !== 'lena' && n.trim().toLowerCase() !== 'lena@example.org');
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(name, fc.boolean(), async (typed, page) => {
+          n++;
+          const ip = `10.20.${Math.floor(n / 200)}.${n % 200}`;
+          if (page) {
+            const res = await (await loginForm(ip))(typed, 'lena-ldap-pw');
+            assert.ok(res.statusCode < 500 && res.statusCode !== 303, `${JSON.stringify(typed)}: ${res.statusCode}`);
+          } else {
+            const res = await grant(typed, 'lena-ldap-pw', ip);
+            assert.ok(res.statusCode === 400 || res.statusCode === 401, `${JSON.stringify(typed)}: ${res.statusCode} ${res.body}`);
+          }
+        }),
+        { numRuns: Number(process.env.FUZZ_SCALE ?? 1) * 80, ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}) },
+      );
       ts.clock.advance(3600);
     });
 
