@@ -72,6 +72,36 @@ for (const dialect of dialects()) {
       for (const o of printed) assert.ok(!o.includes(ROOT_PASSWORD), 'the credential is never printed');
     });
 
+    test('ldaps:// and StartTLS verify the certificate; NODE_EXTRA_CA_CERTS trusts a private CA', async () => {
+      const secure = await startLdap({ tls: true, people: [{ uid: 'tess', password: 'tess-pw' }] });
+      try {
+        const credential = path.join(dir, 'tls-bind');
+        fs.writeFileSync(credential, ROOT_PASSWORD, { mode: 0o600 });
+        ok(['ldap', 'add', REALM, 'tls', '--url', secure.ldapsUrl!, '--users-dn', PEOPLE, '--bind-dn', ROOT_DN, '--bind-credential-file', credential]);
+        ok(['ldap', 'add', REALM, 'starttls', '--url', secure.url, '--start-tls', '--users-dn', PEOPLE, '--bind-dn', ROOT_DN, '--bind-credential-file', credential, '--disabled']);
+        // Not trusted: refused (never a bind over an unverified connection).
+        fails(['ldap', 'test', REALM, 'tls'], /LDAP provider tls: .*(self.signed|certificate)/i);
+        fails(['ldap', 'test', REALM, 'starttls'], /LDAP provider starttls: .*(self.signed|certificate)/i);
+        // This server process does not trust it either: the user is told to try again later.
+        const res = await grant('tess', 'tess-pw');
+        assert.equal(res.statusCode, 503);
+        assert.equal(res.json().error, 'temporarily_unavailable');
+        // The private CA added as the docs say: both connect and bind.
+        process.env.NODE_EXTRA_CA_CERTS = secure.caFile;
+        try {
+          assert.match(ok(['ldap', 'test', REALM, 'tls']), /connected to ldaps:\/\/127\.0\.0\.1:\d+ and bound as/);
+          assert.match(ok(['ldap', 'test', REALM, 'starttls']), /connected to ldap:\/\/127\.0\.0\.1:\d+ and bound as/);
+        } finally {
+          delete process.env.NODE_EXTRA_CA_CERTS;
+        }
+        ok(['ldap', 'delete', REALM, 'tls', '--yes']);
+        ok(['ldap', 'delete', REALM, 'starttls', '--yes']);
+        ts.clock.advance(3600);
+      } finally {
+        await secure.stop();
+      }
+    });
+
     test('the bind credential never from argv; refusals in one line', () => {
       fails(['ldap', 'add', REALM, 'x', '--url', ldap.url, '--users-dn', PEOPLE, '--bind-dn', ROOT_DN, '--config', 'bindCredential=secret'], /never from the command line/);
       fails(['ldap', 'add', REALM, 'x', '--url', ldap.url, '--users-dn', PEOPLE, '--bind-dn', ROOT_DN], /--bind-credential-stdin or --bind-credential-file/);

@@ -56,6 +56,9 @@ export function personLdif(p: Person): string {
 export interface LdapServer {
   url: string;
   port: number;
+  /** With `tls`: ldaps:// on its own port (StartTLS works on `url` too), and the self-signed certificate (its own CA) as a PEM file. */
+  ldapsUrl?: string;
+  caFile?: string;
   /** Runs ldapmodify (as the root DN) with this LDIF; `add` for new entries. */
   modify(ldif: string, opts?: { add?: boolean }): Promise<void>;
   setPassword(uid: string, password: string, under?: string): Promise<void>;
@@ -75,10 +78,16 @@ async function accepting(port: number): Promise<boolean> {
 }
 
 /** Starts slapd with `people` (and `extraLdif`, e.g. more organizational units, loaded before them). */
-export async function startLdap(opts: { people: Person[]; extraLdif?: string }): Promise<LdapServer> {
+export async function startLdap(opts: { people: Person[]; extraLdif?: string; tls?: boolean }): Promise<LdapServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rg-slapd-'));
   fs.mkdirSync(path.join(dir, 'db'));
   const conf = path.join(dir, 'slapd.conf');
+  const cert = path.join(dir, 'cert.pem');
+  const key = path.join(dir, 'key.pem');
+  if (opts.tls) {
+    // A self-signed certificate for 127.0.0.1 (and localhost): a private CA of its own.
+    await run('/usr/bin/openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', key, '-out', cert]);
+  }
   fs.writeFileSync(
     conf,
     [
@@ -95,6 +104,7 @@ export async function startLdap(opts: { people: Person[]; extraLdif?: string }):
       `rootdn "${ROOT_DN}"`,
       `rootpw ${ROOT_PASSWORD}`,
       `directory ${dir}/db`,
+      ...(opts.tls ? [`TLSCertificateFile ${cert}`, `TLSCertificateKeyFile ${key}`] : []),
       // Users bind with their own password; nobody reads it. Everything else is readable (anonymous
       // searches test authType none).
       'access to attrs=userPassword by self write by anonymous auth by * none',
@@ -107,11 +117,13 @@ export async function startLdap(opts: { people: Person[]; extraLdif?: string }):
   await run('/usr/sbin/slapadd', ['-f', conf, '-l', path.join(dir, 'init.ldif')]);
   const port = await freePort();
   const url = `ldap://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(SLAPD, ['-h', `${url}/`, '-f', conf, '-d', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const tlsPort = opts.tls ? await freePort() : undefined;
+  const ldapsUrl = tlsPort ? `ldaps://127.0.0.1:${tlsPort}` : undefined;
+  const child: ChildProcess = spawn(SLAPD, ['-h', [`${url}/`, ...(ldapsUrl ? [`${ldapsUrl}/`] : [])].join(' '), '-f', conf, '-d', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()).length > 10_000 && (stderr = stderr.slice(-5000)));
   const started = Date.now();
-  while (!(await accepting(port))) {
+  while (!(await accepting(port)) || (tlsPort !== undefined && !(await accepting(tlsPort)))) {
     if (child.exitCode !== null || Date.now() - started > 10_000) {
       child.kill('SIGKILL');
       throw new Error(`slapd did not start: ${stderr}`);
@@ -129,6 +141,7 @@ export async function startLdap(opts: { people: Person[]; extraLdif?: string }):
   return {
     url,
     port,
+    ...(ldapsUrl ? { ldapsUrl, caFile: cert } : {}),
     modify: (ldif, o = {}) => ldapmodify(ldif, o.add === true),
     setPassword: (uid, password, under = PEOPLE) => ldapmodify(`dn: uid=${uid},${under}\nchangetype: modify\nreplace: userPassword\nuserPassword: ${ssha(password)}\n`, false),
     remove: (dn) => ldapmodify(`dn: ${dn}\nchangetype: delete\n`, false),
