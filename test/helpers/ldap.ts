@@ -120,6 +120,11 @@ export async function startLdap(opts: { people: Person[]; extraLdif?: string; tl
   const tlsPort = opts.tls ? await freePort() : undefined;
   const ldapsUrl = tlsPort ? `ldaps://127.0.0.1:${tlsPort}` : undefined;
   const child: ChildProcess = spawn(SLAPD, ['-h', [`${url}/`, ...(ldapsUrl ? [`${ldapsUrl}/`] : [])].join(' '), '-f', conf, '-d', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Never left behind: killed when the test process exits, whatever its hooks managed to do.
+  const killOnExit = (): void => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()).length > 10_000 && (stderr = stderr.slice(-5000)));
   const started = Date.now();
@@ -146,6 +151,7 @@ export async function startLdap(opts: { people: Person[]; extraLdif?: string; tl
     setPassword: (uid, password, under = PEOPLE) => ldapmodify(`dn: uid=${uid},${under}\nchangetype: modify\nreplace: userPassword\nuserPassword: ${ssha(password)}\n`, false),
     remove: (dn) => ldapmodify(`dn: ${dn}\nchangetype: delete\n`, false),
     async stop() {
+      process.removeListener('exit', killOnExit);
       if (child.exitCode === null) {
         child.kill('SIGTERM');
         await Promise.race([new Promise((r) => child.once('exit', r)), new Promise((r) => setTimeout(r, 3000))]);

@@ -53,10 +53,10 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
       await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     });
     after(async () => {
+      await ldap?.stop();
       for (const s of held) s.destroy();
-      await new Promise((r) => silent.close(r));
-      await ts.close();
-      await ldap.stop();
+      silent?.close();
+      await ts?.close();
     });
 
     async function loginForm(ip = '127.0.0.1') {
