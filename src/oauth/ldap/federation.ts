@@ -5,6 +5,7 @@ import { nowSeconds } from '../../clock.js';
 import type { Services } from '../../services.js';
 import type { Realm, User, UserAttributes, UserStorageProvider } from '../../storage/types.js';
 import { attributeName, LdapUnavailable, lookupAndBind, type LdapSettings } from './directory.js';
+import { USERNAME_RE } from '../../admin/validation.js';
 
 /**
  * User federation at the password step (Keycloak's LDAPStorageProvider, read-only): a name not found
@@ -124,7 +125,8 @@ async function importOrUpdate(services: Services, realm: Realm, p: UserStoragePr
   const map = attributeMapping(p);
   const s = ldapSettings(p);
   const username = one(entry.attributes, map.username)?.trim().toLowerCase();
-  if (!username || username.length > 255) return undefined;
+  // The rule of every other door for usernames: an entry whose name Realmgate cannot hold signs nobody in.
+  if (!username || !USERNAME_RE.test(username)) return undefined;
   const uuid = one(entry.attributes, s.uuidAttribute);
   const existing = linked ?? (await services.store.users.findByUsername(realm.id, username));
   // A local account of the same name is not taken over by a directory entry (Keycloak refuses it too).
@@ -137,8 +139,12 @@ async function importOrUpdate(services: Services, realm: Realm, p: UserStoragePr
     const v = entry.attributes[e.ldap.toLowerCase()];
     if (v) attributes[e.model] = v.slice(0, 20);
   }
+  let email = one(entry.attributes, map.email)?.trim().toLowerCase() ?? null;
+  // duplicateEmailsAllowed off: an address another user of the realm has is left out, so that a sign-in
+  // by email still names one user (the rule of the admin API and the import).
+  if (email !== null && (email.length > 320 || (!realm.duplicateEmailsAllowed && (await services.store.users.findByEmail(realm.id, email, 2)).some((u) => u.id !== existing?.id)))) email = null;
   const fields = {
-    email: one(entry.attributes, map.email)?.toLowerCase() ?? null,
+    email,
     firstName: one(entry.attributes, map.firstName) ?? null,
     lastName: one(entry.attributes, map.lastName) ?? null,
   };
