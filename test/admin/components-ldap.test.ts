@@ -16,7 +16,7 @@ for (const dialect of dialects()) {
     let ldap: LdapServer | undefined;
     before(async () => {
       ts = await startAdminServer({ dialect });
-      if (!LDAP_MISSING) ldap = await startLdap({ people: [{ uid: 'lena', password: 'lena-pw', mail: 'lena@example.org' }] });
+      if (!LDAP_MISSING) ldap = await startLdap({ people: [{ uid: 'lena', password: 'lena-pw', mail: 'lena@example.org' }, { uid: 'sam', password: 'sam-pw', mail: 'sam@example.org', givenName: 'Sam' }, { uid: 'bad name', password: 'x' }] });
     });
     after(async () => {
       await ts.close();
@@ -99,6 +99,25 @@ for (const dialect of dialects()) {
       assert.match(String(e.body.errorMessage), /user directory \(LDAP\)/);
       await ts.kc.components.del({ realm: REALM, id });
       assert.equal((await ts.store.users.get('fed-user-1'))!.federationLink, null);
+    });
+
+    test("user-storage sync: triggerFullSync imports every entry, triggerChangedUsersSync what changed; never a password", { skip: LDAP_MISSING }, async () => {
+      const { id } = await ts.kc.components.create({ realm: REALM, name: 'sync', providerId: 'ldap', providerType: USER_STORAGE, parentId: REALM, config: config(ldap!.url) });
+      const full = await ts.kc.userStorageProvider.sync({ realm: REALM, id, action: 'triggerFullSync' });
+      assert.equal(full.added, 2, JSON.stringify(full));
+      assert.equal(full.failed, 1, 'a name Realmgate does not accept');
+      const sam = (await ts.store.users.findByUsername(REALM, 'sam'))!;
+      assert.equal(sam.federationLink, id);
+      assert.equal(sam.firstName, 'Sam');
+      assert.ok(sam.passwordHash.startsWith('!'));
+      await ldap!.modify(`dn: uid=sam,${PEOPLE}\nchangetype: modify\nreplace: mail\nmail: sam.new@example.org\n`);
+      const changed = await ts.kc.userStorageProvider.sync({ realm: REALM, id, action: 'triggerChangedUsersSync' });
+      assert.ok((changed.updated ?? 0) >= 1, JSON.stringify(changed));
+      assert.equal(changed.added, 0);
+      assert.equal((await ts.store.users.findByUsername(REALM, 'sam'))!.email, 'sam.new@example.org');
+      const e = await errorOf(ts.kc.userStorageProvider.sync({ realm: REALM, id, action: 'nope' as 'triggerFullSync' }));
+      assert.equal(e.status, 400);
+      await ts.kc.components.del({ realm: REALM, id });
     });
 
     test('view-realm reads, manage-realm changes', async () => {

@@ -21,7 +21,8 @@ import {
 } from '../../admin/operations/user-storage.js';
 import { SECRET_MASK } from '../../admin/operations/identity-providers.js';
 import { ValidationError } from '../../admin/validation.js';
-import { ldapSettings } from '../../oauth/ldap/federation.js';
+import { ldapSettings, providerEnabled, syncProvider } from '../../oauth/ldap/federation.js';
+import { recordAdminEvent } from '../../admin/operations/common.js';
 import { LdapUnavailable, testDirectory } from '../../oauth/ldap/directory.js';
 import type { Realm } from '../../storage/types.js';
 import { actorOf, requireRole } from './authenticate.js';
@@ -144,6 +145,38 @@ export async function componentRoutes(app: FastifyInstance, opts: { services: Se
       else if (await findMapper(store, realm.id, req.params.id)) await deleteMapper(store, actorOf(caller), realm.id, req.params.id);
       else throw notFound(`Could not find component ${req.params.id}`);
       return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: { realm: string; id: string }; Querystring: { action?: string } }>(
+    '/realms/:realm/user-storage/:id/sync',
+    {
+      schema: {
+        tags,
+        summary: "Keycloak's user storage sync: action triggerFullSync (every entry under usersDn) or triggerChangedUsersSync (modified since the last sync); users imported or updated without a password; answers SynchronizationResultRepresentation",
+        params: idParams,
+        querystring: { type: 'object', properties: { action: { type: 'string', maxLength: 64 } } },
+        security,
+      },
+    },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-users');
+      const action = req.query.action;
+      if (action !== 'triggerFullSync' && action !== 'triggerChangedUsersSync') throw new ValidationError('action must be triggerFullSync or triggerChangedUsersSync');
+      const p = await store.userStorage.get(realm.id, req.params.id);
+      if (!p) throw notFound(`Could not find component ${req.params.id}`);
+      if (!providerEnabled(p)) return { ignored: true, added: 0, updated: 0, removed: 0, failed: 0, status: 'the provider is disabled' };
+      let result;
+      try {
+        result = await syncProvider(services, realm, p, action);
+      } catch (err) {
+        if (err instanceof LdapUnavailable) throw new ValidationError(`LDAP synchronization error: ${err.message}`);
+        throw err;
+      }
+      await recordAdminEvent(store, actorOf(caller), { realmId: realm.id, operation: 'ACTION', resourceType: 'USER_STORAGE', resourcePath: `user-storage/${p.id}/sync`, representation: result });
+      return result;
     },
   );
 

@@ -178,3 +178,36 @@ export async function testDirectory(s: LdapSettings, bindCredential: string | un
     client.unbind().catch(() => undefined);
   }
 }
+
+/** The most entries one synchronization reads (a directory larger than this is synchronized in part, and says so). */
+export const MAX_SYNC_ENTRIES = 50_000;
+
+/**
+ * Every user entry under usersDn (Keycloak's full sync), or those modified since `since` (seconds; its
+ * changed-users sync, by modifyTimestamp, RFC 4512 3.4), read in pages of 500 (RFC 2696). No user bind:
+ * a synchronization copies profiles, never passwords.
+ */
+export async function listEntries(s: LdapSettings, bindCredential: string | undefined, attributes: string[], since?: number): Promise<{ entries: Array<{ dn: string; attributes: Record<string, string[]> }>; truncated: boolean }> {
+  const { Client } = await loadLdapts();
+  const secure = s.url.toLowerCase().startsWith('ldaps://');
+  const client = new Client({ url: s.url, connectTimeout: s.connectTimeoutMs, timeout: Math.max(s.operationTimeoutMs, 30_000), strictDN: false, ...(secure ? { tlsOptions: { minVersion: 'TLSv1.2' as const } } : {}) });
+  const parts = s.objectClasses.map((c) => `(objectClass=${escapeFilterValue(c)})`);
+  if (since !== undefined) parts.push(`(modifyTimestamp>=${generalizedTime(since)})`);
+  if (s.customFilter) parts.push(s.customFilter);
+  try {
+    await serviceBind(client, s, bindCredential);
+    const r = await client.search(s.usersDn, { scope: s.scope, filter: `(&${parts.join('')})`, attributes: [...new Set(['dn', ...attributes])], paged: { pageSize: 500 }, sizeLimit: MAX_SYNC_ENTRIES + 1 });
+    const entries = r.searchEntries.slice(0, MAX_SYNC_ENTRIES).map((e) => ({ dn: e.dn, attributes: stringAttributes(e) }));
+    return { entries, truncated: r.searchEntries.length > MAX_SYNC_ENTRIES };
+  } catch (err) {
+    if (resultCode(err) === 4) throw new LdapUnavailable(`more than ${MAX_SYNC_ENTRIES} entries: narrow usersDn or customUserSearchFilter`);
+    throw unavailable('synchronization', err);
+  } finally {
+    client.unbind().catch(() => undefined);
+  }
+}
+
+/** RFC 4517 3.3.13 GeneralizedTime in UTC: YYYYMMDDHHMMSSZ. */
+function generalizedTime(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace(/[-:T]/g, '').replace(/\.\d+Z$/, 'Z');
+}

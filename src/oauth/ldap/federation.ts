@@ -3,8 +3,9 @@ import { openLdapCredential } from '../../crypto/broker-secrets.js';
 import { verifyDummy } from '../../crypto/passwords.js';
 import { nowSeconds } from '../../clock.js';
 import type { Services } from '../../services.js';
-import type { Realm, User, UserAttributes, UserStorageProvider } from '../../storage/types.js';
-import { attributeName, LdapUnavailable, lookupAndBind, type LdapSettings } from './directory.js';
+import { ConflictError, type Realm, type User, type UserAttributes, type UserStorageProvider } from '../../storage/types.js';
+import { isUniqueViolation } from '../../storage/dialects/errors.js';
+import { attributeName, listEntries, LdapUnavailable, lookupAndBind, type LdapSettings } from './directory.js';
 import { USERNAME_RE } from '../../admin/validation.js';
 
 /**
@@ -121,14 +122,16 @@ export async function federatedSignIn(services: Services, realm: Realm, input: {
 const one = (attrs: Record<string, string[]>, name: string): string | undefined => attrs[name.toLowerCase()]?.[0];
 
 /** Keycloak's import (importEnabled): the local copy of the entry, linked to the provider; refreshed at each sign-in. */
-async function importOrUpdate(services: Services, realm: Realm, p: UserStorageProvider, linked: User | undefined, entry: { dn: string; attributes: Record<string, string[]> }): Promise<User | undefined> {
+async function importOrUpdate(services: Services, realm: Realm, p: UserStorageProvider, linked: User | undefined, entry: { dn: string; attributes: Record<string, string[]> }, o: { sync?: boolean } = {}): Promise<User | undefined> {
   const map = attributeMapping(p);
   const s = ldapSettings(p);
   const username = one(entry.attributes, map.username)?.trim().toLowerCase();
   // The rule of every other door for usernames: an entry whose name Realmgate cannot hold signs nobody in.
   if (!username || !USERNAME_RE.test(username)) return undefined;
   const uuid = one(entry.attributes, s.uuidAttribute);
-  const existing = linked ?? (await services.store.users.findByUsername(realm.id, username));
+  // A synchronization finds the entry's user by its LDAP_ID first (a renamed entry stays the same user).
+  const byId = o.sync && uuid ? (await services.store.userAdmin.search(realm.id, { attributes: [[LDAP_ID, uuid]], exact: true, max: 2 })).find((u) => u.federationLink === p.id) : undefined;
+  const existing = linked ?? byId ?? (await services.store.users.findByUsername(realm.id, username));
   // A local account of the same name is not taken over by a directory entry (Keycloak refuses it too).
   if (existing && existing.federationLink !== p.id) return undefined;
   // The entry a linked user was imported from, not another that now has the name.
@@ -168,4 +171,49 @@ async function importOrUpdate(services: Services, realm: Realm, p: UserStoragePr
   });
   await services.audit.record({ realmId: realm.id, type: 'REGISTER', outcome: 'success', userId: id, username, reason: `imported from LDAP provider ${p.name}` });
   return services.store.users.get(id);
+}
+
+/** Keycloak's SynchronizationResultRepresentation. */
+export interface SyncResult {
+  ignored: boolean;
+  added: number;
+  updated: number;
+  removed: number;
+  failed: number;
+  status: string;
+}
+
+/**
+ * Keycloak's full sync (`triggerFullSync`: every entry) or changed-users sync (`triggerChangedUsersSync`:
+ * entries modified since the last sync): the entries' users imported or updated as at a sign-in, without
+ * a password. Entries that cannot be imported (a name Realmgate does not accept, a local user of that
+ * name) count as failed. The time of this sync is kept in the config (Keycloak's lastSync).
+ */
+export async function syncProvider(services: Services, realm: Realm, p: UserStorageProvider, action: 'triggerFullSync' | 'triggerChangedUsersSync'): Promise<SyncResult> {
+  const s = ldapSettings(p);
+  const map = attributeMapping(p);
+  // The directory's clock dates modifyTimestamp: the real time, not the server's (injectable) clock.
+  const started = Math.floor(Date.now() / 1000);
+  const lastSync = Number(p.config.lastSync?.[0] ?? 0);
+  const since = action === 'triggerChangedUsersSync' && lastSync > 0 ? lastSync : undefined;
+  const credential = p.sealedBindCredential ? await openLdapCredential(services.store, realm.id, p.id, p.sealedBindCredential) : undefined;
+  const { entries, truncated } = await listEntries(s, credential, [map.username, map.email, map.firstName, map.lastName, s.uuidAttribute, ...map.extra.map((e) => e.ldap)], since);
+  const result: SyncResult = { ignored: false, added: 0, updated: 0, removed: 0, failed: 0, status: '' };
+  for (const entry of entries) {
+    const name = one(entry.attributes, map.username)?.trim().toLowerCase();
+    const before = name ? await services.store.users.findByUsername(realm.id, name) : undefined;
+    let user: User | undefined;
+    try {
+      user = await importOrUpdate(services, realm, p, undefined, entry, { sync: true });
+    } catch (err) {
+      // A name taken meanwhile (a rename onto another user's name): this entry fails, the others go on.
+      if (!(err instanceof ConflictError) && !isUniqueViolation(err)) throw err;
+    }
+    if (!user) result.failed++;
+    else if (before && before.id === user.id) result.updated++;
+    else result.added++;
+  }
+  await services.store.userStorage.update({ ...p, config: { ...p.config, lastSync: [String(started)] } });
+  result.status = `${result.added} imported users, ${result.updated} updated users${result.failed > 0 ? `, ${result.failed} users failed sync` : ''}${truncated ? ' (the directory has more entries than one synchronization reads)' : ''}`;
+  return result;
 }
