@@ -128,7 +128,7 @@ function ldapOptions(cmd: Command, update: boolean): Command {
     .option('--object-classes <list>', `the users' object classes, comma-separated${update ? '' : ' (default "inetOrgPerson, organizationalPerson")'}`)
     .option('--scope <one|subtree>', `search one level under the users DN${update ? '' : ' (default)'} or the whole subtree`)
     .option('--start-tls', 'upgrade an ldap:// connection with StartTLS (the certificate is verified; NODE_EXTRA_CA_CERTS adds a private CA)')
-    .option('--edit-mode <mode>', `Keycloak's editMode: ${EDIT_MODES.join(', ')} (Realmgate never writes to the directory)`)
+    .option('--edit-mode <mode>', `Keycloak's editMode: ${EDIT_MODES.join(', ')} (WRITABLE: password changes are written to the directory; with --config usePasswordModifyExtendedOp=true by RFC 3062's password modify operation)`)
     .option('--connect-timeout <ms>', 'connection timeout in milliseconds (default 3000, at most 10000)')
     .option('--read-timeout <ms>', 'timeout of each LDAP operation in milliseconds (default 3000, at most 10000)')
     .option('--config <key=value>', 'a Keycloak config entry as is (repeatable; e.g. customUserSearchFilter=(employeeType=staff))', collect, []);

@@ -222,5 +222,23 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
       void SUFFIX;
       void tokenRequest;
     });
+
+    test('editMode WRITABLE: a new password goes into the directory (RFC 3062 password modify, or a userPassword replace), never here', async () => {
+      const lena = (await ts.store.users.findByUsername(REALM, 'lena'))!;
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { editMode: ['WRITABLE'], usePasswordModifyExtendedOp: ['true'] } });
+      await setUserPassword(ts.store, { realmId: REALM, userId: lena.id, password: 'lena-exop-pw-1' });
+      assert.equal((await grant('lena', 'lena-ldap-pw', '10.3.0.1')).json().error, 'invalid_grant');
+      assert.equal((await grant('lena', 'lena-exop-pw-1', '10.3.0.2')).statusCode, 200);
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { usePasswordModifyExtendedOp: ['false'] } });
+      assert.equal(await completePasswordUpdate(ts.store, { realmId: REALM, user: lena, password: 'lena-replace-pw-2', confirmation: 'lena-replace-pw-2' }), undefined);
+      assert.equal((await grant('lena', 'lena-replace-pw-2', '10.3.0.3')).statusCode, 200);
+      assert.equal((await ts.store.users.get(lena.id))!.passwordHash, lena.passwordHash, 'nothing stored here');
+      // The directory down: refused with a clear message, nothing changed.
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { connectionUrl: [`ldap://127.0.0.1:${await freePort()}`] } });
+      await assert.rejects(setUserPassword(ts.store, { realmId: REALM, userId: lena.id, password: 'lena-never-pw-3' }), /cannot be reached right now: the password was not changed/);
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { connectionUrl: [ldap.url], editMode: ['READ_ONLY'] } });
+      assert.equal((await grant('lena', 'lena-replace-pw-2', '10.3.0.4')).statusCode, 200);
+      ts.clock.advance(3600);
+    });
   });
 }

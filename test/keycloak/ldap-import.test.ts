@@ -52,7 +52,7 @@ for (const dialect of dialects()) {
       const line = lineOf(m2, 'user federation ldap');
       assert.equal(line.outcome, 'mapped');
       assert.match(line.reason!, /mapper groups \(group-ldap-mapper\) skipped: not supported/);
-      assert.match(line.reason!, /editMode WRITABLE: read-only in Realmgate/);
+      assert.match(line.reason!, /editMode WRITABLE: password changes are written to the directory/);
       assert.match(line.reason!, /disabled, as in Keycloak/);
       const [p, ...more] = await ts.store.userStorage.list('Migration2');
       assert.equal(more.length, 0);

@@ -52,7 +52,7 @@ export function readFileUserStorage(rep: Json): FileUserStorage[] {
         mappers.push(mapper);
       }
       for (const k of KERBEROS_KEYS) if (config[k]?.[0] === 'true') notes.push(`${k} skipped: Kerberos is not supported`);
-      if (config.editMode?.[0] === 'WRITABLE') notes.push('editMode WRITABLE: read-only in Realmgate (passwords and profiles are changed in the directory)');
+      if (config.editMode?.[0] === 'WRITABLE') notes.push('editMode WRITABLE: password changes are written to the directory (usePasswordModifyExtendedOp: RFC 3062); profile changes are not');
       if (Number(config.fullSyncPeriod?.[0] ?? -1) > 0 || Number(config.changedSyncPeriod?.[0] ?? -1) > 0) notes.push('periodic synchronization skipped: users are imported at their first sign-in');
       if (config.enabled?.[0] === 'false') notes.push('disabled, as in Keycloak');
       const fields: ComponentFields = { ...(str(c.id) ? { id: str(c.id)! } : {}), name, providerId: 'ldap', config, mappers };

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Client, Entry } from 'ldapts';
 import { escapeFilterValue, isAttributeName } from './escape.js';
 
@@ -104,9 +105,10 @@ async function converse(client: Client, s: LdapSettings, bindCredential: string 
 async function serviceBind(client: Client, s: LdapSettings, bindCredential: string | undefined): Promise<void> {
   try {
     if (s.startTls) {
-      const host = new URL(s.url).hostname;
-      // Node checks the certificate against the host name given here (a bare socket would be checked against "localhost").
-      await client.startTLS({ host, servername: host, minVersion: 'TLSv1.2' });
+      const host = new URL(s.url).hostname.replace(/^\[(.*)\]$/, '$1');
+      // Node checks the certificate against the host given here (a bare socket would be checked against
+      // "localhost"); SNI only for a name (RFC 6066 3: never an address).
+      await client.startTLS({ host, ...(isIP(host) ? {} : { servername: host }), minVersion: 'TLSv1.2' });
     }
     if (s.anonymous) return;
     // The same rule as for users: an empty bind password would be an unauthenticated bind (RFC 4513 5.1.2).
@@ -210,4 +212,47 @@ export async function listEntries(s: LdapSettings, bindCredential: string | unde
 /** RFC 4517 3.3.13 GeneralizedTime in UTC: YYYYMMDDHHMMSSZ. */
 function generalizedTime(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace(/[-:T]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+
+/** The directory refused the new password (RFC 4511 constraintViolation 19, e.g. its own password policy). */
+export class LdapPasswordRefused extends Error {}
+
+/** A BER length (X.690 8.1.3): short form under 128, else long form. */
+function berLength(n: number): Buffer {
+  if (n < 0x80) return Buffer.from([n]);
+  const bytes: number[] = [];
+  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v & 0xff);
+  return Buffer.from([0x80 | bytes.length, ...bytes]);
+}
+const berTagged = (tag: number, value: Buffer): Buffer => Buffer.concat([Buffer.from([tag]), berLength(value.length), value]);
+
+/** RFC 3062 2: PasswdModifyRequestValue ::= SEQUENCE { userIdentity [0] OCTET STRING, newPasswd [2] OCTET STRING }. */
+export function passwordModifyValue(dn: string, newPassword: string): Buffer {
+  return berTagged(0x30, Buffer.concat([berTagged(0x80, Buffer.from(dn, 'utf8')), berTagged(0x82, Buffer.from(newPassword, 'utf8'))]));
+}
+
+/**
+ * Sets an entry's password (editMode WRITABLE), as the service account: with the password modify extended
+ * operation (RFC 3062; usePasswordModifyExtendedOp: the directory hashes it by its own policy), or by
+ * replacing userPassword. Throws LdapPasswordRefused when the directory refuses the value, LdapUnavailable
+ * when it cannot be reached.
+ */
+export async function changePassword(s: LdapSettings, bindCredential: string | undefined, dn: string, newPassword: string, o: { exop: boolean }): Promise<void> {
+  if (newPassword === '') throw new LdapPasswordRefused('an empty password');
+  const ldap = await loadLdapts();
+  const secure = s.url.toLowerCase().startsWith('ldaps://');
+  const client = new ldap.Client({ url: s.url, connectTimeout: s.connectTimeoutMs, timeout: s.operationTimeoutMs, strictDN: false, ...(secure ? { tlsOptions: { minVersion: 'TLSv1.2' as const } } : {}) });
+  try {
+    await serviceBind(client, s, bindCredential);
+    try {
+      if (o.exop) await client.exop('1.3.6.1.4.1.4203.1.11.1', passwordModifyValue(dn, newPassword));
+      else await client.modify(dn, new ldap.Change({ operation: 'replace', modification: new ldap.Attribute({ type: 'userPassword', values: [newPassword] }) }));
+    } catch (err) {
+      const code = resultCode(err);
+      if (code === 19 || code === 21) throw new LdapPasswordRefused('the directory refused the new password');
+      throw unavailable('password change', err);
+    }
+  } finally {
+    client.unbind().catch(() => undefined);
+  }
 }

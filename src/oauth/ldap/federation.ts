@@ -5,7 +5,8 @@ import { nowSeconds } from '../../clock.js';
 import type { Services } from '../../services.js';
 import { ConflictError, type Realm, type User, type UserAttributes, type UserStorageProvider } from '../../storage/types.js';
 import { isUniqueViolation } from '../../storage/dialects/errors.js';
-import { attributeName, listEntries, LdapUnavailable, lookupAndBind, type LdapSettings } from './directory.js';
+import { attributeName, changePassword, listEntries, LdapUnavailable, lookupAndBind, type LdapSettings } from './directory.js';
+import type { Store } from '../../storage/store.js';
 import { USERNAME_RE } from '../../admin/validation.js';
 
 /**
@@ -216,4 +217,20 @@ export async function syncProvider(services: Services, realm: Realm, p: UserStor
   await services.store.userStorage.update({ ...p, config: { ...p.config, lastSync: [String(started)] } });
   result.status = `${result.added} imported users, ${result.updated} updated users${result.failed > 0 ? `, ${result.failed} users failed sync` : ''}${truncated ? ' (the directory has more entries than one synchronization reads)' : ''}`;
   return result;
+}
+
+/**
+ * editMode WRITABLE: a federated user's new password is written to the directory (never stored here).
+ * Returns false when the user's provider does not take writes (READ_ONLY, UNSYNCED, missing, disabled).
+ * Throws LdapPasswordRefused or LdapUnavailable.
+ */
+export async function writeFederatedPassword(store: Store, user: User, newPassword: string): Promise<boolean> {
+  if (!user.federationLink) return false;
+  const p = await store.userStorage.get(user.realmId, user.federationLink);
+  if (!p || !providerEnabled(p) || p.config.editMode?.[0] !== 'WRITABLE') return false;
+  const dn = user.attributes[LDAP_ENTRY_DN]?.[0];
+  if (!dn) return false;
+  const credential = p.sealedBindCredential ? await openLdapCredential(store, p.realmId, p.id, p.sealedBindCredential) : undefined;
+  await changePassword(ldapSettings(p), credential, dn, newPassword, { exop: p.config.usePasswordModifyExtendedOp?.[0] === 'true' });
+  return true;
 }

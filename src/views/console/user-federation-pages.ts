@@ -25,7 +25,7 @@ function providerSection(realmId: string, csrf: string, p: UserStorageProvider, 
     ['Username attribute', first(p, 'usernameLDAPAttribute')],
     ['UUID attribute', first(p, 'uuidLDAPAttribute')],
     ['Object classes', first(p, 'userObjectClasses')],
-    ['Edit mode', `${first(p, 'editMode')} (Realmgate never writes to the directory)`],
+    ['Edit mode', `${first(p, 'editMode')}${first(p, 'editMode') === 'WRITABLE' ? ' (password changes are written to the directory)' : ' (passwords are changed in the directory only)'}`],
   ];
   const actions = canManage
     ? html`<div class="actions">
