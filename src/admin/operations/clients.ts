@@ -221,23 +221,8 @@ async function checkScopes(store: Store, realmId: string, value: string): Promis
   return scopes;
 }
 
-export interface NewClient {
-  realmId: string;
-  clientId: string;
-  redirectUris: string[];
-  secret?: string;
-  /**
-   * The secret's hash, made beforehand (an import hashes outside its transaction, or restores a
-   * Realmgate export's hash): stored as it is, instead of `secret`.
-   */
-  secretHash?: string;
-  scopes?: string;
-  public?: boolean;
-  name?: string;
-  /** One method (older callers) or several; default both secret methods. */
-  authMethod?: string;
-  authMethods?: string[];
-  postLogoutRedirectUris?: string[];
+/** The flows and protocol settings a client is created with and an operator may change later. */
+export interface ClientProtocolSettings {
   /** Authorization code flow; on by default. */
   standardFlowEnabled?: boolean;
   /** Password grant (RFC 6749 4.3); off by default. */
@@ -246,8 +231,6 @@ export interface NewClient {
   serviceAccountsEnabled?: boolean;
   /** 'S256' requires PKCE of a confidential client too. */
   pkceMethod?: '' | 'S256';
-  idTokenAlg?: string;
-  audiences?: string[];
   /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
   webOrigins?: string[];
   /** Back-Channel Logout 1.0 (Keycloak's backchannel.logout.* attributes); default none. */
@@ -268,6 +251,27 @@ export interface NewClient {
   frontchannelLogout?: FrontchannelLogoutChange;
   /** private_key_jwt: the client's keys (Keycloak's client-jwt attributes). */
   jwtKeys?: ClientJwtKeysChange;
+}
+
+export interface NewClient extends ClientProtocolSettings {
+  realmId: string;
+  clientId: string;
+  redirectUris: string[];
+  secret?: string;
+  /**
+   * The secret's hash, made beforehand (an import hashes outside its transaction, or restores a
+   * Realmgate export's hash): stored as it is, instead of `secret`.
+   */
+  secretHash?: string;
+  scopes?: string;
+  public?: boolean;
+  name?: string;
+  /** One method (older callers) or several; default both secret methods. */
+  authMethod?: string;
+  authMethods?: string[];
+  postLogoutRedirectUris?: string[];
+  idTokenAlg?: string;
+  audiences?: string[];
 }
 
 /**
@@ -381,30 +385,15 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
 }
 
 /** What an operator may change on a client (the admin API's PUT, the console's form). */
-export interface ClientChanges {
+export interface ClientChanges extends ClientProtocolSettings {
   name?: string | null;
   enabled?: boolean;
   public?: boolean;
   redirectUris?: string[];
   postLogoutRedirectUris?: string[];
   scopes?: string[];
-  standardFlowEnabled?: boolean;
-  directAccessGrantsEnabled?: boolean;
-  serviceAccountsEnabled?: boolean;
-  pkceMethod?: '' | 'S256';
-  /** Exact origins, or "+" for the origins of the redirect URIs (Keycloak's webOrigins). */
-  webOrigins?: string[];
   /** A confidential client's methods, as --auth-method takes them (checked by checkAuthMethods). */
   authMethods?: string[];
-  backchannelLogout?: BackchannelLogoutChange;
-  requirePushedAuthorizationRequests?: boolean;
-  standardTokenExchange?: boolean;
-  tokenExchangeRefresh?: TokenExchangeRefresh;
-  dpopBoundAccessTokens?: boolean;
-  requestObjectRequired?: RequestObjectRequired;
-  requestObjectSignatureAlg?: string | null;
-  frontchannelLogout?: FrontchannelLogoutChange;
-  jwtKeys?: ClientJwtKeysChange;
   /** clientAuthenticatorType "client-secret" without methods: a client-jwt client goes back to both secret methods. */
   secretAuthenticator?: boolean;
   /** The methods attribute said private_key_jwt without clientAuthenticatorType: fine for a client-jwt client only. */
