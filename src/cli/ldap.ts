@@ -120,7 +120,7 @@ function ldapOptions(cmd: Command, update: boolean): Command {
     .option('--users-dn <dn>', `where the users are searched, e.g. ou=People,dc=example,dc=org${update ? '' : ' (required)'}`)
     .option('--bind-dn <dn>', 'the service account the search binds as (authType simple)')
     .option('--bind-credential-stdin', "read the bind DN's password from standard input")
-    .option('--bind-credential-file <path>', "read the bind DN's password from a file (its first line)")
+    .option('--bind-credential-file <path>', "read the bind DN's password from a file (its content, without a final newline)")
     .option('--anonymous', 'search without binding first (authType none)')
     .option('--username-attribute <attr>', `the attribute users sign in with${update ? '' : ' (default uid; sAMAccountName for Active Directory)'}`)
     .option('--rdn-attribute <attr>', 'the attribute of the entries\' RDN (default: the username attribute)')
