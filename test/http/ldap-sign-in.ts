@@ -33,6 +33,7 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
           { uid: 'mo', password: 'mo-ldap-pw', mail: 'mo@example.org', givenName: 'Mo', sn: 'Dir' },
           { uid: 'twin', password: 'twin-pw' },
           { uid: 'twin', password: 'twin-pw', under: STAFF },
+          { uid: 'pat', password: 'pat-ldap-pw', mail: 'pat@example.org' },
         ],
       });
       ts = await startTestServer({ dialect });
@@ -162,6 +163,12 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
         { numRuns: Number(process.env.FUZZ_SCALE ?? 1) * 80, ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}) },
       );
       ts.clock.advance(3600);
+    });
+
+    test("a first sign-in several times at once imports one user; every attempt signs in", async () => {
+      const results = await Promise.all([1, 2, 3].map((i) => grant('pat', 'pat-ldap-pw', `10.2.0.${i}`)));
+      assert.deepEqual(results.map((r) => r.statusCode), [200, 200, 200], results.map((r) => r.body).join('\n'));
+      assert.equal((await ts.store.users.list(REALM)).filter((u) => u.username === 'pat').length, 1);
     });
 
     test('two entries found is a failure, even with the right password', async () => {

@@ -8,6 +8,7 @@ import { isUniqueViolation } from '../../storage/dialects/errors.js';
 import { attributeName, changePassword, listEntries, LdapUnavailable, lookupAndBind, type LdapSettings } from './directory.js';
 import type { Store } from '../../storage/store.js';
 import { USERNAME_RE } from '../../admin/validation.js';
+import { groupsForNewUser } from '../../admin/operations/groups.js';
 
 /**
  * User federation at the password step (Keycloak's LDAPStorageProvider, read-only): a name not found
@@ -158,18 +159,30 @@ async function importOrUpdate(services: Services, realm: Realm, p: UserStoragePr
     return { ...existing, ...fields, username, attributes };
   }
   const id = randomId();
-  await services.store.users.create({
-    id,
-    realmId: realm.id,
-    username,
-    ...fields,
-    emailVerified: flag(p.config, 'trustEmail', false) && fields.email !== null,
-    passwordHash: FEDERATED_PASSWORD_HASH,
-    now: nowSeconds(services.clock),
-    organizationIds: [],
-    attributes,
-    federationLink: p.id,
-  });
+  // The realm's default groups, as every new user (Keycloak's default roles and groups apply to imported users).
+  const groups = await groupsForNewUser(services.store, realm.id, []);
+  try {
+    await services.store.transaction(async (tx) => {
+      await tx.users.create({
+        id,
+        realmId: realm.id,
+        username,
+        ...fields,
+        emailVerified: flag(p.config, 'trustEmail', false) && fields.email !== null,
+        passwordHash: FEDERATED_PASSWORD_HASH,
+        now: nowSeconds(services.clock),
+        organizationIds: [],
+        attributes,
+        federationLink: p.id,
+      });
+      for (const g of groups) await tx.groups.addMember(g.id, id);
+    });
+  } catch (err) {
+    // The same entry's first sign-in twice at once: the loser wrote nothing; the winner's user is the one.
+    if (!(err instanceof ConflictError)) throw err;
+    const winner = await services.store.users.findByUsername(realm.id, username);
+    return winner?.federationLink === p.id && winner.enabled ? winner : undefined;
+  }
   await services.audit.record({ realmId: realm.id, type: 'REGISTER', outcome: 'success', userId: id, username, reason: `imported from LDAP provider ${p.name}` });
   return services.store.users.get(id);
 }
