@@ -48,8 +48,9 @@ await build({
   // Fastify's schema compilers (ajv, fast-json-stringify) are loaded at a route's first validation or
   // serialization (src/http/plugins/lazy-schemas.ts), never by an idle server: outside the bundle, their
   // code is not part of the text every process holds. light-my-request is Fastify's inject(), which only
-  // the tests call (Fastify requires it at the first inject).
-  external: ['better-sqlite3', '@node-rs/argon2', 'pg', 'pg-native', 'nodemailer', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler', 'light-my-request'],
+  // the tests call (Fastify requires it at the first inject). ldapts (user federation) is loaded when a
+  // realm first signs a user in through LDAP (src/oauth/ldap/directory.ts).
+  external: ['better-sqlite3', '@node-rs/argon2', 'pg', 'pg-native', 'nodemailer', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler', 'light-my-request', 'ldapts'],
   plugins: [lazyBuiltins],
   // The file is the function node:module would wrap a CommonJS module in, for the loader to compile as it
   // is (a wrapper added at run time would make a second copy of the source). The sources are ES modules:

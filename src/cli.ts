@@ -23,6 +23,7 @@ import { registerRole } from './cli/role.js';
 import { registerGroup } from './cli/group.js';
 import { registerScope } from './cli/mapper.js';
 import { registerIdentityProvider } from './cli/identity-provider.js';
+import { registerLdap } from './cli/ldap.js';
 import { terminalSafe } from './cli/terminal-text.js';
 
 // A reader of this process's output that went away (a log shipper restarted, `| head`, a closed
@@ -48,6 +49,7 @@ registerRole(program);
 registerGroup(program);
 registerScope(program);
 registerIdentityProvider(program);
+registerLdap(program);
 registerBackup(program);
 
 // Tells dist/realmgate.mjs (scripts/bundle-loader.mjs) whether this process is a server: it holds V8 to

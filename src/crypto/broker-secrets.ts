@@ -30,3 +30,16 @@ export async function openProviderSecret(store: Store, realmId: string, alias: s
 export async function brokerValue(store: Store, purpose: 'state' | 'nonce' | 'pkce', realmId: string, interactionId: string, alias: string): Promise<string> {
   return crypto.createHmac('sha256', await dataKey(store)).update(`realmgate broker ${purpose}\0${realmId}\0${interactionId}\0${alias}`).digest('base64url');
 }
+
+/** User federation: an LDAP provider's bindCredential, sealed under the same data key, bound to the realm and provider id. */
+const LDAP_PREFIX = 'ldap:v1:';
+const ldapAad = (realmId: string, id: string): string => `realmgate ldap bind credential\0${realmId}\0${id}`;
+
+export async function sealLdapCredential(store: Store, realmId: string, id: string, secret: string): Promise<string> {
+  return sealValue(await dataKey(store), LDAP_PREFIX, ldapAad(realmId, id), Buffer.from(secret, 'utf8'));
+}
+
+/** The bind password; undefined when it does not open (altered, or another provider's row). */
+export async function openLdapCredential(store: Store, realmId: string, id: string, sealed: string): Promise<string | undefined> {
+  return openValue(await dataKey(store), LDAP_PREFIX, ldapAad(realmId, id), sealed)?.toString('utf8');
+}

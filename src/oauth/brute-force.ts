@@ -4,6 +4,7 @@ import type { Realm, User } from '../storage/types.js';
 import type { FailureState } from '../storage/repos/login-failures.js';
 import { authenticateUser, findLoginUser } from './authorize/interaction.js';
 import { PasswordHashingBusy } from '../crypto/passwords.js';
+import { LdapUnavailable } from './ldap/directory.js';
 import { issueDeviceCookie, verifyDeviceCookie } from './device-cookie.js';
 import { metrics } from '../metrics.js';
 import { verifyUserOtp } from '../admin/operations/otp.js';
@@ -17,7 +18,7 @@ const SLOW_AFTER = 3;
 const FORGET_AFTER = 3600;
 
 /** A refusal names the user the name typed found (for the events only: the page says the same either way). */
-export type LoginOutcome = { user: User; deviceCookie: string } | { error: string; retryAfter?: number; subject?: { id: string; username: string } };
+export type LoginOutcome = { user: User; deviceCookie: string } | { error: string; retryAfter?: number; subject?: { id: string; username: string }; unavailable?: string };
 
 interface Subject {
   key: string;
@@ -84,10 +85,12 @@ export async function attemptLogin(
 
   let user: User | undefined;
   try {
-    user = input.username && input.password && input.password.length <= 1024 ? await authenticateUser(services, realm, found, input.password) : undefined;
+    user = input.username && input.password && input.password.length <= 1024 ? await authenticateUser(services, realm, found, input.password, input.username) : undefined;
   } catch (err) {
     await releaseAll(services, realm, reserved);
     if (err instanceof PasswordHashingBusy) return { error: 'The server is busy. Please try again in a moment.', retryAfter: 2 };
+    // The user directory (LDAP) cannot answer: nothing was checked, so nothing is counted against the name.
+    if (err instanceof LdapUnavailable) return { error: 'The user directory cannot be reached right now. Please try again later.', retryAfter: 30, unavailable: err.message, ...(subject ? { subject } : {}) };
     throw err;
   }
   if (user) {

@@ -128,6 +128,8 @@ export interface UserTable {
   attributes: Generated<string>;
   /** When the current password was set (forceExpiredPasswordChange); NULL: counted from created_at. */
   password_changed_at: number | null;
+  /** The user storage provider (LDAP) the user came from (Keycloak's federationLink); NULL: a local user. */
+  federation_link: Generated<string | null>;
 }
 
 /** An earlier password of a user, for passwordHistory (src/storage/repos/users.ts setPassword). */
@@ -414,6 +416,21 @@ export interface IdentityProviderTable {
   created_at: number;
 }
 
+/** A realm's user storage provider, an LDAP directory (src/storage/repos/user-storage.ts). */
+export interface UserStorageProviderTable {
+  id: string;
+  realm_id: string;
+  name: string;
+  provider_id: string;
+  /** Keycloak's component config (JSON map of string lists), without bindCredential. */
+  config: string;
+  /** The bind password, sealed (src/crypto/broker-secrets.ts). */
+  bind_credential: string | null;
+  /** The LDAPStorageMapper subcomponents (JSON list of {id, name, providerId, config}). */
+  mappers: string;
+  created_at: number;
+}
+
 /** A user's account at an identity provider (Keycloak's federated identity). */
 export interface FederatedIdentityTable {
   realm_id: string;
@@ -527,6 +544,7 @@ export interface Database {
   password_history: PasswordHistoryTable;
   identity_providers: IdentityProviderTable;
   federated_identities: FederatedIdentityTable;
+  user_storage_providers: UserStorageProviderTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

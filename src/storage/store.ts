@@ -24,6 +24,7 @@ import { CollectorRepository } from './repos/collector.js';
 import { ClientAssertionRepository, UsedIdRepository } from './repos/client-assertions.js';
 import { ProtocolMapperRepository } from './repos/protocol-mappers.js';
 import { IdentityProviderRepository } from './repos/identity-providers.js';
+import { UserStorageRepository } from './repos/user-storage.js';
 import type { SessionClient } from './repos/session-admin.js';
 
 /**
@@ -72,6 +73,7 @@ export class Store {
   readonly recoveryCodes: RecoveryCodeRepository;
   /** Identity brokering: the realm's OpenID Connect providers and users' links to them. */
   readonly identityProviders: IdentityProviderRepository;
+  readonly userStorage: UserStorageRepository;
   /** Set by a running server (src/app.ts); a Store of a transaction has none. */
   sessionEnds: SessionEndListener | undefined;
 
@@ -108,6 +110,7 @@ export class Store {
     this.otp = new OtpRepository(k);
     this.recoveryCodes = new RecoveryCodeRepository(k);
     this.identityProviders = new IdentityProviderRepository(k);
+    this.userStorage = new UserStorageRepository(k);
   }
 
   /**

@@ -191,6 +191,30 @@ export interface User {
   attributes: UserAttributes;
   /** When the current password was set (seconds; the user's creation when unknown): forceExpiredPasswordChange. */
   passwordChangedAt: number;
+  /** The user storage provider (LDAP) holding the user's password (Keycloak's federationLink); absent/null: local. */
+  federationLink?: string | null;
+}
+
+/** An LDAPStorageMapper subcomponent of a user storage provider (Keycloak's ComponentRepresentation). */
+export interface UserStorageMapper {
+  id: string;
+  name: string;
+  providerId: string;
+  config: Record<string, string[]>;
+}
+
+/** A user storage provider (Keycloak's UserStorageProvider component, providerId "ldap"). */
+export interface UserStorageProvider {
+  id: string;
+  realmId: string;
+  name: string;
+  providerId: 'ldap';
+  /** Keycloak's config, as it names it (each value a list of strings), without bindCredential. */
+  config: Record<string, string[]>;
+  /** bindCredential, sealed; null: none. */
+  sealedBindCredential: string | null;
+  mappers: UserStorageMapper[];
+  createdAt: number;
 }
 
 /** Keycloak's user attributes, as UserRepresentation.attributes: each name has a list of string values. */

@@ -1,5 +1,7 @@
 import { protocolMappersByOwner } from './representations/protocol-mapper.js';
 import type { Store } from '../../storage/store.js';
+import { bindCredentialOf, LDAP_MAPPER_TYPE } from '../operations/user-storage.js';
+import { SECRET_MASK } from '../operations/identity-providers.js';
 import type { Client, User } from '../../storage/types.js';
 import { toRealmRepresentation } from './representations/realm.js';
 import { openSmtpPassword } from '../../crypto/smtp-secret.js';
@@ -225,6 +227,7 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
       ...roleMappings(await store.roles.mappedRoles(u.id)),
       ...(await groupPaths(store, u.id, paths)),
       ...(links.length > 0 ? { federatedIdentities: links } : {}),
+      ...(u.federationLink ? { federationLink: u.federationLink } : {}),
     });
   }
   // Service accounts, as Keycloak exports them (serviceAccountClientId): made anew with their client on
@@ -254,5 +257,24 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
     const published = (await store.keys.list(realmId)).filter((k) => isPublished(k, realm.accessTokenLifetime, now));
     rep.components = { 'org.keycloak.keys.KeyProvider': keyProviders(published, openPrivateJwk) };
   }
+  // User federation: the LDAP providers with their mappers, the bind credential in clear only with secrets.
+  const federation = await userStorageComponents(store, realmId, opts.withSecrets === true);
+  if (federation.length > 0) rep.components = { ...((rep.components as Json | undefined) ?? {}), 'org.keycloak.storage.UserStorageProvider': federation };
   return rep;
+}
+
+/** Keycloak's export of LDAP providers: components with their LDAPStorageMapper subcomponents. */
+async function userStorageComponents(store: Store, realmId: string, withSecrets: boolean): Promise<Json[]> {
+  const out: Json[] = [];
+  for (const p of await store.userStorage.list(realmId)) {
+    const credential = withSecrets ? await bindCredentialOf(store, p) : p.sealedBindCredential ? SECRET_MASK : undefined;
+    out.push({
+      id: p.id,
+      name: p.name,
+      providerId: p.providerId,
+      subComponents: { [LDAP_MAPPER_TYPE]: p.mappers.map((m) => ({ id: m.id, name: m.name, providerId: m.providerId, subComponents: {}, config: m.config })) },
+      config: { ...p.config, ...(credential !== undefined ? { bindCredential: [credential] } : {}) },
+    });
+  }
+  return out;
 }

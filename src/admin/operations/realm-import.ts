@@ -1,5 +1,6 @@
 import type { Store } from '../../storage/store.js';
 import { randomUUID } from 'node:crypto';
+import { importableIds, readFileUserStorage, storeFileUserStorage, type FileUserStorage } from '../keycloak/import-user-storage.js';
 import { ConflictError, REQUIRED_ACTIONS, type Realm, type RequiredAction, type SigningKey, type UserAttributes } from '../../storage/types.js';
 import { DEFAULT_SCOPES, type RealmSettings } from '../../storage/repos/realms.js';
 import { CODE_LIFETIME_RANGE, REALM_DEFAULTS } from '../../config/defaults.js';
@@ -210,6 +211,8 @@ export async function importKeycloakRealms(store: Store, realms: Json[], opts: I
 
 /** A realm read, checked and with its slow work done (its signing key, password hashes), ready to be written. */
 interface PreparedRealm {
+  /** The file's LDAP providers (user federation), checked. */
+  userStorage: FileUserStorage[];
   changes: ReturnType<typeof fromRealmRepresentation>;
   settings: Partial<RealmSettings>;
   /** The SMTP password in clear, sealed when the realm is created; undefined: none. */
@@ -257,12 +260,13 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const signingKey = chooseSigningKeys(file.keys, t).get(alg)?.key ?? (await generateSigningKey(String(rep.realm), alg, t));
   const scopes = readScopes(rep);
   const clients = readClients(rep, opts);
-  const users = readUsers(rep, policy);
+  const userStorage = readFileUserStorage(rep);
+  const users = readUsers(rep, policy, importableIds(userStorage));
   const roles = readRoles(rep);
   const groups = readGroups(rep);
   const providers = readFileProviders(optList(rep, 'identityProviders'));
   await hashBeforehand(clients, users);
-  return { changes, settings, ...(smtp?.password ? { smtpPassword: smtp.password } : {}), signingKey, fileKeys: file.keys, keyLines: file.lines, scopes, clients, users, organizations, roles, groups, providers, providerOrganizations: providerOrganizations(rep) };
+  return { changes, settings, ...(smtp?.password ? { smtpPassword: smtp.password } : {}), signingKey, fileKeys: file.keys, keyLines: file.lines, scopes, clients, users, userStorage, organizations, roles, groups, providers, providerOrganizations: providerOrganizations(rep) };
 }
 
 async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report: RealmReportBuilder, actor: Actor): Promise<{ masterAdmins: string[] }> {
@@ -293,6 +297,7 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
 
   const scopes = await importScopes(store, realm.id, ready.scopes, report, await knownClients(store, realm.id, ready.clients));
   const clients = (await storeClients(store, realm.id, ready.clients, scopes, 'skip', report, actor)).stored;
+  await storeFileUserStorage(store, realm.id, ready.userStorage, report, actor);
   const users = (await storeUsers(store, realm.id, rep, ready.users, 'skip', report, actor)).stored;
   const { memberships, created: organizations } = await importOrganizations(store, realm.id, ready.organizations, users, report, actor);
   await importConsents(store, realm.id, ready.users, users, clients, memberships, report);
@@ -489,7 +494,7 @@ async function importIdentityProviders(
 function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   reportProviderMappers(list(rep.identityProviderMappers), report);
   const components = obj(rep.components);
-  for (const c of list(components['org.keycloak.storage.UserStorageProvider'])) report.skipped(`user federation ${String(obj(c).name)}`, 'LDAP/Kerberos federation is not supported; its users cannot move without their passwords');
+  void components; // user federation (LDAP) is imported by storeFileUserStorage
   const otherActions = list(rep.requiredActions).map(obj).filter((a) => a.enabled === true && !(REQUIRED_ACTIONS as readonly unknown[]).includes(a.alias)).map((a) => String(a.alias));
   if (otherActions.length > 0) report.skipped('required actions', `${otherActions.length} enabled in Keycloak that Realmgate does not act on (${otherActions.slice(0, 10).join(', ')}${otherActions.length > 10 ? ', ...' : ''}); it acts on ${REQUIRED_ACTIONS.join(', ')} only`);
   reportOtpPolicy(rep, report);
@@ -660,7 +665,7 @@ interface UserEntry {
   passwordChangedAt?: number;
   /** Keycloak's password-history credentials Realmgate can verify, the newest first (passwordHistory). */
   history: Array<{ passwordHash: string; createdAt: number }>;
-  record: { email: string | null; firstName: string | null; lastName: string | null; emailVerified: boolean; requiredActions: RequiredAction[]; attributes: UserAttributes };
+  record: { email: string | null; firstName: string | null; lastName: string | null; emailVerified: boolean; requiredActions: RequiredAction[]; attributes: UserAttributes; federationLink?: string };
   enabled: boolean;
   notes: string[];
   /** Keycloak's clientConsents: imported once the user and the clients are stored. */
@@ -926,12 +931,12 @@ function passwordHistory(creds: KeycloakCredential[], keep: number): Array<{ pas
 }
 
 /** Reads and checks the user entries (no database, no hashing). */
-function readUsers(rep: Json, policy: PasswordPolicy): Array<UserEntry | Refused> {
+function readUsers(rep: Json, policy: PasswordPolicy, ldapIds: Set<string>): Array<UserEntry | Refused> {
   return optList(rep, 'users').map((raw, i) => {
     const name = entryName('users', raw, 'username', i).toLowerCase();
     const element = `user ${name}`;
     try {
-      return readUser(entryObject(raw, 'the entry'), element, policy);
+      return readUser(entryObject(raw, 'the entry'), element, policy, ldapIds);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return refuse(name, element, 'skipped', message(err));
@@ -970,14 +975,16 @@ function userAttributes(u: Json, notes: string[]): UserAttributes {
 }
 
 /** One user entry (readUsers); a field of the wrong type throws a ValidationError that names it. */
-function readUser(u: Json, element: string, policy: PasswordPolicy): UserEntry | Refused {
+function readUser(u: Json, element: string, policy: PasswordPolicy, ldapIds: Set<string>): UserEntry | Refused {
   const username = (optString(u, 'username') ?? '').toLowerCase();
   const id = optString(u, 'id');
   const serviceAccountOf = optString(u, 'serviceAccountClientId');
   if (serviceAccountOf) {
     return refuse(username, element, 'mapped', `service account of ${serviceAccountOf}: made with its client, under a new id (the sub of its client_credentials tokens changes)`);
   }
-  if (optString(u, 'federationLink')) return refuse(username, element, 'skipped', 'its password lives in LDAP/user federation, which Realmgate does not read');
+  // A user of an LDAP provider the file brings: a federated user, whose password stays in the directory.
+  const federationLink = optString(u, 'federationLink');
+  if (federationLink && !ldapIds.has(federationLink)) return refuse(username, element, 'skipped', 'its password lives in a user federation provider (federationLink) that is not imported: Realmgate cannot check it');
   if (!USERNAME_RE.test(username)) return refuse(username, element, 'skipped', 'the username has characters Realmgate does not accept');
   if (!id || /[^\x21-\x7e]/.test(id)) return refuse(username, element, 'skipped', 'no usable id');
   if (id.length > LIMITS.userId) return refuse(username, element, 'skipped', `its id has more than ${LIMITS.userId} characters (Keycloak's ids are UUIDs)`);
@@ -1015,7 +1022,13 @@ function readUser(u: Json, element: string, policy: PasswordPolicy): UserEntry |
   const { links, parts: linkParts } = readFileLinks(federated, element);
   parts.push(...linkParts);
   // A user with links signs in through the provider (Keycloak's brokered users have no password).
-  if (passwords.length === 0 && links.length === 0) notes.push('no password: the user cannot sign in until one is set');
+  if (federationLink) notes.push('federated user (LDAP): signs in with the directory password, checked at each sign-in');
+  else if (passwords.length === 0 && links.length === 0) notes.push('no password: the user cannot sign in until one is set');
+  if (federationLink) {
+    if (passwords.length > 0) notes.push('password credentials not moved: the password lives in LDAP');
+    passwords.length = 0;
+    links.length = 0;
+  }
   const best = [...passwords].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || (b.createdDate ?? 0) - (a.createdDate ?? 0))[0];
   if (best) {
     const c = importCredential(best);
@@ -1064,7 +1077,7 @@ function readUser(u: Json, element: string, policy: PasswordPolicy): UserEntry |
     passwordHash,
     ...(passwordChangedAt !== undefined ? { passwordChangedAt } : {}),
     history: policy.passwordHistory ? passwordHistory(creds, policy.passwordHistory - 1) : [],
-    record: { email, firstName: personName('firstName', firstName), lastName: personName('lastName', lastName), emailVerified: emailVerified === true, requiredActions, attributes },
+    record: { email, firstName: personName('firstName', firstName), lastName: personName('lastName', lastName), emailVerified: emailVerified === true, requiredActions, attributes, ...(federationLink ? { federationLink } : {}) },
     enabled: enabled !== false,
     notes,
     consents,
@@ -2039,7 +2052,8 @@ export async function partialImport(store: Store, realmId: string, body: Json, a
   // A list of the wrong type is a 400, as a wrong-typed realm setting fails a realm's import.
   checkRealmLists(rep, ['clients', 'users', 'federatedUsers', 'groups', 'identityProviders']);
   const clientEntries = readClients(rep, { includeBuiltinClients: true });
-  const userEntries = readUsers(rep, storedPolicy((await store.realms.get(realmId))?.passwordPolicy ?? ''));
+  // A partial import brings no components: users may link to the realm's providers.
+  const userEntries = readUsers(rep, storedPolicy((await store.realms.get(realmId))?.passwordPolicy ?? ''), new Set((await store.userStorage.list(realmId)).map((p) => p.id)));
   const providerEntries = readFileProviders(optList(rep, 'identityProviders'));
   const refuseExisting = async (s: Store): Promise<void> => {
     const taken = await alreadyStored(s, realmId, clientEntries, userEntries, providerEntries);

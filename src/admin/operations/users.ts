@@ -1,5 +1,7 @@
 import type { Store } from '../../storage/store.js';
 import { sessionsToEnd, tellSessionsEnded } from './session-ends.js';
+import { writeFederatedPassword } from '../../oauth/ldap/federation.js';
+import { LdapPasswordRefused, LdapUnavailable } from '../../oauth/ldap/directory.js';
 import { EMPTY_POLICY, historyFailure, PasswordPolicyError, policyFailures, storedPolicy, type PolicyFailure } from '../password-policy.js';
 import { groupsForNewUser, joinGroup, type MappingGuard } from './groups.js';
 import { hashPassword, verifyPassword } from '../../crypto/passwords.js';
@@ -175,6 +177,15 @@ export async function createUser(
  * next sign-in (UPDATE_PASSWORD), false ends that requirement (Keycloak's reset-password does both),
  * undefined leaves it as it is.
  */
+/** What every door says when asked to set the password of a user whose password lives in LDAP. */
+export const FEDERATED_PASSWORD_MESSAGE = 'This account\'s password is managed by the organization\'s user directory (LDAP) and cannot be changed here. Change it there.';
+
+/** Whether a federated user's provider takes a new password into the directory (editMode WRITABLE, enabled). */
+async function federatedPasswordWritable(store: Store, user: User): Promise<boolean> {
+  const p = user.federationLink ? await store.userStorage.get(user.realmId, user.federationLink) : undefined;
+  return p !== undefined && p.config.enabled?.[0] !== 'false' && p.config.editMode?.[0] === 'WRITABLE' && Boolean(user.attributes.LDAP_ENTRY_DN?.[0]);
+}
+
 export async function setUserPassword(
   store: Store,
   input: {
@@ -200,11 +211,24 @@ export async function setUserPassword(
     checkPasswordFloor(input.password);
     throw new ValidationError(`user ${input.username ?? input.userId ?? ''} does not exist in realm ${input.realmId}`);
   }
+  // User federation (read-only): the password of a user from an LDAP directory lives there, and every
+  // sign-in checks it there; a local one would never be used. Every door that sets a password comes here.
+  // A WRITABLE provider takes the new password into the directory (below), after the realm's policy.
+  if (user.federationLink && !(await federatedPasswordWritable(store, user))) throw new ValidationError(FEDERATED_PASSWORD_MESSAGE);
   if (!input.checked) await checkPassword(store, { realm, password: input.password, username: user.username, email: user.email, user });
   const requiredActions = afterPassword(user.requiredActions, input.temporary);
   const t = input.nowSeconds ?? now();
   const history = storedPolicy(realm.passwordPolicy).passwordHistory ?? 0;
-  await store.users.setPassword(user, { passwordHash: await hashPassword(input.password), now: t, keepHistory: Math.max(0, history - 1), ...(requiredActions ? { requiredActions } : {}) });
+  if (user.federationLink) {
+    try {
+      await writeFederatedPassword(store, user, input.password);
+    } catch (err) {
+      if (err instanceof LdapPasswordRefused) throw new ValidationError('The user directory (LDAP) refused the new password: it may not meet its password policy.');
+      if (err instanceof LdapUnavailable) throw new ValidationError('The user directory (LDAP) cannot be reached right now: the password was not changed. Try again later.');
+      throw err;
+    }
+    if (requiredActions) await store.users.update(user.id, { requiredActions });
+  } else await store.users.setPassword(user, { passwordHash: await hashPassword(input.password), now: t, keepHistory: Math.max(0, history - 1), ...(requiredActions ? { requiredActions } : {}) });
   const ending = await sessionsToEnd(store, input.realmId, { userId: user.id });
   const sessionsEnded = await store.sessions.endAllOfUser(input.realmId, user.id, t);
   tellSessionsEnded(store, input.realmId, ending);
@@ -256,6 +280,7 @@ export async function completePasswordUpdate(
   input: { realmId: string; user: User; password: string; confirmation: string; ip?: string; clientId?: string; reason?: string; nowSeconds?: number },
 ): Promise<string | undefined> {
   const realm = await requireRealm(store, input.realmId);
+  if (input.user.federationLink && !(await federatedPasswordWritable(store, input.user))) return FEDERATED_PASSWORD_MESSAGE;
   const problem = await ownPasswordProblem(store, realm, input.user, input.password, input.confirmation);
   if (problem) return problem;
   await setUserPassword(store, {

@@ -17,6 +17,7 @@ import { userRoutes } from './users.js';
 import { userCredentialRoutes } from './user-credentials.js';
 import { organizationRoutes } from './organizations.js';
 import { identityProviderRoutes } from './identity-providers.js';
+import { componentRoutes } from './components.js';
 import { sessionRoutes } from './sessions.js';
 import { serverInfoRoutes } from './server-info.js';
 import { ADMIN_PREFIX } from './prefix.js';
@@ -97,6 +98,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(userCredentialRoutes, { services });
   await app.register(organizationRoutes, { services });
   await app.register(identityProviderRoutes, { services });
+  await app.register(componentRoutes, { services });
   await app.register(sessionRoutes, { services });
   await app.register(serverInfoRoutes, { services });
 }

@@ -24,6 +24,7 @@ import { Forbidden, field, isRefusal, mappingGuard, text, type ConsoleKit, type 
 import { GROUP_NOTICES, groupRoutes } from './groups.js';
 import { OTP_NOTICES, userOtpRoutes } from './user-otp.js';
 import { IDP_NOTICES, identityProviderRoutes } from './identity-providers.js';
+import { FEDERATION_NOTICES, userFederationRoutes } from './user-federation.js';
 import { listFederatedIdentities } from '../../admin/operations/identity-providers.js';
 import { NO_PASSWORD_HASH } from '../../admin/operations/realm-import.js';
 import { userCredentials } from '../../admin/operations/user-credentials.js';
@@ -71,6 +72,7 @@ const NOTICES: Record<string, string> = {
   ...GROUP_NOTICES,
   ...OTP_NOTICES,
   ...IDP_NOTICES,
+  ...FEDERATION_NOTICES,
 };
 
 /**
@@ -850,6 +852,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
   groupRoutes(app, kit);
   userOtpRoutes(app, kit);
   identityProviderRoutes(app, kit);
+  userFederationRoutes(app, kit);
 
   app.get(`${R}/events`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);

@@ -182,7 +182,8 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
     const log = req.log;
     setImmediate(() => {
       void findUser(services, l.realm, typed)
-        .then((user) => mailResetLink(services, l.realm, user, { interactionId: l.ia.id, ip: req.ip, clientId: l.client.clientId, log }))
+        // A federated user's password lives in LDAP: no link to set one here is mailed (the page reads the same).
+        .then((user) => mailResetLink(services, l.realm, user?.federationLink ? undefined : user, { interactionId: l.ia.id, ip: req.ip, clientId: l.client.clientId, log }))
         .catch((err: unknown) => log.error({ err }, 'reset password request failed'));
     });
     reply.header('cache-control', 'no-store');

@@ -274,9 +274,10 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     const remembered = l.realm.rememberMe && field(req, 'rememberMe') === 'on';
     if ('error' in outcome) {
       // The user the name (or email) found, when it found one; else the name typed.
-      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ...(outcome.subject ? { userId: outcome.subject.id, username: outcome.subject.username } : { username }), ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' });
+      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ...(outcome.subject ? { userId: outcome.subject.id, username: outcome.subject.username } : { username }), ip: req.ip, reason: outcome.unavailable ? `user directory unavailable: ${outcome.unavailable}` : outcome.retryAfter ? 'blocked' : 'invalid credentials' });
       if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
-      return render(services, reply, l, { kind: 'login' }, { error: outcome.error, username: username.slice(0, 255), status: outcome.retryAfter ? 429 : 200, remembered });
+      // The user directory (LDAP) did not answer: 503, the form kept, "try again later".
+      return render(services, reply, l, { kind: 'login' }, { error: outcome.error, username: username.slice(0, 255), status: outcome.unavailable ? 503 : outcome.retryAfter ? 429 : 200, remembered });
     }
     if (remembered !== (l.ia.params.rememberMe === true)) {
       const params = { ...l.ia.params, rememberMe: remembered };

@@ -8,6 +8,7 @@ import { storedPolicy } from '../../admin/password-policy.js';
 import { clientResponse, type ClientResponse } from './checks.js';
 import { claimScopes } from '../scopes.js';
 import { InteractionLimitError } from './interaction-caps.js';
+import { federatedSignIn } from '../ldap/federation.js';
 
 /** The organization of a code, chain or consent of a user who signs in without one. */
 export const NO_ORGANIZATION = '';
@@ -268,8 +269,13 @@ export async function findLoginUser(services: Services, realm: Realm, typed: str
  * Checks the password of `user` (found by findLoginUser); without a user, a dummy hash is verified so
  * that an unknown name costs the same time as a wrong password.
  */
-export async function authenticateUser(services: Services, realm: Realm, user: User | undefined, password: string): Promise<User | undefined> {
-  if (!user) {
+export async function authenticateUser(services: Services, realm: Realm, user: User | undefined, password: string, typed = ''): Promise<User | undefined> {
+  // User federation: a name not found here, or a user whose password lives in LDAP, is checked there
+  // (only in a realm that has a provider: the others never load the LDAP client).
+  if ((!user && typed !== '') || user?.federationLink) {
+    if (await services.store.userStorage.any(realm.id)) return federatedSignIn(services, realm, { user, typed, password });
+  }
+  if (!user || user.federationLink) {
     await verifyDummy(password);
     return undefined;
   }
@@ -293,7 +299,7 @@ export async function authenticateUser(services: Services, realm: Realm, user: U
  * any user with a required action. The server's clock decides, the one that dated the password.
  */
 async function expirePassword(services: Services, realm: Realm, user: User): Promise<User> {
-  if (user.requiredActions.includes('UPDATE_PASSWORD') || !passwordExpired(services, realm, user)) return user;
+  if (user.federationLink || user.requiredActions.includes('UPDATE_PASSWORD') || !passwordExpired(services, realm, user)) return user;
   const requiredActions: RequiredAction[] = [...user.requiredActions, 'UPDATE_PASSWORD'];
   await services.store.users.update(user.id, { requiredActions });
   return { ...user, requiredActions };

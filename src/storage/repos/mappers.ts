@@ -144,6 +144,7 @@ export function toUser(r: Selectable<T.UserTable>): D.User {
     requiredActions: requiredActionsOf(r.required_actions),
     attributes: attributesOf(r.attributes),
     passwordChangedAt: r.password_changed_at === null || r.password_changed_at === undefined ? Number(r.created_at) : Number(r.password_changed_at),
+    federationLink: r.federation_link ?? null,
   };
 }
 

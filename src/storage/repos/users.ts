@@ -12,7 +12,7 @@ export class UserRepository {
 
   /** Creates a user and, in the same transaction, its organization memberships. */
   async create(
-    u: Omit<User, 'createdAt' | 'enabled' | 'requiredActions' | 'attributes' | 'passwordChangedAt'> & { now: number; organizationIds: string[]; requiredActions?: RequiredAction[]; attributes?: UserAttributes; passwordChangedAt?: number },
+    u: Omit<User, 'createdAt' | 'enabled' | 'requiredActions' | 'attributes' | 'passwordChangedAt'> & { now: number; organizationIds: string[]; requiredActions?: RequiredAction[]; attributes?: UserAttributes; passwordChangedAt?: number; federationLink?: string | null; enabled?: boolean },
   ): Promise<void> {
     try {
       await inTransaction(this.db, async (trx) => {
@@ -24,7 +24,7 @@ export class UserRepository {
             username: u.username,
             email: u.email,
             password_hash: u.passwordHash,
-            enabled: 1,
+            enabled: u.enabled === false ? 0 : 1,
             created_at: u.now,
             first_name: u.firstName,
             last_name: u.lastName,
@@ -32,6 +32,7 @@ export class UserRepository {
             required_actions: JSON.stringify(u.requiredActions ?? []),
             attributes: JSON.stringify(u.attributes ?? {}),
             password_changed_at: u.passwordChangedAt ?? u.now,
+            ...(u.federationLink ? { federation_link: u.federationLink } : {}),
           })
           .execute();
         // The search index of the attributes, with them (src/storage/attribute-index.ts).
@@ -93,9 +94,11 @@ export class UserRepository {
 
   async update(
     id: string,
-    patch: { passwordHash?: string; enabled?: boolean; email?: string | null; firstName?: string | null; lastName?: string | null; emailVerified?: boolean; requiredActions?: RequiredAction[]; attributes?: UserAttributes },
+    patch: { passwordHash?: string; enabled?: boolean; email?: string | null; firstName?: string | null; lastName?: string | null; emailVerified?: boolean; requiredActions?: RequiredAction[]; attributes?: UserAttributes; username?: string; federationLink?: string | null },
   ): Promise<void> {
     const values: Record<string, string | number | null> = {};
+    if (patch.username !== undefined) values.username = patch.username;
+    if (patch.federationLink !== undefined) values.federation_link = patch.federationLink;
     if (patch.firstName !== undefined) values.first_name = patch.firstName;
     if (patch.lastName !== undefined) values.last_name = patch.lastName;
     if (patch.emailVerified !== undefined) values.email_verified = patch.emailVerified ? 1 : 0;

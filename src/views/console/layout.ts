@@ -28,6 +28,7 @@ const SECTIONS = [
   ['/roles', 'Roles'],
   ['/organizations', 'Organizations'],
   ['/identity-providers', 'Identity providers'],
+  ['/user-federation', 'User federation'],
   ['/events', 'Events'],
 ] as const;
 

@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto';
+import type { Store } from '../../storage/store.js';
+import type { UserStorageMapper, UserStorageProvider } from '../../storage/types.js';
+import { openLdapCredential, sealLdapCredential } from '../../crypto/broker-secrets.js';
+import { isAttributeName } from '../../oauth/ldap/escape.js';
+import { NotFound, ValidationError, checkText } from '../validation.js';
+import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
+import { SECRET_MASK } from './identity-providers.js';
+
+/**
+ * User federation's administration: the realm's LDAP providers (Keycloak's UserStorageProvider
+ * components, providerId "ldap") and their LDAPStorageMapper subcomponents. Every door (admin API's
+ * /components, CLI, import) goes through these. bindCredential is sealed apart and never shown again
+ * (Keycloak's "**********"; sent back, it keeps the stored one).
+ */
+
+export const USER_STORAGE_TYPE = 'org.keycloak.storage.UserStorageProvider';
+export const LDAP_MAPPER_TYPE = 'org.keycloak.storage.ldap.mappers.LDAPStorageMapper';
+/** The mappers Realmgate acts on; others (group-ldap-mapper, role mappers, ...) are refused or skipped at import. */
+export const SUPPORTED_MAPPERS = ['user-attribute-ldap-mapper'];
+export const EDIT_MODES = ['READ_ONLY', 'WRITABLE', 'UNSYNCED'] as const;
+
+/** What a door says of a provider (Keycloak's ComponentRepresentation, typed). */
+export interface ComponentFields {
+  id?: string;
+  name?: string;
+  providerId?: string;
+  providerType?: string;
+  parentId?: string;
+  config?: Record<string, string[]>;
+  mappers?: UserStorageMapper[];
+}
+
+const MAX_CONFIG_ENTRIES = 100;
+const MAX_VALUE = 4096;
+const FLAGS = ['enabled', 'importEnabled', 'startTls', 'trustEmail', 'syncRegistrations', 'pagination', 'connectionPooling', 'validatePasswordPolicy', 'usePasswordModifyExtendedOp', 'allowKerberosAuthentication', 'useKerberosForPasswordAuthentication'];
+
+/** Keycloak's defaults for what a new LDAP provider leaves out (LDAPStorageProviderFactory's config properties). */
+const DEFAULTS: Record<string, string> = {
+  enabled: 'true',
+  priority: '0',
+  importEnabled: 'true',
+  editMode: 'READ_ONLY',
+  authType: 'simple',
+  searchScope: '1',
+  startTls: 'false',
+  usernameLDAPAttribute: 'uid',
+  rdnLDAPAttribute: 'uid',
+  uuidLDAPAttribute: 'entryUUID',
+  userObjectClasses: 'inetOrgPerson, organizationalPerson',
+  vendor: 'other',
+  trustEmail: 'false',
+  pagination: 'false',
+  connectionPooling: 'false',
+  cachePolicy: 'DEFAULT',
+  useTruststoreSpi: 'always',
+  fullSyncPeriod: '-1',
+  changedSyncPeriod: '-1',
+  batchSizeForSync: '1000',
+};
+
+const one = (c: Record<string, string[]>, k: string): string | undefined => c[k]?.[0];
+
+/** A config map as Keycloak's ComponentRepresentation carries it: each key a list of strings. */
+export function readConfigMap(v: unknown, where = 'config'): Record<string, string[]> {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw new ValidationError(`${where} must be an object of string lists`);
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length > MAX_CONFIG_ENTRIES) throw new ValidationError(`${where} may have at most ${MAX_CONFIG_ENTRIES} entries`);
+  const out: Record<string, string[]> = {};
+  for (const [k, x] of entries) {
+    checkText(`a ${where} key`, k, 255);
+    const list = Array.isArray(x) ? x : [x];
+    if (list.length > 20 || !list.every((s) => typeof s === 'string')) throw new ValidationError(`${where}.${k} must be a list of strings`);
+    for (const s of list as string[]) if (s.length > MAX_VALUE) throw new ValidationError(`${where}.${k} values must have at most ${MAX_VALUE} characters`);
+    out[k] = list as string[];
+  }
+  return out;
+}
+
+function checkLdapConfig(c: Record<string, string[]>): void {
+  const url = (one(c, 'connectionUrl') ?? '').trim();
+  if (url === '') throw new ValidationError('LDAP connection URL is required (config.connectionUrl)');
+  for (const u of url.split(/\s+/)) {
+    let parsed: URL;
+    try {
+      parsed = new URL(u);
+    } catch {
+      throw new ValidationError(`config.connectionUrl ${JSON.stringify(u)} is not a URL`);
+    }
+    if (parsed.protocol !== 'ldap:' && parsed.protocol !== 'ldaps:') throw new ValidationError('config.connectionUrl must start with ldap:// or ldaps://');
+    if (parsed.username || parsed.password || (parsed.pathname !== '' && parsed.pathname !== '/') || parsed.search || parsed.hash) throw new ValidationError('config.connectionUrl must be ldap[s]://host[:port] only');
+  }
+  if (!(one(c, 'usersDn') ?? '').trim()) throw new ValidationError('Users DN is required (config.usersDn)');
+  for (const k of ['usernameLDAPAttribute', 'rdnLDAPAttribute', 'uuidLDAPAttribute']) {
+    const v = one(c, k);
+    if (!v || !isAttributeName(v.trim())) throw new ValidationError(`config.${k} must be an LDAP attribute name`);
+  }
+  const classes = (one(c, 'userObjectClasses') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (classes.length === 0 || !classes.every(isAttributeName)) throw new ValidationError('config.userObjectClasses must list object classes, separated by commas');
+  const editMode = one(c, 'editMode');
+  if (!(EDIT_MODES as readonly string[]).includes(editMode ?? '')) throw new ValidationError(`config.editMode must be one of ${EDIT_MODES.join(', ')}`);
+  const auth = one(c, 'authType');
+  if (auth !== 'simple' && auth !== 'none') throw new ValidationError('config.authType must be "simple" or "none"');
+  if (auth === 'simple' && !(one(c, 'bindDn') ?? '').trim()) throw new ValidationError('config.bindDn is required when config.authType is "simple"');
+  const scope = one(c, 'searchScope');
+  if (scope !== '1' && scope !== '2') throw new ValidationError('config.searchScope must be "1" (one level) or "2" (subtree)');
+  for (const f of FLAGS) {
+    const v = one(c, f);
+    if (v !== undefined && v !== '' && v !== 'true' && v !== 'false') throw new ValidationError(`config.${f} must be "true" or "false"`);
+  }
+  const custom = one(c, 'customUserSearchFilter')?.trim();
+  if (custom && !(custom.startsWith('(') && custom.endsWith(')'))) throw new ValidationError('config.customUserSearchFilter must be an LDAP filter in parentheses');
+  for (const k of ['connectionTimeout', 'readTimeout', 'priority']) {
+    const v = one(c, k);
+    if (v !== undefined && v !== '' && !/^-?\d{1,9}$/.test(v)) throw new ValidationError(`config.${k} must be a whole number`);
+  }
+}
+
+/** The config with Keycloak's defaults for what it leaves out. */
+export function withDefaults(given: Record<string, string[]>): Record<string, string[]> {
+  const config: Record<string, string[]> = { ...given };
+  for (const [k, v] of Object.entries(DEFAULTS)) if (config[k] === undefined || config[k]!.length === 0) config[k] = [v];
+  return config;
+}
+
+/** The checks of checkComponent that need no database (an import reads every entry before writing). Throws ValidationError. */
+export function validateComponentShape(fields: ComponentFields): void {
+  if ((fields.providerId ?? 'ldap') !== 'ldap') throw new ValidationError(`providerId ${JSON.stringify(fields.providerId)} is not supported (Realmgate federates users from LDAP: "ldap")`);
+  if (!(fields.name ?? '').trim()) throw new ValidationError('name is required');
+  if (fields.id !== undefined && !/^[A-Za-z0-9._-]{1,36}$/.test(fields.id)) throw new ValidationError('id must be at most 36 letters, digits, ".", "_" or "-"');
+  const config = withDefaults(fields.config ?? {});
+  checkLdapConfig(config);
+  if (one(config, 'authType') === 'simple' && !one(fields.config ?? {}, 'bindCredential')) throw new ValidationError('config.bindCredential is required when config.authType is "simple"');
+  for (const m of fields.mappers ?? []) checkMapper(m);
+}
+
+/** Keycloak's default mappers of a new LDAP provider (username, first name, last name, email, creation date, modify date). */
+export function defaultMappers(config: Record<string, string[]>): UserStorageMapper[] {
+  const readOnly = String(one(config, 'editMode') !== 'WRITABLE');
+  const mapper = (name: string, model: string, ldap: string, extra: Record<string, string> = {}): UserStorageMapper => ({
+    id: randomUUID(),
+    name,
+    providerId: 'user-attribute-ldap-mapper',
+    config: Object.fromEntries(Object.entries({ 'user.model.attribute': model, 'ldap.attribute': ldap, 'read.only': readOnly, 'always.read.value.from.ldap': 'true', 'is.mandatory.in.ldap': 'false', ...extra }).map(([k, v]) => [k, [v]])),
+  });
+  return [
+    mapper('username', 'username', one(config, 'usernameLDAPAttribute') ?? 'uid', { 'is.mandatory.in.ldap': 'true', 'always.read.value.from.ldap': 'false' }),
+    mapper('first name', 'firstName', 'givenName'),
+    mapper('last name', 'lastName', 'sn', { 'is.mandatory.in.ldap': 'true' }),
+    mapper('email', 'email', 'mail'),
+    mapper('creation date', 'createTimestamp', 'createTimestamp', { 'read.only': 'true' }),
+    mapper('modify date', 'modifyTimestamp', 'modifyTimestamp', { 'read.only': 'true' }),
+  ];
+}
+
+/** Checks a mapper; throws for one Realmgate does not act on. */
+export function checkMapper(m: UserStorageMapper): void {
+  if (!SUPPORTED_MAPPERS.includes(m.providerId)) throw new ValidationError(`mapper ${JSON.stringify(m.name)}: providerId ${JSON.stringify(m.providerId)} is not supported (Realmgate maps LDAP attributes with user-attribute-ldap-mapper)`);
+  checkText('a mapper name', m.name, 255);
+  const ldap = one(m.config, 'ldap.attribute');
+  if (!ldap || !isAttributeName(ldap)) throw new ValidationError(`mapper ${JSON.stringify(m.name)}: config["ldap.attribute"] must be an LDAP attribute name`);
+  if (!one(m.config, 'user.model.attribute')) throw new ValidationError(`mapper ${JSON.stringify(m.name)}: config["user.model.attribute"] is required`);
+}
+
+/**
+ * Checks a provider from any door and returns it ready to store, its bind credential sealed. `existing`:
+ * the stored provider a replacement keeps the id, creation time, mappers and (when left out or masked)
+ * credential of.
+ */
+export async function checkComponent(store: Store, realmId: string, fields: ComponentFields, existing?: UserStorageProvider): Promise<UserStorageProvider> {
+  const providerId = fields.providerId ?? existing?.providerId ?? 'ldap';
+  if (providerId !== 'ldap') throw new ValidationError(`providerId ${JSON.stringify(providerId)} is not supported (Realmgate federates users from LDAP: "ldap")`);
+  if (fields.providerType !== undefined && fields.providerType !== USER_STORAGE_TYPE) throw new ValidationError(`providerType must be ${USER_STORAGE_TYPE}`);
+  if (fields.parentId !== undefined && fields.parentId !== realmId) throw new ValidationError(`parentId must be the realm's id (${realmId})`);
+  const name = (fields.name ?? existing?.name ?? '').trim();
+  if (name === '') throw new ValidationError('name is required');
+  checkText('name', name, 255);
+  const id = existing?.id ?? fields.id ?? randomUUID();
+  if (!/^[A-Za-z0-9._-]{1,36}$/.test(id)) throw new ValidationError('id must be at most 36 letters, digits, ".", "_" or "-"');
+  const { bindCredential, ...given } = fields.config ?? {};
+  const config = withDefaults(given);
+  checkLdapConfig(config);
+  let sealed = existing?.sealedBindCredential ?? null;
+  const credential = bindCredential?.[0];
+  if (credential !== undefined && credential !== SECRET_MASK) {
+    checkText('config.bindCredential', credential, 1024);
+    sealed = credential === '' ? null : await sealLdapCredential(store, realmId, id, credential);
+  }
+  if (one(config, 'authType') === 'simple' && sealed === null) throw new ValidationError('config.bindCredential is required when config.authType is "simple"');
+  const mappers = fields.mappers ?? existing?.mappers ?? defaultMappers(config);
+  for (const m of mappers) checkMapper(m);
+  return { id, realmId, name, providerId: 'ldap', config, sealedBindCredential: sealed, mappers, createdAt: existing?.createdAt ?? now() };
+}
+
+const path = (id: string): string => `components/${id}`;
+
+export async function listUserStorage(store: Store, realmId: string): Promise<UserStorageProvider[]> {
+  await requireRealm(store, realmId);
+  return store.userStorage.list(realmId);
+}
+
+export async function requireUserStorage(store: Store, realmId: string, idOrName: string): Promise<UserStorageProvider> {
+  await requireRealm(store, realmId);
+  const p = (await store.userStorage.get(realmId, idOrName)) ?? (await store.userStorage.list(realmId)).find((x) => x.name === idOrName);
+  if (!p) throw new NotFound(`Could not find component ${idOrName} in realm ${realmId}`);
+  return p;
+}
+
+const shown = (f: ComponentFields): ComponentFields => ({ ...f, config: { ...f.config, bindCredential: [] } });
+
+export async function createUserStorage(store: Store, actor: Actor, realmId: string, fields: ComponentFields): Promise<UserStorageProvider> {
+  await requireRealm(store, realmId);
+  if (fields.id !== undefined && (await store.userStorage.get(realmId, fields.id))) throw new ValidationError(`a component with id ${fields.id} already exists`);
+  const p = await checkComponent(store, realmId, fields);
+  await store.userStorage.create(p);
+  await recordAdminEvent(store, actor, { realmId, operation: 'CREATE', resourceType: 'COMPONENT', resourcePath: path(p.id), representation: shown(fields) });
+  return p;
+}
+
+/** Changes a provider. `replace` (Keycloak's PUT): the config given is the whole config; otherwise (the CLI) merged over the stored one. */
+export async function updateUserStorage(store: Store, actor: Actor, realmId: string, id: string, fields: ComponentFields, opts: { replace?: boolean } = {}): Promise<UserStorageProvider> {
+  const existing = await requireUserStorage(store, realmId, id);
+  if (fields.id !== undefined && fields.id !== existing.id) throw new ValidationError('a component\'s id cannot change');
+  const merged: ComponentFields = opts.replace ? fields : { ...fields, config: { ...existing.config, ...fields.config } };
+  const p = await checkComponent(store, realmId, merged, existing);
+  await store.userStorage.update(p);
+  await recordAdminEvent(store, actor, { realmId, operation: 'UPDATE', resourceType: 'COMPONENT', resourcePath: path(p.id), representation: shown(merged) });
+  return p;
+}
+
+/**
+ * Deletes a provider. Its imported users stay, unlinked and without a password (Keycloak deletes them;
+ * here an administrator may still give them one, or delete them).
+ */
+export async function deleteUserStorage(store: Store, actor: Actor, realmId: string, id: string): Promise<void> {
+  const p = await requireUserStorage(store, realmId, id);
+  await store.userStorage.delete(realmId, p.id);
+  await recordAdminEvent(store, actor, { realmId, operation: 'DELETE', resourceType: 'COMPONENT', resourcePath: path(p.id) });
+}
+
+/** The bind password, opened (a connection test; an export with secrets). */
+export async function bindCredentialOf(store: Store, p: UserStorageProvider): Promise<string | undefined> {
+  return p.sealedBindCredential ? openLdapCredential(store, p.realmId, p.id, p.sealedBindCredential) : undefined;
+}
+
+/** Keycloak's ComponentRepresentation of a provider: bindCredential masked. */
+export function toComponentRepresentation(p: UserStorageProvider): Record<string, unknown> {
+  return {
+    id: p.id,
+    name: p.name,
+    providerId: p.providerId,
+    providerType: USER_STORAGE_TYPE,
+    parentId: p.realmId,
+    config: { ...p.config, ...(p.sealedBindCredential ? { bindCredential: [SECRET_MASK] } : {}) },
+  };
+}
+
+/** Keycloak's ComponentRepresentation of a provider's mapper (parentId: the provider). */
+export function toMapperRepresentation(p: UserStorageProvider, m: UserStorageMapper): Record<string, unknown> {
+  return { id: m.id, name: m.name, providerId: m.providerId, providerType: LDAP_MAPPER_TYPE, parentId: p.id, config: m.config };
+}
+
+// ---- The providers' mappers (LDAPStorageMapper subcomponents) ----
+
+/** The provider holding the mapper `id`, and the mapper; undefined when no provider of the realm has it. */
+export async function findMapper(store: Store, realmId: string, id: string): Promise<{ provider: UserStorageProvider; mapper: UserStorageMapper } | undefined> {
+  for (const provider of await store.userStorage.list(realmId)) {
+    const mapper = provider.mappers.find((m) => m.id === id);
+    if (mapper) return { provider, mapper };
+  }
+  return undefined;
+}
+
+export async function createMapper(store: Store, actor: Actor, realmId: string, providerId: string, fields: { id?: string; name?: string; providerId?: string; config?: Record<string, string[]> }): Promise<UserStorageMapper> {
+  const provider = await requireUserStorage(store, realmId, providerId);
+  const m: UserStorageMapper = { id: fields.id ?? randomUUID(), name: (fields.name ?? '').trim(), providerId: fields.providerId ?? '', config: fields.config ?? {} };
+  if (!/^[A-Za-z0-9._-]{1,36}$/.test(m.id) || (await findMapper(store, realmId, m.id))) throw new ValidationError('a mapper needs a new id of at most 36 letters, digits, ".", "_" or "-"');
+  if (m.name === '') throw new ValidationError('name is required');
+  if (provider.mappers.some((x) => x.name === m.name)) throw new ValidationError(`the provider already has a mapper named ${JSON.stringify(m.name)}`);
+  checkMapper(m);
+  await store.userStorage.update({ ...provider, mappers: [...provider.mappers, m] });
+  await recordAdminEvent(store, actor, { realmId, operation: 'CREATE', resourceType: 'COMPONENT', resourcePath: path(m.id), representation: { ...m, parentId: provider.id } });
+  return m;
+}
+
+export async function updateMapper(store: Store, actor: Actor, realmId: string, id: string, fields: { name?: string; providerId?: string; config?: Record<string, string[]> }): Promise<UserStorageMapper> {
+  const found = await findMapper(store, realmId, id);
+  if (!found) throw new NotFound(`Could not find component ${id} in realm ${realmId}`);
+  const m: UserStorageMapper = { id, name: (fields.name ?? found.mapper.name).trim(), providerId: fields.providerId ?? found.mapper.providerId, config: fields.config ?? found.mapper.config };
+  checkMapper(m);
+  await store.userStorage.update({ ...found.provider, mappers: found.provider.mappers.map((x) => (x.id === id ? m : x)) });
+  await recordAdminEvent(store, actor, { realmId, operation: 'UPDATE', resourceType: 'COMPONENT', resourcePath: path(id), representation: { ...m, parentId: found.provider.id } });
+  return m;
+}
+
+export async function deleteMapper(store: Store, actor: Actor, realmId: string, id: string): Promise<void> {
+  const found = await findMapper(store, realmId, id);
+  if (!found) throw new NotFound(`Could not find component ${id} in realm ${realmId}`);
+  await store.userStorage.update({ ...found.provider, mappers: found.provider.mappers.filter((x) => x.id !== id) });
+  await recordAdminEvent(store, actor, { realmId, operation: 'DELETE', resourceType: 'COMPONENT', resourcePath: path(id) });
+}

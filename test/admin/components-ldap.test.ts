@@ -1,0 +1,155 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { dialects } from '../helpers/db.js';
+import { REALM } from '../helpers/server.js';
+import { LDAP_MISSING, PEOPLE, ROOT_DN, ROOT_PASSWORD, startLdap, type LdapServer } from '../helpers/ldap.js';
+import { bindCredentialOf } from '../../src/admin/operations/user-storage.js';
+import { errorOf, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+
+const USER_STORAGE = 'org.keycloak.storage.UserStorageProvider';
+const MAPPER = 'org.keycloak.storage.ldap.mappers.LDAPStorageMapper';
+
+// Keycloak's components API for LDAP user federation, through @keycloak/keycloak-admin-client unchanged.
+for (const dialect of dialects()) {
+  describe(`admin API: LDAP user storage components (${dialect})`, () => {
+    let ts: AdminTestServer;
+    let ldap: LdapServer | undefined;
+    before(async () => {
+      ts = await startAdminServer({ dialect });
+      if (!LDAP_MISSING) ldap = await startLdap({ people: [{ uid: 'lena', password: 'lena-pw', mail: 'lena@example.org' }, { uid: 'sam', password: 'sam-pw', mail: 'sam@example.org', givenName: 'Sam' }, { uid: 'bad name', password: 'x' }] });
+    });
+    after(async () => {
+      await ts.close();
+      await ldap?.stop();
+    });
+    const config = (url = 'ldap://127.0.0.1:1') => ({
+      connectionUrl: [url],
+      usersDn: [PEOPLE],
+      bindDn: [ROOT_DN],
+      bindCredential: [ROOT_PASSWORD],
+      editMode: ['READ_ONLY'],
+      vendor: ['other'],
+      usernameLDAPAttribute: ['uid'],
+      rdnLDAPAttribute: ['uid'],
+      uuidLDAPAttribute: ['entryUUID'],
+      userObjectClasses: ['inetOrgPerson, organizationalPerson'],
+      searchScope: ['1'],
+    });
+
+    test('create (201, Location), find by type and parent, read, replace, delete; bindCredential never shown, kept when masked', async () => {
+      const { id } = await ts.kc.components.create({ realm: REALM, name: 'corp-ldap', providerId: 'ldap', providerType: USER_STORAGE, parentId: REALM, config: config() });
+      assert.ok(id);
+      const list = await ts.kc.components.find({ realm: REALM, type: USER_STORAGE });
+      assert.equal(list.length, 1);
+      assert.equal(list[0]!.id, id);
+      assert.equal(list[0]!.parentId, REALM);
+      assert.deepEqual(list[0]!.config!.bindCredential, ['**********']);
+      assert.ok(!JSON.stringify(list).includes(ROOT_PASSWORD));
+      assert.deepEqual((await ts.kc.components.find({ realm: REALM, parent: REALM, type: USER_STORAGE })).map((c) => c.id), [id]);
+      // Keycloak's default mappers, as subcomponents.
+      const mappers = await ts.kc.components.find({ realm: REALM, parent: id, type: MAPPER });
+      assert.deepEqual(mappers.map((m) => m.name).sort(), ['creation date', 'email', 'first name', 'last name', 'modify date', 'username']);
+      assert.ok(mappers.every((m) => m.parentId === id && m.providerId === 'user-attribute-ldap-mapper'));
+      const one = await ts.kc.components.findOne({ realm: REALM, id: id });
+      assert.equal(one!.providerId, 'ldap');
+      assert.equal(one!.providerType, USER_STORAGE);
+      assert.deepEqual(one!.config!.enabled, ['true']);
+      // The stored credential is sealed, not the text.
+      const stored = (await ts.store.userStorage.get(REALM, id))!;
+      assert.ok(stored.sealedBindCredential && !stored.sealedBindCredential.includes(ROOT_PASSWORD));
+      // PUT with the mask keeps it; a new one replaces it.
+      await ts.kc.components.update({ realm: REALM, id }, { ...one!, name: 'renamed', config: { ...one!.config, bindCredential: ['**********'] } });
+      assert.equal(await bindCredentialOf(ts.store, (await ts.store.userStorage.get(REALM, id))!), ROOT_PASSWORD);
+      assert.equal((await ts.kc.components.findOne({ realm: REALM, id }))!.name, 'renamed');
+      await ts.kc.components.update({ realm: REALM, id }, { ...one!, config: { ...one!.config, bindCredential: ['other'] } });
+      assert.equal(await bindCredentialOf(ts.store, (await ts.store.userStorage.get(REALM, id))!), 'other');
+      // Admin events, without the credential.
+      const events = (await ts.store.adminEvents.list(REALM)).filter((e) => e.resourceType === 'COMPONENT');
+      assert.ok(events.length >= 3);
+      assert.ok(!JSON.stringify(events).includes(ROOT_PASSWORD) && !JSON.stringify(events).includes('"other"'));
+      // A mapper of its own.
+      const m = await ts.kc.components.create({ realm: REALM, name: 'phone', providerId: 'user-attribute-ldap-mapper', providerType: MAPPER, parentId: id, config: { 'ldap.attribute': ['telephoneNumber'], 'user.model.attribute': ['phone'] } });
+      assert.equal((await ts.kc.components.findOne({ realm: REALM, id: m.id }))!.parentId, id);
+      await ts.kc.components.del({ realm: REALM, id: m.id });
+      await ts.kc.components.del({ realm: REALM, id });
+      // keycloak-admin-client answers a 404 of findOne with null.
+      assert.equal(await ts.kc.components.findOne({ realm: REALM, id }), null);
+    });
+
+    test("validation in Keycloak's error shape", async () => {
+      const bad = async (c: Record<string, string[]>, re: RegExp): Promise<void> => {
+        const e = await errorOf(ts.kc.components.create({ realm: REALM, name: 'x', providerId: 'ldap', providerType: USER_STORAGE, parentId: REALM, config: c }));
+        assert.equal(e.status, 400);
+        assert.match(String(e.body.errorMessage), re);
+      };
+      await bad({ ...config(), connectionUrl: ['http://x'] }, /ldap:\/\/ or ldaps:\/\//);
+      await bad({ ...config(), usersDn: [''] }, /Users DN/);
+      await bad({ ...config(), editMode: ['SOMETIMES'] }, /editMode/);
+      await bad({ ...config(), usernameLDAPAttribute: ['uid)(cn=*'] }, /usernameLDAPAttribute/);
+      await bad({ ...config(), bindCredential: [] }, /bindCredential/);
+      const e = await errorOf(ts.kc.components.create({ realm: REALM, name: 'x', providerId: 'groups', providerType: MAPPER, parentId: 'nope', config: {} }));
+      assert.equal(e.status, 404);
+    });
+
+    test("a federated user's password cannot be reset through the API; deleting the provider unlinks its users", async () => {
+      const { id } = await ts.kc.components.create({ realm: REALM, name: 'fed', providerId: 'ldap', providerType: USER_STORAGE, parentId: REALM, config: config() });
+      await ts.store.users.create({ id: 'fed-user-1', realmId: REALM, username: 'fed-one', email: null, firstName: null, lastName: null, emailVerified: false, passwordHash: '!no-password', now: 1, organizationIds: [], federationLink: id });
+      const e = await errorOf(ts.kc.users.resetPassword({ realm: REALM, id: 'fed-user-1', credential: { type: 'password', value: 'a-new-password-1', temporary: false } }));
+      assert.equal(e.status, 400);
+      assert.match(String(e.body.errorMessage), /user directory \(LDAP\)/);
+      await ts.kc.components.del({ realm: REALM, id });
+      assert.equal((await ts.store.users.get('fed-user-1'))!.federationLink, null);
+    });
+
+    test("user-storage sync: triggerFullSync imports every entry, triggerChangedUsersSync what changed; never a password", { skip: LDAP_MISSING }, async () => {
+      const { id } = await ts.kc.components.create({ realm: REALM, name: 'sync', providerId: 'ldap', providerType: USER_STORAGE, parentId: REALM, config: config(ldap!.url) });
+      const full = await ts.kc.userStorageProvider.sync({ realm: REALM, id, action: 'triggerFullSync' });
+      assert.equal(full.added, 2, JSON.stringify(full));
+      assert.equal(full.failed, 1, 'a name Realmgate does not accept');
+      const sam = (await ts.store.users.findByUsername(REALM, 'sam'))!;
+      assert.equal(sam.federationLink, id);
+      assert.equal(sam.firstName, 'Sam');
+      assert.ok(sam.passwordHash.startsWith('!'));
+      await ldap!.modify(`dn: uid=sam,${PEOPLE}\nchangetype: modify\nreplace: mail\nmail: sam.new@example.org\n`);
+      const changed = await ts.kc.userStorageProvider.sync({ realm: REALM, id, action: 'triggerChangedUsersSync' });
+      assert.ok((changed.updated ?? 0) >= 1, JSON.stringify(changed));
+      assert.equal(changed.added, 0);
+      assert.equal((await ts.store.users.findByUsername(REALM, 'sam'))!.email, 'sam.new@example.org');
+      const e = await errorOf(ts.kc.userStorageProvider.sync({ realm: REALM, id, action: 'nope' as 'triggerFullSync' }));
+      assert.equal(e.status, 400);
+      await ts.kc.components.del({ realm: REALM, id });
+    });
+
+    test('view-realm reads, manage-realm changes', async () => {
+      const viewer = await serviceAccountAdmin(ts, REALM, 'ldap-viewer', ['view-realm']);
+      const manager = await serviceAccountAdmin(ts, REALM, 'ldap-manager', ['manage-realm']);
+      const other = await serviceAccountAdmin(ts, REALM, 'ldap-other', ['view-users']);
+      const body = { realm: REALM, name: 'p', providerId: 'ldap', providerType: USER_STORAGE, parentId: REALM, config: config() };
+      assert.equal(await statusOf(viewer.kc.components.create(body)), 403);
+      assert.equal(await statusOf(other.kc.components.find({ realm: REALM })), 403);
+      const { id } = await manager.kc.components.create(body);
+      assert.equal((await viewer.kc.components.find({ realm: REALM, type: USER_STORAGE })).length, 1);
+      assert.equal(await statusOf(viewer.kc.components.del({ realm: REALM, id })), 403);
+      await manager.kc.components.del({ realm: REALM, id });
+    });
+
+    test('testLDAPConnection: testConnection and testAuthentication', { skip: LDAP_MISSING }, async () => {
+      const call = async (body: Record<string, unknown>): Promise<number> => {
+        const res = await fetch(`${ts.baseUrl}/auth/admin/realms/${REALM}/testLDAPConnection`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${await ts.kc.getAccessToken()}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return res.status;
+      };
+      assert.equal(await call({ action: 'testConnection', connectionUrl: ldap!.url }), 204);
+      assert.equal(await call({ action: 'testAuthentication', connectionUrl: ldap!.url, bindDn: ROOT_DN, bindCredential: ROOT_PASSWORD }), 204);
+      assert.equal(await call({ action: 'testAuthentication', connectionUrl: ldap!.url, bindDn: ROOT_DN, bindCredential: 'wrong' }), 400);
+      assert.equal(await call({ action: 'testConnection', connectionUrl: 'ldap://127.0.0.1:1' }), 400);
+      // The stored credential, by componentId, when the mask is sent.
+      const { id } = await ts.kc.components.create({ realm: REALM, name: 'live', providerId: 'ldap', providerType: USER_STORAGE, parentId: REALM, config: config(ldap!.url) });
+      assert.equal(await call({ action: 'testAuthentication', componentId: id, connectionUrl: ldap!.url, bindDn: ROOT_DN, bindCredential: '**********' }), 204);
+      await ts.kc.components.del({ realm: REALM, id });
+    });
+  });
+}

@@ -1,0 +1,3 @@
+import { ldapSignInTests } from './ldap-sign-in.js';
+
+ldapSignInTests('sqlite');
