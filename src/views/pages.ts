@@ -2,6 +2,7 @@ import type { Organization, Scope } from '../storage/types.js';
 import { html, type SafeHtml } from './html.js';
 import type { ClientResponse } from '../oauth/authorize/checks.js';
 import { page } from './layout.js';
+import { otherMethodForm } from './webauthn-pages.js';
 
 /** The realm's password rule as a form shows it before the user types (src/admin/password-policy.ts passwordRule). */
 export interface PasswordRule {
@@ -151,7 +152,7 @@ ${newPasswordFields(ctx.username, ctx.rule)}
  * field takes what phones offer (autocomplete one-time-code, a numeric keypad). `proof`: the account
  * page's signed proof that the password was right.
  */
-export function otpPage(ctx: PageContext & { username: string; error?: string; proof?: string }): string {
+export function otpPage(ctx: PageContext & { username: string; error?: string; proof?: string; otherMethod?: string }): string {
   return page({
     title: 'Authenticator code',
     realmName: ctx.realmName,
@@ -174,7 +175,8 @@ ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''
 <p class="muted">One of the codes you saved when you set up your authenticator app. Each works once.</p>
 <div class="actions"><button type="submit" class="secondary">Sign in with a recovery code</button></div>
 </form>
-</details>`,
+</details>
+${ctx.otherMethod ? otherMethodForm({ action: ctx.otherMethod, csrf: ctx.csrf, method: 'webauthn', proof: ctx.proof }) : ''}`,
   });
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasSecondFactor } from '../../admin/operations/second-factor.js';
 import type { Services } from '../../services.js';
 import { ConflictError, type Client, type IdentityProvider, type Interaction, type Realm, type User } from '../../storage/types.js';
 import { linkAfterSignIn, routedProvider, routesByEmail } from '../../admin/operations/identity-providers.js';
@@ -6,7 +7,9 @@ import { providerAuthorizationUrl } from '../../oauth/broker.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
-import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
+import { attemptLogin, attemptOtp, attemptSecondFactor } from '../../oauth/brute-force.js';
+import { b64uField, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
+import { registerWebauthnPage, webauthnPage } from '../../views/webauthn-pages.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { configureOtpPage, consentPage, deviceDonePage, linkAccountPage, loginLabel, loginPage, type LoginProvider, noOrganizationPage, organizationPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
@@ -86,7 +89,21 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
     case 'link-account':
       return sendPage(reply, extra.status ?? 200, linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));
     case 'otp':
-      return sendPage(reply, extra.status ?? 200, otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(extra.error ? { error: extra.error } : {}) }));
+      return sendPage(reply, extra.status ?? 200, otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(step.otherMethod ? { otherMethod: `${base}/second-factor` } : {}), ...(extra.error ? { error: extra.error } : {}) }));
+    case 'webauthn': {
+      const user = await services.store.users.get(l.ia.userId ?? '');
+      const keys = user ? await services.store.webauthn.list(user.id) : [];
+      const challenge = await issueChallenge(services.store, l.realm, webauthnBinding(l), 'get', nowSeconds(services.clock));
+      const options = requestOptions(services.config, l.realm, challenge, keys);
+      return sendPage(reply, extra.status ?? 200, webauthnPage({ ...ctx, action: `${base}/webauthn`, username: step.username, options, ...(step.otherMethod ? { otherMethod: `${base}/second-factor` } : {}), ...(extra.error ? { error: extra.error } : {}) }));
+    }
+    case 'webauthn-register': {
+      const user = await services.store.users.get(l.ia.userId ?? '');
+      if (!user) return renderError(reply, 400, { realmName: l.realmName, title: 'Sign-in expired', description: EXPIRED });
+      const challenge = await issueChallenge(services.store, l.realm, webauthnBinding(l), 'create', nowSeconds(services.clock));
+      const options = creationOptions(services.config, l.realm, user, challenge, await services.store.webauthn.list(user.id));
+      return sendPage(reply, extra.status ?? 200, registerWebauthnPage({ ...ctx, action: `${base}/webauthn-register`, username: step.username, options, ...(extra.error ? { error: extra.error } : {}) }));
+    }
     case 'update-password':
       return sendPage(reply, extra.status ?? 200, updatePasswordPage({ ...ctx, action: `${base}/update-password`, username: step.username, cancellable: step.aia === true, rule: passwordRule(l.realm.passwordPolicy), ...(step.expired ? { expired: true } : {}), ...(extra.error ? { error: extra.error } : {}) }));
     case 'configure-otp': {
@@ -123,6 +140,9 @@ export async function advance(services: Services, reply: FastifyReply, l: Loaded
 }
 
 export const BAD_FORM = 'The form was out of date. Please try again.';
+
+/** What a security key's challenge is bound to: this pending request (and, through it, this browser and user). */
+const webauthnBinding = (l: Loaded): string => `interaction:${l.ia.id}`;
 
 /** What the key of an authenticator set up in this request is derived from (src/crypto/otp-secret.ts setupKey). */
 const setupContext = (l: Loaded): string => `interaction\0${l.ia.id}\0${l.ia.userId ?? ''}`;
@@ -189,7 +209,7 @@ export async function stepForm<K extends Step['kind']>(services: Services, req: 
 export async function afterPassword(services: Services, req: Req, reply: FastifyReply, l: Loaded, outcome: { user: User; deviceCookie: string }): Promise<FastifyReply> {
   // Keycloak's verifyEmail: VERIFY_EMAIL joins the required actions of a user whose email is not verified.
   const user = await verifyEmailTrigger(services.store, l.realm, outcome.user);
-  const secondFactor = await services.store.otp.has(user.id);
+  const secondFactor = await hasSecondFactor(services.store, user.id);
   // The browser becomes a known device (its cookie exempts it from locks set elsewhere) once the user
   // has proved everything: with an authenticator, after its code.
   if (!secondFactor) setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
@@ -323,6 +343,73 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     }
     await services.store.interactions.update(l.ia.id, { secondFactor: true });
     setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, await issueDeviceCookie(services.store, l.realm.id, user.username), DEVICE_COOKIE_MAX_AGE);
+    return completeSignIn(services, req, reply, l, user.id);
+  });
+
+  app.post(`${base}/webauthn`, async (req: Req, reply) => {
+    const f = await stepForm(services, req, reply, 'webauthn');
+    if (!('step' in f)) return f;
+    const { l, step, user } = f;
+    let detail = '';
+    let cloned = false;
+    const outcome = await attemptSecondFactor(services, l.realm, { user, ip: req.ip, clientId: l.client.clientId }, async (now) => {
+      const r = await checkWebAuthnAssertion(services.store, services.config, {
+        realm: l.realm,
+        user,
+        boundTo: webauthnBinding(l),
+        credentialId: b64uField(field(req, 'credential_id'), 1400),
+        clientDataJSON: b64uField(field(req, 'client_data_json')),
+        authenticatorData: b64uField(field(req, 'authenticator_data')),
+        signature: b64uField(field(req, 'signature'), 2048),
+        userHandle: b64uField(field(req, 'user_handle'), 128),
+        nowSeconds: now,
+      });
+      if (r.ok) return undefined;
+      detail = r.detail;
+      cloned = r.cloned;
+      return r.message;
+    });
+    if ('error' in outcome) {
+      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : `security key refused: ${detail}${cloned ? ' (cloned authenticator?)' : ''}` });
+      if (cloned) req.log.warn({ realm: l.realm.id, user: user.id }, 'webauthn: signature counter did not increase: possibly a cloned authenticator');
+      if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
+      return render(services, reply, l, step, { error: outcome.error, status: outcome.retryAfter ? 429 : 400 });
+    }
+    await services.store.interactions.update(l.ia.id, { secondFactor: true });
+    setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, await issueDeviceCookie(services.store, l.realm.id, user.username), DEVICE_COOKIE_MAX_AGE);
+    return completeSignIn(services, req, reply, l, user.id);
+  });
+
+  // "Use another method": a user with an authenticator app and a security key chooses which to use.
+  app.post(`${base}/second-factor`, async (req: Req, reply) => {
+    const l = await load(services, req, reply);
+    if (!l) return reply;
+    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    const method = field(req, 'method');
+    if (method === 'otp' || method === 'webauthn') await services.store.interactions.update(l.ia.id, { params: { ...l.ia.params, secondFactorMethod: method } });
+    return advance(services, reply, l);
+  });
+
+  app.post(`${base}/webauthn-register`, async (req: Req, reply) => {
+    const f = await stepForm(services, req, reply, 'webauthn-register');
+    if (!('step' in f)) return f;
+    const { l, step, user } = f;
+    const problem = await registerWebAuthn(services.store, services.config, {
+      realm: l.realm,
+      user,
+      boundTo: webauthnBinding(l),
+      clientDataJSON: b64uField(field(req, 'client_data_json')),
+      attestationObject: b64uField(field(req, 'attestation_object'), 65_536),
+      transports: transportsField(field(req, 'transports')),
+      label: field(req, 'label') ?? '',
+      ip: req.ip,
+      clientId: l.client.clientId,
+      nowSeconds: nowSeconds(services.clock),
+    });
+    if (problem) return render(services, reply, l, step, { error: problem, status: 400 });
+    // Registered in this request: the user has just proved it, so no key is asked again before the session.
+    await services.store.interactions.update(l.ia.id, { secondFactor: true });
+    if (l.ia.sessionId) return advance(services, reply, l);
     return completeSignIn(services, req, reply, l, user.id);
   });
 
