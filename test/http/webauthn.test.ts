@@ -297,6 +297,54 @@ for (const dialect of dialects()) {
       assert.equal(JSON.parse(grant.body).error, 'invalid_grant');
     });
 
+    test('account page: the password, then the key; keys listed, one added (a proof, a new challenge), one removed (CSRF)', async () => {
+      const { id, key } = await userWithKey('acct');
+      const jar = new CookieJar();
+      const login = parseForm((await inject(ts.app, jar, 'GET', realmPath('/account'))).body);
+      const step = await inject(ts.app, jar, 'POST', login.action, { csrf: login.csrf, username: 'acct', password: PASSWORD });
+      assert.equal(pageKind(step.body), 'webauthn');
+      assert.ok(!hasSession(jar));
+      const form = parseForm(step.body);
+      const proof = /name="proof" value="([^"]*)"/.exec(step.body)![1]!.replace(/&amp;/g, '&');
+      // Another browser's challenge (the interaction's of a sign-in elsewhere) is not this page's.
+      const other = await afterPassword('acct');
+      const bad = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, proof, ...assertWith(key, assertion(other.html)) });
+      assert.equal(bad.statusCode, 400);
+      const ok = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, proof, ...assertWith(key, assertion(bad.body)) });
+      assert.equal(ok.statusCode, 303, ok.body.slice(0, 300));
+      assert.ok(hasSession(jar));
+      let account = await inject(ts.app, jar, 'GET', realmPath('/account'));
+      assert.match(account.body, /<h2>Security keys<\/h2>/);
+      assert.match(account.body, /acct&#39;s key/);
+      const csrf = parseForm(account.body).csrf;
+      const setup = await inject(ts.app, jar, 'POST', realmPath('/account/webauthn/setup'), { csrf });
+      assert.equal(pageKind(setup.body), 'webauthn-register');
+      const o = pageOptions(setup.body);
+      assert.deepEqual(o.excludeCredentials!.map((c) => c.id), [key.credentialId.toString('base64url')]);
+      const setupForm = parseForm(setup.body);
+      const setupProof = /name="proof" value="([^"]*)"/.exec(setup.body)![1]!.replace(/&amp;/g, '&');
+      const second = new SoftKey();
+      const added = await inject(ts.app, jar, 'POST', setupForm.action, { csrf: setupForm.csrf, proof: setupProof, ...attest(second, registration(setup.body)), label: 'Second key' });
+      assert.equal(added.statusCode, 200);
+      assert.match(added.body, /Your security key is registered/);
+      // The same key again (its credential id): refused.
+      const again = await inject(ts.app, jar, 'POST', realmPath('/account/webauthn/setup'), { csrf });
+      const dup = await inject(ts.app, jar, 'POST', setupForm.action, { csrf: setupForm.csrf, proof: setupProof, ...attest(second, registration(again.body)) });
+      assert.equal(dup.statusCode, 400);
+      assert.match(dup.body, /registered already/);
+      const keys = await ts.store.webauthn.list(id);
+      assert.deepEqual(keys.map((k) => k.label).sort(), ['Second key', "acct's key"]);
+      const secondId = keys.find((k) => k.label === 'Second key')!.id;
+      // Removing: not without the CSRF token.
+      await inject(ts.app, jar, 'POST', realmPath('/account/webauthn/remove'), { credential_id: secondId });
+      assert.equal((await ts.store.webauthn.list(id)).length, 2);
+      account = await inject(ts.app, jar, 'POST', realmPath('/account/webauthn/remove'), { csrf, credential_id: secondId });
+      assert.match(account.body, /The security key is removed/);
+      assert.equal((await ts.store.webauthn.list(id)).length, 1);
+      const events = await ts.store.events.list('test', { userId: id, types: ['REMOVE_CREDENTIAL'] });
+      assert.match(events[0]!.reason ?? '', /credential_type webauthn/);
+    });
+
     test('malformed responses are a page, never a 500', async () => {
       const { id } = await userWithKey('mal');
       let p = await afterPassword('mal');

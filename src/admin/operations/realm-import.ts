@@ -14,6 +14,7 @@ import { sealOtpKey } from '../../crypto/otp-secret.js';
 import { MAX_OTP_PER_USER } from './otp.js';
 import { readFileMappers, storeFileMappers, type FileMappers } from '../keycloak/import-mappers.js';
 import { readFileLinks, readFileProviders, reportProviderMappers, storeFileLinks, storeFileProviders, type FileLink, type FileProvider, type ProviderOrganization, type ProviderOutcomes } from '../keycloak/import-identity-providers.js';
+import { importWebAuthnPolicy, withoutWebAuthnPolicy } from '../keycloak/webauthn-import.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
@@ -233,7 +234,8 @@ interface PreparedRealm {
 
 async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportBuilder): Promise<PreparedRealm> {
   checkRealmLists(rep);
-  const changes = fromRealmRepresentation({ ...rep, smtpServer: undefined });
+  const changes = fromRealmRepresentation({ ...withoutWebAuthnPolicy(rep), smtpServer: undefined });
+  changes.settings.webAuthnPolicy = importWebAuthnPolicy(rep, report);
   const smtp = readFileSmtp(rep, report);
   if (smtp) changes.settings.smtpServer = smtp.server;
   if (changes.displayName) {
