@@ -65,6 +65,8 @@ async function checkClientData(raw: Buffer, type: 'webauthn.create' | 'webauthn.
   if (typeof c.challenge !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(c.challenge) || !(await e.consumeChallenge(c.challenge))) {
     refuse('This request has expired or was already used. Try again.', 'challenge unknown, used, expired or of another sign-in');
   }
+  // Our pages are never framed (frame-ancestors 'none'): a ceremony run in a cross-origin frame is not ours (Level 3 7.1 step 10).
+  if (c.crossOrigin === true) refuse(KEY_REFUSED, 'crossOrigin true');
   // 5.8.1: tokenBinding "present" would need a binding we cannot check; Level 2 RPs may ignore "supported".
   const tb = c.tokenBinding as { status?: unknown } | undefined;
   if (tb && typeof tb === 'object' && tb.status === 'present') refuse(KEY_REFUSED, 'token binding present');

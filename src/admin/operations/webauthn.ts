@@ -97,6 +97,12 @@ export function b64uField(v: string | undefined, max = 16_384): Buffer | undefin
   return Buffer.from(v, 'base64url');
 }
 
+/** An optional base64url field: undefined when absent or empty, null when malformed (refused, never taken as absent). */
+export function optionalB64u(v: string | undefined, max: number): Buffer | null | undefined {
+  if (v === undefined || v === '') return undefined;
+  return b64uField(v, max) ?? null;
+}
+
 const TRANSPORTS = new Set(['usb', 'nfc', 'ble', 'internal', 'hybrid', 'smart-card']);
 
 /** The transports the browser reported (getTransports()), as a comma-separated field: known names only. */
@@ -185,11 +191,11 @@ export type AssertionOutcome = { ok: true; credential: WebAuthnCredential } | { 
 export async function checkWebAuthnAssertion(
   store: Store,
   config: Pick<Config, 'authUrl'>,
-  input: { realm: Realm; user: User; boundTo: string; credentialId?: Buffer | undefined; clientDataJSON?: Buffer | undefined; authenticatorData?: Buffer | undefined; signature?: Buffer | undefined; userHandle?: Buffer | undefined; nowSeconds?: number },
+  input: { realm: Realm; user: User; boundTo: string; credentialId?: Buffer | undefined; clientDataJSON?: Buffer | undefined; authenticatorData?: Buffer | undefined; signature?: Buffer | undefined; userHandle?: Buffer | null | undefined; nowSeconds?: number },
 ): Promise<AssertionOutcome> {
   const t = input.nowSeconds ?? now();
   const e = expectations(store, config, input.realm, input.boundTo, 'get', t);
-  if (!input.credentialId || !input.clientDataJSON || !input.authenticatorData || !input.signature) {
+  if (!input.credentialId || !input.clientDataJSON || !input.authenticatorData || !input.signature || input.userHandle === null) {
     // Whatever was sent, the challenge is spent: a second try gets a new one.
     return { ok: false, message: 'Your browser sent no security key response. Try again.', detail: 'incomplete assertion', cloned: false };
   }
@@ -201,7 +207,7 @@ export async function checkWebAuthnAssertion(
   }
   try {
     const { signCount } = await verifyAssertion(
-      { clientDataJSON: input.clientDataJSON, authenticatorData: input.authenticatorData, signature: input.signature, userHandle: input.userHandle },
+      { clientDataJSON: input.clientDataJSON, authenticatorData: input.authenticatorData, signature: input.signature, userHandle: input.userHandle ?? undefined },
       { publicKeyCose: credential.publicKey, storedSignCount: credential.signCount, expectedUserHandle: userHandle(input.user) },
       e,
     );

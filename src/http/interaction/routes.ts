@@ -8,7 +8,7 @@ import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin, attemptOtp, attemptSecondFactor } from '../../oauth/brute-force.js';
-import { b64uField, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
+import { b64uField, optionalB64u, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
 import { registerWebauthnPage, webauthnPage } from '../../views/webauthn-pages.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { configureOtpPage, consentPage, deviceDonePage, linkAccountPage, loginLabel, loginPage, type LoginProvider, noOrganizationPage, organizationPage, otpPage, updatePasswordPage } from '../../views/pages.js';
@@ -361,7 +361,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
         clientDataJSON: b64uField(field(req, 'client_data_json')),
         authenticatorData: b64uField(field(req, 'authenticator_data')),
         signature: b64uField(field(req, 'signature'), 2048),
-        userHandle: b64uField(field(req, 'user_handle'), 128),
+        userHandle: optionalB64u(field(req, 'user_handle'), 128),
         nowSeconds: now,
       });
       if (r.ok) return undefined;
