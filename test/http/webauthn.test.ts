@@ -9,6 +9,9 @@ import { hotp, timeStep } from '../../src/crypto/totp.js';
 import { SoftKey, assertWith, attest, pageOptions, type AssertionOptions, type AttestationOptions } from '../helpers/webauthn.js';
 import type { WebAuthnPolicy } from '../../src/storage/types.js';
 import { WEBAUTHN_POLICY_DEFAULTS } from '../../src/admin/webauthn-policy.js';
+import { issueChallenge } from '../../src/admin/operations/webauthn.js';
+import { Collector } from '../../src/collector.js';
+import { tokenHash } from '../../src/crypto/random.js';
 
 // Security keys (W3C WebAuthn Level 2) as a second factor over HTTP: registration through Keycloak's
 // webauthn-register required action and sign-in after the password, with attestations and assertions
@@ -343,6 +346,20 @@ for (const dialect of dialects()) {
       assert.equal((await ts.store.webauthn.list(id)).length, 1);
       const events = await ts.store.events.list('test', { userId: id, types: ['REMOVE_CREDENTIAL'] });
       assert.match(events[0]!.reason ?? '', /credential_type webauthn/);
+    });
+
+    test('the collector deletes expired challenges (left by abandoned pages), never a live one', async () => {
+      const realm = (await ts.store.realms.get('test'))!;
+      const t = Math.floor(ts.clock.nowMs() / 1000);
+      await issueChallenge(ts.store, realm, 'test:old', 'get', t - 400);
+      const live = await issueChallenge(ts.store, realm, 'test:live', 'get', t);
+      const c = new Collector({ store: ts.store, clock: ts.clock, intervalSeconds: 300, eventsRetentionDays: 90, adminEventsRetentionDays: 365 });
+      try {
+        assert.ok(((await c.runOnce()).deleted as Record<string, number>).webauthn_challenges! >= 1);
+      } finally {
+        await c.stop();
+      }
+      assert.equal(await ts.store.webauthn.consumeChallenge({ hash: tokenHash(live), boundTo: 'test:live', purpose: 'get', now: t }), true);
     });
 
     test('malformed responses are a page, never a 500', async () => {
