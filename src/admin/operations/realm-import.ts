@@ -497,7 +497,7 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   const otherActions = list(rep.requiredActions).map(obj).filter((a) => a.enabled === true && !(REQUIRED_ACTIONS as readonly unknown[]).includes(a.alias)).map((a) => String(a.alias));
   if (otherActions.length > 0) report.skipped('required actions', `${otherActions.length} enabled in Keycloak that Realmgate does not act on (${otherActions.slice(0, 10).join(', ')}${otherActions.length > 10 ? ', ...' : ''}); it acts on ${REQUIRED_ACTIONS.join(', ')} only`);
   reportOtpPolicy(rep, report);
-  if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
+  if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the security key or the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
   reportPasswordPolicy(rep, report);
 }
 
