@@ -106,7 +106,9 @@ ${ctx.hasPassword
 ${ctx.hasPassword || ctx.authenticators.length > 0 || ctx.securityKeys.length > 0
   ? html`<h2>Two-step sign-in</h2>
 ${ctx.authenticators.length === 0
-  ? html`<p class="muted">Only your password protects your account. With an authenticator app, signing in also asks for the code it shows.</p>`
+  ? ctx.securityKeys.length === 0
+    ? html`<p class="muted">Only your password protects your account. With an authenticator app, signing in also asks for the code it shows.</p>`
+    : html`<p class="muted">No authenticator app: signing in asks for your security key after your password. An app can be a second way in.</p>`
   : html`<ul class="cards">
 ${ctx.authenticators.map(
   (a) => html`<li class="authenticator">

@@ -101,6 +101,13 @@ for (const dialect of dialects()) {
       assert.equal(after.signCount, now[0]!.signCount, 'the counter the authenticator reached');
       assert.ok(after.signCount > 0);
 
+      // The account page lists the key, to remove or to add another.
+      await page.goto(`${base}${realmPath('/account')}`);
+      await page.getByRole('heading', { name: 'Security keys' }).waitFor();
+      assert.match((await page.locator('li.authenticator').filter({ hasText: 'Wendy’s key' }).textContent()) ?? '', /added/);
+      await page.getByRole('button', { name: 'Add a security key' }).waitFor();
+      await checkLayout(page, 'account-security-keys', shoot);
+
       // Without a key to touch (the authenticator removed): the page says so, nothing is posted.
       await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
       const other = await shared.newContext();
