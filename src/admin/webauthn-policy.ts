@@ -109,8 +109,11 @@ export function readWebAuthnPolicy(body: Record<string, unknown>, prefix = 'webA
 }
 
 /** The policy as Keycloak's realm representation carries it (webAuthnPolicy* fields). */
-export function webAuthnPolicyRepresentation(p: WebAuthnPolicy): Record<string, unknown> {
+export function webAuthnPolicyRepresentation(p: WebAuthnPolicy, prefix = 'webAuthnPolicy'): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(p)) out[`webAuthnPolicy${k[0]!.toUpperCase()}${k.slice(1)}`] = v;
+  for (const [k, v] of Object.entries(p)) out[`${prefix}${k[0]!.toUpperCase()}${k.slice(1)}`] = v;
   return out;
 }
+
+/** Keycloak's prefix of the passwordless policy's fields. */
+export const PASSWORDLESS_PREFIX = 'webAuthnPolicyPasswordless';

@@ -16,12 +16,12 @@ export function registerUserWebAuthn(user: Command): void {
   const webauthn = user.command('webauthn').description("list or remove a user's security keys (WebAuthn: a second step at sign-in)");
   webauthn
     .command('list <realm> <user>')
-    .description("list a user's security keys (by username or id): id, label, added, algorithm, AAGUID, signature counter, transports")
+    .description("list a user's security keys and passkeys (by username or id): id, label, added, algorithm, AAGUID, signature counter, transports (--json: passwordless true for a passkey)")
     .option('--json', 'one JSON object per line (credentialId base64url, publicKey the COSE key in base64)')
     .action(async (realmId: string, ref: string, o: { json?: boolean }) => {
       const { webauthn: list } = await withStore((store) => userCredentials(store, { realmId, user: ref }), { access: 'read' });
       for (const c of list) {
-        if (o.json) process.stdout.write(`${terminalJson({ id: c.id, label: c.label, created: time(c.createdAt), algorithm: alg(c), aaguid: c.aaguid, counter: c.signCount, attestationFormat: c.attestationFormat, transports: c.transports, credentialId: c.credentialId, publicKey: c.publicKey })}\n`);
+        if (o.json) process.stdout.write(`${terminalJson({ id: c.id, label: c.label, created: time(c.createdAt), passwordless: c.passwordless, algorithm: alg(c), aaguid: c.aaguid, counter: c.signCount, attestationFormat: c.attestationFormat, transports: c.transports, credentialId: c.credentialId, publicKey: c.publicKey })}\n`);
         else process.stdout.write(`${c.id}\t${terminalSafe(c.label ?? '')}\t${time(c.createdAt)}\t${alg(c)}\t${c.aaguid}\t${c.signCount}\t${c.transports.join(',')}\n`);
       }
     });

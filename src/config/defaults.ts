@@ -177,6 +177,7 @@ export const REALM_DEFAULTS = {
   parRequestUriLifespan: 60,
   /** Keycloak's webAuthnPolicy* (security keys as a second factor), its defaults (src/admin/webauthn-policy.ts). */
   webAuthnPolicy: WEBAUTHN_POLICY_DEFAULTS,
+  webAuthnPasswordlessPolicy: WEBAUTHN_POLICY_DEFAULTS,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

@@ -52,6 +52,8 @@ export interface RealmTable {
   par_request_uri_lifespan: Generated<number>;
   /** Keycloak's webAuthnPolicy* settings as JSON ('{}': its defaults; src/admin/operations/webauthn-policy.ts). */
   webauthn_policy: Generated<string>;
+  /** Keycloak's webAuthnPolicyPasswordless* settings as JSON ('{}': its defaults). */
+  webauthn_passwordless_policy: Generated<string>;
 }
 
 export interface ClientTable {
@@ -406,6 +408,8 @@ export interface WebAuthnCredentialTable {
   /** JSON list of the transports the browser reported (usb, nfc, ble, internal, hybrid). */
   transports: Generated<string>;
   created_at: number;
+  /** 1: a passwordless key (Keycloak's webauthn-passwordless: a discoverable credential, the only factor). */
+  passwordless: Generated<number>;
 }
 
 /** A WebAuthn challenge given out: its SHA-256, what it is bound to, for what, until when. */

@@ -69,6 +69,8 @@ export interface Realm {
   parRequestUriLifespan: number;
   /** Keycloak's webAuthnPolicy* settings (security keys as a second factor). */
   webAuthnPolicy: WebAuthnPolicy;
+  /** Keycloak's webAuthnPolicyPasswordless* settings (passwordless keys; user verification is always required). */
+  webAuthnPasswordlessPolicy: WebAuthnPolicy;
 }
 
 /** Keycloak's request.object.required values (OIDCConfigAttributes), exactly as it stores them. */
@@ -203,7 +205,7 @@ export type UserAttributes = Record<string, string[]>;
  * sign-in; CONFIGURE_TOTP, an authenticator app to set up at the next sign-in; webauthn-register (Keycloak's
  * alias, in its case), a security key to register at the next sign-in.
  */
-export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'webauthn-register', 'VERIFY_EMAIL'] as const;
+export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'webauthn-register', 'webauthn-register-passwordless', 'VERIFY_EMAIL'] as const;
 export type RequiredAction = (typeof REQUIRED_ACTIONS)[number];
 
 export interface Organization {
@@ -358,6 +360,8 @@ export interface WebAuthnCredential {
   attestationFormat: string;
   transports: string[];
   createdAt: number;
+  /** Keycloak's webauthn-passwordless (a discoverable credential that signs in alone), else webauthn (a second factor). */
+  passwordless: boolean;
 }
 
 /**

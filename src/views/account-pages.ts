@@ -24,11 +24,13 @@ function when(seconds: number): SafeHtml {
   return html`<time datetime="${iso.slice(0, 19)}Z">${iso.replace('T', ' ').slice(0, 16)} UTC</time>`;
 }
 
-/** An authenticator app of the user, as the account page lists it. */
+/** An authenticator app (or a security key) of the user, as the account page lists it. */
 export interface AccountAuthenticator {
   id: string;
   label: string | null;
   createdAt: number;
+  /** A security key that signs in alone (a passkey). */
+  passwordless?: boolean;
 }
 
 /** The user's account at an identity provider, as the account page lists it. */
@@ -138,7 +140,7 @@ ${ctx.securityKeys.length === 0
   : html`<ul class="cards">
 ${ctx.securityKeys.map(
   (k) => html`<li class="authenticator">
-<div><strong>${k.label ?? 'Security key'}</strong> <span class="muted">added ${when(k.createdAt)}</span></div>
+<div><strong>${k.label ?? (k.passwordless ? 'Passkey' : 'Security key')}</strong>${k.passwordless ? ' (passkey)' : ''} <span class="muted">added ${when(k.createdAt)}</span></div>
 <form method="post" action="${ctx.base}/webauthn/remove">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="credential_id" value="${k.id}">

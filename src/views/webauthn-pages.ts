@@ -47,13 +47,16 @@ ${ctx.otherMethod ? otherMethodForm({ action: ctx.otherMethod, csrf: ctx.csrf, m
 }
 
 /** Keycloak's webauthn-register required action (and the account page's "Add a security key"). */
-export function registerWebauthnPage(ctx: PageContext & { username: string; options: Record<string, unknown>; error?: string; proof?: string; cancel?: string }): string {
+export function registerWebauthnPage(ctx: PageContext & { username: string; options: Record<string, unknown>; error?: string; proof?: string; cancel?: string; passwordless?: boolean }): string {
+  const what = ctx.passwordless ? 'passkey' : 'security key';
   return page({
-    title: 'Register a security key',
+    title: `Register a ${what}`,
     realmName: ctx.realmName,
     script: WEBAUTHN_SCRIPT_PATH,
-    body: html`<h1>Register a security key</h1>
-<p>Signing in as <strong>${ctx.username}</strong> will also ask for a security key: a USB, NFC or Bluetooth key, or this device's screen lock (fingerprint, face, PIN).</p>
+    body: html`<h1>Register a ${what}</h1>
+${ctx.passwordless
+  ? html`<p>A passkey lets <strong>${ctx.username}</strong> sign in without a password: a security key with a PIN, or this device's screen lock (fingerprint, face, PIN).</p>`
+  : html`<p>Signing in as <strong>${ctx.username}</strong> will also ask for a security key: a USB, NFC or Bluetooth key, or this device's screen lock (fingerprint, face, PIN).</p>`}
 ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 ${NOSCRIPT}
 <form method="post" action="${ctx.action}" data-webauthn="create" data-options="${JSON.stringify(ctx.options)}">
@@ -68,4 +71,19 @@ ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''
 <div class="actions">${ctx.cancel ? html`<a class="back" href="${ctx.cancel}">Cancel</a>` : ''}<button type="submit" id="webauthn-start">Register</button></div>
 </form>`,
   });
+}
+
+/** The login page's "Sign in with a passkey" (Keycloak's webauthn-passwordless): no username, the key names the user. */
+export function passkeyForm(ctx: { action: string; csrf: string; options: Record<string, unknown> }): ReturnType<typeof html> {
+  return html`<form method="post" action="${ctx.action}" data-webauthn="get" data-options="${JSON.stringify(ctx.options)}" class="passkey">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<input type="hidden" name="credential_id" value="">
+<input type="hidden" name="client_data_json" value="">
+<input type="hidden" name="authenticator_data" value="">
+<input type="hidden" name="signature" value="">
+<input type="hidden" name="user_handle" value="">
+<p class="or"><span>or</span></p>
+<div class="actions"><button type="submit" class="secondary" id="webauthn-start">Sign in with a passkey</button></div>
+</form>
+<p class="error" id="webauthn-status" role="alert" hidden></p>`;
 }

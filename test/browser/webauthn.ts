@@ -28,11 +28,12 @@ async function backAtClient(page: Page, ts: TestServer, state: string): Promise<
 }
 
 /** A virtual CTAP2 authenticator on USB with user verification (a key with a PIN), touched at once. */
-async function virtualKey(context: BrowserContext, page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
+async function virtualKey(context: BrowserContext, page: Page, o: { platform?: boolean } = {}): Promise<{ cdp: CDPSession; authenticatorId: string }> {
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable', { enableUI: false });
   const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'usb', hasResidentKey: false, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    // A platform authenticator (the device's screen lock) keeps discoverable credentials: passkeys.
+    options: { protocol: 'ctap2', transport: o.platform ? 'internal' : 'usb', hasResidentKey: o.platform === true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
   });
   return { cdp, authenticatorId };
 }
@@ -123,6 +124,53 @@ for (const dialect of dialects()) {
       void second;
       const events = (await ts.store.events.list('test', { userId, types: ['UPDATE_CREDENTIAL', 'LOGIN'], order: 'asc' })).map((e) => e.type);
       assert.deepEqual(events.sort(), ['LOGIN', 'LOGIN', 'UPDATE_CREDENTIAL']);
+    } finally {
+      for (const c of contexts) await c.close();
+      await ts.close();
+    }
+  });
+
+  test(`browser: a passkey (webauthn-register-passwordless) is registered, then signs in from the login page without a password (${dialect})`, async (t) => {
+    if (!shared.browser) {
+      t.skip(SKIP_REASON);
+      return;
+    }
+    const ts = await startTestServer({ dialect, listen: true });
+    const base = ts.baseUrl.replace('127.0.0.1', 'localhost');
+    Object.assign(ts.config, { authUrl: base, appUrl: base });
+    const authorize = (state: string): string => `${base}${realmPath('/protocol/openid-connect/auth')}?${new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid core_data', state })}`;
+    const { id: userId } = await createUser(ts.store, { realmId: 'test', username: 'paula', password: PASSWORD, orgAliases: ['acme'], requiredActions: ['webauthn-register-passwordless'] });
+    const contexts: BrowserContext[] = [];
+    try {
+      const context = await shared.newContext();
+      contexts.push(context);
+      const page = await context.newPage();
+      await interceptClient(context, page);
+      const { cdp, authenticatorId } = await virtualKey(context, page, { platform: true });
+      await page.goto(authorize('first'));
+      await signInOnPage(page, 'paula', PASSWORD);
+      await page.getByRole('button', { name: 'Register' }).waitFor();
+      assert.equal(await heading(page), 'Register a passkey');
+      await page.getByLabel('Name of the key').fill('Laptop');
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await backAtClient(page, ts, 'first');
+      const [stored] = await ts.store.webauthn.list(userId);
+      assert.equal(stored!.passwordless, true);
+      const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+      assert.equal(credentials[0]!.isResidentCredential, true, 'a discoverable credential');
+
+      await page.goto(`${base}${realmPath('/protocol/openid-connect/logout')}`);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL((u) => !u.pathname.endsWith('/logout') || u.search === '');
+      await page.goto(authorize('second'));
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+      await checkLayout(page, 'login-passkey', shoot);
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await backAtClient(page, ts, 'second');
+      const logins = await ts.store.events.list('test', { userId, types: ['LOGIN'] });
+      assert.equal(logins.length, 2);
     } finally {
       for (const c of contexts) await c.close();
       await ts.close();

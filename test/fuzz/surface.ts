@@ -38,6 +38,7 @@ const ROUTES = [
   '/auth/realms/{realm}/login-actions/{id}/webauthn',
   '/auth/realms/{realm}/login-actions/{id}/webauthn-register',
   '/auth/realms/{realm}/login-actions/{id}/second-factor',
+  '/auth/realms/{realm}/login-actions/{id}/passwordless',
   '/auth/realms/{realm}/login-actions/{id}/broker',
   '/auth/realms/{realm}/login-actions/{id}/link-account',
   '/auth/realms/{realm}/login-actions/{id}/registration',

@@ -7,7 +7,7 @@ import { createUser } from '../../src/admin/operations.js';
 import { enrollTestOtp } from '../helpers/otp.js';
 import { hotp, timeStep } from '../../src/crypto/totp.js';
 import { SoftKey, assertWith, attest, pageOptions, type AssertionOptions, type AttestationOptions } from '../helpers/webauthn.js';
-import type { WebAuthnPolicy } from '../../src/storage/types.js';
+import type { RequiredAction, WebAuthnPolicy } from '../../src/storage/types.js';
 import { WEBAUTHN_POLICY_DEFAULTS } from '../../src/admin/webauthn-policy.js';
 import { issueChallenge } from '../../src/admin/operations/webauthn.js';
 import { Collector } from '../../src/collector.js';
@@ -55,7 +55,7 @@ for (const dialect of dialects()) {
       return { status: res.statusCode, page: { ...p, html: res.body } };
     }
 
-    async function newUser(username: string, requiredActions: Array<'webauthn-register' | 'CONFIGURE_TOTP'> = []): Promise<string> {
+    async function newUser(username: string, requiredActions: RequiredAction[] = []): Promise<string> {
       return (await createUser(ts.store, { realmId: 'test', username, password: PASSWORD, orgAliases: ['acme'], requiredActions })).id;
     }
 
@@ -346,6 +346,62 @@ for (const dialect of dialects()) {
       assert.equal((await ts.store.webauthn.list(id)).length, 1);
       const events = await ts.store.events.list('test', { userId: id, types: ['REMOVE_CREDENTIAL'] });
       assert.match(events[0]!.reason ?? '', /credential_type webauthn/);
+    });
+
+    test('passkeys (webauthn-passwordless): registered through the required action (a resident key, user verification), then the login page signs in with the key alone; refusals', async () => {
+      const id = await newUser('pam', ['webauthn-register-passwordless']);
+      const reg = await afterPassword('pam');
+      assert.equal(pageKind(reg.html), 'webauthn-register');
+      assert.match(reg.html, /<h1>Register a passkey<\/h1>/);
+      const ro = pageOptions(reg.html) as unknown as { authenticatorSelection: Record<string, unknown> };
+      assert.deepEqual(ro.authenticatorSelection, { residentKey: 'required', requireResidentKey: true, userVerification: 'required' });
+      const passkey = new SoftKey();
+      // Without user verification: refused (a passkey is the only factor).
+      const noUv = await post(reg, attest(passkey, registration(reg.html, { flags: { uv: false } })));
+      assert.equal(noUv.status, 400);
+      assert.equal((await post(noUv.page, attest(passkey, registration(noUv.page.html)))).status, 303);
+      const [stored] = await ts.store.webauthn.list(id);
+      assert.equal(stored!.passwordless, true);
+      assert.deepEqual((await ts.store.users.get(id))!.requiredActions, []);
+      // A passkey is not a second factor: the password alone signs pam in.
+      assert.equal(await ts.store.webauthn.has(id), false);
+
+      const { key: samKey, id: samId } = await userWithKey('sam2');
+      const jar = new CookieJar();
+      const start = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`);
+      const location = start.headers.location as string;
+      let html = (await inject(ts.app, jar, 'GET', location)).body;
+      assert.equal(pageKind(html), 'login');
+      assert.match(html, /Sign in with a passkey/);
+      const o = pageOptions(html);
+      assert.deepEqual(o.allowCredentials, []);
+      assert.equal((o as { userVerification?: string }).userVerification, 'required');
+      const action = `${location}/passwordless`;
+      const csrf = parseForm(html).csrf;
+      const refused = async (fields: Record<string, string>, why: string): Promise<void> => {
+        await ts.store.loginFailures.clear('test', `otp:${id}`);
+        const r = await inject(ts.app, jar, 'POST', action, { csrf, ...fields });
+        assert.equal(r.statusCode, 400, `${why}: ${r.statusCode}`);
+        assert.equal(pageKind(r.body), 'login', why);
+        assert.ok(!hasSession(jar), why);
+        html = r.body;
+      };
+      const pk = (o2: Partial<AssertionOptions>): Record<string, string> => assertWith(passkey, { challenge: pageOptions(html).challenge, origin: ORIGIN, rpId: RP_ID, userHandle: id, signCount: passkey.signCount + 1, ...o2 });
+      await refused(pk({ userHandle: '' }), 'no userHandle');
+      await refused(pk({ flags: { uv: false } }), 'UV absent');
+      await refused(pk({ userHandle: samId }), 'another user named');
+      await refused(assertWith(samKey, { challenge: pageOptions(html).challenge, origin: ORIGIN, rpId: RP_ID, userHandle: samId, signCount: samKey.signCount + 1 }), 'a two-factor key used as a passkey');
+      await refused(pk({ badSignature: true }), 'signature');
+      // The two-factor step's challenge of another sign-in is not this page's.
+      const other = await afterPassword('sam2');
+      await refused(pk({ challenge: pageOptions(other.html).challenge }), 'another challenge');
+      const ok = await inject(ts.app, jar, 'POST', action, { csrf, ...pk({}) });
+      assert.equal(ok.statusCode, 303, ok.body.slice(0, 300));
+      assert.ok(hasSession(jar));
+      const back = await toClient(jar, ok.headers.location as string);
+      assert.ok(back.searchParams.get('code'));
+      const logins = await ts.store.events.list('test', { userId: id, types: ['LOGIN'] });
+      assert.ok(logins.length >= 1);
     });
 
     test('the collector deletes expired challenges (left by abandoned pages), never a live one', async () => {

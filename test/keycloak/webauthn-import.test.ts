@@ -106,13 +106,16 @@ for (const dialect of dialects()) {
       assert.equal(realm.webAuthnPolicy.rpEntityName, 'Example Corp');
       assert.deepEqual(realm.webAuthnPolicy.extraOrigins, ['https://app.example.com']);
       assert.match(lineOf('realm setting webAuthnPolicySignatureAlgorithms')!.reason!, /ES384 not verified by Realmgate/);
-      // Keycloak's passwordless defaults: nothing to say about them.
-      assert.equal(lineOf('realm setting webAuthnPolicyPasswordless'), undefined);
+      // The passwordless policy moves too (its own fields).
+      assert.equal(realm.webAuthnPasswordlessPolicy.requireResidentKey, 'Yes');
+      assert.deepEqual(realm.webAuthnPasswordlessPolicy.signatureAlgorithms, ['ES256', 'RS256']);
+      assert.match(lineOf('realm setting webAuthnPolicyPasswordless')!.reason!, /passkeys \(passwordless\): .*requireResidentKey/);
     });
 
-    test('bad JSON and an algorithm Realmgate does not verify are skipped, each with why; webauthn-passwordless is not moved, said so', async () => {
+    test('bad JSON and an algorithm Realmgate does not verify are skipped, each with why; a webauthn-passwordless key moves as a passkey', async () => {
       const lou = await userOf('wa', 'lou');
-      assert.equal((await ts.store.webauthn.list(lou.id)).length, 0);
+      const keys = await ts.store.webauthn.list(lou.id);
+      assert.deepEqual(keys.map((k) => k.passwordless), [true]);
       const skipped = lines().filter((l) => l.element.startsWith('user lou webauthn credential'));
       assert.deepEqual(skipped.map((l) => [l.element, l.outcome]), [
         ['user lou webauthn credential 1', 'skipped'],
@@ -120,8 +123,8 @@ for (const dialect of dialects()) {
       ]);
       assert.match(skipped[0]!.reason!, /credentialData is not JSON/);
       assert.match(skipped[1]!.reason!, /algorithm -35 is not supported/);
-      assert.match(lineOf('user lou')!.reason!, /webauthn-passwordless not moved: passwordless sign-in with a security key is not offered yet/);
-      assert.doesNotMatch(JSON.stringify(report), /credential webauthn not moved/);
+      assert.match(lineOf('user lou')!.reason!, /1 passkey\(s\) \(webauthn-passwordless\) moved/);
+      assert.doesNotMatch(JSON.stringify(report), /credential webauthn(-passwordless)? not moved/);
     });
 
     test('the export writes them in Keycloak\'s shape (with or without secrets), and they import again and sign in', async () => {

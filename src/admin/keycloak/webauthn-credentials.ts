@@ -21,6 +21,8 @@ export interface ImportedWebAuthn {
   attestationFormat: string;
   transports: string[];
   createdAt: number | undefined;
+  /** Keycloak's webauthn-passwordless (else webauthn). */
+  passwordless: boolean;
 }
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -61,14 +63,14 @@ export function importWebAuthnCredential(c: KeycloakCredential): { key: Imported
     else label = c.userLabel.trim();
   }
   const createdAt = typeof c.createdDate === 'number' && c.createdDate > 0 && c.createdDate < 253_402_300_799_000 ? Math.floor(c.createdDate / 1000) : undefined;
-  return { key: { label, credentialId, publicKey, alg, aaguid, signCount: counter, attestationFormat: format, transports, createdAt }, ...(note ? { note } : {}) };
+  return { key: { label, credentialId, publicKey, alg, aaguid, signCount: counter, attestationFormat: format, transports, createdAt, passwordless: c.type === 'webauthn-passwordless' }, ...(note ? { note } : {}) };
 }
 
 /** A security key as Keycloak exports it: type webauthn, its data in credentialData, secretData "{}". */
 export function exportWebAuthnCredential(c: WebAuthnSummary): KeycloakCredential {
   return {
     id: c.id,
-    type: 'webauthn',
+    type: c.passwordless ? 'webauthn-passwordless' : 'webauthn',
     ...(c.label !== null ? { userLabel: c.label } : {}),
     createdDate: c.createdAt * 1000,
     secretData: '{}',

@@ -17,6 +17,7 @@ import { importWebAuthnCredential, type ImportedWebAuthn } from '../keycloak/web
 import { readFileMappers, storeFileMappers, type FileMappers } from '../keycloak/import-mappers.js';
 import { readFileLinks, readFileProviders, reportProviderMappers, storeFileLinks, storeFileProviders, type FileLink, type FileProvider, type ProviderOrganization, type ProviderOutcomes } from '../keycloak/import-identity-providers.js';
 import { importWebAuthnPolicy, withoutWebAuthnPolicy } from '../keycloak/webauthn-import.js';
+import { PASSWORDLESS_PREFIX } from '../webauthn-policy.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
@@ -238,6 +239,7 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   checkRealmLists(rep);
   const changes = fromRealmRepresentation({ ...withoutWebAuthnPolicy(rep), smtpServer: undefined });
   changes.settings.webAuthnPolicy = importWebAuthnPolicy(rep, report);
+  changes.settings.webAuthnPasswordlessPolicy = importWebAuthnPolicy(rep, report, PASSWORDLESS_PREFIX);
   const smtp = readFileSmtp(rep, report);
   if (smtp) changes.settings.smtpServer = smtp.server;
   if (changes.displayName) {
@@ -1012,13 +1014,14 @@ function readUser(u: Json, element: string, policy: PasswordPolicy): UserEntry |
   let plain: string | undefined;
   let passwordChangedAt: number | undefined;
   const passwords = creds.filter((c) => (c.type ?? 'password') === 'password');
-  for (const other of creds.filter((c) => c.type !== undefined && c.type !== 'password' && c.type !== 'otp' && c.type !== 'webauthn')) {
-    if (other.type === 'webauthn-passwordless') notes.push('credential webauthn-passwordless not moved: passwordless sign-in with a security key is not offered yet');
-    else if (other.type !== 'password-history') notes.push(`credential ${other.type} not moved`);
+  for (const other of creds.filter((c) => c.type !== undefined && c.type !== 'password' && c.type !== 'otp' && c.type !== 'webauthn' && c.type !== 'webauthn-passwordless')) {
+    if (other.type !== 'password-history') notes.push(`credential ${other.type} not moved`);
   }
   const { otp, parts } = readUserOtp(creds, element);
   const webauthn = readUserWebAuthn(creds, element, parts);
-  if (webauthn.length > 0) notes.push(`${webauthn.length} security key(s) (webauthn) moved: they sign in while the RP ID is the same`);
+  const twoFactor = webauthn.filter((k) => !k.passwordless).length;
+  if (twoFactor > 0) notes.push(`${twoFactor} security key(s) (webauthn) moved: they sign in while the RP ID is the same`);
+  if (webauthn.length > twoFactor) notes.push(`${webauthn.length - twoFactor} passkey(s) (webauthn-passwordless) moved: they sign in while the RP ID is the same`);
   if (otp.length > 0) notes.push(`${otp.length} authenticator app(s) (TOTP) moved with their settings: the codes they show are accepted`);
   else if (totp === true && parts.length === 0) notes.push('totp true in Keycloak, but the file has no otp credential (an export without secrets?): no authenticator moved');
   const { links, parts: linkParts } = readFileLinks(federated, element);
@@ -1089,9 +1092,9 @@ function readUser(u: Json, element: string, policy: PasswordPolicy): UserEntry |
 function readUserWebAuthn(creds: KeycloakCredential[], element: string, parts: ReportLine[]): ImportedWebAuthn[] {
   const out: ImportedWebAuthn[] = [];
   creds.forEach((c, i) => {
-    if (c.type !== 'webauthn') return;
+    if (c.type !== 'webauthn' && c.type !== 'webauthn-passwordless') return;
     const label = c.userLabel ? ` ${JSON.stringify(c.userLabel.length > 64 ? `${c.userLabel.slice(0, 64)}...` : c.userLabel)}` : '';
-    const at = `${element} webauthn credential ${i}${label}`;
+    const at = `${element} ${c.type} credential ${i}${label}`;
     const r = importWebAuthnCredential(c);
     if ('skipped' in r) parts.push({ element: at, outcome: 'skipped', reason: r.skipped });
     else if (out.length >= MAX_WEBAUTHN_PER_USER) parts.push({ element: at, outcome: 'skipped', reason: `a user has at most ${MAX_WEBAUTHN_PER_USER} security keys` });
@@ -1297,6 +1300,7 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
       ...(e.record.requiredActions.includes('UPDATE_PASSWORD') ? ['UPDATE_PASSWORD kept: a new password is asked for at the next sign-in'] : []),
       ...(e.record.requiredActions.includes('CONFIGURE_TOTP') ? ['CONFIGURE_TOTP kept: an authenticator app is set up at the next sign-in'] : []),
       ...(e.record.requiredActions.includes('webauthn-register') ? ['webauthn-register kept: a security key is registered at the next sign-in'] : []),
+      ...(e.record.requiredActions.includes('webauthn-register-passwordless') ? ['webauthn-register-passwordless kept: a passkey is registered at the next sign-in'] : []),
       ...(e.record.requiredActions.includes('VERIFY_EMAIL') ? ['VERIFY_EMAIL kept: the email is verified through a mailed link at the next sign-in'] : []),
     ];
     for (const l of e.parts) report.add(l);

@@ -39,10 +39,12 @@ export interface WebAuthnSummary {
   attestationFormat: string;
   transports: string[];
   createdAt: number;
+  /** Keycloak's webauthn-passwordless (a passkey that signs in alone), else webauthn (a second factor). */
+  passwordless: boolean;
 }
 
 export function webauthnSummary(c: WebAuthnCredential): WebAuthnSummary {
-  return { id: c.id, label: c.label, credentialId: c.credentialId.toString('base64url'), publicKey: c.publicKey.toString('base64'), alg: c.alg, aaguid: c.aaguid, signCount: c.signCount, attestationFormat: c.attestationFormat, transports: c.transports, createdAt: c.createdAt };
+  return { id: c.id, label: c.label, credentialId: c.credentialId.toString('base64url'), publicKey: c.publicKey.toString('base64'), alg: c.alg, aaguid: c.aaguid, signCount: c.signCount, attestationFormat: c.attestationFormat, transports: c.transports, createdAt: c.createdAt, passwordless: c.passwordless };
 }
 
 export interface UserCredentials {
@@ -139,9 +141,9 @@ export async function removeAnyUserCredential(store: Store, input: { realmId: st
 }
 
 /** Removes a security key; audited twice: an admin event, and REMOVE_CREDENTIAL (credential_type webauthn) for the user. */
-export async function removeUserWebAuthn(store: Store, user: User, key: Pick<WebAuthnCredential, 'id' | 'label'>, actor: Actor = cliActor()): Promise<void> {
+export async function removeUserWebAuthn(store: Store, user: User, key: Pick<WebAuthnCredential, 'id' | 'label' | 'passwordless'>, actor: Actor = cliActor()): Promise<void> {
   if (!(await removeWebAuthn(store, user, key.id, { ...(actor.ip ? { ip: actor.ip } : {}), by: `an administrator (${actor.via}${actor.username ? ` ${actor.username}` : ''})` }))) throw new NotFound('Credential not found');
-  await recordAdminEvent(store, actor, { realmId: user.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/credentials/${key.id}`, representation: { type: 'webauthn', userLabel: key.label } });
+  await recordAdminEvent(store, actor, { realmId: user.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/credentials/${key.id}`, representation: { type: key.passwordless ? 'webauthn-passwordless' : 'webauthn', userLabel: key.label } });
 }
 
 /**

@@ -109,7 +109,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         grants,
         sessions: sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, current: s.id === session.id })),
         authenticators: authenticators.map((a) => ({ id: a.id, label: a.label, createdAt: a.createdAt })),
-        securityKeys: securityKeys.map((k) => ({ id: k.id, label: k.label, createdAt: k.createdAt })),
+        securityKeys: securityKeys.map((k) => ({ id: k.id, label: k.label, createdAt: k.createdAt, passwordless: k.passwordless })),
         links: links.map((l) => ({
           alias: l.identityProvider,
           providerName: providers.find((p) => p.alias === l.identityProvider)?.displayName ?? l.identityProvider,
@@ -202,7 +202,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
 
   /** The sign-in's security key step (a proof of the password), with "Use another method" for a user with an app too. */
   async function securityKey(reply: FastifyReply, realm: Realm, c: { csrf: string; binding: string }, user: User, proof: string, error?: string, status?: number): Promise<FastifyReply> {
-    const keys = await services.store.webauthn.list(user.id);
+    const keys = await services.store.webauthn.list(user.id, 'two-factor');
     const challenge = await issueChallenge(services.store, realm, keyBinding(c.binding), 'get', nowSeconds(services.clock));
     const otherMethod = (await services.store.otp.has(user.id)) ? { otherMethod: `${baseOf(realm)}/second-factor` } : {};
     const page = webauthnPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/webauthn`, csrf: c.csrf, username: user.username, options: requestOptions(services.config, realm, challenge, keys), proof, ...otherMethod, ...(error ? { error } : {}) });

@@ -20,7 +20,7 @@ export type Step =
   /** The user's security key (WebAuthn): the password was right; no session exists yet. `otherMethod`: they have an authenticator app too. */
   | { kind: 'webauthn'; username: string; otherMethod?: boolean }
   /** Keycloak's webauthn-register required action: a security key to register. */
-  | { kind: 'webauthn-register'; username: string }
+  | { kind: 'webauthn-register'; username: string; passwordless?: boolean }
   /**
    * Keycloak's UPDATE_PASSWORD required action: the password was right but temporary; no session exists
    * yet. `aia`: asked for by the client (kc_action), with a session, and the user may cancel it.
@@ -151,6 +151,7 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   if (user.requiredActions.includes('UPDATE_PASSWORD')) return { kind: 'update-password', username: user.username, ...(passwordExpired(services, realm, user) ? { expired: true } : {}) };
   if (user.requiredActions.includes('CONFIGURE_TOTP')) return { kind: 'configure-otp', username: user.username };
   if (user.requiredActions.includes('webauthn-register')) return { kind: 'webauthn-register', username: user.username };
+  if (user.requiredActions.includes('webauthn-register-passwordless')) return { kind: 'webauthn-register', username: user.username, passwordless: true };
   if (user.requiredActions.includes('VERIFY_EMAIL') && !user.emailVerified) return { kind: 'verify-email', username: user.username, email: user.email };
   if (!ia.sessionId) return { kind: 'login' };
   // The client's kc_action, once signed in (recently: checks.ts bounds max_age), until done or cancelled.

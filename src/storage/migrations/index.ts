@@ -40,6 +40,7 @@ import * as dpop from './2026-11-29T0600_dpop.js';
 import * as tokenExchange from './2026-11-29T0610_token_exchange.js';
 import * as requestObjects from './2026-11-29T0620_request_objects.js';
 import * as webauthn from './2026-11-29T0900_webauthn.js';
+import * as webauthnPasswordless from './2026-11-29T0910_webauthn_passwordless.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -84,4 +85,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0610_token_exchange': tokenExchange,
   '2026-11-29T0620_request_objects': requestObjects,
   '2026-11-29T0900_webauthn': webauthn,
+  '2026-11-29T0910_webauthn_passwordless': webauthnPasswordless,
 };

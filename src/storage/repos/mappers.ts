@@ -59,6 +59,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     verifyEmail: r.verify_email !== 0,
     parRequestUriLifespan: Number(r.par_request_uri_lifespan ?? 60),
     webAuthnPolicy: storedWebAuthnPolicy(r.webauthn_policy),
+    webAuthnPasswordlessPolicy: storedWebAuthnPolicy(r.webauthn_passwordless_policy),
   };
 }
 

@@ -66,6 +66,7 @@ export class RealmRepository {
             verify_email: s.verifyEmail ? 1 : 0,
             par_request_uri_lifespan: s.parRequestUriLifespan,
             webauthn_policy: webAuthnPolicyJson(s.webAuthnPolicy),
+            webauthn_passwordless_policy: webAuthnPolicyJson(s.webAuthnPasswordlessPolicy),
           })
           .execute();
         await trx
@@ -130,6 +131,7 @@ export class RealmRepository {
     if (patch.verifyEmail !== undefined) values.verify_email = patch.verifyEmail ? 1 : 0;
     if (patch.parRequestUriLifespan !== undefined) values.par_request_uri_lifespan = patch.parRequestUriLifespan;
     if (patch.webAuthnPolicy !== undefined) values.webauthn_policy = webAuthnPolicyJson(patch.webAuthnPolicy);
+    if (patch.webAuthnPasswordlessPolicy !== undefined) values.webauthn_passwordless_policy = webAuthnPolicyJson(patch.webAuthnPasswordlessPolicy);
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

@@ -27,6 +27,7 @@ function toCredential(r: Selectable<WebAuthnCredentialTable>): WebAuthnCredentia
     attestationFormat: r.attestation_format,
     transports: parseTransports(r.transports),
     createdAt: Number(r.created_at),
+    passwordless: Number(r.passwordless) === 1,
   };
 }
 
@@ -34,14 +35,22 @@ function toCredential(r: Selectable<WebAuthnCredentialTable>): WebAuthnCredentia
 export class WebAuthnRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async list(userId: string): Promise<WebAuthnCredential[]> {
-    const rows = await this.db.selectFrom('webauthn_credentials').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+  /** The user's keys, oldest first: every one, or only the two-factor ones (`kind` 'two-factor') or the passwordless ones. */
+  async list(userId: string, kind?: 'two-factor' | 'passwordless'): Promise<WebAuthnCredential[]> {
+    let q = this.db.selectFrom('webauthn_credentials').selectAll().where('user_id', '=', userId);
+    if (kind) q = q.where('passwordless', '=', kind === 'passwordless' ? 1 : 0);
+    const rows = await q.orderBy('created_at').orderBy('id').execute();
     return rows.map(toCredential);
   }
 
-  /** Whether the user has a security key (one indexed lookup). */
+  /** Whether the user has a two-factor security key (Keycloak's webauthn; one indexed lookup). */
   async has(userId: string): Promise<boolean> {
-    return (await this.db.selectFrom('webauthn_credentials').select('id').where('user_id', '=', userId).limit(1).executeTakeFirst()) !== undefined;
+    return (await this.db.selectFrom('webauthn_credentials').select('id').where('user_id', '=', userId).where('passwordless', '=', 0).limit(1).executeTakeFirst()) !== undefined;
+  }
+
+  /** Whether a user of the realm has a passwordless key (the login page then offers "Sign in with a passkey"). */
+  async realmHasPasswordless(realmId: string): Promise<boolean> {
+    return (await this.db.selectFrom('webauthn_credentials').select('id').where('realm_id', '=', realmId).where('passwordless', '=', 1).limit(1).executeTakeFirst()) !== undefined;
   }
 
   /** Adds a key; a credential id the user has already is a ConflictError. */
@@ -62,6 +71,7 @@ export class WebAuthnRepository {
           attestation_format: c.attestationFormat,
           transports: JSON.stringify(c.transports),
           created_at: c.createdAt,
+          passwordless: c.passwordless ? 1 : 0,
         })
         .execute();
     } catch (err) {

@@ -33,7 +33,7 @@ ${o.canManage
 export function userWebAuthnSection(o: { csrf: string; base: string; keys: WebAuthnSummary[]; setupRequired: boolean; canManage: boolean; when: (seconds: number) => string }): SafeHtml {
   const items = o.keys.map(
     (k) =>
-      html`<li class="session"><span>${k.label !== null ? visible(k.label) : html`<span class="muted">Unnamed security key</span>`}<span class="muted">Added ${o.when(k.createdAt)} · ${coseAlgorithmName(k.alg) ?? String(k.alg)}, counter ${String(k.signCount)}${k.transports.length > 0 ? `, ${k.transports.join(', ')}` : ''}</span></span>${o.canManage ? actionForm(`${o.base}/webauthn/remove`, o.csrf, 'Remove', { secondary: true, fields: { credential: k.id } }) : ''}</li>`,
+      html`<li class="session"><span>${k.label !== null ? visible(k.label) : html`<span class="muted">Unnamed security key</span>`}${k.passwordless ? ' (passkey)' : ''}<span class="muted">Added ${o.when(k.createdAt)} · ${coseAlgorithmName(k.alg) ?? String(k.alg)}, counter ${String(k.signCount)}${k.transports.length > 0 ? `, ${k.transports.join(', ')}` : ''}</span></span>${o.canManage ? actionForm(`${o.base}/webauthn/remove`, o.csrf, 'Remove', { secondary: true, fields: { credential: k.id } }) : ''}</li>`,
   );
   return html`<h2>Security keys</h2>
 ${o.keys.length === 0 ? html`<p class="muted">No security key.</p>` : html`<ul class="cards">${items}</ul>`}

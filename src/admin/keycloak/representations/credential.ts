@@ -6,7 +6,7 @@ import type { OtpSummary, UserCredentials, WebAuthnSummary } from '../../operati
  */
 export interface CredentialRepresentation {
   id: string;
-  type: 'password' | 'otp' | 'webauthn' | 'recovery-authn-codes';
+  type: 'password' | 'otp' | 'webauthn' | 'webauthn-passwordless' | 'recovery-authn-codes';
   userLabel?: string;
   createdDate: number;
   credentialData?: string;
@@ -41,7 +41,7 @@ export function webauthnCredentialData(c: Pick<WebAuthnSummary, 'aaguid' | 'cred
 }
 
 export function toWebAuthnCredentialRepresentation(c: WebAuthnSummary): CredentialRepresentation {
-  return { id: c.id, type: 'webauthn', ...(c.label !== null ? { userLabel: c.label } : {}), createdDate: c.createdAt * 1000, credentialData: webauthnCredentialData(c) };
+  return { id: c.id, type: c.passwordless ? 'webauthn-passwordless' : 'webauthn', ...(c.label !== null ? { userLabel: c.label } : {}), createdDate: c.createdAt * 1000, credentialData: webauthnCredentialData(c) };
 }
 
 /** The password first (Keycloak lists it first), then the authenticators, oldest first, then the security keys, then the recovery codes. */

@@ -1,7 +1,7 @@
 import type { Realm } from '../../../storage/types.js';
 import type { RealmSettings } from '../../../storage/repos/realms.js';
 import { ValidationError } from '../../validation.js';
-import { readWebAuthnPolicy, WEBAUTHN_POLICY_DEFAULTS, webAuthnPolicyRepresentation } from '../../webauthn-policy.js';
+import { PASSWORDLESS_PREFIX, readWebAuthnPolicy, WEBAUTHN_POLICY_DEFAULTS, webAuthnPolicyRepresentation } from '../../webauthn-policy.js';
 import { keycloakEnabledEventTypes, retentionsFromKeycloak, storedTypesFromKeycloak } from '../event-types.js';
 
 /** Keycloak's RealmRepresentation, the fields Realmgate has. */
@@ -106,6 +106,7 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     registrationEmailAsUsername: r.registrationEmailAsUsername,
     verifyEmail: r.verifyEmail,
     ...webAuthnPolicyRepresentation(r.webAuthnPolicy),
+    ...webAuthnPolicyRepresentation(r.webAuthnPasswordlessPolicy, PASSWORDLESS_PREFIX),
   };
 }
 
@@ -210,6 +211,8 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   // Keycloak's webAuthnPolicy* fields: those given change the realm's (or the defaults'), the others stay.
   const webAuthn = readWebAuthnPolicy(body);
   if (Object.keys(webAuthn).length > 0) s.webAuthnPolicy = { ...(current?.webAuthnPolicy ?? WEBAUTHN_POLICY_DEFAULTS), ...webAuthn };
+  const passwordless = readWebAuthnPolicy(body, PASSWORDLESS_PREFIX);
+  if (Object.keys(passwordless).length > 0) s.webAuthnPasswordlessPolicy = { ...(current?.webAuthnPasswordlessPolicy ?? WEBAUTHN_POLICY_DEFAULTS), ...passwordless };
   // Keycloak: null or absent leaves the policy; "" removes it; a policy is checked by the operation.
   if (body.passwordPolicy !== undefined && body.passwordPolicy !== null) {
     if (typeof body.passwordPolicy !== 'string') throw new ValidationError('passwordPolicy must be a string');
