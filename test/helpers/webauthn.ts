@@ -179,13 +179,13 @@ export function pageOptions(html: string): { challenge: string; rpId?: string; r
  * Registers `key` for the user the way the pages do (a challenge given, the attestation checked by
  * registerWebAuthn), for tests that need a user with a security key. AUTH_URL's origin and host.
  */
-export async function registerTestKey(store: import('../../src/storage/store.js').Store, authUrl: string, userId: string, key: SoftKey, label = ''): Promise<void> {
+export async function registerTestKey(store: import('../../src/storage/store.js').Store, authUrl: string, userId: string, key: SoftKey, label = '', o: { passwordless?: boolean } = {}): Promise<void> {
   const { issueChallenge, registerWebAuthn } = await import('../../src/admin/operations/webauthn.js');
   const user = (await store.users.get(userId))!;
   const realm = (await store.realms.get(user.realmId))!;
   const challenge = await issueChallenge(store, realm, `test:${userId}`, 'create');
   const url = new URL(authUrl);
   const r = attest(key, { challenge, origin: url.origin, rpId: realm.webAuthnPolicy.rpId || url.hostname });
-  const refused = await registerWebAuthn(store, { authUrl }, { realm, user, boundTo: `test:${userId}`, clientDataJSON: Buffer.from(r.client_data_json, 'base64url'), attestationObject: Buffer.from(r.attestation_object, 'base64url'), transports: ['usb', 'nfc'], label });
+  const refused = await registerWebAuthn(store, { authUrl }, { realm, user, boundTo: `test:${userId}`, clientDataJSON: Buffer.from(r.client_data_json, 'base64url'), attestationObject: Buffer.from(r.attestation_object, 'base64url'), transports: ['usb', 'nfc'], label, ...(o.passwordless ? { passwordless: true } : {}) });
   if (refused) throw new Error(refused);
 }

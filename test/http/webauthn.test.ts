@@ -6,7 +6,7 @@ import { dialects } from '../helpers/db.js';
 import { createUser } from '../../src/admin/operations.js';
 import { enrollTestOtp } from '../helpers/otp.js';
 import { hotp, timeStep } from '../../src/crypto/totp.js';
-import { SoftKey, assertWith, attest, pageOptions, type AssertionOptions, type AttestationOptions } from '../helpers/webauthn.js';
+import { SoftKey, assertWith, attest, pageOptions, registerTestKey, type AssertionOptions, type AttestationOptions } from '../helpers/webauthn.js';
 import type { RequiredAction, WebAuthnPolicy } from '../../src/storage/types.js';
 import { WEBAUTHN_POLICY_DEFAULTS } from '../../src/admin/webauthn-policy.js';
 import { issueChallenge } from '../../src/admin/operations/webauthn.js';
@@ -395,6 +395,10 @@ for (const dialect of dialects()) {
       // The two-factor step's challenge of another sign-in is not this page's.
       const other = await afterPassword('sam2');
       await refused(pk({ challenge: pageOptions(other.html).challenge }), 'another challenge');
+      // A disabled user's passkey: refused.
+      await ts.store.users.update(id, { enabled: false });
+      await refused(pk({}), 'disabled user');
+      await ts.store.users.update(id, { enabled: true });
       const ok = await inject(ts.app, jar, 'POST', action, { csrf, ...pk({}) });
       assert.equal(ok.statusCode, 303, ok.body.slice(0, 300));
       assert.ok(hasSession(jar));
@@ -402,6 +406,16 @@ for (const dialect of dialects()) {
       assert.ok(back.searchParams.get('code'));
       const logins = await ts.store.events.list('test', { userId: id, types: ['LOGIN'] });
       assert.ok(logins.length >= 1);
+
+      // A passkey is not a second factor: the key step neither lists it nor accepts it.
+      const samPasskey = new SoftKey();
+      await registerTestKey(ts.store, ts.config.authUrl, samId, samPasskey, 'sam passkey', { passwordless: true });
+      const step = await afterPassword('sam2');
+      assert.equal(pageKind(step.html), 'webauthn');
+      assert.deepEqual(pageOptions(step.html).allowCredentials!.map((c) => c.id), [samKey.credentialId.toString('base64url')]);
+      await ts.store.loginFailures.clear('test', `otp:${samId}`);
+      const asSecond = await post(step, assertWith(samPasskey, { ...assertion(step.html), userHandle: samId }));
+      assert.equal(asSecond.status, 400);
     });
 
     test('the collector deletes expired challenges (left by abandoned pages), never a live one', async () => {
