@@ -142,11 +142,15 @@ export function webauthnFuzzSuite(dialect: 'sqlite' | 'postgres'): void {
     let keyedId = '';
     let enrolId = '';
     let signIns = 0;
+    const passkey = new SoftKey();
+    let passkeyUserId = '';
     before(async () => {
       ({ fs, genuine } = await startFuzzServer(dialect));
       keyedId = (await createUser(fs.ts.store, { realmId: 'test', username: 'keyed', password: FUZZ_PASSWORD, orgAliases: ['acme'] })).id;
       await registerTestKey(fs.ts.store, fs.ts.config.authUrl, keyedId, key, 'fuzz key');
       enrolId = (await createUser(fs.ts.store, { realmId: 'test', username: 'enrol', password: FUZZ_PASSWORD, orgAliases: ['acme'], requiredActions: ['webauthn-register'] })).id;
+      passkeyUserId = (await createUser(fs.ts.store, { realmId: 'test', username: 'passkey', password: FUZZ_PASSWORD, orgAliases: ['acme'] })).id;
+      await registerTestKey(fs.ts.store, fs.ts.config.authUrl, passkeyUserId, passkey, 'fuzz passkey', { passwordless: true });
     });
     after(() => fs.ts.close());
 
@@ -212,6 +216,31 @@ export function webauthnFuzzSuite(dialect: 'sqlite' | 'postgres'): void {
         const sameObject = sent.attestation_object === valid.attestation_object || (s.fmt === 'fido-u2f' && sameAuthData(sent.attestation_object, valid.attestation_object));
         const allowed = sameObject && sameClientData(sent.client_data_json, valid.client_data_json) && s.alg === 'ES256';
         if (keys.length > 0 && !allowed) io.fail('a mutated attestation registered a key', { ...req, remoteAddress: io.address }, res);
+      }, runs(120));
+    });
+
+    test('passkeys at the login page: mutated assertions never 5xx, never sign in unless unchanged', async (t) => {
+      await fuzz(t, fs, 'webauthn-passkey', fc.record({ m: mutation, handle: fc.constantFrom('own', 'own', 'own', 'keyed', 'none') }), async (s, io) => {
+        await fs.ts.store.loginFailures.clear('test', `otp:${passkeyUserId}`);
+        const jar = new CookieJar();
+        const n = ++signIns;
+        const remoteAddress = `10.78.${(n >> 8) & 255}.${n & 255}`;
+        const q = new URLSearchParams({ client_id: fs.ts.client.id, redirect_uri: fs.ts.client.redirectUri, response_type: 'code', scope: 'openid', state: 's' });
+        const start = await io.send({ method: 'GET', url: `${realmPath('/protocol/openid-connect/auth')}?${q}`, remoteAddress });
+        jar.update(start);
+        const login = await io.send({ method: 'GET', url: start.headers.location as string, remoteAddress, headers: { cookie: jar.header() } });
+        jar.update(login);
+        const csrf = /name="csrf" value="([^"]*)"/.exec(login.body)![1]!;
+        const challenge = pageOptions(login.body).challenge;
+        const userHandle = s.handle === 'own' ? passkeyUserId : s.handle === 'keyed' ? keyedId : undefined;
+        const valid = assertWith(passkey, { challenge, origin: ORIGIN, rpId: RP_ID, ...(userHandle !== undefined ? { userHandle } : {}) });
+        const sent = mutate(valid, s.m, () => assertWith(new SoftKey(), { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: passkeyUserId }));
+        const req = { method: 'POST' as const, url: `${start.headers.location as string}/passwordless`, remoteAddress, headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ csrf, ...sent }).toString() };
+        const res = await io.send(req);
+        const signedIn = res.statusCode === 303 || (res.headers['set-cookie'] ?? '').toString().includes('RG_SESSION=');
+        // Only an unchanged response naming its own user signs in (a passkey must return its userHandle).
+        if (signedIn && !(s.handle === 'own' && same(sent, valid))) io.fail('a mutated passkey response signed in', req, res);
+        if (!signedIn) passkey.signCount = (await fs.ts.store.webauthn.list(passkeyUserId))[0]!.signCount;
       }, runs(120));
     });
 

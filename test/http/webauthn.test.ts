@@ -395,6 +395,10 @@ for (const dialect of dialects()) {
       // The two-factor step's challenge of another sign-in is not this page's.
       const other = await afterPassword('sam2');
       await refused(pk({ challenge: pageOptions(other.html).challenge }), 'another challenge');
+      // Responses naming a user by id with a key that is not theirs count against no one (ids are not secrets).
+      await ts.store.loginFailures.clear('test', `otp:${samId}`);
+      await refused(assertWith(new SoftKey(), { challenge: pageOptions(html).challenge, origin: ORIGIN, rpId: RP_ID, userHandle: samId }), 'a stranger\'s key naming sam2');
+      assert.equal((await ts.store.loginFailures.get('test', [`otp:${samId}`])).get(`otp:${samId}`)?.failures ?? 0, 0);
       // A disabled user's passkey: refused.
       await ts.store.users.update(id, { enabled: false });
       await refused(pk({}), 'disabled user');

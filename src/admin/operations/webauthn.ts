@@ -243,6 +243,15 @@ export async function checkWebAuthnAssertion(
   }
 }
 
+/** The enabled user of the realm whom `userHandle` names, when `credentialId` is one of their passkeys. */
+export async function passkeyOwner(store: Store, realm: Realm, handle: Buffer | null | undefined, credentialId: Buffer | undefined): Promise<User | undefined> {
+  if (!handle || handle.length > 64 || !credentialId) return undefined;
+  const user = await store.users.get(handle.toString('utf8'));
+  if (!user || user.realmId !== realm.id || !user.enabled) return undefined;
+  const keys = await store.webauthn.list(user.id, 'passwordless');
+  return keys.some((k) => k.credentialId.equals(credentialId)) ? user : undefined;
+}
+
 /**
  * A passwordless sign-in (Keycloak's webauthn-passwordless): no user was named, so the userHandle the
  * discoverable credential returns names them (7.2 step 6: required here), and the credential must be one

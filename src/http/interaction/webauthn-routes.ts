@@ -6,7 +6,7 @@ import type { Step } from '../../oauth/authorize/interaction.js';
 import { nextStep } from '../../oauth/authorize/interaction.js';
 import { attemptSecondFactor } from '../../oauth/brute-force.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
-import { b64uField, optionalB64u, checkPasswordlessAssertion, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
+import { b64uField, optionalB64u, passkeyOwner, checkPasswordlessAssertion, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { registerWebauthnPage, webauthnPage } from '../../views/webauthn-pages.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, setRealmCookie } from '../cookies.js';
@@ -110,10 +110,12 @@ export async function webauthnRoutes(app: FastifyInstance, opts: { services: Ser
       signature: b64uField(field(req, 'signature'), 2048),
       userHandle: optionalB64u(field(req, 'user_handle'), 128),
     };
-    const named = input.userHandle ? await services.store.users.get(input.userHandle.toString('utf8')) : undefined;
-    let detail = 'no user of the realm named';
+    // Failures count against the named user only when the key is one of their passkeys: a user's id is
+    // not a secret, and garbage naming them must not lock their second factor.
+    const named = await passkeyOwner(services.store, l.realm, input.userHandle, input.credentialId);
+    let detail = 'no passkey of a user of the realm named';
     let signedIn: User | undefined;
-    const outcome = named && named.realmId === l.realm.id
+    const outcome = named
       ? await attemptSecondFactor(services, l.realm, { user: named, ip: req.ip, clientId: l.client.clientId }, async (now) => {
           const r = await checkPasswordlessAssertion(services.store, services.config, { ...input, nowSeconds: now });
           if (r.outcome.ok) {
@@ -126,7 +128,7 @@ export async function webauthnRoutes(app: FastifyInstance, opts: { services: Ser
       : { error: 'This passkey was not accepted. Try again, or sign in with your password.' };
     if ('error' in outcome || !signedIn) {
       const error = 'error' in outcome ? outcome.error : 'This passkey was not accepted.';
-      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ...(named && named.realmId === l.realm.id ? { userId: named.id, username: named.username } : {}), ip: req.ip, reason: 'retryAfter' in outcome && outcome.retryAfter ? 'blocked' : `passkey refused: ${detail}` });
+      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ...(named ? { userId: named.id, username: named.username } : {}), ip: req.ip, reason: 'retryAfter' in outcome && outcome.retryAfter ? 'blocked' : `passkey refused: ${detail}` });
       if ('retryAfter' in outcome && outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
       return render(services, reply, l, { kind: 'login' }, { error, status: 'retryAfter' in outcome && outcome.retryAfter ? 429 : 400 });
     }
