@@ -53,9 +53,23 @@ for (const dialect of dialects()) {
       assert.equal((await ts.store.webauthn.list(other)).length, 1);
     });
 
+    test('a passkey is listed as webauthn-passwordless and deleted the same way', async () => {
+      const id = await create('passa');
+      await registerTestKey(ts.store, ts.config.authUrl, id, new SoftKey(), 'Laptop', { passwordless: true });
+      const listed = await ts.kc.users.getCredentials({ realm: REALM, id });
+      assert.deepEqual(listed.map((c) => c.type), ['password', 'webauthn-passwordless']);
+      assert.equal(JSON.parse(listed[1]!.credentialData!).attestationStatementFormat, 'none');
+      await ts.kc.users.deleteCredential({ realm: REALM, id, credentialId: listed[1]!.id! });
+      assert.equal((await ts.store.webauthn.list(id)).length, 0);
+      const events = await ts.store.events.list(REALM, { userId: id, types: ['REMOVE_CREDENTIAL'] });
+      assert.match(events[0]!.reason ?? '', /credential_type webauthn-passwordless/);
+    });
+
     test('the webauthn-register required action is set and cleared as Keycloak names it', async () => {
       const id = await create('reqa', { requiredActions: ['webauthn-register'] });
       assert.deepEqual((await ts.kc.users.findOne({ realm: REALM, id }))!.requiredActions, ['webauthn-register']);
+      await ts.kc.users.update({ realm: REALM, id }, { requiredActions: ['webauthn-register-passwordless', 'webauthn-register'] });
+      assert.deepEqual((await ts.store.users.get(id))!.requiredActions, ['webauthn-register', 'webauthn-register-passwordless']);
       await ts.kc.users.update({ realm: REALM, id }, { requiredActions: [] });
       assert.deepEqual((await ts.store.users.get(id))!.requiredActions, []);
     });
