@@ -91,6 +91,8 @@ export class Collector {
       ['device_codes', (n) => c.expiredDeviceCodes(now - UNUSED_DEVICE_CODE_GRACE, now - CODE_GRACE, n)],
       // A request_uri is useless once expired (RFC 9126 4: an expired one MUST be rejected): no grace.
       ['pushed_authorization_requests', (n) => c.expiredPushedRequests(now, n)],
+      // A WebAuthn challenge is refused once expired anyway; its row is only a leftover of an abandoned page.
+      ['webauthn_challenges', (n) => store.webauthn.deleteExpiredChallenges(now, n)],
       ['revoked_access_tokens', (n) => c.expiredRevocations(now, n)],
       ['client_assertion_jtis', (n) => c.expiredUsedIds('client_assertion_jtis', now, n)],
       ['dpop_proof_jtis', (n) => c.expiredUsedIds('dpop_proof_jtis', now, n)],

@@ -35,8 +35,9 @@ export function registerUserLifecycle(user: Command): void {
     .option('--attribute <name=value>', `${ATTRIBUTE_HELP}; the values given replace that name's, other attributes stay`, collect, [])
     .option('--remove-attribute <name>', 'remove this attribute (repeatable)', collect, [])
     .option('--require-otp-setup <on|off>', "on: the user sets up an authenticator app at the next sign-in (Keycloak's CONFIGURE_TOTP required action); off: no longer asked", onOff('--require-otp-setup'))
+    .option('--require-webauthn-setup <on|off>', "on: the user registers a security key at the next sign-in (Keycloak's webauthn-register required action); off: no longer asked", onOff('--require-webauthn-setup'))
     .option('--require-email-verification <on|off>', "on: the user verifies their email through a mailed link at the next sign-in (Keycloak's VERIFY_EMAIL required action); off: no longer asked", onOff('--require-email-verification'))
-    .action(async (realmId: string, ref: string, o: { email?: string; firstName?: string; lastName?: string; emailVerified?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean; attribute: string[]; removeAttribute: string[]; requireOtpSetup?: boolean; requireEmailVerification?: boolean }) => {
+    .action(async (realmId: string, ref: string, o: { email?: string; firstName?: string; lastName?: string; emailVerified?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean; attribute: string[]; removeAttribute: string[]; requireOtpSetup?: boolean; requireWebauthnSetup?: boolean; requireEmailVerification?: boolean }) => {
       if (o.emailVerified !== undefined && o.emailVerified !== 'yes' && o.emailVerified !== 'no') throw new CliError('--email-verified takes yes or no');
       if (o.enabled && o.disabled) throw new CliError('use either --enabled or --disabled, not both');
       if (o.org && !o.orgs) throw new CliError('use either --org or --no-orgs, not both');
@@ -57,6 +58,7 @@ export function registerUserLifecycle(user: Command): void {
           ...(o.attribute.length > 0 ? { setAttributes } : {}),
           ...(o.removeAttribute.length > 0 ? { removeAttributes: o.removeAttribute } : {}),
           ...(o.requireOtpSetup !== undefined ? { requireOtpSetup: o.requireOtpSetup } : {}),
+          ...(o.requireWebauthnSetup !== undefined ? { requireWebAuthnSetup: o.requireWebauthnSetup } : {}),
           ...(o.requireEmailVerification !== undefined ? { requireEmailVerification: o.requireEmailVerification } : {}),
         })),
       );

@@ -5,6 +5,7 @@ import { tellingClients } from './backchannel.js';
 import { createUser, listUsers, setUserPassword } from '../admin/operations.js';
 import { registerUserLifecycle } from './user-lifecycle.js';
 import { registerUserOtp } from './user-otp.js';
+import { registerUserWebAuthn } from './user-webauthn.js';
 import { registerUserFederatedIdentity } from './user-federated-identity.js';
 import { usersWithOtp } from '../admin/operations/user-credentials.js';
 import { registerUserGroups } from './group.js';
@@ -89,6 +90,7 @@ export function registerUser(program: Command): void {
     });
   registerUserLifecycle(user);
   registerUserOtp(user);
+  registerUserWebAuthn(user);
   registerUserFederatedIdentity(user);
   registerUserActionsEmail(user);
   registerUserGroups(user);

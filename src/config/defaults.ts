@@ -1,3 +1,4 @@
+import { WEBAUTHN_POLICY_DEFAULTS } from '../admin/webauthn-policy.js';
 /**
  * Every setting Realmgate reads from its environment, with its default and a one-line description.
  * docs/configuration.md is generated from this table (`npm run docs:config`).
@@ -174,6 +175,9 @@ export const REALM_DEFAULTS = {
   verifyEmail: false as boolean,
   /** Seconds a pushed authorization request's request_uri is valid (RFC 9126 2.2; Keycloak's parRequestUriLifespan). */
   parRequestUriLifespan: 60,
+  /** Keycloak's webAuthnPolicy* (security keys as a second factor), its defaults (src/admin/webauthn-policy.ts). */
+  webAuthnPolicy: WEBAUTHN_POLICY_DEFAULTS,
+  webAuthnPasswordlessPolicy: WEBAUTHN_POLICY_DEFAULTS,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

@@ -151,6 +151,20 @@ export type OtpOutcome = { ok: true } | { error: string; retryAfter?: number };
  * guesses checks at most the threshold), the same slow-down and lockout; the right code clears it.
  */
 export async function attemptOtp(services: Services, realm: Realm, input: { user: User; code: string; ip: string; clientId: string }): Promise<OtpOutcome> {
+  // The app's current code, or one of the user's recovery codes (for a lost phone): the same throttle.
+  return attemptSecondFactor(services, realm, input, async (now) =>
+    input.code.length <= 32 && (looksLikeRecoveryCode(input.code) ? await useRecoveryCode(services.store, input.user, input.code, now) : await verifyUserOtp(services.store, input.user, input.code, now))
+      ? undefined
+      : 'Invalid authenticator code.',
+  );
+}
+
+/**
+ * Any second factor (an authenticator's code, a security key's assertion): counted against the user
+ * (otp:<user id>) as attemptOtp says, reserved before `check` runs. `check` answers undefined when
+ * right, else the words for the page.
+ */
+export async function attemptSecondFactor(services: Services, realm: Realm, input: { user: User; ip: string; clientId: string }, check: (now: number) => Promise<string | undefined>): Promise<OtpOutcome> {
   const now = nowSeconds(services.clock);
   const subject: Subject = { key: `otp:${input.user.id}`, threshold: realm.maxLoginFailures, slowDown: true };
   const state = await services.store.loginFailures.reserve(realm.id, subject.key, now, FORGET_AFTER);
@@ -158,12 +172,11 @@ export async function attemptOtp(services: Services, realm: Realm, input: { user
     if (state.blockedUntil <= now) await releaseAll(services, realm, [subject]);
     return refusal(state, now);
   }
-  // The app's current code, or one of the user's recovery codes (for a lost phone): the same throttle.
-  const right = input.code.length <= 32 && (looksLikeRecoveryCode(input.code) ? await useRecoveryCode(services.store, input.user, input.code, now) : await verifyUserOtp(services.store, input.user, input.code, now));
-  if (right) {
+  const problem = await check(now);
+  if (problem === undefined) {
     await services.store.loginFailures.clear(realm.id, subject.key);
     return { ok: true };
   }
   await failed(services, realm, subject, now, { username: input.user.username, ip: input.ip, clientId: input.clientId });
-  return { error: 'Invalid authenticator code.' };
+  return { error: problem };
 }

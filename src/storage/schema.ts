@@ -50,6 +50,10 @@ export interface RealmTable {
   verify_email: Generated<number>;
   /** Keycloak's parRequestUriLifespan: seconds a pushed authorization request's request_uri is valid (RFC 9126). */
   par_request_uri_lifespan: Generated<number>;
+  /** Keycloak's webAuthnPolicy* settings as JSON ('{}': its defaults; src/admin/operations/webauthn-policy.ts). */
+  webauthn_policy: Generated<string>;
+  /** Keycloak's webAuthnPolicyPasswordless* settings as JSON ('{}': its defaults). */
+  webauthn_passwordless_policy: Generated<string>;
 }
 
 export interface ClientTable {
@@ -388,6 +392,37 @@ export interface OtpCredentialTable {
   created_at: number;
 }
 
+/** A WebAuthn security key of a user (src/storage/repos/webauthn.ts). */
+export interface WebAuthnCredentialTable {
+  id: string;
+  realm_id: string;
+  user_id: string;
+  label: string | null;
+  /** The raw credential id, base64url; unique per user. */
+  credential_id: string;
+  /** The COSE public key as the authenticator gave it, base64. */
+  public_key: string;
+  alg: number;
+  aaguid: string;
+  /** The last signature counter seen (W3C WebAuthn 6.1.1). */
+  sign_count: Generated<number>;
+  attestation_format: string;
+  /** JSON list of the transports the browser reported (usb, nfc, ble, internal, hybrid). */
+  transports: Generated<string>;
+  created_at: number;
+  /** 1: a passwordless key (Keycloak's webauthn-passwordless: a discoverable credential, the only factor). */
+  passwordless: Generated<number>;
+}
+
+/** A WebAuthn challenge given out: its SHA-256, what it is bound to, for what, until when. */
+export interface WebAuthnChallengeTable {
+  hash: string;
+  realm_id: string;
+  bound_to: string;
+  purpose: string;
+  expires_at: number;
+}
+
 /** A recovery code of a user (src/storage/repos/recovery-codes.ts): its keyed hash, and when it was used. */
 export interface RecoveryCodeTable {
   user_id: string;
@@ -541,6 +576,8 @@ export interface Database {
   user_attribute_values: UserAttributeValueTable;
   otp_credentials: OtpCredentialTable;
   recovery_codes: RecoveryCodeTable;
+  webauthn_credentials: WebAuthnCredentialTable;
+  webauthn_challenges: WebAuthnChallengeTable;
   password_history: PasswordHistoryTable;
   identity_providers: IdentityProviderTable;
   federated_identities: FederatedIdentityTable;

@@ -16,6 +16,7 @@ import { GroupRepository } from './repos/groups.js';
 import { AdminEventRepository } from './repos/admin-events.js';
 import { UserAdminRepository } from './repos/user-admin.js';
 import { OtpRepository } from './repos/otp.js';
+import { WebAuthnRepository } from './repos/webauthn.js';
 import { RecoveryCodeRepository } from './repos/recovery-codes.js';
 import { OrganizationAdminRepository } from './repos/organization-admin.js';
 import { SessionAdminRepository } from './repos/session-admin.js';
@@ -70,6 +71,7 @@ export class Store {
   /** Keycloak's protocol mappers (custom claims) of clients and client scopes. */
   readonly protocolMappers: ProtocolMapperRepository;
   readonly otp: OtpRepository;
+  readonly webauthn: WebAuthnRepository;
   readonly recoveryCodes: RecoveryCodeRepository;
   /** Identity brokering: the realm's OpenID Connect providers and users' links to them. */
   readonly identityProviders: IdentityProviderRepository;
@@ -108,6 +110,7 @@ export class Store {
     this.dpopProofs = new UsedIdRepository(k, 'dpop_proof_jtis');
     this.protocolMappers = new ProtocolMapperRepository(k);
     this.otp = new OtpRepository(k);
+    this.webauthn = new WebAuthnRepository(k);
     this.recoveryCodes = new RecoveryCodeRepository(k);
     this.identityProviders = new IdentityProviderRepository(k);
     this.userStorage = new UserStorageRepository(k);

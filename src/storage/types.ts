@@ -67,6 +67,10 @@ export interface Realm {
   verifyEmail: boolean;
   /** RFC 9126 2.2: seconds a pushed request's request_uri is valid (Keycloak's parRequestUriLifespan, default 60). */
   parRequestUriLifespan: number;
+  /** Keycloak's webAuthnPolicy* settings (security keys as a second factor). */
+  webAuthnPolicy: WebAuthnPolicy;
+  /** Keycloak's webAuthnPolicyPasswordless* settings (passwordless keys; user verification is always required). */
+  webAuthnPasswordlessPolicy: WebAuthnPolicy;
 }
 
 /** Keycloak's request.object.required values (OIDCConfigAttributes), exactly as it stores them. */
@@ -222,9 +226,10 @@ export type UserAttributes = Record<string, string[]>;
 
 /**
  * The required actions Realmgate acts on: UPDATE_PASSWORD, a temporary password to replace at the next
- * sign-in; CONFIGURE_TOTP, an authenticator app to set up at the next sign-in.
+ * sign-in; CONFIGURE_TOTP, an authenticator app to set up at the next sign-in; webauthn-register (Keycloak's
+ * alias, in its case), a security key to register at the next sign-in.
  */
-export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'VERIFY_EMAIL'] as const;
+export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'webauthn-register', 'webauthn-register-passwordless', 'VERIFY_EMAIL'] as const;
 export type RequiredAction = (typeof REQUIRED_ACTIONS)[number];
 
 export interface Organization {
@@ -286,6 +291,8 @@ export interface AuthorizationParams {
   rememberMe?: boolean;
   /** VERIFY_EMAIL: the address this sign-in mailed its link to already (a reload does not mail again). */
   verifyEmailSentTo?: string;
+  /** A user with both an authenticator app and a security key chose this one ("Use another method"); absent: the key. */
+  secondFactorMethod?: 'otp' | 'webauthn';
 }
 
 /** The actions a client may ask for with kc_action (keycloak-js login({ action })). */
@@ -359,6 +366,47 @@ export interface OtpCredential {
   digits: number;
   period: number;
   createdAt: number;
+}
+
+/** A WebAuthn security key (Keycloak's webauthn credential). */
+export interface WebAuthnCredential {
+  id: string;
+  realmId: string;
+  userId: string;
+  label: string | null;
+  /** The raw credential id. */
+  credentialId: Buffer;
+  /** The COSE public key as the authenticator gave it. */
+  publicKey: Buffer;
+  alg: number;
+  aaguid: string;
+  signCount: number;
+  attestationFormat: string;
+  transports: string[];
+  createdAt: number;
+  /** Keycloak's webauthn-passwordless (a discoverable credential that signs in alone), else webauthn (a second factor). */
+  passwordless: boolean;
+}
+
+/**
+ * Keycloak's webAuthnPolicy* realm settings (two-factor keys), with its names and values. Realmgate
+ * acts on all but requireResidentKey's and authenticatorAttachment's effect on sign-in (they shape the
+ * browser's registration only) and avoidSameAuthenticatorRegister (excludeCredentials is always sent).
+ */
+export interface WebAuthnPolicy {
+  rpEntityName: string;
+  signatureAlgorithms: string[];
+  /** '' : the host of AUTH_URL. */
+  rpId: string;
+  attestationConveyancePreference: 'not specified' | 'none' | 'indirect' | 'direct' | 'enterprise';
+  authenticatorAttachment: 'not specified' | 'platform' | 'cross-platform';
+  requireResidentKey: 'not specified' | 'Yes' | 'No';
+  userVerificationRequirement: 'not specified' | 'required' | 'preferred' | 'discouraged';
+  /** Seconds the browser waits for the key (0: the browser's default). */
+  createTimeout: number;
+  avoidSameAuthenticatorRegister: boolean;
+  acceptableAaguids: string[];
+  extraOrigins: string[];
 }
 
 export interface AuthorizationCode {

@@ -24,11 +24,13 @@ function when(seconds: number): SafeHtml {
   return html`<time datetime="${iso.slice(0, 19)}Z">${iso.replace('T', ' ').slice(0, 16)} UTC</time>`;
 }
 
-/** An authenticator app of the user, as the account page lists it. */
+/** An authenticator app (or a security key) of the user, as the account page lists it. */
 export interface AccountAuthenticator {
   id: string;
   label: string | null;
   createdAt: number;
+  /** A security key that signs in alone (a passkey). */
+  passwordless?: boolean;
 }
 
 /** The user's account at an identity provider, as the account page lists it. */
@@ -49,6 +51,8 @@ export function accountPage(ctx: {
   grants: AccountGrant[];
   sessions: AccountSession[];
   authenticators: AccountAuthenticator[];
+  /** The user's security keys (WebAuthn), listed as the apps are. */
+  securityKeys: AccountAuthenticator[];
   links: AccountLink[];
   /** False for a user made by an identity provider: no password to change. */
   hasPassword: boolean;
@@ -101,10 +105,12 @@ ${ctx.hasPassword
 <div class="actions"><button type="submit" class="secondary">Change password</button></div>
 </form>`
   : html`<p class="muted">You have no password here: you sign in with your linked account. An administrator can set one for you.</p>`}
-${ctx.hasPassword || ctx.authenticators.length > 0
+${ctx.hasPassword || ctx.authenticators.length > 0 || ctx.securityKeys.length > 0
   ? html`<h2>Two-step sign-in</h2>
 ${ctx.authenticators.length === 0
-  ? html`<p class="muted">Only your password protects your account. With an authenticator app, signing in also asks for the code it shows.</p>`
+  ? ctx.securityKeys.length === 0
+    ? html`<p class="muted">Only your password protects your account. With an authenticator app, signing in also asks for the code it shows.</p>`
+    : html`<p class="muted">No authenticator app: signing in asks for your security key after your password. An app can be a second way in.</p>`
   : html`<ul class="cards">
 ${ctx.authenticators.map(
   (a) => html`<li class="authenticator">
@@ -127,6 +133,25 @@ ${ctx.authenticators.length > 0
 <form method="post" action="${ctx.base}/otp/setup">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <div class="actions">${ctx.authenticators.length === 0 ? html`<button type="submit">Set up an authenticator app</button>` : html`<button type="submit" class="secondary">Add another authenticator app</button>`}</div>
+</form>
+<h2>Security keys</h2>
+${ctx.securityKeys.length === 0
+  ? html`<p class="muted">No security key yet. A USB, NFC or Bluetooth key, or this device's screen lock, can be your second step instead of a code.</p>`
+  : html`<ul class="cards">
+${ctx.securityKeys.map(
+  (k) => html`<li class="authenticator">
+<div><strong>${k.label ?? (k.passwordless ? 'Passkey' : 'Security key')}</strong>${k.passwordless ? ' (passkey)' : ''} <span class="muted">added ${when(k.createdAt)}</span></div>
+<form method="post" action="${ctx.base}/webauthn/remove">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<input type="hidden" name="credential_id" value="${k.id}">
+<button type="submit" class="secondary">Remove</button>
+</form>
+</li>`,
+)}
+</ul>`}
+<form method="post" action="${ctx.base}/webauthn/setup">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<div class="actions"><button type="submit" class="secondary">Add a security key</button></div>
 </form>
 `
   : ''}

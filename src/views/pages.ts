@@ -2,6 +2,8 @@ import type { Organization, Scope } from '../storage/types.js';
 import { html, type SafeHtml } from './html.js';
 import type { ClientResponse } from '../oauth/authorize/checks.js';
 import { page } from './layout.js';
+import { otherMethodForm, passkeyForm } from './webauthn-pages.js';
+import { WEBAUTHN_SCRIPT_PATH } from './scripts.js';
 
 /** The realm's password rule as a form shows it before the user types (src/admin/password-policy.ts passwordRule). */
 export interface PasswordRule {
@@ -60,11 +62,12 @@ export function loginLabel(realm: { loginWithEmailAllowed: boolean; registration
  * emails: loginLabel). `rememberMe`: the realm offers "Remember me" (`remembered`: ticked). `register`:
  * the registration page's address when the realm offers it.
  */
-export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string; emailRouting?: boolean; forgotPassword?: string; usernameLabel?: string; rememberMe?: boolean; remembered?: boolean; register?: string }): string {
+export function loginPage(ctx: PageContext & { error?: string; username?: string; providers?: readonly LoginProvider[]; brokerAction?: string; emailRouting?: boolean; forgotPassword?: string; usernameLabel?: string; rememberMe?: boolean; remembered?: boolean; register?: string; passkey?: { action: string; options: Record<string, unknown> } }): string {
   const providers = ctx.providers ?? [];
   return page({
     title: 'Sign in',
     realmName: ctx.realmName,
+    ...(ctx.passkey ? { script: WEBAUTHN_SCRIPT_PATH } : {}),
     body: html`<h1>Sign in to continue to ${ctx.clientName}</h1>
 ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <form method="post" action="${ctx.action}">
@@ -77,6 +80,7 @@ ${ctx.emailRouting ? html`<p class="muted" id="password-note">Signing in with yo
 ${ctx.rememberMe ? html`<label class="check"><input type="checkbox" id="rememberMe" name="rememberMe" value="on"${ctx.remembered ? html` checked` : ''}> Remember me</label>` : ''}
 <div class="actions">${ctx.forgotPassword ? html`<a href="${ctx.forgotPassword}" class="forgot">Forgot password?</a>` : ''}<button type="submit">Sign in</button></div>
 </form>
+${ctx.passkey ? passkeyForm({ action: ctx.passkey.action, csrf: ctx.csrf, options: ctx.passkey.options }) : ''}
 ${ctx.register ? html`<p class="register">New user? <a href="${ctx.register}">Register</a></p>` : ''}
 ${providers.length > 0 && ctx.brokerAction
   ? html`<form method="post" action="${ctx.brokerAction}" class="providers">
@@ -151,7 +155,7 @@ ${newPasswordFields(ctx.username, ctx.rule)}
  * field takes what phones offer (autocomplete one-time-code, a numeric keypad). `proof`: the account
  * page's signed proof that the password was right.
  */
-export function otpPage(ctx: PageContext & { username: string; error?: string; proof?: string }): string {
+export function otpPage(ctx: PageContext & { username: string; error?: string; proof?: string; otherMethod?: string }): string {
   return page({
     title: 'Authenticator code',
     realmName: ctx.realmName,
@@ -174,7 +178,8 @@ ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''
 <p class="muted">One of the codes you saved when you set up your authenticator app. Each works once.</p>
 <div class="actions"><button type="submit" class="secondary">Sign in with a recovery code</button></div>
 </form>
-</details>`,
+</details>
+${ctx.otherMethod ? otherMethodForm({ action: ctx.otherMethod, csrf: ctx.csrf, method: 'webauthn', proof: ctx.proof }) : ''}`,
   });
 }
 

@@ -79,9 +79,92 @@ export const THIRD_PARTY_STEP2_SCRIPT = `'use strict';
 `;
 
 /** Every script file, by path. */
+export const WEBAUTHN_SCRIPT_PATH = '/auth/resources/webauthn.js';
+
+/**
+ * The security key pages (data-webauthn="create" or "get" on the form, the options as JSON in
+ * data-options, binary members base64url): on submit, navigator.credentials.create() or get(), then the
+ * response's members, base64url, into the form's hidden fields, and the form is posted. An error of the
+ * browser (cancelled, timed out, no key) is said on the page; nothing is posted.
+ */
+export const WEBAUTHN_SCRIPT = `'use strict';
+(function () {
+  var form = document.querySelector('form[data-webauthn]');
+  if (!form) return;
+  var status = document.getElementById('webauthn-status');
+  function say(text) {
+    if (status) { status.textContent = text; status.hidden = false; }
+  }
+  if (!window.PublicKeyCredential || !navigator.credentials) {
+    say('This browser cannot use security keys.');
+    return;
+  }
+  function decode(s) {
+    var b = atob(s.replace(/-/g, '+').replace(/_/g, '/') + '===='.slice(s.length % 4 || 4));
+    var out = new Uint8Array(b.length);
+    for (var i = 0; i < b.length; i++) out[i] = b.charCodeAt(i);
+    return out.buffer;
+  }
+  function encode(buf) {
+    var bytes = new Uint8Array(buf);
+    var s = '';
+    for (var i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
+    return btoa(s).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+  }
+  function set(name, value) {
+    form.elements.namedItem(name).value = value;
+  }
+  function descriptors(list) {
+    return (list || []).map(function (c) {
+      var d = { type: c.type, id: decode(c.id) };
+      if (c.transports) d.transports = c.transports;
+      return d;
+    });
+  }
+  var mode = form.getAttribute('data-webauthn');
+  var busy = false;
+  form.addEventListener('submit', function (event) {
+    event.preventDefault();
+    if (busy) return;
+    busy = true;
+    if (status) status.hidden = true;
+    var o = JSON.parse(form.getAttribute('data-options'));
+    o.challenge = decode(o.challenge);
+    var done = function (cred) {
+      var r = cred.response;
+      if (mode === 'create') {
+        set('client_data_json', encode(r.clientDataJSON));
+        set('attestation_object', encode(r.attestationObject));
+        set('transports', typeof r.getTransports === 'function' ? r.getTransports().join(',') : '');
+      } else {
+        set('credential_id', encode(cred.rawId));
+        set('client_data_json', encode(r.clientDataJSON));
+        set('authenticator_data', encode(r.authenticatorData));
+        set('signature', encode(r.signature));
+        set('user_handle', r.userHandle ? encode(r.userHandle) : '');
+      }
+      form.submit();
+    };
+    var failed = function (err) {
+      busy = false;
+      say(err && err.name === 'NotAllowedError' ? 'The security key was not used (cancelled or timed out). Try again.' : 'The security key could not be used' + (err && err.name ? ' (' + err.name + ')' : '') + '. Try again.');
+    };
+    if (mode === 'create') {
+      o.user.id = decode(o.user.id);
+      o.excludeCredentials = descriptors(o.excludeCredentials);
+      navigator.credentials.create({ publicKey: o }).then(done, failed);
+    } else {
+      o.allowCredentials = descriptors(o.allowCredentials);
+      navigator.credentials.get({ publicKey: o }).then(done, failed);
+    }
+  });
+})();
+`;
+
 export const SCRIPTS: ReadonlyMap<string, string> = new Map([
   [FORM_POST_SCRIPT_PATH, FORM_POST_SCRIPT],
   [STATUS_IFRAME_SCRIPT_PATH, STATUS_IFRAME_SCRIPT],
   [THIRD_PARTY_STEP1_SCRIPT_PATH, THIRD_PARTY_STEP1_SCRIPT],
   [THIRD_PARTY_STEP2_SCRIPT_PATH, THIRD_PARTY_STEP2_SCRIPT],
+  [WEBAUTHN_SCRIPT_PATH, WEBAUTHN_SCRIPT],
 ]);

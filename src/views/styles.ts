@@ -58,6 +58,9 @@ input.code, textarea.code { flex: 1; min-width: 0; width: 100%; padding: 0.75rem
 .error > p:last-child { margin-bottom: 0; }
 .error ul { margin: 0; padding-left: 1.25rem; }
 .register { margin: 1.25rem 0 0; text-align: center; }
+.other-method { margin: 1rem 0 0; text-align: center; }
+button.link { background: none; border: 0; padding: 0; color: var(--accent); font-weight: 400; text-decoration: underline; }
+button.link:hover { background: none; color: var(--accent-dark); }
 .card:has(.code-row) { max-width: 38rem; }
 .steps { padding-left: 1.25rem; margin: 0 0 1rem; }
 .steps li { margin: 0 0 0.75rem; }

@@ -676,6 +676,7 @@ export const INJECTED_MARKUP = ['<script>xss', '<img src=x onerror=xss', '<svg/o
 const OWN_SCRIPTS = [
   '<script src="/auth/resources/code-page.js" defer></script>',
   '<script src="/auth/resources/form-post.js" defer></script>',
+  '<script src="/auth/resources/webauthn.js" defer></script>',
   '<script src="/auth/resources/login-status-iframe.js"></script>',
   '<script src="/auth/resources/3p-cookies-step1.js"></script>',
   '<script src="/auth/resources/3p-cookies-step2.js"></script>',

@@ -9,7 +9,8 @@ import { AUTH_METHODS_ATTRIBUTE, authenticatorType, backchannelAttributes, dpopA
 import { exportCredential, type KeycloakCredential } from './credentials.js';
 import { exportOtpCredential } from './otp-credentials.js';
 import { openOtpKey } from '../../crypto/otp-secret.js';
-import { otpSummary } from '../operations/user-credentials.js';
+import { otpSummary, webauthnSummary } from '../operations/user-credentials.js';
+import { exportWebAuthnCredential } from './webauthn-credentials.js';
 import { REALM_MANAGEMENT } from '../authorization.js';
 import { isAdminRole } from '../operations/roles.js';
 import { serviceAccountUsername } from '../operations/service-accounts.js';
@@ -114,7 +115,9 @@ async function groupPaths(store: Store, userId: string, paths: Map<string, strin
  */
 async function userCredentialsOf(store: Store, u: User, withSecrets: boolean): Promise<{ credentials: KeycloakCredential[]; totp: boolean }> {
   const otp = await store.otp.list(u.id);
-  if (!withSecrets) return { credentials: [], totp: otp.length > 0 };
+  // Security keys hold nothing secret (a public key, a counter): they move with or without secrets.
+  const keys = (await store.webauthn.list(u.id)).map((k) => exportWebAuthnCredential(webauthnSummary(k)));
+  if (!withSecrets) return { credentials: keys, totp: otp.length > 0 };
   const credentials: KeycloakCredential[] = [];
   // Its date is when the password was set: Keycloak's forceExpiredPasswordChange (and Realmgate's import) count from it.
   const password = exportCredential(u.passwordHash, u.passwordChangedAt * 1000);
@@ -128,6 +131,7 @@ async function userCredentialsOf(store: Store, u: User, withSecrets: boolean): P
     const key = await openOtpKey(store, c.id, u.id, c.sealedSecret);
     if (key) credentials.push(exportOtpCredential(otpSummary(c), key));
   }
+  credentials.push(...keys);
   return { credentials, totp: otp.length > 0 };
 }
 

@@ -30,6 +30,8 @@ export async function sendActionsEmail(
   const user = await requireUser(services.store, realm.id, input.user);
   if (!Array.isArray(input.actions) || input.actions.some((a) => typeof a !== 'string')) throw new ValidationError('the body must be a JSON array of required action names');
   const actions: RequiredAction[] = checkRequiredActions(input.actions as string[]);
+  // A security key is registered at the sign-in (its page needs the sign-in's origin and challenge), not from a mailed link.
+  if (actions.includes('webauthn-register') || actions.includes('webauthn-register-passwordless')) throw new ValidationError('webauthn-register cannot be mailed: require it on the user (requiredActions) and the key is registered at the next sign-in');
   if (actions.length === 0) throw new ValidationError('no action given: choose from UPDATE_PASSWORD, CONFIGURE_TOTP, VERIFY_EMAIL');
   const { to, link } = await checkMailRequest(services, realm, user, input, actor);
   await mailActionsLink(services, realm, to, { actions, ...link });

@@ -13,8 +13,12 @@ import { importCredential, type KeycloakCredential } from '../keycloak/credentia
 import { importOtpCredential, type ImportedOtp } from '../keycloak/otp-credentials.js';
 import { sealOtpKey } from '../../crypto/otp-secret.js';
 import { MAX_OTP_PER_USER } from './otp.js';
+import { MAX_WEBAUTHN_PER_USER } from './webauthn.js';
+import { importWebAuthnCredential, type ImportedWebAuthn } from '../keycloak/webauthn-credentials.js';
 import { readFileMappers, storeFileMappers, type FileMappers } from '../keycloak/import-mappers.js';
 import { readFileLinks, readFileProviders, reportProviderMappers, storeFileLinks, storeFileProviders, type FileLink, type FileProvider, type ProviderOrganization, type ProviderOutcomes } from '../keycloak/import-identity-providers.js';
+import { importWebAuthnPolicy, withoutWebAuthnPolicy } from '../keycloak/webauthn-import.js';
+import { PASSWORDLESS_PREFIX } from '../webauthn-policy.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
@@ -236,7 +240,9 @@ interface PreparedRealm {
 
 async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportBuilder): Promise<PreparedRealm> {
   checkRealmLists(rep);
-  const changes = fromRealmRepresentation({ ...rep, smtpServer: undefined });
+  const changes = fromRealmRepresentation({ ...withoutWebAuthnPolicy(rep), smtpServer: undefined });
+  changes.settings.webAuthnPolicy = importWebAuthnPolicy(rep, report);
+  changes.settings.webAuthnPasswordlessPolicy = importWebAuthnPolicy(rep, report, PASSWORDLESS_PREFIX);
   const smtp = readFileSmtp(rep, report);
   if (smtp) changes.settings.smtpServer = smtp.server;
   if (changes.displayName) {
@@ -498,7 +504,7 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   const otherActions = list(rep.requiredActions).map(obj).filter((a) => a.enabled === true && !(REQUIRED_ACTIONS as readonly unknown[]).includes(a.alias)).map((a) => String(a.alias));
   if (otherActions.length > 0) report.skipped('required actions', `${otherActions.length} enabled in Keycloak that Realmgate does not act on (${otherActions.slice(0, 10).join(', ')}${otherActions.length > 10 ? ', ...' : ''}); it acts on ${REQUIRED_ACTIONS.join(', ')} only`);
   reportOtpPolicy(rep, report);
-  if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
+  if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the security key or the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
   reportPasswordPolicy(rep, report);
 }
 
@@ -676,6 +682,8 @@ interface UserEntry {
   groups: string[];
   /** Keycloak's otp credentials: sealed and stored with the user (their keys never leave the import). */
   otp: ImportedOtp[];
+  /** Keycloak's webauthn credentials (security keys): stored with the user as they are. */
+  webauthn: ImportedWebAuthn[];
   /** federatedIdentities: linked once the realm's identity providers are stored. */
   links: FileLink[];
 }
@@ -1013,10 +1021,14 @@ function readUser(u: Json, element: string, policy: PasswordPolicy, ldapIds: Set
   let plain: string | undefined;
   let passwordChangedAt: number | undefined;
   const passwords = creds.filter((c) => (c.type ?? 'password') === 'password');
-  for (const other of creds.filter((c) => c.type !== undefined && c.type !== 'password' && c.type !== 'otp')) {
+  for (const other of creds.filter((c) => c.type !== undefined && c.type !== 'password' && c.type !== 'otp' && c.type !== 'webauthn' && c.type !== 'webauthn-passwordless')) {
     if (other.type !== 'password-history') notes.push(`credential ${other.type} not moved`);
   }
   const { otp, parts } = readUserOtp(creds, element);
+  const webauthn = readUserWebAuthn(creds, element, parts);
+  const twoFactor = webauthn.filter((k) => !k.passwordless).length;
+  if (twoFactor > 0) notes.push(`${twoFactor} security key(s) (webauthn) moved: they sign in while the RP ID is the same`);
+  if (webauthn.length > twoFactor) notes.push(`${webauthn.length - twoFactor} passkey(s) (webauthn-passwordless) moved: they sign in while the RP ID is the same`);
   if (otp.length > 0) notes.push(`${otp.length} authenticator app(s) (TOTP) moved with their settings: the codes they show are accepted`);
   else if (totp === true && parts.length === 0) notes.push('totp true in Keycloak, but the file has no otp credential (an export without secrets?): no authenticator moved');
   const { links, parts: linkParts } = readFileLinks(federated, element);
@@ -1084,8 +1096,28 @@ function readUser(u: Json, element: string, policy: PasswordPolicy, ldapIds: Set
     roles,
     groups,
     otp,
+    webauthn,
     links,
   };
+}
+
+/** A user's webauthn credentials (security keys), read; one that cannot move is a line of its own saying why. */
+function readUserWebAuthn(creds: KeycloakCredential[], element: string, parts: ReportLine[]): ImportedWebAuthn[] {
+  const out: ImportedWebAuthn[] = [];
+  creds.forEach((c, i) => {
+    if (c.type !== 'webauthn' && c.type !== 'webauthn-passwordless') return;
+    const label = c.userLabel ? ` ${JSON.stringify(c.userLabel.length > 64 ? `${c.userLabel.slice(0, 64)}...` : c.userLabel)}` : '';
+    const at = `${element} ${c.type} credential ${i}${label}`;
+    const r = importWebAuthnCredential(c);
+    if ('skipped' in r) parts.push({ element: at, outcome: 'skipped', reason: r.skipped });
+    else if (out.length >= MAX_WEBAUTHN_PER_USER) parts.push({ element: at, outcome: 'skipped', reason: `a user has at most ${MAX_WEBAUTHN_PER_USER} security keys` });
+    else if (out.some((k) => k.credentialId.equals(r.key.credentialId))) parts.push({ element: at, outcome: 'skipped', reason: 'the same credential id as an earlier key of the user' });
+    else {
+      out.push(r.key);
+      if (r.note) parts.push({ element: at, outcome: 'mapped', reason: r.note });
+    }
+  });
+  return out;
 }
 
 /**
@@ -1273,12 +1305,15 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
     await store.users.addPasswordHistory({ id: e.id, realmId }, e.history);
     if (!e.enabled) await store.users.update(e.id, { enabled: false });
     await storeUserOtp(store, realmId, e.id, e.otp, t);
+    for (const k of e.webauthn) await store.webauthn.create({ id: randomUUID(), realmId, userId: e.id, ...k, createdAt: k.createdAt ?? t });
     stored.set(e.name, e.id);
     storedIds.add(e.id);
     // Required actions are kept as Keycloak kept them: imported, with a word in the report.
     const pending = [
       ...(e.record.requiredActions.includes('UPDATE_PASSWORD') ? ['UPDATE_PASSWORD kept: a new password is asked for at the next sign-in'] : []),
       ...(e.record.requiredActions.includes('CONFIGURE_TOTP') ? ['CONFIGURE_TOTP kept: an authenticator app is set up at the next sign-in'] : []),
+      ...(e.record.requiredActions.includes('webauthn-register') ? ['webauthn-register kept: a security key is registered at the next sign-in'] : []),
+      ...(e.record.requiredActions.includes('webauthn-register-passwordless') ? ['webauthn-register-passwordless kept: a passkey is registered at the next sign-in'] : []),
       ...(e.record.requiredActions.includes('VERIFY_EMAIL') ? ['VERIFY_EMAIL kept: the email is verified through a mailed link at the next sign-in'] : []),
     ];
     for (const l of e.parts) report.add(l);

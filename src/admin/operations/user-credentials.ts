@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Store } from '../../storage/store.js';
-import type { OtpAlgorithm, OtpCredential, User } from '../../storage/types.js';
+import type { OtpAlgorithm, OtpCredential, User, WebAuthnCredential } from '../../storage/types.js';
+import { removeWebAuthn } from './webauthn.js';
 import { NotFound, ValidationError } from '../validation.js';
 import { cliActor, now, recordAdminEvent, type Actor } from './common.js';
 import { sortableId } from '../../crypto/random.js';
@@ -24,9 +25,33 @@ export interface OtpSummary {
   createdAt: number;
 }
 
+/** A security key without anything secret (it has nothing secret: its public key and counter). */
+export interface WebAuthnSummary {
+  id: string;
+  label: string | null;
+  /** Base64url of the raw credential id. */
+  credentialId: string;
+  /** Base64 of the COSE public key. */
+  publicKey: string;
+  alg: number;
+  aaguid: string;
+  signCount: number;
+  attestationFormat: string;
+  transports: string[];
+  createdAt: number;
+  /** Keycloak's webauthn-passwordless (a passkey that signs in alone), else webauthn (a second factor). */
+  passwordless: boolean;
+}
+
+export function webauthnSummary(c: WebAuthnCredential): WebAuthnSummary {
+  return { id: c.id, label: c.label, credentialId: c.credentialId.toString('base64url'), publicKey: c.publicKey.toString('base64'), alg: c.alg, aaguid: c.aaguid, signCount: c.signCount, attestationFormat: c.attestationFormat, transports: c.transports, createdAt: c.createdAt, passwordless: c.passwordless };
+}
+
 export interface UserCredentials {
   password: { id: string; createdAt: number };
   otp: OtpSummary[];
+  /** Security keys (Keycloak's webauthn credentials), oldest first. */
+  webauthn: WebAuthnSummary[];
   /** The user's recovery codes (made on their account page), shown as one credential, as Keycloak does. */
   recoveryCodes?: { id: string; createdAt: number; total: number; remaining: number };
 }
@@ -65,6 +90,7 @@ export async function userCredentials(store: Store, input: { realmId: string; us
   return {
     password: { id: passwordCredentialId(user.id), createdAt: user.passwordChangedAt },
     otp: (await store.otp.list(user.id)).map(otpSummary),
+    webauthn: (await store.webauthn.list(user.id)).map(webauthnSummary),
     ...(codes ? { recoveryCodes: { id: recoveryCodesCredentialId(user.id), ...codes } } : {}),
   };
 }
@@ -99,6 +125,11 @@ export async function removeUserCredential(store: Store, input: { realmId: strin
  */
 export async function removeAnyUserCredential(store: Store, input: { realmId: string; user: string; credentialId: string }, actor: Actor = cliActor()): Promise<void> {
   const user = await requireUser(store, input.realmId, input.user);
+  const key = (await store.webauthn.list(user.id)).find((k) => k.id === input.credentialId);
+  if (key) {
+    await removeUserWebAuthn(store, user, key, actor);
+    return;
+  }
   if (input.credentialId !== recoveryCodesCredentialId(user.id)) {
     await removeUserCredential(store, input, actor);
     return;
@@ -109,10 +140,37 @@ export async function removeAnyUserCredential(store: Store, input: { realmId: st
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/credentials/${input.credentialId}`, representation: { type: 'recovery-authn-codes' } });
 }
 
+/** Removes a security key; audited twice: an admin event, and REMOVE_CREDENTIAL (credential_type webauthn) for the user. */
+export async function removeUserWebAuthn(store: Store, user: User, key: Pick<WebAuthnCredential, 'id' | 'label' | 'passwordless'>, actor: Actor = cliActor()): Promise<void> {
+  if (!(await removeWebAuthn(store, user, key.id, { ...(actor.ip ? { ip: actor.ip } : {}), by: `an administrator (${actor.via}${actor.username ? ` ${actor.username}` : ''})` }))) throw new NotFound('Credential not found');
+  await recordAdminEvent(store, actor, { realmId: user.realmId, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/credentials/${key.id}`, representation: { type: key.passwordless ? 'webauthn-passwordless' : 'webauthn', userLabel: key.label } });
+}
+
+/**
+ * The security keys a reference names: its id, else those labelled so (exactly); a label two share is
+ * refused (give the id), as for authenticators.
+ */
+export async function findUserWebAuthn(store: Store, input: { realmId: string; user: string; ref: string }): Promise<WebAuthnSummary> {
+  const user = await requireUser(store, input.realmId, input.user);
+  const all = (await store.webauthn.list(user.id)).map(webauthnSummary);
+  const byId = all.find((c) => c.id === input.ref);
+  if (byId) return byId;
+  const byLabel = all.filter((c) => c.label === input.ref);
+  if (byLabel.length > 1) throw new ValidationError(`${byLabel.length} security keys of ${user.username} are labelled ${JSON.stringify(input.ref)}: give the id`);
+  if (byLabel.length === 0) throw new NotFound(`user ${user.username} has no security key with the id or label ${JSON.stringify(input.ref)}`);
+  return byLabel[0]!;
+}
+
 /** Renames an authenticator (Keycloak's PUT .../credentials/{credentialId}/userLabel); a blank label removes it. */
-export async function renameUserCredential(store: Store, input: { realmId: string; user: string; credentialId: string; label: string }, actor: Actor = cliActor()): Promise<OtpSummary> {
+export async function renameUserCredential(store: Store, input: { realmId: string; user: string; credentialId: string; label: string }, actor: Actor = cliActor()): Promise<{ id: string; label: string | null }> {
   const user = await requireUser(store, input.realmId, input.user);
   const label = checkOtpLabel(input.label);
+  const key = (await store.webauthn.list(user.id)).find((k) => k.id === input.credentialId);
+  if (key) {
+    if (!(await store.webauthn.rename(user.id, key.id, label))) throw new NotFound('Credential not found');
+    await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}/credentials/${key.id}/userLabel`, representation: { userLabel: label } });
+    return { id: key.id, label };
+  }
   const otp = await requireOtp(store, user, input.credentialId, 'renamed');
   if (!(await store.otp.rename(user.id, otp.id, label))) throw new NotFound('Credential not found');
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}/credentials/${otp.id}/userLabel`, representation: { userLabel: label } });

@@ -334,6 +334,8 @@ export interface UserUpdate {
   requiredActions?: readonly string[];
   /** Adds (true) or removes (false) CONFIGURE_TOTP: the user sets up an authenticator app at the next sign-in. */
   requireOtpSetup?: boolean;
+  /** Adds (true) or removes (false) webauthn-register: the user registers a security key at the next sign-in. */
+  requireWebAuthnSetup?: boolean;
   /** Adds (true) or removes (false) VERIFY_EMAIL: the user verifies their email (a mailed link) at the next sign-in. */
   requireEmailVerification?: boolean;
   /** The complete set of attributes after the update ({} clears them; Keycloak's PUT with attributes). */
@@ -368,7 +370,8 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
   }
   const listed = input.requiredActions !== undefined ? checkRequiredActions(input.requiredActions) : undefined;
   const withOtp = input.requireOtpSetup !== undefined ? withRequiredAction(listed ?? user.requiredActions, 'CONFIGURE_TOTP', input.requireOtpSetup) : listed;
-  const requiredActions = input.requireEmailVerification !== undefined ? withRequiredAction(withOtp ?? user.requiredActions, 'VERIFY_EMAIL', input.requireEmailVerification) : withOtp;
+  const withKey = input.requireWebAuthnSetup !== undefined ? withRequiredAction(withOtp ?? user.requiredActions, 'webauthn-register', input.requireWebAuthnSetup) : withOtp;
+  const requiredActions = input.requireEmailVerification !== undefined ? withRequiredAction(withKey ?? user.requiredActions, 'VERIFY_EMAIL', input.requireEmailVerification) : withKey;
   const attributes = attributesAfter(user, input);
   const orgIds = input.organizations !== undefined ? await organizationIds(store, input.realmId, input.organizations) : undefined;
   const t = now();

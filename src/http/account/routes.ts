@@ -4,7 +4,9 @@ import type { BrowserSession, Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, passwordExpired } from '../../oauth/authorize/interaction.js';
-import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
+import { attemptLogin, attemptOtp, attemptSecondFactor } from '../../oauth/brute-force.js';
+import { b64uField, optionalB64u, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, removeWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
+import { registerWebauthnPage, webauthnPage } from '../../views/webauthn-pages.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { accountPage, recoveryCodesPage, type AccountGrant } from '../../views/account-pages.js';
 import { createRecoveryCodes } from '../../admin/operations/recovery-codes.js';
@@ -77,6 +79,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       services.store.identityProviders.links(session.userId),
       services.store.identityProviders.list(realm.id),
     ]);
+    const securityKeys = await services.store.webauthn.list(session.userId);
     const recoveryCodesLeft = authenticators.length > 0 ? await services.store.recoveryCodes.remaining(session.userId) : 0;
     const grants: AccountGrant[] = [];
     const keys = new Set([...consents.map((c) => `${c.clientId}\0${c.organizationId}`), ...usage.map((u) => `${u.clientId}\0${u.organizationId}`)]);
@@ -106,6 +109,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         grants,
         sessions: sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, current: s.id === session.id })),
         authenticators: authenticators.map((a) => ({ id: a.id, label: a.label, createdAt: a.createdAt })),
+        securityKeys: securityKeys.map((k) => ({ id: k.id, label: k.label, createdAt: k.createdAt, passwordless: k.passwordless })),
         links: links.map((l) => ({
           alias: l.identityProvider,
           providerName: providers.find((p) => p.alias === l.identityProvider)?.displayName ?? l.identityProvider,
@@ -187,9 +191,30 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return sendPage(reply, error ? 400 : 200, page);
   }
 
-  function otp(reply: FastifyReply, realm: Realm, csrf: string, username: string, proof: string, error?: string, status?: number): FastifyReply {
-    const page = otpPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/otp`, csrf, username, proof, ...(error ? { error } : {}) });
+  async function otp(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: string, status?: number): Promise<FastifyReply> {
+    const otherMethod = (await services.store.webauthn.has(user.id)) ? { otherMethod: `${baseOf(realm)}/second-factor` } : {};
+    const page = otpPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/otp`, csrf, username: user.username, proof, ...otherMethod, ...(error ? { error } : {}) });
     return sendPage(reply, status ?? (error ? 400 : 200), page);
+  }
+
+  /** What a security key's challenge on this page is bound to: this browser (its binding cookie, hashed). */
+  const keyBinding = (binding: string): string => `account:${tokenHash(binding)}`;
+
+  /** The sign-in's security key step (a proof of the password), with "Use another method" for a user with an app too. */
+  async function securityKey(reply: FastifyReply, realm: Realm, c: { csrf: string; binding: string }, user: User, proof: string, error?: string, status?: number): Promise<FastifyReply> {
+    const keys = await services.store.webauthn.list(user.id, 'two-factor');
+    const challenge = await issueChallenge(services.store, realm, keyBinding(c.binding), 'get', nowSeconds(services.clock));
+    const otherMethod = (await services.store.otp.has(user.id)) ? { otherMethod: `${baseOf(realm)}/second-factor` } : {};
+    const page = webauthnPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/webauthn`, csrf: c.csrf, username: user.username, options: requestOptions(services.config, realm, challenge, keys), proof, ...otherMethod, ...(error ? { error } : {}) });
+    return sendPage(reply, status ?? (error ? 400 : 200), page);
+  }
+
+  /** Registering a security key (a proof of every step): the webauthn-register required action, or "Add a security key". */
+  async function registerKey(reply: FastifyReply, realm: Realm, c: { csrf: string; binding: string }, user: User, proof: string, error?: string): Promise<FastifyReply> {
+    const challenge = await issueChallenge(services.store, realm, keyBinding(c.binding), 'create', nowSeconds(services.clock));
+    const options = creationOptions(services.config, realm, user, challenge, await services.store.webauthn.list(user.id));
+    const page = registerWebauthnPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/webauthn-register`, csrf: c.csrf, username: user.username, options, proof, ...(error ? { error } : {}) });
+    return sendPage(reply, error ? 400 : 200, page);
   }
 
   async function configureOtp(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: string): Promise<FastifyReply> {
@@ -227,6 +252,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   async function afterSecondFactor(req: Req, reply: FastifyReply, c: { realm: Realm; session: BrowserSession | undefined; csrf: string; binding: string }, user: User): Promise<FastifyReply> {
     if (user.requiredActions.includes('UPDATE_PASSWORD')) return updatePassword(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
     if (user.requiredActions.includes('CONFIGURE_TOTP')) return configureOtp(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+    if (user.requiredActions.includes('webauthn-register')) return registerKey(reply, c.realm, c, user, await makeProof(user, 'all', c.binding));
     // Keycloak's verifyEmail holds the account page back too: a link is mailed, no session until it is followed.
     const checked = await verifyEmailTrigger(services.store, c.realm, user);
     if (checked.requiredActions.includes('VERIFY_EMAIL')) return accountVerifyEmail(services, reply, c.realm, checked, c.csrf);
@@ -260,8 +286,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       return login(reply, c.realm, c.csrf, outcome.error, outcome.retryAfter ? 429 : 200);
     }
     const { user } = outcome;
-    // A user with an authenticator: its code next (the browser becomes a known device only after it).
-    if (await services.store.otp.has(user.id)) return otp(reply, c.realm, c.csrf, user.username, await makeProof(user, 'password', c.binding));
+    // A user with a security key or an authenticator: it next (the browser becomes a known device only after it).
+    if (await services.store.webauthn.has(user.id)) return securityKey(reply, c.realm, c, user, await makeProof(user, 'password', c.binding));
+    if (await services.store.otp.has(user.id)) return otp(reply, c.realm, c.csrf, user, await makeProof(user, 'password', c.binding));
     setRealmCookie(reply, services.config, c.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
     // A temporary password or an authenticator to set up gives no session until done.
     return afterSecondFactor(req, reply, c, user);
@@ -275,10 +302,93 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if ('error' in outcome) {
       await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid authenticator code' });
       if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
-      return otp(reply, c.realm, c.csrf, user.username, proof, outcome.error, outcome.retryAfter ? 429 : 400);
+      return otp(reply, c.realm, c.csrf, user, proof, outcome.error, outcome.retryAfter ? 429 : 400);
     }
     setRealmCookie(reply, services.config, c.realm.id, DEVICE_COOKIE, await issueDeviceCookie(services.store, c.realm.id, user.username), DEVICE_COOKIE_MAX_AGE);
     return afterSecondFactor(req, reply, c, user);
+  });
+
+  app.post(`${path}/webauthn`, async (req: Req, reply) => {
+    const f = await proofForm(req, reply, 'password');
+    if (!('user' in f)) return f;
+    const { c, user, proof } = f;
+    if (!(await services.store.webauthn.has(user.id))) return reply.redirect(baseOf(c.realm), 303);
+    let detail = '';
+    const outcome = await attemptSecondFactor(services, c.realm, { user, ip: req.ip, clientId: 'account' }, async (now) => {
+      const r = await checkWebAuthnAssertion(services.store, services.config, {
+        realm: c.realm,
+        user,
+        boundTo: keyBinding(c.binding),
+        credentialId: b64uField(field(req, 'credential_id'), 1400),
+        clientDataJSON: b64uField(field(req, 'client_data_json')),
+        authenticatorData: b64uField(field(req, 'authenticator_data')),
+        signature: b64uField(field(req, 'signature'), 2048),
+        userHandle: optionalB64u(field(req, 'user_handle'), 128),
+        nowSeconds: now,
+      });
+      if (r.ok) return undefined;
+      detail = r.detail;
+      return r.message;
+    });
+    if ('error' in outcome) {
+      await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : `security key refused: ${detail}` });
+      if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
+      return securityKey(reply, c.realm, c, user, proof, outcome.error, outcome.retryAfter ? 429 : 400);
+    }
+    setRealmCookie(reply, services.config, c.realm.id, DEVICE_COOKIE, await issueDeviceCookie(services.store, c.realm.id, user.username), DEVICE_COOKIE_MAX_AGE);
+    return afterSecondFactor(req, reply, c, user);
+  });
+
+  // "Use another method": the app's code or the key, for a user with both (a proof of the password).
+  app.post(`${path}/second-factor`, async (req: Req, reply) => {
+    const f = await proofForm(req, reply, 'password');
+    if (!('user' in f)) return f;
+    const { c, user, proof } = f;
+    if (field(req, 'method') === 'otp' && (await services.store.otp.has(user.id))) return otp(reply, c.realm, c.csrf, user, proof);
+    if (await services.store.webauthn.has(user.id)) return securityKey(reply, c.realm, c, user, proof);
+    return otp(reply, c.realm, c.csrf, user, proof);
+  });
+
+  app.post(`${path}/webauthn-register`, async (req: Req, reply) => {
+    // A proof of every step: after the sign-in (webauthn-register pending), or this page's own session.
+    const f = await proofForm(req, reply, 'all', (user, c) => c.session?.userId === user.id || user.requiredActions.includes('webauthn-register'));
+    if (!('user' in f)) return f;
+    const { c, user, proof } = f;
+    const own = c.session?.userId === user.id;
+    const problem = await registerWebAuthn(services.store, services.config, {
+      realm: c.realm,
+      user,
+      boundTo: keyBinding(c.binding),
+      clientDataJSON: b64uField(field(req, 'client_data_json')),
+      attestationObject: b64uField(req.body && typeof req.body.attestation_object === 'string' ? req.body.attestation_object : undefined, 65_536),
+      transports: transportsField(field(req, 'transports')),
+      label: field(req, 'label') ?? '',
+      ip: req.ip,
+      clientId: 'account',
+      nowSeconds: nowSeconds(services.clock),
+    });
+    if (problem) return registerKey(reply, c.realm, c, user, proof, problem);
+    if (own && c.session) return show(reply, c.realm, c.session, c.csrf, 'Your security key is registered: signing in now also asks for it.');
+    return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
+  });
+
+  app.post(`${path}/webauthn/setup`, async (req: Req, reply) => {
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
+    const user = await services.store.users.get(c.session.userId);
+    if (!user) return reply.redirect(baseOf(c.realm), 303);
+    return registerKey(reply, c.realm, c, user, await makeProof(user, 'all', c.binding));
+  });
+
+  app.post(`${path}/webauthn/remove`, async (req: Req, reply) => {
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
+    const user = await services.store.users.get(c.session.userId);
+    const id = field(req, 'credential_id') ?? '';
+    const removed = user ? await removeWebAuthn(services.store, user, id, { ip: req.ip, clientId: 'account', by: 'the user on the account page' }) : false;
+    return show(reply, c.realm, c.session, c.csrf, removed ? 'The security key is removed.' : undefined);
   });
 
   app.post(`${path}/configure-otp`, async (req: Req, reply) => {

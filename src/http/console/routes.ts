@@ -665,7 +665,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     ]);
     const frame = { ...s.frame, title: user.username, realmId, ...(error ? { error } : {}) };
     const linked = { links, providerPages: hasAdminRole(s.caller, realmId, 'view-identity-providers'), noPassword: user.passwordHash === NO_PASSWORD_HASH };
-    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles, groups, credentials.otp, linked));
+    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles, groups, credentials.otp, linked, credentials.webauthn));
   }
 
   app.get(`${R}/users/:user`, async (req: Req, reply) => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { User } from '../../storage/types.js';
-import { removeUserCredential, userCredentials } from '../../admin/operations/user-credentials.js';
+import { removeUserCredential, removeUserWebAuthn, userCredentials } from '../../admin/operations/user-credentials.js';
 import { requireUser, updateUser } from '../../admin/operations/users.js';
 import { realmBase } from '../../views/console/layout.js';
 import { CONSOLE_PATH } from './session.js';
@@ -11,6 +11,9 @@ export const OTP_NOTICES: Record<string, string> = {
   'otp-removed': 'The authenticator app was removed: the user signs in without it.',
   'otp-setup-on': 'The user sets up an authenticator app at the next sign-in.',
   'otp-setup-off': 'The user is no longer asked to set up an authenticator app.',
+  'webauthn-removed': 'The security key was removed: the user signs in without it.',
+  'webauthn-setup-on': 'The user registers a security key at the next sign-in.',
+  'webauthn-setup-off': 'The user is no longer asked to register a security key.',
 };
 
 /**
@@ -61,6 +64,35 @@ export function userOtpRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () => updateUser(store, { realmId, user: user.id, requireOtpSetup: required === 'on' }, s.actor),
       (error) => showUser(s, reply, realmId, user.id, 400, error),
       `${userUrl(realmId, user.id)}?done=otp-setup-${required}`,
+    );
+  });
+
+  app.post(`${R}/users/:user/webauthn/remove`, async (req: Req, reply) => {
+    const m = await managedUser(req, reply);
+    if (!m) return reply;
+    const { s, realmId, user } = m;
+    const credentialId = field(req, 'credential');
+    const key = (await userCredentials(store, { realmId, user: user.id })).webauthn.find((c) => c.id === credentialId);
+    if (!key) return showUser(s, reply, realmId, user.id, 400, 'That security key does not exist (any more) for this user.');
+    return attempt(
+      reply,
+      () => removeUserWebAuthn(store, user, key, s.actor),
+      (error) => showUser(s, reply, realmId, user.id, 400, error),
+      `${userUrl(realmId, user.id)}?done=webauthn-removed`,
+    );
+  });
+
+  app.post(`${R}/users/:user/webauthn/setup`, async (req: Req, reply) => {
+    const m = await managedUser(req, reply);
+    if (!m) return reply;
+    const { s, realmId, user } = m;
+    const required = field(req, 'required');
+    if (required !== 'on' && required !== 'off') return showUser(s, reply, realmId, user.id, 400, 'Choose whether the user must register a security key (on or off).');
+    return attempt(
+      reply,
+      () => updateUser(store, { realmId, user: user.id, requireWebAuthnSetup: required === 'on' }, s.actor),
+      (error) => showUser(s, reply, realmId, user.id, 400, error),
+      `${userUrl(realmId, user.id)}?done=webauthn-setup-${required}`,
     );
   });
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasSecondFactor } from '../../admin/operations/second-factor.js';
 import type { Services } from '../../services.js';
 import { ConflictError, type Realm, type User } from '../../storage/types.js';
 import type { Step } from '../../oauth/authorize/interaction.js';
@@ -154,7 +155,7 @@ export async function resumeAfterVerification(services: Services, req: FastifyRe
   if (!l.ia.params.verifyEmailSentTo || !l.ia.userId || l.ia.sessionId) return undefined;
   const user = await services.store.users.get(l.ia.userId);
   if (!user || !user.enabled || !user.emailVerified || user.requiredActions.length > 0) return undefined;
-  if (!l.ia.secondFactor && (await services.store.otp.has(user.id))) return undefined;
+  if (!l.ia.secondFactor && (await hasSecondFactor(services.store, user.id))) return undefined;
   return completeSignIn(services, req, reply, l, user.id);
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasSecondFactor } from '../../admin/operations/second-factor.js';
 import type { Services } from '../../services.js';
 import type { Realm, RequiredAction, User } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
@@ -119,7 +120,7 @@ async function finishLink(services: Services, req: TokenReq, reply: FastifyReply
     // their password (and authenticator) there; anywhere else, a page saying it is done.
     const l = await ownInteraction(services, req, t.realm, claims.interaction);
     if (l && l.ia.userId === user.id) {
-      const pendingSecondFactor = !l.ia.sessionId && !l.ia.secondFactor && (await services.store.otp.has(user.id));
+      const pendingSecondFactor = !l.ia.sessionId && !l.ia.secondFactor && (await hasSecondFactor(services.store, user.id));
       if (l.ia.sessionId || pendingSecondFactor) return advance(services, reply, l);
       return completeSignIn(services, req, reply, l, user.id);
     }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasSecondFactor } from '../../admin/operations/second-factor.js';
 import type { Services } from '../../services.js';
 import { ConflictError, type Client, type IdentityProvider, type Interaction, type Realm, type User } from '../../storage/types.js';
 import { linkAfterSignIn, routedProvider, routesByEmail } from '../../admin/operations/identity-providers.js';
@@ -7,6 +8,7 @@ import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
+import { passkeyOffer, renderWebAuthnStep } from './webauthn-routes.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { configureOtpPage, consentPage, deviceDonePage, linkAccountPage, loginLabel, loginPage, type LoginProvider, noOrganizationPage, organizationPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
@@ -80,13 +82,16 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
       return sendClientResponse(reply, step.response, { realmName: l.realmName, clientName: l.clientName });
     case 'login': {
       const all = await services.store.identityProviders.list(l.realm.id);
-      const login = { usernameLabel: loginLabel(l.realm), rememberMe: l.realm.rememberMe, remembered: l.ia.params.rememberMe === true };
+      const login = { usernameLabel: loginLabel(l.realm), rememberMe: l.realm.rememberMe, remembered: l.ia.params.rememberMe === true, ...(await passkeyOffer(services, l)) };
       return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: loginProviders(all), brokerAction: `${base}/broker`, emailRouting: all.some(routesByEmail), ...(offersReset(l.realm) ? { forgotPassword: `${base}/reset-credentials` } : {}), ...(offersRegistration(l.realm) ? { register: `${base}/registration` } : {}), ...login, ...extra }));
     }
     case 'link-account':
       return sendPage(reply, extra.status ?? 200, linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));
     case 'otp':
-      return sendPage(reply, extra.status ?? 200, otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(extra.error ? { error: extra.error } : {}) }));
+      return sendPage(reply, extra.status ?? 200, otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(step.otherMethod ? { otherMethod: `${base}/second-factor` } : {}), ...(extra.error ? { error: extra.error } : {}) }));
+    case 'webauthn':
+    case 'webauthn-register':
+      return renderWebAuthnStep(services, reply, l, step, { ...extra, base, ctx, expired: EXPIRED });
     case 'update-password':
       return sendPage(reply, extra.status ?? 200, updatePasswordPage({ ...ctx, action: `${base}/update-password`, username: step.username, cancellable: step.aia === true, rule: passwordRule(l.realm.passwordPolicy), ...(step.expired ? { expired: true } : {}), ...(extra.error ? { error: extra.error } : {}) }));
     case 'configure-otp': {
@@ -189,7 +194,7 @@ export async function stepForm<K extends Step['kind']>(services: Services, req: 
 export async function afterPassword(services: Services, req: Req, reply: FastifyReply, l: Loaded, outcome: { user: User; deviceCookie: string }): Promise<FastifyReply> {
   // Keycloak's verifyEmail: VERIFY_EMAIL joins the required actions of a user whose email is not verified.
   const user = await verifyEmailTrigger(services.store, l.realm, outcome.user);
-  const secondFactor = await services.store.otp.has(user.id);
+  const secondFactor = await hasSecondFactor(services.store, user.id);
   // The browser becomes a known device (its cookie exempts it from locks set elsewhere) once the user
   // has proved everything: with an authenticator, after its code.
   if (!secondFactor) setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);

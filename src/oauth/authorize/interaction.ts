@@ -17,7 +17,11 @@ export const NO_ORGANIZATION = '';
 export type Step =
   | { kind: 'login' }
   /** The user's authenticator code (RFC 6238): the password was right; no session exists yet. */
-  | { kind: 'otp'; username: string }
+  | { kind: 'otp'; username: string; otherMethod?: boolean }
+  /** The user's security key (WebAuthn): the password was right; no session exists yet. `otherMethod`: they have an authenticator app too. */
+  | { kind: 'webauthn'; username: string; otherMethod?: boolean }
+  /** Keycloak's webauthn-register required action: a security key to register. */
+  | { kind: 'webauthn-register'; username: string; passwordless?: boolean }
   /**
    * Keycloak's UPDATE_PASSWORD required action: the password was right but temporary; no session exists
    * yet. `aia`: asked for by the client (kc_action), with a session, and the user may cancel it.
@@ -89,6 +93,10 @@ export function promptNoneError(step: Step): { error: string; description: strin
       return { error: 'consent_required', description: 'the user has not consented to this request' };
     case 'otp':
       return { error: 'login_required', description: 'the user must enter an authenticator code' };
+    case 'webauthn':
+      return { error: 'login_required', description: 'the user must use their security key' };
+    case 'webauthn-register':
+      return { error: 'interaction_required', description: 'the user must register a security key' };
     case 'update-password':
       return { error: 'interaction_required', description: 'the user must choose a new password' };
     case 'configure-otp':
@@ -135,9 +143,16 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   const user = await services.store.users.get(ia.userId);
   if (!user || !user.enabled) return { kind: 'login' };
   // The password was typed in this request (no session yet): the second factor before anything else.
-  if (!ia.sessionId && !ia.secondFactor && (await services.store.otp.has(user.id))) return { kind: 'otp', username: user.username };
+  if (!ia.sessionId && !ia.secondFactor) {
+    const [otp, key] = await Promise.all([services.store.otp.has(user.id), services.store.webauthn.has(user.id)]);
+    // Both: the key first (as Keycloak lists WebAuthn before OTP), the app when the user chose it.
+    if (key && (!otp || ia.params.secondFactorMethod !== 'otp')) return { kind: 'webauthn', username: user.username, otherMethod: otp };
+    if (otp) return { kind: 'otp', username: user.username, otherMethod: key };
+  }
   if (user.requiredActions.includes('UPDATE_PASSWORD')) return { kind: 'update-password', username: user.username, ...(passwordExpired(services, realm, user) ? { expired: true } : {}) };
   if (user.requiredActions.includes('CONFIGURE_TOTP')) return { kind: 'configure-otp', username: user.username };
+  if (user.requiredActions.includes('webauthn-register')) return { kind: 'webauthn-register', username: user.username };
+  if (user.requiredActions.includes('webauthn-register-passwordless')) return { kind: 'webauthn-register', username: user.username, passwordless: true };
   if (user.requiredActions.includes('VERIFY_EMAIL') && !user.emailVerified) return { kind: 'verify-email', username: user.username, email: user.email };
   if (!ia.sessionId) return { kind: 'login' };
   // The client's kc_action, once signed in (recently: checks.ts bounds max_age), until done or cancelled.

@@ -51,6 +51,12 @@ export const passwordGrant: Grant = {
         throw new OAuthError('invalid_grant', retry !== undefined ? otp.error : 'Invalid user credentials', retry !== undefined ? { retryAfter: retry } : {});
       }
     }
+    if (await services.store.webauthn.has(user.id)) {
+      // A security key signs in only in a browser (navigator.credentials): the direct grant cannot ask for
+      // it, so a user with one is refused, as a wrong password is (never a way around the key).
+      await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: 'password grant: the user signs in with a security key (browser only)' });
+      throw new OAuthError('invalid_grant', 'Invalid user credentials');
+    }
     if (user.requiredActions.length > 0) {
       // Keycloak's direct grant refuses a user with a pending required action (here UPDATE_PASSWORD, a
       // temporary password): only the browser sign-in has a page to complete it on. Keycloak's words.

@@ -39,6 +39,8 @@ import * as frontchannelLogout from './2026-11-29T0220_frontchannel_logout.js';
 import * as dpop from './2026-11-29T0600_dpop.js';
 import * as tokenExchange from './2026-11-29T0610_token_exchange.js';
 import * as requestObjects from './2026-11-29T0620_request_objects.js';
+import * as webauthn from './2026-11-29T0900_webauthn.js';
+import * as webauthnPasswordless from './2026-11-29T0910_webauthn_passwordless.js';
 import * as userStorageProviders from './2026-11-29T0930_user_storage_providers.js';
 
 /** Every migration, by name; names sort in the order they apply. */
@@ -83,5 +85,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0600_dpop': dpop,
   '2026-11-29T0610_token_exchange': tokenExchange,
   '2026-11-29T0620_request_objects': requestObjects,
+  '2026-11-29T0900_webauthn': webauthn,
+  '2026-11-29T0910_webauthn_passwordless': webauthnPasswordless,
   '2026-11-29T0930_user_storage_providers': userStorageProviders,
 };

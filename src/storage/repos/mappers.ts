@@ -1,3 +1,4 @@
+import { storedWebAuthnPolicy } from '../../admin/webauthn-policy.js';
 import type { Selectable } from 'kysely';
 import type * as T from '../schema.js';
 import type * as D from '../types.js';
@@ -57,6 +58,8 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     registrationEmailAsUsername: r.registration_email_as_username !== 0,
     verifyEmail: r.verify_email !== 0,
     parRequestUriLifespan: Number(r.par_request_uri_lifespan ?? 60),
+    webAuthnPolicy: storedWebAuthnPolicy(r.webauthn_policy),
+    webAuthnPasswordlessPolicy: storedWebAuthnPolicy(r.webauthn_passwordless_policy),
   };
 }
 

@@ -4,6 +4,7 @@ import { inTransaction } from './in-transaction.js';
 import { ConflictError, type Realm, type Scope } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toRealm } from './mappers.js';
+import { webAuthnPolicyJson } from '../../admin/webauthn-policy.js';
 import { deleteOwnedMappers } from './protocol-mappers.js';
 
 export type RealmSettings = Omit<Realm, 'id' | 'createdAt' | 'displayName' | 'notBefore' | 'enabled'>;
@@ -64,6 +65,8 @@ export class RealmRepository {
             registration_email_as_username: s.registrationEmailAsUsername ? 1 : 0,
             verify_email: s.verifyEmail ? 1 : 0,
             par_request_uri_lifespan: s.parRequestUriLifespan,
+            webauthn_policy: webAuthnPolicyJson(s.webAuthnPolicy),
+            webauthn_passwordless_policy: webAuthnPolicyJson(s.webAuthnPasswordlessPolicy),
           })
           .execute();
         await trx
@@ -127,6 +130,8 @@ export class RealmRepository {
     if (patch.registrationEmailAsUsername !== undefined) values.registration_email_as_username = patch.registrationEmailAsUsername ? 1 : 0;
     if (patch.verifyEmail !== undefined) values.verify_email = patch.verifyEmail ? 1 : 0;
     if (patch.parRequestUriLifespan !== undefined) values.par_request_uri_lifespan = patch.parRequestUriLifespan;
+    if (patch.webAuthnPolicy !== undefined) values.webauthn_policy = webAuthnPolicyJson(patch.webAuthnPolicy);
+    if (patch.webAuthnPasswordlessPolicy !== undefined) values.webauthn_passwordless_policy = webAuthnPolicyJson(patch.webAuthnPasswordlessPolicy);
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }
@@ -161,6 +166,8 @@ export class RealmRepository {
         'user_attribute_values',
         'otp_credentials',
         'recovery_codes',
+        'webauthn_credentials',
+        'webauthn_challenges',
         'password_history',
         'federated_identities',
         'identity_providers',

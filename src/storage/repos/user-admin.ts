@@ -109,6 +109,7 @@ export class UserAdminRepository {
       await trx.deleteFrom('user_attribute_values').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('otp_credentials').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('recovery_codes').where('user_id', '=', user.id).execute();
+      await trx.deleteFrom('webauthn_credentials').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('password_history').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('federated_identities').where('user_id', '=', user.id).execute();
       await trx.deleteFrom('login_failures').where('realm_id', '=', user.realmId).where('subject', '=', `user:${user.username}`).execute();

@@ -11,8 +11,8 @@ import type { Role } from '../../storage/repos/roles.js';
 import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
 import { roleOptions, userGroupsSection, visible } from './group-pages.js';
 import type { Group } from '../../storage/repos/groups.js';
-import type { OtpSummary } from '../../admin/operations/user-credentials.js';
-import { userOtpSection } from './user-otp.js';
+import type { OtpSummary, WebAuthnSummary } from '../../admin/operations/user-credentials.js';
+import { userOtpSection, userWebAuthnSection } from './user-otp.js';
 import { linkedAccountsSection } from './identity-provider-pages.js';
 
 export function when(seconds: number): string {
@@ -489,9 +489,10 @@ export function userPage(
   otp: OtpSummary[],
   /** The user's linked accounts; whether the admin may open the providers' pages; whether the user has no password (signs in through a provider). */
   linked: { links: FederatedIdentity[]; providerPages: boolean; noPassword: boolean },
+  keys: WebAuthnSummary[] = [],
 ): string {
   const base = `${realmBase(frame.realmId)}/users/${encodeURIComponent(user.id)}`;
-  const otpSection = userOtpSection({ csrf: frame.csrf, base, otp, setupRequired: user.requiredActions.includes('CONFIGURE_TOTP'), canManage, when });
+  const otpSection = html`${userOtpSection({ csrf: frame.csrf, base, otp, setupRequired: user.requiredActions.includes('CONFIGURE_TOTP'), canManage, when })}${userWebAuthnSection({ csrf: frame.csrf, base, keys, setupRequired: user.requiredActions.includes('webauthn-register'), canManage, when })}`;
   const noPassword = linked.noPassword;
   const linkedSection = linkedAccountsSection({ csrf: frame.csrf, realmId: frame.realmId, base, ...linked, canManage, when });
   const manage: SafeHtml | '' = canManage

@@ -1,5 +1,6 @@
 import { html, type SafeHtml } from '../html.js';
-import type { OtpSummary } from '../../admin/operations/user-credentials.js';
+import type { OtpSummary, WebAuthnSummary } from '../../admin/operations/user-credentials.js';
+import { coseAlgorithmName } from '../../crypto/cose-key.js';
 import { actionForm } from './layout.js';
 import { visible } from './group-pages.js';
 
@@ -21,5 +22,23 @@ ${o.otp.length === 0 ? html`<p class="muted">No authenticator app: the user sign
 <p>Setup: ${setup}</p>
 ${o.canManage
   ? html`<div class="row">${actionForm(`${o.base}/otp/setup`, o.csrf, o.setupRequired ? 'Stop requiring setup' : 'Require setup at next sign-in', { secondary: o.setupRequired, fields: { required: o.setupRequired ? 'off' : 'on' } })}</div>`
+  : ''}`;
+}
+
+/**
+ * A user's security keys (WebAuthn): each with its label, when it was added, its algorithm and counter,
+ * and a Remove button; and whether the user must register one at the next sign-in (Keycloak's
+ * webauthn-register), with the button that switches it (manage-users).
+ */
+export function userWebAuthnSection(o: { csrf: string; base: string; keys: WebAuthnSummary[]; setupRequired: boolean; canManage: boolean; when: (seconds: number) => string }): SafeHtml {
+  const items = o.keys.map(
+    (k) =>
+      html`<li class="session"><span>${k.label !== null ? visible(k.label) : html`<span class="muted">Unnamed security key</span>`}${k.passwordless ? ' (passkey)' : ''}<span class="muted">Added ${o.when(k.createdAt)} · ${coseAlgorithmName(k.alg) ?? String(k.alg)}, counter ${String(k.signCount)}${k.transports.length > 0 ? `, ${k.transports.join(', ')}` : ''}</span></span>${o.canManage ? actionForm(`${o.base}/webauthn/remove`, o.csrf, 'Remove', { secondary: true, fields: { credential: k.id } }) : ''}</li>`,
+  );
+  return html`<h2>Security keys</h2>
+${o.keys.length === 0 ? html`<p class="muted">No security key.</p>` : html`<ul class="cards">${items}</ul>`}
+<p>Registration: ${o.setupRequired ? 'Required: the user registers a security key at the next sign-in.' : 'Not required at the next sign-in.'}</p>
+${o.canManage
+  ? html`<div class="row">${actionForm(`${o.base}/webauthn/setup`, o.csrf, o.setupRequired ? 'Stop requiring a security key' : 'Require a security key at next sign-in', { secondary: o.setupRequired, fields: { required: o.setupRequired ? 'off' : 'on' } })}</div>`
   : ''}`;
 }

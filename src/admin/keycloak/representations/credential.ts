@@ -1,4 +1,4 @@
-import type { OtpSummary, UserCredentials } from '../../operations/user-credentials.js';
+import type { OtpSummary, UserCredentials, WebAuthnSummary } from '../../operations/user-credentials.js';
 
 /**
  * Keycloak's CredentialRepresentation as its admin API lists a user's credentials: times in
@@ -6,7 +6,7 @@ import type { OtpSummary, UserCredentials } from '../../operations/user-credenti
  */
 export interface CredentialRepresentation {
   id: string;
-  type: 'password' | 'otp' | 'recovery-authn-codes';
+  type: 'password' | 'otp' | 'webauthn' | 'webauthn-passwordless' | 'recovery-authn-codes';
   userLabel?: string;
   createdDate: number;
   credentialData?: string;
@@ -24,12 +24,33 @@ export function toOtpCredentialRepresentation(c: OtpSummary): CredentialRepresen
   return { id: c.id, type: 'otp', ...(c.label !== null ? { userLabel: c.label } : {}), createdDate: c.createdAt * 1000, credentialData: otpCredentialData(c) };
 }
 
-/** The password first (Keycloak lists it first), then the authenticators, oldest first, then the recovery codes. */
+/**
+ * A security key's data as Keycloak's WebAuthnCredentialData writes it: the AAGUID, the credential id
+ * (base64), the COSE public key (base64), the signature counter, the attestation format and the
+ * transports. Keycloak's attestationStatement (the statement of its registration) is not kept.
+ */
+export function webauthnCredentialData(c: Pick<WebAuthnSummary, 'aaguid' | 'credentialId' | 'publicKey' | 'signCount' | 'attestationFormat' | 'transports'>): string {
+  return JSON.stringify({
+    aaguid: c.aaguid,
+    credentialId: Buffer.from(c.credentialId, 'base64url').toString('base64'),
+    credentialPublicKey: c.publicKey,
+    counter: c.signCount,
+    attestationStatementFormat: c.attestationFormat,
+    transports: c.transports,
+  });
+}
+
+export function toWebAuthnCredentialRepresentation(c: WebAuthnSummary): CredentialRepresentation {
+  return { id: c.id, type: c.passwordless ? 'webauthn-passwordless' : 'webauthn', ...(c.label !== null ? { userLabel: c.label } : {}), createdDate: c.createdAt * 1000, credentialData: webauthnCredentialData(c) };
+}
+
+/** The password first (Keycloak lists it first), then the authenticators, oldest first, then the security keys, then the recovery codes. */
 export function toCredentialRepresentations(creds: UserCredentials): CredentialRepresentation[] {
   const codes = creds.recoveryCodes;
   return [
     { id: creds.password.id, type: 'password', createdDate: creds.password.createdAt * 1000 },
     ...creds.otp.map(toOtpCredentialRepresentation),
+    ...creds.webauthn.map(toWebAuthnCredentialRepresentation),
     ...(codes ? [{ id: codes.id, type: 'recovery-authn-codes' as const, createdDate: codes.createdAt * 1000, credentialData: JSON.stringify({ totalCodes: codes.total, remainingCodes: codes.remaining }) }] : []),
   ];
 }

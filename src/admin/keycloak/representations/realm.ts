@@ -1,6 +1,7 @@
 import type { Realm } from '../../../storage/types.js';
 import type { RealmSettings } from '../../../storage/repos/realms.js';
 import { ValidationError } from '../../validation.js';
+import { PASSWORDLESS_PREFIX, readWebAuthnPolicy, WEBAUTHN_POLICY_DEFAULTS, webAuthnPolicyRepresentation } from '../../webauthn-policy.js';
 import { keycloakEnabledEventTypes, retentionsFromKeycloak, storedTypesFromKeycloak } from '../event-types.js';
 
 /** Keycloak's RealmRepresentation, the fields Realmgate has. */
@@ -44,6 +45,8 @@ export interface RealmRepresentation {
   registrationAllowed: boolean;
   registrationEmailAsUsername: boolean;
   verifyEmail: boolean;
+  /** Keycloak's webAuthnPolicy* fields (security keys as a second factor: src/admin/webauthn-policy.ts). */
+  [webAuthnPolicyField: `webAuthnPolicy${string}`]: unknown;
 }
 
 /** What Keycloak shows for a secret it keeps; sent back, it means "unchanged". */
@@ -102,6 +105,8 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     registrationAllowed: r.registrationAllowed,
     registrationEmailAsUsername: r.registrationEmailAsUsername,
     verifyEmail: r.verifyEmail,
+    ...webAuthnPolicyRepresentation(r.webAuthnPolicy),
+    ...webAuthnPolicyRepresentation(r.webAuthnPasswordlessPolicy, PASSWORDLESS_PREFIX),
   };
 }
 
@@ -203,6 +208,11 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   set('registrationAllowed', bool(body, 'registrationAllowed'));
   set('registrationEmailAsUsername', bool(body, 'registrationEmailAsUsername'));
   set('verifyEmail', bool(body, 'verifyEmail'));
+  // Keycloak's webAuthnPolicy* fields: those given change the realm's (or the defaults'), the others stay.
+  const webAuthn = readWebAuthnPolicy(body);
+  if (Object.keys(webAuthn).length > 0) s.webAuthnPolicy = { ...(current?.webAuthnPolicy ?? WEBAUTHN_POLICY_DEFAULTS), ...webAuthn };
+  const passwordless = readWebAuthnPolicy(body, PASSWORDLESS_PREFIX);
+  if (Object.keys(passwordless).length > 0) s.webAuthnPasswordlessPolicy = { ...(current?.webAuthnPasswordlessPolicy ?? WEBAUTHN_POLICY_DEFAULTS), ...passwordless };
   // Keycloak: null or absent leaves the policy; "" removes it; a policy is checked by the operation.
   if (body.passwordPolicy !== undefined && body.passwordPolicy !== null) {
     if (typeof body.passwordPolicy !== 'string') throw new ValidationError('passwordPolicy must be a string');

@@ -1,0 +1,3 @@
+import { webauthnFuzzSuite } from './webauthn.js';
+
+webauthnFuzzSuite('sqlite');
