@@ -13,6 +13,7 @@ import { createUserStorage, updateUserStorage } from '../../src/admin/operations
 import { completePasswordUpdate, setUserPassword, FEDERATED_PASSWORD_MESSAGE } from '../../src/admin/operations/users.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { ldapClientLoaded } from '../../src/oauth/ldap/directory.js';
+import { SoftKey, assertWith, pageOptions, registerTestKey } from '../helpers/webauthn.js';
 
 const STAFF = `ou=Staff,${PEOPLE}`;
 
@@ -228,6 +229,42 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
       assert.equal((await grant('lena', 'lena-ldap-pw', '10.4.0.1')).statusCode, 200);
       void SUFFIX;
       void tokenRequest;
+    });
+
+    test("a federated user's passkey signs in only while the provider is enabled and the directory has the entry; a silent directory: try again later", async () => {
+      const pat = (await ts.store.users.findByUsername(REALM, 'pat'))!;
+      assert.equal(pat.federationLink, providerId);
+      const key = new SoftKey();
+      await registerTestKey(ts.store, ts.config.authUrl, pat.id, key, 'pat passkey', { passwordless: true });
+      const origin = new URL(ts.config.authUrl);
+      const withPasskey = async () => {
+        await ts.store.loginFailures.clear(REALM, `otp:${pat.id}`);
+        const jar = new CookieJar();
+        const start = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`);
+        const location = start.headers.location as string;
+        const html = (await inject(ts.app, jar, 'GET', location)).body;
+        const fields = assertWith(key, { challenge: pageOptions(html).challenge, origin: origin.origin, rpId: origin.hostname, userHandle: pat.id });
+        return inject(ts.app, jar, 'POST', `${location}/passwordless`, { csrf: parseForm(html).csrf, ...fields });
+      };
+      assert.equal((await withPasskey()).statusCode, 303);
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { enabled: ['false'] } });
+      const disabled = await withPasskey();
+      assert.equal(disabled.statusCode, 400);
+      assert.match(disabled.body, /passkey was not accepted/);
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { enabled: ['true'], connectionUrl: [`ldap://127.0.0.1:${(silent.address() as net.AddressInfo).port}`] } });
+      const t = Date.now();
+      const outage = await withPasskey();
+      assert.ok(Date.now() - t < 4000, `answered in ${Date.now() - t} ms`);
+      assert.equal(outage.statusCode, 503);
+      assert.match(outage.body, /try again later/i);
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { connectionUrl: [ldap.url] } });
+      assert.equal((await withPasskey()).statusCode, 303);
+      // Removed from the directory: out, passkey or not.
+      await ldap.remove(`uid=pat,${PEOPLE}`);
+      const removed = await withPasskey();
+      assert.equal(removed.statusCode, 400);
+      const events = await ts.store.events.list(REALM, { userId: pat.id, types: ['LOGIN_ERROR'] });
+      assert.ok(events.some((e) => /user directory no longer has this user/.test(e.reason ?? '')), JSON.stringify(events.map((e) => e.reason)));
     });
 
     test('editMode WRITABLE: a new password goes into the directory (RFC 3062 password modify, or a userPassword replace), never here', async () => {

@@ -5,6 +5,8 @@ import { nowSeconds } from '../../clock.js';
 import type { Step } from '../../oauth/authorize/interaction.js';
 import { nextStep } from '../../oauth/authorize/interaction.js';
 import { attemptSecondFactor } from '../../oauth/brute-force.js';
+import { LdapUnavailable } from '../../oauth/ldap/directory.js';
+import { federatedUserValid } from '../../oauth/ldap/federation.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { b64uField, optionalB64u, passkeyOwner, checkPasswordlessAssertion, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
@@ -126,6 +128,21 @@ export async function webauthnRoutes(app: FastifyInstance, opts: { services: Ser
           return r.outcome.message;
         })
       : { error: 'This passkey was not accepted. Try again, or sign in with your password.' };
+    // A federated user's passkey proves the key, not that the user directory still has the user.
+    const proved: User | undefined = signedIn;
+    if (!('error' in outcome) && proved?.federationLink) {
+      try {
+        if (!(await federatedUserValid(services, l.realm, proved))) {
+          detail = 'the user directory no longer has this user';
+          signedIn = undefined;
+        }
+      } catch (err) {
+        if (!(err instanceof LdapUnavailable)) throw err;
+        await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, userId: proved.id, username: proved.username, ip: req.ip, reason: `user directory unavailable: ${err.message}` });
+        reply.header('retry-after', '30');
+        return render(services, reply, l, { kind: 'login' }, { error: 'The user directory cannot be reached right now. Please try again later.', status: 503 });
+      }
+    }
     if ('error' in outcome || !signedIn) {
       const error = 'error' in outcome ? outcome.error : 'This passkey was not accepted.';
       await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ...(named ? { userId: named.id, username: named.username } : {}), ip: req.ip, reason: 'retryAfter' in outcome && outcome.retryAfter ? 'blocked' : `passkey refused: ${detail}` });

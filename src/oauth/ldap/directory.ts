@@ -75,7 +75,30 @@ export async function lookupAndBind(s: LdapSettings, bindCredential: string | un
   }
 }
 
-async function converse(client: Client, s: LdapSettings, bindCredential: string | undefined, filter: string, password: string, attributes: string[]): Promise<LdapLookup> {
+/**
+ * The entry `login` names, found by the service account without any password (a sign-in that proved
+ * itself otherwise, with a passkey, still needs the directory to have the user: Keycloak validates a
+ * federated user against its provider whenever it loads one).
+ */
+export async function lookupEntry(s: LdapSettings, bindCredential: string | undefined, login: { value: string; byEmail: boolean }, attributes: string[]): Promise<LdapLookup> {
+  const filter = userFilter(s, login);
+  const { Client } = await loadLdapts();
+  const secure = s.url.toLowerCase().startsWith('ldaps://');
+  const client = new Client({ url: s.url, connectTimeout: s.connectTimeoutMs, timeout: s.operationTimeoutMs, strictDN: false, ...(secure ? { tlsOptions: { minVersion: 'TLSv1.2' as const } } : {}) });
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LdapUnavailable('the directory did not answer in time')), Math.min(MAX_TOTAL_MS, s.connectTimeoutMs + 3 * s.operationTimeoutMs));
+  });
+  try {
+    return await Promise.race([converse(client, s, bindCredential, filter, undefined, attributes), deadline]);
+  } finally {
+    clearTimeout(timer);
+    client.unbind().catch(() => undefined);
+  }
+}
+
+/** `password` undefined: the entry only, no bind as the user (lookupEntry). */
+async function converse(client: Client, s: LdapSettings, bindCredential: string | undefined, filter: string, password: string | undefined, attributes: string[]): Promise<LdapLookup> {
   await serviceBind(client, s, bindCredential);
   let entries: Entry[];
   try {
@@ -90,6 +113,7 @@ async function converse(client: Client, s: LdapSettings, bindCredential: string 
   if (entries.length === 0) return { kind: 'not-found' };
   if (entries.length > 1) return { kind: 'ambiguous' };
   const entry = entries[0]!;
+  if (password === undefined) return { kind: 'found', dn: entry.dn, attributes: stringAttributes(entry) };
   try {
     await client.bind(entry.dn, password);
   } catch (err) {

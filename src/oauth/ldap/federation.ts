@@ -5,7 +5,7 @@ import { nowSeconds } from '../../clock.js';
 import type { Services } from '../../services.js';
 import { ConflictError, type Realm, type User, type UserAttributes, type UserStorageProvider } from '../../storage/types.js';
 import { isUniqueViolation } from '../../storage/dialects/errors.js';
-import { attributeName, changePassword, listEntries, LdapUnavailable, lookupAndBind, type LdapSettings } from './directory.js';
+import { attributeName, changePassword, listEntries, LdapUnavailable, lookupAndBind, lookupEntry, type LdapSettings } from './directory.js';
 import type { Store } from '../../storage/store.js';
 import { USERNAME_RE } from '../../admin/validation.js';
 import { groupsForNewUser } from '../../admin/operations/groups.js';
@@ -122,6 +122,25 @@ export async function federatedSignIn(services: Services, realm: Realm, input: {
 }
 
 const one = (attrs: Record<string, string[]>, name: string): string | undefined => attrs[name.toLowerCase()]?.[0];
+
+/**
+ * Whether a user signed in without a password (a passkey) may go on as far as the user directory is
+ * concerned: a local user always; a federated one only while its provider is enabled and the directory
+ * still has its entry (the same entry: its LDAP_ID), so that a user removed from the directory is out
+ * everywhere, as Keycloak validates a federated user whenever it loads one. Throws LdapUnavailable.
+ */
+export async function federatedUserValid(services: Services, realm: Realm, user: User): Promise<boolean> {
+  if (!user.federationLink) return true;
+  const p = await services.store.userStorage.get(realm.id, user.federationLink);
+  if (!p || !providerEnabled(p)) return false;
+  const s = ldapSettings(p);
+  const credential = p.sealedBindCredential ? await openLdapCredential(services.store, realm.id, p.id, p.sealedBindCredential) : undefined;
+  const r = await lookupEntry(s, credential, { value: user.username, byEmail: false }, [s.uuidAttribute]);
+  if (r.kind !== 'found') return false;
+  const uuid = one(r.attributes, s.uuidAttribute);
+  const known = user.attributes[LDAP_ID]?.[0];
+  return !(uuid && known && uuid !== known);
+}
 
 /** Keycloak's import (importEnabled): the local copy of the entry, linked to the provider; refreshed at each sign-in. */
 async function importOrUpdate(services: Services, realm: Realm, p: UserStorageProvider, linked: User | undefined, entry: { dn: string; attributes: Record<string, string[]> }, o: { sync?: boolean } = {}): Promise<User | undefined> {
