@@ -39,7 +39,14 @@ async function limited<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+let hashesStarted = 0;
+/** How many new hashes this process has started (an import's test checks none starts inside its transaction). */
+export function passwordHashesStarted(): number {
+  return hashesStarted;
+}
+
 export async function hashPassword(password: string): Promise<string> {
+  hashesStarted++;
   const a = await lib();
   return limited(() => a.hash(password, OPTIONS));
 }
