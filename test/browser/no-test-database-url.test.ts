@@ -21,6 +21,8 @@ test('without TEST_DATABASE_URL the browser files of PostgreSQL end at once, wit
   delete env.TEST_DATABASE_URL;
   // Set by the runner in its children (they then report to it): this run is a runner of its own.
   delete env.NODE_TEST_CONTEXT;
+  // Reporters given to the outer run through NODE_OPTIONS would be this run's too, and its own --test-reporter added to them.
+  delete env.NODE_OPTIONS;
   const started = Date.now();
   const r = spawnSync(process.execPath, [...(ext === '.ts' ? ['--import', 'tsx'] : []), '--test', '--test-concurrency=2', '--test-timeout=60000', '--test-reporter=tap', ...files], { env, encoding: 'utf8', timeout: 90_000 });
   const out = r.stdout ?? '';

@@ -122,6 +122,17 @@ export function optionalB64u(v: string | undefined, max: number): Buffer | null 
   return b64uField(v, max) ?? null;
 }
 
+/** navigator.credentials.get()'s response as the pages' script posts it (form fields, base64url), each bounded. */
+export function assertionFields(field: (name: string) => string | undefined): { credentialId: Buffer | undefined; clientDataJSON: Buffer | undefined; authenticatorData: Buffer | undefined; signature: Buffer | undefined; userHandle: Buffer | null | undefined } {
+  return {
+    credentialId: b64uField(field('credential_id'), 1400),
+    clientDataJSON: b64uField(field('client_data_json')),
+    authenticatorData: b64uField(field('authenticator_data')),
+    signature: b64uField(field('signature'), 2048),
+    userHandle: optionalB64u(field('user_handle'), 128),
+  };
+}
+
 const TRANSPORTS = new Set(['usb', 'nfc', 'ble', 'internal', 'hybrid', 'smart-card']);
 
 /** The transports the browser reported (getTransports()), as a comma-separated field: known names only. */

@@ -5,7 +5,7 @@ import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, passwordExpired } from '../../oauth/authorize/interaction.js';
 import { attemptLogin, attemptOtp, attemptSecondFactor } from '../../oauth/brute-force.js';
-import { b64uField, optionalB64u, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, removeWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
+import { assertionFields, b64uField, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, removeWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
 import { registerWebauthnPage, webauthnPage } from '../../views/webauthn-pages.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { accountPage, recoveryCodesPage, type AccountGrant } from '../../views/account-pages.js';
@@ -319,11 +319,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         realm: c.realm,
         user,
         boundTo: keyBinding(c.binding),
-        credentialId: b64uField(field(req, 'credential_id'), 1400),
-        clientDataJSON: b64uField(field(req, 'client_data_json')),
-        authenticatorData: b64uField(field(req, 'authenticator_data')),
-        signature: b64uField(field(req, 'signature'), 2048),
-        userHandle: optionalB64u(field(req, 'user_handle'), 128),
+        ...assertionFields((name) => field(req, name)),
         nowSeconds: now,
       });
       if (r.ok) return undefined;

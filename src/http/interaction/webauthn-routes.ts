@@ -8,7 +8,7 @@ import { attemptSecondFactor } from '../../oauth/brute-force.js';
 import { LdapUnavailable } from '../../oauth/ldap/directory.js';
 import { federatedUserValid } from '../../oauth/ldap/federation.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
-import { b64uField, optionalB64u, passkeyOwner, checkPasswordlessAssertion, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
+import { assertionFields, b64uField, passkeyOwner, checkPasswordlessAssertion, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { registerWebauthnPage, webauthnPage } from '../../views/webauthn-pages.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, setRealmCookie } from '../cookies.js';
@@ -72,11 +72,7 @@ export async function webauthnRoutes(app: FastifyInstance, opts: { services: Ser
         realm: l.realm,
         user,
         boundTo: webauthnBinding(l),
-        credentialId: b64uField(field(req, 'credential_id'), 1400),
-        clientDataJSON: b64uField(field(req, 'client_data_json')),
-        authenticatorData: b64uField(field(req, 'authenticator_data')),
-        signature: b64uField(field(req, 'signature'), 2048),
-        userHandle: optionalB64u(field(req, 'user_handle'), 128),
+        ...assertionFields((name) => field(req, name)),
         nowSeconds: now,
       });
       if (r.ok) return undefined;
@@ -106,11 +102,7 @@ export async function webauthnRoutes(app: FastifyInstance, opts: { services: Ser
     const input = {
       realm: l.realm,
       boundTo: webauthnBinding(l),
-      credentialId: b64uField(field(req, 'credential_id'), 1400),
-      clientDataJSON: b64uField(field(req, 'client_data_json')),
-      authenticatorData: b64uField(field(req, 'authenticator_data')),
-      signature: b64uField(field(req, 'signature'), 2048),
-      userHandle: optionalB64u(field(req, 'user_handle'), 128),
+      ...assertionFields((name) => field(req, name)),
     };
     // Failures count against the named user only when the key is one of their passkeys: a user's id is
     // not a secret, and garbage naming them must not lock their second factor.

@@ -52,6 +52,28 @@ export function ldapClientLoaded(): boolean {
 const MAX_TOTAL_MS = 8_000;
 
 /**
+ * A client of the provider's URL for one conversation, `fn`, unbound after it. With `steps`, the whole
+ * conversation must end within the connect timeout and that many operation timeouts (at most 8 s).
+ */
+async function withClient<T>(s: LdapSettings, o: { steps?: number; operationTimeoutMs?: number }, fn: (client: Client, ldap: typeof import('ldapts')) => Promise<T>): Promise<T> {
+  const ldap = await loadLdapts();
+  // ldapts speaks TLS from the start whenever tlsOptions are given: only for ldaps:// (StartTLS upgrades later).
+  const secure = s.url.toLowerCase().startsWith('ldaps://');
+  const client = new ldap.Client({ url: s.url, connectTimeout: s.connectTimeoutMs, timeout: o.operationTimeoutMs ?? s.operationTimeoutMs, strictDN: false, ...(secure ? { tlsOptions: { minVersion: 'TLSv1.2' as const } } : {}) });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    if (o.steps === undefined) return await fn(client, ldap);
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new LdapUnavailable('the directory did not answer in time')), Math.min(MAX_TOTAL_MS, s.connectTimeoutMs + o.steps! * s.operationTimeoutMs));
+    });
+    return await Promise.race([fn(client, ldap), deadline]);
+  } finally {
+    clearTimeout(timer);
+    client.unbind().catch(() => undefined);
+  }
+}
+
+/**
  * The entry `login` names (by usernameLDAPAttribute, or by mail when `byEmail`), checked with `password`
  * by a bind as that entry. The password is never empty here: RFC 4513 5.1.2, a simple bind with a DN
  * and an empty password is an unauthenticated bind, which servers answer with success.
@@ -59,20 +81,7 @@ const MAX_TOTAL_MS = 8_000;
 export async function lookupAndBind(s: LdapSettings, bindCredential: string | undefined, login: { value: string; byEmail: boolean }, password: string, attributes: string[]): Promise<LdapLookup> {
   if (password === '') return { kind: 'wrong-password' };
   const filter = userFilter(s, login);
-  const { Client } = await loadLdapts();
-  // ldapts speaks TLS from the start whenever tlsOptions are given: only for ldaps:// (StartTLS upgrades later).
-  const secure = s.url.toLowerCase().startsWith('ldaps://');
-  const client = new Client({ url: s.url, connectTimeout: s.connectTimeoutMs, timeout: s.operationTimeoutMs, strictDN: false, ...(secure ? { tlsOptions: { minVersion: 'TLSv1.2' as const } } : {}) });
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LdapUnavailable('the directory did not answer in time')), Math.min(MAX_TOTAL_MS, s.connectTimeoutMs + 4 * s.operationTimeoutMs));
-  });
-  try {
-    return await Promise.race([converse(client, s, bindCredential, filter, password, attributes), deadline]);
-  } finally {
-    clearTimeout(timer);
-    client.unbind().catch(() => undefined);
-  }
+  return withClient(s, { steps: 4 }, (client) => converse(client, s, bindCredential, filter, password, attributes));
 }
 
 /**
@@ -82,19 +91,7 @@ export async function lookupAndBind(s: LdapSettings, bindCredential: string | un
  */
 export async function lookupEntry(s: LdapSettings, bindCredential: string | undefined, login: { value: string; byEmail: boolean }, attributes: string[]): Promise<LdapLookup> {
   const filter = userFilter(s, login);
-  const { Client } = await loadLdapts();
-  const secure = s.url.toLowerCase().startsWith('ldaps://');
-  const client = new Client({ url: s.url, connectTimeout: s.connectTimeoutMs, timeout: s.operationTimeoutMs, strictDN: false, ...(secure ? { tlsOptions: { minVersion: 'TLSv1.2' as const } } : {}) });
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LdapUnavailable('the directory did not answer in time')), Math.min(MAX_TOTAL_MS, s.connectTimeoutMs + 3 * s.operationTimeoutMs));
-  });
-  try {
-    return await Promise.race([converse(client, s, bindCredential, filter, undefined, attributes), deadline]);
-  } finally {
-    clearTimeout(timer);
-    client.unbind().catch(() => undefined);
-  }
+  return withClient(s, { steps: 3 }, (client) => converse(client, s, bindCredential, filter, undefined, attributes));
 }
 
 /** `password` undefined: the entry only, no bind as the user (lookupEntry). */
@@ -185,23 +182,14 @@ export function attributeName(value: string | undefined, fallback: string): stri
  * `testAuthentication` also binds as the service account. Throws LdapUnavailable with the reason.
  */
 export async function testDirectory(s: LdapSettings, bindCredential: string | undefined, action: 'testConnection' | 'testAuthentication'): Promise<void> {
-  const { Client } = await loadLdapts();
-  const secure = s.url.toLowerCase().startsWith('ldaps://');
-  const client = new Client({ url: s.url, connectTimeout: s.connectTimeoutMs, timeout: s.operationTimeoutMs, strictDN: false, ...(secure ? { tlsOptions: { minVersion: 'TLSv1.2' as const } } : {}) });
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LdapUnavailable('the directory did not answer in time')), Math.min(MAX_TOTAL_MS, s.connectTimeoutMs + 2 * s.operationTimeoutMs));
-  });
   try {
-    await Promise.race([serviceBind(client, action === 'testAuthentication' ? s : { ...s, anonymous: true, startTls: s.startTls }, bindCredential).then(async () => {
+    await withClient(s, { steps: 2 }, async (client) => {
+      await serviceBind(client, action === 'testAuthentication' ? s : { ...s, anonymous: true, startTls: s.startTls }, bindCredential);
       // A bare connect: an anonymous bind with no name proves the directory answers LDAP (RFC 4513 5.1.1).
       if (action === 'testConnection' || s.anonymous) await client.bind('', '');
-    }), deadline]);
+    });
   } catch (err) {
     throw unavailable(action, err);
-  } finally {
-    clearTimeout(timer);
-    client.unbind().catch(() => undefined);
   }
 }
 
@@ -214,22 +202,19 @@ export const MAX_SYNC_ENTRIES = 50_000;
  * a synchronization copies profiles, never passwords.
  */
 export async function listEntries(s: LdapSettings, bindCredential: string | undefined, attributes: string[], since?: number): Promise<{ entries: Array<{ dn: string; attributes: Record<string, string[]> }>; truncated: boolean }> {
-  const { Client } = await loadLdapts();
-  const secure = s.url.toLowerCase().startsWith('ldaps://');
-  const client = new Client({ url: s.url, connectTimeout: s.connectTimeoutMs, timeout: Math.max(s.operationTimeoutMs, 30_000), strictDN: false, ...(secure ? { tlsOptions: { minVersion: 'TLSv1.2' as const } } : {}) });
   const parts = s.objectClasses.map((c) => `(objectClass=${escapeFilterValue(c)})`);
   if (since !== undefined) parts.push(`(modifyTimestamp>=${generalizedTime(since)})`);
   if (s.customFilter) parts.push(s.customFilter);
   try {
-    await serviceBind(client, s, bindCredential);
-    const r = await client.search(s.usersDn, { scope: s.scope, filter: `(&${parts.join('')})`, attributes: [...new Set(['dn', ...attributes])], paged: { pageSize: 500 }, sizeLimit: MAX_SYNC_ENTRIES + 1 });
-    const entries = r.searchEntries.slice(0, MAX_SYNC_ENTRIES).map((e) => ({ dn: e.dn, attributes: stringAttributes(e) }));
-    return { entries, truncated: r.searchEntries.length > MAX_SYNC_ENTRIES };
+    return await withClient(s, { operationTimeoutMs: Math.max(s.operationTimeoutMs, 30_000) }, async (client) => {
+      await serviceBind(client, s, bindCredential);
+      const r = await client.search(s.usersDn, { scope: s.scope, filter: `(&${parts.join('')})`, attributes: [...new Set(['dn', ...attributes])], paged: { pageSize: 500 }, sizeLimit: MAX_SYNC_ENTRIES + 1 });
+      const entries = r.searchEntries.slice(0, MAX_SYNC_ENTRIES).map((e) => ({ dn: e.dn, attributes: stringAttributes(e) }));
+      return { entries, truncated: r.searchEntries.length > MAX_SYNC_ENTRIES };
+    });
   } catch (err) {
     if (resultCode(err) === 4) throw new LdapUnavailable(`more than ${MAX_SYNC_ENTRIES} entries: narrow usersDn or customUserSearchFilter`);
     throw unavailable('synchronization', err);
-  } finally {
-    client.unbind().catch(() => undefined);
   }
 }
 
@@ -263,10 +248,7 @@ export function passwordModifyValue(dn: string, newPassword: string): Buffer {
  */
 export async function changePassword(s: LdapSettings, bindCredential: string | undefined, dn: string, newPassword: string, o: { exop: boolean }): Promise<void> {
   if (newPassword === '') throw new LdapPasswordRefused('an empty password');
-  const ldap = await loadLdapts();
-  const secure = s.url.toLowerCase().startsWith('ldaps://');
-  const client = new ldap.Client({ url: s.url, connectTimeout: s.connectTimeoutMs, timeout: s.operationTimeoutMs, strictDN: false, ...(secure ? { tlsOptions: { minVersion: 'TLSv1.2' as const } } : {}) });
-  try {
+  await withClient(s, {}, async (client, ldap) => {
     await serviceBind(client, s, bindCredential);
     try {
       if (o.exop) await client.exop('1.3.6.1.4.1.4203.1.11.1', passwordModifyValue(dn, newPassword));
@@ -276,7 +258,5 @@ export async function changePassword(s: LdapSettings, bindCredential: string | u
       if (code === 19 || code === 21) throw new LdapPasswordRefused('the directory refused the new password');
       throw unavailable('password change', err);
     }
-  } finally {
-    client.unbind().catch(() => undefined);
-  }
+  });
 }
