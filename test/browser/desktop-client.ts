@@ -3,7 +3,7 @@
 // chromium driven by playwright-core. Never downloads a browser; without /usr/bin/chromium the browser
 // tests are skipped. With UPDATE_SCREENSHOTS=1 the code display and device pages are saved to
 // docs/screenshots/ at desktop and phone width.
-import { after, before, test, type TestContext } from 'node:test';
+import { after, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
@@ -34,15 +34,18 @@ const CLOCK_PRELOAD = `data:text/javascript,${encodeURIComponent(
 )}`;
 
 let browser: Browser | undefined;
-/** Tests this file's importer defined: none in the PostgreSQL files without TEST_DATABASE_URL. */
-let defined = 0;
 
-before(async () => {
-  // A chromium launched for no test was never closed (node:test then runs no `after`): the file ran into
-  // its 120 s limit.
-  if (!fs.existsSync(CHROMIUM) || defined === 0) return;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
-});
+/**
+ * The file's chromium, launched by the first test that needs one (undefined without chromium). Not in a
+ * `before`: the PostgreSQL files without TEST_DATABASE_URL define no test, and a chromium launched for
+ * none was never closed (node:test then runs no `after`): they ran into their 120 s limit. Nor can a
+ * `before` tell whether tests will come: it runs before the importing file has defined them.
+ */
+async function launched(): Promise<Browser | undefined> {
+  if (!fs.existsSync(CHROMIUM)) return undefined;
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+  return browser;
+}
 
 after(async () => {
   await browser?.close();
@@ -212,13 +215,12 @@ function jwtChecker(ts: TestServer): (token: string) => Promise<JWTPayload> {
  * at a load average of 9, 2026-11-29).
  */
 export function desktopClientSuite(dialect: 'sqlite' | 'postgres', part: 'paste' | 'device'): void {
-  defined++;
 
   // Screenshots come from one dialect only: the pages do not depend on the database.
   const shoot = dialect === 'sqlite';
 
   if (part === 'paste') test(`desktop client: login by pasting the code, token refreshes with rotation, a revoked chain asks for login (${dialect})`, async (t: TestContext) => {
-    if (!browser) return t.skip(SKIP_REASON);
+    if (!(await launched())) return t.skip(SKIP_REASON);
     await withServer(async (ts, dir) => {
       const tokenFile = path.join(dir, 'state', 'tokens.json');
       const settings = settingsFor(ts, tokenFile, CONFIDENTIAL);
@@ -366,7 +368,7 @@ export function desktopClientSuite(dialect: 'sqlite' | 'postgres', part: 'paste'
   });
 
   if (part === 'device') test(`desktop client: login --device with a public client, refresh, revocation by the realm's not-before (${dialect})`, async (t: TestContext) => {
-    if (!browser) return t.skip(SKIP_REASON);
+    if (!(await launched())) return t.skip(SKIP_REASON);
     await withServer(async (ts, dir) => {
       const tokenFile = path.join(dir, 'tokens.json');
       const settings = settingsFor(ts, tokenFile, PUBLIC);
