@@ -137,7 +137,7 @@ function ldapOptions(cmd: Command, update: boolean): Command {
 export function registerLdap(program: Command): void {
   const ldap = program
     .command('ldap')
-    .description("manage user federation: users sign in with their LDAP / Active Directory password (Keycloak's ldap user storage provider, read-only)");
+    .description("manage user federation: users sign in with their LDAP / Active Directory password (Keycloak's ldap user storage provider; profiles are read from the directory, and a password is written to it only under --edit-mode WRITABLE)");
   ldapOptions(ldap.command('add <realm> <name>'), false)
     .description('add an LDAP provider: give --url, --users-dn and --bind-dn with --bind-credential-stdin or --bind-credential-file (or --anonymous). Keycloak\'s default mappers are added (username, first name, last name, email, creation and modify dates)')
     .option('--disabled', 'add it disabled (nobody signs in through it)')

@@ -10,6 +10,12 @@ import { WEBAUTHN_SCRIPT_PATH } from './scripts.js';
  * posts the browser's response in the hidden fields, with the CSRF token.
  */
 
+/** Where the script puts navigator.credentials.get()'s response (read by assertionFields in src/admin/operations/webauthn.ts). */
+const ASSERTION_FIELDS = html`<input type="hidden" name="credential_id" value="">
+<input type="hidden" name="client_data_json" value="">
+<input type="hidden" name="authenticator_data" value="">
+<input type="hidden" name="signature" value="">
+<input type="hidden" name="user_handle" value="">`;
 const NOSCRIPT = html`<noscript><p class="error">Security keys work only with JavaScript: turn it on for this site, then reload the page.</p></noscript>
 <p class="error" id="webauthn-status" role="alert" hidden></p>`;
 
@@ -35,11 +41,7 @@ ${NOSCRIPT}
 <form method="post" action="${ctx.action}" data-webauthn="get" data-options="${JSON.stringify(ctx.options)}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''}
-<input type="hidden" name="credential_id" value="">
-<input type="hidden" name="client_data_json" value="">
-<input type="hidden" name="authenticator_data" value="">
-<input type="hidden" name="signature" value="">
-<input type="hidden" name="user_handle" value="">
+${ASSERTION_FIELDS}
 <div class="actions"><button type="submit" id="webauthn-start" autofocus>Use security key</button></div>
 </form>
 ${ctx.otherMethod ? otherMethodForm({ action: ctx.otherMethod, csrf: ctx.csrf, method: 'otp', proof: ctx.proof }) : ''}`,
@@ -77,11 +79,7 @@ ${ctx.proof ? html`<input type="hidden" name="proof" value="${ctx.proof}">` : ''
 export function passkeyForm(ctx: { action: string; csrf: string; options: Record<string, unknown> }): ReturnType<typeof html> {
   return html`<form method="post" action="${ctx.action}" data-webauthn="get" data-options="${JSON.stringify(ctx.options)}" class="passkey">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
-<input type="hidden" name="credential_id" value="">
-<input type="hidden" name="client_data_json" value="">
-<input type="hidden" name="authenticator_data" value="">
-<input type="hidden" name="signature" value="">
-<input type="hidden" name="user_handle" value="">
+${ASSERTION_FIELDS}
 <p class="or"><span>or</span></p>
 <div class="actions"><button type="submit" class="secondary" id="webauthn-start">Sign in with a passkey</button></div>
 </form>

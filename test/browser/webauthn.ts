@@ -38,6 +38,18 @@ async function virtualKey(context: BrowserContext, page: Page, o: { platform?: b
   return { cdp, authenticatorId };
 }
 
+/**
+ * A listening test server whose public URL names localhost (WebAuthn's RP ID is a domain, never an IP
+ * address), and the authorization request of its confidential client.
+ */
+async function localhostServer(dialect: 'sqlite' | 'postgres'): Promise<{ ts: TestServer; base: string; authorize: (state: string) => string }> {
+  const ts = await startTestServer({ dialect, listen: true });
+  const base = ts.baseUrl.replace('127.0.0.1', 'localhost');
+  Object.assign(ts.config, { authUrl: base, appUrl: base });
+  const authorize = (state: string): string => `${base}${realmPath('/protocol/openid-connect/auth')}?${new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid core_data', state })}`;
+  return { ts, base, authorize };
+}
+
 for (const dialect of dialects()) {
   const shoot = dialect === 'sqlite';
 
@@ -46,11 +58,7 @@ for (const dialect of dialects()) {
       t.skip(SKIP_REASON);
       return;
     }
-    const ts = await startTestServer({ dialect, listen: true });
-    // WebAuthn's RP ID is a domain, never an IP address: the server's public URL names localhost.
-    const base = ts.baseUrl.replace('127.0.0.1', 'localhost');
-    Object.assign(ts.config, { authUrl: base, appUrl: base });
-    const authorize = (state: string): string => `${base}${realmPath('/protocol/openid-connect/auth')}?${new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid core_data', state })}`;
+    const { ts, base, authorize } = await localhostServer(dialect);
     const { id: userId } = await createUser(ts.store, { realmId: 'test', username: 'wendy', password: PASSWORD, orgAliases: ['acme'], requiredActions: ['webauthn-register'] });
     const contexts: BrowserContext[] = [];
     try {
@@ -135,10 +143,7 @@ for (const dialect of dialects()) {
       t.skip(SKIP_REASON);
       return;
     }
-    const ts = await startTestServer({ dialect, listen: true });
-    const base = ts.baseUrl.replace('127.0.0.1', 'localhost');
-    Object.assign(ts.config, { authUrl: base, appUrl: base });
-    const authorize = (state: string): string => `${base}${realmPath('/protocol/openid-connect/auth')}?${new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid core_data', state })}`;
+    const { ts, base, authorize } = await localhostServer(dialect);
     const { id: userId } = await createUser(ts.store, { realmId: 'test', username: 'paula', password: PASSWORD, orgAliases: ['acme'], requiredActions: ['webauthn-register-passwordless'] });
     const contexts: BrowserContext[] = [];
     try {

@@ -3,6 +3,7 @@ import type { WebAuthnSummary } from '../operations/user-credentials.js';
 import { webauthnCredentialData } from './representations/credential.js';
 import { readCoseKey } from '../../crypto/cose-key.js';
 import { CborError } from '../../crypto/cbor.js';
+import type { WebAuthnCredential } from '../../storage/types.js';
 
 /**
  * Keycloak's webauthn credentials (a user's security keys) in a realm file: credentialData is its
@@ -11,19 +12,8 @@ import { CborError } from '../../crypto/cbor.js';
  * the RP ID is the same (the realm's webAuthnPolicyRpId, or the host of AUTH_URL as it was Keycloak's).
  */
 
-export interface ImportedWebAuthn {
-  label: string | null;
-  credentialId: Buffer;
-  publicKey: Buffer;
-  alg: number;
-  aaguid: string;
-  signCount: number;
-  attestationFormat: string;
-  transports: string[];
-  createdAt: number | undefined;
-  /** Keycloak's webauthn-passwordless (else webauthn). */
-  passwordless: boolean;
-}
+/** A stored key's fields, from a Keycloak credential (createdAt undefined when the file has no createdDate). */
+export type ImportedWebAuthn = Omit<WebAuthnCredential, 'id' | 'realmId' | 'userId' | 'createdAt'> & { createdAt: number | undefined };
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const B64 = /^[A-Za-z0-9+/_-]+={0,2}$/;

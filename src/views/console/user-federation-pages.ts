@@ -59,7 +59,7 @@ ${textField('userObjectClasses', 'User object classes', form.userObjectClasses ?
     : '';
   return consolePage(
     frame,
-    html`<p class="muted">Users sign in with their LDAP or Active Directory password (Keycloak's user federation, read-only): a name not found here is looked up in the directory and checked by a bind; the user is then imported, without a password.</p>
+    html`<p class="muted">Users sign in with their LDAP or Active Directory password (Keycloak's user federation): a name not found here is looked up in the directory and checked by a bind; the user is then imported, without a password. Profiles are only read from the directory; a new password is written to it only under edit mode WRITABLE.</p>
 ${providers.length === 0 ? html`<p class="muted">No LDAP providers yet.</p>` : providers.map((p) => providerSection(frame.realmId, frame.csrf, p, canManage))}
 ${add}`,
   );
