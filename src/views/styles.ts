@@ -24,7 +24,7 @@ button.secondary { background: #fff; color: var(--accent); }
 button.secondary:hover { background: #eef3fb; }
 button.danger { background: var(--error); border-color: var(--error); }
 button.danger:hover { background: #8c1d17; }
-.actions { display: flex; gap: 0.75rem; justify-content: flex-end; align-items: center; margin-top: 1.5rem; }
+.actions { display: flex; flex-wrap: wrap; gap: 0.75rem; justify-content: flex-end; align-items: center; margin-top: 1.5rem; }
 .actions a.forgot, .actions a.back { margin-right: auto; }
 .error { padding: 0.75rem 1rem; margin: 0 0 1rem; border-radius: 8px; background: #fdecea; color: var(--error); border: 1px solid #f3c0bb; }
 .permissions { list-style: none; padding: 0; margin: 0 0 1rem; border: 1px solid var(--border); border-radius: 8px; }
