@@ -98,6 +98,19 @@ export async function verifyPassword(stored: string, password: string): Promise<
   }
 }
 
+/** A user without a usable password: no password verifies against it (it is not a valid hash). */
+export const NO_PASSWORD_HASH = '!no-password';
+
+/**
+ * Whether a stored value is a password at all: users without one (created by the admin API without a
+ * credential, imported without one, brokered, federated, service accounts) hold a marker starting with
+ * '!' instead, which no hash does and verifyPassword never accepts. Keycloak lists no password
+ * credential for such a user.
+ */
+export function hasPassword(stored: string): boolean {
+  return !stored.startsWith('!');
+}
+
 /** The prefix of a hash made with today's OPTIONS; anything else is re-hashed at the next successful login. */
 const CURRENT_PREFIX = `$argon2id$v=19$m=${OPTIONS.memoryCost},t=${OPTIONS.timeCost},p=${OPTIONS.parallelism}$`;
 

@@ -120,6 +120,20 @@ for (const dialect of dialects()) {
       assert.equal(await loginStatus('rita', PASSWORD), 200);
     });
 
+    test('a user created without credentials has no password, as in Keycloak: none listed, none verifies, until one is set', async () => {
+      const { id } = await ts.kc.users.create({ realm: REALM, username: 'rhea', enabled: true });
+      assert.deepEqual(await ts.kc.users.getCredentials({ realm: REALM, id }), [], 'no password credential listed');
+      const stored = (await ts.store.users.get(id))!;
+      assert.ok(stored.passwordHash.startsWith('!'), 'no hash of a password is stored');
+      for (const guess of [PASSWORD, '!no-password']) {
+        assert.equal(await loginStatus('rhea', guess, '10.9.8.6'), 200, `refused: ${JSON.stringify(guess)}`);
+        ts.clock.advance(10); // apart, as a person types: the quick-login check does not lock the user
+      }
+      await ts.kc.users.resetPassword({ realm: REALM, id, credential: { type: 'password', value: 'rhea has one now', temporary: false } });
+      assert.deepEqual((await ts.kc.users.getCredentials({ realm: REALM, id })).map((c) => c.type), ['password']);
+      assert.equal(await loginStatus('rhea', 'rhea has one now', '10.9.8.6'), 303);
+    });
+
     test('reset password: the old one is refused and the new one works at the login page', async () => {
       const id = await createUser('sam');
       const before = await login('sam');

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { randomId, sortableId } from '../../crypto/random.js';
-import { NO_PASSWORD_HASH } from './realm-import.js';
+import { hasPassword, NO_PASSWORD_HASH } from '../../crypto/passwords.js';
 import { groupsForNewUser } from './groups.js';
 import type { Store } from '../../storage/store.js';
 import { ConflictError, IDENTITY_PROVIDER_TYPES, type FederatedIdentity, type IdentityProvider, type IdentityProviderType, type User } from '../../storage/types.js';
@@ -257,7 +257,7 @@ export async function unlinkFederatedIdentity(store: Store, actor: Actor, user: 
 export async function unlinkOwnAccount(store: Store, user: User, alias: string, o: { ip?: string } = {}): Promise<'removed' | 'last' | 'none'> {
   const links = await store.identityProviders.links(user.id);
   if (!links.some((l) => l.identityProvider === alias)) return 'none';
-  if (user.passwordHash === NO_PASSWORD_HASH && links.length === 1) return 'last';
+  if (!hasPassword(user.passwordHash) && links.length === 1) return 'last';
   if (!(await store.identityProviders.unlink(user.id, alias))) return 'none';
   await store.events.record({ id: sortableId(), time: now(), realmId: user.realmId, type: 'REMOVE_FEDERATED_IDENTITY', outcome: 'success', userId: user.id, username: user.username, clientId: 'account', ip: o.ip ?? null, reason: `unlinked from identity provider ${alias} by the user` });
   return 'removed';

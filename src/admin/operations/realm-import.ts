@@ -4,7 +4,7 @@ import { importableIds, readFileUserStorage, storeFileUserStorage, type FileUser
 import { ConflictError, REQUIRED_ACTIONS, type Realm, type RequiredAction, type SigningKey, type UserAttributes } from '../../storage/types.js';
 import { DEFAULT_SCOPES, type RealmSettings } from '../../storage/repos/realms.js';
 import { CODE_LIFETIME_RANGE, REALM_DEFAULTS } from '../../config/defaults.js';
-import { hashPassword, MAX_RUNNING } from '../../crypto/passwords.js';
+import { hashPassword, MAX_RUNNING, NO_PASSWORD_HASH } from '../../crypto/passwords.js';
 import { hashClientSecret } from '../../crypto/client-secrets.js';
 import { generateSigningKey, isSigningAlg } from '../../crypto/keystore.js';
 import { chooseSigningKeys, readSigningKeys, type FileSigningKey } from '../keycloak/signing-keys.js';
@@ -57,8 +57,6 @@ export interface ImportOptions {
 /** Keycloak creates these in every realm; they serve Keycloak's own consoles. */
 export const BUILTIN_CLIENTS = new Set(['account', 'account-console', 'admin-cli', 'broker', 'realm-management', 'security-admin-console']);
 
-/** A user without a usable password: no password verifies against it (it is not a valid hash). */
-export const NO_PASSWORD_HASH = '!no-password';
 const MASKED = '**********';
 
 /** Keycloak's message keys for the consent texts of its built-in scopes (themes/messages_en.properties). */

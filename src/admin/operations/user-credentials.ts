@@ -7,11 +7,12 @@ import { cliActor, now, recordAdminEvent, type Actor } from './common.js';
 import { sortableId } from '../../crypto/random.js';
 import { removeOtp } from './otp.js';
 import { requireUser } from './users.js';
+import { hasPassword } from '../../crypto/passwords.js';
 
 /**
  * A user's credentials as administrators see and change them (Keycloak's UserResource credentials):
- * the password, which every Realmgate user has, and the TOTP authenticators, listed, renamed and
- * removed. Never a key: only labels, dates and settings leave this module.
+ * the password (when the user has one), and the TOTP authenticators, listed, renamed and removed.
+ * Never a key: only labels, dates and settings leave this module.
  */
 
 /** An authenticator without its key. */
@@ -48,7 +49,8 @@ export function webauthnSummary(c: WebAuthnCredential): WebAuthnSummary {
 }
 
 export interface UserCredentials {
-  password: { id: string; createdAt: number };
+  /** Absent for a user without a password (see hasPassword). */
+  password?: { id: string; createdAt: number };
   otp: OtpSummary[];
   /** Security keys (Keycloak's webauthn credentials), oldest first. */
   webauthn: WebAuthnSummary[];
@@ -83,12 +85,12 @@ export function checkOtpLabel(label: string): string | null {
   return trimmed === '' ? null : trimmed;
 }
 
-/** The password (created with the user: Realmgate keeps no date of the last change) and the authenticators, oldest first. */
+/** The password (when the user has one, dated when it was set) and the authenticators, oldest first. */
 export async function userCredentials(store: Store, input: { realmId: string; user: string }): Promise<UserCredentials> {
   const user = await requireUser(store, input.realmId, input.user);
   const codes = await store.recoveryCodes.summary(user.id);
   return {
-    password: { id: passwordCredentialId(user.id), createdAt: user.passwordChangedAt },
+    ...(hasPassword(user.passwordHash) ? { password: { id: passwordCredentialId(user.id), createdAt: user.passwordChangedAt } } : {}),
     otp: (await store.otp.list(user.id)).map(otpSummary),
     webauthn: (await store.webauthn.list(user.id)).map(webauthnSummary),
     ...(codes ? { recoveryCodes: { id: recoveryCodesCredentialId(user.id), ...codes } } : {}),
@@ -103,7 +105,7 @@ export async function usersWithOtp(store: Store, userIds: readonly string[]): Pr
 /** One authenticator of the user, by id, else 404 (the password: 400, it is not one). */
 async function requireOtp(store: Store, user: User, credentialId: string, doing: string): Promise<OtpSummary> {
   if (credentialId === passwordCredentialId(user.id)) {
-    throw new ValidationError(`the password credential cannot be ${doing}: every Realmgate user has a password (reset it instead)`);
+    throw new ValidationError(`the password credential cannot be ${doing}: reset the password instead`);
   }
   const found = (await store.otp.list(user.id)).find((c) => c.id === credentialId);
   if (!found) throw new NotFound('Credential not found');

@@ -4,7 +4,7 @@ import { writeFederatedPassword } from '../../oauth/ldap/federation.js';
 import { LdapPasswordRefused, LdapUnavailable } from '../../oauth/ldap/directory.js';
 import { EMPTY_POLICY, historyFailure, PasswordPolicyError, policyFailures, storedPolicy, type PolicyFailure } from '../password-policy.js';
 import { groupsForNewUser, joinGroup, type MappingGuard } from './groups.js';
-import { hashPassword, verifyPassword } from '../../crypto/passwords.js';
+import { hashPassword, NO_PASSWORD_HASH, verifyPassword } from '../../crypto/passwords.js';
 import { randomId, sortableId } from '../../crypto/random.js';
 import { checkUserAttributes, checkEmail, checkPage, ConflictError, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
@@ -98,7 +98,8 @@ export async function createUser(
   input: {
     realmId: string;
     username: string;
-    password: string;
+    /** Undefined: a user without a password (Keycloak's user created without credentials), who cannot sign in with one until it is set. */
+    password: string | undefined;
     email?: string;
     orgAliases?: string[];
     firstName?: string;
@@ -113,8 +114,6 @@ export async function createUser(
     groups?: string[];
     /** Keycloak's user attributes (checkUserAttributes). */
     attributes?: UserAttributes;
-    /** The password is a random one nobody knows (Keycloak's user without credentials): no policy applies to it. */
-    randomPassword?: boolean;
     /** The user registered themselves (the registration page): recorded as the event REGISTER by the caller, not as an admin event. */
     selfRegistration?: boolean;
   },
@@ -125,7 +124,7 @@ export async function createUser(
   if (!USERNAME_RE.test(input.username)) {
     throw new ValidationError(`username must be 1-${LIMITS.username} letters, digits, '.', '_', '@', '+' or '-'`);
   }
-  if (!input.randomPassword) await checkPassword(store, { realm, password: input.password, username: input.username.toLowerCase(), email: input.email ?? null });
+  if (input.password !== undefined) await checkPassword(store, { realm, password: input.password, username: input.username.toLowerCase(), email: input.email ?? null });
   const requiredActions = checkRequiredActions([...(input.requiredActions ?? []), ...(input.temporary ? ['UPDATE_PASSWORD'] : [])]);
   // One rule for create and update: the email column is varchar(320) on PostgreSQL.
   if (input.email !== undefined) checkEmail(input.email);
@@ -151,7 +150,7 @@ export async function createUser(
     firstName: input.firstName ?? null,
     lastName: input.lastName ?? null,
     emailVerified: input.emailVerified ?? false,
-    passwordHash: await hashPassword(input.password),
+    passwordHash: input.password === undefined ? NO_PASSWORD_HASH : await hashPassword(input.password),
     now: now(),
     organizationIds: [...new Set(orgIds)],
     requiredActions,

@@ -15,7 +15,7 @@ import { completePasswordUpdate } from '../../admin/operations/users.js';
 import { passwordRule } from '../../admin/password-policy.js';
 import { enrollOtp, removeOtp } from '../../admin/operations/otp.js';
 import { unlinkOwnAccount } from '../../admin/operations/identity-providers.js';
-import { NO_PASSWORD_HASH } from '../../admin/operations/realm-import.js';
+import { hasPassword } from '../../crypto/passwords.js';
 import type { User } from '../../storage/types.js';
 import { otpSetup } from '../otp-setup.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
@@ -115,9 +115,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
           providerName: providers.find((p) => p.alias === l.identityProvider)?.displayName ?? l.identityProvider,
           username: l.federatedUsername ?? l.federatedUserId,
           createdAt: l.createdAt,
-          last: links.length === 1 && user?.passwordHash === NO_PASSWORD_HASH,
+          last: links.length === 1 && user !== undefined && !hasPassword(user.passwordHash),
         })),
-        hasPassword: user?.passwordHash !== NO_PASSWORD_HASH,
+        hasPassword: user !== undefined && hasPassword(user.passwordHash),
         passwordRule: passwordRule(realm.passwordPolicy),
         recoveryCodesLeft,
         ...(notice ? { notice } : {}),

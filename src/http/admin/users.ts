@@ -29,7 +29,6 @@ import { userSearchFilters } from '../../admin/keycloak/search-query.js';
 import type { UserQuery } from '../../storage/repos/user-admin.js';
 import { NotFound, ValidationError } from '../../admin/validation.js';
 import type { User } from '../../storage/types.js';
-import { randomToken } from '../../crypto/random.js';
 import { nowSeconds } from '../../clock.js';
 import { usersWithOtp } from '../../admin/operations/user-credentials.js';
 import { listFederatedIdentities, listIdentityProviders } from '../../admin/operations/identity-providers.js';
@@ -137,9 +136,9 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       const realm = await loadRealm(services, caller, req.params.realm);
       requireRole(caller, realm.id, 'manage-users');
       const input = readUserCreate(req.body);
-      // Keycloak creates users without credentials; ours always have a password hash, so a user created
-      // without one gets a random password nobody knows until an administrator resets it.
-      const password = input.password?.value ?? randomToken(32);
+      // Keycloak creates users without credentials: such a user has no password (none is listed, none
+      // verifies) until an administrator sets one or the user sets one through an action email.
+      const password = input.password?.value;
       // Keycloak: a temporary password credential adds UPDATE_PASSWORD to the requiredActions sent.
       const { id } = await createUser(
         store,
@@ -154,7 +153,6 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
           enabled: input.enabled,
           ...(input.requiredActions !== undefined ? { requiredActions: input.requiredActions } : {}),
           temporary: input.password?.temporary === true,
-          ...(input.password === undefined ? { randomPassword: true } : {}),
           ...(input.groups ? { groups: input.groups } : {}),
           ...(input.attributes !== undefined ? { attributes: input.attributes } : {}),
         },

@@ -26,7 +26,7 @@ import { OTP_NOTICES, userOtpRoutes } from './user-otp.js';
 import { IDP_NOTICES, identityProviderRoutes } from './identity-providers.js';
 import { FEDERATION_NOTICES, userFederationRoutes } from './user-federation.js';
 import { listFederatedIdentities } from '../../admin/operations/identity-providers.js';
-import { NO_PASSWORD_HASH } from '../../admin/operations/realm-import.js';
+import { hasPassword } from '../../crypto/passwords.js';
 import { userCredentials } from '../../admin/operations/user-credentials.js';
 import { userGroupChoices } from '../../admin/operations/groups.js';
 import { CONSOLE_PATH, callbackUri, checkConsoleCsrf, clearSession, consoleCaller, consoleCsrf, finishLogin, startLogin } from './session.js';
@@ -664,7 +664,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       listFederatedIdentities(services.store, user),
     ]);
     const frame = { ...s.frame, title: user.username, realmId, ...(error ? { error } : {}) };
-    const linked = { links, providerPages: hasAdminRole(s.caller, realmId, 'view-identity-providers'), noPassword: user.passwordHash === NO_PASSWORD_HASH };
+    const linked = { links, providerPages: hasAdminRole(s.caller, realmId, 'view-identity-providers'), noPassword: !hasPassword(user.passwordHash) };
     return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles, groups, credentials.otp, linked, credentials.webauthn));
   }
 

@@ -48,7 +48,7 @@ export function toWebAuthnCredentialRepresentation(c: WebAuthnSummary): Credenti
 export function toCredentialRepresentations(creds: UserCredentials): CredentialRepresentation[] {
   const codes = creds.recoveryCodes;
   return [
-    { id: creds.password.id, type: 'password', createdDate: creds.password.createdAt * 1000 },
+    ...(creds.password ? [{ id: creds.password.id, type: 'password' as const, createdDate: creds.password.createdAt * 1000 }] : []),
     ...creds.otp.map(toOtpCredentialRepresentation),
     ...creds.webauthn.map(toWebAuthnCredentialRepresentation),
     ...(codes ? [{ id: codes.id, type: 'recovery-authn-codes' as const, createdDate: codes.createdAt * 1000, credentialData: JSON.stringify({ totalCodes: codes.total, remainingCodes: codes.remaining }) }] : []),
