@@ -8,6 +8,7 @@ import { registerUserOtp } from './user-otp.js';
 import { registerUserWebAuthn } from './user-webauthn.js';
 import { registerUserFederatedIdentity } from './user-federated-identity.js';
 import { usersWithOtp } from '../admin/operations/user-credentials.js';
+import { hasPassword } from '../crypto/passwords.js';
 import { registerUserGroups } from './group.js';
 import { ATTRIBUTE_HELP, attributesFrom } from './user-attributes.js';
 import { terminalJson } from './terminal-text.js';
@@ -71,21 +72,24 @@ export function registerUser(program: Command): void {
     });
   user
     .command('list <realm>')
-    .description("list a realm's users: username, email, state (enabled or disabled, then ,otp when the user has an authenticator app) and, when the user has any, the attributes as one line of JSON")
+    .description("list a realm's users: username, email, state (enabled or disabled, then ,otp when the user has an authenticator app, ,webauthn a security key, ,passkey a passkey, ,no-password no password) and, when the user has any, the attributes as one line of JSON")
     .option('--search <text>', 'only users whose username or email contains this text')
     .option('--first <n>', 'skip this many users', intArg('--first'))
     .option('--max <n>', 'list at most this many users (default 100)', intArg('--max'))
     .action(async (realmId: string, o: { search?: string; first?: number; max?: number }) => {
-      const { users, otp } = await withStore(
+      const { users, otp, keys } = await withStore(
         async (store) => {
           const users = await listUsers(store, { realmId, search: o.search, first: o.first, max: o.max });
-          return { users, otp: await usersWithOtp(store, users.map((u) => u.id)) };
+          const ids = users.map((u) => u.id);
+          return { users, otp: await usersWithOtp(store, ids), keys: await store.userAdmin.withWebAuthn(ids) };
         },
         { access: 'read' },
       );
       for (const u of users) {
         const attributes = Object.keys(u.attributes).length > 0 ? `\t${terminalJson(u.attributes)}` : '';
-        process.stdout.write(`${u.username}\t${u.email ?? ''}\t${u.enabled ? 'enabled' : 'disabled'}${otp.has(u.id) ? ',otp' : ''}${attributes}\n`);
+        const k = keys.get(u.id);
+        const marks = [otp.has(u.id) && 'otp', k?.key && 'webauthn', k?.passkey && 'passkey', !hasPassword(u.passwordHash) && 'no-password'].filter((m): m is string => typeof m === 'string');
+        process.stdout.write(`${u.username}\t${u.email ?? ''}\t${[u.enabled ? 'enabled' : 'disabled', ...marks].join(',')}${attributes}\n`);
       }
     });
   registerUserLifecycle(user);

@@ -46,6 +46,8 @@ for (const dialect of dialects()) {
           user(1, 'bob', [webauthn(bobKey, 'Blue', 1_700_000_000_000), webauthn(bobRs, 'Laptop', 1_700_000_100_000)]),
           user(2, 'carol', [webauthn(new SoftKey(), 'Key', 1_700_000_000_000), webauthn(new SoftKey(), 'Key', 1_700_000_200_000), webauthn(new SoftKey(), undefined, 1_700_000_300_000)]),
           user(3, 'dan', []),
+          user(4, 'erin', [{ ...webauthn(new SoftKey(), 'Pass', 1_700_000_000_000), type: 'webauthn-passwordless' }]),
+          { ...user(5, 'fay', []), credentials: [] },
         ],
       };
       fs.writeFileSync(file, JSON.stringify(realm));
@@ -62,6 +64,9 @@ for (const dialect of dialects()) {
       assert.equal(json[0]!.publicKey, bobKey.coseKey().toString('base64'));
       assert.equal(json[0]!.counter, 7);
       assert.equal(ok(['user', 'webauthn', 'list', 'keys', 'dan']), '');
+      // user list marks who has a security key, a passkey, no password.
+      const states = Object.fromEntries(ok(['user', 'list', 'keys']).trim().split('\n').map((l) => l.split('\t')).map((r) => [r[0], r[2]]));
+      assert.deepEqual(states, { bob: 'enabled,webauthn', carol: 'enabled,webauthn', dan: 'enabled', erin: 'enabled,passkey', fay: 'enabled,no-password' });
     });
 
     test('remove by label or id, or --all; a label two share, an unknown one and bad usage: one line, exit 1', () => {

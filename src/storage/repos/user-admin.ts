@@ -42,6 +42,20 @@ export class UserAdminRepository {
     return new Set(rows.map((r) => r.user_id));
   }
 
+  /** The users of `userIds` with a security key (`key`: a second factor) or a passkey (`passkey`), one query. */
+  async withWebAuthn(userIds: readonly string[]): Promise<Map<string, { key: boolean; passkey: boolean }>> {
+    const out = new Map<string, { key: boolean; passkey: boolean }>();
+    if (userIds.length === 0) return out;
+    const rows = await this.db.selectFrom('webauthn_credentials').select(['user_id', 'passwordless']).distinct().where('user_id', 'in', [...userIds]).execute();
+    for (const r of rows) {
+      const m = out.get(r.user_id) ?? { key: false, passkey: false };
+      if (Number(r.passwordless) === 1) m.passkey = true;
+      else m.key = true;
+      out.set(r.user_id, m);
+    }
+    return out;
+  }
+
   async count(realmId: string, q: UserQuery): Promise<number> {
     const r = await this.filtered(realmId, q).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
     return Number(r.n);
