@@ -140,7 +140,8 @@ export interface EnsureResult {
  * The local groups (or roles) for these directory groups: the mapper's own, else a local one of the
  * name at that place (adopted), else a new one; each recorded as the mapper's.
  */
-export async function ensureTargets(store: Store, clock: Clock, realm: Realm, g: DirectoryGroupMapping, groups: DirectoryGroup[], only?: DirectoryGroup[]): Promise<EnsureResult> {
+export async function ensureTargets(store: Store, clock: Clock, realm: Realm, g: DirectoryGroupMapping, groups: DirectoryGroup[], o: { only?: DirectoryGroup[]; wholeTree: boolean }): Promise<EnsureResult> {
+  const only = o.only;
   const linked = new Map((await store.userStorage.links(g.id, g.kind)).map((l) => [l.name.toLowerCase(), l]));
   const out: EnsureResult = { ids: new Map(), added: 0, updated: 0 };
   if (g.kind === 'role') {
@@ -185,8 +186,8 @@ export async function ensureTargets(store: Store, clock: Clock, realm: Realm, g:
     let id: string;
     if (link) {
       id = link.targetId;
-      // The directory moved it (nesting kept): follow, unless a sibling there has the name.
-      if (g.preserveInheritance && link.parentId !== parentId) {
+      // The directory moved it (nesting kept; known from the whole tree only): follow, unless a sibling there has the name.
+      if (g.preserveInheritance && o.wholeTree && link.parentId !== parentId) {
         const group = await store.groups.get(id);
         if (group) await store.groups.move(group, parentId).catch((err: unknown) => (err instanceof ConflictError ? undefined : Promise.reject(err)));
       }
@@ -241,7 +242,7 @@ export async function applyPlan(store: Store, clock: Clock, realm: Realm, user: 
   // With the tree, the user's groups are made with their parents (the tree holds them all, with nesting).
   const dns = new Set(plan.groups.map((x) => normDn(x.dn)));
   const wanted = plan.tree ? plan.tree.filter((x) => dns.has(normDn(x.dn))) : plan.groups;
-  const ensured = await ensureTargets(store, clock, realm, g, plan.tree ?? plan.groups, wanted);
+  const ensured = await ensureTargets(store, clock, realm, g, plan.tree ?? plan.groups, { only: wanted, wholeTree: plan.tree !== undefined });
   const want = new Set(plan.groups.map((x) => ensured.ids.get(x.name.toLowerCase())).filter((id): id is string => id !== undefined));
   const mine = new Set((await store.userStorage.links(g.id, g.kind)).map((l) => l.targetId));
   if (g.kind === 'group') {
@@ -307,7 +308,7 @@ export interface MapperSyncResult {
 export async function syncMapper(store: Store, clock: Clock, realm: Realm, s: LdapSettings, credential: string | undefined, g: DirectoryGroupMapping): Promise<MapperSyncResult> {
   const groups = await readDirectoryGroups(s, credential, g);
   await store.userStorage.pruneLinks(g.id, g.kind);
-  const r = await ensureTargets(store, clock, realm, g, groups);
+  const r = await ensureTargets(store, clock, realm, g, groups, { wholeTree: true });
   let removed = 0;
   if (g.kind === 'group' && g.dropNonExisting) {
     const gone = (await store.userStorage.links(g.id, 'group')).filter((l) => !r.ids.has(l.name.toLowerCase()));
