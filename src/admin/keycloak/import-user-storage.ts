@@ -5,7 +5,7 @@ import { ValidationError } from '../validation.js';
 import { createUserStorage, readConfigMap, SUPPORTED_MAPPERS, USER_STORAGE_TYPE, LDAP_MAPPER_TYPE, validateComponentShape, type ComponentFields } from '../operations/user-storage.js';
 import type { Actor } from '../operations/common.js';
 import type { RealmReportBuilder } from './import-report.js';
-import { describeMapper } from '../../oauth/ldap/mapper-config.js';
+import { describeMapper, mapperProblems } from '../../oauth/ldap/mapper-config.js';
 
 type Json = Record<string, unknown>;
 
@@ -47,6 +47,12 @@ export function readFileUserStorage(rep: Json): FileUserStorage[] {
         const mapper: UserStorageMapper = { id: str(m.id) ?? '', name: str(m.name) ?? '', providerId: str(m.providerId) ?? '', config: readConfigMap(m.config, `mapper ${str(m.name) ?? ''} config`) };
         if (!SUPPORTED_MAPPERS.includes(mapper.providerId)) {
           notes.push(`mapper ${mapper.name} (${mapper.providerId}) skipped: not supported`);
+          continue;
+        }
+        // A mapper Realmgate cannot act on is left out, not the provider with it.
+        const problems = mapperProblems(mapper);
+        if (problems.length > 0) {
+          notes.push(`mapper ${mapper.name} (${mapper.providerId}) skipped: ${problems.join('; ')}`);
           continue;
         }
         if (mapper.config['is.binary.attribute']?.[0] === 'true') notes.push(`mapper ${mapper.name}: a binary attribute, not copied to the user`);
