@@ -304,7 +304,7 @@ export class MapperSyncRefused extends Error {}
  * makes the directory's groups (roles) here. keycloakToFed (writing local groups to the directory) is
  * refused: Realmgate does not write groups to LDAP. Throws LdapUnavailable.
  */
-export async function syncProviderMapper(services: Services, realm: Realm, p: UserStorageProvider, mapperId: string, direction: string | undefined): Promise<MapperSyncResult> {
+export async function syncProviderMapper(services: Pick<Services, 'store' | 'clock'>, realm: Realm, p: UserStorageProvider, mapperId: string, direction: string | undefined): Promise<MapperSyncResult> {
   const m = p.mappers.find((x) => x.id === mapperId);
   if (!m) throw new MapperSyncRefused(`provider ${p.name} has no mapper ${mapperId}`);
   if (m.providerId !== GROUP_MAPPER && m.providerId !== ROLE_MAPPER) throw new MapperSyncRefused(`mapper ${m.name} (${m.providerId}) has nothing to synchronize: only group-ldap-mapper and role-ldap-mapper do`);
