@@ -6,7 +6,9 @@ import { cliActor } from '../admin/operations/common.js';
 import {
   EDIT_MODES,
   bindCredentialOf,
+  createMapper,
   createUserStorage,
+  deleteMapper,
   deleteUserStorage,
   listUserStorage,
   requireUserStorage,
@@ -16,6 +18,7 @@ import {
   type ComponentFields,
 } from '../admin/operations/user-storage.js';
 import type { UserStorageProvider } from '../storage/types.js';
+import { GROUP_MAPPER, MAPPER_TYPES, ROLE_MAPPER, describeMapper } from '../oauth/ldap/mapper-config.js';
 
 /** What `add` and `update` both take. */
 interface LdapOptions {
@@ -58,9 +61,20 @@ function describe(p: UserStorageProvider): string {
     ['UUID attribute', first(p, 'uuidLDAPAttribute')],
     ['object classes', first(p, 'userObjectClasses')],
     ['edit mode', first(p, 'editMode')],
-    ['mappers', p.mappers.map((m) => `${m.name} (${m.config['user.model.attribute']?.[0] ?? ''} <- ${m.config['ldap.attribute']?.[0] ?? ''})`).join(', ')],
+    ['mappers', p.mappers.map((m) => `${m.name} (${m.providerId === 'user-attribute-ldap-mapper' ? `${m.config['user.model.attribute']?.[0] ?? ''} <- ${m.config['ldap.attribute']?.[0] ?? ''}` : m.providerId})`).join(', ')],
   ];
   return lines.map(([k, v]) => (v === '' ? `${k}:\n` : `${k}:${' '.repeat(Math.max(1, 20 - k.length))}${terminalSafe(v)}\n`)).join('');
+}
+
+/** --config key=value entries as a Keycloak config map. */
+function configEntries(list: string[], example: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const kv of list) {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new CliError(`--config takes key=value, e.g. --config ${example} (got ${JSON.stringify(kv)})`);
+    out[kv.slice(0, eq)] = [kv.slice(eq + 1)];
+  }
+  return out;
 }
 
 /** The config the options give (Keycloak's names); checked before the credential is read. */
@@ -87,14 +101,9 @@ function optionConfig(o: LdapOptions): Record<string, string[]> {
   set('connectionTimeout', o.connectTimeout);
   set('readTimeout', o.readTimeout);
   set('enabled', o.enabled ? 'true' : o.disabled ? 'false' : undefined);
-  for (const kv of o.config) {
-    const eq = kv.indexOf('=');
-    if (eq <= 0) throw new CliError(`--config takes key=value, e.g. --config customUserSearchFilter=(employeeType=staff) (got ${JSON.stringify(kv)})`);
-    const key = kv.slice(0, eq);
-    if (key === 'bindCredential') throw new CliError('the bind credential is read with --bind-credential-stdin or --bind-credential-file, never from the command line');
-    out[key] = [kv.slice(eq + 1)];
-  }
-  return out;
+  const given = configEntries(o.config, 'customUserSearchFilter=(employeeType=staff)');
+  if (given.bindCredential) throw new CliError('the bind credential is read with --bind-credential-stdin or --bind-credential-file, never from the command line');
+  return { ...out, ...given };
 }
 
 /** The bind password from standard input or a file (never an argument: the process list and the shell history would show it). */
@@ -202,6 +211,62 @@ export function registerLdap(program: Command): void {
         throw err;
       }
       process.stdout.write(`LDAP provider ${p.name}: connected to ${first(p, 'connectionUrl')}${first(p, 'authType') === 'none' ? '' : ` and bound as ${first(p, 'bindDn')}`}\n`);
+    });
+  ldap
+    .command('mappers <realm> <provider>')
+    .description("list a provider's mappers: id, name, type and what it does; tab-separated")
+    .action(async (realmId: string, ref: string) => {
+      const p = await withStore((store) => requireUserStorage(store, realmId, ref), { access: 'read' });
+      for (const m of p.mappers) process.stdout.write(`${m.id}\t${terminalSafe(m.name)}\t${m.providerId}\t${terminalSafe(describeMapper(m))}\n`);
+    });
+  ldap
+    .command('mapper-add <realm> <provider> <name>')
+    .description(`add a mapper to a provider, its config as Keycloak names it, e.g. --type group-ldap-mapper --config groups.dn=ou=Groups,dc=example,dc=org --config groups.path=/ldap (see docs/admin.md for each type's keys)`)
+    .requiredOption('--type <providerId>', `the mapper type: ${MAPPER_TYPES.join(', ')}`)
+    .option('--config <key=value>', 'a config entry (repeatable)', collect, [])
+    .action(async (realmId: string, ref: string, name: string, o: { type: string; config: string[] }) => {
+      const config = configEntries(o.config, 'groups.dn=ou=Groups,dc=example,dc=org');
+      const m = await withStore(async (store) => createMapper(store, cliActor(), realmId, (await requireUserStorage(store, realmId, ref)).id, { name, providerId: o.type, config }));
+      process.stdout.write(`added mapper ${terminalSafe(m.name)} (${m.providerId}, id ${m.id}) to LDAP provider ${terminalSafe(ref)}: ${terminalSafe(describeMapper(m))}\n`);
+    });
+  ldap
+    .command('mapper-remove <realm> <provider> <mapper>')
+    .description('remove a mapper (by name or id); the groups and roles it made stay, as local ones, with their members')
+    .action(async (realmId: string, ref: string, mapperRef: string) => {
+      await withStore(async (store) => {
+        const p = await requireUserStorage(store, realmId, ref);
+        const m = p.mappers.find((x) => x.id === mapperRef || x.name === mapperRef);
+        if (!m) throw new CliError(`LDAP provider ${p.name} has no mapper ${mapperRef}`);
+        await deleteMapper(store, cliActor(), realmId, m.id);
+      });
+      process.stdout.write(`removed mapper ${terminalSafe(mapperRef)} from LDAP provider ${terminalSafe(ref)}\n`);
+    });
+  ldap
+    .command('sync-groups <realm> <provider>')
+    .description("make the directory's groups here (Keycloak's mapper sync, fedToKeycloak): every group-ldap-mapper and role-ldap-mapper of the provider, or the one --mapper names; with drop.non.existing.groups.during.sync, a mapper's groups gone from the directory are deleted")
+    .option('--mapper <name>', 'only this mapper (name or id)')
+    .action(async (realmId: string, ref: string, o: { mapper?: string }) => {
+      const { syncProviderMapper, MapperSyncRefused } = await import('../oauth/ldap/federation.js');
+      const { LdapUnavailable } = await import('../oauth/ldap/directory.js');
+      const { systemClock } = await import('../clock.js');
+      const lines = await withStore(async (store) => {
+        const p = await requireUserStorage(store, realmId, ref);
+        const realm = (await store.realms.get(realmId))!;
+        const chosen = o.mapper === undefined ? p.mappers.filter((m) => m.providerId === GROUP_MAPPER || m.providerId === ROLE_MAPPER) : p.mappers.filter((m) => m.id === o.mapper || m.name === o.mapper);
+        if (chosen.length === 0) throw new CliError(o.mapper === undefined ? `LDAP provider ${p.name} has no group-ldap-mapper or role-ldap-mapper` : `LDAP provider ${p.name} has no mapper ${o.mapper}`);
+        const out: string[] = [];
+        for (const m of chosen) {
+          try {
+            const r = await syncProviderMapper({ store, clock: systemClock }, realm, p, m.id, 'fedToKeycloak');
+            out.push(`mapper ${terminalSafe(m.name)}: ${terminalSafe(r.status)}\n`);
+          } catch (err) {
+            if (err instanceof MapperSyncRefused || err instanceof LdapUnavailable) throw new CliError(`mapper ${m.name}: ${err.message}`);
+            throw err;
+          }
+        }
+        return out;
+      }, { keys: true });
+      process.stdout.write(lines.join(''));
     });
   ldap
     .command('delete <realm> <provider>')

@@ -452,6 +452,15 @@ export interface IdentityProviderTable {
 }
 
 /** A realm's user storage provider, an LDAP directory (src/storage/repos/user-storage.ts). */
+/** The groups and roles an LDAP group or role mapper made or matched (migration 2026-11-29T1130). */
+export interface LdapMapperLinkTable {
+  mapper_id: string;
+  kind: 'group' | 'role';
+  target_id: string;
+  /** The directory group's name. */
+  name: string;
+}
+
 export interface UserStorageProviderTable {
   id: string;
   realm_id: string;
@@ -582,6 +591,7 @@ export interface Database {
   identity_providers: IdentityProviderTable;
   federated_identities: FederatedIdentityTable;
   user_storage_providers: UserStorageProviderTable;
+  ldap_mapper_links: LdapMapperLinkTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

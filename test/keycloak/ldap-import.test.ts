@@ -51,7 +51,7 @@ for (const dialect of dialects()) {
       assert.equal(m2.status, 'imported');
       const line = lineOf(m2, 'user federation ldap');
       assert.equal(line.outcome, 'mapped');
-      assert.match(line.reason!, /mapper groups \(group-ldap-mapper\) skipped: not supported/);
+      assert.match(line.reason!, /mapper groups \(group-ldap-mapper\): directory groups under ou=Groups,dc=keycloak,dc=org become groups under \/ \(nesting kept\); memberships set at each sign-in \(mode LDAP_ONLY: local changes refused\) \(mapped.group.attributes ignored\)/);
       assert.match(line.reason!, /editMode WRITABLE: password changes are written to the directory/);
       assert.match(line.reason!, /disabled, as in Keycloak/);
       const [p, ...more] = await ts.store.userStorage.list('Migration2');
@@ -62,7 +62,7 @@ for (const dialect of dialects()) {
       assert.equal(p!.config.bindCredential, undefined);
       assert.ok(p!.sealedBindCredential && !p!.sealedBindCredential.includes('anything'));
       assert.equal(await bindCredentialOf(ts.store, p!), 'anything');
-      assert.deepEqual(p!.mappers.map((m) => [m.name, m.providerId]), [['objectGUID', 'user-attribute-ldap-mapper']]);
+      assert.deepEqual(p!.mappers.map((m) => [m.name, m.providerId]).sort(), [['groups', 'group-ldap-mapper'], ['objectGUID', 'user-attribute-ldap-mapper']]);
     });
 
     test('export writes the component back in Keycloak\'s shape; the credential only with secrets', async () => {
@@ -73,7 +73,14 @@ for (const dialect of dialects()) {
       assert.deepEqual((c!.config as Json).bindCredential, ['**********']);
       assert.deepEqual((c!.config as Json).usersDn, ['ou=People,dc=keycloak,dc=org']);
       const subs = (c!.subComponents as Json)[MAPPER] as Json[];
-      assert.deepEqual(subs.map((m) => m.providerId), ['user-attribute-ldap-mapper']);
+      assert.deepEqual(subs.map((m) => m.providerId).sort(), ['group-ldap-mapper', 'user-attribute-ldap-mapper']);
+      // The group mapper's config goes back as the file had it (a round trip).
+      const fileMapper = (((await readExport(FIXTURE)).find((r) => r.realm === 'Migration2')!.components as Json)[USER_STORAGE] as Json[])
+        .flatMap((x) => ((x.subComponents as Json)[MAPPER] as Json[]))
+        .find((m) => m.providerId === 'group-ldap-mapper')!;
+      const exported = subs.find((m) => m.providerId === 'group-ldap-mapper')!;
+      assert.equal(exported.id, fileMapper.id);
+      assert.deepEqual(exported.config, fileMapper.config);
       const secret = await exportRealm(ts.store, 'Migration2', { withSecrets: true });
       assert.deepEqual(((((secret.components as Json)[USER_STORAGE] as Json[])[0]!.config) as Json).bindCredential, ['anything']);
     });
@@ -101,6 +108,7 @@ for (const dialect of dialects()) {
       const r = realmOf(await importKeycloakRealms(ts.store, [rep], { ifExists: 'fail' }, actor), 'dir-corp');
       assert.equal(r.status, 'imported', r.reason);
       assert.match(lineOf(r, 'user federation corp-directory').reason!, /allowKerberosAuthentication skipped: Kerberos is not supported/);
+      assert.match(lineOf(r, 'user federation corp-directory').reason!, /mapper groups \(group-ldap-mapper\) skipped: config\["groups.dn"\] must be a DN/);
       assert.match(lineOf(r, 'user carol').reason!, /federated user \(LDAP\)/);
       assert.equal(lineOf(r, 'user dave').outcome, 'skipped');
       const carol = (await ts.store.users.findByUsername('dir-corp', 'carol'))!;

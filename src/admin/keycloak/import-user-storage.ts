@@ -5,6 +5,7 @@ import { ValidationError } from '../validation.js';
 import { createUserStorage, readConfigMap, SUPPORTED_MAPPERS, USER_STORAGE_TYPE, LDAP_MAPPER_TYPE, validateComponentShape, type ComponentFields } from '../operations/user-storage.js';
 import type { Actor } from '../operations/common.js';
 import type { RealmReportBuilder } from './import-report.js';
+import { describeMapper, mapperProblems } from '../../oauth/ldap/mapper-config.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,8 +26,9 @@ const KERBEROS_KEYS = ['allowKerberosAuthentication', 'useKerberosForPasswordAut
 
 /**
  * The file's user federation components (components["org.keycloak.storage.UserStorageProvider"]):
- * "ldap" ones with their user-attribute-ldap-mapper subcomponents; other mappers (group, role, ...) and
- * Kerberos are named as skipped; other providers (kerberos, custom SPIs) are skipped.
+ * "ldap" ones with their mapper subcomponents (attribute, group, role, hardcoded, full name: each group,
+ * role and hardcoded one named in the report with what it does); other mappers and Kerberos are named as
+ * skipped; other providers (kerberos, custom SPIs) are skipped.
  */
 export function readFileUserStorage(rep: Json): FileUserStorage[] {
   return list(obj(rep.components)[USER_STORAGE_TYPE]).map((raw, i) => {
@@ -47,7 +49,17 @@ export function readFileUserStorage(rep: Json): FileUserStorage[] {
           notes.push(`mapper ${mapper.name} (${mapper.providerId}) skipped: not supported`);
           continue;
         }
+        // A mapper Realmgate cannot act on is left out, not the provider with it.
+        const problems = mapperProblems(mapper);
+        if (problems.length > 0) {
+          notes.push(`mapper ${mapper.name} (${mapper.providerId}) skipped: ${problems.join('; ')}`);
+          continue;
+        }
         if (mapper.config['is.binary.attribute']?.[0] === 'true') notes.push(`mapper ${mapper.name}: a binary attribute, not copied to the user`);
+        if (mapper.providerId !== 'user-attribute-ldap-mapper') {
+          const ignored = mapper.config['mapped.group.attributes']?.[0] ? ' (mapped.group.attributes ignored)' : '';
+          notes.push(`mapper ${mapper.name} (${mapper.providerId}): ${describeMapper(mapper)}${ignored}`);
+        }
         if (!/^[A-Za-z0-9._-]{1,36}$/.test(mapper.id)) mapper.id = randomUUID();
         mappers.push(mapper);
       }

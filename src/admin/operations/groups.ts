@@ -1,4 +1,5 @@
 import type { Store } from '../../storage/store.js';
+import { refuseMappedMembershipChange } from './user-storage.js';
 import type { Role } from '../../storage/repos/roles.js';
 import type { User } from '../../storage/types.js';
 import { MAX_GROUP_DEPTH, type Group } from '../../storage/repos/groups.js';
@@ -188,6 +189,7 @@ export async function joinGroup(store: Store, input: { realmId: string; userId: 
   const user = await requireMember(store, input.realmId, input.userId);
   const group = await requireGroup(store, input.realmId, input.groupId);
   guard.authorize?.(await groupEffectiveRoles(store, group));
+  await refuseMappedMembershipChange(store, user, 'group', [group]);
   await store.groups.addMember(group.id, user.id);
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'GROUP_MEMBERSHIP', resourcePath: `users/${user.id}/groups/${group.id}`, representation: { id: group.id, name: group.name } });
   return group;
@@ -201,6 +203,7 @@ export async function leaveGroup(store: Store, input: { realmId: string; userId:
   const user = await requireMember(store, input.realmId, input.userId);
   const group = await requireGroup(store, input.realmId, input.groupId);
   guard.authorize?.(await groupEffectiveRoles(store, group));
+  await refuseMappedMembershipChange(store, user, 'group', [group]);
   if (!(await store.groups.removeMember(group.id, user.id))) {
     if (input.quiet) return group;
     throw new NotFound(`user ${user.username} is not a member of that group`);

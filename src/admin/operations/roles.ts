@@ -1,4 +1,5 @@
 import type { Store } from '../../storage/store.js';
+import { refuseMappedMembershipChange } from './user-storage.js';
 import type { Role, UserRoles } from '../../storage/repos/roles.js';
 import type { User } from '../../storage/types.js';
 import { ConflictError } from '../../storage/types.js';
@@ -77,6 +78,7 @@ export async function changeRoleMappings(
   const roles = await resolveRoles(store, input.realmId, input.clientId, input.roles);
   // A door's check of the caller's right to map these roles (authorization.ts mayMapRole), before any write.
   opts.authorize?.(roles);
+  await refuseMappedMembershipChange(store, user, 'role', roles);
   const ids = roles.map((r) => r.id);
   if (input.remove) await store.roles.revoke(user.id, ids);
   else await store.roles.grant(user.id, ids);

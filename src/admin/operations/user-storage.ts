@@ -3,6 +3,8 @@ import type { Store } from '../../storage/store.js';
 import type { UserStorageMapper, UserStorageProvider } from '../../storage/types.js';
 import { openLdapCredential, sealLdapCredential } from '../../crypto/broker-secrets.js';
 import { isAttributeName } from '../../oauth/ldap/escape.js';
+import { GROUP_MAPPER, HARDCODED_GROUP_MAPPER, HARDCODED_ROLE_MAPPER, MAPPER_TYPES, ROLE_MAPPER, mapperProblems, readGroupMapping } from '../../oauth/ldap/mapper-config.js';
+import { groupAtPath, hardcodedRole } from '../../oauth/ldap/group-mapping.js';
 import { NotFound, ValidationError, checkText } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { SECRET_MASK } from './identity-providers.js';
@@ -16,8 +18,8 @@ import { SECRET_MASK } from './identity-providers.js';
 
 export const USER_STORAGE_TYPE = 'org.keycloak.storage.UserStorageProvider';
 export const LDAP_MAPPER_TYPE = 'org.keycloak.storage.ldap.mappers.LDAPStorageMapper';
-/** The mappers Realmgate acts on; others (group-ldap-mapper, role mappers, ...) are refused or skipped at import. */
-export const SUPPORTED_MAPPERS = ['user-attribute-ldap-mapper'];
+/** The mappers Realmgate acts on; others (msad-user-account-control-mapper, certificate mappers, ...) are refused, or skipped at import. */
+export const SUPPORTED_MAPPERS = MAPPER_TYPES;
 export const EDIT_MODES = ['READ_ONLY', 'WRITABLE', 'UNSYNCED'] as const;
 
 /** What a door says of a provider (Keycloak's ComponentRepresentation, typed). */
@@ -154,13 +156,46 @@ export function defaultMappers(config: Record<string, string[]>): UserStorageMap
   ];
 }
 
-/** Checks a mapper; throws for one Realmgate does not act on. */
+/** Checks a mapper's shape and config (no database); throws for one Realmgate does not act on or a bad config. */
 export function checkMapper(m: UserStorageMapper): void {
-  if (!SUPPORTED_MAPPERS.includes(m.providerId)) throw new ValidationError(`mapper ${JSON.stringify(m.name)}: providerId ${JSON.stringify(m.providerId)} is not supported (Realmgate maps LDAP attributes with user-attribute-ldap-mapper)`);
   checkText('a mapper name', m.name, 255);
-  const ldap = one(m.config, 'ldap.attribute');
-  if (!ldap || !isAttributeName(ldap)) throw new ValidationError(`mapper ${JSON.stringify(m.name)}: config["ldap.attribute"] must be an LDAP attribute name`);
-  if (!one(m.config, 'user.model.attribute')) throw new ValidationError(`mapper ${JSON.stringify(m.name)}: config["user.model.attribute"] is required`);
+  const problems = mapperProblems(m);
+  if (problems.length > 0) throw new ValidationError(`mapper ${JSON.stringify(m.name)}: ${problems.join('; ')}`);
+}
+
+/**
+ * What a mapper names must exist (Keycloak's validateConfiguration): a hardcoded mapper's role or group,
+ * a role mapper's client. Checked by the admin doors; an import may bring them in the same file.
+ */
+async function checkMapperTargets(store: Store, realmId: string, m: UserStorageMapper): Promise<void> {
+  const where = `mapper ${JSON.stringify(m.name)}`;
+  if (m.providerId === HARDCODED_ROLE_MAPPER && !(await hardcodedRole(store, realmId, one(m.config, 'role') ?? ''))) throw new ValidationError(`${where}: role ${JSON.stringify(one(m.config, 'role'))} does not exist (a realm role name, or clientId.roleName)`);
+  if (m.providerId === HARDCODED_GROUP_MAPPER && !(await groupAtPath(store, realmId, one(m.config, 'group') ?? ''))) throw new ValidationError(`${where}: group ${JSON.stringify(one(m.config, 'group'))} does not exist`);
+  if (m.providerId === ROLE_MAPPER) {
+    const clientId = readGroupMapping(m).mapping.clientId;
+    if (clientId !== undefined && !(await store.clients.get(realmId, clientId))) throw new ValidationError(`${where}: client ${JSON.stringify(clientId)} does not exist`);
+  }
+}
+
+/**
+ * Keycloak refuses a READ_ONLY mapper's membership changes (and Realmgate does not write LDAP_ONLY ones
+ * back to the directory): a federated user's membership of a group (or mapping of a role) that a
+ * READ_ONLY or LDAP_ONLY mapper of the user's provider manages is refused; the directory is the place.
+ */
+export async function refuseMappedMembershipChange(store: Store, user: { federationLink?: string | null; username: string; realmId: string }, kind: 'group' | 'role', targets: Array<{ id: string; name: string }>): Promise<void> {
+  if (!user.federationLink || targets.length === 0) return;
+  const p = await store.userStorage.get(user.realmId, user.federationLink);
+  if (!p) return;
+  for (const t of targets) {
+    for (const link of await store.userStorage.linksOf(t.id)) {
+      if (link.kind !== kind) continue;
+      const m = p.mappers.find((x) => x.id === link.mapperId);
+      if (!m || (m.providerId !== GROUP_MAPPER && m.providerId !== ROLE_MAPPER)) continue;
+      const mode = readGroupMapping(m).mapping.mode;
+      if (mode === 'IMPORT') continue;
+      throw new ValidationError(`${kind} ${t.name} of user ${user.username} is mapped from LDAP by mapper ${m.name} (mode ${mode}): change the membership in the directory; it is read from there at each sign-in`);
+    }
+  }
 }
 
 /**
@@ -236,6 +271,7 @@ export async function updateUserStorage(store: Store, actor: Actor, realmId: str
 export async function deleteUserStorage(store: Store, actor: Actor, realmId: string, id: string): Promise<void> {
   const p = await requireUserStorage(store, realmId, id);
   await store.userStorage.delete(realmId, p.id);
+  await store.userStorage.unlinkMappers(p.mappers.map((m) => m.id));
   await recordAdminEvent(store, actor, { realmId, operation: 'DELETE', resourceType: 'COMPONENT', resourcePath: path(p.id) });
 }
 
@@ -279,6 +315,7 @@ export async function createMapper(store: Store, actor: Actor, realmId: string, 
   if (m.name === '') throw new ValidationError('name is required');
   if (provider.mappers.some((x) => x.name === m.name)) throw new ValidationError(`the provider already has a mapper named ${JSON.stringify(m.name)}`);
   checkMapper(m);
+  await checkMapperTargets(store, realmId, m);
   await store.userStorage.update({ ...provider, mappers: [...provider.mappers, m] });
   await recordAdminEvent(store, actor, { realmId, operation: 'CREATE', resourceType: 'COMPONENT', resourcePath: path(m.id), representation: { ...m, parentId: provider.id } });
   return m;
@@ -289,6 +326,7 @@ export async function updateMapper(store: Store, actor: Actor, realmId: string, 
   if (!found) throw new NotFound(`Could not find component ${id} in realm ${realmId}`);
   const m: UserStorageMapper = { id, name: (fields.name ?? found.mapper.name).trim(), providerId: fields.providerId ?? found.mapper.providerId, config: fields.config ?? found.mapper.config };
   checkMapper(m);
+  await checkMapperTargets(store, realmId, m);
   await store.userStorage.update({ ...found.provider, mappers: found.provider.mappers.map((x) => (x.id === id ? m : x)) });
   await recordAdminEvent(store, actor, { realmId, operation: 'UPDATE', resourceType: 'COMPONENT', resourcePath: path(id), representation: { ...m, parentId: found.provider.id } });
   return m;
@@ -298,5 +336,7 @@ export async function deleteMapper(store: Store, actor: Actor, realmId: string, 
   const found = await findMapper(store, realmId, id);
   if (!found) throw new NotFound(`Could not find component ${id} in realm ${realmId}`);
   await store.userStorage.update({ ...found.provider, mappers: found.provider.mappers.filter((x) => x.id !== id) });
+  // Its groups and roles stay, as local ones (memberships too): no sign-in changes them any more.
+  await store.userStorage.unlinkMappers([id]);
   await recordAdminEvent(store, actor, { realmId, operation: 'DELETE', resourceType: 'COMPONENT', resourcePath: path(id) });
 }

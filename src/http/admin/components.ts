@@ -21,7 +21,7 @@ import {
 } from '../../admin/operations/user-storage.js';
 import { SECRET_MASK } from '../../admin/operations/identity-providers.js';
 import { ValidationError } from '../../admin/validation.js';
-import { ldapSettings, providerEnabled, syncProvider } from '../../oauth/ldap/federation.js';
+import { MapperSyncRefused, ldapSettings, providerEnabled, syncProvider, syncProviderMapper } from '../../oauth/ldap/federation.js';
 import { recordAdminEvent } from '../../admin/operations/common.js';
 import { LdapUnavailable, testDirectory } from '../../oauth/ldap/directory.js';
 import type { Realm } from '../../storage/types.js';
@@ -176,6 +176,36 @@ export async function componentRoutes(app: FastifyInstance, opts: { services: Se
         throw err;
       }
       await recordAdminEvent(store, actorOf(caller), { realmId: realm.id, operation: 'ACTION', resourceType: 'USER_STORAGE', resourcePath: `user-storage/${p.id}/sync`, representation: result });
+      return result;
+    },
+  );
+
+  app.post<{ Params: { realm: string; id: string; mapperId: string }; Querystring: { direction?: string } }>(
+    '/realms/:realm/user-storage/:id/mappers/:mapperId/sync',
+    {
+      schema: {
+        tags,
+        summary: "Keycloak's mapper sync: direction fedToKeycloak makes a group-ldap-mapper's (role-ldap-mapper's) directory groups here as groups (roles); with drop.non.existing.groups.during.sync, its groups gone from the directory are deleted. keycloakToFed is refused (400). Answers SynchronizationResultRepresentation",
+        params: params({ id: { type: 'string', maxLength: 64 }, mapperId: { type: 'string', maxLength: 64 } }),
+        querystring: { type: 'object', properties: { direction: { type: 'string', maxLength: 64 } } },
+        security,
+      },
+    },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await realmFor(caller, req.params.realm, 'manage-realm');
+      const p = await store.userStorage.get(realm.id, req.params.id);
+      if (!p) throw notFound(`Could not find component ${req.params.id}`);
+      if (!p.mappers.some((m) => m.id === req.params.mapperId)) throw notFound(`Could not find component ${req.params.mapperId}`);
+      let result;
+      try {
+        result = await syncProviderMapper(services, realm, p, req.params.mapperId, req.query.direction);
+      } catch (err) {
+        if (err instanceof MapperSyncRefused) throw new ValidationError(err.message);
+        if (err instanceof LdapUnavailable) throw new ValidationError(`LDAP synchronization error: ${err.message}`);
+        throw err;
+      }
+      await recordAdminEvent(store, actorOf(caller), { realmId: realm.id, operation: 'ACTION', resourceType: 'USER_STORAGE', resourcePath: `user-storage/${p.id}/mappers/${req.params.mapperId}/sync`, representation: result });
       return result;
     },
   );

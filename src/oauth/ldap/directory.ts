@@ -260,3 +260,27 @@ export async function changePassword(s: LdapSettings, bindCredential: string | u
     }
   });
 }
+
+/** The most directory groups one mapper reads (a sign-in: the user's; a sync: all of them). */
+export const MAX_GROUP_ENTRIES = 5_000;
+
+/**
+ * The entries under `base` (the whole subtree) matching `filter`, read by the service account in pages
+ * of 500 (RFC 2696). More than `max` is an error (LdapUnavailable, saying so): a bounded answer, never
+ * a silently cut one, since a cut list of groups would take memberships away.
+ */
+export async function searchEntries(s: LdapSettings, bindCredential: string | undefined, q: { base: string; filter: string; attributes: string[]; max: number }): Promise<Array<{ dn: string; attributes: Record<string, string[]> }>> {
+  try {
+    return await withClient(s, { operationTimeoutMs: Math.max(s.operationTimeoutMs, 10_000) }, async (client) => {
+      await serviceBind(client, s, bindCredential);
+      const r = await client.search(q.base, { scope: 'sub', filter: q.filter, attributes: [...new Set(['dn', ...q.attributes])], paged: { pageSize: 500 }, sizeLimit: q.max + 1 });
+      if (r.searchEntries.length > q.max) throw new LdapUnavailable(`more than ${q.max} entries under ${q.base}: narrow the mapper's filter`);
+      return r.searchEntries.map((e) => ({ dn: e.dn, attributes: stringAttributes(e) }));
+    });
+  } catch (err) {
+    if (resultCode(err) === 4) throw new LdapUnavailable(`more than ${q.max} entries under ${q.base}: narrow the mapper's filter`);
+    // noSuchObject (32): the base is not there; a mapper's memberships are never emptied on that.
+    if (resultCode(err) === 32) throw new LdapUnavailable(`${q.base} does not exist in the directory`);
+    throw unavailable('group search', err);
+  }
+}

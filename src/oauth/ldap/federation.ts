@@ -9,6 +9,8 @@ import { attributeName, changePassword, listEntries, LdapUnavailable, lookupAndB
 import type { Store } from '../../storage/store.js';
 import { USERNAME_RE } from '../../admin/validation.js';
 import { groupsForNewUser } from '../../admin/operations/groups.js';
+import { GROUP_MAPPER, ROLE_MAPPER, fullNameAttribute, readGroupMapping, splitFullName } from './mapper-config.js';
+import { applyHardcoded, applyPlan, entryAttributes, planFromIndex, readMapperPlans, readSyncIndex, syncMapper, type MapperSyncResult } from './group-mapping.js';
 
 /**
  * User federation at the password step (Keycloak's LDAPStorageProvider, read-only): a name not found
@@ -60,9 +62,10 @@ export function ldapSettings(p: UserStorageProvider): LdapSettings {
 }
 
 /** Where the user's fields come from: Keycloak's default mappers, or the provider's user-attribute mappers. */
-export function attributeMapping(p: UserStorageProvider): { username: string; email: string; firstName: string; lastName: string; extra: Array<{ model: string; ldap: string }> } {
+export function attributeMapping(p: UserStorageProvider): { username: string; email: string; firstName: string; lastName: string; fullName: string | undefined; extra: Array<{ model: string; ldap: string }> } {
   const s = ldapSettings(p);
-  const out = { username: s.usernameAttribute, email: 'mail', firstName: 'givenName', lastName: 'sn', extra: [] as Array<{ model: string; ldap: string }> };
+  // full-name-ldap-mapper: first and last name from one "First Last" attribute instead of givenName and sn.
+  const out = { username: s.usernameAttribute, email: 'mail', firstName: 'givenName', lastName: 'sn', fullName: fullNameAttribute(p.mappers), extra: [] as Array<{ model: string; ldap: string }> };
   for (const m of p.mappers) {
     if (m.providerId !== 'user-attribute-ldap-mapper' || m.config['is.binary.attribute']?.[0] === 'true') continue;
     const model = m.config['user.model.attribute']?.[0];
@@ -73,6 +76,12 @@ export function attributeMapping(p: UserStorageProvider): { username: string; em
     else if (!['LDAP_ID', 'LDAP_ENTRY_DN', 'createTimestamp', 'modifyTimestamp'].includes(model)) out.extra.push({ model, ldap });
   }
   return out;
+}
+
+/** Every attribute a sign-in or a sync reads of a user's entry: the profile's, the extra ones', the mappers'. */
+function entryAttributeList(p: UserStorageProvider): string[] {
+  const map = attributeMapping(p);
+  return [map.username, map.email, map.firstName, map.lastName, ldapSettings(p).uuidAttribute, ...map.extra.map((e) => e.ldap), ...(map.fullName ? [map.fullName] : []), ...entryAttributes(p)];
 }
 
 async function enabledProviders(services: Services, realmId: string): Promise<UserStorageProvider[]> {
@@ -105,9 +114,9 @@ export async function federatedSignIn(services: Services, realm: Realm, input: {
     const credential = p.sealedBindCredential ? await openLdapCredential(services.store, realm.id, p.id, p.sealedBindCredential) : undefined;
     let r;
     try {
-      r = await lookupAndBind(s, credential, login, input.password, [map.username, map.email, map.firstName, map.lastName, s.uuidAttribute, ...map.extra.map((e) => e.ldap)]);
+      r = await lookupAndBind(s, credential, login, input.password, entryAttributeList(p));
       // A name typed as an email may also be a username (Keycloak looks up both).
-      if (r.kind === 'not-found' && login.byEmail) r = await lookupAndBind(s, credential, { value: typed, byEmail: false }, input.password, [map.username, map.email, map.firstName, map.lastName, s.uuidAttribute]);
+      if (r.kind === 'not-found' && login.byEmail) r = await lookupAndBind(s, credential, { value: typed, byEmail: false }, input.password, entryAttributeList(p));
     } catch (err) {
       if (!(err instanceof LdapUnavailable)) throw err;
       outage = err;
@@ -115,7 +124,13 @@ export async function federatedSignIn(services: Services, realm: Realm, input: {
     }
     if (r.kind === 'not-found') continue;
     if (r.kind !== 'found') return undefined;
-    return importOrUpdate(services, realm, p, user, { dn: r.dn, attributes: r.attributes });
+    const entry = { dn: r.dn, attributes: r.attributes };
+    // The group and role mappers' directory reads come first: an outage here (LdapUnavailable, the
+    // caller's 503) signs nobody in with memberships the directory did not confirm.
+    const plans = await readMapperPlans(services.store, s, credential, p, entry);
+    const signedIn = await importOrUpdate(services, realm, p, user, entry);
+    if (signedIn) await applyMappers(services, realm, p, signedIn, plans);
+    return signedIn;
   }
   if (outage) throw outage;
   return undefined;
@@ -167,10 +182,15 @@ async function importOrUpdate(services: Services, realm: Realm, p: UserStoragePr
   // duplicateEmailsAllowed off: an address another user of the realm has is left out, so that a sign-in
   // by email still names one user (the rule of the admin API and the import).
   if (email !== null && (email.length > 320 || (!realm.duplicateEmailsAllowed && (await services.store.users.findByEmail(realm.id, email, 2)).some((u) => u.id !== existing?.id)))) email = null;
+  const full = map.fullName ? one(entry.attributes, map.fullName) : undefined;
   const fields = {
     email,
-    firstName: one(entry.attributes, map.firstName) ?? null,
-    lastName: one(entry.attributes, map.lastName) ?? null,
+    ...(map.fullName
+      ? splitFullName(full ?? '')
+      : {
+          firstName: one(entry.attributes, map.firstName) ?? null,
+          lastName: one(entry.attributes, map.lastName) ?? null,
+        }),
   };
   if (existing) {
     if (!existing.enabled) return undefined;
@@ -206,6 +226,12 @@ async function importOrUpdate(services: Services, realm: Realm, p: UserStoragePr
   return services.store.users.get(id);
 }
 
+/** The group, role and hardcoded mappers' writes for a signed-in or synchronized user (after every directory read). */
+async function applyMappers(services: Services, realm: Realm, p: UserStorageProvider, user: User, plans: Awaited<ReturnType<typeof readMapperPlans>>): Promise<void> {
+  for (const plan of plans) await applyPlan(services.store, services.clock, realm, user, plan);
+  await applyHardcoded(services.store, realm, user, p);
+}
+
 /** Keycloak's SynchronizationResultRepresentation. */
 export interface SyncResult {
   ignored: boolean;
@@ -230,7 +256,9 @@ export async function syncProvider(services: Services, realm: Realm, p: UserStor
   const lastSync = Number(p.config.lastSync?.[0] ?? 0);
   const since = action === 'triggerChangedUsersSync' && lastSync > 0 ? lastSync : undefined;
   const credential = p.sealedBindCredential ? await openLdapCredential(services.store, realm.id, p.id, p.sealedBindCredential) : undefined;
-  const { entries, truncated } = await listEntries(s, credential, [map.username, map.email, map.firstName, map.lastName, s.uuidAttribute, ...map.extra.map((e) => e.ldap)], since);
+  const { entries, truncated } = await listEntries(s, credential, entryAttributeList(p), since);
+  // The group and role mappers' directories read once for all the users (never a search per user).
+  const indexes = await readSyncIndex(services.store, s, credential, p);
   const result: SyncResult = { ignored: false, added: 0, updated: 0, removed: 0, failed: 0, status: '' };
   for (const entry of entries) {
     const name = one(entry.attributes, map.username)?.trim().toLowerCase();
@@ -242,6 +270,7 @@ export async function syncProvider(services: Services, realm: Realm, p: UserStor
       // A name taken meanwhile (a rename onto another user's name): this entry fails, the others go on.
       if (!(err instanceof ConflictError) && !isUniqueViolation(err)) throw err;
     }
+    if (user) await applyMappers(services, realm, p, user, indexes.map((x) => planFromIndex(x, entry)));
     if (!user) result.failed++;
     else if (before && before.id === user.id) result.updated++;
     else result.added++;
@@ -265,4 +294,22 @@ export async function writeFederatedPassword(store: Store, user: User, newPasswo
   const credential = p.sealedBindCredential ? await openLdapCredential(store, p.realmId, p.id, p.sealedBindCredential) : undefined;
   await changePassword(ldapSettings(p), credential, dn, newPassword, { exop: p.config.usePasswordModifyExtendedOp?.[0] === 'true' });
   return true;
+}
+
+/** A mapper's sync refused (unknown mapper, a direction not served): the admin API's 400. */
+export class MapperSyncRefused extends Error {}
+
+/**
+ * Keycloak's mapper sync (POST user-storage/{provider}/mappers/{mapper}/sync): direction fedToKeycloak
+ * makes the directory's groups (roles) here. keycloakToFed (writing local groups to the directory) is
+ * refused: Realmgate does not write groups to LDAP. Throws LdapUnavailable.
+ */
+export async function syncProviderMapper(services: Pick<Services, 'store' | 'clock'>, realm: Realm, p: UserStorageProvider, mapperId: string, direction: string | undefined): Promise<MapperSyncResult> {
+  const m = p.mappers.find((x) => x.id === mapperId);
+  if (!m) throw new MapperSyncRefused(`provider ${p.name} has no mapper ${mapperId}`);
+  if (m.providerId !== GROUP_MAPPER && m.providerId !== ROLE_MAPPER) throw new MapperSyncRefused(`mapper ${m.name} (${m.providerId}) has nothing to synchronize: only group-ldap-mapper and role-ldap-mapper do`);
+  if ((direction ?? 'fedToKeycloak') !== 'fedToKeycloak') throw new MapperSyncRefused('direction must be fedToKeycloak: Realmgate does not write groups or roles to the directory (keycloakToFed)');
+  if (!providerEnabled(p)) return { ignored: true, added: 0, updated: 0, removed: 0, failed: 0, status: 'the provider is disabled' };
+  const credential = p.sealedBindCredential ? await openLdapCredential(services.store, realm.id, p.id, p.sealedBindCredential) : undefined;
+  return syncMapper(services.store, services.clock, realm, ldapSettings(p), credential, readGroupMapping(m).mapping);
 }

@@ -70,4 +70,50 @@ export class UserStorageRepository {
       return Number(r.numDeletedRows) > 0;
     });
   }
+
+  // ---- What the group and role mappers made or matched (ldap_mapper_links) ----
+
+  /**
+   * The groups (or roles) a mapper made or matched that still exist, with the directory group's name
+   * (and a group's parent); links to deleted ones are left out (and forgotten by the next sync).
+   */
+  async links(mapperId: string, kind: LinkKind): Promise<Array<{ targetId: string; name: string; parentId: string }>> {
+    const base = this.db.selectFrom('ldap_mapper_links').where('mapper_id', '=', mapperId).where('kind', '=', kind);
+    const rows =
+      kind === 'group'
+        ? await base.innerJoin('groups', 'groups.id', 'ldap_mapper_links.target_id').select(['ldap_mapper_links.target_id', 'ldap_mapper_links.name', 'groups.parent_id']).execute()
+        : await base.innerJoin('roles', 'roles.id', 'ldap_mapper_links.target_id').select(['ldap_mapper_links.target_id', 'ldap_mapper_links.name', 'roles.client_id as parent_id']).execute();
+    return rows.map((r) => ({ targetId: r.target_id, name: r.name, parentId: r.parent_id }));
+  }
+
+  /** Forgets the links of a mapper whose group or role was deleted. */
+  async pruneLinks(mapperId: string, kind: LinkKind): Promise<void> {
+    const live = new Set((await this.links(mapperId, kind)).map((l) => l.targetId));
+    const all = await this.db.selectFrom('ldap_mapper_links').select('target_id').where('mapper_id', '=', mapperId).where('kind', '=', kind).execute();
+    await this.unlink(mapperId, kind, all.map((r) => r.target_id).filter((id) => !live.has(id)));
+  }
+
+  /** Records a link (idempotent: two sign-ins may record the same one at once). */
+  async link(mapperId: string, kind: LinkKind, targetId: string, name: string): Promise<void> {
+    await this.db.insertInto('ldap_mapper_links').values({ mapper_id: mapperId, kind, target_id: targetId, name }).onConflict((oc) => oc.columns(['mapper_id', 'kind', 'target_id']).doNothing()).execute();
+  }
+
+  async unlink(mapperId: string, kind: LinkKind, targetIds: string[]): Promise<void> {
+    if (targetIds.length === 0) return;
+    await this.db.deleteFrom('ldap_mapper_links').where('mapper_id', '=', mapperId).where('kind', '=', kind).where('target_id', 'in', targetIds).execute();
+  }
+
+  /** The mappers that made or matched this group or role. */
+  async linksOf(targetId: string): Promise<Array<{ mapperId: string; kind: LinkKind }>> {
+    const rows = await this.db.selectFrom('ldap_mapper_links').select(['mapper_id', 'kind']).where('target_id', '=', targetId).execute();
+    return rows.map((r) => ({ mapperId: r.mapper_id, kind: r.kind }));
+  }
+
+  /** Forgets a mapper's links (the mapper deleted); its groups and roles stay, as local ones. */
+  async unlinkMappers(mapperIds: string[]): Promise<void> {
+    if (mapperIds.length === 0) return;
+    await this.db.deleteFrom('ldap_mapper_links').where('mapper_id', 'in', mapperIds).execute();
+  }
 }
+
+export type LinkKind = 'group' | 'role';

@@ -2,6 +2,7 @@ import { html, type SafeHtml } from '../html.js';
 import type { UserStorageProvider } from '../../storage/types.js';
 import { consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
 import { visible } from './group-pages.js';
+import { describeMapper } from '../../oauth/ldap/mapper-config.js';
 
 export function federationUrl(realmId: string): string {
   return `${realmBase(realmId)}/user-federation`;
@@ -36,6 +37,8 @@ function providerSection(realmId: string, csrf: string, p: UserStorageProvider, 
     : '';
   return html`<section aria-labelledby="p-${p.id}"><h2 id="p-${p.id}">${visible(p.name)}</h2>
 <dl class="settings">${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${visible(v)}</dd>`)}</dl>
+<h3>Mappers</h3>
+<ul class="mappers">${p.mappers.map((m) => html`<li><strong>${visible(m.name)}</strong> <span class="muted">${m.providerId}</span>: ${visible(describeMapper(m))}</li>`)}</ul>
 ${actions}</section>`;
 }
 

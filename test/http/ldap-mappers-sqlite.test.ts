@@ -1,0 +1,3 @@
+import { ldapMapperTests } from './ldap-mappers.js';
+
+ldapMapperTests('sqlite');
