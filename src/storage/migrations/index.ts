@@ -41,6 +41,7 @@ import * as tokenExchange from './2026-11-29T0610_token_exchange.js';
 import * as requestObjects from './2026-11-29T0620_request_objects.js';
 import * as webauthn from './2026-11-29T0900_webauthn.js';
 import * as webauthnPasswordless from './2026-11-29T0910_webauthn_passwordless.js';
+import * as requiredActionSettings from './2026-11-29T1140_required_action_settings.js';
 import * as userStorageProviders from './2026-11-29T0930_user_storage_providers.js';
 
 /** Every migration, by name; names sort in the order they apply. */
@@ -88,4 +89,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0900_webauthn': webauthn,
   '2026-11-29T0910_webauthn_passwordless': webauthnPasswordless,
   '2026-11-29T0930_user_storage_providers': userStorageProviders,
+  '2026-11-29T1140_required_action_settings': requiredActionSettings,
 };
