@@ -340,6 +340,10 @@ export interface UserUpdate {
   requireWebAuthnSetup?: boolean;
   /** Adds (true) or removes (false) VERIFY_EMAIL: the user verifies their email (a mailed link) at the next sign-in. */
   requireEmailVerification?: boolean;
+  /** Adds (true) or removes (false) UPDATE_PROFILE: the user reviews their email and names at the next sign-in. */
+  requireProfileUpdate?: boolean;
+  /** Adds (true) or removes (false) TERMS_AND_CONDITIONS: the user accepts the realm's terms at the next sign-in. */
+  requireTerms?: boolean;
   /** The complete set of attributes after the update ({} clears them; Keycloak's PUT with attributes). */
   attributes?: UserAttributes;
   /** Names given these values, replacing theirs (the others kept). */
@@ -374,9 +378,16 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
   if (typeof input.email === 'string' && input.email.toLowerCase() !== (user.email ?? '').toLowerCase()) await checkEmailFree(store, await requireRealm(store, input.realmId), input.email, user.id);
   for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) checkPersonName(label, v);
   const listed = input.requiredActions !== undefined ? checkRequiredActions(input.requiredActions) : undefined;
-  const withOtp = input.requireOtpSetup !== undefined ? withRequiredAction(listed ?? user.requiredActions, 'CONFIGURE_TOTP', input.requireOtpSetup) : listed;
-  const withKey = input.requireWebAuthnSetup !== undefined ? withRequiredAction(withOtp ?? user.requiredActions, 'webauthn-register', input.requireWebAuthnSetup) : withOtp;
-  const requiredActions = input.requireEmailVerification !== undefined ? withRequiredAction(withKey ?? user.requiredActions, 'VERIFY_EMAIL', input.requireEmailVerification) : withKey;
+  // The switches of one action each (CLI, console), applied to the list given or the user's.
+  const toggles: [RequiredAction, boolean | undefined][] = [
+    ['CONFIGURE_TOTP', input.requireOtpSetup],
+    ['webauthn-register', input.requireWebAuthnSetup],
+    ['VERIFY_EMAIL', input.requireEmailVerification],
+    ['UPDATE_PROFILE', input.requireProfileUpdate],
+    ['TERMS_AND_CONDITIONS', input.requireTerms],
+  ];
+  let requiredActions = listed;
+  for (const [action, on] of toggles) if (on !== undefined) requiredActions = withRequiredAction(requiredActions ?? user.requiredActions, action, on);
   const attributes = attributesAfter(user, input);
   const orgIds = input.organizations !== undefined ? await organizationIds(store, input.realmId, input.organizations) : undefined;
   const t = now();
@@ -395,7 +406,7 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
     await store.sessionAdmin.endAllForUser(input.realmId, user.id, t, { chains: true, reason: 'user disabled' });
     tellSessionsEnded(store, input.realmId, ending);
   }
-  const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, requireOtpSetup: _o, requireEmailVerification: _v, ...changes } = input;
+  const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, requireOtpSetup: _o, requireWebAuthnSetup: _w, requireEmailVerification: _v, requireProfileUpdate: _p, requireTerms: _t, ...changes } = input;
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: { ...changes, ...(requiredActions !== undefined ? { requiredActions } : {}), ...(attributes !== undefined ? { attributes } : {}) } });
   return (await store.users.get(user.id)) ?? user;
 }
