@@ -14,6 +14,7 @@ import { jsonErrorHandler, tokenRoutes } from './http/token/routes.js';
 import { AUTHORIZE_PATH, authorizeRoutes } from './http/authorize/routes.js';
 import { interactionRoutes } from './http/interaction/routes.js';
 import { brokerRoutes } from './http/interaction/broker-routes.js';
+import { requiredActionRoutes } from './http/interaction/required-action-routes.js';
 import { webauthnRoutes } from './http/interaction/webauthn-routes.js';
 import { resetRoutes } from './http/interaction/reset-routes.js';
 import { registrationRoutes } from './http/interaction/registration-routes.js';
@@ -101,6 +102,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(interactionRoutes, { services });
   await app.register(brokerRoutes, { services });
   await app.register(webauthnRoutes, { services });
+  await app.register(requiredActionRoutes, { services });
   await app.register(resetRoutes, { services });
   await app.register(registrationRoutes, { services });
   await app.register(discoveryRoutes, { services });

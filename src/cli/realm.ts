@@ -6,6 +6,7 @@ import type { RealmSettings } from '../storage/repos/realms.js';
 import { OPTIONAL_EVENT_TYPES } from '../events/stored-types.js';
 import { MAX_EVENTS_RETENTION_S } from '../admin/keycloak/event-types.js';
 import { registerRealmTransfer } from './realm-transfer.js';
+import { registerRealmRequiredActions } from './realm-required-actions.js';
 import { describePolicy, storedPolicy, SUPPORTED_POLICIES } from '../admin/password-policy.js';
 
 /** An epoch second as ISO 8601; undefined for a stored value no date can show (an earlier version let one in). */
@@ -132,6 +133,7 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
 export function registerRealm(program: Command): void {
   const realm = program.command('realm').description('manage realms');
   registerRealmTransfer(realm);
+  registerRealmRequiredActions(realm);
   
   realmSettingOptions(realm.command('create <realm>').description('create a realm with the default scopes and a signing key'))
     .option('--display-name <name>', 'name shown on the login pages (at most 255 characters, no control characters)')

@@ -23,7 +23,7 @@ function time(seconds: number): string {
 export function registerUserLifecycle(user: Command): void {
   user
     .command('update <realm> <user>')
-    .description('change a user (by username or id): email, names, enabled, organizations, attributes, authenticator setup at the next sign-in')
+    .description('change a user (by username or id): email, names, enabled, organizations, attributes, required actions at the next sign-in')
     .option('--email <email>', 'new email address ("" removes it)')
     .option('--first-name <name>', 'new first name ("" removes it)')
     .option('--last-name <name>', 'new last name ("" removes it)')
@@ -37,7 +37,9 @@ export function registerUserLifecycle(user: Command): void {
     .option('--require-otp-setup <on|off>', "on: the user sets up an authenticator app at the next sign-in (Keycloak's CONFIGURE_TOTP required action); off: no longer asked", onOff('--require-otp-setup'))
     .option('--require-webauthn-setup <on|off>', "on: the user registers a security key at the next sign-in (Keycloak's webauthn-register required action); off: no longer asked", onOff('--require-webauthn-setup'))
     .option('--require-email-verification <on|off>', "on: the user verifies their email through a mailed link at the next sign-in (Keycloak's VERIFY_EMAIL required action); off: no longer asked", onOff('--require-email-verification'))
-    .action(async (realmId: string, ref: string, o: { email?: string; firstName?: string; lastName?: string; emailVerified?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean; attribute: string[]; removeAttribute: string[]; requireOtpSetup?: boolean; requireWebauthnSetup?: boolean; requireEmailVerification?: boolean }) => {
+    .option('--require-profile-update <on|off>', "on: the user reviews their email and names at the next sign-in (Keycloak's UPDATE_PROFILE required action); off: no longer asked", onOff('--require-profile-update'))
+    .option('--require-terms <on|off>', "on: the user accepts the realm's terms at the next sign-in (Keycloak's TERMS_AND_CONDITIONS required action); off: no longer asked", onOff('--require-terms'))
+    .action(async (realmId: string, ref: string, o: { requireProfileUpdate?: boolean; requireTerms?: boolean; email?: string; firstName?: string; lastName?: string; emailVerified?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean; attribute: string[]; removeAttribute: string[]; requireOtpSetup?: boolean; requireWebauthnSetup?: boolean; requireEmailVerification?: boolean }) => {
       if (o.emailVerified !== undefined && o.emailVerified !== 'yes' && o.emailVerified !== 'no') throw new CliError('--email-verified takes yes or no');
       if (o.enabled && o.disabled) throw new CliError('use either --enabled or --disabled, not both');
       if (o.org && !o.orgs) throw new CliError('use either --org or --no-orgs, not both');
@@ -60,9 +62,11 @@ export function registerUserLifecycle(user: Command): void {
           ...(o.requireOtpSetup !== undefined ? { requireOtpSetup: o.requireOtpSetup } : {}),
           ...(o.requireWebauthnSetup !== undefined ? { requireWebAuthnSetup: o.requireWebauthnSetup } : {}),
           ...(o.requireEmailVerification !== undefined ? { requireEmailVerification: o.requireEmailVerification } : {}),
+          ...(o.requireProfileUpdate !== undefined ? { requireProfileUpdate: o.requireProfileUpdate } : {}),
+          ...(o.requireTerms !== undefined ? { requireTerms: o.requireTerms } : {}),
         })),
       );
-      process.stdout.write(`updated user ${u.username} in realm ${realmId}\n`);
+      process.stdout.write(`updated user ${u.username} in realm ${realmId}${u.requiredActions.length > 0 ? ` (required actions: ${u.requiredActions.join(', ')})` : ''}\n`);
     });
   user
     .command('disable <realm> <user>')

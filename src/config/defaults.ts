@@ -178,6 +178,8 @@ export const REALM_DEFAULTS = {
   /** Keycloak's webAuthnPolicy* (security keys as a second factor), its defaults (src/admin/webauthn-policy.ts). */
   webAuthnPolicy: WEBAUTHN_POLICY_DEFAULTS,
   webAuthnPasswordlessPolicy: WEBAUTHN_POLICY_DEFAULTS,
+  /** Keycloak's requiredActions settings: none configured (all enabled, none a default action; src/admin/required-actions.ts). */
+  requiredActionSettings: {},
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

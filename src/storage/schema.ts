@@ -54,6 +54,8 @@ export interface RealmTable {
   webauthn_policy: Generated<string>;
   /** Keycloak's webAuthnPolicyPasswordless* settings as JSON ('{}': its defaults). */
   webauthn_passwordless_policy: Generated<string>;
+  /** Keycloak's requiredActions settings as JSON, the configured actions only ('{}': the defaults; src/admin/required-actions.ts). */
+  required_actions: Generated<string>;
 }
 
 export interface ClientTable {

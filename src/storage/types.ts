@@ -71,6 +71,8 @@ export interface Realm {
   webAuthnPolicy: WebAuthnPolicy;
   /** Keycloak's webAuthnPolicyPasswordless* settings (passwordless keys; user verification is always required). */
   webAuthnPasswordlessPolicy: WebAuthnPolicy;
+  /** Keycloak's requiredActions settings of the realm, the configured ones (src/admin/required-actions.ts gives the defaults of the others). */
+  requiredActionSettings: Partial<Record<RequiredAction, RequiredActionSetting>>;
 }
 
 /** Keycloak's request.object.required values (OIDCConfigAttributes), exactly as it stores them. */
@@ -227,10 +229,25 @@ export type UserAttributes = Record<string, string[]>;
 /**
  * The required actions Realmgate acts on: UPDATE_PASSWORD, a temporary password to replace at the next
  * sign-in; CONFIGURE_TOTP, an authenticator app to set up at the next sign-in; webauthn-register (Keycloak's
- * alias, in its case), a security key to register at the next sign-in.
+ * alias, in its case), a security key to register at the next sign-in; TERMS_AND_CONDITIONS, the realm's
+ * terms to accept; UPDATE_PROFILE, the email and names to review; VERIFY_EMAIL, a mailed link to follow.
+ * A user's list is kept in this order; the order they are asked in is the realm's priorities
+ * (src/admin/required-actions.ts).
  */
-export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'webauthn-register', 'webauthn-register-passwordless', 'VERIFY_EMAIL'] as const;
+export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'webauthn-register', 'webauthn-register-passwordless', 'TERMS_AND_CONDITIONS', 'UPDATE_PROFILE', 'VERIFY_EMAIL'] as const;
 export type RequiredAction = (typeof REQUIRED_ACTIONS)[number];
+
+/** Keycloak's RequiredActionProviderRepresentation settings of one action in a realm. */
+export interface RequiredActionSetting {
+  /** Off: the action is not asked (a user keeps it, as in Keycloak) and kc_action may not ask for it. */
+  enabled: boolean;
+  /** Every new user gets it (Keycloak's defaultAction). */
+  defaultAction: boolean;
+  /** Lower first: the order the pending actions are asked in. */
+  priority: number;
+  /** Keycloak's config map (strings); Realmgate reads TERMS_AND_CONDITIONS' terms_text. */
+  config: Record<string, string>;
+}
 
 export interface Organization {
   id: string;
@@ -296,7 +313,7 @@ export interface AuthorizationParams {
 }
 
 /** The actions a client may ask for with kc_action (keycloak-js login({ action })). */
-export const APP_INITIATED_ACTIONS = ['CONFIGURE_TOTP', 'UPDATE_PASSWORD'] as const;
+export const APP_INITIATED_ACTIONS = ['CONFIGURE_TOTP', 'UPDATE_PASSWORD', 'UPDATE_PROFILE'] as const;
 export type AppInitiatedAction = (typeof APP_INITIATED_ACTIONS)[number];
 
 export interface Interaction {

@@ -12,7 +12,7 @@ export interface MailContent {
   html: string;
 }
 
-const ACTION_WORDS: Record<RequiredAction, string> = { UPDATE_PASSWORD: 'Update your password', CONFIGURE_TOTP: 'Set up an authenticator app', 'webauthn-register': 'Register a security key', 'webauthn-register-passwordless': 'Register a passkey', VERIFY_EMAIL: 'Verify your email address' };
+const ACTION_WORDS: Record<RequiredAction, string> = { UPDATE_PASSWORD: 'Update your password', CONFIGURE_TOTP: 'Set up an authenticator app', 'webauthn-register': 'Register a security key', 'webauthn-register-passwordless': 'Register a passkey', TERMS_AND_CONDITIONS: 'Accept the terms and conditions', UPDATE_PROFILE: 'Update your profile', VERIFY_EMAIL: 'Verify your email address' };
 
 function minutes(seconds: number): string {
   if (seconds < 120) return `${seconds} seconds`;

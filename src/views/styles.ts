@@ -67,6 +67,9 @@ button.link:hover { background: none; color: var(--accent-dark); }
 .qr-box { margin: 0.75rem 0; }
 .qr { display: block; width: 12.5rem; height: auto; max-width: 100%; border: 1px solid var(--border); border-radius: 8px; }
 .key code { font: 600 1rem/1.5 ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: 0.05em; overflow-wrap: anywhere; }
+.terms { max-height: 22rem; overflow-y: auto; padding: 0.75rem 1rem; margin: 0 0 1rem; border: 1px solid var(--border); border-radius: 8px; background: #f7f9fc; overflow-wrap: anywhere; }
+.terms p { margin: 0 0 0.75rem; }
+.terms p:last-child { margin: 0; }
 .recovery-codes { columns: 2; column-gap: 2rem; padding-left: 1.75rem; margin: 0 0 1rem; }
 .recovery-codes code { font: 600 1rem/1.9 ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: 0.04em; white-space: nowrap; }
 form + details { margin: 1.25rem 0 0; }

@@ -141,7 +141,8 @@ for (const dialect of dialects()) {
         [{ realm: REALM, id: alice, actions: ['UPDATE_PASSWORD'], clientId: ts.client.id, redirectUri: 'https://evil.example.com/' }, /Invalid redirect uri/],
         [{ realm: REALM, id: alice, actions: ['UPDATE_PASSWORD'], redirectUri: ts.client.redirectUri }, /Client id missing/],
         [{ realm: REALM, id: alice, actions: ['UPDATE_PASSWORD'], clientId: 'no-such-client' }, /Client doesn't exist/],
-        [{ realm: REALM, id: alice, actions: ['UPDATE_PROFILE'] }, /UPDATE_PROFILE.*not supported/],
+        [{ realm: REALM, id: alice, actions: ['UPDATE_PROFILE'] }, /UPDATE_PROFILE cannot be mailed/],
+        [{ realm: REALM, id: alice, actions: ['delete_account'] }, /delete_account.*not supported/],
         [{ realm: REALM, id: alice, actions: [] }, /no action/],
       ];
       for (const [args, message] of cases) {

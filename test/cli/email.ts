@@ -68,7 +68,8 @@ for (const dialect of dialects()) {
     test('user send-actions-email mails a link from AUTH_URL; refusals in one line', async () => {
       fails(['user', 'send-actions-email', REALM, 'alice', '--action', 'UPDATE_PASSWORD'], /no SMTP server/);
       ok(['realm', 'update', REALM, '--smtp-host', '127.0.0.1', '--smtp-port', String(smtp.port), '--smtp-from', 'noreply@example.com']);
-      fails(['user', 'send-actions-email', REALM, 'alice', '--action', 'UPDATE_PROFILE'], /not supported/);
+      fails(['user', 'send-actions-email', REALM, 'alice', '--action', 'UPDATE_PROFILE'], /UPDATE_PROFILE cannot be mailed/);
+      fails(['user', 'send-actions-email', REALM, 'alice', '--action', 'delete_account'], /not supported/);
       fails(['user', 'send-actions-email', REALM, 'alice', '--action', 'UPDATE_PASSWORD', '--client-id', ts.client.id, '--redirect-uri', 'https://evil.example.com/'], /Invalid redirect uri/);
       const out = ok(['user', 'send-actions-email', REALM, 'alice', '--action', 'UPDATE_PASSWORD', '--client-id', ts.client.id, '--redirect-uri', ts.client.redirectUri]);
       assert.match(out, /mailed alice@example\.com a link to UPDATE_PASSWORD/);

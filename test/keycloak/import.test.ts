@@ -39,6 +39,11 @@ async function ownRealm(): Promise<Record<string, unknown>> {
     accessCodeLifespan: 60,
     accessTokenLifespan: 600,
     organizationsEnabled: true,
+    // Keycloak's own default for the terms; UPDATE_PROFILE switched off here too: temp-user keeps both, is asked neither.
+    requiredActions: [
+      { alias: 'TERMS_AND_CONDITIONS', name: 'Terms and Conditions', providerId: 'TERMS_AND_CONDITIONS', enabled: false, defaultAction: false, priority: 20, config: {} },
+      { alias: 'UPDATE_PROFILE', name: 'Update Profile', providerId: 'UPDATE_PROFILE', enabled: false, defaultAction: false, priority: 40, config: {} },
+    ],
     clientScopes: [{ name: 'profile', protocol: 'openid-connect', attributes: { 'consent.screen.text': '${profileScopeConsentText}' } }, { name: 'billing', protocol: 'openid-connect', attributes: { 'consent.screen.text': 'Read your invoices' } }],
     clients: [
       { clientId: 'portal', name: 'Portal', enabled: true, publicClient: false, clientAuthenticatorType: 'client-secret', secret: 'kc-portal-secret-7f3a9c', protocol: 'openid-connect', standardFlowEnabled: true, redirectUris: [RP, '/relative/*', 'https://rp.example.com/*'], webOrigins: ['+'], attributes: { 'post.logout.redirect.uris': '+', 'pkce.code.challenge.method': 'S256' }, defaultClientScopes: ['profile', 'email', 'web-origins'], optionalClientScopes: ['billing'], protocolMappers: [{ name: 'm' }] },
@@ -109,6 +114,14 @@ for (const dialect of dialects()) {
       const orgs = await ts.store.organizationAdmin.list('Migration', {});
       assert.deepEqual(orgs.map((o) => o.alias).sort(), ['m1-acme', 'm2-acme', 'm3-acme', 'm4-acme', 'm5-acme']);
       assert.deepEqual(orgs.find((o) => o.alias === 'm2-acme')!.domains.map((d) => d.name), ['acme-m2.com']);
+      // The realm's requiredActions settings: Keycloak's priorities, TERMS_AND_CONDITIONS disabled, UPDATE_PROFILE enabled; exported back.
+      assert.deepEqual(realm.requiredActionSettings.TERMS_AND_CONDITIONS, { enabled: false, defaultAction: false, priority: 20, config: {} });
+      assert.deepEqual(realm.requiredActionSettings.UPDATE_PROFILE, { enabled: true, defaultAction: false, priority: 40, config: {} });
+      assert.equal(realm.requiredActionSettings['webauthn-register'], undefined, 'not in the file: the defaults');
+      assert.match(line(m, 'required action settings')!.reason!, /TERMS_AND_CONDITIONS disabled, priority 20/);
+      const exported = (await exportRealm(ts.store, 'Migration', { withSecrets: false })).requiredActions as Array<{ alias: string; enabled: boolean; priority: number }>;
+      // By priority; those the file does not list have Realmgate's defaults (webauthn-register 30, -passwordless 40); a tie goes by Realmgate's order.
+      assert.deepEqual(exported.map((a) => [a.alias, a.enabled, a.priority]), [['CONFIGURE_TOTP', true, 10], ['TERMS_AND_CONDITIONS', false, 20], ['UPDATE_PASSWORD', true, 30], ['webauthn-register', true, 30], ['webauthn-register-passwordless', true, 40], ['UPDATE_PROFILE', true, 40], ['VERIFY_EMAIL', true, 50]]);
     });
 
     test("the fixture's user signs in with the Keycloak password; sub is the Keycloak id; no organization claim; re-hashed", async () => {
@@ -137,12 +150,12 @@ for (const dialect of dialects()) {
       assert.match(line(r, 'client saml-app')!.reason!, /saml/);
       assert.match(line(r, 'client portal redirect URI /relative/*')!.reason!, /wildcard|relative/);
       assert.match(line(r, 'client portal redirect URI https://rp.example.com/*')!.reason!, /wildcard/);
-      // UPDATE_PASSWORD is kept; a temporary password becomes it; other required actions are not (CONFIGURE_TOTP is kept: otp-import.test.ts).
+      // UPDATE_PASSWORD is kept; a temporary password becomes it; so are UPDATE_PROFILE and TERMS_AND_CONDITIONS (CONFIGURE_TOTP: otp-import.test.ts).
       assert.equal(line(r, 'user bcrypt-user')!.outcome, 'mapped');
       assert.match(line(r, 'user bcrypt-user')!.reason!, /unknown hash algorithm "bcrypt".*UPDATE_PASSWORD kept/);
       assert.doesNotMatch(line(r, 'user bcrypt-user')!.reason!, /not supported/);
-      assert.equal(line(r, 'user temp-user')!.outcome, 'mapped');
-      assert.match(line(r, 'user temp-user')!.reason!, /required actions not supported: UPDATE_PROFILE, TERMS_AND_CONDITIONS.*UPDATE_PASSWORD kept/);
+      assert.match(line(r, 'user temp-user')!.reason!, /UPDATE_PASSWORD kept.*TERMS_AND_CONDITIONS kept.*UPDATE_PROFILE kept/);
+      assert.doesNotMatch(line(r, 'user temp-user')!.reason!, /not supported/);
       assert.doesNotMatch(line(r, 'user temp-user')!.reason!, /temporary password kept as a normal one/);
       assert.equal(line(r, 'user ldap-user')!.outcome, 'skipped');
       assert.match(line(r, 'organization sales')!.reason!, /2 member\(s\).*\*\.corp\.example left out.*corp-idp/);
@@ -173,18 +186,19 @@ for (const dialect of dialects()) {
 
     test('a temporary password: UPDATE_PASSWORD at the first sign-in, in the export until then', async () => {
       const portal = { realm: 'corp', clientId: 'portal', redirectUri: RP, secret: 'kc-portal-secret-7f3a9c' };
-      assert.deepEqual((await ts.store.users.findByUsername('corp', 'temp-user'))!.requiredActions, ['UPDATE_PASSWORD']);
+      assert.deepEqual((await ts.store.users.findByUsername('corp', 'temp-user'))!.requiredActions, ['UPDATE_PASSWORD', 'TERMS_AND_CONDITIONS', 'UPDATE_PROFILE']);
       assert.deepEqual((await ts.store.users.findByUsername('corp', 'bcrypt-user'))!.requiredActions, ['UPDATE_PASSWORD']);
       assert.deepEqual((await ts.store.users.findByUsername('corp', 'sha1-user'))!.requiredActions, []);
       const exported = (await exportRealm(ts.store, 'corp', { withSecrets: true })).users as Array<{ username: string; requiredActions: string[] }>;
-      assert.deepEqual(exported.find((u) => u.username === 'temp-user')!.requiredActions, ['UPDATE_PASSWORD']);
+      assert.deepEqual(exported.find((u) => u.username === 'temp-user')!.requiredActions, ['UPDATE_PASSWORD', 'TERMS_AND_CONDITIONS', 'UPDATE_PROFILE']);
       assert.deepEqual(exported.find((u) => u.username === 'sha1-user')!.requiredActions, []);
       const pending = await signIn(ts, { ...portal, username: 'temp-user', password: 'pw-temp-user' });
       assert.equal(pending.error, 'update-password');
       const r = await signIn(ts, { ...portal, username: 'temp-user', password: 'pw-temp-user', newPassword: 'temp-user chose this' });
       assert.ok(r.claims, JSON.stringify(r));
+      // The realm has TERMS_AND_CONDITIONS and UPDATE_PROFILE disabled: kept on the user, not asked.
       assert.deepEqual(r.pages, ['login', 'update-password', 'consent']);
-      assert.deepEqual((await ts.store.users.findByUsername('corp', 'temp-user'))!.requiredActions, []);
+      assert.deepEqual((await ts.store.users.findByUsername('corp', 'temp-user'))!.requiredActions, ['TERMS_AND_CONDITIONS', 'UPDATE_PROFILE']);
     });
 
     test('the client authenticates with its Keycloak secret, and not with another', async () => {

@@ -1,3 +1,4 @@
+import { requiredActionList, requiredActionRepresentation } from '../required-actions.js';
 import { protocolMappersByOwner } from './representations/protocol-mapper.js';
 import type { Store } from '../../storage/store.js';
 import { bindCredentialOf, LDAP_MAPPER_TYPE } from '../operations/user-storage.js';
@@ -179,6 +180,8 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   const realm = await store.realms.get(realmId);
   if (!realm) throw new NotFound(`realm ${realmId} does not exist`);
   const rep: Json = { ...toRealmRepresentation(realm), organizationsEnabled: true };
+  // Keycloak's requiredActions list (RequiredActionProviderRepresentation), the actions Realmgate acts on.
+  rep.requiredActions = requiredActionList(realm).map((a) => requiredActionRepresentation(a.alias, a.setting));
   // The SMTP password, masked as Keycloak's admin console shows it; in clear with the secrets (as kc.sh export writes it).
   if (opts.withSecrets && realm.smtpPassword !== null) {
     const password = await openSmtpPassword(store, realm.id, realm.smtpPassword);

@@ -32,6 +32,10 @@ export async function sendActionsEmail(
   const actions: RequiredAction[] = checkRequiredActions(input.actions as string[]);
   // A security key is registered at the sign-in (its page needs the sign-in's origin and challenge), not from a mailed link.
   if (actions.includes('webauthn-register') || actions.includes('webauthn-register-passwordless')) throw new ValidationError('webauthn-register cannot be mailed: require it on the user (requiredActions) and the key is registered at the next sign-in');
+  // The profile form and the terms are pages of the sign-in in Realmgate, not of the mailed link's page.
+  for (const a of ['UPDATE_PROFILE', 'TERMS_AND_CONDITIONS'] as const) {
+    if (actions.includes(a)) throw new ValidationError(`${a} cannot be mailed: require it on the user (requiredActions) and it is asked at the next sign-in`);
+  }
   if (actions.length === 0) throw new ValidationError('no action given: choose from UPDATE_PASSWORD, CONFIGURE_TOTP, VERIFY_EMAIL');
   const { to, link } = await checkMailRequest(services, realm, user, input, actor);
   await mailActionsLink(services, realm, to, { actions, ...link });

@@ -1,9 +1,10 @@
+import { defaultActions } from '../required-actions.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { randomId, sortableId } from '../../crypto/random.js';
 import { hasPassword, NO_PASSWORD_HASH } from '../../crypto/passwords.js';
 import { groupsForNewUser } from './groups.js';
 import type { Store } from '../../storage/store.js';
-import { ConflictError, IDENTITY_PROVIDER_TYPES, type FederatedIdentity, type IdentityProvider, type IdentityProviderType, type User } from '../../storage/types.js';
+import { ConflictError, IDENTITY_PROVIDER_TYPES, type FederatedIdentity, type IdentityProvider, type IdentityProviderType, type RequiredAction, type User } from '../../storage/types.js';
 import { openProviderSecret, sealProviderSecret } from '../../crypto/broker-secrets.js';
 import { LIMITS, NotFound, USERNAME_RE, ValidationError, checkText, isLoopbackHost } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
@@ -376,7 +377,7 @@ export async function brokeredUser(store: Store, p: IdentityProvider, a: Provide
   const t = now();
   const groups = await groupsForNewUser(store, p.realmId, []);
   try {
-    await newBrokeredUser(store, p, a, { id, username, email, groups: groups.map((g) => g.id), t });
+    await newBrokeredUser(store, p, a, { id, username, email, groups: groups.map((g) => g.id), t, requiredActions: defaultActions(await requireRealm(store, p.realmId)) });
   } catch (err) {
     // The same account signing in twice at once (two tabs), or a user of that name made meanwhile: the
     // loser's transaction wrote nothing; looking again finds the winner's link or the existing user.
@@ -387,7 +388,7 @@ export async function brokeredUser(store: Store, p: IdentityProvider, a: Provide
   return { kind: 'created', user: user! };
 }
 
-async function newBrokeredUser(store: Store, p: IdentityProvider, a: ProviderAccount, u: { id: string; username: string; email: string | undefined; groups: string[]; t: number }): Promise<void> {
+async function newBrokeredUser(store: Store, p: IdentityProvider, a: ProviderAccount, u: { id: string; username: string; email: string | undefined; groups: string[]; t: number; requiredActions: RequiredAction[] }): Promise<void> {
   const { id, username, email, t } = u;
   const name = (v: string | undefined): string | null => (v && v.length <= LIMITS.personName && !/[\x00-\x1f\x7f]/.test(v) ? v : null);
   await store.transaction(async (tx) => {
@@ -402,6 +403,7 @@ async function newBrokeredUser(store: Store, p: IdentityProvider, a: ProviderAcc
       passwordHash: NO_PASSWORD_HASH,
       now: t,
       organizationIds: p.organizationId ? [p.organizationId] : [],
+      requiredActions: u.requiredActions,
     });
     for (const g of u.groups) await tx.groups.addMember(g, id);
     await tx.identityProviders.link({ realmId: p.realmId, identityProvider: p.alias, federatedUserId: a.id, federatedUsername: a.username.slice(0, 255), userId: id, createdAt: t });

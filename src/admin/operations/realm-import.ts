@@ -1,3 +1,4 @@
+import { importRequiredActionSettings } from '../required-actions.js';
 import type { Store } from '../../storage/store.js';
 import { randomUUID } from 'node:crypto';
 import { importableIds, readFileUserStorage, storeFileUserStorage, type FileUserStorage } from '../keycloak/import-user-storage.js';
@@ -241,6 +242,9 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const changes = fromRealmRepresentation({ ...withoutWebAuthnPolicy(rep), smtpServer: undefined });
   changes.settings.webAuthnPolicy = importWebAuthnPolicy(rep, report);
   changes.settings.webAuthnPasswordlessPolicy = importWebAuthnPolicy(rep, report, PASSWORDLESS_PREFIX);
+  const actionSettings = importRequiredActionSettings(rep.requiredActions);
+  changes.settings.requiredActionSettings = actionSettings.settings;
+  if (actionSettings.notes.length > 0) report.imported('required action settings', actionSettings.notes.join('; '));
   const smtp = readFileSmtp(rep, report);
   if (smtp) changes.settings.smtpServer = smtp.server;
   if (changes.displayName) {
@@ -1056,8 +1060,8 @@ function readUser(u: Json, element: string, policy: PasswordPolicy, ldapIds: Set
     if (passwords.length > 1) notes.push(`${passwords.length - 1} other password credential(s) not moved (Realmgate keeps one password: the one of highest priority, then the newest)`);
   }
   // Keycloak keeps a temporary password as the UPDATE_PASSWORD required action (RepresentationToModel):
-  // Realmgate does the same, and asks for a new password at the next sign-in. CONFIGURE_TOTP and
-  // VERIFY_EMAIL are kept too (done at the next sign-in); other actions are not.
+  // Realmgate does the same, and asks for a new password at the next sign-in. The other actions of
+  // REQUIRED_ACTIONS are kept too (done at the next sign-in when the realm has them enabled); others are not.
   const requiredActions: RequiredAction[] = REQUIRED_ACTIONS.filter((a) => actions.includes(a) || (a === 'UPDATE_PASSWORD' && best?.temporary === true));
   const unsupported = [...new Set(actions.filter((a) => !(REQUIRED_ACTIONS as readonly string[]).includes(a)))];
   if (unsupported.length > 0) notes.push(`required actions not supported: ${unsupported.join(', ')}`);
@@ -1313,6 +1317,8 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
       ...(e.record.requiredActions.includes('webauthn-register') ? ['webauthn-register kept: a security key is registered at the next sign-in'] : []),
       ...(e.record.requiredActions.includes('webauthn-register-passwordless') ? ['webauthn-register-passwordless kept: a passkey is registered at the next sign-in'] : []),
       ...(e.record.requiredActions.includes('VERIFY_EMAIL') ? ['VERIFY_EMAIL kept: the email is verified through a mailed link at the next sign-in'] : []),
+      ...(e.record.requiredActions.includes('TERMS_AND_CONDITIONS') ? ['TERMS_AND_CONDITIONS kept: the realm\'s terms are accepted at the next sign-in'] : []),
+      ...(e.record.requiredActions.includes('UPDATE_PROFILE') ? ['UPDATE_PROFILE kept: the email and names are reviewed at the next sign-in'] : []),
     ];
     for (const l of e.parts) report.add(l);
     if (e.notes.length > 0) report.mapped(e.element, [...e.notes, ...pending].join('; '));

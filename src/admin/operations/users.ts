@@ -7,6 +7,7 @@ import { groupsForNewUser, joinGroup, type MappingGuard } from './groups.js';
 import { hashPassword, NO_PASSWORD_HASH, verifyPassword } from '../../crypto/passwords.js';
 import { randomId, sortableId } from '../../crypto/random.js';
 import { checkUserAttributes, checkEmail, checkPage, ConflictError, LIMITS, NotFound, USERNAME_RE, ValidationError } from '../validation.js';
+import { defaultActions } from '../required-actions.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { REQUIRED_ACTIONS, type Realm, type RequiredAction, type User, type UserAttributes } from '../../storage/types.js';
 import type { UserQuery } from '../../storage/repos/user-admin.js';
@@ -53,9 +54,9 @@ export async function checkPassword(store: Store, input: { realm: Realm; passwor
 }
 
 /**
- * Keycloak's required action names as Realmgate keeps them. Only UPDATE_PASSWORD, CONFIGURE_TOTP and
- * VERIFY_EMAIL are acted on; any other (UPDATE_PROFILE, TERMS_AND_CONDITIONS, ...) is refused rather than
- * kept and ignored, which would let the user in without doing what the administrator asked.
+ * Keycloak's required action names as Realmgate keeps them (REQUIRED_ACTIONS); any other (delete_account,
+ * update_user_locale, ...) is refused rather than kept and ignored, which would let the user in without
+ * doing what the administrator asked.
  */
 export function checkRequiredActions(names: readonly string[]): RequiredAction[] {
   for (const name of names) {
@@ -106,7 +107,7 @@ export async function createUser(
     lastName?: string;
     emailVerified?: boolean;
     enabled?: boolean;
-    /** Keycloak's requiredActions (UPDATE_PASSWORD, CONFIGURE_TOTP). */
+    /** Keycloak's requiredActions (REQUIRED_ACTIONS); the realm's default actions are added. */
     requiredActions?: readonly string[];
     /** A temporary password: the user must choose a new one at the next sign-in (adds UPDATE_PASSWORD). */
     temporary?: boolean;
@@ -125,7 +126,8 @@ export async function createUser(
     throw new ValidationError(`username must be 1-${LIMITS.username} letters, digits, '.', '_', '@', '+' or '-'`);
   }
   if (input.password !== undefined) await checkPassword(store, { realm, password: input.password, username: input.username.toLowerCase(), email: input.email ?? null });
-  const requiredActions = checkRequiredActions([...(input.requiredActions ?? []), ...(input.temporary ? ['UPDATE_PASSWORD'] : [])]);
+  // Keycloak's defaultAction: every new user of the realm gets them, whichever door made it.
+  const requiredActions = checkRequiredActions([...(input.requiredActions ?? []), ...(input.temporary ? ['UPDATE_PASSWORD'] : []), ...defaultActions(realm)]);
   // One rule for create and update: the email column is varchar(320) on PostgreSQL.
   if (input.email !== undefined) checkEmail(input.email);
   await checkEmailFree(store, realm, input.email);
@@ -329,7 +331,7 @@ export interface UserUpdate {
   enabled?: boolean;
   /** The complete list of organizations (ids or aliases) the user belongs to after the update. */
   organizations?: string[];
-  /** Keycloak's requiredActions, the complete list after the update ([] clears it); UPDATE_PASSWORD, CONFIGURE_TOTP. */
+  /** Keycloak's requiredActions, the complete list after the update ([] clears it); REQUIRED_ACTIONS. */
   requiredActions?: readonly string[];
   /** Adds (true) or removes (false) CONFIGURE_TOTP: the user sets up an authenticator app at the next sign-in. */
   requireOtpSetup?: boolean;
@@ -337,6 +339,10 @@ export interface UserUpdate {
   requireWebAuthnSetup?: boolean;
   /** Adds (true) or removes (false) VERIFY_EMAIL: the user verifies their email (a mailed link) at the next sign-in. */
   requireEmailVerification?: boolean;
+  /** Adds (true) or removes (false) UPDATE_PROFILE: the user reviews their email and names at the next sign-in. */
+  requireProfileUpdate?: boolean;
+  /** Adds (true) or removes (false) TERMS_AND_CONDITIONS: the user accepts the realm's terms at the next sign-in. */
+  requireTerms?: boolean;
   /** The complete set of attributes after the update ({} clears them; Keycloak's PUT with attributes). */
   attributes?: UserAttributes;
   /** Names given these values, replacing theirs (the others kept). */
@@ -359,18 +365,28 @@ function attributesAfter(user: User, input: UserUpdate): UserAttributes | undefi
  * and revokes their refresh chains at once, so that no token issued before stays usable (the checks
  * of userinfo, introspection and refresh refuse a disabled user's tokens in any case).
  */
+/** The rule of a first or last name (admin API, CLI, console, the UPDATE_PROFILE page): at most 255 characters, no control characters. */
+export function checkPersonName(label: string, v: string | null | undefined): void {
+  if (typeof v === 'string' && (v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have at most ${LIMITS.personName} characters, no control characters`);
+}
+
 export async function updateUser(store: Store, input: UserUpdate, actor: Actor = cliActor()): Promise<User> {
   const user = await requireUser(store, input.realmId, input.user);
   if (typeof input.email === 'string') checkEmail(input.email);
   // Only a new email is checked (ignoring case): a user who shares theirs from before keeps it through other changes.
   if (typeof input.email === 'string' && input.email.toLowerCase() !== (user.email ?? '').toLowerCase()) await checkEmailFree(store, await requireRealm(store, input.realmId), input.email, user.id);
-  for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) {
-    if (typeof v === 'string' && (v.length > LIMITS.personName || /[\x00-\x1f\x7f]/.test(v))) throw new ValidationError(`the ${label} must have at most ${LIMITS.personName} characters, no control characters`);
-  }
+  for (const [label, v] of [['first name', input.firstName], ['last name', input.lastName]] as const) checkPersonName(label, v);
   const listed = input.requiredActions !== undefined ? checkRequiredActions(input.requiredActions) : undefined;
-  const withOtp = input.requireOtpSetup !== undefined ? withRequiredAction(listed ?? user.requiredActions, 'CONFIGURE_TOTP', input.requireOtpSetup) : listed;
-  const withKey = input.requireWebAuthnSetup !== undefined ? withRequiredAction(withOtp ?? user.requiredActions, 'webauthn-register', input.requireWebAuthnSetup) : withOtp;
-  const requiredActions = input.requireEmailVerification !== undefined ? withRequiredAction(withKey ?? user.requiredActions, 'VERIFY_EMAIL', input.requireEmailVerification) : withKey;
+  // The switches of one action each (CLI, console), applied to the list given or the user's.
+  const toggles: [RequiredAction, boolean | undefined][] = [
+    ['CONFIGURE_TOTP', input.requireOtpSetup],
+    ['webauthn-register', input.requireWebAuthnSetup],
+    ['VERIFY_EMAIL', input.requireEmailVerification],
+    ['UPDATE_PROFILE', input.requireProfileUpdate],
+    ['TERMS_AND_CONDITIONS', input.requireTerms],
+  ];
+  let requiredActions = listed;
+  for (const [action, on] of toggles) if (on !== undefined) requiredActions = withRequiredAction(requiredActions ?? user.requiredActions, action, on);
   const attributes = attributesAfter(user, input);
   const orgIds = input.organizations !== undefined ? await organizationIds(store, input.realmId, input.organizations) : undefined;
   const t = now();
@@ -389,7 +405,7 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
     await store.sessionAdmin.endAllForUser(input.realmId, user.id, t, { chains: true, reason: 'user disabled' });
     tellSessionsEnded(store, input.realmId, ending);
   }
-  const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, requireOtpSetup: _o, requireEmailVerification: _v, ...changes } = input;
+  const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, requireOtpSetup: _o, requireWebAuthnSetup: _w, requireEmailVerification: _v, requireProfileUpdate: _p, requireTerms: _t, ...changes } = input;
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: { ...changes, ...(requiredActions !== undefined ? { requiredActions } : {}), ...(attributes !== undefined ? { attributes } : {}) } });
   return (await store.users.get(user.id)) ?? user;
 }

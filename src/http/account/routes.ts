@@ -1,3 +1,4 @@
+import { pendingActions } from '../../admin/required-actions.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { realmBase, type Services } from '../../services.js';
 import type { BrowserSession, Realm } from '../../storage/types.js';
@@ -250,9 +251,12 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
    * both), then the session.
    */
   async function afterSecondFactor(req: Req, reply: FastifyReply, c: { realm: Realm; session: BrowserSession | undefined; csrf: string; binding: string }, user: User): Promise<FastifyReply> {
-    if (user.requiredActions.includes('UPDATE_PASSWORD')) return updatePassword(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
-    if (user.requiredActions.includes('CONFIGURE_TOTP')) return configureOtp(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
-    if (user.requiredActions.includes('webauthn-register')) return registerKey(reply, c.realm, c, user, await makeProof(user, 'all', c.binding));
+    // The realm's enabled actions only (a disabled one is not asked); UPDATE_PROFILE and TERMS_AND_CONDITIONS
+    // are asked at an application's sign-in, not here.
+    const pending = pendingActions(c.realm, user);
+    if (pending.includes('UPDATE_PASSWORD')) return updatePassword(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+    if (pending.includes('CONFIGURE_TOTP')) return configureOtp(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+    if (pending.includes('webauthn-register')) return registerKey(reply, c.realm, c, user, await makeProof(user, 'all', c.binding));
     // Keycloak's verifyEmail holds the account page back too: a link is mailed, no session until it is followed.
     const checked = await verifyEmailTrigger(services.store, c.realm, user);
     if (checked.requiredActions.includes('VERIFY_EMAIL')) return accountVerifyEmail(services, reply, c.realm, checked, c.csrf);

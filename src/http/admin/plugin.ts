@@ -1,3 +1,4 @@
+import { requiredActionRoutes } from './required-actions.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import type { AdminCaller } from '../../admin/authorization.js';
@@ -101,4 +102,5 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(componentRoutes, { services });
   await app.register(sessionRoutes, { services });
   await app.register(serverInfoRoutes, { services });
+  await app.register(requiredActionRoutes, { services });
 }

@@ -14,6 +14,7 @@ export const OTP_NOTICES: Record<string, string> = {
   'webauthn-removed': 'The security key was removed: the user signs in without it.',
   'webauthn-setup-on': 'The user registers a security key at the next sign-in.',
   'webauthn-setup-off': 'The user is no longer asked to register a security key.',
+  'required-actions-saved': "The user's required actions were saved.",
 };
 
 /**
@@ -64,6 +65,22 @@ export function userOtpRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () => updateUser(store, { realmId, user: user.id, requireOtpSetup: required === 'on' }, s.actor),
       (error) => showUser(s, reply, realmId, user.id, 400, error),
       `${userUrl(realmId, user.id)}?done=otp-setup-${required}`,
+    );
+  });
+
+  app.post(`${R}/users/:user/required-actions`, async (req: Req, reply) => {
+    const m = await managedUser(req, reply);
+    if (!m) return reply;
+    const { s, realmId, user } = m;
+    // The ticked boxes: none, one (a string) or several (an array); the operation refuses an unknown name.
+    const raw = (req.body as Record<string, unknown> | undefined)?.action;
+    const actions = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+    if (actions.length > 20 || actions.some((a) => typeof a !== 'string')) return showUser(s, reply, realmId, user.id, 400, 'Choose required actions from the list.');
+    return attempt(
+      reply,
+      () => updateUser(store, { realmId, user: user.id, requiredActions: actions as string[] }, s.actor),
+      (error) => showUser(s, reply, realmId, user.id, 400, error),
+      `${userUrl(realmId, user.id)}?done=required-actions-saved`,
     );
   });
 

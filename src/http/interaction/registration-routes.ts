@@ -1,3 +1,4 @@
+import { pendingActions } from '../../admin/required-actions.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasSecondFactor } from '../../admin/operations/second-factor.js';
 import type { Services } from '../../services.js';
@@ -154,7 +155,7 @@ export async function verifyEmailStep(services: Services, reply: FastifyReply, l
 export async function resumeAfterVerification(services: Services, req: FastifyRequest, reply: FastifyReply, l: Loaded): Promise<FastifyReply | undefined> {
   if (!l.ia.params.verifyEmailSentTo || !l.ia.userId || l.ia.sessionId) return undefined;
   const user = await services.store.users.get(l.ia.userId);
-  if (!user || !user.enabled || !user.emailVerified || user.requiredActions.length > 0) return undefined;
+  if (!user || !user.enabled || !user.emailVerified || pendingActions(l.realm, user).length > 0) return undefined;
   if (!l.ia.secondFactor && (await hasSecondFactor(services.store, user.id))) return undefined;
   return completeSignIn(services, req, reply, l, user.id);
 }

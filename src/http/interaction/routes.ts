@@ -8,6 +8,9 @@ import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
+import { renderRequiredActionStep } from './required-action-routes.js';
+import type { ProfileValues } from '../../views/required-action-pages.js';
+import { pendingActions } from '../../admin/required-actions.js';
 import { passkeyOffer, renderWebAuthnStep } from './webauthn-routes.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { configureOtpPage, consentPage, deviceDonePage, linkAccountPage, loginLabel, loginPage, type LoginProvider, noOrganizationPage, organizationPage, otpPage, updatePasswordPage } from '../../views/pages.js';
@@ -74,7 +77,7 @@ export function field(req: Req, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-export async function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, extra: { error?: string; username?: string; status?: number; remembered?: boolean } = {}): Promise<FastifyReply> {
+export async function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, extra: { error?: string; username?: string; status?: number; remembered?: boolean; values?: ProfileValues; errors?: readonly string[] } = {}): Promise<FastifyReply> {
   const base = `${interactionUrl(l.realm.id, l.ia.id)}`;
   const ctx = { realmName: l.realmName, clientName: l.clientName, csrf: l.ia.csrfToken };
   switch (step.kind) {
@@ -104,6 +107,9 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
     }
     case 'verify-email':
       return verifyEmailStep(services, reply, l, step, extra);
+    case 'update-profile':
+    case 'terms':
+      return renderRequiredActionStep(services, reply, l, step, { ...extra, ctx });
     case 'consent':
       return sendPage(reply, 200, consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes, resources: l.ia.params.resources }));
     case 'organization':
@@ -149,7 +155,7 @@ export async function endPreviousSession(services: Services, req: FastifyRequest
 export async function completeSignIn(services: Services, req: FastifyRequest, reply: FastifyReply, l: Loaded, userId: string): Promise<FastifyReply> {
   const user = await services.store.users.get(userId);
   // VERIFY_EMAIL of an email verified meanwhile (by an administrator) is done: it holds nothing back.
-  if (user && user.enabled && user.requiredActions.every((a) => a === 'VERIFY_EMAIL' && user.emailVerified)) {
+  if (user && user.enabled && pendingActions(l.realm, user).every((a) => a === 'VERIFY_EMAIL' && user.emailVerified)) {
     await endPreviousSession(services, req, l);
     await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
     await startSession(services, reply, l, user.id);
@@ -164,7 +170,7 @@ export async function completeSignIn(services: Services, req: FastifyRequest, re
  * Ends the client's kc_action (Keycloak's application-initiated action) as `status`; the flow goes on to
  * the code, which tells the client in kc_action_status.
  */
-async function endAppAction(services: Services, reply: FastifyReply, l: Loaded, status: 'success' | 'cancelled'): Promise<FastifyReply> {
+export async function endAppAction(services: Services, reply: FastifyReply, l: Loaded, status: 'success' | 'cancelled'): Promise<FastifyReply> {
   const fresh = await services.store.interactions.get(l.ia.id);
   if (fresh) await services.store.interactions.update(l.ia.id, { params: { ...fresh.params, kcActionStatus: status } });
   return advance(services, reply, l);
@@ -200,7 +206,7 @@ export async function afterPassword(services: Services, req: Req, reply: Fastify
   if (!secondFactor) setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
   // A new session at every login: a session cookie planted before login is never reused (no fixation).
   await endPreviousSession(services, req, l);
-  if (secondFactor || user.requiredActions.length > 0) {
+  if (secondFactor || pendingActions(l.realm, user).length > 0) {
     // The authenticator's code, a temporary password to replace, an authenticator to set up: no session
     // (no cookie, no code) until done. The interaction remembers who proved the password; it lives in
     // this browser only (load checks so).

@@ -9,6 +9,7 @@ import { LdapUnavailable } from '../../oauth/ldap/directory.js';
 import { federatedUserValid } from '../../oauth/ldap/federation.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { assertionFields, b64uField, passkeyOwner, checkPasswordlessAssertion, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
+import { pendingActions } from '../../admin/required-actions.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { registerWebauthnPage, webauthnPage } from '../../views/webauthn-pages.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, setRealmCookie } from '../cookies.js';
@@ -145,7 +146,7 @@ export async function webauthnRoutes(app: FastifyInstance, opts: { services: Ser
     setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, await issueDeviceCookie(services.store, l.realm.id, user.username), DEVICE_COOKIE_MAX_AGE);
     await endPreviousSession(services, req, l);
     await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: null, secondFactor: true });
-    if (user.requiredActions.length > 0) {
+    if (pendingActions(l.realm, user).length > 0) {
       clearRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE);
       clearSessionStateCookie(reply, services.config, l.realm.id);
       return advance(services, reply, l);

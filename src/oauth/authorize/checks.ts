@@ -1,3 +1,4 @@
+import { requiredActionSetting } from '../../admin/required-actions.js';
 import { APP_INITIATED_ACTIONS, type AppInitiatedAction, type Client, type Realm, type Scope, type AuthorizationParams } from '../../storage/types.js';
 import { OAuthError, safeDescription } from '../errors.js';
 import { readParams, type RawParams } from '../params.js';
@@ -162,6 +163,8 @@ export function checkAuthorizationRequest(
   if (kcAction !== undefined && !(APP_INITIATED_ACTIONS as readonly string[]).includes(kcAction)) {
     throw new OAuthError('invalid_request', `kc_action must be one of ${APP_INITIATED_ACTIONS.join(', ')}`);
   }
+  // A disabled action is not asked of anyone (Keycloak refuses it as kc_action too).
+  if (kcAction !== undefined && !requiredActionSetting(input.realm, kcAction as AppInitiatedAction).enabled) throw new OAuthError('invalid_request', `kc_action ${kcAction} is disabled in this realm`);
   if (kcAction !== undefined && prompt.includes('none')) throw new OAuthError('invalid_request', 'kc_action needs the user: it cannot be combined with prompt=none');
   // RFC 9449 10: the thumbprint (RFC 7638, SHA-256: 43 base64url characters) of the key the code
   // exchange must prove.

@@ -4,6 +4,7 @@ import { hashPassword, needsRehash, verifyDummy, verifyPassword } from '../../cr
 import { REALM_DEFAULTS } from '../../config/defaults.js';
 import { realmBase, type Services } from '../../services.js';
 import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, RequiredAction, Scope, User } from '../../storage/types.js';
+import { pendingActions } from '../../admin/required-actions.js';
 import { storedPolicy } from '../../admin/password-policy.js';
 import { clientResponse, type ClientResponse } from './checks.js';
 import { claimScopes } from '../scopes.js';
@@ -29,6 +30,10 @@ export type Step =
   | { kind: 'update-password'; username: string; aia?: boolean; expired?: boolean }
   /** Keycloak's CONFIGURE_TOTP required action, or the client's kc_action (`aia`): an authenticator app to set up. */
   | { kind: 'configure-otp'; username: string; aia?: boolean }
+  /** Keycloak's UPDATE_PROFILE required action, or the client's kc_action (`aia`, cancellable): email and names to review. */
+  | { kind: 'update-profile'; username: string; aia?: boolean }
+  /** Keycloak's TERMS_AND_CONDITIONS required action: the realm's terms, accepted or declined. */
+  | { kind: 'terms'; username: string }
   /** Keycloak's VERIFY_EMAIL required action: a link mailed to `email` (null: the user has none) proves it theirs. */
   | { kind: 'verify-email'; username: string; email: string | null }
   /**
@@ -105,6 +110,10 @@ export function promptNoneError(step: Step): { error: string; description: strin
       return { error: 'login_required', description: 'the user must sign in' };
     case 'verify-email':
       return { error: 'interaction_required', description: 'the user must verify their email address' };
+    case 'update-profile':
+      return { error: 'interaction_required', description: 'the user must update their profile' };
+    case 'terms':
+      return { error: 'interaction_required', description: 'the user must accept the terms and conditions' };
     default:
       return { error: 'interaction_required', description: 'the user must choose an organization' };
   }
@@ -149,15 +158,16 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
     if (key && (!otp || ia.params.secondFactorMethod !== 'otp')) return { kind: 'webauthn', username: user.username, otherMethod: otp };
     if (otp) return { kind: 'otp', username: user.username, otherMethod: key };
   }
-  if (user.requiredActions.includes('UPDATE_PASSWORD')) return { kind: 'update-password', username: user.username, ...(passwordExpired(services, realm, user) ? { expired: true } : {}) };
-  if (user.requiredActions.includes('CONFIGURE_TOTP')) return { kind: 'configure-otp', username: user.username };
-  if (user.requiredActions.includes('webauthn-register')) return { kind: 'webauthn-register', username: user.username };
-  if (user.requiredActions.includes('webauthn-register-passwordless')) return { kind: 'webauthn-register', username: user.username, passwordless: true };
-  if (user.requiredActions.includes('VERIFY_EMAIL') && !user.emailVerified) return { kind: 'verify-email', username: user.username, email: user.email };
+  // The realm's enabled actions the user has, by the realm's priorities (a disabled one is kept, not asked).
+  for (const action of pendingActions(realm, user)) {
+    const step = actionStep(services, realm, user, action);
+    if (step) return step;
+  }
   if (!ia.sessionId) return { kind: 'login' };
   // The client's kc_action, once signed in (recently: checks.ts bounds max_age), until done or cancelled.
   if (ia.params.kcAction && !ia.params.kcActionStatus) {
-    return { kind: ia.params.kcAction === 'CONFIGURE_TOTP' ? 'configure-otp' : 'update-password', username: user.username, aia: true };
+    const kind = ia.params.kcAction === 'CONFIGURE_TOTP' ? 'configure-otp' : ia.params.kcAction === 'UPDATE_PROFILE' ? 'update-profile' : 'update-password';
+    return { kind, username: user.username, aia: true };
   }
   const orgs = await services.store.users.organizations(ia.userId);
   if (orgs.length === 0 && !realm.organizationRequired) {
@@ -189,6 +199,26 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   if (!orgs.some((o) => o.id === ia.organizationId)) return { kind: 'organization', organizations: orgs };
   if (!ia.consented && !covered.includes(ia.organizationId)) return { kind: 'consent', scopes: await consentScopes(services, realm, claimScopes(ia.params.scopes, client.scopes)) };
   return finish(services, realm, ia);
+}
+
+/** The page of one required action; undefined when there is nothing left to do (an email verified meanwhile). */
+function actionStep(services: Services, realm: Realm, user: User, action: RequiredAction): Step | undefined {
+  switch (action) {
+    case 'UPDATE_PASSWORD':
+      return { kind: 'update-password', username: user.username, ...(passwordExpired(services, realm, user) ? { expired: true } : {}) };
+    case 'CONFIGURE_TOTP':
+      return { kind: 'configure-otp', username: user.username };
+    case 'webauthn-register':
+      return { kind: 'webauthn-register', username: user.username };
+    case 'webauthn-register-passwordless':
+      return { kind: 'webauthn-register', username: user.username, passwordless: true };
+    case 'TERMS_AND_CONDITIONS':
+      return { kind: 'terms', username: user.username };
+    case 'UPDATE_PROFILE':
+      return { kind: 'update-profile', username: user.username };
+    case 'VERIFY_EMAIL':
+      return user.emailVerified ? undefined : { kind: 'verify-email', username: user.username, email: user.email };
+  }
 }
 
 async function linkStep(services: Services, realm: Realm, link: NonNullable<AuthorizationParams['brokerLink']>): Promise<Step> {

@@ -1,3 +1,4 @@
+import { pendingActions } from '../../admin/required-actions.js';
 import { nowSeconds } from '../../clock.js';
 import { randomId, sortableId } from '../../crypto/random.js';
 import { eventRow } from '../../storage/repos/events.js';
@@ -57,10 +58,11 @@ export const passwordGrant: Grant = {
       await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: 'password grant: the user signs in with a security key (browser only)' });
       throw new OAuthError('invalid_grant', 'Invalid user credentials');
     }
-    if (user.requiredActions.length > 0) {
-      // Keycloak's direct grant refuses a user with a pending required action (here UPDATE_PASSWORD, a
-      // temporary password): only the browser sign-in has a page to complete it on. Keycloak's words.
-      await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: `password grant: required action ${user.requiredActions.join(', ')} pending` });
+    const pending = pendingActions(realm, user);
+    if (pending.length > 0) {
+      // Keycloak's direct grant refuses a user with a pending required action (one the realm has enabled;
+      // a disabled one is not asked): only the browser sign-in has a page to complete it on. Keycloak's words.
+      await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: `password grant: required action ${pending.join(', ')} pending` });
       throw new OAuthError('invalid_grant', 'Account is not fully set up');
     }
     const now = nowSeconds(services.clock);

@@ -1,3 +1,4 @@
+import { defaultActions } from '../../admin/required-actions.js';
 import { randomId } from '../../crypto/random.js';
 import { openLdapCredential } from '../../crypto/broker-secrets.js';
 import { verifyDummy } from '../../crypto/passwords.js';
@@ -213,6 +214,7 @@ async function importOrUpdate(services: Services, realm: Realm, p: UserStoragePr
         organizationIds: [],
         attributes,
         federationLink: p.id,
+        requiredActions: defaultActions(realm),
       });
       for (const g of groups) await tx.groups.addMember(g.id, id);
     });

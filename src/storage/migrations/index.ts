@@ -41,6 +41,7 @@ import * as tokenExchange from './2026-11-29T0610_token_exchange.js';
 import * as requestObjects from './2026-11-29T0620_request_objects.js';
 import * as webauthn from './2026-11-29T0900_webauthn.js';
 import * as webauthnPasswordless from './2026-11-29T0910_webauthn_passwordless.js';
+import * as requiredActionSettings from './2026-11-29T1140_required_action_settings.js';
 import * as userStorageProviders from './2026-11-29T0930_user_storage_providers.js';
 import * as ldapMapperLinks from './2026-11-29T1130_ldap_mapper_links.js';
 
@@ -90,4 +91,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0910_webauthn_passwordless': webauthnPasswordless,
   '2026-11-29T0930_user_storage_providers': userStorageProviders,
   '2026-11-29T1130_ldap_mapper_links': ldapMapperLinks,
+  '2026-11-29T1140_required_action_settings': requiredActionSettings,
 };

@@ -1,4 +1,5 @@
 import { storedWebAuthnPolicy } from '../../admin/webauthn-policy.js';
+import { storedRequiredActionSettings } from '../../admin/required-actions.js';
 import type { Selectable } from 'kysely';
 import type * as T from '../schema.js';
 import type * as D from '../types.js';
@@ -60,6 +61,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     parRequestUriLifespan: Number(r.par_request_uri_lifespan ?? 60),
     webAuthnPolicy: storedWebAuthnPolicy(r.webauthn_policy),
     webAuthnPasswordlessPolicy: storedWebAuthnPolicy(r.webauthn_passwordless_policy),
+    requiredActionSettings: storedRequiredActionSettings(r.required_actions),
   };
 }
 

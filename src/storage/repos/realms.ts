@@ -67,6 +67,7 @@ export class RealmRepository {
             par_request_uri_lifespan: s.parRequestUriLifespan,
             webauthn_policy: webAuthnPolicyJson(s.webAuthnPolicy),
             webauthn_passwordless_policy: webAuthnPolicyJson(s.webAuthnPasswordlessPolicy),
+            required_actions: JSON.stringify(s.requiredActionSettings ?? {}),
           })
           .execute();
         await trx
@@ -132,6 +133,7 @@ export class RealmRepository {
     if (patch.parRequestUriLifespan !== undefined) values.par_request_uri_lifespan = patch.parRequestUriLifespan;
     if (patch.webAuthnPolicy !== undefined) values.webauthn_policy = webAuthnPolicyJson(patch.webAuthnPolicy);
     if (patch.webAuthnPasswordlessPolicy !== undefined) values.webauthn_passwordless_policy = webAuthnPolicyJson(patch.webAuthnPasswordlessPolicy);
+    if (patch.requiredActionSettings !== undefined) values.required_actions = JSON.stringify(patch.requiredActionSettings);
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

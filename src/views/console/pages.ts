@@ -12,7 +12,7 @@ import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from
 import { roleOptions, userGroupsSection, visible } from './group-pages.js';
 import type { Group } from '../../storage/repos/groups.js';
 import type { OtpSummary, WebAuthnSummary } from '../../admin/operations/user-credentials.js';
-import { userOtpSection, userWebAuthnSection } from './user-otp.js';
+import { userOtpSection, userWebAuthnSection, userRequiredActionsSection } from './user-otp.js';
 import { linkedAccountsSection } from './identity-provider-pages.js';
 
 export function when(seconds: number): string {
@@ -521,7 +521,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <dt>Password</dt><dd>${noPassword ? 'none (the user signs in through an identity provider, or an administrator sets one)' : user.requiredActions.includes('UPDATE_PASSWORD') ? 'temporary: a new one is asked for at the next sign-in' : 'set by the user or an administrator'}</dd>
 <dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
 <dt>Created</dt><dd>${when(user.createdAt)}</dd>
-</dl>${sessionList}${otpSection}${linkedSection}${userAttributes(frame.csrf, base, user.attributes, canManage)}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}`,
+</dl>${sessionList}${userRequiredActionsSection({ csrf: frame.csrf, base, actions: user.requiredActions, canManage })}${otpSection}${linkedSection}${userAttributes(frame.csrf, base, user.attributes, canManage)}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}`,
   );
 }
 

@@ -1,7 +1,9 @@
 import { html, type SafeHtml } from '../html.js';
 import type { OtpSummary, WebAuthnSummary } from '../../admin/operations/user-credentials.js';
 import { coseAlgorithmName } from '../../crypto/cose-key.js';
-import { actionForm } from './layout.js';
+import { actionForm, csrfField } from './layout.js';
+import { REQUIRED_ACTIONS, type RequiredAction } from '../../storage/types.js';
+import { REQUIRED_ACTION_NAMES } from '../../admin/required-actions.js';
 import { visible } from './group-pages.js';
 
 /**
@@ -41,4 +43,21 @@ ${o.keys.length === 0 ? html`<p class="muted">No security key.</p>` : html`<ul c
 ${o.canManage
   ? html`<div class="row">${actionForm(`${o.base}/webauthn/setup`, o.csrf, o.setupRequired ? 'Stop requiring a security key' : 'Require a security key at next sign-in', { secondary: o.setupRequired, fields: { required: o.setupRequired ? 'off' : 'on' } })}</div>`
   : ''}`;
+}
+
+/**
+ * The user's required actions (Keycloak's user page "Required user actions"): every action Realmgate acts
+ * on with a checkbox, ticked when the user has it; saved as the complete list (manage-users).
+ */
+export function userRequiredActionsSection(o: { csrf: string; base: string; actions: readonly RequiredAction[]; canManage: boolean }): SafeHtml {
+  if (!o.canManage) {
+    return html`<h2>Required actions</h2><p>${o.actions.length === 0 ? 'None: the user signs in without further steps.' : o.actions.map((a) => REQUIRED_ACTION_NAMES[a]).join(', ')}</p>`;
+  }
+  const boxes = REQUIRED_ACTIONS.map(
+    (a) => html`<label class="choice" for="ra-${a}"><input type="checkbox" id="ra-${a}" name="action" value="${a}"${o.actions.includes(a) ? html` checked` : ''}> ${REQUIRED_ACTION_NAMES[a]} <code>${a}</code></label>`,
+  );
+  return html`<h2>Required actions</h2>
+<form method="post" action="${o.base}/required-actions" class="console-form">${csrfField(o.csrf)}
+<fieldset><legend>Asked at the next sign-in (when enabled in the realm)</legend>${boxes}</fieldset>
+<button type="submit">Save required actions</button></form>`;
 }

@@ -1,0 +1,99 @@
+import type { Services } from '../../services.js';
+import { nowSeconds } from '../../clock.js';
+import type { Realm, RequiredAction, User } from '../../storage/types.js';
+import { checkEmail, ConflictError, ValidationError } from '../validation.js';
+import { checkEmailFree, checkPersonName } from './users.js';
+import { verifyEmailTrigger } from './email-verification.js';
+import type { ProfileValues } from '../../views/required-action-pages.js';
+
+/** Keycloak's user attribute of TERMS_AND_CONDITIONS: one value, the acceptance time in seconds. */
+export const TERMS_ATTRIBUTE = 'terms_and_conditions';
+
+const without = (user: User, action: RequiredAction): RequiredAction[] => user.requiredActions.filter((a) => a !== action);
+
+/**
+ * Why the UPDATE_PROFILE form is refused, in the words of Keycloak's pages (the registration page's):
+ * every field is required (Keycloak's default user profile), then the admin API's rules (checkEmail,
+ * checkPersonName, checkEmailFree). [] when it may be saved.
+ */
+async function profileProblems(services: Services, realm: Realm, user: User, v: ProfileValues): Promise<string[]> {
+  const errors: string[] = [];
+  if (v.email === '') errors.push('Please specify email.');
+  else {
+    try {
+      checkEmail(v.email);
+      // Only a new email is checked (ignoring case), as the admin API's update does.
+      if (v.email.toLowerCase() !== (user.email ?? '').toLowerCase()) await checkEmailFree(services.store, realm, v.email, user.id);
+    } catch (err) {
+      if (err instanceof ConflictError) errors.push('Email already exists.');
+      else if (err instanceof ValidationError) errors.push('Invalid email address.');
+      else throw err;
+    }
+  }
+  for (const [value, what] of [[v.firstName, 'first name'], [v.lastName, 'last name']] as const) {
+    if (value === '') {
+      errors.push(`Please specify ${what}.`);
+      continue;
+    }
+    try {
+      checkPersonName(what, value);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      errors.push(`Invalid ${what}.`);
+    }
+  }
+  return errors;
+}
+
+/**
+ * Keycloak's UpdateProfile required action (and kc_action=UPDATE_PROFILE), submitted: the email and
+ * names saved, UPDATE_PROFILE removed, recorded as UPDATE_PROFILE (and UPDATE_EMAIL when the email
+ * changed). A changed email is no longer verified (Keycloak resets emailVerified on the profile pages),
+ * and under the realm's verifyEmail the user verifies the new one next (VERIFY_EMAIL). A user of an LDAP
+ * directory changes nothing here: the fields come from the directory (as Keycloak's read-only LDAP
+ * attributes); submitting ends the action. Returns the errors to show ([]: done).
+ */
+export async function completeProfileUpdate(services: Services, input: { realm: Realm; user: User; values: ProfileValues; ip: string; clientId: string }): Promise<string[]> {
+  const { realm, user } = input;
+  const who = { realmId: realm.id, clientId: input.clientId, userId: user.id, username: user.username, ip: input.ip };
+  if (user.federationLink) {
+    await services.store.users.update(user.id, { requiredActions: without(user, 'UPDATE_PROFILE') });
+    await services.audit.record({ ...who, type: 'UPDATE_PROFILE', outcome: 'success', reason: 'profile from the user directory (LDAP): unchanged' });
+    return [];
+  }
+  const v = { email: input.values.email.trim().toLowerCase(), firstName: input.values.firstName.trim(), lastName: input.values.lastName.trim() };
+  const errors = await profileProblems(services, realm, user, v);
+  if (errors.length > 0) {
+    await services.audit.record({ ...who, type: 'UPDATE_PROFILE_ERROR', outcome: 'failure', reason: errors.join(' ') });
+    return errors;
+  }
+  const emailChanged = v.email !== (user.email ?? '').toLowerCase();
+  const emailVerified = emailChanged ? false : user.emailVerified;
+  const requiredActions = without(user, 'UPDATE_PROFILE');
+  await services.store.users.update(user.id, { email: v.email, firstName: v.firstName, lastName: v.lastName, emailVerified, requiredActions });
+  if (emailChanged) {
+    await verifyEmailTrigger(services.store, realm, { ...user, ...v, emailVerified, requiredActions });
+    await services.audit.record({ ...who, type: 'UPDATE_EMAIL', outcome: 'success', reason: `${user.email ?? '(none)'} -> ${v.email}` });
+  }
+  await services.audit.record({ ...who, type: 'UPDATE_PROFILE', outcome: 'success', reason: emailChanged ? 'email changed: not verified' : 'email unchanged' });
+  return [];
+}
+
+/**
+ * Keycloak's TermsAndConditions required action: Accept records the time (seconds) in the user's
+ * terms_and_conditions attribute and ends the action; Decline removes the attribute and keeps the action
+ * (the caller ends the sign-in with access_denied). Recorded as CUSTOM_REQUIRED_ACTION(_ERROR), as Keycloak.
+ */
+export async function answerTerms(services: Services, input: { realm: Realm; user: User; accepted: boolean; ip: string; clientId: string }): Promise<void> {
+  const { user } = input;
+  const { [TERMS_ATTRIBUTE]: _previous, ...others } = user.attributes;
+  const who = { realmId: input.realm.id, clientId: input.clientId, userId: user.id, username: user.username, ip: input.ip };
+  if (!input.accepted) {
+    await services.store.users.update(user.id, { attributes: others });
+    await services.audit.record({ ...who, type: 'CUSTOM_REQUIRED_ACTION_ERROR', outcome: 'failure', reason: 'TERMS_AND_CONDITIONS declined (rejected_by_user)' });
+    return;
+  }
+  const attributes = { ...others, [TERMS_ATTRIBUTE]: [String(nowSeconds(services.clock))] };
+  await services.store.users.update(user.id, { attributes, requiredActions: without(user, 'TERMS_AND_CONDITIONS') });
+  await services.audit.record({ ...who, type: 'CUSTOM_REQUIRED_ACTION', outcome: 'success', reason: 'TERMS_AND_CONDITIONS accepted' });
+}

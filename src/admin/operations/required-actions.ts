@@ -1,0 +1,34 @@
+import type { Store } from '../../storage/store.js';
+import type { RequiredAction, RequiredActionSetting } from '../../storage/types.js';
+import { isRequiredAction, readRequiredActionSetting, requiredActionList, requiredActionSetting } from '../required-actions.js';
+import { NotFound, ValidationError } from '../validation.js';
+import { cliActor, recordAdminEvent, requireRealm, type Actor } from './common.js';
+
+/** The realm's required-action settings (Keycloak's GET authentication/required-actions), by priority. */
+export async function listRequiredActions(store: Store, realmId: string): Promise<{ alias: RequiredAction; setting: RequiredActionSetting }[]> {
+  return requiredActionList(await requireRealm(store, realmId));
+}
+
+function requireAlias(alias: string): RequiredAction {
+  if (!isRequiredAction(alias)) throw new NotFound(`required action ${JSON.stringify(alias.slice(0, 64))} is not one Realmgate acts on`);
+  return alias;
+}
+
+/** One action's settings (Keycloak's GET authentication/required-actions/{alias}). */
+export async function getRequiredAction(store: Store, realmId: string, alias: string): Promise<RequiredActionSetting> {
+  return requiredActionSetting(await requireRealm(store, realmId), requireAlias(alias));
+}
+
+/**
+ * Changes one action's settings (Keycloak's PUT authentication/required-actions/{alias}): enabled,
+ * defaultAction, priority, config (TERMS_AND_CONDITIONS' terms_text); absent fields keep theirs.
+ */
+export async function updateRequiredAction(store: Store, input: { realmId: string; alias: string; changes: Record<string, unknown> }, actor: Actor = cliActor()): Promise<RequiredActionSetting> {
+  const realm = await requireRealm(store, input.realmId);
+  const alias = requireAlias(input.alias);
+  const { setting, ignored } = readRequiredActionSetting(alias, input.changes, requiredActionSetting(realm, alias));
+  if (ignored.length > 0) throw new ValidationError(`config ${ignored.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')} not supported: Realmgate reads only TERMS_AND_CONDITIONS' terms_text`);
+  await store.realms.update(realm.id, { requiredActionSettings: { ...realm.requiredActionSettings, [alias]: setting } });
+  await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'UPDATE', resourceType: 'REQUIRED_ACTION', resourcePath: `authentication/required-actions/${alias}`, representation: { alias, ...setting } });
+  return setting;
+}

@@ -1,0 +1,164 @@
+import { REQUIRED_ACTIONS, type Realm, type RequiredAction, type RequiredActionSetting, type User } from '../storage/types.js';
+import { ValidationError } from './validation.js';
+
+/**
+ * Keycloak's required-action settings of a realm (RequiredActionProviderRepresentation: enabled,
+ * defaultAction, priority, config), for the actions Realmgate acts on. A realm stores only the actions
+ * configured (admin API, console, CLI, import); the others have the defaults below, which keep
+ * Realmgate's order from before the settings existed: all enabled, none a default action.
+ */
+
+/** Keycloak's display names (its `name`). */
+export const REQUIRED_ACTION_NAMES: Record<RequiredAction, string> = {
+  UPDATE_PASSWORD: 'Update Password',
+  CONFIGURE_TOTP: 'Configure OTP',
+  'webauthn-register': 'Webauthn Register',
+  'webauthn-register-passwordless': 'Webauthn Register Passwordless',
+  TERMS_AND_CONDITIONS: 'Terms and Conditions',
+  UPDATE_PROFILE: 'Update Profile',
+  VERIFY_EMAIL: 'Verify Email',
+};
+
+/** The one config key Realmgate reads: TERMS_AND_CONDITIONS' text (plain text, shown escaped). */
+export const TERMS_TEXT = 'terms_text';
+const TERMS_TEXT_MAX = 20_000;
+
+export const DEFAULT_TERMS_TEXT =
+  'By continuing you agree to the terms and conditions of this service. The administrator of this realm has not written them out here yet: ask them for the full text.';
+
+function defaultSetting(action: RequiredAction): RequiredActionSetting {
+  return { enabled: true, defaultAction: false, priority: (REQUIRED_ACTIONS.indexOf(action) + 1) * 10, config: {} };
+}
+
+/** The action's settings in the realm: as configured, else the defaults. */
+export function requiredActionSetting(realm: Pick<Realm, 'requiredActionSettings'>, action: RequiredAction): RequiredActionSetting {
+  return realm.requiredActionSettings[action] ?? defaultSetting(action);
+}
+
+/** Every action Realmgate acts on with its settings, by priority (then Realmgate's order), as Keycloak lists them. */
+export function requiredActionList(realm: Pick<Realm, 'requiredActionSettings'>): { alias: RequiredAction; setting: RequiredActionSetting }[] {
+  return REQUIRED_ACTIONS.map((alias) => ({ alias, setting: requiredActionSetting(realm, alias) })).sort(
+    (a, b) => a.setting.priority - b.setting.priority || REQUIRED_ACTIONS.indexOf(a.alias) - REQUIRED_ACTIONS.indexOf(b.alias),
+  );
+}
+
+/** The user's actions the realm asks (enabled ones; a disabled one stays on the user, as in Keycloak), in the order they are asked. */
+export function pendingActions(realm: Pick<Realm, 'requiredActionSettings'>, user: Pick<User, 'requiredActions'>): RequiredAction[] {
+  return requiredActionList(realm)
+    .filter((a) => a.setting.enabled && user.requiredActions.includes(a.alias))
+    .map((a) => a.alias);
+}
+
+/** Keycloak's defaultAction: what every new user of the realm gets (enabled actions only). */
+export function defaultActions(realm: Pick<Realm, 'requiredActionSettings'>): RequiredAction[] {
+  return REQUIRED_ACTIONS.filter((a) => {
+    const s = requiredActionSetting(realm, a);
+    return s.enabled && s.defaultAction;
+  });
+}
+
+/** The text the TERMS_AND_CONDITIONS page shows. */
+export function termsText(realm: Pick<Realm, 'requiredActionSettings'>): string {
+  const t = requiredActionSetting(realm, 'TERMS_AND_CONDITIONS').config[TERMS_TEXT];
+  return t && t.trim() !== '' ? t : DEFAULT_TERMS_TEXT;
+}
+
+export function isRequiredAction(alias: string): alias is RequiredAction {
+  return (REQUIRED_ACTIONS as readonly string[]).includes(alias);
+}
+
+/**
+ * A representation's settings read onto `current`: enabled and defaultAction booleans, priority an
+ * integer, config an object of strings; absent fields keep theirs. Config keys Realmgate does not read
+ * are returned in `ignored` (the admin API refuses them, the import reports them). Wrong types: a ValidationError.
+ */
+export function readRequiredActionSetting(alias: RequiredAction, body: Record<string, unknown>, current: RequiredActionSetting): { setting: RequiredActionSetting; ignored: string[] } {
+  const setting: RequiredActionSetting = { ...current, config: { ...current.config } };
+  for (const k of ['enabled', 'defaultAction'] as const) {
+    const v = body[k];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'boolean') throw new ValidationError(`${k} must be true or false`);
+    setting[k] = v;
+  }
+  const p = body.priority;
+  if (p !== undefined && p !== null) {
+    if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p > 1_000_000) throw new ValidationError('priority must be an integer from 0 to 1000000');
+    setting.priority = p;
+  }
+  const ignored: string[] = [];
+  const c = body.config;
+  if (c !== undefined && c !== null) {
+    if (typeof c !== 'object' || Array.isArray(c)) throw new ValidationError('config must be an object of strings');
+    const config: Record<string, string> = {};
+    for (const [k, v] of Object.entries(c as Record<string, unknown>)) {
+      if (alias !== 'TERMS_AND_CONDITIONS' || k !== TERMS_TEXT) {
+        ignored.push(k);
+        continue;
+      }
+      if (typeof v !== 'string' || v.length > TERMS_TEXT_MAX || /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(v)) throw new ValidationError(`config.${TERMS_TEXT} must be plain text of at most ${TERMS_TEXT_MAX} characters`);
+      if (v.trim() !== '') config[k] = v;
+    }
+    setting.config = config;
+  }
+  if (setting.defaultAction && !setting.enabled) throw new ValidationError(`${alias} is disabled: a disabled required action cannot be a default action`);
+  return { setting, ignored };
+}
+
+/** The stored JSON read leniently (an unknown alias or a broken entry: the defaults). */
+export function storedRequiredActionSettings(json: string | null | undefined): Partial<Record<RequiredAction, RequiredActionSetting>> {
+  let v: unknown;
+  try {
+    v = JSON.parse(json ?? '{}');
+  } catch {
+    return {};
+  }
+  if (!v || typeof v !== 'object') return {};
+  const out: Partial<Record<RequiredAction, RequiredActionSetting>> = {};
+  for (const [alias, body] of Object.entries(v as Record<string, unknown>)) {
+    if (!isRequiredAction(alias) || !body || typeof body !== 'object') continue;
+    try {
+      out[alias] = readRequiredActionSetting(alias, body as Record<string, unknown>, defaultSetting(alias)).setting;
+    } catch {
+      // A broken entry: the defaults.
+    }
+  }
+  return out;
+}
+
+/** Keycloak's RequiredActionProviderRepresentation of one action. */
+export function requiredActionRepresentation(alias: RequiredAction, s: RequiredActionSetting): Record<string, unknown> {
+  return { alias, name: REQUIRED_ACTION_NAMES[alias], providerId: alias, enabled: s.enabled, defaultAction: s.defaultAction, priority: s.priority, config: { ...s.config } };
+}
+
+/** A report of what the import did with one realm's requiredActions list. */
+export interface RequiredActionsImport {
+  settings: Partial<Record<RequiredAction, RequiredActionSetting>>;
+  /** One line per action kept, and per problem. */
+  notes: string[];
+}
+
+/**
+ * Keycloak's requiredActions list of a realm export: the settings of the actions Realmgate acts on (the
+ * others are reported by the importer as before). A defaultAction on a disabled action is dropped, a
+ * config key Realmgate does not read is reported; a broken entry keeps the defaults, with a note.
+ */
+export function importRequiredActionSettings(list: unknown): RequiredActionsImport {
+  const settings: Partial<Record<RequiredAction, RequiredActionSetting>> = {};
+  const notes: string[] = [];
+  for (const entry of Array.isArray(list) ? list : []) {
+    if (!entry || typeof entry !== 'object') continue;
+    const body = entry as Record<string, unknown>;
+    const alias = typeof body.alias === 'string' ? body.alias : '';
+    if (!isRequiredAction(alias)) continue;
+    const fixed = body.enabled === false && body.defaultAction === true ? { ...body, defaultAction: false } : body;
+    try {
+      const { setting, ignored } = readRequiredActionSetting(alias, fixed, defaultSetting(alias));
+      settings[alias] = setting;
+      notes.push(`${alias} ${setting.enabled ? 'enabled' : 'disabled'}${setting.defaultAction ? ', default action' : ''}, priority ${setting.priority}${fixed !== body ? ' (defaultAction dropped: the action is disabled)' : ''}${ignored.length > 0 ? ` (config ${ignored.join(', ')} not read)` : ''}`);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      notes.push(`${alias}: ${err.message}; Realmgate's defaults kept`);
+    }
+  }
+  return { settings, notes };
+}

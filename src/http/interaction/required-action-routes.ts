@@ -1,0 +1,78 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Services } from '../../services.js';
+import type { Step } from '../../oauth/authorize/interaction.js';
+import { denyRequest } from '../../oauth/authorize/interaction.js';
+import { answerTerms, completeProfileUpdate } from '../../admin/operations/profile-actions.js';
+import { termsText } from '../../admin/required-actions.js';
+import { termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
+import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie } from '../cookies.js';
+import { advance, completeSignIn, endAppAction, endPreviousSession, field, render, stepForm, type Loaded, type Req } from './routes.js';
+import { htmlErrorHandler, interactionUrl, sendPage } from './render.js';
+import type { User } from '../../storage/types.js';
+
+/**
+ * Keycloak's UPDATE_PROFILE and TERMS_AND_CONDITIONS required actions as steps of the sign-in (and
+ * kc_action=UPDATE_PROFILE, cancellable); the rules are in src/admin/operations/profile-actions.ts.
+ */
+
+type PageContext = { realmName: string; clientName: string; csrf: string };
+
+const valuesOf = (user: User): ProfileValues => ({ email: user.email ?? '', firstName: user.firstName ?? '', lastName: user.lastName ?? '' });
+
+/** The page of an UPDATE_PROFILE or TERMS_AND_CONDITIONS step: the user's values, or those typed with the errors. */
+export async function renderRequiredActionStep(
+  services: Services,
+  reply: FastifyReply,
+  l: Loaded,
+  step: Extract<Step, { kind: 'update-profile' | 'terms' }>,
+  extra: { ctx: PageContext; status?: number; values?: ProfileValues; errors?: readonly string[] },
+): Promise<FastifyReply> {
+  const base = interactionUrl(l.realm.id, l.ia.id);
+  if (step.kind === 'terms') return sendPage(reply, extra.status ?? 200, termsPage({ ...extra.ctx, action: `${base}/terms`, username: step.username, text: termsText(l.realm) }));
+  const user = l.ia.userId ? await services.store.users.get(l.ia.userId) : undefined;
+  const values = extra.values ?? (user ? valuesOf(user) : { email: '', firstName: '', lastName: '' });
+  return sendPage(
+    reply,
+    extra.status ?? 200,
+    updateProfilePage({ ...extra.ctx, action: `${base}/update-profile`, username: step.username, values, cancellable: step.aia === true, readOnly: Boolean(user?.federationLink), ...(extra.errors ? { errors: extra.errors } : {}) }),
+  );
+}
+
+/** After an action's form: a user who came with a session keeps it; one who typed their password now gets one (when nothing else is left). */
+async function done(services: Services, req: Req, reply: FastifyReply, l: Loaded, userId: string): Promise<FastifyReply> {
+  if (l.ia.sessionId) return advance(services, reply, l);
+  return completeSignIn(services, req, reply, l, userId);
+}
+
+export async function requiredActionRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  app.setErrorHandler(htmlErrorHandler(services));
+  const base = '/auth/realms/:realm/login-actions/:id';
+
+  app.post(`${base}/update-profile`, async (req: Req, reply) => {
+    const f = await stepForm(services, req, reply, 'update-profile');
+    if (!('step' in f)) return f;
+    const { l, step, user } = f;
+    if (step.aia && field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
+    const values: ProfileValues = { email: (field(req, 'email') ?? '').slice(0, 1024), firstName: (field(req, 'firstName') ?? '').slice(0, 1024), lastName: (field(req, 'lastName') ?? '').slice(0, 1024) };
+    const errors = await completeProfileUpdate(services, { realm: l.realm, user, values, ip: req.ip, clientId: l.client.clientId });
+    if (errors.length > 0) return render(services, reply, l, step, { status: 400, values: { email: values.email.slice(0, 320), firstName: values.firstName.slice(0, 255), lastName: values.lastName.slice(0, 255) }, errors });
+    if (step.aia) return endAppAction(services, reply, l, 'success');
+    return done(services, req, reply, l, user.id);
+  });
+
+  app.post(`${base}/terms`, async (req: Req, reply) => {
+    const f = await stepForm(services, req, reply, 'terms');
+    if (!('step' in f)) return f;
+    const { l, user } = f;
+    const accepted = !field(req, 'cancel') && field(req, 'accept') !== undefined;
+    await answerTerms(services, { realm: l.realm, user, accepted, ip: req.ip, clientId: l.client.clientId });
+    if (accepted) return done(services, req, reply, l, user.id);
+    // Keycloak: a declined required action fails the sign-in; the client gets access_denied, the
+    // browser keeps no session (one it came with ends too).
+    await endPreviousSession(services, req, l);
+    clearRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE);
+    clearSessionStateCookie(reply, services.config, l.realm.id);
+    return render(services, reply, l, await denyRequest(services, l.realm, l.ia));
+  });
+}

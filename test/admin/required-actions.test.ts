@@ -1,0 +1,242 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { dialects } from '../helpers/db.js';
+import { realmPath, REALM, PASSWORD } from '../helpers/server.js';
+import { CookieJar, authorizeQuery, inject, pageKind, parseForm, tokenRequest } from '../helpers/flow.js';
+import { updateRealm } from '../../src/admin/operations/realms.js';
+import { startAdminServer, errorOf, type AdminTestServer } from './helpers.js';
+
+const OIDC = '/protocol/openid-connect';
+type Res = Awaited<ReturnType<typeof inject>>;
+/** The browser session cookie (the test server's AUTH_URL is plain http: no __Host- prefix). */
+const hasSession = (jar: CookieJar): boolean => jar.cookies.has('RG_SESSION');
+
+// Keycloak's UPDATE_PROFILE and TERMS_AND_CONDITIONS required actions, and the realm's required-action
+// settings through @keycloak/keycloak-admin-client 26, unchanged, against a real server; the login pages
+// driven as a browser would.
+for (const dialect of dialects()) {
+  describe(`required actions UPDATE_PROFILE, TERMS_AND_CONDITIONS and their settings (${dialect})`, () => {
+    let ts: AdminTestServer;
+    before(async () => {
+      ts = await startAdminServer({ dialect });
+      await ts.store.clients.update(REALM, ts.publicClient.id, { directAccessGrantsEnabled: true });
+    });
+    after(() => ts.close());
+
+    const setRealm = async (settings: Parameters<typeof updateRealm>[1]['settings']): Promise<void> => {
+      await updateRealm(ts.store, { realmId: REALM, settings });
+      ts.services.cache.clear();
+    };
+    const setAction = async (alias: string, rep: Record<string, unknown>): Promise<void> => {
+      const current = await ts.kc.authenticationManagement.getRequiredActionForAlias({ realm: REALM, alias });
+      await ts.kc.authenticationManagement.updateRequiredAction({ realm: REALM, alias }, { ...current, ...rep });
+    };
+    // Its type takes no realm (the client's realmName); the call takes one as every other does.
+    const listActions = () => (ts.kc.authenticationManagement.getRequiredActions as unknown as (p: { realm: string }) => Promise<Array<Record<string, unknown>>>)({ realm: REALM });
+    const userOf = async (id: string) => (await ts.kc.users.findOne({ realm: REALM, id }))!;
+
+    async function newUser(username: string, o: { requiredActions?: string[]; email?: string; firstName?: string; lastName?: string; emailVerified?: boolean } = {}): Promise<string> {
+      const { id } = await ts.kc.users.create({ realm: REALM, username, enabled: true, email: o.email ?? `${username}@example.com`, firstName: o.firstName ?? 'First', lastName: o.lastName ?? 'Last', emailVerified: o.emailVerified ?? true, requiredActions: o.requiredActions ?? [], credentials: [{ type: 'password', value: PASSWORD, temporary: false }] });
+      const acme = (await ts.kc.organizations.find({ realm: REALM, search: 'acme', exact: true }))[0]!;
+      await ts.kc.organizations.addMember({ realm: REALM, orgId: acme.id!, userId: id });
+      return id;
+    }
+
+    /** Follows the server's redirects, allowing consent and choosing acme, until the client's redirect or another page. */
+    async function drive(jar: CookieJar, res: Res): Promise<Res> {
+      for (;;) {
+        const location = res.headers.location as string | undefined;
+        if (res.statusCode === 303 && location?.startsWith('/')) res = await inject(ts.app, jar, 'GET', location);
+        else if (res.statusCode === 200 && pageKind(res.body) === 'consent') res = await inject(ts.app, jar, 'POST', parseForm(res.body).action, { csrf: parseForm(res.body).csrf, decision: 'allow' });
+        else if (res.statusCode === 200 && pageKind(res.body) === 'organization') res = await inject(ts.app, jar, 'POST', parseForm(res.body).action, { csrf: parseForm(res.body).csrf, organization: 'acme' });
+        else return res;
+      }
+    }
+    const auth = (jar: CookieJar, extra: Record<string, string> = {}) => inject(ts.app, jar, 'GET', `${realmPath(`${OIDC}/auth`)}?${authorizeQuery(ts, extra)}`);
+    /** Starts a sign-in and types the password: the page shown next. */
+    async function signIn(username: string, jar = new CookieJar(), extra: Record<string, string> = {}): Promise<{ jar: CookieJar; res: Res }> {
+      const login = parseForm((await drive(jar, await auth(jar, extra))).body);
+      return { jar, res: await drive(jar, await inject(ts.app, jar, 'POST', login.action, { csrf: login.csrf, username, password: PASSWORD })) };
+    }
+    const post = async (jar: CookieJar, page: Res, fields: Record<string, string>): Promise<Res> => {
+      const form = parseForm(page.body);
+      return inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, ...fields });
+    };
+    const clientRedirect = (res: Res): URL => {
+      assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+      return new URL(res.headers.location as string);
+    };
+    const passwordGrant = (username: string) => tokenRequest(ts, { grant_type: 'password', client_id: ts.publicClient.id, username, password: PASSWORD, scope: 'openid' });
+
+    test('the settings through keycloak-admin-client: Realmgate\'s actions with the defaults, by priority; a change is kept; bad input is a 400, an unknown alias a 404', async () => {
+      const list = await listActions();
+      assert.deepEqual(
+        list.map((a) => [a.alias, a.enabled, a.defaultAction, a.priority]),
+        [['UPDATE_PASSWORD', true, false, 10], ['CONFIGURE_TOTP', true, false, 20], ['webauthn-register', true, false, 30], ['webauthn-register-passwordless', true, false, 40], ['TERMS_AND_CONDITIONS', true, false, 50], ['UPDATE_PROFILE', true, false, 60], ['VERIFY_EMAIL', true, false, 70]],
+      );
+      assert.equal(list[4]!.name, 'Terms and Conditions');
+      await setAction('TERMS_AND_CONDITIONS', { priority: 5, config: { terms_text: 'Rule one: <b>be kind</b>.\n\nRule two.' } });
+      const terms = await ts.kc.authenticationManagement.getRequiredActionForAlias({ realm: REALM, alias: 'TERMS_AND_CONDITIONS' });
+      assert.equal(terms.priority, 5);
+      assert.deepEqual(terms.config, { terms_text: 'Rule one: <b>be kind</b>.\n\nRule two.' });
+      assert.equal((await listActions())[0]!.alias, 'TERMS_AND_CONDITIONS');
+      for (const [rep, words] of [
+        [{ priority: 'high' }, /priority must be an integer/],
+        [{ enabled: 'yes' }, /enabled must be true or false/],
+        [{ config: { max_auth_age: '300' } }, /config "max_auth_age" not supported/],
+        [{ enabled: false, defaultAction: true }, /cannot be a default action/],
+      ] as const) {
+        const e = await errorOf(ts.kc.authenticationManagement.updateRequiredAction({ realm: REALM, alias: 'UPDATE_PROFILE' }, rep as never));
+        assert.equal(e.status, 400);
+        assert.match(String(e.body.errorMessage), words);
+      }
+      // keycloak-admin-client answers a 404 of this call with null (catchNotFound).
+      assert.equal(await ts.kc.authenticationManagement.getRequiredActionForAlias({ realm: REALM, alias: 'delete_account' }), null);
+      assert.equal((await errorOf(ts.kc.authenticationManagement.updateRequiredAction({ realm: REALM, alias: 'delete_account' }, { enabled: true }))).status, 404);
+      // Recorded as an admin change.
+      const admin = await ts.kc.realms.findAdminEvents({ realm: REALM, resourceTypes: 'REQUIRED_ACTION' });
+      assert.ok(admin.some((e: { resourcePath?: string }) => e.resourcePath === 'authentication/required-actions/TERMS_AND_CONDITIONS'));
+    });
+
+    test('UPDATE_PROFILE after the password: prefilled (escaped), errors in Keycloak\'s words, a duplicate email refused, then saved: the action ends, a changed email is no longer verified', async () => {
+      const id = await newUser('upa', { requiredActions: ['UPDATE_PROFILE'], firstName: '<script>alert(1)</script>', lastName: 'Doe' });
+      assert.deepEqual((await userOf(id)).requiredActions, ['UPDATE_PROFILE']);
+      // The password grant refuses a user with a pending action, as Keycloak.
+      assert.equal((await passwordGrant('upa')).json().error_description, 'Account is not fully set up');
+      const { jar, res } = await signIn('upa');
+      assert.equal(pageKind(res.body), 'update-profile', res.body.slice(0, 400));
+      assert.ok(!res.body.includes('<script>alert(1)'), 'the name is escaped');
+      assert.match(res.body, /value="&lt;script&gt;alert\(1\)&lt;\/script&gt;"/);
+      assert.match(res.body, /value="upa@example.com"/);
+      assert.ok(!hasSession(jar), 'no session before the action is done');
+      // CSRF: a form without the token is refused, and nothing changes.
+      const forged = await inject(ts.app, jar, 'POST', parseForm(res.body).action, { csrf: 'forged', email: 'x@example.com', firstName: 'X', lastName: 'Y' });
+      assert.equal(forged.statusCode, 403);
+      assert.equal((await userOf(id)).email, 'upa@example.com');
+      for (const [fields, words] of [
+        [{ email: 'upa@example.com', firstName: '', lastName: 'Doe' }, /Please specify first name\./],
+        [{ email: 'not-an-address', firstName: 'Ann', lastName: 'Doe' }, /Invalid email address\./],
+        [{ email: 'ALICE@example.com', firstName: 'Ann', lastName: 'Doe' }, /Email already exists\./],
+        [{ email: 'upa@example.com', firstName: 'Ann', lastName: 'x'.repeat(256) }, /Invalid last name\./],
+      ] as const) {
+        const refused = await post(jar, res, fields);
+        assert.equal(refused.statusCode, 400, refused.body.slice(0, 300));
+        assert.match(refused.body, words);
+        assert.equal(pageKind(refused.body), 'update-profile');
+      }
+      // The typed values come back escaped.
+      const typed = await post(jar, res, { email: 'upa@example.com', firstName: '"><img src=x>', lastName: '' });
+      assert.ok(!typed.body.includes('"><img'));
+      assert.deepEqual((await userOf(id)).requiredActions, ['UPDATE_PROFILE']);
+      const done = await drive(jar, await post(jar, res, { email: 'Ann.New@example.com', firstName: 'Ann', lastName: 'Doe' }));
+      assert.ok(clientRedirect(done).searchParams.get('code'));
+      assert.ok(hasSession(jar));
+      const after = await userOf(id);
+      assert.deepEqual([after.email, after.firstName, after.lastName, after.emailVerified, after.requiredActions], ['ann.new@example.com', 'Ann', 'Doe', false, []]);
+      const events = await ts.store.events.list(REALM, { types: ['UPDATE_PROFILE', 'UPDATE_EMAIL', 'UPDATE_PROFILE_ERROR'], order: 'asc' });
+      assert.deepEqual(events.filter((e) => e.userId === id).map((e) => e.type), ['UPDATE_PROFILE_ERROR', 'UPDATE_PROFILE_ERROR', 'UPDATE_PROFILE_ERROR', 'UPDATE_PROFILE_ERROR', 'UPDATE_PROFILE_ERROR', 'UPDATE_EMAIL', 'UPDATE_PROFILE']);
+    });
+
+    test("UPDATE_PROFILE under the realm's verifyEmail: the new email is verified next (VERIFY_EMAIL); the same email stays verified", async () => {
+      await setRealm({ verifyEmail: true });
+      try {
+        const same = await newUser('ups', { requiredActions: ['UPDATE_PROFILE'] });
+        const s = await signIn('ups');
+        const kept = await drive(s.jar, await post(s.jar, s.res, { email: 'ups@example.com', firstName: 'Same', lastName: 'Mail' }));
+        assert.ok(clientRedirect(kept).searchParams.get('code'));
+        assert.deepEqual([(await userOf(same)).emailVerified, (await userOf(same)).requiredActions], [true, []]);
+
+        const changed = await newUser('upc', { requiredActions: ['UPDATE_PROFILE'] });
+        const c = await signIn('upc');
+        const next = await drive(c.jar, await post(c.jar, c.res, { email: 'upc.other@example.com', firstName: 'New', lastName: 'Mail' }));
+        // The verify-email page (503 here: the test realm has no SMTP server to mail the link with).
+        assert.equal(next.statusCode, 503, next.body.slice(0, 300));
+        assert.match(next.body, /<h1>Verify your email/);
+        assert.ok(!hasSession(c.jar));
+        assert.deepEqual([(await userOf(changed)).emailVerified, (await userOf(changed)).requiredActions], [false, ['VERIFY_EMAIL']]);
+      } finally {
+        await setRealm({ verifyEmail: false });
+      }
+    });
+
+    test('kc_action=UPDATE_PROFILE (keycloak-js login({ action })): cancelled, then done; the code says how it ended', async () => {
+      const id = await newUser('aia');
+      const { jar, res } = await signIn('aia');
+      assert.ok(clientRedirect(res).searchParams.get('code'));
+      const page = await drive(jar, await auth(jar, { kc_action: 'UPDATE_PROFILE' }));
+      assert.equal(pageKind(page.body), 'update-profile');
+      assert.match(page.body, />Cancel</);
+      const cancelled = clientRedirect(await drive(jar, await post(jar, page, { cancel: '1' })));
+      assert.equal(cancelled.searchParams.get('kc_action_status'), 'cancelled');
+      assert.equal(cancelled.searchParams.get('kc_action'), 'UPDATE_PROFILE');
+      assert.ok(cancelled.searchParams.get('code'));
+      const again = await drive(jar, await auth(jar, { kc_action: 'UPDATE_PROFILE' }));
+      const done = clientRedirect(await drive(jar, await post(jar, again, { email: 'aia@example.com', firstName: 'Ada', lastName: 'Lovelace' })));
+      assert.equal(done.searchParams.get('kc_action_status'), 'success');
+      assert.equal((await userOf(id)).firstName, 'Ada');
+    });
+
+    test('TERMS_AND_CONDITIONS: the realm\'s text escaped; Accept records terms_and_conditions (seconds) and signs in; Decline gives the client access_denied, no code and no session', async () => {
+      const id = await newUser('terry', { requiredActions: ['TERMS_AND_CONDITIONS'] });
+      const { jar, res } = await signIn('terry');
+      assert.equal(pageKind(res.body), 'terms', res.body.slice(0, 300));
+      assert.match(res.body, /<p>Rule one: &lt;b&gt;be kind&lt;\/b&gt;\.<\/p><p>Rule two\.<\/p>/);
+      const forged = await inject(ts.app, jar, 'POST', parseForm(res.body).action, { csrf: 'forged', accept: '1' });
+      assert.equal(forged.statusCode, 403);
+      const declined = clientRedirect(await post(jar, res, { cancel: '1' }));
+      assert.equal(declined.searchParams.get('error'), 'access_denied');
+      assert.equal(declined.searchParams.get('code'), null);
+      assert.equal(declined.searchParams.get('state'), 'xyz');
+      assert.ok(!hasSession(jar));
+      assert.deepEqual((await userOf(id)).requiredActions, ['TERMS_AND_CONDITIONS']);
+      assert.equal((await userOf(id)).attributes?.terms_and_conditions, undefined);
+
+      const before = Math.floor(ts.clock.nowMs() / 1000);
+      const second = await signIn('terry');
+      const accepted = clientRedirect(await drive(second.jar, await post(second.jar, second.res, { accept: '1' })));
+      assert.ok(accepted.searchParams.get('code'));
+      assert.ok(hasSession(second.jar));
+      const u = await userOf(id);
+      assert.deepEqual(u.requiredActions, []);
+      assert.deepEqual(u.attributes?.terms_and_conditions, [String(before)]);
+    });
+
+    test('defaultAction: a user made through the admin API and one who registers get it; a disabled action is kept on the user but not asked, nor taken as kc_action', async () => {
+      await setAction('UPDATE_PROFILE', { defaultAction: true });
+      await setAction('TERMS_AND_CONDITIONS', { defaultAction: true });
+      try {
+        const id = await newUser('fresh');
+        assert.deepEqual((await userOf(id)).requiredActions, ['TERMS_AND_CONDITIONS', 'UPDATE_PROFILE']);
+        // Registration: the second door.
+        await setRealm({ registrationAllowed: true });
+        const jar = new CookieJar();
+        const start = await auth(jar);
+        const reg = await inject(ts.app, jar, 'GET', `${start.headers.location as string}/registration`);
+        const regDone = await post(jar, reg, { username: 'newbie', email: 'newbie@example.com', firstName: 'New', lastName: 'Bie', 'password-new': 'newbie password 1', 'password-confirm': 'newbie password 1' });
+        assert.equal(regDone.statusCode, 303, regDone.body.slice(0, 300));
+        const registered = (await ts.kc.users.find({ realm: REALM, username: 'newbie', exact: true }))[0]!;
+        assert.deepEqual(registered.requiredActions, ['TERMS_AND_CONDITIONS', 'UPDATE_PROFILE']);
+      } finally {
+        await setAction('UPDATE_PROFILE', { defaultAction: false });
+        await setAction('TERMS_AND_CONDITIONS', { defaultAction: false });
+        await setRealm({ registrationAllowed: false });
+      }
+      // Disabled: not asked at sign-in nor by the password grant; kept on the user; refused as kc_action.
+      const id = await newUser('dis', { requiredActions: ['TERMS_AND_CONDITIONS'] });
+      await setAction('TERMS_AND_CONDITIONS', { enabled: false });
+      await setAction('UPDATE_PROFILE', { enabled: false });
+      try {
+        const { jar, res } = await signIn('dis');
+        assert.ok(clientRedirect(res).searchParams.get('code'));
+        assert.equal((await passwordGrant('dis')).statusCode, 200);
+        assert.deepEqual((await userOf(id)).requiredActions, ['TERMS_AND_CONDITIONS']);
+        const refused = clientRedirect(await auth(jar, { kc_action: 'UPDATE_PROFILE' }));
+        assert.equal(refused.searchParams.get('error'), 'invalid_request');
+        assert.match(refused.searchParams.get('error_description') ?? '', /UPDATE_PROFILE is disabled/);
+      } finally {
+        await setAction('TERMS_AND_CONDITIONS', { enabled: true });
+        await setAction('UPDATE_PROFILE', { enabled: true });
+      }
+    });
+  });
+}
