@@ -42,6 +42,7 @@ import * as requestObjects from './2026-11-29T0620_request_objects.js';
 import * as webauthn from './2026-11-29T0900_webauthn.js';
 import * as webauthnPasswordless from './2026-11-29T0910_webauthn_passwordless.js';
 import * as userStorageProviders from './2026-11-29T0930_user_storage_providers.js';
+import * as organizationInvitations from './2026-11-29T1150_organization_invitations.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -88,4 +89,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0900_webauthn': webauthn,
   '2026-11-29T0910_webauthn_passwordless': webauthnPasswordless,
   '2026-11-29T0930_user_storage_providers': userStorageProviders,
+  '2026-11-29T1150_organization_invitations': organizationInvitations,
 };

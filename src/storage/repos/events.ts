@@ -46,6 +46,8 @@ export const EVENT_TYPES = [
   'SEND_VERIFY_EMAIL_ERROR',
   'VERIFY_EMAIL',
   'VERIFY_EMAIL_ERROR',
+  'INVITE_ORG',
+  'INVITE_ORG_ERROR',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
