@@ -121,8 +121,11 @@ for (const dialect of dialects()) {
       assert.match(page.body, /Join Globex/);
       const f = parseForm(page.body);
       assert.equal((await inject(ts.app, jar, 'POST', f.action, { key: keyOf(link) })).statusCode, 403, 'no CSRF token');
-      // The other user posting the accept form with their own CSRF token: not accepted.
-      const otherCsrf = parseForm((await inject(ts.app, other, 'GET', `/auth/realms/${REALM}/account`)).body).csrf;
+      // The other user posting the accept form with a valid CSRF token of their own browser (from a registration link): not accepted.
+      smtp.clear();
+      await invite({ email: 'csrf-source@example.com' });
+      const [source] = await smtp.waitFor(1);
+      const otherCsrf = parseForm((await open(linkIn(source!), other)).body).csrf;
       const stolen = await inject(ts.app, other, 'POST', f.action, { csrf: otherCsrf, key: keyOf(link) });
       assert.equal(stolen.statusCode, 403);
       assert.equal(await isMember(alice.id), false);
