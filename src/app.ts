@@ -18,6 +18,7 @@ import { requiredActionRoutes } from './http/interaction/required-action-routes.
 import { webauthnRoutes } from './http/interaction/webauthn-routes.js';
 import { resetRoutes } from './http/interaction/reset-routes.js';
 import { registrationRoutes } from './http/interaction/registration-routes.js';
+import { invitationRoutes } from './http/interaction/invitation-routes.js';
 import { discoveryRoutes } from './http/discovery/routes.js';
 import { appPageRoutes } from './http/app-pages/routes.js';
 import { deviceRoutes } from './http/device/routes.js';
@@ -105,6 +106,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(requiredActionRoutes, { services });
   await app.register(resetRoutes, { services });
   await app.register(registrationRoutes, { services });
+  await app.register(invitationRoutes, { services });
   await app.register(discoveryRoutes, { services });
   await app.register(deviceRoutes, { services });
   await app.register(parRoutes, { services });

@@ -18,6 +18,11 @@ const CODE_GRACE = 86_400;
 const UNUSED_DEVICE_CODE_GRACE = 600;
 /** Dead chains and sessions stay a day, for the same reason (a token of a revoked chain is a reuse). */
 const CHAIN_GRACE = 86_400;
+/**
+ * An expired organization invitation stays listed (Keycloak's status EXPIRED, so the administrator sees it
+ * and may resend it) for 30 days past its expiry, then goes.
+ */
+export const EXPIRED_INVITATION_GRACE = 30 * 86_400;
 const LEASE = 'collector';
 
 export interface CollectorOptions {
@@ -98,6 +103,7 @@ export class Collector {
       ['dpop_proof_jtis', (n) => c.expiredUsedIds('dpop_proof_jtis', now, n)],
       ['refresh_chains', (n) => c.deadChains(now - CHAIN_GRACE, n)],
       ['browser_sessions', (n) => c.deadSessions(now - CHAIN_GRACE, n)],
+      ['organization_invitations', (n) => store.invitations.deleteExpired(now - EXPIRED_INVITATION_GRACE, n)],
       ['login_failures', (n) => c.staleLoginFailures(now - 86_400, n)],
       ['events', (n) => c.oldEvents(now, this.opts.eventsRetentionDays * 86_400, n)],
       ['admin_events', (n) => c.oldAdminEvents(now, this.opts.adminEventsRetentionDays * 86_400, n)],

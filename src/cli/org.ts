@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { CliError, collect, withStore } from './common.js';
 import { createOrganization, listOrganizations } from '../admin/operations.js';
 import { registerOrgLifecycle } from './org-lifecycle.js';
+import { registerOrgInvitations } from './org-invitations.js';
 import { terminalSafe } from './terminal-text.js';
 
 export function registerOrg(program: Command): void {
@@ -36,4 +37,5 @@ export function registerOrg(program: Command): void {
       for (const o of orgs) process.stdout.write(`${o.alias}\t${terminalSafe(o.name)}\t${o.enabled ? 'enabled' : 'disabled'}\t${o.domains.map((d) => d.name).join(' ')}\n`);
     });
   registerOrgLifecycle(org);
+  registerOrgInvitations(org);
 }

@@ -434,6 +434,20 @@ export interface RecoveryCodeTable {
   used_at: number | null;
 }
 
+/** An invitation into an organization (src/storage/repos/invitations.ts): the hash of its link's secret, never the secret. */
+export interface OrganizationInvitationTable {
+  id: string;
+  realm_id: string;
+  organization_id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  user_id: string | null;
+  secret_hash: string;
+  created_at: number;
+  expires_at: number;
+}
+
 /** An identity provider of a realm (src/storage/repos/identity-providers.ts). */
 export interface IdentityProviderTable {
   id: string;
@@ -594,6 +608,7 @@ export interface Database {
   federated_identities: FederatedIdentityTable;
   user_storage_providers: UserStorageProviderTable;
   ldap_mapper_links: LdapMapperLinkTable;
+  organization_invitations: OrganizationInvitationTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

@@ -18,6 +18,7 @@ import { UserAdminRepository } from './repos/user-admin.js';
 import { OtpRepository } from './repos/otp.js';
 import { WebAuthnRepository } from './repos/webauthn.js';
 import { RecoveryCodeRepository } from './repos/recovery-codes.js';
+import { InvitationRepository } from './repos/invitations.js';
 import { OrganizationAdminRepository } from './repos/organization-admin.js';
 import { SessionAdminRepository } from './repos/session-admin.js';
 import { LeaseRepository } from './repos/leases.js';
@@ -76,6 +77,8 @@ export class Store {
   /** Identity brokering: the realm's OpenID Connect providers and users' links to them. */
   readonly identityProviders: IdentityProviderRepository;
   readonly userStorage: UserStorageRepository;
+  /** Keycloak 26's organization invitations. */
+  readonly invitations: InvitationRepository;
   /** Set by a running server (src/app.ts); a Store of a transaction has none. */
   sessionEnds: SessionEndListener | undefined;
 
@@ -114,6 +117,7 @@ export class Store {
     this.recoveryCodes = new RecoveryCodeRepository(k);
     this.identityProviders = new IdentityProviderRepository(k);
     this.userStorage = new UserStorageRepository(k);
+    this.invitations = new InvitationRepository(k);
   }
 
   /**

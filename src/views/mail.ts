@@ -84,6 +84,30 @@ If you did not, ignore this mail.
   return { subject, text, html: htmlMail(subject, body) };
 }
 
+/**
+ * Keycloak's org-invite mail: an invitation into an organization, the link (to accept as an existing user,
+ * or to register) and how long it lasts.
+ */
+export function organizationInviteMail(o: { realmName: string; organizationName: string; link: string; lifespan: number; firstName?: string | null; register: boolean }): MailContent {
+  const subject = `Invitation to join the ${o.organizationName} organization`;
+  const greeting = o.firstName ? `Hello ${o.firstName},` : 'Hello,';
+  const what = o.register ? 'create your account and join' : 'join';
+  const text = `${greeting}
+
+You were invited to join the ${o.organizationName} organization at ${o.realmName}. Open this link within ${minutes(o.lifespan)} to ${what}:
+
+${o.link}
+
+If you do not want to join, ignore this mail.
+`;
+  const body = html`<p>${greeting}</p>
+<p>You were invited to join the <strong>${o.organizationName}</strong> organization at ${o.realmName}.</p>
+<p><a href="${o.link}">${o.register ? 'Create your account and join' : 'Join the organization'}</a> (within ${minutes(o.lifespan)}).</p>
+<p>If the link does not open, copy this address into your browser:<br>${o.link}</p>
+<p>If you do not want to join, ignore this mail.</p>`;
+  return { subject, text, html: htmlMail(subject, body) };
+}
+
 export function testMail(o: { realmName: string }): MailContent {
   const subject = `[${o.realmName}] Test message`;
   const text = `This is a test message from ${o.realmName}: its SMTP settings work.\n`;

@@ -24,6 +24,8 @@ export function registerPage(ctx: {
   rule: PasswordRule;
   values?: RegistrationValues;
   errors?: readonly string[];
+  /** An organization invitation's registration (src/http/interaction/invitation-routes.ts): its email is fixed. */
+  invitation?: { organizationName: string; email: string; key: string };
 }): string {
   const v = ctx.values ?? {};
   const errors = ctx.errors ?? [];
@@ -31,22 +33,26 @@ export function registerPage(ctx: {
     title: 'Register',
     realmName: ctx.realmName,
     body: html`<h1>Create your account</h1>
-<p>Register to continue to ${ctx.clientName}.</p>
+${ctx.invitation ? html`<p>You were invited to join <strong>${ctx.invitation.organizationName}</strong>. Create your account to accept.</p>` : html`<p>Register to continue to ${ctx.clientName}.</p>`}
 ${errors.length > 0 ? html`<div class="error" role="alert">${errors.length === 1 ? html`<p>${errors[0]}</p>` : html`<ul>${errors.map((e) => html`<li>${e}</li>`)}</ul>`}</div>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
-${ctx.emailAsUsername
+${ctx.invitation ? html`<input type="hidden" name="key" value="${ctx.invitation.key}">
+` : ''}${ctx.emailAsUsername
   ? ''
   : html`<label for="username">Username</label>
 <input type="text" id="username" name="username" value="${v.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" maxlength="255" required autofocus>
 `}<label for="email">Email</label>
-<input type="email" id="email" name="email" value="${v.email ?? ''}" autocomplete="email" autocapitalize="none" spellcheck="false" maxlength="320" required${ctx.emailAsUsername ? html` autofocus` : ''}>
+${ctx.invitation
+  ? html`<input type="email" id="email" name="email" value="${ctx.invitation.email}" autocomplete="email" readonly aria-describedby="email-fixed">
+<p id="email-fixed" class="muted">The address the invitation was sent to.</p>`
+  : html`<input type="email" id="email" name="email" value="${v.email ?? ''}" autocomplete="email" autocapitalize="none" spellcheck="false" maxlength="320" required${ctx.emailAsUsername ? html` autofocus` : ''}>`}
 <label for="firstName">First name</label>
 <input type="text" id="firstName" name="firstName" value="${v.firstName ?? ''}" autocomplete="given-name" maxlength="255" required>
 <label for="lastName">Last name</label>
 <input type="text" id="lastName" name="lastName" value="${v.lastName ?? ''}" autocomplete="family-name" maxlength="255" required>
 ${newPasswordFields('', ctx.rule, { registration: true })}
-<div class="actions"><a href="${ctx.back}" class="back">Back to sign in</a><button type="submit">Register</button></div>
+<div class="actions">${ctx.invitation ? '' : html`<a href="${ctx.back}" class="back">Back to sign in</a>`}<button type="submit">Register</button></div>
 </form>`,
   });
 }

@@ -25,6 +25,7 @@ import { preflight, varyOrigin } from '../plugins/cors.js';
 import { sendProfile, wantsProfileJson } from './profile.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { accountVerifyEmail } from '../interaction/registration-routes.js';
+import { INVITATION_COOKIE, invitationPath } from '../interaction/invitation-routes.js';
 import { logoutSession } from '../../oidc/end-session.js';
 import { logoutFrames } from '../../oidc/frontchannel-logout.js';
 
@@ -133,6 +134,12 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (c.session) await services.store.sessions.end(c.session.id, nowSeconds(services.clock));
     const { secret, session } = await createBrowserSession(services, c.realm, user.id);
     setSessionCookies(reply, services.config, session, secret, nowSeconds(services.clock));
+    // Signed in to accept an organization invitation: back to it.
+    const invitation = readRealmCookie(req, services.config, c.realm.id, INVITATION_COOKIE);
+    if (invitation && /^[A-Za-z0-9_-]{20,100}$/.test(invitation)) {
+      clearRealmCookie(reply, services.config, c.realm.id, INVITATION_COOKIE);
+      return reply.redirect(`${invitationPath(c.realm.id)}?key=${invitation}`, 303);
+    }
     return reply.redirect(baseOf(c.realm), 303);
   }
 

@@ -16,6 +16,7 @@ import { protocolMapperRoutes } from './protocol-mappers.js';
 import { clientScopeRoutes } from './client-scopes.js';
 import { userRoutes } from './users.js';
 import { userCredentialRoutes } from './user-credentials.js';
+import { invitationRoutes } from './invitations.js';
 import { organizationRoutes } from './organizations.js';
 import { identityProviderRoutes } from './identity-providers.js';
 import { componentRoutes } from './components.js';
@@ -98,6 +99,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(userRoutes, { services });
   await app.register(userCredentialRoutes, { services });
   await app.register(organizationRoutes, { services });
+  await app.register(invitationRoutes, { services });
   await app.register(identityProviderRoutes, { services });
   await app.register(componentRoutes, { services });
   await app.register(sessionRoutes, { services });

@@ -44,7 +44,7 @@ async function notAllowed(services: Services, req: Req, reply: FastifyReply, l: 
 const trimmed = (req: Req, name: string, max: number): string => (field(req, name) ?? '').trim().slice(0, max);
 
 /** Keycloak's checks of a registration form, in its words; the Keycloak error code goes to the event. */
-async function registrationProblems(services: Services, realm: Realm, v: Required<RegistrationValues>, password: string, confirmation: string): Promise<{ errors: string[]; code: string }> {
+export async function registrationProblems(services: Services, realm: Realm, v: Required<RegistrationValues>, password: string, confirmation: string): Promise<{ errors: string[]; code: string }> {
   const errors: string[] = [];
   let code = 'invalid_registration';
   const taken = async (username: string): Promise<boolean> => (await services.store.users.findByUsername(realm.id, username.toLowerCase())) !== undefined;

@@ -44,6 +44,7 @@ import * as webauthnPasswordless from './2026-11-29T0910_webauthn_passwordless.j
 import * as requiredActionSettings from './2026-11-29T1140_required_action_settings.js';
 import * as userStorageProviders from './2026-11-29T0930_user_storage_providers.js';
 import * as ldapMapperLinks from './2026-11-29T1130_ldap_mapper_links.js';
+import * as organizationInvitations from './2026-11-29T1150_organization_invitations.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -92,4 +93,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0930_user_storage_providers': userStorageProviders,
   '2026-11-29T1130_ldap_mapper_links': ldapMapperLinks,
   '2026-11-29T1140_required_action_settings': requiredActionSettings,
+  '2026-11-29T1150_organization_invitations': organizationInvitations,
 };

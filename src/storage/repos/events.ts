@@ -51,6 +51,8 @@ export const EVENT_TYPES = [
   'UPDATE_EMAIL',
   'CUSTOM_REQUIRED_ACTION',
   'CUSTOM_REQUIRED_ACTION_ERROR',
+  'INVITE_ORG',
+  'INVITE_ORG_ERROR',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
