@@ -1,3 +1,4 @@
+// The ldap commands' tests; run once per database by ldap-sqlite.test.ts and ldap-postgres.test.ts (test/helpers/db.ts, onlyDialect).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
