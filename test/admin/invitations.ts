@@ -1,3 +1,4 @@
+// Organization invitations' tests; run once per database by invitations-sqlite.test.ts and invitations-postgres.test.ts (test/helpers/db.ts, onlyDialect).
 import { describe, test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
