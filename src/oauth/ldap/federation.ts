@@ -234,15 +234,8 @@ async function applyMappers(services: Services, realm: Realm, p: UserStorageProv
   await applyHardcoded(services.store, realm, user, p);
 }
 
-/** Keycloak's SynchronizationResultRepresentation. */
-export interface SyncResult {
-  ignored: boolean;
-  added: number;
-  updated: number;
-  removed: number;
-  failed: number;
-  status: string;
-}
+/** Keycloak's SynchronizationResultRepresentation (a provider's user sync answers it as a mapper's sync does). */
+export type SyncResult = MapperSyncResult;
 
 /**
  * Keycloak's full sync (`triggerFullSync`: every entry) or changed-users sync (`triggerChangedUsersSync`:
