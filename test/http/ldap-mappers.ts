@@ -280,7 +280,8 @@ export function ldapMapperTests(dialect: 'sqlite' | 'postgres'): void {
           const viaUid = await userDirectoryGroups(s, ROOT_PASSWORD, byUid, { dn: 'uid=x', attributes: { uid: [v] } });
           if (v.trim() !== 'pat') assert.deepEqual(viaUid, [], JSON.stringify(v));
         }),
-        { numRuns: Number(process.env.FUZZ_SCALE ?? 1) * 60, ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}) },
+        // A NUL ends the value for OpenLDAP (pat's groups were found for "pat\0*" in CI): always tried.
+        { numRuns: Number(process.env.FUZZ_SCALE ?? 1) * 60, examples: [['pat\u0000*'], ['pat\u0000'], [`${dn('lena')}\u0000`]], ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}) },
       );
     });
   });

@@ -80,6 +80,7 @@ async function withClient<T>(s: LdapSettings, o: { steps?: number; operationTime
  */
 export async function lookupAndBind(s: LdapSettings, bindCredential: string | undefined, login: { value: string; byEmail: boolean }, password: string, attributes: string[]): Promise<LdapLookup> {
   if (password === '') return { kind: 'wrong-password' };
+  if (!nameable(login.value)) return { kind: 'not-found' };
   const filter = userFilter(s, login);
   return withClient(s, { steps: 4 }, (client) => converse(client, s, bindCredential, filter, password, attributes));
 }
@@ -90,6 +91,7 @@ export async function lookupAndBind(s: LdapSettings, bindCredential: string | un
  * federated user against its provider whenever it loads one).
  */
 export async function lookupEntry(s: LdapSettings, bindCredential: string | undefined, login: { value: string; byEmail: boolean }, attributes: string[]): Promise<LdapLookup> {
+  if (!nameable(login.value)) return { kind: 'not-found' };
   const filter = userFilter(s, login);
   return withClient(s, { steps: 3 }, (client) => converse(client, s, bindCredential, filter, undefined, attributes));
 }
@@ -150,6 +152,13 @@ function unavailable(step: string, err: unknown): LdapUnavailable {
   const code = resultCode(err);
   return new LdapUnavailable(`${step} failed: ${(err as Error)?.name ?? 'Error'}${code !== undefined ? ` (LDAP result ${code})` : ''}: ${String((err as Error)?.message ?? err).slice(0, 200)}`);
 }
+
+/**
+ * Whether a value can be asked for in a filter. A NUL is escaped as RFC 4515 says (`\00`), but OpenLDAP
+ * ends the assertion value there: `(memberUid=pat\00\2a)` found pat's groups (seen 2026-11-29, the
+ * filter fuzz test). No directory name holds a NUL, so a value with one names no entry and is not asked.
+ */
+export const nameable = (value: string): boolean => !value.includes('\0');
 
 /** RFC 4515: (&(objectClass=a)(objectClass=b)(uid=<escaped>)[custom filter]). */
 export function userFilter(s: Pick<LdapSettings, 'objectClasses' | 'usernameAttribute' | 'customFilter'>, login: { value: string; byEmail: boolean }): string {

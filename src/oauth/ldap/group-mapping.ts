@@ -3,7 +3,7 @@ import { nowSeconds, type Clock } from '../../clock.js';
 import type { Store } from '../../storage/store.js';
 import { ConflictError, type Realm, type User, type UserStorageProvider } from '../../storage/types.js';
 import { MAX_GROUP_DEPTH } from '../../storage/repos/groups.js';
-import { searchEntries, MAX_GROUP_ENTRIES, LdapUnavailable, type LdapSettings } from './directory.js';
+import { searchEntries, nameable, MAX_GROUP_ENTRIES, LdapUnavailable, type LdapSettings } from './directory.js';
 import { escapeFilterValue } from './escape.js';
 import { GROUP_MAPPER, HARDCODED_GROUP_MAPPER, HARDCODED_ROLE_MAPPER, ROLE_MAPPER, readGroupMapping, type DirectoryGroupMapping } from './mapper-config.js';
 
@@ -102,7 +102,7 @@ export async function userDirectoryGroups(s: LdapSettings, credential: string | 
     });
   }
   const value = memberValue(g, entry);
-  if (value === undefined) return [];
+  if (value === undefined || !nameable(value)) return [];
   return toGroups(g, await searchEntries(s, credential, { base: g.baseDn, filter: groupFilter(g, value), attributes: [g.nameAttribute], max: MAX_USER_GROUPS }));
 }
 
