@@ -23,24 +23,25 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-// The files in turn from each directory (test/admin, test/browser, test/cli, ...), not one directory
-// after the other: the runner starts them in this order, and in name order the browser files (each with
-// its chromium), then the CLI's (each starting processes) all ran side by side, the machine's load went
-// past 12 on two cores and files went past their 120 s (2026-11-29); the two halves of a split file
-// (x-postgres, x-sqlite) no longer start together either.
-files = interleave(files);
+// Each directory's files spread evenly over the whole run (test/admin, test/browser, test/cli, ...), not
+// one directory after the other: in name order the browser files (each with its chromium), then the CLI's
+// (each starting processes) all ran side by side, the machine's load went past 12 on two cores and files
+// went past their 120 s (2026-11-29). File i of a directory of n goes at (i + 0.5) / n of the run, so the
+// 41 browser files come about one in seven, and the two halves of a split file (x-postgres, x-sqlite) do
+// not start together either. Node's own `--test` sorts its files by name, so scripts/run-files.mjs
+// starts them, in this order.
+files = spread(files);
 
-function interleave(list) {
+function spread(list) {
   const byDir = new Map();
   for (const f of list) {
     const dir = f.slice(0, f.lastIndexOf('/'));
     if (!byDir.has(dir)) byDir.set(dir, []);
     byDir.get(dir).push(f);
   }
-  const queues = [...byDir.values()];
-  const out = [];
-  for (let i = 0; out.length < list.length; i++) for (const q of queues) if (i < q.length) out.push(q[i]);
-  return out;
+  const placed = [];
+  for (const q of byDir.values()) q.forEach((f, i) => placed.push({ f, at: (i + 0.5) / q.length }));
+  return placed.sort((a, b) => a.at - b.at || (a.f < b.f ? -1 : 1)).map((p) => p.f);
 }
 // Three files at a time on this project's two-core machines: most files wait part of the time (on
 // PostgreSQL, a browser, a child process, a timer), and with two at a time a sixth of the CPU sat idle
@@ -52,7 +53,8 @@ if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error('REALMGATE_TEST_CONCURRENCY: a whole number of files at a time, at least 1');
   process.exit(2);
 }
-const runnerArgs = ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=120000'];
+const runFiles = resolve('scripts/run-files.mjs');
+const runnerArgs = [runFiles, String(concurrency), '120000'];
 const env = { ...process.env, NODE_ENV: 'test' };
 
 // Each test file runs in a process of its own, and loading the sources through tsx cost each of them
@@ -66,7 +68,7 @@ const env = { ...process.env, NODE_ENV: 'test' };
 // with tsx), and ../shared beside it, so that paths relative to a test file or to the working directory
 // mean what they mean in the checkout. REALMGATE_TEST_TSX=1 runs the files in place through tsx instead.
 if (process.env.REALMGATE_TEST_TSX === '1') {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', ...runnerArgs, ...files], { stdio: 'inherit', env });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', ...runnerArgs, ...files.map((f) => resolve(f))], { stdio: 'inherit', env });
   process.exit(r.status ?? 1);
 }
 
