@@ -12,7 +12,7 @@ export function registerUserActionsEmail(user: Command): void {
   user
     .command('send-actions-email <realm> <user>')
     .description("mail the user a link to do required actions (Keycloak's execute-actions-email), through the realm's SMTP server")
-    .requiredOption('--action <action>', 'UPDATE_PASSWORD, CONFIGURE_TOTP or VERIFY_EMAIL (repeatable; done in that order)', collect)
+    .requiredOption('--action <action>', 'UPDATE_PASSWORD, CONFIGURE_TOTP, TERMS_AND_CONDITIONS, UPDATE_PROFILE or VERIFY_EMAIL (repeatable; done in that order)', collect)
     .option('--lifespan <s>', "how long the link works, in seconds (default: the realm's --admin-action-token-lifespan, 43200)", intArg('lifespan', { min: 1, max: MAX_ACTION_LIFESPAN_S }))
     .option('--client-id <client>', 'the client whose redirect URI the user goes to when done')
     .option('--redirect-uri <uri>', "where the user goes when done: one of the client's registered redirect URIs")

@@ -43,9 +43,11 @@ const dataKey = (store: Store): Promise<Buffer> => storedSecret(store, 'action_t
  * an email is bound to the address and to its being unverified as well (`email`): once verified, or once
  * the address changed, the link is dead (it would otherwise verify an address it was never sent to).
  */
-export function credentialState(passwordHash: string, otpIds: readonly string[], email?: { address: string | null; verified: boolean }): string {
+export function credentialState(passwordHash: string, otpIds: readonly string[], email?: { address: string | null; verified: boolean }, more: readonly string[] = []): string {
   const h = crypto.createHash('sha256').update(`${passwordHash}\0${[...otpIds].sort().join(',')}`);
   if (email) h.update(`\0email\0${email.address ?? ''}\0${email.verified ? 1 : 0}`);
+  // Each part with its length first: no two lists of parts hash alike.
+  for (const part of more) h.update(`\0${part.length}:${part}`);
   return h.digest('base64url');
 }
 

@@ -6,14 +6,22 @@ import { createActionToken, credentialState, type ActionClaims } from '../crypto
 import { nowSeconds } from '../clock.js';
 import { executeActionsMail, resetPasswordMail } from '../views/mail.js';
 import { MailError, sendMail } from './mailer.js';
+import { TERMS_ATTRIBUTE } from '../admin/operations/profile-actions.js';
 
 /**
  * The user's credential state a mailed link is bound to (src/crypto/action-tokens.ts); a link whose
- * actions include VERIFY_EMAIL is bound to the email address and its being unverified too.
+ * actions include VERIFY_EMAIL is bound to the email address and its being unverified too, one with
+ * UPDATE_PROFILE to the email and names, one with TERMS_AND_CONDITIONS to the terms' acceptance.
  */
-export async function userCredentialState(store: Store, user: Pick<User, 'id' | 'passwordHash' | 'email' | 'emailVerified'>, actions: readonly RequiredAction[] = []): Promise<string> {
+export async function userCredentialState(store: Store, user: Pick<User, 'id' | 'passwordHash' | 'email' | 'emailVerified' | 'firstName' | 'lastName' | 'attributes'>, actions: readonly RequiredAction[] = []): Promise<string> {
   const email = actions.includes('VERIFY_EMAIL') ? { address: user.email, verified: user.emailVerified } : undefined;
-  return credentialState(user.passwordHash, (await store.otp.list(user.id)).map((c) => c.id), email);
+  // A link to update the profile or accept the terms is bound to them as they were: once saved (a new
+  // email or name, a new acceptance time), it no longer works.
+  const more = [
+    ...(actions.includes('UPDATE_PROFILE') ? [`profile\0${user.email ?? ''}\0${user.firstName ?? ''}\0${user.lastName ?? ''}`] : []),
+    ...(actions.includes('TERMS_AND_CONDITIONS') ? [`terms\0${(user.attributes[TERMS_ATTRIBUTE] ?? []).join(',')}`] : []),
+  ];
+  return credentialState(user.passwordHash, (await store.otp.list(user.id)).map((c) => c.id), email, more);
 }
 
 /**

@@ -112,6 +112,83 @@ for (const dialect of dialects()) {
       assert.match(again.body, /no longer works/);
     });
 
+    test('execute-actions-email with the terms and the profile: declined, then accepted; a new email is saved unverified and the link does not verify it; each link once; a switched-off action refused', async () => {
+      await ts.kc.realms.update({ realm: REALM }, { smtpServer: smtpServer(smtp.port) });
+      await ts.kc.users.create({ realm: REALM, username: 'taken', email: 'taken@example.com', enabled: true });
+      const { id } = await ts.kc.users.create({ realm: REALM, username: 'profiler', email: 'profiler@example.com', firstName: 'Pro', lastName: 'Filer', enabled: true });
+      await ts.kc.users.executeActionsEmail({ realm: REALM, id, actions: ['TERMS_AND_CONDITIONS', 'UPDATE_PROFILE', 'VERIFY_EMAIL'], lifespan: 600 });
+      const [mail] = await smtp.waitFor(1);
+      assert.match(mail!.text, /Accept the terms and conditions/);
+      assert.match(mail!.text, /Update your profile/);
+      const link = new URL(linkIn(mail!));
+      const path = `${link.pathname}${link.search}`;
+      const keyOf = (html: string): string => /name="key" value="([^"]*)"/.exec(html)![1]!;
+      const jar = new CookieJar();
+      const terms = await inject(ts.app, jar, 'GET', path);
+      assert.equal(pageKind(terms.body), 'terms');
+      const f = parseForm(terms.body);
+      // Another browser's form (no CSRF binding of its own): refused, nothing recorded.
+      const forged = await inject(ts.app, new CookieJar(), 'POST', f.action, { csrf: f.csrf, key: keyOf(terms.body), accept: '1' });
+      assert.equal(forged.statusCode, 403);
+      assert.equal((await ts.store.users.get(id))!.attributes.terms_and_conditions, undefined);
+      // Declined: the rest is not done.
+      const declined = await inject(ts.app, jar, 'POST', f.action, { csrf: f.csrf, key: keyOf(terms.body), cancel: '1' });
+      assert.equal(declined.statusCode, 200);
+      assert.match(declined.body, /Terms declined/);
+      assert.equal((await ts.store.users.get(id))!.attributes.terms_and_conditions, undefined);
+      // The same link (nothing it is bound to changed): accepted this time, then the profile.
+      const again = await inject(ts.app, jar, 'GET', path);
+      const f2 = parseForm(again.body);
+      const profile = await inject(ts.app, jar, 'POST', f2.action, { csrf: f2.csrf, key: keyOf(again.body), accept: '1' });
+      assert.equal(pageKind(profile.body), 'update-profile', profile.body.slice(0, 400));
+      assert.match(profile.body, /value="profiler@example\.com"/);
+      assert.match((await ts.store.users.get(id))!.attributes.terms_and_conditions?.[0] ?? '', /^\d+$/);
+      const usedTerms = await inject(ts.app, new CookieJar(), 'GET', path);
+      assert.equal(usedTerms.statusCode, 400);
+      assert.match(usedTerms.body, /no longer works/);
+      // A taken email: the form again with the error and what was typed.
+      const fp = parseForm(profile.body);
+      const profileKey = keyOf(profile.body);
+      const taken = await inject(ts.app, jar, 'POST', fp.action, { csrf: fp.csrf, key: profileKey, email: 'taken@example.com', firstName: 'Prof', lastName: 'Iler' });
+      assert.equal(taken.statusCode, 400);
+      assert.match(taken.body, /Email already exists/);
+      assert.match(taken.body, /value="Prof"/);
+      assert.equal((await ts.store.users.get(id))!.email, 'profiler@example.com');
+      // A new email: saved, not verified, and VERIFY_EMAIL is not done by a link sent to the old address.
+      const done = await inject(ts.app, jar, 'POST', fp.action, { csrf: fp.csrf, key: profileKey, email: 'New.Profiler@example.com', firstName: 'Prof', lastName: 'Iler' });
+      assert.equal(done.statusCode, 200, done.body.slice(0, 400));
+      assert.match(done.body, /Your account has been updated/);
+      const user = (await ts.store.users.get(id))!;
+      assert.deepEqual([user.email, user.emailVerified, user.firstName, user.lastName], ['new.profiler@example.com', false, 'Prof', 'Iler']);
+      const usedProfile = await inject(ts.app, jar, 'POST', fp.action, { csrf: fp.csrf, key: profileKey, email: 'third@example.com', firstName: 'X', lastName: 'Y' });
+      assert.equal(usedProfile.statusCode, 400);
+      assert.match(usedProfile.body, /no longer works/);
+      assert.equal((await ts.store.users.get(id))!.email, 'new.profiler@example.com');
+      // A profile-only link, a new name only: once saved, the link no longer works.
+      smtp.clear();
+      await ts.kc.users.executeActionsEmail({ realm: REALM, id, actions: ['UPDATE_PROFILE'] });
+      const [second] = await smtp.waitFor(1);
+      const path2 = `${new URL(linkIn(second!)).pathname}${new URL(linkIn(second!)).search}`;
+      const p2 = await inject(ts.app, jar, 'GET', path2);
+      const fp2 = parseForm(p2.body);
+      const renamed = await inject(ts.app, jar, 'POST', fp2.action, { csrf: fp2.csrf, key: keyOf(p2.body), email: 'new.profiler@example.com', firstName: 'Prue', lastName: 'Iler' });
+      assert.equal(renamed.statusCode, 200);
+      assert.equal((await ts.store.users.get(id))!.firstName, 'Prue');
+      const renamedAgain = await inject(ts.app, jar, 'POST', fp2.action, { csrf: fp2.csrf, key: keyOf(p2.body), email: 'new.profiler@example.com', firstName: 'Eve', lastName: 'Iler' });
+      assert.equal(renamedAgain.statusCode, 400);
+      assert.equal((await ts.store.users.get(id))!.firstName, 'Prue');
+      // The realm's switched-off action cannot be mailed (Keycloak's words).
+      const current = await ts.kc.authenticationManagement.getRequiredActionForAlias({ realm: REALM, alias: 'TERMS_AND_CONDITIONS' });
+      await ts.kc.authenticationManagement.updateRequiredAction({ realm: REALM, alias: 'TERMS_AND_CONDITIONS' }, { ...current, enabled: false });
+      try {
+        const off = await errorOf(ts.kc.users.executeActionsEmail({ realm: REALM, id, actions: ['TERMS_AND_CONDITIONS'] }));
+        assert.equal(off.status, 400);
+        assert.equal(off.body.errorMessage, 'Provided invalid required actions');
+      } finally {
+        await ts.kc.authenticationManagement.updateRequiredAction({ realm: REALM, alias: 'TERMS_AND_CONDITIONS' }, { ...current, enabled: true });
+      }
+    });
+
     test('a redirect_uri the client no longer has when the link is used: no redirect, the "updated" page', async () => {
       await ts.kc.realms.update({ realm: REALM }, { smtpServer: smtpServer(smtp.port) });
       await ts.kc.users.executeActionsEmail({ realm: REALM, id: ts.user.id, actions: ['UPDATE_PASSWORD'], clientId: ts.client.id, redirectUri: 'http://127.0.0.1:9999/cb' });
@@ -141,7 +218,7 @@ for (const dialect of dialects()) {
         [{ realm: REALM, id: alice, actions: ['UPDATE_PASSWORD'], clientId: ts.client.id, redirectUri: 'https://evil.example.com/' }, /Invalid redirect uri/],
         [{ realm: REALM, id: alice, actions: ['UPDATE_PASSWORD'], redirectUri: ts.client.redirectUri }, /Client id missing/],
         [{ realm: REALM, id: alice, actions: ['UPDATE_PASSWORD'], clientId: 'no-such-client' }, /Client doesn't exist/],
-        [{ realm: REALM, id: alice, actions: ['UPDATE_PROFILE'] }, /UPDATE_PROFILE cannot be mailed/],
+        [{ realm: REALM, id: alice, actions: ['webauthn-register'] }, /webauthn-register cannot be mailed/],
         [{ realm: REALM, id: alice, actions: ['delete_account'] }, /delete_account.*not supported/],
         [{ realm: REALM, id: alice, actions: [] }, /no action/],
       ];

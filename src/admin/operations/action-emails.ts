@@ -8,6 +8,7 @@ import { checkSmtpServer } from './realms.js';
 import { mailActionsLink } from '../../mail/action-mail.js';
 import { ValidationError } from '../validation.js';
 import { checkRequiredActions, requireUser } from './users.js';
+import { requiredActionSetting } from '../required-actions.js';
 import { cliActor, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
 /** The longest a link an administrator mails may live: a year (Keycloak sets no bound). */
@@ -15,10 +16,11 @@ export const MAX_ACTION_LIFESPAN_S = 366 * 86_400;
 
 /**
  * Keycloak's execute-actions-email: mails the user a link to do `actions` (UPDATE_PASSWORD,
- * CONFIGURE_TOTP), valid `lifespan` seconds (the realm's actionTokenGeneratedByAdminLifespan by default),
+ * CONFIGURE_TOTP, VERIFY_EMAIL, UPDATE_PROFILE, TERMS_AND_CONDITIONS), valid `lifespan` seconds (the realm's actionTokenGeneratedByAdminLifespan by default),
  * then to go to `redirectUri`, which must be one of `clientId`'s registered redirect URIs (never an open
  * redirect; checked again when the link is used). Refused (ValidationError, in Keycloak's words where it
- * has them): no SMTP server, no email, a disabled user, an action Realmgate does not support. A mail the
+ * has them): no SMTP server, no email, a disabled user, an action Realmgate does not support or the
+ * realm has switched off. A mail the
  * server did not take rejects with a MailError.
  */
 export async function sendActionsEmail(
@@ -32,11 +34,9 @@ export async function sendActionsEmail(
   const actions: RequiredAction[] = checkRequiredActions(input.actions as string[]);
   // A security key is registered at the sign-in (its page needs the sign-in's origin and challenge), not from a mailed link.
   if (actions.includes('webauthn-register') || actions.includes('webauthn-register-passwordless')) throw new ValidationError('webauthn-register cannot be mailed: require it on the user (requiredActions) and the key is registered at the next sign-in');
-  // The profile form and the terms are pages of the sign-in in Realmgate, not of the mailed link's page.
-  for (const a of ['UPDATE_PROFILE', 'TERMS_AND_CONDITIONS'] as const) {
-    if (actions.includes(a)) throw new ValidationError(`${a} cannot be mailed: require it on the user (requiredActions) and it is asked at the next sign-in`);
-  }
-  if (actions.length === 0) throw new ValidationError('no action given: choose from UPDATE_PASSWORD, CONFIGURE_TOTP, VERIFY_EMAIL');
+  // Keycloak refuses an action the realm has switched off (its required actions list), in these words.
+  if (actions.some((a) => !requiredActionSetting(realm, a).enabled)) throw new ValidationError('Provided invalid required actions');
+  if (actions.length === 0) throw new ValidationError('no action given: choose from UPDATE_PASSWORD, CONFIGURE_TOTP, VERIFY_EMAIL, UPDATE_PROFILE, TERMS_AND_CONDITIONS');
   const { to, link } = await checkMailRequest(services, realm, user, input, actor);
   await mailActionsLink(services, realm, to, { actions, ...link });
   await recordAdminEvent(services.store, actor, { realmId: realm.id, operation: 'ACTION', resourceType: 'USER', resourcePath: `users/${user.id}/execute-actions-email`, representation: actions });

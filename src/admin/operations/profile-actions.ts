@@ -53,7 +53,7 @@ async function profileProblems(services: Services, realm: Realm, user: User, v: 
  * directory changes nothing here: the fields come from the directory (as Keycloak's read-only LDAP
  * attributes); submitting ends the action. Returns the errors to show ([]: done).
  */
-export async function completeProfileUpdate(services: Services, input: { realm: Realm; user: User; values: ProfileValues; ip: string; clientId: string }): Promise<string[]> {
+export async function completeProfileUpdate(services: Services, input: { realm: Realm; user: User; values: ProfileValues; ip: string; clientId: string | null }): Promise<string[]> {
   const { realm, user } = input;
   const who = { realmId: realm.id, clientId: input.clientId, userId: user.id, username: user.username, ip: input.ip };
   if (user.federationLink) {
@@ -84,7 +84,7 @@ export async function completeProfileUpdate(services: Services, input: { realm: 
  * terms_and_conditions attribute and ends the action; Decline removes the attribute and keeps the action
  * (the caller ends the sign-in with access_denied). Recorded as CUSTOM_REQUIRED_ACTION(_ERROR), as Keycloak.
  */
-export async function answerTerms(services: Services, input: { realm: Realm; user: User; accepted: boolean; ip: string; clientId: string }): Promise<void> {
+export async function answerTerms(services: Services, input: { realm: Realm; user: User; accepted: boolean; ip: string; clientId: string | null }): Promise<void> {
   const { user } = input;
   const { [TERMS_ATTRIBUTE]: _previous, ...others } = user.attributes;
   const who = { realmId: input.realm.id, clientId: input.clientId, userId: user.id, username: user.username, ip: input.ip };

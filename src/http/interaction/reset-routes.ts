@@ -19,6 +19,9 @@ import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './rende
 import { BAD_FORM, advance, afterPassword, checkCsrf, completeSignIn, field, load, type Loaded, type Req } from './routes.js';
 import { markEmailVerified } from '../../admin/operations/email-verification.js';
 import { confirmVerifyEmailPage, emailVerifiedPage } from '../../views/registration-pages.js';
+import { answerTerms, completeProfileUpdate } from '../../admin/operations/profile-actions.js';
+import { termsText } from '../../admin/required-actions.js';
+import { termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 
 type TokenReq = FastifyRequest<{ Params: { realm: string }; Querystring: { key?: string }; Body: Record<string, unknown> | undefined }>;
 
@@ -97,13 +100,21 @@ const tokenAction = (realmId: string): string => `/auth/realms/${encodeURICompon
 /** What the key of an authenticator set up through a link is derived from (src/crypto/otp-secret.ts setupKey). */
 const setupContext = (t: CheckedToken): string => `action-token\0${tokenHash(t.token)}\0${t.user.id}`;
 
-async function renderAction(services: Services, req: TokenReq, reply: FastifyReply, t: CheckedToken, extra: { error?: string; status?: number } = {}): Promise<FastifyReply> {
+async function renderAction(services: Services, req: TokenReq, reply: FastifyReply, t: CheckedToken, extra: { error?: string; status?: number; values?: ProfileValues; errors?: readonly string[] } = {}): Promise<FastifyReply> {
   const csrf = await formCsrf(services, 'action-token', ensureBrowserBinding(req, reply, services.config, t.realm.id));
   reply.header('cache-control', 'no-store');
   const action = t.claims.actions[0] as RequiredAction;
   const status = extra.status ?? 200;
   if (action === 'VERIFY_EMAIL') {
     return sendPage(reply, status, confirmVerifyEmailPage({ realmName: t.realmName, action: tokenAction(t.realm.id), csrf, token: t.token, email: t.user.email ?? '' }));
+  }
+  if (action === 'UPDATE_PROFILE') {
+    const u = t.user;
+    const values = extra.values ?? { email: u.email ?? '', firstName: u.firstName ?? '', lastName: u.lastName ?? '' };
+    return sendPage(reply, status, updateProfilePage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, key: t.token, username: u.username, values, readOnly: Boolean(u.federationLink), ...(extra.errors ? { errors: extra.errors } : {}) }));
+  }
+  if (action === 'TERMS_AND_CONDITIONS') {
+    return sendPage(reply, status, termsPage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, key: t.token, username: t.user.username, text: termsText(t.realm) }));
   }
   if (action === 'CONFIGURE_TOTP') {
     const setup = await otpSetup(services, t.realm, t.user.username, setupContext(t));
@@ -209,13 +220,27 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
     if (!t) return reply;
     if (!(await checkFormCsrf(req, services, t.realm.id, 'action-token', body.csrf))) return renderError(reply, 403, { realmName: t.realmName, title: 'Form expired', description: BAD_FORM });
     const str = (name: string): string => (typeof body[name] === 'string' ? (body[name] as string) : '');
-    const [action, ...rest] = t.claims.actions;
+    const [action, ...others] = t.claims.actions;
+    let rest = others;
     const clientId = t.claims.clientId;
     if (action === 'VERIFY_EMAIL') return finishLink(services, req, reply, t, await markEmailVerified(services, t.user, { ip: req.ip, ...(clientId ? { clientId } : {}) }));
     if (action === 'CONFIGURE_TOTP') {
       const setup = await otpSetup(services, t.realm, t.user.username, setupContext(t));
       const problem = await enrollOtp(services.store, { user: t.user, key: setup.key, code: str('otp'), label: str('label'), ip: req.ip, ...(clientId ? { clientId } : {}), nowSeconds: nowSeconds(services.clock) });
       if (problem) return renderAction(services, req, reply, t, { error: problem, status: 400 });
+    } else if (action === 'UPDATE_PROFILE') {
+      const values: ProfileValues = { email: str('email').slice(0, 1024), firstName: str('firstName').slice(0, 1024), lastName: str('lastName').slice(0, 1024) };
+      const errors = await completeProfileUpdate(services, { realm: t.realm, user: t.user, values, ip: req.ip, clientId: clientId ?? null });
+      if (errors.length > 0) return renderAction(services, req, reply, t, { status: 400, values: { email: values.email.slice(0, 320), firstName: values.firstName.slice(0, 255), lastName: values.lastName.slice(0, 255) }, errors });
+      // The link proved the address it was sent to, not a new one typed here: that one is verified
+      // through a link of its own (at the next sign-in, when the realm asks for verified emails).
+      const now = await services.store.users.get(t.user.id);
+      if ((now?.email ?? '') !== (t.user.email ?? '')) rest = rest.filter((a) => a !== 'VERIFY_EMAIL');
+    } else if (action === 'TERMS_AND_CONDITIONS') {
+      const accepted = str('cancel') === '' && body.accept !== undefined;
+      await answerTerms(services, { realm: t.realm, user: t.user, accepted, ip: req.ip, clientId: clientId ?? null });
+      // Declined (Keycloak records rejected_by_user): the link's other actions are not done.
+      if (!accepted) return renderError(reply, 200, { realmName: t.realmName, title: 'Terms declined', description: 'You declined the terms and conditions. The rest of the update was not done.' });
     } else {
       const problem = await completePasswordUpdate(services.store, {
         realmId: t.realm.id,
