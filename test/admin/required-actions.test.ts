@@ -98,6 +98,40 @@ for (const dialect of dialects()) {
       assert.ok(admin.some((e: { resourcePath?: string }) => e.resourcePath === 'authentication/required-actions/TERMS_AND_CONDITIONS'));
     });
 
+    test('raise-priority and lower-priority (keycloak-admin-client): the action trades places with its neighbour; the first raised or the last lowered stays; the order asked follows', async () => {
+      const order = async () => (await listActions()).map((a) => a.alias);
+      const before = await order();
+      const kc = ts.kc.authenticationManagement;
+      // VERIFY_EMAIL (last) up one: before UPDATE_PROFILE, their priorities traded.
+      const [second, last] = [(await listActions()).at(-2)!, (await listActions()).at(-1)!];
+      await kc.raiseRequiredActionPriority({ realm: REALM, alias: String(last.alias) } as never);
+      const raised = await listActions();
+      assert.deepEqual(raised.map((a) => a.alias), [...before.slice(0, -2), last.alias, second.alias]);
+      assert.deepEqual([raised.at(-2)!.priority, raised.at(-1)!.priority], [second.priority, last.priority]);
+      // And back down.
+      await kc.lowerRequiredActionPriority({ realm: REALM, alias: String(last.alias) } as never);
+      assert.deepEqual(await order(), before);
+      // The first raised, the last lowered: nothing changes (204, as Keycloak).
+      await kc.raiseRequiredActionPriority({ realm: REALM, alias: before[0]! } as never);
+      await kc.lowerRequiredActionPriority({ realm: REALM, alias: before.at(-1)! } as never);
+      assert.deepEqual(await order(), before);
+      // Two of the same priority: moving one past the other really moves it.
+      await setAction('UPDATE_PASSWORD', { priority: 15 });
+      await setAction('CONFIGURE_TOTP', { priority: 15 });
+      const tied = await order();
+      const [a, b] = [tied.indexOf('UPDATE_PASSWORD'), tied.indexOf('CONFIGURE_TOTP')];
+      assert.equal(b, a + 1);
+      await kc.raiseRequiredActionPriority({ realm: REALM, alias: 'CONFIGURE_TOTP' } as never);
+      const moved = await order();
+      assert.equal(moved.indexOf('CONFIGURE_TOTP') + 1, moved.indexOf('UPDATE_PASSWORD'));
+      assert.equal((await errorOf(kc.raiseRequiredActionPriority({ realm: REALM, alias: 'delete_account' } as never))).status, 404);
+      const admin = await ts.kc.realms.findAdminEvents({ realm: REALM, resourceTypes: 'REQUIRED_ACTION' });
+      assert.ok(admin.some((e: { resourcePath?: string }) => e.resourcePath === 'authentication/required-actions/CONFIGURE_TOTP/raise-priority'));
+      // Back to Realmgate's defaults for the tests after this one.
+      await setAction('UPDATE_PASSWORD', { priority: 10 });
+      await setAction('CONFIGURE_TOTP', { priority: 20 });
+    });
+
     test('UPDATE_PROFILE after the password: prefilled (escaped), errors in Keycloak\'s words, a duplicate email refused, then saved: the action ends, a changed email is no longer verified', async () => {
       const id = await newUser('upa', { requiredActions: ['UPDATE_PROFILE'], firstName: '<script>alert(1)</script>', lastName: 'Doe' });
       assert.deepEqual((await userOf(id)).requiredActions, ['UPDATE_PROFILE']);

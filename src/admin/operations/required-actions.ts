@@ -32,3 +32,27 @@ export async function updateRequiredAction(store: Store, input: { realmId: strin
   await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'UPDATE', resourceType: 'REQUIRED_ACTION', resourcePath: `authentication/required-actions/${alias}`, representation: { alias, ...setting } });
   return setting;
 }
+
+/**
+ * Keycloak's POST authentication/required-actions/{alias}/raise-priority and lower-priority: the action
+ * trades priorities with the one asked just before it (raise) or just after it (lower). The first one
+ * raised, or the last one lowered, stays (Keycloak answers 204 and changes nothing). Two actions of the
+ * same priority are asked in Realmgate's order; moving one past the other gives the one now second a
+ * priority one higher.
+ */
+export async function moveRequiredAction(store: Store, input: { realmId: string; alias: string; direction: 'raise' | 'lower' }, actor: Actor = cliActor()): Promise<void> {
+  const realm = await requireRealm(store, input.realmId);
+  const alias = requireAlias(input.alias);
+  const list = requiredActionList(realm);
+  const i = list.findIndex((a) => a.alias === alias);
+  const j = input.direction === 'raise' ? i - 1 : i + 1;
+  const [first, second] = input.direction === 'raise' ? [list[i], list[j]] : [list[j], list[i]];
+  if (!first || !second) return;
+  // `first` comes before `second` from now on.
+  let [pFirst, pSecond] = [second.setting.priority, first.setting.priority];
+  if (pFirst === pSecond) pSecond = Math.min(pFirst + 1, 1_000_000);
+  await store.realms.update(realm.id, {
+    requiredActionSettings: { ...realm.requiredActionSettings, [first.alias]: { ...first.setting, priority: pFirst }, [second.alias]: { ...second.setting, priority: pSecond } },
+  });
+  await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'UPDATE', resourceType: 'REQUIRED_ACTION', resourcePath: `authentication/required-actions/${alias}/${input.direction}-priority` });
+}

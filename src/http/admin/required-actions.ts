@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
-import { getRequiredAction, listRequiredActions, updateRequiredAction } from '../../admin/operations/required-actions.js';
+import { getRequiredAction, listRequiredActions, moveRequiredAction, updateRequiredAction } from '../../admin/operations/required-actions.js';
 import { requiredActionRepresentation } from '../../admin/required-actions.js';
 import type { RequiredAction } from '../../storage/types.js';
 import { actorOf, requireRole } from './authenticate.js';
@@ -15,7 +15,8 @@ type P = { Params: { realm: string; alias: string } };
 /**
  * Keycloak's AuthenticationManagementResource, its required-actions part
  * (keycloak-admin-client's authenticationManagement.getRequiredActions / getRequiredActionForAlias /
- * updateRequiredAction): the actions Realmgate acts on, with the realm's settings.
+ * updateRequiredAction, raiseRequiredActionPriority, lowerRequiredActionPriority): the actions
+ * Realmgate acts on, with the realm's settings.
  */
 export async function requiredActionRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
@@ -47,4 +48,19 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
       return reply.code(204).send();
     },
   );
+
+  for (const direction of ['raise', 'lower'] as const) {
+    app.post<P>(
+      `/realms/:realm/authentication/required-actions/:alias/${direction}-priority`,
+      { schema: { tags, summary: direction === 'raise' ? 'Ask the action before the one now before it' : 'Ask the action after the one now after it', params: aliasParams, response: noContent204, security } },
+      async (req, reply) => {
+        const caller = callerOf(req);
+        const realm = await loadRealm(services, caller, req.params.realm);
+        requireRole(caller, realm.id, 'manage-realm');
+        await moveRequiredAction(store, { realmId: realm.id, alias: req.params.alias, direction }, actorOf(caller));
+        services.cache.clear();
+        return reply.code(204).send();
+      },
+    );
+  }
 }
