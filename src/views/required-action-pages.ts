@@ -13,9 +13,10 @@ export interface ProfileValues {
  * Keycloak's UPDATE_PROFILE required action (login-update-profile.ftl): the email and names, prefilled.
  * `readOnly`: a user of an LDAP directory, whose fields come from it (shown, not editable).
  * `cancellable`: asked for by the client (kc_action), which learns of a cancel.
- * `key`: the token of the link an administrator mailed (execute-actions-email), posted back with the form.
+ * `hidden`: fields posted back with the form: the mailed link's `key` (execute-actions-email), the
+ * account page's `proof` of the password typed.
  */
-export function updateProfilePage(ctx: PageContext & { username: string; values: ProfileValues; errors?: readonly string[]; cancellable?: boolean; readOnly?: boolean; key?: string }): string {
+export function updateProfilePage(ctx: PageContext & { username: string; values: ProfileValues; errors?: readonly string[]; cancellable?: boolean; readOnly?: boolean; hidden?: Readonly<Record<string, string>> }): string {
   const v = ctx.values;
   const errors = ctx.errors ?? [];
   const ro = ctx.readOnly ? html` readonly` : '';
@@ -31,7 +32,7 @@ ${ctx.readOnly
 ${errors.length > 0 ? html`<div class="error" role="alert">${errors.length === 1 ? html`<p>${errors[0]}</p>` : html`<ul>${errors.map((e) => html`<li>${e}</li>`)}</ul>`}</div>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
-${ctx.key !== undefined ? html`<input type="hidden" name="key" value="${ctx.key}">` : ''}
+${hiddenFields(ctx.hidden)}
 <label for="email">Email</label>
 <input type="email" id="email" name="email" value="${v.email}" autocomplete="email" autocapitalize="none" spellcheck="false" maxlength="320" required${ro}${ctx.readOnly ? '' : html` autofocus`}>
 <label for="firstName">First name</label>
@@ -43,6 +44,9 @@ ${ctx.key !== undefined ? html`<input type="hidden" name="key" value="${ctx.key}
   });
 }
 
+/** Hidden inputs, escaped. */
+const hiddenFields = (fields: Readonly<Record<string, string>> = {}): SafeHtml => html`${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}`;
+
 /** Plain text as paragraphs (a blank line between them) and line breaks, every character escaped. */
 function paragraphs(text: string): SafeHtml {
   const paras = text.replace(/\r\n?/g, '\n').split(/\n\s*\n/).map((p) => p.trim()).filter((p) => p !== '');
@@ -50,7 +54,7 @@ function paragraphs(text: string): SafeHtml {
 }
 
 /** Keycloak's TERMS_AND_CONDITIONS required action (terms.ftl): the realm's terms, Accept or Decline. */
-export function termsPage(ctx: PageContext & { username: string; text: string; key?: string }): string {
+export function termsPage(ctx: PageContext & { username: string; text: string; hidden?: Readonly<Record<string, string>> }): string {
   return page({
     title: 'Terms and conditions',
     realmName: ctx.realmName,
@@ -59,7 +63,7 @@ export function termsPage(ctx: PageContext & { username: string; text: string; k
 <div class="terms" tabindex="0" aria-label="Terms and conditions">${paragraphs(ctx.text)}</div>
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
-${ctx.key !== undefined ? html`<input type="hidden" name="key" value="${ctx.key}">` : ''}
+${hiddenFields(ctx.hidden)}
 <div class="actions"><button type="submit" name="accept" value="1">Accept</button><button type="submit" name="cancel" value="1" class="secondary">Decline</button></div>
 </form>`,
   });

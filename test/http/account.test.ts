@@ -2,7 +2,8 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, type TestServer } from '../helpers/server.js';
-import { CookieJar, inject, parseForm, runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { CookieJar, inject, pageKind, parseForm, runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { createUser } from '../../src/admin/operations/users.js';
 
 const ACCOUNT = realmPath('/account');
 
@@ -40,6 +41,47 @@ for (const dialect of dialects()) {
       const account = await inject(ts.app, jar, 'GET', ACCOUNT);
       assert.match(account.body, /Signed in as <strong>alice<\/strong>/);
       assert.match(account.body, /This browser/);
+    });
+
+    test('the account page asks the terms and the profile (required actions) before its session; a declined terms leaves none; a form without its proof is refused', async () => {
+      const { id } = await createUser(ts.store, { realmId: 'test', username: 'reviewer', password: 'reviewer password 1', email: 'reviewer@example.com', firstName: 'Re', lastName: 'Viewer', requiredActions: ['UPDATE_PROFILE', 'TERMS_AND_CONDITIONS'] });
+      const signIn = async (jar: CookieJar) => {
+        const form = parseForm((await inject(ts.app, jar, 'GET', ACCOUNT)).body);
+        return inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: 'reviewer', password: 'reviewer password 1' });
+      };
+      // Declined: no session, the action stays.
+      const j1 = new CookieJar();
+      const t1 = await signIn(j1);
+      assert.equal(pageKind(t1.body), 'terms', t1.body.slice(0, 300));
+      const f1 = forms(t1.body)[0]!;
+      assert.ok(f1.fields.proof);
+      const declined = await inject(ts.app, j1, 'POST', f1.action, { ...f1.fields, cancel: '1' });
+      assert.equal(declined.statusCode, 403);
+      assert.match(declined.body, /Terms declined/);
+      assert.match((await inject(ts.app, j1, 'GET', ACCOUNT)).body, /name="password"/);
+      assert.ok((await ts.store.users.get(id))!.requiredActions.includes('TERMS_AND_CONDITIONS'));
+      // Without the proof of the password: refused.
+      const forged = await inject(ts.app, j1, 'POST', f1.action, { ...f1.fields, proof: 'forged', accept: '1' });
+      assert.equal(forged.statusCode, 403);
+      assert.equal((await ts.store.users.get(id))!.attributes.terms_and_conditions, undefined);
+      // Accepted, then the profile (prefilled), refused once, then saved: signed in.
+      const j2 = new CookieJar();
+      const t2 = await signIn(j2);
+      const f2 = forms(t2.body)[0]!;
+      const profile = await inject(ts.app, j2, 'POST', f2.action, { ...f2.fields, accept: '1' });
+      assert.equal(pageKind(profile.body), 'update-profile', profile.body.slice(0, 300));
+      assert.match(profile.body, /value="reviewer@example\.com"/);
+      assert.match((await ts.store.users.get(id))!.attributes.terms_and_conditions?.[0] ?? '', /^\d+$/);
+      const fp = forms(profile.body)[0]!;
+      const empty = await inject(ts.app, j2, 'POST', fp.action, { ...fp.fields, email: 'reviewer@example.com', firstName: '', lastName: 'Viewer' });
+      assert.equal(empty.statusCode, 400);
+      assert.match(empty.body, /Please specify first name\./);
+      assert.match((await inject(ts.app, j2, 'GET', ACCOUNT)).body, /name="password"/, 'no session yet');
+      const saved = await inject(ts.app, j2, 'POST', fp.action, { ...fp.fields, email: 'reviewer@example.com', firstName: 'Rita', lastName: 'Viewer' });
+      assert.equal(saved.statusCode, 303, saved.body.slice(0, 300));
+      assert.match((await inject(ts.app, j2, 'GET', ACCOUNT)).body, /Signed in as <strong>reviewer<\/strong>/);
+      const user = (await ts.store.users.get(id))!;
+      assert.deepEqual([user.firstName, user.requiredActions], ['Rita', []]);
     });
 
     test('an application with access is listed and its access can be revoked', async () => {

@@ -1,4 +1,6 @@
-import { pendingActions } from '../../admin/required-actions.js';
+import { pendingActions, termsText } from '../../admin/required-actions.js';
+import { answerTerms, completeProfileUpdate } from '../../admin/operations/profile-actions.js';
+import { termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { realmBase, type Services } from '../../services.js';
 import type { BrowserSession, Realm } from '../../storage/types.js';
@@ -225,6 +227,16 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return sendPage(reply, error ? 400 : 200, page);
   }
 
+  function terms(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string): FastifyReply {
+    return sendPage(reply, 200, termsPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/terms`, csrf, username: user.username, text: termsText(realm), hidden: { proof } }));
+  }
+
+  function updateProfile(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, typed?: { values: ProfileValues; errors: readonly string[] }): FastifyReply {
+    const values = typed?.values ?? { email: user.email ?? '', firstName: user.firstName ?? '', lastName: user.lastName ?? '' };
+    const page = updateProfilePage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/update-profile`, csrf, username: user.username, values, readOnly: Boolean(user.federationLink), hidden: { proof }, ...(typed ? { errors: typed.errors } : {}) });
+    return sendPage(reply, typed ? 400 : 200, page);
+  }
+
   async function configureOtp(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: string): Promise<FastifyReply> {
     const setup = await otpSetup(services, realm, user.username, `account\0${proof}`);
     const page = configureOtpPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/configure-otp`, csrf, username: user.username, qr: setup.qr, key: setup.base32, proof, ...(error ? { error } : {}) });
@@ -258,12 +270,15 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
    * both), then the session.
    */
   async function afterSecondFactor(req: Req, reply: FastifyReply, c: { realm: Realm; session: BrowserSession | undefined; csrf: string; binding: string }, user: User): Promise<FastifyReply> {
-    // The realm's enabled actions only (a disabled one is not asked); UPDATE_PROFILE and TERMS_AND_CONDITIONS
-    // are asked at an application's sign-in, not here.
-    const pending = pendingActions(c.realm, user);
-    if (pending.includes('UPDATE_PASSWORD')) return updatePassword(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
-    if (pending.includes('CONFIGURE_TOTP')) return configureOtp(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
-    if (pending.includes('webauthn-register')) return registerKey(reply, c.realm, c, user, await makeProof(user, 'all', c.binding));
+    // The realm's enabled actions only (a disabled one is not asked), in the realm's order, as at an
+    // application's sign-in; VERIFY_EMAIL last (below).
+    for (const action of pendingActions(c.realm, user)) {
+      if (action === 'UPDATE_PASSWORD') return updatePassword(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+      if (action === 'CONFIGURE_TOTP') return configureOtp(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+      if (action === 'webauthn-register') return registerKey(reply, c.realm, c, user, await makeProof(user, 'all', c.binding));
+      if (action === 'TERMS_AND_CONDITIONS') return terms(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+      if (action === 'UPDATE_PROFILE') return updateProfile(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+    }
     // Keycloak's verifyEmail holds the account page back too: a link is mailed, no session until it is followed.
     const checked = await verifyEmailTrigger(services.store, c.realm, user);
     if (checked.requiredActions.includes('VERIFY_EMAIL')) return accountVerifyEmail(services, reply, c.realm, checked, c.csrf);
@@ -487,6 +502,27 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const problem = await newPasswordFromForm(req, c.realm, user);
     if (problem) return updatePassword(reply, c.realm, c.csrf, user, proof, problem);
     // The new password voids the proof (its hash changed): the next form gets a new one.
+    return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
+  });
+
+  app.post(`${path}/terms`, async (req: Req, reply) => {
+    const f = await proofForm(req, reply, 'all', (user, c) => pendingActions(c.realm, user).includes('TERMS_AND_CONDITIONS'));
+    if (!('user' in f)) return f;
+    const { c, user } = f;
+    const accepted = !field(req, 'cancel') && field(req, 'accept') !== undefined;
+    await answerTerms(services, { realm: c.realm, user, accepted, ip: req.ip, clientId: 'account' });
+    // Keycloak: a declined required action fails the sign-in; no session.
+    if (!accepted) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Terms declined', description: 'You declined the terms and conditions, so you are not signed in.' });
+    return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
+  });
+
+  app.post(`${path}/update-profile`, async (req: Req, reply) => {
+    const f = await proofForm(req, reply, 'all', (user, c) => pendingActions(c.realm, user).includes('UPDATE_PROFILE'));
+    if (!('user' in f)) return f;
+    const { c, user, proof } = f;
+    const values: ProfileValues = { email: (field(req, 'email') ?? '').slice(0, 1024), firstName: (field(req, 'firstName') ?? '').slice(0, 1024), lastName: (field(req, 'lastName') ?? '').slice(0, 1024) };
+    const errors = await completeProfileUpdate(services, { realm: c.realm, user, values, ip: req.ip, clientId: 'account' });
+    if (errors.length > 0) return updateProfile(reply, c.realm, c.csrf, user, proof, { values: { email: values.email.slice(0, 320), firstName: values.firstName.slice(0, 255), lastName: values.lastName.slice(0, 255) }, errors });
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
   });
 

@@ -111,10 +111,10 @@ async function renderAction(services: Services, req: TokenReq, reply: FastifyRep
   if (action === 'UPDATE_PROFILE') {
     const u = t.user;
     const values = extra.values ?? { email: u.email ?? '', firstName: u.firstName ?? '', lastName: u.lastName ?? '' };
-    return sendPage(reply, status, updateProfilePage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, key: t.token, username: u.username, values, readOnly: Boolean(u.federationLink), ...(extra.errors ? { errors: extra.errors } : {}) }));
+    return sendPage(reply, status, updateProfilePage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, hidden: { key: t.token }, username: u.username, values, readOnly: Boolean(u.federationLink), ...(extra.errors ? { errors: extra.errors } : {}) }));
   }
   if (action === 'TERMS_AND_CONDITIONS') {
-    return sendPage(reply, status, termsPage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, key: t.token, username: t.user.username, text: termsText(t.realm) }));
+    return sendPage(reply, status, termsPage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, hidden: { key: t.token }, username: t.user.username, text: termsText(t.realm) }));
   }
   if (action === 'CONFIGURE_TOTP') {
     const setup = await otpSetup(services, t.realm, t.user.username, setupContext(t));
