@@ -31,3 +31,6 @@ export class FailureSampler {
     return { store: false, skipped: 0 };
   }
 }
+
+/** What a stored failure says of the ones before it that were not stored ('' when none). */
+export const notStored = (skipped: number): string => (skipped > 0 ? ` (${skipped} more not stored)` : '');

@@ -133,6 +133,33 @@ for (const dialect of dialects()) {
       assert.ok(latest.some((e) => /more failures not stored/.test(e.reason ?? '')));
       ts.clock.advance(120);
     });
+
+    test('made-up mailed links (action tokens, invitations) are all refused, and only a sample of the refusals is stored', async () => {
+      const count = async (type: string) => (await ts.store.events.list(REALM, { limit: 1000 })).filter((e) => e.type === type).length;
+      const before = { reset: await count('RESET_PASSWORD_ERROR'), invite: await count('INVITE_ORG_ERROR') };
+      for (let i = 0; i < 40; i++) {
+        // A token's claims are read before its MAC: one naming a real user is refused as used, one of garbage as invalid.
+        const claims = Buffer.from(JSON.stringify({ realm: REALM, user: ts.user.id, exp: 4_000_000_000, actions: ['UPDATE_PASSWORD'], kind: 'reset', nonce: `n${i}` })).toString('base64url');
+        const key = i % 2 === 0 ? `rgat1.${claims}.forged${i}` : `garbage-${i}`;
+        const link = await inject(ts.app, new CookieJar(), 'GET', `${realmPath('/login-actions/action-token')}?key=${encodeURIComponent(key)}`);
+        assert.equal(link.statusCode, 400);
+        const invitation = await inject(ts.app, new CookieJar(), 'GET', `${realmPath('/login-actions/org-invitation')}?key=made-up-${i}`);
+        assert.equal(invitation.statusCode, 400);
+      }
+      // Both kinds share the realm's sample: at most 10 rows a minute between them (the rows are written
+      // after the pages: let the last writes land first).
+      await new Promise((r) => setTimeout(r, 200));
+      const stored = (await count('RESET_PASSWORD_ERROR')) - before.reset + (await count('INVITE_ORG_ERROR')) - before.invite;
+      assert.ok(stored >= 1 && stored <= 10, `${stored} rows stored for 80 refusals`);
+      ts.clock.advance(120);
+      await inject(ts.app, new CookieJar(), 'GET', `${realmPath('/login-actions/org-invitation')}?key=one-more`);
+      // The page does not wait for its audit row: read until it is there (a bounded wait, not a retry).
+      const counted = async () => (await ts.store.events.list(REALM, { limit: 1000 })).some((e) => e.type === 'INVITE_ORG_ERROR' && /\(\d+ more not stored\)$/.test(e.reason ?? ''));
+      const deadline = Date.now() + 10_000;
+      while (!(await counted()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(await counted(), 'the next stored refusal counts the others');
+      ts.clock.advance(120);
+    });
   });
 
   describe(`trusted proxies and request ids (${dialect})`, () => {

@@ -17,6 +17,7 @@ import { registerPage, type RegistrationValues } from '../../views/registration-
 import { htmlErrorHandler, renderError, sendPage } from './render.js';
 import { BAD_FORM } from './routes.js';
 import { registrationProblems } from './registration-routes.js';
+import { notStored } from '../../oauth/failure-sampling.js';
 
 /**
  * The cookie that brings a user who had to sign in first back to the invitation (src/http/account/routes.ts
@@ -57,7 +58,9 @@ async function open(services: Services, req: InvitationReq, reply: FastifyReply,
   const realmName = realm.displayName ?? realm.id;
   reply.header('cache-control', 'no-store');
   const refuse = (what: { title: string; description: string }, reason: string): undefined => {
-    void services.audit.record({ realmId: realm.id, type: 'INVITE_ORG_ERROR', outcome: 'failure', clientId: 'account', ip: req.ip, reason: `invitation link refused: ${reason}` });
+    // Anyone can send a made-up link: only a sample of the refusals is stored (as for the other mailed links).
+    const sample = services.linkFailures.sample(realm.id, services.clock.nowMs());
+    if (sample.store) void services.audit.record({ realmId: realm.id, type: 'INVITE_ORG_ERROR', outcome: 'failure', clientId: 'account', ip: req.ip, reason: `invitation link refused: ${reason}${notStored(sample.skipped)}` });
     sendPage(reply, 400, linkRefusedPage({ realmName, ...what, hint: HINT }));
     return undefined;
   };
