@@ -104,11 +104,6 @@ export interface Services {
   formKey: FormKey;
   /** Failed client authentications, per client and address and per client (RFC 6819 5.2.3.7). */
   clientFailures: { perAddress: FailureLimiter; perClient: FailureLimiter; sampler: FailureSampler };
-  /**
-   * Refused mailed links (reset, execute-actions, verify-email, organization invitations): anyone can
-   * send a made-up one, so only a sample of the refusals is stored as audit events, per realm.
-   */
-  linkFailures: FailureSampler;
   /** The public keys of private_key_jwt clients (inline, certificate, or fetched from their JWKS URL), cached. */
   clientKeys: ClientKeyCache;
   /**
@@ -144,7 +139,6 @@ export function createServices(config: Config, store: Store, clock: Clock): Serv
       perClient: new FailureLimiter(100, 60_000, () => clock.nowMs()),
       sampler: new FailureSampler(),
     },
-    linkFailures: new FailureSampler(),
     clientKeys: new ClientKeyCache(REMOTE_JWKS_DEFAULTS, () => clock.nowMs()),
     resetMails: {
       perAddress: new FailureLimiter(10, 15 * 60_000, () => clock.nowMs()),

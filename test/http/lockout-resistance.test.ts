@@ -134,6 +134,21 @@ for (const dialect of dialects()) {
       ts.clock.advance(120);
     });
 
+    test('a flood of sign-ins with unknown names stores a sample of LOGIN_ERROR rows; a wrong password for a real user is always stored', async () => {
+      const rows = async (username: string) => (await ts.store.events.list(REALM, { username, limit: 1000 })).filter((e) => e.type === 'LOGIN_ERROR').length;
+      const { attempt } = await browser();
+      // 40 unknown names, each from its own address (no address limit in the way): all refused, at most 10 stored.
+      for (let i = 0; i < 40; i++) assert.equal((await attempt(`nobody-${i}`, 'guess', `10.7.0.${i + 1}`)).statusCode, 200);
+      let unknown = 0;
+      for (let i = 0; i < 40; i++) unknown += await rows(`nobody-${i}`);
+      assert.ok(unknown >= 1 && unknown <= 10, `${unknown} rows stored for 40 unknown names`);
+      // A real user's wrong password, inside the same minute: stored.
+      const before = await rows('alice');
+      await attempt('alice', 'not her password', '10.7.1.1');
+      assert.equal(await rows('alice'), before + 1);
+      ts.clock.advance(3600 * 2);
+    });
+
     test('made-up mailed links (action tokens, invitations) are all refused, and only a sample of the refusals is stored', async () => {
       const count = async (type: string) => (await ts.store.events.list(REALM, { limit: 1000 })).filter((e) => e.type === type).length;
       const before = { reset: await count('RESET_PASSWORD_ERROR'), invite: await count('INVITE_ORG_ERROR') };
@@ -146,11 +161,12 @@ for (const dialect of dialects()) {
         const invitation = await inject(ts.app, new CookieJar(), 'GET', `${realmPath('/login-actions/org-invitation')}?key=made-up-${i}`);
         assert.equal(invitation.statusCode, 400);
       }
-      // Both kinds share the realm's sample: at most 10 rows a minute between them (the rows are written
-      // after the pages: let the last writes land first).
+      // At most 10 rows a minute of each type (the rows are written after the pages: let the last land first).
       await new Promise((r) => setTimeout(r, 200));
-      const stored = (await count('RESET_PASSWORD_ERROR')) - before.reset + (await count('INVITE_ORG_ERROR')) - before.invite;
-      assert.ok(stored >= 1 && stored <= 10, `${stored} rows stored for 80 refusals`);
+      for (const [type, n] of [['RESET_PASSWORD_ERROR', before.reset], ['INVITE_ORG_ERROR', before.invite]] as const) {
+        const stored = (await count(type)) - n;
+        assert.ok(stored >= 1 && stored <= 10, `${stored} ${type} rows stored for 40 refusals`);
+      }
       ts.clock.advance(120);
       await inject(ts.app, new CookieJar(), 'GET', `${realmPath('/login-actions/org-invitation')}?key=one-more`);
       // The page does not wait for its audit row: read until it is there (a bounded wait, not a retry).
@@ -170,6 +186,8 @@ for (const dialect of dialects()) {
     after(() => ts.close());
 
     async function failLogin(remoteAddress: string, headers: Record<string, string>): Promise<string | null> {
+      // An unknown name's LOGIN_ERROR is sampled (10 a minute): each probe in a minute of its own is stored.
+      ts.clock.advance(60);
       const jar = new CookieJar();
       const start = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`);
       const page = await inject(ts.app, jar, 'GET', start.headers.location as string);

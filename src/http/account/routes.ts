@@ -307,7 +307,11 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const username = field(req, 'username') ?? '';
     const outcome = await attemptLogin(services, c.realm, { username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
     if ('error' in outcome) {
-      await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', ...(outcome.subject ? { userId: outcome.subject.id, username: outcome.subject.username } : { username }), ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' });
+      // Sampled as at an application's sign-in (an unknown name, a blocked guess).
+      await services.audit.record(
+        { realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', ...(outcome.subject ? { userId: outcome.subject.id, username: outcome.subject.username } : { username }), ip: req.ip, reason: outcome.retryAfter ? 'blocked' : 'invalid credentials' },
+        { anonymous: !outcome.subject || Boolean(outcome.retryAfter) },
+      );
       if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
       return login(reply, c.realm, c.csrf, outcome.error, outcome.retryAfter ? 429 : 200);
     }

@@ -17,7 +17,6 @@ import { registerPage, type RegistrationValues } from '../../views/registration-
 import { htmlErrorHandler, renderError, sendPage } from './render.js';
 import { BAD_FORM } from './routes.js';
 import { registrationProblems } from './registration-routes.js';
-import { notStored } from '../../oauth/failure-sampling.js';
 
 /**
  * The cookie that brings a user who had to sign in first back to the invitation (src/http/account/routes.ts
@@ -58,9 +57,8 @@ async function open(services: Services, req: InvitationReq, reply: FastifyReply,
   const realmName = realm.displayName ?? realm.id;
   reply.header('cache-control', 'no-store');
   const refuse = (what: { title: string; description: string }, reason: string): undefined => {
-    // Anyone can send a made-up link: only a sample of the refusals is stored (as for the other mailed links).
-    const sample = services.linkFailures.sample(realm.id, services.clock.nowMs());
-    if (sample.store) void services.audit.record({ realmId: realm.id, type: 'INVITE_ORG_ERROR', outcome: 'failure', clientId: 'account', ip: req.ip, reason: `invitation link refused: ${reason}${notStored(sample.skipped)}` });
+    // Anyone can send a made-up link: sampled, as the other mailed links.
+    void services.audit.record({ realmId: realm.id, type: 'INVITE_ORG_ERROR', outcome: 'failure', clientId: 'account', ip: req.ip, reason: `invitation link refused: ${reason}` }, { anonymous: true });
     sendPage(reply, 400, linkRefusedPage({ realmName, ...what, hint: HINT }));
     return undefined;
   };
@@ -166,7 +164,7 @@ export async function invitationRoutes(app: FastifyInstance, opts: { services: S
     const password = str('password-new');
     const event = { realmId: o.realm.id, clientId: 'account', ip: req.ip, username: (emailAsUsername ? values.email : values.username).toLowerCase().slice(0, 255) || null };
     const refuse = async (errors: string[], reason: string): Promise<FastifyReply> => {
-      await services.audit.record({ ...event, type: 'REGISTER_ERROR', outcome: 'failure', reason });
+      await services.audit.record({ ...event, type: 'REGISTER_ERROR', outcome: 'failure', reason }, { anonymous: true });
       return showRegistration(req, reply, o, 400, values, errors);
     };
     const { errors, code } = await registrationProblems(services, o.realm, values, password, str('password-confirm'));

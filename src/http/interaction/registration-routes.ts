@@ -37,7 +37,7 @@ function registrationLimiter(services: Services): FailureLimiter {
 
 /** The realm does not allow registration (Keycloak's "Registration not allowed"): a page, never a 404. */
 async function notAllowed(services: Services, req: Req, reply: FastifyReply, l: Loaded): Promise<FastifyReply> {
-  await services.audit.record({ realmId: l.realm.id, type: 'REGISTER_ERROR', outcome: 'failure', clientId: l.client.clientId, ip: req.ip, reason: 'registration_disabled' });
+  await services.audit.record({ realmId: l.realm.id, type: 'REGISTER_ERROR', outcome: 'failure', clientId: l.client.clientId, ip: req.ip, reason: 'registration_disabled' }, { anonymous: true });
   return renderError(reply, 403, { realmName: l.realmName, title: 'Registration not allowed', description: 'You cannot create an account here. Ask your administrator for one.' });
 }
 
@@ -213,15 +213,16 @@ export async function registrationRoutes(app: FastifyInstance, opts: { services:
     const key = `${l.realm.id}\0${req.ip}`;
     const wait = limiter.blockedFor(key);
     if (wait > 0) {
-      await services.audit.record({ ...event, type: 'REGISTER_ERROR', outcome: 'failure', reason: 'too many registrations from this address' });
+      await services.audit.record({ ...event, type: 'REGISTER_ERROR', outcome: 'failure', reason: 'too many registrations from this address' }, { anonymous: true });
       reply.header('retry-after', String(Math.ceil(wait / 1000)));
       return showForm(reply, l, 429, values, ['Too many registrations from your network. Please wait a few minutes and try again.']);
     }
     limiter.fail(key);
     const password = field(req, 'password-new') ?? '';
     const { errors, code } = await registrationProblems(services, l.realm, values, password, field(req, 'password-confirm') ?? '');
+    // A refused registration names nobody who exists: anyone's to repeat, sampled.
     const refuse = async (errs: string[], reason: string): Promise<FastifyReply> => {
-      await services.audit.record({ ...event, type: 'REGISTER_ERROR', outcome: 'failure', reason });
+      await services.audit.record({ ...event, type: 'REGISTER_ERROR', outcome: 'failure', reason }, { anonymous: true });
       return showForm(reply, l, 400, values, errs);
     };
     if (errors.length > 0) return refuse(errors, code);

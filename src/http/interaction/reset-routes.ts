@@ -22,7 +22,6 @@ import { confirmVerifyEmailPage, emailVerifiedPage } from '../../views/registrat
 import { answerTerms, completeProfileUpdate } from '../../admin/operations/profile-actions.js';
 import { termsText } from '../../admin/required-actions.js';
 import { termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
-import { notStored } from '../../oauth/failure-sampling.js';
 
 type TokenReq = FastifyRequest<{ Params: { realm: string }; Querystring: { key?: string }; Body: Record<string, unknown> | undefined }>;
 
@@ -76,19 +75,19 @@ async function checkToken(services: Services, req: TokenReq, reply: FastifyReply
   }
   const realmName = realm.displayName ?? realm.id;
   const refuse = (status: number, what: { title: string; description: string }, reason: string, user?: User, claims?: ActionClaims): undefined => {
-    // Anyone can make up a link (its claims are read before its MAC is checked): only a sample is stored.
-    const sample = services.linkFailures.sample(realm.id, services.clock.nowMs());
-    if (sample.store) {
-      void services.audit.record({
+    // Anyone can make up a link (its claims are read before its MAC is checked): sampled.
+    void services.audit.record(
+      {
         realmId: realm.id,
         type: claims?.kind === 'execute' ? 'EXECUTE_ACTIONS_ERROR' : claims?.kind === 'verify' ? 'VERIFY_EMAIL_ERROR' : 'RESET_PASSWORD_ERROR',
         outcome: 'failure',
         userId: user?.id ?? null,
         username: user?.username ?? null,
         ip: req.ip,
-        reason: `mailed link refused: ${reason}${notStored(sample.skipped)}`,
-      });
-    }
+        reason: `mailed link refused: ${reason}`,
+      },
+      { anonymous: true },
+    );
     sendPage(reply, status, linkRefusedPage({ realmName, ...what, ...(claims?.kind === 'verify' ? { hint: 'Sign in again to have a new link sent to you, or ask your administrator to send one.' } : {}) }));
     return undefined;
   };

@@ -284,8 +284,13 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     // "Remember me" (offered by the realm) is kept with the pending request: the session may start only after an authenticator's code.
     const remembered = l.realm.rememberMe && field(req, 'rememberMe') === 'on';
     if ('error' in outcome) {
-      // The user the name (or email) found, when it found one; else the name typed.
-      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ...(outcome.subject ? { userId: outcome.subject.id, username: outcome.subject.username } : { username }), ip: req.ip, reason: outcome.unavailable ? `user directory unavailable: ${outcome.unavailable}` : outcome.retryAfter ? 'blocked' : 'invalid credentials' });
+      // The user the name (or email) found, when it found one; else the name typed. An unknown name, or a
+      // guess refused unchecked (blocked), is anyone's to repeat: sampled (a wrong password for a real
+      // user is always stored).
+      await services.audit.record(
+        { realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ...(outcome.subject ? { userId: outcome.subject.id, username: outcome.subject.username } : { username }), ip: req.ip, reason: outcome.unavailable ? `user directory unavailable: ${outcome.unavailable}` : outcome.retryAfter ? 'blocked' : 'invalid credentials' },
+        { anonymous: !outcome.subject || Boolean(outcome.retryAfter) },
+      );
       if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
       // The user directory (LDAP) did not answer: 503, the form kept, "try again later".
       return render(services, reply, l, { kind: 'login' }, { error: outcome.error, username: username.slice(0, 255), status: outcome.unavailable ? 503 : outcome.retryAfter ? 429 : 200, remembered });

@@ -30,7 +30,7 @@ export const passwordGrant: Grant = {
     const scopes = await directGrantScopes(services, realm.id, client, params, ['offline_access']);
     const login = await attemptLogin(services, realm, { username, password, ip: ip ?? '', clientId: client.clientId });
     if ('error' in login) {
-      await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, ...(login.subject ? { userId: login.subject.id, username: login.subject.username } : { username }), ip, reason: 'password grant: ' + (login.unavailable ? `user directory unavailable: ${login.unavailable}` : login.error) });
+      await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, ...(login.subject ? { userId: login.subject.id, username: login.subject.username } : { username }), ip, reason: 'password grant: ' + (login.unavailable ? `user directory unavailable: ${login.unavailable}` : login.error) }, { anonymous: !login.subject || Boolean(login.retryAfter) });
       // The user directory (LDAP) did not answer: nothing was decided about the credentials. RFC 6749
       // 4.1.2.1's temporarily_unavailable (the token endpoint has no better code), as a 503 with Retry-After.
       if (login.unavailable) throw new OAuthError('temporarily_unavailable', login.error, { status: 503, retryAfter: login.retryAfter ?? 30, detail: login.unavailable });
