@@ -10,6 +10,7 @@ p { margin: 0 0 1rem; }
 label { display: block; margin: 0 0 0.25rem; font-weight: 600; }
 input[type=text], input[type=password], input[type=email], select { width: 100%; padding: 0.6rem 0.75rem; margin: 0 0 1rem; font: inherit; color: inherit; border: 1px solid var(--control-border); border-radius: 8px; }
 select { background: #fff; }
+input[readonly] { background: #eef1f5; color: var(--muted); border-style: dashed; cursor: default; }
 input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 input[type=radio], input[type=checkbox] { accent-color: var(--accent); }
 label.check { display: flex; gap: 0.5rem; align-items: center; font-weight: 400; margin: -0.25rem 0 0; }
