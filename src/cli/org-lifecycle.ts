@@ -6,15 +6,16 @@ import { addMember, deleteOrganization, disableOrganization, enableOrganization,
 export function registerOrgLifecycle(org: Command): void {
   org
     .command('update <realm> <org>')
-    .description('change an organization (by alias or id): alias, name, description, domains, enabled')
+    .description('change an organization (by alias or id): alias, name, description, redirect URL, domains, enabled')
     .option('--alias <alias>', 'new alias')
     .option('--name <name>', 'new display name (no control characters)')
     .option('--description <text>', 'new description (no control characters)')
+    .option('--redirect-url <url>', 'where a member who joined through an invitation goes ("" : the account page)')
     .option('--domain <domain>', 'the organization has exactly these domains afterwards (repeatable)', collect)
     .option('--no-domains', 'remove every domain')
     .option('--enabled', 'enable the organization')
     .option('--disabled', 'disable the organization (members cannot choose it; its tokens are revoked)')
-    .action(async (realmId: string, ref: string, o: { alias?: string; name?: string; description?: string; domain?: string[]; domains: boolean; enabled?: boolean; disabled?: boolean }) => {
+    .action(async (realmId: string, ref: string, o: { alias?: string; name?: string; description?: string; redirectUrl?: string; domain?: string[]; domains: boolean; enabled?: boolean; disabled?: boolean }) => {
       if (o.enabled && o.disabled) throw new CliError('use either --enabled or --disabled, not both');
       if (o.domain && !o.domains) throw new CliError('use either --domain or --no-domains, not both');
       const domains = o.domains ? o.domain : [];
@@ -25,6 +26,7 @@ export function registerOrgLifecycle(org: Command): void {
           ...(o.alias !== undefined ? { alias: o.alias } : {}),
           ...(o.name !== undefined ? { name: o.name } : {}),
           ...(o.description !== undefined ? { description: o.description } : {}),
+          ...(o.redirectUrl !== undefined ? { redirectUrl: o.redirectUrl } : {}),
           ...(domains !== undefined ? { domains: domains.map((name) => ({ name, verified: false })) } : {}),
           ...(o.enabled ? { enabled: true } : o.disabled ? { enabled: false } : {}),
         }),

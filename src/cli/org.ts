@@ -13,13 +13,15 @@ export function registerOrg(program: Command): void {
     .option('--name <name>', 'display name (default: the alias; no control characters)')
     .option('--description <text>', 'description (no control characters)')
     .option('--domain <domain>', 'an internet domain of the organization (repeatable)', collect)
-    .action(async (realmId: string, alias: string, o: { name?: string; description?: string; domain?: string[] }) => {
+    .option('--redirect-url <url>', 'where a member who joined through an invitation goes (default: the account page)')
+    .action(async (realmId: string, alias: string, o: { name?: string; description?: string; domain?: string[]; redirectUrl?: string }) => {
       await withStore((store) =>
         createOrganization(store, {
           realmId,
           alias,
           ...(o.name ? { name: o.name } : {}),
           ...(o.description !== undefined ? { description: o.description } : {}),
+          ...(o.redirectUrl !== undefined ? { redirectUrl: o.redirectUrl } : {}),
           ...(o.domain ? { domains: o.domain.map((name) => ({ name, verified: false })) } : {}),
         }),
       );

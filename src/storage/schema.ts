@@ -155,6 +155,7 @@ export interface OrganizationTable {
   created_at: number;
   description: Generated<string>;
   enabled: Generated<number>;
+  redirect_url: string | null;
 }
 
 export interface OrganizationDomainTable {

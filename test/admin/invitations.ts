@@ -136,6 +136,15 @@ for (const dialect of dialects()) {
       // Now a member: 409s; by id too.
       assert.deepEqual((await errorOf(invite({ email: 'alice@example.com' }))).body.errorMessage, 'User already a member of the organization');
       assert.equal((await errorOf(ts.kc.organizations.inviteExistingUser({ realm: REALM, orgId }, form({ id: alice.id })))).status, 409);
+      // The organization's redirectUrl (Keycloak 26): where a member goes once joined; a bad one is a 400.
+      const globex = (await ts.kc.organizations.findOne({ realm: REALM, id: orgId }))!;
+      for (const bad of ['not a url', 'javascript:alert(1)', 'https://user:pw@globex.example.com/', `https://globex.example.com/${'x'.repeat(2050)}`]) {
+        const e = await errorOf(ts.kc.organizations.updateById({ realm: REALM, id: orgId }, { ...globex, redirectUrl: bad }));
+        assert.equal(e.status, 400, bad.slice(0, 40));
+        assert.match(String(e.body.errorMessage), /redirectUrl must be an absolute http or https URL/);
+      }
+      await ts.kc.organizations.updateById({ realm: REALM, id: orgId }, { ...globex, redirectUrl: 'https://globex.example.com/welcome' });
+      assert.equal((await ts.kc.organizations.findOne({ realm: REALM, id: orgId }))!.redirectUrl, 'https://globex.example.com/welcome');
       // By id: a user who is not a member.
       await ts.kc.organizations.delMember({ realm: REALM, orgId, userId: alice.id });
       smtp.clear();
@@ -144,8 +153,13 @@ for (const dialect of dialects()) {
       assert.equal(byId!.to, 'alice@example.com');
       const p2 = await open(linkIn(byId!), jar);
       const f2 = parseForm(p2.body);
-      assert.equal((await inject(ts.app, jar, 'POST', f2.action, { csrf: f2.csrf, key: keyOf(linkIn(byId!)) })).statusCode, 303);
+      const joined = await inject(ts.app, jar, 'POST', f2.action, { csrf: f2.csrf, key: keyOf(linkIn(byId!)) });
+      assert.equal(joined.statusCode, 303);
+      assert.equal(joined.headers.location, 'https://globex.example.com/welcome');
       assert.ok(await isMember(alice.id));
+      // Removed with '': the account page again, and the representation has none.
+      await ts.kc.organizations.updateById({ realm: REALM, id: orgId }, { ...globex, redirectUrl: '' });
+      assert.equal((await ts.kc.organizations.findOne({ realm: REALM, id: orgId }))!.redirectUrl, undefined);
     });
 
     test('400s and 409s in Keycloak\'s words; hostile input gets clear errors', async () => {

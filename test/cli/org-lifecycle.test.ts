@@ -30,6 +30,12 @@ for (const dialect of dialects()) {
       ok(['org', 'create', REALM, 'hooli', '--description', 'Making the world a better place']);
       fails(['org', 'update', REALM, 'hooli', '--domain', 'wayne.example'], /already has this alias or one of these domains/, { status: 1 });
       ok(['org', 'update', REALM, 'hooli', '--name', 'Hooli XYZ', '--domain', 'hooli.example']);
+      // The invitation's redirect URL: set, refused when not an http(s) URL, removed with "".
+      ok(['org', 'update', REALM, 'hooli', '--redirect-url', 'https://hooli.example/welcome']);
+      assert.equal((await ts.store.organizationAdmin.get((await ts.store.organizations.findByAlias(REALM, 'hooli'))!.id))!.redirectUrl, 'https://hooli.example/welcome');
+      fails(['org', 'update', REALM, 'hooli', '--redirect-url', 'ftp://hooli.example/'], /redirectUrl must be an absolute http or https URL/, { status: 1 });
+      ok(['org', 'update', REALM, 'hooli', '--redirect-url', '']);
+      assert.equal((await ts.store.organizationAdmin.get((await ts.store.organizations.findByAlias(REALM, 'hooli'))!.id))!.redirectUrl, null);
       assert.match(ok(['org', 'list', REALM]), /^hooli\tHooli XYZ\tenabled\thooli.example$/m);
       ok(['user', 'create', REALM, 'pete', '--password', PASSWORD]);
       ok(['org', 'members', 'add', REALM, 'hooli', 'pete']);

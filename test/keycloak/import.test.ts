@@ -65,7 +65,7 @@ async function ownRealm(): Promise<Record<string, unknown>> {
       user('0b7c1d2e-0000-4000-8000-000000000009', 'temp-user', [{ type: 'password', value: 'pw-temp-user', temporary: true }], { requiredActions: ['UPDATE_PROFILE', 'TERMS_AND_CONDITIONS'] }),
     ],
     organizations: [
-      { name: 'Corp Sales', alias: 'sales', enabled: true, domains: [{ name: 'sales.corp.example', verified: true }, { name: '*.corp.example', verified: false }], members: [{ username: 'argon-user' }, { username: 'sha512-user' }], identityProviders: [{ alias: 'corp-idp' }] },
+      { name: 'Corp Sales', alias: 'sales', enabled: true, redirectUrl: 'https://sales.corp.example/welcome', domains: [{ name: 'sales.corp.example', verified: true }, { name: '*.corp.example', verified: false }], members: [{ username: 'argon-user' }, { username: 'sha512-user' }], identityProviders: [{ alias: 'corp-idp' }] },
     ],
   };
 }
@@ -142,7 +142,7 @@ for (const dialect of dialects()) {
       assert.equal(again.claims?.sub, '47611b1e-6e38-415f-99b1-8babab008505');
     });
 
-    test('our own export: report per element', () => {
+    test('our own export: report per element', async () => {
       const r = realmOf(ownReport, 'corp');
       assert.equal(r.status, 'imported', r.reason);
       assert.match(line(r, 'client masked')!.reason!, /masked/);
@@ -159,6 +159,11 @@ for (const dialect of dialects()) {
       assert.doesNotMatch(line(r, 'user temp-user')!.reason!, /temporary password kept as a normal one/);
       assert.equal(line(r, 'user ldap-user')!.outcome, 'skipped');
       assert.match(line(r, 'organization sales')!.reason!, /2 member\(s\).*\*\.corp\.example left out.*corp-idp/);
+      // Its redirectUrl (Keycloak 26) is kept, and exported back.
+      const sales = (await ts.store.organizationAdmin.list('corp', { search: 'sales', exact: true }))[0]!;
+      assert.equal(sales.redirectUrl, 'https://sales.corp.example/welcome');
+      const orgs = (await exportRealm(ts.store, 'corp', { withSecrets: false })).organizations as Array<{ alias: string; redirectUrl?: string }>;
+      assert.equal(orgs.find((o) => o.alias === 'sales')!.redirectUrl, 'https://sales.corp.example/welcome');
     });
 
     test('users of every hash kind sign in with their passwords; members carry the organization claim', async () => {
@@ -423,7 +428,7 @@ for (const dialect of dialects()) {
           { alias: 'mem', name: 'Mem', members: 'x' },
           { alias: 'ctl', name: 'n\x1b[2J\x01', members: [{ username: 'fine' }] },
           { alias: 'nul', name: 'Nul', description: 'a\u0000b' },
-          { alias: 'dup', name: 'Dup', members: [{ username: 'fine' }, { username: 'FINE' }] },
+          { alias: 'dup', name: 'Dup', members: [{ username: 'fine' }, { username: 'FINE' }], redirectUrl: 'javascript:alert(1)' },
         ],
       };
       const report = await importKeycloakRealms(ts.store, [rep], { ifExists: 'fail' }, actor);
@@ -472,7 +477,7 @@ for (const dialect of dialects()) {
       reason('organization mem', 'skipped', /^members must be a list, not a string/);
       reason('organization ctl', 'skipped', /the organization name must not contain control characters/);
       reason('organization nul', 'skipped', /^description contains a NUL character$/);
-      reason('organization dup', 'mapped', /^1 member\(s\); 1 member\(s\) listed twice, imported once$/);
+      reason('organization dup', 'mapped', /^1 member\(s\); redirectUrl left out \(redirectUrl must be an absolute http or https URL[^)]*\); 1 member\(s\) listed twice, imported once$/);
       assert.deepEqual((await ts.store.organizationAdmin.list('typed', {})).map((o) => o.alias), ['dup']);
       // Members of a skipped organization are no members: organization not required.
       assert.equal(realm.organizationRequired, false);

@@ -250,6 +250,7 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
     alias: o.alias,
     enabled: o.enabled,
     description: o.description,
+    ...(o.redirectUrl ? { redirectUrl: o.redirectUrl } : {}),
     domains: o.domains.map((d) => ({ name: d.name, verified: d.verified })),
     identityProviders: providers.filter((p) => p.organizationId === o.id).map((p) => ({ alias: p.alias })),
     members: (members.get(o.id) ?? []).flatMap((id) => {

@@ -8,25 +8,26 @@ import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './com
 
 export async function createOrganization(
   store: Store,
-  input: { realmId: string; alias: string; name?: string; description?: string; enabled?: boolean; domains?: OrganizationDomain[] },
+  input: { realmId: string; alias: string; name?: string; description?: string; enabled?: boolean; redirectUrl?: string | null; domains?: OrganizationDomain[] },
   actor: Actor = cliActor(),
 ): Promise<Organization> {
   await requireRealm(store, input.realmId);
   checkName('organization alias', input.alias);
   checkOrganizationTexts(input);
+  const redirectUrl = checkRedirectUrl(input.redirectUrl);
   const domains = input.domains !== undefined ? checkDomains(input.domains) : undefined;
   const org: Organization = { id: randomId(), realmId: input.realmId, alias: input.alias, name: input.name ?? input.alias };
   await store.organizations.create({ ...org, now: now() });
-  if (input.description !== undefined || input.enabled !== undefined || domains !== undefined) {
+  if (input.description !== undefined || input.enabled !== undefined || redirectUrl !== undefined || domains !== undefined) {
     try {
-      await store.organizationAdmin.update(org.id, org.realmId, { description: input.description, enabled: input.enabled }, domains);
+      await store.organizationAdmin.update(org.id, org.realmId, { description: input.description, enabled: input.enabled, ...(redirectUrl !== undefined ? { redirectUrl } : {}) }, domains);
     } catch (err) {
       // A domain taken by another organization: the new one must not stay half made.
       await store.organizationAdmin.delete(org.id, org.realmId, now());
       throw err;
     }
   }
-  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'ORGANIZATION', resourcePath: `organizations/${org.id}`, representation: { ...org, description: input.description, enabled: input.enabled, domains } });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', resourceType: 'ORGANIZATION', resourcePath: `organizations/${org.id}`, representation: { ...org, description: input.description, enabled: input.enabled, redirectUrl, domains } });
   return org;
 }
 
@@ -40,6 +41,26 @@ export function checkOrganizationTexts(input: { name?: string; description?: str
     checkText('the organization name', input.name, LIMITS.organizationName);
   }
   if (input.description !== undefined) checkText('the description', input.description, LIMITS.organizationDescription, { multiline: true });
+}
+
+/**
+ * Keycloak 26's redirectUrl: an absolute http(s) URL, without user information, of at most 2048
+ * characters ('' or null: none, the account page). An administrator's choice, not a request's: where a
+ * member who joined through an invitation goes.
+ */
+export function checkRedirectUrl(value: string | null | undefined): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || value.trim() === '') return null;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '' || value.length > 2048 || /[\s\x00-\x1f\x7f]/.test(value)) {
+    throw new ValidationError('redirectUrl must be an absolute http or https URL of at most 2048 characters');
+  }
+  return value;
 }
 
 /** An organization of the realm, by id or alias. */
@@ -74,6 +95,8 @@ export interface OrganizationUpdate {
   name?: string;
   description?: string;
   enabled?: boolean;
+  /** null or '': none. */
+  redirectUrl?: string | null;
   /** The complete list of domains after the update. */
   domains?: OrganizationDomain[];
 }
@@ -86,6 +109,7 @@ export async function updateOrganization(store: Store, input: OrganizationUpdate
   const org = await requireOrganization(store, input.realmId, input.organization);
   if (input.alias !== undefined) checkName('organization alias', input.alias);
   checkOrganizationTexts(input);
+  const redirectUrl = checkRedirectUrl(input.redirectUrl);
   const domains = input.domains !== undefined ? checkDomains(input.domains) : undefined;
   await store.organizationAdmin.update(
     org.id,
@@ -95,6 +119,7 @@ export async function updateOrganization(store: Store, input: OrganizationUpdate
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(input.description !== undefined ? { description: input.description } : {}),
       ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+      ...(redirectUrl !== undefined ? { redirectUrl } : {}),
     },
     domains,
   );

@@ -29,7 +29,7 @@ import { applyJwtKeys, checkBackchannelLogoutUrl, checkFrontchannelLogoutUrl, ch
 import { keySource } from '../../oauth/client-keys.js';
 import { deleteUser } from './users.js';
 import { EMPTY_POLICY, PasswordPolicyError, policyFailures, readPasswordPolicy, storedPolicy, type LeftOut, type PasswordPolicy } from '../password-policy.js';
-import { checkDomains, checkOrganizationTexts, createOrganization } from './organizations.js';
+import { checkDomains, checkOrganizationTexts, checkRedirectUrl, createOrganization } from './organizations.js';
 import { checkConsentText } from './client-scopes.js';
 import { checkRoleDescription, checkRoleName, isAdminRole } from './roles.js';
 import { findServiceAccount } from './service-accounts.js';
@@ -1338,6 +1338,7 @@ interface OrganizationEntry {
   displayName?: string;
   description?: string;
   enabled: boolean;
+  redirectUrl?: string;
   domains: Array<{ name: string; verified: boolean }>;
   /** Usernames (lower-cased), each once. */
   members: string[];
@@ -1369,6 +1370,13 @@ function readOrganizations(rep: Json): Array<OrganizationEntry | Refused> {
       if (aliases.has(alias)) return refuse(alias, element, 'skipped', 'listed twice: the first entry was imported');
       aliases.add(alias);
       const notes: string[] = [];
+      let redirectUrl: string | undefined;
+      try {
+        redirectUrl = checkRedirectUrl(optString(o, 'redirectUrl')) ?? undefined;
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        notes.push(`redirectUrl left out (${message(err)})`);
+      }
       const domains: Array<{ name: string; verified: boolean }> = [];
       for (const d of domainEntries) {
         try {
@@ -1385,7 +1393,7 @@ function readOrganizations(rep: Json): Array<OrganizationEntry | Refused> {
       for (const idp of idps) if (!providersInFile.has(idp)) notes.push(`identity provider ${idp} left out: the file has no identity provider of this alias`);
       const members = [...new Set(memberNames)];
       if (members.length < memberNames.length) notes.push(`${memberNames.length - members.length} member(s) listed twice, imported once`);
-      return { name: alias, element, parts: [], alias, ...(displayName ? { displayName } : {}), ...(description ? { description } : {}), enabled: enabled !== false, domains, members, notes };
+      return { name: alias, element, parts: [], alias, ...(displayName ? { displayName } : {}), ...(description ? { description } : {}), ...(redirectUrl ? { redirectUrl } : {}), enabled: enabled !== false, domains, members, notes };
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return refuse(name, element, 'skipped', message(err));
@@ -1417,7 +1425,7 @@ async function importOrganizations(
       if (await store.organizations.findByAlias(realmId, e.alias)) throw new ValidationError('exists already');
       const org = await createOrganization(
         store,
-        { realmId, alias: e.alias, ...(e.displayName ? { name: e.displayName } : {}), ...(e.description ? { description: e.description } : {}), enabled: e.enabled, domains: e.domains },
+        { realmId, alias: e.alias, ...(e.displayName ? { name: e.displayName } : {}), ...(e.description ? { description: e.description } : {}), ...(e.redirectUrl ? { redirectUrl: e.redirectUrl } : {}), enabled: e.enabled, domains: e.domains },
         { ...actor, via: 'import' },
       );
       created.set(e.alias, { id: org.id, domains: e.domains.map((d) => d.name) });

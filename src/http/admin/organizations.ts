@@ -95,7 +95,7 @@ export async function organizationRoutes(app: FastifyInstance, opts: { services:
       if (input.name === undefined || input.name.trim() === '') throw new ValidationError('name is required');
       const org = await createOrganization(
         store,
-        { realmId: realm.id, alias: input.alias ?? aliasFrom(input.name), name: input.name, description: input.description ?? '', enabled: input.enabled ?? true, domains: input.domains ?? [] },
+        { realmId: realm.id, alias: input.alias ?? aliasFrom(input.name), name: input.name, description: input.description ?? '', enabled: input.enabled ?? true, ...(input.redirectUrl !== undefined ? { redirectUrl: input.redirectUrl } : {}), domains: input.domains ?? [] },
         actorOf(caller),
       );
       return created(services, reply, `${encodeURIComponent(realm.id)}/organizations/${org.id}`);

@@ -83,9 +83,9 @@ async function sessionUser(services: Services, req: FastifyRequest, realm: Realm
   return session ? services.store.users.get(session.userId) : undefined;
 }
 
-/** Where a new member goes: the account page (Realmgate keeps no organization redirectUrl). */
+/** Where a new member goes: the organization's redirectUrl (Keycloak 26), else the account page. */
 function joined(reply: FastifyReply, o: Opened): FastifyReply {
-  return reply.redirect(accountPath(o.realm.id), 303);
+  return reply.redirect(o.org.redirectUrl ?? accountPath(o.realm.id), 303);
 }
 
 const trimmed = (body: Record<string, unknown>, name: string, max: number): string => (typeof body[name] === 'string' ? (body[name] as string) : '').trim().slice(0, max);

@@ -45,6 +45,7 @@ import * as requiredActionSettings from './2026-11-29T1140_required_action_setti
 import * as userStorageProviders from './2026-11-29T0930_user_storage_providers.js';
 import * as ldapMapperLinks from './2026-11-29T1130_ldap_mapper_links.js';
 import * as organizationInvitations from './2026-11-29T1150_organization_invitations.js';
+import * as organizationRedirectUrl from './2026-11-29T1700_organization_redirect_url.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -94,4 +95,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T1130_ldap_mapper_links': ldapMapperLinks,
   '2026-11-29T1140_required_action_settings': requiredActionSettings,
   '2026-11-29T1150_organization_invitations': organizationInvitations,
+  '2026-11-29T1700_organization_redirect_url': organizationRedirectUrl,
 };

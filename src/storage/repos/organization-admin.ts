@@ -13,6 +13,8 @@ export interface OrganizationDomain {
 export interface OrganizationDetails extends Organization {
   description: string;
   enabled: boolean;
+  /** Where a member who joined through an invitation goes (null: the account page). */
+  redirectUrl: string | null;
   domains: OrganizationDomain[];
   createdAt: number;
 }
@@ -29,6 +31,7 @@ export interface OrganizationPatch {
   name?: string;
   description?: string;
   enabled?: boolean;
+  redirectUrl?: string | null;
 }
 
 /** Administration of organizations: details, updates, deletion, members and domains. */
@@ -79,11 +82,12 @@ export class OrganizationAdminRepository {
 
   /** Updates the organization and, when `domains` is given, replaces its domains, in one transaction. */
   async update(id: string, realmId: string, patch: OrganizationPatch, domains?: OrganizationDomain[]): Promise<void> {
-    const values: Record<string, string | number> = {};
+    const values: Record<string, string | number | null> = {};
     if (patch.alias !== undefined) values.alias = patch.alias;
     if (patch.name !== undefined) values.name = patch.name;
     if (patch.description !== undefined) values.description = patch.description;
     if (patch.enabled !== undefined) values.enabled = patch.enabled ? 1 : 0;
+    if (patch.redirectUrl !== undefined) values.redirect_url = patch.redirectUrl;
     try {
       await inTransaction(this.db, async (trx) => {
         if (Object.keys(values).length > 0) await trx.updateTable('organizations').set(values).where('id', '=', id).execute();
@@ -177,8 +181,8 @@ export class OrganizationAdminRepository {
   }
 }
 
-function toDetails(r: { id: string; realm_id: string; alias: string; name: string; description: string; enabled: number; created_at: number }): Omit<OrganizationDetails, 'domains'> {
-  return { id: r.id, realmId: r.realm_id, alias: r.alias, name: r.name, description: r.description, enabled: r.enabled === 1, createdAt: Number(r.created_at) };
+function toDetails(r: { id: string; realm_id: string; alias: string; name: string; description: string; enabled: number; redirect_url: string | null; created_at: number }): Omit<OrganizationDetails, 'domains'> {
+  return { id: r.id, realmId: r.realm_id, alias: r.alias, name: r.name, description: r.description, enabled: r.enabled === 1, redirectUrl: r.redirect_url ?? null, createdAt: Number(r.created_at) };
 }
 
 /**

@@ -11,12 +11,14 @@ export interface OrganizationRepresentation {
   alias: string;
   description: string;
   enabled: boolean;
+  /** Left out when there is none, as Keycloak leaves out a null. */
+  redirectUrl?: string;
   attributes: Record<string, string[]>;
   domains: Array<{ name: string; verified: boolean }>;
 }
 
 export function toOrganizationRepresentation(o: OrganizationDetails): OrganizationRepresentation {
-  return { id: o.id, name: o.name, alias: o.alias, description: o.description, enabled: o.enabled, attributes: {}, domains: o.domains.map((d) => ({ name: d.name, verified: d.verified })) };
+  return { id: o.id, name: o.name, alias: o.alias, description: o.description, enabled: o.enabled, ...(o.redirectUrl ? { redirectUrl: o.redirectUrl } : {}), attributes: {}, domains: o.domains.map((d) => ({ name: d.name, verified: d.verified })) };
 }
 
 /** A MemberRepresentation: a user plus how they joined (Realmgate has no identity brokering: unmanaged). */
@@ -29,6 +31,8 @@ export interface OrganizationInput {
   alias?: string;
   description?: string;
   enabled?: boolean;
+  /** '' or null: none. */
+  redirectUrl?: string | null;
   domains?: OrganizationDomain[];
 }
 
@@ -51,8 +55,10 @@ export function readOrganization(body: unknown): OrganizationInput {
   const alias = optString(o, 'alias');
   const description = optString(o, 'description');
   const enabled = optBoolean(o, 'enabled');
+  const redirectUrl = o.redirectUrl === null ? null : optString(o, 'redirectUrl');
   const domains = readDomains(o);
   return {
+    ...(redirectUrl !== undefined ? { redirectUrl } : {}),
     ...(name !== undefined ? { name } : {}),
     ...(alias !== undefined ? { alias } : {}),
     ...(description !== undefined ? { description } : {}),
