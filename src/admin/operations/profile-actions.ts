@@ -97,3 +97,19 @@ export async function answerTerms(services: Services, input: { realm: Realm; use
   await services.store.users.update(user.id, { attributes, requiredActions: without(user, 'TERMS_AND_CONDITIONS') });
   await services.audit.record({ ...who, type: 'CUSTOM_REQUIRED_ACTION', outcome: 'success', reason: 'TERMS_AND_CONDITIONS accepted' });
 }
+
+/** A posted form's text field (undefined when absent or not text). */
+type FormField = (name: string) => string | undefined;
+
+/**
+ * The UPDATE_PROFILE form as posted, each field bounded before any check (`values`), and as shown again
+ * with the errors (`shown`: within the inputs' maxlength). One reading for every page that has the form
+ * (a sign-in's, the account page's, a mailed link's).
+ */
+export function profileForm(field: FormField): { values: ProfileValues; shown: ProfileValues } {
+  const values: ProfileValues = { email: (field('email') ?? '').slice(0, 1024), firstName: (field('firstName') ?? '').slice(0, 1024), lastName: (field('lastName') ?? '').slice(0, 1024) };
+  return { values, shown: { email: values.email.slice(0, 320), firstName: values.firstName.slice(0, 255), lastName: values.lastName.slice(0, 255) } };
+}
+
+/** The terms form's answer: Accept pressed, not Decline. */
+export const termsAccepted = (field: FormField): boolean => !field('cancel') && field('accept') !== undefined;

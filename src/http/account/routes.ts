@@ -1,5 +1,5 @@
 import { pendingActions, termsText } from '../../admin/required-actions.js';
-import { answerTerms, completeProfileUpdate } from '../../admin/operations/profile-actions.js';
+import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
 import { termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { realmBase, type Services } from '../../services.js';
@@ -513,7 +513,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const f = await proofForm(req, reply, 'all', (user, c) => pendingActions(c.realm, user).includes('TERMS_AND_CONDITIONS'));
     if (!('user' in f)) return f;
     const { c, user } = f;
-    const accepted = !field(req, 'cancel') && field(req, 'accept') !== undefined;
+    const accepted = termsAccepted((name) => field(req, name));
     await answerTerms(services, { realm: c.realm, user, accepted, ip: req.ip, clientId: 'account' });
     // Keycloak: a declined required action fails the sign-in; no session.
     if (!accepted) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Terms declined', description: 'You declined the terms and conditions, so you are not signed in.' });
@@ -524,9 +524,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const f = await proofForm(req, reply, 'all', (user, c) => pendingActions(c.realm, user).includes('UPDATE_PROFILE'));
     if (!('user' in f)) return f;
     const { c, user, proof } = f;
-    const values: ProfileValues = { email: (field(req, 'email') ?? '').slice(0, 1024), firstName: (field(req, 'firstName') ?? '').slice(0, 1024), lastName: (field(req, 'lastName') ?? '').slice(0, 1024) };
+    const { values, shown } = profileForm((name) => field(req, name));
     const errors = await completeProfileUpdate(services, { realm: c.realm, user, values, ip: req.ip, clientId: 'account' });
-    if (errors.length > 0) return updateProfile(reply, c.realm, c.csrf, user, proof, { values: { email: values.email.slice(0, 320), firstName: values.firstName.slice(0, 255), lastName: values.lastName.slice(0, 255) }, errors });
+    if (errors.length > 0) return updateProfile(reply, c.realm, c.csrf, user, proof, { values: shown, errors });
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
   });
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Services } from '../../services.js';
 import type { Step } from '../../oauth/authorize/interaction.js';
 import { denyRequest } from '../../oauth/authorize/interaction.js';
-import { answerTerms, completeProfileUpdate } from '../../admin/operations/profile-actions.js';
+import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
 import { termsText } from '../../admin/required-actions.js';
 import { termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie } from '../cookies.js';
@@ -54,9 +54,9 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
     if (!('step' in f)) return f;
     const { l, step, user } = f;
     if (step.aia && field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
-    const values: ProfileValues = { email: (field(req, 'email') ?? '').slice(0, 1024), firstName: (field(req, 'firstName') ?? '').slice(0, 1024), lastName: (field(req, 'lastName') ?? '').slice(0, 1024) };
+    const { values, shown } = profileForm((name) => field(req, name));
     const errors = await completeProfileUpdate(services, { realm: l.realm, user, values, ip: req.ip, clientId: l.client.clientId });
-    if (errors.length > 0) return render(services, reply, l, step, { status: 400, values: { email: values.email.slice(0, 320), firstName: values.firstName.slice(0, 255), lastName: values.lastName.slice(0, 255) }, errors });
+    if (errors.length > 0) return render(services, reply, l, step, { status: 400, values: shown, errors });
     if (step.aia) return endAppAction(services, reply, l, 'success');
     return done(services, req, reply, l, user.id);
   });
@@ -65,7 +65,7 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
     const f = await stepForm(services, req, reply, 'terms');
     if (!('step' in f)) return f;
     const { l, user } = f;
-    const accepted = !field(req, 'cancel') && field(req, 'accept') !== undefined;
+    const accepted = termsAccepted((name) => field(req, name));
     await answerTerms(services, { realm: l.realm, user, accepted, ip: req.ip, clientId: l.client.clientId });
     if (accepted) return done(services, req, reply, l, user.id);
     // Keycloak: a declined required action fails the sign-in; the client gets access_denied, the

@@ -19,7 +19,7 @@ import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './rende
 import { BAD_FORM, advance, afterPassword, checkCsrf, completeSignIn, field, load, type Loaded, type Req } from './routes.js';
 import { markEmailVerified } from '../../admin/operations/email-verification.js';
 import { confirmVerifyEmailPage, emailVerifiedPage } from '../../views/registration-pages.js';
-import { answerTerms, completeProfileUpdate } from '../../admin/operations/profile-actions.js';
+import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
 import { termsText } from '../../admin/required-actions.js';
 import { termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 
@@ -223,7 +223,8 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
     const t = await checkToken(services, req, reply, body.key ?? body.proof);
     if (!t) return reply;
     if (!(await checkFormCsrf(req, services, t.realm.id, 'action-token', body.csrf))) return renderError(reply, 403, { realmName: t.realmName, title: 'Form expired', description: BAD_FORM });
-    const str = (name: string): string => (typeof body[name] === 'string' ? (body[name] as string) : '');
+    const posted = (name: string): string | undefined => (typeof body[name] === 'string' ? (body[name] as string) : undefined);
+    const str = (name: string): string => posted(name) ?? '';
     const [action, ...others] = t.claims.actions;
     let rest = others;
     const clientId = t.claims.clientId;
@@ -233,15 +234,15 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
       const problem = await enrollOtp(services.store, { user: t.user, key: setup.key, code: str('otp'), label: str('label'), ip: req.ip, ...(clientId ? { clientId } : {}), nowSeconds: nowSeconds(services.clock) });
       if (problem) return renderAction(services, req, reply, t, { error: problem, status: 400 });
     } else if (action === 'UPDATE_PROFILE') {
-      const values: ProfileValues = { email: str('email').slice(0, 1024), firstName: str('firstName').slice(0, 1024), lastName: str('lastName').slice(0, 1024) };
+      const { values, shown } = profileForm(posted);
       const errors = await completeProfileUpdate(services, { realm: t.realm, user: t.user, values, ip: req.ip, clientId: clientId ?? null });
-      if (errors.length > 0) return renderAction(services, req, reply, t, { status: 400, values: { email: values.email.slice(0, 320), firstName: values.firstName.slice(0, 255), lastName: values.lastName.slice(0, 255) }, errors });
+      if (errors.length > 0) return renderAction(services, req, reply, t, { status: 400, values: shown, errors });
       // The link proved the address it was sent to, not a new one typed here: that one is verified
       // through a link of its own (at the next sign-in, when the realm asks for verified emails).
       const now = await services.store.users.get(t.user.id);
       if ((now?.email ?? '') !== (t.user.email ?? '')) rest = rest.filter((a) => a !== 'VERIFY_EMAIL');
     } else if (action === 'TERMS_AND_CONDITIONS') {
-      const accepted = str('cancel') === '' && body.accept !== undefined;
+      const accepted = termsAccepted(posted);
       await answerTerms(services, { realm: t.realm, user: t.user, accepted, ip: req.ip, clientId: clientId ?? null });
       // Declined (Keycloak records rejected_by_user): the link's other actions are not done.
       if (!accepted) return renderError(reply, 200, { realmName: t.realmName, title: 'Terms declined', description: 'You declined the terms and conditions. The rest of the update was not done.' });
