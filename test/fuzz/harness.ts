@@ -594,7 +594,10 @@ function isNoRoute(res: LightMyRequestResponse): boolean {
   return res.statusCode === 404 && (res.body === '{"error":"invalid_request","error_description":"no such endpoint"}' || res.body.includes('There is no page at this address.'));
 }
 
-const SERVER_PATH = /^\/auth\/realms\/(test|other)\/(login-actions\/[A-Za-z0-9_-]+|account)$/;
+// The server's own pages a redirect may name: a sign-in's next step (its registration page too, where
+// prompt=create leads: OIDC's Initiating User Registration), the account page, and the admin console
+// (where /auth/admin leads).
+const SERVER_PATH = /^\/auth\/(realms\/(test|other)\/(login-actions\/[A-Za-z0-9_-]+(\/registration)?|account)|admin\/console\/)$/;
 
 function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
