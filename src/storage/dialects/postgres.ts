@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { PostgresAdapter, PostgresDialect, sql, type Kysely, type MigrationLockOptions, type PostgresDialectConfig } from 'kysely';
+import { createRequire } from 'node:module';
 import { DatabaseWaitTimeout } from './errors.js';
 
 export interface PostgresOptions {
@@ -42,11 +43,29 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
   return { connectionString: u.href, schema };
 }
 
+/**
+ * The driver, loaded here so that only PostgreSQL's users load it. pg 8 asks as it loads whether it runs
+ * in a Cloudflare Worker: when no global `navigator` tells (Node.js 21 and later have one, 20 has none)
+ * it builds a `Response`, and reading that global loads Node.js's whole fetch (undici, http, http2, tls):
+ * ~20 ms of CPU in every command and server start on PostgreSQL (2026-11-29: `realm list` 174 ms, of
+ * which `typeof Response` alone 21 ms) and memory a server never uses. On Node.js 20 a navigator that
+ * says Node.js is lent while pg loads: require() is synchronous, so no other code can see it.
+ */
+function loadPg(): typeof pg {
+  const load = createRequire(import.meta.url);
+  if ('navigator' in globalThis) return load('pg') as typeof pg;
+  Object.defineProperty(globalThis, 'navigator', { value: { userAgent: `Node.js/${process.versions.node.split('.')[0]}` }, configurable: true });
+  try {
+    return load('pg') as typeof pg;
+  } finally {
+    delete (globalThis as { navigator?: unknown }).navigator;
+  }
+}
+
 export async function postgresDialect(opts: PostgresOptions): Promise<{ dialect: PostgresDialect; pool: pg.Pool; schema: string | undefined }> {
   const { connectionString, schema } = parsePostgresUrl(opts.url);
   const waitMs = Math.trunc(opts.waitTimeoutMs);
-  // Imported here so that the driver is loaded only when PostgreSQL is used.
-  const { default: pg } = await import('pg');
+  const pg = loadPg();
   const pool = new pg.Pool({
     connectionString,
     max: opts.poolSize ?? 10,
