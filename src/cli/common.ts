@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config/config.js';
-import { describeDatabaseUrl, sqliteFile } from '../config/data-dir.js';
+import { describeDatabaseUrl, realmgateVersion, sqliteFile } from '../config/data-dir.js';
 import { NoDatabaseError, openDeploymentStore, openReadOnlyStore, UnmigratedDatabaseError, type Store } from '../admin/operations/deployment.js';
 import { LATEST_TIME } from '../admin/operations/realms.js';
 import { requireSealing } from '../crypto/key-encryption.js';
@@ -22,6 +22,7 @@ export const program = new Command();
 program
   .name('realmgate')
   .description('Realmgate: an OAuth 2.0 / OpenID Connect authorization server.\nSettings come from the environment (PORT, HOST, AUTH_URL, APP_URL, DATABASE_URL, LOG_LEVEL); see docs/configuration.md.')
+  .version(realmgateVersion(), '-V, --version', "print Realmgate's version and exit")
   .option(
     '--database-url <url>',
     `sqlite:<path> or postgres://... (default: $DATABASE_URL or sqlite:<install dir>/data/realmgate.db); only ${CREATING} create a new database (an SQLite file, a PostgreSQL ?schema=), every other command needs an existing one (a command that only reads may read a file it cannot write)`,

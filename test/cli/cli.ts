@@ -1,6 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -87,6 +87,30 @@ for (const dialect of dialects()) {
       for (const c of ['start', 'realm', 'org', 'user', 'client']) assert.match(r.stdout, new RegExp(`\\b${c}\\b`));
       // What a script can tell apart: a refused command from a database that is busy or away.
       assert.match(r.stdout, /^Exit status: 0 done; 1 refused \(the error in one line\); 75 the database is busy or cannot be reached \(try again\)\.$/m);
+    });
+
+    test("a command loads neither Node.js's fetch (undici) nor http2, and leaves no navigator behind", () => {
+      // pg 8 probes a global Response as it loads (a Cloudflare Worker test): without a navigator, on
+      // Node.js 20, that loaded fetch, http, http2 and tls, ~20 ms of every command and ~3.5 MB of a server
+      // on PostgreSQL (src/storage/dialects/postgres.ts, loadPg).
+      const probe = path.join(database.dir, 'probe.cjs');
+      fs.writeFileSync(probe, `process.on('exit', () => process.stderr.write('probe ' + JSON.stringify({ loaded: process.moduleLoadList.filter((m) => /undici|http2/.test(m)), navigator: typeof globalThis.navigator }) + '\\n'));`);
+      const r = spawnSync(process.execPath, ['--require', probe, BIN, 'realm', 'list'], { env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' }, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      const line = /^probe (.*)$/m.exec(r.stderr);
+      assert.ok(line, r.stderr);
+      const nativeNavigator = Number(process.versions.node.split('.')[0]) >= 21;
+      assert.deepEqual(JSON.parse(line[1]!), { loaded: [], navigator: nativeNavigator ? 'object' : 'undefined' });
+    });
+
+    test('--version and -V print the version of package.json, the one the admin API reports, and exit 0', () => {
+      const pkg = JSON.parse(fs.readFileSync(path.resolve('package.json'), 'utf8')) as { version: string };
+      for (const flag of ['--version', '-V']) {
+        const r = run([flag]);
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(r.stdout, `${pkg.version}\n`);
+      }
+      assert.match(run(['--help']).stdout, /-V, --version +print Realmgate's version and exit/);
     });
 
   });
