@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { loadBetterSqlite3 } from './dialects/sqlite.js';
 import { MIGRATIONS } from './migrations/index.js';
 
 /** What a backup or a restore copied: read from the copy, after its integrity check. */
@@ -26,7 +27,7 @@ export function backupSqlite(source: string, target: string, busyTimeoutMs: numb
   // VACUUM INTO writes into an empty file; made first so that it is never readable by others.
   fs.closeSync(fs.openSync(tmp, 'wx', 0o600));
   try {
-    const db = new BetterSqlite3(source, { fileMustExist: true, timeout: busyTimeoutMs });
+    const db = new (loadBetterSqlite3())(source, { fileMustExist: true, timeout: busyTimeoutMs });
     try {
       requireRealmgate(db, source);
       db.prepare('VACUUM INTO ?').run(tmp);
@@ -62,7 +63,7 @@ export function restoreSqlite(source: string, target: string, now: Date): Sqlite
   let db: BetterSqlite3.Database | undefined;
   try {
     if (fs.existsSync(target)) {
-      db = new BetterSqlite3(target, { fileMustExist: true, timeout: 0 });
+      db = new (loadBetterSqlite3())(target, { fileMustExist: true, timeout: 0 });
       try {
         // Before the first access: this connection takes the file's lock for itself, which it gets only
         // when no other connection has the database open.
@@ -108,7 +109,7 @@ function requireRealmgate(db: BetterSqlite3.Database, file: string): string[] {
 function checkedSummary(file: string, opts: { known?: boolean } = {}): SqliteCopySummary {
   let db: BetterSqlite3.Database;
   try {
-    db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+    db = new (loadBetterSqlite3())(file, { readonly: true, fileMustExist: true });
   } catch (err) {
     throw new SqliteBackupError(`cannot open ${file} as an SQLite database: ${(err as Error).message}`);
   }

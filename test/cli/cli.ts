@@ -89,18 +89,25 @@ for (const dialect of dialects()) {
       assert.match(r.stdout, /^Exit status: 0 done; 1 refused \(the error in one line\); 75 the database is busy or cannot be reached \(try again\)\.$/m);
     });
 
-    test("a command loads neither Node.js's fetch (undici) nor http2, and leaves no navigator behind", () => {
+    test("a command loads its own database's driver only, neither Node.js's fetch (undici) nor http2, and leaves no navigator behind", () => {
       // pg 8 probes a global Response as it loads (a Cloudflare Worker test): without a navigator, on
       // Node.js 20, that loaded fetch, http, http2 and tls, ~20 ms of every command and ~3.5 MB of a server
       // on PostgreSQL (src/storage/dialects/postgres.ts, loadPg).
       const probe = path.join(database.dir, 'probe.cjs');
-      fs.writeFileSync(probe, `process.on('exit', () => process.stderr.write('probe ' + JSON.stringify({ loaded: process.moduleLoadList.filter((m) => /undici|http2/.test(m)), navigator: typeof globalThis.navigator }) + '\\n'));`);
+      fs.writeFileSync(
+        probe,
+        `process.on('exit', () => process.stderr.write('probe ' + JSON.stringify({
+          loaded: process.moduleLoadList.filter((m) => /undici|http2/.test(m)),
+          navigator: typeof globalThis.navigator,
+          drivers: ['better-sqlite3', 'pg'].filter((d) => Object.keys(require.cache).some((f) => f.includes('/node_modules/' + d + '/'))),
+        }) + '\\n'));`,
+      );
       const r = spawnSync(process.execPath, ['--require', probe, BIN, 'realm', 'list'], { env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' }, encoding: 'utf8' });
       assert.equal(r.status, 0, r.stderr);
       const line = /^probe (.*)$/m.exec(r.stderr);
       assert.ok(line, r.stderr);
       const nativeNavigator = Number(process.versions.node.split('.')[0]) >= 21;
-      assert.deepEqual(JSON.parse(line[1]!), { loaded: [], navigator: nativeNavigator ? 'object' : 'undefined' });
+      assert.deepEqual(JSON.parse(line[1]!), { loaded: [], navigator: nativeNavigator ? 'object' : 'undefined', drivers: [dialect === 'sqlite' ? 'better-sqlite3' : 'pg'] });
     });
 
     test('--version and -V print the version of package.json, the one the admin API reports, and exit 0', () => {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
 import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
 export interface SqliteOptions {
@@ -13,12 +14,20 @@ export interface SqliteOptions {
 }
 
 /**
+ * The driver, loaded at the first SQLite database a process opens: a server or command on PostgreSQL
+ * never loads it (a native addon: ~5 ms and its memory).
+ */
+export function loadBetterSqlite3(): typeof BetterSqlite3 {
+  return createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+}
+
+/**
  * better-sqlite3 behind Kysely, with a prepared-statement cache: Kysely prepares a statement on every
  * query, and preparing costs more than running the small indexed statements of the hot paths.
  */
 export function sqliteDialect(opts: SqliteOptions): { dialect: SqliteDialect; raw: BetterSqlite3.Database } {
   if (opts.file !== ':memory:' && !opts.readonly) fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
-  const raw = new BetterSqlite3(opts.file, opts.readonly ? { readonly: true, fileMustExist: true } : {});
+  const raw = new (loadBetterSqlite3())(opts.file, opts.readonly ? { readonly: true, fileMustExist: true } : {});
   // Another process (the CLI, another worker) may hold the write lock for a moment. Set first: switching
   // a fresh file to WAL takes that lock too, and several workers open the file at once.
   raw.pragma(`busy_timeout = ${opts.busyTimeoutMs}`);
