@@ -208,6 +208,8 @@ for (const dialect of dialects()) {
       // prompt=login asks for the password again; prompt=consent asks for consent again.
       assert.deepEqual((await runAuthorization(ts, { jar: first.jar, query: { prompt: 'login', scope: 'openid profile' } })).pages, ['login']);
       assert.deepEqual((await runAuthorization(ts, { jar: first.jar, query: { prompt: 'consent', scope: 'openid profile' } })).pages, ['consent', 'organization']);
+      // max_age=0 is prompt=login (OIDC Core 3.1.2.1, errata set 2), even for a sign-in of this very second.
+      assert.deepEqual((await runAuthorization(ts, { jar: first.jar, query: { max_age: '0', scope: 'openid profile' } })).pages, ['login']);
       // max_age: a session older than max_age must log in again.
       ts.clock.advance(120);
       assert.deepEqual((await runAuthorization(ts, { jar: first.jar, query: { max_age: '60', scope: 'openid profile' } })).pages, ['login']);

@@ -76,13 +76,15 @@ export async function beginInteraction(
 
 /**
  * OIDC Core 3.1.2.1: whether an existing browser session may be used: not with prompt=login or
- * select_account, and not when it is older than max_age.
+ * select_account, and not when it is older than max_age (or max_age is 0).
  */
 export function sessionUsable(params: AuthorizationParams, session: BrowserSession | undefined, now: number): BrowserSession | undefined {
   if (!session) return undefined;
   // prompt=create asks for a new account: the form is shown even to a browser signed in (as Keycloak).
   if (params.prompt?.includes('login') || params.prompt?.includes('select_account') || params.prompt?.includes('create')) return undefined;
-  if (params.maxAge !== undefined && now - session.authTime > params.maxAge) return undefined;
+  // max_age=0 is prompt=login (OIDC Core 3.1.2.1 as amended by errata set 2: a sign-in of this very
+  // second is not reused either).
+  if (params.maxAge !== undefined && (params.maxAge === 0 || now - session.authTime > params.maxAge)) return undefined;
   return session;
 }
 
