@@ -44,6 +44,9 @@ export const SUPPORTED_POLICIES: readonly PolicyType[] = [
   { id: 'regexPattern', displayName: 'Regular Expression', configType: 'String', defaultValue: '', multipleSupported: true },
   { id: 'passwordHistory', displayName: 'Not Recently Used', configType: 'int', defaultValue: '3', multipleSupported: false },
   { id: 'forceExpiredPasswordChange', displayName: 'Expire Password', configType: 'String', defaultValue: '365', multipleSupported: false },
+  // Not a rule on the password: how long after signing in a user may change it as an application-initiated
+  // action (kc_action=UPDATE_PASSWORD) without signing in again; before UPDATE_PASSWORD's max_auth_age.
+  { id: 'maxAuthAge', displayName: 'Maximum Authentication Age', configType: 'int', defaultValue: '300', multipleSupported: false },
 ];
 
 /** Keycloak's policies Realmgate does not enforce, and why (said when one is set, and in the import's report). */
@@ -52,7 +55,6 @@ export const UNSUPPORTED_POLICIES: Readonly<Record<string, string>> = {
   hashIterations: 'Realmgate hashes every password with argon2id at its own cost (imported hashes are verified, then re-hashed at the next sign-in)',
   passwordBlacklist: "the list is a file on Keycloak's server, not part of the realm",
   passwordAge: 'Realmgate does not keep the dates of earlier passwords (passwordHistory is enforced)',
-  maxAuthAge: 'Realmgate has no re-authentication age for required actions',
   recoveryCodesWarningThreshold: 'Realmgate does not warn about recovery codes running out',
   notContainsName: 'not enforced by Realmgate',
   notPersonalInformation: 'not enforced by Realmgate',
@@ -74,6 +76,8 @@ export interface PasswordPolicy {
   passwordHistory?: number;
   /** Days after which a password must be changed at the next sign-in. */
   forceExpiredPasswordChange?: number;
+  /** Seconds after signing in within which kc_action=UPDATE_PASSWORD needs no new sign-in (src/admin/required-actions.ts, maxAuthAge). */
+  maxAuthAge?: number;
 }
 
 export const EMPTY_POLICY: PasswordPolicy = { text: '' };
@@ -168,6 +172,9 @@ function applyRule(p: PasswordPolicy, id: string, config: string | undefined, pa
       break;
     case 'forceExpiredPasswordChange':
       p.forceExpiredPasswordChange = intConfig(id, config, 365, 1, 36_500);
+      break;
+    case 'maxAuthAge':
+      p.maxAuthAge = intConfig(id, config, 300, 0, 999_999_999);
       break;
     default:
       throw new Error(`unhandled policy ${id}`);

@@ -1,4 +1,5 @@
 import { REQUIRED_ACTIONS, type Realm, type RequiredAction, type RequiredActionSetting, type User } from '../storage/types.js';
+import { storedPolicy } from './password-policy.js';
 import { ValidationError } from './validation.js';
 
 /**
@@ -19,9 +20,19 @@ export const REQUIRED_ACTION_NAMES: Record<RequiredAction, string> = {
   VERIFY_EMAIL: 'Verify Email',
 };
 
-/** The one config key Realmgate reads: TERMS_AND_CONDITIONS' text (plain text, shown escaped). */
+/** A config key Realmgate reads: TERMS_AND_CONDITIONS' text (plain text, shown escaped). */
 export const TERMS_TEXT = 'terms_text';
 const TERMS_TEXT_MAX = 20_000;
+
+/**
+ * Keycloak's max_auth_age (every required action's config since Keycloak 25): how many seconds after the
+ * user's last sign-in the action may be done as an application-initiated action (kc_action) without
+ * signing in again; 0: always sign in again. Keycloak's default is 300.
+ */
+export const MAX_AUTH_AGE = 'max_auth_age';
+export const DEFAULT_MAX_AUTH_AGE = 300;
+/** Keycloak reads the value as a Java int. */
+const MAX_AUTH_AGE_LIMIT = 2_147_483_647;
 
 export const DEFAULT_TERMS_TEXT =
   'By continuing you agree to the terms and conditions of this service. The administrator of this realm has not written them out here yet: ask them for the full text.';
@@ -57,6 +68,48 @@ export function defaultActions(realm: Pick<Realm, 'requiredActionSettings'>): Re
   });
 }
 
+/**
+ * Keycloak 25's RequiredActionConfigInfoRepresentation (GET .../required-actions/{alias}/config-description):
+ * the config keys `alias` takes, as ConfigPropertyRepresentations (Keycloak's type names: String, Text).
+ */
+export function requiredActionConfigDescription(alias: RequiredAction): { properties: Record<string, unknown>[] } {
+  const properties: Record<string, unknown>[] = [
+    {
+      name: MAX_AUTH_AGE,
+      label: 'Maximum Age of Authentication',
+      helpText: `Seconds since the user last signed in within which an application may send them to this action (kc_action) without signing in again; 0 asks for a sign-in every time. Default: ${DEFAULT_MAX_AUTH_AGE}.`,
+      type: 'String',
+      defaultValue: String(DEFAULT_MAX_AUTH_AGE),
+      secret: false,
+      required: false,
+      readOnly: false,
+    },
+  ];
+  if (alias === 'TERMS_AND_CONDITIONS') {
+    properties.push({
+      name: TERMS_TEXT,
+      label: 'Terms text',
+      helpText: `The terms the page shows, as plain text (a blank line between paragraphs), at most ${TERMS_TEXT_MAX} characters; empty: Realmgate's placeholder text.`,
+      type: 'Text',
+      secret: false,
+      required: false,
+      readOnly: false,
+    });
+  }
+  return { properties };
+}
+
+/**
+ * The action's max_auth_age in the realm: for UPDATE_PASSWORD the password policy's maxAuthAge first (as
+ * Keycloak), then the action's config, else Keycloak's default.
+ */
+export function maxAuthAge(realm: Pick<Realm, 'requiredActionSettings' | 'passwordPolicy'>, action: RequiredAction): number {
+  const policy = action === 'UPDATE_PASSWORD' ? storedPolicy(realm.passwordPolicy).maxAuthAge : undefined;
+  if (policy !== undefined) return policy;
+  const v = requiredActionSetting(realm, action).config[MAX_AUTH_AGE];
+  return v === undefined ? DEFAULT_MAX_AUTH_AGE : Number(v);
+}
+
 /** The text the TERMS_AND_CONDITIONS page shows. */
 export function termsText(realm: Pick<Realm, 'requiredActionSettings'>): string {
   const t = requiredActionSetting(realm, 'TERMS_AND_CONDITIONS').config[TERMS_TEXT];
@@ -67,10 +120,44 @@ export function isRequiredAction(alias: string): alias is RequiredAction {
   return (REQUIRED_ACTIONS as readonly string[]).includes(alias);
 }
 
+/** The config keys `alias` takes: max_auth_age for every action, and terms_text for TERMS_AND_CONDITIONS. */
+export function configKeys(alias: RequiredAction): string[] {
+  return alias === 'TERMS_AND_CONDITIONS' ? [MAX_AUTH_AGE, TERMS_TEXT] : [MAX_AUTH_AGE];
+}
+
+/**
+ * A config map as Keycloak's RequiredActionConfigRepresentation holds it (strings; an empty one removed,
+ * as Keycloak's removeEmptyString does), checked: terms_text plain text, max_auth_age a whole number of
+ * seconds (a JSON number is taken as its digits, as Keycloak's JSON reader does). Keys `alias` does not
+ * take are returned in `ignored`.
+ */
+export function readRequiredActionConfig(alias: RequiredAction, c: unknown): { config: Record<string, string>; ignored: string[] } {
+  if (typeof c !== 'object' || c === null || Array.isArray(c)) throw new ValidationError('config must be an object of strings');
+  const config: Record<string, string> = {};
+  const ignored: string[] = [];
+  for (const [k, raw] of Object.entries(c as Record<string, unknown>)) {
+    if (!configKeys(alias).includes(k)) {
+      ignored.push(k);
+      continue;
+    }
+    if (raw === null || raw === '') continue;
+    if (k === TERMS_TEXT) {
+      if (typeof raw !== 'string' || raw.length > TERMS_TEXT_MAX || /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(raw)) throw new ValidationError(`config.${TERMS_TEXT} must be plain text of at most ${TERMS_TEXT_MAX} characters`);
+      if (raw.trim() !== '') config[k] = raw;
+    } else {
+      const v = typeof raw === 'number' ? String(raw) : raw;
+      if (typeof v !== 'string' || !/^\d{1,10}$/.test(v) || Number(v) > MAX_AUTH_AGE_LIMIT) throw new ValidationError(`config.${MAX_AUTH_AGE} must be a whole number of seconds from 0 to ${MAX_AUTH_AGE_LIMIT}`);
+      config[k] = String(Number(v));
+    }
+  }
+  return { config, ignored };
+}
+
 /**
  * A representation's settings read onto `current`: enabled and defaultAction booleans, priority an
- * integer, config an object of strings; absent fields keep theirs. Config keys Realmgate does not read
- * are returned in `ignored` (the admin API refuses them, the import reports them). Wrong types: a ValidationError.
+ * integer, config an object of strings (readRequiredActionConfig); absent fields keep theirs. Config keys
+ * Realmgate does not read are returned in `ignored` (the admin API refuses them, the import reports
+ * them). Wrong types: a ValidationError.
  */
 export function readRequiredActionSetting(alias: RequiredAction, body: Record<string, unknown>, current: RequiredActionSetting): { setting: RequiredActionSetting; ignored: string[] } {
   const setting: RequiredActionSetting = { ...current, config: { ...current.config } };
@@ -85,21 +172,9 @@ export function readRequiredActionSetting(alias: RequiredAction, body: Record<st
     if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p > 1_000_000) throw new ValidationError('priority must be an integer from 0 to 1000000');
     setting.priority = p;
   }
-  const ignored: string[] = [];
+  let ignored: string[] = [];
   const c = body.config;
-  if (c !== undefined && c !== null) {
-    if (typeof c !== 'object' || Array.isArray(c)) throw new ValidationError('config must be an object of strings');
-    const config: Record<string, string> = {};
-    for (const [k, v] of Object.entries(c as Record<string, unknown>)) {
-      if (alias !== 'TERMS_AND_CONDITIONS' || k !== TERMS_TEXT) {
-        ignored.push(k);
-        continue;
-      }
-      if (typeof v !== 'string' || v.length > TERMS_TEXT_MAX || /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(v)) throw new ValidationError(`config.${TERMS_TEXT} must be plain text of at most ${TERMS_TEXT_MAX} characters`);
-      if (v.trim() !== '') config[k] = v;
-    }
-    setting.config = config;
-  }
+  if (c !== undefined && c !== null) ({ config: setting.config, ignored } = readRequiredActionConfig(alias, c));
   if (setting.defaultAction && !setting.enabled) throw new ValidationError(`${alias} is disabled: a disabled required action cannot be a default action`);
   return { setting, ignored };
 }
@@ -154,7 +229,7 @@ export function importRequiredActionSettings(list: unknown): RequiredActionsImpo
     try {
       const { setting, ignored } = readRequiredActionSetting(alias, fixed, defaultSetting(alias));
       settings[alias] = setting;
-      notes.push(`${alias} ${setting.enabled ? 'enabled' : 'disabled'}${setting.defaultAction ? ', default action' : ''}, priority ${setting.priority}${fixed !== body ? ' (defaultAction dropped: the action is disabled)' : ''}${ignored.length > 0 ? ` (config ${ignored.join(', ')} not read)` : ''}`);
+      notes.push(`${alias} ${setting.enabled ? 'enabled' : 'disabled'}${setting.defaultAction ? ', default action' : ''}, priority ${setting.priority}${setting.config[MAX_AUTH_AGE] !== undefined ? `, max auth age ${setting.config[MAX_AUTH_AGE]} s` : ''}${fixed !== body ? ' (defaultAction dropped: the action is disabled)' : ''}${ignored.length > 0 ? ` (config ${ignored.join(', ')} not read)` : ''}`);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       notes.push(`${alias}: ${err.message}; Realmgate's defaults kept`);

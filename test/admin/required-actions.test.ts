@@ -4,7 +4,7 @@ import { dialects } from '../helpers/db.js';
 import { realmPath, REALM, PASSWORD } from '../helpers/server.js';
 import { CookieJar, authorizeQuery, inject, pageKind, parseForm, tokenRequest } from '../helpers/flow.js';
 import { updateRealm } from '../../src/admin/operations/realms.js';
-import { startAdminServer, errorOf, type AdminTestServer } from './helpers.js';
+import { startAdminServer, errorOf, ADMIN_PASSWORD, ADMIN_USERNAME, type AdminTestServer } from './helpers.js';
 
 const OIDC = '/protocol/openid-connect';
 type Res = Awaited<ReturnType<typeof inject>>;
@@ -83,7 +83,8 @@ for (const dialect of dialects()) {
       for (const [rep, words] of [
         [{ priority: 'high' }, /priority must be an integer/],
         [{ enabled: 'yes' }, /enabled must be true or false/],
-        [{ config: { max_auth_age: '300' } }, /config "max_auth_age" not supported/],
+        [{ config: { force_reauthentication: 'true' } }, /config "force_reauthentication" not supported: UPDATE_PROFILE takes max_auth_age/],
+        [{ config: { max_auth_age: '-1' } }, /max_auth_age must be a whole number of seconds from 0 to 2147483647/],
         [{ enabled: false, defaultAction: true }, /cannot be a default action/],
       ] as const) {
         const e = await errorOf(ts.kc.authenticationManagement.updateRequiredAction({ realm: REALM, alias: 'UPDATE_PROFILE' }, rep as never));
@@ -96,6 +97,62 @@ for (const dialect of dialects()) {
       // Recorded as an admin change.
       const admin = await ts.kc.realms.findAdminEvents({ realm: REALM, resourceTypes: 'REQUIRED_ACTION' });
       assert.ok(admin.some((e: { resourcePath?: string }) => e.resourcePath === 'authentication/required-actions/TERMS_AND_CONDITIONS'));
+    });
+
+    test("max_auth_age through keycloak-admin-client's required-action config calls: described, set, read, refused when bad, removed; kc_action asks for a sign-in past it, 0 always", async () => {
+      const kc = ts.kc.authenticationManagement;
+      // The description: max_auth_age for every action (Keycloak 25+), terms_text besides for the terms.
+      const described = await kc.getRequiredActionConfigDescription({ realm: REALM, alias: 'UPDATE_PASSWORD' });
+      assert.deepEqual(described.properties?.map((p) => [p.name, p.type, p.defaultValue]), [['max_auth_age', 'String', '300']]);
+      assert.deepEqual((await kc.getRequiredActionConfigDescription({ realm: REALM, alias: 'TERMS_AND_CONDITIONS' })).properties?.map((p) => p.name), ['max_auth_age', 'terms_text']);
+      const unknown = await errorOf(kc.getRequiredActionConfigDescription({ realm: REALM, alias: 'delete_account' }, { catchNotFound: false }));
+      assert.deepEqual([unknown.status, unknown.body.errorMessage], [404, 'Could not find configurable RequiredAction provider']);
+
+      assert.deepEqual(await kc.getRequiredActionConfig({ realm: REALM, alias: 'UPDATE_PASSWORD' }), { alias: 'UPDATE_PASSWORD', config: {} });
+      await kc.updateRequiredActionConfig({ realm: REALM, alias: 'UPDATE_PASSWORD' }, { config: { max_auth_age: '0' } });
+      assert.deepEqual((await kc.getRequiredActionConfig({ realm: REALM, alias: 'UPDATE_PASSWORD' })).config, { max_auth_age: '0' });
+      assert.deepEqual((await kc.getRequiredActionForAlias({ realm: REALM, alias: 'UPDATE_PASSWORD' })).config, { max_auth_age: '0' });
+      for (const [alias, config, words] of [
+        ['UPDATE_PASSWORD', { max_auth_age: '-1' }, /max_auth_age must be a whole number of seconds from 0 to 2147483647/],
+        ['UPDATE_PASSWORD', { max_auth_age: 'ten' }, /max_auth_age must be a whole number/],
+        ['UPDATE_PASSWORD', { max_auth_age: '2147483648' }, /max_auth_age must be a whole number/],
+        ['UPDATE_PASSWORD', { terms_text: 'x' }, /config "terms_text" not supported: UPDATE_PASSWORD takes max_auth_age$/],
+        ['delete_account', { max_auth_age: '60' }, /^RequiredAction is not configurable$/],
+      ] as const) {
+        const e = await errorOf(kc.updateRequiredActionConfig({ realm: REALM, alias }, { config }));
+        assert.equal(e.status, 400, alias);
+        assert.match(String(e.body.errorMessage), words);
+      }
+      assert.deepEqual((await kc.getRequiredActionConfig({ realm: REALM, alias: 'UPDATE_PASSWORD' })).config, { max_auth_age: '0' }, 'a refused change leaves the config');
+
+      // 0: a user signed in this very second signs in again before changing the password.
+      await newUser('maxage');
+      const { jar } = await signIn('maxage');
+      const always = await drive(jar, await auth(jar, { kc_action: 'UPDATE_PASSWORD' }));
+      assert.equal(pageKind(always.body), 'login');
+      // An hour: ten minutes after signing in (past Keycloak's default five), straight to the action.
+      await kc.updateRequiredActionConfig({ realm: REALM, alias: 'UPDATE_PASSWORD' }, { config: { max_auth_age: '3600' } });
+      ts.clock.advance(600);
+      await ts.kc.auth({ username: ADMIN_USERNAME, password: ADMIN_PASSWORD, grantType: 'password', clientId: 'admin-cli' });
+      assert.equal(pageKind((await drive(jar, await auth(jar, { kc_action: 'UPDATE_PASSWORD' }))).body), 'update-password');
+      // The config removed: Keycloak's default (300 s) again, and the ten-minute-old sign-in is too old.
+      await kc.removeRequiredActionConfig({ realm: REALM, alias: 'UPDATE_PASSWORD' });
+      assert.deepEqual(await kc.getRequiredActionConfig({ realm: REALM, alias: 'UPDATE_PASSWORD' }), { alias: 'UPDATE_PASSWORD', config: {} });
+      assert.equal(pageKind((await drive(jar, await auth(jar, { kc_action: 'UPDATE_PASSWORD' }))).body), 'login');
+      // Keycloak's maxAuthAge password policy comes before UPDATE_PASSWORD's own max_auth_age (and only for it).
+      await kc.updateRequiredActionConfig({ realm: REALM, alias: 'UPDATE_PASSWORD' }, { config: { max_auth_age: '0' } });
+      await ts.kc.realms.update({ realm: REALM }, { passwordPolicy: 'maxAuthAge(3600)' });
+      assert.equal((await ts.kc.realms.findOne({ realm: REALM }))?.passwordPolicy, 'maxAuthAge(3600)');
+      assert.equal(pageKind((await drive(jar, await auth(jar, { kc_action: 'UPDATE_PASSWORD' }))).body), 'update-password');
+      assert.equal(pageKind((await drive(jar, await auth(jar, { kc_action: 'UPDATE_PROFILE' }))).body), 'login');
+      await ts.kc.realms.update({ realm: REALM }, { passwordPolicy: '' });
+      await kc.removeRequiredActionConfig({ realm: REALM, alias: 'UPDATE_PASSWORD' });
+
+      const admin = await ts.kc.realms.findAdminEvents({ realm: REALM, resourceTypes: 'REQUIRED_ACTION_CONFIG' });
+      assert.deepEqual(
+        admin.filter((e: { resourcePath?: string }) => e.resourcePath === 'authentication/required-actions/UPDATE_PASSWORD/config').map((e: { operationType?: string }) => e.operationType),
+        ['DELETE', 'UPDATE', 'DELETE', 'UPDATE', 'UPDATE'],
+      );
     });
 
     test('raise-priority and lower-priority (keycloak-admin-client): the action trades places with its neighbour; the first raised or the last lowered stays; the order asked follows', async () => {

@@ -30,5 +30,20 @@ for (const dialect of dialects()) {
       fails(['realm', 'required-action', 'acme', 'UPDATE_PROFILE', '--enabled', 'off', '--default-action', 'on'], /cannot be a default action/);
       fails(['realm', 'required-action', 'acme', 'UPDATE_PROFILE'], /nothing to change/);
     });
+
+    test('--max-auth-age sets, keeps beside the terms text, and restores the default; a bad value is refused in one line', () => {
+      ok(['realm', 'create', 'aged']);
+      assert.match(ok(['realm', 'required-action', 'aged', 'UPDATE_PASSWORD', '--max-auth-age', '0']), /UPDATE_PASSWORD in realm aged: enabled, priority 10, max auth age 0 s$/m);
+      assert.match(ok(['realm', 'required-actions', 'aged']), /^UPDATE_PASSWORD\s+enabled\s+-\s+priority 10 .*\(max auth age 0 s\)$/m);
+      // The terms' two keys: changing one keeps the other.
+      ok(['realm', 'required-action', 'aged', 'TERMS_AND_CONDITIONS', '--terms-text', 'Be kind.']);
+      ok(['realm', 'required-action', 'aged', 'TERMS_AND_CONDITIONS', '--max-auth-age', '60']);
+      assert.match(ok(['realm', 'required-actions', 'aged']), /^TERMS_AND_CONDITIONS .*\(max auth age 60 s\) \(terms text set\)$/m);
+      const exported = JSON.parse(ok(['realm', 'export', 'aged'])) as { requiredActions: Array<{ alias: string; config: Record<string, string> }> };
+      assert.deepEqual(exported.requiredActions.find((a) => a.alias === 'TERMS_AND_CONDITIONS')?.config, { terms_text: 'Be kind.', max_auth_age: '60' });
+      for (const bad of ['-5', 'soon', '2147483648']) fails(['realm', 'required-action', 'aged', 'UPDATE_PASSWORD', '--max-auth-age', bad], /max_auth_age must be a whole number of seconds from 0 to 2147483647/);
+      assert.doesNotMatch(ok(['realm', 'required-action', 'aged', 'UPDATE_PASSWORD', '--max-auth-age', 'default']), /max auth age/);
+      assert.doesNotMatch(ok(['realm', 'required-actions', 'aged']).split('\n').find((l) => l.startsWith('UPDATE_PASSWORD'))!, /max auth age/);
+    });
   });
 }

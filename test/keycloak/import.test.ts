@@ -41,7 +41,7 @@ async function ownRealm(): Promise<Record<string, unknown>> {
     organizationsEnabled: true,
     // Keycloak's own default for the terms; UPDATE_PROFILE switched off here too: temp-user keeps both, is asked neither.
     requiredActions: [
-      { alias: 'TERMS_AND_CONDITIONS', name: 'Terms and Conditions', providerId: 'TERMS_AND_CONDITIONS', enabled: false, defaultAction: false, priority: 20, config: {} },
+      { alias: 'TERMS_AND_CONDITIONS', name: 'Terms and Conditions', providerId: 'TERMS_AND_CONDITIONS', enabled: false, defaultAction: false, priority: 20, config: { max_auth_age: '120', kc_unknown: 'x' } },
       { alias: 'UPDATE_PROFILE', name: 'Update Profile', providerId: 'UPDATE_PROFILE', enabled: false, defaultAction: false, priority: 40, config: {} },
     ],
     clientScopes: [{ name: 'profile', protocol: 'openid-connect', attributes: { 'consent.screen.text': '${profileScopeConsentText}' } }, { name: 'billing', protocol: 'openid-connect', attributes: { 'consent.screen.text': 'Read your invoices' } }],
@@ -192,6 +192,9 @@ for (const dialect of dialects()) {
     test('a temporary password: UPDATE_PASSWORD at the first sign-in, in the export until then', async () => {
       const portal = { realm: 'corp', clientId: 'portal', redirectUri: RP, secret: 'kc-portal-secret-7f3a9c' };
       assert.deepEqual((await ts.store.users.findByUsername('corp', 'temp-user'))!.requiredActions, ['UPDATE_PASSWORD', 'TERMS_AND_CONDITIONS', 'UPDATE_PROFILE']);
+      // The terms' max_auth_age is kept, a config key Realmgate does not read is reported.
+      assert.deepEqual((await ts.store.realms.get('corp'))!.requiredActionSettings.TERMS_AND_CONDITIONS?.config, { max_auth_age: '120' });
+      assert.match(line(realmOf(ownReport, 'corp'), 'required action settings')!.reason!, /TERMS_AND_CONDITIONS disabled, priority 20, max auth age 120 s \(config kc_unknown not read\)/);
       assert.deepEqual((await ts.store.users.findByUsername('corp', 'bcrypt-user'))!.requiredActions, ['UPDATE_PASSWORD']);
       assert.deepEqual((await ts.store.users.findByUsername('corp', 'sha1-user'))!.requiredActions, []);
       const exported = (await exportRealm(ts.store, 'corp', { withSecrets: true })).users as Array<{ username: string; requiredActions: string[] }>;

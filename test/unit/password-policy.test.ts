@@ -32,6 +32,8 @@ test("Keycloak's defaults when the value is omitted: length 8, maxLength 64, cou
     { length: p.length, maxLength: p.maxLength, digits: p.digits, lowerCase: p.lowerCase, upperCase: p.upperCase, specialChars: p.specialChars, passwordHistory: p.passwordHistory, expire: p.forceExpiredPasswordChange },
     { length: 8, maxLength: 64, digits: 1, lowerCase: 1, upperCase: 1, specialChars: 1, passwordHistory: 3, expire: 365 },
   );
+  // maxAuthAge: Keycloak's default 300 s; 0 (a sign-in every time) is a value of its own.
+  assert.deepEqual([parsePasswordPolicy('maxAuthAge').maxAuthAge, parsePasswordPolicy('maxAuthAge(0)').maxAuthAge, parsePasswordPolicy('maxAuthAge(0)').text], [300, 0, 'maxAuthAge(0)']);
   // serverinfo says the same defaults.
   const defaults = Object.fromEntries(SUPPORTED_POLICIES.map((t) => [t.id, t.defaultValue]));
   assert.deepEqual([defaults.length, defaults.maxLength, defaults.digits, defaults.passwordHistory, defaults.forceExpiredPasswordChange], ['8', '64', '1', '3', '365']);
@@ -49,6 +51,8 @@ test('bad syntax and bad values are refused with a message naming them', () => {
     ['length(8) and length(9)', /length appears twice/],
     ['passwordHistory(25)', /passwordHistory: must be from 1 to 24/],
     ['forceExpiredPasswordChange(0)', /must be from 1 to 36500/],
+    ['maxAuthAge(-1)', /maxAuthAge: must be from 0 to 999999999/],
+    ['maxAuthAge(soon)', /invalid config for maxAuthAge: "soon" is not a whole number/],
     ['regexPattern', /a pattern is required/],
     ['regexPattern(   )', /a pattern is required/],
     ['regexPattern([a-)', /not a valid regular expression/],

@@ -1,6 +1,6 @@
 import type { Store } from '../../storage/store.js';
 import type { RequiredAction, RequiredActionSetting } from '../../storage/types.js';
-import { isRequiredAction, readRequiredActionSetting, requiredActionList, requiredActionSetting } from '../required-actions.js';
+import { configKeys, isRequiredAction, readRequiredActionConfig, readRequiredActionSetting, requiredActionList, requiredActionSetting } from '../required-actions.js';
 import { NotFound, ValidationError } from '../validation.js';
 import { cliActor, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
@@ -19,6 +19,50 @@ export async function getRequiredAction(store: Store, realmId: string, alias: st
   return requiredActionSetting(await requireRealm(store, realmId), requireAlias(alias));
 }
 
+function refuseIgnored(alias: RequiredAction, ignored: string[]): void {
+  if (ignored.length > 0) throw new ValidationError(`config ${ignored.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')} not supported: ${alias} takes ${configKeys(alias).join(' and ')}`);
+}
+
+/**
+ * Keycloak 25's authentication/required-actions/{alias}/config (GET, PUT, DELETE): the action's config
+ * alone. An alias Realmgate does not act on is Keycloak's 400 "RequiredAction is not configurable"; PUT
+ * replaces the whole config, DELETE empties it.
+ */
+function configurableAlias(alias: string): RequiredAction {
+  if (!isRequiredAction(alias)) throw new ValidationError('RequiredAction is not configurable');
+  return alias;
+}
+
+export async function getRequiredActionConfig(store: Store, realmId: string, alias: string): Promise<Record<string, string>> {
+  return { ...requiredActionSetting(await requireRealm(store, realmId), configurableAlias(alias)).config };
+}
+
+export async function setRequiredActionConfig(store: Store, input: { realmId: string; alias: string; config: unknown }, actor: Actor = cliActor()): Promise<Record<string, string>> {
+  const alias = configurableAlias(input.alias);
+  const { config, ignored } = readRequiredActionConfig(alias, input.config ?? {});
+  refuseIgnored(alias, ignored);
+  await writeConfig(store, input.realmId, alias, config, actor);
+  return config;
+}
+
+export async function removeRequiredActionConfig(store: Store, input: { realmId: string; alias: string }, actor: Actor = cliActor()): Promise<void> {
+  await writeConfig(store, input.realmId, configurableAlias(input.alias), undefined, actor);
+}
+
+/** Stores `config` as the action's (undefined: none, an admin event DELETE). */
+async function writeConfig(store: Store, realmId: string, alias: RequiredAction, config: Record<string, string> | undefined, actor: Actor): Promise<void> {
+  const realm = await requireRealm(store, realmId);
+  const setting = { ...requiredActionSetting(realm, alias), config: config ?? {} };
+  await store.realms.update(realm.id, { requiredActionSettings: { ...realm.requiredActionSettings, [alias]: setting } });
+  await recordAdminEvent(store, actor, {
+    realmId: realm.id,
+    operation: config ? 'UPDATE' : 'DELETE',
+    resourceType: 'REQUIRED_ACTION_CONFIG',
+    resourcePath: `authentication/required-actions/${alias}/config`,
+    ...(config ? { representation: { config } } : {}),
+  });
+}
+
 /**
  * Changes one action's settings (Keycloak's PUT authentication/required-actions/{alias}): enabled,
  * defaultAction, priority, config (TERMS_AND_CONDITIONS' terms_text); absent fields keep theirs.
@@ -27,7 +71,7 @@ export async function updateRequiredAction(store: Store, input: { realmId: strin
   const realm = await requireRealm(store, input.realmId);
   const alias = requireAlias(input.alias);
   const { setting, ignored } = readRequiredActionSetting(alias, input.changes, requiredActionSetting(realm, alias));
-  if (ignored.length > 0) throw new ValidationError(`config ${ignored.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')} not supported: Realmgate reads only TERMS_AND_CONDITIONS' terms_text`);
+  refuseIgnored(alias, ignored);
   await store.realms.update(realm.id, { requiredActionSettings: { ...realm.requiredActionSettings, [alias]: setting } });
   await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'UPDATE', resourceType: 'REQUIRED_ACTION', resourcePath: `authentication/required-actions/${alias}`, representation: { alias, ...setting } });
   return setting;

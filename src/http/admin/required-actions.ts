@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
-import { getRequiredAction, listRequiredActions, moveRequiredAction, updateRequiredAction } from '../../admin/operations/required-actions.js';
-import { requiredActionRepresentation } from '../../admin/required-actions.js';
+import { getRequiredAction, getRequiredActionConfig, listRequiredActions, moveRequiredAction, removeRequiredActionConfig, setRequiredActionConfig, updateRequiredAction } from '../../admin/operations/required-actions.js';
+import { isRequiredAction, requiredActionConfigDescription, requiredActionRepresentation } from '../../admin/required-actions.js';
+import { NotFound } from '../../admin/validation.js';
 import type { RequiredAction } from '../../storage/types.js';
 import { actorOf, requireRole } from './authenticate.js';
 import { jsonObject } from './clients.js';
@@ -15,8 +16,9 @@ type P = { Params: { realm: string; alias: string } };
 /**
  * Keycloak's AuthenticationManagementResource, its required-actions part
  * (keycloak-admin-client's authenticationManagement.getRequiredActions / getRequiredActionForAlias /
- * updateRequiredAction, raiseRequiredActionPriority, lowerRequiredActionPriority): the actions
- * Realmgate acts on, with the realm's settings.
+ * updateRequiredAction, raiseRequiredActionPriority, lowerRequiredActionPriority,
+ * getRequiredActionConfigDescription, getRequiredActionConfig, updateRequiredActionConfig,
+ * removeRequiredActionConfig): the actions Realmgate acts on, with the realm's settings.
  */
 export async function requiredActionRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
@@ -48,6 +50,46 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
       return reply.code(204).send();
     },
   );
+
+  // Keycloak 25's config sub-resource: an alias Realmgate does not act on is a 404 here and a 400 on
+  // /config, as Keycloak answers ("Could not find configurable RequiredAction provider", "RequiredAction
+  // is not configurable").
+  app.get<P>('/realms/:realm/authentication/required-actions/:alias/config-description', { schema: { tags, summary: 'The config keys a required action takes', params: aliasParams, security } }, async (req) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'view-realm');
+    if (!isRequiredAction(req.params.alias)) throw new NotFound('Could not find configurable RequiredAction provider');
+    return requiredActionConfigDescription(req.params.alias);
+  });
+
+  app.get<P>('/realms/:realm/authentication/required-actions/:alias/config', { schema: { tags, summary: "A required action's config", params: aliasParams, security } }, async (req) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'view-realm');
+    return { alias: req.params.alias, config: await getRequiredActionConfig(store, realm.id, req.params.alias) };
+  });
+
+  app.put<P>(
+    '/realms/:realm/authentication/required-actions/:alias/config',
+    { schema: { tags, summary: "Replace a required action's config (max_auth_age; TERMS_AND_CONDITIONS: terms_text)", params: aliasParams, body: anyObject, response: noContent204, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-realm');
+      await setRequiredActionConfig(store, { realmId: realm.id, alias: req.params.alias, config: jsonObject(req.body).config }, actorOf(caller));
+      services.cache.clear();
+      return reply.code(204).send();
+    },
+  );
+
+  app.delete<P>('/realms/:realm/authentication/required-actions/:alias/config', { schema: { tags, summary: "Remove a required action's config", params: aliasParams, response: noContent204, security } }, async (req, reply) => {
+    const caller = callerOf(req);
+    const realm = await loadRealm(services, caller, req.params.realm);
+    requireRole(caller, realm.id, 'manage-realm');
+    await removeRequiredActionConfig(store, { realmId: realm.id, alias: req.params.alias }, actorOf(caller));
+    services.cache.clear();
+    return reply.code(204).send();
+  });
 
   for (const direction of ['raise', 'lower'] as const) {
     app.post<P>(

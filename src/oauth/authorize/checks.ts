@@ -1,4 +1,4 @@
-import { requiredActionSetting } from '../../admin/required-actions.js';
+import { maxAuthAge, requiredActionSetting } from '../../admin/required-actions.js';
 import { APP_INITIATED_ACTIONS, type AppInitiatedAction, type Client, type Realm, type Scope, type AuthorizationParams } from '../../storage/types.js';
 import { OAuthError, safeDescription } from '../errors.js';
 import { readParams, type RawParams } from '../params.js';
@@ -34,13 +34,6 @@ export const AUTHORIZE_PARAMETERS = [
   'kc_idp_hint',
   'dpop_jkt',
 ] as const;
-
-/**
- * Keycloak's default "maximum age of authentication" of an application-initiated action: a session signed
- * in longer ago signs in again before the action (a password or an authenticator is not changed on an old
- * session alone).
- */
-const KC_ACTION_MAX_AUTH_AGE = 300;
 
 // OIDC Core 3.1.2.1, and `create` from Initiating User Registration via OpenID Connect 1.0 (4.1): start
 // on the registration page (Keycloak's answer to it when the realm does not allow registration: an
@@ -170,7 +163,11 @@ export function checkAuthorizationRequest(
   // exchange must prove.
   const dpopJkt = p.get('dpop_jkt');
   if (dpopJkt !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(dpopJkt)) throw new OAuthError('invalid_request', 'dpop_jkt must be a JWK SHA-256 thumbprint (43 base64url characters)');
-  const maxAge = kcAction !== undefined ? Math.min(maxAgeRaw !== undefined ? Number(maxAgeRaw) : KC_ACTION_MAX_AUTH_AGE, KC_ACTION_MAX_AUTH_AGE) : maxAgeRaw !== undefined ? Number(maxAgeRaw) : undefined;
+  // Keycloak's "maximum age of authentication" of an application-initiated action (the action's
+  // max_auth_age, 300 s unless configured): a session signed in longer ago signs in again before the
+  // action (a password or an authenticator is not changed on an old session alone); a smaller max_age wins.
+  const actionAge = kcAction !== undefined ? maxAuthAge(input.realm, kcAction as AppInitiatedAction) : undefined;
+  const maxAge = actionAge !== undefined ? Math.min(maxAgeRaw !== undefined ? Number(maxAgeRaw) : actionAge, actionAge) : maxAgeRaw !== undefined ? Number(maxAgeRaw) : undefined;
 
   return {
     ...(prompt.length > 0 ? { prompt } : {}),
