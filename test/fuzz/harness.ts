@@ -840,10 +840,10 @@ function makeIo(fs: FuzzServer, address: string): Io {
 }
 
 /**
- * Runs one property: `numRuns` values of `arb`, each handed to `run` with an Io that checks every
- * response. Prints the seeds, the number of requests and the time taken.
+ * Runs one property: `examples`, then `numRuns` values of `arb`, each handed to `run` with an Io that
+ * checks every response. Prints the seeds, the number of requests and the time taken.
  */
-export async function fuzz<T>(t: TestContext, fs: FuzzServer, name: string, arb: fc.Arbitrary<T>, run: (value: T, io: Io) => Promise<void>, runsOnSqlite: number): Promise<void> {
+export async function fuzz<T>(t: TestContext, fs: FuzzServer, name: string, arb: fc.Arbitrary<T>, run: (value: T, io: Io) => Promise<void>, runsOnSqlite: number, examples: T[] = []): Promise<void> {
   // On PostgreSQL, other values than on SQLite (a seed of its own) and half as many: the same inputs
   // twice found nothing the first pass had not, each request there costs two to three times the CPU of
   // SQLite's on this two-core machine, and the PostgreSQL fuzz files were the suite's longest after the
@@ -861,7 +861,8 @@ export async function fuzz<T>(t: TestContext, fs: FuzzServer, name: string, arb:
       fc.asyncProperty(arb, fuzzAddress, async (value, address) => {
         await run(value, makeIo(fs, address));
       }),
-      { seed, numRuns, includeErrorInReport: true, ...(PATH ? { path: PATH } : {}) },
+      // `examples`: counterexamples found once (another seed), tried first in every run.
+      { seed, numRuns, includeErrorInReport: true, examples: examples.map((v): [T, string] => [v, '10.66.0.0']), ...(PATH ? { path: PATH } : {}) },
     );
   } finally {
     const ms = performance.now() - start;

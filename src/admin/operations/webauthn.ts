@@ -254,10 +254,27 @@ export async function checkWebAuthnAssertion(
   }
 }
 
+/**
+ * The user id a userHandle may name: Realmgate's handles are a user id's UTF-8 bytes (at most 64), and no
+ * user id holds invalid UTF-8 or a control character. Anything else names nobody and is never looked up
+ * (PostgreSQL refuses a NUL in a query: a handle of one zero byte was a 500, found by the fuzz, 2026-11-29).
+ */
+function handleUserId(handle: Buffer | null | undefined): string | undefined {
+  if (!handle || handle.length === 0 || handle.length > 64) return undefined;
+  let id: string;
+  try {
+    id = new TextDecoder('utf-8', { fatal: true }).decode(handle);
+  } catch {
+    return undefined;
+  }
+  return /[\x00-\x1f\x7f]/.test(id) ? undefined : id;
+}
+
 /** The enabled user of the realm whom `userHandle` names, when `credentialId` is one of their passkeys. */
 export async function passkeyOwner(store: Store, realm: Realm, handle: Buffer | null | undefined, credentialId: Buffer | undefined): Promise<User | undefined> {
-  if (!handle || handle.length > 64 || !credentialId) return undefined;
-  const user = await store.users.get(handle.toString('utf8'));
+  const id = handleUserId(handle);
+  if (id === undefined || !credentialId) return undefined;
+  const user = await store.users.get(id);
   if (!user || user.realmId !== realm.id || !user.enabled) return undefined;
   const keys = await store.webauthn.list(user.id, 'passwordless');
   return keys.some((k) => k.credentialId.equals(credentialId)) ? user : undefined;
@@ -275,8 +292,10 @@ export async function checkPasswordlessAssertion(
   input: { realm: Realm; boundTo: string; credentialId?: Buffer | undefined; clientDataJSON?: Buffer | undefined; authenticatorData?: Buffer | undefined; signature?: Buffer | undefined; userHandle?: Buffer | null | undefined; nowSeconds?: number },
 ): Promise<{ user: User | undefined; outcome: AssertionOutcome }> {
   const refused = (detail: string, user?: User): { user: User | undefined; outcome: AssertionOutcome } => ({ user, outcome: { ok: false, message: 'This passkey was not accepted. Try again, or sign in with your password.', detail, cloned: false } });
-  if (!input.userHandle || input.userHandle.length > 64) return refused('no userHandle (a passkey returns one)');
-  const user = await store.users.get(input.userHandle.toString('utf8'));
+  if (!input.userHandle || input.userHandle.length === 0) return refused('no userHandle (a passkey returns one)');
+  const id = handleUserId(input.userHandle);
+  if (id === undefined) return refused('userHandle names no enabled user of the realm');
+  const user = await store.users.get(id);
   if (!user || user.realmId !== input.realm.id || !user.enabled) return refused('userHandle names no enabled user of the realm');
   const key = (await store.webauthn.list(user.id, 'passwordless')).find((k) => input.credentialId && k.credentialId.equals(input.credentialId));
   if (!key) return refused('credential id not among the user\'s passwordless keys');
