@@ -27,6 +27,11 @@ async function backAtClient(page: Page, ts: TestServer, state: string): Promise<
   assert.equal(res.status, 200, await res.text());
 }
 
+/** Whether the browser holds the realm's session cookie (its path is the realm's: asked for with a URL under it). */
+async function signedIn(context: BrowserContext, base: string): Promise<boolean> {
+  return (await context.cookies(`${base}${realmPath('/account')}`)).some((c) => c.name === 'RG_SESSION');
+}
+
 /** A virtual CTAP2 authenticator on USB with user verification (a key with a PIN), touched at once. */
 async function virtualKey(context: BrowserContext, page: Page, o: { platform?: boolean } = {}): Promise<{ cdp: CDPSession; authenticatorId: string }> {
   const cdp = await context.newCDPSession(page);
@@ -74,7 +79,7 @@ for (const dialect of dialects()) {
       await page.getByRole('button', { name: 'Register' }).waitFor();
       assert.equal(await page.title(), 'Register a security key · Test Realm');
       assert.equal(await heading(page), 'Register a security key');
-      assert.ok(!(await context.cookies(base)).some((c) => c.name.startsWith('RG_SESSION')), 'no session before the key');
+      assert.ok(!(await signedIn(context, base)), 'no session before the key');
       assert.deepEqual(hits, []);
       await checkLayout(page, 'webauthn-register', shoot);
       await page.getByLabel('Name of the key').fill('Wendy’s key');
@@ -94,13 +99,13 @@ for (const dialect of dialects()) {
       await page.goto(`${base}${realmPath('/protocol/openid-connect/logout')}`);
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL((u) => !u.pathname.endsWith('/logout') || u.search === '');
-      assert.ok(!(await context.cookies(base)).some((c) => c.name === 'RG_SESSION'), 'signed out');
+      assert.ok(!(await signedIn(context, base)), 'signed out');
       await page.goto(authorize('second'));
       await signInOnPage(page, 'wendy', PASSWORD);
       await page.getByRole('button', { name: 'Use security key' }).waitFor();
       assert.equal(await heading(page), 'Use your security key');
       assert.equal(await page.title(), 'Security key · Test Realm');
-      assert.ok(!(await context.cookies(base)).some((c) => c.name === 'RG_SESSION'), 'no session before the key');
+      assert.ok(!(await signedIn(context, base)), 'no session before the key');
       await checkLayout(page, 'webauthn', shoot);
       await page.getByRole('button', { name: 'Use security key' }).click();
       // Consent was given for acme, the user's one organization: straight back to the client.
@@ -174,8 +179,18 @@ for (const dialect of dialects()) {
       await checkLayout(page, 'login-passkey', shoot);
       await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
       await backAtClient(page, ts, 'second');
+      // The account page's own sign-in offers the passkey too: the key alone opens the account page.
+      await page.goto(`${base}${realmPath('/protocol/openid-connect/logout')}`);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL((u) => !u.pathname.endsWith('/logout') || u.search === '');
+      await page.goto(`${base}${realmPath('/account')}`);
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+      await checkLayout(page, 'account-login-passkey', shoot);
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await page.getByRole('heading', { name: 'Security keys' }).waitFor();
+      assert.ok(await signedIn(context, base), 'signed in');
       const logins = await ts.store.events.list('test', { userId, types: ['LOGIN'] });
-      assert.equal(logins.length, 2);
+      assert.equal(logins.length, 3);
     } finally {
       for (const c of contexts) await c.close();
       await ts.close();

@@ -422,6 +422,54 @@ for (const dialect of dialects()) {
       assert.equal(asSecond.status, 400);
     });
 
+    test("account page's own sign-in: the passkey button, the key alone signs in (required actions first); another browser's challenge, a forged form, a zero-byte userHandle are refused", async () => {
+      // (The realm has passkeys by now: the page always offers the button; without any, see the account tests.)
+      const { id } = await userWithKey('acpk');
+      const passkey = new SoftKey();
+      await registerTestKey(ts.store, ts.config.authUrl, id, passkey, 'acpk passkey', { passwordless: true });
+      await ts.store.users.update(id, { requiredActions: ['UPDATE_PROFILE'] });
+      const jar = new CookieJar();
+      let page = (await inject(ts.app, jar, 'GET', realmPath('/account'))).body;
+      assert.equal(pageKind(page), 'login');
+      assert.match(page, /Sign in with a passkey/);
+      const action = realmPath('/account/passwordless');
+      const csrf = parseForm(page).csrf;
+      const pk = (o: Partial<AssertionOptions> = {}): Record<string, string> => assertWith(passkey, { challenge: pageOptions(page).challenge, origin: ORIGIN, rpId: RP_ID, userHandle: id, signCount: passkey.signCount + 1, ...o });
+      const refused = async (fields: Record<string, string>, why: string, status = 400): Promise<void> => {
+        await ts.store.loginFailures.clear('test', `otp:${id}`);
+        const r = await inject(ts.app, jar, 'POST', action, fields);
+        assert.equal(r.statusCode, status, `${why}: ${r.statusCode}`);
+        assert.ok(!hasSession(jar), why);
+        if (status === 400) {
+          assert.equal(pageKind(r.body), 'login', why);
+          page = r.body;
+        }
+      };
+      await refused({ csrf: 'forged', ...pk() }, 'a forged form', 403);
+      // An application's sign-in's challenge (another browser) is not this page's.
+      const elsewhere = new CookieJar();
+      const start = await inject(ts.app, elsewhere, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`);
+      const otherPage = (await inject(ts.app, elsewhere, 'GET', start.headers.location as string)).body;
+      await refused({ csrf, ...pk({ challenge: pageOptions(otherPage).challenge }) }, "another page's challenge");
+      await refused({ csrf, ...pk({ badSignature: true }) }, 'signature');
+      await refused({ csrf, ...pk(), user_handle: 'AA' }, 'a userHandle of one zero byte');
+      // The key alone: UPDATE_PROFILE first (no session yet), then the account page.
+      const ok = await inject(ts.app, jar, 'POST', action, { csrf, ...pk() });
+      assert.equal(ok.statusCode, 200, ok.body.slice(0, 300));
+      assert.equal(pageKind(ok.body), 'update-profile');
+      assert.ok(!hasSession(jar));
+      const profile = parseForm(ok.body);
+      const proof = /name="proof" value="([^"]*)"/.exec(ok.body)![1]!.replace(/&amp;/g, '&');
+      const done = await inject(ts.app, jar, 'POST', profile.action, { csrf: profile.csrf, proof, email: 'acpk@example.com', firstName: 'Ac', lastName: 'Pk' });
+      assert.ok(hasSession(jar), done.body.slice(0, 300));
+      assert.match((await inject(ts.app, jar, 'GET', realmPath('/account'))).body, /<h2>Security keys<\/h2>/);
+      // The refusals' audit rows (written after the response: waited for).
+      const audited = async (): Promise<boolean> => (await ts.store.events.list('test', { userId: id, types: ['LOGIN_ERROR'] })).some((e) => e.clientId === 'account' && /passkey refused/.test(e.reason ?? ''));
+      const deadline = Date.now() + 10_000;
+      while (!(await audited()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(await audited());
+    });
+
     test('the collector deletes expired challenges (left by abandoned pages), never a live one', async () => {
       const realm = (await ts.store.realms.get('test'))!;
       const t = Math.floor(ts.clock.nowMs() / 1000);

@@ -24,6 +24,7 @@ import { otpSetup } from '../otp-setup.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendFrontchannelLogoutPage, sendPage } from '../interaction/render.js';
 import { preflight, varyOrigin } from '../plugins/cors.js';
+import { passkeyOption, passkeySignIn } from '../passkey-sign-in.js';
 import { sendProfile, wantsProfileJson } from './profile.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { accountVerifyEmail } from '../interaction/registration-routes.js';
@@ -285,8 +286,11 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return signIn(req, reply, c, user);
   }
 
-  function login(reply: FastifyReply, realm: Realm, csrf: string, error?: string, status = 200): FastifyReply {
-    return sendPage(reply, status, loginPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/login`, csrf, usernameLabel: loginLabel(realm), ...(error ? { error } : {}) }));
+  /** The sign-in page of the account page, with the passkey button when a user of the realm has a passkey (its challenge bound to this browser). */
+  async function login(reply: FastifyReply, c: { realm: Realm; csrf: string; binding: string }, error?: string, status = 200): Promise<FastifyReply> {
+    const { realm, csrf } = c;
+    const passkey = await passkeyOption(services, realm, keyBinding(c.binding), `${baseOf(realm)}/passwordless`);
+    return sendPage(reply, status, loginPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/login`, csrf, usernameLabel: loginLabel(realm), ...passkey, ...(error ? { error } : {}) }));
   }
 
   varyOrigin(app);
@@ -296,7 +300,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (wantsProfileJson(req)) return sendProfile(services, req, reply);
     const c = await context(req, reply);
     if (!c) return reply;
-    if (!c.session) return login(reply, c.realm, c.csrf);
+    if (!c.session) return login(reply, c);
     return show(reply, c.realm, c.session, c.csrf);
   });
 
@@ -313,7 +317,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         { anonymous: !outcome.subject || Boolean(outcome.retryAfter) },
       );
       if (outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
-      return login(reply, c.realm, c.csrf, outcome.error, outcome.retryAfter ? 429 : 200);
+      return login(reply, c, outcome.error, outcome.retryAfter ? 429 : 200);
     }
     const { user } = outcome;
     // A user with a security key or an authenticator: it next (the browser becomes a known device only after it).
@@ -322,6 +326,18 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     setRealmCookie(reply, services.config, c.realm.id, DEVICE_COOKIE, outcome.deviceCookie, DEVICE_COOKIE_MAX_AGE);
     // A temporary password or an authenticator to set up gives no session until done.
     return afterSecondFactor(req, reply, c, user);
+  });
+
+  // A passkey (Keycloak's webauthn-passwordless) on the account page's sign-in, as on an application's:
+  // the key names the user and stands for both factors; the required actions, then the session.
+  app.post(`${path}/passwordless`, async (req: Req, reply) => {
+    const c = await context(req, reply);
+    if (!c) return reply;
+    if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Please try again.' });
+    const r = await passkeySignIn(services, req, reply, c.realm, { boundTo: keyBinding(c.binding), clientId: 'account', field: (name) => field(req, name) });
+    if ('error' in r) return login(reply, c, r.error, r.status);
+    setRealmCookie(reply, services.config, c.realm.id, DEVICE_COOKIE, await issueDeviceCookie(services.store, c.realm.id, r.user.username), DEVICE_COOKIE_MAX_AGE);
+    return afterSecondFactor(req, reply, c, r.user);
   });
 
   app.post(`${path}/otp`, async (req: Req, reply) => {

@@ -1,20 +1,18 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Services } from '../../services.js';
-import type { User } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
 import type { Step } from '../../oauth/authorize/interaction.js';
 import { nextStep } from '../../oauth/authorize/interaction.js';
 import { attemptSecondFactor } from '../../oauth/brute-force.js';
-import { LdapUnavailable } from '../../oauth/ldap/directory.js';
-import { federatedUserValid } from '../../oauth/ldap/federation.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
-import { assertionFields, b64uField, passkeyOwner, checkPasswordlessAssertion, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
+import { assertionFields, b64uField, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
 import { pendingActions } from '../../admin/required-actions.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { registerWebauthnPage, webauthnPage } from '../../views/webauthn-pages.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, setRealmCookie } from '../cookies.js';
 import { BAD_FORM, advance, checkCsrf, completeSignIn, endPreviousSession, field, load, render, stepForm, type Loaded, type Req } from './routes.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './render.js';
+import { passkeyOption, passkeySignIn } from '../passkey-sign-in.js';
 
 /**
  * The security key steps of a sign-in (W3C WebAuthn; Keycloak's WebAuthn authenticators): the second
@@ -27,10 +25,8 @@ import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './rende
 const webauthnBinding = (l: Loaded): string => `interaction:${l.ia.id}`;
 
 /** The login page's passkey button, when a user of the realm has a passkey: a challenge bound to this sign-in. */
-export async function passkeyOffer(services: Services, l: Loaded): Promise<{ passkey?: { action: string; options: Record<string, unknown> } }> {
-  if (!(await services.store.webauthn.realmHasPasswordless(l.realm.id))) return {};
-  const challenge = await issueChallenge(services.store, l.realm, webauthnBinding(l), 'passkey', nowSeconds(services.clock));
-  return { passkey: { action: `${interactionUrl(l.realm.id, l.ia.id)}/passwordless`, options: requestOptions(services.config, l.realm, challenge, [], true) } };
+export function passkeyOffer(services: Services, l: Loaded): Promise<{ passkey?: { action: string; options: Record<string, unknown> } }> {
+  return passkeyOption(services, l.realm, webauthnBinding(l), `${interactionUrl(l.realm.id, l.ia.id)}/passwordless`);
 }
 
 type PageContext = { realmName: string; clientName: string; csrf: string };
@@ -100,49 +96,9 @@ export async function webauthnRoutes(app: FastifyInstance, opts: { services: Ser
     if (!l) return reply;
     if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
     if ((await nextStep(services, l.realm, l.client, l.ia)).kind !== 'login') return advance(services, reply, l);
-    const input = {
-      realm: l.realm,
-      boundTo: webauthnBinding(l),
-      ...assertionFields((name) => field(req, name)),
-    };
-    // Failures count against the named user only when the key is one of their passkeys: a user's id is
-    // not a secret, and garbage naming them must not lock their second factor.
-    const named = await passkeyOwner(services.store, l.realm, input.userHandle, input.credentialId);
-    let detail = 'no passkey of a user of the realm named';
-    let signedIn: User | undefined;
-    const outcome = named
-      ? await attemptSecondFactor(services, l.realm, { user: named, ip: req.ip, clientId: l.client.clientId }, async (now) => {
-          const r = await checkPasswordlessAssertion(services.store, services.config, { ...input, nowSeconds: now });
-          if (r.outcome.ok) {
-            signedIn = r.user;
-            return undefined;
-          }
-          detail = r.outcome.detail;
-          return r.outcome.message;
-        })
-      : { error: 'This passkey was not accepted. Try again, or sign in with your password.' };
-    // A federated user's passkey proves the key, not that the user directory still has the user.
-    const proved: User | undefined = signedIn;
-    if (!('error' in outcome) && proved?.federationLink) {
-      try {
-        if (!(await federatedUserValid(services, l.realm, proved))) {
-          detail = 'the user directory no longer has this user';
-          signedIn = undefined;
-        }
-      } catch (err) {
-        if (!(err instanceof LdapUnavailable)) throw err;
-        await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, userId: proved.id, username: proved.username, ip: req.ip, reason: `user directory unavailable: ${err.message}` });
-        reply.header('retry-after', '30');
-        return render(services, reply, l, { kind: 'login' }, { error: 'The user directory cannot be reached right now. Please try again later.', status: 503 });
-      }
-    }
-    if ('error' in outcome || !signedIn) {
-      const error = 'error' in outcome ? outcome.error : 'This passkey was not accepted.';
-      await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ...(named ? { userId: named.id, username: named.username } : {}), ip: req.ip, reason: 'retryAfter' in outcome && outcome.retryAfter ? 'blocked' : `passkey refused: ${detail}` });
-      if ('retryAfter' in outcome && outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
-      return render(services, reply, l, { kind: 'login' }, { error, status: 'retryAfter' in outcome && outcome.retryAfter ? 429 : 400 });
-    }
-    const user = await verifyEmailTrigger(services.store, l.realm, signedIn);
+    const r = await passkeySignIn(services, req, reply, l.realm, { boundTo: webauthnBinding(l), clientId: l.client.clientId, field: (name) => field(req, name) });
+    if ('error' in r) return render(services, reply, l, { kind: 'login' }, { error: r.error, status: r.status });
+    const user = await verifyEmailTrigger(services.store, l.realm, r.user);
     setRealmCookie(reply, services.config, l.realm.id, DEVICE_COOKIE, await issueDeviceCookie(services.store, l.realm.id, user.username), DEVICE_COOKIE_MAX_AGE);
     await endPreviousSession(services, req, l);
     await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: null, secondFactor: true });
