@@ -65,7 +65,7 @@ async function writeConfig(store: Store, realmId: string, alias: RequiredAction,
 
 /**
  * Changes one action's settings (Keycloak's PUT authentication/required-actions/{alias}): enabled,
- * defaultAction, priority, config (TERMS_AND_CONDITIONS' terms_text); absent fields keep theirs.
+ * defaultAction, priority, config (max_auth_age; TERMS_AND_CONDITIONS' terms_text); absent fields keep theirs.
  */
 export async function updateRequiredAction(store: Store, input: { realmId: string; alias: string; changes: Record<string, unknown> }, actor: Actor = cliActor()): Promise<RequiredActionSetting> {
   const realm = await requireRealm(store, input.realmId);

@@ -40,7 +40,7 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
 
   app.put<P>(
     '/realms/:realm/authentication/required-actions/:alias',
-    { schema: { tags, summary: "Change a required action's enabled, defaultAction, priority or config (TERMS_AND_CONDITIONS: terms_text)", params: aliasParams, body: anyObject, response: noContent204, security } },
+    { schema: { tags, summary: "Change a required action's enabled, defaultAction, priority or config (max_auth_age; TERMS_AND_CONDITIONS: terms_text)", params: aliasParams, body: anyObject, response: noContent204, security } },
     async (req, reply) => {
       const caller = callerOf(req);
       const realm = await loadRealm(services, caller, req.params.realm);
