@@ -243,32 +243,47 @@ export function webauthnFuzzSuite(dialect: 'sqlite' | 'postgres'): void {
       }, runs(120));
     });
 
-    test('passkeys at the login page: mutated assertions never 5xx, never sign in unless unchanged', async (t) => {
-      await fuzz(t, fs, 'webauthn-passkey', fc.record({ m: mutation, handle: fc.constantFrom('own', 'own', 'own', 'keyed', 'none') }), async (s, io) => {
-        await fs.ts.store.loginFailures.clear('test', `otp:${passkeyUserId}`);
-        const jar = new CookieJar();
-        const n = ++signIns;
-        const remoteAddress = `10.78.${(n >> 8) & 255}.${n & 255}`;
-        const q = new URLSearchParams({ client_id: fs.ts.client.id, redirect_uri: fs.ts.client.redirectUri, response_type: 'code', scope: 'openid', state: 's' });
-        const start = await io.send({ method: 'GET', url: `${realmPath('/protocol/openid-connect/auth')}?${q}`, remoteAddress });
-        jar.update(start);
-        const login = await io.send({ method: 'GET', url: start.headers.location as string, remoteAddress, headers: { cookie: jar.header() } });
-        jar.update(login);
-        const csrf = /name="csrf" value="([^"]*)"/.exec(login.body)![1]!;
-        const challenge = pageOptions(login.body).challenge;
-        const userHandle = s.handle === 'own' ? passkeyUserId : s.handle === 'keyed' ? keyedId : undefined;
-        const valid = assertWith(passkey, { challenge, origin: ORIGIN, rpId: RP_ID, ...(userHandle !== undefined ? { userHandle } : {}) });
-        const sent = mutate(valid, s.m, () => assertWith(new SoftKey(), { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: passkeyUserId }));
-        const req = { method: 'POST' as const, url: `${start.headers.location as string}/passwordless`, remoteAddress, headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ csrf, ...sent }).toString() };
-        const res = await io.send(req);
-        const signedIn = res.statusCode === 303 || (res.headers['set-cookie'] ?? '').toString().includes('RG_SESSION=');
-        // Only an unchanged response naming its own user signs in (a passkey must return its userHandle).
-        if (signedIn && !(s.handle === 'own' && same(sent, valid))) io.fail('a mutated passkey response signed in', req, res);
-        if (!signedIn) passkey.signCount = (await fs.ts.store.webauthn.list(passkeyUserId))[0]!.signCount;
-      },
+    test("passkeys at the login page (an application's sign-in, the account page's): mutated assertions never 5xx, never sign in unless unchanged", async (t) => {
+      const arb = fc.record({ m: mutation, handle: fc.constantFrom('own', 'own', 'own', 'keyed', 'none'), page: fc.constantFrom('application', 'application', 'account') });
+      // A userHandle of one zero byte: PostgreSQL refused the lookup, a 500 (FUZZ_SEED=4242, 2026-11-29).
+      const zeroByte = { m: { kind: 'replace', field: 2130706414, value: 'AA' }, handle: 'own' } as const;
+      const examples = [{ ...zeroByte, page: 'application' as const }, { ...zeroByte, page: 'account' as const }];
+      await fuzz(
+        t,
+        fs,
+        'webauthn-passkey',
+        arb,
+        async (s, io) => {
+          await fs.ts.store.loginFailures.clear('test', `otp:${passkeyUserId}`);
+          const jar = new CookieJar();
+          const n = ++signIns;
+          const remoteAddress = `10.78.${(n >> 8) & 255}.${n & 255}`;
+          let pageUrl = realmPath('/account');
+          let action = realmPath('/account/passwordless');
+          if (s.page === 'application') {
+            const q = new URLSearchParams({ client_id: fs.ts.client.id, redirect_uri: fs.ts.client.redirectUri, response_type: 'code', scope: 'openid', state: 's' });
+            const start = await io.send({ method: 'GET', url: `${realmPath('/protocol/openid-connect/auth')}?${q}`, remoteAddress });
+            jar.update(start);
+            pageUrl = start.headers.location as string;
+            action = `${pageUrl}/passwordless`;
+          }
+          const login = await io.send({ method: 'GET', url: pageUrl, remoteAddress, headers: { cookie: jar.header() } });
+          jar.update(login);
+          const csrf = /name="csrf" value="([^"]*)"/.exec(login.body)![1]!;
+          const challenge = pageOptions(login.body).challenge;
+          const userHandle = s.handle === 'own' ? passkeyUserId : s.handle === 'keyed' ? keyedId : undefined;
+          const valid = assertWith(passkey, { challenge, origin: ORIGIN, rpId: RP_ID, ...(userHandle !== undefined ? { userHandle } : {}) });
+          const sent = mutate(valid, s.m, () => assertWith(new SoftKey(), { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: passkeyUserId }));
+          const req = { method: 'POST' as const, url: action, remoteAddress, headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ csrf, ...sent }).toString() };
+          const res = await io.send(req);
+          const signedIn = res.statusCode === 303 || (res.headers['set-cookie'] ?? '').toString().includes('RG_SESSION=');
+          // Only an unchanged response naming its own user signs in (a passkey must return its userHandle).
+          if (signedIn && !(s.handle === 'own' && same(sent, valid))) io.fail('a mutated passkey response signed in', req, res);
+          if (!signedIn) passkey.signCount = (await fs.ts.store.webauthn.list(passkeyUserId))[0]!.signCount;
+        },
         runs(120),
-        // A userHandle of one zero byte: PostgreSQL refused the lookup, a 500 (FUZZ_SEED=4242, 2026-11-29).
-        [{ m: { kind: 'replace', field: 2130706414, value: 'AA' }, handle: 'own' }],);
+        examples,
+      );
     });
 
     test('tokens issued before the fuzzing still work', async (t) => {
