@@ -1,4 +1,5 @@
 import { describe, test, before, after } from 'node:test';
+import { updateRequiredAction } from '../../src/admin/operations/required-actions.js';
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { startTestServer, basic, type TestServer } from '../helpers/server.js';
@@ -134,6 +135,27 @@ for (const dialect of dialects()) {
       const again = await signIn('corp', account);
       assert.equal(again.sub, user.id);
       assert.equal((await ts.store.userAdmin.search('test', { email: 'bo@corp.example', exact: true })).length, 1);
+    });
+
+    test("a user made at the first sign-in through the provider gets the realm's default required actions (here the terms, asked before the code)", async () => {
+      await updateRequiredAction(ts.store, { realmId: 'test', alias: 'TERMS_AND_CONDITIONS', changes: { defaultAction: true } });
+      ts.services.cache.clear();
+      try {
+        const jar = new FetchCookieJar();
+        const at = await viaProvider(jar, 'corp', { sub: 'u-160', email: 'dee@corp.example', email_verified: true, preferred_username: 'dee.corp' });
+        const html = await at.res.text();
+        assert.equal(pageKind(html), 'terms', html.slice(0, 300));
+        const user = await ts.store.users.findByUsername('test', 'dee.corp');
+        assert.deepEqual(user?.requiredActions, ['TERMS_AND_CONDITIONS']);
+        const form = parseForm(html);
+        const accepted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, accept: '1' });
+        const claims = await finish(jar, await follow(jar, new URL(accepted.headers.get('location')!, ts.baseUrl)));
+        assert.equal(claims.sub, user!.id);
+        assert.deepEqual((await ts.store.users.get(user!.id))?.requiredActions, []);
+      } finally {
+        await updateRequiredAction(ts.store, { realmId: 'test', alias: 'TERMS_AND_CONDITIONS', changes: { defaultAction: false } });
+        ts.services.cache.clear();
+      }
     });
 
     test('the provider\'s account with the email of an existing user is linked only after that user\'s password (and code)', async () => {

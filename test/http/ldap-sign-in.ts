@@ -1,5 +1,6 @@
 // User federation: sign-in through a real OpenLDAP (test/helpers/ldap.ts) at the login page and the
 // password grant, on the database this file's variant names (ldap-sign-in-sqlite / -postgres).
+import { updateRequiredAction } from '../../src/admin/operations/required-actions.js';
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -35,6 +36,7 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
           { uid: 'twin', password: 'twin-pw' },
           { uid: 'twin', password: 'twin-pw', under: STAFF },
           { uid: 'pat', password: 'pat-ldap-pw', mail: 'pat@example.org' },
+          { uid: 'dee', password: 'dee-ldap-pw', mail: 'dee@example.org' },
         ],
       });
       ts = await startTestServer({ dialect });
@@ -283,6 +285,21 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
       await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { connectionUrl: [ldap.url], editMode: ['READ_ONLY'] } });
       assert.equal((await grant('lena', 'lena-replace-pw-2', '10.3.0.4')).statusCode, 200);
       ts.clock.advance(3600);
+    });
+
+    test("a user imported at the first sign-in gets the realm's default required actions, as a user made any other way", async () => {
+      await updateRequiredAction(ts.store, { realmId: REALM, alias: 'TERMS_AND_CONDITIONS', changes: { defaultAction: true } });
+      ts.services.cache.clear();
+      try {
+        const res = await (await loginForm())('dee', 'dee-ldap-pw');
+        assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+        const user = await ts.store.users.findByUsername(REALM, 'dee');
+        assert.equal(user?.federationLink, providerId);
+        assert.deepEqual(user?.requiredActions, ['TERMS_AND_CONDITIONS']);
+      } finally {
+        await updateRequiredAction(ts.store, { realmId: REALM, alias: 'TERMS_AND_CONDITIONS', changes: { defaultAction: false } });
+        ts.services.cache.clear();
+      }
     });
   });
 }
