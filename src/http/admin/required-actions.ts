@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { getRequiredAction, getRequiredActionConfig, listRequiredActions, moveRequiredAction, removeRequiredActionConfig, setRequiredActionConfig, updateRequiredAction } from '../../admin/operations/required-actions.js';
 import { isRequiredAction, requiredActionConfigDescription, requiredActionRepresentation } from '../../admin/required-actions.js';
 import { NotFound } from '../../admin/validation.js';
-import type { RequiredAction } from '../../storage/types.js';
+import type { Realm, RequiredAction } from '../../storage/types.js';
+import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
 import { actorOf, requireRole } from './authenticate.js';
 import { jsonObject } from './clients.js';
 import { callerOf, loadRealm } from './plugin.js';
@@ -23,18 +24,21 @@ type P = { Params: { realm: string; alias: string } };
 export async function requiredActionRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
   const { store } = services;
-
-  app.get<{ Params: { realm: string } }>('/realms/:realm/authentication/required-actions', { schema: { tags, summary: 'The required actions and their settings, by priority', params: realmParams, security } }, async (req) => {
+  /** The path's realm, once the caller is known to hold `role` in it. */
+  const realmAs = async (req: FastifyRequest<{ Params: { realm: string } }>, role: AdminRole): Promise<{ caller: AdminCaller; realm: Realm }> => {
     const caller = callerOf(req);
     const realm = await loadRealm(services, caller, req.params.realm);
-    requireRole(caller, realm.id, 'view-realm');
+    requireRole(caller, realm.id, role);
+    return { caller, realm };
+  };
+
+  app.get<{ Params: { realm: string } }>('/realms/:realm/authentication/required-actions', { schema: { tags, summary: 'The required actions and their settings, by priority', params: realmParams, security } }, async (req) => {
+    const { realm } = await realmAs(req, 'view-realm');
     return (await listRequiredActions(store, realm.id)).map((a) => requiredActionRepresentation(a.alias, a.setting));
   });
 
   app.get<P>('/realms/:realm/authentication/required-actions/:alias', { schema: { tags, summary: 'One required action and its settings', params: aliasParams, security } }, async (req) => {
-    const caller = callerOf(req);
-    const realm = await loadRealm(services, caller, req.params.realm);
-    requireRole(caller, realm.id, 'view-realm');
+    const { realm } = await realmAs(req, 'view-realm');
     return requiredActionRepresentation(req.params.alias as RequiredAction, await getRequiredAction(store, realm.id, req.params.alias));
   });
 
@@ -42,9 +46,7 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
     '/realms/:realm/authentication/required-actions/:alias',
     { schema: { tags, summary: "Change a required action's enabled, defaultAction, priority or config (max_auth_age; TERMS_AND_CONDITIONS: terms_text)", params: aliasParams, body: anyObject, response: noContent204, security } },
     async (req, reply) => {
-      const caller = callerOf(req);
-      const realm = await loadRealm(services, caller, req.params.realm);
-      requireRole(caller, realm.id, 'manage-realm');
+      const { caller, realm } = await realmAs(req, 'manage-realm');
       await updateRequiredAction(store, { realmId: realm.id, alias: req.params.alias, changes: jsonObject(req.body) }, actorOf(caller));
       services.cache.clear();
       return reply.code(204).send();
@@ -55,17 +57,13 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
   // /config, as Keycloak answers ("Could not find configurable RequiredAction provider", "RequiredAction
   // is not configurable").
   app.get<P>('/realms/:realm/authentication/required-actions/:alias/config-description', { schema: { tags, summary: 'The config keys a required action takes', params: aliasParams, security } }, async (req) => {
-    const caller = callerOf(req);
-    const realm = await loadRealm(services, caller, req.params.realm);
-    requireRole(caller, realm.id, 'view-realm');
+    await realmAs(req, 'view-realm');
     if (!isRequiredAction(req.params.alias)) throw new NotFound('Could not find configurable RequiredAction provider');
     return requiredActionConfigDescription(req.params.alias);
   });
 
   app.get<P>('/realms/:realm/authentication/required-actions/:alias/config', { schema: { tags, summary: "A required action's config", params: aliasParams, security } }, async (req) => {
-    const caller = callerOf(req);
-    const realm = await loadRealm(services, caller, req.params.realm);
-    requireRole(caller, realm.id, 'view-realm');
+    const { realm } = await realmAs(req, 'view-realm');
     return { alias: req.params.alias, config: await getRequiredActionConfig(store, realm.id, req.params.alias) };
   });
 
@@ -73,9 +71,7 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
     '/realms/:realm/authentication/required-actions/:alias/config',
     { schema: { tags, summary: "Replace a required action's config (max_auth_age; TERMS_AND_CONDITIONS: terms_text)", params: aliasParams, body: anyObject, response: noContent204, security } },
     async (req, reply) => {
-      const caller = callerOf(req);
-      const realm = await loadRealm(services, caller, req.params.realm);
-      requireRole(caller, realm.id, 'manage-realm');
+      const { caller, realm } = await realmAs(req, 'manage-realm');
       await setRequiredActionConfig(store, { realmId: realm.id, alias: req.params.alias, config: jsonObject(req.body).config }, actorOf(caller));
       services.cache.clear();
       return reply.code(204).send();
@@ -83,9 +79,7 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
   );
 
   app.delete<P>('/realms/:realm/authentication/required-actions/:alias/config', { schema: { tags, summary: "Remove a required action's config", params: aliasParams, response: noContent204, security } }, async (req, reply) => {
-    const caller = callerOf(req);
-    const realm = await loadRealm(services, caller, req.params.realm);
-    requireRole(caller, realm.id, 'manage-realm');
+    const { caller, realm } = await realmAs(req, 'manage-realm');
     await removeRequiredActionConfig(store, { realmId: realm.id, alias: req.params.alias }, actorOf(caller));
     services.cache.clear();
     return reply.code(204).send();
@@ -96,9 +90,7 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
       `/realms/:realm/authentication/required-actions/:alias/${direction}-priority`,
       { schema: { tags, summary: direction === 'raise' ? 'Ask the action before the one now before it' : 'Ask the action after the one now after it', params: aliasParams, response: noContent204, security } },
       async (req, reply) => {
-        const caller = callerOf(req);
-        const realm = await loadRealm(services, caller, req.params.realm);
-        requireRole(caller, realm.id, 'manage-realm');
+        const { caller, realm } = await realmAs(req, 'manage-realm');
         await moveRequiredAction(store, { realmId: realm.id, alias: req.params.alias, direction }, actorOf(caller));
         services.cache.clear();
         return reply.code(204).send();
