@@ -38,6 +38,8 @@ interface Delivery {
   userId: string;
   /** Undefined when the client does not want sid (backchannel.logout.session.required false). */
   sessionId: string | undefined;
+  /** Told once the delivery ends: answered 200/204, or not (failed, timed out, dropped). */
+  done?: (ok: boolean) => void;
 }
 
 /**
@@ -87,6 +89,48 @@ export class BackchannelLogout {
       )
       .finally(() => this.planning.delete(p));
     this.planning.add(p);
+  }
+
+  /**
+   * As `notify`, and resolves with the back-channel URLs told, each a success when every delivery to it
+   * was answered 200/204 within `withinMs` (Keycloak's GlobalRequestResult of a logout-all); deliveries
+   * not ended by then count as failed (they still run to their own timeout).
+   */
+  async notifyAndReport(realmId: string, ended: SessionClient[], withinMs: number = this.options.timeoutMs + 1000): Promise<{ successRequests: string[]; failedRequests: string[] }> {
+    if (ended.length === 0) return { successRequests: [], failedRequests: [] };
+    let deliveries: Delivery[];
+    const p = this.plan(realmId, ended);
+    const planned = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.planning.add(planned);
+    try {
+      deliveries = await p;
+    } catch (err) {
+      this.log.warn({ realm: realmId, err: errorText(err) }, 'back-channel logout: could not read the clients to tell');
+      return { successRequests: [], failedRequests: [] };
+    } finally {
+      this.planning.delete(planned);
+    }
+    const byUrl = new Map<string, { total: number; ok: number }>();
+    const ends = deliveries.map((d) => {
+      const url = d.client.backchannelLogout.url!;
+      const tally = byUrl.get(url) ?? byUrl.set(url, { total: 0, ok: 0 }).get(url)!;
+      tally.total++;
+      return new Promise<void>((resolve) => {
+        d.done = (ok) => {
+          if (ok) tally.ok++;
+          resolve();
+        };
+        this.enqueue(d);
+      });
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(ends), new Promise<void>((r) => (timer = setTimeout(r, withinMs)))]);
+    clearTimeout(timer);
+    const urls = [...byUrl.entries()];
+    return { successRequests: urls.filter(([, t]) => t.ok === t.total).map(([u]) => u), failedRequests: urls.filter(([, t]) => t.ok < t.total).map(([u]) => u) };
   }
 
   /** The deliveries of one logout: one per client and session, one per client and user when the client wants no sid. */
@@ -169,6 +213,7 @@ export class BackchannelLogout {
     }
     metrics.backchannelLogouts.inc({ outcome });
     this.counts[outcome === 'success' ? 'success' : 'failure']++;
+    d.done?.(outcome === 'success');
     if (outcome === 'success') return;
     const fields = { realm: d.realmId, client: d.client.clientId, outcome, detail, host: hostOf(url) };
     if (outcome === 'dropped') this.log.warn(fields, 'back-channel logout dropped at shutdown');
@@ -185,6 +230,7 @@ export class BackchannelLogout {
   }
 
   private dropped(d: Delivery, why: string): void {
+    d.done?.(false);
     metrics.backchannelLogouts.inc({ outcome: 'dropped' });
     this.log.warn({ realm: d.realmId, client: d.client.clientId, outcome: 'dropped', detail: why }, 'back-channel logout dropped');
   }

@@ -21,6 +21,7 @@ import { organizationRoutes } from './organizations.js';
 import { identityProviderRoutes } from './identity-providers.js';
 import { componentRoutes } from './components.js';
 import { sessionRoutes } from './sessions.js';
+import { sessionStatsRoutes } from './session-stats.js';
 import { serverInfoRoutes } from './server-info.js';
 import { ADMIN_PREFIX } from './prefix.js';
 
@@ -103,6 +104,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(identityProviderRoutes, { services });
   await app.register(componentRoutes, { services });
   await app.register(sessionRoutes, { services });
+  await app.register(sessionStatsRoutes, { services });
   await app.register(serverInfoRoutes, { services });
   await app.register(requiredActionRoutes, { services });
 }

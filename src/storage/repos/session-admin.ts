@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
 import { notIdle } from './interactions.js';
@@ -26,6 +26,31 @@ export interface SessionClient {
 
 /** At most this many (session, client) pairs are told of one logout: a bound on the work one request starts. */
 export const MAX_SESSION_CLIENTS = 1000;
+
+/** Keycloak's client-session-stats row: a client's live online sessions and offline sessions. */
+export interface ClientSessionCounts {
+  clientId: string;
+  active: number;
+  offline: number;
+}
+
+/**
+ * A refresh chain that holds offline access (Keycloak's offline session of the client): granted
+ * offline_access, not revoked, within its absolute lifetime, used within the realm's refresh idle lifetime
+ * and not older than the realm's not-before (the refresh grant refuses it otherwise). Its browser
+ * session may have ended: offline access outlives it. Needs `refresh_chains as c` joined to `realms as r`.
+ */
+function liveOffline(now: number) {
+  return (eb: ExpressionBuilder<Database & { c: Database['refresh_chains']; r: Database['realms'] }, 'c' | 'r'>) =>
+    eb.and([
+      eb('c.revoked_at', 'is', null),
+      eb('c.max_expires_at', '>', now),
+      eb('c.created_at', '>=', eb.ref('r.not_before')),
+      // Scopes are a JSON array of scope tokens (which hold no quote): the quoted name is one element.
+      sql<SqlBool>`${sql.ref('c.scopes')} like ${'%"offline\\_access"%'} escape '\\'`,
+      sql<SqlBool>`coalesce(${sql.ref('c.rotated_at')}, ${sql.ref('c.created_at')}) + ${sql.ref('r.refresh_idle_lifetime')} > ${now}`,
+    ]);
+}
 
 /** Sessions and refresh chains as administrators end them. */
 export class SessionAdminRepository {
@@ -191,6 +216,156 @@ export class SessionAdminRepository {
         .where('revoked_at', 'is', null)
         .execute();
     });
+  }
+
+  /** How many live sessions `listForClient` would list (Keycloak's session-count of a client). */
+  async countForClient(realmId: string, clientId: string, now: number): Promise<number> {
+    const r = await this.db
+      .selectFrom('browser_sessions as s')
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+      .where('s.realm_id', '=', realmId)
+      .where('s.ended_at', 'is', null)
+      .where('s.expires_at', '>', now)
+      .where(notIdle(now, 's.'))
+      .where((eb) => eb.exists(this.liveChainOf(eb, clientId, now)))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /** Offline sessions of a client (or of one user and a client): the browser sessions its offline chains started in. */
+  async countOffline(realmId: string, clientId: string, now: number): Promise<number> {
+    const r = await this.db
+      .selectFrom('refresh_chains as c')
+      .innerJoin('realms as r', 'r.id', 'c.realm_id')
+      .select((eb) => eb.fn.count<number | string | bigint>('c.session_id').distinct().as('n'))
+      .where('c.realm_id', '=', realmId)
+      .where('c.client_id', '=', clientId)
+      .where(liveOffline(now))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /**
+   * Offline sessions (Keycloak's UserSessionRepresentation of an offline session) in which `clientId`
+   * holds offline access, newest first; each lists every client with offline access in it. Start: its
+   * first offline grant; last access: its last token.
+   */
+  async listOffline(realmId: string, by: { clientId: string; userId?: string }, now: number, page: { first?: number; max?: number }): Promise<SessionSummary[]> {
+    let q = this.db
+      .selectFrom('refresh_chains as c')
+      .innerJoin('realms as r', 'r.id', 'c.realm_id')
+      .select(['c.session_id', (eb) => eb.fn.max('c.created_at').as('newest')])
+      .where('c.realm_id', '=', realmId)
+      .where('c.client_id', '=', by.clientId)
+      .where(liveOffline(now));
+    if (by.userId !== undefined) q = q.where('c.user_id', '=', by.userId);
+    const ids = (
+      await q
+        .groupBy('c.session_id')
+        .orderBy('newest', 'desc')
+        .orderBy('c.session_id')
+        .offset(page.first ?? 0)
+        .limit(page.max ?? 100)
+        .execute()
+    ).map((r) => r.session_id);
+    if (ids.length === 0) return [];
+    const chains = await this.db
+      .selectFrom('refresh_chains as c')
+      .innerJoin('realms as r', 'r.id', 'c.realm_id')
+      .innerJoin('users as u', 'u.id', 'c.user_id')
+      .leftJoin('browser_sessions as s', 's.id', 'c.session_id')
+      .select(['c.session_id', 'c.user_id', 'u.username', 'c.client_id', 'c.auth_time', 'c.created_at', 'c.rotated_at', 'c.max_expires_at', 's.remember_me'])
+      .where('c.realm_id', '=', realmId)
+      .where('c.session_id', 'in', ids)
+      .where(liveOffline(now))
+      .execute();
+    const out: SessionSummary[] = [];
+    for (const id of ids) {
+      const mine = chains.filter((c) => c.session_id === id);
+      const first = mine[0];
+      if (!first) continue;
+      out.push({
+        id,
+        userId: first.user_id,
+        username: first.username,
+        authTime: Math.min(...mine.map((c) => Number(c.auth_time))),
+        createdAt: Math.min(...mine.map((c) => Number(c.created_at))),
+        lastAccess: Math.max(...mine.map((c) => Number(c.rotated_at ?? c.created_at))),
+        expiresAt: Math.max(...mine.map((c) => Number(c.max_expires_at))),
+        rememberMe: Number(first.remember_me ?? 0) === 1,
+        clients: [...new Set(mine.map((c) => c.client_id))].sort(),
+      });
+    }
+    return out;
+  }
+
+  /** Every client of the realm with a live online or offline session, and how many (Keycloak's client-session-stats). */
+  async clientCounts(realmId: string, now: number): Promise<ClientSessionCounts[]> {
+    const online = await this.db
+      .selectFrom('refresh_chains as c')
+      .innerJoin('browser_sessions as s', 's.id', 'c.session_id')
+      .select(['c.client_id', (eb) => eb.fn.count<number | string | bigint>('c.session_id').distinct().as('n')])
+      .where('c.realm_id', '=', realmId)
+      .where('c.revoked_at', 'is', null)
+      .where('c.max_expires_at', '>', now)
+      .where('s.realm_id', '=', realmId)
+      .where('s.ended_at', 'is', null)
+      .where('s.expires_at', '>', now)
+      .where(notIdle(now, 's.'))
+      .groupBy('c.client_id')
+      .execute();
+    const offline = await this.db
+      .selectFrom('refresh_chains as c')
+      .innerJoin('realms as r', 'r.id', 'c.realm_id')
+      .select(['c.client_id', (eb) => eb.fn.count<number | string | bigint>('c.session_id').distinct().as('n')])
+      .where('c.realm_id', '=', realmId)
+      .where(liveOffline(now))
+      .groupBy('c.client_id')
+      .execute();
+    const byClient = new Map<string, ClientSessionCounts>();
+    const row = (clientId: string): ClientSessionCounts => byClient.get(clientId) ?? byClient.set(clientId, { clientId, active: 0, offline: 0 }).get(clientId)!;
+    for (const r of online) row(r.client_id).active = Number(r.n);
+    for (const r of offline) row(r.client_id).offline = Number(r.n);
+    return [...byClient.values()].filter((c) => c.active > 0 || c.offline > 0).sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
+  }
+
+  /**
+   * The clients used in the realm's sessions that have not ended (as `sessionClients` of a user), at most
+   * `limit` pairs: whom a realm-wide logout tells. Read before the sessions end.
+   */
+  async realmSessionClients(realmId: string, limit: number): Promise<SessionClient[]> {
+    const rows = await this.db
+      .selectFrom('refresh_chains as c')
+      .innerJoin('browser_sessions as s', 's.id', 'c.session_id')
+      .select(['c.session_id', 'c.user_id', 'c.client_id'])
+      .distinct()
+      .where('s.realm_id', '=', realmId)
+      .where('s.ended_at', 'is', null)
+      .where('c.realm_id', '=', realmId)
+      .orderBy('c.session_id')
+      .orderBy('c.client_id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ sessionId: r.session_id, userId: r.user_id, clientId: r.client_id }));
+  }
+
+  /** Ends every browser session of the realm and revokes every refresh chain of its users, offline ones included, in one transaction. */
+  async endAllForRealm(realmId: string, now: number, reason: string): Promise<{ sessions: number; chains: number }> {
+    return inTransaction(this.db, async (trx) => {
+      const s = await trx.updateTable('browser_sessions').set({ ended_at: now }).where('realm_id', '=', realmId).where('ended_at', 'is', null).executeTakeFirst();
+      const c = await trx.updateTable('refresh_chains').set({ revoked_at: now, revoked_reason: reason }).where('realm_id', '=', realmId).where('revoked_at', 'is', null).executeTakeFirst();
+      return { sessions: Number(s.numUpdatedRows), chains: Number(c.numUpdatedRows) };
+    });
+  }
+
+  private liveChainOf(eb: ExpressionBuilder<Database & { s: Database['browser_sessions'] }, 's'>, clientId: string, now: number) {
+    return eb
+      .selectFrom('refresh_chains as c')
+      .select('c.id')
+      .whereRef('c.session_id', '=', 's.id')
+      .where('c.client_id', '=', clientId)
+      .where('c.revoked_at', 'is', null)
+      .where('c.max_expires_at', '>', now);
   }
 
   private async withClients(
