@@ -235,3 +235,45 @@ export async function userRoleChoices(store: Store, input: { realmId: string; us
   const held = new Set(granted.map((r) => r.id));
   return { granted, available: all.filter((r) => !held.has(r.id)) };
 }
+
+/** A role of the realm by its id (Keycloak's roles-by-id), else NotFound with Keycloak's words. */
+export async function requireRoleById(store: Store, realmId: string, id: string): Promise<Role> {
+  await requireRealm(store, realmId);
+  const role = await store.roles.get(id);
+  if (!role || role.realmId !== realmId) throw new NotFound('Could not find role with id');
+  return role;
+}
+
+/**
+ * The roles a role contains (Keycloak's RoleByIdResource composites): all of them, the realm's
+ * (clientId '') or one client's (which must exist). Realmgate's roles are not composite (see the Roles
+ * section of docs/admin.md; an import flattens Keycloak's composites into direct grants), so a role
+ * contains none: the answer is always empty, after the same checks as Keycloak's.
+ */
+export async function roleComposites(store: Store, input: { realmId: string; roleId: string; clientId?: string }): Promise<Role[]> {
+  await requireRoleById(store, input.realmId, input.roleId);
+  if (input.clientId !== undefined && !(await store.clients.get(input.realmId, input.clientId))) throw new NotFound('Could not find client');
+  return [];
+}
+
+/**
+ * Adds roles to a composite, or removes them (Keycloak's POST and DELETE .../composites: a list of
+ * RoleRepresentations, each found by its id; an unknown one is a 404 and nothing changes). A role here
+ * contains no other role, so removing is a no-op (204, as Keycloak's removal of a role not contained,
+ * and no admin event: nothing changed), and adding is refused (400) rather than silently ignored: a
+ * caller relying on the composite would otherwise believe its users hold roles they do not. An empty list
+ * changes nothing either way.
+ */
+export async function changeComposites(store: Store, input: { realmId: string; roleId: string; roles: Array<{ id?: unknown; name?: unknown }>; remove?: boolean }): Promise<void> {
+  const role = await requireRoleById(store, input.realmId, input.roleId);
+  const members: Role[] = [];
+  for (const ref of input.roles) {
+    const member = typeof ref.id === 'string' && ref.id !== '' ? await store.roles.get(ref.id) : undefined;
+    if (!member || member.realmId !== input.realmId) throw new NotFound('Could not find composite role');
+    members.push(member);
+  }
+  if (input.remove || members.length === 0) return;
+  throw new ValidationError(
+    `Realmgate's roles are not composite: role ${role.name} cannot contain ${members.map((m) => m.name).join(', ')}. Map those roles to the users or groups that should hold them`,
+  );
+}

@@ -8,6 +8,7 @@ import { groupAtPath, hardcodedRole } from '../../oauth/ldap/group-mapping.js';
 import { NotFound, ValidationError, checkText } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { SECRET_MASK } from './identity-providers.js';
+import { deleteUser } from './users.js';
 
 /**
  * User federation's administration: the realm's LDAP providers (Keycloak's UserStorageProvider
@@ -273,6 +274,63 @@ export async function deleteUserStorage(store: Store, actor: Actor, realmId: str
   await store.userStorage.delete(realmId, p.id);
   await store.userStorage.unlinkMappers(p.mappers.map((m) => m.id));
   await recordAdminEvent(store, actor, { realmId, operation: 'DELETE', resourceType: 'COMPONENT', resourcePath: path(p.id) });
+}
+
+/** A provider of the realm by its id (the user-storage/{id} actions name it so, as Keycloak's), else NotFound. */
+async function providerById(store: Store, realmId: string, id: string): Promise<UserStorageProvider> {
+  await requireRealm(store, realmId);
+  const p = await store.userStorage.get(realmId, id);
+  if (!p) throw new NotFound('Could not find component');
+  return p;
+}
+
+/** Keycloak's user-storage/{id}/name: the provider's id and name (the admin console shows it on a federated user's page). */
+export async function userStorageName(store: Store, realmId: string, id: string): Promise<{ id: string; name: string }> {
+  const p = await providerById(store, realmId, id);
+  return { id: p.id, name: p.name };
+}
+
+/**
+ * Keycloak's remove-imported-users: deletes every user imported from the provider, each as the admin
+ * API's user delete does (deleteUser: their browser sessions end, their refresh chains are revoked and
+ * with them their access tokens, their consents, memberships and credentials go; an admin event DELETE
+ * USER each), then one admin event ACTION for the provider. An entry still in the directory is imported
+ * again at its next sign-in (a new user, with a new id), as in Keycloak. Returns how many were removed.
+ */
+export async function removeImportedUsers(store: Store, actor: Actor, realmId: string, id: string): Promise<number> {
+  const p = await providerById(store, realmId, id);
+  let removed = 0;
+  for (const userId of await store.userStorage.linkedUserIds(realmId, p.id)) {
+    try {
+      await deleteUser(store, { realmId, user: userId }, actor);
+      removed++;
+    } catch (err) {
+      // Deleted meanwhile (by another admin): what was asked is done.
+      if (!(err instanceof NotFound)) throw err;
+    }
+  }
+  await recordAdminEvent(store, actor, { realmId, operation: 'ACTION', resourceType: 'USER_STORAGE', resourcePath: `user-storage/${p.id}/remove-imported-users`, representation: { action: 'remove-imported-users', removed } });
+  return removed;
+}
+
+/**
+ * Keycloak's unlink-users: the provider's users become local users. They keep their id, names, email,
+ * attributes (LDAP_ID and LDAP_ENTRY_DN too, as Keycloak keeps them), groups, roles, credentials other
+ * than the password, sessions and tokens; their groups and roles are no longer the directory's to
+ * decide. Their password lived in the directory and never here: they cannot sign in with a password
+ * until an administrator sets one (reset-password) or they reset it by email, as in Keycloak. A sign-in
+ * with the directory's password no longer takes them over (a local user of the same name is never
+ * taken over by an entry). An admin event UPDATE USER each and one ACTION for the provider. Returns how
+ * many were unlinked.
+ */
+export async function unlinkImportedUsers(store: Store, actor: Actor, realmId: string, id: string): Promise<number> {
+  const p = await providerById(store, realmId, id);
+  const ids = await store.userStorage.unlinkUsers(realmId, p.id);
+  for (const userId of ids) {
+    await recordAdminEvent(store, actor, { realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${userId}`, representation: { federationLink: null } });
+  }
+  await recordAdminEvent(store, actor, { realmId, operation: 'ACTION', resourceType: 'USER_STORAGE', resourcePath: `user-storage/${p.id}/unlink-users`, representation: { action: 'unlink-users', unlinked: ids.length } });
+  return ids.length;
 }
 
 /** The bind password, opened (a connection test; an export with secrets). */

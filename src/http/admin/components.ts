@@ -13,10 +13,13 @@ import {
   findMapper,
   listUserStorage,
   readConfigMap,
+  removeImportedUsers,
   toComponentRepresentation,
   toMapperRepresentation,
+  unlinkImportedUsers,
   updateMapper,
   updateUserStorage,
+  userStorageName,
   type ComponentFields,
 } from '../../admin/operations/user-storage.js';
 import { SECRET_MASK } from '../../admin/operations/identity-providers.js';
@@ -177,6 +180,59 @@ export async function componentRoutes(app: FastifyInstance, opts: { services: Se
       }
       await recordAdminEvent(store, actorOf(caller), { realmId: realm.id, operation: 'ACTION', resourceType: 'USER_STORAGE', resourcePath: `user-storage/${p.id}/sync`, representation: result });
       return result;
+    },
+  );
+
+  // Keycloak's UserStorageProviderResource: a provider's name (query-users, as Keycloak: the console
+  // names a federated user's provider with it), and what to do with its imported users (manage-users).
+  app.get<IdReq>(
+    '/realms/:realm/user-storage/:id/name',
+    { schema: { tags, summary: "A user storage provider's id and name", params: idParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'query-users');
+      return userStorageName(store, realm.id, req.params.id);
+    },
+  );
+
+  app.post<IdReq>(
+    '/realms/:realm/user-storage/:id/remove-imported-users',
+    {
+      schema: {
+        tags,
+        summary: 'Delete every user imported from the provider, as a user delete does: their sessions end and their refresh tokens are revoked (imported again at their next sign-in)',
+        params: idParams,
+        response: noContent204,
+        security,
+      },
+    },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-users');
+      await removeImportedUsers(store, actorOf(caller), realm.id, req.params.id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<IdReq>(
+    '/realms/:realm/user-storage/:id/unlink-users',
+    {
+      schema: {
+        tags,
+        summary: "Make the provider's imported users local users: they keep their data and sessions, and have no password until one is set (it lived in the directory)",
+        params: idParams,
+        response: noContent204,
+        security,
+      },
+    },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-users');
+      await unlinkImportedUsers(store, actorOf(caller), realm.id, req.params.id);
+      return reply.code(204).send();
     },
   );
 

@@ -15,6 +15,7 @@ import { realmInfoRoutes } from './realm-info.js';
 import { protocolMapperRoutes } from './protocol-mappers.js';
 import { clientScopeRoutes } from './client-scopes.js';
 import { userRoutes } from './users.js';
+import { userProfileRoutes } from './user-profile.js';
 import { userCredentialRoutes } from './user-credentials.js';
 import { invitationRoutes } from './invitations.js';
 import { organizationRoutes } from './organizations.js';
@@ -98,6 +99,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(clientScopeRoutes, { services });
   await app.register(protocolMapperRoutes, { services });
   await app.register(userRoutes, { services });
+  await app.register(userProfileRoutes, { services });
   await app.register(userCredentialRoutes, { services });
   await app.register(organizationRoutes, { services });
   await app.register(invitationRoutes, { services });

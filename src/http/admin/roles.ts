@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import type { Role } from '../../storage/repos/roles.js';
-import { changeRoleMappings, createRole, deleteRole, updateRole } from '../../admin/operations/roles.js';
+import { changeComposites, changeRoleMappings, createRole, deleteRole, roleComposites, updateRole } from '../../admin/operations/roles.js';
 import { changeGroupRoleMappings, groupEffectiveRoles, pathsOf, requireGroup } from '../../admin/operations/groups.js';
 import { toGroupRepresentation } from '../../admin/keycloak/representations/group.js';
 import type { AdminCaller } from '../../admin/authorization.js';
@@ -185,6 +185,59 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
     services.cache.clear();
     return reply.code(204).send();
   });
+
+  // A role's composites by its id (Keycloak's RoleByIdResource): read with the role's view role, changed
+  // with its manage role, as the role itself. Realmgate's roles contain no other roles (changeComposites).
+  const compositesQuery = { type: 'object', properties: { search: { type: 'string', maxLength: 255 }, first: { type: 'integer', minimum: 0 }, max: { type: 'integer', minimum: 0 } } } as const;
+  for (const [suffix, what] of [
+    ['', 'every role'],
+    ['/realm', 'the realm roles'],
+    ['/clients/:clientId', "a client's roles"],
+  ] as const) {
+    app.get<{ Params: { realm: string; roleId: string; clientId?: string }; Querystring: { first?: number; max?: number } }>(
+      `${byId}/composites${suffix}`,
+      {
+        schema: {
+          tags,
+          summary: `The roles a role contains (${what}), by its id: always none, Realmgate's roles are not composite`,
+          params: params(suffix.includes(':clientId') ? { roleId: { type: 'string' }, clientId: { type: 'string' } } : { roleId: { type: 'string' } }),
+          querystring: compositesQuery,
+          security,
+        },
+      },
+      async (req) => {
+        const caller = callerOf(req);
+        const realm = await loadRealm(services, caller, req.params.realm);
+        const role = await roleById(realm.id, req.params.roleId);
+        requireRole(caller, realm.id, role.clientId ? 'view-clients' : 'view-realm');
+        checkPage(req.query);
+        const clientId = req.params.clientId;
+        const composites = await roleComposites(store, { realmId: realm.id, roleId: role.id, ...(clientId !== undefined ? { clientId } : {}) });
+        return composites.filter((r) => suffix === '' || r.clientId === (clientId ?? '')).map(roleRep);
+      },
+    );
+  }
+  for (const method of ['POST', 'DELETE'] as const) {
+    app.route<{ Params: { realm: string; roleId: string } }>({
+      method,
+      url: `${byId}/composites`,
+      schema: {
+        tags,
+        summary: method === 'POST' ? "Add roles to a composite, by its id: refused (400), Realmgate's roles are not composite" : 'Remove roles from a composite, by its id: a role contains none, nothing to remove (204)',
+        params: byIdParams,
+        response: noContent204,
+        security,
+      },
+      handler: async (req, reply) => {
+        const caller = callerOf(req);
+        const realm = await loadRealm(services, caller, req.params.realm);
+        const role = await roleById(realm.id, req.params.roleId);
+        requireRole(caller, realm.id, role.clientId ? 'manage-clients' : 'manage-realm');
+        await changeComposites(store, { realmId: realm.id, roleId: role.id, roles: roleRefs(req.body), remove: method === 'DELETE' });
+        return reply.code(204).send();
+      },
+    });
+  }
 
   // Role mappings of users and of groups (Keycloak's RoleMapperResource under /users/{id} and
   // /groups/{id}): the same routes, read with view-users, changed with manage-users. `direct` are the

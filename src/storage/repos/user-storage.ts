@@ -71,6 +71,19 @@ export class UserStorageRepository {
     });
   }
 
+  /** The ids of the realm's users imported from the provider (their federationLink), by username. */
+  async linkedUserIds(realmId: string, id: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('users').select('id').where('realm_id', '=', realmId).where('federation_link', '=', id).orderBy('username').execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Keycloak's unlinkUsers: the provider's users become local users (federationLink NULL); returns their ids. */
+  async unlinkUsers(realmId: string, id: string): Promise<string[]> {
+    // One statement: exactly the users it unlinked, even with a sign-in importing one meanwhile.
+    const rows = await this.db.updateTable('users').set({ federation_link: null }).where('realm_id', '=', realmId).where('federation_link', '=', id).returning('id').execute();
+    return rows.map((r) => r.id);
+  }
+
   // ---- What the group and role mappers made or matched (ldap_mapper_links) ----
 
   /**
