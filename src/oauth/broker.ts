@@ -84,6 +84,10 @@ export class BrokerError extends Error {
 }
 
 const jwksByUrl = new Map<string, JWTVerifyGetKey>();
+/** Forgets the identity providers' fetched key sets (the admin API's clear-keys-cache): each is fetched again when next needed. */
+export function forgetProviderKeys(): void {
+  jwksByUrl.clear();
+}
 function remoteKeys(url: string): JWTVerifyGetKey {
   let k = jwksByUrl.get(url);
   if (!k) {

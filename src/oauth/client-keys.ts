@@ -137,6 +137,12 @@ export class ClientKeyCache {
     return k;
   }
 
+  /** Forgets every key (fetched or parsed): the next assertion of each client reads its keys again (the admin API's clear-keys-cache). */
+  clear(): void {
+    this.remote.clear();
+    this.local.clear();
+  }
+
   private remember<V>(map: Map<string, V>, id: string, v: V): void {
     // Bounded: the oldest entry goes first.
     if (map.size >= ClientKeyCache.MAX_ENTRIES) map.delete(map.keys().next().value!);

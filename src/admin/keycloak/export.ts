@@ -176,7 +176,9 @@ function userRepresentation(u: User, orgs: { consents: Json[] }, creds: { creden
  * identity providers' client secrets are in clear (as kc.sh export writes them), and the realm's
  * published signing keys are key providers.
  */
-export async function exportRealm(store: Store, realmId: string, opts: { withSecrets: boolean; now?: number }): Promise<Json> {
+export async function exportRealm(store: Store, realmId: string, opts: { withSecrets: boolean; now?: number; users?: boolean }): Promise<Json> {
+  // users: false (the partial export): no user is read, only the clients' service accounts, and organizations name no members.
+  const withUsers = opts.users !== false;
   const realm = await store.realms.get(realmId);
   if (!realm) throw new NotFound(`realm ${realmId} does not exist`);
   const rep: Json = { ...toRealmRepresentation(realm), organizationsEnabled: true };
@@ -205,7 +207,7 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   rep.roles = { realm: (await store.roles.list(realmId, '')).filter((r) => !isAdminRole(r)).map(roleRepresentation), client: clientRoles };
   const orgs = await store.organizationAdmin.list(realmId, { max: 1_000_000 });
   const members = new Map<string, string[]>();
-  for (const o of orgs) {
+  for (const o of withUsers ? orgs : []) {
     for (const userId of await store.organizationAdmin.members(o.id, { max: 10_000_000 })) members.set(o.id, [...(members.get(o.id) ?? []), userId]);
   }
   const { groups, paths } = await groupTree(store, realmId);
@@ -215,7 +217,7 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   const providers = await store.identityProviders.list(realmId);
   rep.identityProviders = [];
   for (const p of providers) (rep.identityProviders as Json[]).push(await providerRepresentation(store, p, opts.withSecrets));
-  const all = await store.users.list(realmId);
+  const all = withUsers ? await store.users.list(realmId) : [];
   const users = all.filter((u) => !u.username.startsWith('service-account-'));
   const byId = new Map(users.map((u) => [u.id, u]));
   const out: Json[] = [];
@@ -241,7 +243,7 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   // import, which grants them the roles written here.
   const accounts = new Map(all.map((u) => [u.username, u]));
   for (const c of clients) {
-    const sa = c.serviceAccountsEnabled ? accounts.get(serviceAccountUsername(c.clientId)) : undefined;
+    const sa = !c.serviceAccountsEnabled ? undefined : withUsers ? accounts.get(serviceAccountUsername(c.clientId)) : await store.users.findByUsername(realmId, serviceAccountUsername(c.clientId));
     if (sa) out.push({ id: sa.id, username: sa.username, enabled: sa.enabled, serviceAccountClientId: c.clientId, ...roleMappings(await store.roles.mappedRoles(sa.id)), ...(await groupPaths(store, sa.id, paths)) });
   }
   rep.users = out;
@@ -285,4 +287,48 @@ async function userStorageComponents(store: Store, realmId: string, withSecrets:
     });
   }
   return out;
+}
+
+/** Keys whose string values are secrets, wherever they sit in a representation (compared in lower case). */
+const SECRET_FIELDS = new Set(['secret', 'clientsecret', 'password', 'bindcredential', 'privatekey', 'keystorepassword', 'truststorepassword']);
+
+/** Masks every secret left in a representation (belt and braces: the export masks them already). */
+function maskSecrets(v: unknown, depth = 0): unknown {
+  if (depth > 32 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => maskSecrets(x, depth + 1));
+  const out: Json = {};
+  for (const [k, x] of Object.entries(v as Json)) {
+    if (SECRET_FIELDS.has(k.toLowerCase()) && (typeof x === 'string' || Array.isArray(x))) out[k] = typeof x === 'string' ? (x === '' ? x : MASKED_SECRET) : x.map((e) => (typeof e === 'string' && e !== '' ? MASKED_SECRET : e));
+    else out[k] = maskSecrets(x, depth + 1);
+  }
+  return out;
+}
+
+/**
+ * Keycloak's partial export (POST /admin/realms/{realm}/partial-export): the realm's settings, client
+ * scopes, required actions, identity providers, organizations (without members) and user federation;
+ * its clients (and their service accounts) only with `clients`, its roles and groups (and default
+ * groups) only with `groupsAndRoles`; never users or keys. Every secret is Keycloak's mask (**********):
+ * client secrets, identity providers' client secrets, the SMTP password, LDAP bind credentials. A
+ * service account's roles and groups come with groupsAndRoles only, as Keycloak's.
+ */
+export async function exportPartialRealm(store: Store, realmId: string, opts: { clients: boolean; groupsAndRoles: boolean }): Promise<Json> {
+  const rep = await exportRealm(store, realmId, { withSecrets: false, users: false });
+  if (opts.clients) {
+    rep.users = ((rep.users as Json[] | undefined) ?? []).map((u) => {
+      if (opts.groupsAndRoles) return u;
+      const { realmRoles: _r, clientRoles: _c, groups: _g, ...rest } = u;
+      return rest;
+    });
+  } else {
+    delete rep.clients;
+    delete rep.users;
+  }
+  if (!opts.groupsAndRoles) {
+    delete rep.roles;
+    delete rep.groups;
+    delete rep.defaultGroups;
+  }
+  rep.organizations = ((rep.organizations as Json[] | undefined) ?? []).map(({ members: _m, ...o }) => o);
+  return maskSecrets(rep) as Json;
 }

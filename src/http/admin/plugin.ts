@@ -12,6 +12,7 @@ import { clientRoutes } from './clients.js';
 import { groupRoutes } from './groups.js';
 import { roleRoutes } from './roles.js';
 import { realmInfoRoutes } from './realm-info.js';
+import { realmMaintenanceRoutes } from './realm-maintenance.js';
 import { protocolMapperRoutes } from './protocol-mappers.js';
 import { clientScopeRoutes } from './client-scopes.js';
 import { userRoutes } from './users.js';
@@ -96,6 +97,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(roleRoutes, { services });
   await app.register(groupRoutes, { services });
   await app.register(realmInfoRoutes, { services });
+  await app.register(realmMaintenanceRoutes, { services });
   await app.register(clientScopeRoutes, { services });
   await app.register(protocolMapperRoutes, { services });
   await app.register(userRoutes, { services });

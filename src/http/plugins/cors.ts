@@ -40,6 +40,11 @@ export function isCrossOrigin(services: Services, req: FastifyRequest): boolean 
 
 const realmOriginCaches = new WeakMap<Services, TtlCache<Set<string>>>();
 
+/** Forgets the realms' allowed origins (the admin API's clear-realm-cache): read again at the next request. */
+export function clearRealmOrigins(services: Services): void {
+  realmOriginCaches.get(services)?.clear();
+}
+
 /**
  * Every origin some client of the realm allows: what a preflight (which names no client) and the
  * session-status pages (framed before any client is known) are answered for. A realm that does not

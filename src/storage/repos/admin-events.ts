@@ -79,6 +79,18 @@ export class AdminEventRepository {
       .execute();
   }
 
+  /**
+   * One bounded slice of an administrator's clearing of the realm's admin events (Keycloak's DELETE
+   * /{realm}/admin-events): at most `limit` events recorded up to `untilMs`, through the (realm_id,
+   * time_ms) index, deleted by id. Returns how many went; the caller repeats while a full slice came back.
+   */
+  async deleteSlice(realmId: string, untilMs: number, limit: number): Promise<number> {
+    const ids = (await this.db.selectFrom('admin_events').select('id').where('realm_id', '=', realmId).where('time_ms', '<=', untilMs).limit(limit).execute()).map((r) => r.id);
+    if (ids.length === 0) return 0;
+    const res = await this.db.deleteFrom('admin_events').where('realm_id', '=', realmId).where('id', 'in', ids).executeTakeFirst();
+    return Number(res.numDeletedRows ?? 0);
+  }
+
   /** Newest first unless `order` says otherwise. */
   async list(realmId: string, f: AdminEventFilter = {}): Promise<AdminEvent[]> {
     const operations = listOf(f.operation);

@@ -113,6 +113,19 @@ export class EventRepository {
     await this.db.insertInto('events').values(eventRow(e)).execute();
   }
 
+  /**
+   * One bounded slice of an administrator's clearing of the realm's events (Keycloak's DELETE
+   * /{realm}/events): at most `limit` events recorded up to `until` (seconds), read through the
+   * (realm_id, time) index, then deleted by id. Returns how many went; the caller repeats while a full
+   * slice came back.
+   */
+  async deleteSlice(realmId: string, until: number, limit: number): Promise<number> {
+    const ids = (await this.db.selectFrom('events').select('id').where('realm_id', '=', realmId).where('time', '<=', until).limit(limit).execute()).map((r) => r.id);
+    if (ids.length === 0) return 0;
+    const res = await this.db.deleteFrom('events').where('realm_id', '=', realmId).where('id', 'in', ids).executeTakeFirst();
+    return Number(res.numDeletedRows ?? 0);
+  }
+
   async list(realmId: string, f: EventFilter): Promise<StoredEvent[]> {
     // Newest first by default: by the recorded second, then by id (time-ordered to the millisecond, then
     // by a per-process sequence).

@@ -86,4 +86,16 @@ export class LoginFailureRepository {
   async clear(realmId: string, subject: string): Promise<void> {
     await this.db.deleteFrom('login_failures').where('realm_id', '=', realmId).where('subject', '=', subject).execute();
   }
+
+  /**
+   * One bounded slice of clearing every counter of the realm (Keycloak's DELETE
+   * attack-detection/brute-force/users): at most `limit` subjects, through the primary key. Returns how
+   * many went; the caller repeats while a full slice came back.
+   */
+  async clearSlice(realmId: string, limit: number): Promise<number> {
+    const subjects = (await this.db.selectFrom('login_failures').select('subject').where('realm_id', '=', realmId).limit(limit).execute()).map((r) => r.subject);
+    if (subjects.length === 0) return 0;
+    const res = await this.db.deleteFrom('login_failures').where('realm_id', '=', realmId).where('subject', 'in', subjects).executeTakeFirst();
+    return Number(res.numDeletedRows ?? 0);
+  }
 }
