@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { defaultScopesOf } from '../oauth/scopes.js';
 import { CliError, collect, withStore } from './common.js';
 import fs from 'node:fs';
 import { createClient, deleteClient, isRequestObjectRequired, rotateClientSecret, setClientEnabled, updateClientShowingSecret, type ClientJwtKeysChange, type ListChange } from '../admin/operations.js';
@@ -87,7 +88,8 @@ export function describeClient(c: Client): string {
     ['name', c.name ?? ''],
     ['redirect URIs', c.redirectUris.join(' ')],
     ['post-logout URIs', c.postLogoutRedirectUris.join(' ')],
-    ['scopes', c.scopes.join(' ')],
+    ['scopes', defaultScopesOf(c).join(' ')],
+    ['optional scopes', c.optionalScopes.join(' ')],
     ['auth methods', c.authMethods.join(' ')],
     ['ID token alg', c.idTokenAlg],
     ['audiences', c.audiences.join(' ')],
@@ -148,6 +150,7 @@ interface UpdateOptions extends JwtKeyOptions {
   addPostLogoutRedirectUri: string[];
   removePostLogoutRedirectUri: string[];
   scope?: string;
+  optionalScope?: string;
   enable?: boolean;
   disable?: boolean;
   authMethod: string[];
@@ -185,7 +188,8 @@ export function registerClient(program: Command): void {
     .description('register a client; without --secret a secret is generated and printed once (none for --auth-method private_key_jwt)')
     .option('--redirect-uri <uri>', 'an exact redirect URI to whitelist (repeatable, at least one; RFC 3986 characters only, an internationalized host is stored in ASCII form)', collect, [])
     .option('--secret <secret>', 'the client secret (default: a generated 256-bit secret)')
-    .option('--scope <scopes>', 'space-separated scopes the client may request (default: all default scopes)')
+    .option('--scope <scopes>', "space-separated default scopes: granted when a password or client_credentials grant asks for none, profile and email implied by openid (default: the realm's scopes for new clients)")
+    .option('--optional-scope <scopes>', "space-separated optional scopes: granted only when the client asks for them (Keycloak's optional client scopes; default: the realm's, without --scope)")
     .option('--public', 'a public client (no secret; must use PKCE)')
     .option('--name <name>', 'name shown to users on the login and consent pages')
     .option('--auth-method <method>', AUTH_METHOD_HELP, collect, [])
@@ -221,6 +225,7 @@ export function registerClient(program: Command): void {
           redirectUri: string[];
           secret?: string;
           scope?: string;
+          optionalScope?: string;
           public?: boolean;
           name?: string;
           authMethod: string[];
@@ -256,6 +261,7 @@ export function registerClient(program: Command): void {
             redirectUris: o.redirectUri,
             ...(o.secret !== undefined ? { secret: o.secret } : {}),
             ...(o.scope !== undefined ? { scopes: o.scope } : {}),
+            ...(o.optionalScope !== undefined ? { optionalScopes: o.optionalScope } : {}),
             ...(o.public ? { public: true } : {}),
             ...(o.name ? { name: o.name } : {}),
             ...(o.authMethod.length > 0 ? { authMethods: o.authMethod } : {}),
@@ -299,7 +305,8 @@ export function registerClient(program: Command): void {
     .option('--post-logout-redirect-uri <uri>', 'replace the post-logout redirect URIs with these (repeatable)', collect, [])
     .option('--add-post-logout-redirect-uri <uri>', 'add a post-logout redirect URI (repeatable)', collect, [])
     .option('--remove-post-logout-redirect-uri <uri>', 'remove a post-logout redirect URI (repeatable)', collect, [])
-    .option('--scope <scopes>', 'space-separated scopes the client may request (replaces the current ones)')
+    .option('--scope <scopes>', "space-separated default scopes (replaces them; the optional ones stay unless named here, then they become default ones)")
+    .option('--optional-scope <scopes>', "space-separated optional scopes, granted only when asked for (replaces them; '' removes them)")
     .option('--enable', 'allow the client again')
     .option('--disable', 'refuse the client everywhere (its tokens stop refreshing)')
     .option('--auth-method <method>', AUTH_METHOD_HELP.replace('; default both', '; replaces the current ones'), collect, [])
@@ -353,6 +360,7 @@ export function registerClient(program: Command): void {
           ...(redirectUris ? { redirectUris } : {}),
           ...(postLogoutRedirectUris ? { postLogoutRedirectUris } : {}),
           ...(o.scope !== undefined ? { scopes: o.scope } : {}),
+          ...(o.optionalScope !== undefined ? { optionalScopes: o.optionalScope } : {}),
           ...(o.enable ? { enabled: true } : o.disable ? { enabled: false } : {}),
           ...(o.authMethod.length > 0 ? { authMethods: o.authMethod } : {}),
           ...(o.idTokenAlg !== undefined ? { idTokenAlg: o.idTokenAlg } : {}),

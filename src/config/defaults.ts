@@ -180,6 +180,8 @@ export const REALM_DEFAULTS = {
   webAuthnPasswordlessPolicy: WEBAUTHN_POLICY_DEFAULTS,
   /** Keycloak's requiredActions settings: none configured (all enabled, none a default action; src/admin/required-actions.ts). */
   requiredActionSettings: {},
+  /** Keycloak's defaultDefaultClientScopes / defaultOptionalClientScopes: null, the built-in scopes (all default) for new clients. */
+  clientScopeDefaults: null,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

@@ -61,7 +61,7 @@ export async function handleIntrospection(
     const all = await services.cache.protocolMappers(realm!.id);
     if (all.none) return claims;
     const owner = await services.cache.client(realm!.id, claims.azp);
-    return withoutIntrospectionHidden(claims, all.select(claims.azp, claimScopes(claims.scope.split(' '), owner?.scopes ?? [])));
+    return withoutIntrospectionHidden(claims, all.select(claims.azp, claimScopes(claims.scope.split(' '), owner)));
   }
 
   async function refresh(): Promise<IntrospectionResponse | undefined> {

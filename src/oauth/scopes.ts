@@ -31,9 +31,21 @@ export function checkRequestedScopes(requested: string[], client: Client, realmS
  */
 export const DEFAULT_CLAIM_SCOPES: readonly string[] = ['profile', 'email'];
 
-/** The scopes whose claims a token releases: the granted ones, plus the defaults that openid implies. */
-export function claimScopes(granted: readonly string[], clientScopes: readonly string[]): string[] {
-  if (!granted.includes('openid')) return [...granted];
-  const implied = DEFAULT_CLAIM_SCOPES.filter((s) => clientScopes.includes(s) && !granted.includes(s));
+/**
+ * A client's default scopes: all its scopes but its optional ones (Keycloak's optionalClientScopes,
+ * granted only when asked for).
+ */
+export function defaultScopesOf(client: Pick<Client, 'scopes' | 'optionalScopes'>): string[] {
+  return client.optionalScopes.length === 0 ? client.scopes : client.scopes.filter((s) => !client.optionalScopes.includes(s));
+}
+
+/**
+ * The scopes whose claims a token releases: the granted ones, plus the client's default ones that openid
+ * implies (an optional profile or email is released only when asked for, as in Keycloak).
+ */
+export function claimScopes(granted: readonly string[], client: Pick<Client, 'scopes' | 'optionalScopes'> | undefined): string[] {
+  if (!granted.includes('openid') || !client) return [...granted];
+  const defaults = defaultScopesOf(client);
+  const implied = DEFAULT_CLAIM_SCOPES.filter((s) => defaults.includes(s) && !granted.includes(s));
   return [...granted, ...implied];
 }

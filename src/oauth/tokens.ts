@@ -248,7 +248,7 @@ export async function buildTokenResponse(
 ): Promise<TokenResponse> {
   const { realm, client, chain, subject, scopes, now } = input;
   // With openid, the claims of Keycloak's default client scopes come without being asked for.
-  const released = claimScopes(scopes, client.scopes);
+  const released = claimScopes(scopes, client);
   const scope = scopes.join(' ');
   const iss = realmBase(services.config, realm.id);
   const claims: Record<string, unknown> = {

@@ -87,7 +87,7 @@ export async function userInfo(
   if (!user || !user.enabled || user.realmId !== realm.id) throw new BearerError(401, 'invalid_token', 'the user no longer exists or is disabled');
   // With openid, the claims of Keycloak's default client scopes the client has (oauth/scopes.ts).
   const client = await services.cache.client(realm.id, claims.azp);
-  const released = claimScopes(scopes, client?.scopes ?? []);
+  const released = claimScopes(scopes, client);
   const subject = subjectOfUser(user);
   const info: Record<string, unknown> = {
     sub: user.id,

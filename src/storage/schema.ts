@@ -56,6 +56,8 @@ export interface RealmTable {
   webauthn_passwordless_policy: Generated<string>;
   /** Keycloak's requiredActions settings as JSON, the configured actions only ('{}': the defaults; src/admin/required-actions.ts). */
   required_actions: Generated<string>;
+  /** Keycloak's defaultDefaultClientScopes and defaultOptionalClientScopes as JSON {"default": [...], "optional": [...]}; NULL: the built-in scopes. */
+  client_scope_defaults: string | null;
 }
 
 export interface ClientTable {
@@ -102,6 +104,8 @@ export interface ClientTable {
   jwt_keys: string | null;
   /** Keycloak's dpop.bound.access.tokens (RFC 9449): 1 when the token endpoint requires a DPoP proof of the client. */
   dpop_bound_access_tokens: Generated<number>;
+  /** JSON list of the client's optional scopes (Keycloak's optionalClientScopes), a subset of scopes. */
+  optional_scopes: Generated<string>;
 }
 
 /** RFC 9126: a pushed authorization request, keyed by the SHA-256 of its request_uri's random part. */

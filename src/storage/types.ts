@@ -73,6 +73,16 @@ export interface Realm {
   webAuthnPasswordlessPolicy: WebAuthnPolicy;
   /** Keycloak's requiredActions settings of the realm, the configured ones (src/admin/required-actions.ts gives the defaults of the others). */
   requiredActionSettings: Partial<Record<RequiredAction, RequiredActionSetting>>;
+  /**
+   * Keycloak's defaultDefaultClientScopes and defaultOptionalClientScopes: the scopes a new client gets,
+   * by name (openid is never listed: every new client gets it). null: Realmgate's built-in scopes, all default.
+   */
+  clientScopeDefaults: ClientScopeDefaults | null;
+}
+
+export interface ClientScopeDefaults {
+  default: string[];
+  optional: string[];
 }
 
 /** Keycloak's request.object.required values (OIDCConfigAttributes), exactly as it stores them. */
@@ -87,7 +97,14 @@ export interface Client {
   public: boolean;
   enabled: boolean;
   redirectUris: string[];
+  /** The scopes the client may be granted: its default ones and its optional ones. */
   scopes: string[];
+  /**
+   * Keycloak's optional client scopes, a subset of `scopes`: granted only when asked for. The others are
+   * default ones: granted by a password or client_credentials grant that asks for none, and implied by
+   * openid (profile and email claims, src/oauth/scopes.ts).
+   */
+  optionalScopes: string[];
   createdAt: number;
   /** The first of authMethods (kept for callers that show one method). */
   authMethod: ClientAuthMethod;

@@ -39,6 +39,19 @@ for (const dialect of dialects()) {
       assert.match(r.stdout, /ID token alg:\s+ES256\n/);
       assert.match(r.stdout, /audiences:\s+https:\/\/api\.example\.com\n/);
       assert.match(r.stdout, /scopes:\s+openid profile\n/);
+      assert.match(r.stdout, /optional scopes:\s+\n/);
+      // Optional scopes (granted only when asked for): set, kept by a later --scope, moved by naming them there, removed with ''.
+      r = run(['client', 'update', 'acme', 'upd', '--optional-scope', 'email offline_access']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /\nscopes:\s+openid profile\n/);
+      assert.match(r.stdout, /optional scopes:\s+email offline_access\n/);
+      r = run(['client', 'update', 'acme', 'upd', '--scope', 'openid profile email']);
+      assert.match(r.stdout, /\nscopes:\s+openid profile email\n/);
+      assert.match(r.stdout, /optional scopes:\s+offline_access\n/);
+      r = run(['client', 'update', 'acme', 'upd', '--optional-scope', '']);
+      assert.match(r.stdout, /optional scopes:\s+\n/);
+      fails(['client', 'update', 'acme', 'upd', '--optional-scope', 'openid'], /openid cannot be an optional scope/);
+      fails(['client', 'update', 'acme', 'upd', '--optional-scope', 'nope'], /scope nope is not defined/);
       r = run(['client', 'update', 'acme', 'upd', '--remove-redirect-uri', 'https://upd.example/cb', '--disable', '--name', '']);
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stdout, /client:\s+upd \(confidential, disabled\)\n/);

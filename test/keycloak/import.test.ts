@@ -216,8 +216,10 @@ for (const dialect of dialects()) {
       assert.deepEqual(client.redirectUris, [RP]);
       assert.deepEqual(client.postLogoutRedirectUris, [RP]);
       assert.deepEqual(client.webOrigins, ['+']);
-      // Default and optional scopes, plus openid; web-origins is not a scope of the realm (reported).
+      // Default and optional scopes, plus openid; web-origins is not a scope of the realm (reported). The
+      // optional one stays optional: granted only when asked for.
       assert.deepEqual([...client.scopes].sort(), ['billing', 'email', 'openid', 'profile']);
+      assert.deepEqual(client.optionalScopes, ['billing']);
       assert.equal(client.name, 'Portal');
       assert.equal(client.pkceMethod, 'S256');
       assert.equal(client.secretHash?.includes('kc-portal-secret'), false);

@@ -1,4 +1,6 @@
 import { requiredActionList, requiredActionRepresentation } from '../required-actions.js';
+import { defaultScopesOf } from '../../oauth/scopes.js';
+import { realmScopeDefaults } from '../operations/clients.js';
 import { protocolMappersByOwner } from './representations/protocol-mapper.js';
 import type { Store } from '../../storage/store.js';
 import { bindCredentialOf, LDAP_MAPPER_TYPE } from '../operations/user-storage.js';
@@ -63,8 +65,8 @@ function clientRepresentation(c: Client, withSecrets: boolean): Json {
     webOrigins: c.webOrigins,
     frontchannelLogout: c.frontchannelLogout.enabled,
     attributes,
-    defaultClientScopes: c.scopes.filter((s) => s !== 'openid'),
-    optionalClientScopes: [],
+    defaultClientScopes: defaultScopesOf(c).filter((s) => s !== 'openid'),
+    optionalClientScopes: c.optionalScopes,
   };
 }
 
@@ -193,6 +195,10 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   const mappers = await store.protocolMappers.listRealm(realmId);
   const scopeMappers = protocolMappersByOwner(mappers, 'scope');
   rep.clientScopes = scopes.map((s) => ({ name: s.name, protocol: 'openid-connect', attributes: { 'consent.screen.text': s.consentText, 'display.on.consent.screen': 'true', 'include.in.token.scope': 'true' }, ...scopeMappers(s.name) }));
+  // The scopes a new client gets (Keycloak's two lists; openid implied).
+  const forNewClients = realmScopeDefaults(realm, scopes.map((s) => s.name));
+  rep.defaultDefaultClientScopes = forNewClients.default;
+  rep.defaultOptionalClientScopes = forNewClients.optional;
   const clients = (await store.clients.list(realmId)).filter((c) => c.clientId !== REALM_MANAGEMENT);
   const clientMappers = protocolMappersByOwner(mappers, 'client');
   rep.clients = clients.map((c) => ({ ...clientRepresentation(c, opts.withSecrets), ...clientMappers(c.clientId) }));

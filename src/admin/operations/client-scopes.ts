@@ -2,6 +2,7 @@ import type { Store } from '../../storage/store.js';
 import type { Scope } from '../../storage/types.js';
 import { ConflictError } from '../../storage/types.js';
 import { NotFound, ValidationError } from '../validation.js';
+import { forgetRealmDefaultScope } from './client-scope-links.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
 // RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ); bounded for the table.
@@ -42,5 +43,7 @@ export async function deleteClientScope(store: Store, input: { realmId: string; 
   const users = (await store.clients.list(input.realmId)).filter((c) => c.scopes.includes(input.name)).map((c) => c.clientId);
   if (users.length > 0) throw new ValidationError(`client scope ${input.name} is still used by ${users.join(', ')}: remove it from those clients first`);
   await store.realms.deleteScope(input.realmId, input.name);
+  // New clients no longer get it either (Keycloak drops it from the realm's default scopes too).
+  await forgetRealmDefaultScope(store, input.realmId, input.name);
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'CLIENT_SCOPE', resourcePath: `client-scopes/${input.name}` });
 }

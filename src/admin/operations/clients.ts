@@ -1,6 +1,7 @@
 import type { Store } from '../../storage/store.js';
 import { createPublicKey } from 'node:crypto';
-import { NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh, REQUEST_OBJECT_REQUIRED, type RequestObjectRequired } from '../../storage/types.js';
+import { NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh, REQUEST_OBJECT_REQUIRED, type RequestObjectRequired, type Realm, type ClientScopeDefaults } from '../../storage/types.js';
+import { defaultScopesOf } from '../../oauth/scopes.js';
 import { certificateKey, parseJwks, publicKeyOf } from '../../oauth/client-keys.js';
 import { ASSERTION_ALGS, isAssertionAlg } from '../../oauth/client-assertion.js';
 import type { ClientPatch } from '../../storage/repos/clients.js';
@@ -221,6 +222,27 @@ async function checkScopes(store: Store, realmId: string, value: string): Promis
   return scopes;
 }
 
+/**
+ * The realm's scopes for new clients (Keycloak's defaultDefaultClientScopes and
+ * defaultOptionalClientScopes; openid, which every new client gets, left out): the built-in scopes, all
+ * default, until the realm sets its own. A scope deleted since is left out.
+ */
+export function realmScopeDefaults(realm: Pick<Realm, 'clientScopeDefaults'>, realmScopes: readonly string[]): ClientScopeDefaults {
+  const set = realm.clientScopeDefaults ?? { default: DEFAULT_SCOPES.map((s) => s.name), optional: [] };
+  const keep = (list: string[]): string[] => list.filter((s) => s !== 'openid' && realmScopes.includes(s));
+  return { default: keep(set.default), optional: keep(set.optional).filter((s) => !set.default.includes(s)) };
+}
+
+/**
+ * A client's scopes from its default and optional lists: `scopes` holds both, `optionalScopes` the
+ * optional ones (a scope in both lists is a default one). openid is never optional.
+ */
+function scopeLists(defaults: readonly string[], optional: readonly string[]): { scopes: string[]; optionalScopes: string[] } {
+  if (optional.includes('openid')) throw new ValidationError('openid cannot be an optional scope: it is how a client asks for OpenID Connect');
+  const optionalScopes = [...new Set(optional)].filter((s) => !defaults.includes(s));
+  return { scopes: [...new Set([...defaults, ...optionalScopes])], optionalScopes };
+}
+
 /** The flows and protocol settings a client is created with and an operator may change later. */
 export interface ClientProtocolSettings {
   /** Authorization code flow; on by default. */
@@ -263,7 +285,10 @@ export interface NewClient extends ClientProtocolSettings {
    * Realmgate export's hash): stored as it is, instead of `secret`.
    */
   secretHash?: string;
+  /** Space-separated default scopes; absent: the realm's scopes for new clients (and openid). */
   scopes?: string;
+  /** Space-separated optional scopes (granted only when asked for); absent: the realm's, when `scopes` is absent too. */
+  optionalScopes?: string;
   public?: boolean;
   name?: string;
   /** One method (older callers) or several; default both secret methods. */
@@ -324,9 +349,13 @@ export function checkNewClient(input: NewClient): {
 }
 
 export async function createClient(store: Store, input: NewClient, actor: Actor = cliActor()): Promise<{ client: Client; secret: string | undefined; generated: boolean }> {
-  await requireRealm(store, input.realmId);
+  const realm = await requireRealm(store, input.realmId);
   const checked = checkNewClient(input);
-  const scopes = input.scopes !== undefined ? await checkScopes(store, input.realmId, input.scopes) : DEFAULT_SCOPES.map((s) => s.name);
+  const realmDefaults = realmScopeDefaults(realm, (await store.realms.scopes(input.realmId)).map((s) => s.name));
+  const { scopes, optionalScopes } = scopeLists(
+    input.scopes !== undefined ? await checkScopes(store, input.realmId, input.scopes) : ['openid', ...realmDefaults.default],
+    input.optionalScopes !== undefined ? await checkScopes(store, input.realmId, input.optionalScopes) : input.scopes === undefined ? realmDefaults.optional : [],
+  );
   let secret: string | undefined;
   let generated = false;
   let secretHash: string | null = null;
@@ -352,6 +381,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     enabled: true,
     redirectUris: checked.redirectUris,
     scopes,
+    optionalScopes,
     createdAt: now(),
     authMethod: checked.authMethods[0]!,
     authMethods: checked.authMethods,
@@ -391,7 +421,10 @@ export interface ClientChanges extends ClientProtocolSettings {
   public?: boolean;
   redirectUris?: string[];
   postLogoutRedirectUris?: string[];
+  /** The default scopes, replacing them (the optional ones stay unless given too). */
   scopes?: string[];
+  /** The optional scopes, replacing them. */
+  optionalScopes?: string[];
   /** A confidential client's methods, as --auth-method takes them (checked by checkAuthMethods). */
   authMethods?: string[];
   /** clientAuthenticatorType "client-secret" without methods: a client-jwt client goes back to both secret methods. */
@@ -422,6 +455,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   if (c.redirectUris) update.redirectUris = set(c.redirectUris)!;
   if (c.postLogoutRedirectUris) update.postLogoutRedirectUris = set(c.postLogoutRedirectUris)!;
   if (c.scopes) update.scopes = c.scopes.join(' ');
+  if (c.optionalScopes) update.optionalScopes = c.optionalScopes.join(' ');
   if (c.webOrigins) update.webOrigins = set(c.webOrigins)!;
   if (c.authMethods) update.authMethods = c.authMethods;
   if (c.backchannelLogout) update.backchannelLogout = c.backchannelLogout;
@@ -494,8 +528,10 @@ export interface ClientUpdate {
   name?: string | null;
   redirectUris?: ListChange;
   postLogoutRedirectUris?: ListChange;
-  /** Space-separated scopes, replacing the current ones. */
+  /** Space-separated default scopes, replacing the current ones (the optional ones stay, unless named here: then they become default ones). */
   scopes?: string;
+  /** Space-separated optional scopes (Keycloak's optionalClientScopes: granted only when asked for), replacing the current ones. */
+  optionalScopes?: string;
   enabled?: boolean;
   authMethods?: string[];
   idTokenAlg?: string;
@@ -570,7 +606,11 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   if (redirectUris) patch.redirectUris = redirectUris;
   const postLogout = applyList(client.postLogoutRedirectUris, input.postLogoutRedirectUris, checkRedirectUri);
   if (postLogout) patch.postLogoutRedirectUris = postLogout;
-  if (input.scopes !== undefined) patch.scopes = await checkScopes(store, input.realmId, input.scopes);
+  if (input.scopes !== undefined || input.optionalScopes !== undefined) {
+    const defaults = input.scopes !== undefined ? await checkScopes(store, input.realmId, input.scopes) : defaultScopesOf(client);
+    const optional = input.optionalScopes !== undefined ? await checkScopes(store, input.realmId, input.optionalScopes) : client.optionalScopes;
+    Object.assign(patch, scopeLists(defaults, optional));
+  }
   if (input.enabled !== undefined) patch.enabled = input.enabled;
   const isPublic = input.public ?? client.public;
   if (input.authMethods !== undefined) {

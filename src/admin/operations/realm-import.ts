@@ -304,6 +304,7 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   reportRealmLeftovers(rep, report);
 
   const scopes = await importScopes(store, realm.id, ready.scopes, report, await knownClients(store, realm.id, ready.clients));
+  await importScopeDefaults(store, realm.id, rep, scopes, report);
   const clients = (await storeClients(store, realm.id, ready.clients, scopes, 'skip', report, actor)).stored;
   await storeFileUserStorage(store, realm.id, ready.userStorage, report, actor);
   const users = (await storeUsers(store, realm.id, rep, ready.users, 'skip', report, actor)).stored;
@@ -314,6 +315,23 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   const roles = await importRoles(store, realm.id, rep, ready.roles, ready.users, users, clients, groups, report);
   await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size, roles: roles.created, groups: groups.stored.length, identityProviders: providers } });
   return { masterAdmins: roles.masterAdmins };
+}
+
+/**
+ * Keycloak's defaultDefaultClientScopes and defaultOptionalClientScopes: the scopes the realm gives a new
+ * client. A name the realm does not have is left out and reported; openid is implied.
+ */
+async function importScopeDefaults(store: Store, realmId: string, rep: Json, scopes: Set<string>, report: RealmReportBuilder): Promise<void> {
+  if (rep.defaultDefaultClientScopes === undefined && rep.defaultOptionalClientScopes === undefined) return;
+  const wanted = (key: string): string[] => [...new Set(optStrings(rep, key))].filter((s) => s !== 'openid');
+  const defaults = wanted('defaultDefaultClientScopes');
+  const optional = wanted('defaultOptionalClientScopes').filter((s) => !defaults.includes(s));
+  const missing = [...defaults, ...optional].filter((s) => !scopes.has(s));
+  const set = { default: defaults.filter((s) => scopes.has(s)), optional: optional.filter((s) => scopes.has(s)) };
+  await store.realms.update(realmId, { clientScopeDefaults: set });
+  const what = `new clients get ${set.default.length > 0 ? set.default.join(' ') : 'no default scope'}${set.optional.length > 0 ? `, and may ask for ${set.optional.join(' ')}` : ''}`;
+  if (missing.length > 0) report.mapped('realm setting defaultDefaultClientScopes', `${what}; scopes not in the realm left out: ${missing.join(' ')}`);
+  else report.imported('realm setting defaultDefaultClientScopes', what);
 }
 
 /**
@@ -649,11 +667,13 @@ interface ClientEntry {
   element: string;
   parts: ReportLine[];
   refused?: undefined;
-  input: Omit<NewClient, 'realmId' | 'scopes'>;
+  input: Omit<NewClient, 'realmId' | 'scopes' | 'optionalScopes'>;
   /** A chosen secret, hashed before the transaction into input.secretHash. */
   secret?: string;
-  /** The scopes the entry names; those the realm does not have are left out (and reported) when it is stored. */
+  /** The default scopes the entry names; those the realm does not have are left out (and reported) when it is stored. */
   wantedScopes: string[];
+  /** Its optional scopes (Keycloak's optionalClientScopes), likewise. */
+  wantedOptional: string[];
   notes: string[];
   enabled: boolean;
   /** Its protocol mappers, stored with it. */
@@ -770,7 +790,8 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   const rootUrl = optString(c, 'rootUrl');
   const mappers = readFileMappers(optList(c, 'protocolMappers'), undefined);
   const ownScopes = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
-  const scopeEntries = [...optStrings(c, 'defaultClientScopes'), ...optStrings(c, 'optionalClientScopes')];
+  const defaultEntries = optStrings(c, 'defaultClientScopes');
+  const optionalEntries = optStrings(c, 'optionalClientScopes');
   const rawName = optString(c, 'name');
   const authType = isPublic ? 'none' : (optString(c, 'clientAuthenticatorType') ?? 'client-secret');
   // Keycloak's client-jwt (signed JWT, private_key_jwt): its keys are attributes; no secret is needed.
@@ -888,13 +909,14 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   if (tokenExchange.standardTokenExchange === true) notes.push('standard token exchange enabled (RFC 8693)');
   if (dpopBound === true) notes.push('DPoP-bound access tokens required (RFC 9449)');
   if (mappers.note !== undefined) notes.push(mappers.note);
-  // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes).
+  // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes
+  // and defaultOptionalClientScopes); default and optional ones stay apart (src/oauth/scopes.ts).
   const realmDefaults = rep.defaultDefaultClientScopes !== undefined || rep.defaultOptionalClientScopes !== undefined;
-  const listed = ownScopes
-    ? scopeEntries
+  const [listed, listedOptional] = ownScopes
+    ? [defaultEntries, optionalEntries]
     : realmDefaults
-      ? [...optStrings(rep, 'defaultDefaultClientScopes'), ...optStrings(rep, 'defaultOptionalClientScopes')]
-      : DEFAULT_SCOPES.map((s) => s.name);
+      ? [optStrings(rep, 'defaultDefaultClientScopes'), optStrings(rep, 'defaultOptionalClientScopes')]
+      : [DEFAULT_SCOPES.map((s) => s.name), []];
   // A name over 255 characters is refused with the entry (checkNewClient), as the admin API refuses it.
   const clientName = rawName && !/^\$\{.*\}$/.test(rawName) ? rawName : undefined;
   const input: ClientEntry['input'] = {
@@ -926,7 +948,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     if (!(err instanceof ValidationError)) throw err;
     return refuse(clientId, element, 'skipped', message(err), parts);
   }
-  return { name: clientId, element, parts, input, ...(chosen !== undefined ? { secret: chosen } : {}), wantedScopes: [...new Set(['openid', ...listed])], notes, enabled: flags.enabled !== false, mappers };
+  return { name: clientId, element, parts, input, ...(chosen !== undefined ? { secret: chosen } : {}), wantedScopes: [...new Set(['openid', ...listed])], wantedOptional: [...new Set(listedOptional)].filter((s) => s !== 'openid' && !listed.includes(s)), notes, enabled: flags.enabled !== false, mappers };
 }
 
 /** The user's password-history credentials whose hashes Realmgate verifies, the newest `keep`. */
@@ -1228,7 +1250,8 @@ async function storeClients(store: Store, realmId: string, entries: Array<Client
       continue;
     }
     const clientScopes = e.wantedScopes.filter((s) => scopes.has(s));
-    const missing = e.wantedScopes.filter((s) => !scopes.has(s));
+    const optionalScopes = e.wantedOptional.filter((s) => scopes.has(s));
+    const missing = [...e.wantedScopes, ...e.wantedOptional].filter((s) => !scopes.has(s));
     const notes = missing.length > 0 ? [...e.notes, `scopes not in the realm left out: ${missing.join(' ')}`] : e.notes;
     let replaced = false;
     if (await store.clients.get(realmId, e.name)) {
@@ -1240,7 +1263,7 @@ async function storeClients(store: Store, realmId: string, entries: Array<Client
       replaced = true;
     }
     try {
-      await createClient(store, { ...e.input, realmId, scopes: clientScopes.join(' ') }, { ...actor, via: 'import' });
+      await createClient(store, { ...e.input, realmId, scopes: clientScopes.join(' '), optionalScopes: optionalScopes.join(' ') }, { ...actor, via: 'import' });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       // readClients made the same checks: should one still fail once the stored client is deleted, the

@@ -70,6 +70,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         // A client-jwt client has no secret: one sent along (a Keycloak representation often has it) is ignored.
         ...(rep.secret !== undefined && !rep.public && !rep.authMethods?.includes('private_key_jwt') ? { secret: rep.secret } : {}),
         ...(rep.scopes ? { scopes: rep.scopes.join(' ') } : {}),
+        ...(rep.optionalScopes ? { optionalScopes: rep.optionalScopes.join(' ') } : {}),
         ...(rep.public ? { public: true } : {}),
         ...(rep.name ? { name: rep.name } : {}),
         ...(rep.postLogoutRedirectUris ? { postLogoutRedirectUris: rep.postLogoutRedirectUris } : {}),

@@ -15,6 +15,7 @@ import { realmInfoRoutes } from './realm-info.js';
 import { realmMaintenanceRoutes } from './realm-maintenance.js';
 import { protocolMapperRoutes } from './protocol-mappers.js';
 import { clientScopeRoutes } from './client-scopes.js';
+import { clientScopeLinkRoutes } from './client-scope-links.js';
 import { userRoutes } from './users.js';
 import { userProfileRoutes } from './user-profile.js';
 import { userCredentialRoutes } from './user-credentials.js';
@@ -99,6 +100,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(realmInfoRoutes, { services });
   await app.register(realmMaintenanceRoutes, { services });
   await app.register(clientScopeRoutes, { services });
+  await app.register(clientScopeLinkRoutes, { services });
   await app.register(protocolMapperRoutes, { services });
   await app.register(userRoutes, { services });
   await app.register(userProfileRoutes, { services });

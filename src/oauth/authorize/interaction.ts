@@ -195,11 +195,11 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
 
   if (ia.organizationId === null) {
     if (only && covered.includes(only.id)) return finish(services, realm, { ...ia, organizationId: only.id });
-    if (!ia.consented && covered.length === 0) return { kind: 'consent', scopes: await consentScopes(services, realm, claimScopes(ia.params.scopes, client.scopes)) };
+    if (!ia.consented && covered.length === 0) return { kind: 'consent', scopes: await consentScopes(services, realm, claimScopes(ia.params.scopes, client)) };
     return { kind: 'organization', organizations: orgs };
   }
   if (!orgs.some((o) => o.id === ia.organizationId)) return { kind: 'organization', organizations: orgs };
-  if (!ia.consented && !covered.includes(ia.organizationId)) return { kind: 'consent', scopes: await consentScopes(services, realm, claimScopes(ia.params.scopes, client.scopes)) };
+  if (!ia.consented && !covered.includes(ia.organizationId)) return { kind: 'consent', scopes: await consentScopes(services, realm, claimScopes(ia.params.scopes, client)) };
   return finish(services, realm, ia);
 }
 

@@ -2,15 +2,16 @@ import type { Client } from '../../storage/types.js';
 import type { Services } from '../../services.js';
 import { OAuthError } from '../errors.js';
 import type { Params } from '../params.js';
-import { checkRequestedScopes, parseScope } from '../scopes.js';
+import { checkRequestedScopes, defaultScopesOf, parseScope } from '../scopes.js';
 
 /**
  * Scopes of a grant without an authorization request (password, client_credentials): the requested
- * ones, each available to the client (RFC 6749 3.3), or by default the client's scopes except those
- * named in `leaveOut` (Keycloak treats offline_access as optional, never granted by default).
+ * ones, each available to the client (RFC 6749 3.3), or by default the client's default scopes (not its
+ * optional ones, as Keycloak) except those named in `leaveOut` (Keycloak treats offline_access as
+ * optional, never granted by default).
  */
 export async function directGrantScopes(services: Services, realmId: string, client: Client, params: Params, leaveOut: readonly string[]): Promise<string[]> {
-  if (!params.has('scope')) return client.scopes.filter((s) => !leaveOut.includes(s));
+  if (!params.has('scope')) return defaultScopesOf(client).filter((s) => !leaveOut.includes(s));
   const requested = parseScope(params.get('scope'));
   checkRequestedScopes(requested, client, (await services.cache.realmScopes(realmId)) ?? new Map());
   return requested;

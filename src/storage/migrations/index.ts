@@ -46,6 +46,7 @@ import * as userStorageProviders from './2026-11-29T0930_user_storage_providers.
 import * as ldapMapperLinks from './2026-11-29T1130_ldap_mapper_links.js';
 import * as organizationInvitations from './2026-11-29T1150_organization_invitations.js';
 import * as organizationRedirectUrl from './2026-11-29T1700_organization_redirect_url.js';
+import * as clientOptionalScopes from './2026-11-29T2200_client_optional_scopes.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -96,4 +97,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T1140_required_action_settings': requiredActionSettings,
   '2026-11-29T1150_organization_invitations': organizationInvitations,
   '2026-11-29T1700_organization_redirect_url': organizationRedirectUrl,
+  '2026-11-29T2200_client_optional_scopes': clientOptionalScopes,
 };

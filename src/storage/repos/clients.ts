@@ -10,6 +10,7 @@ import { deleteOwnedMappers } from './protocol-mappers.js';
 export interface ClientPatch {
   redirectUris?: string[];
   scopes?: string[];
+  optionalScopes?: string[];
   secretHash?: string | null;
   enabled?: boolean;
   name?: string | null;
@@ -40,7 +41,7 @@ export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async create(
-    c: Omit<Client, 'createdAt' | 'enabled' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'dpopBoundAccessTokens' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'requestObjectRequired' | 'requestObjectSignatureAlg' | 'frontchannelLogout' | 'jwtKeys'> & { now: number; requestObjectRequired?: RequestObjectRequired; requestObjectSignatureAlg?: string | null; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; dpopBoundAccessTokens?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
+    c: Omit<Client, 'createdAt' | 'enabled' | 'optionalScopes' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'dpopBoundAccessTokens' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'requestObjectRequired' | 'requestObjectSignatureAlg' | 'frontchannelLogout' | 'jwtKeys'> & { now: number; optionalScopes?: string[]; requestObjectRequired?: RequestObjectRequired; requestObjectSignatureAlg?: string | null; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; dpopBoundAccessTokens?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
   ): Promise<void> {
     const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
     const fc = c.frontchannelLogout ?? NO_FRONTCHANNEL_LOGOUT;
@@ -56,6 +57,7 @@ export class ClientRepository {
           enabled: 1,
           redirect_uris: JSON.stringify(c.redirectUris),
           scopes: JSON.stringify(c.scopes),
+          optional_scopes: JSON.stringify(c.optionalScopes ?? []),
           created_at: c.now,
           auth_method: c.authMethod,
           auth_methods: JSON.stringify(c.authMethods),
@@ -125,6 +127,7 @@ export class ClientRepository {
     if (patch.audiences) values.audiences = JSON.stringify(patch.audiences);
     if (patch.redirectUris) values.redirect_uris = JSON.stringify(patch.redirectUris);
     if (patch.scopes) values.scopes = JSON.stringify(patch.scopes);
+    if (patch.optionalScopes) values.optional_scopes = JSON.stringify(patch.optionalScopes);
     if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;
     if (patch.enabled !== undefined) values.enabled = patch.enabled ? 1 : 0;
     if (patch.name !== undefined) values.name = patch.name;

@@ -62,7 +62,19 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     webAuthnPolicy: storedWebAuthnPolicy(r.webauthn_policy),
     webAuthnPasswordlessPolicy: storedWebAuthnPolicy(r.webauthn_passwordless_policy),
     requiredActionSettings: storedRequiredActionSettings(r.required_actions),
+    clientScopeDefaults: storedClientScopeDefaults(r.client_scope_defaults),
   };
+}
+
+function storedClientScopeDefaults(text: string | null | undefined): D.ClientScopeDefaults | null {
+  if (!text) return null;
+  try {
+    const o = JSON.parse(text) as Partial<D.ClientScopeDefaults>;
+    const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+    return { default: names(o.default), optional: names(o.optional) };
+  } catch {
+    return null;
+  }
 }
 
 export function toClient(r: Selectable<T.ClientTable>): D.Client {
@@ -75,6 +87,7 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     enabled: r.enabled === 1,
     redirectUris: parseList(r.redirect_uris),
     scopes: parseList(r.scopes),
+    optionalScopes: parseList(r.optional_scopes),
     createdAt: Number(r.created_at),
     authMethod: authMethods(r)[0]!,
     authMethods: authMethods(r),

@@ -68,6 +68,7 @@ export class RealmRepository {
             webauthn_policy: webAuthnPolicyJson(s.webAuthnPolicy),
             webauthn_passwordless_policy: webAuthnPolicyJson(s.webAuthnPasswordlessPolicy),
             required_actions: JSON.stringify(s.requiredActionSettings ?? {}),
+            client_scope_defaults: s.clientScopeDefaults ? JSON.stringify(s.clientScopeDefaults) : null,
           })
           .execute();
         await trx
@@ -134,6 +135,7 @@ export class RealmRepository {
     if (patch.webAuthnPolicy !== undefined) values.webauthn_policy = webAuthnPolicyJson(patch.webAuthnPolicy);
     if (patch.webAuthnPasswordlessPolicy !== undefined) values.webauthn_passwordless_policy = webAuthnPolicyJson(patch.webAuthnPasswordlessPolicy);
     if (patch.requiredActionSettings !== undefined) values.required_actions = JSON.stringify(patch.requiredActionSettings);
+    if (patch.clientScopeDefaults !== undefined) values.client_scope_defaults = patch.clientScopeDefaults ? JSON.stringify(patch.clientScopeDefaults) : null;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

@@ -1,4 +1,5 @@
 import { TOKEN_EXCHANGE_REFRESH, type Client, type TokenExchangeRefresh, type RequestObjectRequired } from '../../../storage/types.js';
+import { defaultScopesOf } from '../../../oauth/scopes.js';
 import type { BackchannelLogoutChange, ClientChanges, ClientJwtKeysChange, FrontchannelLogoutChange } from '../../operations/clients.js';
 import { checkRequestObjectAlg, checkRequestObjectRequired } from '../../operations/clients.js';
 import { ValidationError } from '../../validation.js';
@@ -261,8 +262,8 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     serviceAccountsEnabled: c.serviceAccountsEnabled,
     redirectUris: c.redirectUris,
     webOrigins: c.webOrigins,
-    defaultClientScopes: c.scopes,
-    optionalClientScopes: [],
+    defaultClientScopes: defaultScopesOf(c),
+    optionalClientScopes: c.optionalScopes,
     frontchannelLogout: c.frontchannelLogout.enabled,
     attributes: {
       ...backchannelAttributes(c),
@@ -321,6 +322,7 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
   set('redirectUris', strList(body, 'redirectUris'));
   set('webOrigins', strList(body, 'webOrigins'));
   set('scopes', strList(body, 'defaultClientScopes'));
+  set('optionalScopes', strList(body, 'optionalClientScopes'));
   if (bool(body, 'bearerOnly') === true) throw new ValidationError('bearer-only clients are not supported');
   const authenticator = body.clientAuthenticatorType;
   // client-secret and client-jwt (private_key_jwt) are honoured; "none" is what Keycloak's dynamic
