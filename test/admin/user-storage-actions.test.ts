@@ -134,6 +134,9 @@ for (const dialect of dialects()) {
       assert.equal(await statusOf(viewer.userStorageProvider.unlinkUsers({ realm: REALM, id: providerId })), 403);
       assert.equal(await statusOf(ts.kc.userStorageProvider.unlinkUsers({ realm: REALM, id: 'no-such-provider' })), 404);
       assert.equal((await user('pat'))!.federationLink, providerId);
+      // The representation names the provider, as Keycloak's (the console shows the provider's name from it).
+      assert.equal((await ts.kc.users.findOne({ realm: REALM, id: before.id }))?.federationLink, providerId);
+      assert.equal((await ts.kc.users.find({ realm: REALM, username: 'pat', exact: true, briefRepresentation: true }))[0]?.federationLink, providerId);
 
       await ts.kc.userStorageProvider.unlinkUsers({ realm: REALM, id: providerId });
       const after = (await user('pat'))!;
@@ -145,6 +148,7 @@ for (const dialect of dialects()) {
       assert.deepEqual(after.attributes, before.attributes);
       const rep = await ts.kc.users.findOne({ realm: REALM, id: after.id });
       assert.equal(rep?.username, 'pat');
+      assert.equal(rep?.federationLink, undefined, 'a local user names no provider');
       // Its session goes on.
       assert.equal((await refresh(patToken)).status, 200);
       // The directory no longer signs it in, and it has no password here yet.

@@ -128,6 +128,6 @@ export function serverInfoRepresentation(input: { realmgateVersion: string; nowM
     componentTypes: {},
     // Keycloak's PasswordPolicyTypeRepresentation of each policy Realmgate enforces (src/admin/password-policy.ts).
     passwordPolicies: SUPPORTED_POLICIES.map((p) => ({ ...p })),
-    enums: { sslRequired: ['all', 'external', 'none'], unmanagedAttributePolicy: ['ENABLED'] },
+    enums: { sslRequired: ['all', 'external', 'none'], unmanagedAttributePolicy: ['ADMIN_EDIT'] },
   };
 }

@@ -13,6 +13,8 @@ export interface UserRepresentation {
   emailVerified: boolean;
   enabled: boolean;
   createdTimestamp: number;
+  /** The user storage provider (LDAP) the user was imported from; absent for a local user (Keycloak's, brief representations too). */
+  federationLink?: string;
   totp?: boolean;
   disableableCredentialTypes?: string[];
   requiredActions?: string[];
@@ -33,6 +35,7 @@ export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage
     emailVerified: u.emailVerified,
     enabled: u.enabled,
     createdTimestamp: u.createdAt * 1000,
+    ...(u.federationLink ? { federationLink: u.federationLink } : {}),
   };
   if (opts.brief) return base;
   const manage = opts.canManage ?? true;
