@@ -6,6 +6,7 @@ import { subjectOfUser } from '../storage/repos/mappers.js';
 import type { AccessTokenClaims } from '../oauth/access-tokens.js';
 import { verifyDpopProof } from '../oauth/dpop.js';
 import { OAuthError } from '../oauth/errors.js';
+import type { Client, User } from '../storage/types.js';
 
 /** RFC 6750 3.1 errors of a protected resource, sent in WWW-Authenticate (RFC 9449 7.1: in a DPoP challenge for DPoP). */
 export class BearerError extends Error {
@@ -85,17 +86,29 @@ export async function userInfo(
   if (!scopes.includes('openid')) throw new BearerError(403, 'insufficient_scope', 'the access token was not granted the openid scope');
   const user = await services.store.users.get(claims.sub);
   if (!user || !user.enabled || user.realmId !== realm.id) throw new BearerError(401, 'invalid_token', 'the user no longer exists or is disabled');
-  // With openid, the claims of Keycloak's default client scopes the client has (oauth/scopes.ts).
   const client = await services.cache.client(realm.id, claims.azp);
-  const released = claimScopes(scopes, client);
+  return userInfoClaims(services, { realmId: realm.id, user, client, clientId: claims.azp, scopes, organization: claims.organization });
+}
+
+/**
+ * The UserInfo answer for a user, from the scopes and organization of an access token of the client: the
+ * UserInfo endpoint's, and the admin API's example (src/admin/operations/evaluate-scopes.ts).
+ */
+export async function userInfoClaims(
+  services: Services,
+  o: { realmId: string; user: User; client: Client | undefined; clientId: string; scopes: readonly string[]; organization: string[] | undefined },
+): Promise<Record<string, unknown>> {
+  const { user, scopes } = o;
+  // With openid, the claims of Keycloak's default client scopes the client has (oauth/scopes.ts).
+  const released = claimScopes(scopes, o.client);
   const subject = subjectOfUser(user);
   const info: Record<string, unknown> = {
     sub: user.id,
     ...scopedClaims(subject, released),
-    ...(claims.organization ? { organization: claims.organization } : {}),
+    ...(o.organization ? { organization: o.organization } : {}),
     ...(await groupClaims(services, user.id, scopes)),
   };
   // Mappers with userinfo.token.claim (from the user as they are now, like the other claims here).
-  await addProtocolMapperClaims(services, info, { realmId: realm.id, clientId: claims.azp, released, subject, target: 'userinfo' });
+  await addProtocolMapperClaims(services, info, { realmId: o.realmId, clientId: o.clientId, released, subject, target: 'userinfo' });
   return info;
 }

@@ -14,6 +14,7 @@ import { roleRoutes } from './roles.js';
 import { realmInfoRoutes } from './realm-info.js';
 import { realmMaintenanceRoutes } from './realm-maintenance.js';
 import { protocolMapperRoutes } from './protocol-mappers.js';
+import { evaluateScopeRoutes } from './evaluate-scopes.js';
 import { clientScopeRoutes } from './client-scopes.js';
 import { clientScopeLinkRoutes } from './client-scope-links.js';
 import { userRoutes } from './users.js';
@@ -102,6 +103,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(clientScopeRoutes, { services });
   await app.register(clientScopeLinkRoutes, { services });
   await app.register(protocolMapperRoutes, { services });
+  await app.register(evaluateScopeRoutes, { services });
   await app.register(userRoutes, { services });
   await app.register(userProfileRoutes, { services });
   await app.register(userCredentialRoutes, { services });
