@@ -13,6 +13,8 @@ import {
 import { requireOrganization } from '../admin/operations/organizations.js';
 import { cliActor } from '../admin/operations/common.js';
 import { toIdentityProviderRepresentation } from '../admin/keycloak/representations/identity-provider.js';
+import { createProviderMapper, deleteProviderMapper, listProviderMappers, MAPPER_SYNC_MODES, MAPPER_TYPES } from '../admin/operations/identity-provider-mappers.js';
+import { toProviderMapperRepresentation } from '../admin/keycloak/representations/identity-provider-mapper.js';
 import { brokerRedirectUri } from '../oauth/broker.js';
 import { SETTINGS } from '../config/defaults.js';
 import type { Store } from '../storage/store.js';
@@ -285,11 +287,61 @@ export function registerIdentityProvider(program: Command): void {
   }
   idp
     .command('delete <realm> <alias>')
-    .description("delete a provider and every user's link to it (the users stay; those without a password can no longer sign in)")
+    .description("delete a provider, its mappers and every user's link to it (the users stay; those without a password can no longer sign in)")
     .option('--yes', 'really delete (required)')
     .action(async (realmId: string, alias: string, o: { yes?: boolean }) => {
       if (!o.yes) throw new CliError(`deleting identity provider ${alias} removes every user's link to it and cannot be undone: add --yes`);
       await withStore((store) => deleteIdentityProvider(store, cliActor(), realmId, alias));
       process.stdout.write(`deleted identity provider ${alias} from realm ${realmId}\n`);
+    });
+  registerMappers(idp);
+}
+
+/** `identity-provider mapper add|list|remove`: Keycloak's identity provider mappers (docs/identity-brokering.md#mappers). */
+function registerMappers(idp: Command): void {
+  const mapper = idp.command('mapper').description("a provider's mappers (Keycloak's identity provider mappers): roles, attributes and groups set on users at sign-ins through it");
+  mapper
+    .command('add <realm> <alias> <name>')
+    .description(`add a mapper; --type is one of ${MAPPER_TYPES.map((t) => t.id).join(', ')}; its settings as --config (role=NAME or clientId.roleName, claim=PATH, claim.value=V, user.attribute=NAME, attribute=NAME, attribute.value=V, group=/PATH)`)
+    .requiredOption('--type <type>', "the mapper type (Keycloak's identityProviderMapper)")
+    .option('--sync-mode <mode>', `${MAPPER_SYNC_MODES.join(', ')}: IMPORT applies when the provider makes the user, FORCE at every sign-in, INHERIT the provider's sync mode (default LEGACY, as Keycloak)`)
+    .option('--config <key=value>', 'a config entry (repeatable)', collect, [])
+    .action(async (realmId: string, alias: string, name: string, o: { type: string; syncMode?: string; config: string[] }) => {
+      const config: Record<string, string> = {};
+      for (const kv of o.config) {
+        const eq = kv.indexOf('=');
+        if (eq <= 0) throw new CliError(`--config takes key=value, e.g. --config role=staff (got ${JSON.stringify(kv)})`);
+        config[kv.slice(0, eq)] = kv.slice(eq + 1);
+      }
+      if (o.syncMode !== undefined) config.syncMode = o.syncMode;
+      const m = await withStore((store) => createProviderMapper(store, cliActor(), realmId, alias, { name, identityProviderMapper: o.type, config }));
+      process.stdout.write(`added mapper ${terminalSafe(m.name)} (${m.type}, id ${m.id}) to identity provider ${alias} in realm ${realmId}\n`);
+    });
+  mapper
+    .command('list <realm> <alias>')
+    .description("list a provider's mappers: name, type, sync mode, config (key=value); tab-separated")
+    .option('--json', "Keycloak's IdentityProviderMapperRepresentation list")
+    .action(async (realmId: string, alias: string, o: { json?: boolean }) => {
+      const list = await withStore((store) => listProviderMappers(store, realmId, alias), { access: 'read' });
+      if (o.json) {
+        process.stdout.write(`${terminalJson(list.map(toProviderMapperRepresentation), 2)}\n`);
+        return;
+      }
+      for (const m of list) {
+        const { syncMode, ...rest } = m.config;
+        process.stdout.write(`${terminalSafe(m.name)}\t${m.type}\t${syncMode ?? 'LEGACY'}\t${terminalSafe(Object.entries(rest).map(([k, v]) => `${k}=${v}`).join(' '))}\n`);
+      }
+    });
+  mapper
+    .command('remove <realm> <alias> <name-or-id>')
+    .description('remove a mapper (what it set on users stays)')
+    .action(async (realmId: string, alias: string, which: string) => {
+      const removed = await withStore(async (store) => {
+        const m = (await listProviderMappers(store, realmId, alias)).find((x) => x.id === which || x.name === which);
+        if (!m) throw new CliError(`identity provider ${alias} has no mapper ${JSON.stringify(which)}`);
+        await deleteProviderMapper(store, cliActor(), realmId, alias, m.id);
+        return m.name;
+      });
+      process.stdout.write(`removed mapper ${terminalSafe(removed)} from identity provider ${alias} in realm ${realmId}\n`);
     });
 }

@@ -71,6 +71,12 @@ export interface BrokeredIdentity {
   email: string | undefined;
   firstName: string | undefined;
   lastName: string | undefined;
+  /**
+   * The verified claims for the provider's mappers: the ID token's, then the UserInfo's for the names the
+   * ID token does not have (Keycloak's AbstractClaimMapper looks in the ID token first). Untrusted shapes:
+   * the mappers read them defensively (src/admin/operations/identity-provider-mappers.ts).
+   */
+  claims: Record<string, unknown>;
 }
 
 /** A sign-in at the provider that did not come through: what the user is told, and what the log gets. */
@@ -199,9 +205,13 @@ export async function providerIdentity(services: Services, realm: Realm, p: Iden
   }
   const tokens = await postForm(p.config.tokenUrl!, form, headers);
   if (typeof tokens.id_token !== 'string') throw new BrokerError(FAILED, 'the token response has no id_token (is openid in the provider\'s scope?)');
-  const claims: Record<string, unknown> = { ...(await checkIdToken(services, p, tokens.id_token, await brokerValue(services.store, 'nonce', realm.id, ia.id, p.alias))) };
+  const idClaims: Record<string, unknown> = { ...(await checkIdToken(services, p, tokens.id_token, await brokerValue(services.store, 'nonce', realm.id, ia.id, p.alias))) };
+  const claims: Record<string, unknown> = { ...idClaims };
+  let mapperClaims = idClaims;
   if (p.config.userInfoUrl && p.config.disableUserInfo !== 'true' && typeof tokens.access_token === 'string') {
-    Object.assign(claims, await userInfo(p, tokens.access_token, claims.sub as string), { sub: claims.sub });
+    const info = await userInfo(p, tokens.access_token, claims.sub as string);
+    Object.assign(claims, info, { sub: claims.sub });
+    mapperClaims = { ...info, ...idClaims };
   }
   const sub = claims.sub as string;
   const email = text(claims.email, 320);
@@ -211,5 +221,6 @@ export async function providerIdentity(services: Services, realm: Realm, p: Iden
     email,
     firstName: text(claims.given_name),
     lastName: text(claims.family_name),
+    claims: mapperClaims,
   };
 }

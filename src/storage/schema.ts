@@ -506,6 +506,20 @@ export interface FederatedIdentityTable {
   created_at: number;
 }
 
+/** A mapper of an identity provider (Keycloak's identity provider mapper; src/storage/repos/identity-providers.ts). */
+export interface IdentityProviderMapperTable {
+  id: string;
+  realm_id: string;
+  /** The provider's alias. */
+  identity_provider: string;
+  name: string;
+  /** Keycloak's identityProviderMapper, e.g. oidc-role-idp-mapper. */
+  mapper_type: string;
+  /** Keycloak's config map (JSON). */
+  config: string;
+  created_at: number;
+}
+
 /** The index of user attribute values (src/storage/attribute-index.ts): one row per user, name and value key. */
 export interface UserAttributeValueTable {
   realm_id: string;
@@ -611,6 +625,7 @@ export interface Database {
   password_history: PasswordHistoryTable;
   identity_providers: IdentityProviderTable;
   federated_identities: FederatedIdentityTable;
+  identity_provider_mappers: IdentityProviderMapperTable;
   user_storage_providers: UserStorageProviderTable;
   ldap_mapper_links: LdapMapperLinkTable;
   organization_invitations: OrganizationInvitationTable;

@@ -320,7 +320,7 @@ export interface AuthorizationParams {
    * Identity brokering: the account at a provider that met an existing local user (same email or
    * username); it is linked to that user once they sign in to it here (src/oauth/broker.ts).
    */
-  brokerLink?: { alias: string; id: string; username: string; userId: string; by: 'email' | 'username' };
+  brokerLink?: { alias: string; id: string; username: string; userId: string; by: 'email' | 'username'; claims?: Record<string, unknown> };
   /** The user ticked "Remember me" on the login page (a realm with rememberMe): the session started is a remembered one. */
   rememberMe?: boolean;
   /** VERIFY_EMAIL: the address this sign-in mailed its link to already (a reload does not mail again). */
@@ -372,6 +372,23 @@ export interface IdentityProvider {
   organizationId: string | null;
   config: Record<string, string>;
   sealedClientSecret: string | null;
+  createdAt: number;
+}
+
+/**
+ * A mapper of an identity provider (Keycloak's IdentityProviderMapperRepresentation): what a sign-in
+ * through the provider sets on the local user (src/admin/operations/identity-provider-mappers.ts).
+ */
+export interface IdentityProviderMapper {
+  id: string;
+  realmId: string;
+  /** The provider's alias. */
+  identityProvider: string;
+  name: string;
+  /** Keycloak's mapper type id (identityProviderMapper). */
+  type: string;
+  /** Keycloak's config map (syncMode and the type's settings). */
+  config: Record<string, string>;
   createdAt: number;
 }
 

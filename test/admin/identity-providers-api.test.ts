@@ -206,7 +206,13 @@ for (const dialect of dialects()) {
       assert.match(String(saml.json!.errorMessage), /saml/);
       await ts.kc.identityProviders.create({ realm: REALM, alias: 'm', providerId: 'oidc', config: { ...endpoints(), clientId: 'c', clientSecret: 's' } });
       assert.deepEqual(await ts.kc.identityProviders.findMappers({ realm: REALM, alias: 'm' }), []);
-      assert.deepEqual(await ts.kc.identityProviders.findMapperTypes({ realm: REALM, alias: 'm' }), {});
+      assert.deepEqual(Object.keys(await ts.kc.identityProviders.findMapperTypes({ realm: REALM, alias: 'm' })).sort(), [
+        'hardcoded-attribute-idp-mapper',
+        'oidc-hardcoded-group-idp-mapper',
+        'oidc-hardcoded-role-idp-mapper',
+        'oidc-role-idp-mapper',
+        'oidc-user-attribute-idp-mapper',
+      ]);
       await ts.kc.identityProviders.del({ realm: REALM, alias: 'm' });
       const info = await ts.kc.serverInfo.find();
       assert.deepEqual(info.identityProviders, [
@@ -311,7 +317,8 @@ for (const dialect of dialects()) {
       const methods = (p: string) => Object.keys(doc.paths[`${base}${p}`] ?? {}).sort();
       assert.deepEqual(methods('/identity-provider/instances'), ['get', 'post']);
       assert.deepEqual(methods('/identity-provider/instances/{alias}'), ['delete', 'get', 'put']);
-      assert.deepEqual(methods('/identity-provider/instances/{alias}/mappers'), ['get']);
+      assert.deepEqual(methods('/identity-provider/instances/{alias}/mappers'), ['get', 'post']);
+      assert.deepEqual(methods('/identity-provider/instances/{alias}/mappers/{id}'), ['delete', 'get', 'put']);
       assert.deepEqual(methods('/identity-provider/instances/{alias}/mapper-types'), ['get']);
       assert.deepEqual(methods('/identity-provider/providers/{provider_id}'), ['get']);
       assert.deepEqual(methods('/identity-provider/import-config'), ['post']);

@@ -237,6 +237,24 @@ for (const dialect of dialects()) {
       assert.equal((await ts.store.identityProviders.get(REALM, 'corp'))!.config.tokenUrl, `${up.issuer}/token`);
     });
 
+    test('identity-provider mapper add, list and remove', () => {
+      okIn(['role', 'create', REALM, 'partner']);
+      okIn(['identity-provider', 'create', REALM, 'mapped', '--issuer', 'https://mapped.example', '--no-discovery', '--authorization-url', 'https://mapped.example/auth', '--token-url', 'https://mapped.example/token', '--client-id', 'c', '--client-secret-stdin'], 'mapped secret\n');
+      const added = okIn(['identity-provider', 'mapper', 'add', REALM, 'mapped', 'partner role', '--type', 'oidc-hardcoded-role-idp-mapper', '--config', 'role=partner', '--sync-mode', 'FORCE']);
+      assert.match(added, /^added mapper partner role \(oidc-hardcoded-role-idp-mapper, id [0-9a-f-]{36}\) to identity provider mapped/);
+      okIn(['identity-provider', 'mapper', 'add', REALM, 'mapped', 'dept', '--type', 'oidc-user-attribute-idp-mapper', '--config', 'claim=org.dept', '--config', 'user.attribute=department']);
+      assert.equal(okIn(['identity-provider', 'mapper', 'list', REALM, 'mapped']), 'dept\toidc-user-attribute-idp-mapper\tLEGACY\tclaim=org.dept user.attribute=department\npartner role\toidc-hardcoded-role-idp-mapper\tFORCE\trole=partner\n');
+      const json = JSON.parse(okIn(['identity-provider', 'mapper', 'list', REALM, 'mapped', '--json'])) as Array<{ name: string; identityProviderAlias: string; config: Record<string, string> }>;
+      assert.deepEqual(json.map((m) => [m.name, m.identityProviderAlias, m.config.syncMode]), [['dept', 'mapped', undefined], ['partner role', 'mapped', 'FORCE']]);
+      fails(['identity-provider', 'mapper', 'add', REALM, 'mapped', 'x', '--type', 'oidc-hardcoded-role-idp-mapper', '--config', 'role=nope'], /no role "nope"/, { status: 1 });
+      fails(['identity-provider', 'mapper', 'add', REALM, 'mapped', 'x', '--type', 'saml-role-idp-mapper'], /not supported/, { status: 1 });
+      fails(['identity-provider', 'mapper', 'add', REALM, 'mapped', 'dept', '--type', 'oidc-hardcoded-role-idp-mapper', '--config', 'role=partner'], /has a mapper named dept already/, { status: 1 });
+      assert.match(okIn(['identity-provider', 'mapper', 'remove', REALM, 'mapped', 'partner role']), /^removed mapper partner role/);
+      fails(['identity-provider', 'mapper', 'remove', REALM, 'mapped', 'partner role'], /no mapper "partner role"/, { status: 1 });
+      assert.equal(okIn(['identity-provider', 'mapper', 'list', REALM, 'mapped']).split('\n')[0]!.split('\t')[0], 'dept');
+      assert.match(okIn(['identity-provider', 'mapper', '--help']), /add(.*\n)*.*list(.*\n)*.*remove/);
+    });
+
     test('--help describes the commands', () => {
       assert.match(ok(['identity-provider', '--help']), /create(.*\n)*.*update(.*\n)*.*list(.*\n)*.*show(.*\n)*.*enable(.*\n)*.*disable(.*\n)*.*delete/);
       const create = ok(['identity-provider', 'create', '--help']);

@@ -12,6 +12,8 @@ export interface UpstreamAccount {
   preferred_username?: string;
   given_name?: string;
   family_name?: string;
+  /** Further claims, released with the profile scope when startUpstream names them in `extraClaims`. */
+  [claim: string]: unknown;
 }
 
 export interface Upstream {
@@ -25,7 +27,7 @@ export interface Upstream {
   close(): Promise<void>;
 }
 
-export async function startUpstream(opts: { redirectUri: string; authMethod?: 'client_secret_post' | 'client_secret_basic'; pkceRequired?: boolean; idTokenAlg?: string }): Promise<Upstream> {
+export async function startUpstream(opts: { redirectUri: string; authMethod?: 'client_secret_post' | 'client_secret_basic'; pkceRequired?: boolean; idTokenAlg?: string; extraClaims?: string[] }): Promise<Upstream> {
   const accounts = new Map<string, UpstreamAccount>();
   const server = http.createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -48,7 +50,7 @@ export async function startUpstream(opts: { redirectUri: string; authMethod?: 'c
     ],
     jwks: { keys: [{ ...rsa.export({ format: 'jwk' }), alg: 'RS256', use: 'sig', kid: 'rsa1' }, { ...privateKey.export({ format: 'jwk' }), alg: 'ES256', use: 'sig', kid: 'ec1' }] },
     cookies: { keys: [crypto.randomBytes(32).toString('base64url')] },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['preferred_username', 'given_name', 'family_name'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['preferred_username', 'given_name', 'family_name', ...(opts.extraClaims ?? [])] },
     scopes: ['openid', 'email', 'profile'],
     features: { devInteractions: { enabled: false } },
     pkce: { required: () => opts.pkceRequired ?? true },

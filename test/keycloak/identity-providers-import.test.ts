@@ -80,7 +80,16 @@ for (const dialect of dialects()) {
         identityProviderMappers: [
           { name: 'department', identityProviderAlias: 'corp', identityProviderMapper: 'oidc-user-attribute-idp-mapper', config: { claim: 'dept', 'user.attribute': 'department' } },
           { name: 'staff role', identityProviderAlias: 'corp', identityProviderMapper: 'oidc-role-idp-mapper', config: {} },
+          { id: 'kc-mapper-1', name: 'member', identityProviderAlias: 'corp', identityProviderMapper: 'oidc-hardcoded-role-idp-mapper', config: { role: 'member', syncMode: 'FORCE' } },
+          { name: 'staff group', identityProviderAlias: 'corp', identityProviderMapper: 'oidc-hardcoded-group-idp-mapper', config: { group: '/staff', syncMode: 'INHERIT' } },
+          { name: 'department', identityProviderAlias: 'corp', identityProviderMapper: 'hardcoded-attribute-idp-mapper', config: { attribute: 'x', 'attribute.value': 'y' } },
+          { name: 'saml roles', identityProviderAlias: 'corp', identityProviderMapper: 'saml-role-idp-mapper', config: {} },
+          { name: 'session note', identityProviderAlias: 'corp', identityProviderMapper: 'hardcoded-user-session-attribute-idp-mapper', config: {} },
+          { name: 'ghost group', identityProviderAlias: 'corp', identityProviderMapper: 'oidc-hardcoded-group-idp-mapper', config: { group: '/nowhere' } },
+          { name: 'of saml', identityProviderAlias: 'saml-idp', identityProviderMapper: 'oidc-hardcoded-role-idp-mapper', config: { role: 'member' } },
         ],
+        roles: { realm: [{ name: 'member' }] },
+        groups: [{ name: 'staff', path: '/staff' }],
         organizations: [
           { alias: 'corp-org', name: 'Corp', enabled: true, domains: [{ name: 'corp.example', verified: true }, { name: '*.corp.example', verified: true }], identityProviders: [{ alias: 'hidden' }, { alias: 'ghost' }], members: [] },
         ],
@@ -192,7 +201,20 @@ for (const dialect of dialects()) {
       skipped('jwt-auth', /clientAuthMethod "private_key_jwt" is not supported/);
       skipped('corp', /listed twice/);
       skipped('typed', /enabled must be true or false/);
-      assert.match(lineOf(report, 'mappers of identity provider corp').reason!, /^2 mapper\(s\) not moved \(department, staff role\)/);
+      // The mappers of the types Realmgate applies move (after the roles and groups they name); the others are reported.
+      assert.equal(lineOf(report, 'mappers of identity provider corp').reason, '3 mapper(s): department (oidc-user-attribute-idp-mapper), member (oidc-hardcoded-role-idp-mapper), staff group (oidc-hardcoded-group-idp-mapper); applied at sign-ins through the provider');
+      assert.match(lineOf(report, 'mapper staff role of identity provider corp').reason!, /config\.role is required/);
+      assert.match(lineOf(report, 'mapper department of identity provider corp').reason!, /a second mapper of this name/);
+      assert.match(lineOf(report, 'mapper saml roles of identity provider corp').reason!, /^type "saml-role-idp-mapper" is not one Realmgate applies/);
+      assert.match(lineOf(report, 'mapper session note of identity provider corp').reason!, /^type "hardcoded-user-session-attribute-idp-mapper" is not one Realmgate applies/);
+      assert.match(lineOf(report, 'mapper ghost group of identity provider corp').reason!, /no group "\/nowhere"/);
+      assert.match(lineOf(report, 'mapper of saml of identity provider saml-idp').reason!, /its identity provider was not imported/);
+      const mappers = await ts.store.identityProviders.mappers('moved', 'corp');
+      assert.deepEqual(mappers.map((m) => [m.name, m.type, m.config]), [
+        ['department', 'oidc-user-attribute-idp-mapper', { claim: 'dept', 'user.attribute': 'department' }],
+        ['member', 'oidc-hardcoded-role-idp-mapper', { role: 'member', syncMode: 'FORCE' }],
+        ['staff group', 'oidc-hardcoded-group-idp-mapper', { group: '/staff', syncMode: 'INHERIT' }],
+      ]);
       assert.match(lineOf(report, 'organization corp-org').reason!, /identity provider ghost left out: the file has no identity provider of this alias/);
 
       const stored = await ts.store.identityProviders.list('moved');
@@ -230,10 +252,13 @@ for (const dialect of dialects()) {
       assert.ok(await ts.store.users.get('a1a1a1a1-0000-4000-8000-0000000000a1'), 'hal is imported without the link');
     });
 
-    test('the linked user signs in through the provider as themselves (the link finds them, not the email)', async () => {
+    test('the linked user signs in through the provider as themselves (the link finds them, not the email); the imported FORCE mappers apply', async () => {
       const claims = await signInThrough('corp', { sub: 'kc-sub-dora', email: 'someone.else@corp.example', preferred_username: 'not-dora' });
       assert.equal(claims.sub, DORA);
       assert.equal(await ts.store.users.findByUsername('moved', 'not-dora'), undefined, 'no new user');
+      // member is FORCE: granted at this later sign-in; staff group INHERITs the provider's IMPORT: not joined.
+      assert.deepEqual((await ts.store.roles.mappedRoles(DORA)).map((r) => r.name), ['member']);
+      assert.deepEqual(await ts.store.groups.userGroupPaths(DORA), []);
     });
 
     test('export: providers (secrets only with secrets), organizations name theirs, users carry their links; imported back, all is kept', async () => {
@@ -256,6 +281,16 @@ for (const dialect of dialects()) {
       const users = full.users as Array<{ username: string; federatedIdentities?: unknown }>;
       assert.deepEqual(users.find((u) => u.username === 'dora')!.federatedIdentities, [{ identityProvider: 'corp', userId: 'kc-sub-dora', userName: 'dora.upstream' }]);
       assert.equal(users.find((u) => u.username === 'eve')!.federatedIdentities, undefined);
+      const exportedMappers = full.identityProviderMappers as Array<{ id: string; name: string; identityProviderAlias: string; identityProviderMapper: string; config: Record<string, string> }>;
+      assert.deepEqual(
+        exportedMappers.map((m) => [m.identityProviderAlias, m.name, m.identityProviderMapper, m.config]),
+        [
+          ['corp', 'department', 'oidc-user-attribute-idp-mapper', { claim: 'dept', 'user.attribute': 'department' }],
+          ['corp', 'member', 'oidc-hardcoded-role-idp-mapper', { role: 'member', syncMode: 'FORCE' }],
+          ['corp', 'staff group', 'oidc-hardcoded-group-idp-mapper', { group: '/staff', syncMode: 'INHERIT' }],
+        ],
+      );
+      assert.ok(exportedMappers.every((m) => typeof m.id === 'string' && m.id !== ''));
 
       // Without secrets, the providers cannot come back (as Keycloak's masked clients).
       const masked = realmOf(await importKeycloakRealms(ts.store, [{ ...plain, realm: 'moved-masked', users: [] }], { ifExists: 'fail' }, actor), 'moved-masked');
@@ -275,6 +310,8 @@ for (const dialect of dialects()) {
       assert.deepEqual(again.map((p) => [p.config, p.displayName, p.enabled, p.trustEmail, p.linkOnly]), before.map((p) => [p.config, p.displayName, p.enabled, p.trustEmail, p.linkOnly]));
       assert.equal((await ts.store.identityProviders.findLink('moved', 'corp', 'kc-sub-dora'))?.userId, DORA);
       assert.equal((await ts.store.identityProviders.findLink('moved', 'hidden', 'h-fay'))?.userId, 'f0f0f0f0-0000-4000-8000-00000000000f');
+      assert.match(lineOf(back, 'mappers of identity provider corp').reason!, /^3 mapper\(s\)/);
+      assert.deepEqual((await ts.store.identityProviders.mappers('moved', 'corp')).map((m) => m.name), ['department', 'member', 'staff group']);
       // The secret opens for the provider (sealed anew under the realm and alias) and the link still finds dora.
       const claims = await signInThrough('corp', { sub: 'kc-sub-dora', email: 'dora@moved.example' });
       assert.equal(claims.sub, DORA);

@@ -24,6 +24,7 @@ import { keyProviders } from './signing-keys.js';
 import { isPublished } from '../../crypto/keystore.js';
 import { openPrivateJwk } from '../../crypto/key-encryption.js';
 import { toFederatedIdentityRepresentation, toIdentityProviderRepresentation } from './representations/identity-provider.js';
+import { toProviderMapperRepresentation } from './representations/identity-provider-mapper.js';
 import { providerSecret } from '../operations/identity-providers.js';
 import type { IdentityProvider } from '../../storage/types.js';
 
@@ -223,6 +224,7 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   const providers = await store.identityProviders.list(realmId);
   rep.identityProviders = [];
   for (const p of providers) (rep.identityProviders as Json[]).push(await providerRepresentation(store, p, opts.withSecrets));
+  rep.identityProviderMappers = (await store.identityProviders.realmMappers(realmId)).map(toProviderMapperRepresentation);
   const all = withUsers ? await store.users.list(realmId) : [];
   const users = all.filter((u) => !u.username.startsWith('service-account-'));
   const byId = new Map(users.map((u) => [u.id, u]));

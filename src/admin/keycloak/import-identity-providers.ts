@@ -5,11 +5,14 @@ import { recordAdminEvent, type Actor } from '../operations/common.js';
 import { readIdentityProvider } from './representations/identity-provider.js';
 import { checkText, ValidationError } from '../validation.js';
 import type { RealmReportBuilder, ReportLine } from './import-report.js';
+import { checkMapper, MAPPER_TYPES } from '../operations/identity-provider-mappers.js';
+import { readProviderMapper } from './representations/identity-provider-mapper.js';
+import { ConflictError } from '../../storage/types.js';
 
 /**
  * Identity brokering in a Keycloak file: the realm's identityProviders (OpenID Connect ones move, their
  * client secret sealed), the organizations they belong to, users' federatedIdentities (their links to
- * accounts at a provider) and what does not move (other provider types, identityProviderMappers).
+ * accounts at a provider), the providers' mappers, and what does not move (other provider types).
  * Everything is read and checked before the import's transaction; what needs the database (the
  * organization, the secret's seal, a provider or link stored already) is checked in it, before the
  * write, so that a provider or link refused is a line of the report, never a failed import.
@@ -274,23 +277,48 @@ export async function storeFileLinks(
 }
 
 /**
- * Keycloak's identityProviderMappers (the realm's list, by provider): they do not move. Realmgate takes a
- * new user's username, email and names from the provider's standard claims (preferred_username, email,
- * given_name, family_name), as Keycloak does without mappers. One line per provider.
+ * Keycloak's identityProviderMappers (the realm's list, each naming its provider by alias), stored after
+ * the providers, roles and groups they name: a mapper of a type Realmgate applies (identity-provider-
+ * mappers.ts MAPPER_TYPES) is checked by the admin API's rules and stored; one of another type, of a
+ * provider that did not move, naming a role or group the realm does not have, or a name listed twice for
+ * its provider is a line of the report, never a failed import.
  */
-export function reportProviderMappers(list: unknown[], report: RealmReportBuilder): void {
-  const byProvider = new Map<string, string[]>();
-  for (const raw of list) {
+export async function storeFileProviderMappers(store: Store, realmId: string, list: unknown[], report: RealmReportBuilder, actor: Actor): Promise<void> {
+  const stored = new Map<string, string[]>();
+  for (const [i, raw] of list.entries()) {
     const m = isObject(raw) ? raw : {};
-    const alias = typeof m.identityProviderAlias === 'string' ? m.identityProviderAlias : '?';
-    const name = typeof m.name === 'string' ? m.name : typeof m.identityProviderMapper === 'string' ? m.identityProviderMapper : '?';
-    byProvider.set(alias, [...(byProvider.get(alias) ?? []), name]);
+    const alias = typeof m.identityProviderAlias === 'string' && m.identityProviderAlias !== '' ? m.identityProviderAlias : undefined;
+    const name = typeof m.name === 'string' && m.name !== '' ? m.name : `#${i + 1} of identityProviderMappers`;
+    const element = `mapper ${name} of identity provider ${alias ?? '?'}`;
+    try {
+      if (!isObject(raw)) throw new ValidationError('the entry must be an object');
+      if (!alias) throw new ValidationError('no identityProviderAlias');
+      const fields = readProviderMapper(raw);
+      const type = fields.identityProviderMapper ?? '';
+      if (!MAPPER_TYPES.some((t) => t.id === type)) {
+        report.skipped(element, `type ${JSON.stringify(type.slice(0, 100))} is not one Realmgate applies (${MAPPER_TYPES.map((t) => t.id).join(', ')})`);
+        continue;
+      }
+      // Never looked up (PostgreSQL cannot even compare a NUL): no provider has such an alias.
+      const p = /[\x00-\x1f\x7f]/.test(alias) ? undefined : await store.identityProviders.get(realmId, alias);
+      if (!p) {
+        report.skipped(element, 'its identity provider was not imported');
+        continue;
+      }
+      const mapper = await checkMapper(store, p, { ...fields, identityProviderAlias: alias });
+      // Looked for before the insert: a unique violation would end the import's PostgreSQL transaction.
+      if ((await store.identityProviders.mappers(realmId, alias)).some((x) => x.name === mapper.name)) throw new ConflictError('taken');
+      await store.identityProviders.createMapper(mapper);
+      await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId, operation: 'CREATE', resourceType: 'IDENTITY_PROVIDER_MAPPER', resourcePath: `identity-provider/instances/${alias}/mappers/${mapper.id}`, representation: { name: mapper.name, identityProviderMapper: mapper.type, config: mapper.config } });
+      stored.set(alias, [...(stored.get(alias) ?? []), `${mapper.name} (${mapper.type})`]);
+    } catch (err) {
+      if (err instanceof ConflictError) report.skipped(element, 'a second mapper of this name for the provider: the first was imported');
+      else if (err instanceof ValidationError) report.skipped(element, message(err));
+      else throw err;
+    }
   }
-  for (const [alias, names] of byProvider) {
+  for (const [alias, names] of stored) {
     const shown = names.length > 10 ? `${names.slice(0, 10).join(', ')}, ...` : names.join(', ');
-    report.skipped(
-      `mappers of identity provider ${alias}`,
-      `${names.length} mapper(s) not moved (${shown}): Realmgate takes a new user's username, email and names from the provider's standard claims (preferred_username, email, given_name, family_name) and sets no attributes, roles or groups from them`,
-    );
+    report.imported(`mappers of identity provider ${alias}`, `${names.length} mapper(s): ${shown}; applied at sign-ins through the provider`);
   }
 }

@@ -8,6 +8,7 @@ import { ConflictError, IDENTITY_PROVIDER_TYPES, type FederatedIdentity, type Id
 import { openProviderSecret, sealProviderSecret } from '../../crypto/broker-secrets.js';
 import { LIMITS, NotFound, USERNAME_RE, ValidationError, checkText, isLoopbackHost } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
+import { applyProviderMappers } from './identity-provider-mappers.js';
 
 /**
  * Identity brokering's administration: the realm's OpenID Connect providers (Keycloak's identity
@@ -305,6 +306,8 @@ export interface ProviderAccount {
   email: string | undefined;
   firstName: string | undefined;
   lastName: string | undefined;
+  /** The provider's verified claims, for its mappers (identity-provider-mappers.ts); undefined: the claim mappers do nothing. */
+  claims?: Record<string, unknown>;
 }
 
 export type BrokeredUser =
@@ -344,20 +347,25 @@ async function emailToSync(store: Store, p: IdentityProvider, user: User, email:
   return email;
 }
 
-/** The user the account is linked to, if it is (syncMode FORCE brings its names and email up to date). */
+/**
+ * The user the account is linked to, if it is. syncMode FORCE brings its names and email up to date, and
+ * the provider's mappers apply (FORCE and LEGACY ones), in one transaction.
+ */
 async function linkedUser(store: Store, p: IdentityProvider, a: ProviderAccount): Promise<BrokeredUser | undefined> {
   const link = await store.identityProviders.findLink(p.realmId, p.alias, a.id);
   if (!link) return undefined;
   const user = await store.users.get(link.userId);
   if (!user || !user.enabled) return { kind: 'refused', reason: 'the linked user is disabled' };
-  if (p.config.syncMode === 'FORCE') {
-    const patch = { email: (await emailToSync(store, p, user, a.email)) ?? user.email, firstName: a.firstName ?? user.firstName, lastName: a.lastName ?? user.lastName };
-    if (patch.email !== user.email || patch.firstName !== user.firstName || patch.lastName !== user.lastName) {
-      await store.users.update(user.id, { ...patch, ...(patch.email !== user.email ? { emailVerified: p.trustEmail } : {}) });
-      return { kind: 'linked', user: { ...user, ...patch } };
+  await store.transaction(async (tx) => {
+    if (p.config.syncMode === 'FORCE') {
+      const patch = { email: (await emailToSync(tx, p, user, a.email)) ?? user.email, firstName: a.firstName ?? user.firstName, lastName: a.lastName ?? user.lastName };
+      if (patch.email !== user.email || patch.firstName !== user.firstName || patch.lastName !== user.lastName) {
+        await tx.users.update(user.id, { ...patch, ...(patch.email !== user.email ? { emailVerified: p.trustEmail } : {}) });
+      }
     }
-  }
-  return { kind: 'linked', user };
+    await applyProviderMappers(tx, p, user.id, { created: false, claims: a.claims });
+  });
+  return { kind: 'linked', user: (await store.users.get(user.id)) ?? user };
 }
 
 export async function brokeredUser(store: Store, p: IdentityProvider, a: ProviderAccount, again = false): Promise<BrokeredUser> {
@@ -407,15 +415,22 @@ async function newBrokeredUser(store: Store, p: IdentityProvider, a: ProviderAcc
     });
     for (const g of u.groups) await tx.groups.addMember(g, id);
     await tx.identityProviders.link({ realmId: p.realmId, identityProvider: p.alias, federatedUserId: a.id, federatedUsername: a.username.slice(0, 255), userId: id, createdAt: t });
+    // Every mapper applies to a user the provider made (Keycloak's importNewUser), with the user.
+    await applyProviderMappers(tx, p, id, { created: true, claims: a.claims });
   });
 }
 
 /**
  * Links the account to a user who just proved they own the local account (its password, and its
  * authenticator when it has one), after the provider's account met an existing one; a member of the
- * provider's organization from then on. A ConflictError when the account was linked meanwhile.
+ * provider's organization from then on. The provider's FORCE and LEGACY mappers apply as at a later
+ * sign-in (the user was not made by the provider), from the claims kept with the pending link; all in one
+ * transaction. A ConflictError when the account was linked meanwhile.
  */
-export async function linkAfterSignIn(store: Store, p: IdentityProvider, user: User, a: { id: string; username: string }): Promise<void> {
-  await store.identityProviders.link({ realmId: p.realmId, identityProvider: p.alias, federatedUserId: a.id, federatedUsername: a.username.slice(0, 255), userId: user.id, createdAt: now() });
-  if (p.organizationId && !(await store.organizationAdmin.isMember(p.organizationId, user.id))) await store.users.addMembership(user.id, p.organizationId);
+export async function linkAfterSignIn(store: Store, p: IdentityProvider, user: User, a: { id: string; username: string; claims?: Record<string, unknown> }): Promise<void> {
+  await store.transaction(async (tx) => {
+    await tx.identityProviders.link({ realmId: p.realmId, identityProvider: p.alias, federatedUserId: a.id, federatedUsername: a.username.slice(0, 255), userId: user.id, createdAt: now() });
+    if (p.organizationId && !(await tx.organizationAdmin.isMember(p.organizationId, user.id))) await tx.users.addMembership(user.id, p.organizationId);
+    await applyProviderMappers(tx, p, user.id, { created: false, claims: a.claims });
+  });
 }

@@ -17,7 +17,7 @@ import { MAX_OTP_PER_USER } from './otp.js';
 import { MAX_WEBAUTHN_PER_USER } from './webauthn.js';
 import { importWebAuthnCredential, type ImportedWebAuthn } from '../keycloak/webauthn-credentials.js';
 import { readFileMappers, storeFileMappers, type FileMappers } from '../keycloak/import-mappers.js';
-import { readFileLinks, readFileProviders, reportProviderMappers, storeFileLinks, storeFileProviders, type FileLink, type FileProvider, type ProviderOrganization, type ProviderOutcomes } from '../keycloak/import-identity-providers.js';
+import { readFileLinks, readFileProviders, storeFileProviderMappers, storeFileLinks, storeFileProviders, type FileLink, type FileProvider, type ProviderOrganization, type ProviderOutcomes } from '../keycloak/import-identity-providers.js';
 import { importWebAuthnPolicy, withoutWebAuthnPolicy } from '../keycloak/webauthn-import.js';
 import { PASSWORDLESS_PREFIX } from '../webauthn-policy.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
@@ -313,6 +313,8 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   const providers = await importIdentityProviders(store, realm.id, ready, organizations, users, report, actor);
   const groups = await importGroups(store, realm.id, rep, ready.groups, ready.users, users, ready.roles.serviceAccounts, clients, report, actor);
   const roles = await importRoles(store, realm.id, rep, ready.roles, ready.users, users, clients, groups, report);
+  // After the roles and groups they name.
+  await storeFileProviderMappers(store, realm.id, list(rep.identityProviderMappers), report, actor);
   await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size, roles: roles.created, groups: groups.stored.length, identityProviders: providers } });
   return { masterAdmins: roles.masterAdmins };
 }
@@ -518,7 +520,6 @@ async function importIdentityProviders(
 }
 
 function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
-  reportProviderMappers(list(rep.identityProviderMappers), report);
   const components = obj(rep.components);
   void components; // user federation (LDAP) is imported by storeFileUserStorage
   const otherActions = list(rep.requiredActions).map(obj).filter((a) => a.enabled === true && !(REQUIRED_ACTIONS as readonly unknown[]).includes(a.alias)).map((a) => String(a.alias));

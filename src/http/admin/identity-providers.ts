@@ -22,7 +22,9 @@ import { IDENTITY_PROVIDER_FACTORIES } from '../../admin/keycloak/representation
 import { asObject } from '../../admin/keycloak/read-json.js';
 import { NotFound, ValidationError } from '../../admin/validation.js';
 import type { IdentityProvider, Realm } from '../../storage/types.js';
-import { actorOf, requireRole } from './authenticate.js';
+import { actorOf, mappingGuard, requireRole } from './authenticate.js';
+import { createProviderMapper, deleteProviderMapper, listProviderMappers, requireProviderMapper, updateProviderMapper } from '../../admin/operations/identity-provider-mappers.js';
+import { providerMapperTypes, readProviderMapper, toProviderMapperRepresentation } from '../../admin/keycloak/representations/identity-provider-mapper.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { userTarget, type UserReq } from './users.js';
 import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
@@ -51,6 +53,8 @@ interface ListQuery {
   max?: number;
 }
 type AliasReq = { Params: { realm: string; alias: string } };
+type MapperReq = { Params: { realm: string; alias: string; id: string } };
+const mapperParams = params({ alias: { type: 'string', maxLength: 255 }, id: { type: 'string', maxLength: 64 } });
 
 /** Keycloak's config key of a provider's organization, which its admin API never takes from a provider update. */
 const ORGANIZATION_ATTRIBUTE = 'kc.org';
@@ -186,25 +190,86 @@ export async function identityProviderRoutes(app: FastifyInstance, opts: { servi
     },
   );
 
+  // ---- The provider's mappers (IdentityProviderResource: mappers, mapper-types) ----
+
   app.get<AliasReq>(
     '/realms/:realm/identity-provider/instances/:alias/mappers',
-    { schema: { tags, summary: "An identity provider's mappers: always none (Realmgate has no identity provider mappers)", params: aliasParams, security } },
+    { schema: { tags, summary: "An identity provider's mappers (IdentityProviderMapperRepresentation), by name", params: aliasParams, security } },
     async (req) => {
       const caller = callerOf(req);
       const realm = await realmFor(caller, req.params.realm, 'view-identity-providers');
-      await providerAt(realm, req.params.alias);
-      return [];
+      const p = await providerAt(realm, req.params.alias);
+      return (await listProviderMappers(store, realm.id, p.alias)).map(toProviderMapperRepresentation);
+    },
+  );
+
+  app.post<AliasReq>(
+    '/realms/:realm/identity-provider/instances/:alias/mappers',
+    {
+      schema: {
+        tags,
+        summary: 'Add a mapper: 400 for an unknown type or a role or group that does not exist, 409 for a name the provider has already, 403 for an admin role the caller may not grant',
+        params: aliasParams,
+        body: anyObject,
+        response: created201,
+        security,
+      },
+    },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await realmFor(caller, req.params.realm, 'manage-identity-providers');
+      const p = await providerAt(realm, req.params.alias);
+      const m = await createProviderMapper(store, actorOf(caller), realm.id, p.alias, readProviderMapper(req.body), mappingGuard(caller));
+      return created(services, reply, `${encodeURIComponent(realm.id)}/identity-provider/instances/${encodeURIComponent(p.alias)}/mappers/${encodeURIComponent(m.id)}`);
+    },
+  );
+
+  app.get<MapperReq>(
+    '/realms/:realm/identity-provider/instances/:alias/mappers/:id',
+    { schema: { tags, summary: 'Read a mapper of an identity provider', params: mapperParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await realmFor(caller, req.params.realm, 'view-identity-providers');
+      const p = await providerAt(realm, req.params.alias);
+      return toProviderMapperRepresentation(await requireProviderMapper(store, realm.id, p.alias, req.params.id));
+    },
+  );
+
+  app.put<MapperReq>(
+    '/realms/:realm/identity-provider/instances/:alias/mappers/:id',
+    { schema: { tags, summary: "Replace a mapper's name, type and config (what is left out is kept)", params: mapperParams, body: anyObject, response: noContent204, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await realmFor(caller, req.params.realm, 'manage-identity-providers');
+      const p = await providerAt(realm, req.params.alias);
+      const fields = readProviderMapper(req.body);
+      const id = (req.body as { id?: unknown }).id;
+      if (typeof id === 'string' && id !== '' && id !== req.params.id) throw new ValidationError("the mapper's id is the one of the path");
+      await updateProviderMapper(store, actorOf(caller), realm.id, p.alias, req.params.id, fields, mappingGuard(caller));
+      return reply.code(204).send();
+    },
+  );
+
+  app.delete<MapperReq>(
+    '/realms/:realm/identity-provider/instances/:alias/mappers/:id',
+    { schema: { tags, summary: 'Delete a mapper of an identity provider (what it set on users stays)', params: mapperParams, response: noContent204, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await realmFor(caller, req.params.realm, 'manage-identity-providers');
+      const p = await providerAt(realm, req.params.alias);
+      await deleteProviderMapper(store, actorOf(caller), realm.id, p.alias, req.params.id);
+      return reply.code(204).send();
     },
   );
 
   app.get<AliasReq>(
     '/realms/:realm/identity-provider/instances/:alias/mapper-types',
-    { schema: { tags, summary: 'The mapper types an identity provider takes: none', params: aliasParams, security } },
+    { schema: { tags, summary: 'The mapper types an OpenID Connect provider takes (IdentityProviderMapperTypeRepresentation by id)', params: aliasParams, security } },
     async (req) => {
       const caller = callerOf(req);
       const realm = await realmFor(caller, req.params.realm, 'view-identity-providers');
       await providerAt(realm, req.params.alias);
-      return {};
+      return providerMapperTypes();
     },
   );
 

@@ -3,6 +3,7 @@ import type { Services } from '../../services.js';
 import type { IdentityProvider, Interaction, Realm } from '../../storage/types.js';
 import { BrokerError, interactionOfState, providerAuthorizationUrl, providerIdentity } from '../../oauth/broker.js';
 import { brokeredUser } from '../../admin/operations/identity-providers.js';
+import { claimsToKeep } from '../../admin/operations/identity-provider-mappers.js';
 import { nextStep } from '../../oauth/authorize/interaction.js';
 import { BAD_FORM, advance, checkCsrf, completeSignIn, field, load, render, type Req } from './routes.js';
 import { htmlErrorHandler, renderError } from './render.js';
@@ -80,7 +81,9 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
     const found = await brokeredUser(services.store, p, identity);
     if (found.kind === 'refused') return fail('Your account at this identity provider cannot sign in here.', found.reason);
     if (found.kind === 'existing') {
-      await services.store.interactions.update(l.ia.id, { params: { ...l.ia.params, brokerLink: { alias, id: identity.id, username: identity.username.slice(0, 255), userId: found.user.id, by: found.by } } });
+      // The claims the provider's mappers read wait with the link (they apply once the owner proves it).
+      const claims = await claimsToKeep(services.store, p, identity.claims);
+      await services.store.interactions.update(l.ia.id, { params: { ...l.ia.params, brokerLink: { alias, id: identity.id, username: identity.username.slice(0, 255), userId: found.user.id, by: found.by, ...(claims ? { claims } : {}) } } });
       return advance(services, reply, l);
     }
     const { user } = found;

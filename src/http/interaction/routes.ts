@@ -234,7 +234,7 @@ async function linkBrokeredAccount(services: Services, req: FastifyRequest, l: L
   await services.store.interactions.update(l.ia.id, { params });
   if (!provider) return;
   try {
-    await linkAfterSignIn(services.store, provider, user, { id: link.id, username: link.username });
+    await linkAfterSignIn(services.store, provider, user, { id: link.id, username: link.username, claims: link.claims });
     await services.audit.record({ realmId: l.realm.id, type: 'FEDERATED_IDENTITY_LINK', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip, reason: `identity provider ${link.alias}` });
   } catch (err) {
     if (!(err instanceof ConflictError)) throw err;

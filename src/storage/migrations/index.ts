@@ -47,6 +47,7 @@ import * as ldapMapperLinks from './2026-11-29T1130_ldap_mapper_links.js';
 import * as organizationInvitations from './2026-11-29T1150_organization_invitations.js';
 import * as organizationRedirectUrl from './2026-11-29T1700_organization_redirect_url.js';
 import * as clientOptionalScopes from './2026-11-29T2200_client_optional_scopes.js';
+import * as identityProviderMappers from './2026-11-29T2300_identity_provider_mappers.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -98,4 +99,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T1150_organization_invitations': organizationInvitations,
   '2026-11-29T1700_organization_redirect_url': organizationRedirectUrl,
   '2026-11-29T2200_client_optional_scopes': clientOptionalScopes,
+  '2026-11-29T2300_identity_provider_mappers': identityProviderMappers,
 };

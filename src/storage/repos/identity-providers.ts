@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
-import { ConflictError, type FederatedIdentity, type IdentityProvider, type IdentityProviderType } from '../types.js';
+import { ConflictError, type FederatedIdentity, type IdentityProvider, type IdentityProviderMapper, type IdentityProviderType } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 
 type ProviderRow = Database['identity_providers'];
@@ -55,6 +55,20 @@ function toLink(r: LinkRow): FederatedIdentity {
   };
 }
 
+type MapperRow = Database['identity_provider_mappers'];
+
+function toMapper(r: MapperRow): IdentityProviderMapper {
+  return {
+    id: r.id,
+    realmId: r.realm_id,
+    identityProvider: r.identity_provider,
+    name: r.name,
+    type: r.mapper_type,
+    config: JSON.parse(r.config) as Record<string, string>,
+    createdAt: Number(r.created_at),
+  };
+}
+
 /** A realm's identity providers and its users' accounts at them (Keycloak's federated identities). */
 export class IdentityProviderRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -86,10 +100,11 @@ export class IdentityProviderRepository {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  /** Deletes the provider and every user's link to it, in one transaction. */
+  /** Deletes the provider, its mappers and every user's link to it, in one transaction. */
   async delete(realmId: string, alias: string): Promise<boolean> {
     return inTransaction(this.db, async (trx) => {
       await trx.deleteFrom('federated_identities').where('realm_id', '=', realmId).where('identity_provider', '=', alias).execute();
+      await trx.deleteFrom('identity_provider_mappers').where('realm_id', '=', realmId).where('identity_provider', '=', alias).execute();
       const r = await trx.deleteFrom('identity_providers').where('realm_id', '=', realmId).where('alias', '=', alias).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
     });
@@ -135,6 +150,60 @@ export class IdentityProviderRepository {
 
   async unlink(userId: string, alias: string): Promise<boolean> {
     const r = await this.db.deleteFrom('federated_identities').where('user_id', '=', userId).where('identity_provider', '=', alias).executeTakeFirst();
+    return Number(r.numDeletedRows) === 1;
+  }
+
+  // ---- The providers' mappers (Keycloak's identity provider mappers) ----
+
+  /** A provider's mappers, by name. */
+  async mappers(realmId: string, alias: string): Promise<IdentityProviderMapper[]> {
+    const rows = await this.db.selectFrom('identity_provider_mappers').selectAll().where('realm_id', '=', realmId).where('identity_provider', '=', alias).orderBy('name').orderBy('id').execute();
+    return rows.map(toMapper);
+  }
+
+  /** Every mapper of the realm's providers, by provider and name (the export). */
+  async realmMappers(realmId: string): Promise<IdentityProviderMapper[]> {
+    const rows = await this.db.selectFrom('identity_provider_mappers').selectAll().where('realm_id', '=', realmId).orderBy('identity_provider').orderBy('name').execute();
+    return rows.map(toMapper);
+  }
+
+  async mapper(realmId: string, alias: string, id: string): Promise<IdentityProviderMapper | undefined> {
+    const r = await this.db.selectFrom('identity_provider_mappers').selectAll().where('realm_id', '=', realmId).where('identity_provider', '=', alias).where('id', '=', id).executeTakeFirst();
+    return r ? toMapper(r) : undefined;
+  }
+
+  /** Adds a mapper; a ConflictError when the provider has one of that name. */
+  async createMapper(m: IdentityProviderMapper): Promise<void> {
+    try {
+      await this.db
+        .insertInto('identity_provider_mappers')
+        .values({ id: m.id, realm_id: m.realmId, identity_provider: m.identityProvider, name: m.name, mapper_type: m.type, config: JSON.stringify(m.config), created_at: m.createdAt })
+        .execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`identity provider ${m.identityProvider} has a mapper named ${m.name} already`);
+      throw err;
+    }
+  }
+
+  /** Replaces a mapper's name, type and config; a ConflictError when another mapper of the provider has the name. */
+  async updateMapper(m: IdentityProviderMapper): Promise<boolean> {
+    try {
+      const r = await this.db
+        .updateTable('identity_provider_mappers')
+        .set({ name: m.name, mapper_type: m.type, config: JSON.stringify(m.config) })
+        .where('realm_id', '=', m.realmId)
+        .where('identity_provider', '=', m.identityProvider)
+        .where('id', '=', m.id)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`identity provider ${m.identityProvider} has a mapper named ${m.name} already`);
+      throw err;
+    }
+  }
+
+  async deleteMapper(realmId: string, alias: string, id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('identity_provider_mappers').where('realm_id', '=', realmId).where('identity_provider', '=', alias).where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) === 1;
   }
 }

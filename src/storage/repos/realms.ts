@@ -174,6 +174,7 @@ export class RealmRepository {
         'webauthn_challenges',
         'password_history',
         'federated_identities',
+        'identity_provider_mappers',
         'identity_providers',
         'roles',
         'groups',
