@@ -94,6 +94,10 @@ const jwksByUrl = new Map<string, JWTVerifyGetKey>();
 export function forgetProviderKeys(): void {
   jwksByUrl.clear();
 }
+/** Forgets the key set fetched from one provider's JWKS URL (the admin API's reload-keys); true when one was cached. */
+export function forgetProviderKeysAt(jwksUrl: string): boolean {
+  return jwksByUrl.delete(jwksUrl);
+}
 function remoteKeys(url: string): JWTVerifyGetKey {
   let k = jwksByUrl.get(url);
   if (!k) {

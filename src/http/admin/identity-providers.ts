@@ -28,6 +28,7 @@ import { providerMapperTypes, readProviderMapper, toProviderMapperRepresentation
 import { callerOf, created, loadRealm } from './plugin.js';
 import { userTarget, type UserReq } from './users.js';
 import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
+import { forgetProviderKeysAt } from '../../oauth/broker.js';
 
 const tags = ['identity-providers'];
 const aliasParams = params({ alias: { type: 'string', maxLength: 255 } });
@@ -310,6 +311,27 @@ export async function identityProviderRoutes(app: FastifyInstance, opts: { servi
       const issuer = fromUrl.endsWith(WELL_KNOWN) ? fromUrl.slice(0, -WELL_KNOWN.length) : fromUrl;
       const config = await discoverProvider(issuer);
       return { ...config, metadataDescriptorUrl: fromUrl };
+    },
+  );
+
+  app.get<AliasReq>(
+    '/realms/:realm/identity-provider/instances/:alias/reload-keys',
+    {
+      schema: {
+        tags,
+        summary: "Drop this server's cached keys of the provider (its JWKS URL's key set, fetched again at the next sign-in): true when the provider checks signatures with keys from a JWKS URL, false when it has no keys to reload",
+        params: aliasParams,
+        security,
+      },
+    },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await realmFor(caller, req.params.realm, 'manage-identity-providers');
+      const p = await providerAt(realm, req.params.alias);
+      // Keycloak's OIDCIdentityProvider.reloadKeys: only a provider validating signatures with a JWKS URL has keys to reload.
+      if (p.config.validateSignature !== 'true' || !p.config.jwksUrl) return false;
+      forgetProviderKeysAt(p.config.jwksUrl);
+      return true;
     },
   );
 

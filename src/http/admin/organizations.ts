@@ -12,6 +12,8 @@ import {
   updateOrganization,
 } from '../../admin/operations/organizations.js';
 import { userOrganizations } from '../../admin/operations/users.js';
+import { linkOrganizationProvider, organizationProvider, organizationProviders, unlinkOrganizationProvider } from '../../admin/operations/organization-identity-providers.js';
+import { toIdentityProviderRepresentation } from '../../admin/keycloak/representations/identity-provider.js';
 import { readMemberId, readOrganization, toMemberRepresentation, toOrganizationRepresentation } from '../../admin/keycloak/representations/organization.js';
 import { NotFound, ValidationError } from '../../admin/validation.js';
 import type { Realm } from '../../storage/types.js';
@@ -23,6 +25,17 @@ import { anyObject, created201, noContent204, params, realmParams, security } fr
 const tags = ['organizations'];
 const orgParams = params({ id: { type: 'string', maxLength: 64 } });
 const memberParams = params({ id: { type: 'string', maxLength: 64 }, userId: { type: 'string', maxLength: 64 } });
+const orgIdpParams = params({ id: { type: 'string', maxLength: 64 }, alias: { type: 'string', maxLength: 255 } });
+
+/**
+ * Keycloak's body of an identity provider link: its alias or internal id, a JSON string or bare (as
+ * keycloak-admin-client sends it); surrounding whitespace and quotes are trimmed, as Keycloak trims them.
+ */
+function readProviderRef(body: unknown): string {
+  const ref = typeof body === 'string' ? body.trim().replace(/^"|"$/g, '').trim() : '';
+  if (ref === '' || ref.length > 255) throw new ValidationError("the body must be the identity provider's alias (or id) as a JSON string");
+  return ref;
+}
 const page = {
   type: 'object',
   properties: {
@@ -183,6 +196,62 @@ export async function organizationRoutes(app: FastifyInstance, opts: { services:
       const user = await store.users.get(req.params.userId);
       if (!user || user.realmId !== realm.id) throw new NotFound('User not found');
       await removeMember(store, { realmId: realm.id, organization: org.id, user: user.id }, actorOf(caller));
+      return reply.code(204).send();
+    },
+  );
+
+  // ---- The organization's identity providers (OrganizationIdentityProvidersResource) ----
+
+  app.get<{ Params: { realm: string; id: string } }>(
+    '/realms/:realm/organizations/:id/identity-providers',
+    { schema: { tags, summary: "The identity providers linked to an organization (client secrets masked)", params: orgParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await realmFor(caller, req.params.realm, 'view-realm');
+      const org = await orgById(realm, req.params.id);
+      return (await organizationProviders(store, realm.id, org.id)).map((p) => toIdentityProviderRepresentation(p));
+    },
+  );
+
+  app.post<{ Params: { realm: string; id: string } }>(
+    '/realms/:realm/organizations/:id/identity-providers',
+    {
+      schema: {
+        tags,
+        summary: "Link an identity provider to an organization; the body is its alias (or id) as a JSON string. 400 for an unknown provider or one of another organization, 409 if it is this organization's already",
+        params: orgParams,
+        response: noContent204,
+        security,
+      },
+    },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await realmFor(caller, req.params.realm, 'manage-realm');
+      const org = await orgById(realm, req.params.id);
+      await linkOrganizationProvider(store, actorOf(caller), realm.id, org.id, readProviderRef(req.body));
+      return reply.code(204).send();
+    },
+  );
+
+  app.get<{ Params: { realm: string; id: string; alias: string } }>(
+    '/realms/:realm/organizations/:id/identity-providers/:alias',
+    { schema: { tags, summary: "An identity provider of an organization; 404 if the organization has none of that alias", params: orgIdpParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await realmFor(caller, req.params.realm, 'view-realm');
+      const org = await orgById(realm, req.params.id);
+      return toIdentityProviderRepresentation(await organizationProvider(store, realm.id, org.id, req.params.alias));
+    },
+  );
+
+  app.delete<{ Params: { realm: string; id: string; alias: string } }>(
+    '/realms/:realm/organizations/:id/identity-providers/:alias',
+    { schema: { tags, summary: "Unlink an identity provider from an organization (the provider stays; its kc.org.domain goes)", params: orgIdpParams, response: noContent204, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await realmFor(caller, req.params.realm, 'manage-realm');
+      const org = await orgById(realm, req.params.id);
+      await unlinkOrganizationProvider(store, actorOf(caller), realm.id, org.id, req.params.alias);
       return reply.code(204).send();
     },
   );

@@ -9,6 +9,7 @@ import { authenticateAdmin } from './authenticate.js';
 import { realmRoutes } from './realms.js';
 import { realmImportRoutes } from './realm-import.js';
 import { clientRoutes } from './clients.js';
+import { clientCertificateRoutes } from './client-certificates.js';
 import { groupRoutes } from './groups.js';
 import { roleRoutes } from './roles.js';
 import { realmInfoRoutes } from './realm-info.js';
@@ -96,6 +97,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(realmRoutes, { services });
   await app.register(realmImportRoutes, { services });
   await app.register(clientRoutes, { services });
+  await app.register(clientCertificateRoutes, { services });
   await app.register(roleRoutes, { services });
   await app.register(groupRoutes, { services });
   await app.register(realmInfoRoutes, { services });
