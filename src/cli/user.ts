@@ -1,6 +1,6 @@
 import { registerUserActionsEmail } from './user-actions-email.js';
 import type { Command } from 'commander';
-import { CliError, collect, intArg, passwordFrom, withStore } from './common.js';
+import { collect, intArg, passwordFrom, withStore } from './common.js';
 import { tellingClients } from './backchannel.js';
 import { createUser, listUsers, setUserPassword } from '../admin/operations.js';
 import { registerUserLifecycle } from './user-lifecycle.js';

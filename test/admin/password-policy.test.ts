@@ -1,7 +1,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
-import { realmPath, REALM, PASSWORD } from '../helpers/server.js';
+import { realmPath, REALM } from '../helpers/server.js';
 import { CookieJar, authorizeQuery, inject, pageKind, parseForm, runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { verifyPassword } from '../../src/crypto/passwords.js';
 import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';

@@ -5,8 +5,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import { dialects } from '../helpers/db.js';
-import { PASSWORD, REALM, realmPath } from '../helpers/server.js';
-import { CookieJar, authorizeQuery, inject, parseForm, runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { PASSWORD, REALM } from '../helpers/server.js';
+import { loginStatus as loginAttempt, runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { ADMIN_USERNAME, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 const MASK = '**********';
@@ -37,19 +37,7 @@ for (const dialect of dialects()) {
     });
 
     /** One attempt at the login page: 303 when the password is accepted, 200 when not, 429 when locked. */
-    async function loginStatus(username: string, password: string, ip: string): Promise<number> {
-      const jar = new CookieJar();
-      const start = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`);
-      const form = parseForm((await inject(ts.app, jar, 'GET', start.headers.location as string)).body);
-      const res = await ts.app.inject({
-        method: 'POST',
-        url: form.action,
-        remoteAddress: ip,
-        headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({ csrf: form.csrf, username, password }).toString(),
-      });
-      return res.statusCode;
-    }
+    const loginStatus = (username: string, password: string, ip: string): Promise<number> => loginAttempt(ts, username, password, ip);
     const adminId = async (): Promise<string> => (await ts.kc.users.find({ realm: 'master', username: ADMIN_USERNAME, exact: true }))[0]!.id!;
 
     test("clearEvents deletes the realm's events (another realm's stay); the clearing is an admin event naming who", async () => {

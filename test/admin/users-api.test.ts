@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { basic, realmPath, REALM, PASSWORD } from '../helpers/server.js';
-import { CookieJar, authorizeQuery, inject, parseForm, runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { CookieJar, loginStatus as loginAttempt, runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 const OIDC = '/protocol/openid-connect';
@@ -26,20 +26,7 @@ for (const dialect of dialects()) {
       assert.equal(res.statusCode, 200, res.body);
       return { ...res.json(), jar: r.jar };
     }
-    /** One attempt at the login page: 303 when the password is accepted, 200 (the page again) when not. */
-    async function loginStatus(username: string, password: string, ip = '127.0.0.1'): Promise<number> {
-      const jar = new CookieJar();
-      const start = await inject(ts.app, jar, 'GET', `${realmPath(`${OIDC}/auth`)}?${authorizeQuery(ts)}`);
-      const form = parseForm((await inject(ts.app, jar, 'GET', start.headers.location as string)).body);
-      const res = await ts.app.inject({
-        method: 'POST',
-        url: form.action,
-        remoteAddress: ip,
-        headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({ csrf: form.csrf, username, password }).toString(),
-      });
-      return res.statusCode;
-    }
+    const loginStatus = (username: string, password: string, ip?: string): Promise<number> => loginAttempt(ts, username, password, ip);
     const userinfo = async (token: string): Promise<number> => (await ts.app.inject({ method: 'GET', url: realmPath(`${OIDC}/userinfo`), headers: { authorization: `Bearer ${token}` } })).statusCode;
     const introspect = async (token: string): Promise<Record<string, unknown>> =>
       (

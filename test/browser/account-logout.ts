@@ -10,7 +10,7 @@ import { dialects } from '../helpers/db.js';
 import { createClient } from '../../src/admin/operations.js';
 import { SESSION_COOKIE } from '../../src/http/cookies.js';
 import { DEFAULT_SCOPES } from '../../src/storage/repos/realms.js';
-import { interceptClient, CLIENT_ORIGIN, SKIP_REASON, UPDATE_SCREENSHOTS, checkLayout, heading, sharedBrowser } from '../helpers/browser.js';
+import { interceptClient, CLIENT_ORIGIN, SKIP_REASON, checkLayout, heading, sharedBrowser } from '../helpers/browser.js';
 
 const REQUESTED_SCOPES = ['openid', 'core_data', 'exports', 'offline_access'];
 const ACCOUNT = realmPath('/account');

@@ -8,7 +8,7 @@ import { startTestServer, basic, realmPath, REALM, type TestServer } from '../he
 import { updateClient } from '../../src/admin/operations.js';
 import { dialects } from '../helpers/db.js';
 import { DEFAULT_SCOPES } from '../../src/storage/repos/realms.js';
-import { CLIENT_ORIGIN, SKIP_REASON, UPDATE_SCREENSHOTS, checkLayout, heading, interceptClient, sharedBrowser } from '../helpers/browser.js';
+import { CLIENT_ORIGIN, SKIP_REASON, checkLayout, heading, interceptClient, sharedBrowser } from '../helpers/browser.js';
 
 const REQUESTED_SCOPES = ['openid', 'core_data', 'exports', 'offline_access'];
 const SHOWN_SCOPES = [...REQUESTED_SCOPES, 'profile', 'email'];

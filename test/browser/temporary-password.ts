@@ -4,7 +4,7 @@
 // With UPDATE_SCREENSHOTS=1 the page is saved to docs/screenshots/update-password*.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { startTestServer, basic, realmPath, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { createUser } from '../../src/admin/operations.js';

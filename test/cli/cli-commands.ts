@@ -1,4 +1,4 @@
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cliDatabase, cliRunner } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';

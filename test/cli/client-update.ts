@@ -1,6 +1,6 @@
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cliDatabase, cliRunner, BIN } from '../helpers/cli.js';
+import { cliDatabase, cliRunner } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';
 
 // `user create` name flags and `client update`, through the installed command (contract item 2).

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { BIN, cliRunner, type CliResult } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';
 import { REALM, startTestServer, type TestServer } from '../helpers/server.js';
-import { FetchCookieJar, browse } from '../helpers/fetch-browser.js';
+import { FetchCookieJar, followRedirects } from '../helpers/fetch-browser.js';
 import { pageKind } from '../helpers/flow.js';
 import { startUpstream, type Upstream } from '../helpers/upstream-provider.js';
 import { updateRealm } from '../../src/admin/operations.js';
@@ -76,14 +76,7 @@ for (const dialect of dialects()) {
     });
 
     /** Follows redirects as a browser does, across Realmgate and the provider, until a page. */
-    async function follow(jar: FetchCookieJar, url: URL): Promise<{ url: URL; res: Response }> {
-      for (let i = 0; i < 20; i++) {
-        const res = await browse(jar, url);
-        if (res.status !== 302 && res.status !== 303) return { url, res };
-        url = new URL(res.headers.get('location')!, url);
-      }
-      throw new Error('too many redirects');
-    }
+    const follow = (jar: FetchCookieJar, url: URL): Promise<{ url: URL; res: Response }> => followRedirects(jar, url);
 
     test('create --issuer discovers the endpoints, prints the redirect URI; a sign-in through the provider links a new user', async () => {
       const created = await runAsync(['identity-provider', 'create', REALM, 'corp', '--issuer', up.issuer, '--client-id', up.clientId, '--client-secret-stdin', '--display-name', 'Corp SSO'], `${up.clientSecret}\n`);

@@ -1,6 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cliRunner, BIN } from '../helpers/cli.js';
+import { cliRunner } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, REALM, PASSWORD, type TestServer } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
@@ -10,7 +10,7 @@ import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 
 for (const dialect of dialects()) {
   describe(`realmgate org lifecycle commands (${dialect})`, () => {
-    const { run, ok, fails } = cliRunner(() => ts.db.url);
+    const { ok, fails } = cliRunner(() => ts.db.url);
     let ts: TestServer;
     before(async () => {
       ts = await startTestServer({ dialect });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oidc from 'openid-client';
 import { exportJWK, generateKeyPair } from 'jose';
-import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
+import { startTestServer, REALM } from '../helpers/server.js';
 import { pageKind } from '../helpers/flow.js';
 import { FetchCookieJar, browse, signInThroughPages } from '../helpers/fetch-browser.js';
 import { dialects } from '../helpers/db.js';

@@ -109,3 +109,17 @@ export async function signInThroughPages(ts: TestServer, authUrl: URL, jar = new
   }
   return next;
 }
+
+/**
+ * Follows redirects as a browser does (GET, cookies in `jar`) until a page, or until `stop` says the
+ * browser reached a URL that is not fetched (a relying party's redirect URI: answered as a 303 there).
+ */
+export async function followRedirects(jar: FetchCookieJar, url: URL, stop: (url: URL) => boolean = () => false): Promise<{ url: URL; res: Response }> {
+  for (let i = 0; i < 20; i++) {
+    if (stop(url)) return { url, res: new Response(null, { status: 303 }) };
+    const res = await browse(jar, url);
+    if (res.status !== 302 && res.status !== 303) return { url, res };
+    url = new URL(res.headers.get('location')!, url);
+  }
+  throw new Error('too many redirects');
+}

@@ -170,3 +170,21 @@ export async function tokenRequest(ts: TestServer, form: Record<string, string>,
     payload: new URLSearchParams(form).toString(),
   });
 }
+
+/**
+ * One attempt at the login page of a new authorization request, from `ip`: 303 when the password is
+ * accepted, 200 (the page again) when it is not.
+ */
+export async function loginStatus(ts: TestServer, username: string, password: string, ip = '127.0.0.1'): Promise<number> {
+  const jar = new CookieJar();
+  const start = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`);
+  const form = parseForm((await inject(ts.app, jar, 'GET', start.headers.location as string)).body);
+  const res = await ts.app.inject({
+    method: 'POST',
+    url: form.action,
+    remoteAddress: ip,
+    headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ csrf: form.csrf, username, password }).toString(),
+  });
+  return res.statusCode;
+}

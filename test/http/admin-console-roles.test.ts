@@ -4,7 +4,7 @@
 // admins see no forms and a forged POST is refused; CSRF; hostile names escaped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { REALM, type TestServer } from '../helpers/server.js';
+import { REALM } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { inject } from '../helpers/flow.js';
 import { ADMIN, CONSOLE, csrfOf, setup, signIn, aliceClaims, consoleEvents } from '../helpers/console.js';

@@ -8,7 +8,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { basic, realmPath, REALM } from '../helpers/server.js';
 import { CookieJar, inject, parseForm, runAuthorization, tokenRequest } from '../helpers/flow.js';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { startTestServer, basic, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
-import { FetchCookieJar, browse } from '../helpers/fetch-browser.js';
+import { FetchCookieJar, browse, followRedirects } from '../helpers/fetch-browser.js';
 import { pageKind, parseForm } from '../helpers/flow.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
 import { createUser, disableUser, updateRealm } from '../../src/admin/operations.js';
@@ -49,15 +49,7 @@ for (const dialect of dialects()) {
       new URL(`/auth/realms/test/protocol/openid-connect/auth?${new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid', state: 's1', ...extra })}`, ts.baseUrl);
 
     /** Follows redirects as a browser does (GET), until a page, or a redirect to the client. */
-    async function follow(jar: FetchCookieJar, url: URL): Promise<{ url: URL; res: Response }> {
-      for (let i = 0; i < 20; i++) {
-        if (url.host === 'app.example.com') return { url, res: new Response(null, { status: 303 }) };
-        const res = await browse(jar, url);
-        if (res.status !== 302 && res.status !== 303) return { url, res };
-        url = new URL(res.headers.get('location')!, url);
-      }
-      throw new Error('too many redirects');
-    }
+    const follow = (jar: FetchCookieJar, url: URL): Promise<{ url: URL; res: Response }> => followRedirects(jar, url, (u) => u.host === 'app.example.com');
 
     /** The login page's provider buttons, and the form they are in. */
     function providerButtons(html: string): { action: string; csrf: string; aliases: string[] } {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { basic } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
-import { FetchCookieJar, browse } from '../helpers/fetch-browser.js';
+import { FetchCookieJar, browse, followRedirects } from '../helpers/fetch-browser.js';
 import { pageKind, parseForm } from '../helpers/flow.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
 import { errorOf, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from '../admin/helpers.js';
@@ -50,15 +50,7 @@ for (const dialect of dialects()) {
       (await ts.kc.identityProviders.createMapper({ realm: REALM, alias: 'corp', identityProviderMapper: { name, identityProviderAlias: 'corp', identityProviderMapper: type, config } })).id;
 
     /** Follows redirects as a browser does (GET), until a page, or a redirect to the client. */
-    async function follow(jar: FetchCookieJar, url: URL): Promise<{ url: URL; res: Response }> {
-      for (let i = 0; i < 20; i++) {
-        if (url.host === 'app.example.com') return { url, res: new Response(null, { status: 303 }) };
-        const res = await browse(jar, url);
-        if (res.status !== 302 && res.status !== 303) return { url, res };
-        url = new URL(res.headers.get('location')!, url);
-      }
-      throw new Error('too many redirects');
-    }
+    const follow = (jar: FetchCookieJar, url: URL): Promise<{ url: URL; res: Response }> => followRedirects(jar, url, (u) => u.host === 'app.example.com');
 
     /** Starts a sign-in of web-app with kc_idp_hint=corp; where the browser lands after the provider. */
     async function viaProvider(jar: FetchCookieJar, account: UpstreamAccount): Promise<{ url: URL; res: Response }> {

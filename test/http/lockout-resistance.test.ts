@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { isIP } from 'node:net';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, realmPath, basic, REALM, type TestServer } from '../helpers/server.js';
-import { CookieJar, authorizeQuery, inject, parseForm, tokenRequest } from '../helpers/flow.js';
+import { CookieJar, authorizeQuery, inject, parseForm } from '../helpers/flow.js';
 import { metrics } from '../../src/metrics.js';
 import { nowSeconds } from '../../src/clock.js';
 

@@ -5,7 +5,7 @@ import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { basic } from '../helpers/server.js';
 import { startAdminServer, statusOf, type AdminTestServer } from '../admin/helpers.js';
-import { FetchCookieJar, browse } from '../helpers/fetch-browser.js';
+import { FetchCookieJar, browse, followRedirects } from '../helpers/fetch-browser.js';
 import { pageKind, parseForm } from '../helpers/flow.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
 import { readExport } from '../../src/admin/keycloak/import-files.js';
@@ -117,15 +117,7 @@ for (const dialect of dialects()) {
     });
 
     /** Follows redirects as a browser does, until a page or the client's redirect URI. */
-    async function follow(jar: FetchCookieJar, url: URL): Promise<{ url: URL; res: Response }> {
-      for (let i = 0; i < 20; i++) {
-        if (url.href.startsWith(RP)) return { url, res: new Response(null, { status: 303 }) };
-        const res = await browse(jar, url);
-        if (res.status !== 302 && res.status !== 303) return { url, res };
-        url = new URL(res.headers.get('location')!, url);
-      }
-      throw new Error('too many redirects');
-    }
+    const follow = (jar: FetchCookieJar, url: URL): Promise<{ url: URL; res: Response }> => followRedirects(jar, url, (u) => u.href.startsWith(RP));
 
     /** Signs in to `app` of realm moved through the provider (kc_idp_hint) as `account`; the ID token's claims. */
     async function signInThrough(alias: string, account: UpstreamAccount): Promise<Record<string, unknown>> {

@@ -6,7 +6,7 @@ import { ConflictError, type Realm, type User } from '../../storage/types.js';
 import type { Step } from '../../oauth/authorize/interaction.js';
 import { FailureLimiter } from '../../failure-limiter.js';
 import { checkEmail, LIMITS, USERNAME_RE, ValidationError } from '../../admin/validation.js';
-import { checkPassword, createUser, listUsers } from '../../admin/operations/users.js';
+import { checkPassword, createUser } from '../../admin/operations/users.js';
 import { passwordRule } from '../../admin/password-policy.js';
 import { issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { canSendMail, MailError } from '../../mail/mailer.js';

@@ -110,7 +110,6 @@ export async function federatedSignIn(services: Services, realm: Realm, input: {
   const login = user ? { value: user.username, byEmail: false } : { value: typed, byEmail: realm.loginWithEmailAllowed && typed.includes('@') };
   let outage: LdapUnavailable | undefined;
   for (const p of providers) {
-    const map = attributeMapping(p);
     const s = ldapSettings(p);
     const credential = p.sealedBindCredential ? await openLdapCredential(services.store, realm.id, p.id, p.sealedBindCredential) : undefined;
     let r;
