@@ -123,3 +123,20 @@ export async function followRedirects(jar: FetchCookieJar, url: URL, stop: (url:
   }
   throw new Error('too many redirects');
 }
+
+/**
+ * Allows each consent page on the way (at most five) until the browser reaches a URL `reached` accepts
+ * (a relying party's redirect URI, which is not fetched); that URL, with its code.
+ */
+export async function consentUntil(jar: FetchCookieJar, at: { url: URL; res: Response }, reached: (url: URL) => boolean): Promise<URL> {
+  let { url, res } = at;
+  for (let i = 0; i < 5 && !reached(url); i++) {
+    const html = await res.text();
+    assert.equal(pageKind(html), 'consent', `at ${url}: ${html.slice(0, 300)}`);
+    const form = parseForm(html);
+    const posted = await browse(jar, new URL(form.action, url), { csrf: form.csrf, decision: 'allow' });
+    ({ url, res } = await followRedirects(jar, new URL(posted.headers.get('location')!, url), reached));
+  }
+  assert.ok(url.searchParams.get('code'), `a code in ${url}`);
+  return url;
+}

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { basic } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
-import { FetchCookieJar, browse, followRedirects } from '../helpers/fetch-browser.js';
-import { pageKind, parseForm } from '../helpers/flow.js';
+import { FetchCookieJar, browse, consentUntil, followRedirects } from '../helpers/fetch-browser.js';
+import { parseForm } from '../helpers/flow.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
 import { errorOf, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from '../admin/helpers.js';
 import { createUser, updateRealm } from '../../src/admin/operations.js';
@@ -61,16 +61,7 @@ for (const dialect of dialects()) {
 
     /** Consents until the code comes back; the ID token's and the access token's claims. */
     async function finish(jar: FetchCookieJar, at: { url: URL; res: Response }): Promise<{ id: Record<string, unknown>; access: { realm_access?: { roles: string[] }; resource_access?: Record<string, { roles: string[] }> } }> {
-      let { url, res } = at;
-      for (let i = 0; i < 5 && url.host !== 'app.example.com'; i++) {
-        const html = await res.text();
-        assert.equal(pageKind(html), 'consent', `at ${url}: ${html.slice(0, 300)}`);
-        const form = parseForm(html);
-        const posted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, decision: 'allow' });
-        ({ url, res } = await follow(jar, new URL(posted.headers.get('location')!, ts.baseUrl)));
-      }
-      const code = url.searchParams.get('code');
-      assert.ok(code, `a code in ${url}`);
+      const code = (await consentUntil(jar, at, (u) => u.host === 'app.example.com')).searchParams.get('code')!;
       const tokens = await fetch(`${ts.baseUrl}/auth/realms/${REALM}/protocol/openid-connect/token`, {
         method: 'POST',
         headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded' },

@@ -5,8 +5,7 @@ import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { basic } from '../helpers/server.js';
 import { startAdminServer, statusOf, type AdminTestServer } from '../admin/helpers.js';
-import { FetchCookieJar, browse, followRedirects } from '../helpers/fetch-browser.js';
-import { pageKind, parseForm } from '../helpers/flow.js';
+import { FetchCookieJar, consentUntil, followRedirects } from '../helpers/fetch-browser.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
 import { readExport } from '../../src/admin/keycloak/import-files.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
@@ -124,16 +123,8 @@ for (const dialect of dialects()) {
       const jar = new FetchCookieJar();
       up.nextAccount = account;
       const q = new URLSearchParams({ client_id: 'app', redirect_uri: RP, response_type: 'code', scope: 'openid', state: 's1', kc_idp_hint: alias });
-      let { url, res } = await follow(jar, new URL(`/auth/realms/moved/protocol/openid-connect/auth?${q}`, ts.baseUrl));
-      for (let i = 0; i < 5 && !url.href.startsWith(RP); i++) {
-        const html = await res.text();
-        assert.equal(pageKind(html), 'consent', `at ${url}: ${html.slice(0, 300)}`);
-        const form = parseForm(html);
-        const posted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, decision: 'allow' });
-        ({ url, res } = await follow(jar, new URL(posted.headers.get('location')!, ts.baseUrl)));
-      }
-      const code = url.searchParams.get('code');
-      assert.ok(code, `a code in ${url}`);
+      const at = await follow(jar, new URL(`/auth/realms/moved/protocol/openid-connect/auth?${q}`, ts.baseUrl));
+      const code = (await consentUntil(jar, at, (u) => u.href.startsWith(RP))).searchParams.get('code')!;
       const tokens = await fetch(`${ts.baseUrl}/auth/realms/moved/protocol/openid-connect/token`, {
         method: 'POST',
         headers: { authorization: basic('app', APP_SECRET), 'content-type': 'application/x-www-form-urlencoded' },
