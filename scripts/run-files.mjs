@@ -6,14 +6,55 @@
 // 2026-11-29: z, a, m ran as a, m, z), so an order chosen to keep the browser files apart was lost and
 // three chromiums ran side by side on two cores. run() starts `files` in the order given.
 //
+// At the end it prints on stderr the files whose tests took longest: what to split or speed up when the
+// suite grows (REALMGATE_TEST_SLOWEST=N lists N of them, 0 none; 15 by default).
+//
 // Usage: node scripts/run-files.mjs <concurrency> <timeout ms> <file>...
 import { run } from 'node:test';
 import { tap } from 'node:test/reporters';
+import { realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 const [concurrency, timeout, ...files] = process.argv.slice(2);
 const stream = run({ files, concurrency: Number(concurrency), timeout: Number(timeout) });
 // A failing test (a timed-out or crashed file is reported as one) makes the run fail, as `node --test`.
 stream.on('test:fail', (event) => {
   if (!event.todo && !event.skip) process.exitCode = 1;
+});
+
+// A file's time is the sum of its top-level tests' durations, as measured in its own process (not its
+// process's start, a second or less). Not the time between its events here: node 20 reports the files in
+// the order they started, so a file's events wait for those of a slower file started before it. A file
+// run from the compiled mirror (scripts/run-tests.mjs) is named by its .js path there and, through the
+// source map, by its source's path in the checkout: both become the path from their root, without the
+// extension.
+const roots = [process.cwd()];
+try {
+  roots.push(dirname(realpathSync(join(process.cwd(), 'package.json'))));
+} catch {
+  // no package.json here: files are named from the working directory only
+}
+const key = (file) => {
+  const root = roots.find((r) => file.startsWith(`${r}/`));
+  return (root ? file.slice(root.length + 1) : file).replace(/\.(js|ts|mjs)$/, '');
+};
+const took = new Map();
+const runStart = Date.now();
+for (const name of ['test:pass', 'test:fail']) {
+  stream.on(name, (event) => {
+    if (event.nesting !== 0 || !event.file) return;
+    const k = key(event.file);
+    took.set(k, (took.get(k) ?? 0) + (event.details?.duration_ms ?? 0) / 1000);
+  });
+}
+const slowest = Number(process.env.REALMGATE_TEST_SLOWEST ?? 15);
+stream.on('end', () => {
+  if (!(slowest > 0)) return;
+  const files = [...took].map(([file, s]) => ({ file, s })).sort((a, b) => b.s - a.s);
+  const sum = files.reduce((t, f) => t + f.s, 0);
+  const lines = files.slice(0, slowest).map((f) => `${f.s.toFixed(1).padStart(7)} s  ${f.file}.ts`);
+  process.stderr.write(
+    `\nSlowest test files (of ${files.length}; ${sum.toFixed(0)} s summed over files, ${((Date.now() - runStart) / 1000).toFixed(0)} s of wall time at ${concurrency} at a time):\n${lines.join('\n')}\n`,
+  );
 });
 stream.compose(tap).pipe(process.stdout);
