@@ -48,7 +48,9 @@ for (const name of ['test:pass', 'test:fail']) {
   });
 }
 const slowest = Number(process.env.REALMGATE_TEST_SLOWEST ?? 15);
-stream.on('end', () => {
+const report = stream.compose(tap);
+// After the TAP report's last line (its summary), not in the middle of it.
+report.on('end', () => {
   if (!(slowest > 0)) return;
   const files = [...took].map(([file, s]) => ({ file, s })).sort((a, b) => b.s - a.s);
   const sum = files.reduce((t, f) => t + f.s, 0);
@@ -57,4 +59,4 @@ stream.on('end', () => {
     `\nSlowest test files (of ${files.length}; ${sum.toFixed(0)} s summed over files, ${((Date.now() - runStart) / 1000).toFixed(0)} s of wall time at ${concurrency} at a time):\n${lines.join('\n')}\n`,
   );
 });
-stream.compose(tap).pipe(process.stdout);
+report.pipe(process.stdout);
