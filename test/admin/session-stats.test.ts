@@ -215,6 +215,44 @@ for (const dialect of dialects()) {
       assert.equal(await sessionCount(), 0);
     });
 
+    test('DELETE /sessions/{id} ends the session and keeps its offline tokens; isOffline=true revokes only them', async () => {
+      // carol: offline access and an online token in one browser session.
+      const offline = await signIn('carol', 'openid offline_access');
+      const online = await signIn('carol', 'openid', { clientId: 'quiet', jar: offline.jar });
+      const sid = (await ts.kc.users.listSessions({ realm: REALM, id: ids.carol! }))[0]!.id!;
+
+      // Keycloak's online delete (the client's default, isOffline=false): the offline token outlives it.
+      await ts.kc.realms.deleteSession({ realm: REALM, session: sid, isOffline: false });
+      assert.deepEqual(await refresh(online), { status: 400, error: 'invalid_grant' });
+      assert.deepEqual(await refresh(offline), { status: 200, error: undefined });
+      assert.deepEqual(await ts.kc.users.listSessions({ realm: REALM, id: ids.carol! }), []);
+      assert.equal((await ts.kc.users.listOfflineSessions({ realm: REALM, id: ids.carol!, clientId: ts.client.id })).length, 1);
+      // Again online: the session exists (ended), nothing changes.
+      await ts.kc.realms.deleteSession({ realm: REALM, session: sid, isOffline: false });
+      assert.deepEqual(await refresh(offline), { status: 200, error: undefined });
+
+      // The offline session of the same id: its offline tokens go.
+      await ts.kc.realms.deleteSession({ realm: REALM, session: sid, isOffline: true });
+      assert.deepEqual(await refresh(offline), { status: 400, error: 'invalid_grant' });
+      assert.deepEqual(await ts.kc.users.listOfflineSessions({ realm: REALM, id: ids.carol!, clientId: ts.client.id }), []);
+      // None left: 404, as Keycloak's "Session not found".
+      assert.equal((await errorOf(ts.kc.realms.deleteSession({ realm: REALM, session: sid, isOffline: true }))).status, 404);
+
+      // isOffline=true leaves the browser session and its online tokens alone.
+      const again = await signIn('carol', 'openid offline_access');
+      const web = await signIn('carol', 'openid', { clientId: 'quiet', jar: again.jar });
+      const sid2 = (await ts.kc.users.listSessions({ realm: REALM, id: ids.carol! }))[0]!.id!;
+      await ts.kc.realms.deleteSession({ realm: REALM, session: sid2, isOffline: true });
+      assert.deepEqual(await refresh(again), { status: 400, error: 'invalid_grant' });
+      assert.deepEqual(await refresh(web), { status: 200, error: undefined });
+      assert.equal((await ts.kc.users.listSessions({ realm: REALM, id: ids.carol! })).length, 1);
+      // An unknown session: 404 either way; a value of isOffline that is not a boolean: 400.
+      for (const isOffline of [false, true]) assert.equal((await errorOf(ts.kc.realms.deleteSession({ realm: REALM, session: 'no-such-session', isOffline }))).status, 404);
+      const res = await fetch(`${ts.baseUrl}/auth/admin/realms/${REALM}/sessions/${sid2}?isOffline=maybe`, { method: 'DELETE', headers: { authorization: `Bearer ${await ts.kc.getAccessToken()}` } });
+      assert.equal(res.status, 400);
+      assert.deepEqual(await refresh(web), { status: 200, error: undefined });
+    });
+
     test('each endpoint needs the role Keycloak checks: view-clients, view-users, view-realm, manage-users', async () => {
       const viewClients = await serviceAccountAdmin(ts, REALM, 'sa-view-clients', ['view-clients']);
       const viewUsers = await serviceAccountAdmin(ts, REALM, 'sa-view-users', ['view-users']);

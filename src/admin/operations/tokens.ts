@@ -28,15 +28,34 @@ export async function revokeTokens(store: Store, input: { realmId: string; user?
   return { chains };
 }
 
-/** Ends one browser session and revokes the refresh chains started from it. */
-export async function endSession(store: Store, input: { realmId: string; sessionId: string }, actor: Actor = cliActor()): Promise<void> {
+/**
+ * An administrator ends one session, as Keycloak's `DELETE /sessions/{id}?isOffline=`:
+ * - online (the default): the browser session ends as at the user's own logout, with the refresh chains
+ *   started in it but the offline ones (offline_access outlives the session, as in Keycloak), and the
+ *   user's offline chains of clients with backchannel.logout.revoke.offline.tokens; the clients used in
+ *   it are told by back-channel logout.
+ * - offline: the offline chains started in that session are revoked (Keycloak's offline session of the
+ *   same id); the browser session is left alone. NotFound when it has none.
+ */
+export async function endSession(store: Store, input: { realmId: string; sessionId: string; offline?: boolean }, actor: Actor = cliActor()): Promise<void> {
   await requireRealm(store, input.realmId);
   const s = await store.sessionAdmin.get(input.realmId, input.sessionId);
   if (!s) throw new NotFound(`session ${input.sessionId} does not exist in realm ${input.realmId}`);
-  const ended = s.ended ? [] : await sessionsToEnd(store, input.realmId, { sessionIds: [s.id] });
-  await store.sessionAdmin.end(input.realmId, s.id, now(), 'session ended by an administrator');
-  tellSessionsEnded(store, input.realmId, ended);
-  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER_SESSION', resourcePath: `sessions/${s.id}` });
+  const reason = 'session ended by an administrator';
+  if (input.offline) {
+    const revoked = await store.sessionAdmin.revokeOffline(input.realmId, s.id, now(), reason);
+    if (revoked === 0) throw new NotFound(`session ${input.sessionId} has no offline tokens in realm ${input.realmId}`);
+  } else {
+    const ended = s.ended ? [] : await sessionsToEnd(store, input.realmId, { sessionIds: [s.id] });
+    const used = await store.sessionAdmin.sessionClients(input.realmId, { sessionIds: [s.id] });
+    const revokeOfflineOf: string[] = [];
+    for (const clientId of new Set(used.map((u) => u.clientId))) {
+      if ((await store.clients.get(input.realmId, clientId))?.backchannelLogout.revokeOfflineTokens) revokeOfflineOf.push(clientId);
+    }
+    await store.sessionAdmin.endForLogout(input.realmId, { id: s.id, userId: s.userId }, now(), { reason, revokeOfflineOf });
+    tellSessionsEnded(store, input.realmId, ended);
+  }
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER_SESSION', resourcePath: `sessions/${s.id}`, ...(input.offline ? { representation: { isOffline: true } } : {}) });
 }
 
 /** Live sessions from which the client holds tokens. */

@@ -33,14 +33,23 @@ export async function sessionRoutes(app: FastifyInstance, opts: { services: Serv
     },
   );
 
-  app.delete<{ Params: { realm: string; id: string } }>(
+  app.delete<{ Params: { realm: string; id: string }; Querystring: { isOffline?: boolean } }>(
     '/realms/:realm/sessions/:id',
-    { schema: { tags, summary: 'End a browser session and revoke the refresh tokens issued from it', params: params({ id: { type: 'string', maxLength: 64 } }), response: noContent204, security } },
+    {
+      schema: {
+        tags,
+        summary: 'End a browser session and revoke the refresh tokens issued from it (offline ones stay); with isOffline=true, revoke only its offline tokens',
+        params: params({ id: { type: 'string', maxLength: 64 } }),
+        querystring: { type: 'object', properties: { isOffline: { type: 'boolean', default: false } } },
+        response: noContent204,
+        security,
+      },
+    },
     async (req, reply) => {
       const caller = callerOf(req);
       const realm = await loadRealm(services, caller, req.params.realm);
       requireRole(caller, realm.id, 'manage-users');
-      await endSession(store, { realmId: realm.id, sessionId: req.params.id }, actorOf(caller));
+      await endSession(store, { realmId: realm.id, sessionId: req.params.id, offline: req.query.isOffline === true }, actorOf(caller));
       return reply.code(204).send();
     },
   );

@@ -104,17 +104,17 @@ export class SessionAdminRepository {
     return r ? { id: r.id, userId: r.user_id, ended: r.ended_at !== null } : undefined;
   }
 
-  /** Ends the browser session and revokes the refresh chains started from it (OIDC: sid = session). */
-  async end(realmId: string, sessionId: string, now: number, reason: string): Promise<void> {
-    await inTransaction(this.db, async (trx) => {
-      await trx.updateTable('browser_sessions').set({ ended_at: now }).where('realm_id', '=', realmId).where('id', '=', sessionId).where('ended_at', 'is', null).execute();
-      await trx
-        .updateTable('refresh_chains')
-        .set({ revoked_at: now, revoked_reason: reason })
-        .where('realm_id', '=', realmId)
-        .where('session_id', '=', sessionId)
-        .where('revoked_at', 'is', null)
-        .execute();
+  /**
+   * Revokes the offline refresh chains (granted offline_access) started in a browser session, ended or
+   * not: Keycloak's offline session of that id. The session itself is left as it is. Returns how many.
+   */
+  async revokeOffline(realmId: string, sessionId: string, now: number, reason: string): Promise<number> {
+    return inTransaction(this.db, async (trx) => {
+      const live = await trx.selectFrom('refresh_chains').select(['id', 'scopes']).where('realm_id', '=', realmId).where('session_id', '=', sessionId).where('revoked_at', 'is', null).execute();
+      const ids = live.filter((c) => (JSON.parse(c.scopes) as string[]).includes('offline_access')).map((c) => c.id);
+      if (ids.length === 0) return 0;
+      const r = await trx.updateTable('refresh_chains').set({ revoked_at: now, revoked_reason: reason }).where('id', 'in', ids).where('revoked_at', 'is', null).executeTakeFirst();
+      return Number(r.numUpdatedRows);
     });
   }
 
