@@ -4,7 +4,7 @@ import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { basic, realmPath, REALM, PASSWORD } from '../helpers/server.js';
 import { CookieJar, loginStatus as loginAttempt, runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { errorOf, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 const OIDC = '/protocol/openid-connect';
 
@@ -162,6 +162,9 @@ for (const dialect of dialects()) {
       assert.ok(sessions.some((s) => s.id === sidA));
       const ofClient = await ts.kc.clients.listSessions({ realm: REALM, id: ts.client.id });
       assert.ok(ofClient.some((s) => s.id === sidA));
+      // An unknown client: Keycloak's 404 words.
+      const unknown = await errorOf(ts.kc.clients.listSessions({ realm: REALM, id: 'no-such-client' }));
+      assert.deepEqual([unknown.status, unknown.body.errorMessage], [404, 'Could not find client']);
 
       await ts.kc.realms.deleteSession({ realm: REALM, session: sidA, isOffline: false });
       assert.equal(await refresh(a.refresh_token), 400);

@@ -5,6 +5,7 @@ import { toSessionRepresentation } from '../../admin/keycloak/representations/se
 import { actorOf, requireRole } from './authenticate.js';
 import { callerOf, loadRealm } from './plugin.js';
 import { noContent204, params, security } from './schemas.js';
+import { notFound } from './errors.js';
 
 const tags = ['sessions'];
 
@@ -28,6 +29,7 @@ export async function sessionRoutes(app: FastifyInstance, opts: { services: Serv
       const caller = callerOf(req);
       const realm = await loadRealm(services, caller, req.params.realm);
       requireRole(caller, realm.id, 'view-clients');
+      if (!(await store.clients.get(realm.id, req.params.id))) throw notFound('Could not find client');
       const sessions = await clientSessions(store, { realmId: realm.id, clientId: req.params.id, first: req.query.first, max: req.query.max ?? 100 });
       return sessions.map((s) => toSessionRepresentation(s));
     },
