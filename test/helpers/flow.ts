@@ -179,12 +179,16 @@ export async function loginStatus(ts: TestServer, username: string, password: st
   const jar = new CookieJar();
   const start = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts)}`);
   const form = parseForm((await inject(ts.app, jar, 'GET', start.headers.location as string)).body);
-  const res = await ts.app.inject({
+  return (await postFormFrom(ts, jar, ip, form.action, { csrf: form.csrf, username, password })).statusCode;
+}
+
+/** A form POST with `jar`'s cookies from the client address `ip` (the jar is not updated). */
+export async function postFormFrom(ts: TestServer, jar: CookieJar, ip: string, url: string, fields: Record<string, string>): Promise<LightMyRequestResponse> {
+  return ts.app.inject({
     method: 'POST',
-    url: form.action,
+    url,
     remoteAddress: ip,
     headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ csrf: form.csrf, username, password }).toString(),
+    payload: new URLSearchParams(fields).toString(),
   });
-  return res.statusCode;
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { isIP } from 'node:net';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, realmPath, basic, REALM, type TestServer } from '../helpers/server.js';
-import { CookieJar, authorizeQuery, inject, parseForm } from '../helpers/flow.js';
+import { CookieJar, authorizeQuery, inject, parseForm, postFormFrom } from '../helpers/flow.js';
 import { metrics } from '../../src/metrics.js';
 import { nowSeconds } from '../../src/clock.js';
 
@@ -22,13 +22,7 @@ for (const dialect of dialects()) {
       const page = await inject(ts.app, jar, 'GET', start.headers.location as string);
       const form = parseForm(page.body);
       const attempt = async (username: string, password: string, ip: string) => {
-        const res = await ts.app.inject({
-          method: 'POST',
-          url: form.action,
-          remoteAddress: ip,
-          headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
-          payload: new URLSearchParams({ csrf: form.csrf, username, password }).toString(),
-        });
+        const res = await postFormFrom(ts, jar, ip, form.action, { csrf: form.csrf, username, password });
         jar.update(res);
         return res;
       };
