@@ -4,6 +4,7 @@ import { ClientKeyCache, REMOTE_JWKS_DEFAULTS } from './oauth/client-keys.js';
 import type { Store } from './storage/store.js';
 import type { Client, Realm, Scope } from './storage/types.js';
 import type { UserRoles } from './storage/repos/roles.js';
+import type { RealmRoleScopes } from './storage/repos/role-scopes.js';
 import { TtlCache } from './cache.js';
 import { KeyStore } from './crypto/keystore.js';
 import { Audit } from './audit.js';
@@ -29,6 +30,7 @@ export class ConfigCache {
   private readonly scopes: TtlCache<Map<string, Scope>>;
   private readonly roleMappings: TtlCache<{ users: boolean; groups: boolean }>;
   private readonly mappers: TtlCache<RealmMappers>;
+  private readonly roleScopeMaps: TtlCache<RealmRoleScopes>;
 
   constructor(
     private readonly store: Store,
@@ -40,6 +42,7 @@ export class ConfigCache {
     this.clients = new TtlCache(ttlMs, 10_000, nowMs);
     this.scopes = new TtlCache(ttlMs, 10_000, nowMs);
     this.mappers = new TtlCache(ttlMs, 10_000, nowMs);
+    this.roleScopeMaps = new TtlCache(ttlMs, 10_000, nowMs);
   }
 
   realm(id: string): Promise<Realm | undefined> {
@@ -83,7 +86,17 @@ export class ConfigCache {
     }) as Promise<RealmMappers>;
   }
 
+  /**
+   * The realm's role scope mappings by owner (src/oauth/role-scope.ts): one query per cache window, read
+   * only for the tokens of clients without fullScopeAllowed.
+   */
+  roleScopes(realmId: string): Promise<RealmRoleScopes> {
+    // The loader never answers undefined, so neither does the cache.
+    return this.roleScopeMaps.get(realmId, () => this.store.roleScopes.realm(realmId)) as Promise<RealmRoleScopes>;
+  }
+
   clear(): void {
+    this.roleScopeMaps.clear();
     this.mappers.clear();
     this.realms.clear();
     this.clients.clear();

@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import { randomToken, tokenHash } from '../crypto/random.js';
 import { signRefreshJwt, type RefreshKeys } from '../crypto/refresh-jwt.js';
 import { addMapperClaims, once, type MapperInput } from './mapper-claims.js';
+import { tokenRoles } from './role-scope.js';
 
 /** The specification's token response, in Keycloak's shape. */
 export interface TokenResponse {
@@ -162,9 +163,12 @@ export function scopedClaims(subject: Subject, scopes: readonly string[]): Recor
   return claims;
 }
 
-/** Keycloak's role claims: realm_access.roles and resource_access.<client id>.roles, when the user has any. */
-export async function roleClaims(services: Services, realmId: string, userId: string): Promise<Record<string, unknown>> {
-  const roles = await services.cache.userRoles(realmId, userId);
+/**
+ * Keycloak's role claims: realm_access.roles and resource_access.<client id>.roles, when the user has any
+ * that a token of the client with these scopes may carry (src/oauth/role-scope.ts).
+ */
+export async function roleClaims(services: Services, realmId: string, userId: string, client: Client, scopes: readonly string[]): Promise<Record<string, unknown>> {
+  const roles = await tokenRoles(services, realmId, userId, client, scopes);
   if (!roles) return {};
   const claims: Record<string, unknown> = {};
   if (roles.realm.length > 0) claims.realm_access = { roles: roles.realm };
@@ -194,12 +198,12 @@ export function accessTokenAudience(realm: Realm, client: Client, resources: rea
   return list.length === 1 ? list[0]! : [...list];
 }
 
-/** What the mappers of a token read about its user: the attributes it carries, the groups on demand. */
-function mapperInputOf(services: Services, realmId: string, subject: Subject): MapperInput {
+/** What the mappers of a token read about its user: the attributes it carries, the groups and roles (in the client's scope) on demand. */
+function mapperInputOf(services: Services, realmId: string, subject: Subject, client: Client | undefined, scopes: readonly string[]): MapperInput {
   return {
     subject,
     groupLines: once(() => services.store.groups.userGroupLines(subject.userId)),
-    roles: once(() => services.cache.userRoles(realmId, subject.userId)),
+    roles: once(() => tokenRoles(services, realmId, subject.userId, client, scopes)),
   };
 }
 
@@ -210,10 +214,10 @@ function mapperInputOf(services: Services, realmId: string, subject: Subject): M
 export async function addProtocolMapperClaims(
   services: Services,
   claims: Record<string, unknown>,
-  o: { realmId: string; clientId: string; released: readonly string[]; subject: Subject; target: 'access' | 'userinfo' },
+  o: { realmId: string; clientId: string; client: Client | undefined; released: readonly string[]; subject: Subject; target: 'access' | 'userinfo' },
 ): Promise<void> {
   const mappers = (await services.cache.protocolMappers(o.realmId)).select(o.clientId, o.released);
-  if (mappers.length > 0) await addMapperClaims(claims, mappers, o.target, mapperInputOf(services, o.realmId, o.subject));
+  if (mappers.length > 0) await addMapperClaims(claims, mappers, o.target, mapperInputOf(services, o.realmId, o.subject, o.client, o.released));
 }
 
 /**
@@ -269,10 +273,10 @@ export async function buildTokenResponse(
     ...dpopConfirmation(input.dpopJkt),
   };
   const groups = await groupClaims(services, subject.userId, scopes);
-  Object.assign(claims, scopedClaims(subject, released), await roleClaims(services, realm.id, subject.userId), groups);
+  Object.assign(claims, scopedClaims(subject, released), await roleClaims(services, realm.id, subject.userId, client, scopes), groups);
   // Keycloak's protocol mappers of the client and of the released scopes (a cache hit when the realm has none).
   const mappers = (await services.cache.protocolMappers(realm.id)).select(client.clientId, released);
-  const mapperInput = mappers.length > 0 ? mapperInputOf(services, realm.id, subject) : undefined;
+  const mapperInput = mappers.length > 0 ? mapperInputOf(services, realm.id, subject, client, scopes) : undefined;
   if (mapperInput) await addMapperClaims(claims, mappers, 'access', mapperInput, { narrowed: (input.resources?.length ?? 0) > 0 });
   // RFC 9068 2.1, 2.2: header typ at+jwt and the client_id claim.
   if (realm.accessTokenFormat === 'rfc9068') claims.client_id = client.clientId;

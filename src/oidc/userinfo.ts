@@ -109,6 +109,6 @@ export async function userInfoClaims(
     ...(await groupClaims(services, user.id, scopes)),
   };
   // Mappers with userinfo.token.claim (from the user as they are now, like the other claims here).
-  await addProtocolMapperClaims(services, info, { realmId: o.realmId, clientId: o.clientId, released, subject, target: 'userinfo' });
+  await addProtocolMapperClaims(services, info, { realmId: o.realmId, clientId: o.clientId, client: o.client, released, subject, target: 'userinfo' });
   return info;
 }

@@ -106,6 +106,16 @@ export interface ClientTable {
   dpop_bound_access_tokens: Generated<number>;
   /** JSON list of the client's optional scopes (Keycloak's optionalClientScopes), a subset of scopes. */
   optional_scopes: Generated<string>;
+  /** Keycloak's fullScopeAllowed: 1 (default) when its tokens carry every role of their user; 0: only the roles in its scope (role_scope_mappings). */
+  full_scope_allowed: Generated<number>;
+}
+
+/** Keycloak's role scope mappings: a role in the scope of a client ('client', its client id) or of a client scope ('scope', its name). */
+export interface RoleScopeMappingTable {
+  realm_id: string;
+  owner_kind: 'client' | 'scope';
+  owner: string;
+  role_id: string;
 }
 
 /** RFC 9126: a pushed authorization request, keyed by the SHA-256 of its request_uri's random part. */
@@ -629,6 +639,7 @@ export interface Database {
   user_storage_providers: UserStorageProviderTable;
   ldap_mapper_links: LdapMapperLinkTable;
   organization_invitations: OrganizationInvitationTable;
+  role_scope_mappings: RoleScopeMappingTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

@@ -12,6 +12,7 @@ import { EventRepository } from './repos/events.js';
 import { LoginFailureRepository } from './repos/login-failures.js';
 import { MetaRepository } from './repos/meta.js';
 import { RoleRepository } from './repos/roles.js';
+import { RoleScopeRepository } from './repos/role-scopes.js';
 import { GroupRepository } from './repos/groups.js';
 import { AdminEventRepository } from './repos/admin-events.js';
 import { UserAdminRepository } from './repos/user-admin.js';
@@ -57,6 +58,8 @@ export class Store {
   readonly loginFailures: LoginFailureRepository;
   readonly meta: MetaRepository;
   readonly roles: RoleRepository;
+  /** Keycloak's role scope mappings of clients and client scopes. */
+  readonly roleScopes: RoleScopeRepository;
   readonly groups: GroupRepository;
   readonly adminEvents: AdminEventRepository;
   /** Administration (src/admin/operations): search, lifecycle, members, sessions, revocation. */
@@ -102,6 +105,7 @@ export class Store {
     this.loginFailures = new LoginFailureRepository(k);
     this.meta = new MetaRepository(k);
     this.roles = new RoleRepository(k);
+    this.roleScopes = new RoleScopeRepository(k);
     this.groups = new GroupRepository(k);
     this.adminEvents = new AdminEventRepository(k);
     this.userAdmin = new UserAdminRepository(k, db.dialect);

@@ -143,6 +143,12 @@ export interface Client {
   jwtKeys: ClientJwtKeys | null;
   /** RFC 9449 (Keycloak's dpop.bound.access.tokens): the token endpoint refuses this client's requests without a DPoP proof. */
   dpopBoundAccessTokens: boolean;
+  /**
+   * Keycloak's fullScopeAllowed (default true): its access tokens carry every role of their user. false:
+   * only the roles in its scope (its own client roles, and those mapped to its scope or to the scope of one
+   * of the token's client scopes), src/oauth/role-scope.ts.
+   */
+  fullScopeAllowed: boolean;
 }
 
 /** Keycloak's TokenExchangeRefreshTokenEnabled: whether a token exchange may issue a refresh token. */

@@ -273,6 +273,8 @@ export interface ClientProtocolSettings {
   frontchannelLogout?: FrontchannelLogoutChange;
   /** private_key_jwt: the client's keys (Keycloak's client-jwt attributes). */
   jwtKeys?: ClientJwtKeysChange;
+  /** Keycloak's fullScopeAllowed: tokens carry every role of their user (default); false: only those in the client's scope. */
+  fullScopeAllowed?: boolean;
 }
 
 export interface NewClient extends ClientProtocolSettings {
@@ -402,6 +404,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     requestObjectSignatureAlg: checkRequestObjectAlg(input.requestObjectSignatureAlg) ?? null,
     frontchannelLogout: checked.frontchannelLogout,
     jwtKeys: checked.jwtKeys,
+    fullScopeAllowed: input.fullScopeAllowed !== false,
   };
   await store.clients.create({ ...client, now: client.createdAt });
   await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
@@ -466,7 +469,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
     const current = await requireClient(store, input.realmId, input.clientId);
     if (!usesJwt(current.authMethods)) throw new ValidationError('the secret methods attribute names client_secret_basic and client_secret_post only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"');
   }
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh', 'dpopBoundAccessTokens', 'requestObjectRequired', 'requestObjectSignatureAlg'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh', 'dpopBoundAccessTokens', 'requestObjectRequired', 'requestObjectSignatureAlg', 'fullScopeAllowed'] as const) {
     if (c[k] !== undefined) Object.assign(update, { [k]: c[k] });
   }
   return applyClientUpdate(store, update, actor);
@@ -561,6 +564,8 @@ export interface ClientUpdate {
   frontchannelLogout?: FrontchannelLogoutChange;
   /** private_key_jwt keys; absent fields stay. */
   jwtKeys?: ClientJwtKeysChange;
+  /** Keycloak's fullScopeAllowed. */
+  fullScopeAllowed?: boolean;
   /** A client using private_key_jwt goes back to the secret methods (its other methods stay). */
   secretAuthenticator?: boolean;
 }
@@ -626,7 +631,7 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   if (input.backchannelLogout) patch.backchannelLogout = applyBackchannel(client.backchannelLogout, input.backchannelLogout);
   if (input.frontchannelLogout) patch.frontchannelLogout = applyFrontchannel(client.frontchannelLogout, input.frontchannelLogout);
   if (input.jwtKeys) patch.jwtKeys = applyJwtKeys(client.jwtKeys, input.jwtKeys);
-  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh', 'dpopBoundAccessTokens', 'requestObjectRequired', 'requestObjectSignatureAlg'] as const) {
+  for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh', 'dpopBoundAccessTokens', 'requestObjectRequired', 'requestObjectSignatureAlg', 'fullScopeAllowed'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
   }
   if (input.requestObjectRequired !== undefined) patch.requestObjectRequired = checkRequestObjectRequired(input.requestObjectRequired);

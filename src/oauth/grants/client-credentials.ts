@@ -39,12 +39,12 @@ export const clientCredentialsGrant: Grant = {
       scope,
       client_id: client.clientId,
       ...scopedClaims(subject, scopes),
-      ...(await roleClaims(services, realm.id, user.id)),
+      ...(await roleClaims(services, realm.id, user.id, client, scopes)),
       ...(await groupClaims(services, user.id, scopes)),
       ...dpopConfirmation(dpopJkt),
     };
     // The protocol mappers of the client and of its granted scopes (no openid here: no implied scopes).
-    await addProtocolMapperClaims(services, claims, { realmId: realm.id, clientId: client.clientId, released: scopes, subject, target: 'access' });
+    await addProtocolMapperClaims(services, claims, { realmId: realm.id, clientId: client.clientId, client, released: scopes, subject, target: 'access' });
     // RFC 9068 2.1: the header says at+jwt when the realm issues that format.
     const accessToken = await services.keys.sign(realm.id, claims, undefined, realm.accessTokenFormat === 'rfc9068' ? { typ: 'at+jwt' } : {});
     await services.audit.record({ realmId: realm.id, type: 'CLIENT_LOGIN', outcome: 'success', clientId: client.clientId, userId: user.id, username: user.username, ip });

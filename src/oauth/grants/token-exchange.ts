@@ -1,3 +1,4 @@
+import { tokenRoles } from '../role-scope.js';
 import { nowSeconds } from '../../clock.js';
 import { randomId } from '../../crypto/random.js';
 import { realmBase } from '../../services.js';
@@ -74,7 +75,7 @@ export const tokenExchangeGrant: Grant = {
     if (requestedType === REFRESH_TOKEN_TYPE && subjectChain.scopes.includes('offline_access')) {
       throw fail('invalid_request', 'Refresh token not valid as requested_token_type because creating a new session is needed');
     }
-    const available = await availableAudiences(services, realm.id, client, userId);
+    const available = await availableAudiences(services, realm.id, client, userId, scopes);
     const missing = audiences.filter((a) => !available.has(a.clientId)).map((a) => a.clientId);
     if (missing.length > 0) throw fail('invalid_request', `Requested audience not available: ${missing.join(', ')}`);
 
@@ -193,8 +194,9 @@ async function exchangedScopes(services: GrantContext['services'], realmId: stri
  * available": those its operator gave it (Keycloak's audience mappers), and the clients of which the
  * user holds client roles (Keycloak's audience resolution from resource_access).
  */
-async function availableAudiences(services: GrantContext['services'], realmId: string, client: Client, userId: string): Promise<Set<string>> {
-  const roles = await services.cache.userRoles(realmId, userId);
+async function availableAudiences(services: GrantContext['services'], realmId: string, client: Client, userId: string, scopes: readonly string[]): Promise<Set<string>> {
+  // The roles the requester's token may carry (a client without full scope: only those in its scope).
+  const roles = await tokenRoles(services, realmId, userId, client, scopes);
   const withRoles = roles ? Object.entries(roles.clients).filter(([, r]) => r.length > 0).map(([c]) => c) : [];
   return new Set([...client.audiences, ...withRoles]);
 }

@@ -48,6 +48,7 @@ import * as organizationInvitations from './2026-11-29T1150_organization_invitat
 import * as organizationRedirectUrl from './2026-11-29T1700_organization_redirect_url.js';
 import * as clientOptionalScopes from './2026-11-29T2200_client_optional_scopes.js';
 import * as identityProviderMappers from './2026-11-29T2300_identity_provider_mappers.js';
+import * as roleScopeMappings from './2026-11-30T0100_role_scope_mappings.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -100,4 +101,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T1700_organization_redirect_url': organizationRedirectUrl,
   '2026-11-29T2200_client_optional_scopes': clientOptionalScopes,
   '2026-11-29T2300_identity_provider_mappers': identityProviderMappers,
+  '2026-11-30T0100_role_scope_mappings': roleScopeMappings,
 };

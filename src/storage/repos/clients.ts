@@ -35,13 +35,14 @@ export interface ClientPatch {
   frontchannelLogout?: Partial<FrontchannelLogoutSettings>;
   /** null removes them. */
   jwtKeys?: ClientJwtKeys | null;
+  fullScopeAllowed?: boolean;
 }
 
 export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async create(
-    c: Omit<Client, 'createdAt' | 'enabled' | 'optionalScopes' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'dpopBoundAccessTokens' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'requestObjectRequired' | 'requestObjectSignatureAlg' | 'frontchannelLogout' | 'jwtKeys'> & { now: number; optionalScopes?: string[]; requestObjectRequired?: RequestObjectRequired; requestObjectSignatureAlg?: string | null; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; dpopBoundAccessTokens?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
+    c: Omit<Client, 'createdAt' | 'enabled' | 'optionalScopes' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'dpopBoundAccessTokens' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'requestObjectRequired' | 'requestObjectSignatureAlg' | 'frontchannelLogout' | 'jwtKeys' | 'fullScopeAllowed'> & { now: number; fullScopeAllowed?: boolean; optionalScopes?: string[]; requestObjectRequired?: RequestObjectRequired; requestObjectSignatureAlg?: string | null; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; dpopBoundAccessTokens?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
   ): Promise<void> {
     const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
     const fc = c.frontchannelLogout ?? NO_FRONTCHANNEL_LOGOUT;
@@ -82,6 +83,7 @@ export class ClientRepository {
           frontchannel_logout_session_required: fc.sessionRequired ? 1 : 0,
           jwt_keys: c.jwtKeys ? JSON.stringify(c.jwtKeys) : null,
           dpop_bound_access_tokens: c.dpopBoundAccessTokens ? 1 : 0,
+          full_scope_allowed: c.fullScopeAllowed === false ? 0 : 1,
         })
         .execute();
     } catch (err) {
@@ -146,6 +148,7 @@ export class ClientRepository {
     if (fc?.url !== undefined) values.frontchannel_logout_url = fc.url;
     if (fc?.sessionRequired !== undefined) values.frontchannel_logout_session_required = flag(fc.sessionRequired);
     if (patch.dpopBoundAccessTokens !== undefined) values.dpop_bound_access_tokens = flag(patch.dpopBoundAccessTokens);
+    if (patch.fullScopeAllowed !== undefined) values.full_scope_allowed = flag(patch.fullScopeAllowed);
     if (patch.jwtKeys !== undefined) values.jwt_keys = patch.jwtKeys ? JSON.stringify(patch.jwtKeys) : null;
     if (Object.keys(values).length === 0) return true;
     const r = await this.db.updateTable('clients').set(values).where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
@@ -163,6 +166,7 @@ export class ClientRepository {
         .where('revoked_at', 'is', null)
         .execute();
       await deleteOwnedMappers(trx, realmId, 'client', clientId);
+      await trx.deleteFrom('role_scope_mappings').where('realm_id', '=', realmId).where('owner_kind', '=', 'client').where('owner', '=', clientId).execute();
       const r = await trx.deleteFrom('clients').where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
     });

@@ -116,6 +116,7 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     },
     jwtKeys: parseJwtKeys(r.jwt_keys),
     dpopBoundAccessTokens: r.dpop_bound_access_tokens === 1,
+    fullScopeAllowed: r.full_scope_allowed !== 0,
   };
 }
 

@@ -167,6 +167,7 @@ export class RealmRepository {
         'signing_keys',
         'scopes',
         'protocol_mappers',
+        'role_scope_mappings',
         'user_attribute_values',
         'otp_credentials',
         'recovery_codes',
@@ -196,6 +197,7 @@ export class RealmRepository {
   async deleteScope(realmId: string, name: string): Promise<boolean> {
     return inTransaction(this.db, async (trx) => {
       await deleteOwnedMappers(trx, realmId, 'scope', name);
+      await trx.deleteFrom('role_scope_mappings').where('realm_id', '=', realmId).where('owner_kind', '=', 'scope').where('owner', '=', name).execute();
       const r = await trx.deleteFrom('scopes').where('realm_id', '=', realmId).where('name', '=', name).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
     });

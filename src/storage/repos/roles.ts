@@ -99,6 +99,7 @@ export class RoleRepository {
     return inTransaction(this.db, async (trx) => {
       await trx.deleteFrom('user_roles').where('role_id', '=', id).execute();
       await trx.deleteFrom('group_roles').where('role_id', '=', id).execute();
+      await trx.deleteFrom('role_scope_mappings').where('role_id', '=', id).execute();
       const r = await trx.deleteFrom('roles').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
     });
@@ -110,6 +111,7 @@ export class RoleRepository {
       const ids = trx.selectFrom('roles').select('id').where('realm_id', '=', realmId).where('client_id', '=', clientId);
       await trx.deleteFrom('user_roles').where('role_id', 'in', ids).execute();
       await trx.deleteFrom('group_roles').where('role_id', 'in', ids).execute();
+      await trx.deleteFrom('role_scope_mappings').where('role_id', 'in', ids).execute();
       await trx.deleteFrom('roles').where('realm_id', '=', realmId).where('client_id', '=', clientId).execute();
     });
   }
