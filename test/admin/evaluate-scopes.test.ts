@@ -4,7 +4,7 @@ import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { basic, PASSWORD, realmPath } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { createOrganization, createUser } from '../../src/admin/operations.js';
+import { createOrganization, createUser, updateClient } from '../../src/admin/operations.js';
 import { errorOf, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 const realm = 'test';
@@ -182,6 +182,36 @@ for (const dialect of dialects()) {
       const missing = await errorOf(ts.kc.clients.evaluatePermission({ realm, id: 'web-app', roleContainer: 'nosuch', type: 'granted', scope: '' }));
       assert.equal(missing.status, 404);
       assert.equal(missing.body.errorMessage, 'Role Container not found');
+    });
+
+    test('scope mappings of a client without full scope: only the roles in its scope, for the scopes asked for; the example token is the real one', async () => {
+      const kc = ts.kc;
+      await kc.roles.create({ realm, name: 'reporter' });
+      const reporter = (await kc.roles.findOneByName({ realm, name: 'reporter' }))!;
+      await kc.users.addRealmRoleMappings({ realm, id: ts.user.id, roles: [{ id: reporter.id!, name: 'reporter' }] });
+      // reporter is in the scope of the optional scope tenancy only; editor is web-app's own role.
+      await ts.store.roleScopes.add(realm, { kind: 'scope', id: 'tenancy' }, [reporter.id!]);
+      await updateClient(ts.store, { realmId: realm, clientId: 'web-app', fullScopeAllowed: false });
+      try {
+        const realmRoles = (await kc.roles.find({ realm })).map((r) => r.name).sort();
+        const evaluate = async (type: 'granted' | 'not-granted', roleContainer: string, scope: string): Promise<string[]> =>
+          (await kc.clients.evaluatePermission({ realm, id: 'web-app', roleContainer, type, scope })).map((r) => r.name!).sort();
+        assert.deepEqual(await evaluate('granted', realm, 'openid'), []);
+        assert.deepEqual(await evaluate('not-granted', realm, 'openid'), realmRoles);
+        assert.deepEqual(await evaluate('granted', realm, 'openid tenancy'), ['reporter']);
+        assert.deepEqual(await evaluate('not-granted', realm, 'openid tenancy'), realmRoles.filter((r) => r !== 'reporter'));
+        assert.deepEqual(await evaluate('granted', 'web-app', 'openid'), ['editor']);
+        assert.deepEqual(await evaluate('not-granted', 'web-app', 'openid'), []);
+        const real = await codeFlow('openid tenancy');
+        const access = await example.access(ts.user.id, 'openid tenancy');
+        assert.deepEqual(stable(access), stable(real.access));
+        assert.deepEqual(access.realm_access, { roles: ['reporter'] });
+        assert.deepEqual(access.resource_access, { 'web-app': { roles: ['editor'] } });
+        assert.equal((await example.access(ts.user.id, 'openid')).realm_access, undefined);
+      } finally {
+        await updateClient(ts.store, { realmId: realm, clientId: 'web-app', fullScopeAllowed: true });
+        await kc.roles.delByName({ realm, name: 'reporter' });
+      }
     });
 
     test('nothing is stored: no chain, token, session, code, consent, key or event', async () => {

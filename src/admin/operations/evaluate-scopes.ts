@@ -9,6 +9,7 @@ import { claimScopes, defaultScopesOf } from '../../oauth/scopes.js';
 import { compileMapper } from '../../oauth/protocol-mappers.js';
 import { subjectOfUser } from '../../storage/repos/mappers.js';
 import { userInfoClaims } from '../../oidc/userinfo.js';
+import { limitToScope } from '../../oauth/role-scope.js';
 
 /**
  * Keycloak's client scope evaluation (ClientScopeEvaluateResource, the console's "Client scopes >
@@ -187,10 +188,17 @@ export async function effectiveMappers(services: Services, input: Omit<ExampleIn
 }
 
 /**
- * Keycloak's evaluated scope mappings of a role container (the realm, or a client): Realmgate has no
- * role scope mappings, every client is "full scope allowed" (a token carries every role of its user), so
- * every role of the container is granted and none is not.
+ * Keycloak's evaluated scope mappings of a role container (the realm, or a client), for a client and a
+ * scope parameter (ClientScopeEvaluateScopeMappingsResource): the roles of the container that the
+ * client's tokens with those scopes may carry (granted), or the others (not granted). A client with
+ * fullScopeAllowed is granted every role; a limited one the roles in its scope (src/oauth/role-scope.ts).
  */
-export async function grantedRoles(services: Services, input: { realmId: string; roleClientId: string; granted: boolean }): Promise<Role[]> {
-  return input.granted ? services.store.roles.list(input.realmId, input.roleClientId) : [];
+export async function grantedRoles(services: Services, input: { realmId: string; client: Client; scope: string | undefined; roleClientId: string; granted: boolean }): Promise<Role[]> {
+  const all = await services.store.roles.list(input.realmId, input.roleClientId);
+  if (input.client.fullScopeAllowed) return input.granted ? all : [];
+  const scopes = await evaluatedScopes(services, input.realmId, input.client, input.scope);
+  const asHeld = input.roleClientId === '' ? { realm: all.map((r) => r.name), clients: {} } : { realm: [], clients: { [input.roleClientId]: all.map((r) => r.name) } };
+  const inScope = limitToScope(asHeld, input.client, scopes, await services.cache.roleScopes(input.realmId));
+  const kept = new Set(input.roleClientId === '' ? (inScope?.realm ?? []) : (inScope?.clients[input.roleClientId] ?? []));
+  return all.filter((r) => kept.has(r.name) === input.granted);
 }

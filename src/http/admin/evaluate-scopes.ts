@@ -75,18 +75,18 @@ export async function evaluateScopeRoutes(app: FastifyInstance, opts: { services
       {
         schema: {
           tags,
-          summary: `The roles of a role container (the realm's name, or a client's id) ${type === 'granted' ? 'its tokens may carry: all (Realmgate has no role scope mappings)' : 'its tokens may not carry: none'}`,
+          summary: `The roles of a role container (the realm's name, or a client's id) that the client's tokens with this scope parameter ${type === 'granted' ? 'may carry: all of them when the client has fullScopeAllowed, else those in its scope' : 'may not carry: none when the client has fullScopeAllowed, else those outside its scope'}`,
           params: containerParams,
           querystring: scopeQuery,
           security,
         },
       },
       async (req) => {
-        const { realm } = await clientOf(req);
+        const { realm, client } = await clientOf(req);
         const container = req.params.roleContainer;
         const roleClientId = container === realm.id ? '' : container;
         if (roleClientId !== '' && !(await store.clients.get(realm.id, roleClientId))) throw notFound('Role Container not found');
-        return (await grantedRoles(services, { realmId: realm.id, roleClientId, granted: type === 'granted' })).map(roleRep);
+        return (await grantedRoles(services, { realmId: realm.id, client, scope: req.query.scope, roleClientId, granted: type === 'granted' })).map(roleRep);
       },
     );
   }
