@@ -85,6 +85,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
         ...(rep.standardTokenExchange !== undefined ? { standardTokenExchange: rep.standardTokenExchange } : {}),
         ...(rep.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: rep.tokenExchangeRefresh } : {}),
         ...(rep.dpopBoundAccessTokens !== undefined ? { dpopBoundAccessTokens: rep.dpopBoundAccessTokens } : {}),
+        ...(rep.fullScopeAllowed !== undefined ? { fullScopeAllowed: rep.fullScopeAllowed } : {}),
         ...(rep.requestObjectRequired !== undefined ? { requestObjectRequired: rep.requestObjectRequired } : {}),
         ...(rep.requestObjectSignatureAlg !== undefined ? { requestObjectSignatureAlg: rep.requestObjectSignatureAlg } : {}),
         ...(rep.frontchannelLogout ? { frontchannelLogout: rep.frontchannelLogout } : {}),
@@ -106,7 +107,7 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
     return { ...toClientRepresentation(client), ...(await mapperRepsByOwner(services, realm.id, 'client'))(client.clientId) };
   });
 
-  app.put<P>('/realms/:realm/clients/:id', { schema: { tags, summary: 'Update a client: redirect URIs, flows, public/confidential, PKCE, enabled', params: clientParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+  app.put<P>('/realms/:realm/clients/:id', { schema: { tags, summary: 'Update a client: redirect URIs, flows, public/confidential, PKCE, enabled, fullScopeAllowed', params: clientParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
     const caller = callerOf(req);
     const realm = await loadRealm(services, caller, req.params.realm);
     requireRole(caller, realm.id, 'manage-clients');

@@ -12,6 +12,7 @@ import { clientRoutes } from './clients.js';
 import { clientCertificateRoutes } from './client-certificates.js';
 import { groupRoutes } from './groups.js';
 import { roleRoutes } from './roles.js';
+import { roleScopeRoutes } from './role-scopes.js';
 import { realmInfoRoutes } from './realm-info.js';
 import { realmMaintenanceRoutes } from './realm-maintenance.js';
 import { protocolMapperRoutes } from './protocol-mappers.js';
@@ -99,6 +100,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(clientRoutes, { services });
   await app.register(clientCertificateRoutes, { services });
   await app.register(roleRoutes, { services });
+  await app.register(roleScopeRoutes, { services });
   await app.register(groupRoutes, { services });
   await app.register(realmInfoRoutes, { services });
   await app.register(realmMaintenanceRoutes, { services });

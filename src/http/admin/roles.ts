@@ -15,11 +15,11 @@ import { anyObject, noContent204, params, realmParams, security } from './schema
 const tags = ['roles'];
 
 /** Keycloak's RoleRepresentation. */
-function roleRep(r: Role): Record<string, unknown> {
+export function roleRep(r: Role): Record<string, unknown> {
   return { id: r.id, name: r.name, description: r.description ?? '', composite: false, clientRole: r.clientId !== '', containerId: r.clientId || r.realmId };
 }
 
-function roleRefs(body: unknown): Array<{ id?: unknown; name?: unknown }> {
+export function roleRefs(body: unknown): Array<{ id?: unknown; name?: unknown }> {
   if (!Array.isArray(body)) throw new ValidationError('the request body must be a list of roles');
   return body.map((r) => {
     if (!r || typeof r !== 'object') throw new ValidationError('each role must be an object with an id or a name');

@@ -243,6 +243,8 @@ export interface ClientRepresentation {
   optionalClientScopes: string[];
   /** Front-Channel Logout 1.0: the browser frames attributes' frontchannel.logout.url at logout. */
   frontchannelLogout: boolean;
+  /** true: tokens carry every role of their user; false: only the roles in the client's scope (its scope mappings). */
+  fullScopeAllowed: boolean;
   attributes: Record<string, string>;
 }
 
@@ -265,6 +267,7 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     defaultClientScopes: defaultScopesOf(c),
     optionalClientScopes: c.optionalScopes,
     frontchannelLogout: c.frontchannelLogout.enabled,
+    fullScopeAllowed: c.fullScopeAllowed,
     attributes: {
       ...backchannelAttributes(c),
       ...parAttributes(c),
@@ -323,6 +326,7 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
   set('webOrigins', strList(body, 'webOrigins'));
   set('scopes', strList(body, 'defaultClientScopes'));
   set('optionalScopes', strList(body, 'optionalClientScopes'));
+  set('fullScopeAllowed', bool(body, 'fullScopeAllowed'));
   if (bool(body, 'bearerOnly') === true) throw new ValidationError('bearer-only clients are not supported');
   const authenticator = body.clientAuthenticatorType;
   // client-secret and client-jwt (private_key_jwt) are honoured; "none" is what Keycloak's dynamic
