@@ -28,7 +28,7 @@ export class ConfigCache {
   private readonly realms: TtlCache<Realm>;
   private readonly clients: TtlCache<Client>;
   private readonly scopes: TtlCache<Map<string, Scope>>;
-  private readonly roleMappings: TtlCache<{ users: boolean; groups: boolean }>;
+  private readonly roleMappings: TtlCache<{ users: boolean; groups: boolean; composites: boolean }>;
   private readonly mappers: TtlCache<RealmMappers>;
   private readonly roleScopeMaps: TtlCache<RealmRoleScopes>;
 
@@ -60,7 +60,7 @@ export class ConfigCache {
   async userRoles(realmId: string, userId: string): Promise<UserRoles | undefined> {
     const mapped = await this.roleMappings.get(realmId, () => this.store.roles.realmMappings(realmId));
     if (!mapped || (!mapped.users && !mapped.groups)) return undefined;
-    const roles = await this.store.roles.userRoles(userId, { throughGroups: mapped.groups });
+    const roles = await this.store.roles.userRoles(userId, { direct: !mapped.groups && !mapped.composites });
     return roles.realm.length === 0 && Object.keys(roles.clients).length === 0 ? undefined : roles;
   }
 

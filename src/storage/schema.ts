@@ -110,6 +110,13 @@ export interface ClientTable {
   full_scope_allowed: Generated<number>;
 }
 
+/** Keycloak's composite roles: the parent role contains the child role (both of realm_id). */
+export interface RoleCompositeTable {
+  realm_id: string;
+  parent_id: string;
+  child_id: string;
+}
+
 /** Keycloak's role scope mappings: a role in the scope of a client ('client', its client id) or of a client scope ('scope', its name). */
 export interface RoleScopeMappingTable {
   realm_id: string;
@@ -640,6 +647,7 @@ export interface Database {
   ldap_mapper_links: LdapMapperLinkTable;
   organization_invitations: OrganizationInvitationTable;
   role_scope_mappings: RoleScopeMappingTable;
+  role_composites: RoleCompositeTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

@@ -49,6 +49,7 @@ import * as organizationRedirectUrl from './2026-11-29T1700_organization_redirec
 import * as clientOptionalScopes from './2026-11-29T2200_client_optional_scopes.js';
 import * as identityProviderMappers from './2026-11-29T2300_identity_provider_mappers.js';
 import * as roleScopeMappings from './2026-11-30T0100_role_scope_mappings.js';
+import * as roleComposites from './2026-11-30T0200_role_composites.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -102,4 +103,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T2200_client_optional_scopes': clientOptionalScopes,
   '2026-11-29T2300_identity_provider_mappers': identityProviderMappers,
   '2026-11-30T0100_role_scope_mappings': roleScopeMappings,
+  '2026-11-30T0200_role_composites': roleComposites,
 };

@@ -168,6 +168,7 @@ export class RealmRepository {
         'scopes',
         'protocol_mappers',
         'role_scope_mappings',
+        'role_composites',
         'user_attribute_values',
         'otp_credentials',
         'recovery_codes',

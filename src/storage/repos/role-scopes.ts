@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { toRole, type Role } from './roles.js';
 
@@ -53,16 +53,27 @@ export class RoleScopeRepository {
     await q.execute();
   }
 
-  /** Every role scope mapping of the realm, by owner: one query, what a token of a limited client reads (cached, services.ts). */
+  /**
+   * Every role in the scope of each owner of the realm, by owner, as tokens read them (cached,
+   * services.ts): the roles mapped to it and what they contain, recursively (Keycloak's getAccess expands
+   * the scope's composites); for a client, also what its own composite roles contain (its own roles are
+   * always in its scope). One query.
+   */
   async realm(realmId: string): Promise<RealmRoleScopes> {
-    const rows = await this.db
-      .selectFrom('role_scope_mappings as m')
-      .innerJoin('roles', 'roles.id', 'm.role_id')
-      .select(['m.owner_kind', 'm.owner', 'roles.client_id', 'roles.name'])
-      .where('m.realm_id', '=', realmId)
-      .execute();
+    const rows = await sql<{ owner_kind: 'client' | 'scope'; owner: string; client_id: string; name: string }>`
+      WITH RECURSIVE seeds(owner_kind, owner, role_id) AS (
+        SELECT m.owner_kind, m.owner, m.role_id FROM role_scope_mappings m WHERE m.realm_id = ${realmId}
+        UNION
+        SELECT 'client', r.client_id, r.id FROM roles r WHERE r.realm_id = ${realmId} AND r.client_id <> '' AND EXISTS (SELECT 1 FROM role_composites c WHERE c.parent_id = r.id)
+      ),
+      scoped(owner_kind, owner, role_id) AS (
+        SELECT owner_kind, owner, role_id FROM seeds
+        UNION
+        SELECT s.owner_kind, s.owner, rc.child_id FROM scoped s CROSS JOIN role_composites rc WHERE rc.parent_id = s.role_id
+      )
+      SELECT s.owner_kind, s.owner, r.client_id, r.name FROM scoped s CROSS JOIN roles r WHERE r.id = s.role_id`.execute(this.db);
     const out = new Map<string, Array<Pick<Role, 'clientId' | 'name'>>>();
-    for (const r of rows) {
+    for (const r of rows.rows) {
       const key = ownerKey({ kind: r.owner_kind, id: r.owner });
       let list = out.get(key);
       if (!list) out.set(key, (list = []));

@@ -100,6 +100,7 @@ export class RoleRepository {
       await trx.deleteFrom('user_roles').where('role_id', '=', id).execute();
       await trx.deleteFrom('group_roles').where('role_id', '=', id).execute();
       await trx.deleteFrom('role_scope_mappings').where('role_id', '=', id).execute();
+      await trx.deleteFrom('role_composites').where((eb) => eb.or([eb('parent_id', '=', id), eb('child_id', '=', id)])).execute();
       const r = await trx.deleteFrom('roles').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
     });
@@ -112,6 +113,7 @@ export class RoleRepository {
       await trx.deleteFrom('user_roles').where('role_id', 'in', ids).execute();
       await trx.deleteFrom('group_roles').where('role_id', 'in', ids).execute();
       await trx.deleteFrom('role_scope_mappings').where('role_id', 'in', ids).execute();
+      await trx.deleteFrom('role_composites').where((eb) => eb.or([eb('parent_id', 'in', ids), eb('child_id', 'in', ids)])).execute();
       await trx.deleteFrom('roles').where('realm_id', '=', realmId).where('client_id', '=', clientId).execute();
     });
   }
@@ -144,9 +146,10 @@ export class RoleRepository {
 
   /**
    * The roles a user holds: those mapped to the user, and those mapped to each group the user belongs to
-   * and to every ancestor of those groups (Keycloak's effective role mappings), in one query. The group
-   * branch walks from the user's groups outwards (CROSS JOIN keeps SQLite's join order: left to choose,
-   * it scanned group_roles whole).
+   * and to every ancestor of those groups (Keycloak's effective role mappings), and every role those
+   * contain, recursively (composite roles), in one query. The group branch walks from the user's groups
+   * outwards (CROSS JOIN keeps SQLite's join order: left to choose, it scanned group_roles whole). UNION
+   * in the composite walk ends a cycle where it began.
    */
   async effectiveRoles(userId: string): Promise<Role[]> {
     const rows = await sql<{ id: string; realm_id: string; client_id: string; name: string; description: string | null }>`
@@ -154,21 +157,27 @@ export class RoleRepository {
         SELECT g.id, g.parent_id, 0 FROM group_members m JOIN groups g ON g.id = m.group_id WHERE m.user_id = ${userId}
         UNION ALL
         SELECT g.id, g.parent_id, member_of.depth + 1 FROM groups g JOIN member_of ON g.id = member_of.parent_id WHERE member_of.depth < ${MAX_GROUP_DEPTH}
+      ),
+      held(id) AS (
+        SELECT ur.role_id FROM user_roles ur WHERE ur.user_id = ${userId}
+        UNION
+        SELECT gr.role_id FROM member_of CROSS JOIN group_roles gr WHERE gr.group_id = member_of.id
+        UNION
+        SELECT rc.child_id FROM held CROSS JOIN role_composites rc WHERE rc.parent_id = held.id
       )
-      SELECT r.id, r.realm_id, r.client_id, r.name, r.description FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = ${userId}
-      UNION
-      SELECT r.id, r.realm_id, r.client_id, r.name, r.description FROM member_of CROSS JOIN group_roles gr CROSS JOIN roles r WHERE gr.group_id = member_of.id AND r.id = gr.role_id
-      ORDER BY client_id, name`.execute(this.db);
+      SELECT r.id, r.realm_id, r.client_id, r.name, r.description FROM held CROSS JOIN roles r WHERE r.id = held.id
+      ORDER BY r.client_id, r.name`.execute(this.db);
     return rows.rows.map(toRole);
   }
 
   /**
-   * The roles a user holds, as access tokens carry them. `throughGroups` false reads the user's own
-   * mappings only (a realm no group of which is mapped a role: the cheaper query of a token's hot path).
+   * The roles a user holds, as access tokens carry them. `direct` true reads the user's own mappings
+   * only (a realm where no group is mapped a role and no role contains another: the cheaper query of a
+   * token's hot path).
    */
-  async userRoles(userId: string, opts: { throughGroups?: boolean } = {}): Promise<UserRoles> {
+  async userRoles(userId: string, opts: { direct?: boolean } = {}): Promise<UserRoles> {
     const out: UserRoles = { realm: [], clients: {} };
-    const roles = opts.throughGroups === false ? await this.mappedRoles(userId) : await this.effectiveRoles(userId);
+    const roles = opts.direct === true ? await this.mappedRoles(userId) : await this.effectiveRoles(userId);
     for (const r of roles) {
       if (r.clientId === '') out.realm.push(r.name);
       else (out.clients[r.clientId] ??= []).push(r.name);
@@ -177,14 +186,63 @@ export class RoleRepository {
   }
 
   /**
-   * Whether any user, and any group, of the realm is mapped a role: most realms have neither, and their
-   * tokens skip the lookup; most of the others map no role to a group, and skip the walk through groups.
+   * Whether any user, and any group, of the realm is mapped a role, and whether any of its roles contains
+   * another: most realms have none of these, and their tokens skip the lookup; most of the others map no
+   * role to a group and have no composite role, and read the user's own mappings only.
    */
-  async realmMappings(realmId: string): Promise<{ users: boolean; groups: boolean }> {
+  async realmMappings(realmId: string): Promise<{ users: boolean; groups: boolean; composites: boolean }> {
     const any = async (table: 'user_roles' | 'group_roles'): Promise<boolean> =>
       (await this.db.selectFrom(table).innerJoin('roles', 'roles.id', `${table}.role_id`).select('roles.id').where('roles.realm_id', '=', realmId).limit(1).executeTakeFirst()) !== undefined;
-    const [users, groups] = await Promise.all([any('user_roles'), any('group_roles')]);
-    return { users, groups };
+    const anyComposite = async (): Promise<boolean> => (await this.db.selectFrom('role_composites').select('parent_id').where('realm_id', '=', realmId).limit(1).executeTakeFirst()) !== undefined;
+    const [users, groups, composites] = await Promise.all([any('user_roles'), any('group_roles'), anyComposite()]);
+    return { users, groups, composites };
+  }
+
+  /** The roles a role contains directly (Keycloak's composites of a composite role), by client and name. */
+  async composites(roleId: string): Promise<Role[]> {
+    const rows = await this.db
+      .selectFrom('role_composites as rc')
+      .innerJoin('roles', 'roles.id', 'rc.child_id')
+      .select(['roles.id', 'roles.realm_id', 'roles.client_id', 'roles.name', 'roles.description'])
+      .where('rc.parent_id', '=', roleId)
+      .orderBy('roles.client_id')
+      .orderBy('roles.name')
+      .execute();
+    return rows.map(toRole);
+  }
+
+  /** Every role a role contains, recursively (not the role itself, even where a cycle leads back to it). */
+  async effectiveComposites(roleId: string): Promise<Role[]> {
+    const rows = await sql<{ id: string; realm_id: string; client_id: string; name: string; description: string | null }>`
+      WITH RECURSIVE contained(id) AS (
+        SELECT rc.child_id FROM role_composites rc WHERE rc.parent_id = ${roleId}
+        UNION
+        SELECT rc.child_id FROM contained CROSS JOIN role_composites rc WHERE rc.parent_id = contained.id
+      )
+      SELECT r.id, r.realm_id, r.client_id, r.name, r.description FROM contained CROSS JOIN roles r WHERE r.id = contained.id AND r.id <> ${roleId}
+      ORDER BY r.client_id, r.name`.execute(this.db);
+    return rows.rows.map(toRole);
+  }
+
+  /** The ids of the realm's roles that contain at least one other (RoleRepresentation's composite flag). */
+  async compositeIds(realmId: string): Promise<Set<string>> {
+    const rows = await this.db.selectFrom('role_composites').select('parent_id').distinct().where('realm_id', '=', realmId).execute();
+    return new Set(rows.map((r) => r.parent_id));
+  }
+
+  /** Makes a role contain others (those it contains already stay, once). */
+  async addComposites(realmId: string, parentId: string, childIds: readonly string[]): Promise<void> {
+    if (childIds.length === 0) return;
+    await this.db
+      .insertInto('role_composites')
+      .values(childIds.map((child_id) => ({ realm_id: realmId, parent_id: parentId, child_id })))
+      .onConflict((oc) => oc.columns(['parent_id', 'child_id']).doNothing())
+      .execute();
+  }
+
+  async removeComposites(parentId: string, childIds: readonly string[]): Promise<void> {
+    if (childIds.length === 0) return;
+    await this.db.deleteFrom('role_composites').where('parent_id', '=', parentId).where('child_id', 'in', childIds).execute();
   }
 
   /**
