@@ -10,6 +10,8 @@ import type { Client, RequestObjectRequired, TokenExchangeRefresh } from '../sto
 import { InvalidArgumentError } from 'commander';
 import type { FrontchannelLogoutChange } from '../admin/operations/clients.js';
 import { registerMapperCommands } from './mapper.js';
+import { registerScopeMappingCommands } from './scope-mappings.js';
+import { terminalSafe } from './terminal-text.js';
 
 const AUTH_METHOD_HELP =
   'token endpoint authentication the client may use: client_secret_basic, client_secret_post (repeatable or comma-separated; default both), or private_key_jwt alone (a JWT signed with its key, RFC 7523; no secret; give --jwks-url, --jwks-file or --certificate-file)';
@@ -65,6 +67,8 @@ function tokenExchangeRefresh(v: string): TokenExchangeRefresh {
   if (x === 'same-session') return 'SAME_SESSION';
   throw new InvalidArgumentError('--token-exchange-refresh takes no or same-session');
 }
+const FULL_SCOPE_HELP =
+  "on (the default): its access tokens carry every role of their user; off: only the roles in its scope, which are its own client roles and those mapped to its scope or to the scope of one of the token's client scopes (client scope-mappings, scope scope-mappings; Keycloak's fullScopeAllowed)";
 const DPOP_BOUND_HELP = "on: the token endpoint takes only this client's requests with a DPoP proof, so all its tokens are DPoP-bound (RFC 9449; Keycloak's dpop.bound.access.tokens); default off";
 const REQUEST_OBJECT_HELP = "whether its authorization requests must be signed request objects (RFC 9101; Keycloak's request.object.required): not-required (default), request, request-uri (a pushed request) or request-or-request-uri";
 const REQUEST_OBJECT_ALG_HELP = "the one algorithm its request objects may be signed with (Keycloak's request.object.signature.alg), or any (the default: any asymmetric one); verified with the keys of --jwks-url, --jwks-file or --certificate-file";
@@ -100,6 +104,7 @@ export function describeClient(c: Client): string {
     ['request objects', `${c.requestObjectRequired === 'not required' ? 'optional' : `required: ${c.requestObjectRequired} (RFC 9101)`}, signed with ${c.requestObjectSignatureAlg ?? 'any asymmetric algorithm'}`],
     ['token exchange', c.standardTokenExchange ? `on (RFC 8693), refresh tokens: ${c.tokenExchangeRefresh === 'SAME_SESSION' ? 'same session' : 'no'}` : 'off'],
     ['DPoP', c.dpopBoundAccessTokens ? 'required (RFC 9449)' : 'optional'],
+    ['full scope', c.fullScopeAllowed ? 'on (tokens carry every role of their user)' : 'off (tokens carry only the roles in its scope)'],
     ['JWT keys', jwtKeysText(c)],
     [
       'back-channel',
@@ -172,6 +177,7 @@ interface UpdateOptions extends JwtKeyOptions {
   tokenExchange?: boolean;
   tokenExchangeRefresh?: TokenExchangeRefresh;
   dpopBoundTokens?: boolean;
+  fullScope?: boolean;
   requestObject?: RequestObjectRequired;
   requestObjectAlg?: string;
   frontchannelLogoutUrl?: string;
@@ -207,6 +213,7 @@ export function registerClient(program: Command): void {
     .option('--request-object-alg <alg|any>', REQUEST_OBJECT_ALG_HELP)
     .option('--token-exchange-refresh <no|same-session>', TOKEN_EXCHANGE_REFRESH_HELP, tokenExchangeRefresh)
     .option('--dpop-bound-tokens <on|off>', DPOP_BOUND_HELP, onOff('--dpop-bound-tokens'))
+    .option('--full-scope <on|off>', FULL_SCOPE_HELP, onOff('--full-scope'))
     .option('--backchannel-logout-url <url>', BACKCHANNEL_URL_HELP)
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
     .option('--backchannel-logout-revoke-offline-tokens', BACKCHANNEL_OFFLINE_HELP)
@@ -240,6 +247,7 @@ export function registerClient(program: Command): void {
           tokenExchange?: boolean;
           tokenExchangeRefresh?: TokenExchangeRefresh;
           dpopBoundTokens?: boolean;
+          fullScope?: boolean;
           requestObject?: RequestObjectRequired;
           requestObjectAlg?: string;
           webOrigin: string[];
@@ -277,6 +285,7 @@ export function registerClient(program: Command): void {
             ...(o.tokenExchange !== undefined ? { standardTokenExchange: o.tokenExchange } : {}),
             ...(o.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: o.tokenExchangeRefresh } : {}),
             ...(o.dpopBoundTokens !== undefined ? { dpopBoundAccessTokens: o.dpopBoundTokens } : {}),
+            ...(o.fullScope !== undefined ? { fullScopeAllowed: o.fullScope } : {}),
             ...(o.requestObject !== undefined ? { requestObjectRequired: o.requestObject } : {}),
             ...(o.requestObjectAlg !== undefined ? { requestObjectSignatureAlg: o.requestObjectAlg } : {}),
             backchannelLogout: {
@@ -293,6 +302,7 @@ export function registerClient(program: Command): void {
         for (const uri of r.client.redirectUris) if (!o.redirectUri.includes(uri)) process.stdout.write(`redirect URI stored as ${uri}\n`);
         if (r.generated) process.stdout.write(`client secret (shown only now): ${r.secret}\n`);
         if (r.client.authMethods.includes('private_key_jwt')) process.stdout.write(`authenticates with a signed JWT (private_key_jwt), keys: ${jwtKeysText(r.client)}\n`);
+        if (!r.client.fullScopeAllowed) process.stdout.write('full scope off: its tokens carry only its own client roles until roles are put in its scope (client scope-mappings add)\n');
       },
     );
   client
@@ -327,6 +337,7 @@ export function registerClient(program: Command): void {
     .option('--request-object-alg <alg|any>', REQUEST_OBJECT_ALG_HELP)
     .option('--token-exchange-refresh <no|same-session>', TOKEN_EXCHANGE_REFRESH_HELP, tokenExchangeRefresh)
     .option('--dpop-bound-tokens <on|off>', DPOP_BOUND_HELP, onOff('--dpop-bound-tokens'))
+    .option('--full-scope <on|off>', FULL_SCOPE_HELP, onOff('--full-scope'))
     .option('--backchannel-logout-url <url>', `${BACKCHANNEL_URL_HELP}; '' removes it`)
     .option('--backchannel-logout-session-required', BACKCHANNEL_SID_HELP)
     .option('--no-backchannel-logout-session-required', 'the logout token carries no session id (sid), only the user (sub)')
@@ -374,6 +385,7 @@ export function registerClient(program: Command): void {
           ...(o.tokenExchange !== undefined ? { standardTokenExchange: o.tokenExchange } : {}),
           ...(o.tokenExchangeRefresh !== undefined ? { tokenExchangeRefresh: o.tokenExchangeRefresh } : {}),
           ...(o.dpopBoundTokens !== undefined ? { dpopBoundAccessTokens: o.dpopBoundTokens } : {}),
+          ...(o.fullScope !== undefined ? { fullScopeAllowed: o.fullScope } : {}),
           ...(o.requestObject !== undefined ? { requestObjectRequired: o.requestObject } : {}),
           ...(o.requestObjectAlg !== undefined ? { requestObjectSignatureAlg: o.requestObjectAlg } : {}),
           ...(Object.keys(backchannel).length > 0 ? { backchannelLogout: backchannel } : {}),
@@ -383,6 +395,23 @@ export function registerClient(program: Command): void {
       );
       process.stdout.write(`updated client ${clientId} in realm ${realmId}\n${describeClient(updated)}`);
       if (secret !== undefined) process.stdout.write(`client secret (shown only now): ${secret}\n`);
+    });
+  client
+    .command('show <realm> <client-id>')
+    .description("show a client's settings, one per line, then the roles in its scope (its scope mappings: name for a realm role, client/name for a client role); control characters shown escaped")
+    .action(async (realmId: string, clientId: string) => {
+      const { c, roles } = await withStore(
+        async (store) => {
+          if (!(await store.realms.get(realmId))) throw new CliError(`realm ${realmId} does not exist`);
+          const c = await store.clients.get(realmId, clientId);
+          if (!c) throw new CliError(`client ${clientId} does not exist in realm ${realmId}`);
+          return { c, roles: await store.roleScopes.list(realmId, { kind: 'client', id: clientId }) };
+        },
+        { access: 'read' },
+      );
+      const lines = describeClient(c).split('\n').filter((l) => l !== '');
+      lines.push(`roles in scope:    ${roles.map((r) => (r.clientId === '' ? r.name : `${r.clientId}/${r.name}`)).join(' ')}`);
+      process.stdout.write(lines.map((l) => `${terminalSafe(l)}\n`).join(''));
     });
   client
     .command('list <realm>')
@@ -423,4 +452,5 @@ export function registerClient(program: Command): void {
       process.stdout.write(`new client secret of ${clientId} (shown only now): ${secret}\n`);
     });
   registerMapperCommands(client, 'client');
+  registerScopeMappingCommands(client, 'client');
 }

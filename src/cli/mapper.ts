@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliError, collect, withStore } from './common.js';
 import { terminalSafe } from './terminal-text.js';
+import { registerScopeMappingCommands } from './scope-mappings.js';
 import { addMappers, listMappers, removeMapper } from '../admin/operations/protocol-mappers.js';
 import { ATTRIBUTE_MAPPER, AUDIENCE_MAPPER, CLIENT_ROLE_MAPPER, GROUP_MAPPER, HARDCODED_MAPPER, PROPERTY_MAPPER, REALM_ROLE_MAPPER, USER_PROPERTIES } from '../oauth/protocol-mappers.js';
 import type { MapperOwner } from '../storage/repos/protocol-mappers.js';
@@ -128,7 +129,9 @@ export function registerMapperCommands(parent: Command, kind: MapperOwnerType): 
     });
 }
 
-/** `scope`: client scopes; for now their protocol mappers (scopes themselves: the admin API and import). */
+/** `scope`: client scopes; for now their protocol mappers and role scope mappings (scopes themselves: the admin API and import). */
 export function registerScope(program: Command): void {
-  registerMapperCommands(program.command('scope').description("client scopes' protocol mappers (custom claims); the scopes themselves: admin API, import"), 'scope');
+  const scope = program.command('scope').description("client scopes' protocol mappers (custom claims) and role scope mappings; the scopes themselves: admin API, import");
+  registerMapperCommands(scope, 'scope');
+  registerScopeMappingCommands(scope, 'scope');
 }

@@ -136,3 +136,35 @@ clientPageTest('console: the client page sets whether request objects are requir
   c = (await ts.store.clients.get(REALM, ts.client.id))!;
   assert.deepEqual([c.requestObjectRequired, c.requestObjectSignatureAlg], ['not required', null]);
 });
+
+// The same page's "Full scope" switch (Keycloak's fullScopeAllowed) and the roles in the client's scope.
+clientPageTest('console: the client page turns full scope off and on and lists the roles in its scope, escaped; CSRF checked', async ({ ts, jar, clientUrl, csrf }) => {
+  let page = await inject(ts.app, jar, 'GET', clientUrl);
+  assert.match(page.body, /<h2>Full scope<\/h2>/);
+  // On by default: the box is ticked.
+  assert.match(page.body, /<input type="checkbox" id="full-scope" name="required" value="on" checked> Full scope allowed/);
+  assert.match(page.body, /No role is mapped to its scope\./);
+
+  // An unticked box sends nothing: off.
+  let res = await inject(ts.app, jar, 'POST', `${clientUrl}/full-scope`, { csrf });
+  assert.equal(res.statusCode, 303);
+  assert.match(String(res.headers.location), /done=full-scope-saved/);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.fullScopeAllowed, false);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.dpopBoundAccessTokens, false, 'only its own switch');
+  const role = { id: 'r-scope-1', realmId: REALM, clientId: '', name: '<i>a&b</i>', description: null };
+  await ts.store.roles.create(role, 0);
+  await ts.store.roleScopes.add(REALM, { kind: 'client', id: ts.client.id }, [role.id]);
+  page = await inject(ts.app, jar, 'GET', `${clientUrl}?done=full-scope-saved`);
+  assert.match(page.body, /id="full-scope" name="required" value="on" >/);
+  assert.match(page.body, /The full scope setting was saved/);
+  assert.match(page.body, /Roles in its scope: <code>&lt;i&gt;a&amp;b&lt;\/i&gt;<\/code>\./);
+  assert.doesNotMatch(page.body, /<i>a&b<\/i>/);
+
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/full-scope`, { csrf: 'forged', required: 'on' });
+  assert.equal(res.statusCode, 403);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.fullScopeAllowed, false);
+
+  res = await inject(ts.app, jar, 'POST', `${clientUrl}/full-scope`, { csrf, required: 'on' });
+  assert.equal(res.statusCode, 303);
+  assert.equal((await ts.store.clients.get(REALM, ts.client.id))!.fullScopeAllowed, true);
+});

@@ -18,6 +18,7 @@ import { REALM_MANAGEMENT } from '../authorization.js';
 import { isAdminRole } from '../operations/roles.js';
 import { serviceAccountUsername } from '../operations/service-accounts.js';
 import type { Role } from '../../storage/repos/roles.js';
+import { ownerKey } from '../../storage/repos/role-scopes.js';
 import type { Group } from '../../storage/repos/groups.js';
 import { NotFound } from '../validation.js';
 import { keyProviders } from './signing-keys.js';
@@ -65,6 +66,7 @@ function clientRepresentation(c: Client, withSecrets: boolean): Json {
     redirectUris: c.redirectUris,
     webOrigins: c.webOrigins,
     frontchannelLogout: c.frontchannelLogout.enabled,
+    fullScopeAllowed: c.fullScopeAllowed,
     attributes,
     defaultClientScopes: defaultScopesOf(c).filter((s) => s !== 'openid'),
     optionalClientScopes: c.optionalScopes,
@@ -212,6 +214,7 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
     if (roles.length > 0) clientRoles[c.clientId] = roles.map(roleRepresentation);
   }
   rep.roles = { realm: (await store.roles.list(realmId, '')).filter((r) => !isAdminRole(r)).map(roleRepresentation), client: clientRoles };
+  Object.assign(rep, await scopeMappingsOf(store, realmId, clients.map((c) => c.clientId), scopes.map((s) => s.name)));
   const orgs = await store.organizationAdmin.list(realmId, { max: 1_000_000 });
   const members = new Map<string, string[]>();
   for (const o of withUsers ? orgs : []) {
@@ -281,6 +284,30 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   return rep;
 }
 
+/**
+ * The role scope mappings as Keycloak's ExportUtils writes them: scopeMappings, the realm roles in the
+ * scope of each client (`client`) then of each client scope (`clientScope`); clientScopeMappings, by the
+ * clientId owning the roles, the client roles in each client's or client scope's scope. Each is absent
+ * when empty, as in Keycloak's exports. Admin roles are written too (realm-management's; master's admin
+ * and create-realm): Keycloak and Realmgate have them in every realm, and an import maps them back.
+ */
+async function scopeMappingsOf(store: Store, realmId: string, clientIds: string[], scopeNames: string[]): Promise<Json> {
+  const all = await store.roleScopes.realm(realmId);
+  const scopeMappings: Json[] = [];
+  const clientScopeMappings: Record<string, Json[]> = {};
+  const owners = [...clientIds.map((id) => ({ kind: 'client' as const, id })), ...scopeNames.map((id) => ({ kind: 'scope' as const, id }))];
+  for (const o of owners) {
+    const roles = [...(all.get(ownerKey(o)) ?? [])].sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const named = o.kind === 'client' ? { client: o.id } : { clientScope: o.id };
+    const realmRoles = roles.filter((r) => r.clientId === '').map((r) => r.name);
+    if (realmRoles.length > 0) scopeMappings.push({ ...named, roles: realmRoles });
+    const byClient = new Map<string, string[]>();
+    for (const r of roles) if (r.clientId !== '') byClient.set(r.clientId, [...(byClient.get(r.clientId) ?? []), r.name]);
+    for (const [clientId, names] of byClient) (clientScopeMappings[clientId] ??= []).push({ ...named, roles: names });
+  }
+  return { ...(scopeMappings.length > 0 ? { scopeMappings } : {}), ...(Object.keys(clientScopeMappings).length > 0 ? { clientScopeMappings } : {}) };
+}
+
 /** Keycloak's export of LDAP providers: components with their LDAPStorageMapper subcomponents. */
 async function userStorageComponents(store: Store, realmId: string, withSecrets: boolean): Promise<Json[]> {
   const out: Json[] = [];
@@ -331,6 +358,14 @@ export async function exportPartialRealm(store: Store, realmId: string, opts: { 
   } else {
     delete rep.clients;
     delete rep.users;
+    // Keycloak writes the scope mappings of clients only with the clients; those of client scopes always.
+    const ofScopes = (list: unknown): Json[] => ((list as Json[] | undefined) ?? []).filter((m) => m.client === undefined);
+    const realmLevel = ofScopes(rep.scopeMappings);
+    if (realmLevel.length > 0) rep.scopeMappings = realmLevel;
+    else delete rep.scopeMappings;
+    const byClient = Object.entries((rep.clientScopeMappings as Record<string, unknown> | undefined) ?? {}).map(([k, v]) => [k, ofScopes(v)] as const).filter(([, v]) => v.length > 0);
+    if (byClient.length > 0) rep.clientScopeMappings = Object.fromEntries(byClient);
+    else delete rep.clientScopeMappings;
   }
   if (!opts.groupsAndRoles) {
     delete rep.roles;

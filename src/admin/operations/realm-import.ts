@@ -17,6 +17,7 @@ import { MAX_OTP_PER_USER } from './otp.js';
 import { MAX_WEBAUTHN_PER_USER } from './webauthn.js';
 import { importWebAuthnCredential, type ImportedWebAuthn } from '../keycloak/webauthn-credentials.js';
 import { readFileMappers, storeFileMappers, type FileMappers } from '../keycloak/import-mappers.js';
+import { readFileScopeMappings, storeFileScopeMappings, type FileScopeMapping, type RefusedScopeMapping, type ScopedRoles } from '../keycloak/import-role-scopes.js';
 import { readFileLinks, readFileProviders, storeFileProviderMappers, storeFileLinks, storeFileProviders, type FileLink, type FileProvider, type ProviderOrganization, type ProviderOutcomes } from '../keycloak/import-identity-providers.js';
 import { importWebAuthnPolicy, withoutWebAuthnPolicy } from '../keycloak/webauthn-import.js';
 import { PASSWORDLESS_PREFIX } from '../webauthn-policy.js';
@@ -235,6 +236,8 @@ interface PreparedRealm {
   providers: FileProvider[];
   /** The organization each provider belongs to, by the file's organizations[].identityProviders. */
   providerOrganizations: Map<string, { organization: string; others: string[] }>;
+  /** Keycloak's scopeMappings and clientScopeMappings: stored once the clients, scopes and roles are. */
+  scopeMappings: Array<FileScopeMapping | RefusedScopeMapping>;
 }
 
 async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportBuilder): Promise<PreparedRealm> {
@@ -273,8 +276,9 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const roles = readRoles(rep);
   const groups = readGroups(rep);
   const providers = readFileProviders(optList(rep, 'identityProviders'));
+  const scopeMappings = readFileScopeMappings(rep);
   await hashBeforehand(clients, users);
-  return { changes, settings, ...(smtp?.password ? { smtpPassword: smtp.password } : {}), signingKey, fileKeys: file.keys, keyLines: file.lines, scopes, clients, users, userStorage, organizations, roles, groups, providers, providerOrganizations: providerOrganizations(rep) };
+  return { scopeMappings, changes, settings, ...(smtp?.password ? { smtpPassword: smtp.password } : {}), signingKey, fileKeys: file.keys, keyLines: file.lines, scopes, clients, users, userStorage, organizations, roles, groups, providers, providerOrganizations: providerOrganizations(rep) };
 }
 
 async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report: RealmReportBuilder, actor: Actor): Promise<{ masterAdmins: string[] }> {
@@ -313,9 +317,10 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
   const providers = await importIdentityProviders(store, realm.id, ready, organizations, users, report, actor);
   const groups = await importGroups(store, realm.id, rep, ready.groups, ready.users, users, ready.roles.serviceAccounts, clients, report, actor);
   const roles = await importRoles(store, realm.id, rep, ready.roles, ready.users, users, clients, groups, report);
+  const roleScopes = await importScopeMappings(store, realm.id, ready, scopes, clients, roles.scoped, report);
   // After the roles and groups they name.
   await storeFileProviderMappers(store, realm.id, list(rep.identityProviderMappers), report, actor);
-  await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size, roles: roles.created, groups: groups.stored.length, identityProviders: providers } });
+  await recordAdminEvent(store, { ...actor, via: 'import' }, { realmId: realm.id, operation: 'CREATE', resourceType: 'REALM_IMPORT', resourcePath: '', representation: { clients: clients.size, users: users.size, roles: roles.created, groups: groups.stored.length, identityProviders: providers, roleScopeMappings: roleScopes } });
   return { masterAdmins: roles.masterAdmins };
 }
 
@@ -789,6 +794,8 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   // Keycloak's frontchannelLogout switch and frontchannel.logout.* attributes (likewise).
   const frontchannel = frontchannelFromRepresentation(c.frontchannelLogout, attrs);
   const rootUrl = optString(c, 'rootUrl');
+  // Keycloak's fullScopeAllowed (true when absent, as ClientRepresentation's default).
+  const fullScope = optBool(c, 'fullScopeAllowed') !== false;
   const mappers = readFileMappers(optList(c, 'protocolMappers'), undefined);
   const ownScopes = c.defaultClientScopes !== undefined || c.optionalClientScopes !== undefined;
   const defaultEntries = optStrings(c, 'defaultClientScopes');
@@ -909,6 +916,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
   if (requestObject.requestObjectSignatureAlg === 'none') notes.push('unsigned request objects (request.object.signature.alg "none") are refused: Realmgate verifies every request object');
   if (tokenExchange.standardTokenExchange === true) notes.push('standard token exchange enabled (RFC 8693)');
   if (dpopBound === true) notes.push('DPoP-bound access tokens required (RFC 9449)');
+  if (!fullScope) notes.push('fullScopeAllowed false: its tokens carry only the roles in its scope (its own client roles and the scope mappings)');
   if (mappers.note !== undefined) notes.push(mappers.note);
   // Keycloak gives a client without scope lists the realm's default ones (defaultDefaultClientScopes
   // and defaultOptionalClientScopes); default and optional ones stay apart (src/oauth/scopes.ts).
@@ -940,6 +948,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     ...requestObject,
     ...(frontchannelLogout ? { frontchannelLogout } : {}),
     ...(jwtKeys ? { jwtKeys } : {}),
+    ...(fullScope ? {} : { fullScopeAllowed: false }),
   };
   const chosen = !isPublic && !restored && !jwt ? secret : undefined;
   try {
@@ -1909,7 +1918,7 @@ async function importRoles(
   clients: Set<string>,
   groups: StoredGroups,
   report: RealmReportBuilder,
-): Promise<{ created: number; masterAdmins: string[] }> {
+): Promise<{ created: number; masterAdmins: string[]; scoped: (client: string, name: string) => ScopedRoles }> {
   const master = realmId === MASTER_REALM;
   const inFile = new Set(list(rep.clients).map((c) => obj(c).clientId).filter((c): c is string => typeof c === 'string'));
   const container = (client: string): RoleContainer => {
@@ -2079,7 +2088,50 @@ async function importRoles(
   for (const [client, g] of notImported) report.skipped(`roles of client ${client}`, `${g.reason}: ${g.names.join(', ')}`);
   for (const [element, g] of notGranted) report.skipped(element, `${holderCount(g.holders)}, ${[...g.names].join(', ')}: ${g.reason}`);
   for (const [element, reason] of adminLines) report.mapped(element, reason);
-  return { created: created.size, masterAdmins: [...masterAdmins] };
+  // What a scope mapping to a role puts in the scope: the role and what it contains, as a user's mapping grants them.
+  const scoped = (client: string, name: string): ScopedRoles => {
+    const out: ScopedRoles = { found: [], missing: [] };
+    for (const key of closure([roleKey(client, name)])) {
+      const [c, n] = keyParts(key);
+      const r = resolve(key);
+      if ('group' in r) out.missing.push({ client: c, name: n, reason: r.reason });
+      else out.found.push({ id: r.id, client: c, name: n });
+    }
+    return out;
+  };
+  return { created: created.size, masterAdmins: [...masterAdmins], scoped };
+}
+
+/**
+ * Keycloak's scopeMappings and clientScopeMappings (import-role-scopes.ts): stored for the clients this
+ * import stored and the client scopes the realm has; the mappings of a client or scope left out are
+ * reported with its reason (a built-in client, a saml scope, ...).
+ */
+async function importScopeMappings(store: Store, realmId: string, ready: PreparedRealm, scopes: Set<string>, clients: Set<string>, scoped: (client: string, name: string) => ScopedRoles, report: RealmReportBuilder): Promise<number> {
+  const clientEntries = new Map<string, ClientEntry | Refused>();
+  for (const c of ready.clients) if (!clientEntries.has(c.name)) clientEntries.set(c.name, c);
+  const scopeEntries = new Map<string, ScopeEntry | Refused>();
+  for (const s of ready.scopes) if (!scopeEntries.has(s.name)) scopeEntries.set(s.name, s);
+  return storeFileScopeMappings(
+    store,
+    realmId,
+    ready.scopeMappings,
+    {
+      owner: (o) => {
+        if (o.kind === 'client') {
+          const e = clientEntries.get(o.id);
+          if (clients.has(o.id) && e && !e.refused) return { ok: true, fullScopeAllowed: e.input.fullScopeAllowed !== false };
+          if (!e) return { reason: `the file has no client ${o.id}` };
+          return { reason: `the client was not imported${e.refused ? ` (${e.refused.reason})` : ''}` };
+        }
+        if (scopes.has(o.id)) return { ok: true };
+        const e = scopeEntries.get(o.id);
+        return { reason: e?.refused ? `the client scope was not imported (${e.refused.reason})` : `the realm has no client scope ${o.id}` };
+      },
+      roles: scoped,
+    },
+    report,
+  );
 }
 
 /**

@@ -44,6 +44,7 @@ const NOTICES: Record<string, string> = {
   'request-objects-saved': 'The request object settings were saved.',
   'token-exchange-saved': 'The token exchange settings were saved.',
   'dpop-saved': 'The DPoP setting was saved.',
+  'full-scope-saved': "The full scope setting was saved: the client's next tokens follow it.",
   'frontchannel-saved': 'The front-channel logout settings were saved.',
   'credentials-saved': 'The credentials were saved.',
   'client-disabled': 'The client was disabled: it can no longer authenticate, sign users in or get tokens.',
@@ -316,7 +317,8 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     const roles = await listRolesWithCounts(services.store, { realmId, clientId: client.clientId });
     const frame = { ...s.frame, title: client.clientId, realmId, ...(opts.error ? { error: opts.error } : {}), ...(opts.notice ? { notice: opts.notice } : {}) };
     const clientRoles = { rows: roles.map((r) => ({ ...r, admin: isAdminRole(r) })), adminOnly: client.clientId === REALM_MANAGEMENT, ...(opts.roleForm ? { form: opts.roleForm } : {}) };
-    return sendPage(reply, opts.status ?? 200, clientPage(frame, client, hasAdminRole(s.caller, realmId, 'manage-clients'), clientRoles, opts.secret));
+    const inScope = (await services.store.roleScopes.list(realmId, { kind: 'client', id: client.clientId })).map((r) => (r.clientId === '' ? r.name : `${r.clientId}/${r.name}`));
+    return sendPage(reply, opts.status ?? 200, clientPage(frame, client, hasAdminRole(s.caller, realmId, 'manage-clients'), clientRoles, opts.secret, inScope));
   }
 
   app.get(`${R}/clients/:clientId`, async (req: Req, reply) => {
@@ -374,10 +376,12 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
   });
 
   // The client's switches (an unticked box sends nothing): RFC 9126, whether its authorization requests
-  // must be pushed; RFC 9449, whether its token requests must carry a DPoP proof.
+  // must be pushed; RFC 9449, whether its token requests must carry a DPoP proof; full scope.
   const switches = [
     { path: 'pushed-requests', setting: 'requirePushedAuthorizationRequests', done: 'par-saved' },
     { path: 'dpop', setting: 'dpopBoundAccessTokens', done: 'dpop-saved' },
+    // Keycloak's fullScopeAllowed: whether its tokens carry every role of their user, or those in its scope.
+    { path: 'full-scope', setting: 'fullScopeAllowed', done: 'full-scope-saved' },
   ] as const;
   for (const sw of switches) {
     app.post(`${R}/clients/:clientId/${sw.path}`, async (req: Req, reply) => {

@@ -236,7 +236,7 @@ export interface ClientRoles {
   form?: Record<string, string>;
 }
 
-export function clientPage(frame: ConsoleFrame & { realmId: string }, client: Client, canManage: boolean, roles: ClientRoles, secret?: string): string {
+export function clientPage(frame: ConsoleFrame & { realmId: string }, client: Client, canManage: boolean, roles: ClientRoles, secret?: string, inScope: readonly string[] = []): string {
   const base = `${realmBase(frame.realmId)}/clients/${encodeURIComponent(client.clientId)}`;
   /** A list of the client's, each item removable, with a form to add one (manage-clients only). */
   const list = (path: string, items: readonly string[], name: string, label: string, button: string, help: string): SafeHtml => {
@@ -284,6 +284,8 @@ ${tokenExchangeSection(`${base}/token-exchange`, frame.csrf, client, canManage)}
 ${dpopSection(`${base}/dpop`, frame.csrf, client, canManage)}
 <h2>Front-channel logout</h2>
 ${frontchannelSection(`${base}/frontchannel-logout`, frame.csrf, client, canManage)}
+<h2>Full scope</h2>
+${fullScopeSection(`${base}/full-scope`, frame.csrf, client, canManage, inScope)}
 <h2>Client roles</h2>
 <p class="muted">${roles.adminOnly
   ? "Realmgate's admin roles of this realm: the client takes no new roles, and none of them is renamed or deleted. Grant them on a user's page."
@@ -338,8 +340,8 @@ ${help}
 }
 
 /** A client setting that is one switch (one of Keycloak's "true"/"false" attributes): a checkbox, or the fact for a viewer. */
-function switchSection(o: { action: string; csrf: string; canManage: boolean; on: boolean; id: string; label: string; fact: string; help: SafeHtml; button: string }): SafeHtml {
-  if (!o.canManage) return html`<dl class="facts"><dt>${o.fact}</dt><dd>${o.on ? 'required' : 'optional'}</dd></dl>${o.help}`;
+function switchSection(o: { action: string; csrf: string; canManage: boolean; on: boolean; id: string; label: string; fact: string; help: SafeHtml; button: string; states?: { on: string; off: string } }): SafeHtml {
+  if (!o.canManage) return html`<dl class="facts"><dt>${o.fact}</dt><dd>${o.on ? (o.states?.on ?? 'required') : (o.states?.off ?? 'optional')}</dd></dl>${o.help}`;
   return html`<form method="post" action="${o.action}" class="console-form">${csrfField(o.csrf)}
 <label class="choice" for="${o.id}"><input type="checkbox" id="${o.id}" name="required" value="on" ${o.on ? 'checked' : ''}> ${o.label}</label>
 ${o.help}
@@ -356,6 +358,16 @@ function parSection(action: string, csrf: string, client: Client, canManage: boo
 function dpopSection(action: string, csrf: string, client: Client, canManage: boolean): SafeHtml {
   const help = html`<p class="muted">Required: every token request of the application must carry a DPoP proof (RFC 9449), so its access tokens are bound to the application's key and useless to whoever steals them; a request without one is refused. Any client may send proofs when this is off.</p>`;
   return switchSection({ action, csrf, canManage, on: client.dpopBoundAccessTokens, id: 'dpop-bound', label: 'Require DPoP-bound tokens', fact: 'DPoP', help, button: 'Save DPoP' });
+}
+
+/**
+ * Keycloak's fullScopeAllowed: access tokens carry every role of their user, or only those in the
+ * client's scope; the roles in its scope (its scope mappings) are listed, read only.
+ */
+function fullScopeSection(action: string, csrf: string, client: Client, canManage: boolean, inScope: readonly string[]): SafeHtml {
+  const roles = inScope.length > 0 ? html`<p class="muted">Roles in its scope: ${inScope.map((r, i) => html`${i > 0 ? ', ' : ''}<code>${r}</code>`)}.</p>` : html`<p class="muted">No role is mapped to its scope.</p>`;
+  const help = html`<p class="muted">On (the default): the access tokens of this application carry every role of their user. Off: only the roles in its scope, which are its own client roles and the roles mapped to its scope or to the scope of one of the token's client scopes (realmgate client scope-mappings, or the admin API's scope-mappings).</p>${roles}`;
+  return switchSection({ action, csrf, canManage, on: client.fullScopeAllowed, id: 'full-scope', label: 'Full scope allowed', fact: 'Full scope', help, button: 'Save full scope', states: { on: 'on: every role of the user', off: 'off: only the roles in its scope' } });
 }
 
 /** RFC 9101 (Keycloak's request.object.required and request.object.signature.alg). */
