@@ -54,8 +54,9 @@ export class ConfigCache {
 
   /**
    * The user's roles for an access token. Most realms map no roles at all: for them a cached flag saves
-   * the query (and another the walk through groups where no group is mapped a role); where roles exist
-   * they are read fresh, so a granted or removed role shows in the next token.
+   * the query (and another the walk through groups and composites where no group is mapped a role and no
+   * role contains another); where roles exist they are read fresh, so a granted or removed role shows in
+   * the next token.
    */
   async userRoles(realmId: string, userId: string): Promise<UserRoles | undefined> {
     const mapped = await this.roleMappings.get(realmId, () => this.store.roles.realmMappings(realmId));

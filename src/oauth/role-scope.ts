@@ -8,9 +8,10 @@ import { defaultScopesOf } from './scopes.js';
  * The roles of a user that a token of this client may carry (Keycloak's TokenManager.getAccess): all of
  * them when the client has fullScopeAllowed (the default); otherwise those in the client's scope, which
  * are its own client roles, the roles mapped to its scope, and the roles mapped to the scope of each client
- * scope the token is issued with (the client's default scopes and the optional ones granted). Realmgate's
- * roles are not composite, so there is nothing to expand. A client of full scope pays nothing more; a
- * limited one a cached read of the realm's mappings (ConfigCache.roleScopes).
+ * scope the token is issued with (the client's default scopes and the optional ones granted), each with
+ * what it contains if it is a composite (the realm's scope map is expanded when read:
+ * RoleScopeRepository.realm). A client of full scope pays nothing more; a limited one a cached read of
+ * the realm's mappings (ConfigCache.roleScopes).
  */
 export async function tokenRoles(
   services: Services,
