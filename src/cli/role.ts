@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { withStore } from './common.js';
 import { terminalSafe } from './terminal-text.js';
-import { changeRoleMappings, createRole, deleteRole, listRoles, requireUser, roleUsers, updateRole } from '../admin/operations.js';
+import { changeCompositesByName, changeRoleMappings, createRole, deleteRole, listRoles, requireUser, roleCompositesByName, roleUsers, updateRole } from '../admin/operations.js';
 import { cliActor } from '../admin/operations/common.js';
 
 interface ClientOption {
@@ -14,7 +14,7 @@ function where(o: ClientOption, realmId: string): string {
   return o.client ? `client ${o.client} of realm ${realmId}` : `realm ${realmId}`;
 }
 
-/** `role create|update|delete|list|users|grant|revoke`: realm and client roles, carried in access tokens. */
+/** `role create|update|delete|list|users|grant|revoke|composites|add-composite|remove-composite`: realm and client roles, carried in access tokens. */
 export function registerRole(program: Command): void {
   const role = program.command('role').description('manage realm and client roles (carried in access tokens as Keycloak carries them)');
   role
@@ -60,6 +60,31 @@ export function registerRole(program: Command): void {
       const names = await withStore((store) => roleUsers(store, { realmId, clientId: o.client ?? '', name }), { access: 'read' });
       for (const n of names) process.stdout.write(`${terminalSafe(n)}\n`);
     });
+  // Composite roles: a role holds the roles it contains (recursively) for everyone granted it.
+  const CONTAINED_HELP = 'each a realm role by name, or a client role as <client-id>/<name>';
+  role
+    .command('composites <realm> <name>')
+    .description(`list the roles a role contains directly, one a line: a realm role's name, a client role as <client-id>/<name>`)
+    .option('--client <client-id>', CLIENT_HELP)
+    .action(async (realmId: string, name: string, o: ClientOption) => {
+      const roles = await withStore((store) => roleCompositesByName(store, { realmId, clientId: o.client ?? '', name }), { access: 'read' });
+      for (const r of roles) process.stdout.write(`${r.clientId ? `${terminalSafe(r.clientId)}/` : ''}${terminalSafe(r.name)}\n`);
+    });
+  for (const [verb, remove] of [['add-composite', false], ['remove-composite', true]] as const) {
+    role
+      .command(`${verb} <realm> <name> <contained...>`)
+      .description(
+        remove
+          ? `stop a role containing other roles (${CONTAINED_HELP}); its holders' next tokens no longer carry them through it`
+          : `make a role contain other roles (${CONTAINED_HELP}): whoever is granted it holds them too, from their next token on`,
+      )
+      .option('--client <client-id>', `the composite role is one of this client's; without it, a realm role (the contained roles are named as above)`)
+      .action(async (realmId: string, name: string, contained: string[], o: ClientOption) => {
+        const roles = await withStore((store) => changeCompositesByName(store, { realmId, clientId: o.client ?? '', name, contained, remove }, cliActor()));
+        const names = roles.map((r) => `${r.clientId ? `${terminalSafe(r.clientId)}/` : ''}${terminalSafe(r.name)}`).join(', ');
+        process.stdout.write(`${terminalSafe(name)} in ${where(o, realmId)} ${remove ? 'no longer contains' : 'contains'} ${names}\n`);
+      });
+  }
   for (const [verb, remove] of [['grant', false], ['revoke', true]] as const) {
     role
       .command(`${verb} <realm> <user> <role...>`)

@@ -6,7 +6,7 @@ import { MAX_GROUP_DEPTH, type Group } from '../../storage/repos/groups.js';
 import { randomId } from '../../crypto/random.js';
 import { NotFound, ValidationError, checkAttributeEntries, checkText } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
-import { resolveRoles } from './roles.js';
+import { resolveRoles, withContained } from './roles.js';
 
 /**
  * Keycloak's groups: a tree per realm; users join groups, groups are mapped roles, and a member holds
@@ -86,10 +86,13 @@ export async function groupByPath(store: Store, realmId: string, path: string): 
   return group!;
 }
 
-/** The roles a member of this group holds through it: its own and its ancestors'. */
+/**
+ * The roles a member of this group holds through it: its own and its ancestors', and what those contain
+ * when composite, recursively (Keycloak's GroupModel.hasRole: mappings with composites, then the parent).
+ */
 export async function groupEffectiveRoles(store: Store, group: Group): Promise<Role[]> {
   const line = await lineOf(store, group);
-  return store.groups.rolesOf(line.map((g) => g.id));
+  return withContained(store, await store.groups.rolesOf(line.map((g) => g.id)));
 }
 
 function groupEvent(group: Group, path: string): Record<string, unknown> {
@@ -222,7 +225,8 @@ export async function changeGroupRoleMappings(
   const group = await requireGroup(store, input.realmId, input.groupId);
   if (input.clientId !== '' && !(await store.clients.get(input.realmId, input.clientId))) throw new NotFound(`client ${input.clientId} does not exist in realm ${input.realmId}`);
   const roles = await resolveRoles(store, input.realmId, input.clientId, input.roles);
-  guard.authorize?.(roles);
+  // What a composite contains is checked too (see changeRoleMappings).
+  if (guard.authorize) guard.authorize(await withContained(store, roles));
   const ids = roles.map((r) => r.id);
   if (input.remove) await store.groups.revokeRoles(group.id, ids);
   else await store.groups.grantRoles(group.id, ids);

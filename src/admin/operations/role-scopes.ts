@@ -4,12 +4,14 @@ import type { ScopeOwner } from '../../storage/repos/role-scopes.js';
 import type { Client } from '../../storage/types.js';
 import { NotFound, ValidationError } from '../validation.js';
 import { recordAdminEvent, requireRealm, type Actor } from './common.js';
+import { withContained } from './roles.js';
 
 /**
  * Keycloak's role scope mappings (ScopeMappedResource, ScopeMappedClientResource) of a client or a client
  * scope: the roles its tokens may carry when the client is not "full scope allowed". A client's id is its
  * client id, a client scope's its name. A role container is the realm ('') or one of its clients (its
- * client id). Realmgate's roles are not composite: a role's effective scope is its direct one.
+ * client id). A composite role in scope brings what it contains (Keycloak's hasScope: a mapped role's
+ * hasRole), recursively.
  */
 
 /** The owner of scope mappings, loaded: a client (its fullScopeAllowed and own roles count) or a client scope. */
@@ -44,11 +46,6 @@ function directlyInScope(c: ScopeContainer, mapped: ReadonlySet<string>, role: R
   return mapped.has(role.id) || (c.kind === 'client' && role.clientId === c.client.clientId);
 }
 
-/** Keycloak's hasScope: a client with fullScopeAllowed has every role in scope; else as hasDirectScope (no composites here). */
-function inScope(c: ScopeContainer, mapped: ReadonlySet<string>, role: Role): boolean {
-  return (c.kind === 'client' && c.client.fullScopeAllowed) || directlyInScope(c, mapped, role);
-}
-
 /** Every role mapped to the owner's scope (realm roles first, then by client and name). */
 export async function listScopeMappings(store: Store, input: { realmId: string; owner: ScopeOwner }): Promise<Role[]> {
   const c = await requireScopeContainer(store, input.realmId, input.owner);
@@ -75,13 +72,19 @@ export async function availableScopeMappings(store: Store, input: { realmId: str
 
 /**
  * The roles of a container in the owner's scope (Keycloak's .../composite, the effective scope): every
- * one for a client with fullScopeAllowed; else those mapped, and a client's own roles.
+ * one for a client with fullScopeAllowed; else those mapped and a client's own roles, and what they
+ * contain, recursively (Keycloak's ClientModel.hasScope: a scope mapping or own role that hasRole).
+ * Keycloak's .../available stays with hasDirectScope (availableScopeMappings).
  */
 export async function effectiveScopeMappings(store: Store, input: { realmId: string; owner: ScopeOwner; clientId: string }): Promise<Role[]> {
   const c = await requireScopeContainer(store, input.realmId, input.owner);
   await requireRoleContainer(store, input.realmId, input.clientId);
-  const mapped = new Set((await store.roleScopes.list(input.realmId, ownerOf(c))).map((r) => r.id));
-  return (await store.roles.list(input.realmId, input.clientId)).filter((r) => inScope(c, mapped, r));
+  const all = await store.roles.list(input.realmId, input.clientId);
+  if (c.kind === 'client' && c.client.fullScopeAllowed) return all;
+  const mapped = await store.roleScopes.list(input.realmId, ownerOf(c));
+  const own = c.kind === 'client' ? await store.roles.list(input.realmId, c.client.clientId) : [];
+  const inScope = new Set((await withContained(store, [...mapped, ...own])).map((r) => r.id));
+  return all.filter((r) => inScope.has(r.id));
 }
 
 /**

@@ -76,8 +76,10 @@ export async function changeRoleMappings(
   if (!user || user.realmId !== input.realmId) throw new NotFound(`user ${input.userId} does not exist in realm ${input.realmId}`);
   if (input.clientId !== '' && !(await store.clients.get(input.realmId, input.clientId))) throw new NotFound(`client ${input.clientId} does not exist in realm ${input.realmId}`);
   const roles = await resolveRoles(store, input.realmId, input.clientId, input.roles);
-  // A door's check of the caller's right to map these roles (authorization.ts mayMapRole), before any write.
-  opts.authorize?.(roles);
+  // A door's check of the caller's right to map these roles (authorization.ts mayMapRole), before any write;
+  // a composite brings what it contains, so those are checked too (a composite holding realm-admin is
+  // mapped only by a caller who could map realm-admin).
+  if (opts.authorize) opts.authorize(await withContained(store, roles));
   await refuseMappedMembershipChange(store, user, 'role', roles);
   const ids = roles.map((r) => r.id);
   if (input.remove) await store.roles.revoke(user.id, ids);
@@ -158,15 +160,67 @@ async function requireRole(store: Store, realmId: string, clientId: string, name
  * granted it carry it in their access tokens (realm_access.roles, resource_access.<client>.roles), which
  * APIs and keycloak-js (hasRealmRole, hasResourceRole) read.
  */
-export async function createRole(store: Store, input: { realmId: string; clientId: string; name: unknown; description?: unknown }, actor: Actor): Promise<Role> {
+export async function createRole(
+  store: Store,
+  input: { realmId: string; clientId: string; name: unknown; description?: unknown; composites?: unknown },
+  actor: Actor,
+  opts: { authorize?: (roles: Role[]) => void } = {},
+): Promise<Role> {
   const name = checkRoleName(input.name);
   const description = checkRoleDescription(input.description);
   if (isAdminRole({ realmId: input.realmId, clientId: input.clientId, name })) throw new ConflictError(`Role with name ${name} already exists`);
   await roleContainer(store, input.realmId, input.clientId);
+  const members = await resolveCompositeNames(store, input.realmId, input.composites);
+  opts.authorize?.(await withContained(store, members));
   const role: Role = { id: randomId(), realmId: input.realmId, clientId: input.clientId, name, description };
   await store.roles.create(role, now());
-  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', ...rolePath(input.clientId, name), representation: { id: role.id, name, description } });
+  if (members.length > 0) await store.roles.addComposites(input.realmId, role.id, members.map((m) => m.id));
+  const composites = members.length > 0 ? { composite: true, composites: compositeNames(members) } : {};
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'CREATE', ...rolePath(input.clientId, name), representation: { id: role.id, name, description, ...composites } });
   return role;
+}
+
+/** A RoleRepresentation's `composites`: realm role names, and role names by client id. */
+function compositeNames(roles: readonly Role[]): { realm?: string[]; client?: Record<string, string[]> } {
+  const realm = roles.filter((r) => r.clientId === '').map((r) => r.name);
+  const client: Record<string, string[]> = {};
+  for (const r of roles.filter((x) => x.clientId !== '')) (client[r.clientId] ??= []).push(r.name);
+  return { ...(realm.length > 0 ? { realm } : {}), ...(Object.keys(client).length > 0 ? { client } : {}) };
+}
+
+/**
+ * The roles a new role's RoleRepresentation `composites` names (`{realm: [names], client: {clientId:
+ * [names]}}`), as Keycloak 26's createRole adds them (RepresentationToModel.addComposites, by name).
+ * Every one is found before the role is created: an unknown one is a 404 and nothing is created.
+ */
+async function resolveCompositeNames(store: Store, realmId: string, composites: unknown): Promise<Role[]> {
+  if (composites === undefined || composites === null) return [];
+  if (typeof composites !== 'object' || Array.isArray(composites)) throw new ValidationError('composites must be an object with realm and client role names');
+  const c = composites as { realm?: unknown; client?: unknown };
+  const names = (v: unknown, what: string): string[] => {
+    if (v === undefined || v === null) return [];
+    if (!Array.isArray(v) || v.some((n) => typeof n !== 'string')) throw new ValidationError(`${what} must be a list of role names`);
+    return v as string[];
+  };
+  const out: Role[] = [];
+  for (const n of names(c.realm, 'composites.realm')) {
+    const role = await store.roles.find(realmId, '', n);
+    if (!role) throw new NotFound(`Could not find composite realm role: ${n}`);
+    out.push(role);
+  }
+  if (c.client !== undefined && c.client !== null) {
+    if (typeof c.client !== 'object' || Array.isArray(c.client)) throw new ValidationError('composites.client must map client ids to lists of role names');
+    for (const [clientId, list] of Object.entries(c.client)) {
+      const roleNames = names(list, `composites.client.${clientId}`);
+      if (!(await store.clients.get(realmId, clientId))) throw new NotFound(`Could not find client: ${clientId}`);
+      for (const n of roleNames) {
+        const role = await store.roles.find(realmId, clientId, n);
+        if (!role) throw new NotFound(`Could not find composite client role: ${n}`);
+        out.push(role);
+      }
+    }
+  }
+  return [...new Map(out.map((r) => [r.id, r])).values()];
 }
 
 /** Renames a role or changes its description (Keycloak's PUT of a RoleRepresentation; a field left out is kept). */
@@ -245,35 +299,130 @@ export async function requireRoleById(store: Store, realmId: string, id: string)
 }
 
 /**
- * The roles a role contains (Keycloak's RoleByIdResource composites): all of them, the realm's
- * (clientId '') or one client's (which must exist). Realmgate's roles are not composite (see the Roles
- * section of docs/admin.md; an import flattens Keycloak's composites into direct grants), so a role
- * contains none: the answer is always empty, after the same checks as Keycloak's.
+ * Roles with every role they contain, recursively (each once, in the order met). Only the roles that are
+ * composite cost a query (one for the realm's composite ids, one per composite role).
  */
-export async function roleComposites(store: Store, input: { realmId: string; roleId: string; clientId?: string }): Promise<Role[]> {
-  await requireRoleById(store, input.realmId, input.roleId);
-  if (input.clientId !== undefined && !(await store.clients.get(input.realmId, input.clientId))) throw new NotFound('Could not find client');
-  return [];
+export async function withContained(store: Store, roles: readonly Role[]): Promise<Role[]> {
+  if (roles.length === 0) return [];
+  const composite = await store.roles.compositeIds(roles[0]!.realmId);
+  const out = new Map(roles.map((r) => [r.id, r]));
+  for (const r of roles) {
+    if (!composite.has(r.id)) continue;
+    for (const c of await store.roles.effectiveComposites(r.id)) if (!out.has(c.id)) out.set(c.id, c);
+  }
+  if (out.size === roles.length) return [...roles];
+  const key = (r: Role): string => `${r.clientId}\u0000${r.name}`;
+  return [...out.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/**
+ * The roles a role contains directly (Keycloak's RoleResource.getRoleComposites: role.getCompositesStream(),
+ * not recursive), by client and name: all of them (`container` undefined), the realm's (`container` '')
+ * or one client's (which must exist: Keycloak's 404 "Could not find client").
+ */
+export async function roleComposites(store: Store, input: { realmId: string; roleId: string; container?: string }): Promise<Role[]> {
+  const role = await requireRoleById(store, input.realmId, input.roleId);
+  if (input.container !== undefined && input.container !== '' && !(await store.clients.get(input.realmId, input.container))) throw new NotFound('Could not find client');
+  const all = await store.roles.composites(role.id);
+  return input.container === undefined ? all : all.filter((r) => r.clientId === input.container);
+}
+
+/** A role found by name in its container, with Keycloak's RoleContainerResource 404 ("Could not find role"). */
+export async function requireRoleByName(store: Store, realmId: string, clientId: string, name: string): Promise<Role> {
+  await requireRealm(store, realmId);
+  if (clientId !== '' && !(await store.clients.get(realmId, clientId))) throw new NotFound('Could not find client');
+  const role = await store.roles.find(realmId, clientId, name);
+  if (!role) throw new NotFound('Could not find role');
+  return role;
+}
+
+/**
+ * Refuses a composite whose members would make `role` contain itself (directly, or through a member that
+ * contains it): Keycloak does not check this, a cycle there is harmless to its tokens but meaningless;
+ * Realmgate answers 400 so a mistake is seen.
+ */
+async function refuseSelfContainment(store: Store, role: Role, members: readonly Role[]): Promise<void> {
+  for (const m of members) {
+    if (m.id === role.id) throw new ValidationError(`role ${role.name} cannot contain itself`);
+  }
+  const contained = await withContained(store, members);
+  if (contained.some((c) => c.id === role.id)) throw new ValidationError(`role ${role.name} cannot contain a role that contains it`);
 }
 
 /**
  * Adds roles to a composite, or removes them (Keycloak's POST and DELETE .../composites: a list of
- * RoleRepresentations, each found by its id; an unknown one is a 404 and nothing changes). A role here
- * contains no other role, so removing is a no-op (204, as Keycloak's removal of a role not contained,
- * and no admin event: nothing changed), and adding is refused (400) rather than silently ignored: a
- * caller relying on the composite would otherwise believe its users hold roles they do not. An empty list
- * changes nothing either way.
+ * RoleRepresentations, each found by its id in the realm; one without an id or unknown is Keycloak's 404
+ * "Could not find composite role", and nothing changes). A role may not contain itself (400). Removing a
+ * role not contained changes nothing (204). `authorize` is the door's check of the caller's right over
+ * the roles added or removed and everything they contain (mappingGuard: an admin role only by a caller
+ * holding it, as Keycloak's requireMapComposite), before any write. One admin event, as Keycloak's: CREATE
+ * (add) or DELETE (remove), REALM_ROLE or CLIENT_ROLE, the request's path (`resourcePath`), the roles.
  */
-export async function changeComposites(store: Store, input: { realmId: string; roleId: string; roles: Array<{ id?: unknown; name?: unknown }>; remove?: boolean }): Promise<void> {
+export async function changeComposites(
+  store: Store,
+  input: { realmId: string; roleId: string; roles: Array<{ id?: unknown; name?: unknown }>; remove?: boolean; resourcePath?: string },
+  actor: Actor,
+  opts: { authorize?: (roles: Role[]) => void } = {},
+): Promise<Role[]> {
   const role = await requireRoleById(store, input.realmId, input.roleId);
   const members: Role[] = [];
   for (const ref of input.roles) {
     const member = typeof ref.id === 'string' && ref.id !== '' ? await store.roles.get(ref.id) : undefined;
     if (!member || member.realmId !== input.realmId) throw new NotFound('Could not find composite role');
-    members.push(member);
+    if (!members.some((m) => m.id === member.id)) members.push(member);
   }
-  if (input.remove || members.length === 0) return;
-  throw new ValidationError(
-    `Realmgate's roles are not composite: role ${role.name} cannot contain ${members.map((m) => m.name).join(', ')}. Map those roles to the users or groups that should hold them`,
-  );
+  if (!input.remove) await refuseSelfContainment(store, role, members);
+  opts.authorize?.(await withContained(store, members));
+  if (members.length === 0) return [];
+  const ids = members.map((m) => m.id);
+  if (input.remove) await store.roles.removeComposites(role.id, ids);
+  else await store.roles.addComposites(input.realmId, role.id, ids);
+  await recordAdminEvent(store, actor, {
+    realmId: input.realmId,
+    operation: input.remove ? 'DELETE' : 'CREATE',
+    resourceType: role.clientId === '' ? 'REALM_ROLE' : 'CLIENT_ROLE',
+    resourcePath: input.resourcePath ?? `roles-by-id/${role.id}/composites`,
+    representation: members.map((m) => ({ id: m.id, name: m.name, clientRole: m.clientId !== '', containerId: m.clientId || m.realmId })),
+  });
+  return members;
+}
+
+/**
+ * A role the CLI names: `name` (a realm role) or `client/name` (a role of that client, by its client id;
+ * the last '/' splits them, as a role name has none and a client id, a URL for some, may).
+ */
+export function parseRoleRef(ref: string): { clientId: string; name: string } {
+  const slash = ref.lastIndexOf('/');
+  return slash < 0 ? { clientId: '', name: ref } : { clientId: ref.slice(0, slash), name: ref.slice(slash + 1) };
+}
+
+/** Adds or removes contained roles by name (the CLI): `contained` as parseRoleRef reads them. */
+export async function changeCompositesByName(
+  store: Store,
+  input: { realmId: string; clientId: string; name: string; contained: string[]; remove?: boolean },
+  actor: Actor,
+): Promise<Role[]> {
+  const role = await cliRole(store, input.realmId, input.clientId, input.name);
+  const refs: Array<{ id: string }> = [];
+  for (const text of input.contained) {
+    const { clientId, name } = parseRoleRef(text);
+    if (clientId !== '' && !(await store.clients.get(input.realmId, clientId))) throw new NotFound(`client ${clientId} does not exist in realm ${input.realmId}`);
+    const member = await store.roles.find(input.realmId, clientId, name);
+    if (!member) throw new NotFound(`role ${name} does not exist${clientId ? ` in client ${clientId}` : ''} in realm ${input.realmId}`);
+    refs.push({ id: member.id });
+  }
+  return changeComposites(store, { realmId: input.realmId, roleId: role.id, roles: refs, remove: input.remove, resourcePath: `${rolePath(input.clientId, role.name).resourcePath}/composites` }, actor);
+}
+
+/** A role by name, for the CLI: its realm, client and role must exist (messages naming what is missing). */
+async function cliRole(store: Store, realmId: string, clientId: string, name: string): Promise<Role> {
+  await requireRealm(store, realmId);
+  if (clientId !== '' && !(await store.clients.get(realmId, clientId))) throw new NotFound(`client ${clientId} does not exist in realm ${realmId}`);
+  return requireRole(store, realmId, clientId, name);
+}
+
+/** The roles a role (by name) contains directly (the CLI). */
+export async function roleCompositesByName(store: Store, input: { realmId: string; clientId: string; name: string }): Promise<Role[]> {
+  const role = await cliRole(store, input.realmId, input.clientId, input.name);
+  return store.roles.composites(role.id);
 }

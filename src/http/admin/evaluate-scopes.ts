@@ -23,7 +23,7 @@ const exampleQuery = {
 type Q = { Params: { realm: string; id: string }; Querystring: { scope?: string; userId?: string } };
 type C = { Params: { realm: string; id: string; roleContainer: string }; Querystring: { scope?: string } };
 
-/** Keycloak's brief RoleRepresentation (as src/http/admin/roles.ts answers them: Realmgate's roles are not composite). */
+/** Keycloak's brief RoleRepresentation, as src/http/admin/roles.ts answers them but for `composite`, always false here (roles.ts's roleRepresenter reads the flag). */
 function roleRep(r: Role): Record<string, unknown> {
   return { id: r.id, name: r.name, description: r.description ?? '', composite: false, clientRole: r.clientId !== '', containerId: r.clientId || r.realmId };
 }

@@ -5,14 +5,14 @@ import type { ScopeOwner } from '../../storage/repos/role-scopes.js';
 import { availableScopeMappings, changeScopeMappings, containerScopeMappings, effectiveScopeMappings, listScopeMappings } from '../../admin/operations/role-scopes.js';
 import { actorOf, requireRole } from './authenticate.js';
 import { callerOf, loadRealm } from './plugin.js';
-import { roleRefs, roleRep } from './roles.js';
+import { roleRefs, roleRepresenter } from './roles.js';
 import { noContent204, params, security } from './schemas.js';
 
 const tags = ['scope-mappings'];
 
 /** Keycloak's full RoleRepresentation (briefRepresentation=false): the brief one and its attributes (Realmgate's roles have none). */
-function fullRoleRep(r: Role): Record<string, unknown> {
-  return { ...roleRep(r), attributes: {} };
+function fullRoleRep(roleRep: (r: Role) => Record<string, unknown>): (r: Role) => Record<string, unknown> {
+  return (r) => ({ ...roleRep(r), attributes: {} });
 }
 
 /**
@@ -44,6 +44,7 @@ export async function roleScopeRoutes(app: FastifyInstance, opts: { services: Se
         const realm = await loadRealm(services, caller, req.params.realm!);
         requireRole(caller, realm.id, 'view-clients');
         const roles = await listScopeMappings(store, { realmId: realm.id, owner: ownerOf(req.params) });
+        const roleRep = await roleRepresenter(store, realm.id);
         const realmMappings = roles.filter((r) => r.clientId === '').map(roleRep);
         const clientMappings: Record<string, { id: string; client: string; mappings: unknown[] }> = {};
         for (const r of roles.filter((x) => x.clientId !== '')) (clientMappings[r.clientId] ??= { id: r.clientId, client: r.clientId, mappings: [] }).mappings.push(roleRep(r));
@@ -65,7 +66,7 @@ export async function roleScopeRoutes(app: FastifyInstance, opts: { services: Se
         const caller = callerOf(req);
         const realm = await loadRealm(services, caller, req.params.realm!);
         requireRole(caller, realm.id, 'view-clients');
-        return (await containerScopeMappings(store, input(realm.id, req.params))).map(roleRep);
+        return (await containerScopeMappings(store, input(realm.id, req.params))).map(await roleRepresenter(store, realm.id));
       });
 
       app.get<{ Params: Record<string, string> }>(
@@ -75,7 +76,7 @@ export async function roleScopeRoutes(app: FastifyInstance, opts: { services: Se
           const caller = callerOf(req);
           const realm = await loadRealm(services, caller, req.params.realm!);
           requireRole(caller, realm.id, 'view-clients');
-          return (await availableScopeMappings(store, input(realm.id, req.params))).map(roleRep);
+          return (await availableScopeMappings(store, input(realm.id, req.params))).map(await roleRepresenter(store, realm.id));
         },
       );
 
@@ -86,8 +87,8 @@ export async function roleScopeRoutes(app: FastifyInstance, opts: { services: Se
             tags,
             summary:
               o.kind === 'client'
-                ? `The ${kind} roles in the client's scope, its effective scope: all of them when the client has fullScopeAllowed, else those mapped (and its own roles)`
-                : `The ${kind} roles in the client scope's scope (Realmgate's roles are not composite: those mapped)`,
+                ? `The ${kind} roles in the client's scope, its effective scope: all of them when the client has fullScopeAllowed, else those mapped and its own roles, with what they contain`
+                : `The ${kind} roles in the client scope's scope: those mapped, with what they contain`,
             params: schemaParams,
             querystring: { type: 'object', properties: { briefRepresentation: { type: 'boolean' } } },
             security,
@@ -97,7 +98,8 @@ export async function roleScopeRoutes(app: FastifyInstance, opts: { services: Se
           const caller = callerOf(req);
           const realm = await loadRealm(services, caller, req.params.realm!);
           requireRole(caller, realm.id, 'view-clients');
-          return (await effectiveScopeMappings(store, input(realm.id, req.params))).map(req.query.briefRepresentation === false ? fullRoleRep : roleRep);
+          const roleRep = await roleRepresenter(store, realm.id);
+          return (await effectiveScopeMappings(store, input(realm.id, req.params))).map(req.query.briefRepresentation === false ? fullRoleRep(roleRep) : roleRep);
         },
       );
 

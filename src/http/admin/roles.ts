@@ -1,7 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
+import type { Store } from '../../storage/store.js';
 import type { Role } from '../../storage/repos/roles.js';
-import { changeComposites, changeRoleMappings, createRole, deleteRole, roleComposites, updateRole } from '../../admin/operations/roles.js';
+import { changeComposites, changeRoleMappings, createRole, deleteRole, requireRoleByName, roleComposites, updateRole } from '../../admin/operations/roles.js';
 import { changeGroupRoleMappings, groupEffectiveRoles, pathsOf, requireGroup } from '../../admin/operations/groups.js';
 import { toGroupRepresentation } from '../../admin/keycloak/representations/group.js';
 import type { AdminCaller } from '../../admin/authorization.js';
@@ -14,9 +15,15 @@ import { anyObject, noContent204, params, realmParams, security } from './schema
 
 const tags = ['roles'];
 
-/** Keycloak's RoleRepresentation. */
-export function roleRep(r: Role): Record<string, unknown> {
-  return { id: r.id, name: r.name, description: r.description ?? '', composite: false, clientRole: r.clientId !== '', containerId: r.clientId || r.realmId };
+/** Keycloak's brief RoleRepresentation; `composite` when the role contains others (see roleRepresenter). */
+export function roleRep(r: Role, composite = false): Record<string, unknown> {
+  return { id: r.id, name: r.name, description: r.description ?? '', composite, clientRole: r.clientId !== '', containerId: r.clientId || r.realmId };
+}
+
+/** roleRep with the realm's composite flags, read once (one query) for every role a request answers. */
+export async function roleRepresenter(store: Store, realmId: string): Promise<(r: Role) => Record<string, unknown>> {
+  const composite = await store.roles.compositeIds(realmId);
+  return (r) => roleRep(r, composite.has(r.id));
 }
 
 export function roleRefs(body: unknown): Array<{ id?: unknown; name?: unknown }> {
@@ -36,7 +43,7 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
     const caller = callerOf(req);
     const realm = await loadRealm(services, caller, req.params.realm);
     requireRole(caller, realm.id, 'view-realm');
-    return (await store.roles.list(realm.id, '')).map(roleRep);
+    return (await store.roles.list(realm.id, '')).map(await roleRepresenter(store, realm.id));
   });
 
   app.get<{ Params: { realm: string; name: string } }>('/realms/:realm/roles/:name', { schema: { tags, summary: 'A realm role', params: params({ name: { type: 'string' } }), security } }, async (req) => {
@@ -45,7 +52,7 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
     requireRole(caller, realm.id, 'view-realm');
     const role = await store.roles.find(realm.id, '', req.params.name);
     if (!role) throw notFound('Could not find role');
-    return roleRep(role);
+    return (await roleRepresenter(store, realm.id))(role);
   });
 
   app.get<{ Params: { realm: string; id: string } }>('/realms/:realm/clients/:id/roles', { schema: { tags, summary: "A client's roles", params: params({ id: { type: 'string' } }), security } }, async (req) => {
@@ -53,7 +60,7 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
     const realm = await loadRealm(services, caller, req.params.realm);
     requireRole(caller, realm.id, 'view-clients');
     if (!(await store.clients.get(realm.id, req.params.id))) throw notFound('Could not find client');
-    return (await store.roles.list(realm.id, req.params.id)).map(roleRep);
+    return (await store.roles.list(realm.id, req.params.id)).map(await roleRepresenter(store, realm.id));
   });
 
   app.get<{ Params: { realm: string; id: string; roleName: string } }>(
@@ -65,15 +72,18 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
       requireRole(caller, realm.id, 'view-clients');
       const role = await store.roles.find(realm.id, req.params.id, req.params.roleName);
       if (!role) throw notFound('Could not find role');
-      return roleRep(role);
+      return (await roleRepresenter(store, realm.id))(role);
     },
   );
 
-  /** A RoleRepresentation body: its name and description (composites, attributes and the rest are Keycloak's alone, ignored). */
-  function roleBody(body: unknown): { name?: unknown; description?: unknown } {
+  /**
+   * A RoleRepresentation body: its name, description and (creating) composites (attributes and the rest
+   * are Keycloak's alone, ignored; a PUT ignores composites, as Keycloak's updateRole).
+   */
+  function roleBody(body: unknown): { name?: unknown; description?: unknown; composites?: unknown } {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('the request body must be a role (a JSON object)');
     const b = body as Record<string, unknown>;
-    return { name: b.name, description: b.description };
+    return { name: b.name, description: b.description, composites: b.composites };
   }
 
   // Creating, changing and deleting roles (Keycloak's RoleContainerResource, RoleByIdResource): realm roles
@@ -90,7 +100,10 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
       requireRole(caller, realm.id, c.manage);
       const body = roleBody(req.body);
       const clientId = c.client(req.params);
-      const role = await createRole(store, { realmId: realm.id, clientId, name: body.name, description: body.description }, actorOf(caller));
+      // Keycloak 26's createRole adds the representation's composites (by name); admin roles among them
+      // (or in what they contain) only by a caller who may map them (mappingGuard).
+      const role = await createRole(store, { realmId: realm.id, clientId, name: body.name, description: body.description, composites: body.composites }, actorOf(caller), mappingGuard(caller));
+      if (body.composites !== undefined && body.composites !== null) services.cache.clear();
       const name = encodeURIComponent(role.name);
       return created(services, reply, clientId ? `${realm.id}/clients/${encodeURIComponent(clientId)}/roles/${name}` : `${realm.id}/roles/${name}`);
     });
@@ -164,7 +177,7 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
     const realm = await loadRealm(services, caller, req.params.realm);
     const role = await roleById(realm.id, req.params.roleId);
     requireRole(caller, realm.id, role.clientId ? 'view-clients' : 'view-realm');
-    return roleRep(role);
+    return (await roleRepresenter(store, realm.id))(role);
   });
   app.put<{ Params: { realm: string; roleId: string } }>(byId, { schema: { tags, summary: 'Rename a role or change its description, by its id', params: byIdParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
     const caller = callerOf(req);
@@ -186,34 +199,54 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
     return reply.code(204).send();
   });
 
-  // A role's composites by its id (Keycloak's RoleByIdResource): read with the role's view role, changed
-  // with its manage role, as the role itself. Realmgate's roles contain no other roles (changeComposites).
+  // A role's composites (Keycloak's RoleByIdResource by id, RoleContainerResource by name): read with the
+  // role's view role, changed with its manage role, as the role itself. GET answers the roles it contains
+  // directly (Keycloak's getCompositesStream), all of them, the realm's, or one client's.
   const compositesQuery = { type: 'object', properties: { search: { type: 'string', maxLength: 255 }, first: { type: 'integer', minimum: 0 }, max: { type: 'integer', minimum: 0 } } } as const;
-  for (const [suffix, what] of [
-    ['', 'every role'],
-    ['/realm', 'the realm roles'],
-    ['/clients/:clientId', "a client's roles"],
-  ] as const) {
-    app.get<{ Params: { realm: string; roleId: string; clientId?: string }; Querystring: { first?: number; max?: number } }>(
+  const compositeLists = [
+    ['', 'every role', undefined],
+    ['/realm', 'its realm roles', (): string => ''],
+    ['/clients/:clientId', "one client's roles", (p: Record<string, string>): string => p.clientId!],
+  ] as const;
+  // Keycloak 26's GET roles-by-id/{id}/composites takes search (in the name), first and max.
+  function page(roles: Role[], q: { search?: string; first?: number; max?: number }): Role[] {
+    const search = q.search?.toLowerCase();
+    const found = search ? roles.filter((r) => r.name.toLowerCase().includes(search)) : roles;
+    const first = q.first ?? 0;
+    return q.max === undefined ? found.slice(first) : found.slice(first, first + q.max);
+  }
+  async function answerComposites(realmId: string, role: Role, container: string | undefined): Promise<unknown[]> {
+    const composites = await roleComposites(store, { realmId, roleId: role.id, ...(container !== undefined ? { container } : {}) });
+    return composites.map(await roleRepresenter(store, realmId));
+  }
+  async function changeRoleComposites(req: FastifyRequest, caller: AdminCaller, realmId: string, role: Role, remove: boolean, resourcePath: string): Promise<void> {
+    await changeComposites(store, { realmId, roleId: role.id, roles: roleRefs(req.body), remove, resourcePath }, actorOf(caller), mappingGuard(caller));
+    services.cache.clear();
+  }
+  const changeSummary = (method: 'POST' | 'DELETE', how: string): string =>
+    method === 'POST' ? `Add roles (each by its id) to a role, ${how}: its holders hold them too` : `Remove roles (each by its id) from a role, ${how}`;
+
+  for (const [suffix, what, containerOf] of compositeLists) {
+    app.get<{ Params: Record<string, string>; Querystring: { search?: string; first?: number; max?: number } }>(
       `${byId}/composites${suffix}`,
       {
         schema: {
           tags,
-          summary: `The roles a role contains (${what}), by its id: always none, Realmgate's roles are not composite`,
+          summary: `The roles a role contains directly (${what}), by its id`,
           params: params(suffix.includes(':clientId') ? { roleId: { type: 'string' }, clientId: { type: 'string' } } : { roleId: { type: 'string' } }),
-          querystring: compositesQuery,
+          ...(suffix === '' ? { querystring: compositesQuery } : {}),
           security,
         },
       },
       async (req) => {
         const caller = callerOf(req);
-        const realm = await loadRealm(services, caller, req.params.realm);
-        const role = await roleById(realm.id, req.params.roleId);
+        const realm = await loadRealm(services, caller, req.params.realm!);
+        const role = await roleById(realm.id, req.params.roleId!);
         requireRole(caller, realm.id, role.clientId ? 'view-clients' : 'view-realm');
+        if (suffix !== '') return answerComposites(realm.id, role, containerOf!(req.params));
         checkPage(req.query);
-        const clientId = req.params.clientId;
-        const composites = await roleComposites(store, { realmId: realm.id, roleId: role.id, ...(clientId !== undefined ? { clientId } : {}) });
-        return composites.filter((r) => suffix === '' || r.clientId === (clientId ?? '')).map(roleRep);
+        const composites = page(await roleComposites(store, { realmId: realm.id, roleId: role.id }), req.query);
+        return composites.map(await roleRepresenter(store, realm.id));
       },
     );
   }
@@ -221,22 +254,61 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
     app.route<{ Params: { realm: string; roleId: string } }>({
       method,
       url: `${byId}/composites`,
-      schema: {
-        tags,
-        summary: method === 'POST' ? "Add roles to a composite, by its id: refused (400), Realmgate's roles are not composite" : 'Remove roles from a composite, by its id: a role contains none, nothing to remove (204)',
-        params: byIdParams,
-        response: noContent204,
-        security,
-      },
+      schema: { tags, summary: changeSummary(method, 'by its id'), params: byIdParams, response: noContent204, security },
       handler: async (req, reply) => {
         const caller = callerOf(req);
         const realm = await loadRealm(services, caller, req.params.realm);
         const role = await roleById(realm.id, req.params.roleId);
         requireRole(caller, realm.id, role.clientId ? 'manage-clients' : 'manage-realm');
-        await changeComposites(store, { realmId: realm.id, roleId: role.id, roles: roleRefs(req.body), remove: method === 'DELETE' });
+        await changeRoleComposites(req, caller, realm.id, role, method === 'DELETE', `roles-by-id/${role.id}/composites`);
         return reply.code(204).send();
       },
     });
+  }
+
+  // The same by the role's name, under the realm's roles and a client's (Keycloak's RoleContainerResource:
+  // an unknown role 404 "Could not find role", an unknown client 404 "Could not find client").
+  for (const c of containers) {
+    const idParam: Record<string, { type: 'string' }> = c.base.includes(':id') ? { id: { type: 'string' } } : {};
+    const one = `${c.base}/:roleName`;
+    for (const [suffix, what, containerOf] of compositeLists) {
+      const listSuffix = suffix === '/clients/:clientId' ? '/clients/:client' : suffix;
+      app.get<{ Params: Record<string, string> }>(
+        `${one}/composites${listSuffix}`,
+        {
+          schema: {
+            tags,
+            summary: `The roles a ${c.what} contains directly (${what})`,
+            params: params({ ...idParam, roleName: { type: 'string' }, ...(listSuffix.includes(':client') ? { client: { type: 'string' } } : {}) }),
+            security,
+          },
+        },
+        async (req) => {
+          const caller = callerOf(req);
+          const realm = await loadRealm(services, caller, req.params.realm!);
+          requireRole(caller, realm.id, c.view);
+          const role = await requireRoleByName(store, realm.id, c.client(req.params), req.params.roleName!);
+          return answerComposites(realm.id, role, containerOf ? containerOf({ clientId: req.params.client! }) : undefined);
+        },
+      );
+    }
+    for (const method of ['POST', 'DELETE'] as const) {
+      app.route<{ Params: Record<string, string> }>({
+        method,
+        url: `${one}/composites`,
+        schema: { tags, summary: changeSummary(method, `a ${c.what} by its name`), params: params({ ...idParam, roleName: { type: 'string' } }), response: noContent204, security },
+        handler: async (req, reply) => {
+          const caller = callerOf(req);
+          const realm = await loadRealm(services, caller, req.params.realm!);
+          requireRole(caller, realm.id, c.manage);
+          const clientId = c.client(req.params);
+          const role = await requireRoleByName(store, realm.id, clientId, req.params.roleName!);
+          const path = clientId ? `clients/${clientId}/roles/${role.name}/composites` : `roles/${role.name}/composites`;
+          await changeRoleComposites(req, caller, realm.id, role, method === 'DELETE', path);
+          return reply.code(204).send();
+        },
+      });
+    }
   }
 
   // Role mappings of users and of groups (Keycloak's RoleMapperResource under /users/{id} and
@@ -278,6 +350,7 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
         const realm = await loadRealm(services, caller, req.params.realm);
         requireRole(caller, realm.id, 'view-users');
         const roles = await subject.direct(realm.id, req.params.id);
+        const roleRep = await roleRepresenter(store, realm.id);
         const clientMappings: Record<string, { id: string; client: string; mappings: unknown[] }> = {};
         for (const r of roles.filter((x) => x.clientId !== '')) (clientMappings[r.clientId] ??= { id: r.clientId, client: r.clientId, mappings: [] }).mappings.push(roleRep(r));
         return { realmMappings: roles.filter((r) => r.clientId === '').map(roleRep), ...(Object.keys(clientMappings).length > 0 ? { clientMappings } : {}) };
@@ -297,7 +370,7 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
         const realm = await loadRealm(services, caller, req.params.realm!);
         requireRole(caller, realm.id, 'view-users');
         const clientId = clientOf(req.params);
-        return (await subject.direct(realm.id, req.params.id!)).filter((r) => r.clientId === clientId).map(roleRep);
+        return (await subject.direct(realm.id, req.params.id!)).filter((r) => r.clientId === clientId).map(await roleRepresenter(store, realm.id));
       });
       app.get<{ Params: Record<string, string> }>(`${url}/available`, { schema: { tags, summary: `${kind} roles the ${subject.what} is not mapped yet`, params: schemaParams, security } }, async (req) => {
         const caller = callerOf(req);
@@ -305,7 +378,7 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
         requireRole(caller, realm.id, 'view-users');
         const clientId = clientOf(req.params);
         const have = new Set((await subject.direct(realm.id, req.params.id!)).map((r) => r.id));
-        return (await store.roles.list(realm.id, clientId)).filter((r) => !have.has(r.id)).map(roleRep);
+        return (await store.roles.list(realm.id, clientId)).filter((r) => !have.has(r.id)).map(await roleRepresenter(store, realm.id));
       });
       app.get<{ Params: Record<string, string> }>(
         `${url}/composite`,
@@ -315,7 +388,7 @@ export async function roleRoutes(app: FastifyInstance, opts: { services: Service
           const realm = await loadRealm(services, caller, req.params.realm!);
           requireRole(caller, realm.id, 'view-users');
           const clientId = clientOf(req.params);
-          return (await subject.effective(realm.id, req.params.id!)).filter((r) => r.clientId === clientId).map(roleRep);
+          return (await subject.effective(realm.id, req.params.id!)).filter((r) => r.clientId === clientId).map(await roleRepresenter(store, realm.id));
         },
       );
       for (const method of ['POST', 'DELETE'] as const) {
