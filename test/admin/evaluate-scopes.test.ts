@@ -208,9 +208,17 @@ for (const dialect of dialects()) {
         assert.deepEqual(access.realm_access, { roles: ['reporter'] });
         assert.deepEqual(access.resource_access, { 'web-app': { roles: ['editor'] } });
         assert.equal((await example.access(ts.user.id, 'openid')).realm_access, undefined);
+        // A composite in the scope brings what it contains (and says it is composite).
+        await kc.roles.create({ realm, name: 'reporter-base' });
+        const base = (await kc.roles.findOneByName({ realm, name: 'reporter-base' }))!;
+        await kc.roles.createComposite({ roleId: reporter.id!, realm }, [{ id: base.id!, name: 'reporter-base' }]);
+        const granted = await kc.clients.evaluatePermission({ realm, id: 'web-app', roleContainer: realm, type: 'granted', scope: 'openid tenancy' });
+        assert.deepEqual(granted.map((r) => [r.name, r.composite]).sort(), [['reporter', true], ['reporter-base', false]]);
+        assert.deepEqual((await example.access(ts.user.id, 'openid tenancy')).realm_access, { roles: ['reporter', 'reporter-base'] });
       } finally {
         await updateClient(ts.store, { realmId: realm, clientId: 'web-app', fullScopeAllowed: true });
         await kc.roles.delByName({ realm, name: 'reporter' });
+        await kc.roles.delByName({ realm, name: 'reporter-base' }).catch(() => undefined);
       }
     });
 

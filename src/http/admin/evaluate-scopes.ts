@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import type { Client, Realm, User } from '../../storage/types.js';
-import type { Role } from '../../storage/repos/roles.js';
+import { roleRepresenter } from './roles.js';
 import { effectiveMappers, exampleAccessToken, exampleIdToken, exampleUserInfo, grantedRoles, type ExampleInput } from '../../admin/operations/evaluate-scopes.js';
 import { hasAdminRole } from '../../admin/authorization.js';
 import { requireRole } from './authenticate.js';
@@ -22,11 +22,6 @@ const exampleQuery = {
 
 type Q = { Params: { realm: string; id: string }; Querystring: { scope?: string; userId?: string } };
 type C = { Params: { realm: string; id: string; roleContainer: string }; Querystring: { scope?: string } };
-
-/** Keycloak's brief RoleRepresentation, as src/http/admin/roles.ts answers them but for `composite`, always false here (roles.ts's roleRepresenter reads the flag). */
-function roleRep(r: Role): Record<string, unknown> {
-  return { id: r.id, name: r.name, description: r.description ?? '', composite: false, clientRole: r.clientId !== '', containerId: r.clientId || r.realmId };
-}
 
 /**
  * Keycloak's ClientScopeEvaluateResource (`clients/{id}/evaluate-scopes`, the console's "Client scopes >
@@ -86,7 +81,7 @@ export async function evaluateScopeRoutes(app: FastifyInstance, opts: { services
         const container = req.params.roleContainer;
         const roleClientId = container === realm.id ? '' : container;
         if (roleClientId !== '' && !(await store.clients.get(realm.id, roleClientId))) throw notFound('Role Container not found');
-        return (await grantedRoles(services, { realmId: realm.id, client, scope: req.query.scope, roleClientId, granted: type === 'granted' })).map(roleRep);
+        return (await grantedRoles(services, { realmId: realm.id, client, scope: req.query.scope, roleClientId, granted: type === 'granted' })).map(await roleRepresenter(store, realm.id));
       },
     );
   }
