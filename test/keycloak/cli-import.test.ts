@@ -42,7 +42,8 @@ for (const dialect of dialects()) {
       assert.match(r.stdout, /^ {2}imported user offline-test-user$/m);
       assert.match(r.stdout, /^ {2}imported realm role migration-test-realm-role$/m);
       assert.match(r.stdout, /^ {2}mapped {3}realm role offline_access - Keycloak's built-in role, .*; granted to 3 user\(s\)$/m);
-      assert.match(r.stdout, /^ {2}skipped {2}role mappings to client account - 3 user\(s\), view-profile, manage-account, manage-account-links: the client was not imported/m);
+      assert.match(r.stdout, /^ {2}skipped {2}role mappings to client account - 3 user\(s\), view-profile, manage-account: the client was not imported/m);
+      assert.match(r.stdout, /^ {2}skipped {2}composites of realm role default-roles-migration - client role view-profile of account, client role manage-account of account: the client was not imported/m);
       assert.match(r.stdout, /^ {2}imported group \/migration-test-group$/m);
       assert.match(r.stdout, /^ {2}mapped {3}identity provider m1-acme-idp - oidc, of organization m1-acme; /m);
       assert.match(r.stdout, /^ {2}skipped {2}identity provider gitlab - providerId "gitlab" is not supported/m);
@@ -81,9 +82,15 @@ for (const dialect of dialects()) {
       assert.deepEqual((rep as unknown as { organizations: Array<{ alias: string; identityProviders: unknown }> }).organizations.find((o) => o.alias === 'm1-acme')!.identityProviders, [{ alias: 'm1-acme-idp' }]);
       assert.equal((rep as unknown as { components?: unknown }).components, undefined, 'no keys without --with-secrets');
       // Roles and each user's mappings travel (the admin roles of realm-management are Keycloak's and Realmgate's own: not exported).
-      const roles = (rep as unknown as { roles: { realm: Array<{ name: string; composite: boolean }>; client: Record<string, Array<{ name: string }>> } }).roles;
+      const roles = (rep as unknown as { roles: { realm: Array<{ name: string; composite: boolean; composites?: unknown }>; client: Record<string, Array<{ name: string }>> } }).roles;
       assert.deepEqual(roles.realm.map((x) => x.name), ['default-roles-migration', 'migration-test-realm-role', 'offline_access', 'uma_authorization']);
-      assert.ok(roles.realm.every((x) => x.composite === false));
+      // The default role is a composite of what moved of it; the others contain nothing.
+      assert.deepEqual(roles.realm.map((x) => [x.name, x.composite, x.composites]), [
+        ['default-roles-migration', true, { realm: ['migration-test-realm-role', 'offline_access', 'uma_authorization'] }],
+        ['migration-test-realm-role', false, undefined],
+        ['offline_access', false, undefined],
+        ['uma_authorization', false, undefined],
+      ]);
       assert.deepEqual(roles.client, { 'migration-test-client': [roles.client['migration-test-client']![0]!] });
       assert.equal(roles.client['migration-test-client']![0]!.name, 'migration-test-client-role');
       assert.deepEqual((rep.users.find((u) => u.username === 'offline-test-user') as unknown as { realmRoles: string[] }).realmRoles, ['offline_access', 'uma_authorization']);

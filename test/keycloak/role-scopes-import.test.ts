@@ -130,11 +130,11 @@ for (const dialect of dialects()) {
       return { mappings, fullScope };
     }
 
-    test('the mappings whose owner and role moved are stored (composites flattened); the others are reported', async () => {
+    test('the mappings whose owner and role moved are stored (a composite as itself); the others are reported', async () => {
       const r = report;
       assert.equal(r.status, 'imported', r.reason);
       expectLine(r, 'client web', 'mapped', /fullScopeAllowed false: its tokens carry only the roles in its scope/);
-      expectLine(r, 'scope mappings of client web', 'mapped', /^realm role writer, client role admin-call of api; flattened: realm role writer brings realm role reader, client role call of api \(put in the scope directly; later changes to one do not reach the other\)$/);
+      expectLine(r, 'scope mappings of client web', 'imported', /^realm role writer, client role admin-call of api; composite: realm role writer \(what it contains comes into the scope with it, as in Keycloak\)$/);
       expectLine(r, 'scope mapping of client web to realm role nope', 'skipped', /^the file does not define the role$/);
       expectLine(r, 'scope mappings of client scope reports', 'imported', /^realm role secret-role$/);
       expectLine(r, 'scope mapping of client scope reports to client role x of gone', 'skipped', /^the file has no client gone$/);
@@ -154,7 +154,8 @@ for (const dialect of dialects()) {
       assert.equal((await ts.store.clients.get('scoped', 'full'))?.fullScopeAllowed, true);
       const snap = await snapshot('scoped');
       assert.deepEqual(snap.mappings, {
-        'client:web': ['/reader', '/writer', 'api/admin-call', 'api/call'],
+        // writer itself: reader and api's call come with it when a token is made.
+        'client:web': ['/writer', 'api/admin-call'],
         'client:robot': ['/reader'],
         'client:full': ['/other'],
         'scope:offline_access': ['/offline_access'],
@@ -163,7 +164,7 @@ for (const dialect of dialects()) {
     });
 
     test("a token of a client without full scope carries only the user's roles in its scope", async () => {
-      // web: its own roles, its mappings (writer flattened, admin-call), and reports' (a default scope).
+      // web: its own roles, its mappings (writer and what it contains, admin-call), and reports' (a default scope).
       const web = await password('web');
       assert.deepEqual(sorted(web.realm_access?.roles), ['reader', 'secret-role', 'writer']);
       assert.deepEqual(sorted(web.resource_access?.api?.roles), ['admin-call', 'call']);
@@ -181,6 +182,26 @@ for (const dialect of dialects()) {
       assert.equal(robot.resource_access, undefined);
     });
 
+    test("a change to a composite in a client's scope after the import reaches the scope (not flattened)", async () => {
+      const writer = (await ts.store.roles.find('scoped', '', 'writer'))!;
+      const other = (await ts.store.roles.find('scoped', '', 'other'))!;
+      const call = (await ts.store.roles.find('scoped', 'api', 'call'))!;
+      // sue holds other (mapped) and call (mapped); web's scope holds writer: other comes in, call goes out.
+      await ts.store.roles.addComposites('scoped', writer.id, [other.id]);
+      await ts.store.roles.removeComposites(writer.id, [call.id]);
+      try {
+        const web = await password('web');
+        assert.deepEqual(sorted(web.realm_access?.roles), ['other', 'reader', 'secret-role', 'writer']);
+        assert.deepEqual(web.resource_access?.api?.roles, ['admin-call']);
+      } finally {
+        await ts.store.roles.removeComposites(writer.id, [other.id]);
+        await ts.store.roles.addComposites('scoped', writer.id, [call.id]);
+      }
+      const web = await password('web');
+      assert.deepEqual(sorted(web.realm_access?.roles), ['reader', 'secret-role', 'writer']);
+      assert.deepEqual(sorted(web.resource_access?.api?.roles), ['admin-call', 'call']);
+    });
+
     test("the fixture: Keycloak's own mappings (offline_access's scope, account-console's) are reported", async () => {
       const plain = realmOf(await importKeycloakRealms(ts.store, await readExport(FIXTURE), { ifExists: 'overwrite' }, actor), 'Migration');
       assert.equal(plain.status, 'imported', plain.reason);
@@ -191,11 +212,11 @@ for (const dialect of dialects()) {
 
       const builtin = realmOf(await importKeycloakRealms(ts.store, await readExport(FIXTURE), { ifExists: 'overwrite', includeBuiltinClients: true }, actor), 'Migration');
       assert.equal(builtin.status, 'overwritten', builtin.reason);
-      // manage-account is a composite of manage-account-links in Keycloak: in the scope too.
-      expectLine(builtin, 'scope mappings of client account-console', 'mapped', /^client role manage-account of account, client role view-groups of account; flattened: client role manage-account of account brings client role manage-account-links of account/);
+      // manage-account contains manage-account-links in Keycloak: kept a composite, mapped as itself.
+      expectLine(builtin, 'scope mappings of client account-console', 'imported', /^client role manage-account of account, client role view-groups of account; composite: client role manage-account of account \(what it contains comes into the scope with it, as in Keycloak\)$/);
       assert.equal((await ts.store.clients.get('Migration', 'account-console'))?.fullScopeAllowed, false);
       assert.equal((await ts.store.clients.get('Migration', 'migration-test-client'))?.fullScopeAllowed, true);
-      assert.deepEqual((await ts.store.roleScopes.list('Migration', { kind: 'client', id: 'account-console' })).map((r) => `${r.clientId}/${r.name}`), ['account/manage-account', 'account/manage-account-links', 'account/view-groups']);
+      assert.deepEqual((await ts.store.roleScopes.list('Migration', { kind: 'client', id: 'account-console' })).map((r) => `${r.clientId}/${r.name}`), ['account/manage-account', 'account/view-groups']);
     });
 
     test('export writes fullScopeAllowed, scopeMappings and clientScopeMappings as Keycloak does; they import back the same', async () => {
@@ -208,11 +229,12 @@ for (const dialect of dialects()) {
       assert.deepEqual(rep.scopeMappings, [
         { client: 'full', roles: ['other'] },
         { client: 'robot', roles: ['reader'] },
-        { client: 'web', roles: ['reader', 'writer'] },
+        { client: 'web', roles: ['writer'] },
         { clientScope: 'offline_access', roles: ['offline_access'] },
         { clientScope: 'reports', roles: ['secret-role'] },
       ]);
-      assert.deepEqual(rep.clientScopeMappings, { api: [{ client: 'web', roles: ['admin-call', 'call'] }] });
+      assert.deepEqual(rep.clientScopeMappings, { api: [{ client: 'web', roles: ['admin-call'] }] });
+      assert.deepEqual((rep.roles as { realm: Array<Record<string, unknown>> }).realm.find((r) => r.name === 'writer')!.composites, { realm: ['reader'], client: { api: ['call'] } });
       // The partial export without clients keeps the client scopes' mappings only (Keycloak's ExportUtils).
       const partial = await exportPartialRealm(ts.store, 'scoped', { clients: false, groupsAndRoles: false });
       assert.deepEqual(partial.scopeMappings, [

@@ -18,7 +18,6 @@ import { REALM_MANAGEMENT } from '../authorization.js';
 import { isAdminRole } from '../operations/roles.js';
 import { serviceAccountUsername } from '../operations/service-accounts.js';
 import type { Role } from '../../storage/repos/roles.js';
-import { ownerKey } from '../../storage/repos/role-scopes.js';
 import type { Group } from '../../storage/repos/groups.js';
 import { NotFound } from '../validation.js';
 import { keyProviders } from './signing-keys.js';
@@ -73,9 +72,25 @@ function clientRepresentation(c: Client, withSecrets: boolean): Json {
   };
 }
 
-/** Keycloak's RoleRepresentation. Realmgate's roles are not composite (an import flattens Keycloak's). */
-function roleRepresentation(r: Role): Json {
-  return { id: r.id, name: r.name, ...(r.description !== null ? { description: r.description } : {}), composite: false, clientRole: r.clientId !== '', containerId: r.clientId === '' ? r.realmId : r.clientId };
+/**
+ * Keycloak's RoleRepresentation: `composite` true when the role contains others, and then `composites`,
+ * the roles it contains directly, realm roles by name and client roles by clientId (ExportUtils writes
+ * them so; an import adds them back by name, Realmgate's as Keycloak's).
+ */
+function roleRepresentation(r: Role, contained: ReadonlyMap<string, Role[]>): Json {
+  const members = contained.get(r.id) ?? [];
+  const realm = members.filter((m) => m.clientId === '').map((m) => m.name);
+  const client: Record<string, string[]> = {};
+  for (const m of members) if (m.clientId !== '') (client[m.clientId] ??= []).push(m.name);
+  const composites = members.length > 0 ? { composites: { ...(realm.length > 0 ? { realm } : {}), ...(Object.keys(client).length > 0 ? { client } : {}) } } : {};
+  return { id: r.id, name: r.name, ...(r.description !== null ? { description: r.description } : {}), composite: members.length > 0, ...composites, clientRole: r.clientId !== '', containerId: r.clientId === '' ? r.realmId : r.clientId };
+}
+
+/** The roles each composite role of the realm contains directly, by the composite's id. */
+async function compositesOf(store: Store, realmId: string): Promise<Map<string, Role[]>> {
+  const out = new Map<string, Role[]>();
+  for (const id of await store.roles.compositeIds(realmId)) out.set(id, await store.roles.composites(id));
+  return out;
 }
 
 /** A user's role mappings as Keycloak exports them: realmRoles, and clientRoles by clientId. */
@@ -208,12 +223,16 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   // The realm's own roles. Realmgate's admin roles (realm-management's, master's admin and create-realm)
   // are left out, as the realm-management client is: Keycloak and Realmgate make them in every realm;
   // users' mappings to them are written, and grant them again on import.
+  // A composite's admin roles are written (realm-management's, as clientId realm-management), and are
+  // found again by name on import.
+  const contained = await compositesOf(store, realmId);
+  const represent = (r: Role): Json => roleRepresentation(r, contained);
   const clientRoles: Record<string, Json[]> = {};
   for (const c of clients) {
     const roles = await store.roles.list(realmId, c.clientId);
-    if (roles.length > 0) clientRoles[c.clientId] = roles.map(roleRepresentation);
+    if (roles.length > 0) clientRoles[c.clientId] = roles.map(represent);
   }
-  rep.roles = { realm: (await store.roles.list(realmId, '')).filter((r) => !isAdminRole(r)).map(roleRepresentation), client: clientRoles };
+  rep.roles = { realm: (await store.roles.list(realmId, '')).filter((r) => !isAdminRole(r)).map(represent), client: clientRoles };
   Object.assign(rep, await scopeMappingsOf(store, realmId, clients.map((c) => c.clientId), scopes.map((s) => s.name)));
   const orgs = await store.organizationAdmin.list(realmId, { max: 1_000_000 });
   const members = new Map<string, string[]>();
@@ -292,12 +311,13 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
  * and create-realm): Keycloak and Realmgate have them in every realm, and an import maps them back.
  */
 async function scopeMappingsOf(store: Store, realmId: string, clientIds: string[], scopeNames: string[]): Promise<Json> {
-  const all = await store.roleScopes.realm(realmId);
   const scopeMappings: Json[] = [];
   const clientScopeMappings: Record<string, Json[]> = {};
   const owners = [...clientIds.map((id) => ({ kind: 'client' as const, id })), ...scopeNames.map((id) => ({ kind: 'scope' as const, id }))];
   for (const o of owners) {
-    const roles = [...(all.get(ownerKey(o)) ?? [])].sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // The roles mapped, by client and name: a composite as itself, not what tokens expand it to
+    // (roleScopes.realm), as Keycloak's ScopeContainerModel.getScopeMappingsStream.
+    const roles = await store.roleScopes.list(realmId, o);
     const named = o.kind === 'client' ? { client: o.id } : { clientScope: o.id };
     const realmRoles = roles.filter((r) => r.clientId === '').map((r) => r.name);
     if (realmRoles.length > 0) scopeMappings.push({ ...named, roles: realmRoles });

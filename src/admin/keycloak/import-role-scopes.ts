@@ -86,19 +86,17 @@ export function readFileScopeMappings(rep: Json): Array<FileScopeMapping | Refus
   return out;
 }
 
-/** A role a scope mapping names, found with what a composite contains (flattened), and what is not there. */
-export interface ScopedRoles {
-  /** The roles stored: the one named (when it moved) and those it contains, recursively. */
-  found: Array<{ id: string; client: string; name: string }>;
-  /** Roles named or contained that did not move, each with why. */
-  missing: Array<{ client: string; name: string; reason: string }>;
-}
+/**
+ * A role a scope mapping names: stored (its id; whether it is a composite, whose contents come with it
+ * into the scope when a token is made), or why it is not there.
+ */
+export type ScopedRole = { id: string; composite: boolean } | { reason: string };
 
 export interface ScopeMappingContext {
   /** Whether the owner was imported (or the realm has it): ok, or why its mappings are left out. */
   owner(owner: ScopeOwner): { ok: true; fullScopeAllowed?: boolean } | { reason: string };
-  /** The role (realm role when client is ''), and the roles it contains, as the import stored them. */
-  roles(client: string, name: string): ScopedRoles;
+  /** The role (realm role when client is ''), as the import stored it. */
+  roles(client: string, name: string): ScopedRole;
 }
 
 const roleText = (client: string, name: string): string => (client === '' ? `realm role ${name}` : `client role ${name} of ${client}`);
@@ -106,9 +104,10 @@ const ownerText = (o: ScopeOwner): string => (o.kind === 'client' ? `client ${o.
 
 /**
  * Stores the scope mappings read by readFileScopeMappings, once the clients, client scopes and roles are
- * stored: those whose owner and role were imported. Realmgate's roles are not composite: a mapping to a
- * composite puts in the scope, directly, every role it contains, recursively (a Keycloak token of a
- * client without full scope carries them too: TokenManager.getAccess expands the scope's composites).
+ * stored: those whose owner and role were imported. A mapping to a composite is stored as a mapping to
+ * the composite: a token of a client without full scope carries what it contains too (Keycloak's
+ * TokenManager.getAccess expands the scope's composites, as roleScopes does), and a later change to the
+ * composite reaches the scope.
  * One line per owner (its roles, or why they are left out), one per role left out. Returns how many
  * mappings were stored.
  */
@@ -136,25 +135,27 @@ export async function storeFileScopeMappings(store: Store, realmId: string, entr
     }
     const ids = new Set<string>();
     const direct: string[] = [];
-    const flattened: string[] = [];
+    const composites: string[] = [];
     const missing = new Map<string, string>();
     for (const [client, name] of named) {
       const r = ctx.roles(client, name);
-      const self = r.found.find((f) => f.client === client && f.name === name);
-      if (self && !ids.has(self.id)) direct.push(roleText(client, name));
-      const contained = r.found.filter((f) => f !== self && !ids.has(f.id));
-      for (const f of r.found) ids.add(f.id);
-      if (contained.length > 0) flattened.push(`${roleText(client, name)} brings ${contained.map((f) => roleText(f.client, f.name)).join(', ')}`);
-      for (const m of r.missing) if (!missing.has(roleText(m.client, m.name))) missing.set(roleText(m.client, m.name), m.reason);
+      if ('reason' in r) {
+        if (!missing.has(roleText(client, name))) missing.set(roleText(client, name), r.reason);
+        continue;
+      }
+      if (ids.has(r.id)) continue;
+      ids.add(r.id);
+      direct.push(roleText(client, name));
+      if (r.composite) composites.push(roleText(client, name));
     }
     await store.roleScopes.add(realmId, owner, [...ids]);
     stored += ids.size;
     if (ids.size > 0) {
-      const notes = [direct.join(', ')].filter((s) => s !== '');
-      if (flattened.length > 0) notes.push(`flattened: ${flattened.join('; ')} (put in the scope directly; later changes to one do not reach the other)`);
+      const notes = [direct.join(', ')];
+      if (composites.length > 0) notes.push(`composite: ${composites.join(', ')} (what ${composites.length === 1 ? 'it contains comes' : 'they contain come'} into the scope with ${composites.length === 1 ? 'it' : 'them'}, as in Keycloak)`);
       // As in Keycloak: a client of full scope has every role of its user in its tokens anyway.
       if (state.fullScopeAllowed === true) notes.push('no effect while the client has fullScopeAllowed true');
-      if (flattened.length > 0 || state.fullScopeAllowed === true) report.mapped(element, notes.join('; '));
+      if (state.fullScopeAllowed === true) report.mapped(element, notes.join('; '));
       else report.imported(element, notes.join('; '));
     }
     for (const [role, reason] of missing) report.skipped(`scope mapping of ${ownerText(owner)} to ${role}`, reason);

@@ -17,7 +17,7 @@ import { MAX_OTP_PER_USER } from './otp.js';
 import { MAX_WEBAUTHN_PER_USER } from './webauthn.js';
 import { importWebAuthnCredential, type ImportedWebAuthn } from '../keycloak/webauthn-credentials.js';
 import { readFileMappers, storeFileMappers, type FileMappers } from '../keycloak/import-mappers.js';
-import { readFileScopeMappings, storeFileScopeMappings, type FileScopeMapping, type RefusedScopeMapping, type ScopedRoles } from '../keycloak/import-role-scopes.js';
+import { readFileScopeMappings, storeFileScopeMappings, type FileScopeMapping, type RefusedScopeMapping, type ScopedRole } from '../keycloak/import-role-scopes.js';
 import { readFileLinks, readFileProviders, storeFileProviderMappers, storeFileLinks, storeFileProviders, type FileLink, type FileProvider, type ProviderOrganization, type ProviderOutcomes } from '../keycloak/import-identity-providers.js';
 import { importWebAuthnPolicy, withoutWebAuthnPolicy } from '../keycloak/webauthn-import.js';
 import { PASSWORDLESS_PREFIX } from '../webauthn-policy.js';
@@ -1774,7 +1774,7 @@ interface RoleEntry {
   name: string;
   element: string;
   description: string | null;
-  /** The roles a composite contains (its composites), as roleKey()s. */
+  /** The roles a composite contains (its composites, as the file names them), as roleKey()s. */
   members: string[];
   notes: string[];
   refused?: ReportLine;
@@ -1856,6 +1856,8 @@ function readRoles(rep: Json): PreparedRoles {
         const description = optString(r, 'description');
         const composites = optObject(r, 'composites');
         const memberClients = optObject(composites, 'client', 'composites.');
+        // '' would read the names as realm roles (Keycloak finds no client of that id and fails the import).
+        if (Object.hasOwn(memberClients, '')) throw new ValidationError('composites.client has a key naming no client ("")');
         entry.members = [
           ...optStrings(composites, 'realm', 'composites.').map((n) => roleKey('', n)),
           ...Object.keys(memberClients).flatMap((c) => optStrings(memberClients, c, 'composites.client.').map((n) => roleKey(c, n))),
@@ -1902,11 +1904,12 @@ type RoleContainer = { kind: 'own'; clientId: string } | { kind: 'admin' } | { k
 type ResolvedRole = { id: string; name: string; admin?: 'realm-management' | 'master' } | { group: string; name: string; reason: string };
 
 /**
- * Stores the realm's roles (realm roles, and client roles of the clients imported) and grants the users
- * (and service accounts) of the file the roles they are mapped to. Realmgate's roles are not composite:
- * a user mapped to a composite is granted, directly, every role it contains, recursively (the roles a
- * Keycloak token would carry). Mappings to realm-management's roles grant Realmgate's admin roles of
- * the same names (and, in master, `master-realm`'s and the realm roles admin and create-realm).
+ * Stores the realm's roles (realm roles, and client roles of the clients imported) with their composites
+ * (the roles each contains, those that moved), and grants the users, groups and service accounts of the
+ * file the roles they are mapped to: a mapping to a composite is a mapping to the composite, whose users'
+ * tokens carry what it contains, recursively, as Keycloak's do. Mappings to realm-management's roles
+ * (and a composite's) are Realmgate's admin roles of the same names (and, in master, `master-realm`'s and
+ * the realm roles admin and create-realm).
  */
 async function importRoles(
   store: Store,
@@ -1918,7 +1921,7 @@ async function importRoles(
   clients: Set<string>,
   groups: StoredGroups,
   report: RealmReportBuilder,
-): Promise<{ created: number; masterAdmins: string[]; scoped: (client: string, name: string) => ScopedRoles }> {
+): Promise<{ created: number; masterAdmins: string[]; scoped: (client: string, name: string) => ScopedRole }> {
   const master = realmId === MASTER_REALM;
   const inFile = new Set(list(rep.clients).map((c) => obj(c).clientId).filter((c): c is string => typeof c === 'string'));
   const container = (client: string): RoleContainer => {
@@ -1962,20 +1965,49 @@ async function importRoles(
     const entry = roles.byKey.get(key);
     return { group: `role mappings to ${roleElement(client, name)}`, name, reason: entry ? `the role was skipped${entry.refused?.reason ? ` (${entry.refused.reason})` : ''}` : 'the file does not define the role' };
   };
-  // Every role a mapping reaches: the roles named, and what composites contain, recursively (a cycle ends where it began).
-  const closure = (start: string[]): string[] => {
+
+  // The composites, once every role is stored (Keycloak's importRoles too: roles first, then
+  // addComposites, whatever the `composite` flag says). Only the roles this import created: the admin
+  // roles of realm-management (and master's admin and create-realm) are Realmgate's own, and what
+  // they imply is Realmgate's rule (authorization.ts), not the file's. A role the file names that did
+  // not move is left out and reported; Keycloak would fail the whole import ("Unable to find composite
+  // realm role").
+  const contains = new Map<string, string[]>();
+  const leftOut = new Map<string, Array<{ key: string; reason: string }>>();
+  for (const e of roles.entries) {
+    const self = roleKey(e.client, e.name);
+    const parent = created.get(self);
+    if (e.refused || e.members.length === 0 || !parent || roles.byKey.get(self) !== e) continue;
+    const kept: string[] = [];
+    const missing: Array<{ key: string; reason: string }> = [];
+    for (const key of new Set(e.members)) {
+      if (key === self) {
+        missing.push({ key, reason: 'the role itself (a role does not contain itself)' });
+        continue;
+      }
+      const r = resolve(key);
+      if ('group' in r) missing.push({ key, reason: r.reason });
+      else kept.push(key);
+    }
+    await store.roles.addComposites(realmId, parent.id, kept.map((k) => (resolve(k) as { id: string }).id));
+    contains.set(self, kept);
+    if (missing.length > 0) leftOut.set(self, missing);
+  }
+  // The roles given and every role they contain through the composites stored, recursively (a cycle ends where it began).
+  const reach = (start: string[]): Set<string> => {
     const seen = new Set<string>();
     const stack = [...start].reverse();
     while (stack.length > 0) {
       const key = stack.pop()!;
       if (seen.has(key)) continue;
       seen.add(key);
-      stack.push(...[...(roles.byKey.get(key)?.members ?? [])].reverse());
+      stack.push(...[...(contains.get(key) ?? [])].reverse());
     }
-    return [...seen];
+    return seen;
   };
 
-  // Who is granted each role, and who is mapped to each role that did not move: users and groups apart.
+  // Who is mapped to each role (the role itself: a composite brings what it contains when a token is
+  // made, as in Keycloak), and who is mapped to each role that did not move: users and groups apart.
   const holders = new Map<string, Holders>();
   const notGranted = new Map<string, { reason: string; holders: Holders; names: Set<string> }>();
   const adminLines: Array<[string, string]> = [];
@@ -1983,11 +2015,10 @@ async function importRoles(
   const grant = async (to: { group?: StoredGroup; userId?: string }, who: string, m: RoleMappings): Promise<void> => {
     const id = to.group?.id ?? to.userId!;
     const kind = to.group ? 'groups' : 'users';
-    const direct = [...m.realm.map((n) => roleKey('', n)), ...m.clients.flatMap(([c, names]) => names.map((n) => roleKey(c, n)))];
-    const directSet = new Set(direct);
+    const direct = [...new Set([...m.realm.map((n) => roleKey('', n)), ...m.clients.flatMap(([c, names]) => names.map((n) => roleKey(c, n)))])];
     const ids = new Set<string>();
-    const admin = { 'realm-management': { direct: [] as string[], all: [] as string[] }, master: { direct: [] as string[], all: [] as string[] } };
-    for (const key of closure(direct)) {
+    const granted: string[] = [];
+    for (const key of direct) {
       const r = resolve(key);
       if ('group' in r) {
         const g = notGranted.get(r.group) ?? { reason: r.reason, holders: newHolders(), names: new Set<string>() };
@@ -1997,22 +2028,28 @@ async function importRoles(
         continue;
       }
       ids.add(r.id);
+      granted.push(key);
       if (!holders.has(key)) holders.set(key, newHolders());
       holders.get(key)![kind].add(id);
-      if (r.admin) {
-        admin[r.admin].all.push(r.name);
-        if (directSet.has(key)) admin[r.admin].direct.push(r.name);
-      }
     }
     if (to.group) await store.groups.grantRoles(id, [...ids]);
     else await store.roles.grant(id, [...ids]);
+    // The admin roles held, mapped or contained in a composite mapped: who administers is reported.
+    const directSet = new Set(granted);
+    const admin = { 'realm-management': { direct: [] as string[], all: [] as string[] }, master: { direct: [] as string[], all: [] as string[] } };
+    for (const key of reach(granted)) {
+      const r = resolve(key);
+      if ('group' in r || !r.admin) continue;
+      admin[r.admin].all.push(r.name);
+      if (directSet.has(key)) admin[r.admin].direct.push(r.name);
+    }
     const said: string[] = [];
     for (const [container, a] of Object.entries(admin)) {
       if (a.all.length === 0) continue;
-      const more = a.all.length - a.direct.length;
+      const through = a.all.filter((n) => !a.direct.includes(n));
       // [a user does, the members of a group do]
       const [one, many] = container === 'master' ? (a.all.includes('admin') ? ['administers', 'administer'].map((v) => `${v} every realm`) : ['creates realms', 'create realms']) : ['administers', 'administer'].map((v) => `${v} this realm`);
-      const named = a.direct.length === 0 ? `${a.all.join(', ')} (contained in composite roles)` : `${a.direct.join(', ')}${more > 0 ? ` and the ${more} they contain` : ''}`;
+      const named = a.direct.length === 0 ? `${through.join(', ')} through composite roles` : `${a.direct.join(', ')}${through.length > 0 ? ` and, through composite roles, ${through.join(', ')}` : ''}`;
       // A group's members, and those of its subgroups (which inherit its roles), hold them.
       said.push(`granted ${container} roles ${named}: ${to.group ? `its members and those of its subgroups (${to.group.membersWithin.length} user(s) now) ${many}` : one}`);
     }
@@ -2038,8 +2075,9 @@ async function importRoles(
   }
 
   // The report: each role of the file, in its order; then the mappings not granted, and who administers.
-  const adminInFile: Record<string, string[]> = {};
+  const adminInFile: Record<string, { names: string[]; composites: number }> = {};
   const notImported = new Map<string, { reason: string; names: string[] }>();
+  const keyText = (key: string): string => roleElement(...keyParts(key));
   for (const e of roles.entries) {
     if (e.refused) {
       report.add(e.refused);
@@ -2053,16 +2091,21 @@ async function importRoles(
       continue;
     }
     if (c.kind === 'admin') {
-      if (realmManagement.has(e.name)) (adminInFile[e.client] ??= []).push(e.name);
-      else report.skipped(e.element, `not one of Realmgate's admin roles (${REALM_MANAGEMENT} holds only those): not moved`);
+      if (realmManagement.has(e.name)) {
+        const a = (adminInFile[e.client] ??= { names: [], composites: 0 });
+        a.names.push(e.name);
+        if (e.members.length > 0) a.composites++;
+      } else report.skipped(e.element, `not one of Realmgate's admin roles (${REALM_MANAGEMENT} holds only those): not moved`);
       continue;
     }
-    const h = holders.get(roleKey(e.client, e.name)) ?? newHolders();
+    const key = roleKey(e.client, e.name);
+    const h = holders.get(key) ?? newHolders();
     const n = h.users.size + h.groups.size;
+    const kept = contains.get(key) ?? [];
     const notes: string[] = [];
     let mapped = e.notes.length > 0;
     if (isMasterRole(e.client, e.name)) {
-      notes.push("one of Realmgate's own admin roles: the file's mappings to it are granted");
+      notes.push(`one of Realmgate's own admin roles: the file's mappings to it are granted${e.members.length > 0 ? `; what it contains in the file is not kept (Realmgate's ${e.name === 'admin' ? 'admin administers every realm and creates realms' : 'own rules say what it allows'})` : ''}`);
       mapped = true;
     } else if (e.client === '' && e.name === 'offline_access') {
       notes.push("Keycloak's built-in role, kept as a plain role so that tokens carry it as Keycloak's do; Realmgate does not require it for the offline_access scope");
@@ -2071,33 +2114,43 @@ async function importRoles(
       notes.push("Keycloak's built-in role, kept as a plain role so that tokens carry it as Keycloak's do; Realmgate has no UMA");
       mapped = true;
     } else if (e.client === '' && e.name === roles.defaultRole) {
-      notes.push("Keycloak's default role, kept as a plain role with the users the file maps to it: Keycloak gives it to every new user, Realmgate gives new users no role");
+      notes.push(`Keycloak's default role, kept${e.members.length > 0 ? ' as a composite' : ''} with the users the file maps to it: Keycloak gives it to every new user, Realmgate gives new users no role`);
       mapped = true;
     }
-    if (e.members.length > 0) {
-      notes.push(`flattened: its members granted directly to its ${holderCount(h)}; later changes to one do not reach the other`);
-      mapped = true;
-    } else if (n > 0) notes.push(`granted to ${holderCount(h)}`);
+    if (kept.length > 0) {
+      const shown = kept.slice(0, 10).map(keyText).join(', ');
+      notes.push(`composite: contains ${shown}${kept.length > 10 ? `, and ${kept.length - 10} more` : ''}`);
+      // Keycloak keeps a cycle (its tokens end it): kept too, each role of it holding the others.
+      const cycle = [...reach(kept)].filter((k) => k !== key && reach(contains.get(k) ?? []).has(key));
+      if (reach(kept).has(key)) notes.push(`in a cycle of composites with ${cycle.map(keyText).join(', ')}: kept, as in Keycloak (each holds the others)`);
+    } else if (!isMasterRole(e.client, e.name) && e.members.length > 0 && roles.byKey.get(key) === e) notes.push('composite in the file, but none of the roles it contains moved');
+    if (n > 0) notes.push(`granted to ${holderCount(h)}`);
     notes.push(...e.notes);
     if (mapped) report.mapped(e.element, notes.join('; '));
     else report.imported(e.element, notes.join('; ') || undefined);
+    // The roles it contains that did not move, by reason.
+    const missing = leftOut.get(key);
+    if (missing && roles.byKey.get(key) === e) {
+      const byReason = new Map<string, string[]>();
+      for (const m of missing) byReason.set(m.reason, [...(byReason.get(m.reason) ?? []), keyText(m.key)]);
+      report.skipped(`composites of ${e.element}`, [...byReason].map(([reason, names]) => `${names.join(', ')}: ${reason}`).join('; '));
+    }
   }
-  for (const [client, names] of Object.entries(adminInFile)) {
-    report.mapped(`roles of client ${client}`, `Realmgate's own admin roles (${names.length} in the file${client === REALM_MANAGEMENT ? '' : `, Realmgate's ${REALM_MANAGEMENT} roles of master`}): the file's mappings to them are granted`);
+  for (const [client, a] of Object.entries(adminInFile)) {
+    report.mapped(
+      `roles of client ${client}`,
+      `Realmgate's own admin roles (${a.names.length} in the file${client === REALM_MANAGEMENT ? '' : `, Realmgate's ${REALM_MANAGEMENT} roles of master`}): the file's mappings to them are granted` +
+        (a.composites > 0 ? `; what they contain in the file is not kept: Realmgate's own rules say what each implies (realm-admin every other, a manage- role its view- and query- roles, a view- role its query- roles)` : ''),
+    );
   }
   for (const [client, g] of notImported) report.skipped(`roles of client ${client}`, `${g.reason}: ${g.names.join(', ')}`);
   for (const [element, g] of notGranted) report.skipped(element, `${holderCount(g.holders)}, ${[...g.names].join(', ')}: ${g.reason}`);
   for (const [element, reason] of adminLines) report.mapped(element, reason);
-  // What a scope mapping to a role puts in the scope: the role and what it contains, as a user's mapping grants them.
-  const scoped = (client: string, name: string): ScopedRoles => {
-    const out: ScopedRoles = { found: [], missing: [] };
-    for (const key of closure([roleKey(client, name)])) {
-      const [c, n] = keyParts(key);
-      const r = resolve(key);
-      if ('group' in r) out.missing.push({ client: c, name: n, reason: r.reason });
-      else out.found.push({ id: r.id, client: c, name: n });
-    }
-    return out;
+  // A scope mapping to a role puts the role in the scope; a composite brings what it contains when a
+  // token is made (TokenManager.getAccess expands the scope's composites, as roleScopes does here).
+  const scoped = (client: string, name: string): ScopedRole => {
+    const r = resolve(roleKey(client, name));
+    return 'group' in r ? { reason: r.reason } : { id: r.id, composite: (contains.get(roleKey(client, name)) ?? []).length > 0 };
   };
   return { created: created.size, masterAdmins: [...masterAdmins], scoped };
 }
@@ -2107,7 +2160,7 @@ async function importRoles(
  * import stored and the client scopes the realm has; the mappings of a client or scope left out are
  * reported with its reason (a built-in client, a saml scope, ...).
  */
-async function importScopeMappings(store: Store, realmId: string, ready: PreparedRealm, scopes: Set<string>, clients: Set<string>, scoped: (client: string, name: string) => ScopedRoles, report: RealmReportBuilder): Promise<number> {
+async function importScopeMappings(store: Store, realmId: string, ready: PreparedRealm, scopes: Set<string>, clients: Set<string>, scoped: (client: string, name: string) => ScopedRole, report: RealmReportBuilder): Promise<number> {
   const clientEntries = new Map<string, ClientEntry | Refused>();
   for (const c of ready.clients) if (!clientEntries.has(c.name)) clientEntries.set(c.name, c);
   const scopeEntries = new Map<string, ScopeEntry | Refused>();
