@@ -1,4 +1,5 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { decodeJwt } from 'jose';
 import { REALM, realmPath, type TestServer } from './server.js';
 
 /** A browser's cookies for `inject` requests (paths are ignored: all cookies live under one realm). */
@@ -191,4 +192,14 @@ export async function postFormFrom(ts: TestServer, jar: CookieJar, ip: string, u
     headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams(fields).toString(),
   });
+}
+
+/** The roles an access token carries (realm_access, resource_access by client), each list sorted; absent claims absent. */
+export type TokenRoles = { realm?: string[]; clients?: Record<string, string[]> };
+export function tokenRolesOf(accessToken: string): TokenRoles {
+  const c = decodeJwt(accessToken) as { realm_access?: { roles: string[] }; resource_access?: Record<string, { roles: string[] }> };
+  const out: TokenRoles = {};
+  if (c.realm_access) out.realm = [...c.realm_access.roles].sort();
+  if (c.resource_access) out.clients = Object.fromEntries(Object.entries(c.resource_access).map(([k, v]) => [k, [...v.roles].sort()]));
+  return out;
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { basic, realmPath, startTestServer, type TestServer } from '../helpers/server.js';
-import { tokenRequest } from '../helpers/flow.js';
+import { tokenRequest, tokenRolesOf, type TokenRoles } from '../helpers/flow.js';
 import { createClient, createClientScope, createRole, grantRolesByName, updateClient } from '../../src/admin/operations.js';
 import { linkClientScope } from '../../src/admin/operations/client-scope-links.js';
 import { cliActor } from '../../src/admin/operations/common.js';
@@ -11,16 +11,6 @@ import type { ScopeOwner } from '../../src/storage/repos/role-scopes.js';
 
 const REALM = 'test';
 
-type RoleClaims = { realm?: string[]; clients?: Record<string, string[]> };
-
-/** What an access token says of its user's roles, each list sorted. */
-function rolesOf(accessToken: string): RoleClaims {
-  const c = decodeJwt(accessToken) as { realm_access?: { roles: string[] }; resource_access?: Record<string, { roles: string[] }> };
-  const out: RoleClaims = {};
-  if (c.realm_access) out.realm = [...c.realm_access.roles].sort();
-  if (c.resource_access) out.clients = Object.fromEntries(Object.entries(c.resource_access).map(([k, v]) => [k, [...v.roles].sort()]));
-  return out;
-}
 
 // Keycloak's role scope (fullScopeAllowed, scope mappings of clients and client scopes): what the access
 // tokens of the token endpoint carry, for every grant that issues one with roles in it.
@@ -68,23 +58,23 @@ for (const dialect of dialects()) {
     });
     after(() => ts.close());
 
-    const everything: RoleClaims = { realm: ['auditor', 'editor', 'viewer'], clients: { 'orders-api': ['read', 'write'], 'web-app': ['own'] } };
+    const everything: TokenRoles = { realm: ['auditor', 'editor', 'viewer'], clients: { 'orders-api': ['read', 'write'], 'web-app': ['own'] } };
 
     test('a client with full scope (the default) gets every role of its user, whatever its scope mappings', async () => {
-      assert.deepEqual(rolesOf(await password()), everything);
+      assert.deepEqual(tokenRolesOf(await password()), everything);
     });
 
     test('without full scope: its own roles, its scope mappings and those of its default scopes; an optional scope adds its mappings only when asked for', async () => {
       await updateClient(ts.store, { realmId: REALM, clientId: ts.client.id, fullScopeAllowed: false });
       try {
-        assert.deepEqual(rolesOf(await password()), { realm: ['auditor', 'viewer'], clients: { 'web-app': ['own'] } });
-        assert.deepEqual(rolesOf(await password('ordering')), { realm: ['auditor', 'viewer'], clients: { 'orders-api': ['read'], 'web-app': ['own'] } });
+        assert.deepEqual(tokenRolesOf(await password()), { realm: ['auditor', 'viewer'], clients: { 'web-app': ['own'] } });
+        assert.deepEqual(tokenRolesOf(await password('ordering')), { realm: ['auditor', 'viewer'], clients: { 'orders-api': ['read'], 'web-app': ['own'] } });
         // client_credentials: the service account's roles are limited the same way.
         const sa = (await ts.store.users.findByUsername(REALM, 'service-account-web-app'))!;
         await grantRolesByName(ts.store, { realmId: REALM, userId: sa.id, clientId: '', names: ['viewer', 'editor'] }, actor);
         const cc = await tokenRequest(ts, { grant_type: 'client_credentials' }, { authorization: basic(ts.client.id, ts.client.secret) });
         assert.equal(cc.statusCode, 200, cc.body);
-        assert.deepEqual(rolesOf(cc.json().access_token), { realm: ['viewer'] });
+        assert.deepEqual(tokenRolesOf(cc.json().access_token), { realm: ['viewer'] });
       } finally {
         await updateClient(ts.store, { realmId: REALM, clientId: ts.client.id, fullScopeAllowed: true });
       }
@@ -95,18 +85,18 @@ for (const dialect of dialects()) {
       try {
         const first = await tokenRequest(ts, { grant_type: 'password', username: ts.user.username, password: ts.user.password }, { authorization: basic(ts.client.id, ts.client.secret) });
         assert.equal(first.statusCode, 200, first.body);
-        assert.deepEqual(rolesOf(first.json().access_token).realm, ['auditor', 'viewer']);
+        assert.deepEqual(tokenRolesOf(first.json().access_token).realm, ['auditor', 'viewer']);
         const editor = (await ts.store.roles.find(REALM, '', 'editor'))!;
         await ts.store.roleScopes.add(REALM, { kind: 'client', id: ts.client.id }, [editor.id]);
         const second = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: first.json().refresh_token }, { authorization: basic(ts.client.id, ts.client.secret) });
         assert.equal(second.statusCode, 200, second.body);
-        assert.deepEqual(rolesOf(second.json().access_token).realm, ['auditor', 'editor', 'viewer']);
+        assert.deepEqual(tokenRolesOf(second.json().access_token).realm, ['auditor', 'editor', 'viewer']);
         await ts.store.roleScopes.remove(REALM, { kind: 'client', id: ts.client.id }, [editor.id]);
         const viewer = (await ts.store.roles.find(REALM, '', 'viewer'))!;
         await ts.store.roleScopes.remove(REALM, { kind: 'client', id: ts.client.id }, [viewer.id]);
         const third = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: second.json().refresh_token }, { authorization: basic(ts.client.id, ts.client.secret) });
         assert.equal(third.statusCode, 200, third.body);
-        assert.deepEqual(rolesOf(third.json().access_token).realm, ['auditor']);
+        assert.deepEqual(tokenRolesOf(third.json().access_token).realm, ['auditor']);
         await ts.store.roleScopes.add(REALM, { kind: 'client', id: ts.client.id }, [viewer.id]);
       } finally {
         await updateClient(ts.store, { realmId: REALM, clientId: ts.client.id, fullScopeAllowed: true });
@@ -132,7 +122,7 @@ for (const dialect of dialects()) {
         assert.deepEqual((await ts.store.roleScopes.list(REALM, { kind: 'scope', id: 'ordering' })).map((r) => r.name), ['read']);
         await ts.store.realms.deleteScope(REALM, 'ordering');
         assert.deepEqual(await ts.store.roleScopes.list(REALM, { kind: 'scope', id: 'ordering' }), []);
-        assert.deepEqual(rolesOf(await password()), { realm: ['viewer'], clients: { 'web-app': ['own'] } });
+        assert.deepEqual(tokenRolesOf(await password()), { realm: ['viewer'], clients: { 'web-app': ['own'] } });
       } finally {
         await updateClient(ts.store, { realmId: REALM, clientId: ts.client.id, fullScopeAllowed: true });
       }
@@ -146,7 +136,7 @@ for (const dialect of dialects()) {
         assert.equal(intro.statusCode, 200, intro.body);
         const body = intro.json() as { active: boolean; realm_access?: { roles: string[] } };
         assert.equal(body.active, true);
-        assert.deepEqual(body.realm_access?.roles.sort(), rolesOf(token).realm);
+        assert.deepEqual(body.realm_access?.roles.sort(), tokenRolesOf(token).realm);
       } finally {
         await updateClient(ts.store, { realmId: REALM, clientId: ts.client.id, fullScopeAllowed: true });
       }

@@ -6,6 +6,22 @@ import type { TestServer } from '../helpers/server.js';
 import { CookieJar, inject, pageKind, parseForm, type PageKind } from '../helpers/flow.js';
 import { basic } from '../helpers/server.js';
 import { s256 } from '../../src/crypto/keystore.js';
+import type { ImportReport, RealmReport } from '../../src/admin/keycloak/import-report.js';
+
+/** The report of one realm of an import. */
+export function realmOf(rep: ImportReport, name: string): RealmReport {
+  const r = rep.realms.find((x) => x.realm === name);
+  assert.ok(r, `no report for ${name}`);
+  return r;
+}
+
+/** The one line of the report for an element, with its outcome and a reason matching the pattern. */
+export function expectLine(r: RealmReport, element: string, outcome: string, pattern: RegExp): void {
+  const lines = r.lines.filter((l) => l.element === element);
+  assert.equal(lines.length, 1, `${element}: ${JSON.stringify(lines.length > 0 ? lines : r.lines.map((l) => l.element))}`);
+  assert.equal(lines[0]!.outcome, outcome, `${element}: ${lines[0]!.reason}`);
+  assert.match(lines[0]!.reason ?? '', pattern, element);
+}
 
 /** Signs in through the realm's pages (login, consent, organization) and redeems the code. */
 export async function signIn(

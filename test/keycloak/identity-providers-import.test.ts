@@ -12,7 +12,8 @@ import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js
 import { exportRealm } from '../../src/admin/keycloak/export.js';
 import { discoverProvider, providerSecret } from '../../src/admin/operations/identity-providers.js';
 import { cliActor } from '../../src/admin/operations/common.js';
-import type { ImportReport, RealmReport } from '../../src/admin/keycloak/import-report.js';
+import type { RealmReport } from '../../src/admin/keycloak/import-report.js';
+import { realmOf } from './helpers.js';
 
 const FIXTURE = path.resolve(import.meta.dirname, '../../../shared/fixtures/keycloak/migration-realm-26.6.0.json');
 const RP = 'https://rp.example.com/callback';
@@ -21,11 +22,6 @@ const DORA = 'd0d0d0d0-0000-4000-8000-00000000000d';
 const actor = { ...cliActor(), via: 'import' as const };
 
 type Json = Record<string, unknown>;
-const realmOf = (rep: ImportReport, name: string): RealmReport => {
-  const r = rep.realms.find((x) => x.realm === name);
-  assert.ok(r, `no report for ${name}`);
-  return r;
-};
 const lineOf = (r: RealmReport, element: string) => {
   const l = r.lines.find((x) => x.element === element);
   assert.ok(l, `no line for ${element}: ${JSON.stringify(r.lines.map((x) => x.element))}`);

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { kcCredential, signIn } from './helpers.js';
+import { kcCredential, signIn, realmOf } from './helpers.js';
 import { readExport, ExportFileError } from '../../src/admin/keycloak/import-files.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
 import { exportRealm } from '../../src/admin/keycloak/export.js';
@@ -23,11 +23,6 @@ const RP = 'https://rp.example.com/callback';
 const actor = { ...cliActor(), via: 'import' as const };
 
 const line = (r: RealmReport, element: string) => r.lines.find((l) => l.element === element);
-const realmOf = (rep: ImportReport, name: string): RealmReport => {
-  const r = rep.realms.find((x) => x.realm === name);
-  assert.ok(r, `no report for ${name}`);
-  return r;
-};
 
 /** Our own export: users of each hash kind, clients with secrets, an organization with members. */
 async function ownRealm(): Promise<Record<string, unknown>> {

@@ -9,8 +9,9 @@ import { readExport } from '../../src/admin/keycloak/import-files.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
 import { exportPartialRealm, exportRealm } from '../../src/admin/keycloak/export.js';
 import { cliActor } from '../../src/admin/operations/common.js';
-import type { ImportReport, RealmReport } from '../../src/admin/keycloak/import-report.js';
+import type { RealmReport } from '../../src/admin/keycloak/import-report.js';
 import type { ScopeOwner } from '../../src/storage/repos/role-scopes.js';
+import { realmOf, expectLine } from './helpers.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const FIXTURE = path.resolve(repoRoot, '../shared/fixtures/keycloak/migration-realm-26.6.0.json');
@@ -18,18 +19,6 @@ const RP = 'https://rp.example.com/callback';
 const actor = { ...cliActor(), via: 'import' as const };
 const ROBOT_SECRET = 'robot-secret-0123456789';
 
-const realmOf = (rep: ImportReport, name: string): RealmReport => {
-  const r = rep.realms.find((x) => x.realm === name);
-  assert.ok(r, `no report for ${name}`);
-  return r;
-};
-/** The one line of the report for an element, with its outcome and a reason matching the pattern. */
-function expectLine(r: RealmReport, element: string, outcome: string, pattern: RegExp): void {
-  const lines = r.lines.filter((l) => l.element === element);
-  assert.equal(lines.length, 1, `${element}: ${JSON.stringify(lines.length > 0 ? lines : r.lines.map((l) => l.element))}`);
-  assert.equal(lines[0]!.outcome, outcome, `${element}: ${lines[0]!.reason}`);
-  assert.match(lines[0]!.reason ?? '', pattern, element);
-}
 
 type Claims = { realm_access?: { roles: string[] }; resource_access?: Record<string, { roles: string[] }> };
 const sorted = (v: string[] | undefined): string[] | undefined => (v ? [...v].sort() : v);

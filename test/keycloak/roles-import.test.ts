@@ -4,7 +4,7 @@ import path from 'node:path';
 import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { startAdminServer, statusOf, type AdminTestServer } from '../admin/helpers.js';
-import { signIn } from './helpers.js';
+import { signIn, realmOf, expectLine } from './helpers.js';
 import { readExport } from '../../src/admin/keycloak/import-files.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
 import { exportRealm } from '../../src/admin/keycloak/export.js';
@@ -17,18 +17,6 @@ const FIXTURE = path.resolve(repoRoot, '../shared/fixtures/keycloak/migration-re
 const RP = 'https://rp.example.com/callback';
 const actor = { ...cliActor(), via: 'import' as const };
 
-const realmOf = (rep: ImportReport, name: string): RealmReport => {
-  const r = rep.realms.find((x) => x.realm === name);
-  assert.ok(r, `no report for ${name}`);
-  return r;
-};
-/** The one line of the report for an element, with its outcome and a reason matching the pattern. */
-function expectLine(r: RealmReport, element: string, outcome: string, pattern: RegExp): void {
-  const lines = r.lines.filter((l) => l.element === element);
-  assert.equal(lines.length, 1, `${element}: ${JSON.stringify(lines.length > 0 ? lines : r.lines.map((l) => l.element))}`);
-  assert.equal(lines[0]!.outcome, outcome, `${element}: ${lines[0]!.reason}`);
-  assert.match(lines[0]!.reason ?? '', pattern, element);
-}
 
 type Claims = { realm_access?: { roles: string[] }; resource_access?: Record<string, { roles: string[] }> };
 const sorted = (v: string[] | undefined): string[] | undefined => (v ? [...v].sort() : v);
