@@ -2,6 +2,7 @@
 // the web app first, then the admin creates a realm role and a client role, grants both to alice on her
 // page, and alice's next access token (a refresh) carries them; revoked and deleted, it no longer does.
 // The server caches configuration for a minute here: the console's changes must reach the next token anyway.
+// On editor's page, editor is made to contain reviewer (her next token carries both), then no longer.
 // With UPDATE_SCREENSHOTS=1 the roles pages are saved to docs/screenshots/console-role*.png (desktop, phone).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -87,7 +88,23 @@ for (const dialect of dialects()) {
       await checkLayout(page, 'console-roles', shoot);
       await page.getByRole('link', { name: 'editor' }).click();
       assert.equal(await page.getByRole('link', { name: 'alice' }).count(), 1);
+
+      // What editor contains: reviewer, added from the select, carried in her next token; then removed.
+      assert.equal(await page.getByText('No roles: it is not a composite role.').count(), 1);
+      await page.getByLabel('Add a role it contains').selectOption({ label: 'reviewer' });
+      await page.getByRole('button', { name: 'Add contained role' }).click();
+      await page.getByText('The role now contains it').waitFor();
+      assert.equal(await heading(page), 'editor');
+      const contained = page.locator('li.row', { hasText: 'reviewer' });
+      assert.equal(await contained.count(), 1);
       await checkLayout(page, 'console-role', shoot);
+      tokens = await tokenEndpoint(ts, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+      assert.deepEqual(claimsOf(tokens).realm_access?.roles.sort(), ['editor', 'reviewer']);
+      await contained.getByRole('button', { name: 'Remove' }).click();
+      await page.getByText('The role no longer contains it').waitFor();
+      assert.equal(await page.locator('li.row', { hasText: 'reviewer' }).count(), 0);
+      tokens = await tokenEndpoint(ts, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+      assert.deepEqual(claimsOf(tokens).realm_access, { roles: ['editor'] });
 
       // Revoked on her page: the next token no longer carries it.
       await page.getByRole('link', { name: 'alice' }).click();

@@ -261,6 +261,102 @@ for (const dialect of dialects()) {
     }
   });
 
+  test(`[${dialect}] console roles: a role's Contains section adds and removes contained roles; its holders' next token carries them; refusals said on the page`, async () => {
+    // Configuration cached for a minute, as in production: the console's change must reach the next token anyway.
+    const ts = await setup(dialect, { cacheTtlMs: 60_000 });
+    try {
+      const editor = await createRole(ts.store, { realmId: REALM, clientId: '', name: 'editor' }, BOOTSTRAP_ACTOR);
+      const viewer = await createRole(ts.store, { realmId: REALM, clientId: '', name: 'viewer' }, BOOTSTRAP_ACTOR);
+      const reader = await createRole(ts.store, { realmId: REALM, clientId: ts.client.id, name: 'reader' }, BOOTSTRAP_ACTOR);
+      const writer = await createRole(ts.store, { realmId: REALM, clientId: ts.client.id, name: 'writer' }, BOOTSTRAP_ACTOR);
+      const masterAdmin = (await ts.store.roles.find('master', '', 'admin'))!;
+      await grantRolesByName(ts.store, { realmId: REALM, userId: ts.user.id, clientId: '', names: ['editor'] }, BOOTSTRAP_ACTOR);
+      // Her token before: editor alone (and the server caches that no role of the realm contains another).
+      assert.deepEqual((await aliceClaims(ts)).realm_access, { roles: ['editor'] });
+      const jar = await signIn(ts, ADMIN);
+      const clientUrl = `${CONSOLE}/realms/${REALM}/clients/${encodeURIComponent(ts.client.id)}`;
+      const clientRoles = `${clientUrl}/roles`;
+      const editorUrl = roleUrl(ROLES, 'editor');
+
+      const page = await inject(ts.app, jar, 'GET', editorUrl);
+      assert.equal(page.statusCode, 200);
+      assert.match(page.body, /<h2>Contains<\/h2>\n<p class="muted">Whoever holds this role also holds the roles it contains \(and what they contain\), in their tokens\.<\/p>\n<p class="muted">No roles: it is not a composite role\.<\/p>/);
+      // The select offers the realm's roles and its clients' (realm-management's too), not the role itself.
+      assert.match(page.body, new RegExp(`<select id="containRole" name="contained" required><optgroup label="Realm roles"><option value="${viewer.id}">viewer</option></optgroup>`));
+      assert.match(page.body, new RegExp(`<optgroup label="Client ${ts.client.id}"><option value="${reader.id}">reader</option><option value="${writer.id}">writer</option></optgroup>`));
+      assert.match(page.body, /<optgroup label="Client realm-management">.*<option value="[^"]+">view-users<\/option>/);
+      assert.doesNotMatch(page.body, new RegExp(`<option value="${editor.id}">`));
+      const csrf = /name="csrf" value="([^"]*)"/.exec(page.body)![1]!;
+
+      // Added: a realm role and a client role; alice, who holds editor, carries them in her next token.
+      for (const role of [viewer, reader]) {
+        const res = await inject(ts.app, jar, 'POST', `${ROLES}/composites`, { csrf, role: 'editor', contained: role.id });
+        assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+        assert.equal(res.headers.location, `${editorUrl}&done=composite-added`);
+      }
+      assert.deepEqual((await ts.store.roles.composites(editor.id)).map((r) => r.id), [viewer.id, reader.id]);
+      const claims = await aliceClaims(ts);
+      assert.deepEqual((claims.realm_access as { roles: string[] }).roles.sort(), ['editor', 'viewer']);
+      assert.deepEqual(claims.resource_access, { [ts.client.id]: { roles: ['reader'] } });
+      assert.deepEqual((await ts.store.roles.effectiveRoles(ts.user.id)).map((r) => r.name).sort(), ['editor', 'reader', 'viewer']);
+
+      const shown = await inject(ts.app, jar, 'GET', `${editorUrl}&done=composite-added`);
+      assert.match(shown.body, /class="notice"[^>]*>The role now contains it/);
+      assert.match(shown.body, new RegExp(`<li class="row"><span><a href="${ROLES}/role\\?name=viewer">viewer</a> <span class="muted">realm role</span></span><form method="post" action="${ROLES}/composites/remove" class="inline-form">`));
+      assert.match(shown.body, new RegExp(`<li class="row"><span><a href="${clientRoles}/role\\?name=reader">${ts.client.id}/reader</a> <span class="muted">client role of ${ts.client.id}</span></span><form`));
+      assert.match(shown.body, new RegExp(`<input type="hidden" name="role" value="editor"><input type="hidden" name="contained" value="${viewer.id}"><button type="submit" class="secondary">Remove</button>`));
+      assert.doesNotMatch(shown.body, new RegExp(`<option value="(${viewer.id}|${reader.id})">`), 'a role contained is not offered again');
+      assert.match(shown.body, new RegExp(`<option value="${writer.id}">writer</option>`));
+      // The roles list says which role is composite.
+      const list = await inject(ts.app, jar, 'GET', ROLES);
+      assert.match(list.body, /role\?name=editor">editor<\/a> <span class="muted">\(composite\)<\/span><\/td>/);
+      assert.match(list.body, /role\?name=viewer">viewer<\/a><\/td>/);
+
+      // A client role's page: the same section, posting to the client's roles; the client's page marks it.
+      let res = await inject(ts.app, jar, 'POST', `${clientRoles}/composites`, { csrf, role: 'writer', contained: viewer.id });
+      assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+      assert.equal(res.headers.location, `${roleUrl(clientRoles, 'writer')}&done=composite-added`);
+      assert.deepEqual((await ts.store.roles.composites(writer.id)).map((r) => r.name), ['viewer']);
+      const client = await inject(ts.app, jar, 'GET', clientUrl);
+      assert.match(client.body, /role\?name=writer">writer<\/a> <span class="muted">\(composite\)<\/span><\/td>/);
+      assert.match(client.body, /role\?name=reader">reader<\/a><\/td>/);
+
+      // Refused on the role's page: the role itself, a role that contains it, no role or one of another realm or unknown.
+      res = await inject(ts.app, jar, 'POST', `${ROLES}/composites`, { csrf, role: 'editor', contained: editor.id });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /<h1>editor<\/h1>/);
+      assert.match(res.body, /class="error"[^>]*>role editor cannot contain itself/);
+      res = await inject(ts.app, jar, 'POST', `${ROLES}/composites`, { csrf, role: 'viewer', contained: editor.id });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /<h1>viewer<\/h1>/);
+      assert.match(res.body, /class="error"[^>]*>role viewer cannot contain a role that contains it/);
+      for (const contained of ['', masterAdmin.id, 'no-such-role']) {
+        res = await inject(ts.app, jar, 'POST', `${ROLES}/composites`, { csrf, role: 'editor', contained });
+        assert.equal(res.statusCode, 400, contained);
+        assert.match(res.body, /class="error"[^>]*>That role does not exist/, contained);
+      }
+      // A role of the form that does not exist: 404, as the other forms.
+      assert.equal((await inject(ts.app, jar, 'POST', `${ROLES}/composites`, { csrf, role: 'nobody', contained: viewer.id })).statusCode, 404);
+      assert.deepEqual((await ts.store.roles.composites(viewer.id)).map((r) => r.name), []);
+      assert.deepEqual((await ts.store.roles.composites(editor.id)).map((r) => r.name), ['viewer', 'reader']);
+
+      // Removed: alice's next token no longer carries it.
+      res = await inject(ts.app, jar, 'POST', `${ROLES}/composites/remove`, { csrf, role: 'editor', contained: viewer.id });
+      assert.equal(res.statusCode, 303);
+      assert.equal(res.headers.location, `${editorUrl}&done=composite-removed`);
+      assert.deepEqual((await ts.store.roles.composites(editor.id)).map((r) => r.name), ['reader']);
+      assert.deepEqual((await aliceClaims(ts)).realm_access, { roles: ['editor'] });
+      assert.match((await inject(ts.app, jar, 'GET', res.headers.location as string)).body, /The role no longer contains it/);
+
+      const events = await consoleEvents(ts);
+      for (const e of ['CREATE REALM_ROLE roles/editor/composites', 'DELETE REALM_ROLE roles/editor/composites', `CREATE CLIENT_ROLE clients/${ts.client.id}/roles/writer/composites`]) {
+        assert.ok(events.includes(e), `${e} in ${events.join()}`);
+      }
+    } finally {
+      await ts.close();
+    }
+  });
+
   test(`[${dialect}] console roles: a view-only admin sees no forms and a forged POST is refused; CSRF missing or wrong is refused`, async () => {
     const ts = await setup(dialect);
     try {
@@ -271,6 +367,9 @@ for (const dialect of dialects()) {
       await createRole(ts.store, { realmId: 'master', clientId: '', name: 'ops' }, BOOTSTRAP_ACTOR);
       const opsClient = await createRole(ts.store, { realmId: 'master', clientId: 'security-admin-console', name: 'operator' }, BOOTSTRAP_ACTOR);
       const ops = (await ts.store.roles.find('master', '', 'ops'))!;
+      // ops contains audit: listed, with no Remove button.
+      const audit = await createRole(ts.store, { realmId: 'master', clientId: '', name: 'audit' }, BOOTSTRAP_ACTOR);
+      await ts.store.roles.addComposites('master', ops.id, [audit.id]);
       await grantRolesByName(ts.store, { realmId: 'master', userId: id, clientId: '', names: ['ops'] }, BOOTSTRAP_ACTOR);
       const masterRoles = `${CONSOLE}/realms/master/roles`;
       const client = `${CONSOLE}/realms/master/clients/security-admin-console`;
@@ -281,8 +380,9 @@ for (const dialect of dialects()) {
       for (const url of pages) {
         const res = await inject(ts.app, jar, 'GET', url);
         assert.equal(res.statusCode, 200, url);
-        assert.doesNotMatch(res.body, /Create role|Save role|Delete role|Grant role|>Revoke</, url);
+        assert.doesNotMatch(res.body, /Create role|Save role|Delete role|Grant role|>Revoke<|Add contained role|>Remove<|composites/, url);
       }
+      assert.match((await inject(ts.app, jar, 'GET', roleUrl(masterRoles, 'ops'))).body, /<h2>Contains<\/h2>[^]*<span><a href="[^"]+role\?name=audit">audit<\/a> <span class="muted">realm role<\/span><\/span><\/li>/);
       assert.match((await inject(ts.app, jar, 'GET', roleUrl(masterRoles, 'ops'))).body, />auditor<\/a>/, 'view-users shows who holds it');
       assert.match((await inject(ts.app, jar, 'GET', userUrl)).body, /<li class="row"><span>ops <span class="muted">realm role<\/span><\/span><\/li>/);
       const csrf = await csrfOf(ts, jar, masterRoles);
@@ -295,6 +395,9 @@ for (const dialect of dialects()) {
         [`${client}/roles/delete`, { role: 'operator', confirm: 'operator' }, /manage-clients/],
         [`${userUrl}/roles`, { role: opsClient.id }, /manage-users/],
         [`${userUrl}/roles/remove`, { role: ops.id }, /manage-users/],
+        [`${masterRoles}/composites`, { role: 'ops', contained: opsClient.id }, /manage-realm/],
+        [`${masterRoles}/composites/remove`, { role: 'ops', contained: audit.id }, /manage-realm/],
+        [`${client}/roles/composites`, { role: 'operator', contained: ops.id }, /manage-clients/],
       ];
       for (const [url, form, why] of forged) {
         const res = await inject(ts.app, jar, 'POST', url, { csrf, ...form });
@@ -318,6 +421,8 @@ for (const dialect of dialects()) {
           [`${client}/roles`, { name: 'mine' }],
           [`${userUrl}/roles`, { role: opsClient.id }],
           [`${userUrl}/roles/remove`, { role: ops.id }],
+          [`${masterRoles}/composites`, { role: 'ops', contained: opsClient.id }],
+          [`${masterRoles}/composites/remove`, { role: 'ops', contained: audit.id }],
         ];
         for (const [url, fields] of posts) {
           const res = await inject(ts.app, admin, 'POST', url, { ...form, ...fields });
@@ -325,8 +430,10 @@ for (const dialect of dialects()) {
           assert.match(res.body, /Form expired/);
         }
       }
-      assert.deepEqual((await ts.store.roles.list('master', '')).map((r) => r.name), ['admin', 'create-realm', 'ops']);
-      assert.deepEqual((await ts.store.roles.userRoles(id)).realm, ['ops']);
+      assert.deepEqual((await ts.store.roles.list('master', '')).map((r) => r.name), ['admin', 'audit', 'create-realm', 'ops']);
+      assert.deepEqual((await ts.store.roles.composites(ops.id)).map((r) => r.name), ['audit']);
+      assert.deepEqual((await ts.store.roles.composites(opsClient.id)).map((r) => r.name), []);
+      assert.deepEqual((await ts.store.roles.userRoles(id)).realm, ['audit', 'ops'], 'ops, and audit through it');
       assert.deepEqual(await consoleEvents(ts, 'master'), []);
     } finally {
       await ts.close();
@@ -354,6 +461,7 @@ for (const dialect of dialects()) {
       await ts.store.roles.create({ id: 'r-script', realmId: REALM, clientId: '', name: script, description: img }, 0);
       await ts.store.roles.create({ id: 'c-script', realmId: REALM, clientId: ts.client.id, name: script, description: null }, 0);
       await grantRolesByName(ts.store, { realmId: REALM, userId: ts.user.id, clientId: '', names: [script, img] }, BOOTSTRAP_ACTOR);
+      await ts.store.roles.addComposites(REALM, 'r-script', ['c-script']);
       const clientUrl = `${CONSOLE}/realms/${REALM}/clients/${encodeURIComponent(ts.client.id)}`;
       const pages = [ROLES, roleUrl(ROLES, script), roleUrl(ROLES, img), clientUrl, roleUrl(`${clientUrl}/roles`, script), `${CONSOLE}/realms/${REALM}/users/${ts.user.id}`, `${CONSOLE}/realms/${REALM}/events`];
       for (const url of pages) {
@@ -366,6 +474,9 @@ for (const dialect of dialects()) {
       assert.match(rolePage.body, /<h1>&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/h1>/);
       assert.ok(rolePage.body.includes('<input type="hidden" name="role" value="&lt;script&gt;alert(1)&lt;/script&gt;">'));
       assert.ok(rolePage.body.includes('<dt>Description</dt><dd>&lt;img src=x onerror=alert(2)&gt;&quot;&#39;</dd>'));
+      // Its Contains section: the client role contained, as client/name, linked by its percent-encoded name.
+      assert.ok(rolePage.body.includes(`role?name=%3Cscript%3Ealert(1)%3C%2Fscript%3E">${ts.client.id}/&lt;script&gt;alert(1)&lt;/script&gt;</a>`));
+      assert.ok(rolePage.body.includes('<input type="hidden" name="role" value="&lt;script&gt;alert(1)&lt;/script&gt;"><input type="hidden" name="contained" value="c-script">'));
       const user = await inject(ts.app, jar, 'GET', `${CONSOLE}/realms/${REALM}/users/${ts.user.id}`);
       assert.ok(user.body.includes('<span>&lt;script&gt;alert(1)&lt;/script&gt; <span class="muted">realm role</span>'));
       assert.ok(user.body.includes('<option value="c-script">&lt;script&gt;alert(1)&lt;/script&gt;</option>'));
@@ -409,6 +520,35 @@ for (const dialect of dialects()) {
       const res = await inject(ts.app, jar, 'POST', `${userUrl}/roles`, { csrf, role: ops.id });
       assert.equal(res.statusCode, 303, res.body);
       assert.deepEqual(await ts.store.roles.userRoles(id), { realm: ['ops'], clients: { 'realm-management': ['manage-users', 'view-realm'] } });
+    } finally {
+      await ts.close();
+    }
+  });
+
+  test(`[${dialect}] console roles: an admin with manage-realm puts no admin role it does not hold in a composite, nor a composite holding one`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const roleAdmin = { username: 'roleadmin', password: 'roleadmin password 42' };
+      const { id } = await createUser(ts.store, { realmId: 'master', ...roleAdmin });
+      await grantRolesByName(ts.store, { realmId: 'master', userId: id, clientId: 'realm-management', names: ['manage-realm', 'view-realm'] }, BOOTSTRAP_ACTOR);
+      const ops = await createRole(ts.store, { realmId: 'master', clientId: '', name: 'ops' }, BOOTSTRAP_ACTOR);
+      const plain = await createRole(ts.store, { realmId: 'master', clientId: '', name: 'plain' }, BOOTSTRAP_ACTOR);
+      const manageUsers = (await ts.store.roles.find('master', 'realm-management', 'manage-users'))!;
+      // A composite holding manage-users, made by the bootstrap: putting it in ops would hand manage-users out too.
+      const bundle = await createRole(ts.store, { realmId: 'master', clientId: '', name: 'bundle', composites: { client: { 'realm-management': ['manage-users'] } } }, BOOTSTRAP_ACTOR);
+      const jar = await signIn(ts, roleAdmin);
+      const masterRoles = `${CONSOLE}/realms/master/roles`;
+      const csrf = await csrfOf(ts, jar, roleUrl(masterRoles, 'ops'));
+      for (const role of [manageUsers, bundle]) {
+        const res = await inject(ts.app, jar, 'POST', `${masterRoles}/composites`, { csrf, role: 'ops', contained: role.id });
+        assert.equal(res.statusCode, 403, role.name);
+        assert.match(res.body, /<h1>ops<\/h1>/, role.name);
+        assert.match(res.body, /class="error"[^>]*>Only an administrator holding manage-users may grant or remove it/, role.name);
+      }
+      assert.deepEqual(await ts.store.roles.composites(ops.id), []);
+      const res = await inject(ts.app, jar, 'POST', `${masterRoles}/composites`, { csrf, role: 'ops', contained: plain.id });
+      assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+      assert.deepEqual((await ts.store.roles.composites(ops.id)).map((r) => r.name), ['plain']);
     } finally {
       await ts.close();
     }

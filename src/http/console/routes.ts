@@ -13,7 +13,7 @@ import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, list
 import { endSession } from '../../admin/operations/tokens.js';
 import { updateRealm } from '../../admin/operations/realms.js';
 import { addMember, createOrganization, listMembers, listOrganizations, removeMember, requireOrganization } from '../../admin/operations/organizations.js';
-import { changeRoleMappings, createRole, deleteRole, findRoleById, isAdminRole, listRolesWithCounts, roleWithUsers, updateRole, userRoleChoices } from '../../admin/operations/roles.js';
+import { changeComposites, changeRoleMappings, createRole, deleteRole, findRoleById, isAdminRole, listRolesWithCounts, requireRoleByName, roleComposites, roleWithUsers, updateRole, userRoleChoices } from '../../admin/operations/roles.js';
 import { ConflictError, NotFound, ValidationError } from '../../admin/validation.js';
 import { OAuthError } from '../../oauth/errors.js';
 import { LIFETIMES, LOGIN_OPTIONS, REMEMBER_ME_LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, rolePage, rolesPage, roleUrl, userPage, usersPage } from '../../views/console/pages.js';
@@ -70,6 +70,8 @@ const NOTICES: Record<string, string> = {
   'role-deleted': 'The role was deleted: the users who held it no longer carry it in their next tokens.',
   'role-granted': "The role was granted: the user's next access token carries it.",
   'role-revoked': "The role was revoked: the user's next access token no longer carries it.",
+  'composite-added': "The role now contains it: the next access tokens of this role's holders carry it too.",
+  'composite-removed': "The role no longer contains it: its holders' next access tokens carry it only if they hold it otherwise.",
   ...GROUP_NOTICES,
   ...OTP_NOTICES,
   ...IDP_NOTICES,
@@ -314,9 +316,9 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     client: Client,
     opts: { status?: number; error?: string; notice?: string; secret?: string; roleForm?: Record<string, string> } = {},
   ): Promise<FastifyReply> {
-    const roles = await listRolesWithCounts(services.store, { realmId, clientId: client.clientId });
+    const [roles, composite] = await Promise.all([listRolesWithCounts(services.store, { realmId, clientId: client.clientId }), services.store.roles.compositeIds(realmId)]);
     const frame = { ...s.frame, title: client.clientId, realmId, ...(opts.error ? { error: opts.error } : {}), ...(opts.notice ? { notice: opts.notice } : {}) };
-    const clientRoles = { rows: roles.map((r) => ({ ...r, admin: isAdminRole(r) })), adminOnly: client.clientId === REALM_MANAGEMENT, ...(opts.roleForm ? { form: opts.roleForm } : {}) };
+    const clientRoles = { rows: roles.map((r) => ({ ...r, admin: isAdminRole(r), composite: composite.has(r.id) })), adminOnly: client.clientId === REALM_MANAGEMENT, ...(opts.roleForm ? { form: opts.roleForm } : {}) };
     const inScope = (await services.store.roleScopes.list(realmId, { kind: 'client', id: client.clientId })).map((r) => (r.clientId === '' ? r.name : `${r.clientId}/${r.name}`));
     return sendPage(reply, opts.status ?? 200, clientPage(frame, client, hasAdminRole(s.caller, realmId, 'manage-clients'), clientRoles, opts.secret, inScope));
   }
@@ -541,17 +543,22 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
   }
 
   async function showRoles(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, realmId: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
-    const roles = await listRolesWithCounts(services.store, { realmId, clientId: '' });
+    const [roles, composite] = await Promise.all([listRolesWithCounts(services.store, { realmId, clientId: '' }), services.store.roles.compositeIds(realmId)]);
     const frame = { ...s.frame, title: 'Roles', realmId, ...(error ? { error } : {}) };
-    return sendPage(reply, status, rolesPage(frame, roles.map((r) => ({ ...r, admin: isAdminRole(r) })), hasAdminRole(s.caller, realmId, 'manage-realm'), form));
+    return sendPage(reply, status, rolesPage(frame, roles.map((r) => ({ ...r, admin: isAdminRole(r), composite: composite.has(r.id) })), hasAdminRole(s.caller, realmId, 'manage-realm'), form));
   }
 
   async function showRole(s: { caller: AdminCaller; frame: ConsoleFrame }, reply: FastifyReply, home: RoleHome, name: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
     const seesUsers = hasAdminRole(s.caller, home.realmId, 'view-users');
     const { role, users, total } = await roleWithUsers(services.store, { realmId: home.realmId, clientId: home.clientId, name, max: seesUsers ? 500 : 0 });
+    const canManage = hasAdminRole(s.caller, home.realmId, home.manage);
+    // What it contains directly; to add, the realm's other roles (not itself, not those it contains already).
+    const [contained, all] = await Promise.all([roleComposites(services.store, { realmId: home.realmId, roleId: role.id }), canManage ? services.store.roles.listAll(home.realmId) : []]);
+    const taken = new Set([role.id, ...contained.map((r) => r.id)]);
     const frame = { ...s.frame, title: role.name, realmId: home.realmId, ...(error ? { error } : {}) };
-    const row = { ...role, users: total, admin: isAdminRole(role) };
-    return sendPage(reply, status, rolePage(frame, row, home.base, seesUsers ? users : undefined, hasAdminRole(s.caller, home.realmId, home.manage), form));
+    const row = { ...role, users: total, admin: isAdminRole(role), composite: contained.length > 0 };
+    const contents = { contained, available: all.filter((r) => !taken.has(r.id)) };
+    return sendPage(reply, status, rolePage(frame, row, home.base, seesUsers ? users : undefined, canManage, form, contents));
   }
 
   app.get(`${R}/roles`, async (req: Req, reply) => {
@@ -619,6 +626,31 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
         `${home.list}?done=role-deleted`,
       );
     });
+
+    // What a role contains (composite roles), as the admin API's .../roles/{name}/composites: the manage
+    // role of its container, and an admin role (or a composite holding one) only by an admin who could map
+    // it to a user (mappingGuard). The form names this role by its name, the contained one by its id.
+    for (const op of ['add', 'remove'] as const) {
+      app.post(`${container}/composites${op === 'add' ? '' : '/remove'}`, async (req: Req, reply) => {
+        const s = await signedIn(req, reply);
+        if (!s) return reply;
+        const home = await roleHome(s, req, 'manage');
+        const role = await requireRoleByName(services.store, home.realmId, home.clientId, field(req, 'role'));
+        const member = await findRoleById(services.store, home.realmId, field(req, 'contained'));
+        if (!member) return showRole(s, reply, home, role.name, 400, 'That role does not exist (any more) in this realm: choose one of the list.');
+        const resourcePath = `${home.clientId ? `clients/${home.clientId}/` : ''}roles/${role.name}/composites`;
+        try {
+          await changeComposites(services.store, { realmId: home.realmId, roleId: role.id, roles: [{ id: member.id }], remove: op === 'remove', resourcePath }, s.actor, mappingGuard(s.caller));
+        } catch (err) {
+          // Refused by the operation (the role would contain itself) or by the guard (an admin role the admin may not hand out): said on the role's page.
+          if (isRefusal(err)) return showRole(s, reply, home, role.name, 400, err.message);
+          if (err instanceof Forbidden) return showRole(s, reply, home, role.name, 403, err.message);
+          throw err;
+        }
+        services.cache.clear();
+        return reply.redirect(`${roleUrl(home.base, role.name)}&done=composite-${op === 'add' ? 'added' : 'removed'}`, 303);
+      });
+    }
   }
 
   // Users: view-users to read, manage-users to change.

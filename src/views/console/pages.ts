@@ -117,10 +117,11 @@ ${REGISTRATION_SWITCHES.map(([key, label]) => html`<label class="choice" for="${
   : html`<dl class="facts">${REGISTRATION_SWITCHES.map(([key, label]) => html`<dt>${label.split(':')[0]}</dt><dd>${realm[key] ? 'on' : 'off'}</dd>`)}</dl>`}`;
 }
 
-/** A role as the console lists it: how many users hold it, and whether it is one of Realmgate's admin roles. */
+/** A role as the console lists it: how many users hold it, whether it is one of Realmgate's admin roles, whether it contains others. */
 export interface RoleRow extends Role {
   users: number;
   admin: boolean;
+  composite?: boolean;
 }
 
 /** A role's page: `base` is the roles' address of its realm (…/roles) or client (…/clients/<id>/roles). */
@@ -131,7 +132,7 @@ export function roleUrl(base: string, name: string): string {
 /** The roles of the realm or of a client: name (linking to the role's page), description, how many users hold it. */
 function roleTable(base: string, roles: RoleRow[]): SafeHtml {
   const rows = roles.map((r) =>
-    row(['Role', 'Description', 'Users'], [html`<a href="${roleUrl(base, r.name)}">${r.name}</a>${r.admin ? html` <span class="muted">(admin role)</span>` : ''}`, r.description ?? '', String(r.users)]),
+    row(['Role', 'Description', 'Users'], [html`<a href="${roleUrl(base, r.name)}">${r.name}</a>${r.admin ? html` <span class="muted">(admin role)</span>` : ''}${r.composite ? html` <span class="muted">(composite)</span>` : ''}`, r.description ?? '', String(r.users)]),
   );
   return roles.length === 0
     ? html`<p class="muted">No roles yet.</p>`
@@ -156,9 +157,41 @@ ${roleTable(base, roles)}${canManage ? roleCreateForm(frame.csrf, base, form) : 
   );
 }
 
+/** What a role contains directly, and the roles that may be added to it (the admin may change it). */
+export interface RoleContents {
+  contained: Role[];
+  available: Role[];
+}
+
+/** A role as a composite names it: a realm role by its name, a client role as client/name. */
+function containedName(r: Role): string {
+  return r.clientId ? `${r.clientId}/${r.name}` : r.name;
+}
+
 /**
- * A role's page: what it is, who holds it (view-users), and, when the admin may change it and it is not
- * one of Realmgate's admin roles, the forms renaming it and deleting it (its name typed again).
+ * The roles a role contains directly (composite roles), each linking to its page, with a Remove button,
+ * and a select of the realm's and its clients' other roles to add (the admin may change the role).
+ */
+function roleContainsSection(csrf: string, realmId: string, base: string, role: Role, contents: RoleContents, canManage: boolean): SafeHtml {
+  const pageOf = (r: Role): string => roleUrl(r.clientId ? `${realmBase(realmId)}/clients/${encodeURIComponent(r.clientId)}/roles` : `${realmBase(realmId)}/roles`, r.name);
+  const items = contents.contained.map(
+    (r) =>
+      html`<li class="row"><span><a href="${pageOf(r)}">${containedName(r)}</a> <span class="muted">${r.clientId ? `client role of ${r.clientId}` : 'realm role'}</span></span>${canManage ? actionForm(`${base}/composites/remove`, csrf, 'Remove', { secondary: true, fields: { role: role.name, contained: r.id } }) : ''}</li>`,
+  );
+  return html`<h2>Contains</h2>
+<p class="muted">Whoever holds this role also holds the roles it contains (and what they contain), in their tokens.</p>
+${contents.contained.length === 0 ? html`<p class="muted">No roles: it is not a composite role.</p>` : html`<ul class="cards">${items}</ul>`}
+${canManage && contents.available.length > 0
+  ? html`<form method="post" action="${base}/composites" class="console-form">${csrfField(csrf)}<input type="hidden" name="role" value="${role.name}">
+<label for="containRole">Add a role it contains</label><select id="containRole" name="contained" required>${roleOptions(contents.available)}</select>
+<p class="muted">Its holders' next access tokens carry it too.</p><button type="submit">Add contained role</button></form>`
+  : ''}`;
+}
+
+/**
+ * A role's page: what it is, who holds it (view-users), what it contains (composite roles), and, when
+ * the admin may change it and it is not one of Realmgate's admin roles, the forms renaming it and
+ * deleting it (its name typed again).
  */
 export function rolePage(
   frame: ConsoleFrame & { realmId: string },
@@ -167,6 +200,7 @@ export function rolePage(
   users: User[] | undefined,
   canManage: boolean,
   form: Record<string, string> = {},
+  contents: RoleContents = { contained: [], available: [] },
 ): string {
   const client = role.clientId ? html`<a href="${realmBase(frame.realmId)}/clients/${encodeURIComponent(role.clientId)}">${role.clientId}</a>` : '';
   const userItems = (users ?? []).map((u) => html`<li><a href="${realmBase(frame.realmId)}/users/${encodeURIComponent(u.id)}">${u.username}</a>${u.email ? html` <span class="muted">${u.email}</span>` : ''}</li>`);
@@ -199,6 +233,7 @@ ${users === undefined
   : users.length === 0
     ? html`<p class="muted">Nobody holds it.</p>`
     : html`<ul class="cards">${userItems}</ul>${users.length < role.users ? html`<p class="muted">The first ${users.length} of ${role.users}, by username.</p>` : ''}`}
+${roleContainsSection(frame.csrf, frame.realmId, base, role, contents, canManage)}
 ${manage}`,
   );
 }
