@@ -58,6 +58,8 @@ export interface RealmTable {
   required_actions: Generated<string>;
   /** Keycloak's defaultDefaultClientScopes and defaultOptionalClientScopes as JSON {"default": [...], "optional": [...]}; NULL: the built-in scopes. */
   client_scope_defaults: string | null;
+  /** Keycloak's defaultRole: the id of the role every new user gets; NULL: none. */
+  default_role_id: string | null;
 }
 
 export interface ClientTable {

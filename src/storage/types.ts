@@ -78,6 +78,8 @@ export interface Realm {
    * by name (openid is never listed: every new client gets it). null: Realmgate's built-in scopes, all default.
    */
   clientScopeDefaults: ClientScopeDefaults | null;
+  /** Keycloak's defaultRole: the id of the role (normally the composite default-roles-<realm>) every new user is mapped to; null: none. */
+  defaultRoleId: string | null;
 }
 
 export interface ClientScopeDefaults {

@@ -191,6 +191,20 @@ for (const dialect of dialects()) {
       assert.equal((await ts.store.identityProviders.links([...ids][0]!)).length, 1);
     });
 
+    test("a user made at the first sign-in through the provider is mapped to the realm's default role (Keycloak's)", async () => {
+      const role = { id: 'b7d0c6d4-1b8e-4c59-9a54-000000000001', realmId: 'test', clientId: '', name: 'default-roles-test', description: null };
+      await ts.store.roles.create(role, 0);
+      await updateRealm(ts.store, { realmId: 'test', defaultRole: { name: 'default-roles-test' } });
+      try {
+        const p = (await ts.store.identityProviders.get('test', 'corp'))!;
+        const made = await brokeredUser(ts.store, p, { id: 'u-901', username: 'defaulted', email: 'defaulted@corp.example', firstName: undefined, lastName: undefined });
+        assert.equal(made.kind, 'created');
+        assert.deepEqual((await ts.store.roles.mappedRoles(made.kind === 'created' ? made.user.id : '')).map((r) => r.name), ['default-roles-test']);
+      } finally {
+        await ts.store.roles.delete(role.id);
+      }
+    });
+
     test('the account page lists linked accounts; the only way in of a user without a password cannot be unlinked', async () => {
       const jar = new FetchCookieJar();
       const claims = await signIn('corp', { sub: 'u-170', email: 'lia@corp.example', preferred_username: 'lia' }, jar);

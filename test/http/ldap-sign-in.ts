@@ -13,6 +13,7 @@ import { freePort } from '../helpers/smtp.js';
 import { createUserStorage, updateUserStorage } from '../../src/admin/operations/user-storage.js';
 import { completePasswordUpdate, setUserPassword, FEDERATED_PASSWORD_MESSAGE } from '../../src/admin/operations/users.js';
 import { cliActor } from '../../src/admin/operations/common.js';
+import { updateRealm } from '../../src/admin/operations/realms.js';
 import { ldapClientLoaded } from '../../src/oauth/ldap/directory.js';
 import { SoftKey, assertWith, pageOptions, registerTestKey } from '../helpers/webauthn.js';
 
@@ -287,8 +288,11 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
       ts.clock.advance(3600);
     });
 
-    test("a user imported at the first sign-in gets the realm's default required actions, as a user made any other way", async () => {
+    test("a user imported at the first sign-in gets the realm's default required actions and default role, as a user made any other way", async () => {
       await updateRequiredAction(ts.store, { realmId: REALM, alias: 'TERMS_AND_CONDITIONS', changes: { defaultAction: true } });
+      const role = { id: 'b7d0c6d4-1b8e-4c59-9a54-000000000002', realmId: REALM, clientId: '', name: 'default-roles-ldap', description: null };
+      await ts.store.roles.create(role, 0);
+      await updateRealm(ts.store, { realmId: REALM, defaultRole: { id: role.id } });
       ts.services.cache.clear();
       try {
         const res = await (await loginForm())('dee', 'dee-ldap-pw');
@@ -296,8 +300,10 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
         const user = await ts.store.users.findByUsername(REALM, 'dee');
         assert.equal(user?.federationLink, providerId);
         assert.deepEqual(user?.requiredActions, ['TERMS_AND_CONDITIONS']);
+        assert.deepEqual((await ts.store.roles.mappedRoles(user!.id)).map((r) => r.name), ['default-roles-ldap']);
       } finally {
         await updateRequiredAction(ts.store, { realmId: REALM, alias: 'TERMS_AND_CONDITIONS', changes: { defaultAction: false } });
+        await ts.store.roles.delete(role.id);
         ts.services.cache.clear();
       }
     });

@@ -9,7 +9,7 @@ import { readExport } from '../../src/admin/keycloak/import-files.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
 import { exportRealm } from '../../src/admin/keycloak/export.js';
 import { cliActor } from '../../src/admin/operations/common.js';
-import { createClient } from '../../src/admin/operations.js';
+import { createClient, createUser, deleteUser } from '../../src/admin/operations.js';
 import type { ImportReport, RealmReport } from '../../src/admin/keycloak/import-report.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -122,7 +122,7 @@ for (const dialect of dialects()) {
       expectLine(m, 'client role migration-test-client-role of migration-test-client', 'imported', /^$/);
       expectLine(m, 'realm role offline_access', 'mapped', /^Keycloak's built-in role, kept as a plain role so that tokens carry it as Keycloak's do; Realmgate does not require it for the offline_access scope; granted to 3 user\(s\)$/);
       expectLine(m, 'realm role uma_authorization', 'mapped', /Realmgate has no UMA; granted to 3 user\(s\)$/);
-      expectLine(m, 'realm role default-roles-migration', 'mapped', /^Keycloak's default role, kept as a composite with the users the file maps to it: Keycloak gives it to every new user, Realmgate gives new users no role; composite: contains realm role migration-test-realm-role, realm role offline_access, realm role uma_authorization$/);
+      expectLine(m, 'realm role default-roles-migration', 'mapped', /^the realm's default role, a composite, kept with the users the file maps to it: every new user gets it, as in Keycloak; composite: contains realm role migration-test-realm-role, realm role offline_access, realm role uma_authorization$/);
       // What it contains of account's (a built-in client, not imported) is reported.
       expectLine(m, 'composites of realm role default-roles-migration', 'skipped', /^client role view-profile of account, client role manage-account of account: the client was not imported \(Keycloak's built-in client\)$/);
       assert.deepEqual(await compositesOf('Migration', '', 'default-roles-migration'), ['/migration-test-realm-role', '/offline_access', '/uma_authorization']);
@@ -150,6 +150,21 @@ for (const dialect of dialects()) {
       assert.deepEqual(sorted(claims.realm_access?.roles), ['offline_access', 'uma_authorization']);
       // account's roles stay behind with the account client (not imported).
       assert.equal(claims.resource_access, undefined);
+    });
+
+    test("the file's default role is the realm's: a user created after the import holds it; export writes it as Keycloak does", async () => {
+      const role = await ts.store.roles.find('Migration', '', 'default-roles-migration');
+      assert.ok(role);
+      assert.equal((await ts.store.realms.get('Migration'))?.defaultRoleId, role.id);
+      const { id } = await createUser(ts.store, { realmId: 'Migration', username: 'after-import', password: undefined });
+      assert.deepEqual((await ts.store.roles.mappedRoles(id)).map((r) => r.name), ['default-roles-migration']);
+      assert.deepEqual((await ts.store.roles.userRoles(id)).realm.sort(), ['default-roles-migration', 'migration-test-realm-role', 'offline_access', 'uma_authorization']);
+      const rep = JSON.parse(JSON.stringify(await exportRealm(ts.store, 'Migration', { withSecrets: false }))) as Record<string, unknown>;
+      assert.deepEqual(rep.defaultRole, { id: role.id, name: 'default-roles-migration', description: 'Default roles', composite: true, clientRole: false, containerId: 'Migration' });
+      // A realm whose file has no default role has none, and its export writes none.
+      assert.equal((await ts.store.realms.get('roles'))?.defaultRoleId, null);
+      assert.equal((await exportRealm(ts.store, 'roles', { withSecrets: false })).defaultRole, undefined);
+      await deleteUser(ts.store, { realmId: 'Migration', user: 'after-import' });
     });
 
     test("with Keycloak's built-in clients, the account roles move too, with their composites (manage-account contains manage-account-links)", async () => {
@@ -356,7 +371,7 @@ for (const dialect of dialects()) {
       // Realmgate's admin is its own: what Keycloak's contains (create-realm, the <realm>-realm roles) is not kept.
       expectLine(m, 'realm role admin', 'mapped', /^one of Realmgate's own admin roles: the file's mappings to it are granted; what it contains in the file is not kept \(Realmgate's admin administers every realm and creates realms\); granted to 1 user\(s\)$/);
       assert.deepEqual(await compositesOf('master', '', 'admin'), []);
-      expectLine(m, 'realm role default-roles-master', 'mapped', /^Keycloak's default role, kept as a composite with the users the file maps to it: .*; composite: contains realm role offline_access, realm role uma_authorization, client role manage-account of account, client role view-profile of account; granted to 1 user\(s\)$/);
+      expectLine(m, 'realm role default-roles-master', 'mapped', /^the realm's default role, a composite, kept with the users the file maps to it: every new user gets it, as in Keycloak; composite: contains realm role offline_access, realm role uma_authorization, client role manage-account of account, client role view-profile of account; granted to 1 user\(s\)$/);
       const admin = (await ts.store.users.findByUsername('master', 'admin'))!;
       assert.deepEqual((await ts.store.roles.mappedRoles(admin.id)).map((r) => `${r.clientId}/${r.name}`), ['/admin', '/default-roles-master']);
       assert.deepEqual(await ts.store.roles.userRoles(admin.id), { realm: ['admin', 'default-roles-master', 'offline_access', 'uma_authorization'], clients: { account: ['manage-account', 'manage-account-links', 'view-profile'] } });

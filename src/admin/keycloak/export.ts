@@ -6,7 +6,7 @@ import type { Store } from '../../storage/store.js';
 import { bindCredentialOf, LDAP_MAPPER_TYPE } from '../operations/user-storage.js';
 import { SECRET_MASK } from '../operations/identity-providers.js';
 import type { Client, User } from '../../storage/types.js';
-import { toRealmRepresentation } from './representations/realm.js';
+import { realmRepresentation } from '../operations/default-role.js';
 import { openSmtpPassword } from '../../crypto/smtp-secret.js';
 import { AUTH_METHODS_ATTRIBUTE, authenticatorType, backchannelAttributes, dpopAttributes, frontchannelAttributes, jwtKeyAttributes, parAttributes, requestObjectAttributes, tokenExchangeAttributes } from './representations/client.js';
 import { exportCredential, type KeycloakCredential } from './credentials.js';
@@ -201,7 +201,7 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   const withUsers = opts.users !== false;
   const realm = await store.realms.get(realmId);
   if (!realm) throw new NotFound(`realm ${realmId} does not exist`);
-  const rep: Json = { ...toRealmRepresentation(realm), organizationsEnabled: true };
+  const rep: Json = { ...(await realmRepresentation(store, realm)), organizationsEnabled: true };
   // Keycloak's requiredActions list (RequiredActionProviderRepresentation), the actions Realmgate acts on.
   rep.requiredActions = requiredActionList(realm).map((a) => requiredActionRepresentation(a.alias, a.setting));
   // The SMTP password, masked as Keycloak's admin console shows it; in clear with the secrets (as kc.sh export writes it).

@@ -9,6 +9,7 @@ import { openProviderSecret, sealProviderSecret } from '../../crypto/broker-secr
 import { LIMITS, NotFound, USERNAME_RE, ValidationError, checkText, isLoopbackHost } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { applyProviderMappers } from './identity-provider-mappers.js';
+import { grantDefaultRole } from './default-role.js';
 
 /**
  * Identity brokering's administration: the realm's OpenID Connect providers (Keycloak's identity
@@ -385,7 +386,8 @@ export async function brokeredUser(store: Store, p: IdentityProvider, a: Provide
   const t = now();
   const groups = await groupsForNewUser(store, p.realmId, []);
   try {
-    await newBrokeredUser(store, p, a, { id, username, email, groups: groups.map((g) => g.id), t, requiredActions: defaultActions(await requireRealm(store, p.realmId)) });
+    const realm = await requireRealm(store, p.realmId);
+    await newBrokeredUser(store, p, a, { id, username, email, groups: groups.map((g) => g.id), t, requiredActions: defaultActions(realm), defaultRoleId: realm.defaultRoleId });
   } catch (err) {
     // The same account signing in twice at once (two tabs), or a user of that name made meanwhile: the
     // loser's transaction wrote nothing; looking again finds the winner's link or the existing user.
@@ -396,7 +398,7 @@ export async function brokeredUser(store: Store, p: IdentityProvider, a: Provide
   return { kind: 'created', user: user! };
 }
 
-async function newBrokeredUser(store: Store, p: IdentityProvider, a: ProviderAccount, u: { id: string; username: string; email: string | undefined; groups: string[]; t: number; requiredActions: RequiredAction[] }): Promise<void> {
+async function newBrokeredUser(store: Store, p: IdentityProvider, a: ProviderAccount, u: { id: string; username: string; email: string | undefined; groups: string[]; t: number; requiredActions: RequiredAction[]; defaultRoleId: string | null }): Promise<void> {
   const { id, username, email, t } = u;
   const name = (v: string | undefined): string | null => (v && v.length <= LIMITS.personName && !/[\x00-\x1f\x7f]/.test(v) ? v : null);
   await store.transaction(async (tx) => {
@@ -414,6 +416,7 @@ async function newBrokeredUser(store: Store, p: IdentityProvider, a: ProviderAcc
       requiredActions: u.requiredActions,
     });
     for (const g of u.groups) await tx.groups.addMember(g, id);
+    await grantDefaultRole(tx, u, id);
     await tx.identityProviders.link({ realmId: p.realmId, identityProvider: p.alias, federatedUserId: a.id, federatedUsername: a.username.slice(0, 255), userId: id, createdAt: t });
     // Every mapper applies to a user the provider made (Keycloak's importNewUser), with the user.
     await applyProviderMappers(tx, p, id, { created: true, claims: a.claims });

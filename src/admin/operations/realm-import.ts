@@ -1950,6 +1950,9 @@ async function importRoles(
     await store.roles.create(role, t);
     created.set(roleKey(e.client, e.name), role);
   }
+  // Keycloak's default role (defaultRole, normally default-roles-<realm>): the realm's, given to every new user from now on.
+  const defaultRole = created.get(roleKey('', roles.defaultRole));
+  if (defaultRole) await store.realms.update(realmId, { defaultRoleId: defaultRole.id });
 
   const resolve = (key: string): ResolvedRole => {
     const [client, name] = keyParts(key);
@@ -2114,7 +2117,7 @@ async function importRoles(
       notes.push("Keycloak's built-in role, kept as a plain role so that tokens carry it as Keycloak's do; Realmgate has no UMA");
       mapped = true;
     } else if (e.client === '' && e.name === roles.defaultRole) {
-      notes.push(`Keycloak's default role, kept${e.members.length > 0 ? ' as a composite' : ''} with the users the file maps to it: Keycloak gives it to every new user, Realmgate gives new users no role`);
+      notes.push(`the realm's default role${e.members.length > 0 ? ', a composite' : ''}, kept with the users the file maps to it: every new user gets it, as in Keycloak`);
       mapped = true;
     }
     if (kept.length > 0) {

@@ -5,7 +5,7 @@ import type { RealmSettings } from '../../storage/repos/realms.js';
 import { generateSigningKey, isSigningAlg, type SigningAlg } from '../../crypto/keystore.js';
 import { MASTER_REALM } from '../authorization.js';
 import { generateHmacKey } from '../../crypto/refresh-jwt.js';
-import { LIMITS, ValidationError, checkName, checkText } from '../validation.js';
+import { LIMITS, NotFound, ValidationError, checkName, checkText } from '../validation.js';
 import { DEFAULT_STORED_EVENT_TYPES, OPTIONAL_EVENT_TYPES, isOptionalEventType } from '../../events/stored-types.js';
 import { MAX_EVENTS_RETENTION_S, retentionsFromKeycloak, storedTypesFromKeycloak } from '../keycloak/event-types.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
@@ -179,10 +179,11 @@ export async function createRealm(
 /** Changes settings, display name, enabled and not-before of a realm; an empty patch changes nothing. */
 export async function updateRealm(
   store: Store,
-  input: { realmId: string; settings?: Partial<RealmSettings>; displayName?: string | null; enabled?: boolean; notBefore?: number; smtpPassword?: string | null },
+  input: { realmId: string; settings?: Partial<RealmSettings>; displayName?: string | null; enabled?: boolean; notBefore?: number; smtpPassword?: string | null; defaultRole?: { id?: string; name?: string } },
   actor: Actor = cliActor(),
 ): Promise<Realm> {
   const current = await requireRealm(store, input.realmId);
+  const defaultRoleId = input.defaultRole ? await realmRoleId(store, input.realmId, input.defaultRole) : undefined;
   const { smtpPassword: _sealedOnlyHere, ...settings } = coupleEmailOptions(input.settings ?? {});
   checkRealmSettings(settings);
   // Kept as Realmgate writes it back (Keycloak's syntax, its defaults made explicit): what GET answers.
@@ -200,10 +201,21 @@ export async function updateRealm(
     ...(input.displayName !== undefined ? { displayName: input.displayName } : {}),
     ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
     ...(input.notBefore !== undefined ? { notBefore: input.notBefore } : {}),
+    ...(defaultRoleId !== undefined ? { defaultRoleId } : {}),
   });
   const realm = await requireRealm(store, input.realmId);
   await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'UPDATE', resourceType: 'REALM', resourcePath: '', representation: recorded(realm) });
   return realm;
+}
+
+/**
+ * The realm role a defaultRole names, by id (first) or name: Keycloak's default role is a realm role of
+ * the realm. An unknown one is not found (404), as Keycloak's role lookups answer.
+ */
+async function realmRoleId(store: Store, realmId: string, ref: { id?: string; name?: string }): Promise<string> {
+  const role = ref.id !== undefined ? await store.roles.get(ref.id) : await store.roles.find(realmId, '', ref.name!);
+  if (!role || role.realmId !== realmId || role.clientId !== '') throw new NotFound(`Could not find the realm role ${ref.id ?? ref.name} for the default role`);
+  return role.id;
 }
 
 /** Deletes a realm with all its users, clients, tokens and events. The event goes to the actor's realm (or master). */

@@ -1,6 +1,7 @@
 import type { Store } from '../../storage/store.js';
 import type { Client, User } from '../../storage/types.js';
 import { ConflictError } from '../../storage/types.js';
+import { grantDefaultRole } from './default-role.js';
 import { randomId } from '../../crypto/random.js';
 import { now } from './common.js';
 
@@ -24,7 +25,11 @@ export async function ensureServiceAccount(store: Store, client: Pick<Client, 'r
   const existing = await findServiceAccount(store, client);
   if (existing) return existing;
   try {
-    await store.users.create({ id: randomId(), realmId: client.realmId, username: serviceAccountUsername(client.clientId), email: null, firstName: null, lastName: null, emailVerified: false, passwordHash: NO_PASSWORD, now: now(), organizationIds: [] });
+    const id = randomId();
+    await store.users.create({ id, realmId: client.realmId, username: serviceAccountUsername(client.clientId), email: null, firstName: null, lastName: null, emailVerified: false, passwordHash: NO_PASSWORD, now: now(), organizationIds: [] });
+    // Keycloak's service-account users get the realm's default role too (ClientManager.enableServiceAccount).
+    const realm = await store.realms.get(client.realmId);
+    if (realm) await grantDefaultRole(store, realm, id);
   } catch (err) {
     if (!(err instanceof ConflictError)) throw err;
   }

@@ -13,6 +13,7 @@ import { REQUIRED_ACTIONS, type Realm, type RequiredAction, type User, type User
 import type { UserQuery } from '../../storage/repos/user-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
+import { grantDefaultRole } from './default-role.js';
 
 /** Realmgate's own rule alone (8 to 1024 characters): a password refused before anything is looked up. */
 function checkPasswordFloor(password: string): void {
@@ -159,6 +160,7 @@ export async function createUser(
     attributes,
   });
   if (input.enabled === false) await store.users.update(id, { enabled: false });
+  await grantDefaultRole(store, realm, id);
   if (input.selfRegistration) {
     // The realm's default groups all the same (Keycloak's registration joins them too), as no admin's change.
     for (const g of groups) await store.groups.addMember(g.id, id);

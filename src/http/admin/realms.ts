@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { mayCreateRealm, maySeeRealm } from '../../admin/authorization.js';
 import { checkNotBefore, createRealm, deleteRealm, pushNotBefore, updateRealm } from '../../admin/operations/realms.js';
-import { fromRealmRepresentation, toRealmRepresentation } from '../../admin/keycloak/representations/realm.js';
+import { fromRealmRepresentation } from '../../admin/keycloak/representations/realm.js';
+import { realmRepresentation } from '../../admin/operations/default-role.js';
 import { ValidationError } from '../../admin/validation.js';
 import { importRealmRepresentation } from '../../admin/operations/realm-import.js';
 import { actorOf, requireRole } from './authenticate.js';
@@ -33,7 +34,7 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
   app.get('/realms', { schema: { tags, summary: 'Realms the caller may administer', security } }, async (req) => {
     const caller = callerOf(req);
     const realms = await store.realms.list();
-    return realms.filter((r) => maySeeRealm(caller, r.id)).map(toRealmRepresentation);
+    return Promise.all(realms.filter((r) => maySeeRealm(caller, r.id)).map((r) => realmRepresentation(store, r)));
   });
 
   app.post('/realms', { schema: { tags, summary: 'Create a realm (master admin or create-realm)', body: anyObject, response: created201, security } }, async (req, reply) => {
@@ -63,10 +64,10 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
     const caller = callerOf(req);
     const realm = await loadRealm(services, caller, req.params.realm);
     requireRole(caller, realm.id, 'view-realm');
-    return toRealmRepresentation(realm);
+    return realmRepresentation(store, realm);
   });
 
-  app.put<{ Params: { realm: string } }>('/realms/:realm', { schema: { tags, summary: 'Update a realm: lifetimes, brute-force settings, enabled, notBefore, passwordPolicy (Keycloak syntax; the policies Realmgate enforces)', params: realmParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
+  app.put<{ Params: { realm: string } }>('/realms/:realm', { schema: { tags, summary: 'Update a realm: lifetimes, brute-force settings, enabled, notBefore, passwordPolicy (Keycloak syntax; the policies Realmgate enforces), defaultRole', params: realmParams, body: anyObject, response: noContent204, security } }, async (req, reply) => {
     const caller = callerOf(req);
     const realm = await loadRealm(services, caller, req.params.realm);
     requireRole(caller, realm.id, 'manage-realm');
@@ -81,6 +82,7 @@ export async function realmRoutes(app: FastifyInstance, opts: { services: Servic
         ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
         ...(changes.notBefore !== undefined ? { notBefore: changes.notBefore } : {}),
         ...(changes.smtpPassword !== undefined ? { smtpPassword: changes.smtpPassword } : {}),
+        ...(changes.defaultRole !== undefined ? { defaultRole: changes.defaultRole } : {}),
       },
       actorOf(caller),
     );

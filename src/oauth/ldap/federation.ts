@@ -12,6 +12,7 @@ import { USERNAME_RE } from '../../admin/validation.js';
 import { groupsForNewUser } from '../../admin/operations/groups.js';
 import { GROUP_MAPPER, ROLE_MAPPER, fullNameAttribute, readGroupMapping, splitFullName } from './mapper-config.js';
 import { applyHardcoded, applyPlan, entryAttributes, planFromIndex, readMapperPlans, readSyncIndex, syncMapper, type MapperSyncResult } from './group-mapping.js';
+import { grantDefaultRole } from '../../admin/operations/default-role.js';
 
 /**
  * User federation at the password step (Keycloak's LDAPStorageProvider, read-only): a name not found
@@ -216,6 +217,7 @@ async function importOrUpdate(services: Services, realm: Realm, p: UserStoragePr
         requiredActions: defaultActions(realm),
       });
       for (const g of groups) await tx.groups.addMember(g.id, id);
+      await grantDefaultRole(tx, realm, id);
     });
   } catch (err) {
     // The same entry's first sign-in twice at once: the loser wrote nothing; the winner's user is the one.

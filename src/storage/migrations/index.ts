@@ -50,6 +50,7 @@ import * as clientOptionalScopes from './2026-11-29T2200_client_optional_scopes.
 import * as identityProviderMappers from './2026-11-29T2300_identity_provider_mappers.js';
 import * as roleScopeMappings from './2026-11-30T0100_role_scope_mappings.js';
 import * as roleComposites from './2026-11-30T0200_role_composites.js';
+import * as defaultRole from './2026-11-30T0300_default_role.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -104,4 +105,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T2300_identity_provider_mappers': identityProviderMappers,
   '2026-11-30T0100_role_scope_mappings': roleScopeMappings,
   '2026-11-30T0200_role_composites': roleComposites,
+  '2026-11-30T0300_default_role': defaultRole,
 };

@@ -63,6 +63,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     webAuthnPasswordlessPolicy: storedWebAuthnPolicy(r.webauthn_passwordless_policy),
     requiredActionSettings: storedRequiredActionSettings(r.required_actions),
     clientScopeDefaults: storedClientScopeDefaults(r.client_scope_defaults),
+    defaultRoleId: r.default_role_id ?? null,
   };
 }
 

@@ -7,7 +7,7 @@ import { toRealm } from './mappers.js';
 import { webAuthnPolicyJson } from '../../admin/webauthn-policy.js';
 import { deleteOwnedMappers } from './protocol-mappers.js';
 
-export type RealmSettings = Omit<Realm, 'id' | 'createdAt' | 'displayName' | 'notBefore' | 'enabled'>;
+export type RealmSettings = Omit<Realm, 'id' | 'createdAt' | 'displayName' | 'notBefore' | 'enabled' | 'defaultRoleId'>;
 
 /** The scopes every new realm starts with, and the words the consent page uses for them. */
 export const DEFAULT_SCOPES: readonly Scope[] = [
@@ -95,7 +95,7 @@ export class RealmRepository {
     return rows.map(toRealm);
   }
 
-  async update(id: string, patch: Partial<RealmSettings> & { displayName?: string | null; notBefore?: number; enabled?: boolean }): Promise<void> {
+  async update(id: string, patch: Partial<RealmSettings> & { displayName?: string | null; notBefore?: number; enabled?: boolean; defaultRoleId?: string | null }): Promise<void> {
     const values: Record<string, string | number | null> = {};
     if (patch.displayName !== undefined) values.display_name = patch.displayName;
     if (patch.codeLifetime !== undefined) values.code_lifetime = patch.codeLifetime;
@@ -136,6 +136,7 @@ export class RealmRepository {
     if (patch.webAuthnPasswordlessPolicy !== undefined) values.webauthn_passwordless_policy = webAuthnPolicyJson(patch.webAuthnPasswordlessPolicy);
     if (patch.requiredActionSettings !== undefined) values.required_actions = JSON.stringify(patch.requiredActionSettings);
     if (patch.clientScopeDefaults !== undefined) values.client_scope_defaults = patch.clientScopeDefaults ? JSON.stringify(patch.clientScopeDefaults) : null;
+    if (patch.defaultRoleId !== undefined) values.default_role_id = patch.defaultRoleId;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }

@@ -101,6 +101,8 @@ export class RoleRepository {
       await trx.deleteFrom('group_roles').where('role_id', '=', id).execute();
       await trx.deleteFrom('role_scope_mappings').where('role_id', '=', id).execute();
       await trx.deleteFrom('role_composites').where((eb) => eb.or([eb('parent_id', '=', id), eb('child_id', '=', id)])).execute();
+      // The realm's default role no more: new users get none.
+      await trx.updateTable('realms').set({ default_role_id: null }).where('default_role_id', '=', id).execute();
       const r = await trx.deleteFrom('roles').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
     });
@@ -114,6 +116,7 @@ export class RoleRepository {
       await trx.deleteFrom('group_roles').where('role_id', 'in', ids).execute();
       await trx.deleteFrom('role_scope_mappings').where('role_id', 'in', ids).execute();
       await trx.deleteFrom('role_composites').where((eb) => eb.or([eb('parent_id', 'in', ids), eb('child_id', 'in', ids)])).execute();
+      await trx.updateTable('realms').set({ default_role_id: null }).where('default_role_id', 'in', ids).execute();
       await trx.deleteFrom('roles').where('realm_id', '=', realmId).where('client_id', '=', clientId).execute();
     });
   }

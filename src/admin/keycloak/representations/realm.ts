@@ -47,6 +47,23 @@ export interface RealmRepresentation {
   verifyEmail: boolean;
   /** Keycloak's webAuthnPolicy* fields (security keys as a second factor: src/admin/webauthn-policy.ts). */
   [webAuthnPolicyField: `webAuthnPolicy${string}`]: unknown;
+  /** Keycloak's default role (a brief RoleRepresentation), when the realm has one: every new user gets it. */
+  defaultRole?: DefaultRoleRepresentation;
+}
+
+/** Keycloak's brief RoleRepresentation of a realm's default role (RealmRepresentation.defaultRole). */
+export interface DefaultRoleRepresentation {
+  id: string;
+  name: string;
+  description?: string;
+  composite: boolean;
+  clientRole: false;
+  containerId: string;
+}
+
+/** The realm's default role as Keycloak writes it (ModelToRepresentation.toBriefRepresentation). */
+export function defaultRoleRepresentation(role: { id: string; realmId: string; name: string; description: string | null }, composite: boolean): DefaultRoleRepresentation {
+  return { id: role.id, name: role.name, ...(role.description !== null ? { description: role.description } : {}), composite, clientRole: false, containerId: role.realmId };
 }
 
 /** What Keycloak shows for a secret it keeps; sent back, it means "unchanged". */
@@ -60,7 +77,7 @@ export const SMTP_KEYS = ['host', 'port', 'from', 'fromDisplayName', 'replyTo', 
  * session idle and offline session idle), the chain maximum to offlineSessionMaxLifespan, the browser
  * session to ssoSessionMaxLifespan; the access token audience is an attribute.
  */
-export function toRealmRepresentation(r: Realm): RealmRepresentation {
+export function toRealmRepresentation(r: Realm, defaultRole?: DefaultRoleRepresentation): RealmRepresentation {
   return {
     id: r.id,
     realm: r.id,
@@ -107,6 +124,7 @@ export function toRealmRepresentation(r: Realm): RealmRepresentation {
     verifyEmail: r.verifyEmail,
     ...webAuthnPolicyRepresentation(r.webAuthnPolicy),
     ...webAuthnPolicyRepresentation(r.webAuthnPasswordlessPolicy, PASSWORDLESS_PREFIX),
+    ...(defaultRole ? { defaultRole } : {}),
   };
 }
 
@@ -119,6 +137,8 @@ export interface RealmChanges {
   settings: Partial<RealmSettings>;
   /** The SMTP password in clear, to seal; null: none; undefined: unchanged (absent smtpServer, or the mask). */
   smtpPassword?: string | null;
+  /** Keycloak's defaultRole: the realm role, by id (first) or name, new users get; undefined (absent or null): unchanged. */
+  defaultRole?: { id?: string; name?: string };
 }
 
 /**
@@ -237,5 +257,14 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   if (enabled !== undefined) out.enabled = enabled;
   const notBefore = int(body, 'notBefore');
   if (notBefore !== undefined) out.notBefore = notBefore;
+  // Keycloak ignores a null defaultRole; a role is named by its id or its name.
+  const dr = body.defaultRole;
+  if (dr !== undefined && dr !== null) {
+    if (typeof dr !== 'object' || Array.isArray(dr)) throw new ValidationError('defaultRole must be a role representation');
+    const { id, name } = dr as Record<string, unknown>;
+    if ((id !== undefined && id !== null && typeof id !== 'string') || (name !== undefined && name !== null && typeof name !== 'string')) throw new ValidationError('defaultRole.id and defaultRole.name must be strings');
+    if (!id && !name) throw new ValidationError('defaultRole needs the id or the name of a realm role');
+    out.defaultRole = { ...(id ? { id: id as string } : {}), ...(name ? { name: name as string } : {}) };
+  }
   return out;
 }
