@@ -145,6 +145,7 @@ export function registerRealm(program: Command): void {
   smtpOptions(realmSettingOptions(realm.command('update <realm>').description("change a realm's settings")))
     .option('--display-name <name>', 'name shown on the login pages (at most 255 characters, no control characters)')
     .addOption(new Option('--organization-required <on|off>', 'on: a user of no organization gets no code; off: such a user signs in without the organization claim').choices(['on', 'off']))
+    .option('--default-role <name>', "a realm role every new user of the realm is given (Keycloak's default role, usually a composite); users already there keep their roles")
     .action(async (id: string, o: Record<string, unknown>) => {
       const settings = settingsFrom(o);
       const password = o.smtpPasswordStdin ? await readStdin() : undefined;
@@ -155,7 +156,13 @@ export function registerRealm(program: Command): void {
         if (smtp !== undefined) settings.smtpServer = smtp;
         // Removing the settings removes the password with them.
         const smtpPassword = o.smtp === false ? null : password;
-        return updateRealm(store, { realmId: id, settings, ...(o.displayName !== undefined ? { displayName: o.displayName as string } : {}), ...(smtpPassword !== undefined ? { smtpPassword } : {}) });
+        return updateRealm(store, {
+          realmId: id,
+          settings,
+          ...(o.displayName !== undefined ? { displayName: o.displayName as string } : {}),
+          ...(smtpPassword !== undefined ? { smtpPassword } : {}),
+          ...(o.defaultRole !== undefined ? { defaultRole: { name: o.defaultRole as string } } : {}),
+        });
       });
       process.stdout.write(`updated realm ${id}\n`);
     });
@@ -164,10 +171,10 @@ export function registerRealm(program: Command): void {
     .command('show <realm>')
     .description("show a realm's settings, its password policy among them (control characters shown escaped)")
     .action(async (id: string) => {
-      const r = await withStore(async (store) => {
+      const { r, defaultRole } = await withStore(async (store) => {
         const found = await store.realms.get(id);
         if (!found) throw new CliError(`realm ${id} does not exist`);
-        return found;
+        return { r: found, defaultRole: found.defaultRoleId ? await store.roles.get(found.defaultRoleId) : undefined };
       }, { access: 'read' });
       const policy = storedPolicy(r.passwordPolicy);
       const lines: Array<[string, string]> = [
@@ -183,6 +190,7 @@ export function registerRealm(program: Command): void {
         ['remember me', r.rememberMe ? `on (idle ${r.ssoIdleRememberMe ? `${r.ssoIdleRememberMe} s` : 'none'}, at most ${r.ssoMaxRememberMe || r.ssoSessionLifetime} s)` : 'off'],
         ['login failures', `${r.maxLoginFailures} before a lockout of ${r.lockoutSeconds} s (at most ${r.maxLockoutSeconds} s)`],
         ['organizations', r.organizationRequired ? 'required' : 'optional'],
+        ['default role', defaultRole ? defaultRole.name : 'none (new users get no role)'],
         ['password policy', r.passwordPolicy === '' ? 'none (Realmgate: 8 to 1024 characters)' : r.passwordPolicy],
         ['registration', r.registrationAllowed ? `allowed${r.registrationEmailAsUsername ? ', the email is the username' : ''}` : 'not allowed'],
         ['verify email', r.verifyEmail ? 'yes' : 'no'],

@@ -72,6 +72,23 @@ for (const dialect of dialects()) {
       assert.notEqual(run(['role', 'add-composite', realm, 'team']).status, 0);
     });
 
+    test('realm update --default-role: every new user gets the role (and what it contains); realm show names it', async () => {
+      const realm = REALM;
+      assert.match(ok(['realm', 'show', realm]), /^default role: +none \(new users get no role\)$/m);
+      ok(['role', 'create', realm, 'default-roles-test']);
+      ok(['role', 'create', realm, 'member']);
+      ok(['role', 'add-composite', realm, 'default-roles-test', 'member']);
+      ok(['realm', 'update', realm, '--default-role', 'default-roles-test']);
+      assert.match(ok(['realm', 'show', realm]), /^default role: +default-roles-test$/m);
+      ok(['user', 'create', realm, 'dora', '--password', 'dora password 42', '--org', 'acme']);
+      const dora = (await ts.store.users.findByUsername(realm, 'dora'))!;
+      assert.deepEqual((await ts.store.roles.effectiveRoles(dora.id)).map((r) => r.name).sort(), ['default-roles-test', 'member']);
+      // alice was there before: she keeps her roles, without the default role.
+      assert.ok(!(await aliceRoles()).realm.includes('default-roles-test'));
+      fails(['realm', 'update', realm, '--default-role', 'no-such-role'], /Could not find the realm role no-such-role/);
+      assert.match(ok(['realm', 'show', realm]), /^default role: +default-roles-test$/m);
+    });
+
     test('--help names the commands and how contained client roles are written', () => {
       const help = ok(['role', '--help']);
       for (const c of ['composites', 'add-composite', 'remove-composite']) assert.match(help, new RegExp(`\\b${c}\\b`));
