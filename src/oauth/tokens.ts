@@ -8,6 +8,7 @@ import { randomToken, tokenHash } from '../crypto/random.js';
 import { signRefreshJwt, type RefreshKeys } from '../crypto/refresh-jwt.js';
 import { addMapperClaims, once, type MapperInput } from './mapper-claims.js';
 import { tokenRoles } from './role-scope.js';
+import type { UserRoles } from '../storage/repos/roles.js';
 
 /** The specification's token response, in Keycloak's shape. */
 export interface TokenResponse {
@@ -168,7 +169,10 @@ export function scopedClaims(subject: Subject, scopes: readonly string[]): Recor
  * that a token of the client with these scopes may carry (src/oauth/role-scope.ts).
  */
 export async function roleClaims(services: Services, realmId: string, userId: string, client: Client, scopes: readonly string[]): Promise<Record<string, unknown>> {
-  const roles = await tokenRoles(services, realmId, userId, client, scopes);
+  return roleClaimsOf(await tokenRoles(services, realmId, userId, client, scopes));
+}
+
+function roleClaimsOf(roles: UserRoles | undefined): Record<string, unknown> {
   if (!roles) return {};
   const claims: Record<string, unknown> = {};
   if (roles.realm.length > 0) claims.realm_access = { roles: roles.realm };
@@ -198,13 +202,9 @@ export function accessTokenAudience(realm: Realm, client: Client, resources: rea
   return list.length === 1 ? list[0]! : [...list];
 }
 
-/** What the mappers of a token read about its user: the attributes it carries, the groups and roles (in the client's scope) on demand. */
-function mapperInputOf(services: Services, realmId: string, subject: Subject, client: Client | undefined, scopes: readonly string[]): MapperInput {
-  return {
-    subject,
-    groupLines: once(() => services.store.groups.userGroupLines(subject.userId)),
-    roles: once(() => tokenRoles(services, realmId, subject.userId, client, scopes)),
-  };
+/** What the mappers of a token read about its user: the attributes it carries, the groups and its roles (in the client's scope) on demand. */
+function mapperInputOf(services: Services, subject: Subject, roles: () => Promise<UserRoles | undefined>): MapperInput {
+  return { subject, groupLines: once(() => services.store.groups.userGroupLines(subject.userId)), roles };
 }
 
 /**
@@ -217,7 +217,7 @@ export async function addProtocolMapperClaims(
   o: { realmId: string; clientId: string; client: Client | undefined; released: readonly string[]; subject: Subject; target: 'access' | 'userinfo' },
 ): Promise<void> {
   const mappers = (await services.cache.protocolMappers(o.realmId)).select(o.clientId, o.released);
-  if (mappers.length > 0) await addMapperClaims(claims, mappers, o.target, mapperInputOf(services, o.realmId, o.subject, o.client, o.released));
+  if (mappers.length > 0) await addMapperClaims(claims, mappers, o.target, mapperInputOf(services, o.subject, once(() => tokenRoles(services, o.realmId, o.subject.userId, o.client, o.released))));
 }
 
 /**
@@ -273,10 +273,12 @@ export async function buildTokenResponse(
     ...dpopConfirmation(input.dpopJkt),
   };
   const groups = await groupClaims(services, subject.userId, scopes);
-  Object.assign(claims, scopedClaims(subject, released), await roleClaims(services, realm.id, subject.userId, client, scopes), groups);
+  // The roles are read once for the role claims and for mappers that read them.
+  const roles = once(() => tokenRoles(services, realm.id, subject.userId, client, scopes));
+  Object.assign(claims, scopedClaims(subject, released), roleClaimsOf(await roles()), groups);
   // Keycloak's protocol mappers of the client and of the released scopes (a cache hit when the realm has none).
   const mappers = (await services.cache.protocolMappers(realm.id)).select(client.clientId, released);
-  const mapperInput = mappers.length > 0 ? mapperInputOf(services, realm.id, subject, client, scopes) : undefined;
+  const mapperInput = mappers.length > 0 ? mapperInputOf(services, subject, roles) : undefined;
   if (mapperInput) await addMapperClaims(claims, mappers, 'access', mapperInput, { narrowed: (input.resources?.length ?? 0) > 0 });
   // RFC 9068 2.1, 2.2: header typ at+jwt and the client_id claim.
   if (realm.accessTokenFormat === 'rfc9068') claims.client_id = client.clientId;
