@@ -96,6 +96,8 @@ export class Collector {
       ['device_codes', (n) => c.expiredDeviceCodes(now - UNUSED_DEVICE_CODE_GRACE, now - CODE_GRACE, n)],
       // A request_uri is useless once expired (RFC 9126 4: an expired one MUST be rejected): no grace.
       ['pushed_authorization_requests', (n) => c.expiredPushedRequests(now, n)],
+      // An initial access token past its expiry registers nothing (RFC 7591 3); 0 never expires.
+      ['client_initial_access', (n) => store.clientRegistration.deleteExpiredInitialAccess(now, n)],
       // A WebAuthn challenge is refused once expired anyway; its row is only a leftover of an abandoned page.
       ['webauthn_challenges', (n) => store.webauthn.deleteExpiredChallenges(now, n)],
       ['revoked_access_tokens', (n) => c.expiredRevocations(now, n)],

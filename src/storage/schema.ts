@@ -110,6 +110,23 @@ export interface ClientTable {
   optional_scopes: Generated<string>;
   /** Keycloak's fullScopeAllowed: 1 (default) when its tokens carry every role of their user; 0: only the roles in its scope (role_scope_mappings). */
   full_scope_allowed: Generated<number>;
+  /** SHA-256 of the client's current RFC 7592 registration access token; null: none (not registered dynamically). */
+  registration_token_hash: string | null;
+}
+
+/** Keycloak's client initial access tokens (RFC 7591 3: the registration endpoint's initial access token). */
+export interface ClientInitialAccessTable {
+  id: string;
+  realm_id: string;
+  /** SHA-256 of the token, base64url; the token itself is shown once, when it is made. */
+  token_hash: string;
+  /** Unix seconds. */
+  created_at: number;
+  /** Unix seconds; 0: it never expires. */
+  expires_at: number;
+  /** How many clients it may register in all, and how many more. */
+  count: number;
+  remaining: number;
 }
 
 /** Keycloak's composite roles: the parent role contains the child role (both of realm_id). */
@@ -650,6 +667,7 @@ export interface Database {
   organization_invitations: OrganizationInvitationTable;
   role_scope_mappings: RoleScopeMappingTable;
   role_composites: RoleCompositeTable;
+  client_initial_access: ClientInitialAccessTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

@@ -13,6 +13,7 @@ import { LoginFailureRepository } from './repos/login-failures.js';
 import { MetaRepository } from './repos/meta.js';
 import { RoleRepository } from './repos/roles.js';
 import { RoleScopeRepository } from './repos/role-scopes.js';
+import { ClientRegistrationRepository } from './repos/client-registration.js';
 import { GroupRepository } from './repos/groups.js';
 import { AdminEventRepository } from './repos/admin-events.js';
 import { UserAdminRepository } from './repos/user-admin.js';
@@ -60,6 +61,7 @@ export class Store {
   readonly roles: RoleRepository;
   /** Keycloak's role scope mappings of clients and client scopes. */
   readonly roleScopes: RoleScopeRepository;
+  readonly clientRegistration: ClientRegistrationRepository;
   readonly groups: GroupRepository;
   readonly adminEvents: AdminEventRepository;
   /** Administration (src/admin/operations): search, lifecycle, members, sessions, revocation. */
@@ -106,6 +108,7 @@ export class Store {
     this.meta = new MetaRepository(k);
     this.roles = new RoleRepository(k);
     this.roleScopes = new RoleScopeRepository(k);
+    this.clientRegistration = new ClientRegistrationRepository(k);
     this.groups = new GroupRepository(k);
     this.adminEvents = new AdminEventRepository(k);
     this.userAdmin = new UserAdminRepository(k, db.dialect);

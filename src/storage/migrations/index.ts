@@ -51,6 +51,7 @@ import * as identityProviderMappers from './2026-11-29T2300_identity_provider_ma
 import * as roleScopeMappings from './2026-11-30T0100_role_scope_mappings.js';
 import * as roleComposites from './2026-11-30T0200_role_composites.js';
 import * as defaultRole from './2026-11-30T0300_default_role.js';
+import * as clientRegistration from './2026-11-30T0400_client_registration.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -106,4 +107,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-30T0100_role_scope_mappings': roleScopeMappings,
   '2026-11-30T0200_role_composites': roleComposites,
   '2026-11-30T0300_default_role': defaultRole,
+  '2026-11-30T0400_client_registration': clientRegistration,
 };

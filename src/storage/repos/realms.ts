@@ -170,6 +170,7 @@ export class RealmRepository {
         'protocol_mappers',
         'role_scope_mappings',
         'role_composites',
+        'client_initial_access',
         'user_attribute_values',
         'otp_credentials',
         'recovery_codes',
