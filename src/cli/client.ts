@@ -11,6 +11,7 @@ import { InvalidArgumentError } from 'commander';
 import type { FrontchannelLogoutChange } from '../admin/operations/clients.js';
 import { registerMapperCommands } from './mapper.js';
 import { registerScopeMappingCommands } from './scope-mappings.js';
+import { registerInitialAccessCommands } from './initial-access.js';
 import { terminalSafe } from './terminal-text.js';
 
 const AUTH_METHOD_HELP =
@@ -453,4 +454,5 @@ export function registerClient(program: Command): void {
     });
   registerMapperCommands(client, 'client');
   registerScopeMappingCommands(client, 'client');
+  registerInitialAccessCommands(client);
 }

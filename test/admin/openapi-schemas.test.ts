@@ -76,6 +76,10 @@ describe('the admin OpenAPI document and lazily compiled route schemas', () => {
       assert.deepEqual(Object.keys(doc.paths[`${base}/protocol/{protocol}`]!), ['get']);
       assert.equal((doc.paths[`${base}/add-models`]!.post!.requestBody!.content['application/json']!.schema as { type: string }).type, 'array');
     }
+    // Keycloak's client initial access tokens: create (201 with the token), list, delete.
+    assert.deepEqual(Object.keys(doc.paths['/auth/admin/realms/{realm}/clients-initial-access']!).sort(), ['get', 'post']);
+    assert.deepEqual(Object.keys(doc.paths['/auth/admin/realms/{realm}/clients-initial-access']!.post!.responses), ['201']);
+    assert.deepEqual(Object.keys(doc.paths['/auth/admin/realms/{realm}/clients-initial-access/{id}']!), ['delete']);
     // Built once, then served as it is.
     const again = await ts.app.inject({ method: 'GET', url: '/auth/admin/openapi.json' });
     assert.deepEqual(again.json(), doc);

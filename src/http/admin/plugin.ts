@@ -13,6 +13,7 @@ import { clientCertificateRoutes } from './client-certificates.js';
 import { groupRoutes } from './groups.js';
 import { roleRoutes } from './roles.js';
 import { roleScopeRoutes } from './role-scopes.js';
+import { initialAccessRoutes } from './initial-access.js';
 import { realmInfoRoutes } from './realm-info.js';
 import { realmMaintenanceRoutes } from './realm-maintenance.js';
 import { protocolMapperRoutes } from './protocol-mappers.js';
@@ -101,6 +102,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(clientCertificateRoutes, { services });
   await app.register(roleRoutes, { services });
   await app.register(roleScopeRoutes, { services });
+  await app.register(initialAccessRoutes, { services });
   await app.register(groupRoutes, { services });
   await app.register(realmInfoRoutes, { services });
   await app.register(realmMaintenanceRoutes, { services });
