@@ -23,6 +23,7 @@ import { discoveryRoutes } from './http/discovery/routes.js';
 import { appPageRoutes } from './http/app-pages/routes.js';
 import { deviceRoutes } from './http/device/routes.js';
 import { parRoutes } from './http/par/routes.js';
+import { clientRegistrationRoutes } from './http/client-registration/routes.js';
 import { lifecycleRoutes } from './http/token/lifecycle-routes.js';
 import { logoutRoutes } from './http/logout/routes.js';
 import { renderError } from './http/interaction/render.js';
@@ -110,6 +111,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(discoveryRoutes, { services });
   await app.register(deviceRoutes, { services });
   await app.register(parRoutes, { services });
+  await app.register(clientRegistrationRoutes, { services });
   await app.register(lifecycleRoutes, { services });
   await app.register(logoutRoutes, { services });
   await app.register(accountRoutes, { services });

@@ -44,6 +44,8 @@ const ROUTES = [
   '/auth/realms/{realm}/login-actions/{id}/registration',
   '/auth/realms/{realm}/login-actions/{id}/verify-email',
   '/auth/realms/{realm}/protocol/openid-connect/registrations',
+  '/auth/realms/{realm}/clients-registrations/openid-connect',
+  '/auth/realms/{realm}/clients-registrations/openid-connect/{id}',
   '/auth/realms/{realm}/broker/{id}/endpoint',
   '/auth/realms/{realm}/device',
   '/auth/realms/{realm}/account',

@@ -48,6 +48,8 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     prompt_values_supported: prompts,
     // RFC 9126 5: where requests are pushed; a client may be required to (its own setting), not every one.
     pushed_authorization_request_endpoint: `${oidc}/ext/par/request`,
+    // RFC 7591 / OIDC Discovery 3: dynamic client registration, with an initial access token or an admin's token.
+    registration_endpoint: `${issuer}/clients-registrations/openid-connect`,
     require_pushed_authorization_requests: false,
     // RFC 9449 5.1: the algorithms of the DPoP proofs the token and userinfo endpoints accept.
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
