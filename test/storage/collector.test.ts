@@ -170,6 +170,31 @@ for (const dialect of dialects()) {
       await c.stop();
     });
 
+
+    test('client initial access tokens go once expired; live ones and those that never expire stay', async () => {
+      const now = Math.floor(ts.clock.nowMs() / 1000);
+      // [id, expires_at, kept?]
+      const cases: Array<[string, number, boolean]> = [
+        ['iat-expired', now - 1, false],
+        ['iat-long-expired', now - 400 * 86_400, false],
+        ['iat-live', now + 60, true],
+        ['iat-never', 0, true],
+      ];
+      for (const [id, expiresAt] of cases) {
+        await ts.store.clientRegistration.createInitialAccess({ id, realmId: 'test', tokenHash: `h-${id}`, createdAt: now - 500 * 86_400, expiresAt, count: 3, remaining: 2 });
+      }
+      const c = collector();
+      const run = await c.runOnce();
+      assert.equal(run.deleted.client_initial_access, 2);
+      const left = (await ts.store.db.kysely.selectFrom('client_initial_access').select('id').execute()).map((r) => r.id).sort();
+      assert.deepEqual(left, ['iat-live', 'iat-never']);
+      // Past the live one's expiry, it goes too; the one without an expiry never does.
+      ts.clock.advance(61);
+      assert.equal((await c.runOnce()).deleted.client_initial_access, 1);
+      assert.deepEqual((await ts.store.db.kysely.selectFrom('client_initial_access').select('id').execute()).map((r) => r.id), ['iat-never']);
+      await ts.store.db.kysely.deleteFrom('client_initial_access').execute();
+      await c.stop();
+    });
     test('two collectors on one database: one runs, the other skips, and takes over once the lease is free', async () => {
       // A second node: its own connection (pool) to the same database.
       const otherDb = await openDatabase(ts.db.url, { synchronous: 'NORMAL' });
