@@ -198,6 +198,34 @@ for (const dialect of dialects()) {
       assert.deepEqual(JSON.parse(created.representation!), { id: rep.id, timestamp: rep.timestamp, expiration: 600, count: 4, remainingCount: 4 });
     });
 
+    test('clients.generateRegistrationAccessToken: a token the configuration endpoint takes (RFC 7592), the one before refused; manage-clients only; an admin event', async () => {
+      await ts.kc.clients.create({ realm, clientId: 'rat-app', redirectUris: ['https://rat.example/cb'] });
+      // keycloak-admin-client types the answer as { registrationAccessToken }; Keycloak's is the whole client.
+      const rep = (await ts.kc.clients.generateRegistrationAccessToken({ realm, id: 'rat-app' })) as { clientId?: string; registrationAccessToken: string };
+      assert.equal(rep.clientId, 'rat-app');
+      const first = rep.registrationAccessToken!;
+      assert.match(first, /^[A-Za-z0-9_-]{40,}$/);
+      const row = await db().selectFrom('clients').select('registration_token_hash').where('realm_id', '=', realm).where('client_id', '=', 'rat-app').executeTakeFirstOrThrow();
+      assert.equal(row.registration_token_hash, tokenHash(first));
+
+      const uri = `${ts.baseUrl}/auth/realms/${realm}/clients-registrations/openid-connect/rat-app`;
+      const read = await fetch(uri, { headers: { authorization: `Bearer ${first}` } });
+      assert.equal(read.status, 200);
+      const body = (await read.json()) as { client_id: string; redirect_uris: string[]; registration_access_token: string };
+      assert.deepEqual([body.client_id, body.redirect_uris], ['rat-app', ['https://rat.example/cb']]);
+      // A new one from the admin: the token the client holds now is refused, the new one taken.
+      const again = (await ts.kc.clients.generateRegistrationAccessToken({ realm, id: 'rat-app' })).registrationAccessToken!;
+      assert.equal((await fetch(uri, { headers: { authorization: `Bearer ${body.registration_access_token}` } })).status, 401);
+      assert.equal((await fetch(uri, { headers: { authorization: `Bearer ${again}` } })).status, 200);
+
+      const viewer = await serviceAccountAdmin(ts, realm, 'rat-viewer', ['view-clients']);
+      assert.equal(await statusOf(viewer.kc.clients.generateRegistrationAccessToken({ realm, id: 'rat-app' })), 403);
+      assert.equal(await statusOf(ts.kc.clients.generateRegistrationAccessToken({ realm, id: 'no-such-client' })), 404);
+      const events = (await ts.kc.realms.findAdminEvents({ realm, resourcePath: 'clients/rat-app/registration-access-token' } as never)) as Array<{ operationType: string; representation?: string }>;
+      assert.equal(events.length, 2);
+      assert.ok(events.every((e) => e.operationType === 'ACTION' && !(e.representation ?? '').includes(first)));
+    });
+
     test("deleting the realm removes its initial access tokens", async () => {
       await ts.kc.realms.create({ realm: 'doomed', enabled: true });
       await ts.kc.realms.createClientsInitialAccess({ realm: 'doomed' }, { count: 2 });

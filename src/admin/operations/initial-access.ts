@@ -65,3 +65,16 @@ export async function deleteInitialAccess(store: Store, input: { realmId: string
 export function initialAccessRepresentation(a: InitialAccess): { id: string; timestamp: number; expiration: number; count: number; remainingCount: number } {
   return { id: a.id, timestamp: a.createdAt, expiration: a.expiresAt === 0 ? 0 : a.expiresAt - a.createdAt, count: a.count, remainingCount: a.remaining };
 }
+
+/**
+ * Keycloak's POST clients/{id}/registration-access-token: a new RFC 7592 registration access token for the
+ * client (any client, registered dynamically or not), which its configuration endpoint then takes; the
+ * one it had, if any, is refused from now on. Returned once; only its SHA-256 is stored.
+ */
+export async function regenerateRegistrationToken(store: Store, input: { realmId: string; clientId: string }, actor: Actor = cliActor()): Promise<string> {
+  await requireRealm(store, input.realmId);
+  const token = randomToken();
+  if (!(await store.clientRegistration.setRegistrationToken(input.realmId, input.clientId, tokenHash(token)))) throw new NotFound(`client ${input.clientId} does not exist in realm ${input.realmId}`);
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'CLIENT', resourcePath: `clients/${input.clientId}/registration-access-token` });
+  return token;
+}

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { changeClient, createClient, deleteClient, rotateClientSecret } from '../../admin/operations/clients.js';
 import { ensureServiceAccount } from '../../admin/operations/service-accounts.js';
+import { regenerateRegistrationToken } from '../../admin/operations/initial-access.js';
+import { setNoStore } from '../plugins/security-headers.js';
 import { fromClientRepresentation, toClientRepresentation } from '../../admin/keycloak/representations/client.js';
 import { ValidationError } from '../../admin/validation.js';
 import type { Client } from '../../storage/types.js';
@@ -152,6 +154,20 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
     services.cache.clear();
     return { type: 'secret', value };
   });
+
+  app.post<P>(
+    '/realms/:realm/clients/:id/registration-access-token',
+    { schema: { tags, summary: "Generate a new registration access token (RFC 7592) for the client: its configuration endpoint takes it, the old one is refused at once; shown only now", params: clientParams, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-clients');
+      const client = await load(realm.id, req.params.id);
+      const token = await regenerateRegistrationToken(store, { realmId: realm.id, clientId: client.clientId }, actorOf(caller));
+      setNoStore(reply);
+      return { ...toClientRepresentation(client), ...(await mapperRepsByOwner(services, realm.id, 'client'))(client.clientId), registrationAccessToken: token };
+    },
+  );
 
   app.get<P>('/realms/:realm/clients/:id/service-account-user', { schema: { tags, summary: "The client's service-account user", params: clientParams, security } }, async (req) => {
     const caller = callerOf(req);
