@@ -100,6 +100,10 @@ for (const dialect of dialects()) {
       assert.notEqual(line(m, 'identity provider m1-acme-idp')!.outcome, 'skipped');
       assert.match(realmOf(fixtureReport, 'Migration2').lines.find((l) => l.element.startsWith('user federation'))!.reason!, /LDAP/);
       assert.equal(line(m, 'consent of consent-user to migration-consent-client')!.outcome, 'imported');
+      // Keycloak's eight default client registration policies are not moved; the line says Realmgate's rules.
+      const policies = line(m, 'client registration policies')!;
+      assert.equal(policies.outcome, 'mapped');
+      assert.match(policies.reason!, /^8 in the file \(.*trusted-hosts \(anonymous\).*\); Realmgate's rules instead: no anonymous registration/);
       const realm = (await ts.store.realms.get('Migration'))!;
       assert.equal(realm.codeLifetime, 50);
       assert.equal(realm.accessTokenLifetime, 300);

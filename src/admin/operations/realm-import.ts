@@ -526,12 +526,29 @@ async function importIdentityProviders(
 
 function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   const components = obj(rep.components);
-  void components; // user federation (LDAP) is imported by storeFileUserStorage
+  // User federation (LDAP) is imported by storeFileUserStorage; signing keys by the key import.
+  reportRegistrationPolicies(list(components[REGISTRATION_POLICY_TYPE]).map(obj), report);
   const otherActions = list(rep.requiredActions).map(obj).filter((a) => a.enabled === true && !(REQUIRED_ACTIONS as readonly unknown[]).includes(a.alias)).map((a) => String(a.alias));
   if (otherActions.length > 0) report.skipped('required actions', `${otherActions.length} enabled in Keycloak that Realmgate does not act on (${otherActions.slice(0, 10).join(', ')}${otherActions.length > 10 ? ', ...' : ''}); it acts on ${REQUIRED_ACTIONS.join(', ')} only`);
   reportOtpPolicy(rep, report);
   if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the security key or the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
   reportPasswordPolicy(rep, report);
+}
+
+const REGISTRATION_POLICY_TYPE = 'org.keycloak.services.clientregistration.policy.ClientRegistrationPolicy';
+
+/**
+ * Keycloak's client registration policies (components of REGISTRATION_POLICY_TYPE, subType anonymous or
+ * authenticated) are not moved: Realmgate's registration endpoint has fixed rules
+ * (docs/client-registration.md), which the line says, next to the file's policies.
+ */
+function reportRegistrationPolicies(policies: Json[], report: RealmReportBuilder): void {
+  if (policies.length === 0) return;
+  const names = [...new Set(policies.map((p) => `${String(p.providerId ?? p.name ?? '?')} (${String(p.subType ?? '?')})`))].sort();
+  report.mapped(
+    'client registration policies',
+    `${policies.length} in the file (${names.slice(0, 10).join(', ')}${names.length > 10 ? ', ...' : ''}); Realmgate's rules instead: no anonymous registration, an initial access token or an administrator's token with create-client; full scope off for clients registered with an initial access token (as Keycloak's "Full Scope Disabled"); scopes of the realm only`,
+  );
 }
 
 /** Keycloak's login options as the realm has them now (the file's, or Keycloak's defaults where it has none). */
