@@ -37,7 +37,7 @@ function realmSettingOptions(cmd: Command): Command {
     .option('--refresh-grace-max <n>', 'the most successors the grace window gives after one rotation (default 1)', intArg('refresh grace max'))
     .option(
       '--stored-events <types>',
-      `comma-separated optional event types to store, or "none": ${OPTIONAL_EVENT_TYPES.join(', ')} (default all but REFRESH_TOKEN; failures, logins, consents, reuse and revocations are always stored)`,
+      `comma-separated optional event types to store, or "none": ${OPTIONAL_EVENT_TYPES.join(', ')} (default all but REFRESH_TOKEN and CLIENT_INFO; failures, logins, consents, reuse and revocations are always stored)`,
     )
     .option('--events-retention-days <days>', 'keep the realm\'s login and token events this many days (at most 7305), or "default": REALMGATE_EVENTS_RETENTION_DAYS (90)', retentionDays('events retention'))
     .option('--admin-events-retention-days <days>', 'keep the realm\'s admin events this many days (at most 7305), or "default": REALMGATE_ADMIN_EVENTS_RETENTION_DAYS (365)', retentionDays('admin events retention'))

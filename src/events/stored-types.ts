@@ -5,9 +5,11 @@ import type { EventType } from '../storage/repos/events.js';
  * every failure are always stored: they are what an investigation needs. The routine successes below
  * are optional, per realm; successful refreshes are the bulk of the traffic (one per client every few
  * minutes), so by default they are only counted (src/events/counter.ts), as Keycloak stores no events
- * unless asked. Admin events are recorded by the admin operations and never pass through here.
+ * unless asked. A client's read of its own registration (CLIENT_INFO, RFC 7592 2.1) changes nothing and is
+ * not stored by default either; its registration, update and deletion change who can obtain tokens and
+ * are always stored. Admin events are recorded by the admin operations and never pass through here.
  */
-export const OPTIONAL_EVENT_TYPES = ['REFRESH_TOKEN', 'CODE_ISSUED', 'CODE_TO_TOKEN', 'DEVICE_APPROVED', 'DEVICE_TO_TOKEN', 'LOGOUT'] as const satisfies readonly EventType[];
+export const OPTIONAL_EVENT_TYPES = ['REFRESH_TOKEN', 'CODE_ISSUED', 'CODE_TO_TOKEN', 'DEVICE_APPROVED', 'DEVICE_TO_TOKEN', 'LOGOUT', 'CLIENT_INFO'] as const satisfies readonly EventType[];
 
 export type OptionalEventType = (typeof OPTIONAL_EVENT_TYPES)[number];
 

@@ -5,8 +5,9 @@ import { DEFAULT_STORED_EVENT_TYPES, OPTIONAL_EVENT_TYPES, isOptionalEventType, 
 /**
  * Event type names between Realmgate and Keycloak's admin API. Four events the admin API names as
  * Keycloak does (its EventType), so that a tool written against Keycloak finds them; Realmgate's own name
- * elsewhere (the CLI, metrics, the stored rows). The other types are Keycloak's own names already, or have
- * no Keycloak counterpart (LOCKOUT, CODE_ISSUED, TOKEN_REUSE, CONSENT_DENIED, CLIENT_AUTH_ERROR) and keep
+ * elsewhere (the CLI, metrics, the stored rows). The other types are Keycloak's own names already (the
+ * client registration events CLIENT_REGISTER, CLIENT_INFO, CLIENT_UPDATE, CLIENT_DELETE and their _ERROR
+ * forms among them), or have no Keycloak counterpart (LOCKOUT, CODE_ISSUED, TOKEN_REUSE, CONSENT_DENIED, CLIENT_AUTH_ERROR) and keep
  * Realmgate's.
  */
 export const KEYCLOAK_EVENT_TYPE: Partial<Record<string, string>> = {
@@ -44,7 +45,10 @@ const KEYCLOAK_BASE_TYPES = [
 
 export const KEYCLOAK_EVENT_TYPES: ReadonlySet<string> = new Set(KEYCLOAK_BASE_TYPES.flatMap((t) => [t, `${t}_ERROR`]));
 
-/** Types stored whatever a realm chooses: logins, consents, failures, reuse, revocations (REFRESH_TOKEN_GRACE is only counted). */
+/**
+ * Types stored whatever a realm chooses: logins, consents, failures, reuse, revocations, client
+ * registrations, updates and deletions (REFRESH_TOKEN_GRACE is only counted).
+ */
 const ALWAYS_STORED: readonly string[] = EVENT_TYPES.filter((t) => !isOptionalEventType(t) && t !== 'REFRESH_TOKEN_GRACE');
 
 /** Keycloak's enabledEventTypes of a realm storing `stored`: the always-stored types and its chosen optional ones, in Keycloak's names. */

@@ -4,6 +4,8 @@ import { OAuthError, safeDescription } from '../../oauth/errors.js';
 import { ValidationError } from '../../admin/validation.js';
 import { busy } from '../busy.js';
 import { setNoStore } from '../plugins/security-headers.js';
+import type { Services } from '../../services.js';
+import { recordFailure } from './events.js';
 
 /** A quoted-string of RFC 9110 5.6.4 carrying only RFC 6749's error_description characters. */
 const quoted = (s: string): string => safeDescription(s).replace(/"/g, "'");
@@ -22,19 +24,29 @@ export function sendRegistrationError(reply: FastifyReply, err: RegistrationErro
   return reply.code(err.status).type('application/json').send({ error: err.error, error_description: safeDescription(err.description) });
 }
 
-/** Anything thrown at the registration endpoints, as RFC 7591 JSON; internals only reach the log. */
-export function registrationErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const realmId = (request.params as { realm?: string } | undefined)?.realm;
-  const send = (e: RegistrationError): FastifyReply => sendRegistrationError(reply, e, realmId);
-  if (error instanceof RegistrationError) return send(error);
+/**
+ * Anything thrown at the registration endpoints, as RFC 7591 JSON; internals only reach the log. Each
+ * refusal of a registration, read, update or deletion is recorded as its _ERROR event first.
+ */
+export function registrationErrorHandler(services: Services): (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+  return async (error, request, reply) => {
+    const realmId = (request.params as { realm?: string } | undefined)?.realm;
+    const err = registrationErrorOf(error, request, reply);
+    await recordFailure(services, request, err);
+    return sendRegistrationError(reply, err, realmId);
+  };
+}
+
+function registrationErrorOf(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): RegistrationError {
+  if (error instanceof RegistrationError) return error;
   // Checks of the client operations (scope names, URLs, algorithms, keys): RFC 7591 3.2.2's catch-all.
-  if (error instanceof ValidationError) return send(new RegistrationError('invalid_client_metadata', error.message));
-  if (error instanceof OAuthError) return send(new RegistrationError(error.error === 'invalid_request' ? 'invalid_request' : 'invalid_client_metadata', error.description, error.status));
-  if (busy(error, reply, request.log)) return send(new RegistrationError('temporarily_unavailable', 'the server is busy, retry shortly', 503));
+  if (error instanceof ValidationError) return new RegistrationError('invalid_client_metadata', error.message);
+  if (error instanceof OAuthError) return new RegistrationError(error.error === 'invalid_request' ? 'invalid_request' : 'invalid_client_metadata', error.description, error.status);
+  if (busy(error, reply, request.log)) return new RegistrationError('temporarily_unavailable', 'the server is busy, retry shortly', 503);
   const status = (error as FastifyError).statusCode;
-  if (status === 413) return send(new RegistrationError('invalid_request', 'the request body is too large', 413));
-  if (status === 415) return send(new RegistrationError('invalid_client_metadata', 'the client metadata must be sent as application/json'));
-  if (status !== undefined && status >= 400 && status < 500) return send(new RegistrationError('invalid_client_metadata', 'the request body is not a valid JSON document'));
+  if (status === 413) return new RegistrationError('invalid_request', 'the request body is too large', 413);
+  if (status === 415) return new RegistrationError('invalid_client_metadata', 'the client metadata must be sent as application/json');
+  if (status !== undefined && status >= 400 && status < 500) return new RegistrationError('invalid_client_metadata', 'the request body is not a valid JSON document');
   request.log.error({ err: error }, 'unexpected client registration error');
-  return send(new RegistrationError('server_error', 'the server could not handle the request', 500));
+  return new RegistrationError('server_error', 'the server could not handle the request', 500);
 }

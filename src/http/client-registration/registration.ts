@@ -14,6 +14,7 @@ import { metadataOf, readMetadata, RegistrationError, scopeSplit, settingsOf, ty
 import { AdminHttpError } from '../admin/errors.js';
 import { actorOf, authenticateAdmin } from '../admin/authenticate.js';
 import type { FastifyRequest } from 'fastify';
+import { identify, recordSuccess } from './events.js';
 
 /** Keycloak's path of the OpenID Connect client registration provider, under the issuer. */
 export const REGISTRATION_SUFFIX = '/clients-registrations/openid-connect';
@@ -50,6 +51,7 @@ async function authorizeRegistration(services: Services, req: FastifyRequest, re
     const hash = tokenHash(token);
     const access = await services.store.clientRegistration.consumeInitialAccess(realmId, hash, nowSeconds(services.clock));
     if (!access) throw invalidToken('the initial access token is invalid, expired or used up');
+    identify(req, { clientId: null, userId: null, username: null, attributable: true });
     // Nobody signs in with an initial access token: the change is recorded as the API's, from this address.
     return { kind: 'initial-access', access: { ...access, tokenHash: hash }, actor: { via: 'api', realmId, userId: null, username: null, clientId: null, ip: req.ip } };
   }
@@ -61,8 +63,12 @@ async function authorizeRegistration(services: Services, req: FastifyRequest, re
     throw err;
   }
   if (caller.realmId !== realmId) throw invalidToken(`the token was not issued by realm ${realmId}`);
+  const actor = actorOf(caller);
+  // A user without the role is known, but any user of the realm may send as many: sampled all the same.
+  identify(req, { clientId: null, userId: actor.userId, username: actor.username, attributable: false });
   if (!hasAdminRole(caller, realmId, 'create-client')) throw new RegistrationError('insufficient_scope', 'registering a client needs the create-client or manage-clients role of realm-management');
-  return { kind: 'admin', actor: actorOf(caller) };
+  identify(req, { clientId: null, userId: actor.userId, username: actor.username, attributable: true });
+  return { kind: 'admin', actor };
 }
 
 /** RFC 7591 3.2.1 / RFC 7592 3: the stored metadata, the secret when one was just made, the management fields. */
@@ -122,6 +128,13 @@ export async function register(services: Services, req: FastifyRequest, realmId:
     );
     const registrationToken = randomToken();
     await services.store.clientRegistration.setRegistrationToken(realmId, client.clientId, tokenHash(registrationToken));
+    await recordSuccess(services, req, {
+      realmId,
+      clientId: client.clientId,
+      userId: registrant.actor.userId,
+      username: registrant.actor.username,
+      reason: registrant.kind === 'initial-access' ? `registered with initial access token ${registrant.access.id}` : 'registered by an administrator',
+    });
     return response(services, client, registrationToken, secret);
   } catch (err) {
     // The client was not made: the registration goes back to the initial access token.
@@ -142,6 +155,7 @@ async function claim(services: Services, req: FastifyRequest, realmId: string, c
   const next = randomToken();
   const nextHash = tokenHash(next);
   if (!(await services.store.clientRegistration.rotateRegistrationToken(realmId, clientId, currentHash, nextHash))) throw invalidToken();
+  identify(req, { clientId, userId: null, username: null, attributable: true });
   return { next, nextHash, currentHash };
 }
 
@@ -155,6 +169,7 @@ export async function read(services: Services, req: FastifyRequest, realmId: str
   const { next } = await claim(services, req, realmId, clientId);
   const client = await services.store.clients.get(realmId, clientId);
   if (!client) throw invalidToken();
+  await recordSuccess(services, req, { realmId, clientId });
   return response(services, client, next, undefined);
 }
 
@@ -190,6 +205,7 @@ export async function update(services: Services, req: FastifyRequest, realmId: s
     };
     const { client: updated, secret } = await updateClientShowingSecret(services.store, change, selfActor(req, realmId, clientId));
     services.cache.clear();
+    await recordSuccess(services, req, { realmId, clientId, ...(secret !== undefined ? { reason: 'a new client secret issued' } : {}) });
     return response(services, updated, claimed.next, secret);
   } catch (err) {
     // Nothing changed: the token the client holds stays its token (the new one was never sent).
@@ -218,4 +234,5 @@ export async function remove(services: Services, req: FastifyRequest, realmId: s
     throw err;
   }
   services.cache.clear();
+  await recordSuccess(services, req, { realmId, clientId });
 }

@@ -5,10 +5,9 @@ import { setNoStore } from '../plugins/security-headers.js';
 import { allowOrigin, preflight, realmOrigins, requestOrigin, varyOrigin } from '../plugins/cors.js';
 import { registrationErrorHandler } from './errors.js';
 import { read, register, remove, update } from './registration.js';
+import { CLIENT_CONFIGURATION_PATH, CLIENT_REGISTRATION_PATH } from './paths.js';
 
-/** Keycloak's paths of the OpenID Connect client registration provider (RFC 7591) and a client's registration (RFC 7592). */
-export const CLIENT_REGISTRATION_PATH = '/auth/realms/:realm/clients-registrations/openid-connect';
-export const CLIENT_CONFIGURATION_PATH = `${CLIENT_REGISTRATION_PATH}/:clientId`;
+export { CLIENT_CONFIGURATION_PATH, CLIENT_REGISTRATION_PATH };
 
 /** Client metadata is a small document; an inline JWKS the largest part of it. */
 const BODY_LIMIT = 64 * 1024;
@@ -30,7 +29,7 @@ function requireJson(req: FastifyRequest): void {
  */
 export async function clientRegistrationRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
-  app.setErrorHandler(registrationErrorHandler);
+  app.setErrorHandler(registrationErrorHandler(services));
   varyOrigin(app);
   preflight(app, services, CLIENT_REGISTRATION_PATH, 'POST');
   preflight(app, services, CLIENT_CONFIGURATION_PATH, 'GET, PUT, DELETE');
