@@ -25,6 +25,7 @@ import { GROUP_NOTICES, groupRoutes } from './groups.js';
 import { OTP_NOTICES, userOtpRoutes } from './user-otp.js';
 import { IDP_NOTICES, identityProviderRoutes } from './identity-providers.js';
 import { FEDERATION_NOTICES, userFederationRoutes } from './user-federation.js';
+import { INITIAL_ACCESS_NOTICES, initialAccessRoutes } from './initial-access.js';
 import { listFederatedIdentities } from '../../admin/operations/identity-providers.js';
 import { hasPassword } from '../../crypto/passwords.js';
 import { userCredentials } from '../../admin/operations/user-credentials.js';
@@ -76,6 +77,7 @@ const NOTICES: Record<string, string> = {
   ...OTP_NOTICES,
   ...IDP_NOTICES,
   ...FEDERATION_NOTICES,
+  ...INITIAL_ACCESS_NOTICES,
 };
 
 /**
@@ -889,6 +891,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
   userOtpRoutes(app, kit);
   identityProviderRoutes(app, kit);
   userFederationRoutes(app, kit);
+  initialAccessRoutes(app, kit);
 
   app.get(`${R}/events`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);

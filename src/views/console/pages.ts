@@ -259,7 +259,8 @@ ${csrfField(frame.csrf)}
     : '';
   return consolePage(
     frame,
-    html`<div class="table-wrap"><table><caption class="visually-hidden">Clients</caption><thead><tr><th scope="col">Client ID</th><th scope="col">Name</th><th scope="col">Type</th><th scope="col">State</th></tr></thead><tbody>${rows}</tbody></table></div>${create}`,
+    html`<div class="table-wrap"><table><caption class="visually-hidden">Clients</caption><thead><tr><th scope="col">Client ID</th><th scope="col">Name</th><th scope="col">Type</th><th scope="col">State</th></tr></thead><tbody>${rows}</tbody></table></div>
+<p>Client registration: <a href="${base}/clients-initial-access">Initial access tokens</a> <span class="muted">(let their bearer register clients, RFC 7591)</span></p>${create}`,
   );
 }
 
