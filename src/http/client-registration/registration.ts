@@ -10,7 +10,7 @@ import { NotFound, ValidationError } from '../../admin/validation.js';
 import { randomToken, tokenHash } from '../../crypto/random.js';
 import { verifyClientSecret } from '../../crypto/client-secrets.js';
 import { nowSeconds } from '../../clock.js';
-import { metadataOf, readMetadata, RegistrationError, scopeSplit, settingsOf, type RegistrationMetadata } from '../../oauth/client-registration.js';
+import { metadataOf, readMetadata, RegistrationError, scopeSplit, settingsOf, type RegistrationMetadata, type RegistrationSettings } from '../../oauth/client-registration.js';
 import { AdminHttpError } from '../admin/errors.js';
 import { actorOf, authenticateAdmin } from '../admin/authenticate.js';
 import type { FastifyRequest } from 'fastify';
@@ -91,6 +91,24 @@ async function defaultScopes(services: Services, realmId: string): Promise<{ sco
   return { scopes: ['openid', ...d.default].join(' '), optionalScopes: d.optional.join(' ') };
 }
 
+/** The settings a registration and an update both take from the metadata as they are (lists and scopes differ). */
+function clientSettings(s: RegistrationSettings) {
+  return {
+    public: s.public,
+    ...(s.authMethods ? { authMethods: s.authMethods } : {}),
+    idTokenAlg: s.idTokenAlg,
+    standardFlowEnabled: s.standardFlowEnabled,
+    directAccessGrantsEnabled: s.directAccessGrantsEnabled,
+    serviceAccountsEnabled: s.serviceAccountsEnabled,
+    backchannelLogout: s.backchannelLogout,
+    frontchannelLogout: s.frontchannelLogout,
+    dpopBoundAccessTokens: s.dpopBoundAccessTokens,
+    requirePushedAuthorizationRequests: s.requirePushedAuthorizationRequests,
+    requestObjectSignatureAlg: s.requestObjectSignatureAlg,
+    jwtKeys: s.jwtKeys,
+  };
+}
+
 /** RFC 7591 3.1: registers a client from its metadata; 201's body. */
 export async function register(services: Services, req: FastifyRequest, realmId: string): Promise<Record<string, unknown>> {
   const registrant = await authorizeRegistration(services, req, realmId);
@@ -105,21 +123,10 @@ export async function register(services: Services, req: FastifyRequest, realmId:
         // RFC 7591 3.2.1: the server assigns the identifier.
         clientId: randomUUID(),
         redirectUris: s.redirectUris,
-        public: s.public,
-        ...(s.authMethods ? { authMethods: s.authMethods } : {}),
         ...(s.name !== null ? { name: s.name } : {}),
         ...scopes,
         postLogoutRedirectUris: s.postLogoutRedirectUris,
-        idTokenAlg: s.idTokenAlg,
-        standardFlowEnabled: s.standardFlowEnabled,
-        directAccessGrantsEnabled: s.directAccessGrantsEnabled,
-        serviceAccountsEnabled: s.serviceAccountsEnabled,
-        backchannelLogout: s.backchannelLogout,
-        frontchannelLogout: s.frontchannelLogout,
-        dpopBoundAccessTokens: s.dpopBoundAccessTokens,
-        requirePushedAuthorizationRequests: s.requirePushedAuthorizationRequests,
-        requestObjectSignatureAlg: s.requestObjectSignatureAlg,
-        jwtKeys: s.jwtKeys,
+        ...clientSettings(s),
         // Keycloak's "Full Scope Disabled" policy for registrations it cannot tie to an administrator:
         // tokens of such a client carry only the roles in its scope, not every role of the user.
         ...(registrant.kind === 'initial-access' ? { fullScopeAllowed: false } : {}),
@@ -187,21 +194,10 @@ export async function update(services: Services, req: FastifyRequest, realmId: s
       realmId,
       clientId,
       name: s.name,
-      public: s.public,
-      ...(s.authMethods ? { authMethods: s.authMethods } : {}),
       redirectUris: { set: s.redirectUris },
       postLogoutRedirectUris: { set: s.postLogoutRedirectUris },
       ...scopes,
-      idTokenAlg: s.idTokenAlg,
-      standardFlowEnabled: s.standardFlowEnabled,
-      directAccessGrantsEnabled: s.directAccessGrantsEnabled,
-      serviceAccountsEnabled: s.serviceAccountsEnabled,
-      backchannelLogout: s.backchannelLogout,
-      frontchannelLogout: s.frontchannelLogout,
-      dpopBoundAccessTokens: s.dpopBoundAccessTokens,
-      requirePushedAuthorizationRequests: s.requirePushedAuthorizationRequests,
-      requestObjectSignatureAlg: s.requestObjectSignatureAlg,
-      jwtKeys: s.jwtKeys,
+      ...clientSettings(s),
     };
     const { client: updated, secret } = await updateClientShowingSecret(services.store, change, selfActor(req, realmId, clientId));
     services.cache.clear();
