@@ -2,12 +2,10 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { dialects } from '../helpers/db.js';
-import { realmPath, REALM, PASSWORD } from '../helpers/server.js';
-import { tokenRequest } from '../helpers/flow.js';
+import { realmPath, REALM } from '../helpers/server.js';
 import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
-import { createClient, createUser, grantRolesByName } from '../../src/admin/operations.js';
+import { registrationCallers } from '../helpers/client-registration.js';
 import { createInitialAccess } from '../../src/admin/operations/initial-access.js';
-import { cliActor } from '../../src/admin/operations/common.js';
 import type { StoredEvent } from '../../src/storage/repos/events.js';
 
 // Keycloak's login events of dynamic client registration (RFC 7591/7592): CLIENT_REGISTER, CLIENT_INFO,
@@ -27,16 +25,7 @@ for (const dialect of dialects()) {
     const sentTokens: string[] = [];
     before(async () => {
       ts = await startAdminServer({ dialect });
-      carolId = (await createUser(ts.store, { realmId: REALM, username: 'carol', password: PASSWORD, email: 'carol@example.com', orgAliases: ['acme'] })).id;
-      await grantRolesByName(ts.store, { realmId: REALM, userId: carolId, clientId: 'realm-management', names: ['manage-clients'] }, cliActor());
-      await createClient(ts.store, { realmId: REALM, clientId: 'tool', redirectUris: [], public: true, standardFlowEnabled: false, directAccessGrantsEnabled: true });
-      const login = async (username: string): Promise<string> => {
-        const res = await tokenRequest(ts, { grant_type: 'password', client_id: 'tool', username, password: PASSWORD, scope: 'openid' });
-        assert.equal(res.statusCode, 200, res.body);
-        return res.json().access_token as string;
-      };
-      adminToken = await login('carol');
-      userToken = await login('alice');
+      ({ adminToken, adminId: carolId, userToken } = await registrationCallers(ts));
       sentTokens.push(adminToken, userToken);
     });
     after(async () => {

@@ -6,11 +6,11 @@ import type { LightMyRequestResponse } from 'fastify';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, REALM, PASSWORD, type TestServer } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { createClient, createRealm, createUser, grantRolesByName } from '../../src/admin/operations.js';
+import { createRealm } from '../../src/admin/operations.js';
 import { createInitialAccess } from '../../src/admin/operations/initial-access.js';
-import { cliActor } from '../../src/admin/operations/common.js';
 import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
 import { tokenHash } from '../../src/crypto/random.js';
+import { registrationCallers } from '../helpers/client-registration.js';
 
 // RFC 7591 dynamic client registration and RFC 7592 management at Keycloak's paths, over the server's real
 // HTTP handling and a real database.
@@ -28,17 +28,7 @@ for (const dialect of dialects()) {
     let userToken: string;
     before(async () => {
       ts = await startTestServer({ dialect });
-      // A user holding realm-management manage-clients, and a public client to sign in with the password grant.
-      const { id } = await createUser(ts.store, { realmId: REALM, username: 'carol', password: PASSWORD, email: 'carol@example.com', orgAliases: ['acme'] });
-      await grantRolesByName(ts.store, { realmId: REALM, userId: id, clientId: 'realm-management', names: ['manage-clients'] }, cliActor());
-      await createClient(ts.store, { realmId: REALM, clientId: 'tool', redirectUris: [], public: true, standardFlowEnabled: false, directAccessGrantsEnabled: true });
-      const login = async (username: string): Promise<string> => {
-        const res = await tokenRequest(ts, { grant_type: 'password', client_id: 'tool', username, password: PASSWORD, scope: 'openid' });
-        assert.equal(res.statusCode, 200, res.body);
-        return res.json().access_token as string;
-      };
-      adminToken = await login('carol');
-      userToken = await login('alice');
+      ({ adminToken, userToken } = await registrationCallers(ts));
     });
     after(() => ts.close());
 

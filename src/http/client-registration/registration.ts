@@ -16,8 +16,7 @@ import { actorOf, authenticateAdmin } from '../admin/authenticate.js';
 import type { FastifyRequest } from 'fastify';
 import { identify, recordSuccess } from './events.js';
 
-/** Keycloak's path of the OpenID Connect client registration provider, under the issuer. */
-export const REGISTRATION_SUFFIX = '/clients-registrations/openid-connect';
+import { REGISTRATION_SUFFIX } from './paths.js';
 
 export function registrationEndpoint(services: Services, realmId: string): string {
   return `${realmBase(services.config, realmId)}${REGISTRATION_SUFFIX}`;

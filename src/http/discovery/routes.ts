@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { REGISTRATION_SUFFIX } from '../client-registration/paths.js';
 import { realmBase, type Services } from '../../services.js';
 import { OAuthError } from '../../oauth/errors.js';
 import { GRANTS } from '../../oauth/grants/index.js';
@@ -49,7 +50,7 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     // RFC 9126 5: where requests are pushed; a client may be required to (its own setting), not every one.
     pushed_authorization_request_endpoint: `${oidc}/ext/par/request`,
     // RFC 7591 / OIDC Discovery 3: dynamic client registration, with an initial access token or an admin's token.
-    registration_endpoint: `${issuer}/clients-registrations/openid-connect`,
+    registration_endpoint: `${issuer}${REGISTRATION_SUFFIX}`,
     require_pushed_authorization_requests: false,
     // RFC 9449 5.1: the algorithms of the DPoP proofs the token and userinfo endpoints accept.
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
