@@ -20,11 +20,11 @@ export function configurationMarkdown(): string {
     '',
     '| Setting | Default |',
     '| --- | --- |',
-    // null: the server's setting applies (the events retentions), or the built-in scopes (clientScopeDefaults); '': none (the password policy), or AUTH_URL's host (an RP ID).
+    // null: the server's setting applies (the events retentions), or the built-in scopes (clientScopeDefaults), or English (defaultLocale); '': none (the password policy), or AUTH_URL's host (an RP ID).
     // An object (the WebAuthn policies) is a row for each of its settings; a list is shown as JSON.
     ...Object.entries(REALM_DEFAULTS)
       .flatMap(([k, v]): Array<[string, unknown]> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.entries(v).map(([sub, x]) => [`${k}.${sub}`, x]) : [[k, v]]))
-      .map(([k, v]) => `| ${k} | ${v === null ? (k === 'clientScopeDefaults' ? '(the built-in scopes, all default; set with the admin API, docs/admin.md#default-and-optional-client-scopes)' : "(the server's setting)") : v === '' ? (k === 'passwordPolicy' ? "(none: Realmgate's own 8 to 1024 characters)" : k.endsWith('.rpId') ? "(the host of AUTH_URL)" : '(none)') : `\`${Array.isArray(v) ? JSON.stringify(v) : String(v)}\``} |`),
+      .map(([k, v]) => `| ${k} | ${v === null ? (k === 'clientScopeDefaults' ? '(the built-in scopes, all default; set with the admin API, docs/admin.md#default-and-optional-client-scopes)' : k === 'defaultLocale' ? '(none: English)' : "(the server's setting)") : v === '' ? (k === 'passwordPolicy' ? "(none: Realmgate's own 8 to 1024 characters)" : k.endsWith('.rpId') ? "(the host of AUTH_URL)" : '(none)') : `\`${Array.isArray(v) ? JSON.stringify(v) : String(v)}\``} |`),
     '',
   ];
   return lines.join('\n');

@@ -23,6 +23,9 @@ export function isClientId(v: string): boolean {
   return CLIENT_ID.test(v);
 }
 
+/** The texts of a realm that has none: one shared, empty value. */
+const NO_TEXTS: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map();
+
 /** Cached reads of the configuration that every request needs. */
 export class ConfigCache {
   private readonly realms: TtlCache<Realm>;
@@ -31,6 +34,7 @@ export class ConfigCache {
   private readonly roleMappings: TtlCache<{ users: boolean; groups: boolean; composites: boolean }>;
   private readonly mappers: TtlCache<RealmMappers>;
   private readonly roleScopeMaps: TtlCache<RealmRoleScopes>;
+  private readonly texts: TtlCache<ReadonlyMap<string, ReadonlyMap<string, string>>>;
 
   constructor(
     private readonly store: Store,
@@ -43,6 +47,7 @@ export class ConfigCache {
     this.scopes = new TtlCache(ttlMs, 10_000, nowMs);
     this.mappers = new TtlCache(ttlMs, 10_000, nowMs);
     this.roleScopeMaps = new TtlCache(ttlMs, 10_000, nowMs);
+    this.texts = new TtlCache(ttlMs, 10_000, nowMs);
   }
 
   realm(id: string): Promise<Realm | undefined> {
@@ -96,7 +101,20 @@ export class ConfigCache {
     return this.roleScopeMaps.get(realmId, () => this.store.roleScopes.realm(realmId)) as Promise<RealmRoleScopes>;
   }
 
+  /**
+   * The realm's own localization texts (Keycloak's realm localization), locale -> key -> text: one query
+   * per cache window. A realm without any (most) shares one empty value.
+   */
+  localizationTexts(realmId: string): Promise<ReadonlyMap<string, ReadonlyMap<string, string>>> {
+    // The loader never answers undefined, so neither does the cache.
+    return this.texts.get(realmId, async () => {
+      const all = await this.store.localization.all(realmId);
+      return all.size === 0 ? NO_TEXTS : all;
+    }) as Promise<ReadonlyMap<string, ReadonlyMap<string, string>>>;
+  }
+
   clear(): void {
+    this.texts.clear();
     this.roleScopeMaps.clear();
     this.mappers.clear();
     this.realms.clear();

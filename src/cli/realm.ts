@@ -7,6 +7,7 @@ import { OPTIONAL_EVENT_TYPES } from '../events/stored-types.js';
 import { MAX_EVENTS_RETENTION_S } from '../admin/keycloak/event-types.js';
 import { registerRealmTransfer } from './realm-transfer.js';
 import { registerRealmRequiredActions } from './realm-required-actions.js';
+import { registerRealmLocalization } from './realm-localization.js';
 import { describePolicy, storedPolicy, SUPPORTED_POLICIES } from '../admin/password-policy.js';
 
 /** An epoch second as ISO 8601; undefined for a stored value no date can show (an earlier version let one in). */
@@ -54,6 +55,9 @@ function realmSettingOptions(cmd: Command): Command {
     .option('--remember-me <on|off>', 'on: the login page offers "Remember me": a sign-in cookie that outlives the browser (Keycloak\'s rememberMe); default off', onOff('--remember-me'))
     .option('--remember-me-idle-timeout <s>', 'a remembered session ends after this many seconds unused; 0: never for being unused, as other sessions (Keycloak\'s ssoSessionIdleTimeoutRememberMe; default 0)', intArg('remember-me idle timeout', { min: 0, max: 366 * 86_400 }))
     .option('--remember-me-max-lifetime <s>', 'a remembered session and its cookie last this many seconds; 0: the SSO session lifetime (Keycloak\'s ssoSessionMaxLifespanRememberMe; default 0)', intArg('remember-me max lifetime', { min: 0, max: 366 * 86_400 }))
+    .option('--internationalization <on|off>', "on: the pages may be shown in the user's language among --supported-locales (Keycloak's internationalizationEnabled); default off", onOff('--internationalization'))
+    .option('--supported-locales <tags>', 'comma-separated locales the pages may be shown in, e.g. de,fr,en (at most 100; language tags such as de-CH), or "none"')
+    .option('--default-locale <tag>', 'the locale when none of the user\'s is supported (Keycloak\'s defaultLocale; need not be among --supported-locales, as Keycloak), or "none" (English)')
     .option(
       '--password-policy <policy>',
       `Keycloak's password policy, e.g. 'length(12) and digits(1) and upperCase(1) and notUsername and passwordHistory(3)', or "none"; supported: ${SUPPORTED_POLICIES.map((p) => p.id).join(', ')}. Realmgate's own 8 to 1024 characters stay underneath`,
@@ -127,6 +131,9 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.rememberMe !== undefined) s.rememberMe = o.rememberMe as boolean;
   if (o.rememberMeIdleTimeout !== undefined) s.ssoIdleRememberMe = o.rememberMeIdleTimeout as number;
   if (o.rememberMeMaxLifetime !== undefined) s.ssoMaxRememberMe = o.rememberMeMaxLifetime as number;
+  if (o.internationalization !== undefined) s.internationalizationEnabled = o.internationalization as boolean;
+  if (typeof o.supportedLocales === 'string') s.supportedLocales = o.supportedLocales.trim() === 'none' ? [] : o.supportedLocales.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  if (typeof o.defaultLocale === 'string') s.defaultLocale = o.defaultLocale.trim() === 'none' || o.defaultLocale.trim() === '' ? null : o.defaultLocale.trim();
   return s;
 }
 
@@ -134,6 +141,7 @@ export function registerRealm(program: Command): void {
   const realm = program.command('realm').description('manage realms');
   registerRealmTransfer(realm);
   registerRealmRequiredActions(realm);
+  registerRealmLocalization(realm);
   
   realmSettingOptions(realm.command('create <realm>').description('create a realm with the default scopes and a signing key'))
     .option('--display-name <name>', 'name shown on the login pages (at most 255 characters, no control characters)')
@@ -192,6 +200,9 @@ export function registerRealm(program: Command): void {
         ['organizations', r.organizationRequired ? 'required' : 'optional'],
         ['default role', defaultRole ? defaultRole.name : 'none (new users get no role)'],
         ['password policy', r.passwordPolicy === '' ? 'none (Realmgate: 8 to 1024 characters)' : r.passwordPolicy],
+        ['internationalization', r.internationalizationEnabled ? 'on' : 'off'],
+        ['supported locales', r.supportedLocales.length > 0 ? r.supportedLocales.join(', ') : 'none'],
+        ['default locale', r.defaultLocale ?? 'none (English)'],
         ['registration', r.registrationAllowed ? `allowed${r.registrationEmailAsUsername ? ', the email is the username' : ''}` : 'not allowed'],
         ['verify email', r.verifyEmail ? 'yes' : 'no'],
         ['passwords', describePolicy(policy) + (policy.forceExpiredPasswordChange ? ` Changed every ${policy.forceExpiredPasswordChange} days.` : '')],

@@ -182,6 +182,10 @@ export const REALM_DEFAULTS = {
   requiredActionSettings: {},
   /** Keycloak's defaultDefaultClientScopes / defaultOptionalClientScopes: null, the built-in scopes (all default) for new clients. */
   clientScopeDefaults: null,
+  /** Keycloak's internationalization settings and their defaults: off, no supported locales, no default locale (English). */
+  internationalizationEnabled: false as boolean,
+  supportedLocales: [] as string[],
+  defaultLocale: null as string | null,
 } as const;
 
 export const CODE_LIFETIME_RANGE = { min: 30, max: 50 } as const;

@@ -60,6 +60,18 @@ export interface RealmTable {
   client_scope_defaults: string | null;
   /** Keycloak's defaultRole: the id of the role every new user gets; NULL: none. */
   default_role_id: string | null;
+  /** Keycloak's internationalization settings: the switch (1/0), the supported locales as a JSON list, the default locale (NULL: none). */
+  internationalization_enabled: Generated<number>;
+  supported_locales: Generated<string>;
+  default_locale: string | null;
+}
+
+/** Keycloak's realm localization texts (its REALM_LOCALIZATIONS), one row per realm, locale and key. */
+export interface RealmLocalizationTable {
+  realm_id: string;
+  locale: string;
+  key: string;
+  value: string;
 }
 
 export interface ClientTable {
@@ -668,6 +680,7 @@ export interface Database {
   role_scope_mappings: RoleScopeMappingTable;
   role_composites: RoleCompositeTable;
   client_initial_access: ClientInitialAccessTable;
+  realm_localization: RealmLocalizationTable;
 }
 
 // Kysely's Generated marker is unused for now: every key is generated in the application.

@@ -29,6 +29,7 @@ import { ClientAssertionRepository, UsedIdRepository } from './repos/client-asse
 import { ProtocolMapperRepository } from './repos/protocol-mappers.js';
 import { IdentityProviderRepository } from './repos/identity-providers.js';
 import { UserStorageRepository } from './repos/user-storage.js';
+import { LocalizationRepository } from './repos/localization.js';
 import type { SessionClient } from './repos/session-admin.js';
 
 /**
@@ -84,6 +85,8 @@ export class Store {
   readonly userStorage: UserStorageRepository;
   /** Keycloak 26's organization invitations. */
   readonly invitations: InvitationRepository;
+  /** Keycloak's realm localization texts (locale -> key -> text). */
+  readonly localization: LocalizationRepository;
   /** Set by a running server (src/app.ts); a Store of a transaction has none. */
   sessionEnds: SessionEndListener | undefined;
 
@@ -125,6 +128,7 @@ export class Store {
     this.identityProviders = new IdentityProviderRepository(k);
     this.userStorage = new UserStorageRepository(k);
     this.invitations = new InvitationRepository(k);
+    this.localization = new LocalizationRepository(k);
   }
 
   /**

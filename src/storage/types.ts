@@ -80,6 +80,12 @@ export interface Realm {
   clientScopeDefaults: ClientScopeDefaults | null;
   /** Keycloak's defaultRole: the id of the role (normally the composite default-roles-<realm>) every new user is mapped to; null: none. */
   defaultRoleId: string | null;
+  /** Keycloak's internationalizationEnabled: the pages may be shown in another language than English. */
+  internationalizationEnabled: boolean;
+  /** Keycloak's supportedLocales: the BCP 47 tags (de, de-CH) the pages may be shown in, in the order given, no duplicates. */
+  supportedLocales: string[];
+  /** Keycloak's defaultLocale: the locale when none of the user's matches (null: English); need not be a supported one, as Keycloak allows. */
+  defaultLocale: string | null;
 }
 
 export interface ClientScopeDefaults {
@@ -312,6 +318,10 @@ export interface AuthorizationParams {
   prompt?: string[];
   maxAge?: number;
   loginHint?: string;
+  /** OIDC Core 3.1.2.1 ui_locales: the client's preferred languages, space-separated (src/http/i18n.ts). */
+  uiLocales?: string;
+  /** The language the user chose during this sign-in (Keycloak's kc_locale). */
+  locale?: string;
   /** Multiple Response Types 2.1 / Form Post Response Mode; absent means query. */
   responseMode?: 'fragment' | 'form_post';
   /** RFC 8707 2.1: the resources named, already checked against the client's audiences. */

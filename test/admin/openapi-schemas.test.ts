@@ -76,6 +76,12 @@ describe('the admin OpenAPI document and lazily compiled route schemas', () => {
       assert.deepEqual(Object.keys(doc.paths[`${base}/protocol/{protocol}`]!), ['get']);
       assert.equal((doc.paths[`${base}/add-models`]!.post!.requestBody!.content['application/json']!.schema as { type: string }).type, 'array');
     }
+    // Keycloak's realm localization: a text is text/plain both ways.
+    const text = doc.paths['/auth/admin/realms/{realm}/localization/{locale}/{key}']!;
+    assert.deepEqual(Object.keys(text).sort(), ['delete', 'get', 'put']);
+    assert.deepEqual(text.put!.requestBody, { required: true, content: { 'text/plain': { schema: { type: 'string' } } } });
+    assert.deepEqual(text.get!.responses, { 200: { description: 'The text', content: { 'text/plain': { schema: { type: 'string' } } } } });
+    assert.deepEqual(Object.keys(doc.paths['/auth/admin/realms/{realm}/localization/{locale}']!).sort(), ['delete', 'get', 'post']);
     // Keycloak's client initial access tokens: create (201 with the token), list, delete.
     assert.deepEqual(Object.keys(doc.paths['/auth/admin/realms/{realm}/clients-initial-access']!).sort(), ['get', 'post']);
     assert.deepEqual(Object.keys(doc.paths['/auth/admin/realms/{realm}/clients-initial-access']!.post!.responses), ['201']);
@@ -91,8 +97,10 @@ describe('the admin OpenAPI document and lazily compiled route schemas', () => {
         const url = p.replace(/\{[^}]+\}/g, 'x');
         // A body the schema accepts: a list where the schema wants one (add-models), else an object.
         const schema = op.requestBody?.content['application/json']?.schema as { type?: string } | undefined;
-        const payload = schema?.type === 'array' ? [] : {};
-        const r = await ts.app.inject({ method: method.toUpperCase() as 'GET', url, ...(method === 'get' || method === 'delete' ? {} : { payload }) });
+        // A text/plain body (a localization text) is a string.
+        const text = op.requestBody?.content['text/plain'] !== undefined;
+        const payload = text ? 'a text' : schema?.type === 'array' ? [] : {};
+        const r = await ts.app.inject({ method: method.toUpperCase() as 'GET', url, ...(method === 'get' || method === 'delete' ? {} : { payload, ...(text ? { headers: { 'content-type': 'text/plain' } } : {}) }) });
         assert.equal(r.statusCode, 401, `${method} ${url}: ${r.body}`);
       }
     }

@@ -202,6 +202,8 @@ export async function exportRealm(store: Store, realmId: string, opts: { withSec
   const realm = await store.realms.get(realmId);
   if (!realm) throw new NotFound(`realm ${realmId} does not exist`);
   const rep: Json = { ...(await realmRepresentation(store, realm)), organizationsEnabled: true };
+  // Keycloak's localizationTexts: locale -> key -> text, the realm's own texts (its realm export has them).
+  rep.localizationTexts = Object.fromEntries([...(await store.localization.all(realmId))].map(([locale, texts]) => [locale, Object.fromEntries(texts)]));
   // Keycloak's requiredActions list (RequiredActionProviderRepresentation), the actions Realmgate acts on.
   rep.requiredActions = requiredActionList(realm).map((a) => requiredActionRepresentation(a.alias, a.setting));
   // The SMTP password, masked as Keycloak's admin console shows it; in clear with the secrets (as kc.sh export writes it).

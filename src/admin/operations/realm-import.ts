@@ -20,6 +20,7 @@ import { readFileMappers, storeFileMappers, type FileMappers } from '../keycloak
 import { readFileScopeMappings, storeFileScopeMappings, type FileScopeMapping, type RefusedScopeMapping, type ScopedRole } from '../keycloak/import-role-scopes.js';
 import { readFileLinks, readFileProviders, storeFileProviderMappers, storeFileLinks, storeFileProviders, type FileLink, type FileProvider, type ProviderOrganization, type ProviderOutcomes } from '../keycloak/import-identity-providers.js';
 import { importWebAuthnPolicy, withoutWebAuthnPolicy } from '../keycloak/webauthn-import.js';
+import { importLocaleSettings, readFileTexts, reportLocaleSettings, storeFileTexts, type FileTexts } from '../keycloak/import-localization.js';
 import { PASSWORDLESS_PREFIX } from '../webauthn-policy.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT } from '../authorization.js';
@@ -238,6 +239,8 @@ interface PreparedRealm {
   providerOrganizations: Map<string, { organization: string; others: string[] }>;
   /** Keycloak's scopeMappings and clientScopeMappings: stored once the clients, scopes and roles are. */
   scopeMappings: Array<FileScopeMapping | RefusedScopeMapping>;
+  /** Keycloak's localizationTexts, checked (those left out are reported). */
+  texts: FileTexts;
 }
 
 async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportBuilder): Promise<PreparedRealm> {
@@ -250,6 +253,8 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   if (actionSettings.notes.length > 0) report.imported('required action settings', actionSettings.notes.join('; '));
   const smtp = readFileSmtp(rep, report);
   if (smtp) changes.settings.smtpServer = smtp.server;
+  importLocaleSettings(changes.settings, report);
+  const texts = readFileTexts(rep, report);
   if (changes.displayName) {
     try {
       // The rule of every other door (length, no control characters); the realm comes without it.
@@ -278,7 +283,7 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const providers = readFileProviders(optList(rep, 'identityProviders'));
   const scopeMappings = readFileScopeMappings(rep);
   await hashBeforehand(clients, users);
-  return { scopeMappings, changes, settings, ...(smtp?.password ? { smtpPassword: smtp.password } : {}), signingKey, fileKeys: file.keys, keyLines: file.lines, scopes, clients, users, userStorage, organizations, roles, groups, providers, providerOrganizations: providerOrganizations(rep) };
+  return { texts, scopeMappings, changes, settings, ...(smtp?.password ? { smtpPassword: smtp.password } : {}), signingKey, fileKeys: file.keys, keyLines: file.lines, scopes, clients, users, userStorage, organizations, roles, groups, providers, providerOrganizations: providerOrganizations(rep) };
 }
 
 async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report: RealmReportBuilder, actor: Actor): Promise<{ masterAdmins: string[] }> {
@@ -290,6 +295,8 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
     report.imported('realm setting resetPasswordAllowed', Object.keys(realm.smtpServer).length > 0 ? '"Forgot password?" on the login page, links valid ' + realm.actionTokenUserLifespan + ' s' : 'true, but the realm has no smtpServer: the login page offers no reset until one is set (realm update --smtp-host ...)');
   }
   reportLoginOptions(realm, report);
+  reportLocaleSettings(realm, report);
+  await storeFileTexts(store, realm.id, ready.texts, report);
   if (realm.registrationAllowed || realm.registrationEmailAsUsername) {
     const how = realm.registrationEmailAsUsername ? '; the email is the username (registrationEmailAsUsername)' : '';
     report.imported('realm setting registrationAllowed', realm.registrationAllowed ? `"Register" on the login page (docs/registration.md)${how}` : `false; registrationEmailAsUsername kept for when it is switched on`);

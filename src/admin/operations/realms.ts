@@ -12,6 +12,7 @@ import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './com
 import { ensureRealmManagement } from './roles.js';
 import { sealSmtpPassword } from '../../crypto/smtp-secret.js';
 import { parsePasswordPolicy } from '../password-policy.js';
+import { checkLocaleSettings, uniqueLocales } from '../locales.js';
 
 export function checkRealmSettings(s: Partial<RealmSettings>): void {
   const positive = (name: string, v: number | undefined, max: number, unit = ' of seconds'): void => {
@@ -51,6 +52,7 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   for (const [name, v] of [['the remember-me idle timeout', s.ssoIdleRememberMe], ['the remember-me session lifetime', s.ssoMaxRememberMe]] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 366 * 86_400)) throw new ValidationError(`${name} must be a whole number of seconds from 0 (the usual one) to ${366 * 86_400}`);
   }
+  checkLocaleSettings(s);
 }
 
 /**
@@ -159,6 +161,7 @@ export async function createRealm(
   if (input.displayName != null) checkRealmDisplayName(input.displayName);
   // No mail until an administrator gives the realm an SMTP server (Keycloak's smtpServer).
   const settings: RealmSettings = { ...REALM_DEFAULTS, storedEventTypes: [...DEFAULT_STORED_EVENT_TYPES], smtpServer: {}, ...coupleEmailOptions(input.settings ?? {}), smtpPassword: null };
+  settings.supportedLocales = uniqueLocales(settings.supportedLocales);
   settings.smtpPassword = (await sealedSmtpPassword(store, input.id, input.smtpPassword)) ?? null;
   checkRealmSettings(settings);
   settings.passwordPolicy = parsePasswordPolicy(settings.passwordPolicy).text;
@@ -185,6 +188,7 @@ export async function updateRealm(
   const current = await requireRealm(store, input.realmId);
   const defaultRoleId = input.defaultRole ? await realmRoleId(store, input.realmId, input.defaultRole) : undefined;
   const { smtpPassword: _sealedOnlyHere, ...settings } = coupleEmailOptions(input.settings ?? {});
+  if (settings.supportedLocales !== undefined) settings.supportedLocales = uniqueLocales(settings.supportedLocales);
   checkRealmSettings(settings);
   // Kept as Realmgate writes it back (Keycloak's syntax, its defaults made explicit): what GET answers.
   if (settings.passwordPolicy !== undefined) settings.passwordPolicy = parsePasswordPolicy(settings.passwordPolicy).text;

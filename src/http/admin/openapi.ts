@@ -15,6 +15,9 @@ declare module 'fastify' {
     summary?: string;
     description?: string;
     security?: ReadonlyArray<{ [scheme: string]: readonly string[] }>;
+    /** The media type of the body and of the 200 response when not JSON (a text/plain localization text). */
+    consumes?: readonly string[];
+    produces?: readonly string[];
   }
 }
 
@@ -35,6 +38,8 @@ interface RouteSchema {
   body?: JsonSchema;
   response?: Record<string, JsonSchema>;
   security?: readonly Record<string, readonly string[]>[];
+  consumes?: readonly string[];
+  produces?: readonly string[];
 }
 
 interface Operation {
@@ -58,13 +63,13 @@ function parameters(where: 'path' | 'query', schema: JsonSchema | undefined): ob
   return Object.entries(schema?.properties ?? {}).map(([name, s]) => ({ schema: s, in: where, name, required: where === 'path' || required.has(name) }));
 }
 
-function responses(schema: RouteSchema['response']): Record<string, object> {
+function responses(schema: RouteSchema['response'], mediaType = 'application/json'): Record<string, object> {
   if (!schema) return { 200: { description: 'Default Response' } };
   const out: Record<string, object> = {};
   for (const [status, s] of Object.entries(schema)) {
     const { description = 'Default Response', ...body } = s;
     // A `null` body is no body: only the description.
-    out[status] = body.type === 'null' ? { description } : { description, content: { 'application/json': { schema: body } } };
+    out[status] = body.type === 'null' ? { description } : { description, content: { [mediaType]: { schema: body } } };
   }
   return out;
 }
@@ -81,10 +86,10 @@ function operation(op: Operation): object {
     ...(schema.summary !== undefined ? { summary: schema.summary } : {}),
     ...(schema.description !== undefined ? { description: schema.description } : {}),
     tags: schema.tags,
-    ...(schema.body !== undefined ? { requestBody: { required: true, content: { 'application/json': { schema: schema.body } } } } : {}),
+    ...(schema.body !== undefined ? { requestBody: { required: true, content: { [schema.consumes?.[0] ?? 'application/json']: { schema: schema.body } } } } : {}),
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(schema.security !== undefined ? { security: schema.security } : {}),
-    responses: responses(schema.response),
+    responses: responses(schema.response, schema.produces?.[0]),
   };
 }
 

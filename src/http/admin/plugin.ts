@@ -1,4 +1,5 @@
 import { requiredActionRoutes } from './required-actions.js';
+import { localizationRoutes } from './localization.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import type { AdminCaller } from '../../admin/authorization.js';
@@ -121,4 +122,5 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(sessionStatsRoutes, { services });
   await app.register(serverInfoRoutes, { services });
   await app.register(requiredActionRoutes, { services });
+  await app.register(localizationRoutes, { services });
 }

@@ -17,6 +17,9 @@ const tags = ['realms'];
 
 /** A RealmRepresentation that carries more than settings (as `kc.sh export` writes): imported whole. */
 function isFullRepresentation(b: Record<string, unknown>): boolean {
+  // Keycloak's localizationTexts ({locale: {key: text}}) are the import's too (Keycloak creates every realm by its import).
+  const texts = b.localizationTexts;
+  if (texts !== null && typeof texts === 'object' && Object.keys(texts).length > 0) return true;
   return ['clients', 'users', 'clientScopes', 'organizations'].some((k) => Array.isArray(b[k]) && (b[k] as unknown[]).length > 0);
 }
 

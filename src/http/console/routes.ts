@@ -60,6 +60,7 @@ const NOTICES: Record<string, string> = {
   'lifetimes-saved': 'The lifetimes were saved. Running servers use them within their cache time.',
   'password-policy-saved': 'The password policy was saved: every password set from now on must meet it.',
   'login-options-saved': 'The login options were saved.',
+  'languages-saved': 'The language settings were saved. Running servers use them within their cache time.',
   'registration-saved': 'The registration settings were saved. Running servers use them within their cache time.',
   'session-ended': 'The session was ended.',
   'sessions-ended': 'All sessions of the user were ended.',
@@ -241,6 +242,22 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       () => updateRealm(services.store, { realmId, settings }, s.actor),
       (error) => showRealm(s, reply, realmId, 400, error, form),
       `${realmBase(realmId)}?done=login-options-saved`,
+    );
+  });
+
+  app.post(`${R}/languages`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    need(s.caller, realmId, 'manage-realm');
+    // An unticked box sends nothing: off. The list is comma-separated; an empty default is none.
+    const form = { languages: '1', internationalizationEnabled: field(req, 'internationalizationEnabled') === 'on' ? 'on' : '', supportedLocales: text(req, 'supportedLocales'), defaultLocale: field(req, 'defaultLocale').trim() };
+    const supportedLocales = form.supportedLocales.split(',').map((t) => t.trim()).filter((t) => t !== '');
+    return attempt(
+      reply,
+      () => updateRealm(services.store, { realmId, settings: { internationalizationEnabled: form.internationalizationEnabled === 'on', supportedLocales, defaultLocale: form.defaultLocale === '' ? null : form.defaultLocale } }, s.actor),
+      (error) => showRealm(s, reply, realmId, 400, error, form),
+      `${realmBase(realmId)}?done=languages-saved`,
     );
   });
 

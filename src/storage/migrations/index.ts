@@ -52,6 +52,7 @@ import * as roleScopeMappings from './2026-11-30T0100_role_scope_mappings.js';
 import * as roleComposites from './2026-11-30T0200_role_composites.js';
 import * as defaultRole from './2026-11-30T0300_default_role.js';
 import * as clientRegistration from './2026-11-30T0400_client_registration.js';
+import * as localization from './2026-11-30T0500_localization.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -108,4 +109,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-30T0200_role_composites': roleComposites,
   '2026-11-30T0300_default_role': defaultRole,
   '2026-11-30T0400_client_registration': clientRegistration,
+  '2026-11-30T0500_localization': localization,
 };

@@ -64,6 +64,9 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     requiredActionSettings: storedRequiredActionSettings(r.required_actions),
     clientScopeDefaults: storedClientScopeDefaults(r.client_scope_defaults),
     defaultRoleId: r.default_role_id ?? null,
+    internationalizationEnabled: r.internationalization_enabled === 1,
+    supportedLocales: parseList(r.supported_locales ?? '[]'),
+    defaultLocale: r.default_locale ?? null,
   };
 }
 

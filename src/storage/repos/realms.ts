@@ -69,6 +69,9 @@ export class RealmRepository {
             webauthn_passwordless_policy: webAuthnPolicyJson(s.webAuthnPasswordlessPolicy),
             required_actions: JSON.stringify(s.requiredActionSettings ?? {}),
             client_scope_defaults: s.clientScopeDefaults ? JSON.stringify(s.clientScopeDefaults) : null,
+            internationalization_enabled: s.internationalizationEnabled ? 1 : 0,
+            supported_locales: JSON.stringify(s.supportedLocales),
+            default_locale: s.defaultLocale,
           })
           .execute();
         await trx
@@ -137,6 +140,9 @@ export class RealmRepository {
     if (patch.requiredActionSettings !== undefined) values.required_actions = JSON.stringify(patch.requiredActionSettings);
     if (patch.clientScopeDefaults !== undefined) values.client_scope_defaults = patch.clientScopeDefaults ? JSON.stringify(patch.clientScopeDefaults) : null;
     if (patch.defaultRoleId !== undefined) values.default_role_id = patch.defaultRoleId;
+    if (patch.internationalizationEnabled !== undefined) values.internationalization_enabled = patch.internationalizationEnabled ? 1 : 0;
+    if (patch.supportedLocales !== undefined) values.supported_locales = JSON.stringify(patch.supportedLocales);
+    if (patch.defaultLocale !== undefined) values.default_locale = patch.defaultLocale;
     if (Object.keys(values).length === 0) return;
     await this.db.updateTable('realms').set(values).where('id', '=', id).execute();
   }
@@ -171,6 +177,7 @@ export class RealmRepository {
         'role_scope_mappings',
         'role_composites',
         'client_initial_access',
+        'realm_localization',
         'user_attribute_values',
         'otp_credentials',
         'recovery_codes',

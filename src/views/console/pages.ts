@@ -74,7 +74,8 @@ ${canManage
 <button type="submit">Save password policy</button></form>`
   : html`<dl class="facts"><dt>Policy</dt><dd>${realm.passwordPolicy || 'none'}</dd></dl>`}
 ${loginOptionsSection(frame.csrf, realm, canManage, form)}
-${registrationSection(frame.csrf, realm, canManage)}`,
+${registrationSection(frame.csrf, realm, canManage)}
+${languagesSection(frame.csrf, realm, canManage, form)}`,
   );
 }
 
@@ -99,6 +100,27 @@ function loginOptionsSection(csrf: string, realm: Realm, canManage: boolean, for
 ${LOGIN_OPTIONS.map(([key, label]) => html`<label class="choice" for="${key}"><input type="checkbox" id="${key}" name="${key}" value="on"${checked(key, realm[key]) ? html` checked` : ''}> ${label}</label>`)}
 ${REMEMBER_ME_LIFETIMES.map(([key, label]) => html`<label for="${key}">${label}</label><input type="text" inputmode="numeric" pattern="[0-9]*" id="${key}" name="${key}" required value="${form[key] ?? String(realm[key])}">`)}
 <button type="submit">Save login options</button></form>`;
+}
+
+/**
+ * Keycloak's internationalization settings (its realm settings' Localization tab): the switch, the
+ * supported locales as a comma-separated list, the default locale. The texts have no editor here (the
+ * admin API's localization/ resource and `realmgate realm localization`).
+ */
+function languagesSection(csrf: string, realm: Realm, canManage: boolean, form: Record<string, string>): SafeHtml {
+  const list = realm.supportedLocales.join(', ');
+  if (!canManage) {
+    return html`<h2>Languages</h2><dl class="facts"><dt>Internationalization</dt><dd>${realm.internationalizationEnabled ? 'on' : 'off'}</dd><dt>Supported locales</dt><dd>${list || 'none'}</dd><dt>Default locale</dt><dd>${realm.defaultLocale ?? 'none (English)'}</dd></dl>`;
+  }
+  const on = form.languages !== undefined ? form.internationalizationEnabled === 'on' : realm.internationalizationEnabled;
+  return html`<h2>Languages</h2>
+<form method="post" action="${realmBase(realm.id)}/languages" class="console-form">${csrfField(csrf)}<input type="hidden" name="languages" value="1">
+<label class="choice" for="internationalizationEnabled"><input type="checkbox" id="internationalizationEnabled" name="internationalizationEnabled" value="on"${on ? html` checked` : ''}> Internationalization: pages in the user's language among the supported locales</label>
+<label for="supportedLocales">Supported locales (comma-separated language tags, e.g. de, fr, en)</label>
+<input type="text" id="supportedLocales" name="supportedLocales" autocomplete="off" spellcheck="false" maxlength="4000" value="${form.supportedLocales ?? list}">
+<label for="defaultLocale">Default locale (when none of the user's is supported; empty: English)</label>
+<input type="text" id="defaultLocale" name="defaultLocale" autocomplete="off" spellcheck="false" maxlength="35" value="${form.defaultLocale ?? realm.defaultLocale ?? ''}">
+<button type="submit">Save language settings</button></form>`;
 }
 
 /** Keycloak's registrationAllowed, registrationEmailAsUsername and verifyEmail (docs/registration.md). */

@@ -49,6 +49,11 @@ export interface RealmRepresentation {
   [webAuthnPolicyField: `webAuthnPolicy${string}`]: unknown;
   /** Keycloak's default role (a brief RoleRepresentation), when the realm has one: every new user gets it. */
   defaultRole?: DefaultRoleRepresentation;
+  /** Keycloak's internationalization settings (the texts have their own resource, localization/). */
+  internationalizationEnabled: boolean;
+  supportedLocales: string[];
+  /** Absent when the realm has none, as Keycloak leaves a null out. */
+  defaultLocale?: string;
 }
 
 /** Keycloak's brief RoleRepresentation of a realm's default role (RealmRepresentation.defaultRole). */
@@ -125,6 +130,9 @@ export function toRealmRepresentation(r: Realm, defaultRole?: DefaultRoleReprese
     ...webAuthnPolicyRepresentation(r.webAuthnPolicy),
     ...webAuthnPolicyRepresentation(r.webAuthnPasswordlessPolicy, PASSWORDLESS_PREFIX),
     ...(defaultRole ? { defaultRole } : {}),
+    internationalizationEnabled: r.internationalizationEnabled,
+    supportedLocales: [...r.supportedLocales],
+    ...(r.defaultLocale !== null ? { defaultLocale: r.defaultLocale } : {}),
   };
 }
 
@@ -175,6 +183,14 @@ function bool(body: Record<string, unknown>, key: string): boolean | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'boolean') throw new ValidationError(`${key} must be true or false`);
   return v;
+}
+
+/** Keycloak's supportedLocales: a list of strings (null or absent: unchanged); the tags are checked by the operation. */
+function locales(body: Record<string, unknown>): string[] | undefined {
+  const v = body.supportedLocales;
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw new ValidationError('supportedLocales must be a list of strings');
+  return v as string[];
 }
 
 export function fromRealmRepresentation(body: Record<string, unknown>, current?: Realm): RealmChanges {
@@ -228,6 +244,14 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   set('registrationAllowed', bool(body, 'registrationAllowed'));
   set('registrationEmailAsUsername', bool(body, 'registrationEmailAsUsername'));
   set('verifyEmail', bool(body, 'verifyEmail'));
+  set('internationalizationEnabled', bool(body, 'internationalizationEnabled'));
+  set('supportedLocales', locales(body));
+  // Keycloak: null or absent leaves the default locale; "" removes it here (Keycloak would store "" and
+  // treat it as none).
+  if (body.defaultLocale !== undefined && body.defaultLocale !== null) {
+    if (typeof body.defaultLocale !== 'string') throw new ValidationError('defaultLocale must be a string');
+    s.defaultLocale = body.defaultLocale === '' ? null : body.defaultLocale;
+  }
   // Keycloak's webAuthnPolicy* fields: those given change the realm's (or the defaults'), the others stay.
   const webAuthn = readWebAuthnPolicy(body);
   if (Object.keys(webAuthn).length > 0) s.webAuthnPolicy = { ...(current?.webAuthnPolicy ?? WEBAUTHN_POLICY_DEFAULTS), ...webAuthn };
