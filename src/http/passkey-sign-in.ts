@@ -6,6 +6,8 @@ import { LdapUnavailable } from '../oauth/ldap/directory.js';
 import { federatedUserValid } from '../oauth/ldap/federation.js';
 import { assertionFields, checkPasswordlessAssertion, issueChallenge, passkeyOwner, requestOptions } from '../admin/operations/webauthn.js';
 import { nowSeconds } from '../clock.js';
+import { msg, type Text } from '../i18n/translator.js';
+import { problemText } from './interaction/problems.js';
 
 /**
  * A passkey sign-in (Keycloak's webauthn-passwordless), wherever a login page offers one: an
@@ -21,7 +23,8 @@ export async function passkeyOption(services: Services, realm: Realm, boundTo: s
   return { passkey: { action, options: requestOptions(services.config, realm, challenge, [], true) } };
 }
 
-export type PasskeySignIn = { user: User } | { error: string; status: 400 | 429 | 503 };
+/** `error`: the words for the page, a message in the page's language when rendered. */
+export type PasskeySignIn = { user: User } | { error: Text; status: 400 | 429 | 503 };
 
 /**
  * Checks the passkey assertion the form posted (its fields named as webauthn.js sends them) against a
@@ -42,9 +45,9 @@ export async function passkeySignIn(services: Services, req: FastifyRequest, rep
           return undefined;
         }
         detail = r.outcome.detail;
-        return r.outcome.message;
+        return problemText(r.outcome.message);
       })
-    : { error: 'This passkey was not accepted. Try again, or sign in with your password.' };
+    : { error: msg('passkeyNotAcceptedMessage') };
   // A federated user's passkey proves the key, not that the user directory still has the user.
   const proved: User | undefined = signedIn;
   if (!('error' in outcome) && proved?.federationLink) {
@@ -57,14 +60,14 @@ export async function passkeySignIn(services: Services, req: FastifyRequest, rep
       if (!(err instanceof LdapUnavailable)) throw err;
       await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: input.clientId, userId: proved.id, username: proved.username, ip: req.ip, reason: `user directory unavailable: ${err.message}` });
       reply.header('retry-after', '30');
-      return { error: 'The user directory cannot be reached right now. Please try again later.', status: 503 };
+      return { error: msg('userDirectoryUnavailableMessage'), status: 503 };
     }
   }
   if ('error' in outcome || !signedIn) {
     const retryAfter = 'retryAfter' in outcome ? outcome.retryAfter : undefined;
     await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: input.clientId, ...(named ? { userId: named.id, username: named.username } : {}), ip: req.ip, reason: retryAfter ? 'blocked' : `passkey refused: ${detail}` });
     if (retryAfter) reply.header('retry-after', String(retryAfter));
-    return { error: 'error' in outcome ? outcome.error : 'This passkey was not accepted.', status: retryAfter ? 429 : 400 };
+    return { error: 'error' in outcome ? outcome.error : msg('passkeyRefusedMessage'), status: retryAfter ? 429 : 400 };
   }
   return { user: signedIn };
 }

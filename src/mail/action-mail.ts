@@ -7,6 +7,7 @@ import { nowSeconds } from '../clock.js';
 import { executeActionsMail, resetPasswordMail } from '../views/mail.js';
 import { MailError, sendMail } from './mailer.js';
 import { TERMS_ATTRIBUTE } from '../admin/operations/profile-actions.js';
+import { renderMail } from './locale.js';
 
 /**
  * The user's credential state a mailed link is bound to (src/crypto/action-tokens.ts); a link whose
@@ -57,7 +58,8 @@ export async function mailResetLink(services: Services, realm: Realm, user: User
     services.resetMails.perUser.fail(key);
     const lifespan = realm.actionTokenUserLifespan;
     const token = await issueActionToken(services, user, { exp: nowSeconds(services.clock) + lifespan, actions: ['UPDATE_PASSWORD'], kind: 'reset', ...(o.interactionId ? { interaction: o.interactionId } : {}), ...(o.clientId ? { clientId: o.clientId } : {}) });
-    const content = resetPasswordMail({ realmName: realm.displayName ?? realm.id, username: user.username, link: actionLink(services, realm.id, token), lifespan });
+    const link = actionLink(services, realm.id, token);
+    const content = await renderMail(services, realm, user, () => resetPasswordMail({ realmName: realm.displayName ?? realm.id, username: user.username, link, lifespan }));
     await sendMail(services.store, realm, { to: user.email, ...content });
     await services.audit.record({ ...base, type: 'SEND_RESET_PASSWORD', outcome: 'success', userId: user.id, username: user.username, reason: `to ${user.email}` });
   } catch (err) {
@@ -86,7 +88,8 @@ export async function mailActionsLink(
     ...(o.clientId ? { clientId: o.clientId } : {}),
     ...(o.redirectUri ? { redirectUri: o.redirectUri } : {}),
   });
-  const content = executeActionsMail({ realmName: realm.displayName ?? realm.id, username: user.username, link: actionLink(services, realm.id, token), lifespan: o.lifespan, actions: o.actions });
+  const link = actionLink(services, realm.id, token);
+  const content = await renderMail(services, realm, user, () => executeActionsMail({ realmName: realm.displayName ?? realm.id, username: user.username, link, lifespan: o.lifespan, actions: o.actions }));
   try {
     await sendMail(services.store, realm, { to: user.email, ...content });
   } catch (err) {

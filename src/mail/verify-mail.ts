@@ -4,6 +4,7 @@ import { nowSeconds } from '../clock.js';
 import { verifyEmailMail } from '../views/mail.js';
 import { actionLink, issueActionToken } from './action-mail.js';
 import { MailError, sendMail } from './mailer.js';
+import { renderMail } from './locale.js';
 
 /**
  * Mails `user` a link that verifies their email (Keycloak's verify-email action token): bound to the user,
@@ -26,7 +27,8 @@ export async function mailVerifyLink(
     ...(o.clientId ? { clientId: o.clientId } : {}),
     ...(o.redirectUri ? { redirectUri: o.redirectUri } : {}),
   });
-  const content = verifyEmailMail({ realmName: realm.displayName ?? realm.id, username: user.username, email: user.email, link: actionLink(services, realm.id, token), lifespan: o.lifespan });
+  const link = actionLink(services, realm.id, token);
+  const content = await renderMail(services, realm, user, () => verifyEmailMail({ realmName: realm.displayName ?? realm.id, username: user.username, email: user.email, link, lifespan: o.lifespan }));
   try {
     await sendMail(services.store, realm, { to: user.email, ...content });
   } catch (err) {

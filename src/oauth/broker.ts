@@ -6,6 +6,7 @@ import { safeEqual } from '../crypto/random.js';
 import { realmBase, type Services } from '../services.js';
 import type { IdentityProvider, Interaction, Realm } from '../storage/types.js';
 import { providerSecret } from '../admin/operations/identity-providers.js';
+import { msg, type Text } from '../i18n/translator.js';
 
 /**
  * Identity brokering, the protocol side: Realmgate is an OpenID Connect relying party of the provider
@@ -82,7 +83,7 @@ export interface BrokeredIdentity {
 /** A sign-in at the provider that did not come through: what the user is told, and what the log gets. */
 export class BrokerError extends Error {
   constructor(
-    readonly userMessage: string,
+    readonly userMessage: Text,
     readonly reason: string,
   ) {
     super(reason);
@@ -109,7 +110,7 @@ function remoteKeys(url: string): JWTVerifyGetKey {
   return k;
 }
 
-const FAILED = 'The sign-in with the identity provider did not complete. Please try again.';
+const FAILED = msg('identityProviderAuthenticationFailedMessage');
 
 async function postForm(url: string, body: URLSearchParams, headers: Record<string, string>): Promise<Record<string, unknown>> {
   let res: Response;
@@ -194,7 +195,7 @@ const text = (v: unknown, max = 255): string | undefined => (typeof v === 'strin
 export async function providerIdentity(services: Services, realm: Realm, p: IdentityProvider, ia: Interaction, answer: { code?: string; error?: string; errorDescription?: string }): Promise<BrokeredIdentity> {
   if (answer.error) {
     const cancelled = answer.error === 'access_denied';
-    throw new BrokerError(cancelled ? 'The sign-in with the identity provider was cancelled.' : FAILED, `the provider answered ${answer.error.slice(0, 100)}${answer.errorDescription ? `: ${answer.errorDescription.slice(0, 200)}` : ''}`);
+    throw new BrokerError(cancelled ? msg('identityProviderCancelledMessage') : FAILED, `the provider answered ${answer.error.slice(0, 100)}${answer.errorDescription ? `: ${answer.errorDescription.slice(0, 200)}` : ''}`);
   }
   if (!answer.code || answer.code.length > 4096) throw new BrokerError(FAILED, 'the provider sent no code');
   const secret = await providerSecret(services.store, p);

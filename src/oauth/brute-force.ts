@@ -9,6 +9,7 @@ import { issueDeviceCookie, verifyDeviceCookie } from './device-cookie.js';
 import { metrics } from '../metrics.js';
 import { verifyUserOtp } from '../admin/operations/otp.js';
 import { looksLikeRecoveryCode, useRecoveryCode } from '../admin/operations/recovery-codes.js';
+import { msg, type Msg, type Text } from '../i18n/translator.js';
 
 /** Failures from one address tolerated per failure of one username: a shared office is not an attacker. */
 const IP_FACTOR = 4;
@@ -17,8 +18,12 @@ const SLOW_AFTER = 3;
 /** Failures are forgotten after this long without another one. */
 const FORGET_AFTER = 3600;
 
-/** A refusal names the user the name typed found (for the events only: the page says the same either way). */
-export type LoginOutcome = { user: User; deviceCookie: string } | { error: string; retryAfter?: number; subject?: { id: string; username: string }; unavailable?: string };
+/**
+ * A refusal names the user the name typed found (for the events only: the page says the same either way).
+ * `error`: the words for the page, a message put in the page's language when it is rendered (in
+ * English, as text: String(error)).
+ */
+export type LoginOutcome = { user: User; deviceCookie: string } | { error: Msg; retryAfter?: number; subject?: { id: string; username: string }; unavailable?: string };
 
 interface Subject {
   key: string;
@@ -26,9 +31,6 @@ interface Subject {
   slowDown: boolean;
 }
 
-function minutes(seconds: number): string {
-  return seconds < 90 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`;
-}
 
 /**
  * Who an attempt counts against. From a browser holding a valid device cookie for this name (OWASP:
@@ -88,9 +90,9 @@ export async function attemptLogin(
     user = input.username && input.password && input.password.length <= 1024 ? await authenticateUser(services, realm, found, input.password, input.username) : undefined;
   } catch (err) {
     await releaseAll(services, realm, reserved);
-    if (err instanceof PasswordHashingBusy) return { error: 'The server is busy. Please try again in a moment.', retryAfter: 2 };
+    if (err instanceof PasswordHashingBusy) return { error: msg('loginBusyMessage'), retryAfter: 2 };
     // The user directory (LDAP) cannot answer: nothing was checked, so nothing is counted against the name.
-    if (err instanceof LdapUnavailable) return { error: 'The user directory cannot be reached right now. Please try again later.', retryAfter: 30, unavailable: err.message, ...(subject ? { subject } : {}) };
+    if (err instanceof LdapUnavailable) return { error: msg('userDirectoryUnavailableMessage'), retryAfter: 30, unavailable: err.message, ...(subject ? { subject } : {}) };
     throw err;
   }
   if (user) {
@@ -102,21 +104,22 @@ export async function attemptLogin(
     return { user, deviceCookie: await issueDeviceCookie(services.store, realm.id, user.username) };
   }
   for (const s of subjects) await failed(services, realm, s, now, { ...input, username: name });
-  return { error: 'Invalid username or password.', ...(subject ? { subject } : {}) };
+  return { error: msg('invalidUserMessage'), ...(subject ? { subject } : {}) };
 }
 
 async function releaseAll(services: Services, realm: Realm, subjects: Subject[]): Promise<void> {
   for (const s of subjects) await services.store.loginFailures.release(realm.id, s.key);
 }
 
-function refusal(state: FailureState, now: number): { error: string; retryAfter: number } {
+function refusal(state: FailureState, now: number): { error: Msg; retryAfter: number } {
   // Refused inside a burst that is reaching the threshold: its lock is being set by a checked attempt.
   const wait = Math.max(state.blockedUntil - now, 1);
   const locked = state.lockouts > 0 || state.blockedUntil <= now;
+  // In seconds under 90 of them, else in minutes (rounded up).
+  const inSeconds = wait < 90;
+  const amount = inSeconds ? wait : Math.ceil(wait / 60);
   return {
-    error: locked
-      ? `Too many failed sign-in attempts: this account is locked for ${minutes(wait)}. Try again later.`
-      : `Too many failed sign-in attempts. Wait ${minutes(wait)} and try again.`,
+    error: locked ? msg(inSeconds ? 'accountTemporarilyDisabledSeconds' : 'accountTemporarilyDisabledMessage', amount) : msg(inSeconds ? 'loginWaitSeconds' : 'loginWaitMinutes', amount),
     retryAfter: wait,
   };
 }
@@ -142,7 +145,7 @@ async function failed(services: Services, realm: Realm, s: Subject, now: number,
   if (state && state.failures >= SLOW_AFTER && state.failures < s.threshold) await services.store.loginFailures.delay(realm.id, s.key, now + 2 * (state.failures - SLOW_AFTER + 1));
 }
 
-export type OtpOutcome = { ok: true } | { error: string; retryAfter?: number };
+export type OtpOutcome = { ok: true } | { error: Text; retryAfter?: number };
 
 /**
  * Online guessing of one-time codes (RFC 4226 7.3, throttling; RFC 6238 5.2): counted against the user
@@ -155,16 +158,16 @@ export async function attemptOtp(services: Services, realm: Realm, input: { user
   return attemptSecondFactor(services, realm, input, async (now) =>
     input.code.length <= 32 && (looksLikeRecoveryCode(input.code) ? await useRecoveryCode(services.store, input.user, input.code, now) : await verifyUserOtp(services.store, input.user, input.code, now))
       ? undefined
-      : 'Invalid authenticator code.',
+      : msg('invalidTotpMessage'),
   );
 }
 
 /**
  * Any second factor (an authenticator's code, a security key's assertion): counted against the user
  * (otp:<user id>) as attemptOtp says, reserved before `check` runs. `check` answers undefined when
- * right, else the words for the page.
+ * right, else the words for the page (a message, or words of its own).
  */
-export async function attemptSecondFactor(services: Services, realm: Realm, input: { user: User; ip: string; clientId: string }, check: (now: number) => Promise<string | undefined>): Promise<OtpOutcome> {
+export async function attemptSecondFactor(services: Services, realm: Realm, input: { user: User; ip: string; clientId: string }, check: (now: number) => Promise<Text | undefined>): Promise<OtpOutcome> {
   const now = nowSeconds(services.clock);
   const subject: Subject = { key: `otp:${input.user.id}`, threshold: realm.maxLoginFailures, slowDown: true };
   const state = await services.store.loginFailures.reserve(realm.id, subject.key, now, FORGET_AFTER);

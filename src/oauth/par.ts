@@ -8,6 +8,7 @@ import { OAuthError } from './errors.js';
 import { readParams, type RawParams } from './params.js';
 import { UntrustedRequestObject, carriesRequestObject, verifyRequestObject } from './authorize/request-object.js';
 import { AUTHORIZE_PARAMETERS, AuthorizePageError, checkAuthorizationRequest, checkClientAndRedirect } from './authorize/checks.js';
+import { msg } from '../i18n/translator.js';
 
 /** RFC 9126 2.2: the request_uri is a URN of this form with a random reference. */
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
@@ -97,7 +98,7 @@ export async function handlePushedAuthorizationRequest(
     ({ redirectUri } = await checkClientAndRedirect(raw, async (id) => (id === client.clientId ? client : undefined)));
   } catch (err) {
     // At the authorization endpoint this is a page; here the client itself asks, and is answered (2.3).
-    if (err instanceof AuthorizePageError) throw new OAuthError('invalid_request', err.description);
+    if (err instanceof AuthorizePageError) throw new OAuthError('invalid_request', err.message);
     throw err;
   }
   const realmScopes = (await services.cache.realmScopes(realm.id)) ?? new Map();
@@ -134,20 +135,20 @@ export async function takePushedRequest(services: Services, realmId: string, raw
   try {
     p = readParams(raw, ['client_id', 'request_uri']);
   } catch {
-    throw new AuthorizePageError('Invalid request', 'The request names the application or its pushed request more than once.');
+    throw new AuthorizePageError(msg('invalidRequestTitle'), msg('requestDuplicatePushedMessage'));
   }
   const requestUri = p.get('request_uri');
   if (requestUri === undefined) return undefined;
   const clientId = p.get('client_id');
   // RFC 9126 4: client_id is required with request_uri (RFC 9101 5).
-  if (clientId === undefined) throw new AuthorizePageError('Invalid request', 'The request does not say which application is asking (client_id is missing).');
+  if (clientId === undefined) throw new AuthorizePageError(msg('invalidRequestTitle'), msg('requestNoClientIdMessage'));
   const client = await services.cache.client(realmId, clientId);
-  if (!client || !client.enabled) throw new AuthorizePageError('Unknown application', 'The application that sent you here is not registered with this server.');
+  if (!client || !client.enabled) throw new AuthorizePageError(msg('unknownApplicationTitle'), msg('clientNotRegisteredMessage'));
   // OIDC Core 3.1.2.6 / RFC 9101 5.2: request_uri naming a Request Object elsewhere (a URL to fetch) is not
   // supported; only this server's pushed requests are. No redirect_uri is verified: a page.
-  if (!requestUri.startsWith(REQUEST_URI_PREFIX)) throw new AuthorizePageError('Unsupported request', 'request_uri_not_supported: only request_uri values from this server\'s pushed authorization request endpoint are accepted.');
+  if (!requestUri.startsWith(REQUEST_URI_PREFIX)) throw new AuthorizePageError(msg('unsupportedRequestTitle'), msg('requestUriNotSupportedMessage'));
   const hash = requestUriHash(requestUri);
   const params = hash ? await services.store.pushedRequests.consume(hash, realmId, client.clientId, nowSeconds(services.clock)) : undefined;
-  if (!params) throw new AuthorizePageError('Sign-in request expired', 'This sign-in request has expired or was already used. Go back to the application and start again.');
+  if (!params) throw new AuthorizePageError(msg('pushedRequestExpiredTitle'), msg('pushedRequestExpiredMessage'));
   return params;
 }

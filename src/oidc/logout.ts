@@ -4,8 +4,14 @@ import { realmBase } from '../services.js';
 import { readParams, type RawParams } from '../oauth/params.js';
 import { OAuthError } from '../oauth/errors.js';
 import { isEmittableUri } from '../oauth/authorize/checks.js';
+import { msg, type Text } from '../i18n/translator.js';
 
-export class LogoutError extends Error {}
+/** Why a logout request is refused: `text` in the reader's language for the page, `message` in English for the log. */
+export class LogoutError extends Error {
+  constructor(readonly text: Text) {
+    super(String(text));
+  }
+}
 
 export interface LogoutRequest {
   client: Client | undefined;
@@ -35,18 +41,18 @@ export async function parseLogoutRequest(services: Services, realm: Realm, raw: 
   if (hint !== undefined) {
     // An expired id token is still a fine hint of who is logging out (RP-Initiated Logout 2).
     const claims = hint.length <= 8192 ? await services.keys.verify(realm.id, hint, { issuer: realmBase(services.config, realm.id), nowSeconds: 0 }) : undefined;
-    if (!claims || claims.typ !== 'ID' || typeof claims.aud !== 'string') throw new LogoutError('The id_token_hint is not an ID token of this realm.');
-    if (clientId !== undefined && clientId !== claims.aud) throw new LogoutError('client_id does not match the id_token_hint.');
+    if (!claims || claims.typ !== 'ID' || typeof claims.aud !== 'string') throw new LogoutError(msg('logoutHintNotIdToken'));
+    if (clientId !== undefined && clientId !== claims.aud) throw new LogoutError(msg('logoutHintClientMismatch'));
     clientId = claims.aud;
     hintSid = typeof claims.sid === 'string' ? claims.sid : undefined;
   }
   const client = clientId !== undefined ? await services.cache.client(realm.id, clientId) : undefined;
-  if (clientId !== undefined && (!client || !client.enabled)) throw new LogoutError('The application is not registered with this server.');
+  if (clientId !== undefined && (!client || !client.enabled)) throw new LogoutError(msg('logoutUnknownApplication'));
   const uri = p.get('post_logout_redirect_uri');
   if (uri !== undefined) {
-    if (!client) throw new LogoutError('post_logout_redirect_uri needs id_token_hint or client_id.');
-    if (!client.postLogoutRedirectUris.includes(uri)) throw new LogoutError('The address to return to after logout is not registered for this application.');
-    if (!isEmittableUri(uri)) throw new LogoutError('The address registered to return to after logout cannot be used. Its administrator must register it again.');
+    if (!client) throw new LogoutError(msg('logoutRedirectNeedsClient'));
+    if (!client.postLogoutRedirectUris.includes(uri)) throw new LogoutError(msg('logoutRedirectNotRegistered'));
+    if (!isEmittableUri(uri)) throw new LogoutError(msg('logoutRedirectUnusable'));
   }
   return { client, postLogoutRedirectUri: uri, state: p.get('state'), hintSid };
 }

@@ -1,12 +1,14 @@
 import { html, type SafeHtml } from './html.js';
 import { page } from './layout.js';
 import type { PasswordRule } from './pages.js';
+import { t, th, type Text } from '../i18n/translator.js';
+import { scopeConsentText } from './scope-text.js';
 
 export interface AccountGrant {
   clientId: string;
   clientName: string;
   organizationId: string;
-  organizationName: string;
+  organizationName: Text;
   scopes: Array<{ name: string; consentText: string }>;
   since: number;
   lastUsed: number | undefined;
@@ -60,61 +62,63 @@ export function accountPage(ctx: {
   passwordRule: PasswordRule;
   /** Unused recovery codes of the user. */
   recoveryCodesLeft: number;
-  notice?: string;
+  notice?: Text;
   /** Why the password form was refused (shown by it). */
-  passwordError?: string;
+  passwordError?: Text;
+  /** The realm's languages, to choose the user's own (their locale attribute); `current` is preselected. */
+  language?: { locales: ReadonlyArray<{ tag: string; name: string }>; current: string };
 }): string {
   return page({
-    title: 'Your account',
+    title: t('accountTitle'),
     realmName: ctx.realmName,
     wide: true,
-    body: html`<h1>Your account</h1>
-<p class="muted">Signed in as <strong>${ctx.username}</strong>.</p>
+    body: html`<h1>${t('accountTitle')}</h1>
+<p class="muted">${th('accountSignedInAs', html`<strong>${ctx.username}</strong>`)}</p>
 ${ctx.notice ? html`<p class="notice" role="status">${ctx.notice}</p>` : ''}
-<h2>Applications with access</h2>
+<h2>${t('accountApplicationsTitle')}</h2>
 ${ctx.grants.length === 0
-  ? html`<p class="muted">No application has access to your account.</p>`
+  ? html`<p class="muted">${t('accountNoApplications')}</p>`
   : html`<ul class="cards">
 ${ctx.grants.map(
   (g) => html`<li class="grant">
-<div><strong>${g.clientName}</strong>${g.organizationId === '' ? '' : html` <span class="muted">for ${g.organizationName}</span>`}</div>
-<ul class="scopes">${g.scopes.map((s) => html`<li>${s.consentText}</li>`)}</ul>
-<p class="muted">Allowed since ${when(g.since)}. ${g.lastUsed ? html`Last used ${when(g.lastUsed)}.` : html`Not used since.`}</p>
+<div><strong>${g.clientName}</strong>${g.organizationId === '' ? '' : html` <span class="muted">${t('accountGrantForOrganization', String(g.organizationName))}</span>`}</div>
+<ul class="scopes">${g.scopes.map((s) => html`<li>${scopeConsentText(s.consentText)}</li>`)}</ul>
+<p class="muted">${th('accountGrantSince', when(g.since))} ${g.lastUsed ? th('accountGrantLastUsed', when(g.lastUsed)) : t('accountGrantNotUsed')}</p>
 <form method="post" action="${ctx.base}/revoke">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="client_id" value="${g.clientId}">
 <input type="hidden" name="organization_id" value="${g.organizationId}">
-<button type="submit" class="secondary">Revoke access</button>
+<button type="submit" class="secondary">${t('removeAccess')}</button>
 </form>
 </li>`,
 )}
 </ul>`}
-<h2>Password</h2>
+<h2>${t('accountPasswordTitle')}</h2>
 ${ctx.hasPassword
   ? html`${ctx.passwordError ? html`<p class="error" role="alert">${ctx.passwordError}</p>` : ''}
 <form method="post" action="${ctx.base}/password" class="password-form">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="text" name="username" value="${ctx.username}" autocomplete="username" readonly hidden>
-<label for="password-current">Current password</label>
+<label for="password-current">${t('accountCurrentPassword')}</label>
 <input type="password" id="password-current" name="password" autocomplete="current-password" maxlength="1024" required>
-<label for="password-new">New password</label>
+<label for="password-new">${t('accountNewPassword')}</label>
 <input type="password" id="password-new" name="password-new" autocomplete="new-password" minlength="${ctx.passwordRule.min}" maxlength="${ctx.passwordRule.max}" aria-describedby="password-rule" required>
-<label for="password-confirm">Confirm new password</label>
+<label for="password-confirm">${t('accountConfirmNewPassword')}</label>
 <input type="password" id="password-confirm" name="password-confirm" autocomplete="new-password" minlength="${ctx.passwordRule.min}" maxlength="${ctx.passwordRule.max}" required>
-<p class="muted" id="password-rule">${ctx.passwordRule.text} Your other browsers and applications will be signed out.</p>
-<div class="actions"><button type="submit" class="secondary">Change password</button></div>
+<p class="muted" id="password-rule">${ctx.passwordRule.text} ${t('accountPasswordChangeSignsOut')}</p>
+<div class="actions"><button type="submit" class="secondary">${t('accountChangePassword')}</button></div>
 </form>`
-  : html`<p class="muted">You have no password here: you sign in with your linked account. An administrator can set one for you.</p>`}
+  : html`<p class="muted">${t('accountNoPassword')}</p>`}
 ${ctx.hasPassword || ctx.authenticators.length > 0 || ctx.securityKeys.length > 0
-  ? html`<h2>Two-step sign-in</h2>
+  ? html`<h2>${t('two-factor')}</h2>
 ${ctx.authenticators.length === 0
   ? ctx.securityKeys.length === 0
-    ? html`<p class="muted">Only your password protects your account. With an authenticator app, signing in also asks for the code it shows.</p>`
-    : html`<p class="muted">No authenticator app: signing in asks for your security key after your password. An app can be a second way in.</p>`
+    ? html`<p class="muted">${t('accountOnlyPassword')}</p>`
+    : html`<p class="muted">${t('accountKeyWithoutApp')}</p>`
   : html`<ul class="cards">
 ${ctx.authenticators.map(
   (a) => html`<li class="authenticator">
-<div><strong>${a.label ?? 'Authenticator app'}</strong> <span class="muted">set up ${when(a.createdAt)}</span></div>
+<div><strong>${a.label ?? t('accountAuthenticatorApp')}</strong> <span class="muted">${th('accountSetUpOn', when(a.createdAt))}</span></div>
 <form method="post" action="${ctx.base}/otp/remove">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="credential_id" value="${a.id}">
@@ -124,23 +128,23 @@ ${ctx.authenticators.map(
 )}
 </ul>`}
 ${ctx.authenticators.length > 0
-  ? html`<p class="muted">Recovery codes, to sign in if you lose your phone: ${ctx.recoveryCodesLeft === 0 ? 'none yet.' : html`${ctx.recoveryCodesLeft} left.`}</p>
+  ? html`<p class="muted">${ctx.recoveryCodesLeft === 0 ? t('accountRecoveryCodesNone') : t('accountRecoveryCodesLeft', ctx.recoveryCodesLeft)}</p>
 <form method="post" action="${ctx.base}/recovery-codes">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
-<div class="actions"><button type="submit" class="secondary">${ctx.recoveryCodesLeft === 0 ? 'Create recovery codes' : 'Create new recovery codes'}</button></div>
+<div class="actions"><button type="submit" class="secondary">${ctx.recoveryCodesLeft === 0 ? t('accountCreateRecoveryCodes') : t('accountCreateNewRecoveryCodes')}</button></div>
 </form>`
   : ''}
 <form method="post" action="${ctx.base}/otp/setup">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
-<div class="actions">${ctx.authenticators.length === 0 ? html`<button type="submit">Set up an authenticator app</button>` : html`<button type="submit" class="secondary">Add another authenticator app</button>`}</div>
+<div class="actions">${ctx.authenticators.length === 0 ? html`<button type="submit">${t('accountSetUpAuthenticator')}</button>` : html`<button type="submit" class="secondary">${t('accountAddAuthenticator')}</button>`}</div>
 </form>
-<h2>Security keys</h2>
+<h2>${t('accountSecurityKeysTitle')}</h2>
 ${ctx.securityKeys.length === 0
-  ? html`<p class="muted">No security key yet. A USB, NFC or Bluetooth key, or this device's screen lock, can be your second step instead of a code.</p>`
+  ? html`<p class="muted">${t('accountNoSecurityKey')}</p>`
   : html`<ul class="cards">
 ${ctx.securityKeys.map(
   (k) => html`<li class="authenticator">
-<div><strong>${k.label ?? (k.passwordless ? 'Passkey' : 'Security key')}</strong>${k.passwordless ? ' (passkey)' : ''} <span class="muted">added ${when(k.createdAt)}</span></div>
+<div><strong>${k.label ?? (k.passwordless ? t('accountPasskey') : t('accountSecurityKey'))}</strong>${k.passwordless ? html` ${t('accountPasskeyNote')}` : ''} <span class="muted">${th('accountAddedOn', when(k.createdAt))}</span></div>
 <form method="post" action="${ctx.base}/webauthn/remove">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="credential_id" value="${k.id}">
@@ -151,53 +155,65 @@ ${ctx.securityKeys.map(
 </ul>`}
 <form method="post" action="${ctx.base}/webauthn/setup">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
-<div class="actions"><button type="submit" class="secondary">Add a security key</button></div>
+<div class="actions"><button type="submit" class="secondary">${t('accountAddSecurityKey')}</button></div>
 </form>
 `
   : ''}
 ${ctx.links.length > 0
-  ? html`<h2>Linked accounts</h2>
+  ? html`<h2>${t('linkedAccounts')}</h2>
 <ul class="cards">
 ${ctx.links.map(
   (l) => html`<li class="linked-account">
-<div><strong>${l.providerName}</strong> <span class="muted">as ${l.username}, linked ${when(l.createdAt)}</span></div>
+<div><strong>${l.providerName}</strong> <span class="muted">${th('accountLinkedAs', l.username, when(l.createdAt))}</span></div>
 ${l.last
-  ? html`<p class="muted">Your only way to sign in here, so it stays linked.</p>`
+  ? html`<p class="muted">${t('accountOnlyWayIn')}</p>`
   : html`<form method="post" action="${ctx.base}/linked-accounts/remove">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="provider" value="${l.alias}">
-<button type="submit" class="secondary">Unlink</button>
+<button type="submit" class="secondary">${t('unLink')}</button>
 </form>`}
 </li>`,
 )}
 </ul>`
   : ''}
-<h2>Where you are signed in</h2>
+<h2>${t('signedInDevices')}</h2>
 <ul class="cards">
 ${ctx.sessions.map(
   (s) => html`<li class="session">
-<div>${s.current ? html`<strong>This browser</strong>` : 'Another browser'} <span class="muted">since ${when(s.createdAt)}</span></div>
+<div>${s.current ? html`<strong>${t('accountThisBrowser')}</strong>` : t('accountAnotherBrowser')} <span class="muted">${th('accountSessionSince', when(s.createdAt))}</span></div>
 <form method="post" action="${ctx.base}/sessions/end">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="session_id" value="${s.id}">
-<button type="submit" class="secondary">Sign out</button>
+<button type="submit" class="secondary">${t('signOut')}</button>
 </form>
 </li>`,
 )}
-</ul>`,
+</ul>${ctx.language ? languageForm(ctx.base, ctx.csrf, ctx.language) : ''}`,
   });
+}
+
+/** Keycloak's account console language: the user's choice, kept in their locale attribute (mails use it too). */
+function languageForm(base: string, csrf: string, language: NonNullable<Parameters<typeof accountPage>[0]['language']>): SafeHtml {
+  return html`
+<h2>${t('accountLanguageTitle')}</h2>
+<form method="post" action="${base}/locale">
+<input type="hidden" name="csrf" value="${csrf}">
+<label for="locale">${t('accountLanguageIntro')}</label>
+<select id="locale" name="locale">${language.locales.map((l) => html`<option value="${l.tag}" lang="${l.tag}"${l.tag === language.current ? html` selected` : ''}>${l.name}</option>`)}</select>
+<div class="actions"><button type="submit" class="secondary">${t('accountSaveLanguage')}</button></div>
+</form>`;
 }
 
 /** The user's new recovery codes, shown once: to print or write down. */
 export function recoveryCodesPage(ctx: { realmName: string; username: string; base: string; codes: readonly string[] }): string {
   return page({
-    title: 'Recovery codes',
+    title: t('recoveryCodesTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>Your recovery codes</h1>
-<p>Keep these codes somewhere safe, apart from your phone: print them or write them down. If you lose your phone, each signs <strong>${ctx.username}</strong> in once instead of the app's code. They are shown only now; any earlier codes no longer work.</p>
+    body: html`<h1>${t('recoveryCodesHeading')}</h1>
+<p>${th('recoveryCodesIntro', html`<strong>${ctx.username}</strong>`)}</p>
 <ol class="recovery-codes">
 ${ctx.codes.map((c) => html`<li><code>${c}</code></li>`)}
 </ol>
-<div class="actions"><a href="${ctx.base}">Back to your account</a></div>`,
+<div class="actions"><a href="${ctx.base}">${t('backToAccount')}</a></div>`,
   });
 }

@@ -1,6 +1,7 @@
 import { html } from './html.js';
 import { page } from './layout.js';
 import { FORM_POST_SCRIPT_PATH } from './scripts.js';
+import { t } from '../i18n/translator.js';
 
 /**
  * OAuth 2.0 Form Post Response Mode 2: an HTML form that posts the response parameters to the
@@ -9,14 +10,14 @@ import { FORM_POST_SCRIPT_PATH } from './scripts.js';
  */
 export function formPostPage(ctx: { realmName: string; clientName: string; action: string; fields: Record<string, string> }): string {
   return page({
-    title: 'Returning to the application',
+    title: t('formPostTitle'),
     realmName: ctx.realmName,
     script: FORM_POST_SCRIPT_PATH,
-    body: html`<h1>Returning to ${ctx.clientName}</h1>
+    body: html`<h1>${t('formPostHeading', ctx.clientName)}</h1>
 <form method="post" action="${ctx.action}" id="form-post">
 ${Object.entries(ctx.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
-<p class="muted">If nothing happens, continue by hand.</p>
-<div class="actions"><button type="submit">Continue to ${ctx.clientName}</button></div>
+<p class="muted">${t('formPostByHand')}</p>
+<div class="actions"><button type="submit">${t('formPostContinue', ctx.clientName)}</button></div>
 </form>`,
   });
 }

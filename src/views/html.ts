@@ -12,7 +12,13 @@ export function escapeHtml(s: string): string {
   return s.replace(/[&<>"'`]/g, (c) => ESCAPES[c] ?? c);
 }
 
-type Value = SafeHtml | string | number | boolean | null | undefined | readonly Value[];
+/** A message rendered in the reader's language (src/i18n/translator.ts Msg): its toString() is the text. */
+export interface Localized {
+  readonly key: string;
+  toString(): string;
+}
+
+type Value = SafeHtml | Localized | string | number | boolean | null | undefined | readonly Value[];
 
 function render(v: Value): string {
   if (v === null || v === undefined || v === false) return '';

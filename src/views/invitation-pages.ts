@@ -1,5 +1,6 @@
 import { html } from './html.js';
 import { page } from './layout.js';
+import { t, th } from '../i18n/translator.js';
 
 /**
  * An invitation into an organization, opened by the existing user it was sent to: a button to join (a
@@ -15,22 +16,23 @@ export function invitationPage(ctx: {
   state: { kind: 'accept'; username: string } | { kind: 'sign-in'; signIn: string } | { kind: 'other-user'; username: string; account: string };
 }): string {
   const s = ctx.state;
+  const title = t('invitationTitle', ctx.organizationName);
   return page({
-    title: `Join ${ctx.organizationName}`,
+    title,
     realmName: ctx.realmName,
-    body: html`<h1>Join ${ctx.organizationName}</h1>
-<p>You were invited to join the organization <strong>${ctx.organizationName}</strong>.</p>
+    body: html`<h1>${title}</h1>
+<p>${th('invitationIntro', html`<strong>${ctx.organizationName}</strong>`)}</p>
 ${s.kind === 'accept'
-  ? html`<p>You are signed in as <strong>${s.username}</strong>. Once you join, you can choose ${ctx.organizationName} when you sign in to its applications.</p>
+  ? html`<p>${th('invitationSignedInAs', html`<strong>${s.username}</strong>`, ctx.organizationName)}</p>
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="key" value="${ctx.key}">
-<div class="actions"><button type="submit">Join ${ctx.organizationName}</button></div>
+<div class="actions"><button type="submit">${t('doJoin', ctx.organizationName)}</button></div>
 </form>`
   : s.kind === 'sign-in'
-    ? html`<p>Sign in to the account this invitation was sent to; you come back here to accept it.</p>
-<div class="actions"><a class="button" href="${s.signIn}">Sign in</a></div>`
-    : html`<p class="error" role="alert">This invitation is for another account. You are signed in as <strong>${s.username}</strong>.</p>
-<p class="muted">Sign out on <a href="${s.account}">your account page</a>, then open the link from the email again.</p>`}`,
+    ? html`<p>${t('invitationSignInFirst')}</p>
+<div class="actions"><a class="button" href="${s.signIn}">${t('doLogIn')}</a></div>`
+    : html`<p class="error" role="alert">${th('invitationOtherAccount', html`<strong>${s.username}</strong>`)}</p>
+<p class="muted">${th('invitationSignOutHint', html`<a href="${s.account}">${t('invitationAccountPage')}</a>`)}</p>`}`,
   });
 }

@@ -1,27 +1,28 @@
 import { html, SafeHtml } from './html.js';
 import { page } from './layout.js';
 import { FRONTCHANNEL_SCRIPT } from '../oidc/frontchannel-logout.js';
+import { t } from '../i18n/translator.js';
 
 export function logoutConfirmPage(ctx: { realmName: string; clientName: string | undefined; action: string; csrf: string; fields: Record<string, string | undefined> }): string {
   return page({
-    title: 'Sign out',
+    title: t('logoutConfirmTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>Do you want to sign out?</h1>
-<p>${ctx.clientName ? html`${ctx.clientName} asks to sign you out of ${ctx.realmName}.` : html`You are about to sign out of ${ctx.realmName}.`}</p>
+    body: html`<h1>${t('logoutConfirmHeader')}</h1>
+<p>${ctx.clientName ? t('logoutConfirmClient', ctx.clientName, ctx.realmName) : t('logoutConfirmRealm', ctx.realmName)}</p>
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 ${Object.entries(ctx.fields).map(([k, v]) => (v === undefined ? '' : html`<input type="hidden" name="${k}" value="${v}">`))}
-<div class="actions"><button type="submit">Sign out</button></div>
+<div class="actions"><button type="submit">${t('doLogout')}</button></div>
 </form>`,
   });
 }
 
 export function loggedOutPage(ctx: { realmName: string }): string {
   return page({
-    title: 'Signed out',
+    title: t('loggedOutTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>You are signed out</h1>
-<p>You can close this window.</p>`,
+    body: html`<h1>${t('successLogout')}</h1>
+<p>${t('logoutCloseWindow')}</p>`,
   });
 }
 
@@ -34,20 +35,20 @@ export function loggedOutPage(ctx: { realmName: string }): string {
  */
 export function frontchannelLogoutPage(ctx: { realmName: string; frames: ReadonlyArray<{ clientName: string; src: string }>; next?: string }): string {
   return page({
-    title: 'Signing out',
+    title: t('frontchannel-logout.title'),
     realmName: ctx.realmName,
-    body: html`<h1>${ctx.next !== undefined ? 'Signing you out' : 'You are signed out'}</h1>
-<p>${ctx.next !== undefined ? 'You are signed out here. The applications you used are being told:' : 'The applications you used are being told:'}</p>
+    body: html`<h1>${ctx.next !== undefined ? t('frontchannelLogoutHeading') : t('successLogout')}</h1>
+<p>${ctx.next !== undefined ? t('frontchannelLogoutSignedOutHere') : t('frontchannel-logout.message')}</p>
 <ul class="logout-clients">
 ${ctx.frames.map((f) => html`<li>${f.clientName}</li>`)}
 </ul>
-${ctx.frames.map((f) => html`<iframe class="logout-frame" src="${f.src}" title="Signing out of ${f.clientName}" tabindex="-1" aria-hidden="true"></iframe>`)}
+${ctx.frames.map((f) => html`<iframe class="logout-frame" src="${f.src}" title="${t('frontchannelLogoutFrameTitle', f.clientName)}" tabindex="-1" aria-hidden="true"></iframe>`)}
 ${
   ctx.next !== undefined
-    ? html`<p class="muted">You will be taken on in a moment. If nothing happens, continue by hand.</p>
-<div class="actions"><a class="button" id="continue" href="${ctx.next}">Continue</a></div>
+    ? html`<p class="muted">${t('frontchannelLogoutMovingOn')}</p>
+<div class="actions"><a class="button" id="continue" href="${ctx.next}">${t('frontchannelLogoutContinue')}</a></div>
 <script>${new SafeHtml(FRONTCHANNEL_SCRIPT)}</script>`
-    : html`<p class="muted">You can close this window.</p>`
+    : html`<p class="muted">${t('logoutCloseWindow')}</p>`
 }`,
   });
 }

@@ -1,6 +1,7 @@
 import { html } from './html.js';
 import { page } from './layout.js';
 import { newPasswordFields, type PasswordRule } from './pages.js';
+import { t, th, type Text } from '../i18n/translator.js';
 
 /** What the registration form had typed (never the password): shown again with the errors. */
 export interface RegistrationValues {
@@ -23,36 +24,36 @@ export function registerPage(ctx: {
   emailAsUsername: boolean;
   rule: PasswordRule;
   values?: RegistrationValues;
-  errors?: readonly string[];
+  errors?: readonly Text[];
   /** An organization invitation's registration (src/http/interaction/invitation-routes.ts): its email is fixed. */
   invitation?: { organizationName: string; email: string; key: string };
 }): string {
   const v = ctx.values ?? {};
   const errors = ctx.errors ?? [];
   return page({
-    title: 'Register',
+    title: t('registerTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>Create your account</h1>
-${ctx.invitation ? html`<p>You were invited to join <strong>${ctx.invitation.organizationName}</strong>. Create your account to accept.</p>` : html`<p>Register to continue to ${ctx.clientName}.</p>`}
+    body: html`<h1>${t('registerHeader')}</h1>
+${ctx.invitation ? html`<p>${th('registerInvitedIntro', html`<strong>${ctx.invitation.organizationName}</strong>`)}</p>` : html`<p>${t('registerIntro', ctx.clientName)}</p>`}
 ${errors.length > 0 ? html`<div class="error" role="alert">${errors.length === 1 ? html`<p>${errors[0]}</p>` : html`<ul>${errors.map((e) => html`<li>${e}</li>`)}</ul>`}</div>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 ${ctx.invitation ? html`<input type="hidden" name="key" value="${ctx.invitation.key}">
 ` : ''}${ctx.emailAsUsername
   ? ''
-  : html`<label for="username">Username</label>
+  : html`<label for="username">${t('username')}</label>
 <input type="text" id="username" name="username" value="${v.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" maxlength="255" required autofocus>
-`}<label for="email">Email</label>
+`}<label for="email">${t('email')}</label>
 ${ctx.invitation
   ? html`<input type="email" id="email" name="email" value="${ctx.invitation.email}" autocomplete="email" readonly aria-describedby="email-fixed">
-<p id="email-fixed" class="muted">The address the invitation was sent to.</p>`
+<p id="email-fixed" class="muted">${t('registerInvitationEmailNote')}</p>`
   : html`<input type="email" id="email" name="email" value="${v.email ?? ''}" autocomplete="email" autocapitalize="none" spellcheck="false" maxlength="320" required${ctx.emailAsUsername ? html` autofocus` : ''}>`}
-<label for="firstName">First name</label>
+<label for="firstName">${t('firstName')}</label>
 <input type="text" id="firstName" name="firstName" value="${v.firstName ?? ''}" autocomplete="given-name" maxlength="255" required>
-<label for="lastName">Last name</label>
+<label for="lastName">${t('lastName')}</label>
 <input type="text" id="lastName" name="lastName" value="${v.lastName ?? ''}" autocomplete="family-name" maxlength="255" required>
 ${newPasswordFields('', ctx.rule, { registration: true })}
-<div class="actions">${ctx.invitation ? '' : html`<a href="${ctx.back}" class="back">Back to sign in</a>`}<button type="submit">Register</button></div>
+<div class="actions">${ctx.invitation ? '' : html`<a href="${ctx.back}" class="back">${t('backToSignIn')}</a>`}<button type="submit">${t('doRegister')}</button></div>
 </form>`,
   });
 }
@@ -61,29 +62,31 @@ ${newPasswordFields('', ctx.rule, { registration: true })}
  * Keycloak's VERIFY_EMAIL required action: a link was mailed to the address; following it goes on with
  * this sign-in. `email` null: the user has no address to verify, only an administrator can help.
  */
-export function verifyEmailPage(ctx: { realmName: string; clientName: string; action?: string; csrf: string; email: string | null; notice?: string; error?: string }): string {
+/** `resent`: the page of the button that mailed the link again. `clientName`: the application, or words standing for it. */
+export function verifyEmailPage(ctx: { realmName: string; clientName: Text; action?: string; csrf: string; email: string | null; resent?: boolean; error?: Text }): string {
+  const client = String(ctx.clientName);
   if (ctx.email === null) {
     return page({
-      title: 'Verify your email',
+      title: t('emailVerifyTitle'),
       realmName: ctx.realmName,
-      body: html`<h1>Verify your email</h1>
-<p class="error" role="alert">Your account has no email address to verify, so you cannot continue to ${ctx.clientName}.</p>
-<p>Contact your administrator: they can add your email address to your account, or verify it for you.</p>`,
+      body: html`<h1>${t('emailVerifyTitle')}</h1>
+<p class="error" role="alert">${t('verifyEmailNoAddress', client)}</p>
+<p>${t('verifyEmailNoAddressHint')}</p>`,
     });
   }
   return page({
-    title: 'Verify your email',
+    title: t('emailVerifyTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>Verify your email</h1>
-<p>You need to verify your email address to continue to ${ctx.clientName}.</p>
-${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : html`<p class="notice" role="status">${ctx.notice ?? 'An email with a link to verify your address has been sent to'} <strong>${ctx.email}</strong>.</p>`}
+    body: html`<h1>${t('emailVerifyTitle')}</h1>
+<p>${t('verifyEmailIntro', client)}</p>
+${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : html`<p class="notice" role="status">${th(ctx.resent ? 'verifyEmailResent' : 'emailVerifyInstruction1', html`<strong>${ctx.email}</strong>`)}</p>`}
 ${ctx.action
-  ? html`<p>Open the link in it to continue. No email? Check your spam folder, or have it sent again.</p>
+  ? html`<p>${t('verifyEmailOpenLink')}</p>
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
-<div class="actions"><button type="submit" class="secondary">Send the email again</button></div>
+<div class="actions"><button type="submit" class="secondary">${t('verifyEmailResend')}</button></div>
 </form>`
-  : html`<p>Open the link in it, then sign in again. No email? Check your spam folder; signing in again sends a new one.</p>`}`,
+  : html`<p>${t('verifyEmailOpenLinkSignIn')}</p>`}`,
   });
 }
 
@@ -93,14 +96,14 @@ ${ctx.action
  */
 export function confirmVerifyEmailPage(ctx: { realmName: string; action: string; csrf: string; token: string; email: string }): string {
   return page({
-    title: 'Verify your email',
+    title: t('emailVerifyTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>Verify your email</h1>
-<p>Confirm that <strong>${ctx.email}</strong> is your email address.</p>
+    body: html`<h1>${t('emailVerifyTitle')}</h1>
+<p>${th('confirmEmailAddressVerification', html`<strong>${ctx.email}</strong>`)}</p>
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="key" value="${ctx.token}">
-<div class="actions"><button type="submit">Confirm</button></div>
+<div class="actions"><button type="submit">${t('doConfirm')}</button></div>
 </form>`,
   });
 }
@@ -108,10 +111,10 @@ export function confirmVerifyEmailPage(ctx: { realmName: string; action: string;
 /** The end of a verify-email link used outside its sign-in. */
 export function emailVerifiedPage(ctx: { realmName: string }): string {
   return page({
-    title: 'Email verified',
+    title: t('emailVerifiedTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>Your email address has been verified</h1>
-<p class="notice" role="status">Thank you.</p>
-<p class="muted">Go back to the application you were using, or to the window where you were signing in.</p>`,
+    body: html`<h1>${t('emailVerifiedMessage')}</h1>
+<p class="notice" role="status">${t('emailVerifiedThanks')}</p>
+<p class="muted">${t('emailVerifiedHint')}</p>`,
   });
 }

@@ -1,6 +1,8 @@
 import { html, type SafeHtml } from './html.js';
 import { page } from './layout.js';
 import type { PageContext } from './pages.js';
+import { t, th, type Text } from '../i18n/translator.js';
+import { DEFAULT_TERMS_TEXT } from '../admin/required-actions.js';
 
 /** The form's values: as the user has them, or as typed when the form comes back with errors. */
 export interface ProfileValues {
@@ -16,30 +18,32 @@ export interface ProfileValues {
  * `hidden`: fields posted back with the form: the mailed link's `key` (execute-actions-email), the
  * account page's `proof` of the password typed.
  */
-export function updateProfilePage(ctx: PageContext & { username: string; values: ProfileValues; errors?: readonly string[]; cancellable?: boolean; readOnly?: boolean; hidden?: Readonly<Record<string, string>> }): string {
+export function updateProfilePage(ctx: PageContext & { username: string; values: ProfileValues; errors?: readonly Text[]; cancellable?: boolean; readOnly?: boolean; hidden?: Readonly<Record<string, string>> }): string {
   const v = ctx.values;
   const errors = ctx.errors ?? [];
   const ro = ctx.readOnly ? html` readonly` : '';
+  const user = html`<strong>${ctx.username}</strong>`;
+  const client = String(ctx.clientName);
   return page({
-    title: 'Update your profile',
+    title: t('loginProfileTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>Update your profile</h1>
+    body: html`<h1>${t('loginProfileTitle')}</h1>
 ${ctx.readOnly
-  ? html`<p>The profile of <strong>${ctx.username}</strong> comes from your organization's user directory (LDAP): check it and continue to ${ctx.clientName}. Changes are made in the directory.</p>`
+  ? html`<p>${th('updateProfileReadOnly', user, client)}</p>`
   : ctx.cancellable
-    ? html`<p>${ctx.clientName} asks you to review the profile of <strong>${ctx.username}</strong>.</p>`
-    : html`<p>Check the profile of <strong>${ctx.username}</strong> before you continue to ${ctx.clientName}.</p>`}
+    ? html`<p>${th('updateProfileAsked', client, user)}</p>`
+    : html`<p>${th('updateProfileIntro', user, client)}</p>`}
 ${errors.length > 0 ? html`<div class="error" role="alert">${errors.length === 1 ? html`<p>${errors[0]}</p>` : html`<ul>${errors.map((e) => html`<li>${e}</li>`)}</ul>`}</div>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 ${hiddenFields(ctx.hidden)}
-<label for="email">Email</label>
+<label for="email">${t('email')}</label>
 <input type="email" id="email" name="email" value="${v.email}" autocomplete="email" autocapitalize="none" spellcheck="false" maxlength="320" required${ro}${ctx.readOnly ? '' : html` autofocus`}>
-<label for="firstName">First name</label>
+<label for="firstName">${t('firstName')}</label>
 <input type="text" id="firstName" name="firstName" value="${v.firstName}" autocomplete="given-name" maxlength="255" required${ro}>
-<label for="lastName">Last name</label>
+<label for="lastName">${t('lastName')}</label>
 <input type="text" id="lastName" name="lastName" value="${v.lastName}" autocomplete="family-name" maxlength="255" required${ro}>
-<div class="actions"><button type="submit">${ctx.readOnly ? 'Continue' : 'Submit'}</button>${ctx.cancellable ? html`<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>` : ''}</div>
+<div class="actions"><button type="submit">${t(ctx.readOnly ? 'doContinue' : 'doSubmit')}</button>${ctx.cancellable ? html`<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>${t('doCancel')}</button>` : ''}</div>
 </form>`,
   });
 }
@@ -53,18 +57,21 @@ function paragraphs(text: string): SafeHtml {
   return html`${paras.map((p) => html`<p>${p.split('\n').map((line, i) => html`${i > 0 ? html`<br>` : ''}${line}`)}</p>`)}`;
 }
 
-/** Keycloak's TERMS_AND_CONDITIONS required action (terms.ftl): the realm's terms, Accept or Decline. */
+/**
+ * Keycloak's TERMS_AND_CONDITIONS required action (terms.ftl): the realm's terms, Accept or Decline. The
+ * realm's own terms as written; Realmgate's placeholder for none in the page's language (termsPlainText).
+ */
 export function termsPage(ctx: PageContext & { username: string; text: string; hidden?: Readonly<Record<string, string>> }): string {
   return page({
-    title: 'Terms and conditions',
+    title: t('termsTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>Terms and conditions</h1>
-<p>Read and accept the terms to continue to ${ctx.clientName} as <strong>${ctx.username}</strong>.</p>
-<div class="terms" tabindex="0" aria-label="Terms and conditions">${paragraphs(ctx.text)}</div>
+    body: html`<h1>${t('termsTitle')}</h1>
+<p>${th('termsIntro', String(ctx.clientName), html`<strong>${ctx.username}</strong>`)}</p>
+<div class="terms" tabindex="0" aria-label="${t('termsTitle')}">${paragraphs(ctx.text === DEFAULT_TERMS_TEXT ? t('termsPlainText') : ctx.text)}</div>
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 ${hiddenFields(ctx.hidden)}
-<div class="actions"><button type="submit" name="accept" value="1">Accept</button><button type="submit" name="cancel" value="1" class="secondary">Decline</button></div>
+<div class="actions"><button type="submit" name="accept" value="1">${t('doAccept')}</button><button type="submit" name="cancel" value="1" class="secondary">${t('doDecline')}</button></div>
 </form>`,
   });
 }

@@ -1,23 +1,24 @@
 import { html } from './html.js';
 import { page } from './layout.js';
 import { newPasswordFields, type PasswordRule } from './pages.js';
+import { t, th, type Text } from '../i18n/translator.js';
 
 /**
  * The pages of a mailed link: "Forgot password?" (asks who), the same answer whoever was typed, the
  * new password a link lets the user choose, and the ends of a link used outside a sign-in.
  */
-export function forgotPasswordPage(ctx: { realmName: string; clientName: string; action: string; csrf: string; back: string; error?: string }): string {
+export function forgotPasswordPage(ctx: { realmName: string; clientName: string; action: string; csrf: string; back: string; error?: Text }): string {
   return page({
-    title: 'Forgot password',
+    title: t('forgotPasswordTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>Forgot your password?</h1>
-<p>Enter your username or email address. We will send you an email with a link to choose a new password.</p>
+    body: html`<h1>${t('emailForgotTitle')}</h1>
+<p>${t('emailInstruction')}</p>
 ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
-<label for="username">Username or email</label>
+<label for="username">${t('usernameOrEmail')}</label>
 <input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" maxlength="320" required autofocus>
-<div class="actions"><a href="${ctx.back}" class="back">Back to sign in</a><button type="submit">Send link</button></div>
+<div class="actions"><a href="${ctx.back}" class="back">${t('backToSignIn')}</a><button type="submit">${t('doSendLink')}</button></div>
 </form>`,
   });
 }
@@ -25,28 +26,28 @@ ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 /** The same page whatever was typed: it says nothing about whether the account exists. */
 export function resetMailSentPage(ctx: { realmName: string; back: string; lifespanMinutes: number }): string {
   return page({
-    title: 'Check your email',
+    title: t('checkEmailTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>Check your email</h1>
-<p class="notice" role="status">If an account exists, you will receive an email with instructions.</p>
-<p>The link in it works for ${ctx.lifespanMinutes} ${ctx.lifespanMinutes === 1 ? 'minute' : 'minutes'}, once. No email? Check your spam folder, or ask for a new link in a few minutes.</p>
-<div class="actions"><a href="${ctx.back}">Back to sign in</a></div>`,
+    body: html`<h1>${t('checkEmailTitle')}</h1>
+<p class="notice" role="status">${t('resetEmailSentMessage')}</p>
+<p>${t(ctx.lifespanMinutes === 1 ? 'resetLinkLifespanMinute' : 'resetLinkLifespanMinutes', ctx.lifespanMinutes)}</p>
+<div class="actions"><a href="${ctx.back}">${t('backToSignIn')}</a></div>`,
   });
 }
 
 /** The new password a mailed link lets the user choose. */
-export function chooseNewPasswordPage(ctx: { realmName: string; username: string; action: string; csrf: string; token: string; rule: PasswordRule; error?: string }): string {
+export function chooseNewPasswordPage(ctx: { realmName: string; username: string; action: string; csrf: string; token: string; rule: PasswordRule; error?: Text }): string {
   return page({
-    title: 'Choose a new password',
+    title: t('chooseNewPasswordTitle'),
     realmName: ctx.realmName,
-    body: html`<h1>Choose a new password</h1>
-<p>Choose a new password for <strong>${ctx.username}</strong>. Your other sessions will be signed out.</p>
+    body: html`<h1>${t('chooseNewPasswordTitle')}</h1>
+<p>${th('chooseNewPasswordIntro', html`<strong>${ctx.username}</strong>`)}</p>
 ${ctx.error ? html`<p class="error" role="alert">${ctx.error}</p>` : ''}
 <form method="post" action="${ctx.action}">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="key" value="${ctx.token}">
 ${newPasswordFields(ctx.username, ctx.rule)}
-<div class="actions"><button type="submit">Save password</button></div>
+<div class="actions"><button type="submit">${t('doSavePassword')}</button></div>
 </form>`,
   });
 }
@@ -54,25 +55,25 @@ ${newPasswordFields(ctx.username, ctx.rule)}
 /** The end of a link used outside a sign-in (or whose sign-in is gone): what was done; where to go is the user's. */
 export function accountUpdatedPage(ctx: { realmName: string; passwordOnly: boolean }): string {
   return page({
-    title: ctx.passwordOnly ? 'Password updated' : 'Account updated',
+    title: t(ctx.passwordOnly ? 'passwordUpdatedTitle' : 'accountUpdatedTitle'),
     realmName: ctx.realmName,
     body: ctx.passwordOnly
-      ? html`<h1>Your password has been updated</h1>
-<p class="notice" role="status">You can now sign in with your new password.</p>
-<p class="muted">Go back to the application you were using and sign in.</p>`
-      : html`<h1>Your account has been updated</h1>
-<p class="notice" role="status">Everything that was asked of you is done.</p>
-<p class="muted">Go back to the application you were using and sign in.</p>`,
+      ? html`<h1>${t('accountPasswordUpdatedMessage')}</h1>
+<p class="notice" role="status">${t('passwordUpdatedNotice')}</p>
+<p class="muted">${t('backToApplicationSignIn')}</p>`
+      : html`<h1>${t('accountUpdatedMessage')}</h1>
+<p class="notice" role="status">${t('accountUpdatedNotice')}</p>
+<p class="muted">${t('backToApplicationSignIn')}</p>`,
   });
 }
 
 /** A link that does not work (altered, expired, used, or its account changed): why, and what to do. */
-export function linkRefusedPage(ctx: { realmName: string; title: string; description: string; hint?: string }): string {
+export function linkRefusedPage(ctx: { realmName: string; title: Text; description: Text; hint?: Text }): string {
   return page({
     title: ctx.title,
     realmName: ctx.realmName,
     body: html`<h1>${ctx.title}</h1>
 <p class="error" role="alert">${ctx.description}</p>
-<p class="muted">${ctx.hint ?? html`Ask for a new link: at the sign-in page choose &quot;Forgot password?&quot;, or ask your administrator to send one again.`}</p>`,
+<p class="muted">${ctx.hint ?? th('linkRefusedHint')}</p>`,
   });
 }

@@ -95,8 +95,12 @@ export const WEBAUTHN_SCRIPT = `'use strict';
   function say(text) {
     if (status) { status.textContent = text; status.hidden = false; }
   }
+  // The page's language: its words in data attributes (none on an English page).
+  function words(name, english) {
+    return (status && status.getAttribute('data-' + name)) || english;
+  }
   if (!window.PublicKeyCredential || !navigator.credentials) {
-    say('This browser cannot use security keys.');
+    say(words('unsupported', 'This browser cannot use security keys.'));
     return;
   }
   function decode(s) {
@@ -147,7 +151,9 @@ export const WEBAUTHN_SCRIPT = `'use strict';
     };
     var failed = function (err) {
       busy = false;
-      say(err && err.name === 'NotAllowedError' ? 'The security key was not used (cancelled or timed out). Try again.' : 'The security key could not be used' + (err && err.name ? ' (' + err.name + ')' : '') + '. Try again.');
+      if (err && err.name === 'NotAllowedError') say(words('cancelled', 'The security key was not used (cancelled or timed out). Try again.'));
+      else if (status && status.getAttribute('data-failed')) say(status.getAttribute('data-failed') + (err && err.name ? ' (' + err.name + ')' : ''));
+      else say('The security key could not be used' + (err && err.name ? ' (' + err.name + ')' : '') + '. Try again.');
     };
     if (mode === 'create') {
       o.user.id = decode(o.user.id);

@@ -4,6 +4,8 @@ export const STYLESHEET = `
 * { box-sizing: border-box; }
 body { margin: 0; min-height: 100vh; display: flex; align-items: flex-start; justify-content: center; background: #f3f5f8; color: var(--text); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 .card { width: 100%; max-width: 28rem; margin: 8vh 1rem 2rem; padding: 2rem; background: #fff; border: 1px solid var(--border); border-radius: 12px; box-shadow: 0 2px 12px rgba(20, 30, 50, 0.06); }
+.locales { display: flex; flex-wrap: wrap; justify-content: flex-end; gap: 0.25rem 0.75rem; margin: 0 0 0.5rem; font-size: 0.85rem; }
+.locales span { font-weight: 600; }
 .realm { margin: 0 0 0.25rem; color: var(--muted); font-size: 0.85rem; text-transform: uppercase; letter-spacing: 0.06em; }
 h1 { margin: 0 0 1rem; font-size: 1.5rem; line-height: 1.25; }
 p { margin: 0 0 1rem; }

@@ -21,7 +21,7 @@ export const CLIENT_ORIGIN = 'https://app.example.com';
  * when chromium is not installed (the tests then skip with SKIP_REASON). `newContext` is a fresh profile
  * (no cookies) at desktop size, with short timeouts so that a broken page fails fast.
  */
-export function sharedBrowser(): { readonly browser: Browser | undefined; newContext(): Promise<BrowserContext> } {
+export function sharedBrowser(): { readonly browser: Browser | undefined; newContext(opts?: { locale?: string }): Promise<BrowserContext> } {
   let browser: Browser | undefined;
   before(async () => {
     // The PostgreSQL half of a split file without TEST_DATABASE_URL has no tests: a chromium launched for
@@ -36,8 +36,9 @@ export function sharedBrowser(): { readonly browser: Browser | undefined; newCon
     get browser() {
       return browser;
     },
-    async newContext() {
-      const context = await browser!.newContext({ viewport: DESKTOP, locale: 'en-US' });
+    async newContext(opts = {}) {
+      // `locale`: the browser's language (its Accept-Language); American English unless asked.
+      const context = await browser!.newContext({ viewport: DESKTOP, locale: opts.locale ?? 'en-US' });
       context.setDefaultTimeout(10_000);
       context.setDefaultNavigationTimeout(15_000);
       return context;

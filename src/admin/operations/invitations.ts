@@ -8,6 +8,7 @@ import { nowSeconds } from '../../clock.js';
 import { randomId, randomToken, tokenHash } from '../../crypto/random.js';
 import { canSendMail, MailError, sendMail } from '../../mail/mailer.js';
 import { organizationInviteMail } from '../../views/mail.js';
+import { renderMail } from '../../mail/locale.js';
 import { checkEmail, checkPage, checkText, ConflictError, LIMITS, NotFound, ValidationError } from '../validation.js';
 import { requireOrganization } from './organizations.js';
 import { cliActor, recordAdminEvent, type Actor } from './common.js';
@@ -57,7 +58,9 @@ async function sendInvitation(
   const inv: Invitation = { id: randomId(), realmId: realm.id, organizationId: org.id, email: o.email, firstName: o.firstName, lastName: o.lastName, userId: o.user?.id ?? null, createdAt: now, expiresAt: now + lifespan };
   const secret = randomToken(32);
   await services.store.invitations.create(inv, tokenHash(secret));
-  const content = organizationInviteMail({ realmName: realm.displayName ?? realm.id, organizationName: org.name, link: invitationLink(services, realm.id, secret), lifespan, firstName: o.user?.firstName ?? o.firstName, register: !o.user });
+  const link = invitationLink(services, realm.id, secret);
+  // In the invited user's language; someone invited to register has none yet: the realm's default.
+  const content = await renderMail(services, realm, o.user, () => organizationInviteMail({ realmName: realm.displayName ?? realm.id, organizationName: org.name, link, lifespan, firstName: o.user?.firstName ?? o.firstName, register: !o.user }));
   try {
     await sendMail(services.store, realm, { to: o.email, ...content });
   } catch (err) {

@@ -31,6 +31,12 @@ import { accountVerifyEmail } from '../interaction/registration-routes.js';
 import { INVITATION_COOKIE, invitationPath } from '../interaction/invitation-routes.js';
 import { logoutSession } from '../../oidc/end-session.js';
 import { logoutFrames } from '../../oidc/frontchannel-logout.js';
+import { useTranslator } from '../i18n.js';
+import { msg, t, type Text } from '../../i18n/translator.js';
+import { localeName, realmLocales } from '../../i18n/locales.js';
+
+/** The error a view shows (a string, or a message in the reader's language). */
+type ErrorOf<V extends (ctx: never) => string> = Parameters<V>[0] extends { error?: infer E } ? E : never;
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
@@ -61,19 +67,36 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   async function context(req: Req, reply: FastifyReply): Promise<{ realm: Realm; session: BrowserSession | undefined; csrf: string; binding: string } | undefined> {
     const realm = await services.cache.realm(req.params.realm);
     if (!realm) {
-      renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+      renderError(reply, 404, { realmName: 'Realmgate', title: msg('unknownRealmTitle'), description: msg('unknownRealmMessage') });
       return undefined;
     }
     const binding = ensureBrowserBinding(req, reply, services.config, realm.id);
     const csrf = await formCsrf(services, 'account', binding);
     const secret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
     const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), nowSeconds(services.clock)) : undefined;
+    // Keycloak's account console speaks the signed-in user's language (their locale attribute), else
+    // the browser's choice (src/http/i18n.ts).
+    const user = realm.internationalizationEnabled && session ? await services.store.users.get(session.userId) : undefined;
+    await speak(reply, realm, user);
     return { realm, session, csrf, binding };
   }
 
-  async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, notice?: string, passwordError?: string): Promise<FastifyReply> {
+  /**
+   * Chooses the language of the page about to be rendered: `user`'s own (their locale attribute) once
+   * known. `here`: the address that shows the page again (the language menu's links); a GET request's own
+   * address when not given.
+   */
+  async function speak(reply: FastifyReply, realm: Realm, user: User | undefined, here?: string): Promise<void> {
+    await useTranslator(services, reply.request, reply, realm, { userLocale: user?.attributes.locale?.[0], ...(here !== undefined ? { here } : {}) });
+  }
+
+  async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, notice?: Text, passwordError?: Text): Promise<FastifyReply> {
     const now = nowSeconds(services.clock);
     const user = await services.store.users.get(session.userId);
+    // The page shown after a form too: its language menu shows the page again.
+    await speak(reply, realm, user, baseOf(realm));
+    const locales = realm.internationalizationEnabled ? realmLocales(realm) : [];
+    const pageLocale = reply.request.translator?.locale ?? 'en';
     const [consents, usage, orgs, sessions, scopes, authenticators, links, providers] = await Promise.all([
       services.store.consents.listForUser(realm.id, session.userId),
       services.store.refresh.lastUsedByUser(realm.id, session.userId, now),
@@ -97,15 +120,13 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         clientId,
         clientName: client?.name ?? clientId,
         organizationId,
-        organizationName: orgs.find((o) => o.id === organizationId)?.name ?? 'a former organization',
+        organizationName: orgs.find((o) => o.id === organizationId)?.name ?? msg('accountFormerOrganization'),
         scopes: (consent?.scopes ?? []).map((n) => scopes?.get(n) ?? { name: n, consentText: n }),
         since: consent?.createdAt ?? used?.lastUsed ?? now,
         lastUsed: used?.lastUsed,
       });
     }
-    return sendPage(
-      reply,
-      passwordError ? 400 : 200,
+    return sendPage(reply, passwordError ? 400 : 200, () =>
       accountPage({
         realmName: realm.displayName ?? realm.id,
         username: user?.username ?? '',
@@ -127,6 +148,8 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         recoveryCodesLeft,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
+        // The languages to choose from, the page's own preselected (the user's, or the one the menu chose).
+        ...(locales.length > 1 ? { language: { locales: locales.map((tag) => ({ tag, name: localeName(tag) })), current: pageLocale } } : {}),
       }),
     );
   }
@@ -187,10 +210,11 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     });
   }
 
-  function updatePassword(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: string): FastifyReply {
-    const page = updatePasswordPage({
+  async function updatePassword(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: ErrorOf<typeof updatePasswordPage>): Promise<FastifyReply> {
+    await speak(reply, realm, user);
+    const page = (): string => updatePasswordPage({
       realmName: realm.displayName ?? realm.id,
-      clientName: 'your account',
+      clientName: t('accountClientName'),
       action: `${baseOf(realm)}/update-password`,
       csrf,
       username: user.username,
@@ -202,9 +226,10 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return sendPage(reply, error ? 400 : 200, page);
   }
 
-  async function otp(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: string, status?: number): Promise<FastifyReply> {
+  async function otp(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: ErrorOf<typeof otpPage>, status?: number): Promise<FastifyReply> {
+    await speak(reply, realm, user);
     const otherMethod = (await services.store.webauthn.has(user.id)) ? { otherMethod: `${baseOf(realm)}/second-factor` } : {};
-    const page = otpPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/otp`, csrf, username: user.username, proof, ...otherMethod, ...(error ? { error } : {}) });
+    const page = (): string => otpPage({ realmName: realm.displayName ?? realm.id, clientName: t('accountClientName'), action: `${baseOf(realm)}/otp`, csrf, username: user.username, proof, ...otherMethod, ...(error ? { error } : {}) });
     return sendPage(reply, status ?? (error ? 400 : 200), page);
   }
 
@@ -212,35 +237,40 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   const keyBinding = (binding: string): string => `account:${tokenHash(binding)}`;
 
   /** The sign-in's security key step (a proof of the password), with "Use another method" for a user with an app too. */
-  async function securityKey(reply: FastifyReply, realm: Realm, c: { csrf: string; binding: string }, user: User, proof: string, error?: string, status?: number): Promise<FastifyReply> {
+  async function securityKey(reply: FastifyReply, realm: Realm, c: { csrf: string; binding: string }, user: User, proof: string, error?: ErrorOf<typeof webauthnPage>, status?: number): Promise<FastifyReply> {
+    await speak(reply, realm, user);
     const keys = await services.store.webauthn.list(user.id, 'two-factor');
     const challenge = await issueChallenge(services.store, realm, keyBinding(c.binding), 'get', nowSeconds(services.clock));
     const otherMethod = (await services.store.otp.has(user.id)) ? { otherMethod: `${baseOf(realm)}/second-factor` } : {};
-    const page = webauthnPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/webauthn`, csrf: c.csrf, username: user.username, options: requestOptions(services.config, realm, challenge, keys), proof, ...otherMethod, ...(error ? { error } : {}) });
+    const page = (): string => webauthnPage({ realmName: realm.displayName ?? realm.id, clientName: t('accountClientName'), action: `${baseOf(realm)}/webauthn`, csrf: c.csrf, username: user.username, options: requestOptions(services.config, realm, challenge, keys), proof, ...otherMethod, ...(error ? { error } : {}) });
     return sendPage(reply, status ?? (error ? 400 : 200), page);
   }
 
   /** Registering a security key (a proof of every step): the webauthn-register required action, or "Add a security key". */
-  async function registerKey(reply: FastifyReply, realm: Realm, c: { csrf: string; binding: string }, user: User, proof: string, error?: string): Promise<FastifyReply> {
+  async function registerKey(reply: FastifyReply, realm: Realm, c: { csrf: string; binding: string }, user: User, proof: string, error?: ErrorOf<typeof registerWebauthnPage>): Promise<FastifyReply> {
+    await speak(reply, realm, user);
     const challenge = await issueChallenge(services.store, realm, keyBinding(c.binding), 'create', nowSeconds(services.clock));
     const options = creationOptions(services.config, realm, user, challenge, await services.store.webauthn.list(user.id));
-    const page = registerWebauthnPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/webauthn-register`, csrf: c.csrf, username: user.username, options, proof, ...(error ? { error } : {}) });
+    const page = (): string => registerWebauthnPage({ realmName: realm.displayName ?? realm.id, clientName: t('accountClientName'), action: `${baseOf(realm)}/webauthn-register`, csrf: c.csrf, username: user.username, options, proof, ...(error ? { error } : {}) });
     return sendPage(reply, error ? 400 : 200, page);
   }
 
-  function terms(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string): FastifyReply {
-    return sendPage(reply, 200, termsPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/terms`, csrf, username: user.username, text: termsText(realm), hidden: { proof } }));
+  async function terms(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string): Promise<FastifyReply> {
+    await speak(reply, realm, user);
+    return sendPage(reply, 200, () => termsPage({ realmName: realm.displayName ?? realm.id, clientName: t('accountClientName'), action: `${baseOf(realm)}/terms`, csrf, username: user.username, text: termsText(realm), hidden: { proof } }));
   }
 
-  function updateProfile(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, typed?: { values: ProfileValues; errors: readonly string[] }): FastifyReply {
+  async function updateProfile(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, typed?: { values: ProfileValues; errors: NonNullable<Parameters<typeof updateProfilePage>[0]['errors']> }): Promise<FastifyReply> {
+    await speak(reply, realm, user);
     const values = typed?.values ?? { email: user.email ?? '', firstName: user.firstName ?? '', lastName: user.lastName ?? '' };
-    const page = updateProfilePage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/update-profile`, csrf, username: user.username, values, readOnly: Boolean(user.federationLink), hidden: { proof }, ...(typed ? { errors: typed.errors } : {}) });
+    const page = (): string => updateProfilePage({ realmName: realm.displayName ?? realm.id, clientName: t('accountClientName'), action: `${baseOf(realm)}/update-profile`, csrf, username: user.username, values, readOnly: Boolean(user.federationLink), hidden: { proof }, ...(typed ? { errors: typed.errors } : {}) });
     return sendPage(reply, typed ? 400 : 200, page);
   }
 
-  async function configureOtp(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: string): Promise<FastifyReply> {
+  async function configureOtp(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: ErrorOf<typeof configureOtpPage>): Promise<FastifyReply> {
+    await speak(reply, realm, user);
     const setup = await otpSetup(services, realm, user.username, `account\0${proof}`);
-    const page = configureOtpPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/configure-otp`, csrf, username: user.username, qr: setup.qr, key: setup.base32, proof, ...(error ? { error } : {}) });
+    const page = (): string => configureOtpPage({ realmName: realm.displayName ?? realm.id, clientName: t('accountClientName'), action: `${baseOf(realm)}/configure-otp`, csrf, username: user.username, qr: setup.qr, key: setup.base32, proof, ...(error ? { error } : {}) });
     return sendPage(reply, error ? 400 : 200, page);
   }
 
@@ -254,7 +284,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const c = await context(req, reply);
     if (!c) return reply;
     const proved = (await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf)) ? await readProof(req, c.realm, c.binding, stage) : undefined;
-    if (!proved || !also(proved.user, c)) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Sign in again.' });
+    if (!proved || !also(proved.user, c)) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: msg('formExpiredTitle'), description: msg('accountFormExpiredMessage') });
     return { c, ...proved };
   }
 
@@ -287,10 +317,10 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   }
 
   /** The sign-in page of the account page, with the passkey button when a user of the realm has a passkey (its challenge bound to this browser). */
-  async function login(reply: FastifyReply, c: { realm: Realm; csrf: string; binding: string }, error?: string, status = 200): Promise<FastifyReply> {
+  async function login(reply: FastifyReply, c: { realm: Realm; csrf: string; binding: string }, error?: ErrorOf<typeof loginPage>, status = 200): Promise<FastifyReply> {
     const { realm, csrf } = c;
     const passkey = await passkeyOption(services, realm, keyBinding(c.binding), `${baseOf(realm)}/passwordless`);
-    return sendPage(reply, status, loginPage({ realmName: realm.displayName ?? realm.id, clientName: 'your account', action: `${baseOf(realm)}/login`, csrf, usernameLabel: loginLabel(realm), ...passkey, ...(error ? { error } : {}) }));
+    return sendPage(reply, status, () => loginPage({ realmName: realm.displayName ?? realm.id, clientName: t('accountClientName'), action: `${baseOf(realm)}/login`, csrf, usernameLabel: loginLabel(realm), ...passkey, ...(error ? { error } : {}) }));
   }
 
   varyOrigin(app);
@@ -307,7 +337,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   app.post(`${path}/login`, async (req: Req, reply) => {
     const c = await context(req, reply);
     if (!c) return reply;
-    if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Please try again.' });
+    if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: msg('formExpiredTitle'), description: msg('formExpiredMessage') });
     const username = field(req, 'username') ?? '';
     const outcome = await attemptLogin(services, c.realm, { username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
     if ('error' in outcome) {
@@ -333,7 +363,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   app.post(`${path}/passwordless`, async (req: Req, reply) => {
     const c = await context(req, reply);
     if (!c) return reply;
-    if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Form expired', description: 'The form was out of date. Please try again.' });
+    if (!(await checkFormCsrf(req, services, c.realm.id, 'account', req.body?.csrf))) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: msg('formExpiredTitle'), description: msg('formExpiredMessage') });
     const r = await passkeySignIn(services, req, reply, c.realm, { boundTo: keyBinding(c.binding), clientId: 'account', field: (name) => field(req, name) });
     if ('error' in r) return login(reply, c, r.error, r.status);
     setRealmCookie(reply, services.config, c.realm.id, DEVICE_COOKIE, await issueDeviceCookie(services.store, c.realm.id, r.user.username), DEVICE_COOKIE_MAX_AGE);
@@ -410,7 +440,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       nowSeconds: nowSeconds(services.clock),
     });
     if (problem) return registerKey(reply, c.realm, c, user, proof, problem);
-    if (own && c.session) return show(reply, c.realm, c.session, c.csrf, 'Your security key is registered: signing in now also asks for it.');
+    if (own && c.session) return show(reply, c.realm, c.session, c.csrf, msg('accountKeyRegistered'));
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
   });
 
@@ -430,7 +460,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const user = await services.store.users.get(c.session.userId);
     const id = field(req, 'credential_id') ?? '';
     const removed = user ? await removeWebAuthn(services.store, user, id, { ip: req.ip, clientId: 'account', by: 'the user on the account page' }) : false;
-    return show(reply, c.realm, c.session, c.csrf, removed ? 'The security key is removed.' : undefined);
+    return show(reply, c.realm, c.session, c.csrf, removed ? msg('accountKeyRemoved') : undefined);
   });
 
   app.post(`${path}/configure-otp`, async (req: Req, reply) => {
@@ -443,7 +473,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const setup = await otpSetup(services, c.realm, user.username, `account\0${proof}`);
     const problem = await enrollOtp(services.store, { user, key: setup.key, code: field(req, 'otp') ?? '', label: field(req, 'label') ?? '', ip: req.ip, clientId: 'account', nowSeconds: nowSeconds(services.clock) });
     if (problem) return configureOtp(reply, c.realm, c.csrf, user, proof, problem);
-    if (own && c.session) return show(reply, c.realm, c.session, c.csrf, 'Your authenticator app is set up: signing in now also asks for its code.');
+    if (own && c.session) return show(reply, c.realm, c.session, c.csrf, msg('accountAppSetUp'));
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
   });
 
@@ -460,7 +490,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if ('error' in check) {
       await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: 'password change: current password refused' });
       if (check.retryAfter) reply.header('retry-after', String(check.retryAfter));
-      return show(reply, c.realm, c.session, c.csrf, undefined, check.retryAfter ? check.error : 'The current password is not right.');
+      return show(reply, c.realm, c.session, c.csrf, undefined, check.retryAfter ? check.error : msg('accountCurrentPasswordWrong'));
     }
     const problem = await newPasswordFromForm(req, c.realm, user, 'changed by the user on the account page');
     if (problem) return show(reply, c.realm, c.session, c.csrf, undefined, problem);
@@ -468,7 +498,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     // The new session is remembered as the one it replaces was.
     const { secret, session } = await createBrowserSession(services, c.realm, user.id, { rememberMe: c.session.rememberMe === true });
     setSessionCookies(reply, services.config, session, secret, nowSeconds(services.clock));
-    return show(reply, c.realm, session, c.csrf, 'Your password is changed. Your other browsers and applications are signed out.');
+    return show(reply, c.realm, session, c.csrf, msg('accountPasswordChanged'));
   });
 
   // Self-service from the signed-in page: set up another authenticator, remove one.
@@ -489,7 +519,8 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const user = await services.store.users.get(c.session.userId);
     if (!user || !(await services.store.otp.has(user.id))) return reply.redirect(baseOf(c.realm), 303);
     const codes = await createRecoveryCodes(services.store, user, { ip: req.ip, clientId: 'account' });
-    return sendPage(reply, 200, recoveryCodesPage({ realmName: c.realm.displayName ?? c.realm.id, username: user.username, base: baseOf(c.realm), codes }));
+    await speak(reply, c.realm, user);
+    return sendPage(reply, 200, () => recoveryCodesPage({ realmName: c.realm.displayName ?? c.realm.id, username: user.username, base: baseOf(c.realm), codes }));
   });
 
   app.post(`${path}/otp/remove`, async (req: Req, reply) => {
@@ -499,7 +530,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const user = await services.store.users.get(c.session.userId);
     const id = field(req, 'credential_id') ?? '';
     const removed = user ? await removeOtp(services.store, user, id, { ip: req.ip, clientId: 'account', by: 'the user on the account page' }) : false;
-    return show(reply, c.realm, c.session, c.csrf, removed ? 'The authenticator app is removed.' : undefined);
+    return show(reply, c.realm, c.session, c.csrf, removed ? msg('accountAppRemoved') : undefined);
   });
 
   // Keycloak's account console "Linked accounts": the user unlinks an account at a provider.
@@ -509,7 +540,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const { c } = f;
     const user = await services.store.users.get(c.session.userId);
     const result = user ? await unlinkOwnAccount(services.store, user, field(req, 'provider') ?? '', { ip: req.ip }) : 'none';
-    const notice = result === 'removed' ? 'The account is unlinked: it no longer signs you in here.' : result === 'last' ? 'That account is your only way to sign in: it stays linked.' : undefined;
+    const notice = result === 'removed' ? msg('accountUnlinked') : result === 'last' ? msg('accountLastLinkStays') : undefined;
     return show(reply, c.realm, c.session, c.csrf, notice);
   });
 
@@ -532,7 +563,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const accepted = termsAccepted((name) => field(req, name));
     await answerTerms(services, { realm: c.realm, user, accepted, ip: req.ip, clientId: 'account' });
     // Keycloak: a declined required action fails the sign-in; no session.
-    if (!accepted) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: 'Terms declined', description: 'You declined the terms and conditions, so you are not signed in.' });
+    if (!accepted) return renderError(reply, 403, { realmName: c.realm.displayName ?? c.realm.id, title: msg('termsDeclinedTitle'), description: msg('accountTermsDeclinedMessage') });
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
   });
 
@@ -544,6 +575,22 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const errors = await completeProfileUpdate(services, { realm: c.realm, user, values, ip: req.ip, clientId: 'account' });
     if (errors.length > 0) return updateProfile(reply, c.realm, c.csrf, user, proof, { values: shown, errors });
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
+  });
+
+  // Keycloak's account console: the user's language, kept in their locale attribute (which their pages
+  // and mails speak). One of the realm's languages only.
+  app.post(`${path}/locale`, async (req: Req, reply) => {
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
+    const locale = field(req, 'locale');
+    const user = await services.store.users.get(c.session.userId);
+    if (!user || !c.realm.internationalizationEnabled || locale === undefined || !realmLocales(c.realm).includes(locale)) return reply.redirect(baseOf(c.realm), 303);
+    if (user.attributes.locale?.[0] !== locale) {
+      await services.store.users.update(user.id, { attributes: { ...user.attributes, locale: [locale] } });
+      await services.audit.record({ realmId: c.realm.id, type: 'UPDATE_PROFILE', outcome: 'success', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: `locale set to ${locale} on the account page` });
+    }
+    return show(reply, c.realm, c.session, c.csrf, msg('accountLanguageSaved'));
   });
 
   app.post(`${path}/revoke`, async (req: Req, reply) => {
@@ -558,7 +605,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       await services.store.consents.withdraw(c.realm.id, c.session.userId, clientId, organizationId);
       await services.audit.record({ realmId: c.realm.id, type: 'REVOKE', outcome: 'success', clientId, userId: c.session.userId, ip: req.ip, reason: 'revoked by the user on the account page' });
     }
-    return show(reply, c.realm, c.session, c.csrf, 'Access revoked. The application must ask you again.');
+    return show(reply, c.realm, c.session, c.csrf, msg('accountAccessRevoked'));
   });
 
   app.post(`${path}/sessions/end`, async (req: Req, reply) => {
@@ -579,6 +626,6 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       if (frames.length > 0) return sendFrontchannelLogoutPage(reply, { realmName: c.realm.displayName ?? c.realm.id, frames, next: baseOf(c.realm) });
       return reply.redirect(baseOf(c.realm), 303);
     }
-    return show(reply, c.realm, c.session, c.csrf, mine ? 'That browser is signed out.' : undefined);
+    return show(reply, c.realm, c.session, c.csrf, mine ? msg('accountBrowserSignedOut') : undefined);
   });
 }

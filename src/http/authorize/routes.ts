@@ -13,6 +13,8 @@ import { takeRequestObject } from '../../oauth/authorize/request-object.js';
 import { realmBase } from '../../services.js';
 import { SESSION_COOKIE, ensureBrowserBinding, readRealmCookie } from '../cookies.js';
 import { interactionUrl, renderError, htmlErrorHandler, sendClientResponse, tooManySignIns } from '../interaction/render.js';
+import { useTranslator } from '../i18n.js';
+import { msg } from '../../i18n/translator.js';
 
 export const AUTHORIZE_PATH = '/auth/realms/:realm/protocol/openid-connect/auth';
 /** Keycloak's registration entry (keycloak-js register()): the authorization endpoint, opening on the registration page. */
@@ -25,10 +27,12 @@ export const REGISTRATIONS_PATH = '/auth/realms/:realm/protocol/openid-connect/r
  */
 async function authorize(services: Services, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply, o: { register?: boolean } = {}): Promise<FastifyReply> {
   const realm = await services.cache.realm(req.params.realm);
-  if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+  if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: msg('unknownRealmTitle'), description: msg('unknownRealmMessage') });
+  // The endpoint's own error pages speak the browser's language (a GET's menu links ask again with kc_locale).
+  await useTranslator(services, req, reply, realm);
   // OIDC Core 3.1.2.1: a POST carries the parameters form-encoded.
   if (req.method === 'POST' && !req.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    return renderError(reply, 400, { realmName: realm.displayName ?? realm.id, title: 'Invalid request', description: 'The request could not be understood.' });
+    return renderError(reply, 400, { realmName: realm.displayName ?? realm.id, title: msg('invalidRequestTitle'), description: msg('invalidRequestMessage') });
   }
   let raw = (req.method === 'GET' ? req.query : req.body) as RawParams;
   const realmName = realm.displayName ?? realm.id;

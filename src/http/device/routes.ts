@@ -14,11 +14,12 @@ import { setNoStore } from '../plugins/security-headers.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage, tooManySignIns } from '../interaction/render.js';
 import { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
 import { jsonErrorHandler, requireForm } from '../token/routes.js';
+import { useTranslator } from '../i18n.js';
+import { msg, type Text } from '../../i18n/translator.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
-const BAD_CODE = 'That code is not valid, or it has expired. Check the code on your device and try again.';
-
+const BAD_CODE = msg('oauth2DeviceInvalidUserCodeMessage');
 
 /** RFC 8628: the device authorization endpoint (JSON) and the verification page (HTML). */
 export async function deviceRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
@@ -45,15 +46,21 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
     pages.setErrorHandler(htmlErrorHandler(services));
     const path = '/auth/realms/:realm/device';
 
-    async function realmOf(req: Req, reply: FastifyReply): Promise<Realm | undefined> {
-      const realm = await services.cache.realm(req.params.realm);
-      if (!realm) renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
-      return realm;
-    }
-
     // The form posts back to this page: a path built from the realm, never from the request's URL, which
     // in absolute form (GET http://other.example/...) would carry another origin (issue 12).
     const actionOf = (realm: Realm): string => `/auth/realms/${encodeURIComponent(realm.id)}/device`;
+
+    async function realmOf(req: Req, reply: FastifyReply): Promise<Realm | undefined> {
+      const realm = await services.cache.realm(req.params.realm);
+      if (!realm) {
+        renderError(reply, 404, { realmName: 'Realmgate', title: msg('unknownRealmTitle'), description: msg('unknownRealmMessage') });
+        return undefined;
+      }
+      // The language menu's links show the page again: a GET's own address (with its user_code), else
+      // the entry page.
+      await useTranslator(services, req, reply, realm, req.method === 'GET' ? {} : { here: actionOf(realm) });
+      return realm;
+    }
 
     pages.get(path, async (req: Req, reply) => {
       const realm = await realmOf(req, reply);
@@ -61,7 +68,8 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
       const binding = ensureBrowserBinding(req, reply, services.config, realm.id);
       const raw = req.query.user_code;
       const userCode = typeof raw === 'string' && raw.length <= 32 ? raw : undefined;
-      return sendPage(reply, 200, deviceEntryPage({ realmName: realm.displayName ?? realm.id, action: actionOf(realm), csrf: await formCsrf(services, 'device', binding), ...(userCode ? { userCode } : {}) }));
+      const csrf = await formCsrf(services, 'device', binding);
+      return sendPage(reply, 200, () => deviceEntryPage({ realmName: realm.displayName ?? realm.id, action: actionOf(realm), csrf, ...(userCode ? { userCode } : {}) }));
     });
 
     pages.post(path, async (req: Req, reply) => {
@@ -71,17 +79,17 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
       const cookie = readRealmCookie(req, services.config, realm.id, BROWSER_COOKIE);
       const csrf = req.body?.csrf;
       if (!cookie || typeof csrf !== 'string' || !(await checkFormCsrf(req, services, realm.id, 'device', csrf))) {
-        return renderError(reply, 403, { realmName, title: 'Form expired', description: 'The form was out of date. Please try again.' });
+        return renderError(reply, 403, { realmName, title: msg('formExpiredTitle'), description: msg('formExpiredMessage') });
       }
       const action = actionOf(realm);
       const typed = typeof req.body?.user_code === 'string' ? req.body.user_code.trim().slice(0, 32) : '';
       // The code the user typed is shown again, so that a typo can be seen and fixed.
-      const again = (status: number, error: string): FastifyReply =>
-        sendPage(reply, status, deviceEntryPage({ realmName, action, csrf, error, ...(typed ? { userCode: typed } : {}) }));
+      const again = (status: number, error: Text): FastifyReply =>
+        sendPage(reply, status, () => deviceEntryPage({ realmName, action, csrf, error, ...(typed ? { userCode: typed } : {}) }));
       const wait = guesses.blockedFor(req.ip);
       if (wait > 0) {
         reply.header('retry-after', String(Math.ceil(wait / 1000)));
-        return again(429, 'Too many wrong codes. Wait a few minutes before you try again.');
+        return again(429, msg('deviceTooManyWrongCodes'));
       }
       const input = typeof req.body?.user_code === 'string' ? req.body.user_code : '';
       const normalized = normalizeUserCode(input);
@@ -122,7 +130,7 @@ export async function deviceRoutes(app: FastifyInstance, opts: { services: Servi
       }
       const step = await nextStep(services, realm, client, ia);
       if (step.kind === 'device-done') {
-        return sendPage(reply, 200, deviceDonePage({ realmName, clientName: client.name ?? client.clientId, approved: step.approved }));
+        return sendPage(reply, 200, () => deviceDonePage({ realmName, clientName: client.name ?? client.clientId, approved: step.approved }));
       }
       reply.header('cache-control', 'no-store');
       return reply.redirect(interactionUrl(realm.id, ia.id), 303);

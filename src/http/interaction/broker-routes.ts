@@ -5,7 +5,9 @@ import { BrokerError, interactionOfState, providerAuthorizationUrl, providerIden
 import { brokeredUser } from '../../admin/operations/identity-providers.js';
 import { claimsToKeep } from '../../admin/operations/identity-provider-mappers.js';
 import { nextStep } from '../../oauth/authorize/interaction.js';
-import { BAD_FORM, advance, checkCsrf, completeSignIn, field, load, render, type Req } from './routes.js';
+import { msg, type Text } from '../../i18n/translator.js';
+import { useTranslator } from '../i18n.js';
+import { BAD_FORM, FORM_EXPIRED, advance, checkCsrf, completeSignIn, field, load, render, type Req } from './routes.js';
 import { htmlErrorHandler, renderError } from './render.js';
 
 /**
@@ -46,7 +48,7 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
   app.post('/auth/realms/:realm/login-actions/:id/broker', async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     const p = await usableProvider(services, l.realm.id, field(req, 'provider'));
     const step = await nextStep(services, l.realm, l.client, l.ia);
     // Only from the login page: a user half-way through another sign-in goes on where they are.
@@ -56,20 +58,23 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
 
   app.get('/auth/realms/:realm/broker/:alias/endpoint', async (req: CallbackReq, reply) => {
     const realm = await services.cache.realm(req.params.realm);
-    if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+    if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: msg('unknownRealmTitle'), description: msg('unknownRealmMessage') });
     const realmName = realm.displayName ?? realm.id;
     const { alias } = req.params;
     const id = await interactionOfState(services, realm.id, alias, query(req, 'state'));
-    if (!id) return renderError(reply, 400, { realmName, title: 'Sign-in not recognized', description: 'This answer from the identity provider does not belong to a sign-in started here. Go back to the application and start again.' });
+    if (!id) {
+      await useTranslator(services, req, reply, realm);
+      return renderError(reply, 400, { realmName, title: msg('signInOtherBrowserTitle'), description: msg('brokerStateUnknownMessage') });
+    }
     const l = await load(services, req, reply, { realm: realm.id, id });
     if (!l) return reply;
     const p = await usableProvider(services, realm.id, alias);
-    const fail = async (userMessage: string, reason: string): Promise<FastifyReply> => {
+    const fail = async (userMessage: Text, reason: string): Promise<FastifyReply> => {
       await services.audit.record({ realmId: realm.id, type: 'IDENTITY_PROVIDER_LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ip: req.ip, reason: `identity provider ${alias}: ${reason}`.slice(0, 500) });
       req.log.info({ identityProvider: alias, reason }, 'identity provider sign-in failed');
       return render(services, reply, l, { kind: 'login' }, { error: userMessage, status: 400 });
     };
-    if (!p) return fail('This identity provider is not available.', 'not enabled');
+    if (!p) return fail(msg('identityProviderUnavailableMessage'), 'not enabled');
     if ((await nextStep(services, l.realm, l.client, l.ia)).kind !== 'login') return advance(services, reply, l);
     let identity;
     try {
@@ -79,7 +84,7 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
       return fail(err.userMessage, err.reason);
     }
     const found = await brokeredUser(services.store, p, identity);
-    if (found.kind === 'refused') return fail('Your account at this identity provider cannot sign in here.', found.reason);
+    if (found.kind === 'refused') return fail(msg('identityProviderAccountRefusedMessage'), found.reason);
     if (found.kind === 'existing') {
       // The claims the provider's mappers read wait with the link (they apply once the owner proves it).
       const claims = await claimsToKeep(services.store, p, identity.claims);

@@ -9,13 +9,15 @@ import { createBrowserSession } from '../../oauth/authorize/interaction.js';
 import { acceptInvitation, invitationOfLink } from '../../admin/operations/invitations.js';
 import { createUser } from '../../admin/operations/users.js';
 import { LIMITS, ValidationError } from '../../admin/validation.js';
-import { passwordRule } from '../../admin/password-policy.js';
+import { localizedRule } from '../../views/password-rule.js';
 import { SESSION_COOKIE, checkFormCsrf, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
 import { invitationPage } from '../../views/invitation-pages.js';
 import { linkRefusedPage } from '../../views/reset-pages.js';
 import { registerPage, type RegistrationValues } from '../../views/registration-pages.js';
 import { htmlErrorHandler, renderError, sendPage } from './render.js';
-import { BAD_FORM } from './routes.js';
+import { BAD_FORM, FORM_EXPIRED } from './routes.js';
+import { useTranslator } from '../i18n.js';
+import { msg, type Text } from '../../i18n/translator.js';
 import { registrationProblems } from './registration-routes.js';
 
 /**
@@ -27,9 +29,9 @@ const INVITATION_COOKIE_MAX_AGE = 1800;
 
 type InvitationReq = FastifyRequest<{ Params: { realm: string }; Querystring: { key?: string }; Body: Record<string, unknown> | undefined }>;
 
-const HINT = 'Ask the administrator of the organization to invite you again.';
-const INVALID = { title: 'This invitation is not valid', description: 'The link was used already, the invitation was withdrawn, or the address is incomplete. Each invitation works once.' };
-const EXPIRED = { title: 'This invitation has expired', description: 'Invitations work for a limited time only.' };
+const HINT = msg('invitationHint');
+const INVALID = { title: msg('invitationInvalidTitle'), description: msg('invitationInvalidMessage') };
+const EXPIRED = { title: msg('invitationExpiredTitle'), description: msg('invitationExpiredMessage') };
 
 export const invitationPath = (realmId: string): string => `/auth/realms/${encodeURIComponent(realmId)}/login-actions/org-invitation`;
 const accountPath = (realmId: string): string => `/auth/realms/${encodeURIComponent(realmId)}/account`;
@@ -51,22 +53,24 @@ interface Opened {
 async function open(services: Services, req: InvitationReq, reply: FastifyReply, key: unknown): Promise<Opened | undefined> {
   const realm = await services.cache.realm(req.params.realm);
   if (!realm) {
-    renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+    renderError(reply, 404, { realmName: 'Realmgate', title: msg('unknownRealmTitle'), description: msg('unknownRealmMessage') });
     return undefined;
   }
   const realmName = realm.displayName ?? realm.id;
   reply.header('cache-control', 'no-store');
-  const refuse = (what: { title: string; description: string }, reason: string): undefined => {
+  // The invitation's pages speak the language of the browser (a GET shows its language menu).
+  await useTranslator(services, req, reply, realm);
+  const refuse = (what: { title: Text; description: Text }, reason: string): undefined => {
     // Anyone can send a made-up link: sampled, as the other mailed links.
     void services.audit.record({ realmId: realm.id, type: 'INVITE_ORG_ERROR', outcome: 'failure', clientId: 'account', ip: req.ip, reason: `invitation link refused: ${reason}` }, { anonymous: true });
-    sendPage(reply, 400, linkRefusedPage({ realmName, ...what, hint: HINT }));
+    sendPage(reply, 400, () => linkRefusedPage({ realmName, ...what, hint: HINT }));
     return undefined;
   };
   const inv = await invitationOfLink(services.store, realm.id, key);
   if (!inv) return refuse(INVALID, 'no such invitation');
   if (inv.expiresAt <= nowSeconds(services.clock)) return refuse(EXPIRED, 'expired');
   const org = await services.store.organizationAdmin.get(inv.organizationId);
-  if (!org || org.realmId !== realm.id || !org.enabled) return refuse({ title: 'This organization is not available', description: 'The organization you were invited to no longer accepts members.' }, 'organization gone or disabled');
+  if (!org || org.realmId !== realm.id || !org.enabled) return refuse({ title: msg('invitationOrganizationUnavailableTitle'), description: msg('invitationOrganizationUnavailableMessage') }, 'organization gone or disabled');
   let user: User | null = null;
   if (inv.userId !== null) {
     const u = await services.store.users.get(inv.userId);
@@ -96,18 +100,19 @@ export async function invitationRoutes(app: FastifyInstance, opts: { services: S
   const path = '/auth/realms/:realm/login-actions/org-invitation';
   const csrfOf = (req: FastifyRequest, reply: FastifyReply, realm: Realm): Promise<string> => formCsrf(services, 'org-invitation', ensureBrowserBinding(req, reply, services.config, realm.id));
 
-  async function showRegistration(req: FastifyRequest, reply: FastifyReply, o: Opened, status: number, values: RegistrationValues = {}, errors: string[] = []): Promise<FastifyReply> {
+  async function showRegistration(req: FastifyRequest, reply: FastifyReply, o: Opened, status: number, values: RegistrationValues = {}, errors: Text[] = []): Promise<FastifyReply> {
+    const csrf = await csrfOf(req, reply, o.realm);
     return sendPage(
       reply,
       status,
-      registerPage({
+      () => registerPage({
         realmName: o.realmName,
         clientName: o.org.name,
         action: `${invitationPath(o.realm.id)}/register`,
-        csrf: await csrfOf(req, reply, o.realm),
+        csrf,
         back: accountPath(o.realm.id),
         emailAsUsername: o.realm.registrationEmailAsUsername,
-        rule: passwordRule(o.realm.passwordPolicy),
+        rule: localizedRule(o.realm.passwordPolicy),
         values: { firstName: o.inv.firstName ?? '', lastName: o.inv.lastName ?? '', ...values },
         errors,
         invitation: { organizationName: o.org.name, email: o.inv.email, key: o.key },
@@ -120,10 +125,10 @@ export async function invitationRoutes(app: FastifyInstance, opts: { services: S
     const base = { realmName: o.realmName, organizationName: o.org.name, action: invitationPath(o.realm.id), csrf: await csrfOf(req, reply, o.realm), key: o.key };
     if (!signedIn) {
       setRealmCookie(reply, services.config, o.realm.id, INVITATION_COOKIE, o.key, INVITATION_COOKIE_MAX_AGE);
-      return sendPage(reply, 200, invitationPage({ ...base, state: { kind: 'sign-in', signIn: accountPath(o.realm.id) } }));
+      return sendPage(reply, 200, () => invitationPage({ ...base, state: { kind: 'sign-in', signIn: accountPath(o.realm.id) } }));
     }
-    if (signedIn.id !== o.user.id) return sendPage(reply, 403, invitationPage({ ...base, state: { kind: 'other-user', username: signedIn.username, account: accountPath(o.realm.id) } }));
-    return sendPage(reply, 200, invitationPage({ ...base, state: { kind: 'accept', username: signedIn.username } }));
+    if (signedIn.id !== o.user.id) return sendPage(reply, 403, () => invitationPage({ ...base, state: { kind: 'other-user', username: signedIn.username, account: accountPath(o.realm.id) } }));
+    return sendPage(reply, 200, () => invitationPage({ ...base, state: { kind: 'accept', username: signedIn.username } }));
   }
 
   app.get(path, async (req: InvitationReq, reply) => {
@@ -138,11 +143,11 @@ export async function invitationRoutes(app: FastifyInstance, opts: { services: S
     const body = req.body ?? {};
     const o = await open(services, req, reply, body.key);
     if (!o) return reply;
-    if (!(await checkFormCsrf(req, services, o.realm.id, 'org-invitation', body.csrf))) return renderError(reply, 403, { realmName: o.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!(await checkFormCsrf(req, services, o.realm.id, 'org-invitation', body.csrf))) return renderError(reply, 403, { realmName: o.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     if (!o.user) return showRegistration(req, reply, o, 200);
     const signedIn = await sessionUser(services, req, o.realm);
     if (signedIn?.id !== o.user.id) return showInvitation(req, reply, { ...o, user: o.user });
-    if (!(await acceptInvitation(services, o.inv, o.key, o.user, req.ip))) return sendPage(reply, 400, linkRefusedPage({ realmName: o.realmName, ...INVALID, hint: HINT }));
+    if (!(await acceptInvitation(services, o.inv, o.key, o.user, req.ip))) return sendPage(reply, 400, () => linkRefusedPage({ realmName: o.realmName, ...INVALID, hint: HINT }));
     return joined(reply, o);
   });
 
@@ -151,7 +156,7 @@ export async function invitationRoutes(app: FastifyInstance, opts: { services: S
     const body = req.body ?? {};
     const o = await open(services, req, reply, body.key);
     if (!o) return reply;
-    if (!(await checkFormCsrf(req, services, o.realm.id, 'org-invitation', body.csrf))) return renderError(reply, 403, { realmName: o.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!(await checkFormCsrf(req, services, o.realm.id, 'org-invitation', body.csrf))) return renderError(reply, 403, { realmName: o.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     if (o.user) return showInvitation(req, reply, { ...o, user: o.user });
     const emailAsUsername = o.realm.registrationEmailAsUsername;
     const values: Required<RegistrationValues> = {
@@ -163,7 +168,7 @@ export async function invitationRoutes(app: FastifyInstance, opts: { services: S
     const str = (name: string): string => (typeof body[name] === 'string' ? (body[name] as string).slice(0, 1024) : '');
     const password = str('password-new');
     const event = { realmId: o.realm.id, clientId: 'account', ip: req.ip, username: (emailAsUsername ? values.email : values.username).toLowerCase().slice(0, 255) || null };
-    const refuse = async (errors: string[], reason: string): Promise<FastifyReply> => {
+    const refuse = async (errors: Text[], reason: string): Promise<FastifyReply> => {
       await services.audit.record({ ...event, type: 'REGISTER_ERROR', outcome: 'failure', reason }, { anonymous: true });
       return showRegistration(req, reply, o, 400, values, errors);
     };
@@ -174,13 +179,13 @@ export async function invitationRoutes(app: FastifyInstance, opts: { services: S
     try {
       ({ id } = await createUser(services.store, { realmId: o.realm.id, username, password, email: values.email, firstName: values.firstName, lastName: values.lastName, emailVerified: true, selfRegistration: true }));
     } catch (err) {
-      if (err instanceof ConflictError) return refuse([emailAsUsername ? 'Email already exists.' : 'Username already exists.'], emailAsUsername ? 'email_in_use' : 'username_in_use');
+      if (err instanceof ConflictError) return refuse([msg(emailAsUsername ? 'emailExistsMessage' : 'usernameExistsMessage')], emailAsUsername ? 'email_in_use' : 'username_in_use');
       if (err instanceof ValidationError) return refuse([err.message], 'invalid_registration');
       throw err;
     }
     const user = (await services.store.users.get(id))!;
     await services.audit.record({ ...event, type: 'REGISTER', outcome: 'success', userId: user.id, username: user.username, reason: `register_method organization invitation, email ${user.email ?? ''}` });
-    if (!(await acceptInvitation(services, o.inv, o.key, user, req.ip))) return sendPage(reply, 400, linkRefusedPage({ realmName: o.realmName, ...INVALID, hint: 'Your account was created: sign in, and ask the administrator of the organization to invite you again.' }));
+    if (!(await acceptInvitation(services, o.inv, o.key, user, req.ip))) return sendPage(reply, 400, () => linkRefusedPage({ realmName: o.realmName, ...INVALID, hint: msg('invitationAcceptFailedHint') }));
     // Signed in, as after Keycloak's registration.
     const { secret, session } = await createBrowserSession(services, o.realm, user.id);
     setSessionCookies(reply, services.config, session, secret, nowSeconds(services.clock));

@@ -7,13 +7,15 @@ import type { Step } from '../../oauth/authorize/interaction.js';
 import { FailureLimiter } from '../../failure-limiter.js';
 import { checkEmail, LIMITS, USERNAME_RE, ValidationError } from '../../admin/validation.js';
 import { checkPassword, createUser } from '../../admin/operations/users.js';
-import { passwordRule } from '../../admin/password-policy.js';
+import { PasswordPolicyError } from '../../admin/password-policy.js';
+import { localizedFailures, localizedRule } from '../../views/password-rule.js';
 import { issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { canSendMail, MailError } from '../../mail/mailer.js';
 import { mailVerifyLink } from '../../mail/verify-mail.js';
 import { registerPage, verifyEmailPage, type RegistrationValues } from '../../views/registration-pages.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './render.js';
-import { BAD_FORM, advance, afterPassword, checkCsrf, completeSignIn, field, load, render, stepForm, type Loaded, type Req } from './routes.js';
+import { msg, type Text } from '../../i18n/translator.js';
+import { BAD_FORM, FORM_EXPIRED, advance, afterPassword, checkCsrf, completeSignIn, field, load, render, stepForm, type Loaded, type Req } from './routes.js';
 
 /** Whether the login page offers "Register" (Keycloak's registrationAllowed). */
 export function offersRegistration(realm: Realm): boolean {
@@ -38,26 +40,26 @@ function registrationLimiter(services: Services): FailureLimiter {
 /** The realm does not allow registration (Keycloak's "Registration not allowed"): a page, never a 404. */
 async function notAllowed(services: Services, req: Req, reply: FastifyReply, l: Loaded): Promise<FastifyReply> {
   await services.audit.record({ realmId: l.realm.id, type: 'REGISTER_ERROR', outcome: 'failure', clientId: l.client.clientId, ip: req.ip, reason: 'registration_disabled' }, { anonymous: true });
-  return renderError(reply, 403, { realmName: l.realmName, title: 'Registration not allowed', description: 'You cannot create an account here. Ask your administrator for one.' });
+  return renderError(reply, 403, { realmName: l.realmName, title: msg('registrationNotAllowedMessage'), description: msg('registrationNotAllowedDescription') });
 }
 
 const trimmed = (req: Req, name: string, max: number): string => (field(req, name) ?? '').trim().slice(0, max);
 
-/** Keycloak's checks of a registration form, in its words; the Keycloak error code goes to the event. */
-export async function registrationProblems(services: Services, realm: Realm, v: Required<RegistrationValues>, password: string, confirmation: string): Promise<{ errors: string[]; code: string }> {
-  const errors: string[] = [];
+/** Keycloak's checks of a registration form, in its words (its message keys); the Keycloak error code goes to the event. */
+export async function registrationProblems(services: Services, realm: Realm, v: Required<RegistrationValues>, password: string, confirmation: string): Promise<{ errors: Text[]; code: string }> {
+  const errors: Text[] = [];
   let code = 'invalid_registration';
   const taken = async (username: string): Promise<boolean> => (await services.store.users.findByUsername(realm.id, username.toLowerCase())) !== undefined;
   if (!realm.registrationEmailAsUsername) {
-    if (v.username === '') errors.push('Please specify username.');
-    else if (!USERNAME_RE.test(v.username)) errors.push("Invalid username: use letters, digits, '.', '_', '@', '+' or '-'.");
+    if (v.username === '') errors.push(msg('missingUsernameMessage'));
+    else if (!USERNAME_RE.test(v.username)) errors.push(msg('invalidUsernameCharactersMessage'));
     else if (await taken(v.username)) {
-      errors.push('Username already exists.');
+      errors.push(msg('usernameExistsMessage'));
       code = 'username_in_use';
     }
   }
   let emailOk = false;
-  if (v.email === '') errors.push('Please specify email.');
+  if (v.email === '') errors.push(msg('missingEmailMessage'));
   else {
     try {
       checkEmail(v.email);
@@ -68,25 +70,29 @@ export async function registrationProblems(services: Services, realm: Realm, v: 
     }
     // Keycloak refuses an email another user has unless the realm allows duplicates (duplicateEmailsAllowed);
     // with the email as username, one taken as a username is taken too.
-    if (!emailOk) errors.push('Invalid email address.');
+    if (!emailOk) errors.push(msg('invalidEmailMessage'));
     else if ((realm.registrationEmailAsUsername && (await taken(v.email))) || (!realm.duplicateEmailsAllowed && (await services.store.users.findByEmail(realm.id, v.email, 1)).length > 0)) {
-      errors.push('Email already exists.');
+      errors.push(msg('emailExistsMessage'));
       if (code === 'invalid_registration') code = 'email_in_use';
     }
   }
-  for (const [value, what] of [[v.firstName, 'first name'], [v.lastName, 'last name']] as const) {
-    if (value === '') errors.push(`Please specify ${what}.`);
-    else if (/[\x00-\x1f\x7f]/.test(value)) errors.push(`Invalid ${what}.`);
+  for (const [value, missing, invalid] of [
+    [v.firstName, 'missingFirstNameMessage', 'invalidFirstNameMessage'],
+    [v.lastName, 'missingLastNameMessage', 'invalidLastNameMessage'],
+  ] as const) {
+    if (value === '') errors.push(msg(missing));
+    else if (/[\x00-\x1f\x7f]/.test(value)) errors.push(msg(invalid));
   }
-  if (password === '') errors.push('Please specify password.');
-  else if (password !== confirmation) errors.push("Passwords don't match.");
+  if (password === '') errors.push(msg('missingPasswordMessage'));
+  else if (password !== confirmation) errors.push(msg('notMatchPasswordMessage'));
   const username = realm.registrationEmailAsUsername ? v.email.toLowerCase() : v.username.toLowerCase();
   if (password !== '' && password === confirmation) {
     try {
       await checkPassword(services.store, { realm, password, username, email: v.email.toLowerCase() });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      errors.push(`${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}.`);
+      const sentence = `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}.`;
+      errors.push(err instanceof PasswordPolicyError ? localizedFailures(err.failures, sentence) : sentence);
     }
   }
   return { errors, code };
@@ -99,7 +105,7 @@ const mailKey = (user: User): string => `verify-email\0${user.realmId}\0${user.i
  * Mails the sign-in's verify-email link, unless the user had enough of them lately or the realm sends no
  * mail; returns the words to show instead (and the status) when no mail went out.
  */
-async function mailStepLink(services: Services, reply: FastifyReply, l: Loaded, user: User & { email: string }): Promise<{ error?: string; status?: number }> {
+async function mailStepLink(services: Services, reply: FastifyReply, l: Loaded, user: User & { email: string }): Promise<{ error?: Text; status?: number }> {
   const outcome = await mailUserLink(services, reply, l.realm, user, { interactionId: l.ia.id, clientId: l.client.clientId });
   if (!outcome.error) await services.store.interactions.update(l.ia.id, { params: { ...l.ia.params, verifyEmailSentTo: user.email } });
   return outcome;
@@ -109,18 +115,18 @@ async function mailStepLink(services: Services, reply: FastifyReply, l: Loaded, 
  * Mails `user` a verify-email link (of the sign-in `interactionId`, if any), within the per-user limit;
  * the words to show instead (and the status) when no mail went out.
  */
-export async function mailUserLink(services: Services, reply: FastifyReply, realm: Realm, user: User & { email: string }, o: { interactionId?: string; clientId: string }): Promise<{ error?: string; status?: number }> {
+export async function mailUserLink(services: Services, reply: FastifyReply, realm: Realm, user: User & { email: string }, o: { interactionId?: string; clientId: string }): Promise<{ error?: Text; status?: number }> {
   const req = reply.request;
   const base = { realmId: realm.id, clientId: o.clientId, userId: user.id, username: user.username, ip: req.ip };
   const wait = services.resetMails.perUser.blockedFor(mailKey(user));
   if (wait > 0) {
     await services.audit.record({ ...base, type: 'SEND_VERIFY_EMAIL_ERROR', outcome: 'failure', reason: 'too many verify-email mails for this user: none sent' });
     reply.header('retry-after', String(Math.ceil(wait / 1000)));
-    return { error: 'Several emails were sent to this address lately. Use the link in one of them, or wait a few minutes and ask again.', status: 429 };
+    return { error: msg('verifyEmailTooManyMessage'), status: 429 };
   }
   if (!canSendMail(realm)) {
     await services.audit.record({ ...base, type: 'SEND_VERIFY_EMAIL_ERROR', outcome: 'failure', reason: 'the realm has no SMTP server' });
-    return { error: 'No email can be sent from here: the service is not set up for it. Contact your administrator.', status: 503 };
+    return { error: msg('emailNotConfiguredMessage'), status: 503 };
   }
   services.resetMails.perUser.fail(mailKey(user));
   try {
@@ -128,7 +134,7 @@ export async function mailUserLink(services: Services, reply: FastifyReply, real
   } catch (err) {
     if (!(err instanceof MailError)) throw err;
     // Recorded (SEND_VERIFY_EMAIL_ERROR) and logged by mailVerifyLink; the reason names the server, not for the user.
-    return { error: 'The email could not be sent. Please try again in a few minutes, or contact your administrator.', status: 502 };
+    return { error: msg('emailSendErrorMessage'), status: 502 };
   }
   return {};
 }
@@ -137,14 +143,14 @@ export async function mailUserLink(services: Services, reply: FastifyReply, real
  * The VERIFY_EMAIL step of a sign-in (routes.ts render): the first time it shows for an address, the
  * link is mailed; a reload shows the page without mailing again (the resend button does).
  */
-export async function verifyEmailStep(services: Services, reply: FastifyReply, l: Loaded, step: Extract<Step, { kind: 'verify-email' }>, extra: { error?: string; status?: number } = {}): Promise<FastifyReply> {
+export async function verifyEmailStep(services: Services, reply: FastifyReply, l: Loaded, step: Extract<Step, { kind: 'verify-email' }>, extra: { error?: Text; status?: number } = {}): Promise<FastifyReply> {
   const ctx = { realmName: l.realmName, clientName: l.clientName, action: `${interactionUrl(l.realm.id, l.ia.id)}/verify-email`, csrf: l.ia.csrfToken, email: step.email };
   reply.header('cache-control', 'no-store');
-  if (step.email === null) return sendPage(reply, 403, verifyEmailPage(ctx));
-  let outcome: { error?: string; status?: number } = extra;
+  if (step.email === null) return sendPage(reply, 403, () => verifyEmailPage(ctx));
+  let outcome: { error?: Text; status?: number } = extra;
   const user = l.ia.userId ? await services.store.users.get(l.ia.userId) : undefined;
   if (user?.email && l.ia.params.verifyEmailSentTo !== user.email) outcome = await mailStepLink(services, reply, l, { ...user, email: user.email });
-  return sendPage(reply, outcome.status ?? 200, verifyEmailPage({ ...ctx, ...(outcome.error ? { error: outcome.error } : {}) }));
+  return sendPage(reply, outcome.status ?? 200, () => verifyEmailPage({ ...ctx, ...(outcome.error ? { error: outcome.error } : {}) }));
 }
 
 /**
@@ -165,11 +171,11 @@ export async function resumeAfterVerification(services: Services, req: FastifyRe
  * continue: following it ends on "verified"), and the user signs in again afterwards.
  */
 export async function accountVerifyEmail(services: Services, reply: FastifyReply, realm: Realm, user: User, csrf: string): Promise<FastifyReply> {
-  const ctx = { realmName: realm.displayName ?? realm.id, clientName: 'your account', csrf, email: user.email };
+  const ctx = { realmName: realm.displayName ?? realm.id, clientName: msg('accountClientName'), csrf, email: user.email };
   reply.header('cache-control', 'no-store');
-  if (!user.email) return sendPage(reply, 403, verifyEmailPage(ctx));
+  if (!user.email) return sendPage(reply, 403, () => verifyEmailPage(ctx));
   const outcome = await mailUserLink(services, reply, realm, { ...user, email: user.email }, { clientId: 'account' });
-  return sendPage(reply, outcome.status ?? 200, verifyEmailPage({ ...ctx, ...(outcome.error ? { error: outcome.error } : {}) }));
+  return sendPage(reply, outcome.status ?? 200, () => verifyEmailPage({ ...ctx, ...(outcome.error ? { error: outcome.error } : {}) }));
 }
 
 export async function registrationRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
@@ -177,13 +183,13 @@ export async function registrationRoutes(app: FastifyInstance, opts: { services:
   app.setErrorHandler(htmlErrorHandler(services));
   const base = '/auth/realms/:realm/login-actions/:id/registration';
 
-  const showForm = (reply: FastifyReply, l: Loaded, status: number, values: RegistrationValues = {}, errors: string[] = []): FastifyReply => {
+  const showForm = (reply: FastifyReply, l: Loaded, status: number, values: RegistrationValues = {}, errors: Text[] = []): FastifyReply => {
     const back = interactionUrl(l.realm.id, l.ia.id);
     reply.header('cache-control', 'no-store');
     return sendPage(
       reply,
       status,
-      registerPage({ realmName: l.realmName, clientName: l.clientName, action: `${back}/registration`, csrf: l.ia.csrfToken, back, emailAsUsername: l.realm.registrationEmailAsUsername, rule: passwordRule(l.realm.passwordPolicy), values, errors }),
+      () => registerPage({ realmName: l.realmName, clientName: l.clientName, action: `${back}/registration`, csrf: l.ia.csrfToken, back, emailAsUsername: l.realm.registrationEmailAsUsername, rule: localizedRule(l.realm.passwordPolicy), values, errors }),
     );
   };
 
@@ -200,7 +206,7 @@ export async function registrationRoutes(app: FastifyInstance, opts: { services:
     const l = await load(services, req, reply);
     if (!l) return reply;
     if (!offersRegistration(l.realm)) return notAllowed(services, req, reply, l);
-    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     if (l.ia.userId) return advance(services, reply, l);
     const values: Required<RegistrationValues> = {
       username: l.realm.registrationEmailAsUsername ? '' : trimmed(req, 'username', LIMITS.username + 1),
@@ -215,13 +221,13 @@ export async function registrationRoutes(app: FastifyInstance, opts: { services:
     if (wait > 0) {
       await services.audit.record({ ...event, type: 'REGISTER_ERROR', outcome: 'failure', reason: 'too many registrations from this address' }, { anonymous: true });
       reply.header('retry-after', String(Math.ceil(wait / 1000)));
-      return showForm(reply, l, 429, values, ['Too many registrations from your network. Please wait a few minutes and try again.']);
+      return showForm(reply, l, 429, values, [msg('registerTooManyMessage')]);
     }
     limiter.fail(key);
     const password = field(req, 'password-new') ?? '';
     const { errors, code } = await registrationProblems(services, l.realm, values, password, field(req, 'password-confirm') ?? '');
     // A refused registration names nobody who exists: anyone's to repeat, sampled.
-    const refuse = async (errs: string[], reason: string): Promise<FastifyReply> => {
+    const refuse = async (errs: Text[], reason: string): Promise<FastifyReply> => {
       await services.audit.record({ ...event, type: 'REGISTER_ERROR', outcome: 'failure', reason }, { anonymous: true });
       return showForm(reply, l, 400, values, errs);
     };
@@ -232,7 +238,7 @@ export async function registrationRoutes(app: FastifyInstance, opts: { services:
       ({ id } = await createUser(services.store, { realmId: l.realm.id, username, password, email: values.email.toLowerCase(), firstName: values.firstName, lastName: values.lastName, emailVerified: false, selfRegistration: true }));
     } catch (err) {
       // Taken meanwhile (another tab, another registration at the same moment): the unique index decides.
-      if (err instanceof ConflictError) return refuse([l.realm.registrationEmailAsUsername ? 'Email already exists.' : 'Username already exists.'], l.realm.registrationEmailAsUsername ? 'email_in_use' : 'username_in_use');
+      if (err instanceof ConflictError) return refuse([msg(l.realm.registrationEmailAsUsername ? 'emailExistsMessage' : 'usernameExistsMessage')], l.realm.registrationEmailAsUsername ? 'email_in_use' : 'username_in_use');
       if (err instanceof ValidationError) return refuse([err.message], 'invalid_registration');
       throw err;
     }
@@ -251,6 +257,6 @@ export async function registrationRoutes(app: FastifyInstance, opts: { services:
     const sent = await mailStepLink(services, reply, l, { ...user, email: user.email });
     const ctx = { realmName: l.realmName, clientName: l.clientName, action: `${interactionUrl(l.realm.id, l.ia.id)}/verify-email`, csrf: l.ia.csrfToken, email: user.email };
     reply.header('cache-control', 'no-store');
-    return sendPage(reply, sent.status ?? 200, verifyEmailPage({ ...ctx, ...(sent.error ? { error: sent.error } : { notice: 'A new email with a link has been sent to' }) }));
+    return sendPage(reply, sent.status ?? 200, () => verifyEmailPage({ ...ctx, ...(sent.error ? { error: sent.error } : { resent: true }) }));
   });
 }

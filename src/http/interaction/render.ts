@@ -8,14 +8,22 @@ import { frontchannelLogoutPage } from '../../views/logout-pages.js';
 import { FRONTCHANNEL_SCRIPT_HASH, type LogoutFrame } from '../../oidc/frontchannel-logout.js';
 import type { ClientResponse } from '../../oauth/authorize/checks.js';
 import { formPostPage } from '../../views/form-post-page.js';
+import { ENGLISH, msg, withTranslator, type Text } from '../../i18n/translator.js';
 
 export function interactionUrl(realmId: string, id: string): string {
   return `/auth/realms/${encodeURIComponent(realmId)}/login-actions/${encodeURIComponent(id)}`;
 }
 
-export function sendPage(reply: FastifyReply, status: number, body: string): FastifyReply {
+/**
+ * Sends a page. `body` given as a view to call is rendered in the request's language (src/http/i18n.ts
+ * useTranslator; English when none was chosen), and the page says which (Content-Language).
+ */
+export function sendPage(reply: FastifyReply, status: number, body: string | (() => string)): FastifyReply {
   setPageHeaders(reply);
-  return reply.code(status).send(body);
+  if (typeof body === 'string') return reply.code(status).send(body);
+  const tr = reply.request.translator ?? ENGLISH;
+  reply.header('content-language', tr.locale);
+  return reply.code(status).send(withTranslator(tr, body));
 }
 
 /**
@@ -25,11 +33,13 @@ export function sendPage(reply: FastifyReply, status: number, body: string): Fas
 export function sendFrontchannelLogoutPage(reply: FastifyReply, ctx: { realmName: string; frames: LogoutFrame[]; next?: string }): FastifyReply {
   setPageHeaders(reply);
   reply.header('content-security-policy', frontchannelLogoutCsp(ctx.frames.map((f) => f.origin), ctx.next !== undefined ? FRONTCHANNEL_SCRIPT_HASH : undefined));
-  return reply.code(200).send(frontchannelLogoutPage(ctx));
+  const tr = reply.request.translator ?? ENGLISH;
+  reply.header('content-language', tr.locale);
+  return reply.code(200).send(withTranslator(tr, () => frontchannelLogoutPage(ctx)));
 }
 
-export function renderError(reply: FastifyReply, status: number, ctx: { realmName: string; title: string; description: string }): FastifyReply {
-  return sendPage(reply, status, errorPage(ctx));
+export function renderError(reply: FastifyReply, status: number, ctx: { realmName: string; title: Text; description: Text }): FastifyReply {
+  return sendPage(reply, status, () => errorPage(ctx));
 }
 
 /**
@@ -40,11 +50,8 @@ export function tooManySignIns(reply: FastifyReply, realmName: string, err: Inte
   reply.header('retry-after', '60');
   return renderError(reply, 429, {
     realmName,
-    title: 'Too many sign-ins in progress',
-    description:
-      err.scope === 'address'
-        ? 'Too many sign-ins were started from your network and not finished. Finish or close one, or wait a few minutes, then try again.'
-        : 'The server is handling too many sign-ins right now. Please wait a few minutes and try again.',
+    title: msg('tooManySignInsTitle'),
+    description: msg(err.scope === 'address' ? 'tooManySignInsAddress' : 'tooManySignInsOverall'),
   });
 }
 
@@ -53,13 +60,13 @@ export function htmlErrorHandler(_services: Services) {
   return function handler(this: FastifyInstance, error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
     const status = (error as FastifyError).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
-      return renderError(reply, status === 413 ? 413 : 400, { realmName: 'Realmgate', title: 'Invalid request', description: 'The request could not be understood.' });
+      return renderError(reply, status === 413 ? 413 : 400, { realmName: 'Realmgate', title: msg('invalidRequestTitle'), description: msg('invalidRequestMessage') });
     }
     if (busy(error, reply, request.log)) {
-      return renderError(reply, 503, { realmName: 'Realmgate', title: 'Busy', description: 'The server is busy right now. Please try again in a moment.' });
+      return renderError(reply, 503, { realmName: 'Realmgate', title: msg('busyTitle'), description: msg('busyMessage') });
     }
     request.log.error({ err: error }, 'unexpected error');
-    return renderError(reply, 500, { realmName: 'Realmgate', title: 'Something went wrong', description: 'The server could not complete your request. Please try again.' });
+    return renderError(reply, 500, { realmName: 'Realmgate', title: msg('internalErrorTitle'), description: msg('internalErrorMessage') });
   };
 }
 
@@ -69,5 +76,5 @@ export function sendClientResponse(reply: FastifyReply, response: ClientResponse
     reply.header('cache-control', 'no-store');
     return reply.redirect(response.location, 303);
   }
-  return sendPage(reply, 200, formPostPage({ ...ctx, action: response.action, fields: response.fields }));
+  return sendPage(reply, 200, () => formPostPage({ ...ctx, action: response.action, fields: response.fields }));
 }

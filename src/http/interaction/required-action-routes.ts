@@ -9,6 +9,8 @@ import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie } from '../co
 import { advance, completeSignIn, endAppAction, endPreviousSession, field, render, stepForm, type Loaded, type Req } from './routes.js';
 import { htmlErrorHandler, interactionUrl, sendPage } from './render.js';
 import type { User } from '../../storage/types.js';
+import type { Text } from '../../i18n/translator.js';
+import { problemTexts } from './problems.js';
 
 /**
  * Keycloak's UPDATE_PROFILE and TERMS_AND_CONDITIONS required actions as steps of the sign-in (and
@@ -25,16 +27,16 @@ export async function renderRequiredActionStep(
   reply: FastifyReply,
   l: Loaded,
   step: Extract<Step, { kind: 'update-profile' | 'terms' }>,
-  extra: { ctx: PageContext; status?: number; values?: ProfileValues; errors?: readonly string[] },
+  extra: { ctx: PageContext; status?: number; values?: ProfileValues; errors?: readonly Text[] },
 ): Promise<FastifyReply> {
   const base = interactionUrl(l.realm.id, l.ia.id);
-  if (step.kind === 'terms') return sendPage(reply, extra.status ?? 200, termsPage({ ...extra.ctx, action: `${base}/terms`, username: step.username, text: termsText(l.realm) }));
+  if (step.kind === 'terms') return sendPage(reply, extra.status ?? 200, () => termsPage({ ...extra.ctx, action: `${base}/terms`, username: step.username, text: termsText(l.realm) }));
   const user = l.ia.userId ? await services.store.users.get(l.ia.userId) : undefined;
   const values = extra.values ?? (user ? valuesOf(user) : { email: '', firstName: '', lastName: '' });
   return sendPage(
     reply,
     extra.status ?? 200,
-    updateProfilePage({ ...extra.ctx, action: `${base}/update-profile`, username: step.username, values, cancellable: step.aia === true, readOnly: Boolean(user?.federationLink), ...(extra.errors ? { errors: extra.errors } : {}) }),
+    () => updateProfilePage({ ...extra.ctx, action: `${base}/update-profile`, username: step.username, values, cancellable: step.aia === true, readOnly: Boolean(user?.federationLink), ...(extra.errors ? { errors: extra.errors } : {}) }),
   );
 }
 
@@ -56,7 +58,7 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
     if (step.aia && field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
     const { values, shown } = profileForm((name) => field(req, name));
     const errors = await completeProfileUpdate(services, { realm: l.realm, user, values, ip: req.ip, clientId: l.client.clientId });
-    if (errors.length > 0) return render(services, reply, l, step, { status: 400, values: shown, errors });
+    if (errors.length > 0) return render(services, reply, l, step, { status: 400, values: shown, errors: problemTexts(errors) });
     if (step.aia) return endAppAction(services, reply, l, 'success');
     return done(services, req, reply, l, user.id);
   });

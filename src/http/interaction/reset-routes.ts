@@ -10,13 +10,16 @@ import { issueActionToken, mailResetLink, userCredentialState } from '../../mail
 import { completePasswordUpdate, listUsers } from '../../admin/operations/users.js';
 import { enrollOtp } from '../../admin/operations/otp.js';
 import { otpSetup } from '../otp-setup.js';
-import { passwordRule } from '../../admin/password-policy.js';
+import { localizedRule } from '../../views/password-rule.js';
 import { issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { BROWSER_COOKIE, checkFormCsrf, ensureBrowserBinding, formCsrf, readRealmCookie } from '../cookies.js';
 import { configureOtpPage } from '../../views/pages.js';
 import { accountUpdatedPage, chooseNewPasswordPage, forgotPasswordPage, linkRefusedPage, resetMailSentPage } from '../../views/reset-pages.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './render.js';
-import { BAD_FORM, advance, afterPassword, checkCsrf, completeSignIn, field, load, type Loaded, type Req } from './routes.js';
+import { msg, type Text } from '../../i18n/translator.js';
+import { useTranslator } from '../i18n.js';
+import { passwordProblemText, problemText, problemTexts } from './problems.js';
+import { BAD_FORM, FORM_EXPIRED, advance, afterPassword, checkCsrf, completeSignIn, field, load, type Loaded, type Req } from './routes.js';
 import { markEmailVerified } from '../../admin/operations/email-verification.js';
 import { confirmVerifyEmailPage, emailVerifiedPage } from '../../views/registration-pages.js';
 import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
@@ -25,9 +28,9 @@ import { termsPage, updateProfilePage, type ProfileValues } from '../../views/re
 
 type TokenReq = FastifyRequest<{ Params: { realm: string }; Querystring: { key?: string }; Body: Record<string, unknown> | undefined }>;
 
-const INVALID = { title: 'This link is not valid', description: 'The link is incomplete or was altered. Copy the whole address from the email, or ask for a new one.' };
-const USED = { title: 'This link no longer works', description: 'It was used already, or the account changed since it was sent (a new password, a new authenticator). Each link works once.' };
-const EXPIRED = { title: 'This link has expired', description: 'Links sent by email work for a limited time only.' };
+const INVALID = { title: msg('linkInvalidTitle'), description: msg('linkInvalidMessage') };
+const USED = { title: msg('linkUsedTitle'), description: msg('linkUsedMessage') };
+const EXPIRED = { title: msg('linkExpiredTitle'), description: msg('linkExpiredMessage') };
 
 /** Whether a realm offers "Forgot password?": switched on, and able to send mail. */
 export function offersReset(realm: Realm): boolean {
@@ -70,11 +73,13 @@ interface CheckedToken {
 async function checkToken(services: Services, req: TokenReq, reply: FastifyReply, token: unknown): Promise<CheckedToken | undefined> {
   const realm = await services.cache.realm(req.params.realm);
   if (!realm) {
-    renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+    renderError(reply, 404, { realmName: 'Realmgate', title: msg('unknownRealmTitle'), description: msg('unknownRealmMessage') });
     return undefined;
   }
   const realmName = realm.displayName ?? realm.id;
-  const refuse = (status: number, what: { title: string; description: string }, reason: string, user?: User, claims?: ActionClaims): undefined => {
+  // A link's pages speak the language of the browser (a GET shows its language menu with the link's address).
+  await useTranslator(services, req, reply, realm);
+  const refuse = (status: number, what: { title: Text; description: Text }, reason: string, user?: User, claims?: ActionClaims): undefined => {
     // Anyone can make up a link (its claims are read before its MAC is checked): sampled.
     void services.audit.record(
       {
@@ -88,7 +93,7 @@ async function checkToken(services: Services, req: TokenReq, reply: FastifyReply
       },
       { anonymous: true },
     );
-    sendPage(reply, status, linkRefusedPage({ realmName, ...what, ...(claims?.kind === 'verify' ? { hint: 'Sign in again to have a new link sent to you, or ask your administrator to send one.' } : {}) }));
+    sendPage(reply, status, () => linkRefusedPage({ realmName, ...what, ...(claims?.kind === 'verify' ? { hint: msg('linkRefusedVerifyHint') } : {}) }));
     return undefined;
   };
   const claims = readActionToken(token);
@@ -104,27 +109,27 @@ const tokenAction = (realmId: string): string => `/auth/realms/${encodeURICompon
 /** What the key of an authenticator set up through a link is derived from (src/crypto/otp-secret.ts setupKey). */
 const setupContext = (t: CheckedToken): string => `action-token\0${tokenHash(t.token)}\0${t.user.id}`;
 
-async function renderAction(services: Services, req: TokenReq, reply: FastifyReply, t: CheckedToken, extra: { error?: string; status?: number; values?: ProfileValues; errors?: readonly string[] } = {}): Promise<FastifyReply> {
+async function renderAction(services: Services, req: TokenReq, reply: FastifyReply, t: CheckedToken, extra: { error?: Text; status?: number; values?: ProfileValues; errors?: readonly Text[] } = {}): Promise<FastifyReply> {
   const csrf = await formCsrf(services, 'action-token', ensureBrowserBinding(req, reply, services.config, t.realm.id));
   reply.header('cache-control', 'no-store');
   const action = t.claims.actions[0] as RequiredAction;
   const status = extra.status ?? 200;
   if (action === 'VERIFY_EMAIL') {
-    return sendPage(reply, status, confirmVerifyEmailPage({ realmName: t.realmName, action: tokenAction(t.realm.id), csrf, token: t.token, email: t.user.email ?? '' }));
+    return sendPage(reply, status, () => confirmVerifyEmailPage({ realmName: t.realmName, action: tokenAction(t.realm.id), csrf, token: t.token, email: t.user.email ?? '' }));
   }
   if (action === 'UPDATE_PROFILE') {
     const u = t.user;
     const values = extra.values ?? { email: u.email ?? '', firstName: u.firstName ?? '', lastName: u.lastName ?? '' };
-    return sendPage(reply, status, updateProfilePage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, hidden: { key: t.token }, username: u.username, values, readOnly: Boolean(u.federationLink), ...(extra.errors ? { errors: extra.errors } : {}) }));
+    return sendPage(reply, status, () => updateProfilePage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, hidden: { key: t.token }, username: u.username, values, readOnly: Boolean(u.federationLink), ...(extra.errors ? { errors: extra.errors } : {}) }));
   }
   if (action === 'TERMS_AND_CONDITIONS') {
-    return sendPage(reply, status, termsPage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, hidden: { key: t.token }, username: t.user.username, text: termsText(t.realm) }));
+    return sendPage(reply, status, () => termsPage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, hidden: { key: t.token }, username: t.user.username, text: termsText(t.realm) }));
   }
   if (action === 'CONFIGURE_TOTP') {
-    const setup = await otpSetup(services, t.realm, t.user.username, setupContext(t));
-    return sendPage(reply, status, configureOtpPage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, username: t.user.username, qr: setup.qr, key: setup.base32, proof: t.token, ...(extra.error ? { error: extra.error } : {}) }));
+    const setup = await otpSetup(services, t.realm, t.user.username, setupContext(t), req.translator);
+    return sendPage(reply, status, () => configureOtpPage({ realmName: t.realmName, clientName: t.realmName, action: tokenAction(t.realm.id), csrf, username: t.user.username, qr: setup.qr, key: setup.base32, proof: t.token, ...(extra.error ? { error: extra.error } : {}) }));
   }
-  return sendPage(reply, status, chooseNewPasswordPage({ realmName: t.realmName, username: t.user.username, action: tokenAction(t.realm.id), csrf, token: t.token, rule: passwordRule(t.realm.passwordPolicy), ...(extra.error ? { error: extra.error } : {}) }));
+  return sendPage(reply, status, () => chooseNewPasswordPage({ realmName: t.realmName, username: t.user.username, action: tokenAction(t.realm.id), csrf, token: t.token, rule: localizedRule(t.realm.passwordPolicy), ...(extra.error ? { error: extra.error } : {}) }));
 }
 
 /** Where a link ends: back into the sign-in it came from, to the administrator's redirect_uri, or a page. */
@@ -139,7 +144,7 @@ async function finishLink(services: Services, req: TokenReq, reply: FastifyReply
       if (l.ia.sessionId || pendingSecondFactor) return advance(services, reply, l);
       return completeSignIn(services, req, reply, l, user.id);
     }
-    if (!claims.clientId || !claims.redirectUri) return sendPage(reply, 200, emailVerifiedPage({ realmName: t.realmName }));
+    if (!claims.clientId || !claims.redirectUri) return sendPage(reply, 200, () => emailVerifiedPage({ realmName: t.realmName }));
   }
   if (claims.kind === 'reset') {
     await services.audit.record({ realmId: t.realm.id, type: 'RESET_PASSWORD', outcome: 'success', userId: user.id, username: user.username, ip: req.ip, clientId: claims.clientId ?? null, reason: 'new password chosen through a mailed link' });
@@ -147,7 +152,7 @@ async function finishLink(services: Services, req: TokenReq, reply: FastifyReply
     // Back into the sign-in, as if the new password had been typed: the authenticator's code still comes
     // next for a user who has one (a reset never skips the second factor), then consent and the rest.
     if (l) return afterPassword(services, req as unknown as Req, reply, l, { user, deviceCookie: await issueDeviceCookie(services.store, t.realm.id, user.username) });
-    return sendPage(reply, 200, accountUpdatedPage({ realmName: t.realmName, passwordOnly: true }));
+    return sendPage(reply, 200, () => accountUpdatedPage({ realmName: t.realmName, passwordOnly: true }));
   }
   if (claims.clientId && claims.redirectUri) {
     // Checked again now: the client may have changed since the mail was sent. Exact match, never an open redirect.
@@ -157,13 +162,13 @@ async function finishLink(services: Services, req: TokenReq, reply: FastifyReply
       return reply.redirect(claims.redirectUri, 303);
     }
   }
-  if (claims.kind === 'verify' || (claims.actions.length === 1 && claims.actions[0] === 'VERIFY_EMAIL')) return sendPage(reply, 200, emailVerifiedPage({ realmName: t.realmName }));
-  return sendPage(reply, 200, accountUpdatedPage({ realmName: t.realmName, passwordOnly: claims.actions.length === 1 && claims.actions[0] === 'UPDATE_PASSWORD' }));
+  if (claims.kind === 'verify' || (claims.actions.length === 1 && claims.actions[0] === 'VERIFY_EMAIL')) return sendPage(reply, 200, () => emailVerifiedPage({ realmName: t.realmName }));
+  return sendPage(reply, 200, () => accountUpdatedPage({ realmName: t.realmName, passwordOnly: claims.actions.length === 1 && claims.actions[0] === 'UPDATE_PASSWORD' }));
 }
 
 /** The reset pages of a realm that does not offer them (the setting off, or no SMTP server). */
 const notOffered = (reply: FastifyReply, l: Loaded): FastifyReply =>
-  renderError(reply, 404, { realmName: l.realmName, title: 'Not available', description: 'Resetting a password by email is not offered here. Ask your administrator.' });
+  renderError(reply, 404, { realmName: l.realmName, title: msg('resetNotAvailableTitle'), description: msg('resetCredentialNotAllowedMessage') });
 
 export async function resetRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
@@ -175,14 +180,14 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
     if (!l) return reply;
     if (!offersReset(l.realm)) return notOffered(reply, l);
     const back = interactionUrl(l.realm.id, l.ia.id);
-    return sendPage(reply, 200, forgotPasswordPage({ realmName: l.realmName, clientName: l.clientName, action: `${back}/reset-credentials`, csrf: l.ia.csrfToken, back }));
+    return sendPage(reply, 200, () => forgotPasswordPage({ realmName: l.realmName, clientName: l.clientName, action: `${back}/reset-credentials`, csrf: l.ia.csrfToken, back }));
   });
 
   app.post(base, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
     if (!offersReset(l.realm)) return notOffered(reply, l);
-    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     const back = interactionUrl(l.realm.id, l.ia.id);
     const typed = field(req, 'username') ?? '';
     const perAddress = `${l.realm.id}\0${req.ip}`;
@@ -190,7 +195,7 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
     if (wait > 0) {
       // Per address, so it says nothing about any account.
       reply.header('retry-after', String(Math.ceil(wait / 1000)));
-      return sendPage(reply, 429, forgotPasswordPage({ realmName: l.realmName, clientName: l.clientName, action: `${back}/reset-credentials`, csrf: l.ia.csrfToken, back, error: 'Too many requests from your network. Please wait a few minutes and try again.' }));
+      return sendPage(reply, 429, () => forgotPasswordPage({ realmName: l.realmName, clientName: l.clientName, action: `${back}/reset-credentials`, csrf: l.ia.csrfToken, back, error: msg('resetTooManyRequests') }));
     }
     services.resetMails.perAddress.fail(perAddress);
     // The same page at once, whatever was typed: the lookup and the mail happen after the answer, so
@@ -203,7 +208,7 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
         .catch((err: unknown) => log.error({ err }, 'reset password request failed'));
     });
     reply.header('cache-control', 'no-store');
-    return sendPage(reply, 200, resetMailSentPage({ realmName: l.realmName, back, lifespanMinutes: Math.max(1, Math.round(l.realm.actionTokenUserLifespan / 60)) }));
+    return sendPage(reply, 200, () => resetMailSentPage({ realmName: l.realmName, back, lifespanMinutes: Math.max(1, Math.round(l.realm.actionTokenUserLifespan / 60)) }));
   });
 
   const tokenPath = '/auth/realms/:realm/login-actions/action-token';
@@ -222,7 +227,7 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
     const body = req.body ?? {};
     const t = await checkToken(services, req, reply, body.key ?? body.proof);
     if (!t) return reply;
-    if (!(await checkFormCsrf(req, services, t.realm.id, 'action-token', body.csrf))) return renderError(reply, 403, { realmName: t.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!(await checkFormCsrf(req, services, t.realm.id, 'action-token', body.csrf))) return renderError(reply, 403, { realmName: t.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     const posted = (name: string): string | undefined => (typeof body[name] === 'string' ? (body[name] as string) : undefined);
     const str = (name: string): string => posted(name) ?? '';
     const [action, ...others] = t.claims.actions;
@@ -232,11 +237,11 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
     if (action === 'CONFIGURE_TOTP') {
       const setup = await otpSetup(services, t.realm, t.user.username, setupContext(t));
       const problem = await enrollOtp(services.store, { user: t.user, key: setup.key, code: str('otp'), label: str('label'), ip: req.ip, ...(clientId ? { clientId } : {}), nowSeconds: nowSeconds(services.clock) });
-      if (problem) return renderAction(services, req, reply, t, { error: problem, status: 400 });
+      if (problem) return renderAction(services, req, reply, t, { error: problemText(problem), status: 400 });
     } else if (action === 'UPDATE_PROFILE') {
       const { values, shown } = profileForm(posted);
       const errors = await completeProfileUpdate(services, { realm: t.realm, user: t.user, values, ip: req.ip, clientId: clientId ?? null });
-      if (errors.length > 0) return renderAction(services, req, reply, t, { status: 400, values: shown, errors });
+      if (errors.length > 0) return renderAction(services, req, reply, t, { status: 400, values: shown, errors: problemTexts(errors) });
       // The link proved the address it was sent to, not a new one typed here: that one is verified
       // through a link of its own (at the next sign-in, when the realm asks for verified emails).
       const now = await services.store.users.get(t.user.id);
@@ -245,7 +250,7 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
       const accepted = termsAccepted(posted);
       await answerTerms(services, { realm: t.realm, user: t.user, accepted, ip: req.ip, clientId: clientId ?? null });
       // Declined (Keycloak records rejected_by_user): the link's other actions are not done.
-      if (!accepted) return renderError(reply, 200, { realmName: t.realmName, title: 'Terms declined', description: 'You declined the terms and conditions. The rest of the update was not done.' });
+      if (!accepted) return renderError(reply, 200, { realmName: t.realmName, title: msg('termsDeclinedTitle'), description: msg('termsDeclinedMessage') });
     } else {
       const problem = await completePasswordUpdate(services.store, {
         realmId: t.realm.id,
@@ -256,7 +261,7 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
         ...(clientId ? { clientId } : {}),
         reason: t.claims.kind === 'reset' ? 'reset through a mailed link' : 'through a link an administrator mailed',
       });
-      if (problem) return renderAction(services, req, reply, t, { error: problem, status: 400 });
+      if (problem) return renderAction(services, req, reply, t, { error: passwordProblemText(problem, t.realm, t.user, str('password-new')), status: 400 });
     }
     const user = (await services.store.users.get(t.user.id)) ?? t.user;
     // Verifying the email needs no form: the user who followed the link and did the rest has proved the address theirs.

@@ -15,7 +15,6 @@ import { passkeyOffer, renderWebAuthnStep } from './webauthn-routes.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
 import { configureOtpPage, consentPage, deviceDonePage, linkAccountPage, loginLabel, loginPage, type LoginProvider, noOrganizationPage, organizationPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
-import { passwordRule } from '../../admin/password-policy.js';
 import { enrollOtp } from '../../admin/operations/otp.js';
 import { otpSetup } from '../otp-setup.js';
 import { BROWSER_COOKIE, SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
@@ -23,6 +22,10 @@ import { offersReset } from './reset-routes.js';
 import { offersRegistration, resumeAfterVerification, verifyEmailStep } from './registration-routes.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, sendPage } from './render.js';
+import { useTranslator } from '../i18n.js';
+import { ENGLISH, msg, type Text } from '../../i18n/translator.js';
+import { passwordProblemText, problemText } from './problems.js';
+import { localizedRule } from '../../views/password-rule.js';
 
 export type Req = FastifyRequest<{ Params: { realm: string; id: string }; Body: Record<string, unknown> | undefined }>;
 
@@ -34,7 +37,7 @@ export interface Loaded {
   clientName: string;
 }
 
-const EXPIRED = 'This sign-in request has expired or was already completed. Go back to the application and start again.';
+const EXPIRED = msg('signInExpiredMessage');
 
 /**
  * Loads the pending request (`at`: realm and id, from the path unless given) and checks it belongs to this browser;
@@ -44,23 +47,29 @@ export async function load(services: Services, req: FastifyRequest, reply: Fasti
   const { realm: realmParam, id } = at ?? (req as Req).params;
   const realm = await services.cache.realm(realmParam);
   if (!realm) {
-    renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+    renderError(reply, 404, { realmName: 'Realmgate', title: msg('unknownRealmTitle'), description: msg('unknownRealmMessage') });
     return undefined;
   }
   const realmName = realm.displayName ?? realm.id;
   const ia = await services.store.interactions.get(id);
   const binding = readRealmCookie(req, services.config, realm.id, BROWSER_COOKIE);
   if (!ia || ia.realmId !== realm.id || ia.expiresAt <= nowSeconds(services.clock)) {
-    renderError(reply, 400, { realmName, title: 'Sign-in expired', description: EXPIRED });
+    await useTranslator(services, req, reply, realm);
+    renderError(reply, 400, { realmName, title: msg('signInExpiredTitle'), description: EXPIRED });
     return undefined;
   }
   if (!binding || !safeEqual(tokenHash(binding), ia.browserHash)) {
-    renderError(reply, 400, { realmName, title: 'Sign-in not recognized', description: 'This sign-in request was started in another browser. Go back to the application and start again.' });
+    await useTranslator(services, req, reply, realm);
+    renderError(reply, 400, { realmName, title: msg('signInOtherBrowserTitle'), description: msg('signInOtherBrowserMessage') });
     return undefined;
   }
+  // The pages of this sign-in speak the language chosen during it, else the user's own (once known),
+  // else the client's ui_locales, the browser's cookie and its Accept-Language (src/http/i18n.ts).
+  const user = realm.internationalizationEnabled && ia.userId ? await services.store.users.get(ia.userId) : undefined;
+  await useTranslator(services, req, reply, realm, { ia, userLocale: user?.attributes.locale?.[0], here: interactionUrl(realm.id, ia.id) });
   const client = await services.cache.client(realm.id, ia.clientId);
   if (!client || !client.enabled) {
-    renderError(reply, 400, { realmName, title: 'Unknown application', description: 'The application that sent you here is no longer registered.' });
+    renderError(reply, 400, { realmName, title: msg('unknownApplicationTitle'), description: msg('unknownApplicationMessage') });
     return undefined;
   }
   return { realm, client, ia, realmName, clientName: client.name ?? client.clientId };
@@ -77,7 +86,7 @@ export function field(req: Req, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-export async function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, extra: { error?: string; username?: string; status?: number; remembered?: boolean; values?: ProfileValues; errors?: readonly string[] } = {}): Promise<FastifyReply> {
+export async function render(services: Services, reply: FastifyReply, l: Loaded, step: Step, extra: { error?: Text; username?: string; status?: number; remembered?: boolean; values?: ProfileValues; errors?: readonly Text[] } = {}): Promise<FastifyReply> {
   const base = `${interactionUrl(l.realm.id, l.ia.id)}`;
   const ctx = { realmName: l.realmName, clientName: l.clientName, csrf: l.ia.csrfToken };
   switch (step.kind) {
@@ -86,23 +95,23 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
     case 'login': {
       const all = await services.store.identityProviders.list(l.realm.id);
       const login = { usernameLabel: loginLabel(l.realm), rememberMe: l.realm.rememberMe, remembered: l.ia.params.rememberMe === true, ...(await passkeyOffer(services, l)) };
-      return sendPage(reply, extra.status ?? 200, loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: loginProviders(all), brokerAction: `${base}/broker`, emailRouting: all.some(routesByEmail), ...(offersReset(l.realm) ? { forgotPassword: `${base}/reset-credentials` } : {}), ...(offersRegistration(l.realm) ? { register: `${base}/registration` } : {}), ...login, ...extra }));
+      return sendPage(reply, extra.status ?? 200, () => loginPage({ ...ctx, action: `${base}/login`, username: l.ia.params.loginHint, providers: loginProviders(all), brokerAction: `${base}/broker`, emailRouting: all.some(routesByEmail), ...(offersReset(l.realm) ? { forgotPassword: `${base}/reset-credentials` } : {}), ...(offersRegistration(l.realm) ? { register: `${base}/registration` } : {}), ...login, ...extra }));
     }
     case 'link-account':
-      return sendPage(reply, extra.status ?? 200, linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));
+      return sendPage(reply, extra.status ?? 200, () => linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));
     case 'otp':
-      return sendPage(reply, extra.status ?? 200, otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(step.otherMethod ? { otherMethod: `${base}/second-factor` } : {}), ...(extra.error ? { error: extra.error } : {}) }));
+      return sendPage(reply, extra.status ?? 200, () => otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(step.otherMethod ? { otherMethod: `${base}/second-factor` } : {}), ...(extra.error ? { error: extra.error } : {}) }));
     case 'webauthn':
     case 'webauthn-register':
       return renderWebAuthnStep(services, reply, l, step, { ...extra, base, ctx, expired: EXPIRED });
     case 'update-password':
-      return sendPage(reply, extra.status ?? 200, updatePasswordPage({ ...ctx, action: `${base}/update-password`, username: step.username, cancellable: step.aia === true, rule: passwordRule(l.realm.passwordPolicy), ...(step.expired ? { expired: true } : {}), ...(extra.error ? { error: extra.error } : {}) }));
+      return sendPage(reply, extra.status ?? 200, () => updatePasswordPage({ ...ctx, action: `${base}/update-password`, username: step.username, cancellable: step.aia === true, rule: localizedRule(l.realm.passwordPolicy), ...(step.expired ? { expired: true } : {}), ...(extra.error ? { error: extra.error } : {}) }));
     case 'configure-otp': {
-      const setup = await otpSetup(services, l.realm, step.username, setupContext(l));
+      const setup = await otpSetup(services, l.realm, step.username, setupContext(l), reply.request.translator ?? ENGLISH);
       return sendPage(
         reply,
         extra.status ?? 200,
-        configureOtpPage({ ...ctx, action: `${base}/configure-otp`, username: step.username, qr: setup.qr, key: setup.base32, cancellable: step.aia === true, ...(extra.error ? { error: extra.error } : {}) }),
+        () => configureOtpPage({ ...ctx, action: `${base}/configure-otp`, username: step.username, qr: setup.qr, key: setup.base32, cancellable: step.aia === true, ...(extra.error ? { error: extra.error } : {}) }),
       );
     }
     case 'verify-email':
@@ -111,21 +120,21 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
     case 'terms':
       return renderRequiredActionStep(services, reply, l, step, { ...extra, ctx });
     case 'consent':
-      return sendPage(reply, 200, consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes, resources: l.ia.params.resources }));
+      return sendPage(reply, 200, () => consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes, resources: l.ia.params.resources }));
     case 'organization':
-      return sendPage(reply, extra.status ?? 200, organizationPage({ ...ctx, action: `${base}/organization`, organizations: step.organizations, ...extra }));
+      return sendPage(reply, extra.status ?? 200, () => organizationPage({ ...ctx, action: `${base}/organization`, organizations: step.organizations, ...extra }));
     case 'no-organization':
       void services;
-      return sendPage(reply, 403, noOrganizationPage({ realmName: l.realmName, clientName: l.clientName, deny: step.deny }));
+      return sendPage(reply, 403, () => noOrganizationPage({ realmName: l.realmName, clientName: l.clientName, deny: step.deny }));
     case 'device-done':
-      return sendPage(reply, 200, deviceDonePage({ realmName: l.realmName, clientName: l.clientName, approved: step.approved }));
+      return sendPage(reply, 200, () => deviceDonePage({ realmName: l.realmName, clientName: l.clientName, approved: step.approved }));
   }
 }
 
 /** After a form is handled: Post/Redirect/Get, or straight back to the client when the flow is done. */
 export async function advance(services: Services, reply: FastifyReply, l: Loaded): Promise<FastifyReply> {
   const fresh = await services.store.interactions.get(l.ia.id);
-  if (!fresh) return renderError(reply, 400, { realmName: l.realmName, title: 'Sign-in expired', description: EXPIRED });
+  if (!fresh) return renderError(reply, 400, { realmName: l.realmName, title: msg('signInExpiredTitle'), description: EXPIRED });
   const step = await nextStep(services, l.realm, l.client, fresh);
   // The device flow's last page is rendered at once: its pending request no longer exists.
   if (step.kind === 'device-done' || step.kind === 'redirect') return render(services, reply, l, step);
@@ -133,7 +142,8 @@ export async function advance(services: Services, reply: FastifyReply, l: Loaded
   return reply.redirect(interactionUrl(l.realm.id, l.ia.id), 303);
 }
 
-export const BAD_FORM = 'The form was out of date. Please try again.';
+export const BAD_FORM = msg('formExpiredMessage');
+export const FORM_EXPIRED = msg('formExpiredTitle');
 
 /** What the key of an authenticator set up in this request is derived from (src/crypto/otp-secret.ts setupKey). */
 const setupContext = (l: Loaded): string => `interaction\0${l.ia.id}\0${l.ia.userId ?? ''}`;
@@ -159,6 +169,7 @@ export async function completeSignIn(services: Services, req: FastifyRequest, re
     await endPreviousSession(services, req, l);
     await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
     await startSession(services, reply, l, user.id);
+    await keepChosenLocale(services, l, user);
     // Identity brokering: the provider's account that met this user is linked now that they proved the account theirs.
     const link = l.ia.params.brokerLink;
     if (link && link.userId === user.id) await linkBrokeredAccount(services, req, l, user, link);
@@ -186,7 +197,7 @@ type StepKind<K extends Step['kind']> = Extract<Step, { kind: K }>;
 export async function stepForm<K extends Step['kind']>(services: Services, req: Req, reply: FastifyReply, kind: K): Promise<{ l: Loaded; step: StepKind<K>; user: User } | FastifyReply> {
   const l = await load(services, req, reply);
   if (!l) return reply;
-  if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+  if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: FORM_EXPIRED, description: BAD_FORM });
   const step = await nextStep(services, l.realm, l.client, l.ia);
   const user = step.kind === kind ? await services.store.users.get(l.ia.userId) : undefined;
   if (!user) return advance(services, reply, l);
@@ -243,6 +254,17 @@ async function linkBrokeredAccount(services: Services, req: FastifyRequest, l: L
   }
 }
 
+/**
+ * The language the user chose during this sign-in (the language menu, kc_locale) becomes theirs, as
+ * Keycloak's LocaleUpdaterProvider keeps it at sign-in: their locale attribute, which their later pages,
+ * mails and ID tokens' locale claim follow. A user of a directory (LDAP) keeps what the directory says.
+ */
+async function keepChosenLocale(services: Services, l: Loaded, user: User): Promise<void> {
+  const chosen = l.ia.params.locale;
+  if (!l.realm.internationalizationEnabled || chosen === undefined || user.federationLink || user.attributes.locale?.[0] === chosen) return;
+  await services.store.users.update(user.id, { attributes: { ...user.attributes, locale: [chosen] } });
+}
+
 /** A new browser session for the user, its cookies, and the pending request bound to it. */
 async function startSession(services: Services, reply: FastifyReply, l: Loaded, userId: string): Promise<void> {
   const { session, secret } = await createBrowserSession(services, l.realm, userId, { rememberMe: l.ia.params.rememberMe === true });
@@ -270,7 +292,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
   app.post(`${base}/login`, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     const username = field(req, 'username') ?? '';
     const password = field(req, 'password') ?? '';
     // An email of a domain whose organization signs its users in at its own provider goes there (the
@@ -306,7 +328,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
   app.post(`${base}/link-account`, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     const link = l.ia.params.brokerLink;
     if (!link || l.ia.userId) return advance(services, reply, l);
     if (field(req, 'cancel')) {
@@ -320,7 +342,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     // The account's own username: only its owner's password links it (a sign-in, throttled as any).
     const outcome = await attemptLogin(services, l.realm, { username: owner.username, password: field(req, 'password') ?? '', ip: req.ip, clientId: l.client.clientId, deviceCookie: readRealmCookie(req, services.config, l.realm.id, DEVICE_COOKIE) });
     if ('error' in outcome || outcome.user.id !== owner.id) {
-      const error = 'error' in outcome ? outcome.error : 'Invalid password.';
+      const error = 'error' in outcome ? outcome.error : msg('invalidPasswordMessage');
       await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, userId: owner.id, username: owner.username, ip: req.ip, reason: `linking identity provider ${link.alias}: invalid credentials` });
       if ('retryAfter' in outcome && outcome.retryAfter) reply.header('retry-after', String(outcome.retryAfter));
       return render(services, reply, l, step, { error, status: 'retryAfter' in outcome && outcome.retryAfter ? 429 : 400 });
@@ -350,7 +372,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
     if (step.aia && field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
     const setup = await otpSetup(services, l.realm, user.username, setupContext(l));
     const problem = await enrollOtp(services.store, { user, key: setup.key, code: field(req, 'otp') ?? '', label: field(req, 'label') ?? '', ip: req.ip, clientId: l.client.clientId, nowSeconds: nowSeconds(services.clock) });
-    if (problem) return render(services, reply, l, step, { error: problem, status: 400 });
+    if (problem) return render(services, reply, l, step, { error: problemText(problem), status: 400 });
     // Set up in this request: the user has just proved it, so no code is asked again before the session.
     await services.store.interactions.update(l.ia.id, { secondFactor: true });
     if (step.aia) return endAppAction(services, reply, l, 'success');
@@ -374,7 +396,7 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
       nowSeconds: nowSeconds(services.clock),
       ...(step.aia ? { reason: 'asked for by the client (kc_action)' } : {}),
     });
-    if (problem) return render(services, reply, l, step, { error: problem, status: 400 });
+    if (problem) return render(services, reply, l, step, { error: passwordProblemText(problem, l.realm, user, field(req, 'password-new') ?? ''), status: 400 });
     // The password change ended every session of the user (one made before it was required included):
     // the sign-in completes with a new one, once no other required action is left. A user who reached
     // this step passed their authenticator, in this request or in the session it came with.
@@ -385,14 +407,14 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
   app.post(`${base}/consent`, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    if (!checkCsrf(req, l.ia) || !l.ia.userId || !l.ia.sessionId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!checkCsrf(req, l.ia) || !l.ia.userId || !l.ia.sessionId) return renderError(reply, 403, { realmName: l.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     const decision = field(req, 'decision');
     const who = { realmId: l.realm.id, clientId: l.client.clientId, userId: l.ia.userId, ip: req.ip };
     if (decision === 'deny') {
       await services.audit.record({ ...who, type: 'CONSENT_DENIED', outcome: 'failure', reason: l.ia.params.scopes.join(' ') });
       return render(services, reply, l, await denyRequest(services, l.realm, l.ia));
     }
-    if (decision !== 'allow') return renderError(reply, 400, { realmName: l.realmName, title: 'Invalid request', description: 'Choose Allow or Deny.' });
+    if (decision !== 'allow') return renderError(reply, 400, { realmName: l.realmName, title: msg('invalidRequestTitle'), description: msg('consentChooseMessage') });
     await services.store.interactions.update(l.ia.id, { consented: true });
     await services.audit.record({ ...who, type: 'CONSENT', outcome: 'success', reason: l.ia.params.scopes.join(' ') });
     return advance(services, reply, l);
@@ -401,12 +423,12 @@ export async function interactionRoutes(app: FastifyInstance, opts: { services: 
   app.post(`${base}/organization`, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    if (!checkCsrf(req, l.ia) || !l.ia.userId || !l.ia.sessionId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!checkCsrf(req, l.ia) || !l.ia.userId || !l.ia.sessionId) return renderError(reply, 403, { realmName: l.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     const alias = field(req, 'organization');
     const orgs = await services.store.users.organizations(l.ia.userId);
     const chosen = orgs.find((o) => o.alias === alias);
     if (!chosen) {
-      return render(services, reply, l, { kind: 'organization', organizations: orgs }, { error: 'Choose one of your organizations.', status: 400 });
+      return render(services, reply, l, { kind: 'organization', organizations: orgs }, { error: msg('organizationChooseMessage'), status: 400 });
     }
     await services.store.interactions.update(l.ia.id, { organizationId: chosen.id });
     return advance(services, reply, l);

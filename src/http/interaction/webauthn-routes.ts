@@ -1,3 +1,5 @@
+import { msg, type Text } from '../../i18n/translator.js';
+import { problemText } from './problems.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Services } from '../../services.js';
 import { nowSeconds } from '../../clock.js';
@@ -10,7 +12,7 @@ import { pendingActions } from '../../admin/required-actions.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { registerWebauthnPage, webauthnPage } from '../../views/webauthn-pages.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie, setRealmCookie } from '../cookies.js';
-import { BAD_FORM, advance, checkCsrf, completeSignIn, endPreviousSession, field, load, render, stepForm, type Loaded, type Req } from './routes.js';
+import { BAD_FORM, FORM_EXPIRED, advance, checkCsrf, completeSignIn, endPreviousSession, field, load, render, stepForm, type Loaded, type Req } from './routes.js';
 import { htmlErrorHandler, interactionUrl, renderError, sendPage } from './render.js';
 import { passkeyOption, passkeySignIn } from '../passkey-sign-in.js';
 
@@ -37,20 +39,20 @@ export async function renderWebAuthnStep(
   reply: FastifyReply,
   l: Loaded,
   step: Extract<Step, { kind: 'webauthn' | 'webauthn-register' }>,
-  extra: { error?: string; status?: number; base: string; ctx: PageContext; expired: string },
+  extra: { error?: Text; status?: number; base: string; ctx: PageContext; expired: Text },
 ): Promise<FastifyReply> {
   const { base, ctx } = extra;
   const user = await services.store.users.get(l.ia.userId ?? '');
-  if (!user) return renderError(reply, 400, { realmName: l.realmName, title: 'Sign-in expired', description: extra.expired });
+  if (!user) return renderError(reply, 400, { realmName: l.realmName, title: msg('signInExpiredTitle'), description: extra.expired });
   if (step.kind === 'webauthn') {
     const keys = await services.store.webauthn.list(user.id, 'two-factor');
     const challenge = await issueChallenge(services.store, l.realm, webauthnBinding(l), 'get', nowSeconds(services.clock));
     const options = requestOptions(services.config, l.realm, challenge, keys);
-    return sendPage(reply, extra.status ?? 200, webauthnPage({ ...ctx, action: `${base}/webauthn`, username: step.username, options, ...(step.otherMethod ? { otherMethod: `${base}/second-factor` } : {}), ...(extra.error ? { error: extra.error } : {}) }));
+    return sendPage(reply, extra.status ?? 200, () => webauthnPage({ ...ctx, action: `${base}/webauthn`, username: step.username, options, ...(step.otherMethod ? { otherMethod: `${base}/second-factor` } : {}), ...(extra.error ? { error: extra.error } : {}) }));
   }
   const challenge = await issueChallenge(services.store, l.realm, webauthnBinding(l), 'create', nowSeconds(services.clock));
   const options = creationOptions(services.config, l.realm, user, challenge, await services.store.webauthn.list(user.id), step.passwordless === true);
-  return sendPage(reply, extra.status ?? 200, registerWebauthnPage({ ...ctx, action: `${base}/webauthn-register`, username: step.username, options, passwordless: step.passwordless === true, ...(extra.error ? { error: extra.error } : {}) }));
+  return sendPage(reply, extra.status ?? 200, () => registerWebauthnPage({ ...ctx, action: `${base}/webauthn-register`, username: step.username, options, passwordless: step.passwordless === true, ...(extra.error ? { error: extra.error } : {}) }));
 }
 
 export async function webauthnRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
@@ -75,7 +77,7 @@ export async function webauthnRoutes(app: FastifyInstance, opts: { services: Ser
       if (r.ok) return undefined;
       detail = r.detail;
       cloned = r.cloned;
-      return r.message;
+      return problemText(r.message);
     });
     if ('error' in outcome) {
       await services.audit.record({ realmId: l.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip, reason: outcome.retryAfter ? 'blocked' : `security key refused: ${detail}${cloned ? ' (cloned authenticator?)' : ''}` });
@@ -94,7 +96,7 @@ export async function webauthnRoutes(app: FastifyInstance, opts: { services: Ser
   app.post(`${base}/passwordless`, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     if ((await nextStep(services, l.realm, l.client, l.ia)).kind !== 'login') return advance(services, reply, l);
     const r = await passkeySignIn(services, req, reply, l.realm, { boundTo: webauthnBinding(l), clientId: l.client.clientId, field: (name) => field(req, name) });
     if ('error' in r) return render(services, reply, l, { kind: 'login' }, { error: r.error, status: r.status });
@@ -114,7 +116,7 @@ export async function webauthnRoutes(app: FastifyInstance, opts: { services: Ser
   app.post(`${base}/second-factor`, async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
-    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: 'Form expired', description: BAD_FORM });
+    if (!checkCsrf(req, l.ia) || !l.ia.userId) return renderError(reply, 403, { realmName: l.realmName, title: FORM_EXPIRED, description: BAD_FORM });
     const method = field(req, 'method');
     if (method === 'otp' || method === 'webauthn') await services.store.interactions.update(l.ia.id, { params: { ...l.ia.params, secondFactorMethod: method } });
     return advance(services, reply, l);
@@ -137,7 +139,7 @@ export async function webauthnRoutes(app: FastifyInstance, opts: { services: Ser
       nowSeconds: nowSeconds(services.clock),
       passwordless: step.passwordless === true,
     });
-    if (problem) return render(services, reply, l, step, { error: problem, status: 400 });
+    if (problem) return render(services, reply, l, step, { error: problemText(problem), status: 400 });
     // Registered in this request: the user has just proved it, so no key is asked again before the session.
     await services.store.interactions.update(l.ia.id, { secondFactor: true });
     if (l.ia.sessionId) return advance(services, reply, l);

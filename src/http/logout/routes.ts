@@ -12,6 +12,8 @@ import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCooki
 import { htmlErrorHandler, renderError, sendFrontchannelLogoutPage, sendPage } from '../interaction/render.js';
 import { logoutFrames, type LogoutFrame } from '../../oidc/frontchannel-logout.js';
 import { corsForClient, preflight, varyOrigin } from '../plugins/cors.js';
+import { useTranslator } from '../i18n.js';
+import { msg } from '../../i18n/translator.js';
 
 type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<string, unknown>; Body: Record<string, unknown> | undefined }>;
 
@@ -36,7 +38,7 @@ async function finishLogout(services: Services, req: Req, reply: FastifyReply, r
     reply.header('cache-control', 'no-store');
     return reply.redirect(next, 303);
   }
-  return sendPage(reply, 200, loggedOutPage({ realmName: realm.displayName ?? realm.id }));
+  return sendPage(reply, 200, () => loggedOutPage({ realmName: realm.displayName ?? realm.id }));
 }
 
 /** OpenID Connect RP-Initiated Logout 1.0. */
@@ -49,13 +51,15 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
 
   async function handle(req: Req, reply: FastifyReply, raw: RawParams): Promise<FastifyReply> {
     const realm = await services.cache.realm(req.params.realm);
-    if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+    if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: msg('unknownRealmTitle'), description: msg('unknownRealmMessage') });
     const realmName = realm.displayName ?? realm.id;
+    // The browser's language (kc_locale, its cookie, Accept-Language); a GET's menu repeats the request.
+    await useTranslator(services, req, reply, realm);
     let lr: LogoutRequest;
     try {
       lr = await parseLogoutRequest(services, realm, raw);
     } catch (err) {
-      if (err instanceof LogoutError) return renderError(reply, 400, { realmName, title: 'Logout request not valid', description: err.message });
+      if (err instanceof LogoutError) return renderError(reply, 400, { realmName, title: msg('logoutNotValidTitle'), description: err.text });
       throw err;
     }
     // A client's own page may call logout with fetch and read the outcome (its web origins only).
@@ -66,14 +70,13 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
     // user used; anything else asks the user, so that another site cannot log them out.
     if (!session || (lr.hintSid !== undefined && lr.hintSid === session.id)) return finishLogout(services, req, reply, realm, lr);
     const binding = ensureBrowserBinding(req, reply, services.config, realm.id);
-    return sendPage(
-      reply,
-      200,
+    const csrf = await formCsrf(services, 'logout', binding);
+    return sendPage(reply, 200, () =>
       logoutConfirmPage({
         realmName,
         clientName: lr.client ? (lr.client.name ?? lr.client.clientId) : undefined,
         action: `/auth/realms/${encodeURIComponent(realm.id)}/protocol/openid-connect/logout/confirm`,
-        csrf: await formCsrf(services, 'logout', binding),
+        csrf,
         fields: { client_id: lr.client?.clientId, post_logout_redirect_uri: lr.postLogoutRedirectUri, state: lr.state },
       }),
     );
@@ -84,9 +87,10 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
 
   app.post(`${path}/confirm`, async (req: Req, reply) => {
     const realm = await services.cache.realm(req.params.realm);
-    if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: 'Unknown realm', description: 'There is no realm at this address.' });
+    if (!realm) return renderError(reply, 404, { realmName: 'Realmgate', title: msg('unknownRealmTitle'), description: msg('unknownRealmMessage') });
     const realmName = realm.displayName ?? realm.id;
-    if (!(await checkFormCsrf(req, services, realm.id, 'logout', req.body?.csrf))) return renderError(reply, 403, { realmName, title: 'Form expired', description: 'The form was out of date. Please try again.' });
+    await useTranslator(services, req, reply, realm);
+    if (!(await checkFormCsrf(req, services, realm.id, 'logout', req.body?.csrf))) return renderError(reply, 403, { realmName, title: msg('formExpiredTitle'), description: msg('formExpiredMessage') });
     const body = { ...req.body };
     delete body.csrf;
     let lr: LogoutRequest;
@@ -94,7 +98,7 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
       // The hidden fields are checked again: the redirect URI must still be registered.
       lr = await parseLogoutRequest(services, realm, body);
     } catch (err) {
-      if (err instanceof LogoutError) return renderError(reply, 400, { realmName, title: 'Logout request not valid', description: err.message });
+      if (err instanceof LogoutError) return renderError(reply, 400, { realmName, title: msg('logoutNotValidTitle'), description: err.text });
       throw err;
     }
     return finishLogout(services, req, reply, realm, lr);

@@ -4,14 +4,19 @@ import { OAuthError, safeDescription } from '../errors.js';
 import { readParams, type RawParams } from '../params.js';
 import { checkRequestedScopes, parseScope } from '../scopes.js';
 import { readBoundResources } from '../resources.js';
+import { normalizeLocale } from '../../i18n/locales.js';
+import { ENGLISH, msg, type Msg } from '../../i18n/translator.js';
 
-/** An error the authorization endpoint must not send to the client: shown to the user instead. */
+/**
+ * An error the authorization endpoint must not send to the client: shown to the user instead, in the
+ * page's language. Its `message` is the description in English (a pushed request's error_description, par.ts).
+ */
 export class AuthorizePageError extends Error {
   constructor(
-    readonly title: string,
-    readonly description: string,
+    readonly title: Msg,
+    readonly description: Msg,
   ) {
-    super(description);
+    super(ENGLISH.t(description.key, ...description.args));
   }
 }
 
@@ -32,6 +37,7 @@ export const AUTHORIZE_PARAMETERS = [
   'display',
   'kc_action',
   'kc_idp_hint',
+  'kc_locale',
   'dpop_jkt',
 ] as const;
 
@@ -52,19 +58,19 @@ export async function checkClientAndRedirect(
     clientId = p.get('client_id');
     redirectUri = p.get('redirect_uri');
   } catch {
-    throw new AuthorizePageError('Invalid request', 'The request names the application or its return address more than once.');
+    throw new AuthorizePageError(msg('invalidRequestTitle'), msg('requestDuplicateClientMessage'));
   }
-  if (clientId === undefined) throw new AuthorizePageError('Invalid request', 'The request does not say which application is asking (client_id is missing).');
+  if (clientId === undefined) throw new AuthorizePageError(msg('invalidRequestTitle'), msg('requestNoClientIdMessage'));
   const client = await loadClient(clientId);
-  if (!client || !client.enabled) throw new AuthorizePageError('Unknown application', 'The application that sent you here is not registered with this server.');
-  if (redirectUri === undefined) throw new AuthorizePageError('Invalid request', 'The request does not say where to return (redirect_uri is missing).');
+  if (!client || !client.enabled) throw new AuthorizePageError(msg('unknownApplicationTitle'), msg('clientNotRegisteredMessage'));
+  if (redirectUri === undefined) throw new AuthorizePageError(msg('invalidRequestTitle'), msg('requestNoRedirectUriMessage'));
   if (!redirectUriAllowed(client.redirectUris, redirectUri)) {
-    throw new AuthorizePageError('Invalid return address', 'The address this application asked to return to is not registered for it, so you were not sent there.');
+    throw new AuthorizePageError(msg('invalidRedirectUriTitle'), msg('invalidRedirectUriMessage'));
   }
   // Registration refuses such URIs now (checkRedirectUri); one stored before that is not redirected to,
   // since it cannot be sent in a Location header as it is.
   if (!isEmittableUri(redirectUri)) {
-    throw new AuthorizePageError('Invalid return address', 'The address registered for this application cannot be used. Its administrator must register it again.');
+    throw new AuthorizePageError(msg('invalidRedirectUriTitle'), msg('redirectUriUnusableMessage'));
   }
   return { client, redirectUri };
 }
@@ -150,7 +156,13 @@ export function checkAuthorizationRequest(
   const loginHint = p.get('login_hint');
   // Keycloak's kc_idp_hint: an unknown alias is ignored (the login page is shown), as Keycloak does.
   const idpHint = p.get('kc_idp_hint');
-  // ui_locales and display are accepted and ignored, as OIDC Core 3.1.2.1 allows.
+  // OIDC Core 3.1.2.1: ui_locales, the client's preferred languages for the pages (a space-separated
+  // list of BCP 47 tags, most preferred first); tags that are none, and a list past 255 characters, are
+  // ignored, as a hint may be. Keycloak's kc_locale: the language the user chose (keycloak-js sends
+  // ui_locales). display is accepted and ignored.
+  const uiLocales = readUiLocales(p.get('ui_locales'));
+  const kcLocale = p.get('kc_locale');
+  const locale = kcLocale !== undefined ? normalizeLocale(kcLocale) : undefined;
   // Keycloak's application-initiated actions: the user does the action now, then the flow goes on.
   const kcAction = p.get('kc_action');
   if (kcAction !== undefined && !(APP_INITIATED_ACTIONS as readonly string[]).includes(kcAction)) {
@@ -175,6 +187,8 @@ export function checkAuthorizationRequest(
     ...(kcAction !== undefined ? { kcAction: kcAction as AppInitiatedAction } : {}),
     ...(loginHint !== undefined && loginHint.length <= 255 ? { loginHint } : {}),
     ...(idpHint !== undefined && idpHint !== '' && idpHint.length <= 255 ? { idpHint } : {}),
+    ...(uiLocales !== undefined ? { uiLocales } : {}),
+    ...(locale !== undefined ? { locale } : {}),
     clientId: input.client.clientId,
     redirectUri: input.redirectUri,
     scopes,
@@ -254,4 +268,14 @@ export function redirectWith(redirectUri: string, params: Record<string, string 
   if (parts.length === 0) return redirectUri;
   const sep = redirectUri.includes('?') ? (redirectUri.endsWith('?') || redirectUri.endsWith('&') ? '' : '&') : '?';
   return redirectUri + sep + parts.join('&');
+}
+
+/** ui_locales as kept with the request: its tags, normalized, or undefined when it has none. */
+function readUiLocales(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.length > 255) return undefined;
+  const tags = raw
+    .split(' ')
+    .map((t) => normalizeLocale(t))
+    .filter((t): t is string => t !== undefined);
+  return tags.length > 0 ? tags.join(' ') : undefined;
 }

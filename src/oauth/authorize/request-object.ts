@@ -6,6 +6,7 @@ import { ASSERTION_ALGS, ASSERTION_LEEWAY, isAssertionAlg } from '../client-asse
 import { ClientKeysUnavailable, keySource } from '../client-keys.js';
 import { readParams, type RawParams } from '../params.js';
 import { AuthorizePageError } from './checks.js';
+import { msg } from '../../i18n/translator.js';
 
 /**
  * The algorithms a request object may be signed with: those of private_key_jwt, asymmetric only. Never
@@ -134,22 +135,22 @@ export function carriesRequestObject(raw: RawParams): boolean {
 export async function takeRequestObject(services: Services, realmId: string, raw: RawParams): Promise<VerifiedRequestObject | undefined> {
   if (!raw || typeof raw !== 'object' || !carriesRequestObject(raw)) return undefined;
   // RFC 9101 5: request and request_uri are not sent together.
-  if (Object.hasOwn(raw, 'request_uri')) throw new AuthorizePageError('Invalid request', 'The request carries both a request object and a request_uri.');
-  if (Array.isArray(raw.request)) throw new AuthorizePageError('Invalid request', 'The request carries more than one request object.');
+  if (Object.hasOwn(raw, 'request_uri')) throw new AuthorizePageError(msg('invalidRequestTitle'), msg('requestObjectAndUriMessage'));
+  if (Array.isArray(raw.request)) throw new AuthorizePageError(msg('invalidRequestTitle'), msg('requestObjectManyMessage'));
   let clientId;
   try {
     clientId = readParams(raw, ['client_id']).get('client_id');
   } catch {
-    throw new AuthorizePageError('Invalid request', 'The request names the application more than once.');
+    throw new AuthorizePageError(msg('invalidRequestTitle'), msg('requestDuplicateClientIdMessage'));
   }
   // RFC 9101 5: client_id is required beside the request object.
-  if (clientId === undefined) throw new AuthorizePageError('Invalid request', 'The request does not say which application is asking (client_id is missing).');
+  if (clientId === undefined) throw new AuthorizePageError(msg('invalidRequestTitle'), msg('requestNoClientIdMessage'));
   const client = await services.cache.client(realmId, clientId);
-  if (!client || !client.enabled) throw new AuthorizePageError('Unknown application', 'The application that sent you here is not registered with this server.');
+  if (!client || !client.enabled) throw new AuthorizePageError(msg('unknownApplicationTitle'), msg('clientNotRegisteredMessage'));
   try {
     return await verifyRequestObject(services, realmId, client, raw.request);
   } catch (err) {
-    if (err instanceof UntrustedRequestObject) throw new AuthorizePageError('Invalid request object', `The application's signed request could not be accepted: ${err.message}.`);
+    if (err instanceof UntrustedRequestObject) throw new AuthorizePageError(msg('invalidRequestObjectTitle'), msg('requestObjectRefusedMessage', err.message));
     throw err;
   }
 }

@@ -13,6 +13,10 @@ import { directGrantScopes } from './grant-scopes.js';
 import type { Grant, GrantContext } from './types.js';
 import { subjectOfUser } from '../../storage/repos/mappers.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
+import { ENGLISH, type Text } from '../../i18n/translator.js';
+
+/** A refusal's words as the token endpoint says them (error_description, the event): English. */
+const english = (t: Text): string => (typeof t === 'string' ? t : ENGLISH.t(t.key, ...t.args));
 
 /**
  * RFC 6749 4.3: the resource owner password credentials grant, for clients the operator enabled it for
@@ -30,12 +34,12 @@ export const passwordGrant: Grant = {
     const scopes = await directGrantScopes(services, realm.id, client, params, ['offline_access']);
     const login = await attemptLogin(services, realm, { username, password, ip: ip ?? '', clientId: client.clientId });
     if ('error' in login) {
-      await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, ...(login.subject ? { userId: login.subject.id, username: login.subject.username } : { username }), ip, reason: 'password grant: ' + (login.unavailable ? `user directory unavailable: ${login.unavailable}` : login.error) }, { anonymous: !login.subject || Boolean(login.retryAfter) });
+      await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, ...(login.subject ? { userId: login.subject.id, username: login.subject.username } : { username }), ip, reason: 'password grant: ' + (login.unavailable ? `user directory unavailable: ${login.unavailable}` : english(login.error)) }, { anonymous: !login.subject || Boolean(login.retryAfter) });
       // The user directory (LDAP) did not answer: nothing was decided about the credentials. RFC 6749
       // 4.1.2.1's temporarily_unavailable (the token endpoint has no better code), as a 503 with Retry-After.
-      if (login.unavailable) throw new OAuthError('temporarily_unavailable', login.error, { status: 503, retryAfter: login.retryAfter ?? 30, detail: login.unavailable });
+      if (login.unavailable) throw new OAuthError('temporarily_unavailable', english(login.error), { status: 503, retryAfter: login.retryAfter ?? 30, detail: login.unavailable });
       // Keycloak's wording; a locked account says so, with Retry-After.
-      throw new OAuthError('invalid_grant', login.retryAfter !== undefined ? login.error : 'Invalid user credentials', login.retryAfter !== undefined ? { retryAfter: login.retryAfter } : {});
+      throw new OAuthError('invalid_grant', login.retryAfter !== undefined ? english(login.error) : 'Invalid user credentials', login.retryAfter !== undefined ? { retryAfter: login.retryAfter } : {});
     }
     // Keycloak's direct grant evaluates the required actions' triggers too: under verifyEmail, a user whose
     // email is not verified gets VERIFY_EMAIL and is refused below, as at the browser's sign-in.
@@ -47,9 +51,9 @@ export const passwordGrant: Grant = {
       const code = params.get('otp') ?? params.get('totp') ?? '';
       const otp = code === '' ? { error: 'no one-time code' } : await attemptOtp(services, realm, { user, code, ip: ip ?? '', clientId: client.clientId });
       if ('error' in otp) {
-        await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: `password grant: ${code === '' ? 'no one-time code' : otp.error}` });
+        await services.audit.record({ realmId: realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: client.clientId, userId: user.id, username: user.username, ip, reason: `password grant: ${code === '' ? 'no one-time code' : english(otp.error)}` });
         const retry = 'retryAfter' in otp ? otp.retryAfter : undefined;
-        throw new OAuthError('invalid_grant', retry !== undefined ? otp.error : 'Invalid user credentials', retry !== undefined ? { retryAfter: retry } : {});
+        throw new OAuthError('invalid_grant', retry !== undefined ? english(otp.error) : 'Invalid user credentials', retry !== undefined ? { retryAfter: retry } : {});
       }
     }
     if (await services.store.webauthn.has(user.id)) {

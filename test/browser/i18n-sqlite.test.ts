@@ -1,0 +1,5 @@
+// browser/i18n.ts's SQLite half: one database per file keeps each file short (test/helpers/db.ts, onlyDialect).
+import { onlyDialect } from '../helpers/db.js';
+
+onlyDialect('sqlite');
+await import('./i18n.js');
