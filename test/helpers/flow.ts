@@ -109,11 +109,12 @@ export function responseOf(res: LightMyRequestResponse, pages: PageKind[], jar: 
   return { location: url, code: params.get('code') ?? undefined, pages, jar, params };
 }
 
-export async function inject(app: FastifyInstance, jar: CookieJar, method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<LightMyRequestResponse> {
+/** A request with the browser's cookies (and `headers`: its Accept-Language, say); the jar takes the answer's. */
+export async function inject(app: FastifyInstance, jar: CookieJar, method: 'GET' | 'POST', url: string, form?: Record<string, string>, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   const res = await app.inject({
     method,
     url,
-    headers: { cookie: jar.header(), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+    headers: { cookie: jar.header(), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...headers },
     ...(form ? { payload: new URLSearchParams(form).toString() } : {}),
   });
   jar.update(res);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, realmPath, REALM, type TestServer } from '../helpers/server.js';
-import { CookieJar, authorizeQuery, parseForm, runAuthorization } from '../helpers/flow.js';
+import { CookieJar, authorizeQuery, inject, parseForm, runAuthorization } from '../helpers/flow.js';
 import { SMTP_MISSING, SmtpServer } from '../helpers/smtp.js';
 import { createClient, createRealm, createUser, updateRealm } from '../../src/admin/operations.js';
 
@@ -17,15 +17,8 @@ const DEVICE = realmPath('/device');
 const LOGOUT = realmPath('/protocol/openid-connect/logout');
 
 /** A request with this browser's cookies and more headers (Accept-Language). */
-async function send(ts: TestServer, jar: CookieJar, method: 'GET' | 'POST', url: string, o: { form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
-  const res = await ts.app.inject({
-    method,
-    url,
-    headers: { cookie: jar.header(), ...(o.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...o.headers },
-    ...(o.form ? { payload: new URLSearchParams(o.form).toString() } : {}),
-  });
-  jar.update(res);
-  return res;
+function send(ts: TestServer, jar: CookieJar, method: 'GET' | 'POST', url: string, o: { form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
+  return inject(ts.app, jar, method, url, o.form, o.headers);
 }
 
 /** Every form on the page: its action and its hidden fields. */

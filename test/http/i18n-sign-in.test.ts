@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, realmPath, REALM, type TestServer } from '../helpers/server.js';
-import { CookieJar, authorizeQuery, parseForm } from '../helpers/flow.js';
+import { CookieJar, authorizeQuery, inject, parseForm } from '../helpers/flow.js';
 import { createUser } from '../../src/admin/operations.js';
 import { realmCookieName } from '../../src/http/cookies.js';
 import { LOCALE_COOKIE } from '../../src/http/i18n.js';
@@ -14,15 +14,8 @@ import { LOCALE_COOKIE } from '../../src/http/i18n.js';
 const AUTH = realmPath('/protocol/openid-connect/auth');
 
 /** A request with the browser's cookies (updated) and headers (Accept-Language). */
-async function send(ts: TestServer, jar: CookieJar, method: 'GET' | 'POST', url: string, o: { form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
-  const res = await ts.app.inject({
-    method,
-    url,
-    headers: { cookie: jar.header(), ...(o.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...o.headers },
-    ...(o.form ? { payload: new URLSearchParams(o.form).toString() } : {}),
-  });
-  jar.update(res);
-  return res;
+function send(ts: TestServer, jar: CookieJar, method: 'GET' | 'POST', url: string, o: { form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
+  return inject(ts.app, jar, method, url, o.form, o.headers);
 }
 
 const lang = (html: string): string | undefined => /<html lang="([^"]*)">/.exec(html)?.[1];

@@ -1,3 +1,4 @@
+import consentMessages from '../../i18n/messages/consent.js';
 import { importRequiredActionSettings } from '../required-actions.js';
 import type { Store } from '../../storage/store.js';
 import { randomUUID } from 'node:crypto';
@@ -62,16 +63,12 @@ export const BUILTIN_CLIENTS = new Set(['account', 'account-console', 'admin-cli
 
 const MASKED = '**********';
 
-/** Keycloak's message keys for the consent texts of its built-in scopes (themes/messages_en.properties). */
-const CONSENT_MESSAGES: Record<string, string> = {
-  profileScopeConsentText: 'User profile',
-  emailScopeConsentText: 'Email address',
-  addressScopeConsentText: 'Address',
-  phoneScopeConsentText: 'Phone number',
-  offlineAccessScopeConsentText: 'Offline Access',
-  rolesScopeConsentText: 'User roles',
-  organizationScopeConsentText: 'Organization',
-};
+/**
+ * The English words of Keycloak's message keys for the consent texts of its built-in scopes
+ * (profileScopeConsentText, ...): Realmgate's consent messages of the same keys (src/i18n/messages/consent.ts),
+ * whose other languages the consent page shows for these words (src/views/scope-text.ts).
+ */
+const CONSENT_MESSAGES: Record<string, string> = Object.fromEntries(Object.entries(consentMessages.en).filter(([k]) => k.endsWith('ScopeConsentText')));
 
 type Json = Record<string, unknown>;
 
