@@ -17,6 +17,7 @@ import { updateUser } from '../../src/admin/operations/users.js';
 import { CHROMIUM, DESKTOP, LAUNCH_ARGS, SKIP_REASON, checkLayout, heading, signInOnPage } from '../helpers/browser.js';
 import { OTP_TOOLS_MISSING, oathtoolCode } from '../helpers/otp.js';
 import { startUpstream } from '../helpers/upstream-provider.js';
+import { Translator } from '../../src/i18n/translator.js';
 import { createIdentityProvider, discoverProvider } from '../../src/admin/operations/identity-providers.js';
 
 const GUIDE = fs.readFileSync('docs/guide-single-page-app.md', 'utf8');
@@ -305,6 +306,37 @@ for (const dialect of dialects()) {
         assert.deepEqual(pageErrors, []);
       } finally {
         await up.close();
+      }
+    });
+
+    test("login({ locale: 'de' }) (keycloak-js's ui_locales) shows the pages in German, in an English browser", async () => {
+      const de = new Translator('de');
+      await ts.store.realms.update(REALM, { internationalizationEnabled: true, supportedLocales: ['en', 'de'] });
+      ts.services.cache.clear();
+      try {
+        await page.evaluate(() => {
+          void (window as unknown as { keycloak: { login(o: object): Promise<void> } }).keycloak.login({ locale: 'de', prompt: 'login' });
+        });
+        await page.getByLabel(de.t('usernameOrEmail'), { exact: true }).waitFor();
+        assert.equal(new URL(page.url()).origin, ts.baseUrl);
+        assert.equal(await page.getAttribute('html', 'lang'), 'de');
+        await page.getByLabel(de.t('usernameOrEmail'), { exact: true }).fill('alice');
+        await page.getByLabel(de.t('password'), { exact: true }).fill(ts.user.password);
+        await page.getByRole('button', { name: de.t('doLogIn') }).click();
+        await page.getByRole('button', { name: de.t('doAllow') }).click();
+        const org = page.getByRole('radio').first();
+        if (await org.isVisible().catch(() => false)) {
+          await org.check();
+          await page.getByRole('button', { name: de.t('doContinue') }).click();
+        }
+        await page.waitForURL((u) => u.origin === app.origin);
+        await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Signed in'));
+        // ui_locales is the client's wish, not the user's choice: the user's own language stays unset.
+        assert.equal((await ts.store.users.get(ts.user.id))?.attributes.locale, undefined);
+        assert.deepEqual(pageErrors, []);
+      } finally {
+        await ts.store.realms.update(REALM, { internationalizationEnabled: false, supportedLocales: [] });
+        ts.services.cache.clear();
       }
     });
 
