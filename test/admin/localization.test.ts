@@ -188,6 +188,27 @@ for (const dialect of dialects()) {
       await ts.store.localization.delete('test', 'en');
     });
 
+    test("past 2,000,000 characters of a realm's texts together nothing more is stored (every server keeps them in memory)", async () => {
+      // 122 texts of 16,384 characters: 1,998,848, under the bound; a 123rd is past it.
+      const big = (from: number, n: number): Record<string, string> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`big.${from + i}`, 'x'.repeat(16 * 1024)]));
+      let r = await raw('POST', 'test/localization/en', JSON.stringify(big(0, 61)), 'application/json');
+      assert.equal(r.status, 204);
+      r = await raw('POST', 'test/localization/de', JSON.stringify(big(0, 61)), 'application/json');
+      assert.equal(r.status, 204);
+      // One more text of 16,384 characters (and one of 2) would make 2,015,234: refused whole.
+      r = await raw('POST', 'test/localization/fr', JSON.stringify({ ...big(0, 1), small: 'ok' }), 'application/json');
+      assert.equal(r.status, 400);
+      assert.match(((await r.json()) as { errorMessage: string }).errorMessage, /hold at most 2000000 characters together; this change would make 2015234: nothing was stored/);
+      assert.deepEqual(await ts.store.localization.texts('test', 'fr'), {});
+      // Shortening a text makes room for it.
+      await ts.kc.realms.addLocalization({ realm: 'test', selectedLocale: 'en', key: 'big.0' }, 'short');
+      r = await raw('POST', 'test/localization/fr', JSON.stringify({ ...big(0, 1), small: 'ok' }), 'application/json');
+      assert.equal(r.status, 204);
+      await ts.store.localization.delete('test', 'en');
+      await ts.store.localization.delete('test', 'de');
+      await ts.store.localization.delete('test', 'fr');
+    });
+
     test('roles: any admin role of the realm reads (as Keycloak), manage-realm changes; other realms see nothing', async () => {
       await ts.kc.realms.addLocalization({ realm: 'test', selectedLocale: 'de', key: 'loginTitle' }, 'Anmelden');
       const viewer = await serviceAccountAdmin(ts, 'test', 'l10n-viewer', ['view-realm']);

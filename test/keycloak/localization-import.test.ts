@@ -82,7 +82,7 @@ for (const dialect of dialects()) {
       assert.equal(await ts.store.localization.count('intl'), 3, 'the realm replaced: its texts replaced, not added');
     });
 
-    test('a bad default locale is left out (reported); localizationTexts of the wrong type fail the realm, nothing stored; over 10,000 texts the rest is left out', async () => {
+    test('a bad default locale is left out (reported); localizationTexts of the wrong type fail the realm, nothing stored; over 10,000 texts or 2,000,000 characters the rest is left out', async () => {
       let report = await importKeycloakRealms(ts.store, [{ realm: 'bad-default', enabled: true, defaultLocale: 'xx yy' }], { ifExists: 'fail' }, actor);
       let r = report.realms[0]!;
       assert.equal(r.status, 'imported', JSON.stringify(r));
@@ -104,7 +104,16 @@ for (const dialect of dialects()) {
       assert.equal(r.status, 'imported', JSON.stringify(r.reason));
       assert.equal(await ts.store.localization.count('wordy'), 10_000);
       const beyond = r.lines.find((l) => l.element === 'localization texts' && l.outcome === 'mapped');
-      assert.match(beyond?.reason ?? '', /10005 in the file: the first 10000 kept \(Realmgate's limit per realm\), 5 left out/);
+      assert.match(beyond?.reason ?? '', /10005 in the file: the first 10000 kept \(Realmgate's limits per realm: 10000 texts, 2000000 characters\), 5 left out/);
+
+      // Past 2,000,000 characters together, the rest is left out too (reported), the realm imported.
+      const long = (n: number, p: string): Record<string, string> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${p}${i}`, 'x'.repeat(16 * 1024)]));
+      report = await importKeycloakRealms(ts.store, [{ realm: 'long', enabled: true, localizationTexts: { de: long(100, 'a'), fr: long(30, 'b') } }], { ifExists: 'fail' }, actor);
+      r = report.realms[0]!;
+      assert.equal(r.status, 'imported', JSON.stringify(r.reason));
+      assert.equal(await ts.store.localization.count('long'), 122);
+      const cut = r.lines.find((l) => l.element === 'localization texts' && l.outcome === 'mapped');
+      assert.match(cut?.reason ?? '', /130 in the file: the first 122 kept \(Realmgate's limits per realm: 10000 texts, 2000000 characters\), 8 left out/);
     });
   });
 }

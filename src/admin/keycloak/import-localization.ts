@@ -3,6 +3,7 @@ import type { RealmSettings } from '../../storage/repos/realms.js';
 import type { Realm } from '../../storage/types.js';
 import { isLocaleTag, MAX_SUPPORTED_LOCALES, uniqueLocales } from '../locales.js';
 import { checkTextKey, checkTextValue, MAX_TEXTS_PER_REALM } from '../operations/localization.js';
+import { MAX_TEXT_CHARS_PER_REALM } from '../../storage/repos/localization.js';
 import { ValidationError } from '../validation.js';
 import type { RealmReportBuilder } from './import-report.js';
 
@@ -49,8 +50,8 @@ export type FileTexts = Array<{ locale: string; texts: Record<string, string> }>
 /**
  * Keycloak's localizationTexts ({locale: {key: text}}) of a realm of the file: not an object of objects
  * fails the realm (as any realm field of the wrong type); a locale that is no locale, a key or a text
- * beyond the limits, a text that is not a string is left out and reported; past MAX_TEXTS_PER_REALM texts,
- * the rest is left out (reported).
+ * beyond the limits, a text that is not a string is left out and reported; past MAX_TEXTS_PER_REALM texts
+ * or MAX_TEXT_CHARS_PER_REALM characters, the rest is left out (reported).
  */
 export function readFileTexts(rep: Json, report: RealmReportBuilder): FileTexts {
   const raw = rep.localizationTexts;
@@ -58,6 +59,7 @@ export function readFileTexts(rep: Json, report: RealmReportBuilder): FileTexts 
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ValidationError('localizationTexts must be an object of locales');
   const out: FileTexts = [];
   let kept = 0;
+  let chars = 0;
   let beyond = 0;
   for (const [locale, texts] of Object.entries(raw as Json)) {
     if (texts === null || typeof texts !== 'object' || Array.isArray(texts)) throw new ValidationError(`localizationTexts.${locale.slice(0, 40)} must be an object of key: text`);
@@ -78,17 +80,18 @@ export function readFileTexts(rep: Json, report: RealmReportBuilder): FileTexts 
         refused.push(`${shown(key)} (${err.message})`);
         continue;
       }
-      if (kept >= MAX_TEXTS_PER_REALM) {
+      if (kept >= MAX_TEXTS_PER_REALM || chars + value.length > MAX_TEXT_CHARS_PER_REALM) {
         beyond++;
         continue;
       }
       Object.defineProperty(ok, key, { value, enumerable: true, writable: true, configurable: true });
       kept++;
+      chars += value.length;
     }
     if (refused.length > 0) report.mapped(`localization texts ${locale}`, `left out: ${refused.slice(0, 5).join('; ')}${refused.length > 5 ? `; and ${refused.length - 5} more` : ''}`);
     if (Object.keys(ok).length > 0) out.push({ locale, texts: ok });
   }
-  if (beyond > 0) report.mapped('localization texts', `${kept + beyond} in the file: the first ${MAX_TEXTS_PER_REALM} kept (Realmgate's limit per realm), ${beyond} left out`);
+  if (beyond > 0) report.mapped('localization texts', `${kept + beyond} in the file: the first ${kept} kept (Realmgate's limits per realm: ${MAX_TEXTS_PER_REALM} texts, ${MAX_TEXT_CHARS_PER_REALM} characters), ${beyond} left out`);
   return out;
 }
 

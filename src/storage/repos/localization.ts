@@ -5,10 +5,24 @@ import { inTransaction } from './in-transaction.js';
 /** The most texts a realm keeps, over all its locales (src/admin/operations/localization.ts checks the rest). */
 export const MAX_TEXTS_PER_REALM = 10_000;
 
-/** A change would leave the realm with more than MAX_TEXTS_PER_REALM texts: nothing of it was stored. */
+/**
+ * The most characters a realm's texts hold together: every server keeps a realm's texts in memory
+ * (src/services.ts localizationTexts), so their size is bound, not only their number (10,000 texts of
+ * 16 KB would be 160 MB). Keycloak's own messages of one language are about 120,000 characters.
+ */
+export const MAX_TEXT_CHARS_PER_REALM = 2_000_000;
+
+/** A change would leave the realm with more texts, or more characters, than the bounds: nothing of it was stored. */
 export class TooManyTextsError extends Error {
-  constructor(readonly total: number) {
-    super(`a realm keeps at most ${MAX_TEXTS_PER_REALM} localization texts; this change would make ${total}`);
+  constructor(
+    readonly total: number,
+    readonly chars = 0,
+  ) {
+    super(
+      total > MAX_TEXTS_PER_REALM
+        ? `a realm keeps at most ${MAX_TEXTS_PER_REALM} localization texts; this change would make ${total}`
+        : `a realm's localization texts hold at most ${MAX_TEXT_CHARS_PER_REALM} characters together; this change would make ${chars}`,
+    );
   }
 }
 
@@ -83,11 +97,15 @@ export class LocalizationRepository {
           .onConflict((oc) => oc.columns(['realm_id', 'locale', 'key']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
           .execute();
       }
-      const total = Number(
-        (await trx.selectFrom('realm_localization').select((eb) => eb.fn.countAll<number | string>().as('n')).where('realm_id', '=', realmId).executeTakeFirstOrThrow()).n,
-      );
+      const sums = await trx
+        .selectFrom('realm_localization')
+        .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.sum<number | string | null>(eb.fn('length', ['value'])).as('chars')])
+        .where('realm_id', '=', realmId)
+        .executeTakeFirstOrThrow();
+      const total = Number(sums.n);
+      const chars = Number(sums.chars ?? 0);
       // Thrown inside the transaction: it rolls back.
-      if (total > MAX_TEXTS_PER_REALM) throw new TooManyTextsError(total);
+      if (total > MAX_TEXTS_PER_REALM || chars > MAX_TEXT_CHARS_PER_REALM) throw new TooManyTextsError(total, chars);
     });
   }
 
