@@ -4,7 +4,7 @@
 // the language chosen becomes the user's (their locale attribute).
 // The words expected are the catalogs' own (src/i18n/messages), so that a wording can change without
 // this test, but an English page cannot pass. With UPDATE_SCREENSHOTS=1 the German login page is saved
-// to docs/screenshots/login-de-*.png.
+// to docs/screenshots/login-de-*.png, the French consent page to consent-fr-*.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../helpers/server.js';
@@ -57,7 +57,13 @@ for (const dialect of dialects()) {
 
       await page.getByLabel(fr.t('password'), { exact: true }).fill(ts.user.password);
       await page.getByRole('button', { name: fr.t('doLogIn') }).click();
+      // The longer French words fit the pages at desktop and phone width (nothing scrolls sideways).
+      await page.getByRole('button', { name: fr.t('doAllow') }).waitFor();
+      assert.equal(await page.getAttribute('html', 'lang'), 'fr');
+      await checkLayout(page, 'consent-fr', shoot);
       await page.getByRole('button', { name: fr.t('doAllow') }).click();
+      await page.getByRole('button', { name: fr.t('doContinue') }).waitFor();
+      await checkLayout(page, 'organization-fr', false);
       await page.getByRole('button', { name: fr.t('doContinue') }).click();
       await page.waitForURL((u) => u.origin === CLIENT_ORIGIN);
       assert.ok(new URL(page.url()).searchParams.get('code'));

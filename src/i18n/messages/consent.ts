@@ -72,9 +72,9 @@ export default {
   fr: {
     consentTitle: "Autoriser l'accès",
     consentHeader: '{0} souhaite accéder à votre compte',
-    consentIntro: "Si vous l'autorisez, {0} pourra :",
-    consentResourceOne: 'Uniquement sur ce service :',
-    consentResourceMany: 'Uniquement sur ces services :',
+    consentIntro: "Si vous l'autorisez, {0} pourra\u00a0:",
+    consentResourceOne: 'Uniquement sur ce service\u00a0:',
+    consentResourceMany: 'Uniquement sur ces services\u00a0:',
     consentWithdrawNote: 'Vous pouvez retirer cet accès à tout moment.',
     doDeny: 'Refuser',
     doAllow: 'Autoriser',
