@@ -1,10 +1,12 @@
 // The pages in another language, in a real browser (Debian's chromium, playwright-core): a German
 // browser gets the realm's pages in German (its Accept-Language), the language menu switches the sign-in
 // to French for the rest of it, and a wrong password, the consent and the organization pages follow;
-// the language chosen becomes the user's (their locale attribute).
+// the language chosen becomes the user's (their locale attribute), which the account page speaks and
+// whose language form changes it.
 // The words expected are the catalogs' own (src/i18n/messages), so that a wording can change without
 // this test, but an English page cannot pass. With UPDATE_SCREENSHOTS=1 the German login page is saved
-// to docs/screenshots/login-de-*.png, the French consent page to consent-fr-*.png.
+// to docs/screenshots/login-de-*.png, the French consent page to consent-fr-*.png,
+// the French account page to account-fr-*.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../helpers/server.js';
@@ -69,6 +71,19 @@ for (const dialect of dialects()) {
       assert.ok(new URL(page.url()).searchParams.get('code'));
       // The language chosen during the sign-in is the user's from now on (Keycloak's locale updater).
       assert.deepEqual((await ts.store.users.get(ts.user.id))?.attributes.locale, ['fr']);
+
+      // The account page speaks the user's language; its language form changes it for good.
+      await page.goto(`${ts.baseUrl}/auth/realms/test/account`);
+      await page.getByRole('heading', { level: 1, name: fr.t('accountTitle') }).waitFor();
+      assert.equal(await page.getAttribute('html', 'lang'), 'fr');
+      // The realm's password rule too (it was English on the French account page once).
+      assert.doesNotMatch((await page.locator('#password-rule').textContent()) ?? '', /At least|characters/);
+      await checkLayout(page, 'account-fr', shoot);
+      await page.getByLabel(fr.t('accountLanguageIntro')).selectOption('de');
+      await page.getByRole('button', { name: fr.t('accountSaveLanguage') }).click();
+      await page.getByRole('heading', { level: 1, name: de.t('accountTitle') }).waitFor();
+      assert.equal(await page.getAttribute('html', 'lang'), 'de');
+      assert.deepEqual((await ts.store.users.get(ts.user.id))?.attributes.locale, ['de']);
     } finally {
       await context.close();
       await ts.close();

@@ -15,7 +15,7 @@ import { accountPage, recoveryCodesPage, type AccountGrant } from '../../views/a
 import { createRecoveryCodes } from '../../admin/operations/recovery-codes.js';
 import { configureOtpPage, loginLabel, loginPage, otpPage, updatePasswordPage } from '../../views/pages.js';
 import { completePasswordUpdate } from '../../admin/operations/users.js';
-import { passwordRule } from '../../admin/password-policy.js';
+import { localizedRule } from '../../views/password-rule.js';
 import { enrollOtp, removeOtp } from '../../admin/operations/otp.js';
 import { unlinkOwnAccount } from '../../admin/operations/identity-providers.js';
 import { hasPassword } from '../../crypto/passwords.js';
@@ -144,7 +144,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
           last: links.length === 1 && user !== undefined && !hasPassword(user.passwordHash),
         })),
         hasPassword: user !== undefined && hasPassword(user.passwordHash),
-        passwordRule: passwordRule(realm.passwordPolicy),
+        passwordRule: localizedRule(realm.passwordPolicy),
         recoveryCodesLeft,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
@@ -219,7 +219,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       csrf,
       username: user.username,
       proof,
-      rule: passwordRule(realm.passwordPolicy),
+      rule: localizedRule(realm.passwordPolicy),
       ...(passwordExpired(services, realm, user) ? { expired: true } : {}),
       ...(error ? { error } : {}),
     });
