@@ -10,7 +10,7 @@ import type { MessageKey } from '../i18n/catalog.js';
 const KEYCLOAK_FORM = /^\$\{([A-Za-z0-9_.-]{1,100})\}$/;
 
 /** The exact English texts of the built-in scopes, and the message each one is. */
-const BUILT_IN_TEXTS: ReadonlyMap<string, MessageKey> = new Map<string, MessageKey>([
+export const BUILT_IN_TEXTS: ReadonlyMap<string, MessageKey> = new Map<string, MessageKey>([
   ['Confirm who you are (your account identifier)', 'defaultScopeOpenid'],
   ['See your name and username', 'defaultScopeProfile'],
   ['See your email address', 'defaultScopeEmail'],

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import fs from 'node:fs';
+import path from 'node:path';
+import { EXACT } from '../../src/http/interaction/problems.js';
+import { BUILT_IN_TEXTS } from '../../src/views/scope-text.js';
 import { AREAS, BUILT_IN } from '../../src/i18n/catalog.js';
 import { BUILT_IN_LOCALES } from '../../src/i18n/catalog-types.js';
 import { localeName, matchLocale, normalizeLocale, parseAcceptLanguage, selectLocale } from '../../src/i18n/locales.js';
@@ -124,5 +128,38 @@ describe('the translator', () => {
       throw new Error('x');
     }));
     assert.equal(t('doLogIn'), 'Sign in');
+  });
+});
+
+describe('English words that are translated by their exact text', () => {
+  // The admin operations' refusals (src/http/interaction/problems.ts) and the built-in scopes' consent
+  // texts (src/views/scope-text.ts) are known by their English: if those words change where they are
+  // written, the page would silently show English. Each must be its message's English, and still be
+  // written where it comes from.
+  const sources = (dir: string): string =>
+    fs
+      .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+      .join('\n');
+
+  test("the admin operations' refusals", () => {
+    const admin = sources('src/admin') + sources('src/oauth');
+    for (const [english, key] of EXACT) {
+      assert.equal(ENGLISH.t(key), english, key);
+      // profile-actions.ts writes the name refusals as `Please specify ${what}.` and `Invalid ${what}.`.
+      const written = [english, english.replace(/'/g, "\\'"), english.replace(/(first|last) name/, '${what}')];
+      assert.ok(written.some((w) => admin.includes(w)), `${english} is no longer in src/admin or src/oauth`);
+    }
+  });
+
+  test("the built-in scopes' consent texts", () => {
+    const storage = sources('src/storage');
+    for (const [english, key] of BUILT_IN_TEXTS) {
+      assert.equal(ENGLISH.t(key), english, key);
+      // Keycloak's (profileScopeConsentText, ...): the importer takes their English from the messages themselves.
+      if (key.endsWith('ScopeConsentText')) continue;
+      assert.ok(storage.includes(english.replace(/'/g, "\\'")) || storage.includes(english) || storage.includes(JSON.stringify(english)), `${english} is no longer written in src/storage`);
+    }
   });
 });

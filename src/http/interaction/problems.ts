@@ -8,7 +8,7 @@ import { historyFailure, policyFailures, storedPolicy } from '../../admin/passwo
 import type { Realm, User } from '../../storage/types.js';
 import { localizedFailures } from '../../views/password-rule.js';
 
-const EXACT: ReadonlyMap<string, MessageKey> = new Map<string, MessageKey>([
+export const EXACT: ReadonlyMap<string, MessageKey> = new Map<string, MessageKey>([
   ['Enter the code your authenticator app shows.', 'missingTotpMessage'],
   ['Invalid authenticator code. Check the time on your phone, then try the new code.', 'invalidTotpSetupMessage'],
   ['The device name must have at most 255 characters and no control characters.', 'invalidTotpDeviceNameMessage'],
