@@ -137,6 +137,17 @@ for (const dialect of dialects()) {
       assert.equal(lang((await signIn(other.jar, other.page, 'alice')).body), 'es');
     });
 
+    test('discovery lists the realm\'s locales as ui_locales_supported (OIDC Discovery 3, RFC 8414 2); none without internationalization', async () => {
+      for (const path of [`/auth/realms/${REALM}/.well-known/openid-configuration`, `/.well-known/oauth-authorization-server/auth/realms/${REALM}`]) {
+        const on = await ts.app.inject({ method: 'GET', url: path });
+        assert.deepEqual(on.json().ui_locales_supported, ['en', 'de', 'fr', 'es'], path);
+      }
+      await ts.store.realms.update(REALM, { internationalizationEnabled: false });
+      ts.services.cache.clear();
+      const off = await ts.app.inject({ method: 'GET', url: `/auth/realms/${REALM}/.well-known/openid-configuration` });
+      assert.equal(off.json().ui_locales_supported, undefined);
+    });
+
     test('a realm with internationalization off stays English whatever the browser asks', async () => {
       await ts.store.realms.update(REALM, { internationalizationEnabled: false });
       const { jar, url, page } = await start({ query: { ui_locales: 'de' }, headers: { 'accept-language': 'de' } });

@@ -1,3 +1,4 @@
+import { realmLocales } from '../../i18n/locales.js';
 import type { FastifyInstance } from 'fastify';
 import { REGISTRATION_SUFFIX } from '../client-registration/paths.js';
 import { realmBase, type Services } from '../../services.js';
@@ -11,7 +12,7 @@ import { ASSERTION_ALGS } from '../../oauth/client-assertion.js';
 import { DPOP_ALGS } from '../../oauth/dpop.js';
 
 /** RFC 8414 / OpenID Connect Discovery 1.0: lists only what is implemented. */
-export function discoveryDocument(services: Services, realmId: string, scopes: string[], idTokenAlgs: string[], prompts: string[]): Record<string, unknown> {
+export function discoveryDocument(services: Services, realmId: string, scopes: string[], idTokenAlgs: string[], prompts: string[], uiLocales?: string[]): Record<string, unknown> {
   const issuer = realmBase(services.config, realmId);
   const oidc = `${issuer}/protocol/openid-connect`;
   return {
@@ -60,6 +61,9 @@ export function discoveryDocument(services: Services, realmId: string, scopes: s
     request_parameter_supported: true,
     request_object_signing_alg_values_supported: [...ASSERTION_ALGS],
     request_uri_parameter_supported: false,
+    // OIDC Discovery 3 / RFC 8414 2: the languages of the pages, for ui_locales (src/http/i18n.ts); a
+    // realm without internationalization lists none (its pages are English whatever is asked).
+    ...(uiLocales ? { ui_locales_supported: uiLocales } : {}),
   };
 }
 
@@ -109,7 +113,7 @@ export async function discoveryRoutes(app: FastifyInstance, opts: { services: Se
     if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
     const scopes = [...((await services.cache.realmScopes(realm.id))?.keys() ?? [])];
     reply.header('cache-control', 'public, max-age=60');
-    return discoveryDocument(services, realm.id, scopes, await idTokenAlgorithms(services, realm.id), promptValues(realm));
+    return discoveryDocument(services, realm.id, scopes, await idTokenAlgorithms(services, realm.id), promptValues(realm), realm.internationalizationEnabled ? realmLocales(realm) : undefined);
   });
 
   // RFC 8414 3: the same metadata at the OAuth well-known path.
@@ -118,7 +122,7 @@ export async function discoveryRoutes(app: FastifyInstance, opts: { services: Se
     if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
     const scopes = [...((await services.cache.realmScopes(realm.id))?.keys() ?? [])];
     reply.header('cache-control', 'public, max-age=60');
-    return discoveryDocument(services, realm.id, scopes, await idTokenAlgorithms(services, realm.id), promptValues(realm));
+    return discoveryDocument(services, realm.id, scopes, await idTokenAlgorithms(services, realm.id), promptValues(realm), realm.internationalizationEnabled ? realmLocales(realm) : undefined);
   });
 
   app.get<{ Params: { realm: string } }>('/auth/realms/:realm/protocol/openid-connect/certs', async (req, reply) => {
