@@ -3,7 +3,7 @@
 // every view's arguments: no request can run in between, and a view called outside of one speaks
 // English.
 import { escapeHtml, SafeHtml } from '../views/html.js';
-import { BUILT_IN, type MessageKey } from './catalog.js';
+import { builtInTexts, type MessageKey } from './catalog.js';
 import { localeName } from './locales.js';
 
 export type Texts = ReadonlyMap<string, ReadonlyMap<string, string>>;
@@ -39,11 +39,7 @@ export class Translator {
       for (const [tag, texts] of realmTexts) if (tag.toLowerCase() === l) return texts;
       return undefined;
     };
-    const builtIn = (l: string): ReadonlyMap<string, string> | undefined => {
-      for (const [tag, texts] of BUILT_IN) if (tag.toLowerCase() === l) return texts;
-      return undefined;
-    };
-    this.layers = chain.flatMap((l) => [own(l), builtIn(l)]).filter((m): m is ReadonlyMap<string, string> => m !== undefined);
+    this.layers = chain.flatMap((l) => [own(l), builtInTexts(l)]).filter((m): m is ReadonlyMap<string, string> => m !== undefined);
   }
 
   /** The text of `key`, arguments not filled in. */

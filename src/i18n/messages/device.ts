@@ -1,6 +1,6 @@
 // The device flow's verification page (RFC 8628 3.3). Where Keycloak's login theme has a message of the
 // same meaning, its key is used (oauth2DeviceVerificationTitle, ...).
-import type { Catalog } from '../catalog-types.js';
+import type { Catalog, Translations } from '../catalog-types.js';
 
 const en = {
   oauth2DeviceVerificationTitle: 'Connect a device',
@@ -13,8 +13,9 @@ const en = {
   deviceTooManyWrongCodes: 'Too many wrong codes. Wait a few minutes before you try again.',
 };
 
-export default {
-  en,
+/** The other languages, made when first asked for (src/i18n/catalog.ts): a server whose pages are all
+ * English never holds them. */
+const translations = (): Translations<typeof en> => ({
   de: {
     oauth2DeviceVerificationTitle: 'Gerät verbinden',
     verifyOAuth2DeviceUserCode: 'Geben Sie den Code ein, den Ihr Gerät anzeigt',
@@ -45,4 +46,46 @@ export default {
     oauth2DeviceInvalidUserCodeMessage: 'Ese código no es válido o ha caducado. Compruebe el código en su dispositivo y vuelva a intentarlo.',
     deviceTooManyWrongCodes: 'Demasiados códigos incorrectos. Espere unos minutos antes de volver a intentarlo.',
   },
-} satisfies Catalog<typeof en>;
+  it: {
+    oauth2DeviceVerificationTitle: 'Collega un dispositivo',
+    verifyOAuth2DeviceUserCode: 'Inserisca il codice mostrato sul Suo dispositivo',
+    deviceConfirmCodeTitle: 'Confermi il codice sul Suo dispositivo',
+    deviceConfirmCodeHint: 'Prima di continuare, verifichi che il Suo dispositivo mostri esattamente questo codice. In caso contrario, chiuda questa pagina.',
+    deviceCodeLabel: 'Codice',
+    deviceContinue: 'Continua',
+    oauth2DeviceInvalidUserCodeMessage: 'Il codice non è valido o è scaduto. Controlli il codice sul Suo dispositivo e riprovi.',
+    deviceTooManyWrongCodes: 'Troppi codici errati. Attenda qualche minuto prima di riprovare.',
+  },
+  nl: {
+    oauth2DeviceVerificationTitle: 'Apparaat verbinden',
+    verifyOAuth2DeviceUserCode: 'Voer de code in die op uw apparaat wordt getoond',
+    deviceConfirmCodeTitle: 'Bevestig de code op uw apparaat',
+    deviceConfirmCodeHint: 'Controleer of uw apparaat precies deze code toont voordat u doorgaat. Is dat niet zo, sluit dan deze pagina.',
+    deviceCodeLabel: 'Code',
+    deviceContinue: 'Doorgaan',
+    oauth2DeviceInvalidUserCodeMessage: 'Deze code is ongeldig of verlopen. Controleer de code op uw apparaat en probeer het opnieuw.',
+    deviceTooManyWrongCodes: 'Te veel onjuiste codes. Wacht een paar minuten voordat u het opnieuw probeert.',
+  },
+  pt: {
+    oauth2DeviceVerificationTitle: 'Ligar um dispositivo',
+    verifyOAuth2DeviceUserCode: 'Insira o código apresentado no seu dispositivo',
+    deviceConfirmCodeTitle: 'Confirme o código no seu dispositivo',
+    deviceConfirmCodeHint: 'Antes de continuar, verifique se o seu dispositivo apresenta exatamente este código. Caso contrário, feche esta página.',
+    deviceCodeLabel: 'Código',
+    deviceContinue: 'Continuar',
+    oauth2DeviceInvalidUserCodeMessage: 'Esse código não é válido ou expirou. Verifique o código no seu dispositivo e tente novamente.',
+    deviceTooManyWrongCodes: 'Demasiados códigos errados. Aguarde alguns minutos antes de tentar novamente.',
+  },
+  pl: {
+    oauth2DeviceVerificationTitle: 'Połącz urządzenie',
+    verifyOAuth2DeviceUserCode: 'Wprowadź kod wyświetlony na urządzeniu',
+    deviceConfirmCodeTitle: 'Potwierdź kod na urządzeniu',
+    deviceConfirmCodeHint: 'Zanim przejdziesz dalej, sprawdź, czy urządzenie wyświetla dokładnie ten kod. Jeśli nie, zamknij tę stronę.',
+    deviceCodeLabel: 'Kod',
+    deviceContinue: 'Dalej',
+    oauth2DeviceInvalidUserCodeMessage: 'Ten kod jest nieprawidłowy lub wygasł. Sprawdź kod na urządzeniu i spróbuj ponownie.',
+    deviceTooManyWrongCodes: 'Zbyt wiele błędnych kodów. Odczekaj kilka minut, zanim spróbujesz ponownie.',
+  },
+});
+
+export default { en, translations } satisfies Catalog<typeof en>;

@@ -1,6 +1,6 @@
 // The logout pages: RP-Initiated Logout's confirmation, the signed-out page, front-channel logout. Where
 // Keycloak's login theme has a message of the same meaning, its key is used (logoutConfirmHeader, ...).
-import type { Catalog } from '../catalog-types.js';
+import type { Catalog, Translations } from '../catalog-types.js';
 
 const en = {
   logoutConfirmTitle: 'Sign out',
@@ -27,8 +27,9 @@ const en = {
   logoutRedirectUnusable: 'The address registered to return to after logout cannot be used. Its administrator must register it again.',
 };
 
-export default {
-  en,
+/** The other languages, made when first asked for (src/i18n/catalog.ts): a server whose pages are all
+ * English never holds them. */
+const translations = (): Translations<typeof en> => ({
   de: {
     logoutConfirmTitle: 'Abmelden',
     logoutConfirmHeader: 'Möchten Sie sich abmelden?',
@@ -101,4 +102,102 @@ export default {
     logoutRedirectNotRegistered: 'La dirección a la que volver tras cerrar la sesión no está registrada para esta aplicación.',
     logoutRedirectUnusable: 'La dirección registrada para volver tras cerrar la sesión no se puede usar. El administrador de la aplicación debe registrarla de nuevo.',
   },
-} satisfies Catalog<typeof en>;
+  it: {
+    logoutConfirmTitle: 'Esci',
+    logoutConfirmHeader: 'Vuole uscire?',
+    logoutConfirmClient: '{0} chiede di disconnetterLa da {1}.',
+    logoutConfirmRealm: 'Sta per uscire da {0}.',
+    doLogout: 'Esci',
+    loggedOutTitle: 'Disconnessione effettuata',
+    successLogout: 'Disconnessione completata',
+    logoutCloseWindow: 'Può chiudere questa finestra.',
+    logoutNotValidTitle: 'Richiesta di disconnessione non valida',
+    'frontchannel-logout.title': 'Disconnessione in corso',
+    frontchannelLogoutHeading: 'Disconnessione in corso',
+    frontchannelLogoutSignedOutHere: 'Qui la disconnessione è stata effettuata. Le applicazioni che ha utilizzato stanno per essere informate:',
+    'frontchannel-logout.message': 'Le applicazioni che ha utilizzato stanno per essere informate:',
+    frontchannelLogoutFrameTitle: 'Disconnessione da {0}',
+    frontchannelLogoutMovingOn: 'Tra un momento si proseguirà automaticamente. Se non succede nulla, prosegua manualmente.',
+    frontchannelLogoutContinue: 'Continua',
+    logoutHintNotIdToken: "L'id_token_hint non è un ID token di questo dominio.",
+    logoutHintClientMismatch: "client_id non corrisponde all'id_token_hint.",
+    logoutUnknownApplication: "L'applicazione non è registrata su questo server.",
+    logoutRedirectNeedsClient: 'post_logout_redirect_uri richiede id_token_hint o client_id.',
+    logoutRedirectNotRegistered: "L'indirizzo a cui tornare dopo la disconnessione non è registrato per questa applicazione.",
+    logoutRedirectUnusable: "L'indirizzo registrato a cui tornare dopo la disconnessione non può essere utilizzato. Il suo amministratore deve registrarlo di nuovo.",
+  },
+  nl: {
+    logoutConfirmTitle: 'Uitloggen',
+    logoutConfirmHeader: 'Wilt u uitloggen?',
+    logoutConfirmClient: '{0} vraagt om u uit te loggen bij {1}.',
+    logoutConfirmRealm: 'U staat op het punt uit te loggen bij {0}.',
+    doLogout: 'Uitloggen',
+    loggedOutTitle: 'Uitgelogd',
+    successLogout: 'U bent uitgelogd',
+    logoutCloseWindow: 'U kunt dit venster sluiten.',
+    logoutNotValidTitle: 'Uitlogverzoek ongeldig',
+    'frontchannel-logout.title': 'Uitloggen',
+    frontchannelLogoutHeading: 'U wordt uitgelogd',
+    frontchannelLogoutSignedOutHere: 'U bent hier uitgelogd. De applicaties die u hebt gebruikt, worden op de hoogte gebracht:',
+    'frontchannel-logout.message': 'De applicaties die u hebt gebruikt, worden op de hoogte gebracht:',
+    frontchannelLogoutFrameTitle: 'Uitloggen bij {0}',
+    frontchannelLogoutMovingOn: 'U wordt zo doorgestuurd. Gebeurt er niets, ga dan handmatig verder.',
+    frontchannelLogoutContinue: 'Doorgaan',
+    logoutHintNotIdToken: 'De id_token_hint is geen ID-token van dit domein.',
+    logoutHintClientMismatch: 'client_id komt niet overeen met de id_token_hint.',
+    logoutUnknownApplication: 'De applicatie is niet bij deze server geregistreerd.',
+    logoutRedirectNeedsClient: 'post_logout_redirect_uri vereist id_token_hint of client_id.',
+    logoutRedirectNotRegistered: 'Het adres waarnaar na het uitloggen moet worden teruggekeerd, is niet voor deze applicatie geregistreerd.',
+    logoutRedirectUnusable: 'Het geregistreerde adres waarnaar na het uitloggen moet worden teruggekeerd, kan niet worden gebruikt. De beheerder ervan moet het opnieuw registreren.',
+  },
+  pt: {
+    logoutConfirmTitle: 'Terminar sessão',
+    logoutConfirmHeader: 'Pretende terminar a sessão?',
+    logoutConfirmClient: '{0} pede para terminar a sua sessão em {1}.',
+    logoutConfirmRealm: 'Está prestes a terminar a sessão em {0}.',
+    doLogout: 'Terminar sessão',
+    loggedOutTitle: 'Sessão terminada',
+    successLogout: 'A sua sessão foi terminada',
+    logoutCloseWindow: 'Pode fechar esta janela.',
+    logoutNotValidTitle: 'Pedido de fim de sessão inválido',
+    'frontchannel-logout.title': 'A terminar sessão',
+    frontchannelLogoutHeading: 'A terminar a sua sessão',
+    frontchannelLogoutSignedOutHere: 'A sua sessão foi terminada aqui. As aplicações que utilizou estão a ser notificadas:',
+    'frontchannel-logout.message': 'As aplicações que utilizou estão a ser notificadas:',
+    frontchannelLogoutFrameTitle: 'A terminar sessão em {0}',
+    frontchannelLogoutMovingOn: 'Será encaminhado daqui a pouco. Se nada acontecer, continue manualmente.',
+    frontchannelLogoutContinue: 'Continuar',
+    logoutHintNotIdToken: 'O id_token_hint não é um token de ID deste domínio.',
+    logoutHintClientMismatch: 'O client_id não corresponde ao id_token_hint.',
+    logoutUnknownApplication: 'A aplicação não está registada neste servidor.',
+    logoutRedirectNeedsClient: 'O post_logout_redirect_uri requer id_token_hint ou client_id.',
+    logoutRedirectNotRegistered: 'O endereço de retorno após o fim de sessão não está registado para esta aplicação.',
+    logoutRedirectUnusable: 'O endereço de retorno registado para após o fim de sessão não pode ser utilizado. O respetivo administrador tem de o registar novamente.',
+  },
+  pl: {
+    logoutConfirmTitle: 'Wyloguj się',
+    logoutConfirmHeader: 'Czy chcesz się wylogować?',
+    logoutConfirmClient: '{0} prosi o wylogowanie Cię z {1}.',
+    logoutConfirmRealm: 'Zamierzasz wylogować się z {0}.',
+    doLogout: 'Wyloguj się',
+    loggedOutTitle: 'Wylogowano',
+    successLogout: 'Wylogowano Cię',
+    logoutCloseWindow: 'Możesz zamknąć to okno.',
+    logoutNotValidTitle: 'Nieprawidłowe żądanie wylogowania',
+    'frontchannel-logout.title': 'Wylogowywanie',
+    frontchannelLogoutHeading: 'Trwa wylogowywanie',
+    frontchannelLogoutSignedOutHere: 'Wylogowano Cię tutaj. Trwa powiadamianie używanych przez Ciebie aplikacji:',
+    'frontchannel-logout.message': 'Trwa powiadamianie używanych przez Ciebie aplikacji:',
+    frontchannelLogoutFrameTitle: 'Wylogowywanie z {0}',
+    frontchannelLogoutMovingOn: 'Za chwilę nastąpi przekierowanie. Jeśli nic się nie stanie, przejdź dalej ręcznie.',
+    frontchannelLogoutContinue: 'Dalej',
+    logoutHintNotIdToken: 'id_token_hint nie jest tokenem ID tej domeny.',
+    logoutHintClientMismatch: 'client_id nie pasuje do id_token_hint.',
+    logoutUnknownApplication: 'Aplikacja nie jest zarejestrowana na tym serwerze.',
+    logoutRedirectNeedsClient: 'post_logout_redirect_uri wymaga id_token_hint lub client_id.',
+    logoutRedirectNotRegistered: 'Adres powrotu po wylogowaniu nie jest zarejestrowany dla tej aplikacji.',
+    logoutRedirectUnusable: 'Zarejestrowanego adresu powrotu po wylogowaniu nie można użyć. Administrator aplikacji musi zarejestrować go ponownie.',
+  },
+});
+
+export default { en, translations } satisfies Catalog<typeof en>;
