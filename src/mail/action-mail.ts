@@ -42,7 +42,7 @@ export async function issueActionToken(services: Services, user: User, claims: O
  * email, disabled) or has had enough of them lately. Runs after the page was answered, so its outcome
  * shows nowhere but in the events and the log: never throws.
  */
-export async function mailResetLink(services: Services, realm: Realm, user: User | undefined, o: { interactionId?: string; ip: string; clientId?: string; log: FastifyBaseLogger }): Promise<void> {
+export async function mailResetLink(services: Services, realm: Realm, user: User | undefined, o: { interactionId?: string; ip: string; clientId?: string; log: FastifyBaseLogger; pageLocale?: string }): Promise<void> {
   const base = { realmId: realm.id, ip: o.ip, clientId: o.clientId ?? null };
   try {
     if (!user || !user.enabled || !user.email) {
@@ -59,7 +59,7 @@ export async function mailResetLink(services: Services, realm: Realm, user: User
     const lifespan = realm.actionTokenUserLifespan;
     const token = await issueActionToken(services, user, { exp: nowSeconds(services.clock) + lifespan, actions: ['UPDATE_PASSWORD'], kind: 'reset', ...(o.interactionId ? { interaction: o.interactionId } : {}), ...(o.clientId ? { clientId: o.clientId } : {}) });
     const link = actionLink(services, realm.id, token);
-    const content = await renderMail(services, realm, user, () => resetPasswordMail({ realmName: realm.displayName ?? realm.id, username: user.username, link, lifespan }));
+    const content = await renderMail(services, realm, user, () => resetPasswordMail({ realmName: realm.displayName ?? realm.id, username: user.username, link, lifespan }), o.pageLocale);
     await sendMail(services.store, realm, { to: user.email, ...content });
     await services.audit.record({ ...base, type: 'SEND_RESET_PASSWORD', outcome: 'success', userId: user.id, username: user.username, reason: `to ${user.email}` });
   } catch (err) {

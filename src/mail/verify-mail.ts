@@ -16,7 +16,7 @@ export async function mailVerifyLink(
   services: Services,
   realm: Realm,
   user: User & { email: string },
-  o: { lifespan: number; interactionId?: string; clientId?: string; redirectUri?: string; ip?: string; by?: string; log: { warn(obj: object, msg: string): void } },
+  o: { lifespan: number; interactionId?: string; clientId?: string; redirectUri?: string; ip?: string; by?: string; log: { warn(obj: object, msg: string): void }; pageLocale?: string },
 ): Promise<void> {
   const base = { realmId: realm.id, ip: o.ip ?? null, clientId: o.clientId ?? null, userId: user.id, username: user.username };
   const token = await issueActionToken(services, user, {
@@ -28,7 +28,7 @@ export async function mailVerifyLink(
     ...(o.redirectUri ? { redirectUri: o.redirectUri } : {}),
   });
   const link = actionLink(services, realm.id, token);
-  const content = await renderMail(services, realm, user, () => verifyEmailMail({ realmName: realm.displayName ?? realm.id, username: user.username, email: user.email, link, lifespan: o.lifespan }));
+  const content = await renderMail(services, realm, user, () => verifyEmailMail({ realmName: realm.displayName ?? realm.id, username: user.username, email: user.email, link, lifespan: o.lifespan }), o.pageLocale);
   try {
     await sendMail(services.store, realm, { to: user.email, ...content });
   } catch (err) {

@@ -238,6 +238,7 @@ for (const dialect of dialects()) {
         settings: { resetPasswordAllowed: true, internationalizationEnabled: true, supportedLocales: ['en', 'de'], smtpServer: { host: '127.0.0.1', port: String(smtp.port), from: 'noreply@example.com' } },
       });
       await createUser(ts.store, { realmId: REALM, username: 'greta', password: 'greta password 1', email: 'greta@example.com', attributes: { locale: ['de'] } });
+      await createUser(ts.store, { realmId: REALM, username: 'otto', password: 'otto password 1', email: 'otto@example.com' });
       ts.services.cache.clear();
     });
     after(async () => {
@@ -259,7 +260,7 @@ for (const dialect of dialects()) {
       assert.ok(res.statusCode < 400, res.body.slice(0, 400));
     }
 
-    test("a reset mail is in the user's locale attribute, not the browser's language; a user without one gets the realm's default", async () => {
+    test("a reset mail is in the user's locale attribute, not the browser's language; a user without one gets the page's language, else the realm's default", async () => {
       await askReset('greta', 'en');
       const [de] = await smtp.waitFor(1, { to: 'greta@example.com' });
       assert.equal(de!.subject, 'Passwort für Test Realm zurücksetzen');
@@ -269,8 +270,14 @@ for (const dialect of dialects()) {
       assert.match(de!.html, /Ihres Kontos <strong>greta<\/strong> bei Test Realm/);
       assert.match(de!.html, /<a href="[^"]+">Neues Passwort wählen<\/a> \(innerhalb von \d+ \w+\)\./);
       assert.doesNotMatch(de!.text + de!.html, /Someone asked|Reset your/);
+      // A user without one gets the language of the page that asked (as the browser's languages come
+      // after the user's own in Keycloak's selector), else the realm's default, here English.
       await askReset('alice', 'de');
-      const [en] = await smtp.waitFor(1, { to: 'alice@example.com' });
+      const [paged] = await smtp.waitFor(1, { to: 'alice@example.com' });
+      assert.equal(paged!.subject, 'Passwort für Test Realm zurücksetzen');
+      assert.match(paged!.html, /<html lang="de">/);
+      await askReset('otto', 'en');
+      const [en] = await smtp.waitFor(1, { to: 'otto@example.com' });
       assert.equal(en!.subject, 'Reset your Test Realm password');
       assert.match(en!.html, /<html lang="en">/);
     });

@@ -130,7 +130,7 @@ export async function mailUserLink(services: Services, reply: FastifyReply, real
   }
   services.resetMails.perUser.fail(mailKey(user));
   try {
-    await mailVerifyLink(services, realm, user, { lifespan: realm.actionTokenUserLifespan, ...(o.interactionId ? { interactionId: o.interactionId } : {}), clientId: o.clientId, ip: req.ip, log: req.log });
+    await mailVerifyLink(services, realm, user, { lifespan: realm.actionTokenUserLifespan, ...(o.interactionId ? { interactionId: o.interactionId } : {}), clientId: o.clientId, ip: req.ip, log: req.log, ...(req.translator ? { pageLocale: req.translator.locale } : {}) });
   } catch (err) {
     if (!(err instanceof MailError)) throw err;
     // Recorded (SEND_VERIFY_EMAIL_ERROR) and logged by mailVerifyLink; the reason names the server, not for the user.

@@ -201,10 +201,11 @@ export async function resetRoutes(app: FastifyInstance, opts: { services: Servic
     // The same page at once, whatever was typed: the lookup and the mail happen after the answer, so
     // neither the words nor the time tell whether the account exists.
     const log = req.log;
+    const pageLocale = req.translator?.locale;
     setImmediate(() => {
       void findUser(services, l.realm, typed)
         // A federated user's password lives in LDAP: no link to set one here is mailed (the page reads the same).
-        .then((user) => mailResetLink(services, l.realm, user?.federationLink ? undefined : user, { interactionId: l.ia.id, ip: req.ip, clientId: l.client.clientId, log }))
+        .then((user) => mailResetLink(services, l.realm, user?.federationLink ? undefined : user, { interactionId: l.ia.id, ip: req.ip, clientId: l.client.clientId, log, ...(pageLocale ? { pageLocale } : {}) }))
         .catch((err: unknown) => log.error({ err }, 'reset password request failed'));
     });
     reply.header('cache-control', 'no-store');
