@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { CliError, withStore } from './common.js';
 import { terminalJson, terminalSafe } from './terminal-text.js';
-import { deleteTexts, getText, getTexts, listTextLocales, MAX_VALUE_BYTES, setText, setTexts } from '../admin/operations/localization.js';
+import { deleteTexts, getText, getTexts, listTextLocales, MAX_TEXTS_PER_REALM, MAX_VALUE_BYTES, setText, setTexts } from '../admin/operations/localization.js';
+import { MAX_TEXT_CHARS_PER_REALM } from '../storage/repos/localization.js';
 
 /** A JSON file of texts ({key: text}); the operation checks what is in it. */
 async function textsFile(path: string): Promise<unknown> {
@@ -46,7 +47,7 @@ export function registerRealmLocalization(realm: Command): void {
 
   loc
     .command('set <realm> <locale> [key] [value]')
-    .description(`add or replace one text (KEY VALUE), or those of a JSON file of key: text (--file); the locale's other texts stay. Keys 1 to 255 characters, texts at most ${MAX_VALUE_BYTES} bytes, at most 10000 texts per realm`)
+    .description(`add or replace one text (KEY VALUE), or those of a JSON file of key: text (--file); the locale's other texts stay. Keys 1 to 255 characters, texts at most ${MAX_VALUE_BYTES} bytes, at most ${MAX_TEXTS_PER_REALM} texts and ${MAX_TEXT_CHARS_PER_REALM} characters per realm`)
     .option('--file <path>', 'a JSON file holding one object of key: text (all of them or none are stored)')
     .action(async (realmId: string, locale: string, key: string | undefined, value: string | undefined, o: { file?: string }) => {
       if (o.file !== undefined) {
