@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs every test file under test/ (and *.test.ts next to sources) with node's test runner through tsx.
 // Node 20's runner does not expand globs itself, so the files are listed here.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { generateKeyPair } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
@@ -57,6 +58,20 @@ const runFiles = resolve('scripts/run-files.mjs');
 const runnerArgs = [runFiles, String(concurrency), '120000'];
 const env = { ...process.env, NODE_ENV: 'test' };
 
+// The RSA keys of the realms that test files make in their own process come from a pool generated here,
+// once per run (test/helpers/rsa-pool.ts says why: some 180 ms of CPU per realm went to searching for
+// primes). Generated on libuv's threads while the sources compile; 48 keys, more than most files' realms
+// (test/http/admin-console-roles.test.ts makes 36); a file that needs more generates the rest.
+const base = mkdtempSync(join(tmpdir(), 'realmgate-tests-'));
+const RSA_POOL = 48;
+const rsaPool = join(base, 'rsa-keys.json');
+const pooled = Promise.all(
+  Array.from({ length: RSA_POOL }, () => new Promise((done, fail) => generateKeyPair('rsa', { modulusLength: 2048 }, (err, _pub, key) => (err ? fail(err) : done(key.export({ format: 'jwk' })))))),
+).then((keys) => {
+  writeFileSync(rsaPool, JSON.stringify(keys), { mode: 0o600 });
+  env.REALMGATE_TEST_RSA_KEYS = rsaPool;
+});
+
 // Each test file runs in a process of its own, and loading the sources through tsx cost each of them
 // ~1.1 s of CPU more than loading the same modules as JavaScript (2026-11-28: 1.65 s against 0.55 s of
 // CPU to import test/admin/helpers.ts; tsx's loader thread reads its cache file by file and every import
@@ -67,17 +82,16 @@ const env = { ...process.env, NODE_ENV: 'test' };
 // land in the checkout), the .ts sources beside their .js (tests that read a source, children started
 // with tsx), and ../shared beside it, so that paths relative to a test file or to the working directory
 // mean what they mean in the checkout. REALMGATE_TEST_TSX=1 runs the files in place through tsx instead.
-if (process.env.REALMGATE_TEST_TSX === '1') {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', ...runnerArgs, ...files.map((f) => resolve(f))], { stdio: 'inherit', env });
-  process.exit(r.status ?? 1);
-}
-
 const root = process.cwd();
-const base = mkdtempSync(join(tmpdir(), 'realmgate-tests-'));
 const mirror = join(base, 'main');
 let status = 1;
 try {
-  status = await runInMirror();
+  if (process.env.REALMGATE_TEST_TSX === '1') {
+    await pooled;
+    status = spawnSync(process.execPath, ['--import', 'tsx', ...runnerArgs, ...files.map((f) => resolve(f))], { stdio: 'inherit', env }).status ?? 1;
+  } else {
+    status = await runInMirror();
+  }
 } finally {
   rmSync(base, { recursive: true, force: true });
 }
@@ -113,6 +127,7 @@ async function runInMirror() {
   // Inline source maps without the sources: a failure's stack names the .ts file and line in the checkout.
   await build({ entryPoints: sources, outdir: mirror, outbase: root, format: 'esm', platform: 'node', target: 'node20', sourcemap: 'inline', sourcesContent: false, logLevel: 'warning' });
   const compiled = files.map((f) => join(mirror, f.replace(/\.ts$/, '.js')));
+  await pooled;
   // Not spawnSync: a SIGINT or SIGTERM reaches the runner too, which waits for the files to stop so that
   // the mirror is removed.
   const child = spawn(process.execPath, ['--enable-source-maps', ...runnerArgs, ...compiled], { stdio: 'inherit', env, cwd: mirror });

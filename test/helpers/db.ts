@@ -6,6 +6,8 @@ import pg from 'pg';
 import { Migrator, sql, type MigrationResultSet } from 'kysely';
 import { openDatabase, migrate, type Db } from '../../src/storage/database.js';
 import { MIGRATIONS } from '../../src/storage/migrations/index.js';
+// Realms made in this process take their RSA keys from the run's pool (see there).
+import './rsa-pool.js';
 
 export interface TestDatabase {
   name: 'sqlite' | 'postgres';
