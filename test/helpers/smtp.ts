@@ -87,6 +87,13 @@ export class SmtpServer {
   ) {}
 
   /**
+   * Messages parsed so far, by their file in the Maildir. A file appears in new/ complete (aiosmtpd's
+   * Mailbox writes it in tmp/ and renames it) and never changes after, so each is parsed once: the waits
+   * poll every 50 ms, and parsing every message at each poll started a Python process each time.
+   */
+  private readonly parsed = new Map<string, ReceivedMail>();
+
+  /**
    * With `auth`, the server advertises AUTH (PLAIN and LOGIN, over plain TCP: aiosmtpd's
    * auth_require_tls off) and takes mail only from a client that authenticated with that user and password.
    */
@@ -112,8 +119,12 @@ export class SmtpServer {
       .readdirSync(box)
       .map((f) => path.join(box, f))
       .sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs || a.localeCompare(b));
-    if (files.length === 0) return [];
-    return JSON.parse(execFileSync(PYTHON, ['-c', PARSE, ...files], { encoding: 'utf8' })) as ReceivedMail[];
+    const fresh = files.filter((f) => !this.parsed.has(f));
+    if (fresh.length > 0) {
+      const mails = JSON.parse(execFileSync(PYTHON, ['-c', PARSE, ...fresh], { encoding: 'utf8' })) as ReceivedMail[];
+      fresh.forEach((f, i) => this.parsed.set(f, mails[i]!));
+    }
+    return files.map((f) => this.parsed.get(f)!);
   }
 
   /** Waits until `count` messages arrived (mail is sent after the page answered). */
@@ -142,6 +153,7 @@ export class SmtpServer {
   clear(): void {
     const box = path.join(this.dir, 'box', 'new');
     if (fs.existsSync(box)) for (const f of fs.readdirSync(box)) fs.rmSync(path.join(box, f));
+    this.parsed.clear();
   }
 
   async stop(): Promise<void> {
