@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Runs every test file under test/ (and *.test.ts next to sources) with node's test runner through tsx.
 // Node 20's runner does not expand globs itself, so the files are listed here.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { generateKeyPair } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 
 function find(dir, out = []) {
@@ -125,7 +126,19 @@ async function runInMirror() {
     else symlinkSync(join(root, e.name), join(mirror, e.name));
   }
   // Inline source maps without the sources: a failure's stack names the .ts file and line in the checkout.
-  await build({ entryPoints: sources, outdir: mirror, outbase: root, format: 'esm', platform: 'node', target: 'node20', sourcemap: 'inline', sourcesContent: false, logLevel: 'warning' });
+  const options = { outdir: mirror, outbase: root, format: 'esm', platform: 'node', target: 'node20', sourcemap: 'inline', sourcesContent: false, logLevel: 'warning' };
+  await build({ ...options, entryPoints: sources });
+  // Then each test file again, as one module with the sources and helpers it imports and the ES module
+  // packages of bundledPackagesOnly, over its compiled self. Loading ~1,000 modules (~400 of ours, kysely's 288, the
+  // Keycloak admin client's ~200, jose's 64) cost each test file ~0.7 s of CPU, nearly all of it in Node.js's
+  // module loader (resolving, reading, linking; 2026-11-30: importing test/admin/helpers.js took 700 ms), for
+  // each of the suite's 335 files. The other packages (CommonJS ones among them) are loaded from
+  // node_modules as in the checkout. Every other file stays compiled on its own beside it, for children,
+  // workers and paths computed at run time; import.meta keeps naming each source's own compiled file.
+  // REALMGATE_TEST_BUNDLE=0 runs the files compiled one by one.
+  if (process.env.REALMGATE_TEST_BUNDLE !== '0') {
+    await build({ ...options, entryPoints: files.map((f) => resolve(root, f)), bundle: true, plugins: [bundledPackagesOnly(), ownImportMeta(root, mirror)] });
+  }
   const compiled = files.map((f) => join(mirror, f.replace(/\.ts$/, '.js')));
   await pooled;
   // Not spawnSync: a SIGINT or SIGTERM reaches the runner too, which waits for the files to stop so that
@@ -133,4 +146,40 @@ async function runInMirror() {
   const child = spawn(process.execPath, ['--enable-source-maps', ...runnerArgs, ...compiled], { stdio: 'inherit', env, cwd: mirror });
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
   return new Promise((done) => child.on('exit', (code) => done(code ?? 1)));
+}
+
+/**
+ * An esbuild plugin for bundled test files: `import.meta.url`, `.dirname` and `.filename` in each source
+ * become its own compiled file's (under `mirror`), not the bundle's, so that paths computed from them
+ * (bin/realmgate.js, fixtures, the package root) stay right in a helper bundled into a test file.
+ */
+function ownImportMeta(root, mirror) {
+  return {
+    name: 'own-import-meta',
+    setup(b) {
+      b.onLoad({ filter: /\.ts$/ }, (args) => {
+        if (args.path.includes('/node_modules/') || !args.path.startsWith(`${root}/`)) return undefined;
+        const text = readFileSync(args.path, 'utf8');
+        if (!text.includes('import.meta')) return { contents: text, loader: 'ts' };
+        const own = join(mirror, args.path.slice(root.length + 1)).replace(/\.ts$/, '.js');
+        const meta = { url: pathToFileURL(own).href, dirname: dirname(own), filename: own };
+        return { contents: text.replace(/\bimport\.meta\.(url|dirname|filename)\b/g, (_, k) => JSON.stringify(meta[k])), loader: 'ts' };
+      });
+    },
+  };
+}
+
+/**
+ * An esbuild plugin: the ES module packages with many files each (kysely, jose, the Keycloak admin client
+ * and its Kiota and OpenTelemetry libraries) are bundled into the test files (see runInMirror); every
+ * other package, and Node.js's own modules, stay imports, loaded from node_modules at run time.
+ */
+function bundledPackagesOnly() {
+  const bundled = /^(kysely|jose|@keycloak\/keycloak-admin-client|@microsoft\/kiota-[\w-]+|@opentelemetry\/api)(\/|$)/;
+  return {
+    name: 'bundled-packages-only',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => (bundled.test(args.path) ? undefined : { path: args.path, external: true }));
+    },
+  };
 }
