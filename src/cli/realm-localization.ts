@@ -2,8 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { CliError, withStore } from './common.js';
 import { terminalJson, terminalSafe } from './terminal-text.js';
-import { deleteTexts, getText, getTexts, listTextLocales, MAX_TEXTS_PER_REALM, MAX_VALUE_BYTES, setText, setTexts } from '../admin/operations/localization.js';
-import { MAX_TEXT_CHARS_PER_REALM } from '../storage/repos/localization.js';
+import { deleteTexts, getText, getTexts, listTextLocales, MAX_TEXT_CHARS_PER_REALM, MAX_TEXTS_PER_REALM, MAX_VALUE_BYTES, setText, setTexts } from '../admin/operations/localization.js';
 
 /** A JSON file of texts ({key: text}); the operation checks what is in it. */
 async function textsFile(path: string): Promise<unknown> {

@@ -1,5 +1,5 @@
 import type { Store } from '../../storage/store.js';
-import { MAX_TEXTS_PER_REALM, TooManyTextsError } from '../../storage/repos/localization.js';
+import { MAX_TEXT_CHARS_PER_REALM, MAX_TEXTS_PER_REALM, TooManyTextsError } from '../../storage/repos/localization.js';
 import { checkLocaleTag } from '../locales.js';
 import { NotFound, ValidationError } from '../validation.js';
 import { cliActor, recordAdminEvent, requireRealm, type Actor } from './common.js';
@@ -8,7 +8,7 @@ import { cliActor, recordAdminEvent, requireRealm, type Actor } from './common.j
 export const MAX_KEY_LENGTH = 255;
 /** A text: at most 16 KB of UTF-8 (Keycloak's texts are messages, a page's paragraph at most). */
 export const MAX_VALUE_BYTES = 16 * 1024;
-export { MAX_TEXTS_PER_REALM };
+export { MAX_TEXT_CHARS_PER_REALM, MAX_TEXTS_PER_REALM };
 
 function quoted(v: string): string {
   return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v);
