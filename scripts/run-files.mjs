@@ -6,7 +6,8 @@
 // 2026-11-29: z, a, m ran as a, m, z), so an order chosen to keep the browser files apart was lost and
 // three chromiums ran side by side on two cores. run() starts `files` in the order given.
 //
-// At the end it prints on stderr the files whose tests took longest: what to split or speed up when the
+// At the end it prints on stderr the tests that failed, each with its file and the first lines of its error
+// (a CI log shown only in part, its end, still says what failed), then the files whose tests took longest: what to split or speed up when the
 // suite grows (REALMGATE_TEST_SLOWEST=N lists N of them, 0 none; 15 by default).
 //
 // Usage: node scripts/run-files.mjs <concurrency> <timeout ms> <file>...
@@ -47,10 +48,25 @@ for (const name of ['test:pass', 'test:fail']) {
     took.set(k, (took.get(k) ?? 0) + (event.details?.duration_ms ?? 0) / 1000);
   });
 }
+// Every failed test, innermost first as the runner reports them; a suite that failed only because a test
+// in it did is left out (its test is listed).
+const failed = [];
+stream.on('test:fail', (event) => {
+  if (event.todo || event.skip) return;
+  const error = event.details?.error;
+  const cause = error?.cause ?? error;
+  if (error?.failureType === 'subtestsFailed') return;
+  const text = String(cause?.stack ?? cause?.message ?? cause ?? error ?? 'failed');
+  failed.push({ file: event.file ? `${key(event.file)}.ts` : '(no file)', name: event.name, text: text.split('\n').filter((l) => !/\(node:|at node:/.test(l)).slice(0, 12).join('\n      ') });
+});
 const slowest = Number(process.env.REALMGATE_TEST_SLOWEST ?? 15);
 const report = stream.compose(tap);
 // After the TAP report's last line (its summary), not in the middle of it.
 report.on('end', () => {
+  if (failed.length > 0) {
+    const lines = failed.map((f) => `  ${f.file}: ${f.name}\n      ${f.text}`);
+    process.stderr.write(`\nFailed tests (${failed.length}):\n${lines.join('\n')}\n`);
+  }
   if (!(slowest > 0)) return;
   const files = [...took].map(([file, s]) => ({ file, s })).sort((a, b) => b.s - a.s);
   const sum = files.reduce((t, f) => t + f.s, 0);
