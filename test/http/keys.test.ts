@@ -33,6 +33,10 @@ for (const dialect of dialects()) {
       const issued: string[] = [];
       let rotated: { kid: string } | undefined;
       let stop = false;
+      // The rotation waits for tokens signed with the old key, not for a fixed time: after 30 ms, a busy
+      // machine had sometimes issued none yet (CI, 2026-11-30: "tokens were signed before the rotation").
+      let oldKeyUsed!: () => void;
+      const signedBefore = new Promise<void>((r) => (oldKeyUsed = r));
       // Each worker keeps refreshing until it has made 3 requests after the rotation.
       const workers = chains.map(async (rt) => {
         let n = 0;
@@ -43,11 +47,13 @@ for (const dialect of dialects()) {
           assert.equal(res.statusCode, 200, res.body);
           rt = res.json().refresh_token;
           issued.push(res.json().access_token);
+          if (issued.length === chains.length) oldKeyUsed();
           n++;
           if (rotatedBefore) afterRotation++;
         }
       });
-      await new Promise((r) => setTimeout(r, 30));
+      // A worker that failed fails the test here rather than leaving it waiting.
+      await Promise.race([signedBefore, Promise.all(workers)]);
       rotated = await rotateKeys(ts.store, { realmId: REALM }, { clock: ts.clock });
       stop = true;
       await Promise.all(workers);
