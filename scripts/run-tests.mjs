@@ -99,7 +99,7 @@ try {
 process.exit(status);
 
 async function runInMirror() {
-  const { build } = await import('esbuild');
+  const { build, stop } = await import('esbuild');
   mkdirSync(mirror);
   try {
     symlinkSync(resolve(root, '../shared'), join(base, 'shared'));
@@ -142,6 +142,8 @@ async function runInMirror() {
     const split = { splitting: true, chunkNames: 'test/.chunks/[name]-[hash]' };
     await build({ ...options, ...split, entryPoints: files.map((f) => resolve(root, f)), bundle: true, plugins: [bundledPackagesOnly(), ownImportMeta(root, mirror)] });
   }
+  // esbuild's service process would otherwise wait beside the whole run.
+  await stop();
   const compiled = files.map((f) => join(mirror, f.replace(/\.ts$/, '.js')));
   await pooled;
   // Not spawnSync: a SIGINT or SIGTERM reaches the runner too, which waits for the files to stop so that
