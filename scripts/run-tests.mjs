@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Runs every test file under test/ (and *.test.ts next to sources) with node's test runner through tsx.
-// Node 20's runner does not expand globs itself, so the files are listed here.
+// Runs every test file under test/ (and *.test.ts next to sources) with node's test runner, compiled into
+// a mirror of the checkout (below; REALMGATE_TEST_TSX=1: in place through tsx). Node 20's runner does not
+// expand globs itself, so the files are listed here.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { generateKeyPair } from 'node:crypto';
@@ -133,9 +134,10 @@ async function runInMirror() {
   // Keycloak admin client's ~200, jose's 64) cost each test file ~0.7 s of CPU, nearly all of it in
   // Node.js's module loader (resolving, reading, linking), for each of the suite's 336 files; bundled and
   // split, ~0.35 s (2026-11-30, loading test/admin/users-api.test.js: 690 ms of CPU compiled alone, 370 ms).
-  // The other packages (CommonJS ones among them) are loaded from node_modules as in the checkout. Every other file stays compiled on its own beside it, for children,
-  // workers and paths computed at run time; import.meta keeps naming each source's own compiled file.
-  // REALMGATE_TEST_BUNDLE=0 runs the files compiled one by one.
+  // The other packages (CommonJS ones among them) are loaded from node_modules as in the checkout. Every
+  // other file stays compiled on its own beside it, for children, workers and paths computed at run time;
+  // import.meta keeps naming each source's own compiled file. REALMGATE_TEST_BUNDLE=0 runs the files
+  // compiled one by one.
   if (process.env.REALMGATE_TEST_BUNDLE !== '0') {
     // Split: what several test files share is written once, in chunks (test/.chunks), not into each of
     // them: one bundle per file took 40 s and wrote 1.4 GB; split, 1.3 s and 11 MB in 153 chunks.

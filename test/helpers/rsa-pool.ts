@@ -36,4 +36,3 @@ if (file) {
   }) as Generate;
   Object.defineProperty(SIGNING_ALGS.RS256, 'generate', { value: fromPool });
 }
-
