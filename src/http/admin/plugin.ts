@@ -31,6 +31,7 @@ import { componentRoutes } from './components.js';
 import { sessionRoutes } from './sessions.js';
 import { sessionStatsRoutes } from './session-stats.js';
 import { serverInfoRoutes } from './server-info.js';
+import { whoAmIRoutes } from './whoami.js';
 import { ADMIN_PREFIX } from './prefix.js';
 
 declare module 'fastify' {
@@ -121,6 +122,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(sessionRoutes, { services });
   await app.register(sessionStatsRoutes, { services });
   await app.register(serverInfoRoutes, { services });
+  await app.register(whoAmIRoutes, { services });
   await app.register(requiredActionRoutes, { services });
   await app.register(localizationRoutes, { services });
 }
