@@ -61,6 +61,39 @@ for (const dialect of dialects()) {
       assert.equal(await statusOf(ts.kc.users.getProfileMetadata({ realm: 'no-such-realm' })), 404);
     });
 
+    test("getProfile: the profile's configuration (Keycloak's UPConfig) under view-realm; updateProfile is refused in words, under manage-realm", async () => {
+      const config = await ts.kc.users.getProfile({ realm: REALM });
+      assert.deepEqual(config.attributes!.map((a) => a.name), ['username', 'email', 'firstName', 'lastName']);
+      assert.equal(config.unmanagedAttributePolicy, 'ADMIN_EDIT');
+      const email = config.attributes!.find((a) => a.name === 'email')!;
+      assert.deepEqual(email.validations, { email: {}, length: { max: 320 } });
+      assert.deepEqual(email.permissions, { view: ['admin', 'user'], edit: ['admin', 'user'] });
+      assert.equal(email.required, undefined, 'the email is optional unless it is the username');
+      assert.deepEqual(config.groups!.map((g) => g.name), ['user-metadata']);
+      // The metadata is derived from the same configuration.
+      const md = await ts.kc.users.getProfileMetadata({ realm: REALM });
+      assert.deepEqual(md.attributes!.map((a) => a.validators), config.attributes!.map((a) => a.validations));
+      await ts.kc.realms.update({ realm: REALM }, { registrationEmailAsUsername: true });
+      try {
+        const asEmail = await ts.kc.users.getProfile({ realm: REALM });
+        assert.deepEqual(asEmail.attributes!.find((a) => a.name === 'email')!.required, { roles: ['admin', 'user'] });
+      } finally {
+        await ts.kc.realms.update({ realm: REALM }, { registrationEmailAsUsername: false });
+      }
+
+      const e = await errorOf(ts.kc.users.updateProfile({ realm: REALM, ...config }));
+      assert.equal(e.status, 400);
+      assert.match(String(e.body.errorMessage), /user profile is fixed/);
+      assert.deepEqual(await ts.kc.users.getProfile({ realm: REALM }), config, 'nothing changed');
+
+      const { kc: reader } = await serviceAccountAdmin(ts, REALM, 'up-realm-reader', ['view-realm']);
+      assert.equal((await reader.users.getProfile({ realm: REALM })).attributes!.length, 4);
+      assert.equal(await statusOf(reader.users.updateProfile({ realm: REALM, ...config })), 403, 'a change needs manage-realm, checked first');
+      const { kc: usersOnly } = await serviceAccountAdmin(ts, REALM, 'up-users-only', ['view-users']);
+      assert.equal(await statusOf(usersOnly.users.getProfile({ realm: REALM })), 403);
+      assert.equal(await statusOf(ts.kc.users.getProfile({ realm: 'no-such-realm' })), 404);
+    });
+
     test('getUnmanagedAttributes: every attribute of a local user (the profile declares only the root ones), none for a user without', async () => {
       const { id } = await ts.kc.users.create({ realm: REALM, username: 'un-ann', email: 'ann@example.org', firstName: 'Ann', attributes: { department: ['sales'], skills: ['java', 'go'] } });
       assert.deepEqual(await ts.kc.users.getUnmanagedAttributes({ realm: REALM, id }), { department: ['sales'], skills: ['java', 'go'] });

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
-import { unmanagedAttributes, userProfileMetadata } from '../../admin/operations/user-profile.js';
+import { unmanagedAttributes, userProfileConfig, userProfileMetadata } from '../../admin/operations/user-profile.js';
+import { ValidationError } from '../../admin/validation.js';
 import { requireRole } from './authenticate.js';
 import { callerOf, loadRealm } from './plugin.js';
 import { params, realmParams, security } from './schemas.js';
@@ -14,6 +15,35 @@ const tags = ['users'];
 export async function userProfileRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
   const { store } = services;
+
+  // keycloak-admin-client's users.getProfile (the Terraform provider's keycloak_realm_user_profile reads
+  // it): the profile's configuration, Keycloak's UPConfig, under view-realm as Keycloak's.
+  app.get<{ Params: { realm: string } }>(
+    '/realms/:realm/users/profile',
+    { schema: { tags, summary: "The user profile's configuration (Keycloak's UPConfig): Realmgate's fixed profile", params: realmParams, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'view-realm');
+      reply.header('cache-control', 'no-cache');
+      return userProfileConfig(realm);
+    },
+  );
+
+  // users.updateProfile: the profile is fixed, so a change is refused in words (not a 404 that reads as
+  // a missing realm), after the same role check as Keycloak's (manage-realm).
+  app.put<{ Params: { realm: string } }>(
+    '/realms/:realm/users/profile',
+    { schema: { tags, summary: "Refused: Realmgate's user profile is fixed (400)", params: realmParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-realm');
+      throw new ValidationError(
+        "Realmgate's user profile is fixed: username, email, firstName and lastName under its own rules, any other attribute unmanaged (ADMIN_EDIT); it cannot be changed",
+      );
+    },
+  );
 
   // Keycloak asks any admin role of the realm (requireAnyAdminRole): loadRealm's check.
   app.get<{ Params: { realm: string } }>(
