@@ -32,6 +32,7 @@ import { sessionRoutes } from './sessions.js';
 import { sessionStatsRoutes } from './session-stats.js';
 import { serverInfoRoutes } from './server-info.js';
 import { whoAmIRoutes } from './whoami.js';
+import { clientPolicyRoutes } from './client-policies.js';
 import { ADMIN_PREFIX } from './prefix.js';
 
 declare module 'fastify' {
@@ -123,6 +124,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(sessionStatsRoutes, { services });
   await app.register(serverInfoRoutes, { services });
   await app.register(whoAmIRoutes, { services });
+  await app.register(clientPolicyRoutes, { services });
   await app.register(requiredActionRoutes, { services });
   await app.register(localizationRoutes, { services });
 }
