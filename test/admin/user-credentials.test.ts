@@ -5,6 +5,8 @@ import { REALM, PASSWORD } from '../helpers/server.js';
 import { enrollTestOtp } from '../helpers/otp.js';
 import { base32 } from '../../src/crypto/totp.js';
 import { createRecoveryCodes, useRecoveryCode } from '../../src/admin/operations/recovery-codes.js';
+import { createUserStorage } from '../../src/admin/operations/user-storage.js';
+import { cliActor } from '../../src/admin/operations/common.js';
 import { serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 // A user's credentials through @keycloak/keycloak-admin-client 26, unchanged: the password and the
@@ -152,6 +154,41 @@ for (const dialect of dialects()) {
       const events = await ts.kc.realms.findEvents({ realm: REALM, max: 500 });
       assert.equal(events.filter((e) => e.type === 'REMOVE_TOTP' && e.userId === id).length, 2);
       assert.equal(await statusOf(ts.kc.users.getCredentials({ realm: REALM, id: 'no-such-user' })), 404);
+    });
+
+    test('removeTotp removes every authenticator and the recovery codes, each audited; again 204; another user untouched; manage-users', async () => {
+      const { id } = await withOtp('cred-gil', ['G1', 'G2']);
+      const other = await withOtp('cred-hal', ['H']);
+      await createRecoveryCodes(ts.store, (await ts.store.users.get(id))!);
+      const viewer = await serviceAccountAdmin(ts, REALM, 'cred-totp-viewer', ['view-users']);
+      assert.equal(await statusOf(viewer.kc.users.removeTotp({ realm: REALM, id })), 403);
+      assert.equal((await ts.store.otp.list(id)).length, 2, 'nothing removed without manage-users');
+      await ts.kc.users.removeTotp({ realm: REALM, id });
+      assert.deepEqual((await ts.kc.users.getCredentials({ realm: REALM, id })).map((c) => c.type), ['password']);
+      assert.equal((await ts.kc.users.findOne({ realm: REALM, id }))!.totp, false);
+      assert.equal(await ts.store.recoveryCodes.remaining(id), 0);
+      assert.equal((await ts.store.otp.list(other.id)).length, 1, "another user's authenticator stays");
+      const events = await ts.kc.realms.findEvents({ realm: REALM, max: 500 });
+      assert.equal(events.filter((e) => e.type === 'REMOVE_TOTP' && e.userId === id).length, 2, 'one REMOVE_TOTP per authenticator');
+      await ts.kc.users.removeTotp({ realm: REALM, id });
+      assert.equal(await statusOf(ts.kc.users.removeTotp({ realm: REALM, id: 'no-such-user' })), 404);
+    });
+
+    test('getUserStorageCredentialTypes: none for a local user, password for a user of an enabled LDAP provider', async () => {
+      const id = await create('cred-ivy');
+      assert.deepEqual(await ts.kc.users.getUserStorageCredentialTypes({ realm: REALM, id }), []);
+      const p = await createUserStorage(ts.store, cliActor(), REALM, {
+        name: 'cred-ldap',
+        config: { connectionUrl: ['ldap://127.0.0.1:1'], usersDn: ['ou=People,dc=example,dc=org'], bindDn: ['cn=admin,dc=example,dc=org'], bindCredential: ['x'] },
+      });
+      await ts.store.users.update(id, { federationLink: p.id });
+      assert.deepEqual(await ts.kc.users.getUserStorageCredentialTypes({ realm: REALM, id }), ['password']);
+      const component = await ts.kc.components.findOne({ realm: REALM, id: p.id });
+      await ts.kc.components.update({ realm: REALM, id: p.id }, { ...component, config: { ...component!.config, enabled: ['false'] } });
+      assert.deepEqual(await ts.kc.users.getUserStorageCredentialTypes({ realm: REALM, id }), [], 'a disabled provider checks nothing');
+      const querier = await serviceAccountAdmin(ts, REALM, 'cred-querier', ['query-users']);
+      assert.equal(await statusOf(querier.kc.users.getUserStorageCredentialTypes({ realm: REALM, id })), 403);
+      assert.equal(await statusOf(ts.kc.users.getUserStorageCredentialTypes({ realm: REALM, id: 'no-such-user' })), 404);
     });
 
     test('view-users reads credentials but cannot remove or rename them (403)', async () => {

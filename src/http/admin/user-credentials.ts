@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../admin/operations/common.js';
 import type { Services } from '../../services.js';
-import { removeAnyUserCredential, renameUserCredential, userCredentials } from '../../admin/operations/user-credentials.js';
+import { removeAllUserOtp, removeAnyUserCredential, renameUserCredential, userCredentials } from '../../admin/operations/user-credentials.js';
+import { providerEnabled } from '../../oauth/ldap/federation.js';
 import { toCredentialRepresentations } from '../../admin/keycloak/representations/credential.js';
 import { ValidationError } from '../../admin/validation.js';
 import { actorOf } from './authenticate.js';
@@ -47,6 +48,33 @@ export async function userCredentialRoutes(app: FastifyInstance, opts: { service
     '/realms/:realm/users/:id/credentials/:credentialId',
     { schema: { tags, summary: 'Remove a TOTP authenticator, or the recovery codes (the password cannot be removed: 400)', params: credentialParams, response: noContent204, security } },
     change((ref, actor) => removeAnyUserCredential(store, ref, actor)),
+  );
+
+  // keycloak-admin-client's users.removeTotp: every authenticator app of the user (and with the last one
+  // the recovery codes, as removing each one does), each audited as its own removal; 204 when there is none.
+  app.put<UserReq>(
+    '/realms/:realm/users/:id/remove-totp',
+    { schema: { tags, summary: "Remove all the user's TOTP authenticators (and so their recovery codes)", params: userParams, response: noContent204, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const user = await userTarget(services, caller, req.params.realm, req.params.id, 'manage-users');
+      await removeAllUserOtp(store, { realmId: user.realmId, user: user.id }, actorOf(caller));
+      return reply.code(204).send();
+    },
+  );
+
+  // users.getUserStorageCredentialTypes: the credential types a user storage provider checks for this
+  // user, rather than Realmgate: `password` for a user of an enabled LDAP provider (every sign-in binds
+  // to the directory, src/oauth/ldap/federation.ts), none for anyone else.
+  app.get<UserReq>(
+    '/realms/:realm/users/:id/configured-user-storage-credential-types',
+    { schema: { tags, summary: "The credential types the user's storage provider checks: [\"password\"] for a user of an LDAP provider, else []", params: userParams, security } },
+    async (req) => {
+      const user = await userTarget(services, callerOf(req), req.params.realm, req.params.id, 'view-users');
+      if (!user.federationLink) return [];
+      const p = await store.userStorage.get(user.realmId, user.federationLink);
+      return p && providerEnabled(p) ? ['password'] : [];
+    },
   );
 
   app.put<CredentialReq>(
