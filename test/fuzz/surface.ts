@@ -79,6 +79,13 @@ const ROUTES = [
   '/auth/admin/realms/{realm}/identity-provider/import-config',
   '/auth/admin/realms/{realm}/users/{id}/federated-identity',
   '/auth/admin/realms/{realm}/users/{id}/federated-identity/oidc',
+  // keycloak-admin-client calls added on 2026-11-30: whoami, the user profile, client policies, credentials.
+  '/auth/admin/{realm}/console/whoami',
+  '/auth/admin/realms/{realm}/users/profile',
+  '/auth/admin/realms/{realm}/client-policies/profiles',
+  '/auth/admin/realms/{realm}/client-policies/policies',
+  '/auth/admin/realms/{realm}/users/{id}/remove-totp',
+  '/auth/admin/realms/{realm}/users/{id}/configured-user-storage-credential-types',
 ];
 
 const realm = fc.oneof(
@@ -341,6 +348,60 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
       if (list.statusCode !== 200 || list.body.includes(SECRET_MARK)) throw new Error(`the final listing: ${list.statusCode} ${list.body.slice(0, 500)}`);
       for (const p of await fs.ts.store.identityProviders.list(REALM)) if (!p.sealedClientSecret) throw new Error(`provider ${p.alias} lost its secret`);
       t.diagnostic(`providers at the end: ${(await fs.ts.store.identityProviders.list(REALM)).map((p) => p.alias).join(', ') || 'none'}`);
+    });
+
+    test("admin API, whoami, the user profile, client policies and a user's credentials, with a master admin's token: any realm, user, query and body", async (t) => {
+      // The same administrator as the test before (bootstrapAdmin does nothing when master has one).
+      await bootstrapAdmin(fs.ts.store, { username: 'fuzz-admin', password: 'fuzz admin password 42' });
+      const tokenRes = await fs.ts.app.inject({
+        method: 'POST',
+        url: '/auth/realms/master/protocol/openid-connect/token',
+        remoteAddress: FINAL_ADDRESS,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: 'fuzz-admin', password: 'fuzz admin password 42' }).toString(),
+      });
+      const adminToken = (tokenRes.json() as { access_token: string }).access_token;
+      const deep = (await fs.ts.store.users.findByUsername(REALM, 'deep'))!;
+      const realmSeg = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(REALM, 'master') }, { weight: 1, arbitrary: realm });
+      const user = fc.oneof({ weight: 3, arbitrary: fc.constant(deep.id) }, { weight: 1, arbitrary: junk.map((v) => pct(v)) });
+      const anyBody = fc.oneof(
+        { weight: 2, arbitrary: fc.record({ profiles: fc.oneof(fc.constant([]), fc.array(fc.dictionary(junk, junk, { maxKeys: 2 }), { maxLength: 2 }), idpValue) }, { requiredKeys: [] }) },
+        { weight: 2, arbitrary: fc.record({ policies: fc.oneof(fc.constant([]), fc.array(fc.dictionary(junk, junk, { maxKeys: 2 }), { maxLength: 2 }), idpValue) }, { requiredKeys: [] }) },
+        { weight: 1, arbitrary: fc.record({ attributes: fc.array(fc.dictionary(junk, idpValue, { maxKeys: 3 }), { maxLength: 2 }), unmanagedAttributePolicy: idpValue }, { requiredKeys: [] }) },
+        { weight: 1, arbitrary: idpValue },
+      ) as fc.Arbitrary<unknown>;
+      const op = fc.oneof(
+        fc.record({ method: fc.constant<HTTPMethods>('GET'), path: realmSeg.map((r) => `/auth/admin/${r}/console/whoami`), query: fc.array(fc.tuple(fc.constant('currentRealm'), fc.oneof(fc.constantFrom(REALM, 'master', 'nope', ''), junk)), { maxLength: 2 }), body: fc.constant(undefined) }),
+        fc.record({ method: fc.constantFrom<HTTPMethods>('GET', 'PUT', 'POST', 'DELETE'), path: realmSeg.map((r) => `/auth/admin/realms/${r}/users/profile`), query: fc.constant([]), body: anyBody }),
+        fc.record({
+          method: fc.constantFrom<HTTPMethods>('GET', 'PUT', 'DELETE'),
+          path: fc.tuple(realmSeg, fc.constantFrom('profiles', 'policies')).map(([r, k]) => `/auth/admin/realms/${r}/client-policies/${k}`),
+          query: fc.array(fc.tuple(fc.constantFrom('include-global-profiles', 'include-global-policies'), fc.oneof(fc.constantFrom('true', 'false', ''), junk)), { maxLength: 2 }),
+          body: anyBody,
+        }),
+        fc.record({ method: fc.constantFrom<HTTPMethods>('GET', 'PUT'), path: fc.tuple(realmSeg, user, fc.constantFrom('remove-totp', 'configured-user-storage-credential-types')).map(([r, u, x]) => `/auth/admin/realms/${r}/users/${u}/${x}`), query: fc.constant([]), body: anyBody }),
+      );
+      await fuzz(t, fs, 'admin-keycloak-calls', op, async (o, io) => {
+        const url = `${o.path}${o.query.length > 0 ? `?${serialize(o.query, { modes: ['enc'], garbage: null, garbageAt: 0 })}` : ''}`;
+        const withBody = o.method === 'POST' || o.method === 'PUT';
+        const payload = withBody && o.body !== undefined ? JSON.stringify(o.body) ?? 'null' : undefined;
+        const headers: Record<string, string> = { authorization: `Bearer ${adminToken}`, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) };
+        const res = await io.send({ method: o.method, url, headers, ...(payload !== undefined ? { payload } : {}) });
+        const sent = { method: o.method, url, headers, remoteAddress: io.address };
+        if (res.statusCode >= 400) {
+          let error: unknown;
+          try {
+            const json = res.json() as { errorMessage?: unknown; error_description?: unknown };
+            error = json.errorMessage ?? json.error_description;
+          } catch {
+            error = undefined;
+          }
+          if (typeof error !== 'string' || error === '') io.fail('an admin API error without a JSON message', sent, res);
+        }
+      }, runs(600));
+      // Nothing these calls accept changes anything a later call sees: no client policy was kept.
+      const kept = await fs.ts.app.inject({ method: 'GET', url: `/auth/admin/realms/${REALM}/client-policies/policies`, remoteAddress: FINAL_ADDRESS, headers: { authorization: `Bearer ${adminToken}` } });
+      if (kept.statusCode !== 200 || kept.body !== '{"policies":[]}') throw new Error(`the final client policies: ${kept.statusCode} ${kept.body.slice(0, 300)}`);
     });
 
     test('tokens issued before the fuzzing still work', async (t) => {
