@@ -79,13 +79,15 @@ const ROUTES = [
   '/auth/admin/realms/{realm}/identity-provider/import-config',
   '/auth/admin/realms/{realm}/users/{id}/federated-identity',
   '/auth/admin/realms/{realm}/users/{id}/federated-identity/oidc',
-  // keycloak-admin-client calls added on 2026-11-30: whoami, the user profile, client policies, credentials.
+  // keycloak-admin-client calls added on 2026-11-30: whoami, the user profile, client policies, credentials, flows.
   '/auth/admin/{realm}/console/whoami',
   '/auth/admin/realms/{realm}/users/profile',
   '/auth/admin/realms/{realm}/client-policies/profiles',
   '/auth/admin/realms/{realm}/client-policies/policies',
   '/auth/admin/realms/{realm}/users/{id}/remove-totp',
   '/auth/admin/realms/{realm}/users/{id}/configured-user-storage-credential-types',
+  '/auth/admin/realms/{realm}/authentication/flows',
+  '/auth/admin/realms/{realm}/authentication/flows/{id}/executions',
 ];
 
 const realm = fc.oneof(
@@ -350,7 +352,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
       t.diagnostic(`providers at the end: ${(await fs.ts.store.identityProviders.list(REALM)).map((p) => p.alias).join(', ') || 'none'}`);
     });
 
-    test("admin API, whoami, the user profile, client policies and a user's credentials, with a master admin's token: any realm, user, query and body", async (t) => {
+    test("admin API, whoami, the user profile, client policies, a user's credentials and the authentication flows, with a master admin's token: any realm, user, query and body", async (t) => {
       // The same administrator as the test before (bootstrapAdmin does nothing when master has one).
       await bootstrapAdmin(fs.ts.store, { username: 'fuzz-admin', password: 'fuzz admin password 42' });
       const tokenRes = await fs.ts.app.inject({
@@ -380,6 +382,14 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
           body: anyBody,
         }),
         fc.record({ method: fc.constantFrom<HTTPMethods>('GET', 'PUT'), path: fc.tuple(realmSeg, user, fc.constantFrom('remove-totp', 'configured-user-storage-credential-types')).map(([r, u, x]) => `/auth/admin/realms/${r}/users/${u}/${x}`), query: fc.constant([]), body: anyBody }),
+        fc.record({
+          method: fc.constantFrom<HTTPMethods>('GET', 'POST', 'PUT', 'DELETE'),
+          path: fc
+            .tuple(realmSeg, fc.oneof(fc.constantFrom('browser', 'direct%20grant', 'forms', 'clients', 'nope'), junk.map((v) => pct(v))), fc.constantFrom('flows', 'flows/{x}', 'flows/{x}/executions', 'flows/{x}/copy', 'flows/{x}/executions/execution', 'executions/{x}', 'executions/{x}/raise-priority', 'config/{x}', 'config-description/{x}', 'authenticator-providers', 'client-authenticator-providers'))
+            .map(([r, x, tail]) => `/auth/admin/realms/${r}/authentication/${tail.replace('{x}', x)}`),
+          query: fc.constant([]),
+          body: anyBody,
+        }),
       );
       await fuzz(t, fs, 'admin-keycloak-calls', op, async (o, io) => {
         const url = `${o.path}${o.query.length > 0 ? `?${serialize(o.query, { modes: ['enc'], garbage: null, garbageAt: 0 })}` : ''}`;

@@ -33,6 +33,7 @@ import { sessionStatsRoutes } from './session-stats.js';
 import { serverInfoRoutes } from './server-info.js';
 import { whoAmIRoutes } from './whoami.js';
 import { clientPolicyRoutes } from './client-policies.js';
+import { authenticationFlowRoutes } from './authentication-flows.js';
 import { ADMIN_PREFIX } from './prefix.js';
 
 declare module 'fastify' {
@@ -125,6 +126,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(serverInfoRoutes, { services });
   await app.register(whoAmIRoutes, { services });
   await app.register(clientPolicyRoutes, { services });
+  await app.register(authenticationFlowRoutes, { services });
   await app.register(requiredActionRoutes, { services });
   await app.register(localizationRoutes, { services });
 }
