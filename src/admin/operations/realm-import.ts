@@ -536,7 +536,41 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   if (otherActions.length > 0) report.skipped('required actions', `${otherActions.length} enabled in Keycloak that Realmgate does not act on (${otherActions.slice(0, 10).join(', ')}${otherActions.length > 10 ? ', ...' : ''}); it acts on ${REQUIRED_ACTIONS.join(', ')} only`);
   reportOtpPolicy(rep, report);
   if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the security key or the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
+  reportFlowBindings(rep, report);
   reportPasswordPolicy(rep, report);
+}
+
+/** Keycloak's realm flow bindings and the built-in flow each names by default (the flows the admin API reads). */
+const FLOW_BINDINGS: ReadonlyArray<[setting: string, builtIn: string]> = [
+  ['browserFlow', 'browser'],
+  ['directGrantFlow', 'direct grant'],
+  ['registrationFlow', 'registration'],
+  ['resetCredentialsFlow', 'reset credentials'],
+  ['clientAuthenticationFlow', 'clients'],
+  ['firstBrokerLoginFlow', 'first broker login'],
+];
+
+/**
+ * A realm or a client bound to another flow than Keycloak's built-in one: said, since Realmgate runs its
+ * fixed steps whatever the binding (GET authentication/flows shows them as those built-in flows).
+ */
+function reportFlowBindings(rep: Json, report: RealmReportBuilder): void {
+  for (const [setting, builtIn] of FLOW_BINDINGS) {
+    const bound = rep[setting];
+    if (typeof bound === 'string' && bound !== '' && bound !== builtIn) {
+      report.mapped(`realm setting ${setting}`, `${JSON.stringify(bound.slice(0, 100))} in Keycloak: Realmgate runs its own ${JSON.stringify(builtIn)} steps (the admin API's authentication/flows shows them)`);
+    }
+  }
+  const overriding = list(rep.clients)
+    .map(obj)
+    .filter((c) => Object.values(obj(c.authenticationFlowBindingOverrides)).some((v) => typeof v === 'string' && v !== ''))
+    .map((c) => String(c.clientId));
+  if (overriding.length > 0) {
+    report.mapped(
+      'clients authenticationFlowBindingOverrides',
+      `${overriding.length} client(s) bound to flows of their own in Keycloak (${overriding.slice(0, 10).join(', ')}${overriding.length > 10 ? ', ...' : ''}): they sign users in with the realm's fixed steps`,
+    );
+  }
 }
 
 const REGISTRATION_POLICY_TYPE = 'org.keycloak.services.clientregistration.policy.ClientRegistrationPolicy';
