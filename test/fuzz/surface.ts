@@ -10,7 +10,7 @@ import type { HTTPMethods } from 'fastify';
 import { basic, REALM } from '../helpers/server.js';
 import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
 import { bodyFor, bodyKind, contentType, headerValue, junk, paramName, pct, percentGarbage, rawBytes, serialization, serialize, tokenRef, type Pair, type TokenRef } from './arbitraries.js';
-import { assertGenuineTokensSurvive, FINAL_ADDRESS, fuzz, reportStats, resolveToken, runs, startFuzzServer, type FuzzServer, type GenuineToken } from './harness.js';
+import { assertGenuineTokensSurvive, FINAL_ADDRESS, fuzz, reportStats, resolveToken, runs, startFuzzServer, type FuzzServer, type GenuineToken, type Io } from './harness.js';
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'SEARCH', 'REPORT', 'MKCALENDAR'];
 const method = fc.oneof({ weight: 6, arbitrary: fc.constantFrom<HTTPMethods>('GET', 'POST') }, { weight: 3, arbitrary: fc.constantFrom(...METHODS) });
@@ -185,6 +185,32 @@ const fromUrl = fc.oneof(
 
 const ALL_PARAMS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'grant_type', 'code', 'refresh_token', 'device_code', 'token', 'token_type_hint', 'access_token', 'id_token_hint', 'post_logout_redirect_uri', 'csrf', 'username', 'password', 'decision', 'organization', 'user_code', 'client_secret', 'code_verifier', 'error', 'error_description', 'session_id', 'organization_id'];
 
+/** A master admin's access token (the bootstrap admin, made by the first caller: bootstrapAdmin does nothing when master has one). */
+async function masterAdminToken(fs: FuzzServer): Promise<string> {
+  await bootstrapAdmin(fs.ts.store, { username: 'fuzz-admin', password: 'fuzz admin password 42' });
+  const tokenRes = await fs.ts.app.inject({
+    method: 'POST',
+    url: '/auth/realms/master/protocol/openid-connect/token',
+    remoteAddress: FINAL_ADDRESS,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: 'fuzz-admin', password: 'fuzz admin password 42' }).toString(),
+  });
+  return (tokenRes.json() as { access_token: string }).access_token;
+}
+
+/** An admin API error carries its JSON message (errorMessage; a URL too long for any route is answered before it: error_description). */
+function checkAdminError(io: Io, sent: Parameters<Io['fail']>[1], res: Awaited<ReturnType<Io['send']>>): void {
+  if (res.statusCode < 400) return;
+  let error: unknown;
+  try {
+    const json = res.json() as { errorMessage?: unknown; error_description?: unknown };
+    error = json.errorMessage ?? json.error_description;
+  } catch {
+    error = undefined;
+  }
+  if (typeof error !== 'string' || error === '') io.fail('an admin API error without a JSON message', sent, res);
+}
+
 /** The suite for one database; one file per database runs it, so each stays within the runner's per-file time limit on a loaded machine. */
 export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
   describe(`fuzz: discovery, JWKS, health, unknown paths, whole surface (${dialect})`, () => {
@@ -292,15 +318,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
     });
 
     test("admin API, identity providers, with a master admin's token: any representation, alias, user and query", async (t) => {
-      await bootstrapAdmin(fs.ts.store, { username: 'fuzz-admin', password: 'fuzz admin password 42' });
-      const tokenRes = await fs.ts.app.inject({
-        method: 'POST',
-        url: '/auth/realms/master/protocol/openid-connect/token',
-        remoteAddress: FINAL_ADDRESS,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: 'fuzz-admin', password: 'fuzz admin password 42' }).toString(),
-      });
-      const adminToken = (tokenRes.json() as { access_token: string }).access_token;
+      const adminToken = await masterAdminToken(fs);
       const deep = (await fs.ts.store.users.findByUsername(REALM, 'deep'))!;
       const base = `/auth/admin/realms/${REALM}`;
       const alias = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...IDP_ALIASES) }, { weight: 1, arbitrary: junk.map((v) => pct(v)) });
@@ -333,17 +351,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
         const res = await io.send({ method: o.method, url, headers, ...(payload !== undefined ? { payload } : {}) });
         const sent = { method: o.method, url, headers, remoteAddress: io.address };
         if (res.body.includes(SECRET_MARK)) io.fail('an answer shows a client secret', sent, res);
-        if (res.statusCode >= 400) {
-          // The admin API's errorMessage; a URL too long for any route is answered before it (error_description).
-          let error: unknown;
-          try {
-            const json = res.json() as { errorMessage?: unknown; error_description?: unknown };
-            error = json.errorMessage ?? json.error_description;
-          } catch {
-            error = undefined;
-          }
-          if (typeof error !== 'string' || error === '') io.fail('an admin API error without a JSON message', sent, res);
-        }
+        checkAdminError(io, sent, res);
       }, runs(1500));
       // No secret anywhere in what the API lists, and every stored provider still has one.
       const list = await fs.ts.app.inject({ method: 'GET', url: `${base}/identity-provider/instances`, remoteAddress: FINAL_ADDRESS, headers: { authorization: `Bearer ${adminToken}` } });
@@ -353,16 +361,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
     });
 
     test("admin API, whoami, the user profile, client policies, a user's credentials and the authentication flows, with a master admin's token: any realm, user, query and body", async (t) => {
-      // The same administrator as the test before (bootstrapAdmin does nothing when master has one).
-      await bootstrapAdmin(fs.ts.store, { username: 'fuzz-admin', password: 'fuzz admin password 42' });
-      const tokenRes = await fs.ts.app.inject({
-        method: 'POST',
-        url: '/auth/realms/master/protocol/openid-connect/token',
-        remoteAddress: FINAL_ADDRESS,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: 'fuzz-admin', password: 'fuzz admin password 42' }).toString(),
-      });
-      const adminToken = (tokenRes.json() as { access_token: string }).access_token;
+      const adminToken = await masterAdminToken(fs);
       const deep = (await fs.ts.store.users.findByUsername(REALM, 'deep'))!;
       const realmSeg = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(REALM, 'master') }, { weight: 1, arbitrary: realm });
       const user = fc.oneof({ weight: 3, arbitrary: fc.constant(deep.id) }, { weight: 1, arbitrary: junk.map((v) => pct(v)) });
@@ -398,16 +397,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
         const headers: Record<string, string> = { authorization: `Bearer ${adminToken}`, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) };
         const res = await io.send({ method: o.method, url, headers, ...(payload !== undefined ? { payload } : {}) });
         const sent = { method: o.method, url, headers, remoteAddress: io.address };
-        if (res.statusCode >= 400) {
-          let error: unknown;
-          try {
-            const json = res.json() as { errorMessage?: unknown; error_description?: unknown };
-            error = json.errorMessage ?? json.error_description;
-          } catch {
-            error = undefined;
-          }
-          if (typeof error !== 'string' || error === '') io.fail('an admin API error without a JSON message', sent, res);
-        }
+        checkAdminError(io, sent, res);
       }, runs(600));
       // Nothing these calls accept changes anything a later call sees: no client policy was kept.
       const kept = await fs.ts.app.inject({ method: 'GET', url: `/auth/admin/realms/${REALM}/client-policies/policies`, remoteAddress: FINAL_ADDRESS, headers: { authorization: `Bearer ${adminToken}` } });
