@@ -79,7 +79,7 @@ const ROUTES = [
   '/auth/admin/realms/{realm}/identity-provider/import-config',
   '/auth/admin/realms/{realm}/users/{id}/federated-identity',
   '/auth/admin/realms/{realm}/users/{id}/federated-identity/oidc',
-  // keycloak-admin-client calls added on 2026-11-30: whoami, the user profile, client policies, credentials, flows.
+  // keycloak-admin-client calls added on 2026-11-30: whoami, the user profile, client policies, credentials, flows, keycloak.json.
   '/auth/admin/{realm}/console/whoami',
   '/auth/admin/realms/{realm}/users/profile',
   '/auth/admin/realms/{realm}/client-policies/profiles',
@@ -360,7 +360,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
       t.diagnostic(`providers at the end: ${(await fs.ts.store.identityProviders.list(REALM)).map((p) => p.alias).join(', ') || 'none'}`);
     });
 
-    test("admin API, whoami, the user profile, client policies, a user's credentials and the authentication flows, with a master admin's token: any realm, user, query and body", async (t) => {
+    test("admin API, whoami, the user profile, client policies, a user's credentials, the authentication flows and keycloak.json, with a master admin's token: any realm, user, query and body", async (t) => {
       const adminToken = await masterAdminToken(fs);
       const deep = (await fs.ts.store.users.findByUsername(REALM, 'deep'))!;
       const realmSeg = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(REALM, 'master') }, { weight: 1, arbitrary: realm });
@@ -386,6 +386,14 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
           path: fc
             .tuple(realmSeg, fc.oneof(fc.constantFrom('browser', 'direct%20grant', 'forms', 'clients', 'nope'), junk.map((v) => pct(v))), fc.constantFrom('flows', 'flows/{x}', 'flows/{x}/executions', 'flows/{x}/copy', 'flows/{x}/executions/execution', 'executions/{x}', 'executions/{x}/raise-priority', 'config/{x}', 'config-description/{x}', 'authenticator-providers', 'client-authenticator-providers'))
             .map(([r, x, tail]) => `/auth/admin/realms/${r}/authentication/${tail.replace('{x}', x)}`),
+          query: fc.constant([]),
+          body: anyBody,
+        }),
+        fc.record({
+          method: fc.constantFrom<HTTPMethods>('GET', 'POST'),
+          path: fc
+            .tuple(realmSeg, fc.oneof(fc.constantFrom('web-app', 'native-app'), junk.map((v) => pct(v))), fc.oneof(fc.constantFrom('keycloak-oidc-keycloak-json', 'keycloak-oidc-keycloak-subsystem'), junk.map((v) => pct(v))))
+            .map(([r, c, p]) => `/auth/admin/realms/${r}/clients/${c}/installation/providers/${p}`),
           query: fc.constant([]),
           body: anyBody,
         }),

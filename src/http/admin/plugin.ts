@@ -34,6 +34,7 @@ import { serverInfoRoutes } from './server-info.js';
 import { whoAmIRoutes } from './whoami.js';
 import { clientPolicyRoutes } from './client-policies.js';
 import { authenticationFlowRoutes } from './authentication-flows.js';
+import { clientInstallationRoutes } from './client-installation.js';
 import { ADMIN_PREFIX } from './prefix.js';
 
 declare module 'fastify' {
@@ -127,6 +128,7 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   await app.register(whoAmIRoutes, { services });
   await app.register(clientPolicyRoutes, { services });
   await app.register(authenticationFlowRoutes, { services });
+  await app.register(clientInstallationRoutes, { services });
   await app.register(requiredActionRoutes, { services });
   await app.register(localizationRoutes, { services });
 }
