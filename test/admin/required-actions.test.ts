@@ -4,7 +4,7 @@ import { dialects } from '../helpers/db.js';
 import { realmPath, REALM, PASSWORD } from '../helpers/server.js';
 import { CookieJar, authorizeQuery, inject, pageKind, parseForm, tokenRequest } from '../helpers/flow.js';
 import { updateRealm } from '../../src/admin/operations/realms.js';
-import { startAdminServer, errorOf, ADMIN_PASSWORD, ADMIN_USERNAME, type AdminTestServer } from './helpers.js';
+import { startAdminServer, errorOf, serviceAccountAdmin, statusOf, ADMIN_PASSWORD, ADMIN_USERNAME, type AdminTestServer } from './helpers.js';
 
 const OIDC = '/protocol/openid-connect';
 type Res = Awaited<ReturnType<typeof inject>>;
@@ -290,6 +290,26 @@ for (const dialect of dialects()) {
       const u = await userOf(id);
       assert.deepEqual(u.requiredActions, []);
       assert.deepEqual(u.attributes?.terms_and_conditions, [String(before)]);
+    });
+
+    test('registration of required action providers: none unregistered, registering or unregistering one refused in words, nothing changes', async () => {
+      const am = ts.kc.authenticationManagement;
+      const before = await listActions();
+      assert.deepEqual(await am.getUnregisteredRequiredActions({ realm: REALM } as never), []);
+      const dup = await errorOf(am.registerRequiredAction({ realm: REALM, providerId: 'UPDATE_PASSWORD', name: 'Update Password' }));
+      assert.deepEqual([dup.status, dup.body.errorMessage], [409, 'Required action UPDATE_PASSWORD is already registered']);
+      const other = await errorOf(am.registerRequiredAction({ realm: REALM, providerId: 'delete_account', name: 'Delete Account' }));
+      assert.equal(other.status, 400);
+      assert.match(String(other.body.errorMessage), /^No provider found for providerId: Realmgate's required actions are built in/);
+      const del = await errorOf(am.deleteRequiredAction({ realm: REALM, alias: 'VERIFY_EMAIL' }));
+      assert.equal(del.status, 400);
+      assert.match(String(del.body.errorMessage), /VERIFY_EMAIL is built in and cannot be unregistered: disable it instead/);
+      assert.equal((await errorOf(am.deleteRequiredAction({ realm: REALM, alias: 'delete_account' }))).status, 404);
+      assert.deepEqual(await listActions(), before, 'nothing changed');
+      const reader = await serviceAccountAdmin(ts, REALM, 'ra-reader', ['view-realm']);
+      assert.deepEqual(await reader.kc.authenticationManagement.getUnregisteredRequiredActions({ realm: REALM } as never), []);
+      assert.equal(await statusOf(reader.kc.authenticationManagement.deleteRequiredAction({ realm: REALM, alias: 'VERIFY_EMAIL' })), 403);
+      assert.equal(await statusOf(reader.kc.authenticationManagement.registerRequiredAction({ realm: REALM, providerId: 'UPDATE_PASSWORD', name: 'x' })), 403);
     });
 
     test('defaultAction: a user made through the admin API and one who registers get it; a disabled action is kept on the user but not asked, nor taken as kc_action', async () => {
