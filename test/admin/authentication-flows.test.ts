@@ -31,6 +31,10 @@ for (const dialect of dialects()) {
         { authenticatorFlow: true, autheticatorFlow: true, requirement: 'REQUIRED', priority: 10, flowAlias: 'registration form', userSetupAllowed: false, authenticator: 'registration-page-form' },
       ]);
       assert.deepEqual((await ts.kc.authenticationManagement.getFlows({ realm: REALM })).map((f) => f.id), flows.map((f) => f.id), 'the same ids each time');
+      // The realm representation binds each of them, as Keycloak's does (the Terraform provider reads these).
+      const realm = (await ts.kc.realms.findOne({ realm: REALM })) as Record<string, unknown>;
+      const bindings = ['browserFlow', 'directGrantFlow', 'registrationFlow', 'resetCredentialsFlow', 'clientAuthenticationFlow', 'firstBrokerLoginFlow'].map((k) => realm[k]);
+      assert.deepEqual(bindings, ['browser', 'direct grant', 'registration', 'reset credentials', 'clients', 'first broker login']);
       const master = await ts.kc.authenticationManagement.getFlows({ realm: 'master' });
       assert.notEqual(master[0]!.id, flows[0]!.id, "each realm's flows have ids of their own");
     });

@@ -42,6 +42,7 @@ import { randomId } from '../../crypto/random.js';
 import type { Role } from '../../storage/repos/roles.js';
 import { SECRET_HASH_ATTRIBUTE } from '../keycloak/export.js';
 import { AUTH_METHODS_ATTRIBUTE, BACKCHANNEL_ATTRIBUTES, FRONTCHANNEL_ATTRIBUTES, JWT_ATTRIBUTES, backchannelFromAttributes, frontchannelFromRepresentation, jwtKeysFromAttributes, requireParFromAttributes, dpopBoundFromAttributes, requestObjectFromAttributes, tokenExchangeFromAttributes } from '../keycloak/representations/client.js';
+import { FLOW_BINDINGS } from '../keycloak/representations/authentication-flows.js';
 
 export type IfExists = 'fail' | 'skip' | 'overwrite';
 
@@ -540,22 +541,12 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   reportPasswordPolicy(rep, report);
 }
 
-/** Keycloak's realm flow bindings and the built-in flow each names by default (the flows the admin API reads). */
-const FLOW_BINDINGS: ReadonlyArray<[setting: string, builtIn: string]> = [
-  ['browserFlow', 'browser'],
-  ['directGrantFlow', 'direct grant'],
-  ['registrationFlow', 'registration'],
-  ['resetCredentialsFlow', 'reset credentials'],
-  ['clientAuthenticationFlow', 'clients'],
-  ['firstBrokerLoginFlow', 'first broker login'],
-];
-
 /**
  * A realm or a client bound to another flow than Keycloak's built-in one: said, since Realmgate runs its
  * fixed steps whatever the binding (GET authentication/flows shows them as those built-in flows).
  */
 function reportFlowBindings(rep: Json, report: RealmReportBuilder): void {
-  for (const [setting, builtIn] of FLOW_BINDINGS) {
+  for (const [setting, builtIn] of Object.entries(FLOW_BINDINGS)) {
     const bound = rep[setting];
     if (typeof bound === 'string' && bound !== '' && bound !== builtIn) {
       report.mapped(`realm setting ${setting}`, `${JSON.stringify(bound.slice(0, 100))} in Keycloak: Realmgate runs its own ${JSON.stringify(builtIn)} steps (the admin API's authentication/flows shows them)`);

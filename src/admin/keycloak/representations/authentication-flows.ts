@@ -189,6 +189,16 @@ const FLOWS: FlowSpec[] = [
   },
 ];
 
+/** Keycloak's realm flow bindings and the built-in flow each names (the realm representation's values). */
+export const FLOW_BINDINGS = {
+  browserFlow: 'browser',
+  directGrantFlow: 'direct grant',
+  registrationFlow: 'registration',
+  resetCredentialsFlow: 'reset credentials',
+  clientAuthenticationFlow: 'clients',
+  firstBrokerLoginFlow: 'first broker login',
+} as const;
+
 /** A stable id per realm and place (the flows are not stored): a UUID made of SHA-256(realm, path). */
 function stableId(realmId: string, path: string): string {
   const h = createHash('sha256').update(`realmgate-flow\u0000${realmId}\u0000${path}`).digest('hex');

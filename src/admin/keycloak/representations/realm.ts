@@ -3,10 +3,17 @@ import type { RealmSettings } from '../../../storage/repos/realms.js';
 import { ValidationError } from '../../validation.js';
 import { PASSWORDLESS_PREFIX, readWebAuthnPolicy, WEBAUTHN_POLICY_DEFAULTS, webAuthnPolicyRepresentation } from '../../webauthn-policy.js';
 import { keycloakEnabledEventTypes, retentionsFromKeycloak, storedTypesFromKeycloak } from '../event-types.js';
+import { FLOW_BINDINGS } from './authentication-flows.js';
 
 /** Keycloak's RealmRepresentation, the fields Realmgate has. */
 export interface RealmRepresentation {
   id: string;
+  browserFlow: string;
+  directGrantFlow: string;
+  registrationFlow: string;
+  resetCredentialsFlow: string;
+  clientAuthenticationFlow: string;
+  firstBrokerLoginFlow: string;
   realm: string;
   displayName?: string;
   enabled: boolean;
@@ -133,6 +140,8 @@ export function toRealmRepresentation(r: Realm, defaultRole?: DefaultRoleReprese
     internationalizationEnabled: r.internationalizationEnabled,
     supportedLocales: [...r.supportedLocales],
     ...(r.defaultLocale !== null ? { defaultLocale: r.defaultLocale } : {}),
+    // The fixed sign-in steps, bound as Keycloak's built-in flows (GET authentication/flows describes them).
+    ...FLOW_BINDINGS,
   };
 }
 
