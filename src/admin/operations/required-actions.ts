@@ -1,7 +1,7 @@
 import type { Store } from '../../storage/store.js';
-import type { RequiredAction, RequiredActionSetting } from '../../storage/types.js';
+import { REQUIRED_ACTIONS, type RequiredAction, type RequiredActionSetting } from '../../storage/types.js';
 import { configKeys, isRequiredAction, readRequiredActionConfig, readRequiredActionSetting, requiredActionList, requiredActionSetting } from '../required-actions.js';
-import { NotFound, ValidationError } from '../validation.js';
+import { ConflictError, NotFound, ValidationError } from '../validation.js';
 import { cliActor, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
 /** The realm's required-action settings (Keycloak's GET authentication/required-actions), by priority. */
@@ -99,4 +99,27 @@ export async function moveRequiredAction(store: Store, input: { realmId: string;
     requiredActionSettings: { ...realm.requiredActionSettings, [first.alias]: { ...first.setting, priority: pFirst }, [second.alias]: { ...second.setting, priority: pSecond } },
   });
   await recordAdminEvent(store, actor, { realmId: realm.id, operation: 'UPDATE', resourceType: 'REQUIRED_ACTION', resourcePath: `authentication/required-actions/${alias}/${input.direction}-priority` });
+}
+
+/**
+ * Registration of required action providers (Keycloak's unregistered-required-actions,
+ * register-required-action, DELETE required-actions/{alias}): Realmgate's seven are built in and
+ * registered in every realm, and no other provider exists. So none is unregistered, registering one of
+ * them is a conflict, any other a ValidationError, and none can be unregistered (disable it instead).
+ */
+export async function unregisteredRequiredActions(store: Store, realmId: string): Promise<never[]> {
+  await requireRealm(store, realmId);
+  return [];
+}
+
+export async function registerRequiredActionProvider(store: Store, input: { realmId: string; providerId: unknown }): Promise<never> {
+  await requireRealm(store, input.realmId);
+  if (typeof input.providerId === 'string' && isRequiredAction(input.providerId)) throw new ConflictError(`Required action ${input.providerId} is already registered`);
+  throw new ValidationError(`No provider found for providerId: Realmgate's required actions are built in (${REQUIRED_ACTIONS.join(', ')})`);
+}
+
+export async function unregisterRequiredAction(store: Store, input: { realmId: string; alias: string }): Promise<never> {
+  const alias = requireAlias(input.alias);
+  await requireRealm(store, input.realmId);
+  throw new ValidationError(`${alias} is built in and cannot be unregistered: disable it instead (PUT with enabled false)`);
 }

@@ -7,6 +7,7 @@ import { cliActor, now, recordAdminEvent, type Actor } from './common.js';
 import { sortableId } from '../../crypto/random.js';
 import { removeOtp } from './otp.js';
 import { requireUser } from './users.js';
+import { providerEnabled } from '../../oauth/ldap/federation.js';
 import { hasPassword } from '../../crypto/passwords.js';
 
 /**
@@ -200,4 +201,16 @@ export async function removeAllUserOtp(store: Store, input: { realmId: string; u
   const removed: OtpSummary[] = [];
   for (const c of await store.otp.list(user.id)) removed.push(await removeUserCredential(store, { realmId: input.realmId, user: user.id, credentialId: c.id }, actor));
   return removed;
+}
+
+/**
+ * Keycloak's configured-user-storage-credential-types: the credential types a user storage provider
+ * checks for this user instead of Realmgate: `password` for a user of an enabled LDAP provider (every
+ * sign-in binds to the directory, src/oauth/ldap/federation.ts), none for anyone else.
+ */
+export async function userStorageCredentialTypes(store: Store, input: { realmId: string; user: string }): Promise<string[]> {
+  const user = await requireUser(store, input.realmId, input.user);
+  if (!user.federationLink) return [];
+  const p = await store.userStorage.get(user.realmId, user.federationLink);
+  return p && providerEnabled(p) ? ['password'] : [];
 }

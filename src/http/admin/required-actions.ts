@@ -1,9 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
-import { getRequiredAction, getRequiredActionConfig, listRequiredActions, moveRequiredAction, removeRequiredActionConfig, setRequiredActionConfig, updateRequiredAction } from '../../admin/operations/required-actions.js';
+import {
+  getRequiredAction,
+  getRequiredActionConfig,
+  listRequiredActions,
+  moveRequiredAction,
+  registerRequiredActionProvider,
+  removeRequiredActionConfig,
+  setRequiredActionConfig,
+  unregisterRequiredAction,
+  unregisteredRequiredActions,
+  updateRequiredAction,
+} from '../../admin/operations/required-actions.js';
 import { isRequiredAction, requiredActionConfigDescription, requiredActionRepresentation } from '../../admin/required-actions.js';
-import { ConflictError, NotFound, ValidationError } from '../../admin/validation.js';
-import { REQUIRED_ACTIONS, type Realm, type RequiredAction } from '../../storage/types.js';
+import { NotFound } from '../../admin/validation.js';
+import type { Realm, RequiredAction } from '../../storage/types.js';
 import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
 import { actorOf, requireRole } from './authenticate.js';
 import { jsonObject } from './clients.js';
@@ -86,38 +97,27 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
   });
 
   // Registration of required action providers (keycloak-admin-client's getUnregisteredRequiredActions,
-  // registerRequiredAction, deleteRequiredAction): Realmgate's seven are built in, registered in every
-  // realm, and no other provider exists; so none is unregistered, registering one of them is a conflict,
-  // any other a 400, and none can be unregistered (disable it instead: enabled false).
+  // registerRequiredAction, deleteRequiredAction): refused in words, the seven being built in.
   app.get<{ Params: { realm: string } }>(
     '/realms/:realm/authentication/unregistered-required-actions',
     { schema: { tags, summary: 'Required action providers not yet registered in the realm: none (the seven are built in)', params: realmParams, security } },
-    async (req) => {
-      await realmAs(req, 'view-realm');
-      return [];
-    },
+    async (req) => unregisteredRequiredActions(store, (await realmAs(req, 'view-realm')).realm.id),
   );
 
   app.post<{ Params: { realm: string } }>(
     '/realms/:realm/authentication/register-required-action',
     { schema: { tags, summary: 'Refused: the required actions are built in (409 for one of them, else 400)', params: realmParams, security } },
     async (req) => {
-      await realmAs(req, 'manage-realm');
+      const { realm } = await realmAs(req, 'manage-realm');
       const body = req.body !== null && typeof req.body === 'object' ? (req.body as Record<string, unknown>) : {};
-      const id = typeof body.providerId === 'string' ? body.providerId : undefined;
-      if (id !== undefined && isRequiredAction(id)) throw new ConflictError(`Required action ${id} is already registered`);
-      throw new ValidationError(`No provider found for providerId: Realmgate's required actions are built in (${REQUIRED_ACTIONS.join(', ')})`);
+      return registerRequiredActionProvider(store, { realmId: realm.id, providerId: body.providerId });
     },
   );
 
   app.delete<P>(
     '/realms/:realm/authentication/required-actions/:alias',
     { schema: { tags, summary: 'Refused: a built-in required action cannot be unregistered (disable it: enabled false)', params: aliasParams, security } },
-    async (req) => {
-      const { realm } = await realmAs(req, 'manage-realm');
-      await getRequiredAction(store, realm.id, req.params.alias);
-      throw new ValidationError(`${req.params.alias} is built in and cannot be unregistered: disable it instead (PUT with enabled false)`);
-    },
+    async (req) => unregisterRequiredAction(store, { realmId: (await realmAs(req, 'manage-realm')).realm.id, alias: req.params.alias }),
   );
 
   for (const direction of ['raise', 'lower'] as const) {

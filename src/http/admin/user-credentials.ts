@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../admin/operations/common.js';
 import type { Services } from '../../services.js';
-import { removeAllUserOtp, removeAnyUserCredential, renameUserCredential, userCredentials } from '../../admin/operations/user-credentials.js';
-import { providerEnabled } from '../../oauth/ldap/federation.js';
+import { removeAllUserOtp, removeAnyUserCredential, renameUserCredential, userCredentials, userStorageCredentialTypes } from '../../admin/operations/user-credentials.js';
 import { toCredentialRepresentations } from '../../admin/keycloak/representations/credential.js';
 import { ValidationError } from '../../admin/validation.js';
 import { actorOf } from './authenticate.js';
@@ -63,17 +62,13 @@ export async function userCredentialRoutes(app: FastifyInstance, opts: { service
     },
   );
 
-  // users.getUserStorageCredentialTypes: the credential types a user storage provider checks for this
-  // user, rather than Realmgate: `password` for a user of an enabled LDAP provider (every sign-in binds
-  // to the directory, src/oauth/ldap/federation.ts), none for anyone else.
+  // users.getUserStorageCredentialTypes (src/admin/operations/user-credentials.ts userStorageCredentialTypes).
   app.get<UserReq>(
     '/realms/:realm/users/:id/configured-user-storage-credential-types',
     { schema: { tags, summary: "The credential types the user's storage provider checks: [\"password\"] for a user of an LDAP provider, else []", params: userParams, security } },
     async (req) => {
       const user = await userTarget(services, callerOf(req), req.params.realm, req.params.id, 'view-users');
-      if (!user.federationLink) return [];
-      const p = await store.userStorage.get(user.realmId, user.federationLink);
-      return p && providerEnabled(p) ? ['password'] : [];
+      return userStorageCredentialTypes(store, { realmId: user.realmId, user: user.id });
     },
   );
 
