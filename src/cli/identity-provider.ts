@@ -18,7 +18,7 @@ import { toProviderMapperRepresentation } from '../admin/keycloak/representation
 import { brokerRedirectUri } from '../oauth/broker.js';
 import { SETTINGS } from '../config/defaults.js';
 import type { Store } from '../storage/store.js';
-import type { IdentityProvider } from '../storage/types.js';
+import { IDENTITY_PROVIDER_TYPES, type IdentityProvider } from '../storage/types.js';
 
 /** Keycloak's sync modes Realmgate acts on: IMPORT (the user is made once) and FORCE (names and email updated at every sign-in). */
 const SYNC_MODES = ['IMPORT', 'FORCE'];
@@ -38,10 +38,12 @@ interface ProviderOptions {
   scope?: string;
   organization?: string | false;
   syncMode?: string;
+  hostedDomain?: string;
   config: string[];
 }
 
 interface CreateOptions extends ProviderOptions {
+  type?: string;
   pkce: boolean;
   trustEmail?: boolean;
   hideOnLogin?: boolean;
@@ -78,6 +80,7 @@ function describeProvider(p: IdentityProvider, organization: string | null): str
   const on = (v: boolean): string => (v ? 'yes' : 'no');
   const lines: Array<[string, string]> = [
     ['alias', p.alias],
+    ['type', p.providerId],
     ['display name', p.displayName ?? ''],
     ['state', p.enabled ? 'enabled' : 'disabled'],
     ['redirect URI', redirectUri(p.realmId, p.alias)],
@@ -96,9 +99,10 @@ function describeProvider(p: IdentityProvider, organization: string | null): str
     ['trust email', on(p.trustEmail)],
     ['login page', p.hideOnLogin ? 'hidden (kc_idp_hint only)' : 'shown'],
     ['link only', on(p.linkOnly)],
+    ...(p.providerId === 'google' ? [['hosted domains', c.hostedDomain || 'any account'] as [string, string]] : []),
     ['organization', organization ?? ''],
     ['sync mode', c.syncMode || 'IMPORT'],
-    ['other config', Object.entries(c).filter(([k]) => !SHOWN_KEYS.has(k)).map(([k, v]) => `${k}=${v}`).join(' ')],
+    ['other config', Object.entries(c).filter(([k]) => !SHOWN_KEYS.has(k) && !(k === 'hostedDomain' && p.providerId === 'google')).map(([k, v]) => `${k}=${v}`).join(' ')],
   ];
   return lines.map(([k, v]) => (v === '' ? `${k}:\n` : `${k}:${' '.repeat(Math.max(1, 20 - k.length))}${terminalSafe(v)}\n`)).join('');
 }
@@ -134,6 +138,7 @@ function optionConfig(o: ProviderOptions & { pkce?: boolean }): Record<string, s
     ...(o.scope !== undefined ? { defaultScope: o.scope } : {}),
     ...(o.pkce !== undefined ? { pkceEnabled: String(o.pkce), ...(o.pkce ? { pkceMethod: 'S256' } : {}) } : {}),
     ...(o.syncMode !== undefined ? { syncMode: o.syncMode } : {}),
+    ...(o.hostedDomain !== undefined ? { hostedDomain: o.hostedDomain } : {}),
   };
   for (const kv of o.config) {
     const eq = kv.indexOf('=');
@@ -174,6 +179,7 @@ function providerOptions(cmd: Command, update: boolean): Command {
     .option('--client-auth-method <method>', 'how Realmgate authenticates to the token endpoint: client_secret_post (default) or client_secret_basic')
     .option('--scope <scopes>', `space-separated scopes asked for (openid is always asked for${update ? '' : '; default "openid email profile"'})`)
     .option('--organization <org>', "the organization (alias or id) the provider belongs to: its new users become members, and the organization's login may send its members there")
+    .option('--hosted-domain <domains>', `a google provider: only accounts of these Google Workspace domains sign in (comma-separated; "*" any account${update ? "; '' any account" : ''}): sent as hd, and the ID token's hd claim must be one of them`)
     .option('--sync-mode <mode>', `IMPORT (the user's names and email are taken at the first sign-in only${update ? '' : ', the default'}) or FORCE (updated at every sign-in)`)
     .option('--config <key=value>', "a Keycloak config entry as is (repeatable; e.g. loginHint=true; overrides the options above)", collect, []);
 }
@@ -184,17 +190,21 @@ export function registerIdentityProvider(program: Command): void {
     .description("manage identity providers: users sign in through another OpenID Connect provider (Keycloak's identity brokering); a user's links: user federated-identity");
   providerOptions(idp.command('create <realm> <alias>'), false)
     .description(
-      "add an OpenID Connect provider (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url; --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
+      "add an OpenID Connect provider (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url, or --type google (Google's endpoints); --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
     )
+    .option('--type <type>', `the provider type (Keycloak's providerId): ${IDENTITY_PROVIDER_TYPES.join(', ')}; google needs no endpoints (default oidc)`)
     .option('--no-pkce', 'do not send a PKCE challenge (only for a provider that refuses one)')
     .option('--trust-email', "the provider's email addresses count as verified (the email_verified claim of the new user)")
     .option('--hide-on-login', 'no button on the login page: only a client that asks for it (kc_idp_hint=<alias>) sends users there')
     .option('--link-only', 'no new user from the provider: only users linked to it already sign in through it (user federated-identity link)')
     .option('--disabled', 'add it disabled (no button, kc_idp_hint refused)')
     .action(async (realmId: string, alias: string, o: CreateOptions) => {
-      if (o.issuer === undefined && (o.authorizationUrl === undefined || o.tokenUrl === undefined)) {
-        throw new CliError("give the provider's --issuer (its endpoints are discovered) or its --authorization-url and --token-url");
+      const type = o.type ?? 'oidc';
+      if (!(IDENTITY_PROVIDER_TYPES as readonly string[]).includes(type)) throw new CliError(`--type takes ${IDENTITY_PROVIDER_TYPES.join(', ')}, not ${JSON.stringify(type)}`);
+      if (type !== 'google' && o.issuer === undefined && (o.authorizationUrl === undefined || o.tokenUrl === undefined)) {
+        throw new CliError("give the provider's --issuer (its endpoints are discovered) or its --authorization-url and --token-url (or --type google)");
       }
+      if (type !== 'google' && o.hostedDomain !== undefined) throw new CliError('--hosted-domain goes with --type google');
       if (o.clientId === undefined) throw new CliError("--client-id is required: Realmgate's client id at the provider");
       if (!o.clientSecretStdin) throw new CliError("--client-secret-stdin is required: pipe Realmgate's client secret at the provider into the command");
       const options = optionConfig({ ...o, scope: o.scope ?? 'openid email profile' });
@@ -203,6 +213,7 @@ export function registerIdentityProvider(program: Command): void {
       const out = await withStore(async (store) => {
         const fields: ProviderFields = {
           alias,
+          providerId: type,
           ...(o.displayName ? { displayName: o.displayName } : {}),
           enabled: !o.disabled,
           trustEmail: Boolean(o.trustEmail),

@@ -7,6 +7,7 @@ import { realmBase, type Services } from '../services.js';
 import type { IdentityProvider, Interaction, Realm } from '../storage/types.js';
 import { providerSecret } from '../admin/operations/identity-providers.js';
 import { msg, type Text } from '../i18n/translator.js';
+import { hostedDomains } from './social-providers.js';
 
 /**
  * Identity brokering, the protocol side: Realmgate is an OpenID Connect relying party of the provider
@@ -50,6 +51,9 @@ export async function providerAuthorizationUrl(services: Services, realm: Realm,
   if (opts.loginHint) q.set('login_hint', opts.loginHint);
   else if (p.config.loginHint === 'true' && ia.params.loginHint) q.set('login_hint', ia.params.loginHint);
   if (ia.params.prompt?.includes('login')) q.set('prompt', 'login');
+  // Google's hd: its account chooser offers only accounts of the hosted domain (the ID token's hd claim is
+  // what is checked, in checkIdToken), as Keycloak's Google provider sends it.
+  if (p.providerId === 'google' && p.config.hostedDomain) q.set('hd', p.config.hostedDomain);
   return url.toString();
 }
 
@@ -166,6 +170,15 @@ async function checkIdToken(services: Services, p: IdentityProvider, idToken: st
   if (aud.length > 1 && claims.azp !== clientId) throw new BrokerError(FAILED, 'ID token refused: several audiences and azp is not this client');
   if (typeof claims.nonce !== 'string' || !safeEqual(claims.nonce, nonce)) throw new BrokerError(FAILED, 'ID token refused: the nonce is not the one sent');
   if (typeof claims.sub !== 'string' || claims.sub === '' || claims.sub.length > 255) throw new BrokerError(FAILED, 'ID token refused: no usable sub');
+  // Google restricted to hosted domains: the hd parameter only steers the account chooser, so the ID
+  // token's hd claim (the account's Google Workspace domain; none for a personal account) must be one of
+  // them (https://developers.google.com/identity/openid-connect/openid-connect#hd-param).
+  const domains = hostedDomains(p);
+  if (domains) {
+    const hd = typeof claims.hd === 'string' ? claims.hd.toLowerCase() : undefined;
+    if (hd === undefined) throw new BrokerError(FAILED, "ID token refused: no hd claim, and the provider accepts accounts of its hosted domains only");
+    if (!domains.includes(hd)) throw new BrokerError(FAILED, `ID token refused: hd ${JSON.stringify(hd.slice(0, 100))} is not one of the provider's hosted domains`);
+  }
   return claims;
 }
 

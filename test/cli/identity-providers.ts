@@ -197,6 +197,27 @@ for (const dialect of dialects()) {
       assert.ok((await ts.store.adminEvents.list(REALM, {})).some((e) => e.via === 'cli' && e.operation === 'DELETE' && e.resourcePath === `users/${carol.id}/federated-identity/corp`));
     });
 
+    test('--type google: Google\'s endpoints and checks from the client id and secret alone; --hosted-domain is sent as hd', async () => {
+      const created = okIn(['identity-provider', 'create', REALM, 'google', '--type', 'google', '--client-id', 'rg.apps.googleusercontent.com', '--client-secret-stdin', '--hosted-domain', 'corp.example'], 'g-secret\n');
+      assert.match(created, /^type: {16}google$/m);
+      assert.match(created, /^display name:\s*$/m);
+      assert.match(created, /^issuer: {14}https:\/\/accounts\.google\.com$/m);
+      assert.match(created, /^authorization URL: {3}https:\/\/accounts\.google\.com\/o\/oauth2\/v2\/auth$/m);
+      assert.match(created, /^JWKS URL: {12}https:\/\/www\.googleapis\.com\/oauth2\/v3\/certs$/m);
+      assert.match(created, /^ID token signature: {2}checked/m);
+      assert.match(created, /^hosted domains: {6}corp\.example$/m);
+      assert.doesNotMatch(created, /g-secret/);
+      const p = (await ts.store.identityProviders.get(REALM, 'google'))!;
+      assert.equal(p.providerId, 'google');
+      assert.equal(await providerSecret(ts.store, p), 'g-secret');
+      okIn(['identity-provider', 'update', REALM, 'google', '--hosted-domain', '']);
+      assert.match(okIn(['identity-provider', 'show', REALM, 'google']), /^hosted domains: {6}any account$/m);
+      okIn(['identity-provider', 'delete', REALM, 'google', '--yes']);
+      fails(['identity-provider', 'create', REALM, 'gh', '--type', 'github', '--client-id', 'x', '--client-secret-stdin'], /--type takes oidc, keycloak-oidc, google, not "github"/, { status: 1 });
+      fails(['identity-provider', 'create', REALM, 'x', '--issuer', up.issuer, '--client-id', 'x', '--client-secret-stdin', '--hosted-domain', 'corp.example'], /--hosted-domain goes with --type google/, { status: 1 });
+      assert.equal(await ts.store.identityProviders.get(REALM, 'gh'), undefined);
+    });
+
     test('wrong input is refused in one line, nothing stored', async () => {
       const base = ['--client-id', 'rg', '--client-secret-stdin'];
       const endpoints = ['--authorization-url', 'https://x.example/a', '--token-url', 'https://x.example/t'];

@@ -27,7 +27,11 @@ export interface Upstream {
   close(): Promise<void>;
 }
 
-export async function startUpstream(opts: { redirectUri: string; authMethod?: 'client_secret_post' | 'client_secret_basic'; pkceRequired?: boolean; idTokenAlg?: string; extraClaims?: string[] }): Promise<Upstream> {
+/**
+ * `claimsInIdToken`: the scopes' claims go in the ID token too, as Google's do (hd, email, name), not only
+ * in the UserInfo response (node-oidc-provider's conformIdTokenClaims, OIDC Core 5.4).
+ */
+export async function startUpstream(opts: { redirectUri: string; authMethod?: 'client_secret_post' | 'client_secret_basic'; pkceRequired?: boolean; idTokenAlg?: string; extraClaims?: string[]; claimsInIdToken?: boolean }): Promise<Upstream> {
   const accounts = new Map<string, UpstreamAccount>();
   const server = http.createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -52,6 +56,7 @@ export async function startUpstream(opts: { redirectUri: string; authMethod?: 'c
     cookies: { keys: [crypto.randomBytes(32).toString('base64url')] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['preferred_username', 'given_name', 'family_name', ...(opts.extraClaims ?? [])] },
     scopes: ['openid', 'email', 'profile'],
+    conformIdTokenClaims: !opts.claimsInIdToken,
     features: { devInteractions: { enabled: false } },
     pkce: { required: () => opts.pkceRequired ?? true },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },

@@ -10,7 +10,7 @@ import { readProviderMapper } from './representations/identity-provider-mapper.j
 import { ConflictError } from '../../storage/types.js';
 
 /**
- * Identity brokering in a Keycloak file: the realm's identityProviders (OpenID Connect ones move, their
+ * Identity brokering in a Keycloak file: the realm's identityProviders (OpenID Connect ones and Google move, their
  * client secret sealed), the organizations they belong to, users' federatedIdentities (their links to
  * accounts at a provider), the providers' mappers, and what does not move (other provider types).
  * Everything is read and checked before the import's transaction; what needs the database (the
@@ -41,8 +41,8 @@ export interface FileProvider {
 
 const NOT_SUPPORTED_TYPE = (providerId: string): string =>
   providerId === 'saml'
-    ? 'a SAML provider: Realmgate brokers to OpenID Connect providers only (providerId oidc or keycloak-oidc)'
-    : `providerId ${JSON.stringify(providerId)} is not supported: Realmgate brokers to OpenID Connect providers only (oidc, keycloak-oidc); a social provider that speaks OpenID Connect (Google, GitLab, Microsoft) can be created again as an oidc provider with its endpoints`;
+    ? 'a SAML provider: Realmgate brokers to OpenID Connect providers only (providerId oidc, keycloak-oidc or google)'
+    : `providerId ${JSON.stringify(providerId)} is not supported: Realmgate brokers to OpenID Connect providers only (oidc, keycloak-oidc, google); another social provider that speaks OpenID Connect (GitLab, Microsoft) can be created again as an oidc provider with its endpoints`;
 
 /**
  * Reads the file's identityProviders: no database. An OpenID Connect provider (oidc, keycloak-oidc) is
@@ -87,6 +87,11 @@ export function readFileProviders(list: unknown[]): FileProvider[] {
       const first = o.firstBrokerLoginFlowAlias;
       if (typeof first === 'string' && first !== '' && first !== 'first broker login') {
         notes.push(`first login flow ${JSON.stringify(first)} is not run: Realmgate's first login through a provider is Keycloak's default one (a new user, or an existing one linked once they sign in)`);
+      }
+      if (providerId === 'google') {
+        // Keycloak's Google provider options (GoogleIdentityProviderConfig) that change nothing here.
+        if (fields.config?.offlineAccess === 'true') notes.push("offlineAccess: Google's refresh token is not asked for (Realmgate does not store the provider's tokens)");
+        if (fields.config?.userIp === 'true') notes.push("userIp: the user's address is not sent to Google's userinfo endpoint (Google no longer reads it)");
       }
       const post = o.postBrokerLoginFlowAlias;
       if (typeof post === 'string' && post !== '') notes.push(`post login flow ${JSON.stringify(post)} is not run`);

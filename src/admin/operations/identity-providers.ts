@@ -10,10 +10,11 @@ import { LIMITS, NotFound, USERNAME_RE, ValidationError, checkText, isLoopbackHo
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { applyProviderMappers } from './identity-provider-mappers.js';
 import { grantDefaultRole } from './default-role.js';
+import { withSocialDefaults } from '../../oauth/social-providers.js';
 
 /**
  * Identity brokering's administration: the realm's OpenID Connect providers (Keycloak's identity
- * providers, providerId oidc or keycloak-oidc) and users' links to accounts at them (federated
+ * providers, providerId oidc or keycloak-oidc, and its social provider google) and users' links to accounts at them (federated
  * identities). Every door (admin API, CLI, console, import) goes through these.
  */
 
@@ -111,8 +112,11 @@ export async function checkProvider(store: Store, realmId: string, fields: Provi
   if (!(IDENTITY_PROVIDER_TYPES as readonly string[]).includes(providerId)) {
     throw new ValidationError(`providerId ${JSON.stringify(providerId)} is not supported (Realmgate brokers to OpenID Connect providers: ${IDENTITY_PROVIDER_TYPES.join(', ')})`);
   }
-  const { clientSecret, ...config } = fields.config ?? {};
+  const { clientSecret, ...given } = fields.config ?? {};
+  // A social provider's endpoints and defaults where the config names none (src/oauth/social-providers.ts).
+  const config = withSocialDefaults(providerId, given);
   checkConfig(config);
+  if (config.hostedDomain !== undefined) checkText('config.hostedDomain', config.hostedDomain, 1024);
   const displayName = fields.displayName === undefined ? (existing?.displayName ?? null) : fields.displayName;
   if (displayName !== null) checkText('displayName', displayName, 255);
   const organizationId = fields.organizationId === undefined ? (existing?.organizationId ?? null) : fields.organizationId || null;

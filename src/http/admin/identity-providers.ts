@@ -19,6 +19,7 @@ import {
   toIdentityProviderRepresentation,
 } from '../../admin/keycloak/representations/identity-provider.js';
 import { IDENTITY_PROVIDER_FACTORIES } from '../../admin/keycloak/representations/server-info.js';
+import { SOCIAL_PROVIDER_FACTORIES } from '../../oauth/social-providers.js';
 import { asObject } from '../../admin/keycloak/read-json.js';
 import { NotFound, ValidationError } from '../../admin/validation.js';
 import type { IdentityProvider, Realm } from '../../storage/types.js';
@@ -280,8 +281,9 @@ export async function identityProviderRoutes(app: FastifyInstance, opts: { servi
     async (req) => {
       const caller = callerOf(req);
       await realmFor(caller, req.params.realm, 'view-identity-providers');
-      const factory = IDENTITY_PROVIDER_FACTORIES.find((f) => f.id === req.params.provider_id);
-      if (!factory) throw new ValidationError(`providerId ${JSON.stringify(req.params.provider_id)} is not supported (Realmgate brokers to OpenID Connect providers: ${IDENTITY_PROVIDER_FACTORIES.map((f) => f.id).join(', ')})`);
+      const all = [...IDENTITY_PROVIDER_FACTORIES, ...SOCIAL_PROVIDER_FACTORIES];
+      const factory = all.find((f) => f.id === req.params.provider_id);
+      if (!factory) throw new ValidationError(`providerId ${JSON.stringify(req.params.provider_id)} is not supported (Realmgate brokers to OpenID Connect providers: ${all.map((f) => f.id).join(', ')})`);
       return { ...factory };
     },
   );

@@ -25,6 +25,7 @@ import { htmlErrorHandler, interactionUrl, renderError, sendClientResponse, send
 import { useTranslator } from '../i18n.js';
 import { ENGLISH, msg, type Text } from '../../i18n/translator.js';
 import { passwordProblemText, problemText } from './problems.js';
+import { providerName } from '../../oauth/social-providers.js';
 import { localizedRule } from '../../views/password-rule.js';
 
 export type Req = FastifyRequest<{ Params: { realm: string; id: string }; Body: Record<string, unknown> | undefined }>;
@@ -235,7 +236,7 @@ function loginProviders(all: readonly IdentityProvider[]): LoginProvider[] {
   return all
     .filter((p) => p.enabled && !p.hideOnLogin && !p.linkOnly)
     .sort((a, b) => order(a) - order(b) || (a.displayName ?? a.alias).localeCompare(b.displayName ?? b.alias))
-    .map((p) => ({ alias: p.alias, name: p.displayName ?? p.alias }));
+    .map((p) => ({ alias: p.alias, name: providerName(p) }));
 }
 
 /** Links the provider's account that met `user` (Keycloak's FEDERATED_IDENTITY_LINK) and forgets it in the pending request. */

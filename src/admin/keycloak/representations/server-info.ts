@@ -3,6 +3,7 @@ import os from 'node:os';
 import v8 from 'node:v8';
 import { SIGNING_ALGS } from '../../../crypto/keystore.js';
 import type { IdentityProviderType } from '../../../storage/types.js';
+import { SOCIAL_PROVIDER_FACTORIES } from '../../../oauth/social-providers.js';
 import { ATTRIBUTE_MAPPER, AUDIENCE_MAPPER, CLIENT_ROLE_MAPPER, GROUP_MAPPER, HARDCODED_MAPPER, PROPERTY_MAPPER, REALM_ROLE_MAPPER } from '../../../oauth/protocol-mappers.js';
 
 /**
@@ -53,8 +54,9 @@ const MAPPER_TYPES: ReadonlyArray<Record<string, unknown>> = [
 ].map(({ props, ...t }) => ({ ...t, category: 'Token mapper', priority: 0, properties: (props as string[]).map((n) => prop(n, FLAGS.includes(n) || n === 'multivalued' || n === 'aggregate.attrs' || n === 'full.path' ? 'boolean' : 'String')) }));
 
 /**
- * The identity provider types Realmgate brokers to (storage's IDENTITY_PROVIDER_TYPES), as Keycloak's
- * serverinfo and GET identity-provider/providers/{id} name its factories.
+ * The OpenID Connect identity provider types Realmgate brokers to (storage's IDENTITY_PROVIDER_TYPES, but
+ * for the social ones: src/oauth/social-providers.ts), as Keycloak's serverinfo and GET
+ * identity-provider/providers/{id} name its factories.
  */
 export const IDENTITY_PROVIDER_FACTORIES: ReadonlyArray<{ id: IdentityProviderType; name: string }> = [
   { id: 'oidc', name: 'OpenID Connect v1.0' },
@@ -118,7 +120,7 @@ export function serverInfoRepresentation(input: { realmgateVersion: string; nowM
       clientSignatureAsymmetricAlgorithms: Object.keys(SIGNING_ALGS),
     },
     themes: { login: [{ name: 'realmgate', locales: ['en'] }], account: [{ name: 'realmgate', locales: ['en'] }], admin: [{ name: 'realmgate', locales: ['en'] }], email: [] },
-    socialProviders: [],
+    socialProviders: SOCIAL_PROVIDER_FACTORIES.map((f) => ({ ...f })),
     identityProviders: IDENTITY_PROVIDER_FACTORIES.map((f) => ({ ...f })),
     clientImporters: [],
     providers: {},

@@ -1,0 +1,189 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeJwt } from 'jose';
+import { basic } from '../helpers/server.js';
+import { dialects } from '../helpers/db.js';
+import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
+import { FetchCookieJar, browse, followRedirects } from '../helpers/fetch-browser.js';
+import { pageKind, parseForm } from '../helpers/flow.js';
+import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
+import { updateRealm } from '../../src/admin/operations.js';
+import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
+import { cliActor } from '../../src/admin/operations/common.js';
+import { providerSecret } from '../../src/admin/operations/identity-providers.js';
+
+const GOOGLE_AUTH = 'https://accounts.google.com/o/oauth2/v2/auth';
+
+// Keycloak's Google identity provider (providerId google): created through keycloak-admin-client with
+// only a client id and secret, it has Google's endpoints, the login page's button says "Google", and the
+// browser is sent to Google with the hosted domain as hd (not followed: Google is not reachable from
+// here). The sign-in itself runs against node-oidc-provider standing in Google's place (the provider's
+// endpoints set to it), its ID tokens carrying hd as Google's do: only accounts of the hosted domains
+// get in. A Keycloak realm with a Google provider imports it.
+for (const dialect of dialects()) {
+  describe(`identity brokering: Keycloak's Google provider (${dialect})`, () => {
+    let ts: AdminTestServer;
+    let up: Upstream;
+    const callback = (alias: string): string => `${ts.baseUrl}/auth/realms/test/broker/${alias}/endpoint`;
+
+    before(async () => {
+      ts = await startAdminServer({ dialect });
+      await updateRealm(ts.store, { realmId: 'test', settings: { organizationRequired: false } });
+      up = await startUpstream({ redirectUri: callback('google-local'), claimsInIdToken: true, extraClaims: ['hd'], pkceRequired: false });
+    });
+    after(async () => {
+      await up.close();
+      await ts.close();
+    });
+
+    const authorizeUrl = (extra: Record<string, string> = {}): URL =>
+      new URL(`/auth/realms/test/protocol/openid-connect/auth?${new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid', state: 's1', ...extra })}`, ts.baseUrl);
+
+    /** The login page's provider buttons: alias and text, and the form they are in. */
+    function providerButtons(html: string): { action: string; csrf: string; buttons: Array<[string, string]> } {
+      const form = /<form method="post" action="([^"]*)" class="providers">[\s\S]*?name="csrf" value="([^"]*)"/.exec(html);
+      const buttons = [...html.matchAll(/name="provider" value="([^"]*)"[^>]*>([^<]*)</g)].map((m): [string, string] => [m[1]!, m[2]!]);
+      return { action: form?.[1]?.replace(/&amp;/g, '&') ?? '', csrf: form?.[2] ?? '', buttons };
+    }
+
+    /** Presses the provider's button on a new browser's login page; the provider's authorization request (not followed). */
+    async function pressButton(alias: string): Promise<{ jar: FetchCookieJar; location: URL; buttons: Array<[string, string]> }> {
+      const jar = new FetchCookieJar();
+      const login = await followRedirects(jar, authorizeUrl());
+      const html = await login.res.text();
+      assert.equal(pageKind(html), 'login');
+      const { action, csrf, buttons } = providerButtons(html);
+      const started = await browse(jar, new URL(action, ts.baseUrl), { csrf, provider: alias });
+      assert.equal(started.status, 303);
+      // Realmgate's own redirect first (the broker's start), then the provider's address.
+      let location = new URL(started.headers.get('location')!, ts.baseUrl);
+      for (let i = 0; i < 5 && location.origin === ts.baseUrl; i++) {
+        const res = await browse(jar, location);
+        assert.ok(res.status >= 300 && res.status < 400, `a redirect at ${location}: ${res.status}`);
+        location = new URL(res.headers.get('location')!, location);
+      }
+      return { jar, location, buttons };
+    }
+
+    /** A sign-in through the stand-in provider as `account`: the code at the client, or the error page's text. */
+    async function signIn(alias: string, account: UpstreamAccount): Promise<{ claims?: Record<string, unknown>; page?: string }> {
+      const { jar, location } = await pressButton(alias);
+      up.nextAccount = account;
+      let at = await followRedirects(jar, location, (u) => u.host === 'app.example.com');
+      for (let i = 0; i < 5 && at.url.host !== 'app.example.com'; i++) {
+        const html = await at.res.text();
+        const kind = pageKind(html);
+        if (kind !== 'consent') return { page: html };
+        const form = parseForm(html);
+        const posted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, decision: 'allow' });
+        at = await followRedirects(jar, new URL(posted.headers.get('location')!, ts.baseUrl), (u) => u.host === 'app.example.com');
+      }
+      const code = at.url.searchParams.get('code');
+      assert.ok(code, `a code in ${at.url}`);
+      const tokens = await fetch(`${ts.baseUrl}/auth/realms/test/protocol/openid-connect/token`, {
+        method: 'POST',
+        headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: ts.client.redirectUri }),
+      });
+      assert.equal(tokens.status, 200);
+      return { claims: decodeJwt(((await tokens.json()) as { id_token: string }).id_token) };
+    }
+
+    test("created with a client id and secret only: Google's endpoints, a button that says Google, and Google's authorization request with hd", async () => {
+      await ts.kc.identityProviders.create({ realm: 'test', alias: 'google', providerId: 'google', enabled: true, config: { clientId: 'rg.apps.googleusercontent.com', clientSecret: 'g-secret', hostedDomain: 'corp.example' } });
+      const rep = (await ts.kc.identityProviders.findOne({ realm: 'test', alias: 'google' }))!;
+      assert.equal(rep.providerId, 'google');
+      assert.equal(rep.config!.authorizationUrl, GOOGLE_AUTH);
+      assert.equal(rep.config!.tokenUrl, 'https://oauth2.googleapis.com/token');
+      assert.equal(rep.config!.userInfoUrl, 'https://openidconnect.googleapis.com/v1/userinfo');
+      assert.equal(rep.config!.jwksUrl, 'https://www.googleapis.com/oauth2/v3/certs');
+      assert.equal(rep.config!.issuer, 'https://accounts.google.com');
+      assert.equal(rep.config!.validateSignature, 'true');
+      assert.equal(rep.config!.clientSecret, '**********');
+      assert.equal(await providerSecret(ts.store, (await ts.store.identityProviders.get('test', 'google'))!), 'g-secret');
+      // The admin console's list of social providers, and the type itself.
+      const info = await ts.kc.serverInfo.find();
+      assert.deepEqual(info.socialProviders, [{ id: 'google', name: 'Google' }]);
+      assert.deepEqual(await ts.kc.identityProviders.findFactory({ realm: 'test', providerId: 'google' }), { id: 'google', name: 'Google' });
+
+      const { location, buttons } = await pressButton('google');
+      assert.deepEqual(buttons.find(([alias]) => alias === 'google'), ['google', 'Google'], 'no display name: the button says Google');
+      assert.equal(`${location.origin}${location.pathname}`, GOOGLE_AUTH);
+      const q = location.searchParams;
+      assert.equal(q.get('client_id'), 'rg.apps.googleusercontent.com');
+      assert.equal(q.get('redirect_uri'), callback('google'));
+      assert.equal(q.get('scope'), 'openid profile email');
+      assert.equal(q.get('response_type'), 'code');
+      assert.equal(q.get('hd'), 'corp.example');
+      assert.ok(q.get('state') && q.get('nonce'));
+      await ts.kc.identityProviders.del({ realm: 'test', alias: 'google' });
+    });
+
+    test('hosted domains: an account whose ID token names one of them signs in; another domain, or none (a personal account), is refused and no user is made', async () => {
+      await ts.kc.identityProviders.create({
+        realm: 'test',
+        alias: 'google-local',
+        providerId: 'google',
+        displayName: 'Google (local)',
+        enabled: true,
+        // Google's endpoints replaced by the stand-in's; the type's checks stay.
+        config: { issuer: up.issuer, authorizationUrl: `${up.issuer}/auth`, tokenUrl: `${up.issuer}/token`, jwksUrl: `${up.issuer}/jwks`, userInfoUrl: `${up.issuer}/me`, clientId: up.clientId, clientSecret: up.clientSecret, hostedDomain: 'corp.example, Lab.Example' },
+      });
+      const ok = await signIn('google-local', { sub: 'g-100', email: 'ann@lab.example', email_verified: true, given_name: 'Ann', hd: 'lab.example' });
+      assert.ok(ok.claims, ok.page?.slice(0, 300));
+      const ann = await ts.store.users.findByUsername('test', 'ann@lab.example');
+      assert.equal(ok.claims.sub, ann?.id);
+      assert.equal(up.requests.at(-1)!.get('hd'), 'corp.example, Lab.Example', 'hd sent as configured');
+
+      const other = await signIn('google-local', { sub: 'g-101', email: 'bob@other.example', hd: 'other.example' });
+      assert.equal(other.claims, undefined);
+      assert.match(other.page ?? '', /The sign-in with the identity provider did not complete/);
+      const personal = await signIn('google-local', { sub: 'g-102', email: 'cy@gmail.example' });
+      assert.equal(personal.claims, undefined);
+      for (const email of ['bob@other.example', 'cy@gmail.example']) assert.equal(await ts.store.users.findByUsername('test', email), undefined, `no user ${email}`);
+      const failures = await ts.store.events.list('test', { types: ['IDENTITY_PROVIDER_LOGIN_ERROR'] });
+      assert.ok(failures.some((e) => /hd "other\.example" is not one of the provider's hosted domains/.test(e.reason ?? '')), JSON.stringify(failures.map((e) => e.reason)));
+      assert.ok(failures.some((e) => /no hd claim/.test(e.reason ?? '')));
+
+      // "*": any Google account, personal ones too.
+      await ts.kc.identityProviders.update({ realm: 'test', alias: 'google-local' }, { ...(await ts.kc.identityProviders.findOne({ realm: 'test', alias: 'google-local' }))!, config: { ...(await ts.kc.identityProviders.findOne({ realm: 'test', alias: 'google-local' }))!.config, hostedDomain: '*' } });
+      const anyAccount = await signIn('google-local', { sub: 'g-102', email: 'cy@gmail.example' });
+      assert.ok(anyAccount.claims, anyAccount.page?.slice(0, 300));
+      await ts.kc.identityProviders.del({ realm: 'test', alias: 'google-local' });
+    });
+
+    test('a Keycloak realm with a Google provider imports it: stored with its type and endpoints, the options that change nothing reported', async () => {
+      const { realms: [report] } = await importKeycloakRealms(
+        ts.store,
+        [
+          {
+            realm: 'moved-google',
+            enabled: true,
+            identityProviders: [
+              {
+                alias: 'google',
+                providerId: 'google',
+                enabled: true,
+                trustEmail: true,
+                firstBrokerLoginFlowAlias: 'first broker login',
+                config: { clientId: 'kc.apps.googleusercontent.com', clientSecret: 'kc-g-secret', hostedDomain: 'moved.example', offlineAccess: 'true', userIp: 'true', syncMode: 'IMPORT', guiOrder: '' },
+              },
+            ],
+          },
+        ],
+        { ifExists: 'fail' },
+        { ...cliActor(), via: 'import' },
+      );
+      assert.equal(report!.status, 'imported', report!.reason);
+      const line = report!.lines.find((l) => l.element === 'identity provider google');
+      assert.equal(line?.outcome, 'mapped', JSON.stringify(report!.lines));
+      assert.match(line!.reason!, /^google; offlineAccess: Google's refresh token is not asked for.*userIp: the user's address is not sent/);
+      const p = (await ts.store.identityProviders.get('moved-google', 'google'))!;
+      assert.equal(p.providerId, 'google');
+      assert.equal(p.config.authorizationUrl, GOOGLE_AUTH);
+      assert.equal(p.config.hostedDomain, 'moved.example');
+      assert.equal(p.trustEmail, true);
+      assert.equal(await providerSecret(ts.store, p), 'kc-g-secret');
+    });
+  });
+}
