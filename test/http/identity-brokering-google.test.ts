@@ -47,8 +47,7 @@ for (const dialect of dialects()) {
     }
 
     /** Presses the provider's button on a new browser's login page; the provider's authorization request (not followed). */
-    async function pressButton(alias: string): Promise<{ jar: FetchCookieJar; location: URL; buttons: Array<[string, string]> }> {
-      const jar = new FetchCookieJar();
+    async function pressButton(alias: string, jar = new FetchCookieJar()): Promise<{ jar: FetchCookieJar; location: URL; buttons: Array<[string, string]> }> {
       const login = await followRedirects(jar, authorizeUrl());
       const html = await login.res.text();
       assert.equal(pageKind(html), 'login');
@@ -66,8 +65,9 @@ for (const dialect of dialects()) {
     }
 
     /** A sign-in through the stand-in provider as `account`: the code at the client, or the error page's text. */
-    async function signIn(alias: string, account: UpstreamAccount): Promise<{ claims?: Record<string, unknown>; page?: string }> {
-      const { jar, location } = await pressButton(alias);
+    async function signIn(alias: string, account: UpstreamAccount, jar = new FetchCookieJar()): Promise<{ claims?: Record<string, unknown>; page?: string }> {
+      const { location, buttons } = await pressButton(alias, jar);
+      assert.deepEqual(buttons.find(([a]) => a === alias), [alias, 'Google'], 'no display name: the button says Google');
       up.nextAccount = account;
       let at = await followRedirects(jar, location, (u) => u.host === 'app.example.com');
       for (let i = 0; i < 5 && at.url.host !== 'app.example.com'; i++) {
@@ -124,16 +124,19 @@ for (const dialect of dialects()) {
         realm: 'test',
         alias: 'google-local',
         providerId: 'google',
-        displayName: 'Google (local)',
         enabled: true,
         // Google's endpoints replaced by the stand-in's; the type's checks stay.
         config: { issuer: up.issuer, authorizationUrl: `${up.issuer}/auth`, tokenUrl: `${up.issuer}/token`, jwksUrl: `${up.issuer}/jwks`, userInfoUrl: `${up.issuer}/me`, clientId: up.clientId, clientSecret: up.clientSecret, hostedDomain: 'corp.example, Lab.Example' },
       });
-      const ok = await signIn('google-local', { sub: 'g-100', email: 'ann@lab.example', email_verified: true, given_name: 'Ann', hd: 'lab.example' });
+      const annJar = new FetchCookieJar();
+      const ok = await signIn('google-local', { sub: 'g-100', email: 'ann@lab.example', email_verified: true, given_name: 'Ann', hd: 'lab.example' }, annJar);
       assert.ok(ok.claims, ok.page?.slice(0, 300));
       const ann = await ts.store.users.findByUsername('test', 'ann@lab.example');
       assert.equal(ok.claims.sub, ann?.id);
       assert.equal(up.requests.at(-1)!.get('hd'), 'corp.example, Lab.Example', 'hd sent as configured');
+      // Her account page names the link by the provider's type, as the button does.
+      const accountPage = await (await browse(annJar, new URL('/auth/realms/test/account', ts.baseUrl))).text();
+      assert.match(accountPage, /<h2>Linked accounts<\/h2>[\s\S]*Google[\s\S]*as ann@lab\.example/);
 
       const other = await signIn('google-local', { sub: 'g-101', email: 'bob@other.example', hd: 'other.example' });
       assert.equal(other.claims, undefined);

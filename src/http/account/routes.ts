@@ -34,6 +34,7 @@ import { logoutFrames } from '../../oidc/frontchannel-logout.js';
 import { useTranslator } from '../i18n.js';
 import { msg, t, type Text } from '../../i18n/translator.js';
 import { localeName, realmLocales } from '../../i18n/locales.js';
+import { providerName } from '../../oauth/social-providers.js';
 
 /** The error a view shows (a string, or a message in the reader's language). */
 type ErrorOf<V extends (ctx: never) => string> = Parameters<V>[0] extends { error?: infer E } ? E : never;
@@ -136,13 +137,16 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         sessions: sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, current: s.id === session.id })),
         authenticators: authenticators.map((a) => ({ id: a.id, label: a.label, createdAt: a.createdAt })),
         securityKeys: securityKeys.map((k) => ({ id: k.id, label: k.label, createdAt: k.createdAt, passwordless: k.passwordless })),
-        links: links.map((l) => ({
-          alias: l.identityProvider,
-          providerName: providers.find((p) => p.alias === l.identityProvider)?.displayName ?? l.identityProvider,
-          username: l.federatedUsername ?? l.federatedUserId,
-          createdAt: l.createdAt,
-          last: links.length === 1 && user !== undefined && !hasPassword(user.passwordHash),
-        })),
+        links: links.map((l) => {
+          const provider = providers.find((p) => p.alias === l.identityProvider);
+          return {
+            alias: l.identityProvider,
+            providerName: provider ? providerName(provider) : l.identityProvider,
+            username: l.federatedUsername ?? l.federatedUserId,
+            createdAt: l.createdAt,
+            last: links.length === 1 && user !== undefined && !hasPassword(user.passwordHash),
+          };
+        }),
         hasPassword: user !== undefined && hasPassword(user.passwordHash),
         passwordRule: localizedRule(realm.passwordPolicy),
         recoveryCodesLeft,
