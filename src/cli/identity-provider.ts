@@ -90,7 +90,7 @@ function describeProvider(p: IdentityProvider, organization: string | null): str
     ['userinfo URL', c.userInfoUrl ?? ''],
     ['JWKS URL', c.jwksUrl ?? ''],
     ['logout URL', c.logoutUrl ?? ''],
-    ['ID token signature', c.validateSignature === 'true' ? 'checked (JWKS URL)' : 'not checked (the token comes from the token endpoint over TLS)'],
+    ['ID token signature', p.providerId === 'github' ? "none (GitHub has no ID tokens: the account is its user API's)" : c.validateSignature === 'true' ? 'checked (JWKS URL)' : 'not checked (the token comes from the token endpoint over TLS)'],
     ['client ID', c.clientId ?? ''],
     ['client secret', p.sealedClientSecret ? 'set (not shown)' : 'none'],
     ['client auth', c.clientAuthMethod || 'client_secret_post'],
@@ -190,9 +190,9 @@ export function registerIdentityProvider(program: Command): void {
     .description("manage identity providers: users sign in through another OpenID Connect provider (Keycloak's identity brokering); a user's links: user federated-identity");
   providerOptions(idp.command('create <realm> <alias>'), false)
     .description(
-      "add an OpenID Connect provider (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url, or --type google (Google's endpoints); --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
+      "add an OpenID Connect provider (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url, or --type google or github (their endpoints); --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
     )
-    .option('--type <type>', `the provider type (Keycloak's providerId): ${IDENTITY_PROVIDER_TYPES.join(', ')}; google needs no endpoints (default oidc)`)
+    .option('--type <type>', `the provider type (Keycloak's providerId): ${IDENTITY_PROVIDER_TYPES.join(', ')}; google and github need no endpoints (default oidc; a GitHub Enterprise Server: --config baseUrl=URL --config apiUrl=URL)`)
     .option('--no-pkce', 'do not send a PKCE challenge (only for a provider that refuses one)')
     .option('--trust-email', "the provider's email addresses count as verified (the email_verified claim of the new user)")
     .option('--hide-on-login', 'no button on the login page: only a client that asks for it (kc_idp_hint=<alias>) sends users there')
@@ -201,13 +201,13 @@ export function registerIdentityProvider(program: Command): void {
     .action(async (realmId: string, alias: string, o: CreateOptions) => {
       const type = o.type ?? 'oidc';
       if (!(IDENTITY_PROVIDER_TYPES as readonly string[]).includes(type)) throw new CliError(`--type takes ${IDENTITY_PROVIDER_TYPES.join(', ')}, not ${JSON.stringify(type)}`);
-      if (type !== 'google' && o.issuer === undefined && (o.authorizationUrl === undefined || o.tokenUrl === undefined)) {
-        throw new CliError("give the provider's --issuer (its endpoints are discovered) or its --authorization-url and --token-url (or --type google)");
+      if (type !== 'google' && type !== 'github' && o.issuer === undefined && (o.authorizationUrl === undefined || o.tokenUrl === undefined)) {
+        throw new CliError("give the provider's --issuer (its endpoints are discovered) or its --authorization-url and --token-url (or --type google or github)");
       }
       if (type !== 'google' && o.hostedDomain !== undefined) throw new CliError('--hosted-domain goes with --type google');
       if (o.clientId === undefined) throw new CliError("--client-id is required: Realmgate's client id at the provider");
       if (!o.clientSecretStdin) throw new CliError("--client-secret-stdin is required: pipe Realmgate's client secret at the provider into the command");
-      const options = optionConfig({ ...o, scope: o.scope ?? 'openid email profile' });
+      const options = optionConfig({ ...o, scope: o.scope ?? (type === 'github' ? 'user:email' : 'openid email profile') });
       const secret = await secretFrom(o);
       const endpoints = await endpointConfig(o);
       const out = await withStore(async (store) => {

@@ -22,8 +22,9 @@ export function brokerRedirectUri(services: Pick<Services, 'config'>, realmId: s
   return `${realmBase(services.config, realmId)}/broker/${encodeURIComponent(alias)}/endpoint`;
 }
 
-/** The provider's scope: its defaultScope (Keycloak's "openid" when empty), with openid always in it. */
+/** The provider's scope: its defaultScope (Keycloak's "openid" when empty), with openid always in it; GitHub's as set (it has no OpenID Connect). */
 function scopeOf(p: IdentityProvider): string {
+  if (p.providerId === 'github') return p.config.defaultScope ?? '';
   const scopes = (p.config.defaultScope ?? '').split(/\s+/).filter((s) => s !== '');
   if (!scopes.includes('openid')) scopes.unshift('openid');
   return scopes.join(' ');
@@ -130,7 +131,8 @@ async function postForm(url: string, body: URLSearchParams, headers: Record<stri
   } catch {
     throw new BrokerError(FAILED, `token endpoint answered ${res.status} without JSON`);
   }
-  if (!res.ok || typeof json !== 'object' || json === null) {
+  // GitHub answers a refused code with 200 and an error member (RFC 6749 5.2 says 400): refused all the same.
+  if (!res.ok || typeof json !== 'object' || json === null || typeof (json as { error?: unknown }).error === 'string') {
     const e = (json as { error?: unknown } | null)?.error;
     throw new BrokerError(FAILED, `token endpoint answered ${res.status}${typeof e === 'string' ? ` ${e.slice(0, 100)}` : ''}`);
   }
@@ -222,6 +224,7 @@ export async function providerIdentity(services: Services, realm: Realm, p: Iden
     form.set('client_secret', secret);
   }
   const tokens = await postForm(p.config.tokenUrl!, form, headers);
+  if (p.providerId === 'github') return githubIdentity(p, tokens);
   if (typeof tokens.id_token !== 'string') throw new BrokerError(FAILED, 'the token response has no id_token (is openid in the provider\'s scope?)');
   const idClaims: Record<string, unknown> = { ...(await checkIdToken(services, p, tokens.id_token, await brokerValue(services.store, 'nonce', realm.id, ia.id, p.alias))) };
   const claims: Record<string, unknown> = { ...idClaims };
@@ -240,5 +243,51 @@ export async function providerIdentity(services: Services, realm: Realm, p: Iden
     firstName: text(claims.given_name),
     lastName: text(claims.family_name),
     claims: mapperClaims,
+  };
+}
+
+/** A GET of a provider's JSON API with the access token (GitHub's: it requires a User-Agent). */
+async function getJson(url: string, accessToken: string, what: string): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json', 'user-agent': 'Realmgate' }, redirect: 'error', signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    throw new BrokerError(FAILED, `${what} unreachable: ${(err as Error).message}`);
+  }
+  const type = res.headers.get('content-type') ?? '';
+  if (!res.ok || !type.includes('json')) throw new BrokerError(FAILED, `${what} answered ${res.status} ${type.slice(0, 60)}`);
+  return res.json().catch(() => undefined);
+}
+
+/**
+ * GitHub (an OAuth 2.0 provider: no ID token) as Keycloak's GitHubIdentityProvider reads it: the account
+ * is the user API's answer to the access token the token endpoint gave (over TLS, for this code, this
+ * client and, with PKCE, this browser's verifier): its numeric id is the link, its login the username,
+ * its name the first and last names (split at the first space), its email the public one, else the
+ * primary one of the user's emails (the user:email scope) when GitHub has verified it (Keycloak takes it
+ * either way; here an unverified address never reaches trustEmail). The whole user object goes to the mappers.
+ */
+async function githubIdentity(p: IdentityProvider, tokens: Record<string, unknown>): Promise<BrokeredIdentity> {
+  if (typeof tokens.access_token !== 'string' || tokens.access_token === '') throw new BrokerError(FAILED, 'the token response has no access_token');
+  const profile = await getJson(p.config.userInfoUrl!, tokens.access_token, 'the user API');
+  if (!profile || typeof profile !== 'object' || Array.isArray(profile)) throw new BrokerError(FAILED, 'the user API answered no user');
+  const user = profile as Record<string, unknown>;
+  const id = typeof user.id === 'number' && Number.isSafeInteger(user.id) ? String(user.id) : text(user.id);
+  if (id === undefined) throw new BrokerError(FAILED, 'the user API answered a user without an id');
+  let email = text(user.email, 320);
+  if (email === undefined && p.config.emailUrl) {
+    const emails = await getJson(p.config.emailUrl, tokens.access_token, 'the emails API');
+    const primary = Array.isArray(emails) ? (emails as Array<Record<string, unknown>>).find((e) => e !== null && typeof e === 'object' && e.primary === true && e.verified === true) : undefined;
+    email = text(primary?.email, 320);
+  }
+  const name = text(user.name);
+  const space = name?.indexOf(' ') ?? -1;
+  return {
+    id,
+    username: text(user.login) ?? email ?? id,
+    email,
+    firstName: name === undefined ? undefined : space < 0 ? name : name.slice(0, space),
+    lastName: name === undefined || space < 0 ? undefined : text(name.slice(space + 1)),
+    claims: { ...user, sub: id },
   };
 }

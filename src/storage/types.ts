@@ -368,7 +368,7 @@ export interface Interaction {
 }
 
 /** The identity provider types Realmgate brokers to (Keycloak's providerId): OpenID Connect providers. */
-export const IDENTITY_PROVIDER_TYPES = ['oidc', 'keycloak-oidc', 'google'] as const;
+export const IDENTITY_PROVIDER_TYPES = ['oidc', 'keycloak-oidc', 'google', 'github'] as const;
 export type IdentityProviderType = (typeof IDENTITY_PROVIDER_TYPES)[number];
 
 /**

@@ -10,7 +10,7 @@ import { readProviderMapper } from './representations/identity-provider-mapper.j
 import { ConflictError } from '../../storage/types.js';
 
 /**
- * Identity brokering in a Keycloak file: the realm's identityProviders (OpenID Connect ones and Google move, their
+ * Identity brokering in a Keycloak file: the realm's identityProviders (OpenID Connect ones, Google and GitHub move, their
  * client secret sealed), the organizations they belong to, users' federatedIdentities (their links to
  * accounts at a provider), the providers' mappers, and what does not move (other provider types).
  * Everything is read and checked before the import's transaction; what needs the database (the
@@ -41,8 +41,8 @@ export interface FileProvider {
 
 const NOT_SUPPORTED_TYPE = (providerId: string): string =>
   providerId === 'saml'
-    ? 'a SAML provider: Realmgate brokers to OpenID Connect providers only (providerId oidc, keycloak-oidc or google)'
-    : `providerId ${JSON.stringify(providerId)} is not supported: Realmgate brokers to OpenID Connect providers only (oidc, keycloak-oidc, google); another social provider that speaks OpenID Connect (GitLab, Microsoft) can be created again as an oidc provider with its endpoints`;
+    ? 'a SAML provider: Realmgate brokers to OpenID Connect providers, Google and GitHub only (providerId oidc, keycloak-oidc, google or github)'
+    : `providerId ${JSON.stringify(providerId)} is not supported: Realmgate brokers to OpenID Connect providers, Google and GitHub only (oidc, keycloak-oidc, google, github); another social provider that speaks OpenID Connect (GitLab, Microsoft) can be created again as an oidc provider with its endpoints`;
 
 /**
  * Reads the file's identityProviders: no database. An OpenID Connect provider (oidc, keycloak-oidc) is

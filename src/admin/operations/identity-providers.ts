@@ -14,7 +14,7 @@ import { withSocialDefaults } from '../../oauth/social-providers.js';
 
 /**
  * Identity brokering's administration: the realm's OpenID Connect providers (Keycloak's identity
- * providers, providerId oidc or keycloak-oidc, and its social provider google) and users' links to accounts at them (federated
+ * providers, providerId oidc or keycloak-oidc, and its social providers google and github) and users' links to accounts at them (federated
  * identities). Every door (admin API, CLI, console, import) goes through these.
  */
 
@@ -38,7 +38,7 @@ export const SECRET_MASK = '**********';
 const ALIAS_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 const MAX_CONFIG_ENTRIES = 100;
 const MAX_CONFIG_VALUE = 4096;
-const URL_KEYS = ['authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl', 'logoutUrl'] as const;
+const URL_KEYS = ['authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl', 'logoutUrl', 'emailUrl'] as const;
 const FLAG_KEYS = ['validateSignature', 'useJwksUrl', 'pkceEnabled', 'disableUserInfo', 'loginHint', 'kc.org.broker.redirect.mode.email-matches', 'backchannelSupported', 'hideOnLoginPage'];
 export const CLIENT_AUTH_METHODS = ['client_secret_post', 'client_secret_basic'] as const;
 /** The config keys a domain of the provider's organization is kept in (Keycloak 26 organizations). */
@@ -115,6 +115,14 @@ export async function checkProvider(store: Store, realmId: string, fields: Provi
   const { clientSecret, ...given } = fields.config ?? {};
   // A social provider's endpoints and defaults where the config names none (src/oauth/social-providers.ts).
   const config = withSocialDefaults(providerId, given);
+  if (providerId === 'github') {
+    // A GitHub Enterprise Server's addresses: the endpoints are made by appending paths to them.
+    for (const key of ['baseUrl', 'apiUrl'] as const) {
+      if (!given[key]) continue;
+      checkProviderUrl(key, given[key]);
+      if (new URL(given[key]).search) throw new ValidationError(`config.${key} must not have a query`);
+    }
+  }
   checkConfig(config);
   if (config.hostedDomain !== undefined) checkText('config.hostedDomain', config.hostedDomain, 1024);
   const displayName = fields.displayName === undefined ? (existing?.displayName ?? null) : fields.displayName;
