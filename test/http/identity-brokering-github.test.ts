@@ -1,11 +1,9 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeJwt } from 'jose';
-import { basic } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
-import { FetchCookieJar, browse, followRedirects } from '../helpers/fetch-browser.js';
-import { pageKind, parseForm } from '../helpers/flow.js';
+import { FetchCookieJar } from '../helpers/fetch-browser.js';
+import { completeAtProvider, pressProviderButton } from '../helpers/broker-flow.js';
 import { startGitHubStandIn, type GitHubStandIn, type GitHubUser } from '../helpers/github-stand-in.js';
 import { updateRealm } from '../../src/admin/operations.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
@@ -41,49 +39,12 @@ for (const dialect of dialects()) {
       await ts.close();
     });
 
-    const authorizeUrl = (): URL =>
-      new URL(`/auth/realms/test/protocol/openid-connect/auth?${new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid', state: 's1' })}`, ts.baseUrl);
-
-    /** Presses the provider's button on the login page; the provider's authorization request (not followed) and the buttons. */
-    async function pressButton(alias: string, jar: FetchCookieJar): Promise<{ location: URL; buttons: Array<[string, string]> }> {
-      const login = await followRedirects(jar, authorizeUrl());
-      const html = await login.res.text();
-      assert.equal(pageKind(html), 'login');
-      const form = /<form method="post" action="([^"]*)" class="providers">[\s\S]*?name="csrf" value="([^"]*)"/.exec(html)!;
-      const buttons = [...html.matchAll(/name="provider" value="([^"]*)"[^>]*>([^<]*)</g)].map((m): [string, string] => [m[1]!, m[2]!]);
-      const started = await browse(jar, new URL(form[1]!.replace(/&amp;/g, '&'), ts.baseUrl), { csrf: form[2]!, provider: alias });
-      assert.equal(started.status, 303);
-      let location = new URL(started.headers.get('location')!, ts.baseUrl);
-      for (let i = 0; i < 5 && location.origin === ts.baseUrl; i++) {
-        const res = await browse(jar, location);
-        assert.ok(res.status >= 300 && res.status < 400, `a redirect at ${location}: ${res.status}`);
-        location = new URL(res.headers.get('location')!, location);
-      }
-      return { location, buttons };
-    }
-
     /** A sign-in through the stand-in as `user` (undefined: cancelled there): the ID token's claims, or the page shown instead. */
     async function signIn(user: GitHubUser | undefined, jar = new FetchCookieJar()): Promise<{ claims?: Record<string, unknown>; page?: string }> {
-      const { location, buttons } = await pressButton('ghe', jar);
+      const { location, buttons } = await pressProviderButton(ts, 'ghe', jar);
       assert.deepEqual(buttons.find(([a]) => a === 'ghe'), ['ghe', 'GitHub'], 'no display name: the button says GitHub');
       gh.nextUser = user;
-      let at = await followRedirects(jar, location, (u) => u.host === 'app.example.com');
-      for (let i = 0; i < 5 && at.url.host !== 'app.example.com'; i++) {
-        const html = await at.res.text();
-        if (pageKind(html) !== 'consent') return { page: html };
-        const form = parseForm(html);
-        const posted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, decision: 'allow' });
-        at = await followRedirects(jar, new URL(posted.headers.get('location')!, ts.baseUrl), (u) => u.host === 'app.example.com');
-      }
-      const code = at.url.searchParams.get('code');
-      assert.ok(code, `a code in ${at.url}`);
-      const tokens = await fetch(`${ts.baseUrl}/auth/realms/test/protocol/openid-connect/token`, {
-        method: 'POST',
-        headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: ts.client.redirectUri }),
-      });
-      assert.equal(tokens.status, 200);
-      return { claims: decodeJwt(((await tokens.json()) as { id_token: string }).id_token) };
+      return completeAtProvider(ts, jar, location);
     }
 
     const failures = async (): Promise<string[]> => (await ts.store.events.list('test', { types: ['IDENTITY_PROVIDER_LOGIN_ERROR'] })).map((e) => e.reason ?? '');
@@ -101,7 +62,7 @@ for (const dialect of dialects()) {
       assert.deepEqual(await ts.kc.identityProviders.findFactory({ realm: 'test', providerId: 'github' }), { id: 'github', name: 'GitHub' });
       assert.deepEqual((await ts.kc.serverInfo.find()).socialProviders, [{ id: 'github', name: 'GitHub' }, { id: 'google', name: 'Google' }]);
 
-      const { location, buttons } = await pressButton('github', new FetchCookieJar());
+      const { location, buttons } = await pressProviderButton(ts, 'github', new FetchCookieJar());
       assert.deepEqual(buttons.find(([a]) => a === 'github'), ['github', 'GitHub']);
       assert.equal(`${location.origin}${location.pathname}`, 'https://github.com/login/oauth/authorize');
       assert.equal(location.searchParams.get('client_id'), 'Iv1.0123456789abcdef');

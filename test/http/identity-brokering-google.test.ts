@@ -1,11 +1,9 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeJwt } from 'jose';
-import { basic } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
-import { FetchCookieJar, browse, followRedirects } from '../helpers/fetch-browser.js';
-import { pageKind, parseForm } from '../helpers/flow.js';
+import { FetchCookieJar, browse } from '../helpers/fetch-browser.js';
+import { completeAtProvider, pressProviderButton } from '../helpers/broker-flow.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
 import { updateRealm } from '../../src/admin/operations.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
@@ -36,57 +34,18 @@ for (const dialect of dialects()) {
       await ts.close();
     });
 
-    const authorizeUrl = (extra: Record<string, string> = {}): URL =>
-      new URL(`/auth/realms/test/protocol/openid-connect/auth?${new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid', state: 's1', ...extra })}`, ts.baseUrl);
-
-    /** The login page's provider buttons: alias and text, and the form they are in. */
-    function providerButtons(html: string): { action: string; csrf: string; buttons: Array<[string, string]> } {
-      const form = /<form method="post" action="([^"]*)" class="providers">[\s\S]*?name="csrf" value="([^"]*)"/.exec(html);
-      const buttons = [...html.matchAll(/name="provider" value="([^"]*)"[^>]*>([^<]*)</g)].map((m): [string, string] => [m[1]!, m[2]!]);
-      return { action: form?.[1]?.replace(/&amp;/g, '&') ?? '', csrf: form?.[2] ?? '', buttons };
-    }
-
     /** Presses the provider's button on a new browser's login page; the provider's authorization request (not followed). */
-    async function pressButton(alias: string, jar = new FetchCookieJar()): Promise<{ jar: FetchCookieJar; location: URL; buttons: Array<[string, string]> }> {
-      const login = await followRedirects(jar, authorizeUrl());
-      const html = await login.res.text();
-      assert.equal(pageKind(html), 'login');
-      const { action, csrf, buttons } = providerButtons(html);
-      const started = await browse(jar, new URL(action, ts.baseUrl), { csrf, provider: alias });
-      assert.equal(started.status, 303);
-      // Realmgate's own redirect first (the broker's start), then the provider's address.
-      let location = new URL(started.headers.get('location')!, ts.baseUrl);
-      for (let i = 0; i < 5 && location.origin === ts.baseUrl; i++) {
-        const res = await browse(jar, location);
-        assert.ok(res.status >= 300 && res.status < 400, `a redirect at ${location}: ${res.status}`);
-        location = new URL(res.headers.get('location')!, location);
-      }
-      return { jar, location, buttons };
-    }
+    const pressButton = async (alias: string, jar = new FetchCookieJar()): Promise<{ jar: FetchCookieJar; location: URL; buttons: Array<[string, string]> }> => ({
+      jar,
+      ...(await pressProviderButton(ts, alias, jar)),
+    });
 
     /** A sign-in through the stand-in provider as `account`: the code at the client, or the error page's text. */
     async function signIn(alias: string, account: UpstreamAccount, jar = new FetchCookieJar()): Promise<{ claims?: Record<string, unknown>; page?: string }> {
       const { location, buttons } = await pressButton(alias, jar);
       assert.deepEqual(buttons.find(([a]) => a === alias), [alias, 'Google'], 'no display name: the button says Google');
       up.nextAccount = account;
-      let at = await followRedirects(jar, location, (u) => u.host === 'app.example.com');
-      for (let i = 0; i < 5 && at.url.host !== 'app.example.com'; i++) {
-        const html = await at.res.text();
-        const kind = pageKind(html);
-        if (kind !== 'consent') return { page: html };
-        const form = parseForm(html);
-        const posted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, decision: 'allow' });
-        at = await followRedirects(jar, new URL(posted.headers.get('location')!, ts.baseUrl), (u) => u.host === 'app.example.com');
-      }
-      const code = at.url.searchParams.get('code');
-      assert.ok(code, `a code in ${at.url}`);
-      const tokens = await fetch(`${ts.baseUrl}/auth/realms/test/protocol/openid-connect/token`, {
-        method: 'POST',
-        headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: ts.client.redirectUri }),
-      });
-      assert.equal(tokens.status, 200);
-      return { claims: decodeJwt(((await tokens.json()) as { id_token: string }).id_token) };
+      return completeAtProvider(ts, jar, location);
     }
 
     test("created with a client id and secret only: Google's endpoints, a button that says Google, and Google's authorization request with hd", async () => {

@@ -1,0 +1,56 @@
+// A sign-in through an identity provider's button, as a browser makes it (fetch with a cookie jar), for
+// the social providers' tests: the login page, the button, Realmgate's redirects up to the provider's
+// address; then, back from the provider, consent until the code reaches the client, and its exchange.
+import assert from 'node:assert/strict';
+import { decodeJwt } from 'jose';
+import { basic, type TestServer } from './server.js';
+import { FetchCookieJar, browse, followRedirects } from './fetch-browser.js';
+import { pageKind, parseForm } from './flow.js';
+
+const CLIENT_HOST = 'app.example.com';
+
+/** Presses the provider's button on a new sign-in's login page (realm test); the provider's authorization request (not followed) and the page's buttons (alias, text). */
+export async function pressProviderButton(ts: TestServer, alias: string, jar: FetchCookieJar): Promise<{ location: URL; buttons: Array<[string, string]> }> {
+  const authorize = new URL(`/auth/realms/test/protocol/openid-connect/auth?${new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid', state: 's1' })}`, ts.baseUrl);
+  const login = await followRedirects(jar, authorize);
+  const html = await login.res.text();
+  assert.equal(pageKind(html), 'login');
+  const form = /<form method="post" action="([^"]*)" class="providers">[\s\S]*?name="csrf" value="([^"]*)"/.exec(html);
+  assert.ok(form, 'the login page has provider buttons');
+  const buttons = [...html.matchAll(/name="provider" value="([^"]*)"[^>]*>([^<]*)</g)].map((m): [string, string] => [m[1]!, m[2]!]);
+  const started = await browse(jar, new URL(form[1]!.replace(/&amp;/g, '&'), ts.baseUrl), { csrf: form[2]!, provider: alias });
+  assert.equal(started.status, 303);
+  // Realmgate's own redirects first (the broker's start), then the provider's address.
+  let location = new URL(started.headers.get('location')!, ts.baseUrl);
+  for (let i = 0; i < 5 && location.origin === ts.baseUrl; i++) {
+    const res = await browse(jar, location);
+    assert.ok(res.status >= 300 && res.status < 400, `a redirect at ${location}: ${res.status}`);
+    location = new URL(res.headers.get('location')!, location);
+  }
+  return { location, buttons };
+}
+
+/**
+ * From the provider's authorization request on: follows it (the provider answers at once), allows consent,
+ * and exchanges the code; the ID token's claims, or the page shown instead (an error page).
+ */
+export async function completeAtProvider(ts: TestServer, jar: FetchCookieJar, providerRequest: URL): Promise<{ claims?: Record<string, unknown>; page?: string }> {
+  let at = await followRedirects(jar, providerRequest, (u) => u.host === CLIENT_HOST);
+  for (let i = 0; i < 5 && at.url.host !== CLIENT_HOST; i++) {
+    const html = await at.res.text();
+    if (pageKind(html) !== 'consent') return { page: html };
+    const form = parseForm(html);
+    const posted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, decision: 'allow' });
+    at = await followRedirects(jar, new URL(posted.headers.get('location')!, ts.baseUrl), (u) => u.host === CLIENT_HOST);
+  }
+  const code = at.url.searchParams.get('code');
+  assert.ok(code, `a code in ${at.url}`);
+  const tokens = await fetch(`${ts.baseUrl}/auth/realms/test/protocol/openid-connect/token`, {
+    method: 'POST',
+    headers: { authorization: basic(ts.client.id, ts.client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: ts.client.redirectUri }),
+  });
+  assert.equal(tokens.status, 200);
+  return { claims: decodeJwt(((await tokens.json()) as { id_token: string }).id_token) };
+}
+
