@@ -175,3 +175,57 @@ for (const dialect of dialects()) {
     }
   });
 }
+
+for (const dialect of dialects()) {
+  test(`[${dialect}] console: Google and GitHub providers added from a client id and secret; their type kept when edited`, async () => {
+    const ts = await setup(dialect);
+    try {
+      const jar = await signIn(ts, ADMIN);
+      const listUrl = `${CONSOLE}/realms/${REALM}/identity-providers`;
+      const csrf = await csrfOf(ts, jar, listUrl);
+      const page = (await inject(ts.app, jar, 'GET', listUrl)).body;
+      assert.match(page, /<select id="providerType" name="providerType"><option value="oidc" selected>OpenID Connect<\/option><option value="google">Google<\/option><option value="github">GitHub<\/option>/);
+
+      // Google: no issuer, no endpoints; the form's OpenID Connect scope left as it was gives Google's.
+      let res = await inject(ts.app, jar, 'POST', listUrl, { csrf, alias: 'google', providerType: 'google', clientId: 'g.apps.googleusercontent.com', clientSecret: 'g-secret', hostedDomain: 'corp.example', scope: 'openid email profile', pkce: 'on' });
+      assert.equal(res.statusCode, 303, res.body.slice(0, 400));
+      const google = (await ts.store.identityProviders.get(REALM, 'google'))!;
+      assert.equal(google.providerId, 'google');
+      assert.equal(google.config.authorizationUrl, 'https://accounts.google.com/o/oauth2/v2/auth');
+      assert.equal(google.config.hostedDomain, 'corp.example');
+      assert.equal(google.config.defaultScope, 'openid profile email');
+      assert.equal(await providerSecret(ts.store, google), 'g-secret');
+
+      // GitHub: its endpoints and scope.
+      res = await inject(ts.app, jar, 'POST', listUrl, { csrf, alias: 'github', providerType: 'github', clientId: 'Iv1.abc', clientSecret: 'gh-secret', scope: 'openid email profile' });
+      assert.equal(res.statusCode, 303, res.body.slice(0, 400));
+      const github = (await ts.store.identityProviders.get(REALM, 'github'))!;
+      assert.deepEqual([github.providerId, github.config.tokenUrl, github.config.defaultScope], ['github', 'https://github.com/login/oauth/access_token', 'user:email']);
+
+      // Edited: the page names the type; saving keeps it (and GitHub's endpoints), whatever the form says.
+      const githubUrl = `${listUrl}/github`;
+      const edit = (await inject(ts.app, jar, 'GET', githubUrl)).body;
+      assert.match(edit, /<p>Type: <strong>GitHub<\/strong><\/p>/);
+      assert.match(edit, /<dt>Type<\/dt><dd>GitHub<\/dd>/);
+      assert.doesNotMatch(edit, /id="providerType"|id="hostedDomain"/);
+      const googlePage = (await inject(ts.app, jar, 'GET', `${listUrl}/google`)).body;
+      assert.match(googlePage, /<dt>Hosted domains<\/dt><dd>corp\.example<\/dd>/);
+      assert.match(googlePage, /id="hostedDomain" name="hostedDomain" autocomplete="off" value="corp\.example"/);
+      res = await inject(ts.app, jar, 'POST', `${githubUrl}/update`, { csrf, providerType: 'oidc', displayName: 'GitHub.com', clientId: 'Iv1.def', scope: 'user:email read:org', authorizationUrl: 'https://evil.example/authorize' });
+      assert.equal(res.statusCode, 303, res.body.slice(0, 400));
+      const saved = (await ts.store.identityProviders.get(REALM, 'github'))!;
+      assert.deepEqual([saved.providerId, saved.displayName, saved.config.clientId, saved.config.defaultScope, saved.config.authorizationUrl], ['github', 'GitHub.com', 'Iv1.def', 'user:email read:org', 'https://github.com/login/oauth/authorize']);
+      res = await inject(ts.app, jar, 'POST', `${listUrl}/google/update`, { csrf, clientId: 'g.apps.googleusercontent.com', hostedDomain: '', scope: 'openid profile email', issuer: google.config.issuer!, authorizationUrl: google.config.authorizationUrl!, tokenUrl: google.config.tokenUrl!, userInfoUrl: google.config.userInfoUrl!, jwksUrl: google.config.jwksUrl! });
+      assert.equal(res.statusCode, 303, res.body.slice(0, 400));
+      assert.equal((await ts.store.identityProviders.get(REALM, 'google'))!.config.hostedDomain, '', 'any Google account now');
+
+      // A type that is not one: refused above the form, nothing stored.
+      res = await inject(ts.app, jar, 'POST', listUrl, { csrf, alias: 'fb', providerType: 'facebook', clientId: 'x', clientSecret: 'y' });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /There is no provider type &quot;facebook&quot;\./);
+      assert.equal(await ts.store.identityProviders.get(REALM, 'fb'), undefined);
+    } finally {
+      await ts.close();
+    }
+  });
+}

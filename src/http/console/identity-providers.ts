@@ -15,9 +15,9 @@ import { listOrganizations } from '../../admin/operations/organizations.js';
 import { requireUser } from '../../admin/operations/users.js';
 import { ValidationError } from '../../admin/validation.js';
 import { brokerRedirectUri } from '../../oauth/broker.js';
-import type { IdentityProvider } from '../../storage/types.js';
+import { IDENTITY_PROVIDER_TYPES, type IdentityProvider } from '../../storage/types.js';
 import { realmBase } from '../../views/console/layout.js';
-import { identityProviderPage, identityProvidersPage, providerUrl, type OrganizationChoice } from '../../views/console/identity-provider-pages.js';
+import { DEFAULT_SCOPE, identityProviderPage, identityProvidersPage, providerUrl, type OrganizationChoice } from '../../views/console/identity-provider-pages.js';
 import { sendPage } from '../interaction/render.js';
 import { CONSOLE_PATH } from './session.js';
 import { field, isRefusal, type ConsoleKit, type Req, type Signed } from './common.js';
@@ -33,7 +33,7 @@ export const IDP_NOTICES: Record<string, string> = {
 };
 
 /** The add and edit forms' fields (never the secret, which is read apart and never shown again). */
-const FORM_FIELDS = ['alias', 'displayName', 'issuer', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl', 'clientId', 'clientAuthMethod', 'scope', 'organization'] as const;
+const FORM_FIELDS = ['alias', 'providerType', 'displayName', 'issuer', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl', 'hostedDomain', 'clientId', 'clientAuthMethod', 'scope', 'organization'] as const;
 const FLAGS = ['pkce', 'trustEmail', 'hideOnLogin', 'linkOnly'] as const;
 
 function readForm(req: Req): Record<string, string> {
@@ -49,10 +49,15 @@ function readForm(req: Req): Record<string, string> {
  * discovered (OpenID Connect Discovery, as Keycloak's console imports them from the issuer's metadata);
  * otherwise they are taken as typed, the ID token's signature checked when a JWKS URL is given.
  */
-async function fieldsOf(form: Record<string, string>, secret: string): Promise<ProviderFields> {
+async function fieldsOf(form: Record<string, string>, secret: string, type: string): Promise<ProviderFields> {
   const f = (name: string): string => form[name] ?? '';
   let endpoints: Record<string, string>;
-  if (f('issuer') && !f('authorizationUrl') && !f('tokenUrl')) {
+  // Keycloak's social providers: their endpoints are filled in (src/oauth/social-providers.ts); a Google
+  // provider keeps the ones typed, GitHub's are always made from its address.
+  const social = type === 'google' || type === 'github';
+  if (social) {
+    endpoints = type === 'github' ? {} : Object.fromEntries(['issuer', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl'].filter((k) => f(k) !== '').map((k) => [k, f(k)]));
+  } else if (f('issuer') && !f('authorizationUrl') && !f('tokenUrl')) {
     endpoints = await discoverProvider(f('issuer'));
   } else {
     if (!f('authorizationUrl') || !f('tokenUrl')) throw new ValidationError("Give the provider's issuer (its endpoints are then discovered), or its authorization and token URLs.");
@@ -76,7 +81,9 @@ async function fieldsOf(form: Record<string, string>, secret: string): Promise<P
       ...endpoints,
       clientId: f('clientId'),
       clientAuthMethod: f('clientAuthMethod') || 'client_secret_post',
-      defaultScope: f('scope'),
+      // The form's scope starts as an OpenID Connect provider's: left so, a social provider takes its own.
+      ...(social && (f('scope') === '' || f('scope') === DEFAULT_SCOPE) ? {} : { defaultScope: f('scope') }),
+      ...(type === 'google' ? { hostedDomain: f('hostedDomain') } : {}),
       pkceEnabled: String(pkce),
       ...(pkce ? { pkceMethod: 'S256' } : {}),
       ...(secret ? { clientSecret: secret } : {}),
@@ -130,7 +137,9 @@ export function identityProviderRoutes(app: FastifyInstance, kit: ConsoleKit): v
     const secret = typeof req.body?.clientSecret === 'string' ? req.body.clientSecret : '';
     try {
       if (!secret) throw new ValidationError('Give the client secret the provider issued to Realmgate.');
-      await createIdentityProvider(store, s.actor, realmId, { alias: form.alias!, ...(await fieldsOf(form, secret)) });
+      const type = form.providerType || 'oidc';
+      if (!(IDENTITY_PROVIDER_TYPES as readonly string[]).includes(type)) throw new ValidationError(`There is no provider type ${JSON.stringify(type)}.`);
+      await createIdentityProvider(store, s.actor, realmId, { alias: form.alias!, providerId: type, ...(await fieldsOf(form, secret, type)) });
     } catch (err) {
       if (isRefusal(err)) return showProviders(s, reply, realmId, 400, err.message, form);
       throw err;
@@ -149,11 +158,12 @@ export function identityProviderRoutes(app: FastifyInstance, kit: ConsoleKit): v
     if (!s) return reply;
     const realmId = await providersRealm(s, req, 'manage');
     const p = await requireIdentityProvider(store, realmId, req.params.alias!);
-    const form = readForm(req);
+    // The type is the stored provider's, whatever the form says.
+    const form = { ...readForm(req), providerType: p.providerId };
     const secret = typeof req.body?.clientSecret === 'string' ? req.body.clientSecret : '';
     return attempt(
       reply,
-      async () => updateIdentityProvider(store, s.actor, realmId, p.alias, await fieldsOf(form, secret)),
+      async () => updateIdentityProvider(store, s.actor, realmId, p.alias, await fieldsOf(form, secret, p.providerId)),
       (error) => showProvider(s, reply, realmId, p.alias, 400, error, form),
       `${providerUrl(realmId, p.alias)}?done=idp-saved`,
     );

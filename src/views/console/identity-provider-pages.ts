@@ -19,6 +19,15 @@ export const DEFAULT_SCOPE = 'openid email profile';
 
 const ENDPOINTS = ['authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl'];
 
+/** The types a provider may be added as in the console: [providerId, label]. */
+const PROVIDER_TYPES: ReadonlyArray<[string, string]> = [
+  ['oidc', 'OpenID Connect'],
+  ['google', 'Google'],
+  ['github', 'GitHub'],
+  ['keycloak-oidc', 'Keycloak OpenID Connect'],
+];
+const typeLabel = (type: string): string => PROVIDER_TYPES.find(([id]) => id === type)?.[1] ?? type;
+
 export function providerUrl(realmId: string, alias: string): string {
   return `${realmBase(realmId)}/identity-providers/${encodeURIComponent(alias)}`;
 }
@@ -40,9 +49,21 @@ const textField = (id: string, label: string, value: string, opts: { required?: 
 function providerFields(form: Record<string, string>, orgs: OrganizationChoice[], opts: { edit: boolean }): SafeHtml {
   const method = form.clientAuthMethod || 'client_secret_post';
   const org = form.organization ?? '';
+  const type = form.providerType || 'oidc';
   // The endpoints one by one are for a provider without discovery: folded away until typed into (or edited).
   const open = opts.edit || ENDPOINTS.some((name) => (form[name] ?? '') !== '');
-  return html`<fieldset><legend>Provider</legend>
+  // A new provider's type; a stored one's is shown and kept (its alias and redirect URI are the type's).
+  const typeField = opts.edit
+    ? html`<p>Type: <strong>${typeLabel(type)}</strong></p>`
+    : html`<label for="providerType">Type</label><select id="providerType" name="providerType">${PROVIDER_TYPES.map(([id, label]) => html`<option value="${id}"${id === type ? html` selected` : ''}>${label}</option>`)}</select>
+<p class="muted">Google and GitHub need only the client ID and secret: their endpoints are filled in (Keycloak's social providers).</p>`;
+  // Shown when adding (the type is chosen in the same form) and on a Google provider's page.
+  const hostedDomain = (opts.edit ? type !== 'google' : type === 'github') ? '' : textField('hostedDomain', 'Hosted domains (Google only, optional)', form.hostedDomain ?? '', { help: 'Google Workspace domains whose accounts may sign in, comma-separated; empty or * for any Google account. The ID token\'s hd claim must be one of them.' });
+  // GitHub's endpoints are made from its address (a GitHub Enterprise Server's: the admin API's or the CLI's baseUrl and apiUrl).
+  const provider =
+    type === 'github'
+      ? html`<p class="muted">GitHub's endpoints: <code>${form.authorizationUrl || 'https://github.com/login/oauth/authorize'}</code> and its user API.</p>`
+      : html`<fieldset><legend>Provider</legend>
 ${textField('issuer', 'Issuer', form.issuer ?? '', { url: true, help: 'Its endpoints and keys are read from {issuer}/.well-known/openid-configuration (OpenID Connect Discovery) when the authorization and token URLs are left empty; ID tokens must name this issuer.' })}
 <details${open ? html` open` : ''}><summary>Endpoints one by one${opts.edit ? '' : ' (a provider without discovery)'}</summary>
 ${textField('authorizationUrl', 'Authorization URL', form.authorizationUrl ?? '', { url: true })}
@@ -50,7 +71,10 @@ ${textField('tokenUrl', 'Token URL', form.tokenUrl ?? '', { url: true })}
 ${textField('userInfoUrl', 'Userinfo URL (optional)', form.userInfoUrl ?? '', { url: true })}
 ${textField('jwksUrl', 'JWKS URL (optional)', form.jwksUrl ?? '', { url: true, help: "With it, ID token signatures are checked against the provider's keys." })}
 </details>
-</fieldset>
+${hostedDomain}
+</fieldset>`;
+  return html`${typeField}
+${provider}
 <fieldset><legend>Client at the provider</legend>
 ${textField('clientId', 'Client ID', form.clientId ?? '', { required: true })}
 <label for="clientSecret">${opts.edit ? 'New client secret (leave empty to keep the current one)' : 'Client secret'}</label><input type="password" id="clientSecret" name="clientSecret" autocomplete="new-password"${opts.edit ? '' : html` required`}>
@@ -58,7 +82,7 @@ ${textField('clientId', 'Client ID', form.clientId ?? '', { required: true })}
 <option value="client_secret_post"${method === 'client_secret_post' ? html` selected` : ''}>client_secret_post (form body)</option>
 <option value="client_secret_basic"${method === 'client_secret_basic' ? html` selected` : ''}>client_secret_basic (HTTP Basic)</option>
 </select>
-${textField('scope', 'Scopes', form.scope ?? DEFAULT_SCOPE, { help: 'Space-separated; openid is always asked for.' })}
+${textField('scope', 'Scopes', form.scope ?? DEFAULT_SCOPE, { help: type === 'github' ? 'Space-separated (GitHub: user:email).' : 'Space-separated; openid is always asked for.' })}
 </fieldset>
 ${orgs.length > 0
   ? html`<label for="organization">Organization</label><select id="organization" name="organization"><option value="">None</option>${orgs.map((o) => html`<option value="${o.id}"${o.id === org ? html` selected` : ''}>${visible(o.alias)}</option>`)}</select>`
@@ -78,7 +102,7 @@ export function identityProvidersPage(frame: ConsoleFrame & { realmId: string },
     html`<tr><td data-label="${labels[0]}"><a href="${providerUrl(frame.realmId, p.alias)}">${p.alias}</a></td><td data-label="${labels[1]}">${visible(p.displayName ?? '')}</td><td data-label="${labels[2]}">${state(p)}</td><td data-label="${labels[3]}"><code>${redirectUri}</code></td></tr>`,
   );
   const add = canManage
-    ? html`<h2>Add an OpenID Connect provider</h2>
+    ? html`<h2>Add a provider</h2>
 <form method="post" action="${realmBase(frame.realmId)}/identity-providers" class="console-form">${csrfField(frame.csrf)}
 ${textField('alias', 'Alias', form.alias ?? '', { required: true, help: 'Letters, digits, ".", "_" or "-". It is part of the redirect URI and cannot change.' })}
 ${textField('displayName', 'Display name (optional)', form.displayName ?? '', { help: "The text of the login page's button (default: the alias)." })}
@@ -99,6 +123,8 @@ ${add}`,
 export function providerForm(p: IdentityProvider): Record<string, string> {
   const c = p.config;
   return {
+    providerType: p.providerId,
+    hostedDomain: c.hostedDomain ?? '',
     displayName: p.displayName ?? '',
     issuer: c.issuer ?? '',
     authorizationUrl: c.authorizationUrl ?? '',
@@ -147,6 +173,7 @@ ${providerFields(form ?? providerForm(p), orgs, { edit: true })}
     frame,
     html`<dl class="facts long-values">
 <dt>Alias</dt><dd>${p.alias}</dd>
+<dt>Type</dt><dd>${typeLabel(p.providerId)}</dd>
 <dt>Display name</dt><dd>${visible(p.displayName ?? '')}</dd>
 <dt>State</dt><dd>${state(p)}</dd>
 <dt>Redirect URI</dt><dd><code>${redirectUri}</code></dd>
@@ -162,7 +189,8 @@ ${providerFields(form ?? providerForm(p), orgs, { edit: true })}
 <dt>PKCE</dt><dd>${c.pkceEnabled === 'true' ? (c.pkceMethod ?? 'S256') : 'off'}</dd>
 <dt>Trust email</dt><dd>${p.trustEmail ? 'yes' : 'no'}</dd>
 <dt>Organization</dt><dd>${organization === null ? 'none' : visible(organization)}</dd>
-<dt>Sync mode</dt><dd>${visible(c.syncMode || 'IMPORT')}</dd>
+<dt>Sync mode</dt><dd>${visible(c.syncMode || 'IMPORT')}</dd>${p.providerId === 'google' ? html`
+<dt>Hosted domains</dt><dd>${visible(c.hostedDomain || 'any Google account')}</dd>` : ''}
 </dl>
 <p class="muted">Register the redirect URI at the provider, as a redirect URI of the client ${visible(c.clientId ?? '')}.</p>
 ${manage}`,
