@@ -8,6 +8,7 @@ import {
   listIdentityProviders,
   requireIdentityProvider,
   updateIdentityProvider,
+  PROVIDER_TYPES,
   type ProviderFields,
 } from '../admin/operations/identity-providers.js';
 import { requireOrganization } from '../admin/operations/organizations.js';
@@ -18,7 +19,7 @@ import { toProviderMapperRepresentation } from '../admin/keycloak/representation
 import { brokerRedirectUri } from '../oauth/broker.js';
 import { SETTINGS } from '../config/defaults.js';
 import type { Store } from '../storage/store.js';
-import { IDENTITY_PROVIDER_TYPES, type IdentityProvider } from '../storage/types.js';
+import type { IdentityProvider } from '../storage/types.js';
 
 /** Keycloak's sync modes Realmgate acts on: IMPORT (the user is made once) and FORCE (names and email updated at every sign-in). */
 const SYNC_MODES = ['IMPORT', 'FORCE'];
@@ -190,9 +191,9 @@ export function registerIdentityProvider(program: Command): void {
     .description("manage identity providers: users sign in through another OpenID Connect provider (Keycloak's identity brokering); a user's links: user federated-identity");
   providerOptions(idp.command('create <realm> <alias>'), false)
     .description(
-      "add an OpenID Connect provider (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url, or --type google or github (their endpoints); --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
+      "add an identity provider: OpenID Connect, Google or GitHub (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url, or --type google or github (their endpoints); --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
     )
-    .option('--type <type>', `the provider type (Keycloak's providerId): ${IDENTITY_PROVIDER_TYPES.join(', ')}; google and github need no endpoints (default oidc; a GitHub Enterprise Server: --config baseUrl=URL --config apiUrl=URL)`)
+    .option('--type <type>', `the provider type (Keycloak's providerId): ${PROVIDER_TYPES.join(', ')}; google and github need no endpoints (default oidc; a GitHub Enterprise Server: --config baseUrl=URL --config apiUrl=URL)`)
     .option('--no-pkce', 'do not send a PKCE challenge (only for a provider that refuses one)')
     .option('--trust-email', "the provider's email addresses count as verified (the email_verified claim of the new user)")
     .option('--hide-on-login', 'no button on the login page: only a client that asks for it (kc_idp_hint=<alias>) sends users there')
@@ -200,7 +201,7 @@ export function registerIdentityProvider(program: Command): void {
     .option('--disabled', 'add it disabled (no button, kc_idp_hint refused)')
     .action(async (realmId: string, alias: string, o: CreateOptions) => {
       const type = o.type ?? 'oidc';
-      if (!(IDENTITY_PROVIDER_TYPES as readonly string[]).includes(type)) throw new CliError(`--type takes ${IDENTITY_PROVIDER_TYPES.join(', ')}, not ${JSON.stringify(type)}`);
+      if (!PROVIDER_TYPES.includes(type)) throw new CliError(`--type takes ${PROVIDER_TYPES.join(', ')}, not ${JSON.stringify(type)}`);
       if (type !== 'google' && type !== 'github' && o.issuer === undefined && (o.authorizationUrl === undefined || o.tokenUrl === undefined)) {
         throw new CliError("give the provider's --issuer (its endpoints are discovered) or its --authorization-url and --token-url (or --type google or github)");
       }

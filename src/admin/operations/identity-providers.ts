@@ -18,6 +18,9 @@ import { withSocialDefaults } from '../../oauth/social-providers.js';
  * identities). Every door (admin API, CLI, console, import) goes through these.
  */
 
+/** The provider types (Keycloak's providerId) a door may name, for its own refusal before anything is read or stored. */
+export const PROVIDER_TYPES: readonly string[] = IDENTITY_PROVIDER_TYPES;
+
 /** What a door says of a provider (Keycloak's IdentityProviderRepresentation, typed). */
 export interface ProviderFields {
   alias?: string;

@@ -9,13 +9,14 @@ import {
   requireIdentityProvider,
   unlinkFederatedIdentity,
   updateIdentityProvider,
+  PROVIDER_TYPES,
   type ProviderFields,
 } from '../../admin/operations/identity-providers.js';
 import { listOrganizations } from '../../admin/operations/organizations.js';
 import { requireUser } from '../../admin/operations/users.js';
 import { ValidationError } from '../../admin/validation.js';
 import { brokerRedirectUri } from '../../oauth/broker.js';
-import { IDENTITY_PROVIDER_TYPES, type IdentityProvider } from '../../storage/types.js';
+import type { IdentityProvider } from '../../storage/types.js';
 import { realmBase } from '../../views/console/layout.js';
 import { DEFAULT_SCOPE, identityProviderPage, identityProvidersPage, providerUrl, type OrganizationChoice } from '../../views/console/identity-provider-pages.js';
 import { sendPage } from '../interaction/render.js';
@@ -138,7 +139,7 @@ export function identityProviderRoutes(app: FastifyInstance, kit: ConsoleKit): v
     try {
       if (!secret) throw new ValidationError('Give the client secret the provider issued to Realmgate.');
       const type = form.providerType || 'oidc';
-      if (!(IDENTITY_PROVIDER_TYPES as readonly string[]).includes(type)) throw new ValidationError(`There is no provider type ${JSON.stringify(type)}.`);
+      if (!PROVIDER_TYPES.includes(type)) throw new ValidationError(`There is no provider type ${JSON.stringify(type)}.`);
       await createIdentityProvider(store, s.actor, realmId, { alias: form.alias!, providerId: type, ...(await fieldsOf(form, secret, type)) });
     } catch (err) {
       if (isRefusal(err)) return showProviders(s, reply, realmId, 400, err.message, form);
