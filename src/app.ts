@@ -32,6 +32,7 @@ import { sessionStatusRoutes } from './http/session-status/routes.js';
 import { ADMIN_PREFIX } from './http/admin/prefix.js';
 import { serveOnFirstRequest } from './http/plugins/on-first-request.js';
 import { lazySerializerBuilder, lazyValidatorBuilder } from './http/plugins/lazy-schemas.js';
+import { lazyChildLogger } from './http/plugins/lazy-child-logger.js';
 
 export interface AppOptions {
   services: Services;
@@ -168,7 +169,7 @@ async function baseApp(opts: AppOptions): Promise<FastifyInstance> {
   const timeouts = requestTimeouts(opts.services.config.requestTimeoutMs);
   const trusted = proxyTrust(opts.services.config.trustedProxies);
   const app = Fastify({
-    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    ...(opts.logger ? { loggerInstance: opts.logger, childLoggerFactory: lazyChildLogger } : { logger: false }),
     // One line per request costs more CPU than a refresh grant's own work; errors and events are logged instead.
     logController: new LogController({ disableRequestLogging: true }),
     // Bodies and URLs of OAuth requests are small; anything larger is refused early.
