@@ -17,6 +17,7 @@ import { toIdentityProviderRepresentation } from '../admin/keycloak/representati
 import { createProviderMapper, deleteProviderMapper, listProviderMappers, MAPPER_SYNC_MODES, MAPPER_TYPES } from '../admin/operations/identity-provider-mappers.js';
 import { toProviderMapperRepresentation } from '../admin/keycloak/representations/identity-provider-mapper.js';
 import { brokerRedirectUri } from '../oauth/broker.js';
+import { isOAuth2Only, providerName, SOCIAL_PROVIDER_FACTORIES } from '../oauth/social-providers.js';
 import { SETTINGS } from '../config/defaults.js';
 import type { Store } from '../storage/store.js';
 import type { IdentityProvider } from '../storage/types.js';
@@ -91,7 +92,7 @@ function describeProvider(p: IdentityProvider, organization: string | null): str
     ['userinfo URL', c.userInfoUrl ?? ''],
     ['JWKS URL', c.jwksUrl ?? ''],
     ['logout URL', c.logoutUrl ?? ''],
-    ['ID token signature', p.providerId === 'github' ? "none (GitHub has no ID tokens: the account is its user API's)" : c.validateSignature === 'true' ? 'checked (JWKS URL)' : 'not checked (the token comes from the token endpoint over TLS)'],
+    ['ID token signature', isOAuth2Only(p.providerId) ? `none (${providerName({ alias: p.alias, displayName: null, providerId: p.providerId })} has no ID tokens: the account is its user API's)` : c.validateSignature === 'true' ? 'checked (JWKS URL)' : 'not checked (the token comes from the token endpoint over TLS)'],
     ['client ID', c.clientId ?? ''],
     ['client secret', p.sealedClientSecret ? 'set (not shown)' : 'none'],
     ['client auth', c.clientAuthMethod || 'client_secret_post'],
@@ -178,7 +179,7 @@ function providerOptions(cmd: Command, update: boolean): Command {
     .option('--client-secret-stdin', update ? 'read a new client secret from standard input' : "read Realmgate's client secret at the provider from standard input (required)")
     .option('--display-name <name>', `the name on the login page's button${update ? " ('' removes it)" : ' (default: the alias)'}`)
     .option('--client-auth-method <method>', 'how Realmgate authenticates to the token endpoint: client_secret_post (default) or client_secret_basic')
-    .option('--scope <scopes>', `space-separated scopes asked for (openid is always asked for${update ? '' : '; default "openid email profile"'})`)
+    .option('--scope <scopes>', `space-separated scopes asked for (openid is always asked for, but of GitHub, Microsoft and Facebook${update ? '' : '; default "openid email profile", a social type\'s own'})`)
     .option('--organization <org>', "the organization (alias or id) the provider belongs to: its new users become members, and the organization's login may send its members there")
     .option('--hosted-domain <domains>', `a google provider: only accounts of these Google Workspace domains sign in (comma-separated; "*" any account${update ? "; '' any account" : ''}): sent as hd, and the ID token's hd claim must be one of them`)
     .option('--sync-mode <mode>', `IMPORT (the user's names and email are taken at the first sign-in only${update ? '' : ', the default'}) or FORCE (updated at every sign-in)`)
@@ -191,9 +192,12 @@ export function registerIdentityProvider(program: Command): void {
     .description("manage identity providers: users sign in through another OpenID Connect provider (Keycloak's identity brokering); a user's links: user federated-identity");
   providerOptions(idp.command('create <realm> <alias>'), false)
     .description(
-      "add an identity provider: OpenID Connect, Google or GitHub (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url, or --type google or github (their endpoints); --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
+      "add an identity provider: OpenID Connect, or Keycloak's Google, GitHub, GitLab, Microsoft or Facebook (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url, or --type google, github, gitlab, microsoft or facebook (their endpoints); --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
     )
-    .option('--type <type>', `the provider type (Keycloak's providerId): ${PROVIDER_TYPES.join(', ')}; google and github need no endpoints (default oidc; a GitHub Enterprise Server: --config baseUrl=URL --config apiUrl=URL)`)
+    .option(
+      '--type <type>',
+      `the provider type (Keycloak's providerId): ${PROVIDER_TYPES.join(', ')}; the social ones need no endpoints (default oidc; a GitHub Enterprise Server: --config baseUrl=URL --config apiUrl=URL; a Microsoft tenant: --config tenantId=ID, else any Microsoft account; a self-managed GitLab: its --issuer)`,
+    )
     .option('--no-pkce', 'do not send a PKCE challenge (only for a provider that refuses one)')
     .option('--trust-email', "the provider's email addresses count as verified (the email_verified claim of the new user)")
     .option('--hide-on-login', 'no button on the login page: only a client that asks for it (kc_idp_hint=<alias>) sends users there')
@@ -202,13 +206,15 @@ export function registerIdentityProvider(program: Command): void {
     .action(async (realmId: string, alias: string, o: CreateOptions) => {
       const type = o.type ?? 'oidc';
       if (!PROVIDER_TYPES.includes(type)) throw new CliError(`--type takes ${PROVIDER_TYPES.join(', ')}, not ${JSON.stringify(type)}`);
-      if (type !== 'google' && type !== 'github' && o.issuer === undefined && (o.authorizationUrl === undefined || o.tokenUrl === undefined)) {
-        throw new CliError("give the provider's --issuer (its endpoints are discovered) or its --authorization-url and --token-url (or --type google or github)");
+      const social = SOCIAL_PROVIDER_FACTORIES.some((f) => f.id === type);
+      if (!social && o.issuer === undefined && (o.authorizationUrl === undefined || o.tokenUrl === undefined)) {
+        throw new CliError(`give the provider's --issuer (its endpoints are discovered) or its --authorization-url and --token-url (or --type ${SOCIAL_PROVIDER_FACTORIES.map((f) => f.id).join(', ')})`);
       }
       if (type !== 'google' && o.hostedDomain !== undefined) throw new CliError('--hosted-domain goes with --type google');
       if (o.clientId === undefined) throw new CliError("--client-id is required: Realmgate's client id at the provider");
       if (!o.clientSecretStdin) throw new CliError("--client-secret-stdin is required: pipe Realmgate's client secret at the provider into the command");
-      const options = optionConfig({ ...o, scope: o.scope ?? (type === 'github' ? 'user:email' : 'openid email profile') });
+      // A social provider's scope is its type's own unless given (src/oauth/social-providers.ts).
+      const options = optionConfig({ ...o, ...(o.scope === undefined && !social ? { scope: 'openid email profile' } : {}) });
       const secret = await secretFrom(o);
       const endpoints = await endpointConfig(o);
       const out = await withStore(async (store) => {

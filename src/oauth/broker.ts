@@ -7,7 +7,7 @@ import { realmBase, type Services } from '../services.js';
 import type { IdentityProvider, Interaction, Realm } from '../storage/types.js';
 import { providerSecret } from '../admin/operations/identity-providers.js';
 import { msg, type Text } from '../i18n/translator.js';
-import { hostedDomains } from './social-providers.js';
+import { hostedDomains, isOAuth2Only } from './social-providers.js';
 
 /**
  * Identity brokering, the protocol side: Realmgate is an OpenID Connect relying party of the provider
@@ -22,9 +22,9 @@ export function brokerRedirectUri(services: Pick<Services, 'config'>, realmId: s
   return `${realmBase(services.config, realmId)}/broker/${encodeURIComponent(alias)}/endpoint`;
 }
 
-/** The provider's scope: its defaultScope (Keycloak's "openid" when empty), with openid always in it; GitHub's as set (it has no OpenID Connect). */
+/** The provider's scope: its defaultScope (Keycloak's "openid" when empty), with openid always in it; GitHub's, Microsoft's and Facebook's as set (no OpenID Connect there). */
 function scopeOf(p: IdentityProvider): string {
-  if (p.providerId === 'github') return p.config.defaultScope ?? '';
+  if (isOAuth2Only(p.providerId)) return p.config.defaultScope ?? '';
   const scopes = (p.config.defaultScope ?? '').split(/\s+/).filter((s) => s !== '');
   if (!scopes.includes('openid')) scopes.unshift('openid');
   return scopes.join(' ');
@@ -225,6 +225,8 @@ export async function providerIdentity(services: Services, realm: Realm, p: Iden
   }
   const tokens = await postForm(p.config.tokenUrl!, form, headers);
   if (p.providerId === 'github') return githubIdentity(p, tokens);
+  if (p.providerId === 'microsoft') return microsoftIdentity(p, tokens);
+  if (p.providerId === 'facebook') return facebookIdentity(p, tokens);
   if (typeof tokens.id_token !== 'string') throw new BrokerError(FAILED, 'the token response has no id_token (is openid in the provider\'s scope?)');
   const idClaims: Record<string, unknown> = { ...(await checkIdToken(services, p, tokens.id_token, await brokerValue(services.store, 'nonce', realm.id, ia.id, p.alias))) };
   const claims: Record<string, unknown> = { ...idClaims };
@@ -268,15 +270,10 @@ async function getJson(url: string, accessToken: string, what: string): Promise<
  * either way; here an unverified address never reaches trustEmail). The whole user object goes to the mappers.
  */
 async function githubIdentity(p: IdentityProvider, tokens: Record<string, unknown>): Promise<BrokeredIdentity> {
-  if (typeof tokens.access_token !== 'string' || tokens.access_token === '') throw new BrokerError(FAILED, 'the token response has no access_token');
-  const profile = await getJson(p.config.userInfoUrl!, tokens.access_token, 'the user API');
-  if (!profile || typeof profile !== 'object' || Array.isArray(profile)) throw new BrokerError(FAILED, 'the user API answered no user');
-  const user = profile as Record<string, unknown>;
-  const id = typeof user.id === 'number' && Number.isSafeInteger(user.id) ? String(user.id) : text(user.id);
-  if (id === undefined) throw new BrokerError(FAILED, 'the user API answered a user without an id');
+  const { user, id } = await apiAccount(p, tokens, 'the user API');
   let email = text(user.email, 320);
   if (email === undefined && p.config.emailUrl) {
-    const emails = await getJson(p.config.emailUrl, tokens.access_token, 'the emails API');
+    const emails = await getJson(p.config.emailUrl, tokens.access_token as string, 'the emails API');
     const primary = Array.isArray(emails) ? (emails as Array<Record<string, unknown>>).find((e) => e !== null && typeof e === 'object' && e.primary === true && e.verified === true) : undefined;
     email = text(primary?.email, 320);
   }
@@ -290,4 +287,48 @@ async function githubIdentity(p: IdentityProvider, tokens: Record<string, unknow
     lastName: name === undefined || space < 0 ? undefined : text(name.slice(space + 1)),
     claims: { ...user, sub: id },
   };
+}
+
+/**
+ * An OAuth 2.0 provider's account: its user API's answer to the access token the token endpoint gave
+ * (over TLS, for this code, this client and, with PKCE, this browser's verifier), with an id.
+ */
+async function apiAccount(p: IdentityProvider, tokens: Record<string, unknown>, what: string): Promise<{ user: Record<string, unknown>; id: string }> {
+  if (typeof tokens.access_token !== 'string' || tokens.access_token === '') throw new BrokerError(FAILED, 'the token response has no access_token');
+  const profile = await getJson(p.config.userInfoUrl!, tokens.access_token, what);
+  if (!profile || typeof profile !== 'object' || Array.isArray(profile)) throw new BrokerError(FAILED, `${what} answered no user`);
+  const user = profile as Record<string, unknown>;
+  if (user.error !== undefined && user.error !== null) throw new BrokerError(FAILED, `${what} answered an error`);
+  const id = typeof user.id === 'number' && Number.isSafeInteger(user.id) ? String(user.id) : text(user.id);
+  if (id === undefined) throw new BrokerError(FAILED, `${what} answered a user without an id`);
+  return { user, id };
+}
+
+const looksLikeEmail = (v: string | undefined): v is string => v !== undefined && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v);
+
+/**
+ * Microsoft (Keycloak's MicrosoftIdentityProvider, an OAuth 2.0 provider): the account is Microsoft
+ * Graph's /me. Its id is the link; the email is mail, else the userPrincipalName when it is an address;
+ * the username that email, else the id; givenName and surname the names. Graph's mail is whatever the
+ * account's tenant wrote there, checked by nobody (the "nOAuth" takeovers of 2023): it is kept, but never
+ * as verified, whatever trustEmail says (vouchesForEmail), and an existing user with that address is still
+ * asked for their password before a link (brokeredUser's "existing").
+ */
+async function microsoftIdentity(p: IdentityProvider, tokens: Record<string, unknown>): Promise<BrokeredIdentity> {
+  const { user, id } = await apiAccount(p, tokens, 'Microsoft Graph');
+  const upn = text(user.userPrincipalName, 320);
+  const mail = text(user.mail, 320);
+  const email = looksLikeEmail(mail) ? mail : looksLikeEmail(upn) ? upn : undefined;
+  return { id, username: email ?? id, email, firstName: text(user.givenName), lastName: text(user.surname), claims: { ...user, sub: id } };
+}
+
+/**
+ * Facebook (Keycloak's FacebookIdentityProvider, an OAuth 2.0 provider): the account is the Graph API's
+ * /me with the fields asked for. Its id is the link; the username is the email (Facebook gives only an
+ * address it has confirmed, and none when there is none), else the id; first_name and last_name the names.
+ */
+async function facebookIdentity(p: IdentityProvider, tokens: Record<string, unknown>): Promise<BrokeredIdentity> {
+  const { user, id } = await apiAccount(p, tokens, 'the Graph API');
+  const email = text(user.email, 320);
+  return { id, username: text(user.username) ?? email ?? id, email, firstName: text(user.first_name), lastName: text(user.last_name), claims: { ...user, sub: id } };
 }

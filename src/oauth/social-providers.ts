@@ -5,8 +5,10 @@ import type { IdentityProvider, IdentityProviderType } from '../storage/types.js
  * gives them: a realm moved from Keycloak keeps its "Sign in with Google" or "with GitHub" button, and an
  * admin creates one from the client id and secret alone.
  * - google: an OpenID Connect provider (its ID token checked as any other's), with the hosted domain check;
- * - github: an OAuth 2.0 provider without ID tokens; the account is GitHub's user API's (src/oauth/broker.ts).
- * Microsoft, Facebook and the others are not brokered.
+ * - gitlab: an OpenID Connect provider (GitLab.com's endpoints; a self-managed GitLab's when the config names them);
+ * - github, microsoft, facebook: OAuth 2.0 providers without ID tokens; the account is their user API's
+ *   answer to the access token (src/oauth/broker.ts).
+ * Twitter, LinkedIn, Instagram, PayPal, Stack Overflow, OpenShift and Bitbucket are not brokered.
  */
 
 /** Google's OpenID Connect endpoints (https://accounts.google.com/.well-known/openid-configuration), as Keycloak's GoogleIdentityProvider has them. */
@@ -21,13 +23,50 @@ const GOOGLE: Readonly<Record<string, string>> = {
   defaultScope: 'openid profile email',
 };
 
-const PRESETS: Partial<Record<IdentityProviderType, Readonly<Record<string, string>>>> = { google: GOOGLE };
+/**
+ * GitLab.com's OpenID Connect endpoints (https://gitlab.com/.well-known/openid-configuration), those of
+ * Keycloak's GitLabIdentityProvider but for the account: Keycloak reads GitLab's REST API (/api/v4/user,
+ * the read_user scope); here it is the standard UserInfo (/oauth/userinfo: sub, nickname,
+ * preferred_username, email, email_verified), whose sub is the same user id, so links made by Keycloak
+ * still match. The scope stays Keycloak's, so an application registered at GitLab for Keycloak (openid
+ * and read_user) needs no change.
+ */
+const GITLAB: Readonly<Record<string, string>> = {
+  issuer: 'https://gitlab.com',
+  authorizationUrl: 'https://gitlab.com/oauth/authorize',
+  tokenUrl: 'https://gitlab.com/oauth/token',
+  userInfoUrl: 'https://gitlab.com/oauth/userinfo',
+  jwksUrl: 'https://gitlab.com/oauth/discovery/keys',
+  useJwksUrl: 'true',
+  validateSignature: 'true',
+  defaultScope: 'openid read_user',
+};
+
+const PRESETS: Partial<Record<IdentityProviderType, Readonly<Record<string, string>>>> = { google: GOOGLE, gitlab: GITLAB };
 
 /** The social provider types, as Keycloak's serverinfo lists them (socialProviders) and GET identity-provider/providers/{id} names them. */
 export const SOCIAL_PROVIDER_FACTORIES: ReadonlyArray<{ id: IdentityProviderType; name: string }> = [
+  { id: 'facebook', name: 'Facebook' },
   { id: 'github', name: 'GitHub' },
+  { id: 'gitlab', name: 'GitLab' },
   { id: 'google', name: 'Google' },
+  { id: 'microsoft', name: 'Microsoft' },
 ];
+
+/** The types without OpenID Connect: no ID token, no nonce, their scope as set (no openid added); the account comes from their user API. */
+export const OAUTH2_ONLY_TYPES: readonly string[] = ['github', 'microsoft', 'facebook'];
+export const isOAuth2Only = (providerId: string): boolean => OAUTH2_ONLY_TYPES.includes(providerId);
+
+/**
+ * Whether a provider of this type vouches for the emails it gives, so that trustEmail may mark them
+ * verified: not Microsoft, whose Graph mail is whatever the account's tenant wrote (nOAuth, 2023).
+ */
+export const vouchesForEmail = (providerId: string): boolean => providerId !== 'microsoft';
+
+/** The types whose endpoints are made from the config's baseUrl and apiUrl (their own addresses when unset). */
+export const BASE_URL_TYPES: readonly string[] = OAUTH2_ONLY_TYPES;
+
+const trimSlash = (url: string): string => (url.endsWith('/') ? url.slice(0, -1) : url);
 
 /** GitHub's addresses (Keycloak's GitHubIdentityProvider): `baseUrl` and `apiUrl` name a GitHub Enterprise Server instead. */
 export const GITHUB_BASE_URL = 'https://github.com';
@@ -39,9 +78,8 @@ export const GITHUB_API_URL = 'https://api.github.com';
  * under the API. Its scope is user:email unless set.
  */
 function githubConfig(config: Record<string, string>): Record<string, string> {
-  const trim = (url: string): string => (url.endsWith('/') ? url.slice(0, -1) : url);
-  const base = trim(config.baseUrl?.trim() || GITHUB_BASE_URL);
-  const api = trim(config.apiUrl?.trim() || GITHUB_API_URL);
+  const base = trimSlash(config.baseUrl?.trim() || GITHUB_BASE_URL);
+  const api = trimSlash(config.apiUrl?.trim() || GITHUB_API_URL);
   return {
     ...config,
     authorizationUrl: `${base}/login/oauth/authorize`,
@@ -52,14 +90,66 @@ function githubConfig(config: Record<string, string>): Record<string, string> {
   };
 }
 
+/** Microsoft's identity platform and Graph (Keycloak's MicrosoftIdentityProvider). */
+export const MICROSOFT_BASE_URL = 'https://login.microsoftonline.com';
+export const MICROSOFT_API_URL = 'https://graph.microsoft.com';
+/** A tenant: its id (a GUID), one of its domains, or common, organizations or consumers; it is a segment of the endpoints' path. */
+export const MICROSOFT_TENANT_RE = /^[A-Za-z0-9][A-Za-z0-9.-]{0,127}$/;
+
+/**
+ * A Microsoft provider's endpoints, made from its tenantId as Keycloak makes them (the multi-tenant
+ * "common" when unset: any Microsoft account, work or personal), the account from Graph's /v1.0/me/, the
+ * scope User.read unless set. baseUrl and apiUrl are Realmgate's own (Keycloak's Microsoft provider has
+ * neither): another cloud's sign-in and Graph addresses (Azure Government, Azure China).
+ */
+function microsoftConfig(config: Record<string, string>): Record<string, string> {
+  const base = trimSlash(config.baseUrl?.trim() || MICROSOFT_BASE_URL);
+  const api = trimSlash(config.apiUrl?.trim() || MICROSOFT_API_URL);
+  const tenant = config.tenantId?.trim() || 'common';
+  return {
+    ...config,
+    authorizationUrl: `${base}/${tenant}/oauth2/v2.0/authorize`,
+    tokenUrl: `${base}/${tenant}/oauth2/v2.0/token`,
+    userInfoUrl: `${api}/v1.0/me/`,
+    defaultScope: config.defaultScope || 'User.read',
+  };
+}
+
+/** Facebook's Graph API (Keycloak's FacebookIdentityProvider); apiUrl, Realmgate's own, names another address of it. */
+export const FACEBOOK_API_URL = 'https://graph.facebook.com';
+/** The profile's fields Keycloak asks for; config.fetchedFields adds more (comma-separated, as Keycloak appends them). */
+export const FACEBOOK_FIELDS = 'id,name,email,first_name,last_name';
+export const FACEBOOK_FETCHED_FIELDS_RE = /^[A-Za-z0-9_.,{}()]{1,512}$/;
+
+/** A Facebook provider's endpoints, under Graph's address; the profile is /me with its fields; the scope email unless set. */
+function facebookConfig(config: Record<string, string>): Record<string, string> {
+  const api = trimSlash(config.apiUrl?.trim() || FACEBOOK_API_URL);
+  const extra = config.fetchedFields?.trim();
+  const fields = extra ? `${FACEBOOK_FIELDS},${extra}` : FACEBOOK_FIELDS;
+  return {
+    ...config,
+    authorizationUrl: `${api}/oauth/authorize`,
+    tokenUrl: `${api}/oauth/access_token`,
+    userInfoUrl: `${api}/me?fields=${encodeURIComponent(fields)}`,
+    defaultScope: config.defaultScope || 'email',
+  };
+}
+
 /**
  * The config a provider of this type is stored with: its type's endpoints and defaults wherever the
  * config names none. Keycloak sets Google's endpoints in code and ignores any in the config; here one
  * the config names is kept (a provider reached through another address, the tests' local provider).
- * GitHub's are made from its baseUrl and apiUrl (githubConfig).
+ * GitHub's, Microsoft's and Facebook's are made from their baseUrl, apiUrl (and tenantId, fetchedFields)
+ * at every change, as Keycloak makes them.
  */
 export function withSocialDefaults(providerId: string, config: Record<string, string>): Record<string, string> {
   if (providerId === 'github') return githubConfig(config);
+  if (providerId === 'microsoft') return microsoftConfig(config);
+  if (providerId === 'facebook') return facebookConfig(config);
+  if (providerId === 'gitlab' && config.defaultScope?.trim() === 'openid') {
+    // Keycloak's GitLab provider adds read_user to a scope of openid alone.
+    return withSocialDefaults(providerId, { ...config, defaultScope: 'openid read_user' });
+  }
   const preset = PRESETS[providerId as IdentityProviderType];
   if (!preset) return config;
   const out = { ...config };

@@ -367,8 +367,8 @@ export interface Interaction {
   secondFactor: boolean;
 }
 
-/** The identity provider types Realmgate brokers to (Keycloak's providerId): OpenID Connect providers. */
-export const IDENTITY_PROVIDER_TYPES = ['oidc', 'keycloak-oidc', 'google', 'github'] as const;
+/** The identity provider types Realmgate brokers to (Keycloak's providerId): OpenID Connect providers and Keycloak's social ones (src/oauth/social-providers.ts). */
+export const IDENTITY_PROVIDER_TYPES = ['oidc', 'keycloak-oidc', 'google', 'github', 'gitlab', 'microsoft', 'facebook'] as const;
 export type IdentityProviderType = (typeof IDENTITY_PROVIDER_TYPES)[number];
 
 /**

@@ -213,9 +213,25 @@ for (const dialect of dialects()) {
       okIn(['identity-provider', 'update', REALM, 'google', '--hosted-domain', '']);
       assert.match(okIn(['identity-provider', 'show', REALM, 'google']), /^hosted domains: {6}any account$/m);
       okIn(['identity-provider', 'delete', REALM, 'google', '--yes']);
-      fails(['identity-provider', 'create', REALM, 'gh', '--type', 'facebook', '--client-id', 'x', '--client-secret-stdin'], /--type takes oidc, keycloak-oidc, google, github, not "facebook"/, { status: 1 });
+      fails(['identity-provider', 'create', REALM, 'gh', '--type', 'twitter', '--client-id', 'x', '--client-secret-stdin'], /--type takes oidc, keycloak-oidc, google, github, gitlab, microsoft, facebook, not "twitter"/, { status: 1 });
       fails(['identity-provider', 'create', REALM, 'x', '--issuer', up.issuer, '--client-id', 'x', '--client-secret-stdin', '--hosted-domain', 'corp.example'], /--hosted-domain goes with --type google/, { status: 1 });
       assert.equal(await ts.store.identityProviders.get(REALM, 'gh'), undefined);
+    });
+
+    test("--type microsoft with --config tenantId: the tenant's endpoints, Graph's profile, User.read; no ID token; a bad tenant refused", async () => {
+      const created = okIn(['identity-provider', 'create', REALM, 'entra', '--type', 'microsoft', '--client-id', '00000000-aaaa-4bbb-8ccc-000000000001', '--client-secret-stdin', '--config', 'tenantId=contoso.onmicrosoft.com'], 'ms-secret\n');
+      assert.match(created, /^type: {16}microsoft$/m);
+      assert.match(created, /^authorization URL: {3}https:\/\/login\.microsoftonline\.com\/contoso\.onmicrosoft\.com\/oauth2\/v2\.0\/authorize$/m);
+      assert.match(created, /^token URL: {11}https:\/\/login\.microsoftonline\.com\/contoso\.onmicrosoft\.com\/oauth2\/v2\.0\/token$/m);
+      assert.match(created, /^userinfo URL: {8}https:\/\/graph\.microsoft\.com\/v1\.0\/me\/$/m);
+      assert.match(created, /^ID token signature: {2}none \(Microsoft has no ID tokens/m);
+      assert.match(created, /^scope: {15}User\.read$/m);
+      // Another tenant: the endpoints follow it.
+      const moved = okIn(['identity-provider', 'update', REALM, 'entra', '--config', 'tenantId=organizations']);
+      assert.match(moved, /^authorization URL: {3}https:\/\/login\.microsoftonline\.com\/organizations\/oauth2\/v2\.0\/authorize$/m);
+      refused(['identity-provider', 'update', REALM, 'entra', '--config', 'tenantId=../evil'], '', /config\.tenantId must be a tenant id/);
+      assert.equal((await ts.store.identityProviders.get(REALM, 'entra'))!.config.tenantId, 'organizations');
+      okIn(['identity-provider', 'delete', REALM, 'entra', '--yes']);
     });
 
     test('wrong input is refused in one line, nothing stored', async () => {

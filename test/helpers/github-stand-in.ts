@@ -7,6 +7,7 @@
 // https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps
 import http from 'node:http';
 import crypto from 'node:crypto';
+import { answerAuthorization, type CodeGrant } from './social-stand-ins.js';
 
 export interface GitHubUser {
   id: number;
@@ -37,7 +38,7 @@ export async function startGitHubStandIn(opts: { redirectUri: string }): Promise
   const server = http.createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  const codes = new Map<string, { user: GitHubUser; redirectUri: string; challenge?: string }>();
+  const codes = new Map<string, CodeGrant<GitHubUser>>();
   const tokens = new Map<string, GitHubUser>();
   const gh: GitHubStandIn = {
     baseUrl,
@@ -54,18 +55,8 @@ export async function startGitHubStandIn(opts: { redirectUri: string }): Promise
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', baseUrl);
     if (req.method === 'GET' && url.pathname === '/login/oauth/authorize') {
-      const q = url.searchParams;
-      gh.authorizations.push(q);
-      const back = new URL(q.get('redirect_uri') ?? '');
-      if (q.get('client_id') !== gh.clientId || back.toString() !== opts.redirectUri) return void res.writeHead(400).end('bad client or redirect_uri');
-      if (!gh.nextUser) back.searchParams.set('error', 'access_denied');
-      else {
-        const code = crypto.randomBytes(10).toString('hex');
-        codes.set(code, { user: gh.nextUser, redirectUri: back.toString(), ...(q.get('code_challenge') ? { challenge: q.get('code_challenge')! } : {}) });
-        back.searchParams.set('code', code);
-      }
-      back.searchParams.set('state', q.get('state') ?? '');
-      return void res.writeHead(302, { location: back.toString() }).end();
+      gh.authorizations.push(url.searchParams);
+      return answerAuthorization(res, url.searchParams, { clientId: gh.clientId, redirectUri: opts.redirectUri, user: gh.nextUser, codes });
     }
     if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
       let body = '';

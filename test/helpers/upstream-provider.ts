@@ -31,7 +31,18 @@ export interface Upstream {
  * `claimsInIdToken`: the scopes' claims go in the ID token too, as Google's do (hd, email, name), not only
  * in the UserInfo response (node-oidc-provider's conformIdTokenClaims, OIDC Core 5.4).
  */
-export async function startUpstream(opts: { redirectUri: string; authMethod?: 'client_secret_post' | 'client_secret_basic'; pkceRequired?: boolean; idTokenAlg?: string; extraClaims?: string[]; claimsInIdToken?: boolean }): Promise<Upstream> {
+export async function startUpstream(opts: {
+  redirectUri: string;
+  authMethod?: 'client_secret_post' | 'client_secret_basic';
+  pkceRequired?: boolean;
+  idTokenAlg?: string;
+  extraClaims?: string[];
+  claimsInIdToken?: boolean;
+  /** Scopes it knows besides openid, email and profile (released claims: none). */
+  extraScopes?: string[];
+  /** Claims the openid scope alone releases, as GitLab's (its UserInfo answers name, nickname, email... to openid). */
+  openidClaims?: string[];
+}): Promise<Upstream> {
   const accounts = new Map<string, UpstreamAccount>();
   const server = http.createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -54,8 +65,8 @@ export async function startUpstream(opts: { redirectUri: string; authMethod?: 'c
     ],
     jwks: { keys: [{ ...rsa.export({ format: 'jwk' }), alg: 'RS256', use: 'sig', kid: 'rsa1' }, { ...privateKey.export({ format: 'jwk' }), alg: 'ES256', use: 'sig', kid: 'ec1' }] },
     cookies: { keys: [crypto.randomBytes(32).toString('base64url')] },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['preferred_username', 'given_name', 'family_name', ...(opts.extraClaims ?? [])] },
-    scopes: ['openid', 'email', 'profile'],
+    claims: { openid: ['sub', ...(opts.openidClaims ?? [])], email: ['email', 'email_verified'], profile: ['preferred_username', 'given_name', 'family_name', ...(opts.extraClaims ?? [])] },
+    scopes: ['openid', 'email', 'profile', ...(opts.extraScopes ?? [])],
     conformIdTokenClaims: !opts.claimsInIdToken,
     features: { devInteractions: { enabled: false } },
     pkce: { required: () => opts.pkceRequired ?? true },

@@ -64,7 +64,7 @@ for (const dialect of dialects()) {
           // Keycloak before 26 kept "hide on login page" in the config.
           oidc('hidden', { hideOnLoginPage: 'true', 'kc.org.domain': '*.corp.example', 'kc.org.broker.redirect.mode.email-matches': 'true', 'kc.org.excluded.domains': 'lab.corp.example' }, { providerId: 'keycloak-oidc' }),
           { alias: 'saml-idp', providerId: 'saml', enabled: true, config: { singleSignOnServiceUrl: 'https://idp.example/saml' } },
-          { alias: 'facebook', providerId: 'facebook', enabled: true, config: { clientId: 'g', clientSecret: 'g-secret' } },
+          { alias: 'twitter', providerId: 'twitter', enabled: true, config: { clientId: 'g', clientSecret: 'g-secret' } },
           oidc('vaulted', { clientSecret: '${vault.corp_secret}' }),
           oidc('masked', { clientSecret: '**********' }),
           oidc('no-auth-url', { authorizationUrl: '' }),
@@ -90,7 +90,7 @@ for (const dialect of dialects()) {
         ],
         users: [
           // Keycloak's brokered users have no password: they sign in through the provider.
-          { id: DORA, username: 'dora', enabled: true, email: 'dora@moved.example', federatedIdentities: [{ identityProvider: 'corp', userId: 'kc-sub-dora', userName: 'dora.upstream' }, { identityProvider: 'facebook', userId: 'g-1', userName: 'dora-fb' }] },
+          { id: DORA, username: 'dora', enabled: true, email: 'dora@moved.example', federatedIdentities: [{ identityProvider: 'corp', userId: 'kc-sub-dora', userName: 'dora.upstream' }, { identityProvider: 'twitter', userId: 'g-1', userName: 'dora-tw' }] },
           { id: 'e0e0e0e0-0000-4000-8000-00000000000e', username: 'eve', enabled: true, federatedIdentities: [{ identityProvider: 'corp', userId: 'kc-sub-dora', userName: 'eve' }] },
           { id: 'f0f0f0f0-0000-4000-8000-00000000000f', username: 'fay', enabled: true, credentials: [{ type: 'password', value: 'fay password 1' }], federatedIdentities: [{ identityProvider: '', userId: 'x' }, { identityProvider: 'hidden', userId: 'h-fay' }] },
           { id: '90909090-0000-4000-8000-000000000009', username: 'gus', enabled: true, federatedIdentities: 'corp' },
@@ -155,9 +155,11 @@ for (const dialect of dialects()) {
       assert.equal(lineOf(m, 'organization m1-acme').outcome, 'imported');
       const m2 = realmOf(fixture, 'Migration2');
       assert.equal(m2.status, 'imported');
-      assert.equal(lineOf(m2, 'identity provider gitlab').outcome, 'skipped');
-      assert.match(lineOf(m2, 'identity provider gitlab').reason!, /providerId "gitlab" is not supported: Realmgate brokers to OpenID Connect providers, Google and GitHub only/);
-      assert.deepEqual(await ts.store.identityProviders.list('Migration2'), []);
+      // Keycloak's GitLab provider, exported with its client id and secret only: GitLab.com's endpoints
+      // and Keycloak's scope for it (openid read_user).
+      assert.equal(lineOf(m2, 'identity provider gitlab').outcome, 'imported', JSON.stringify(lineOf(m2, 'identity provider gitlab')));
+      const gitlab = (await ts.store.identityProviders.list('Migration2')).map((p) => [p.alias, p.providerId, p.config.authorizationUrl, p.config.tokenUrl, p.config.userInfoUrl, p.config.defaultScope, p.hideOnLogin, p.config.syncMode]);
+      assert.deepEqual(gitlab, [['gitlab', 'gitlab', 'https://gitlab.com/oauth/authorize', 'https://gitlab.com/oauth/token', 'https://gitlab.com/oauth/userinfo', 'openid read_user', true, 'LEGACY']]);
     });
 
     test('a hand-made export: each provider imported, mapped or skipped with the reason', async () => {
@@ -172,8 +174,8 @@ for (const dialect of dialects()) {
         assert.equal(l.outcome, 'skipped', alias);
         assert.match(l.reason!, reason, alias);
       };
-      skipped('saml-idp', /^a SAML provider: Realmgate brokers to OpenID Connect providers, Google and GitHub only/);
-      skipped('facebook', /^providerId "facebook" is not supported/);
+      skipped('saml-idp', /^a SAML provider: Realmgate brokers to OpenID Connect providers and Keycloak's social providers google, github, gitlab, microsoft, facebook only/);
+      skipped('twitter', /^providerId "twitter" is not supported/);
       skipped('vaulted', /vault \(\$\{vault\.corp_secret\}\), which Realmgate cannot read: put the secret itself in the file/);
       skipped('masked', /masked \(\*{10}\)/);
       skipped('no-auth-url', /needs config\.authorizationUrl/);
@@ -221,7 +223,7 @@ for (const dialect of dialects()) {
       assert.match(lineOf(report, 'links to identity provider corp').reason!, /^1 user\(s\) linked/);
       assert.match(lineOf(report, 'links to identity provider hidden').reason!, /^1 user\(s\) linked/);
       assert.equal((await ts.store.identityProviders.findLink('moved', 'hidden', 'h-fay'))?.userId, 'f0f0f0f0-0000-4000-8000-00000000000f');
-      assert.match(lineOf(report, 'links to identity provider facebook').reason!, /^1 user\(s\) \(dora\): the identity provider was not imported \(providerId "facebook" is not supported/);
+      assert.match(lineOf(report, 'links to identity provider twitter').reason!, /^1 user\(s\) \(dora\): the identity provider was not imported \(providerId "twitter" is not supported/);
       assert.match(lineOf(report, 'links to identity provider nowhere').reason!, /^1 user\(s\) \(hal\): the file has no identity provider of this alias/);
       assert.match(lineOf(report, 'user eve identity provider link corp').reason!, /the corp account kc-sub-dora is linked to another user of the file already/);
       assert.deepEqual(await ts.store.identityProviders.links('e0e0e0e0-0000-4000-8000-00000000000e'), []);

@@ -39,10 +39,12 @@ export interface FileProvider {
   refused?: string;
 }
 
+const SOCIAL = IDENTITY_PROVIDER_TYPES.filter((t) => t !== 'oidc' && t !== 'keycloak-oidc').join(', ');
+
 const NOT_SUPPORTED_TYPE = (providerId: string): string =>
   providerId === 'saml'
-    ? 'a SAML provider: Realmgate brokers to OpenID Connect providers, Google and GitHub only (providerId oidc, keycloak-oidc, google or github)'
-    : `providerId ${JSON.stringify(providerId)} is not supported: Realmgate brokers to OpenID Connect providers, Google and GitHub only (oidc, keycloak-oidc, google, github); another social provider that speaks OpenID Connect (GitLab, Microsoft) can be created again as an oidc provider with its endpoints`;
+    ? `a SAML provider: Realmgate brokers to OpenID Connect providers and Keycloak's social providers ${SOCIAL} only`
+    : `providerId ${JSON.stringify(providerId)} is not supported: Realmgate brokers to OpenID Connect providers (oidc, keycloak-oidc) and Keycloak's social providers ${SOCIAL} only; another provider that speaks OpenID Connect can be created again as an oidc provider with its endpoints`;
 
 /**
  * Reads the file's identityProviders: no database. An OpenID Connect provider (oidc, keycloak-oidc) is

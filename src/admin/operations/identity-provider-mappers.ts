@@ -5,6 +5,7 @@ import type { IdentityProvider, IdentityProviderMapper, User, UserAttributes } f
 import { ATTRIBUTE_LIMITS, ConflictError, LIMITS, NotFound, ValidationError, checkEmail, checkText } from '../validation.js';
 import { groupByPath, groupEffectiveRoles, type MappingGuard } from './groups.js';
 import { requireIdentityProvider } from './identity-providers.js';
+import { vouchesForEmail } from '../../oauth/social-providers.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
 
 /**
@@ -407,7 +408,7 @@ async function propertyPatch(tx: Store, p: IdentityProvider, user: User, props: 
   if (email !== undefined && email.length <= LIMITS.email && /^[^\s@]+@[^\s@]+$/.test(email) && !/[\x00-\x1f\x7f]/.test(email) && email.toLowerCase() !== (user.email ?? '').toLowerCase()) {
     const realm = await tx.realms.get(p.realmId);
     const taken = realm && !realm.duplicateEmailsAllowed && (await tx.users.findByEmail(p.realmId, email, 2)).some((u) => u.id !== user.id);
-    if (!taken) Object.assign(patch, { email, emailVerified: p.trustEmail });
+    if (!taken) Object.assign(patch, { email, emailVerified: p.trustEmail && vouchesForEmail(p.providerId) });
   }
   return patch;
 }

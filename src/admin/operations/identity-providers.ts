@@ -10,7 +10,7 @@ import { LIMITS, NotFound, USERNAME_RE, ValidationError, checkText, isLoopbackHo
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { applyProviderMappers } from './identity-provider-mappers.js';
 import { grantDefaultRole } from './default-role.js';
-import { withSocialDefaults } from '../../oauth/social-providers.js';
+import { BASE_URL_TYPES, FACEBOOK_FETCHED_FIELDS_RE, MICROSOFT_TENANT_RE, vouchesForEmail, withSocialDefaults } from '../../oauth/social-providers.js';
 
 /**
  * Identity brokering's administration: the realm's OpenID Connect providers (Keycloak's identity
@@ -113,18 +113,25 @@ export async function checkProvider(store: Store, realmId: string, fields: Provi
   if (existing && alias !== existing.alias) throw new ValidationError('an identity provider\'s alias cannot change (the provider has its redirect URI registered): create another one');
   const providerId = fields.providerId ?? existing?.providerId ?? 'oidc';
   if (!(IDENTITY_PROVIDER_TYPES as readonly string[]).includes(providerId)) {
-    throw new ValidationError(`providerId ${JSON.stringify(providerId)} is not supported (Realmgate brokers to OpenID Connect providers: ${IDENTITY_PROVIDER_TYPES.join(', ')})`);
+    throw new ValidationError(`providerId ${JSON.stringify(providerId)} is not supported (Realmgate brokers to OpenID Connect providers and these social ones: ${IDENTITY_PROVIDER_TYPES.join(', ')})`);
   }
   const { clientSecret, ...given } = fields.config ?? {};
   // A social provider's endpoints and defaults where the config names none (src/oauth/social-providers.ts).
   const config = withSocialDefaults(providerId, given);
-  if (providerId === 'github') {
-    // A GitHub Enterprise Server's addresses: the endpoints are made by appending paths to them.
+  if (BASE_URL_TYPES.includes(providerId)) {
+    // Another address of the provider (a GitHub Enterprise Server, another Azure cloud): the endpoints
+    // are made by appending paths to them.
     for (const key of ['baseUrl', 'apiUrl'] as const) {
       if (!given[key]) continue;
       checkProviderUrl(key, given[key]);
       if (new URL(given[key]).search) throw new ValidationError(`config.${key} must not have a query`);
     }
+  }
+  if (providerId === 'microsoft' && given.tenantId?.trim() && !MICROSOFT_TENANT_RE.test(given.tenantId.trim())) {
+    throw new ValidationError('config.tenantId must be a tenant id, one of its domains, common, organizations or consumers (letters, digits, "." and "-")');
+  }
+  if (providerId === 'facebook' && given.fetchedFields?.trim() && !FACEBOOK_FETCHED_FIELDS_RE.test(given.fetchedFields.trim())) {
+    throw new ValidationError('config.fetchedFields must be Graph API field names, comma-separated (letters, digits, "_", ".", ",", "{}", "()")');
   }
   checkConfig(config);
   if (config.hostedDomain !== undefined) checkText('config.hostedDomain', config.hostedDomain, 1024);
@@ -338,6 +345,9 @@ export type BrokeredUser =
   /** The provider only links accounts (linkOnly), or the linked user is disabled. */
   | { kind: 'refused'; reason: string };
 
+/** A provider's email counts as verified: the provider is trusted for emails (trustEmail) and its type vouches for them (not Microsoft's). */
+const emailTrusted = (p: IdentityProvider): boolean => p.trustEmail && vouchesForEmail(p.providerId);
+
 /** The new user's username: the provider's (preferred_username, email, sub: Keycloak's order) that Realmgate accepts. */
 function localUsername(p: IdentityProvider, a: ProviderAccount): string {
   for (const c of [a.username, a.email, a.id]) if (c && USERNAME_RE.test(c)) return c.toLowerCase();
@@ -376,7 +386,7 @@ async function linkedUser(store: Store, p: IdentityProvider, a: ProviderAccount)
     if (p.config.syncMode === 'FORCE') {
       const patch = { email: (await emailToSync(tx, p, user, a.email)) ?? user.email, firstName: a.firstName ?? user.firstName, lastName: a.lastName ?? user.lastName };
       if (patch.email !== user.email || patch.firstName !== user.firstName || patch.lastName !== user.lastName) {
-        await tx.users.update(user.id, { ...patch, ...(patch.email !== user.email ? { emailVerified: p.trustEmail } : {}) });
+        await tx.users.update(user.id, { ...patch, ...(patch.email !== user.email ? { emailVerified: emailTrusted(p) } : {}) });
       }
     }
     await applyProviderMappers(tx, p, user.id, { created: false, claims: a.claims });
@@ -424,7 +434,7 @@ async function newBrokeredUser(store: Store, p: IdentityProvider, a: ProviderAcc
       email: email ?? null,
       firstName: name(a.firstName),
       lastName: name(a.lastName),
-      emailVerified: email !== undefined && p.trustEmail,
+      emailVerified: email !== undefined && emailTrusted(p),
       passwordHash: NO_PASSWORD_HASH,
       now: t,
       organizationIds: p.organizationId ? [p.organizationId] : [],
