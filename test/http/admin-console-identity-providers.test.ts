@@ -177,7 +177,7 @@ for (const dialect of dialects()) {
 }
 
 for (const dialect of dialects()) {
-  test(`[${dialect}] console: Google and GitHub providers added from a client id and secret; their type kept when edited`, async () => {
+  test(`[${dialect}] console: Google, GitHub and Microsoft providers added from a client id and secret; their type kept when edited`, async () => {
     const ts = await setup(dialect);
     try {
       const jar = await signIn(ts, ADMIN);
@@ -219,11 +219,22 @@ for (const dialect of dialects()) {
       assert.equal(res.statusCode, 303, res.body.slice(0, 400));
       assert.equal((await ts.store.identityProviders.get(REALM, 'google'))!.config.hostedDomain, '', 'any Google account now');
 
+      // Microsoft: its tenant from the form's field, the endpoints made from it; its page names the tenant.
+      res = await inject(ts.app, jar, 'POST', listUrl, { csrf, alias: 'entra', providerType: 'microsoft', tenantId: 'contoso.example', clientId: 'ms-app', clientSecret: 'ms-secret', scope: 'openid email profile', clientAuthMethod: 'client_secret_post', pkce: 'on' });
+      assert.equal(res.statusCode, 303, res.body.slice(0, 400));
+      const entra = (await ts.store.identityProviders.get(REALM, 'entra'))!;
+      assert.deepEqual([entra.providerId, entra.config.tenantId, entra.config.authorizationUrl, entra.config.defaultScope], ['microsoft', 'contoso.example', 'https://login.microsoftonline.com/contoso.example/oauth2/v2.0/authorize', 'User.read']);
+      const entraPage = (await inject(ts.app, jar, 'GET', `${listUrl}/entra`)).body;
+      assert.match(entraPage, /<dt>Tenant<\/dt><dd>contoso\.example<\/dd>/);
+      assert.match(entraPage, /<dt>ID token signature<\/dt><dd>none \(Microsoft has no ID tokens/);
+      assert.match(entraPage, /<label for="tenantId">Tenant \(Microsoft only, optional\)<\/label>/, 'the edit form has the tenant');
+      assert.doesNotMatch(entraPage, /<label for="hostedDomain">/, 'and not Google\'s hosted domains');
+
       // A type that is not one: refused above the form, nothing stored.
-      res = await inject(ts.app, jar, 'POST', listUrl, { csrf, alias: 'fb', providerType: 'facebook', clientId: 'x', clientSecret: 'y' });
+      res = await inject(ts.app, jar, 'POST', listUrl, { csrf, alias: 'tw', providerType: 'twitter', clientId: 'x', clientSecret: 'y' });
       assert.equal(res.statusCode, 400);
-      assert.match(res.body, /There is no provider type &quot;facebook&quot;\./);
-      assert.equal(await ts.store.identityProviders.get(REALM, 'fb'), undefined);
+      assert.match(res.body, /There is no provider type &quot;twitter&quot;\./);
+      assert.equal(await ts.store.identityProviders.get(REALM, 'tw'), undefined);
     } finally {
       await ts.close();
     }

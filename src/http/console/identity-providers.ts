@@ -16,6 +16,7 @@ import { listOrganizations } from '../../admin/operations/organizations.js';
 import { requireUser } from '../../admin/operations/users.js';
 import { ValidationError } from '../../admin/validation.js';
 import { brokerRedirectUri } from '../../oauth/broker.js';
+import { isOAuth2Only, SOCIAL_PROVIDER_FACTORIES } from '../../oauth/social-providers.js';
 import type { IdentityProvider } from '../../storage/types.js';
 import { realmBase } from '../../views/console/layout.js';
 import { DEFAULT_SCOPE, identityProviderPage, identityProvidersPage, providerUrl, type OrganizationChoice } from '../../views/console/identity-provider-pages.js';
@@ -34,7 +35,7 @@ export const IDP_NOTICES: Record<string, string> = {
 };
 
 /** The add and edit forms' fields (never the secret, which is read apart and never shown again). */
-const FORM_FIELDS = ['alias', 'providerType', 'displayName', 'issuer', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl', 'hostedDomain', 'clientId', 'clientAuthMethod', 'scope', 'organization'] as const;
+const FORM_FIELDS = ['alias', 'providerType', 'displayName', 'issuer', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl', 'hostedDomain', 'tenantId', 'clientId', 'clientAuthMethod', 'scope', 'organization'] as const;
 const FLAGS = ['pkce', 'trustEmail', 'hideOnLogin', 'linkOnly'] as const;
 
 function readForm(req: Req): Record<string, string> {
@@ -54,10 +55,10 @@ async function fieldsOf(form: Record<string, string>, secret: string, type: stri
   const f = (name: string): string => form[name] ?? '';
   let endpoints: Record<string, string>;
   // Keycloak's social providers: their endpoints are filled in (src/oauth/social-providers.ts); a Google
-  // provider keeps the ones typed, GitHub's are always made from its address.
-  const social = type === 'google' || type === 'github';
+  // or GitLab provider keeps the ones typed, GitHub's, Microsoft's and Facebook's are always made from their address.
+  const social = SOCIAL_PROVIDER_FACTORIES.some((t) => t.id === type);
   if (social) {
-    endpoints = type === 'github' ? {} : Object.fromEntries(['issuer', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl'].filter((k) => f(k) !== '').map((k) => [k, f(k)]));
+    endpoints = isOAuth2Only(type) ? {} : Object.fromEntries(['issuer', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl'].filter((k) => f(k) !== '').map((k) => [k, f(k)]));
   } else if (f('issuer') && !f('authorizationUrl') && !f('tokenUrl')) {
     endpoints = await discoverProvider(f('issuer'));
   } else {
@@ -85,6 +86,7 @@ async function fieldsOf(form: Record<string, string>, secret: string, type: stri
       // The form's scope starts as an OpenID Connect provider's: left so, a social provider takes its own.
       ...(social && (f('scope') === '' || f('scope') === DEFAULT_SCOPE) ? {} : { defaultScope: f('scope') }),
       ...(type === 'google' ? { hostedDomain: f('hostedDomain') } : {}),
+      ...(type === 'microsoft' ? { tenantId: f('tenantId') } : {}),
       pkceEnabled: String(pkce),
       ...(pkce ? { pkceMethod: 'S256' } : {}),
       ...(secret ? { clientSecret: secret } : {}),

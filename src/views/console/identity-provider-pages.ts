@@ -2,6 +2,7 @@ import { html, type SafeHtml } from '../html.js';
 import type { FederatedIdentity, IdentityProvider } from '../../storage/types.js';
 import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
 import { visible } from './group-pages.js';
+import { isOAuth2Only } from '../../oauth/social-providers.js';
 
 /** A provider as the console lists it: with the redirect URI to register at the provider. */
 export interface ProviderRow {
@@ -19,11 +20,21 @@ export const DEFAULT_SCOPE = 'openid email profile';
 
 const ENDPOINTS = ['authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl'];
 
+/** Where the OAuth 2.0 social providers send users (shown before one is stored). */
+const DEFAULT_AUTHORIZATION_URL: Readonly<Record<string, string>> = {
+  github: 'https://github.com/login/oauth/authorize',
+  microsoft: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
+  facebook: 'https://graph.facebook.com/oauth/authorize',
+};
+
 /** The types a provider may be added as in the console: [providerId, label]. */
 const PROVIDER_TYPES: ReadonlyArray<[string, string]> = [
   ['oidc', 'OpenID Connect'],
   ['google', 'Google'],
   ['github', 'GitHub'],
+  ['gitlab', 'GitLab'],
+  ['microsoft', 'Microsoft'],
+  ['facebook', 'Facebook'],
   ['keycloak-oidc', 'Keycloak OpenID Connect'],
 ];
 const typeLabel = (type: string): string => PROVIDER_TYPES.find(([id]) => id === type)?.[1] ?? type;
@@ -56,13 +67,16 @@ function providerFields(form: Record<string, string>, orgs: OrganizationChoice[]
   const typeField = opts.edit
     ? html`<p>Type: <strong>${typeLabel(type)}</strong></p>`
     : html`<label for="providerType">Type</label><select id="providerType" name="providerType">${PROVIDER_TYPES.map(([id, label]) => html`<option value="${id}"${id === type ? html` selected` : ''}>${label}</option>`)}</select>
-<p class="muted">Google and GitHub need only the client ID and secret: their endpoints are filled in (Keycloak's social providers).</p>`;
-  // Shown when adding (the type is chosen in the same form) and on a Google provider's page.
-  const hostedDomain = (opts.edit ? type !== 'google' : type === 'github') ? '' : textField('hostedDomain', 'Hosted domains (Google only, optional)', form.hostedDomain ?? '', { help: 'Google Workspace domains whose accounts may sign in, comma-separated; empty or * for any Google account. The ID token\'s hd claim must be one of them.' });
-  // GitHub's endpoints are made from its address (a GitHub Enterprise Server's: the admin API's or the CLI's baseUrl and apiUrl).
-  const provider =
-    type === 'github'
-      ? html`<p class="muted">GitHub's endpoints: <code>${form.authorizationUrl || 'https://github.com/login/oauth/authorize'}</code> and its user API.</p>`
+<p class="muted">Google, GitHub, GitLab, Microsoft and Facebook need only the client ID and secret: their endpoints are filled in (Keycloak's social providers).</p>`;
+  // Each shown when adding (the type is chosen in the same form) and on its type's page.
+  const hostedDomain = (opts.edit ? type !== 'google' : isOAuth2Only(type)) ? '' : textField('hostedDomain', 'Hosted domains (Google only, optional)', form.hostedDomain ?? '', { help: 'Google Workspace domains whose accounts may sign in, comma-separated; empty or * for any Google account. The ID token\'s hd claim must be one of them.' });
+  const tenant = (opts.edit ? type !== 'microsoft' : isOAuth2Only(type) && type !== 'microsoft')
+    ? ''
+    : textField('tenantId', 'Tenant (Microsoft only, optional)', form.tenantId ?? '', { help: 'The Microsoft Entra tenant whose accounts may sign in: its ID or one of its domains; organizations for any work or school account, consumers for personal accounts; empty (common) for any Microsoft account.' });
+  // The endpoints of GitHub, Microsoft and Facebook are made from their addresses (and Microsoft's tenant):
+  // another address is the admin API's or the CLI's baseUrl and apiUrl.
+  const provider = isOAuth2Only(type)
+    ? html`<p class="muted">${typeLabel(type)}'s endpoints: <code>${form.authorizationUrl || DEFAULT_AUTHORIZATION_URL[type] || ''}</code> and its user API.</p>${tenant}`
       : html`<fieldset><legend>Provider</legend>
 ${textField('issuer', 'Issuer', form.issuer ?? '', { url: true, help: 'Its endpoints and keys are read from {issuer}/.well-known/openid-configuration (OpenID Connect Discovery) when the authorization and token URLs are left empty; ID tokens must name this issuer.' })}
 <details${open ? html` open` : ''}><summary>Endpoints one by one${opts.edit ? '' : ' (a provider without discovery)'}</summary>
@@ -72,6 +86,7 @@ ${textField('userInfoUrl', 'Userinfo URL (optional)', form.userInfoUrl ?? '', { 
 ${textField('jwksUrl', 'JWKS URL (optional)', form.jwksUrl ?? '', { url: true, help: "With it, ID token signatures are checked against the provider's keys." })}
 </details>
 ${hostedDomain}
+${tenant}
 </fieldset>`;
   return html`${typeField}
 ${provider}
@@ -82,7 +97,7 @@ ${textField('clientId', 'Client ID', form.clientId ?? '', { required: true })}
 <option value="client_secret_post"${method === 'client_secret_post' ? html` selected` : ''}>client_secret_post (form body)</option>
 <option value="client_secret_basic"${method === 'client_secret_basic' ? html` selected` : ''}>client_secret_basic (HTTP Basic)</option>
 </select>
-${textField('scope', 'Scopes', form.scope ?? DEFAULT_SCOPE, { help: type === 'github' ? 'Space-separated (GitHub: user:email).' : 'Space-separated; openid is always asked for.' })}
+${textField('scope', 'Scopes', form.scope ?? DEFAULT_SCOPE, { help: isOAuth2Only(type) ? 'Space-separated (GitHub: user:email; Microsoft: User.read; Facebook: email).' : 'Space-separated; openid is always asked for.' })}
 </fieldset>
 ${orgs.length > 0
   ? html`<label for="organization">Organization</label><select id="organization" name="organization"><option value="">None</option>${orgs.map((o) => html`<option value="${o.id}"${o.id === org ? html` selected` : ''}>${visible(o.alias)}</option>`)}</select>`
@@ -125,6 +140,7 @@ export function providerForm(p: IdentityProvider): Record<string, string> {
   return {
     providerType: p.providerId,
     hostedDomain: c.hostedDomain ?? '',
+    tenantId: c.tenantId ?? '',
     displayName: p.displayName ?? '',
     issuer: c.issuer ?? '',
     authorizationUrl: c.authorizationUrl ?? '',
@@ -181,7 +197,7 @@ ${providerFields(form ?? providerForm(p), orgs, { edit: true })}
 <dt>Authorization URL</dt><dd>${url(c.authorizationUrl)}</dd>
 <dt>Token URL</dt><dd>${url(c.tokenUrl)}</dd>
 <dt>Userinfo URL</dt><dd>${url(c.userInfoUrl)}</dd>
-<dt>ID token signature</dt><dd>${c.validateSignature === 'true' ? html`checked with the keys at ${url(c.jwksUrl)}` : 'not checked (the ID token comes from the token endpoint over TLS)'}</dd>
+<dt>ID token signature</dt><dd>${isOAuth2Only(p.providerId) ? `none (${typeLabel(p.providerId)} has no ID tokens: the account is its user API's)` : c.validateSignature === 'true' ? html`checked with the keys at ${url(c.jwksUrl)}` : 'not checked (the ID token comes from the token endpoint over TLS)'}</dd>
 <dt>Client ID</dt><dd>${visible(c.clientId ?? '')}</dd>
 <dt>Client secret</dt><dd>${p.sealedClientSecret ? 'set (never shown)' : 'none'}</dd>
 <dt>Client authentication</dt><dd>${c.clientAuthMethod || 'client_secret_post'}</dd>
@@ -190,7 +206,8 @@ ${providerFields(form ?? providerForm(p), orgs, { edit: true })}
 <dt>Trust email</dt><dd>${p.trustEmail ? 'yes' : 'no'}</dd>
 <dt>Organization</dt><dd>${organization === null ? 'none' : visible(organization)}</dd>
 <dt>Sync mode</dt><dd>${visible(c.syncMode || 'IMPORT')}</dd>${p.providerId === 'google' ? html`
-<dt>Hosted domains</dt><dd>${visible(c.hostedDomain || 'any Google account')}</dd>` : ''}
+<dt>Hosted domains</dt><dd>${visible(c.hostedDomain || 'any Google account')}</dd>` : ''}${p.providerId === 'microsoft' ? html`
+<dt>Tenant</dt><dd>${visible(c.tenantId || 'common (any Microsoft account)')}</dd>` : ''}
 </dl>
 <p class="muted">Register the redirect URI at the provider, as a redirect URI of the client ${visible(c.clientId ?? '')}.</p>
 ${manage}`,
