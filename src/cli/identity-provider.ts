@@ -192,7 +192,7 @@ export function registerIdentityProvider(program: Command): void {
     .description("manage identity providers: users sign in through another OpenID Connect provider (Keycloak's identity brokering); a user's links: user federated-identity");
   providerOptions(idp.command('create <realm> <alias>'), false)
     .description(
-      "add an identity provider: OpenID Connect, or Keycloak's Google, GitHub, GitLab, Microsoft or Facebook (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url, or --type google, github, gitlab, microsoft or facebook (their endpoints); --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
+      "add an identity provider: OpenID Connect, or Keycloak's Google, GitHub, GitLab, Microsoft, Facebook or LinkedIn (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url, or --type google, github, gitlab, microsoft, facebook or linkedin-openid-connect (their endpoints); --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
     )
     .option(
       '--type <type>',

@@ -31,6 +31,7 @@ function scopeOf(p: IdentityProvider): string {
 }
 
 const pkceOn = (p: IdentityProvider): boolean => p.config.pkceEnabled === 'true';
+const nonceOff = (p: IdentityProvider): boolean => p.config.disableNonce === 'true' || isOAuth2Only(p.providerId);
 
 /** The authorization request to the provider (OIDC Core 3.1.2.1; RFC 7636 with PKCE on). */
 export async function providerAuthorizationUrl(services: Services, realm: Realm, p: IdentityProvider, ia: Interaction, opts: { loginHint?: string } = {}): Promise<string> {
@@ -41,7 +42,8 @@ export async function providerAuthorizationUrl(services: Services, realm: Realm,
   q.set('redirect_uri', brokerRedirectUri(services, realm.id, p.alias));
   q.set('scope', scopeOf(p));
   q.set('state', `${ia.id}.${await brokerValue(services.store, 'state', realm.id, ia.id, p.alias)}`);
-  q.set('nonce', await brokerValue(services.store, 'nonce', realm.id, ia.id, p.alias));
+  // No nonce for a provider that does not return it (Keycloak's disableNonce: LinkedIn), nor for one without OpenID Connect.
+  if (!nonceOff(p)) q.set('nonce', await brokerValue(services.store, 'nonce', realm.id, ia.id, p.alias));
   if (pkceOn(p)) {
     const verifier = await brokerValue(services.store, 'pkce', realm.id, ia.id, p.alias);
     const plain = p.config.pkceMethod === 'plain';
@@ -143,7 +145,7 @@ async function postForm(url: string, body: URLSearchParams, headers: Record<stri
 const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 /** OIDC Core 3.1.3.7: the ID token's checks. The signature is checked against the provider's JWKS when validateSignature is on. */
-async function checkIdToken(services: Services, p: IdentityProvider, idToken: string, nonce: string): Promise<JWTPayload> {
+async function checkIdToken(services: Services, p: IdentityProvider, idToken: string, nonce: string | undefined): Promise<JWTPayload> {
   const clientId = p.config.clientId!;
   let claims: JWTPayload;
   try {
@@ -170,7 +172,9 @@ async function checkIdToken(services: Services, p: IdentityProvider, idToken: st
   }
   const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
   if (aud.length > 1 && claims.azp !== clientId) throw new BrokerError(FAILED, 'ID token refused: several audiences and azp is not this client');
-  if (typeof claims.nonce !== 'string' || !safeEqual(claims.nonce, nonce)) throw new BrokerError(FAILED, 'ID token refused: the nonce is not the one sent');
+  // OIDC Core 3.1.3.7 item 11: a nonce sent must come back. Without one (disableNonce), the ID token is
+  // still this request's: it comes from the token endpoint for the code the state tied to this browser.
+  if (nonce !== undefined && (typeof claims.nonce !== 'string' || !safeEqual(claims.nonce, nonce))) throw new BrokerError(FAILED, 'ID token refused: the nonce is not the one sent');
   if (typeof claims.sub !== 'string' || claims.sub === '' || claims.sub.length > 255) throw new BrokerError(FAILED, 'ID token refused: no usable sub');
   // Google restricted to hosted domains: the hd parameter only steers the account chooser, so the ID
   // token's hd claim (the account's Google Workspace domain; none for a personal account) must be one of
@@ -228,7 +232,8 @@ export async function providerIdentity(services: Services, realm: Realm, p: Iden
   if (p.providerId === 'microsoft') return microsoftIdentity(p, tokens);
   if (p.providerId === 'facebook') return facebookIdentity(p, tokens);
   if (typeof tokens.id_token !== 'string') throw new BrokerError(FAILED, 'the token response has no id_token (is openid in the provider\'s scope?)');
-  const idClaims: Record<string, unknown> = { ...(await checkIdToken(services, p, tokens.id_token, await brokerValue(services.store, 'nonce', realm.id, ia.id, p.alias))) };
+  const nonce = nonceOff(p) ? undefined : await brokerValue(services.store, 'nonce', realm.id, ia.id, p.alias);
+  const idClaims: Record<string, unknown> = { ...(await checkIdToken(services, p, tokens.id_token, nonce)) };
   const claims: Record<string, unknown> = { ...idClaims };
   let mapperClaims = idClaims;
   if (p.config.userInfoUrl && p.config.disableUserInfo !== 'true' && typeof tokens.access_token === 'string') {

@@ -6,9 +6,10 @@ import type { IdentityProvider, IdentityProviderType } from '../storage/types.js
  * admin creates one from the client id and secret alone.
  * - google: an OpenID Connect provider (its ID token checked as any other's), with the hosted domain check;
  * - gitlab: an OpenID Connect provider (GitLab.com's endpoints; a self-managed GitLab's when the config names them);
+ * - linkedin-openid-connect: an OpenID Connect provider that does not return the nonce;
  * - github, microsoft, facebook: OAuth 2.0 providers without ID tokens; the account is their user API's
  *   answer to the access token (src/oauth/broker.ts).
- * Twitter, LinkedIn, Instagram, PayPal, Stack Overflow, OpenShift and Bitbucket are not brokered.
+ * Twitter, Instagram, PayPal, Stack Overflow, OpenShift and Bitbucket are not brokered.
  */
 
 /** Google's OpenID Connect endpoints (https://accounts.google.com/.well-known/openid-configuration), as Keycloak's GoogleIdentityProvider has them. */
@@ -42,7 +43,24 @@ const GITLAB: Readonly<Record<string, string>> = {
   defaultScope: 'openid read_user',
 };
 
-const PRESETS: Partial<Record<IdentityProviderType, Readonly<Record<string, string>>>> = { google: GOOGLE, gitlab: GITLAB };
+/**
+ * LinkedIn's OpenID Connect endpoints (https://www.linkedin.com/oauth/.well-known/openid-configuration), as
+ * Keycloak's LinkedInOIDCIdentityProviderFactory reads them, with its workaround: LinkedIn does not return
+ * the nonce in its ID tokens, so none is sent (disableNonce). Its JWKS keys have no "use", which jose takes.
+ */
+const LINKEDIN: Readonly<Record<string, string>> = {
+  issuer: 'https://www.linkedin.com/oauth',
+  authorizationUrl: 'https://www.linkedin.com/oauth/v2/authorization',
+  tokenUrl: 'https://www.linkedin.com/oauth/v2/accessToken',
+  userInfoUrl: 'https://api.linkedin.com/v2/userinfo',
+  jwksUrl: 'https://www.linkedin.com/oauth/openid/jwks',
+  useJwksUrl: 'true',
+  validateSignature: 'true',
+  disableNonce: 'true',
+  defaultScope: 'openid profile email',
+};
+
+const PRESETS: Partial<Record<IdentityProviderType, Readonly<Record<string, string>>>> = { google: GOOGLE, gitlab: GITLAB, 'linkedin-openid-connect': LINKEDIN };
 
 /** The social provider types, as Keycloak's serverinfo lists them (socialProviders) and GET identity-provider/providers/{id} names them. */
 export const SOCIAL_PROVIDER_FACTORIES: ReadonlyArray<{ id: IdentityProviderType; name: string }> = [
@@ -50,6 +68,7 @@ export const SOCIAL_PROVIDER_FACTORIES: ReadonlyArray<{ id: IdentityProviderType
   { id: 'github', name: 'GitHub' },
   { id: 'gitlab', name: 'GitLab' },
   { id: 'google', name: 'Google' },
+  { id: 'linkedin-openid-connect', name: 'LinkedIn' },
   { id: 'microsoft', name: 'Microsoft' },
 ];
 

@@ -60,7 +60,7 @@ for (const dialect of dialects()) {
       assert.equal(rep.config!.defaultScope, 'user:email');
       assert.equal(await providerSecret(ts.store, (await ts.store.identityProviders.get('test', 'github'))!), 'gh-secret');
       assert.deepEqual(await ts.kc.identityProviders.findFactory({ realm: 'test', providerId: 'github' }), { id: 'github', name: 'GitHub' });
-      assert.deepEqual((await ts.kc.serverInfo.find()).socialProviders!.map((p) => p.id), ['facebook', 'github', 'gitlab', 'google', 'microsoft']);
+      assert.deepEqual((await ts.kc.serverInfo.find()).socialProviders!.map((p) => p.id), ['facebook', 'github', 'gitlab', 'google', 'linkedin-openid-connect', 'microsoft']);
 
       const { location, buttons } = await pressProviderButton(ts, 'github', new FetchCookieJar());
       assert.deepEqual(buttons.find(([a]) => a === 'github'), ['github', 'GitHub']);

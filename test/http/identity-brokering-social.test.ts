@@ -16,6 +16,7 @@ const SOCIAL = [
   { id: 'github', name: 'GitHub' },
   { id: 'gitlab', name: 'GitLab' },
   { id: 'google', name: 'Google' },
+  { id: 'linkedin-openid-connect', name: 'LinkedIn' },
   { id: 'microsoft', name: 'Microsoft' },
 ];
 
@@ -30,6 +31,7 @@ for (const dialect of dialects()) {
   describe(`identity brokering: Keycloak's GitLab, Microsoft and Facebook providers (${dialect})`, () => {
     let ts: AdminTestServer;
     let gitlab: Upstream;
+    let linkedin: Upstream;
     let ms: SocialStandIn;
     let fb: SocialStandIn;
     const callback = (alias: string): string => `${ts.baseUrl}/auth/realms/test/broker/${alias}/endpoint`;
@@ -38,6 +40,7 @@ for (const dialect of dialects()) {
       ts = await startAdminServer({ dialect });
       await updateRealm(ts.store, { realmId: 'test', settings: { organizationRequired: false } });
       gitlab = await startUpstream({ redirectUri: callback('gitlab-local'), pkceRequired: false, extraScopes: ['read_user'], openidClaims: ['preferred_username', 'email', 'email_verified', 'given_name', 'family_name'] });
+      linkedin = await startUpstream({ redirectUri: callback('linkedin-local'), pkceRequired: false });
       ms = await startMicrosoftStandIn({ redirectUri: callback('entra') });
       fb = await startFacebookStandIn({ redirectUri: callback('fb') });
       await ts.kc.identityProviders.create({
@@ -59,6 +62,7 @@ for (const dialect of dialects()) {
     });
     after(async () => {
       await gitlab.close();
+      await linkedin.close();
       await ms.close();
       await fb.close();
       await ts.close();
@@ -81,6 +85,7 @@ for (const dialect of dialects()) {
         { alias: 'gitlab', providerId: 'gitlab', auth: 'https://gitlab.com/oauth/authorize', token: 'https://gitlab.com/oauth/token', userInfo: 'https://gitlab.com/oauth/userinfo', scope: 'openid read_user', name: 'GitLab' },
         { alias: 'microsoft', providerId: 'microsoft', auth: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize', token: 'https://login.microsoftonline.com/common/oauth2/v2.0/token', userInfo: 'https://graph.microsoft.com/v1.0/me/', scope: 'User.read', name: 'Microsoft' },
         { alias: 'facebook', providerId: 'facebook', auth: 'https://graph.facebook.com/oauth/authorize', token: 'https://graph.facebook.com/oauth/access_token', userInfo: 'https://graph.facebook.com/me?fields=id%2Cname%2Cemail%2Cfirst_name%2Clast_name', scope: 'email', name: 'Facebook' },
+        { alias: 'linkedin', providerId: 'linkedin-openid-connect', auth: 'https://www.linkedin.com/oauth/v2/authorization', token: 'https://www.linkedin.com/oauth/v2/accessToken', userInfo: 'https://api.linkedin.com/v2/userinfo', scope: 'openid profile email', name: 'LinkedIn' },
       ];
       for (const m of made) {
         await ts.kc.identityProviders.create({ realm: 'test', alias: m.alias, providerId: m.providerId, enabled: true, config: { clientId: `${m.alias}-client`, clientSecret: `${m.alias}-secret` } });
@@ -94,7 +99,11 @@ for (const dialect of dialects()) {
         assert.equal(location.searchParams.get('client_id'), `${m.alias}-client`);
         assert.equal(location.searchParams.get('redirect_uri'), callback(m.alias));
         assert.equal(location.searchParams.get('scope'), m.scope, m.providerId === 'gitlab' ? 'openid and read_user, as Keycloak asks GitLab' : 'no openid: no OpenID Connect there');
+        // A nonce only where it comes back: GitLab's ID tokens; not LinkedIn's (Keycloak's disableNonce), nor the OAuth 2.0 providers.
+        assert.equal(location.searchParams.has('nonce'), m.providerId === 'gitlab', m.providerId);
       }
+      const li = (await ts.kc.identityProviders.findOne({ realm: 'test', alias: 'linkedin' }))!;
+      assert.deepEqual([li.config!.issuer, li.config!.jwksUrl, li.config!.validateSignature, li.config!.disableNonce], ['https://www.linkedin.com/oauth', 'https://www.linkedin.com/oauth/openid/jwks', 'true', 'true']);
       const gl = (await ts.kc.identityProviders.findOne({ realm: 'test', alias: 'gitlab' }))!;
       assert.deepEqual([gl.config!.issuer, gl.config!.jwksUrl, gl.config!.validateSignature], ['https://gitlab.com', 'https://gitlab.com/oauth/discovery/keys', 'true']);
       assert.deepEqual((await ts.kc.serverInfo.find()).socialProviders, SOCIAL);
@@ -108,7 +117,7 @@ for (const dialect of dialects()) {
       // GitLab's scope of openid alone becomes Keycloak's openid read_user.
       await ts.kc.identityProviders.create({ realm: 'test', alias: 'gitlab-openid', providerId: 'gitlab', config: { clientId: 'x', clientSecret: 'y', defaultScope: 'openid' } });
       assert.equal((await ts.kc.identityProviders.findOne({ realm: 'test', alias: 'gitlab-openid' }))!.config!.defaultScope, 'openid read_user');
-      for (const alias of ['gitlab', 'microsoft', 'facebook', 'gitlab-openid']) await ts.kc.identityProviders.del({ realm: 'test', alias });
+      for (const alias of ['gitlab', 'microsoft', 'facebook', 'linkedin', 'gitlab-openid']) await ts.kc.identityProviders.del({ realm: 'test', alias });
     });
 
     test('GitLab: its ID token checked, the account from its UserInfo; the username its preferred_username', async () => {
@@ -128,6 +137,25 @@ for (const dialect of dialects()) {
       assert.equal(r.claims.sub, user.id);
       assert.deepEqual([user.email, user.firstName, user.lastName], ['tanuki@gitlab.example', 'Tanu', 'Ki']);
       assert.deepEqual((await ts.store.identityProviders.links(user.id)).map((l) => [l.identityProvider, l.federatedUserId]), [['gitlab-local', '4242']]);
+    });
+
+    test("LinkedIn: no nonce sent, and its ID token (which has none) taken, its signature and audience checked; with disableNonce false the nonce is sent and must come back", async () => {
+      const config = { issuer: linkedin.issuer, authorizationUrl: `${linkedin.issuer}/auth`, tokenUrl: `${linkedin.issuer}/token`, jwksUrl: `${linkedin.issuer}/jwks`, userInfoUrl: `${linkedin.issuer}/me`, clientId: linkedin.clientId, clientSecret: linkedin.clientSecret };
+      await ts.kc.identityProviders.create({ realm: 'test', alias: 'linkedin-local', providerId: 'linkedin-openid-connect', enabled: true, config });
+      const r = await signIn('linkedin-local', 'LinkedIn', () => (linkedin.nextAccount = { sub: 'li-7', preferred_username: 'lin', email: 'lin@li.example', email_verified: true, given_name: 'Lin' }));
+      assert.ok(r.claims, r.page?.slice(0, 300));
+      assert.equal(linkedin.requests.at(-1)!.has('nonce'), false);
+      assert.equal(linkedin.requests.at(-1)!.get('scope'), 'openid profile email');
+      const user = (await ts.store.users.findByUsername('test', 'lin'))!;
+      assert.equal(r.claims.sub, user.id);
+      assert.deepEqual((await ts.store.identityProviders.links(user.id)).map((l) => [l.identityProvider, l.federatedUserId]), [['linkedin-local', 'li-7']]);
+      // The same provider with disableNonce "false": the nonce is sent, and an ID token must carry it.
+      const rep = (await ts.kc.identityProviders.findOne({ realm: 'test', alias: 'linkedin-local' }))!;
+      await ts.kc.identityProviders.update({ realm: 'test', alias: 'linkedin-local' }, { ...rep, config: { ...rep.config, disableNonce: 'false' } });
+      const withNonce = await signIn('linkedin-local', 'LinkedIn', () => (linkedin.nextAccount = { sub: 'li-8', preferred_username: 'lin2' }));
+      assert.ok(withNonce.claims, withNonce.page?.slice(0, 300));
+      assert.ok(linkedin.requests.at(-1)!.get('nonce'));
+      await ts.kc.identityProviders.del({ realm: 'test', alias: 'linkedin-local' });
     });
 
     test("Microsoft: Graph's account; its id the link, mail the username and email (never verified, trustEmail or not), the names; the tenant in the endpoints", async () => {

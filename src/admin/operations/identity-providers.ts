@@ -42,7 +42,7 @@ const ALIAS_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 const MAX_CONFIG_ENTRIES = 100;
 const MAX_CONFIG_VALUE = 4096;
 const URL_KEYS = ['authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl', 'logoutUrl', 'emailUrl'] as const;
-const FLAG_KEYS = ['validateSignature', 'useJwksUrl', 'pkceEnabled', 'disableUserInfo', 'loginHint', 'kc.org.broker.redirect.mode.email-matches', 'backchannelSupported', 'hideOnLoginPage'];
+const FLAG_KEYS = ['validateSignature', 'useJwksUrl', 'pkceEnabled', 'disableUserInfo', 'disableNonce', 'loginHint', 'kc.org.broker.redirect.mode.email-matches', 'backchannelSupported', 'hideOnLoginPage'];
 export const CLIENT_AUTH_METHODS = ['client_secret_post', 'client_secret_basic'] as const;
 /** The config keys a domain of the provider's organization is kept in (Keycloak 26 organizations). */
 export const ORG_DOMAIN_KEY = 'kc.org.domain';

@@ -35,6 +35,7 @@ const PROVIDER_TYPES: ReadonlyArray<[string, string]> = [
   ['gitlab', 'GitLab'],
   ['microsoft', 'Microsoft'],
   ['facebook', 'Facebook'],
+  ['linkedin-openid-connect', 'LinkedIn'],
   ['keycloak-oidc', 'Keycloak OpenID Connect'],
 ];
 const typeLabel = (type: string): string => PROVIDER_TYPES.find(([id]) => id === type)?.[1] ?? type;
@@ -67,7 +68,7 @@ function providerFields(form: Record<string, string>, orgs: OrganizationChoice[]
   const typeField = opts.edit
     ? html`<p>Type: <strong>${typeLabel(type)}</strong></p>`
     : html`<label for="providerType">Type</label><select id="providerType" name="providerType">${PROVIDER_TYPES.map(([id, label]) => html`<option value="${id}"${id === type ? html` selected` : ''}>${label}</option>`)}</select>
-<p class="muted">Google, GitHub, GitLab, Microsoft and Facebook need only the client ID and secret: their endpoints are filled in (Keycloak's social providers).</p>`;
+<p class="muted">Google, GitHub, GitLab, Microsoft, Facebook and LinkedIn need only the client ID and secret: their endpoints are filled in (Keycloak's social providers).</p>`;
   // Each shown when adding (the type is chosen in the same form) and on its type's page.
   const hostedDomain = (opts.edit ? type !== 'google' : isOAuth2Only(type)) ? '' : textField('hostedDomain', 'Hosted domains (Google only, optional)', form.hostedDomain ?? '', { help: 'Google Workspace domains whose accounts may sign in, comma-separated; empty or * for any Google account. The ID token\'s hd claim must be one of them.' });
   const tenant = (opts.edit ? type !== 'microsoft' : isOAuth2Only(type) && type !== 'microsoft')
