@@ -313,7 +313,8 @@ const looksLikeEmail = (v: string | undefined): v is string => v !== undefined &
 
 /**
  * Microsoft (Keycloak's MicrosoftIdentityProvider, an OAuth 2.0 provider): the account is Microsoft
- * Graph's /me. Its id is the link; the email is mail, else the userPrincipalName when it is an address;
+ * Graph's /me. Its id is the link; the email is mail, else the userPrincipalName when it is an address
+ * (not a guest's);
  * the username that email, else the id; givenName and surname the names. Graph's mail is whatever the
  * account's tenant wrote there, checked by nobody (the "nOAuth" takeovers of 2023): it is kept, but never
  * as verified, whatever trustEmail says (vouchesForEmail), and an existing user with that address is still
@@ -321,9 +322,10 @@ const looksLikeEmail = (v: string | undefined): v is string => v !== undefined &
  */
 async function microsoftIdentity(p: IdentityProvider, tokens: Record<string, unknown>): Promise<BrokeredIdentity> {
   const { user, id } = await apiAccount(p, tokens, 'Microsoft Graph');
+  // A guest's userPrincipalName (alice_example.com#EXT#@contoso.onmicrosoft.com) names no mailbox.
   const upn = text(user.userPrincipalName, 320);
   const mail = text(user.mail, 320);
-  const email = looksLikeEmail(mail) ? mail : looksLikeEmail(upn) ? upn : undefined;
+  const email = looksLikeEmail(mail) ? mail : looksLikeEmail(upn) && !upn.includes('#EXT#') ? upn : undefined;
   return { id, username: email ?? id, email, firstName: text(user.givenName), lastName: text(user.surname), claims: { ...user, sub: id } };
 }
 

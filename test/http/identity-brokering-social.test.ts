@@ -179,7 +179,7 @@ for (const dialect of dialects()) {
       // No mail: the userPrincipalName when it is an address; else the id is the username.
       await viaMicrosoft({ id: 'b1', givenName: 'Ben', surname: null, mail: null, userPrincipalName: 'ben@fabrikam.example' });
       assert.equal((await ts.store.users.findByUsername('test', 'ben@fabrikam.example'))?.email, 'ben@fabrikam.example');
-      await viaMicrosoft({ id: 'c2', mail: null, userPrincipalName: 'c2_live.com#EXT#' });
+      await viaMicrosoft({ id: 'c2', mail: null, userPrincipalName: 'c2_live.com#EXT#@contoso.onmicrosoft.com' });
       const c2 = (await ts.store.users.findByUsername('test', 'c2'))!;
       assert.equal(c2.email ?? null, null);
     });
