@@ -232,6 +232,15 @@ for (const dialect of dialects()) {
       refused(['identity-provider', 'update', REALM, 'entra', '--config', 'tenantId=../evil'], '', /config\.tenantId must be a tenant id/);
       assert.equal((await ts.store.identityProviders.get(REALM, 'entra'))!.config.tenantId, 'organizations');
       okIn(['identity-provider', 'delete', REALM, 'entra', '--yes']);
+      // A self-managed GitLab: --type gitlab with its --issuer; its discovered endpoints kept, GitLab's scope.
+      // (runAsync: the discovery is answered by the upstream provider of this process.)
+      const made = await runAsync(['identity-provider', 'create', REALM, 'gitlab', '--type', 'gitlab', '--issuer', up.issuer, '--client-id', 'gl-app', '--client-secret-stdin'], 'gl-secret\n');
+      assert.equal(made.status, 0, made.stderr);
+      const gl = made.stdout;
+      assert.match(gl, new RegExp(`^authorization URL: {3}${up.issuer.replace(/[.]/g, '\\.')}/auth$`, 'm'));
+      assert.match(gl, /^scope: {15}openid read_user$/m);
+      assert.match(gl, /^ID token signature: {2}checked/m);
+      okIn(['identity-provider', 'delete', REALM, 'gitlab', '--yes']);
     });
 
     test('wrong input is refused in one line, nothing stored', async () => {
