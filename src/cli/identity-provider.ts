@@ -179,7 +179,7 @@ function providerOptions(cmd: Command, update: boolean): Command {
     .option('--client-secret-stdin', update ? 'read a new client secret from standard input' : "read Realmgate's client secret at the provider from standard input (required)")
     .option('--display-name <name>', `the name on the login page's button${update ? " ('' removes it)" : ' (default: the alias)'}`)
     .option('--client-auth-method <method>', 'how Realmgate authenticates to the token endpoint: client_secret_post (default) or client_secret_basic')
-    .option('--scope <scopes>', `space-separated scopes asked for (openid is always asked for, but of GitHub, Microsoft and Facebook${update ? '' : '; default "openid email profile", a social type\'s own'})`)
+    .option('--scope <scopes>', `space-separated scopes asked for (openid is always asked for, but of GitHub, Microsoft, Facebook and Bitbucket${update ? '' : '; default "openid email profile", a social type\'s own'})`)
     .option('--organization <org>', "the organization (alias or id) the provider belongs to: its new users become members, and the organization's login may send its members there")
     .option('--hosted-domain <domains>', `a google provider: only accounts of these Google Workspace domains sign in (comma-separated; "*" any account${update ? "; '' any account" : ''}): sent as hd, and the ID token's hd claim must be one of them`)
     .option('--sync-mode <mode>', `IMPORT (the user's names and email are taken at the first sign-in only${update ? '' : ', the default'}) or FORCE (updated at every sign-in)`)
@@ -192,7 +192,7 @@ export function registerIdentityProvider(program: Command): void {
     .description("manage identity providers: users sign in through another OpenID Connect provider (Keycloak's identity brokering); a user's links: user federated-identity");
   providerOptions(idp.command('create <realm> <alias>'), false)
     .description(
-      "add an identity provider: OpenID Connect, or Keycloak's Google, GitHub, GitLab, Microsoft, Facebook or LinkedIn (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url, or --type google, github, gitlab, microsoft, facebook or linkedin-openid-connect (their endpoints); --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
+      "add an identity provider: OpenID Connect, or Keycloak's Google, GitHub, GitLab, Microsoft, Facebook, LinkedIn or Bitbucket (the alias is part of its redirect URI, which is printed: register it at the provider). Give --issuer (discovery) or --authorization-url and --token-url, or --type google, github, gitlab, microsoft, facebook, linkedin-openid-connect or bitbucket (their endpoints); --client-id and --client-secret-stdin. PKCE (S256) is on unless --no-pkce",
     )
     .option(
       '--type <type>',

@@ -231,6 +231,7 @@ export async function providerIdentity(services: Services, realm: Realm, p: Iden
   if (p.providerId === 'github') return githubIdentity(p, tokens);
   if (p.providerId === 'microsoft') return microsoftIdentity(p, tokens);
   if (p.providerId === 'facebook') return facebookIdentity(p, tokens);
+  if (p.providerId === 'bitbucket') return bitbucketIdentity(p, tokens);
   if (typeof tokens.id_token !== 'string') throw new BrokerError(FAILED, 'the token response has no id_token (is openid in the provider\'s scope?)');
   const nonce = nonceOff(p) ? undefined : await brokerValue(services.store, 'nonce', realm.id, ia.id, p.alias);
   const idClaims: Record<string, unknown> = { ...(await checkIdToken(services, p, tokens.id_token, nonce)) };
@@ -282,30 +283,22 @@ async function githubIdentity(p: IdentityProvider, tokens: Record<string, unknow
     const primary = Array.isArray(emails) ? (emails as Array<Record<string, unknown>>).find((e) => e !== null && typeof e === 'object' && e.primary === true && e.verified === true) : undefined;
     email = text(primary?.email, 320);
   }
-  const name = text(user.name);
-  const space = name?.indexOf(' ') ?? -1;
-  return {
-    id,
-    username: text(user.login) ?? email ?? id,
-    email,
-    firstName: name === undefined ? undefined : space < 0 ? name : name.slice(0, space),
-    lastName: name === undefined || space < 0 ? undefined : text(name.slice(space + 1)),
-    claims: { ...user, sub: id },
-  };
+  return { id, username: text(user.login) ?? email ?? id, email, ...splitName(text(user.name)), claims: { ...user, sub: id } };
 }
 
 /**
  * An OAuth 2.0 provider's account: its user API's answer to the access token the token endpoint gave
  * (over TLS, for this code, this client and, with PKCE, this browser's verifier), with an id.
  */
-async function apiAccount(p: IdentityProvider, tokens: Record<string, unknown>, what: string): Promise<{ user: Record<string, unknown>; id: string }> {
+async function apiAccount(p: IdentityProvider, tokens: Record<string, unknown>, what: string, idField = 'id'): Promise<{ user: Record<string, unknown>; id: string }> {
   if (typeof tokens.access_token !== 'string' || tokens.access_token === '') throw new BrokerError(FAILED, 'the token response has no access_token');
   const profile = await getJson(p.config.userInfoUrl!, tokens.access_token, what);
   if (!profile || typeof profile !== 'object' || Array.isArray(profile)) throw new BrokerError(FAILED, `${what} answered no user`);
   const user = profile as Record<string, unknown>;
   if (user.error !== undefined && user.error !== null) throw new BrokerError(FAILED, `${what} answered an error`);
-  const id = typeof user.id === 'number' && Number.isSafeInteger(user.id) ? String(user.id) : text(user.id);
-  if (id === undefined) throw new BrokerError(FAILED, `${what} answered a user without an id`);
+  const raw = user[idField];
+  const id = typeof raw === 'number' && Number.isSafeInteger(raw) ? String(raw) : text(raw);
+  if (id === undefined) throw new BrokerError(FAILED, `${what} answered a user without an ${idField}`);
   return { user, id };
 }
 
@@ -338,4 +331,30 @@ async function facebookIdentity(p: IdentityProvider, tokens: Record<string, unkn
   const { user, id } = await apiAccount(p, tokens, 'the Graph API');
   const email = text(user.email, 320);
   return { id, username: text(user.username) ?? email ?? id, email, firstName: text(user.first_name), lastName: text(user.last_name), claims: { ...user, sub: id } };
+}
+
+/** A name split at its first space: first name, last name (GitHub's and Bitbucket's one-field names). */
+function splitName(name: string | undefined): { firstName: string | undefined; lastName: string | undefined } {
+  const space = name?.indexOf(' ') ?? -1;
+  return { firstName: name === undefined ? undefined : space < 0 ? name : name.slice(0, space), lastName: name === undefined || space < 0 ? undefined : text(name.slice(space + 1)) };
+}
+
+/**
+ * Bitbucket Cloud (Keycloak's BitbucketIdentityProvider, an OAuth 2.0 provider): the account is the API's
+ * /2.0/user (its type must be "user"); its account_id is the link (as Keycloak links it), its username (or,
+ * since Bitbucket stopped giving usernames, its nickname) the username, display_name the names (split at
+ * the first space). The email is the primary one of /2.0/user/emails when Bitbucket has confirmed it
+ * (Keycloak takes the first address listed, confirmed or not).
+ */
+async function bitbucketIdentity(p: IdentityProvider, tokens: Record<string, unknown>): Promise<BrokeredIdentity> {
+  const { user, id } = await apiAccount(p, tokens, 'the Bitbucket API', 'account_id');
+  if (user.type !== 'user') throw new BrokerError(FAILED, 'the Bitbucket API answered no user');
+  let email: string | undefined;
+  if (p.config.emailUrl) {
+    const emails = await getJson(p.config.emailUrl, tokens.access_token as string, 'the emails API');
+    const values = emails !== null && typeof emails === 'object' ? (emails as { values?: unknown }).values : undefined;
+    const primary = Array.isArray(values) ? (values as Array<Record<string, unknown>>).find((e) => e !== null && typeof e === 'object' && e.is_primary === true && e.is_confirmed === true) : undefined;
+    email = text(primary?.email, 320);
+  }
+  return { id, username: text(user.username) ?? text(user.nickname) ?? email ?? id, email, ...splitName(text(user.display_name)), claims: { ...user, sub: id } };
 }

@@ -7,9 +7,9 @@ import type { IdentityProvider, IdentityProviderType } from '../storage/types.js
  * - google: an OpenID Connect provider (its ID token checked as any other's), with the hosted domain check;
  * - gitlab: an OpenID Connect provider (GitLab.com's endpoints; a self-managed GitLab's when the config names them);
  * - linkedin-openid-connect: an OpenID Connect provider that does not return the nonce;
- * - github, microsoft, facebook: OAuth 2.0 providers without ID tokens; the account is their user API's
+ * - github, microsoft, facebook, bitbucket: OAuth 2.0 providers without ID tokens; the account is their user API's
  *   answer to the access token (src/oauth/broker.ts).
- * Twitter, Instagram, PayPal, Stack Overflow, OpenShift and Bitbucket are not brokered.
+ * Twitter, Instagram, PayPal, Stack Overflow and OpenShift are not brokered.
  */
 
 /** Google's OpenID Connect endpoints (https://accounts.google.com/.well-known/openid-configuration), as Keycloak's GoogleIdentityProvider has them. */
@@ -64,6 +64,7 @@ const PRESETS: Partial<Record<IdentityProviderType, Readonly<Record<string, stri
 
 /** The social provider types, as Keycloak's serverinfo lists them (socialProviders) and GET identity-provider/providers/{id} names them. */
 export const SOCIAL_PROVIDER_FACTORIES: ReadonlyArray<{ id: IdentityProviderType; name: string }> = [
+  { id: 'bitbucket', name: 'Bitbucket' },
   { id: 'facebook', name: 'Facebook' },
   { id: 'github', name: 'GitHub' },
   { id: 'gitlab', name: 'GitLab' },
@@ -73,7 +74,7 @@ export const SOCIAL_PROVIDER_FACTORIES: ReadonlyArray<{ id: IdentityProviderType
 ];
 
 /** The types without OpenID Connect: no ID token, no nonce, their scope as set (no openid added); the account comes from their user API. */
-export const OAUTH2_ONLY_TYPES: readonly string[] = ['github', 'microsoft', 'facebook'];
+export const OAUTH2_ONLY_TYPES: readonly string[] = ['github', 'microsoft', 'facebook', 'bitbucket'];
 export const isOAuth2Only = (providerId: string): boolean => OAUTH2_ONLY_TYPES.includes(providerId);
 
 /**
@@ -154,6 +155,24 @@ function facebookConfig(config: Record<string, string>): Record<string, string> 
   };
 }
 
+/** Bitbucket Cloud (Keycloak's BitbucketIdentityProvider); baseUrl and apiUrl, Realmgate's own, name other addresses of it. */
+export const BITBUCKET_BASE_URL = 'https://bitbucket.org';
+export const BITBUCKET_API_URL = 'https://api.bitbucket.org';
+
+/** A Bitbucket provider's endpoints: the authorization server under the base, the user and its emails under the API; the scope account email unless set (Keycloak's). */
+function bitbucketConfig(config: Record<string, string>): Record<string, string> {
+  const base = trimSlash(config.baseUrl?.trim() || BITBUCKET_BASE_URL);
+  const api = trimSlash(config.apiUrl?.trim() || BITBUCKET_API_URL);
+  return {
+    ...config,
+    authorizationUrl: `${base}/site/oauth2/authorize`,
+    tokenUrl: `${base}/site/oauth2/access_token`,
+    userInfoUrl: `${api}/2.0/user`,
+    emailUrl: `${api}/2.0/user/emails`,
+    defaultScope: config.defaultScope || 'account email',
+  };
+}
+
 /**
  * The config a provider of this type is stored with: its type's endpoints and defaults wherever the
  * config names none. Keycloak sets Google's endpoints in code and ignores any in the config; here one
@@ -165,6 +184,7 @@ export function withSocialDefaults(providerId: string, config: Record<string, st
   if (providerId === 'github') return githubConfig(config);
   if (providerId === 'microsoft') return microsoftConfig(config);
   if (providerId === 'facebook') return facebookConfig(config);
+  if (providerId === 'bitbucket') return bitbucketConfig(config);
   if (providerId === 'gitlab' && config.defaultScope?.trim() === 'openid') {
     // Keycloak's GitLab provider adds read_user to a scope of openid alone.
     return withSocialDefaults(providerId, { ...config, defaultScope: 'openid read_user' });

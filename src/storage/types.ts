@@ -368,7 +368,7 @@ export interface Interaction {
 }
 
 /** The identity provider types Realmgate brokers to (Keycloak's providerId): OpenID Connect providers and Keycloak's social ones (src/oauth/social-providers.ts). */
-export const IDENTITY_PROVIDER_TYPES = ['oidc', 'keycloak-oidc', 'google', 'github', 'gitlab', 'microsoft', 'facebook', 'linkedin-openid-connect'] as const;
+export const IDENTITY_PROVIDER_TYPES = ['oidc', 'keycloak-oidc', 'google', 'github', 'gitlab', 'microsoft', 'facebook', 'linkedin-openid-connect', 'bitbucket'] as const;
 export type IdentityProviderType = (typeof IDENTITY_PROVIDER_TYPES)[number];
 
 /**

@@ -213,7 +213,7 @@ for (const dialect of dialects()) {
       okIn(['identity-provider', 'update', REALM, 'google', '--hosted-domain', '']);
       assert.match(okIn(['identity-provider', 'show', REALM, 'google']), /^hosted domains: {6}any account$/m);
       okIn(['identity-provider', 'delete', REALM, 'google', '--yes']);
-      fails(['identity-provider', 'create', REALM, 'gh', '--type', 'twitter', '--client-id', 'x', '--client-secret-stdin'], /--type takes oidc, keycloak-oidc, google, github, gitlab, microsoft, facebook, linkedin-openid-connect, not "twitter"/, { status: 1 });
+      fails(['identity-provider', 'create', REALM, 'gh', '--type', 'twitter', '--client-id', 'x', '--client-secret-stdin'], /--type takes oidc, keycloak-oidc, google, github, gitlab, microsoft, facebook, linkedin-openid-connect, bitbucket, not "twitter"/, { status: 1 });
       fails(['identity-provider', 'create', REALM, 'x', '--issuer', up.issuer, '--client-id', 'x', '--client-secret-stdin', '--hosted-domain', 'corp.example'], /--hosted-domain goes with --type google/, { status: 1 });
       assert.equal(await ts.store.identityProviders.get(REALM, 'gh'), undefined);
     });

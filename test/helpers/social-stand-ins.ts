@@ -1,5 +1,5 @@
-// Stand-ins for Microsoft's identity platform with Microsoft Graph, and for Facebook's Graph API, for the
-// tests of Keycloak's Microsoft and Facebook identity providers: neither can be reached from here, and no
+// Stand-ins for Microsoft's identity platform with Microsoft Graph, Facebook's Graph API and Bitbucket
+// Cloud, for the tests of Keycloak's Microsoft, Facebook and Bitbucket identity providers: neither can be reached from here, and no
 // independent implementation of their APIs runs locally. Each answers at the paths Keycloak's providers
 // use, as their documentation describes them:
 // - Microsoft: {base}/{tenant}/oauth2/v2.0/authorize and /token (JSON; a refused code is 400 invalid_grant,
@@ -10,6 +10,10 @@
 // - Facebook: {api}/oauth/authorize and /oauth/access_token (JSON); {api}/me?fields=... answers only the
 //   fields asked for (id always), 400 OAuthException code 190 for an unknown token.
 //   https://developers.facebook.com/docs/facebook-login/guides/advanced/manual-flow
+// - Bitbucket: {base}/site/oauth2/authorize and /access_token (JSON); {api}/2.0/user (type "user",
+//   account_id, nickname, display_name) and /2.0/user/emails (paged: values with is_primary and
+//   is_confirmed); 401 {type: "error"} for an unknown token.
+//   https://developer.atlassian.com/cloud/bitbucket/rest/api-group-users/
 import http from 'node:http';
 import crypto from 'node:crypto';
 
@@ -89,6 +93,18 @@ export function answerAuthorization<U>(res: http.ServerResponse, q: URLSearchPar
   res.writeHead(302, { location: back.toString() }).end();
 }
 
+const BITBUCKET: Flavor = {
+  authorize: (path) => path === '/site/oauth2/authorize',
+  token: (path) => path === '/site/oauth2/access_token',
+  profile(url, user) {
+    if (url.pathname !== '/api/2.0/user' && url.pathname !== '/api/2.0/user/emails') return null;
+    if (!user) return { status: 401, body: { type: 'error', error: { message: 'Access token expired.' } } };
+    const { emails, ...account } = user as StandInUser & { emails?: unknown[] };
+    if (url.pathname === '/api/2.0/user/emails') return { status: 200, body: { pagelen: 10, values: emails ?? [], page: 1, size: (emails ?? []).length } };
+    return { status: 200, body: { type: 'user', ...account } };
+  },
+};
+
 async function start(flavor: Flavor, opts: { redirectUri: string; apiPath: string }): Promise<SocialStandIn> {
   const server = http.createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -153,3 +169,6 @@ export const startMicrosoftStandIn = (opts: { redirectUri: string }): Promise<So
 
 /** Facebook's Graph API at {apiUrl} (its root): the dialog, the token endpoint and /me. */
 export const startFacebookStandIn = (opts: { redirectUri: string }): Promise<SocialStandIn> => start(FACEBOOK, { ...opts, apiPath: '' });
+
+/** Bitbucket Cloud: its authorization server at {baseUrl}/site/oauth2/..., its API at {apiUrl} ({baseUrl}/api). */
+export const startBitbucketStandIn = (opts: { redirectUri: string }): Promise<SocialStandIn> => start(BITBUCKET, { ...opts, apiPath: '/api' });

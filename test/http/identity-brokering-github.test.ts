@@ -47,7 +47,7 @@ for (const dialect of dialects()) {
       return completeAtProvider(ts, jar, location);
     }
 
-    const failures = async (): Promise<string[]> => (await ts.store.events.list('test', { types: ['IDENTITY_PROVIDER_LOGIN_ERROR'] })).map((e) => e.reason ?? '');
+    const failures = async (): Promise<string[]> => (await ts.store.events.list('test', { types: ['IDENTITY_PROVIDER_LOGIN_ERROR'] })).map((e) => e.reason ?? '').reverse();
 
     test("created with a client id and secret only: GitHub's endpoints and scope, a button that says GitHub, and GitHub's authorization request", async () => {
       await ts.kc.identityProviders.create({ realm: 'test', alias: 'github', providerId: 'github', enabled: true, config: { clientId: 'Iv1.0123456789abcdef', clientSecret: 'gh-secret' } });
@@ -60,7 +60,7 @@ for (const dialect of dialects()) {
       assert.equal(rep.config!.defaultScope, 'user:email');
       assert.equal(await providerSecret(ts.store, (await ts.store.identityProviders.get('test', 'github'))!), 'gh-secret');
       assert.deepEqual(await ts.kc.identityProviders.findFactory({ realm: 'test', providerId: 'github' }), { id: 'github', name: 'GitHub' });
-      assert.deepEqual((await ts.kc.serverInfo.find()).socialProviders!.map((p) => p.id), ['facebook', 'github', 'gitlab', 'google', 'linkedin-openid-connect', 'microsoft']);
+      assert.deepEqual((await ts.kc.serverInfo.find()).socialProviders!.filter((p) => p.id === 'github'), [{ id: 'github', name: 'GitHub' }]);
 
       const { location, buttons } = await pressProviderButton(ts, 'github', new FetchCookieJar());
       assert.deepEqual(buttons.find(([a]) => a === 'github'), ['github', 'GitHub']);

@@ -62,7 +62,7 @@ for (const dialect of dialects()) {
       assert.equal(await providerSecret(ts.store, (await ts.store.identityProviders.get('test', 'google'))!), 'g-secret');
       // The admin console's list of social providers, and the type itself.
       const info = await ts.kc.serverInfo.find();
-      assert.deepEqual(info.socialProviders!.map((p) => p.id), ['facebook', 'github', 'gitlab', 'google', 'linkedin-openid-connect', 'microsoft']);
+      assert.deepEqual(info.socialProviders!.filter((p) => p.id === 'google'), [{ id: 'google', name: 'Google' }]);
       assert.deepEqual(await ts.kc.identityProviders.findFactory({ realm: 'test', providerId: 'google' }), { id: 'google', name: 'Google' });
 
       const { location, buttons } = await pressButton('google');

@@ -5,13 +5,14 @@ import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
 import { FetchCookieJar } from '../helpers/fetch-browser.js';
 import { completeAtProvider, pressProviderButton } from '../helpers/broker-flow.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
-import { startFacebookStandIn, startMicrosoftStandIn, type SocialStandIn, type StandInUser } from '../helpers/social-stand-ins.js';
+import { startBitbucketStandIn, startFacebookStandIn, startMicrosoftStandIn, type SocialStandIn, type StandInUser } from '../helpers/social-stand-ins.js';
 import { updateRealm } from '../../src/admin/operations.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { providerSecret } from '../../src/admin/operations/identity-providers.js';
 
 const SOCIAL = [
+  { id: 'bitbucket', name: 'Bitbucket' },
   { id: 'facebook', name: 'Facebook' },
   { id: 'github', name: 'GitHub' },
   { id: 'gitlab', name: 'GitLab' },
@@ -34,6 +35,7 @@ for (const dialect of dialects()) {
     let linkedin: Upstream;
     let ms: SocialStandIn;
     let fb: SocialStandIn;
+    let bb: SocialStandIn;
     const callback = (alias: string): string => `${ts.baseUrl}/auth/realms/test/broker/${alias}/endpoint`;
 
     before(async () => {
@@ -43,6 +45,8 @@ for (const dialect of dialects()) {
       linkedin = await startUpstream({ redirectUri: callback('linkedin-local'), pkceRequired: false });
       ms = await startMicrosoftStandIn({ redirectUri: callback('entra') });
       fb = await startFacebookStandIn({ redirectUri: callback('fb') });
+      bb = await startBitbucketStandIn({ redirectUri: callback('bb') });
+      await ts.kc.identityProviders.create({ realm: 'test', alias: 'bb', providerId: 'bitbucket', enabled: true, config: { baseUrl: bb.baseUrl, apiUrl: bb.apiUrl, clientId: bb.clientId, clientSecret: bb.clientSecret } });
       await ts.kc.identityProviders.create({
         realm: 'test',
         alias: 'entra',
@@ -65,6 +69,7 @@ for (const dialect of dialects()) {
       await linkedin.close();
       await ms.close();
       await fb.close();
+      await bb.close();
       await ts.close();
     });
 
@@ -78,13 +83,15 @@ for (const dialect of dialects()) {
     }
     const viaMicrosoft = (user: StandInUser | undefined) => signIn('entra', 'Microsoft', () => (ms.nextUser = user));
     const viaFacebook = (user: StandInUser | undefined) => signIn('fb', 'Facebook', () => (fb.nextUser = user));
-    const failures = async (): Promise<string[]> => (await ts.store.events.list('test', { types: ['IDENTITY_PROVIDER_LOGIN_ERROR'] })).map((e) => e.reason ?? '');
+    /** The reasons of the failed sign-ins, oldest first (the store lists events newest first). */
+    const failures = async (): Promise<string[]> => (await ts.store.events.list('test', { types: ['IDENTITY_PROVIDER_LOGIN_ERROR'] })).map((e) => e.reason ?? '').reverse();
 
     test('created with a client id and secret only: each type its endpoints and scope, its name on the button, its authorization request', async () => {
       const made = [
         { alias: 'gitlab', providerId: 'gitlab', auth: 'https://gitlab.com/oauth/authorize', token: 'https://gitlab.com/oauth/token', userInfo: 'https://gitlab.com/oauth/userinfo', scope: 'openid read_user', name: 'GitLab' },
         { alias: 'microsoft', providerId: 'microsoft', auth: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize', token: 'https://login.microsoftonline.com/common/oauth2/v2.0/token', userInfo: 'https://graph.microsoft.com/v1.0/me/', scope: 'User.read', name: 'Microsoft' },
         { alias: 'facebook', providerId: 'facebook', auth: 'https://graph.facebook.com/oauth/authorize', token: 'https://graph.facebook.com/oauth/access_token', userInfo: 'https://graph.facebook.com/me?fields=id%2Cname%2Cemail%2Cfirst_name%2Clast_name', scope: 'email', name: 'Facebook' },
+        { alias: 'bitbucket', providerId: 'bitbucket', auth: 'https://bitbucket.org/site/oauth2/authorize', token: 'https://bitbucket.org/site/oauth2/access_token', userInfo: 'https://api.bitbucket.org/2.0/user', scope: 'account email', name: 'Bitbucket' },
         { alias: 'linkedin', providerId: 'linkedin-openid-connect', auth: 'https://www.linkedin.com/oauth/v2/authorization', token: 'https://www.linkedin.com/oauth/v2/accessToken', userInfo: 'https://api.linkedin.com/v2/userinfo', scope: 'openid profile email', name: 'LinkedIn' },
       ];
       for (const m of made) {
@@ -117,7 +124,7 @@ for (const dialect of dialects()) {
       // GitLab's scope of openid alone becomes Keycloak's openid read_user.
       await ts.kc.identityProviders.create({ realm: 'test', alias: 'gitlab-openid', providerId: 'gitlab', config: { clientId: 'x', clientSecret: 'y', defaultScope: 'openid' } });
       assert.equal((await ts.kc.identityProviders.findOne({ realm: 'test', alias: 'gitlab-openid' }))!.config!.defaultScope, 'openid read_user');
-      for (const alias of ['gitlab', 'microsoft', 'facebook', 'linkedin', 'gitlab-openid']) await ts.kc.identityProviders.del({ realm: 'test', alias });
+      for (const alias of ['gitlab', 'microsoft', 'facebook', 'bitbucket', 'linkedin', 'gitlab-openid']) await ts.kc.identityProviders.del({ realm: 'test', alias });
     });
 
     test('GitLab: its ID token checked, the account from its UserInfo; the username its preferred_username', async () => {
@@ -231,6 +238,37 @@ for (const dialect of dialects()) {
       // No email (a phone-only account): the id is the username.
       await viaFacebook({ id: '10158000000000002', first_name: 'Pat' });
       assert.equal((await ts.store.users.findByUsername('test', '10158000000000002'))?.firstName, 'Pat');
+    });
+
+    test("Bitbucket: the API's user (type user); its account_id the link, its nickname the username, display_name split, the primary confirmed email", async () => {
+      const r = await signIn('bb', 'Bitbucket', () => {
+        bb.nextUser = {
+          id: 'unused',
+          account_id: '557058:c0b0f6a4-0000-4000-8000-00000000b1b1',
+          uuid: '{d301aafa-d676-4ee0-88be-962be7417567}',
+          nickname: 'Bucky',
+          display_name: 'Bucky Barnes Jr',
+          emails: [
+            { type: 'email', email: 'old@bb.example', is_primary: false, is_confirmed: true },
+            { type: 'email', email: 'bucky@bb.example', is_primary: true, is_confirmed: true },
+          ],
+        };
+      });
+      assert.ok(r.claims, r.page?.slice(0, 300));
+      const user = (await ts.store.users.findByUsername('test', 'bucky'))!;
+      assert.equal(r.claims.sub, user.id);
+      assert.deepEqual([user.email, user.firstName, user.lastName], ['bucky@bb.example', 'Bucky', 'Barnes Jr']);
+      assert.deepEqual((await ts.store.identityProviders.links(user.id)).map((l) => [l.identityProvider, l.federatedUserId]), [['bb', '557058:c0b0f6a4-0000-4000-8000-00000000b1b1']]);
+      assert.deepEqual(bb.apiRequests.slice(-2).map((a) => a.path), ['/api/2.0/user', '/api/2.0/user/emails']);
+      assert.equal(bb.authorizations.at(-1)!.query.get('scope'), 'account email');
+      // An unconfirmed primary address is not taken.
+      await signIn('bb', 'Bitbucket', () => (bb.nextUser = { id: 'unused', account_id: '557058:2', nickname: 'unconfirmed', emails: [{ type: 'email', email: 'maybe@bb.example', is_primary: true, is_confirmed: false }] }));
+      assert.equal((await ts.store.users.findByUsername('test', 'unconfirmed'))?.email ?? null, null);
+      // Not a user (a team's token): refused.
+      const before = (await failures()).length;
+      const team = await signIn('bb', 'Bitbucket', () => (bb.nextUser = { id: 'unused', account_id: '557058:3', nickname: 'a-team', type: 'team' }));
+      assert.match(team.page ?? '', /The sign-in with the identity provider did not complete/);
+      assert.ok((await failures()).slice(before).some((x) => /the Bitbucket API answered no user/.test(x)));
     });
 
     test("a Keycloak realm with GitLab, Microsoft and Facebook providers imports them, with their users' links", async () => {

@@ -174,7 +174,7 @@ for (const dialect of dialects()) {
         assert.equal(l.outcome, 'skipped', alias);
         assert.match(l.reason!, reason, alias);
       };
-      skipped('saml-idp', /^a SAML provider: Realmgate brokers to OpenID Connect providers and Keycloak's social providers google, github, gitlab, microsoft, facebook, linkedin-openid-connect only/);
+      skipped('saml-idp', /^a SAML provider: Realmgate brokers to OpenID Connect providers and Keycloak's social providers google, github, gitlab, microsoft, facebook, linkedin-openid-connect, bitbucket only/);
       skipped('twitter', /^providerId "twitter" is not supported/);
       skipped('vaulted', /vault \(\$\{vault\.corp_secret\}\), which Realmgate cannot read: put the secret itself in the file/);
       skipped('masked', /masked \(\*{10}\)/);

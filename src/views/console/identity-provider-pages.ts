@@ -25,6 +25,7 @@ const DEFAULT_AUTHORIZATION_URL: Readonly<Record<string, string>> = {
   github: 'https://github.com/login/oauth/authorize',
   microsoft: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
   facebook: 'https://graph.facebook.com/oauth/authorize',
+  bitbucket: 'https://bitbucket.org/site/oauth2/authorize',
 };
 
 /** The types a provider may be added as in the console: [providerId, label]. */
@@ -36,6 +37,7 @@ const PROVIDER_TYPES: ReadonlyArray<[string, string]> = [
   ['microsoft', 'Microsoft'],
   ['facebook', 'Facebook'],
   ['linkedin-openid-connect', 'LinkedIn'],
+  ['bitbucket', 'Bitbucket'],
   ['keycloak-oidc', 'Keycloak OpenID Connect'],
 ];
 const typeLabel = (type: string): string => PROVIDER_TYPES.find(([id]) => id === type)?.[1] ?? type;
@@ -68,13 +70,13 @@ function providerFields(form: Record<string, string>, orgs: OrganizationChoice[]
   const typeField = opts.edit
     ? html`<p>Type: <strong>${typeLabel(type)}</strong></p>`
     : html`<label for="providerType">Type</label><select id="providerType" name="providerType">${PROVIDER_TYPES.map(([id, label]) => html`<option value="${id}"${id === type ? html` selected` : ''}>${label}</option>`)}</select>
-<p class="muted">Google, GitHub, GitLab, Microsoft, Facebook and LinkedIn need only the client ID and secret: their endpoints are filled in (Keycloak's social providers).</p>`;
+<p class="muted">Google, GitHub, GitLab, Microsoft, Facebook, LinkedIn and Bitbucket need only the client ID and secret: their endpoints are filled in (Keycloak's social providers).</p>`;
   // Each shown when adding (the type is chosen in the same form) and on its type's page.
   const hostedDomain = (opts.edit ? type !== 'google' : isOAuth2Only(type)) ? '' : textField('hostedDomain', 'Hosted domains (Google only, optional)', form.hostedDomain ?? '', { help: 'Google Workspace domains whose accounts may sign in, comma-separated; empty or * for any Google account. The ID token\'s hd claim must be one of them.' });
   const tenant = (opts.edit ? type !== 'microsoft' : isOAuth2Only(type) && type !== 'microsoft')
     ? ''
     : textField('tenantId', 'Tenant (Microsoft only, optional)', form.tenantId ?? '', { help: 'The Microsoft Entra tenant whose accounts may sign in: its ID or one of its domains; organizations for any work or school account, consumers for personal accounts; empty (common) for any Microsoft account.' });
-  // The endpoints of GitHub, Microsoft and Facebook are made from their addresses (and Microsoft's tenant):
+  // The endpoints of GitHub, Microsoft, Facebook and Bitbucket are made from their addresses (and Microsoft's tenant):
   // another address is the admin API's or the CLI's baseUrl and apiUrl.
   const provider = isOAuth2Only(type)
     ? html`<p class="muted">${typeLabel(type)}'s endpoints: <code>${form.authorizationUrl || DEFAULT_AUTHORIZATION_URL[type] || ''}</code> and its user API.</p>${tenant}`
@@ -98,7 +100,7 @@ ${textField('clientId', 'Client ID', form.clientId ?? '', { required: true })}
 <option value="client_secret_post"${method === 'client_secret_post' ? html` selected` : ''}>client_secret_post (form body)</option>
 <option value="client_secret_basic"${method === 'client_secret_basic' ? html` selected` : ''}>client_secret_basic (HTTP Basic)</option>
 </select>
-${textField('scope', 'Scopes', form.scope ?? DEFAULT_SCOPE, { help: isOAuth2Only(type) ? 'Space-separated (GitHub: user:email; Microsoft: User.read; Facebook: email).' : 'Space-separated; openid is always asked for.' })}
+${textField('scope', 'Scopes', form.scope ?? DEFAULT_SCOPE, { help: isOAuth2Only(type) ? 'Space-separated (GitHub: user:email; Microsoft: User.read; Facebook: email; Bitbucket: account email).' : 'Space-separated; openid is always asked for.' })}
 </fieldset>
 ${orgs.length > 0
   ? html`<label for="organization">Organization</label><select id="organization" name="organization"><option value="">None</option>${orgs.map((o) => html`<option value="${o.id}"${o.id === org ? html` selected` : ''}>${visible(o.alias)}</option>`)}</select>`
