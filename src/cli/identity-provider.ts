@@ -199,7 +199,7 @@ export function registerIdentityProvider(program: Command): void {
       `the provider type (Keycloak's providerId): ${PROVIDER_TYPES.join(', ')}; the social ones need no endpoints (default oidc; a GitHub Enterprise Server: --config baseUrl=URL --config apiUrl=URL; a Microsoft tenant: --config tenantId=ID, else any Microsoft account; a self-managed GitLab: its --issuer)`,
     )
     .option('--no-pkce', 'do not send a PKCE challenge (only for a provider that refuses one)')
-    .option('--trust-email', "the provider's email addresses count as verified (the email_verified claim of the new user)")
+    .option('--trust-email', "the provider's email addresses count as verified (the email_verified claim of the new user; never Microsoft's, which nobody checks)")
     .option('--hide-on-login', 'no button on the login page: only a client that asks for it (kc_idp_hint=<alias>) sends users there')
     .option('--link-only', 'no new user from the provider: only users linked to it already sign in through it (user federated-identity link)')
     .option('--disabled', 'add it disabled (no button, kc_idp_hint refused)')
@@ -238,7 +238,7 @@ export function registerIdentityProvider(program: Command): void {
   providerOptions(idp.command('update <realm> <alias>'), true)
     .description("change a provider; what is not given stays as it is (the secret too); prints the result. The alias cannot change (it is in the redirect URI)")
     .option('--pkce <on|off>', 'send a PKCE challenge (S256)', onOff('--pkce'))
-    .option('--trust-email <on|off>', "the provider's email addresses count as verified", onOff('--trust-email'))
+    .option('--trust-email <on|off>', "the provider's email addresses count as verified (never Microsoft's)", onOff('--trust-email'))
     .option('--hide-on-login <on|off>', 'no button on the login page (kc_idp_hint only)', onOff('--hide-on-login'))
     .option('--link-only <on|off>', 'only users linked to it already sign in through it', onOff('--link-only'))
     .option('--no-organization', 'the provider belongs to no organization')

@@ -107,7 +107,7 @@ ${orgs.length > 0
   : ''}
 <fieldset><legend>Options</legend>
 ${checkbox('pkce', 'PKCE (S256): send a code challenge', form.pkce !== 'off')}
-${checkbox('trustEmail', "Trust email: the provider's addresses count as verified", form.trustEmail === 'on')}
+${checkbox('trustEmail', "Trust email: the provider's addresses count as verified (never Microsoft's: nobody checks them)", form.trustEmail === 'on')}
 ${checkbox('hideOnLogin', 'Hide on the login page: only kc_idp_hint sends users there', form.hideOnLogin === 'on')}
 ${checkbox('linkOnly', 'Link only: no new users, only accounts linked already sign in', form.linkOnly === 'on')}
 </fieldset>`;
