@@ -7,7 +7,7 @@
 // https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps
 import http from 'node:http';
 import crypto from 'node:crypto';
-import { answerAuthorization, type CodeGrant } from './social-stand-ins.js';
+import { answerAuthorization, listenLocal, sendJson, type CodeGrant } from './social-stand-ins.js';
 
 export interface GitHubUser {
   id: number;
@@ -35,9 +35,7 @@ export interface GitHubStandIn {
 }
 
 export async function startGitHubStandIn(opts: { redirectUri: string }): Promise<GitHubStandIn> {
-  const server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const { server, baseUrl, close } = await listenLocal();
   const codes = new Map<string, CodeGrant<GitHubUser>>();
   const tokens = new Map<string, GitHubUser>();
   const gh: GitHubStandIn = {
@@ -49,9 +47,9 @@ export async function startGitHubStandIn(opts: { redirectUri: string }): Promise
     authorizations: [],
     tokenRequests: [],
     apiRequests: [],
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close,
   };
-  const json = (res: http.ServerResponse, status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+  const json = sendJson;
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', baseUrl);
     if (req.method === 'GET' && url.pathname === '/login/oauth/authorize') {

@@ -66,6 +66,16 @@ const FACEBOOK: Flavor = {
   },
 };
 
+/** A JSON answer. */
+export const sendJson = (res: http.ServerResponse, status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+
+/** An HTTP server listening on a free port of 127.0.0.1, and its address. */
+export async function listenLocal(): Promise<{ server: http.Server; baseUrl: string; close: () => Promise<void> }> {
+  const server = http.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
 /** A code's grant: who signed in, for which redirect URI, with which PKCE challenge. */
 export interface CodeGrant<U> {
   user: U;
@@ -106,9 +116,7 @@ const BITBUCKET: Flavor = {
 };
 
 async function start(flavor: Flavor, opts: { redirectUri: string; apiPath: string }): Promise<SocialStandIn> {
-  const server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const { server, baseUrl, close } = await listenLocal();
   const codes = new Map<string, CodeGrant<StandInUser>>();
   const tokens = new Map<string, StandInUser>();
   const s: SocialStandIn = {
@@ -121,9 +129,9 @@ async function start(flavor: Flavor, opts: { redirectUri: string; apiPath: strin
     authorizations: [],
     tokenRequests: [],
     apiRequests: [],
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close,
   };
-  const json = (res: http.ServerResponse, status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+  const json = sendJson;
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', baseUrl);
     if (req.method === 'GET' && flavor.authorize(url.pathname)) {
