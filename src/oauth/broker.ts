@@ -22,7 +22,7 @@ export function brokerRedirectUri(services: Pick<Services, 'config'>, realmId: s
   return `${realmBase(services.config, realmId)}/broker/${encodeURIComponent(alias)}/endpoint`;
 }
 
-/** The provider's scope: its defaultScope (Keycloak's "openid" when empty), with openid always in it; GitHub's, Microsoft's and Facebook's as set (no OpenID Connect there). */
+/** The provider's scope: its defaultScope (Keycloak's "openid" when empty), with openid always in it; the OAuth 2.0 providers' (GitHub, Microsoft, Facebook, Bitbucket) as set: no OpenID Connect there. */
 function scopeOf(p: IdentityProvider): string {
   if (isOAuth2Only(p.providerId)) return p.config.defaultScope ?? '';
   const scopes = (p.config.defaultScope ?? '').split(/\s+/).filter((s) => s !== '');
@@ -307,8 +307,7 @@ const looksLikeEmail = (v: string | undefined): v is string => v !== undefined &
 /**
  * Microsoft (Keycloak's MicrosoftIdentityProvider, an OAuth 2.0 provider): the account is Microsoft
  * Graph's /me. Its id is the link; the email is mail, else the userPrincipalName when it is an address
- * (not a guest's);
- * the username that email, else the id; givenName and surname the names. Graph's mail is whatever the
+ * (not a guest's); the username that email, else the id; givenName and surname the names. Graph's mail is whatever the
  * account's tenant wrote there, checked by nobody (the "nOAuth" takeovers of 2023): it is kept, but never
  * as verified, whatever trustEmail says (vouchesForEmail), and an existing user with that address is still
  * asked for their password before a link (brokeredUser's "existing").
