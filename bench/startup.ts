@@ -8,7 +8,9 @@
  * starts `node bin/realmgate.js start --workers N --port P --host 127.0.0.1` `runs` times, polls
  * GET /health/ready every 2 ms, and records the time from spawn to the first 200; then, after `idle` ms
  * without requests, VmRSS of every process (/proc/<pid>/status: the primary and, with a cluster, each
- * worker). It prints the medians (and min/max) per setting, and the median CPU time (user + system) of the
+ * worker), with its PSS and private memory (/proc/<pid>/smaps_rollup: RSS counts in full the pages of the
+ * node binary and libraries that every Node.js process shares, about 37 MB; PSS divides each shared page
+ * among the processes mapping it, so the PSS of a cluster's processes add up to what they take). It prints the medians (and min/max) per setting, and the median CPU time (user + system) of the
  * processes' main threads until ready, which a busy machine disturbs less than the wall time.
  *
  * Options (or the environment): --runs (BENCH_STARTUP_RUNS, default 7), --workers (BENCH_STARTUP_WORKERS,
@@ -61,6 +63,17 @@ function freePort(): Promise<number> {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** PSS and private (clean + dirty) memory of a process in MB, from smaps_rollup; NaN when it is gone. */
+function smapsMb(pid: number): { pss: number; priv: number } {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+    return { pss: kb('Pss') / 1024, priv: (kb('Private_Clean') + kb('Private_Dirty')) / 1024 };
+  } catch {
+    return { pss: NaN, priv: NaN };
+  }
+}
 
 /** VmRSS of a process in MB, or undefined when it is gone. */
 function rssMb(pid: number): number | undefined {
@@ -128,6 +141,9 @@ interface Run {
   cpuMs: number;
   /** VmRSS of the primary (or the single process), then of each worker. */
   rss: number[];
+  /** PSS and private memory, in the same order. */
+  pss: number[];
+  priv: number[];
 }
 
 async function startOnce(entry: string, dir: string, workers: string, measureRss: boolean): Promise<Run> {
@@ -152,6 +168,8 @@ async function startOnce(entry: string, dir: string, workers: string, measureRss
     }
     const cpu = [child.pid!, ...childrenOf(child.pid!)].reduce((sum, pid) => sum + cpuMs(pid), 0);
     const rss: number[] = [];
+    const pss: number[] = [];
+    const priv: number[] = [];
     if (measureRss) {
       const expected = workers === 'default' ? os.availableParallelism() : Number(workers);
       // Every worker listening (each answers a request) before the idle time starts.
@@ -159,9 +177,14 @@ async function startOnce(entry: string, dir: string, workers: string, measureRss
       while (expected > 1 && childrenOf(child.pid!).length < expected && performance.now() < until) await sleep(10);
       await sleep(idleMs);
       const pids = [child.pid!, ...(expected > 1 ? childrenOf(child.pid!) : [])];
-      for (const pid of pids) rss.push(rssMb(pid) ?? NaN);
+      for (const pid of pids) {
+        rss.push(rssMb(pid) ?? NaN);
+        const m = smapsMb(pid);
+        pss.push(m.pss);
+        priv.push(m.priv);
+      }
     }
-    return { readyMs, cpuMs: cpu, rss };
+    return { readyMs, cpuMs: cpu, rss, pss, priv };
   } finally {
     await stop(child);
   }
@@ -183,10 +206,15 @@ function report(label: string, results: Run[]): void {
   const total = results.map((r) => r.rss.reduce((a, b) => a + b, 0));
   let line = `${label.padEnd(entries.length > 1 ? 36 : 20)} ready median ${f0(median(ready))} ms (min ${f0(Math.min(...ready))}, max ${f0(Math.max(...ready))}), main-thread CPU ${f0(median(cpu))} ms  RSS ${workerRss.length ? 'primary' : 'process'} median ${f1(median(primary))} MB`;
   if (workerRss.length) line += `, per worker median ${f1(median(workerRss))} MB (${workerRss.length / results.length} workers), all processes ${f1(median(total))} MB`;
+  const pssTotal = results.map((r) => r.pss.reduce((a, b) => a + b, 0));
+  const privTotal = results.map((r) => r.priv.reduce((a, b) => a + b, 0));
+  line += `; PSS ${workerRss.length ? 'all processes ' : ''}median ${f1(median(pssTotal))} MB, private ${f1(median(privTotal))} MB`;
   console.log(line);
 }
 
 console.log(`startup bench: ${runs} runs each, idle ${idleMs} ms before reading VmRSS, ${os.availableParallelism()} CPUs, node ${process.version}, entry ${entries.map((e) => path.relative(ROOT, e)).join(', ')}${nodeArgs.length ? ` ${nodeArgs.join(' ')}` : ''}`);
+// Node.js reads the whole file at start-up when it is set (about 1 MB more of every process's memory).
+if (process.env.NODE_EXTRA_CA_CERTS) console.log(`NODE_EXTRA_CA_CERTS is set (${process.env.NODE_EXTRA_CA_CERTS}): each process loads those certificates, ~1 MB of RSS; unset it (env -u NODE_EXTRA_CA_CERTS) to measure a default deployment`);
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'realmgate-startup-'));
 try {
   // The existing database: made by one start (migrations, key file, realm master, its keys and admin).
