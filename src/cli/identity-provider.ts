@@ -102,9 +102,10 @@ function describeProvider(p: IdentityProvider, organization: string | null): str
     ['login page', p.hideOnLogin ? 'hidden (kc_idp_hint only)' : 'shown'],
     ['link only', on(p.linkOnly)],
     ...(p.providerId === 'google' ? [['hosted domains', c.hostedDomain || 'any account'] as [string, string]] : []),
+    ...(p.providerId === 'microsoft' ? [['tenant', c.tenantId || 'common (any Microsoft account)'] as [string, string]] : []),
     ['organization', organization ?? ''],
     ['sync mode', c.syncMode || 'IMPORT'],
-    ['other config', Object.entries(c).filter(([k]) => !SHOWN_KEYS.has(k) && !(k === 'hostedDomain' && p.providerId === 'google')).map(([k, v]) => `${k}=${v}`).join(' ')],
+    ['other config', Object.entries(c).filter(([k]) => !SHOWN_KEYS.has(k) && !(k === 'hostedDomain' && p.providerId === 'google') && !(k === 'tenantId' && p.providerId === 'microsoft')).map(([k, v]) => `${k}=${v}`).join(' ')],
   ];
   return lines.map(([k, v]) => (v === '' ? `${k}:\n` : `${k}:${' '.repeat(Math.max(1, 20 - k.length))}${terminalSafe(v)}\n`)).join('');
 }

@@ -226,6 +226,8 @@ for (const dialect of dialects()) {
       assert.match(created, /^userinfo URL: {8}https:\/\/graph\.microsoft\.com\/v1\.0\/me\/$/m);
       assert.match(created, /^ID token signature: {2}none \(Microsoft has no ID tokens/m);
       assert.match(created, /^scope: {15}User\.read$/m);
+      assert.match(created, /^tenant: {14}contoso\.onmicrosoft\.com$/m);
+      assert.doesNotMatch(created, /^other config:.*tenantId/m);
       // Another tenant: the endpoints follow it.
       const moved = okIn(['identity-provider', 'update', REALM, 'entra', '--config', 'tenantId=organizations']);
       assert.match(moved, /^authorization URL: {3}https:\/\/login\.microsoftonline\.com\/organizations\/oauth2\/v2\.0\/authorize$/m);
