@@ -74,8 +74,7 @@ export const SOCIAL_PROVIDER_FACTORIES: ReadonlyArray<{ id: IdentityProviderType
 ];
 
 /** The types without OpenID Connect: no ID token, no nonce, their scope as set (no openid added); the account comes from their user API. */
-export const OAUTH2_ONLY_TYPES: readonly string[] = ['github', 'microsoft', 'facebook', 'bitbucket'];
-export const isOAuth2Only = (providerId: string): boolean => OAUTH2_ONLY_TYPES.includes(providerId);
+export const isOAuth2Only = (providerId: string): boolean => Object.hasOwn(ADDRESSED, providerId);
 
 /**
  * Whether a provider of this type vouches for the emails it gives, so that trustEmail may mark them
@@ -83,108 +82,73 @@ export const isOAuth2Only = (providerId: string): boolean => OAUTH2_ONLY_TYPES.i
  */
 export const vouchesForEmail = (providerId: string): boolean => providerId !== 'microsoft';
 
-/** The types whose endpoints are made from the config's baseUrl and apiUrl (their own addresses when unset). */
-export const BASE_URL_TYPES: readonly string[] = OAUTH2_ONLY_TYPES;
-
 const trimSlash = (url: string): string => (url.endsWith('/') ? url.slice(0, -1) : url);
 
-/** GitHub's addresses (Keycloak's GitHubIdentityProvider): `baseUrl` and `apiUrl` name a GitHub Enterprise Server instead. */
-export const GITHUB_BASE_URL = 'https://github.com';
-export const GITHUB_API_URL = 'https://api.github.com';
-
-/**
- * A GitHub provider's endpoints, always made from its baseUrl and apiUrl (GitHub's own when unset), as
- * Keycloak makes them: the authorization and token endpoints under the base, the user and its emails
- * under the API. Its scope is user:email unless set.
- */
-function githubConfig(config: Record<string, string>): Record<string, string> {
-  const base = trimSlash(config.baseUrl?.trim() || GITHUB_BASE_URL);
-  const api = trimSlash(config.apiUrl?.trim() || GITHUB_API_URL);
-  return {
-    ...config,
-    authorizationUrl: `${base}/login/oauth/authorize`,
-    tokenUrl: `${base}/login/oauth/access_token`,
-    userInfoUrl: `${api}/user`,
-    emailUrl: `${api}/user/emails`,
-    defaultScope: config.defaultScope || 'user:email',
-  };
-}
-
-/** Microsoft's identity platform and Graph (Keycloak's MicrosoftIdentityProvider). */
-export const MICROSOFT_BASE_URL = 'https://login.microsoftonline.com';
-export const MICROSOFT_API_URL = 'https://graph.microsoft.com';
-/** A tenant: its id (a GUID), one of its domains, or common, organizations or consumers; it is a segment of the endpoints' path. */
+/** A tenant: its id (a GUID), one of its domains, or common, organizations or consumers; it is a segment of Microsoft's endpoints' path. */
 export const MICROSOFT_TENANT_RE = /^[A-Za-z0-9][A-Za-z0-9.-]{0,127}$/;
-
-/**
- * A Microsoft provider's endpoints, made from its tenantId as Keycloak makes them (the multi-tenant
- * "common" when unset: any Microsoft account, work or personal), the account from Graph's /v1.0/me/, the
- * scope User.read unless set. baseUrl and apiUrl are Realmgate's own (Keycloak's Microsoft provider has
- * neither): another cloud's sign-in and Graph addresses (Azure Government, Azure China).
- */
-function microsoftConfig(config: Record<string, string>): Record<string, string> {
-  const base = trimSlash(config.baseUrl?.trim() || MICROSOFT_BASE_URL);
-  const api = trimSlash(config.apiUrl?.trim() || MICROSOFT_API_URL);
-  const tenant = config.tenantId?.trim() || 'common';
-  return {
-    ...config,
-    authorizationUrl: `${base}/${tenant}/oauth2/v2.0/authorize`,
-    tokenUrl: `${base}/${tenant}/oauth2/v2.0/token`,
-    userInfoUrl: `${api}/v1.0/me/`,
-    defaultScope: config.defaultScope || 'User.read',
-  };
-}
-
-/** Facebook's Graph API (Keycloak's FacebookIdentityProvider); apiUrl, Realmgate's own, names another address of it. */
-export const FACEBOOK_API_URL = 'https://graph.facebook.com';
-/** The profile's fields Keycloak asks for; config.fetchedFields adds more (comma-separated, as Keycloak appends them). */
-export const FACEBOOK_FIELDS = 'id,name,email,first_name,last_name';
+/** The profile's fields Keycloak asks Facebook for; config.fetchedFields adds more (comma-separated, as Keycloak appends them). */
+const FACEBOOK_FIELDS = 'id,name,email,first_name,last_name';
 export const FACEBOOK_FETCHED_FIELDS_RE = /^[A-Za-z0-9_.,{}()]{1,512}$/;
 
-/** A Facebook provider's endpoints, under Graph's address; the profile is /me with its fields; the scope email unless set. */
-function facebookConfig(config: Record<string, string>): Record<string, string> {
-  const api = trimSlash(config.apiUrl?.trim() || FACEBOOK_API_URL);
-  const extra = config.fetchedFields?.trim();
-  const fields = extra ? `${FACEBOOK_FIELDS},${extra}` : FACEBOOK_FIELDS;
-  return {
-    ...config,
-    authorizationUrl: `${api}/oauth/authorize`,
-    tokenUrl: `${api}/oauth/access_token`,
-    userInfoUrl: `${api}/me?fields=${encodeURIComponent(fields)}`,
-    defaultScope: config.defaultScope || 'email',
-  };
-}
-
-/** Bitbucket Cloud (Keycloak's BitbucketIdentityProvider); baseUrl and apiUrl, Realmgate's own, name other addresses of it. */
-export const BITBUCKET_BASE_URL = 'https://bitbucket.org';
-export const BITBUCKET_API_URL = 'https://api.bitbucket.org';
-
-/** A Bitbucket provider's endpoints: the authorization server under the base, the user and its emails under the API; the scope account email unless set (Keycloak's). */
-function bitbucketConfig(config: Record<string, string>): Record<string, string> {
-  const base = trimSlash(config.baseUrl?.trim() || BITBUCKET_BASE_URL);
-  const api = trimSlash(config.apiUrl?.trim() || BITBUCKET_API_URL);
-  return {
-    ...config,
-    authorizationUrl: `${base}/site/oauth2/authorize`,
-    tokenUrl: `${base}/site/oauth2/access_token`,
-    userInfoUrl: `${api}/2.0/user`,
-    emailUrl: `${api}/2.0/user/emails`,
-    defaultScope: config.defaultScope || 'account email',
-  };
-}
+/**
+ * The OAuth 2.0 providers' endpoints, made from two addresses as Keycloak makes them: `base` (the
+ * authorization server) and `api` (the user API), the provider's own unless the config's baseUrl and
+ * apiUrl name others; `scope` is the type's scope unless the config sets one.
+ * - github: Keycloak's GitHubIdentityProvider; baseUrl and apiUrl name a GitHub Enterprise Server, as in Keycloak.
+ * - microsoft: Keycloak's MicrosoftIdentityProvider; the endpoints are under config.tenantId (the multi-tenant
+ *   "common" when unset: any Microsoft account, work or personal), the account is Graph's /v1.0/me/.
+ *   baseUrl and apiUrl are Realmgate's own: another cloud's sign-in and Graph (Azure Government, China).
+ * - facebook: Keycloak's FacebookIdentityProvider; everything under the Graph API's address (apiUrl, Realmgate's
+ *   own); the profile is /me with Keycloak's fields and config.fetchedFields.
+ * - bitbucket: Keycloak's BitbucketIdentityProvider, Bitbucket Cloud; baseUrl and apiUrl are Realmgate's own.
+ */
+const ADDRESSED: Readonly<Record<string, { base: string; api: string; scope: string; endpoints: (base: string, api: string, config: Record<string, string>) => Record<string, string> }>> = {
+  github: {
+    base: 'https://github.com',
+    api: 'https://api.github.com',
+    scope: 'user:email',
+    endpoints: (base, api) => ({ authorizationUrl: `${base}/login/oauth/authorize`, tokenUrl: `${base}/login/oauth/access_token`, userInfoUrl: `${api}/user`, emailUrl: `${api}/user/emails` }),
+  },
+  microsoft: {
+    base: 'https://login.microsoftonline.com',
+    api: 'https://graph.microsoft.com',
+    scope: 'User.read',
+    endpoints: (base, api, config) => {
+      const tenant = config.tenantId?.trim() || 'common';
+      return { authorizationUrl: `${base}/${tenant}/oauth2/v2.0/authorize`, tokenUrl: `${base}/${tenant}/oauth2/v2.0/token`, userInfoUrl: `${api}/v1.0/me/` };
+    },
+  },
+  facebook: {
+    base: 'https://graph.facebook.com',
+    api: 'https://graph.facebook.com',
+    scope: 'email',
+    endpoints: (_base, api, config) => {
+      const extra = config.fetchedFields?.trim();
+      const fields = extra ? `${FACEBOOK_FIELDS},${extra}` : FACEBOOK_FIELDS;
+      return { authorizationUrl: `${api}/oauth/authorize`, tokenUrl: `${api}/oauth/access_token`, userInfoUrl: `${api}/me?fields=${encodeURIComponent(fields)}` };
+    },
+  },
+  bitbucket: {
+    base: 'https://bitbucket.org',
+    api: 'https://api.bitbucket.org',
+    scope: 'account email',
+    endpoints: (base, api) => ({ authorizationUrl: `${base}/site/oauth2/authorize`, tokenUrl: `${base}/site/oauth2/access_token`, userInfoUrl: `${api}/2.0/user`, emailUrl: `${api}/2.0/user/emails` }),
+  },
+};
 
 /**
  * The config a provider of this type is stored with: its type's endpoints and defaults wherever the
  * config names none. Keycloak sets Google's endpoints in code and ignores any in the config; here one
  * the config names is kept (a provider reached through another address, the tests' local provider).
- * GitHub's, Microsoft's and Facebook's are made from their baseUrl, apiUrl (and tenantId, fetchedFields)
- * at every change, as Keycloak makes them.
+ * The OAuth 2.0 providers' are made from their addresses (ADDRESSED) at every change, as Keycloak makes them.
  */
 export function withSocialDefaults(providerId: string, config: Record<string, string>): Record<string, string> {
-  if (providerId === 'github') return githubConfig(config);
-  if (providerId === 'microsoft') return microsoftConfig(config);
-  if (providerId === 'facebook') return facebookConfig(config);
-  if (providerId === 'bitbucket') return bitbucketConfig(config);
+  const addressed = ADDRESSED[providerId];
+  if (addressed) {
+    const base = trimSlash(config.baseUrl?.trim() || addressed.base);
+    const api = trimSlash(config.apiUrl?.trim() || addressed.api);
+    return { ...config, ...addressed.endpoints(base, api, config), defaultScope: config.defaultScope || addressed.scope };
+  }
   if (providerId === 'gitlab' && config.defaultScope?.trim() === 'openid') {
     // Keycloak's GitLab provider adds read_user to a scope of openid alone.
     return withSocialDefaults(providerId, { ...config, defaultScope: 'openid read_user' });

@@ -10,7 +10,7 @@ import { LIMITS, NotFound, USERNAME_RE, ValidationError, checkText, isLoopbackHo
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { applyProviderMappers } from './identity-provider-mappers.js';
 import { grantDefaultRole } from './default-role.js';
-import { BASE_URL_TYPES, FACEBOOK_FETCHED_FIELDS_RE, MICROSOFT_TENANT_RE, vouchesForEmail, withSocialDefaults } from '../../oauth/social-providers.js';
+import { FACEBOOK_FETCHED_FIELDS_RE, isOAuth2Only, MICROSOFT_TENANT_RE, vouchesForEmail, withSocialDefaults } from '../../oauth/social-providers.js';
 
 /**
  * Identity brokering's administration: the realm's OpenID Connect providers (Keycloak's identity
@@ -118,7 +118,7 @@ export async function checkProvider(store: Store, realmId: string, fields: Provi
   const { clientSecret, ...given } = fields.config ?? {};
   // A social provider's endpoints and defaults where the config names none (src/oauth/social-providers.ts).
   const config = withSocialDefaults(providerId, given);
-  if (BASE_URL_TYPES.includes(providerId)) {
+  if (isOAuth2Only(providerId)) {
     // Another address of the provider (a GitHub Enterprise Server, another Azure cloud): the endpoints
     // are made by appending paths to them.
     for (const key of ['baseUrl', 'apiUrl'] as const) {
