@@ -18,6 +18,7 @@ export const REQUIRED_ACTION_NAMES: Record<RequiredAction, string> = {
   TERMS_AND_CONDITIONS: 'Terms and Conditions',
   UPDATE_PROFILE: 'Update Profile',
   VERIFY_EMAIL: 'Verify Email',
+  delete_account: 'Delete Account',
 };
 
 /** A config key Realmgate reads: TERMS_AND_CONDITIONS' text (plain text, shown escaped). */
@@ -37,8 +38,12 @@ const MAX_AUTH_AGE_LIMIT = 2_147_483_647;
 export const DEFAULT_TERMS_TEXT =
   'By continuing you agree to the terms and conditions of this service. The administrator of this realm has not written them out here yet: ask them for the full text.';
 
+/**
+ * Realmgate's defaults: every action enabled (as before the settings existed), except delete_account,
+ * which Keycloak registers disabled: users may delete their own account only once an administrator says so.
+ */
 function defaultSetting(action: RequiredAction): RequiredActionSetting {
-  return { enabled: true, defaultAction: false, priority: (REQUIRED_ACTIONS.indexOf(action) + 1) * 10, config: {} };
+  return { enabled: action !== 'delete_account', defaultAction: false, priority: (REQUIRED_ACTIONS.indexOf(action) + 1) * 10, config: {} };
 }
 
 /** The action's settings in the realm: as configured, else the defaults. */
@@ -73,6 +78,8 @@ export function defaultActions(realm: Pick<Realm, 'requiredActionSettings'>): Re
  * the config keys `alias` takes, as ConfigPropertyRepresentations (Keycloak's type names: String, Text).
  */
 export function requiredActionConfigDescription(alias: RequiredAction): { properties: Record<string, unknown>[] } {
+  // Keycloak's DeleteAccount takes no config (its max auth age is always 0).
+  if (alias === 'delete_account') return { properties: [] };
   const properties: Record<string, unknown>[] = [
     {
       name: MAX_AUTH_AGE,
@@ -104,6 +111,8 @@ export function requiredActionConfigDescription(alias: RequiredAction): { proper
  * Keycloak), then the action's config, else Keycloak's default.
  */
 export function maxAuthAge(realm: Pick<Realm, 'requiredActionSettings' | 'passwordPolicy'>, action: RequiredAction): number {
+  // Keycloak's DeleteAccount has a fixed max auth age of 0 (and no config): deleting always follows a new sign-in.
+  if (action === 'delete_account') return 0;
   const policy = action === 'UPDATE_PASSWORD' ? storedPolicy(realm.passwordPolicy).maxAuthAge : undefined;
   if (policy !== undefined) return policy;
   const v = requiredActionSetting(realm, action).config[MAX_AUTH_AGE];
@@ -120,9 +129,14 @@ export function isRequiredAction(alias: string): alias is RequiredAction {
   return (REQUIRED_ACTIONS as readonly string[]).includes(alias);
 }
 
-/** The config keys `alias` takes: max_auth_age for every action, and terms_text for TERMS_AND_CONDITIONS. */
+/** An action with config keys (Keycloak's configurable required actions): every one Realmgate acts on but delete_account. */
+export function isConfigurableAction(alias: string): alias is RequiredAction {
+  return isRequiredAction(alias) && configKeys(alias).length > 0;
+}
+
+/** The config keys `alias` takes: max_auth_age for every action but delete_account, and terms_text for TERMS_AND_CONDITIONS. */
 export function configKeys(alias: RequiredAction): string[] {
-  return alias === 'TERMS_AND_CONDITIONS' ? [MAX_AUTH_AGE, TERMS_TEXT] : [MAX_AUTH_AGE];
+  return alias === 'TERMS_AND_CONDITIONS' ? [MAX_AUTH_AGE, TERMS_TEXT] : alias === 'delete_account' ? [] : [MAX_AUTH_AGE];
 }
 
 /**
@@ -217,7 +231,7 @@ export interface RequiredActionsImport {
  * others are reported by the importer as before). A defaultAction on a disabled action is dropped, a
  * config key Realmgate does not read is reported; a broken entry keeps the defaults, with a note.
  */
-export function importRequiredActionSettings(list: unknown): RequiredActionsImport {
+export function importRequiredActionSettings(list: unknown, opts: { deleteAccountRoleForAll?: boolean } = {}): RequiredActionsImport {
   const settings: Partial<Record<RequiredAction, RequiredActionSetting>> = {};
   const notes: string[] = [];
   for (const entry of Array.isArray(list) ? list : []) {
@@ -225,11 +239,23 @@ export function importRequiredActionSettings(list: unknown): RequiredActionsImpo
     const body = entry as Record<string, unknown>;
     const alias = typeof body.alias === 'string' ? body.alias : '';
     if (!isRequiredAction(alias)) continue;
-    const fixed = body.enabled === false && body.defaultAction === true ? { ...body, defaultAction: false } : body;
+    // Keycloak lets a user delete their account only with the account client's delete-account role, which
+    // Realmgate does not have (the enabled action is the permission, for every user): enabled only when
+    // the realm's default roles give that role to every user.
+    const roleless = alias === 'delete_account' && body.enabled === true && !opts.deleteAccountRoleForAll;
+    const off = body.enabled === false || roleless;
+    const fixed = roleless || (off && body.defaultAction === true) ? { ...body, enabled: !off, defaultAction: off ? false : body.defaultAction } : body;
     try {
       const { setting, ignored } = readRequiredActionSetting(alias, fixed, defaultSetting(alias));
       settings[alias] = setting;
-      notes.push(`${alias} ${setting.enabled ? 'enabled' : 'disabled'}${setting.defaultAction ? ', default action' : ''}, priority ${setting.priority}${setting.config[MAX_AUTH_AGE] !== undefined ? `, max auth age ${setting.config[MAX_AUTH_AGE]} s` : ''}${fixed !== body ? ' (defaultAction dropped: the action is disabled)' : ''}${ignored.length > 0 ? ` (config ${ignored.join(', ')} not read)` : ''}`);
+      const why = roleless
+        ? " (enabled in Keycloak, but only users with the account client's delete-account role may delete their account there, and the realm's default roles do not give it: Realmgate has no such role, and enabling the action lets every user delete their own account)"
+        : alias === 'delete_account' && setting.enabled
+          ? " (every user may delete their own account: the realm's default roles give Keycloak's delete-account role)"
+          : fixed !== body
+            ? ' (defaultAction dropped: the action is disabled)'
+            : '';
+      notes.push(`${alias} ${setting.enabled ? 'enabled' : 'disabled'}${setting.defaultAction ? ', default action' : ''}, priority ${setting.priority}${setting.config[MAX_AUTH_AGE] !== undefined ? `, max auth age ${setting.config[MAX_AUTH_AGE]} s` : ''}${why}${ignored.length > 0 ? ` (config ${ignored.join(', ')} not read)` : ''}`);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       notes.push(`${alias}: ${err.message}; Realmgate's defaults kept`);

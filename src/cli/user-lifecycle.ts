@@ -39,7 +39,8 @@ export function registerUserLifecycle(user: Command): void {
     .option('--require-email-verification <on|off>', "on: the user verifies their email through a mailed link at the next sign-in (Keycloak's VERIFY_EMAIL required action); off: no longer asked", onOff('--require-email-verification'))
     .option('--require-profile-update <on|off>', "on: the user reviews their email and names at the next sign-in (Keycloak's UPDATE_PROFILE required action); off: no longer asked", onOff('--require-profile-update'))
     .option('--require-terms <on|off>', "on: the user accepts the realm's terms at the next sign-in (Keycloak's TERMS_AND_CONDITIONS required action); off: no longer asked", onOff('--require-terms'))
-    .action(async (realmId: string, ref: string, o: { requireProfileUpdate?: boolean; requireTerms?: boolean; email?: string; firstName?: string; lastName?: string; emailVerified?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean; attribute: string[]; removeAttribute: string[]; requireOtpSetup?: boolean; requireWebauthnSetup?: boolean; requireEmailVerification?: boolean }) => {
+    .option('--require-account-deletion <on|off>', "on: the user confirms the deletion of their account at the next sign-in (Keycloak's delete_account required action; asked only while the realm enables it); off: no longer asked", onOff('--require-account-deletion'))
+    .action(async (realmId: string, ref: string, o: { requireProfileUpdate?: boolean; requireTerms?: boolean; requireAccountDeletion?: boolean; email?: string; firstName?: string; lastName?: string; emailVerified?: string; org?: string[]; orgs: boolean; enabled?: boolean; disabled?: boolean; attribute: string[]; removeAttribute: string[]; requireOtpSetup?: boolean; requireWebauthnSetup?: boolean; requireEmailVerification?: boolean }) => {
       if (o.emailVerified !== undefined && o.emailVerified !== 'yes' && o.emailVerified !== 'no') throw new CliError('--email-verified takes yes or no');
       if (o.enabled && o.disabled) throw new CliError('use either --enabled or --disabled, not both');
       if (o.org && !o.orgs) throw new CliError('use either --org or --no-orgs, not both');
@@ -64,6 +65,7 @@ export function registerUserLifecycle(user: Command): void {
           ...(o.requireEmailVerification !== undefined ? { requireEmailVerification: o.requireEmailVerification } : {}),
           ...(o.requireProfileUpdate !== undefined ? { requireProfileUpdate: o.requireProfileUpdate } : {}),
           ...(o.requireTerms !== undefined ? { requireTerms: o.requireTerms } : {}),
+          ...(o.requireAccountDeletion !== undefined ? { requireAccountDeletion: o.requireAccountDeletion } : {}),
         })),
       );
       process.stdout.write(`updated user ${u.username} in realm ${realmId}${u.requiredActions.length > 0 ? ` (required actions: ${u.requiredActions.join(', ')})` : ''}\n`);

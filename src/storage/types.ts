@@ -261,11 +261,12 @@ export type UserAttributes = Record<string, string[]>;
  * The required actions Realmgate acts on: UPDATE_PASSWORD, a temporary password to replace at the next
  * sign-in; CONFIGURE_TOTP, an authenticator app to set up at the next sign-in; webauthn-register (Keycloak's
  * alias, in its case), a security key to register at the next sign-in; TERMS_AND_CONDITIONS, the realm's
- * terms to accept; UPDATE_PROFILE, the email and names to review; VERIFY_EMAIL, a mailed link to follow.
- * A user's list is kept in this order; the order they are asked in is the realm's priorities
+ * terms to accept; UPDATE_PROFILE, the email and names to review; VERIFY_EMAIL, a mailed link to follow;
+ * delete_account (Keycloak's alias), the user's confirmation that their account be deleted (off in a realm
+ * until an administrator enables it, as in Keycloak). A user's list is kept in this order; the order they are asked in is the realm's priorities
  * (src/admin/required-actions.ts).
  */
-export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'webauthn-register', 'webauthn-register-passwordless', 'TERMS_AND_CONDITIONS', 'UPDATE_PROFILE', 'VERIFY_EMAIL'] as const;
+export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'webauthn-register', 'webauthn-register-passwordless', 'TERMS_AND_CONDITIONS', 'UPDATE_PROFILE', 'VERIFY_EMAIL', 'delete_account'] as const;
 export type RequiredAction = (typeof REQUIRED_ACTIONS)[number];
 
 /** Keycloak's RequiredActionProviderRepresentation settings of one action in a realm. */
@@ -348,7 +349,7 @@ export interface AuthorizationParams {
 }
 
 /** The actions a client may ask for with kc_action (keycloak-js login({ action })). */
-export const APP_INITIATED_ACTIONS = ['CONFIGURE_TOTP', 'UPDATE_PASSWORD', 'UPDATE_PROFILE'] as const;
+export const APP_INITIATED_ACTIONS = ['CONFIGURE_TOTP', 'UPDATE_PASSWORD', 'UPDATE_PROFILE', 'delete_account'] as const;
 export type AppInitiatedAction = (typeof APP_INITIATED_ACTIONS)[number];
 
 export interface Interaction {

@@ -67,6 +67,13 @@ export function accountPage(ctx: {
   passwordError?: Text;
   /** The realm's languages, to choose the user's own (their locale attribute); `current` is preselected. */
   language?: { locales: ReadonlyArray<{ tag: string; name: string }>; current: string };
+  /**
+   * Keycloak's "Delete account", when the realm lets users (its delete_account action enabled): confirmed
+   * by the password (`password`), by a sign-in of the last minutes for a user without one (`recent`), else
+   * not offered until they sign in again (`sign-in-again`); never for a user of an LDAP directory
+   * (`federated`). `error`: why the last try was refused.
+   */
+  deletion?: { mode: 'password' | 'recent' | 'sign-in-again' | 'federated'; error?: Text };
 }): string {
   return page({
     title: t('accountTitle'),
@@ -188,8 +195,30 @@ ${ctx.sessions.map(
 </form>
 </li>`,
 )}
-</ul>${ctx.language ? languageForm(ctx.base, ctx.csrf, ctx.language) : ''}`,
+</ul>${ctx.language ? languageForm(ctx.base, ctx.csrf, ctx.language) : ''}${ctx.deletion ? deletionForm(ctx.base, ctx.csrf, ctx.username, ctx.deletion) : ''}`,
   });
+}
+
+/** Keycloak's account console "Delete account" (src/admin/operations/account-deletion.ts). */
+function deletionForm(base: string, csrf: string, username: string, deletion: NonNullable<Parameters<typeof accountPage>[0]['deletion']>): SafeHtml {
+  const button = html`<div class="actions"><button type="submit" class="danger">${t('doConfirmDelete')}</button></div>`;
+  return html`
+<h2>${t('deleteAccountTitle')}</h2>
+${deletion.error ? html`<p class="error" role="alert">${deletion.error}</p>` : ''}
+${deletion.mode === 'federated'
+  ? html`<p class="muted">${t('deleteAccountFederatedMessage')}</p>`
+  : deletion.mode === 'sign-in-again'
+    ? html`<p class="muted">${t('accountDeleteIntro')} ${t('accountDeleteSignInAgain')}</p>`
+    : html`<p class="muted">${t('accountDeleteIntro')}</p>
+<form method="post" action="${base}/delete" class="delete-account-form">
+<input type="hidden" name="csrf" value="${csrf}">
+${deletion.mode === 'password'
+  ? html`<input type="text" name="username" value="${username}" autocomplete="username" readonly hidden>
+<label for="delete-password">${t('accountCurrentPassword')}</label>
+<input type="password" id="delete-password" name="password" autocomplete="current-password" maxlength="1024" required>`
+  : ''}
+${button}
+</form>`}`;
 }
 
 /** Keycloak's account console language: the user's choice, kept in their locale attribute (mails use it too). */

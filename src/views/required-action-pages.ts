@@ -75,3 +75,37 @@ ${hiddenFields(ctx.hidden)}
 </form>`,
   });
 }
+
+/**
+ * Keycloak's delete_account required action (delete-account-confirm.ftl): what deleting means, and the
+ * button that does it. `cancellable`: asked for by the client (kc_action), which learns of a cancel; the
+ * required action set by an administrator has no way around it, as in Keycloak. `error`: a refusal (a
+ * user of an LDAP directory).
+ */
+export function deleteAccountPage(ctx: PageContext & { username: string; cancellable?: boolean; error?: Text; hidden?: Readonly<Record<string, string>> }): string {
+  const user = html`<strong>${ctx.username}</strong>`;
+  return page({
+    title: t('deleteAccountTitle'),
+    realmName: ctx.realmName,
+    body: html`<h1>${t('deleteAccountTitle')}</h1>
+${ctx.error ? html`<div class="error" role="alert"><p>${ctx.error}</p></div>` : ''}
+<p>${ctx.cancellable ? th('deleteAccountAsked', String(ctx.clientName), user) : th('deleteAccountIntro', user)}</p>
+<p>${t('deleteAccountImplies')}</p>
+<ul><li>${t('deleteAccountErases')}</li><li>${t('deleteAccountSignsOut')}</li><li>${t('deleteAccountEnds')}</li></ul>
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+${hiddenFields(ctx.hidden)}
+<div class="actions"><button type="submit" name="confirm" value="1" class="danger">${t('doConfirmDelete')}</button>${ctx.cancellable ? html`<button type="submit" name="cancel" value="1" class="secondary">${t('doCancel')}</button>` : ''}</div>
+</form>`,
+  });
+}
+
+/** After delete_account: the account is gone and every session with it (Keycloak's "userDeletedSuccessfully" info page). */
+export function accountDeletedPage(ctx: { realmName: string }): string {
+  return page({
+    title: t('accountDeletedTitle'),
+    realmName: ctx.realmName,
+    body: html`<h1>${t('accountDeletedTitle')}</h1>
+<p class="notice" role="status">${t('accountDeletedMessage')}</p>`,
+  });
+}

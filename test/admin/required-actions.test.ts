@@ -2,7 +2,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { realmPath, REALM, PASSWORD } from '../helpers/server.js';
-import { CookieJar, authorizeQuery, inject, pageKind, parseForm, tokenRequest } from '../helpers/flow.js';
+import { CookieJar, authorizeQuery, driveFlow, inject, pageKind, parseForm, tokenRequest } from '../helpers/flow.js';
 import { updateRealm } from '../../src/admin/operations/realms.js';
 import { startAdminServer, errorOf, serviceAccountAdmin, statusOf, ADMIN_PASSWORD, ADMIN_USERNAME, type AdminTestServer } from './helpers.js';
 
@@ -42,16 +42,7 @@ for (const dialect of dialects()) {
       return id;
     }
 
-    /** Follows the server's redirects, allowing consent and choosing acme, until the client's redirect or another page. */
-    async function drive(jar: CookieJar, res: Res): Promise<Res> {
-      for (;;) {
-        const location = res.headers.location as string | undefined;
-        if (res.statusCode === 303 && location?.startsWith('/')) res = await inject(ts.app, jar, 'GET', location);
-        else if (res.statusCode === 200 && pageKind(res.body) === 'consent') res = await inject(ts.app, jar, 'POST', parseForm(res.body).action, { csrf: parseForm(res.body).csrf, decision: 'allow' });
-        else if (res.statusCode === 200 && pageKind(res.body) === 'organization') res = await inject(ts.app, jar, 'POST', parseForm(res.body).action, { csrf: parseForm(res.body).csrf, organization: 'acme' });
-        else return res;
-      }
-    }
+    const drive = (jar: CookieJar, res: Res): Promise<Res> => driveFlow(ts.app, jar, res);
     const auth = (jar: CookieJar, extra: Record<string, string> = {}) => inject(ts.app, jar, 'GET', `${realmPath(`${OIDC}/auth`)}?${authorizeQuery(ts, extra)}`);
     /** Starts a sign-in and types the password: the page shown next. */
     async function signIn(username: string, jar = new CookieJar(), extra: Record<string, string> = {}): Promise<{ jar: CookieJar; res: Res }> {
@@ -72,7 +63,7 @@ for (const dialect of dialects()) {
       const list = await listActions();
       assert.deepEqual(
         list.map((a) => [a.alias, a.enabled, a.defaultAction, a.priority]),
-        [['UPDATE_PASSWORD', true, false, 10], ['CONFIGURE_TOTP', true, false, 20], ['webauthn-register', true, false, 30], ['webauthn-register-passwordless', true, false, 40], ['TERMS_AND_CONDITIONS', true, false, 50], ['UPDATE_PROFILE', true, false, 60], ['VERIFY_EMAIL', true, false, 70]],
+        [['UPDATE_PASSWORD', true, false, 10], ['CONFIGURE_TOTP', true, false, 20], ['webauthn-register', true, false, 30], ['webauthn-register-passwordless', true, false, 40], ['TERMS_AND_CONDITIONS', true, false, 50], ['UPDATE_PROFILE', true, false, 60], ['VERIFY_EMAIL', true, false, 70], ['delete_account', false, false, 80]],
       );
       assert.equal(list[4]!.name, 'Terms and Conditions');
       await setAction('TERMS_AND_CONDITIONS', { priority: 5, config: { terms_text: 'Rule one: <b>be kind</b>.\n\nRule two.' } });
@@ -92,8 +83,8 @@ for (const dialect of dialects()) {
         assert.match(String(e.body.errorMessage), words);
       }
       // keycloak-admin-client answers a 404 of this call with null (catchNotFound).
-      assert.equal(await ts.kc.authenticationManagement.getRequiredActionForAlias({ realm: REALM, alias: 'delete_account' }), null);
-      assert.equal((await errorOf(ts.kc.authenticationManagement.updateRequiredAction({ realm: REALM, alias: 'delete_account' }, { enabled: true }))).status, 404);
+      assert.equal(await ts.kc.authenticationManagement.getRequiredActionForAlias({ realm: REALM, alias: 'delete_credential' }), null);
+      assert.equal((await errorOf(ts.kc.authenticationManagement.updateRequiredAction({ realm: REALM, alias: 'delete_credential' }, { enabled: true }))).status, 404);
       // Recorded as an admin change.
       const admin = await ts.kc.realms.findAdminEvents({ realm: REALM, resourceTypes: 'REQUIRED_ACTION' });
       assert.ok(admin.some((e: { resourcePath?: string }) => e.resourcePath === 'authentication/required-actions/TERMS_AND_CONDITIONS'));
@@ -181,7 +172,7 @@ for (const dialect of dialects()) {
       await kc.raiseRequiredActionPriority({ realm: REALM, alias: 'CONFIGURE_TOTP' } as never);
       const moved = await order();
       assert.equal(moved.indexOf('CONFIGURE_TOTP') + 1, moved.indexOf('UPDATE_PASSWORD'));
-      assert.equal((await errorOf(kc.raiseRequiredActionPriority({ realm: REALM, alias: 'delete_account' } as never))).status, 404);
+      assert.equal((await errorOf(kc.raiseRequiredActionPriority({ realm: REALM, alias: 'delete_credential' } as never))).status, 404);
       const admin = await ts.kc.realms.findAdminEvents({ realm: REALM, resourceTypes: 'REQUIRED_ACTION' });
       assert.ok(admin.some((e: { resourcePath?: string }) => e.resourcePath === 'authentication/required-actions/CONFIGURE_TOTP/raise-priority'));
       // Back to Realmgate's defaults for the tests after this one.
@@ -298,13 +289,13 @@ for (const dialect of dialects()) {
       assert.deepEqual(await am.getUnregisteredRequiredActions({ realm: REALM } as never), []);
       const dup = await errorOf(am.registerRequiredAction({ realm: REALM, providerId: 'UPDATE_PASSWORD', name: 'Update Password' }));
       assert.deepEqual([dup.status, dup.body.errorMessage], [409, 'Required action UPDATE_PASSWORD is already registered']);
-      const other = await errorOf(am.registerRequiredAction({ realm: REALM, providerId: 'delete_account', name: 'Delete Account' }));
+      const other = await errorOf(am.registerRequiredAction({ realm: REALM, providerId: 'delete_credential', name: 'Delete Credential' }));
       assert.equal(other.status, 400);
       assert.match(String(other.body.errorMessage), /^No provider found for providerId: Realmgate's required actions are built in/);
       const del = await errorOf(am.deleteRequiredAction({ realm: REALM, alias: 'VERIFY_EMAIL' }));
       assert.equal(del.status, 400);
       assert.match(String(del.body.errorMessage), /VERIFY_EMAIL is built in and cannot be unregistered: disable it instead/);
-      assert.equal((await errorOf(am.deleteRequiredAction({ realm: REALM, alias: 'delete_account' }))).status, 404);
+      assert.equal((await errorOf(am.deleteRequiredAction({ realm: REALM, alias: 'delete_credential' }))).status, 404);
       assert.deepEqual(await listActions(), before, 'nothing changed');
       const reader = await serviceAccountAdmin(ts, REALM, 'ra-reader', ['view-realm']);
       assert.deepEqual(await reader.kc.authenticationManagement.getUnregisteredRequiredActions({ realm: REALM } as never), []);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { cliDatabase, cliRunner } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';
 
-// `realm required-actions|required-action` and `user update --require-profile-update|--require-terms`
+// `realm required-actions|required-action` and `user update --require-profile-update|--require-terms|--require-account-deletion`
 // through the installed command (npm run build first).
 
 for (const dialect of dialects()) {
@@ -25,7 +25,14 @@ for (const dialect of dialects()) {
       // The default action came with the new user.
       assert.match(ok(['user', 'update', 'acme', 'ann', '--first-name', 'Ann']), /updated user ann in realm acme \(required actions: TERMS_AND_CONDITIONS\)/);
       assert.match(ok(['user', 'update', 'acme', 'ann', '--require-terms', 'off', '--require-profile-update', 'on']), /\(required actions: UPDATE_PROFILE\)$/m);
-      fails(['realm', 'required-action', 'acme', 'delete_account', '--enabled', 'on'], /not one Realmgate acts on/);
+      // delete_account: off until enabled, no config; the user's switch.
+      assert.match(ok(['realm', 'required-actions', 'acme']), /^delete_account\s+disabled\s+-\s+priority 80\s+Delete Account$/m);
+      fails(['realm', 'required-action', 'acme', 'delete_account', '--max-auth-age', '60'], /config "max_auth_age" not supported: delete_account takes no config/);
+      assert.match(ok(['realm', 'required-action', 'acme', 'delete_account', '--enabled', 'on']), /delete_account in realm acme: enabled, priority 80$/m);
+      assert.match(ok(['user', 'update', 'acme', 'ann', '--require-account-deletion', 'on']), /\(required actions: UPDATE_PROFILE, delete_account\)$/m);
+      assert.match(ok(['user', 'update', 'acme', 'ann', '--require-account-deletion', 'off']), /\(required actions: UPDATE_PROFILE\)$/m);
+      fails(['user', 'send-actions-email', 'acme', 'ann', '--action', 'delete_account'], /delete_account cannot be mailed/);
+      fails(['realm', 'required-action', 'acme', 'delete_credential', '--enabled', 'on'], /not one Realmgate acts on/);
       fails(['realm', 'required-action', 'acme', 'UPDATE_PROFILE', '--terms-text', 'x'], /belong to TERMS_AND_CONDITIONS/);
       fails(['realm', 'required-action', 'acme', 'UPDATE_PROFILE', '--enabled', 'off', '--default-action', 'on'], /cannot be a default action/);
       fails(['realm', 'required-action', 'acme', 'UPDATE_PROFILE'], /nothing to change/);

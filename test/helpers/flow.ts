@@ -32,7 +32,7 @@ export function parseForm(html: string): Form {
   return { action: unescape(action), csrf: unescape(csrf) };
 }
 
-export type PageKind = 'update-profile' | 'terms' | 'webauthn' | 'webauthn-register' | 'account' | 'link-account' | 'login' | 'otp' | 'update-password' | 'configure-otp' | 'consent' | 'organization' | 'no-organization' | 'device-entry' | 'device-done' | 'error';
+export type PageKind = 'update-profile' | 'terms' | 'delete-account' | 'webauthn' | 'webauthn-register' | 'account' | 'link-account' | 'login' | 'otp' | 'update-password' | 'configure-otp' | 'consent' | 'organization' | 'no-organization' | 'device-entry' | 'device-done' | 'error';
 
 export function pageKind(html: string): PageKind {
   if (html.includes('data-webauthn="get"') && !html.includes('name="password"')) return 'webauthn';
@@ -40,6 +40,7 @@ export function pageKind(html: string): PageKind {
   if (html.includes('<h1>Your account</h1>')) return 'account';
   if (html.includes('<h1>Update your profile</h1>')) return 'update-profile';
   if (html.includes('<h1>Terms and conditions</h1>')) return 'terms';
+  if (html.includes('<h1>Delete account</h1>')) return 'delete-account';
   if (html.includes('<svg class="qr"')) return 'configure-otp';
   if (html.includes('name="otp"')) return 'otp';
   if (html.includes('name="password-new"')) return 'update-password';
@@ -51,6 +52,20 @@ export function pageKind(html: string): PageKind {
   if (html.includes('name="user_code"')) return 'device-entry';
   if (/Your device (is|was not) connected/.test(html)) return 'device-done';
   return 'error';
+}
+
+/**
+ * Follows the server's own redirects (paths on it), allowing consent and choosing `organization` (acme)
+ * on the way, until the client's redirect or another page.
+ */
+export async function driveFlow(app: FastifyInstance, jar: CookieJar, res: LightMyRequestResponse, organization = 'acme'): Promise<LightMyRequestResponse> {
+  for (;;) {
+    const location = res.headers.location as string | undefined;
+    if (res.statusCode === 303 && location?.startsWith('/')) res = await inject(app, jar, 'GET', location);
+    else if (res.statusCode === 200 && pageKind(res.body) === 'consent') res = await inject(app, jar, 'POST', parseForm(res.body).action, { csrf: parseForm(res.body).csrf, decision: 'allow' });
+    else if (res.statusCode === 200 && pageKind(res.body) === 'organization') res = await inject(app, jar, 'POST', parseForm(res.body).action, { csrf: parseForm(res.body).csrf, organization });
+    else return res;
+  }
 }
 
 /** A repeatable parameter (RFC 8707 resource) is given as a list. */

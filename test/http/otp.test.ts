@@ -2,7 +2,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, basic, realmPath, PASSWORD, type TestServer } from '../helpers/server.js';
-import { CookieJar, authorizeQuery, inject, pageKind, parseForm } from '../helpers/flow.js';
+import { CookieJar, authorizeQuery, driveFlow, inject, pageKind, parseForm } from '../helpers/flow.js';
 import { dialects } from '../helpers/db.js';
 import { createUser } from '../../src/admin/operations.js';
 import { enrollOtp } from '../../src/admin/operations/otp.js';
@@ -195,16 +195,7 @@ for (const dialect of dialects()) {
       const jar = new CookieJar();
       type Res = Awaited<ReturnType<typeof inject>>;
       const auth = (extra: Record<string, string>) => inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts, extra)}`);
-      /** Follows the server's own redirects, allowing consent and choosing acme, until the client's redirect or another page. */
-      async function drive(res: Res): Promise<Res> {
-        for (;;) {
-          const location = res.headers.location as string | undefined;
-          if (res.statusCode === 303 && location?.startsWith('/')) res = await inject(ts.app, jar, 'GET', location);
-          else if (res.statusCode === 200 && pageKind(res.body) === 'consent') res = await inject(ts.app, jar, 'POST', parseForm(res.body).action, { csrf: parseForm(res.body).csrf, decision: 'allow' });
-          else if (res.statusCode === 200 && pageKind(res.body) === 'organization') res = await inject(ts.app, jar, 'POST', parseForm(res.body).action, { csrf: parseForm(res.body).csrf, organization: 'acme' });
-          else return res;
-        }
-      }
+      const drive = (res: Res): Promise<Res> => driveFlow(ts.app, jar, res);
       const clientRedirect = (res: Res): URL => {
         assert.equal(res.statusCode, 303, res.body.slice(0, 300));
         return new URL(res.headers.location as string);

@@ -120,7 +120,7 @@ for (const dialect of dialects()) {
       assert.match(line(m, 'required action settings')!.reason!, /TERMS_AND_CONDITIONS disabled, priority 20/);
       const exported = (await exportRealm(ts.store, 'Migration', { withSecrets: false })).requiredActions as Array<{ alias: string; enabled: boolean; priority: number }>;
       // By priority; those the file does not list have Realmgate's defaults (webauthn-register 30, -passwordless 40); a tie goes by Realmgate's order.
-      assert.deepEqual(exported.map((a) => [a.alias, a.enabled, a.priority]), [['CONFIGURE_TOTP', true, 10], ['TERMS_AND_CONDITIONS', false, 20], ['UPDATE_PASSWORD', true, 30], ['webauthn-register', true, 30], ['webauthn-register-passwordless', true, 40], ['UPDATE_PROFILE', true, 40], ['VERIFY_EMAIL', true, 50]]);
+      assert.deepEqual(exported.map((a) => [a.alias, a.enabled, a.priority]), [['CONFIGURE_TOTP', true, 10], ['TERMS_AND_CONDITIONS', false, 20], ['UPDATE_PASSWORD', true, 30], ['webauthn-register', true, 30], ['webauthn-register-passwordless', true, 40], ['UPDATE_PROFILE', true, 40], ['VERIFY_EMAIL', true, 50], ['delete_account', false, 60]]);
     });
 
     test("the fixture's user signs in with the Keycloak password; sub is the Keycloak id; no organization claim; re-hashed", async () => {

@@ -246,7 +246,7 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const changes = fromRealmRepresentation({ ...withoutWebAuthnPolicy(rep), smtpServer: undefined });
   changes.settings.webAuthnPolicy = importWebAuthnPolicy(rep, report);
   changes.settings.webAuthnPasswordlessPolicy = importWebAuthnPolicy(rep, report, PASSWORDLESS_PREFIX);
-  const actionSettings = importRequiredActionSettings(rep.requiredActions);
+  const actionSettings = importRequiredActionSettings(rep.requiredActions, { deleteAccountRoleForAll: defaultRolesGiveDeleteAccount(rep) });
   changes.settings.requiredActionSettings = actionSettings.settings;
   if (actionSettings.notes.length > 0) report.imported('required action settings', actionSettings.notes.join('; '));
   const smtp = readFileSmtp(rep, report);
@@ -527,6 +527,24 @@ async function importIdentityProviders(
     now(),
   );
   return [...outcomes.values()].filter((o) => 'stored' in o).length;
+}
+
+/**
+ * Whether the realm's default role (every user's) contains the account client's delete-account role,
+ * directly or through composite realm roles: Keycloak's condition for a user to delete their account.
+ */
+function defaultRolesGiveDeleteAccount(rep: Json): boolean {
+  const realmRoles = new Map(list(obj(rep.roles).realm).map(obj).map((r) => [String(r.name), r]));
+  const d = obj(rep.defaultRole).name;
+  const seen = new Set<string>();
+  const gives = (name: string): boolean => {
+    if (seen.has(name)) return false;
+    seen.add(name);
+    const composites = obj(realmRoles.get(name)?.composites);
+    if (list(obj(composites.client).account).includes('delete-account')) return true;
+    return list(composites.realm).some((n) => typeof n === 'string' && gives(n));
+  };
+  return gives(typeof d === 'string' ? d : `default-roles-${String(rep.realm).toLowerCase()}`);
 }
 
 function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
@@ -1398,6 +1416,7 @@ async function storeUsers(store: Store, realmId: string, rep: Json, entries: Arr
       ...(e.record.requiredActions.includes('VERIFY_EMAIL') ? ['VERIFY_EMAIL kept: the email is verified through a mailed link at the next sign-in'] : []),
       ...(e.record.requiredActions.includes('TERMS_AND_CONDITIONS') ? ['TERMS_AND_CONDITIONS kept: the realm\'s terms are accepted at the next sign-in'] : []),
       ...(e.record.requiredActions.includes('UPDATE_PROFILE') ? ['UPDATE_PROFILE kept: the email and names are reviewed at the next sign-in'] : []),
+      ...(e.record.requiredActions.includes('delete_account') ? ['delete_account kept: the user is asked to confirm the deletion of their account at the next sign-in (when the realm enables the action)'] : []),
     ];
     for (const l of e.parts) report.add(l);
     if (e.notes.length > 0) report.mapped(e.element, [...e.notes, ...pending].join('; '));

@@ -1,6 +1,6 @@
 import type { Store } from '../../storage/store.js';
 import { REQUIRED_ACTIONS, type RequiredAction, type RequiredActionSetting } from '../../storage/types.js';
-import { configKeys, isRequiredAction, readRequiredActionConfig, readRequiredActionSetting, requiredActionList, requiredActionSetting } from '../required-actions.js';
+import { configKeys, isConfigurableAction, isRequiredAction, readRequiredActionConfig, readRequiredActionSetting, requiredActionList, requiredActionSetting } from '../required-actions.js';
 import { ConflictError, NotFound, ValidationError } from '../validation.js';
 import { cliActor, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
@@ -20,16 +20,18 @@ export async function getRequiredAction(store: Store, realmId: string, alias: st
 }
 
 function refuseIgnored(alias: RequiredAction, ignored: string[]): void {
-  if (ignored.length > 0) throw new ValidationError(`config ${ignored.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')} not supported: ${alias} takes ${configKeys(alias).join(' and ')}`);
+  const takes = configKeys(alias);
+  if (ignored.length > 0) throw new ValidationError(`config ${ignored.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')} not supported: ${alias} ${takes.length > 0 ? `takes ${takes.join(' and ')}` : 'takes no config'}`);
 }
 
 /**
  * Keycloak 25's authentication/required-actions/{alias}/config (GET, PUT, DELETE): the action's config
- * alone. An alias Realmgate does not act on is Keycloak's 400 "RequiredAction is not configurable"; PUT
+ * alone. An alias Realmgate does not act on, or delete_account (no config in Keycloak either), is
+ * Keycloak's 400 "RequiredAction is not configurable"; PUT
  * replaces the whole config, DELETE empties it.
  */
 function configurableAlias(alias: string): RequiredAction {
-  if (!isRequiredAction(alias)) throw new ValidationError('RequiredAction is not configurable');
+  if (!isConfigurableAction(alias)) throw new ValidationError('RequiredAction is not configurable');
   return alias;
 }
 

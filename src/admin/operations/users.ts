@@ -345,6 +345,8 @@ export interface UserUpdate {
   requireProfileUpdate?: boolean;
   /** Adds (true) or removes (false) TERMS_AND_CONDITIONS: the user accepts the realm's terms at the next sign-in. */
   requireTerms?: boolean;
+  /** Adds (true) or removes (false) delete_account: the user confirms the deletion of their account at the next sign-in. */
+  requireAccountDeletion?: boolean;
   /** The complete set of attributes after the update ({} clears them; Keycloak's PUT with attributes). */
   attributes?: UserAttributes;
   /** Names given these values, replacing theirs (the others kept). */
@@ -386,6 +388,7 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
     ['VERIFY_EMAIL', input.requireEmailVerification],
     ['UPDATE_PROFILE', input.requireProfileUpdate],
     ['TERMS_AND_CONDITIONS', input.requireTerms],
+    ['delete_account', input.requireAccountDeletion],
   ];
   let requiredActions = listed;
   for (const [action, on] of toggles) if (on !== undefined) requiredActions = withRequiredAction(requiredActions ?? user.requiredActions, action, on);
@@ -407,7 +410,7 @@ export async function updateUser(store: Store, input: UserUpdate, actor: Actor =
     await store.sessionAdmin.endAllForUser(input.realmId, user.id, t, { chains: true, reason: 'user disabled' });
     tellSessionsEnded(store, input.realmId, ending);
   }
-  const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, requireOtpSetup: _o, requireWebAuthnSetup: _w, requireEmailVerification: _v, requireProfileUpdate: _p, requireTerms: _t, ...changes } = input;
+  const { realmId: _r, user: _u, setAttributes: _s, removeAttributes: _d, requireOtpSetup: _o, requireWebAuthnSetup: _w, requireEmailVerification: _v, requireProfileUpdate: _p, requireTerms: _t, requireAccountDeletion: _a, ...changes } = input;
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: { ...changes, ...(requiredActions !== undefined ? { requiredActions } : {}), ...(attributes !== undefined ? { attributes } : {}) } });
   return (await store.users.get(user.id)) ?? user;
 }

@@ -1,6 +1,7 @@
 import { pendingActions, termsText } from '../../admin/required-actions.js';
 import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
-import { termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
+import { accountDeletedPage, deleteAccountPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
+import { deleteOwnAccount, mayDeleteOwnAccount } from '../../admin/operations/account-deletion.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { realmBase, type Services } from '../../services.js';
 import type { BrowserSession, Realm } from '../../storage/types.js';
@@ -50,6 +51,16 @@ function field(req: Req, name: string): string | undefined {
  * The end user's account page: the applications they have granted access to, with a button that takes
  * the access back (its refresh chains and its consent), and their browser sessions, with sign-out.
  */
+/** How recent a sign-in lets a user without a password delete their account from the account page. */
+const DELETE_AUTH_AGE_S = 300;
+
+/** How the account page's "Delete account" is confirmed for `user` in `session` (accountPage's deletion). */
+function deletionMode(user: User, session: BrowserSession, now: number): 'password' | 'recent' | 'sign-in-again' | 'federated' {
+  if (user.federationLink) return 'federated';
+  if (hasPassword(user.passwordHash)) return 'password';
+  return now - session.authTime <= DELETE_AUTH_AGE_S ? 'recent' : 'sign-in-again';
+}
+
 /** How long the forms after the password (authenticator code, new password, authenticator setup) stay valid. */
 const PROOF_LIFETIME_S = 600;
 
@@ -91,7 +102,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     await useTranslator(services, reply.request, reply, realm, { userLocale: user?.attributes.locale?.[0], ...(here !== undefined ? { here } : {}) });
   }
 
-  async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, notice?: Text, passwordError?: Text): Promise<FastifyReply> {
+  async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, notice?: Text, passwordError?: Text, deleteError?: Text): Promise<FastifyReply> {
     const now = nowSeconds(services.clock);
     const user = await services.store.users.get(session.userId);
     // The page shown after a form too: its language menu shows the page again.
@@ -127,7 +138,8 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         lastUsed: used?.lastUsed,
       });
     }
-    return sendPage(reply, passwordError ? 400 : 200, () =>
+    const deletion = mayDeleteOwnAccount(realm) && user ? { mode: deletionMode(user, session, now), ...(deleteError ? { error: deleteError } : {}) } : undefined;
+    return sendPage(reply, passwordError || deleteError ? 400 : 200, () =>
       accountPage({
         realmName: realm.displayName ?? realm.id,
         username: user?.username ?? '',
@@ -152,6 +164,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         recoveryCodesLeft,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
+        ...(deletion ? { deletion } : {}),
         // The languages to choose from, the page's own preselected (the user's, or the one the menu chose).
         ...(locales.length > 1 ? { language: { locales: locales.map((tag) => ({ tag, name: localeName(tag) })), current: pageLocale } } : {}),
       }),
@@ -271,6 +284,20 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return sendPage(reply, typed ? 400 : 200, page);
   }
 
+  /** Keycloak's delete_account required action, at the account page's sign-in: the confirmation page. */
+  async function deleteAccount(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: Text): Promise<FastifyReply> {
+    await speak(reply, realm, user);
+    return sendPage(reply, error ? 403 : 200, () => deleteAccountPage({ realmName: realm.displayName ?? realm.id, clientName: t('accountClientName'), action: `${baseOf(realm)}/delete-account`, csrf, username: user.username, hidden: { proof }, ...(error ? { error } : {}) }));
+  }
+
+  /** The account is gone: this browser's cookies too, and a page that says so. */
+  function deleted(reply: FastifyReply, realm: Realm): FastifyReply {
+    clearRealmCookie(reply, services.config, realm.id, SESSION_COOKIE);
+    clearSessionStateCookie(reply, services.config, realm.id);
+    reply.header('cache-control', 'no-store');
+    return sendPage(reply, 200, () => accountDeletedPage({ realmName: realm.displayName ?? realm.id }));
+  }
+
   async function configureOtp(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: ErrorOf<typeof configureOtpPage>): Promise<FastifyReply> {
     await speak(reply, realm, user);
     const setup = await otpSetup(services, realm, user.username, `account\0${proof}`);
@@ -313,6 +340,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       if (action === 'webauthn-register') return registerKey(reply, c.realm, c, user, await makeProof(user, 'all', c.binding));
       if (action === 'TERMS_AND_CONDITIONS') return terms(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
       if (action === 'UPDATE_PROFILE') return updateProfile(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
+      if (action === 'delete_account') return deleteAccount(reply, c.realm, c.csrf, user, await makeProof(user, 'all', c.binding));
     }
     // Keycloak's verifyEmail holds the account page back too: a link is mailed, no session until it is followed.
     const checked = await verifyEmailTrigger(services.store, c.realm, user);
@@ -579,6 +607,44 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const errors = await completeProfileUpdate(services, { realm: c.realm, user, values, ip: req.ip, clientId: 'account' });
     if (errors.length > 0) return updateProfile(reply, c.realm, c.csrf, user, proof, { values: shown, errors });
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
+  });
+
+  // Keycloak's account console "Delete account" (when the realm enables delete_account): the password
+  // typed again, counted against the user as a sign-in is (a stolen session cannot guess it); a user
+  // without a password signed in within the last minutes (Keycloak asks for a new sign-in every time).
+  app.post(`${path}/delete`, async (req: Req, reply) => {
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
+    const user = await services.store.users.get(c.session.userId);
+    // Not offered by the realm (the page has no such form): back to the page.
+    if (!user || !mayDeleteOwnAccount(c.realm)) return reply.redirect(baseOf(c.realm), 303);
+    const where = 'on the account page';
+    const mode = deletionMode(user, c.session, nowSeconds(services.clock));
+    if (mode === 'password') {
+      const check = await attemptLogin(services, c.realm, { username: user.username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
+      if ('error' in check) {
+        await services.audit.record({ realmId: c.realm.id, type: 'DELETE_ACCOUNT_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: `${where}: current password refused` });
+        if (check.retryAfter) reply.header('retry-after', String(check.retryAfter));
+        return show(reply, c.realm, c.session, c.csrf, undefined, undefined, check.retryAfter ? check.error : msg('accountCurrentPasswordWrong'));
+      }
+    } else if (mode === 'sign-in-again') {
+      return show(reply, c.realm, c.session, c.csrf, undefined, undefined, msg('accountDeleteSignInAgain'));
+    }
+    const outcome = await deleteOwnAccount(services, { realm: c.realm, user, ip: req.ip, clientId: 'account', where });
+    if (outcome !== 'deleted') return show(reply, c.realm, c.session, c.csrf, undefined, undefined, msg(outcome === 'federated' ? 'deleteAccountFederatedMessage' : 'deletingAccountForbidden'));
+    return deleted(reply, c.realm);
+  });
+
+  // Keycloak's delete_account required action, after the account page's sign-in (the proof of it).
+  app.post(`${path}/delete-account`, async (req: Req, reply) => {
+    const f = await proofForm(req, reply, 'all', (user, c) => pendingActions(c.realm, user).includes('delete_account'));
+    if (!('user' in f)) return f;
+    const { c, user, proof } = f;
+    if (!field(req, 'confirm')) return deleteAccount(reply, c.realm, c.csrf, user, proof);
+    const outcome = await deleteOwnAccount(services, { realm: c.realm, user, ip: req.ip, clientId: 'account', where: 'as a required action at the account page\'s sign-in' });
+    if (outcome !== 'deleted') return deleteAccount(reply, c.realm, c.csrf, user, proof, msg(outcome === 'federated' ? 'deleteAccountFederatedMessage' : 'deletingAccountForbidden'));
+    return deleted(reply, c.realm);
   });
 
   // Keycloak's account console: the user's language, kept in their locale attribute (which their pages

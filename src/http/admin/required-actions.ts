@@ -12,7 +12,7 @@ import {
   unregisteredRequiredActions,
   updateRequiredAction,
 } from '../../admin/operations/required-actions.js';
-import { isRequiredAction, requiredActionConfigDescription, requiredActionRepresentation } from '../../admin/required-actions.js';
+import { isConfigurableAction, requiredActionConfigDescription, requiredActionRepresentation } from '../../admin/required-actions.js';
 import { NotFound } from '../../admin/validation.js';
 import type { Realm, RequiredAction } from '../../storage/types.js';
 import type { AdminCaller, AdminRole } from '../../admin/authorization.js';
@@ -64,12 +64,13 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
     },
   );
 
-  // Keycloak 25's config sub-resource: an alias Realmgate does not act on is a 404 here and a 400 on
+  // Keycloak 25's config sub-resource: an alias Realmgate does not act on (or delete_account, which has
+  // no config) is a 404 here and a 400 on
   // /config, as Keycloak answers ("Could not find configurable RequiredAction provider", "RequiredAction
   // is not configurable").
   app.get<P>('/realms/:realm/authentication/required-actions/:alias/config-description', { schema: { tags, summary: 'The config keys a required action takes', params: aliasParams, security } }, async (req) => {
     await realmAs(req, 'view-realm');
-    if (!isRequiredAction(req.params.alias)) throw new NotFound('Could not find configurable RequiredAction provider');
+    if (!isConfigurableAction(req.params.alias)) throw new NotFound('Could not find configurable RequiredAction provider');
     return requiredActionConfigDescription(req.params.alias);
   });
 

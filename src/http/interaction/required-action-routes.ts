@@ -4,7 +4,9 @@ import type { Step } from '../../oauth/authorize/interaction.js';
 import { denyRequest } from '../../oauth/authorize/interaction.js';
 import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
 import { termsText } from '../../admin/required-actions.js';
-import { termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
+import { accountDeletedPage, deleteAccountPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
+import { deleteOwnAccount } from '../../admin/operations/account-deletion.js';
+import { msg } from '../../i18n/translator.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie } from '../cookies.js';
 import { advance, completeSignIn, endAppAction, endPreviousSession, field, render, stepForm, type Loaded, type Req } from './routes.js';
 import { htmlErrorHandler, interactionUrl, sendPage } from './render.js';
@@ -13,8 +15,9 @@ import type { Text } from '../../i18n/translator.js';
 import { problemTexts } from './problems.js';
 
 /**
- * Keycloak's UPDATE_PROFILE and TERMS_AND_CONDITIONS required actions as steps of the sign-in (and
- * kc_action=UPDATE_PROFILE, cancellable); the rules are in src/admin/operations/profile-actions.ts.
+ * Keycloak's UPDATE_PROFILE, TERMS_AND_CONDITIONS and delete_account required actions as steps of the
+ * sign-in (and kc_action=UPDATE_PROFILE or delete_account, cancellable); the rules are in
+ * src/admin/operations/profile-actions.ts and account-deletion.ts.
  */
 
 type PageContext = { realmName: string; clientName: string; csrf: string };
@@ -26,10 +29,13 @@ export async function renderRequiredActionStep(
   services: Services,
   reply: FastifyReply,
   l: Loaded,
-  step: Extract<Step, { kind: 'update-profile' | 'terms' }>,
-  extra: { ctx: PageContext; status?: number; values?: ProfileValues; errors?: readonly Text[] },
+  step: Extract<Step, { kind: 'update-profile' | 'terms' | 'delete-account' }>,
+  extra: { ctx: PageContext; status?: number; values?: ProfileValues; errors?: readonly Text[]; error?: Text },
 ): Promise<FastifyReply> {
   const base = interactionUrl(l.realm.id, l.ia.id);
+  if (step.kind === 'delete-account') {
+    return sendPage(reply, extra.status ?? 200, () => deleteAccountPage({ ...extra.ctx, action: `${base}/delete-account`, username: step.username, cancellable: step.aia === true, ...(extra.error ? { error: extra.error } : {}) }));
+  }
   if (step.kind === 'terms') return sendPage(reply, extra.status ?? 200, () => termsPage({ ...extra.ctx, action: `${base}/terms`, username: step.username, text: termsText(l.realm) }));
   const user = l.ia.userId ? await services.store.users.get(l.ia.userId) : undefined;
   const values = extra.values ?? (user ? valuesOf(user) : { email: '', firstName: '', lastName: '' });
@@ -61,6 +67,24 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
     if (errors.length > 0) return render(services, reply, l, step, { status: 400, values: shown, errors: problemTexts(errors) });
     if (step.aia) return endAppAction(services, reply, l, 'success');
     return done(services, req, reply, l, user.id);
+  });
+
+  // Keycloak's delete_account: confirmed, the account goes (the session, the cookies and this sign-in with
+  // it) and a page says so; the client is not sent back to, as in Keycloak. Cancelled (kc_action only):
+  // back to the client with kc_action_status=cancelled.
+  app.post(`${base}/delete-account`, async (req: Req, reply) => {
+    const f = await stepForm(services, req, reply, 'delete-account');
+    if (!('step' in f)) return f;
+    const { l, step, user } = f;
+    if (step.aia && field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
+    if (!field(req, 'confirm')) return render(services, reply, l, step);
+    const outcome = await deleteOwnAccount(services, { realm: l.realm, user, ip: req.ip, clientId: l.client.clientId, where: step.aia ? 'asked for by the client (kc_action)' : 'as a required action at sign-in' });
+    if (outcome !== 'deleted') return render(services, reply, l, step, { status: 403, error: msg(outcome === 'federated' ? 'deleteAccountFederatedMessage' : 'deletingAccountForbidden') });
+    await services.store.interactions.delete(l.ia.id);
+    clearRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE);
+    clearSessionStateCookie(reply, services.config, l.realm.id);
+    reply.header('cache-control', 'no-store');
+    return sendPage(reply, 200, () => accountDeletedPage({ realmName: l.realmName }));
   });
 
   app.post(`${base}/terms`, async (req: Req, reply) => {

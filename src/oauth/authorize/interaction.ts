@@ -3,7 +3,7 @@ import { randomId, randomToken, tokenHash } from '../../crypto/random.js';
 import { hashPassword, needsRehash, verifyDummy, verifyPassword } from '../../crypto/passwords.js';
 import { REALM_DEFAULTS } from '../../config/defaults.js';
 import { realmBase, type Services } from '../../services.js';
-import type { AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, RequiredAction, Scope, User } from '../../storage/types.js';
+import type { AppInitiatedAction, AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, RequiredAction, Scope, User } from '../../storage/types.js';
 import { pendingActions } from '../../admin/required-actions.js';
 import { storedPolicy } from '../../admin/password-policy.js';
 import { clientResponse, type ClientResponse } from './checks.js';
@@ -34,6 +34,11 @@ export type Step =
   | { kind: 'update-profile'; username: string; aia?: boolean }
   /** Keycloak's TERMS_AND_CONDITIONS required action: the realm's terms, accepted or declined. */
   | { kind: 'terms'; username: string }
+  /**
+   * Keycloak's delete_account required action, or the client's kc_action (`aia`, cancellable, after a new
+   * sign-in): the user confirms that their account be deleted.
+   */
+  | { kind: 'delete-account'; username: string; aia?: boolean }
   /** Keycloak's VERIFY_EMAIL required action: a link mailed to `email` (null: the user has none) proves it theirs. */
   | { kind: 'verify-email'; username: string; email: string | null }
   /**
@@ -116,6 +121,8 @@ export function promptNoneError(step: Step): { error: string; description: strin
       return { error: 'interaction_required', description: 'the user must update their profile' };
     case 'terms':
       return { error: 'interaction_required', description: 'the user must accept the terms and conditions' };
+    case 'delete-account':
+      return { error: 'interaction_required', description: 'the user must confirm the deletion of their account' };
     default:
       return { error: 'interaction_required', description: 'the user must choose an organization' };
   }
@@ -168,7 +175,7 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   if (!ia.sessionId) return { kind: 'login' };
   // The client's kc_action, once signed in (recently: checks.ts bounds max_age), until done or cancelled.
   if (ia.params.kcAction && !ia.params.kcActionStatus) {
-    const kind = ia.params.kcAction === 'CONFIGURE_TOTP' ? 'configure-otp' : ia.params.kcAction === 'UPDATE_PROFILE' ? 'update-profile' : 'update-password';
+    const kind = AIA_STEPS[ia.params.kcAction];
     return { kind, username: user.username, aia: true };
   }
   const orgs = await services.store.users.organizations(ia.userId);
@@ -220,8 +227,18 @@ function actionStep(services: Services, realm: Realm, user: User, action: Requir
       return { kind: 'update-profile', username: user.username };
     case 'VERIFY_EMAIL':
       return user.emailVerified ? undefined : { kind: 'verify-email', username: user.username, email: user.email };
+    case 'delete_account':
+      return { kind: 'delete-account', username: user.username };
   }
 }
+
+/** The page of each action a client may ask for (kc_action). */
+const AIA_STEPS: Record<AppInitiatedAction, 'configure-otp' | 'update-profile' | 'update-password' | 'delete-account'> = {
+  CONFIGURE_TOTP: 'configure-otp',
+  UPDATE_PROFILE: 'update-profile',
+  UPDATE_PASSWORD: 'update-password',
+  delete_account: 'delete-account',
+};
 
 async function linkStep(services: Services, realm: Realm, link: NonNullable<AuthorizationParams['brokerLink']>): Promise<Step> {
   const [user, provider] = await Promise.all([services.store.users.get(link.userId), services.store.identityProviders.get(realm.id, link.alias)]);

@@ -61,6 +61,8 @@ export const EVENT_TYPES = [
   'CLIENT_UPDATE_ERROR',
   'CLIENT_DELETE',
   'CLIENT_DELETE_ERROR',
+  'DELETE_ACCOUNT',
+  'DELETE_ACCOUNT_ERROR',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
