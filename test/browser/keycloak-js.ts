@@ -14,6 +14,7 @@ import { dialects } from '../helpers/db.js';
 import { changeRoleMappings, createRole } from '../../src/admin/operations/roles.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { updateUser } from '../../src/admin/operations/users.js';
+import { updateRequiredAction } from '../../src/admin/operations/required-actions.js';
 import { CHROMIUM, DESKTOP, LAUNCH_ARGS, SKIP_REASON, checkLayout, heading, signInOnPage } from '../helpers/browser.js';
 import { OTP_TOOLS_MISSING, oathtoolCode } from '../helpers/otp.js';
 import { startUpstream } from '../helpers/upstream-provider.js';
@@ -193,7 +194,7 @@ for (const dialect of dialects()) {
       assert.deepEqual(r.profile.attributes, {});
     });
 
-    test("application-initiated actions: login({ action: 'CONFIGURE_TOTP' }) sets up an authenticator, UPDATE_PASSWORD can be cancelled; onActionUpdate says how", async (t) => {
+    test("application-initiated actions: login({ action: 'CONFIGURE_TOTP' }) sets up an authenticator, UPDATE_PASSWORD and delete_account can be cancelled; onActionUpdate says how", async (t) => {
       if (OTP_TOOLS_MISSING) {
         t.skip(OTP_TOOLS_MISSING);
         return;
@@ -220,6 +221,19 @@ for (const dialect of dialects()) {
         await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Signed in'));
       }
       try {
+        // delete_account (enabled for this): always a new sign-in first (act's), then the confirmation, cancelled.
+        await updateRequiredAction(ts.store, { realmId: REALM, alias: 'delete_account', changes: { enabled: true } });
+        ts.services.cache.clear();
+        await act('delete_account', async () => {
+          await page.getByRole('button', { name: 'Delete my account' }).waitFor();
+          assert.match((await page.locator('main').textContent()) ?? '', /asks you to confirm that you want to delete the account/);
+          await page.getByRole('button', { name: 'Cancel' }).click();
+        });
+        assert.ok(logged.includes('delete_account: cancelled'), logged.join(' | '));
+        assert.ok(await ts.store.users.get(ts.user.id));
+        await updateRequiredAction(ts.store, { realmId: REALM, alias: 'delete_account', changes: { enabled: false } });
+        ts.services.cache.clear();
+
         await act('CONFIGURE_TOTP', async () => {
           await page.getByRole('button', { name: 'Finish setup' }).waitFor();
           await page.getByText('Cannot scan it? Type the key instead').click();
