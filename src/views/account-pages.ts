@@ -129,7 +129,7 @@ ${ctx.authenticators.map(
 <form method="post" action="${ctx.base}/otp/remove">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="credential_id" value="${a.id}">
-<button type="submit" class="secondary">Remove</button>
+<button type="submit" class="secondary">${t('accountRemove')}</button>
 </form>
 </li>`,
 )}
@@ -155,7 +155,7 @@ ${ctx.securityKeys.map(
 <form method="post" action="${ctx.base}/webauthn/remove">
 <input type="hidden" name="csrf" value="${ctx.csrf}">
 <input type="hidden" name="credential_id" value="${k.id}">
-<button type="submit" class="secondary">Remove</button>
+<button type="submit" class="secondary">${t('accountRemove')}</button>
 </form>
 </li>`,
 )}

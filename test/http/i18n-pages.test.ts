@@ -6,6 +6,10 @@ import { startTestServer, realmPath, REALM, type TestServer } from '../helpers/s
 import { CookieJar, authorizeQuery, inject, parseForm, runAuthorization } from '../helpers/flow.js';
 import { SMTP_MISSING, SmtpServer } from '../helpers/smtp.js';
 import { createClient, createRealm, createUser, updateRealm } from '../../src/admin/operations.js';
+import { randomBytes } from 'node:crypto';
+import { enrollOtp } from '../../src/admin/operations/otp.js';
+import { updateRequiredAction } from '../../src/admin/operations/required-actions.js';
+import { hotp, timeStep } from '../../src/crypto/totp.js';
 
 // The end-user pages and mails in the reader's language (Keycloak's realm localization): the account
 // page (the user's locale attribute, else the browser's languages), the device page, the logout pages,
@@ -76,6 +80,27 @@ for (const dialect of dialects()) {
       assert.equal(refused.statusCode, 400);
       assert.match(refused.body, /<p class="error" role="alert">Das aktuelle Passwort ist nicht richtig\.<\/p>/);
       assert.doesNotMatch(refused.body, /The current password is not right/);
+    });
+
+    test('every button of the account page is in its language: an authenticator\'s Remove, the Delete account section', async () => {
+      const { jar } = await accountSignIn('hans', 'hans password 1');
+      const hans = (await ts.store.users.findByUsername(REALM, 'hans'))!;
+      const key = randomBytes(20);
+      const now = Math.floor(ts.clock.nowMs() / 1000);
+      assert.equal(await enrollOtp(ts.store, { user: hans, key, code: hotp(key, timeStep(now, 30), 6, 'HmacSHA1'), label: 'Telefon', nowSeconds: now }), undefined);
+      await updateRequiredAction(ts.store, { realmId: REALM, alias: 'delete_account', changes: { enabled: true } });
+      ts.services.cache.clear();
+      try {
+        const page = await send(ts, jar, 'GET', ACCOUNT);
+        assert.equal(page.headers['content-language'], 'de');
+        assert.match(page.body, /<strong>Telefon<\/strong>[\s\S]*?<button type="submit" class="secondary">Entfernen<\/button>/);
+        assert.match(page.body, /<h2>Konto löschen<\/h2>/);
+        assert.match(page.body, /<button type="submit" class="danger">Mein Konto löschen<\/button>/);
+        assert.doesNotMatch(page.body, />(Remove|Delete my account|Delete account)</);
+      } finally {
+        await ts.store.otp.deleteAll(hans.id);
+        await updateRequiredAction(ts.store, { realmId: REALM, alias: 'delete_account', changes: { enabled: false } });
+      }
     });
 
     test("without a locale attribute, the account page and its sign-in speak the browser's language (Accept-Language)", async () => {
