@@ -1,3 +1,4 @@
+import type { ProfileValues } from './required-action-pages.js';
 import { html, type SafeHtml } from './html.js';
 import { page } from './layout.js';
 import type { PasswordRule } from './pages.js';
@@ -74,6 +75,11 @@ export function accountPage(ctx: {
    * (`federated`). `error`: why the last try was refused.
    */
   deletion?: { mode: 'password' | 'recent' | 'sign-in-again' | 'federated'; error?: Text };
+  /**
+   * Keycloak's "Personal info": the email and names, as the user has them or as typed with `errors`.
+   * `readOnly`: a user of an LDAP directory. `password`: a change of email asks for the current password.
+   */
+  profile: { values: ProfileValues; readOnly: boolean; password: boolean; errors?: readonly Text[] };
 }): string {
   return page({
     title: t('accountTitle'),
@@ -82,6 +88,7 @@ export function accountPage(ctx: {
     body: html`<h1>${t('accountTitle')}</h1>
 <p class="muted">${th('accountSignedInAs', html`<strong>${ctx.username}</strong>`)}</p>
 ${ctx.notice ? html`<p class="notice" role="status">${ctx.notice}</p>` : ''}
+${profileForm(ctx.base, ctx.csrf, ctx.username, ctx.profile)}
 <h2>${t('accountApplicationsTitle')}</h2>
 ${ctx.grants.length === 0
   ? html`<p class="muted">${t('accountNoApplications')}</p>`
@@ -245,4 +252,33 @@ ${ctx.codes.map((c) => html`<li><code>${c}</code></li>`)}
 </ol>
 <div class="actions"><a href="${ctx.base}">${t('backToAccount')}</a></div>`,
   });
+}
+
+/** Keycloak's account console "Personal info": the username shown, the email and names editable (not a directory's). */
+function profileForm(base: string, csrf: string, username: string, profile: Parameters<typeof accountPage>[0]['profile']): SafeHtml {
+  const v = profile.values;
+  const errors = profile.errors ?? [];
+  const ro = profile.readOnly ? html` readonly` : '';
+  return html`<h2>${t('accountPersonalInfoTitle')}</h2>
+${errors.length > 0 ? html`<div class="error" role="alert">${errors.length === 1 ? html`<p>${errors[0]}</p>` : html`<ul>${errors.map((e) => html`<li>${e}</li>`)}</ul>`}</div>` : ''}
+${profile.readOnly ? html`<p class="muted">${t('accountProfileFromDirectory')}</p>` : ''}
+<form method="post" action="${base}/profile" class="profile-form">
+<input type="hidden" name="csrf" value="${csrf}">
+<label for="profile-username">${t('username')}</label>
+<input type="text" id="profile-username" name="username" value="${username}" autocomplete="username" readonly>
+<label for="profile-email">${t('email')}</label>
+<input type="email" id="profile-email" name="email" value="${v.email}" autocomplete="email" autocapitalize="none" spellcheck="false" maxlength="320" required${ro}>
+<label for="profile-firstName">${t('firstName')}</label>
+<input type="text" id="profile-firstName" name="firstName" value="${v.firstName}" autocomplete="given-name" maxlength="255" required${ro}>
+<label for="profile-lastName">${t('lastName')}</label>
+<input type="text" id="profile-lastName" name="lastName" value="${v.lastName}" autocomplete="family-name" maxlength="255" required${ro}>
+${profile.readOnly
+  ? ''
+  : html`${profile.password
+    ? html`<label for="profile-password">${t('accountCurrentPassword')}</label>
+<input type="password" id="profile-password" name="password" autocomplete="current-password" maxlength="1024" aria-describedby="profile-password-hint">
+<p class="muted" id="profile-password-hint">${t('accountProfilePasswordHint')}</p>`
+    : ''}
+<div class="actions"><button type="submit" class="secondary">${t('accountProfileSave')}</button></div>`}
+</form>`;
 }

@@ -2,6 +2,7 @@ import { pendingActions, termsText } from '../../admin/required-actions.js';
 import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
 import { accountDeletedPage, deleteAccountPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 import { deleteOwnAccount, mayDeleteOwnAccount } from '../../admin/operations/account-deletion.js';
+import { problemTexts } from '../interaction/problems.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { realmBase, type Services } from '../../services.js';
 import type { BrowserSession, Realm } from '../../storage/types.js';
@@ -51,14 +52,18 @@ function field(req: Req, name: string): string | undefined {
  * The end user's account page: the applications they have granted access to, with a button that takes
  * the access back (its refresh chains and its consent), and their browser sessions, with sign-out.
  */
-/** How recent a sign-in lets a user without a password delete their account from the account page. */
-const DELETE_AUTH_AGE_S = 300;
+/** How recent a sign-in lets a user without a password delete their account, or change their email, from the account page. */
+const REAUTH_AGE_S = 300;
 
-/** How the account page's "Delete account" is confirmed for `user` in `session` (accountPage's deletion). */
-function deletionMode(user: User, session: BrowserSession, now: number): 'password' | 'recent' | 'sign-in-again' | 'federated' {
+/**
+ * How the account page confirms a sensitive change (deleting the account, a new email) by `user` in
+ * `session`: the current password; for a user without one, a sign-in of the last minutes (`recent`),
+ * else none (`sign-in-again`); a user of an LDAP directory changes neither here (`federated`).
+ */
+function reauthMode(user: User, session: BrowserSession, now: number): 'password' | 'recent' | 'sign-in-again' | 'federated' {
   if (user.federationLink) return 'federated';
   if (hasPassword(user.passwordHash)) return 'password';
-  return now - session.authTime <= DELETE_AUTH_AGE_S ? 'recent' : 'sign-in-again';
+  return now - session.authTime <= REAUTH_AGE_S ? 'recent' : 'sign-in-again';
 }
 
 /** How long the forms after the password (authenticator code, new password, authenticator setup) stay valid. */
@@ -102,7 +107,12 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     await useTranslator(services, reply.request, reply, realm, { userLocale: user?.attributes.locale?.[0], ...(here !== undefined ? { here } : {}) });
   }
 
-  async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, notice?: Text, passwordError?: Text, deleteError?: Text): Promise<FastifyReply> {
+  /**
+   * The signed-in page. `notice`: what the last form did; `passwordError`, `deleteError`, `profile`: why the
+   * password, deletion or personal info form was refused (the typed values shown again).
+   */
+  async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, extra: { notice?: Text | undefined; passwordError?: Text; deleteError?: Text; profile?: { values: ProfileValues; errors: readonly Text[] } } = {}): Promise<FastifyReply> {
+    const { notice, passwordError, deleteError } = extra;
     const now = nowSeconds(services.clock);
     const user = await services.store.users.get(session.userId);
     // The page shown after a form too: its language menu shows the page again.
@@ -138,8 +148,14 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         lastUsed: used?.lastUsed,
       });
     }
-    const deletion = mayDeleteOwnAccount(realm) && user ? { mode: deletionMode(user, session, now), ...(deleteError ? { error: deleteError } : {}) } : undefined;
-    return sendPage(reply, passwordError || deleteError ? 400 : 200, () =>
+    const deletion = mayDeleteOwnAccount(realm) && user ? { mode: reauthMode(user, session, now), ...(deleteError ? { error: deleteError } : {}) } : undefined;
+    const profile = {
+      values: extra.profile?.values ?? { email: user?.email ?? '', firstName: user?.firstName ?? '', lastName: user?.lastName ?? '' },
+      readOnly: Boolean(user?.federationLink),
+      password: user !== undefined && hasPassword(user.passwordHash),
+      ...(extra.profile ? { errors: extra.profile.errors } : {}),
+    };
+    return sendPage(reply, passwordError || deleteError || extra.profile ? 400 : 200, () =>
       accountPage({
         realmName: realm.displayName ?? realm.id,
         username: user?.username ?? '',
@@ -165,6 +181,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
         ...(deletion ? { deletion } : {}),
+        profile,
         // The languages to choose from, the page's own preselected (the user's, or the one the menu chose).
         ...(locales.length > 1 ? { language: { locales: locales.map((tag) => ({ tag, name: localeName(tag) })), current: pageLocale } } : {}),
       }),
@@ -472,7 +489,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       nowSeconds: nowSeconds(services.clock),
     });
     if (problem) return registerKey(reply, c.realm, c, user, proof, problem);
-    if (own && c.session) return show(reply, c.realm, c.session, c.csrf, msg('accountKeyRegistered'));
+    if (own && c.session) return show(reply, c.realm, c.session, c.csrf, { notice: msg('accountKeyRegistered') });
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
   });
 
@@ -492,7 +509,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const user = await services.store.users.get(c.session.userId);
     const id = field(req, 'credential_id') ?? '';
     const removed = user ? await removeWebAuthn(services.store, user, id, { ip: req.ip, clientId: 'account', by: 'the user on the account page' }) : false;
-    return show(reply, c.realm, c.session, c.csrf, removed ? msg('accountKeyRemoved') : undefined);
+    return show(reply, c.realm, c.session, c.csrf, { notice: removed ? msg('accountKeyRemoved') : undefined });
   });
 
   app.post(`${path}/configure-otp`, async (req: Req, reply) => {
@@ -505,7 +522,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const setup = await otpSetup(services, c.realm, user.username, `account\0${proof}`);
     const problem = await enrollOtp(services.store, { user, key: setup.key, code: field(req, 'otp') ?? '', label: field(req, 'label') ?? '', ip: req.ip, clientId: 'account', nowSeconds: nowSeconds(services.clock) });
     if (problem) return configureOtp(reply, c.realm, c.csrf, user, proof, problem);
-    if (own && c.session) return show(reply, c.realm, c.session, c.csrf, msg('accountAppSetUp'));
+    if (own && c.session) return show(reply, c.realm, c.session, c.csrf, { notice: msg('accountAppSetUp') });
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
   });
 
@@ -522,15 +539,15 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if ('error' in check) {
       await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: 'password change: current password refused' });
       if (check.retryAfter) reply.header('retry-after', String(check.retryAfter));
-      return show(reply, c.realm, c.session, c.csrf, undefined, check.retryAfter ? check.error : msg('accountCurrentPasswordWrong'));
+      return show(reply, c.realm, c.session, c.csrf, { passwordError: check.retryAfter ? check.error : msg('accountCurrentPasswordWrong') });
     }
     const problem = await newPasswordFromForm(req, c.realm, user, 'changed by the user on the account page');
-    if (problem) return show(reply, c.realm, c.session, c.csrf, undefined, problem);
+    if (problem) return show(reply, c.realm, c.session, c.csrf, { passwordError: problem });
     // Every session ended with the change: this browser signs in anew.
     // The new session is remembered as the one it replaces was.
     const { secret, session } = await createBrowserSession(services, c.realm, user.id, { rememberMe: c.session.rememberMe === true });
     setSessionCookies(reply, services.config, session, secret, nowSeconds(services.clock));
-    return show(reply, c.realm, session, c.csrf, msg('accountPasswordChanged'));
+    return show(reply, c.realm, session, c.csrf, { notice: msg('accountPasswordChanged') });
   });
 
   // Self-service from the signed-in page: set up another authenticator, remove one.
@@ -562,7 +579,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const user = await services.store.users.get(c.session.userId);
     const id = field(req, 'credential_id') ?? '';
     const removed = user ? await removeOtp(services.store, user, id, { ip: req.ip, clientId: 'account', by: 'the user on the account page' }) : false;
-    return show(reply, c.realm, c.session, c.csrf, removed ? msg('accountAppRemoved') : undefined);
+    return show(reply, c.realm, c.session, c.csrf, { notice: removed ? msg('accountAppRemoved') : undefined });
   });
 
   // Keycloak's account console "Linked accounts": the user unlinks an account at a provider.
@@ -573,7 +590,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const user = await services.store.users.get(c.session.userId);
     const result = user ? await unlinkOwnAccount(services.store, user, field(req, 'provider') ?? '', { ip: req.ip }) : 'none';
     const notice = result === 'removed' ? msg('accountUnlinked') : result === 'last' ? msg('accountLastLinkStays') : undefined;
-    return show(reply, c.realm, c.session, c.csrf, notice);
+    return show(reply, c.realm, c.session, c.csrf, { notice });
   });
 
   app.post(`${path}/update-password`, async (req: Req, reply) => {
@@ -609,6 +626,40 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return afterSecondFactor(req, reply, c, (await services.store.users.get(user.id)) ?? user);
   });
 
+  // Keycloak's account console "Personal info": the email and names, checked as the UPDATE_PROFILE page
+  // checks them (a new email is no longer verified, and under the realm's verifyEmail is verified at the
+  // next sign-in). A new email (the address password resets are mailed to) needs the current password,
+  // counted as a sign-in is, or for a user without one a sign-in of the last minutes. Not for a user of an
+  // LDAP directory (the fields come from it).
+  app.post(`${path}/profile`, async (req: Req, reply) => {
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
+    const user = await services.store.users.get(c.session.userId);
+    if (!user || user.federationLink) return reply.redirect(baseOf(c.realm), 303);
+    const { values, shown } = profileForm((name) => field(req, name));
+    const refuse = (errors: readonly Text[]): Promise<FastifyReply> => show(reply, c.realm, c.session, c.csrf, { profile: { values: shown, errors } });
+    const emailChanged = values.email.trim().toLowerCase() !== (user.email ?? '').toLowerCase();
+    if (emailChanged) {
+      const mode = reauthMode(user, c.session, nowSeconds(services.clock));
+      if (mode === 'sign-in-again') return refuse([msg('accountProfileEmailSignInAgain')]);
+      if (mode === 'password') {
+        const typed = field(req, 'password') ?? '';
+        if (typed === '') return refuse([msg('accountProfileEmailNeedsPassword')]);
+        const check = await attemptLogin(services, c.realm, { username: user.username, password: typed, ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
+        if ('error' in check) {
+          await services.audit.record({ realmId: c.realm.id, type: 'UPDATE_PROFILE_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: 'new email on the account page: current password refused' });
+          if (check.retryAfter) reply.header('retry-after', String(check.retryAfter));
+          return refuse([check.retryAfter ? check.error : msg('accountCurrentPasswordWrong')]);
+        }
+      }
+    }
+    const errors = await completeProfileUpdate(services, { realm: c.realm, user, values, ip: req.ip, clientId: 'account' });
+    if (errors.length > 0) return refuse(problemTexts(errors));
+    const saved = await services.store.users.get(user.id);
+    return show(reply, c.realm, c.session, c.csrf, { notice: msg(saved && !saved.emailVerified && emailChanged ? 'accountProfileSavedUnverified' : 'accountProfileSaved') });
+  });
+
   // Keycloak's account console "Delete account" (when the realm enables delete_account): the password
   // typed again, counted against the user as a sign-in is (a stolen session cannot guess it); a user
   // without a password signed in within the last minutes (Keycloak asks for a new sign-in every time).
@@ -620,19 +671,19 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     // Not offered by the realm (the page has no such form): back to the page.
     if (!user || !mayDeleteOwnAccount(c.realm)) return reply.redirect(baseOf(c.realm), 303);
     const where = 'on the account page';
-    const mode = deletionMode(user, c.session, nowSeconds(services.clock));
+    const mode = reauthMode(user, c.session, nowSeconds(services.clock));
     if (mode === 'password') {
       const check = await attemptLogin(services, c.realm, { username: user.username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
       if ('error' in check) {
         await services.audit.record({ realmId: c.realm.id, type: 'DELETE_ACCOUNT_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: `${where}: current password refused` });
         if (check.retryAfter) reply.header('retry-after', String(check.retryAfter));
-        return show(reply, c.realm, c.session, c.csrf, undefined, undefined, check.retryAfter ? check.error : msg('accountCurrentPasswordWrong'));
+        return show(reply, c.realm, c.session, c.csrf, { deleteError: check.retryAfter ? check.error : msg('accountCurrentPasswordWrong') });
       }
     } else if (mode === 'sign-in-again') {
-      return show(reply, c.realm, c.session, c.csrf, undefined, undefined, msg('accountDeleteSignInAgain'));
+      return show(reply, c.realm, c.session, c.csrf, { deleteError: msg('accountDeleteSignInAgain') });
     }
     const outcome = await deleteOwnAccount(services, { realm: c.realm, user, ip: req.ip, clientId: 'account', where });
-    if (outcome !== 'deleted') return show(reply, c.realm, c.session, c.csrf, undefined, undefined, msg(outcome === 'federated' ? 'deleteAccountFederatedMessage' : 'deletingAccountForbidden'));
+    if (outcome !== 'deleted') return show(reply, c.realm, c.session, c.csrf, { deleteError: msg(outcome === 'federated' ? 'deleteAccountFederatedMessage' : 'deletingAccountForbidden') });
     return deleted(reply, c.realm);
   });
 
@@ -660,7 +711,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       await services.store.users.update(user.id, { attributes: { ...user.attributes, locale: [locale] } });
       await services.audit.record({ realmId: c.realm.id, type: 'UPDATE_PROFILE', outcome: 'success', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: `locale set to ${locale} on the account page` });
     }
-    return show(reply, c.realm, c.session, c.csrf, msg('accountLanguageSaved'));
+    return show(reply, c.realm, c.session, c.csrf, { notice: msg('accountLanguageSaved') });
   });
 
   app.post(`${path}/revoke`, async (req: Req, reply) => {
@@ -675,7 +726,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       await services.store.consents.withdraw(c.realm.id, c.session.userId, clientId, organizationId);
       await services.audit.record({ realmId: c.realm.id, type: 'REVOKE', outcome: 'success', clientId, userId: c.session.userId, ip: req.ip, reason: 'revoked by the user on the account page' });
     }
-    return show(reply, c.realm, c.session, c.csrf, msg('accountAccessRevoked'));
+    return show(reply, c.realm, c.session, c.csrf, { notice: msg('accountAccessRevoked') });
   });
 
   app.post(`${path}/sessions/end`, async (req: Req, reply) => {
@@ -696,6 +747,6 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       if (frames.length > 0) return sendFrontchannelLogoutPage(reply, { realmName: c.realm.displayName ?? c.realm.id, frames, next: baseOf(c.realm) });
       return reply.redirect(baseOf(c.realm), 303);
     }
-    return show(reply, c.realm, c.session, c.csrf, mine ? msg('accountBrowserSignedOut') : undefined);
+    return show(reply, c.realm, c.session, c.csrf, { notice: mine ? msg('accountBrowserSignedOut') : undefined });
   });
 }
