@@ -141,6 +141,30 @@ for (const dialect of dialects()) {
       assert.match((await events(id, 'DELETE_ACCOUNT'))[0]?.reason ?? '', /required action at sign-in/);
     });
 
+    test("the required action at the account page's own sign-in: the confirmation with a proof of the password; without it, nothing", async () => {
+      await enable(true);
+      const { id } = await createUser(ts.store, { realmId: REALM, username: 'ivo', password: PASSWORD, requiredActions: ['delete_account'] });
+      const jar = new CookieJar();
+      const login = parseForm((await inject(ts.app, jar, 'GET', realmPath('/account'))).body);
+      const page = await inject(ts.app, jar, 'POST', login.action, { csrf: login.csrf, username: 'ivo', password: PASSWORD });
+      assert.equal(pageKind(page.body), 'delete-account');
+      assert.doesNotMatch(page.body, /name="cancel"/);
+      assert.ok(!jar.cookies.has('RG_SESSION'), 'no session before it is done');
+      const form = parseForm(page.body);
+      assert.equal(form.action, realmPath('/account/delete-account'));
+      const proof = /name="proof" value="([^"]*)"/.exec(page.body)![1]!;
+      // No proof, or a forged one: a "Form expired" page, nothing deleted.
+      for (const bad of ['', proof.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))]) {
+        assert.equal((await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, proof: bad, confirm: '1' })).statusCode, 403);
+      }
+      // Without Confirm: the page again.
+      assert.equal(pageKind((await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, proof })).body), 'delete-account');
+      assert.ok(await ts.store.users.get(id));
+      deletedPage(await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, proof, confirm: '1' }));
+      assert.equal(await ts.store.users.get(id), undefined);
+      assert.match((await events(id, 'DELETE_ACCOUNT'))[0]?.reason ?? '', /account page's sign-in/);
+    });
+
     test('the account page: the password typed again (counted as a sign-in); a wrong one or a forged form deletes nothing', async () => {
       await enable(true);
       const { id } = await createUser(ts.store, { realmId: REALM, username: 'fay', password: PASSWORD, orgAliases: ['acme'] });
