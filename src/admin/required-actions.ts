@@ -231,7 +231,7 @@ export interface RequiredActionsImport {
  * others are reported by the importer as before). A defaultAction on a disabled action is dropped, a
  * config key Realmgate does not read is reported; a broken entry keeps the defaults, with a note.
  */
-export function importRequiredActionSettings(list: unknown, opts: { deleteAccountRoleForAll?: boolean } = {}): RequiredActionsImport {
+export function importRequiredActionSettings(list: unknown, opts: { deleteAccountRoleForAll?: boolean; deleteAccountRoleImported?: boolean } = {}): RequiredActionsImport {
   const settings: Partial<Record<RequiredAction, RequiredActionSetting>> = {};
   const notes: string[] = [];
   for (const entry of Array.isArray(list) ? list : []) {
@@ -239,22 +239,24 @@ export function importRequiredActionSettings(list: unknown, opts: { deleteAccoun
     const body = entry as Record<string, unknown>;
     const alias = typeof body.alias === 'string' ? body.alias : '';
     if (!isRequiredAction(alias)) continue;
-    // Keycloak lets a user delete their account only with the account client's delete-account role, which
-    // Realmgate does not have (the enabled action is the permission, for every user): enabled only when
-    // the realm's default roles give that role to every user.
-    const roleless = alias === 'delete_account' && body.enabled === true && !opts.deleteAccountRoleForAll;
+    // Keycloak lets a user delete their account only with the account client's delete-account role. Imported
+    // with the built-in clients, the role and its holders come along and Realmgate asks for it too; without
+    // them the realm has no such role and the enabled action lets every user: enabled then only when the
+    // realm's default roles gave that role to every user.
+    const roleless = alias === 'delete_account' && body.enabled === true && !opts.deleteAccountRoleForAll && !opts.deleteAccountRoleImported;
     const off = body.enabled === false || roleless;
     const fixed = roleless || (off && body.defaultAction === true) ? { ...body, enabled: !off, defaultAction: off ? false : body.defaultAction } : body;
     try {
       const { setting, ignored } = readRequiredActionSetting(alias, fixed, defaultSetting(alias));
       settings[alias] = setting;
-      const why = roleless
-        ? " (enabled in Keycloak, but only users with the account client's delete-account role may delete their account there, and the realm's default roles do not give it: Realmgate has no such role, and enabling the action lets every user delete their own account)"
-        : alias === 'delete_account' && setting.enabled
-          ? " (every user may delete their own account: the realm's default roles give Keycloak's delete-account role)"
-          : fixed !== body
-            ? ' (defaultAction dropped: the action is disabled)'
-            : '';
+      let why = fixed !== body ? ' (defaultAction dropped: the action is disabled)' : '';
+      if (roleless) {
+        why = " (enabled in Keycloak, but only users with the account client's delete-account role may delete their account there, and the realm's default roles do not give it: without the built-in clients Realmgate has no such role, and enabling the action lets every user delete their own account)";
+      } else if (alias === 'delete_account' && setting.enabled) {
+        why = opts.deleteAccountRoleImported
+          ? " (as in Keycloak: users with the account client's delete-account role, imported with the built-in clients)"
+          : " (every user may delete their own account: the realm's default roles give Keycloak's delete-account role)";
+      }
       notes.push(`${alias} ${setting.enabled ? 'enabled' : 'disabled'}${setting.defaultAction ? ', default action' : ''}, priority ${setting.priority}${setting.config[MAX_AUTH_AGE] !== undefined ? `, max auth age ${setting.config[MAX_AUTH_AGE]} s` : ''}${why}${ignored.length > 0 ? ` (config ${ignored.join(', ')} not read)` : ''}`);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;

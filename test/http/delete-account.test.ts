@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, realmPath, basic, PASSWORD, REALM, type TestServer } from '../helpers/server.js';
 import { CookieJar, authorizeQuery, driveFlow, inject, pageKind, parseForm, tokenRequest } from '../helpers/flow.js';
-import { createUser } from '../../src/admin/operations.js';
+import { createClient, createUser } from '../../src/admin/operations.js';
+import { createRole, grantRolesByName } from '../../src/admin/operations/roles.js';
+import { cliActor } from '../../src/admin/operations/common.js';
 import { getRequiredAction, updateRequiredAction } from '../../src/admin/operations/required-actions.js';
 import { sendActionsEmail } from '../../src/admin/operations/action-emails.js';
 import { deleteOwnAccount } from '../../src/admin/operations/account-deletion.js';
@@ -219,6 +221,40 @@ for (const dialect of dialects()) {
       assert.equal(await deleteOwnAccount(ts.services, { realm, user: { ...ida, federationLink: 'corp-ldap' }, ip: '127.0.0.1', clientId: 'account', where: 'on the account page' }), 'federated');
       assert.ok(await ts.store.users.get(ldapId));
       assert.match((await events(ldapId, 'DELETE_ACCOUNT_ERROR'))[0]?.reason ?? '', /LDAP directory/);
+    });
+    test("a realm with Keycloak's account client and its delete-account role (imported with the built-in clients): only its holders may delete", async () => {
+      await enable(true);
+      await createClient(ts.store, { realmId: REALM, clientId: 'account', redirectUris: ['https://account.example.com/cb'] });
+      await createRole(ts.store, { realmId: REALM, clientId: 'account', name: 'delete-account' }, cliActor());
+      const { id: without } = await createUser(ts.store, { realmId: REALM, username: 'jon', password: PASSWORD, orgAliases: ['acme'] });
+      const { id: holder } = await createUser(ts.store, { realmId: REALM, username: 'kim', password: PASSWORD, orgAliases: ['acme'] });
+      await grantRolesByName(ts.store, { realmId: REALM, userId: holder, clientId: 'account', names: ['delete-account'] }, cliActor());
+
+      // Without the role: no section on the account page, and kc_action says so at once (Keycloak's words).
+      const jar = new CookieJar();
+      const login = parseForm((await inject(ts.app, jar, 'GET', realmPath('/account'))).body);
+      const page = await drive(jar, await inject(ts.app, jar, 'POST', login.action, { csrf: login.csrf, username: 'jon', password: PASSWORD }));
+      assert.equal(pageKind(page.body), 'account');
+      assert.doesNotMatch(page.body, /<h2>Delete account<\/h2>/);
+      assert.equal((await inject(ts.app, jar, 'POST', realmPath('/account/delete'), { csrf: parseForm(page.body).csrf, password: PASSWORD })).statusCode, 303);
+      const appJar = new CookieJar();
+      const appLogin = parseForm((await drive(appJar, await auth(appJar, { kc_action: 'delete_account' }))).body);
+      const refused = await drive(appJar, await inject(ts.app, appJar, 'POST', appLogin.action, { csrf: appLogin.csrf, username: 'jon', password: PASSWORD }));
+      assert.equal(refused.statusCode, 403);
+      assert.match(refused.body, /You do not have enough permissions to delete your own account, contact admin\./);
+      const confirmed = await inject(ts.app, appJar, 'POST', parseForm(refused.body).action, { csrf: parseForm(refused.body).csrf, confirm: '1' });
+      assert.equal(confirmed.statusCode, 403);
+      assert.ok(await ts.store.users.get(without), 'still there');
+      assert.match((await events(without, 'DELETE_ACCOUNT_ERROR'))[0]?.reason ?? '', /lacks the account client's delete-account role/);
+
+      // With it: as before.
+      const { jar: kimJar } = await signedIn('kim');
+      const again = await drive(kimJar, await auth(kimJar, { kc_action: 'delete_account' }));
+      const confirm = await drive(kimJar, await inject(ts.app, kimJar, 'POST', parseForm(again.body).action, { csrf: parseForm(again.body).csrf, username: 'kim', password: PASSWORD }));
+      assert.equal(confirm.statusCode, 200);
+      assert.doesNotMatch(confirm.body, /enough permissions/);
+      deletedPage(await inject(ts.app, kimJar, 'POST', parseForm(confirm.body).action, { csrf: parseForm(confirm.body).csrf, confirm: '1' }));
+      assert.equal(await ts.store.users.get(holder), undefined);
     });
   });
 }

@@ -6,6 +6,8 @@ import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js
 import { exportRealm } from '../../src/admin/keycloak/export.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 import { realmOf } from './helpers.js';
+import { mayDeleteOwnAccount } from '../../src/admin/operations/account-deletion.js';
+import { createUser } from '../../src/admin/operations.js';
 
 const actor = { ...cliActor(), via: 'import' as const };
 type Json = Record<string, unknown>;
@@ -65,6 +67,19 @@ for (const dialect of dialects()) {
         (exported.requiredActions as Json[]).find((a) => a.alias === 'delete_account'),
         { alias: 'delete_account', name: 'Delete Account', providerId: 'delete_account', enabled: true, defaultAction: false, priority: 60, config: {} },
       );
+    });
+    test('imported with the built-in clients: kept enabled as in Keycloak, the account client\'s role and its holders decide', async () => {
+      const rep = realm('builtin', 4, { client: { account: ['view-profile', 'manage-account'] } });
+      rep.clients = [{ clientId: 'account', publicClient: true, protocol: 'openid-connect', redirectUris: ['/realms/builtin/account/*'] }];
+      (rep.roles as Json).client = { account: [{ name: 'delete-account', composite: false, clientRole: true }, { name: 'manage-account', composite: false, clientRole: true }, { name: 'view-profile', composite: false, clientRole: true }] };
+      (rep.users as Json[])[0]!.clientRoles = { account: ['delete-account'] };
+      const report = await importKeycloakRealms(ts.store, [rep], { ifExists: 'fail', includeBuiltinClients: true }, actor);
+      assert.equal((await ts.store.realms.get('builtin'))!.requiredActionSettings.delete_account?.enabled, true);
+      assert.match(reasonOf(report, 'builtin', 'required action settings'), /delete_account enabled, priority 60 \(as in Keycloak: users with the account client's delete-account role/);
+      const nora = (await ts.store.users.findByUsername('builtin', 'nora'))!;
+      assert.ok(await mayDeleteOwnAccount(ts.store, (await ts.store.realms.get('builtin'))!, nora));
+      const { id: other } = await createUser(ts.store, { realmId: 'builtin', username: 'otto', password: 'otto password 1' });
+      assert.equal(await mayDeleteOwnAccount(ts.store, (await ts.store.realms.get('builtin'))!, { id: other }), false);
     });
   });
 }

@@ -1,16 +1,33 @@
 import type { Services } from '../../services.js';
+import type { Store } from '../../storage/store.js';
 import type { Realm, User } from '../../storage/types.js';
 import { requiredActionSetting } from '../required-actions.js';
 import { sessionsToEnd, tellSessionsEnded } from './session-ends.js';
 
 /**
  * Keycloak's delete_account: a user deletes their own account (the confirmation page of the required
- * action or of kc_action=delete_account, or the account page). The realm decides whether its users may:
- * the action enabled (off by default, as Keycloak registers it). Keycloak asks also for the account
- * client's delete-account role, which Realmgate does not have: enabled, the action lets every user.
+ * action or of kc_action=delete_account, or the account page), when the realm has the action enabled
+ * (off by default, as Keycloak registers it).
  */
-export function mayDeleteOwnAccount(realm: Pick<Realm, 'requiredActionSettings'>): boolean {
+export function deletionEnabled(realm: Pick<Realm, 'requiredActionSettings'>): boolean {
   return requiredActionSetting(realm, 'delete_account').enabled;
+}
+
+/** Keycloak's client and role that let a user delete their account (AccountRoles.DELETE_ACCOUNT of the account client). */
+export const ACCOUNT_CLIENT = 'account';
+export const DELETE_ACCOUNT_ROLE = 'delete-account';
+
+/**
+ * Whether `user` may delete their own account: the action enabled, and, as Keycloak asks, the `account`
+ * client's `delete-account` role among the user's roles (directly, through a group or a composite) when
+ * the realm has that client role (a realm imported from Keycloak with its built-in clients). A realm
+ * without it (Realmgate's own, or one imported without them) lets every user once the action is enabled.
+ */
+export async function mayDeleteOwnAccount(store: Store, realm: Pick<Realm, 'id' | 'requiredActionSettings'>, user: Pick<User, 'id'>): Promise<boolean> {
+  if (!deletionEnabled(realm)) return false;
+  const role = await store.roles.find(realm.id, ACCOUNT_CLIENT, DELETE_ACCOUNT_ROLE);
+  if (!role) return true;
+  return (await store.roles.effectiveRoles(user.id)).some((r) => r.id === role.id);
 }
 
 export type AccountDeletion = 'deleted' | 'not-allowed' | 'federated';
@@ -19,16 +36,21 @@ export type AccountDeletion = 'deleted' | 'not-allowed' | 'federated';
  * Deletes `user` at their own request: every session ends (the applications of those that asked are told
  * by back-channel logout), every refresh chain, consent, credential and link goes with the user (the same
  * deletion as an administrator's), and a DELETE_ACCOUNT event records it (Keycloak's; a refusal is a
- * DELETE_ACCOUNT_ERROR). Refused when the realm does not allow it, and for a user of an LDAP directory:
+ * DELETE_ACCOUNT_ERROR). Refused when the user may not (mayDeleteOwnAccount), and for a user of an LDAP directory:
  * Realmgate does not write to the directory, so the account would come back at the next sign-in
  * (Keycloak's read-only federation refuses too).
  */
 export async function deleteOwnAccount(services: Services, input: { realm: Realm; user: User; ip: string; clientId: string | null; where: string }): Promise<AccountDeletion> {
   const { realm, user } = input;
   const who = { realmId: realm.id, clientId: input.clientId, userId: user.id, username: user.username, ip: input.ip };
-  const refusal: AccountDeletion | undefined = !mayDeleteOwnAccount(realm) ? 'not-allowed' : user.federationLink ? 'federated' : undefined;
+  const refusal: AccountDeletion | undefined = !(await mayDeleteOwnAccount(services.store, realm, user)) ? 'not-allowed' : user.federationLink ? 'federated' : undefined;
   if (refusal) {
-    const reason = refusal === 'not-allowed' ? 'the realm does not let users delete their account (delete_account is disabled)' : 'a user of an LDAP directory: the directory keeps the account';
+    const reason =
+      refusal === 'federated'
+        ? 'a user of an LDAP directory: the directory keeps the account'
+        : deletionEnabled(realm)
+          ? `the user lacks the ${ACCOUNT_CLIENT} client's ${DELETE_ACCOUNT_ROLE} role`
+          : 'the realm does not let users delete their account (delete_account is disabled)';
     await services.audit.record({ ...who, type: 'DELETE_ACCOUNT_ERROR', outcome: 'failure', reason: `${input.where}: ${reason}` });
     return refusal;
   }

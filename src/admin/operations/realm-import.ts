@@ -246,7 +246,7 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const changes = fromRealmRepresentation({ ...withoutWebAuthnPolicy(rep), smtpServer: undefined });
   changes.settings.webAuthnPolicy = importWebAuthnPolicy(rep, report);
   changes.settings.webAuthnPasswordlessPolicy = importWebAuthnPolicy(rep, report, PASSWORDLESS_PREFIX);
-  const actionSettings = importRequiredActionSettings(rep.requiredActions, { deleteAccountRoleForAll: defaultRolesGiveDeleteAccount(rep) });
+  const actionSettings = importRequiredActionSettings(rep.requiredActions, { deleteAccountRoleForAll: defaultRolesGiveDeleteAccount(rep), deleteAccountRoleImported: opts.includeBuiltinClients === true });
   changes.settings.requiredActionSettings = actionSettings.settings;
   if (actionSettings.notes.length > 0) report.imported('required action settings', actionSettings.notes.join('; '));
   const smtp = readFileSmtp(rep, report);

@@ -148,7 +148,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         lastUsed: used?.lastUsed,
       });
     }
-    const deletion = mayDeleteOwnAccount(realm) && user ? { mode: reauthMode(user, session, now), ...(deleteError ? { error: deleteError } : {}) } : undefined;
+    const deletion = user && (await mayDeleteOwnAccount(services.store, realm, user)) ? { mode: reauthMode(user, session, now), ...(deleteError ? { error: deleteError } : {}) } : undefined;
     const profile = {
       values: extra.profile?.values ?? { email: user?.email ?? '', firstName: user?.firstName ?? '', lastName: user?.lastName ?? '' },
       readOnly: Boolean(user?.federationLink),
@@ -302,8 +302,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   }
 
   /** Keycloak's delete_account required action, at the account page's sign-in: the confirmation page. */
-  async function deleteAccount(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: Text): Promise<FastifyReply> {
+  async function deleteAccount(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, refused?: Text): Promise<FastifyReply> {
     await speak(reply, realm, user);
+    const error = refused ?? (!(await mayDeleteOwnAccount(services.store, realm, user)) ? msg('deletingAccountForbidden') : undefined);
     return sendPage(reply, error ? 403 : 200, () => deleteAccountPage({ realmName: realm.displayName ?? realm.id, clientName: t('accountClientName'), action: `${baseOf(realm)}/delete-account`, csrf, username: user.username, hidden: { proof }, ...(error ? { error } : {}) }));
   }
 
@@ -669,7 +670,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const { c } = f;
     const user = await services.store.users.get(c.session.userId);
     // Not offered by the realm (the page has no such form): back to the page.
-    if (!user || !mayDeleteOwnAccount(c.realm)) return reply.redirect(baseOf(c.realm), 303);
+    if (!user || !(await mayDeleteOwnAccount(services.store, c.realm, user))) return reply.redirect(baseOf(c.realm), 303);
     const where = 'on the account page';
     const mode = reauthMode(user, c.session, nowSeconds(services.clock));
     if (mode === 'password') {

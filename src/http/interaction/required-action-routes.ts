@@ -5,7 +5,7 @@ import { denyRequest } from '../../oauth/authorize/interaction.js';
 import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
 import { termsText } from '../../admin/required-actions.js';
 import { accountDeletedPage, deleteAccountPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
-import { deleteOwnAccount } from '../../admin/operations/account-deletion.js';
+import { deleteOwnAccount, mayDeleteOwnAccount } from '../../admin/operations/account-deletion.js';
 import { msg } from '../../i18n/translator.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie } from '../cookies.js';
 import { advance, completeSignIn, endAppAction, endPreviousSession, field, render, stepForm, type Loaded, type Req } from './routes.js';
@@ -34,7 +34,10 @@ export async function renderRequiredActionStep(
 ): Promise<FastifyReply> {
   const base = interactionUrl(l.realm.id, l.ia.id);
   if (step.kind === 'delete-account') {
-    return sendPage(reply, extra.status ?? 200, () => deleteAccountPage({ ...extra.ctx, action: `${base}/delete-account`, username: step.username, cancellable: step.aia === true, ...(extra.error ? { error: extra.error } : {}) }));
+    // Keycloak shows "deletingAccountForbidden" at once to a user without the account client's delete-account role.
+    const user = l.ia.userId ? await services.store.users.get(l.ia.userId) : undefined;
+    const error = extra.error ?? (user && !(await mayDeleteOwnAccount(services.store, l.realm, user)) ? msg('deletingAccountForbidden') : undefined);
+    return sendPage(reply, extra.status ?? (error ? 403 : 200), () => deleteAccountPage({ ...extra.ctx, action: `${base}/delete-account`, username: step.username, cancellable: step.aia === true, ...(error ? { error } : {}) }));
   }
   if (step.kind === 'terms') return sendPage(reply, extra.status ?? 200, () => termsPage({ ...extra.ctx, action: `${base}/terms`, username: step.username, text: termsText(l.realm) }));
   const user = l.ia.userId ? await services.store.users.get(l.ia.userId) : undefined;
