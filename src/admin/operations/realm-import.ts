@@ -551,7 +551,11 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   const components = obj(rep.components);
   // User federation (LDAP) is imported by storeFileUserStorage; signing keys by the key import.
   reportRegistrationPolicies(list(components[REGISTRATION_POLICY_TYPE]).map(obj), report);
-  const otherActions = list(rep.requiredActions).map(obj).filter((a) => a.enabled === true && !(REQUIRED_ACTIONS as readonly unknown[]).includes(a.alias)).map((a) => String(a.alias));
+  const enabledOthers = list(rep.requiredActions).map(obj).filter((a) => a.enabled === true && !(REQUIRED_ACTIONS as readonly unknown[]).includes(a.alias)).map((a) => String(a.alias));
+  // Keycloak's update_user_locale keeps the language chosen at sign-in in the user's locale attribute:
+  // Realmgate always does (src/http/interaction/routes.ts keepChosenLocale).
+  if (enabledOthers.includes('update_user_locale')) report.mapped('required action update_user_locale', "the language chosen at sign-in (the page's menu, kc_locale) is kept in the user's locale attribute at every sign-in, as Keycloak's update_user_locale does; there is nothing to enable");
+  const otherActions = enabledOthers.filter((a) => a !== 'update_user_locale');
   if (otherActions.length > 0) report.skipped('required actions', `${otherActions.length} enabled in Keycloak that Realmgate does not act on (${otherActions.slice(0, 10).join(', ')}${otherActions.length > 10 ? ', ...' : ''}); it acts on ${REQUIRED_ACTIONS.join(', ')} only`);
   reportOtpPolicy(rep, report);
   if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the security key or the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
