@@ -19,6 +19,7 @@ export const REQUIRED_ACTION_NAMES: Record<RequiredAction, string> = {
   UPDATE_PROFILE: 'Update Profile',
   VERIFY_EMAIL: 'Verify Email',
   delete_account: 'Delete Account',
+  idp_link: 'Linking Identity Provider',
 };
 
 /** A config key Realmgate reads: TERMS_AND_CONDITIONS' text (plain text, shown escaped). */

@@ -109,3 +109,21 @@ export function accountDeletedPage(ctx: { realmName: string }): string {
 <p class="notice" role="status">${t('accountDeletedMessage')}</p>`,
   });
 }
+
+/**
+ * Keycloak's idp_link (link-idp-action.ftl), asked for by the client: Continue goes to the provider to
+ * sign in there, whose account is then linked to this user; Cancel goes back (kc_action_status=cancelled).
+ */
+export function idpLinkPage(ctx: PageContext & { username: string; provider: string }): string {
+  return page({
+    title: t('idpLinkTitle'),
+    realmName: ctx.realmName,
+    body: html`<h1>${t('idpLinkTitle')}</h1>
+<p id="kc-link-text">${th('idpLinkIntro', String(ctx.clientName), html`<strong>${ctx.username}</strong>`, html`<strong>${ctx.provider}</strong>`)}</p>
+<p class="muted">${t('idpLinkNext', ctx.provider)}</p>
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<div class="actions"><button type="submit" name="continue" value="1">${t('doContinue')}</button><button type="submit" name="cancel" value="1" class="secondary">${t('doCancel')}</button></div>
+</form>`,
+  });
+}

@@ -63,7 +63,7 @@ for (const dialect of dialects()) {
       const list = await listActions();
       assert.deepEqual(
         list.map((a) => [a.alias, a.enabled, a.defaultAction, a.priority]),
-        [['UPDATE_PASSWORD', true, false, 10], ['CONFIGURE_TOTP', true, false, 20], ['webauthn-register', true, false, 30], ['webauthn-register-passwordless', true, false, 40], ['TERMS_AND_CONDITIONS', true, false, 50], ['UPDATE_PROFILE', true, false, 60], ['VERIFY_EMAIL', true, false, 70], ['delete_account', false, false, 80]],
+        [['UPDATE_PASSWORD', true, false, 10], ['CONFIGURE_TOTP', true, false, 20], ['webauthn-register', true, false, 30], ['webauthn-register-passwordless', true, false, 40], ['TERMS_AND_CONDITIONS', true, false, 50], ['UPDATE_PROFILE', true, false, 60], ['VERIFY_EMAIL', true, false, 70], ['delete_account', false, false, 80], ['idp_link', true, false, 90]],
       );
       assert.equal(list[4]!.name, 'Terms and Conditions');
       await setAction('TERMS_AND_CONDITIONS', { priority: 5, config: { terms_text: 'Rule one: <b>be kind</b>.\n\nRule two.' } });

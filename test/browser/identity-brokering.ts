@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestServer, basic, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
-import { CLIENT_ORIGIN, SKIP_REASON, authorizeUrl, checkLayout, heading, interceptClient, sharedBrowser } from '../helpers/browser.js';
+import { CLIENT_ORIGIN, SKIP_REASON, authorizeUrl, checkLayout, heading, interceptClient, sharedBrowser, signInOnPage } from '../helpers/browser.js';
 import { startUpstream, type Upstream } from '../helpers/upstream-provider.js';
 import { createUser, updateRealm } from '../../src/admin/operations.js';
 import { createOrganization } from '../../src/admin/operations/organizations.js';
@@ -91,6 +91,24 @@ for (const dialect of dialects()) {
       assert.match((await page.locator('li.linked-account').textContent()) ?? '', /Corp SSO\s+as nina/);
       assert.equal(await page.getByRole('button', { name: 'Unlink' }).count(), 0);
       await checkLayout(page, 'account-linked-accounts', shoot);
+    });
+  });
+
+  test(`browser: an application asks a signed-in user to link their account at the provider (kc_action=idp_link) (${dialect})`, async (t) => {
+    await withProvider(t, dialect, async (ts, up, page) => {
+      const { id } = await createUser(ts.store, { realmId: 'test', username: 'pia', password: 'pia password 1', email: 'pia@example.com' });
+      await page.goto(authorizeUrl(ts, 'b5'));
+      await signInOnPage(page, 'pia', 'pia password 1');
+      await consentAndExchange(ts, page);
+      await page.goto(`${authorizeUrl(ts, 'b6')}&kc_action=idp_link:corp`);
+      await page.getByRole('button', { name: 'Continue' }).waitFor();
+      assert.equal(await heading(page), 'Link your account');
+      await checkLayout(page, 'idp-link', shoot);
+      up.nextAccount = { sub: 'b-5', email: 'pia@corp.example', preferred_username: 'pia.corp' };
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.waitForURL((u) => u.origin === CLIENT_ORIGIN);
+      assert.equal(new URL(page.url()).searchParams.get('kc_action_status'), 'success');
+      assert.deepEqual((await ts.store.identityProviders.links(id)).map((l) => [l.identityProvider, l.federatedUserId]), [['corp', 'b-5']]);
     });
   });
 

@@ -7,7 +7,9 @@ import { claimsToKeep } from '../../admin/operations/identity-provider-mappers.j
 import { nextStep } from '../../oauth/authorize/interaction.js';
 import { msg, type Text } from '../../i18n/translator.js';
 import { useTranslator } from '../i18n.js';
-import { BAD_FORM, FORM_EXPIRED, advance, checkCsrf, completeSignIn, field, load, render, type Req } from './routes.js';
+import { BAD_FORM, FORM_EXPIRED, advance, checkCsrf, completeSignIn, endAppAction, field, load, render, type Loaded, type Req } from './routes.js';
+import { linkProviderAccount } from '../../admin/operations/account-linking.js';
+import { providerName } from '../../oauth/social-providers.js';
 import { htmlErrorHandler, renderError } from './render.js';
 
 /**
@@ -21,6 +23,12 @@ async function usableProvider(services: Services, realmId: string, alias: string
   if (!alias || alias.length > 255) return undefined;
   const p = await services.store.identityProviders.get(realmId, alias);
   return p && p.enabled && !p.linkOnly ? p : undefined;
+}
+
+/** An enabled provider of the realm to link an account at (kc_action=idp_link): a link-only one too. */
+export async function linkingProvider(services: Services, realmId: string, alias: string): Promise<IdentityProvider | undefined> {
+  const p = alias.length <= 255 ? await services.store.identityProviders.get(realmId, alias) : undefined;
+  return p && p.enabled ? p : undefined;
 }
 
 /** Where the browser goes to sign in at the provider: its authorization endpoint (a 303). */
@@ -45,6 +53,34 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
   const { services } = opts;
   app.setErrorHandler(htmlErrorHandler(services));
 
+  /**
+   * The provider's answer to kc_action=idp_link: its account is linked to the signed-in user, and the
+   * client learns kc_action_status=success. Cancelled at the provider (access_denied): back with
+   * cancelled. Refused (a bad answer, an account linked to someone else): an error page, as Keycloak's.
+   */
+  async function linkAccount(req: CallbackReq, reply: FastifyReply, l: Loaded, alias: string): Promise<FastifyReply> {
+    const p = await linkingProvider(services, l.realm.id, alias);
+    const user = l.ia.userId ? await services.store.users.get(l.ia.userId) : undefined;
+    const refuse = async (userMessage: Text, reason: string): Promise<FastifyReply> => {
+      await services.audit.record({ realmId: l.realm.id, type: 'FEDERATED_IDENTITY_LINK', outcome: 'failure', clientId: l.client.clientId, userId: user?.id ?? null, username: user?.username ?? null, ip: req.ip, reason: `identity provider ${alias}, asked for by the client (kc_action=idp_link): ${reason}`.slice(0, 500) });
+      return renderError(reply, 400, { realmName: l.realmName, title: msg('idpLinkTitle'), description: userMessage });
+    };
+    if (!p || !user) return refuse(msg('identityProviderUnavailableMessage'), 'not enabled');
+    if (query(req, 'error') === 'access_denied') return endAppAction(services, reply, l, 'cancelled');
+    let account;
+    try {
+      account = await providerIdentity(services, l.realm, p, l.ia, { code: query(req, 'code'), error: query(req, 'error'), errorDescription: query(req, 'error_description') });
+    } catch (err) {
+      if (!(err instanceof BrokerError)) throw err;
+      return refuse(err.userMessage, err.reason);
+    }
+    const claims = await claimsToKeep(services.store, p, account.claims);
+    const outcome = await linkProviderAccount(services, { realm: l.realm, provider: p, user, account: { ...account, ...(claims ? { claims } : {}) }, ip: req.ip, clientId: l.client.clientId });
+    if (outcome === 'elsewhere') return renderError(reply, 400, { realmName: l.realmName, title: msg('idpLinkTitle'), description: msg('idpLinkedElsewhereMessage', providerName(p)) });
+    if (outcome === 'taken') return renderError(reply, 400, { realmName: l.realmName, title: msg('idpLinkTitle'), description: msg('idpLinkTakenMessage', providerName(p)) });
+    return endAppAction(services, reply, l, 'success');
+  }
+
   app.post('/auth/realms/:realm/login-actions/:id/broker', async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
@@ -68,6 +104,8 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
     }
     const l = await load(services, req, reply, { realm: realm.id, id });
     if (!l) return reply;
+    const step = await nextStep(services, l.realm, l.client, l.ia);
+    if (step.kind === 'idp-link' && step.alias === alias) return linkAccount(req, reply, l, alias);
     const p = await usableProvider(services, realm.id, alias);
     const fail = async (userMessage: Text, reason: string): Promise<FastifyReply> => {
       await services.audit.record({ realmId: realm.id, type: 'IDENTITY_PROVIDER_LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ip: req.ip, reason: `identity provider ${alias}: ${reason}`.slice(0, 500) });
@@ -75,7 +113,7 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
       return render(services, reply, l, { kind: 'login' }, { error: userMessage, status: 400 });
     };
     if (!p) return fail(msg('identityProviderUnavailableMessage'), 'not enabled');
-    if ((await nextStep(services, l.realm, l.client, l.ia)).kind !== 'login') return advance(services, reply, l);
+    if (step.kind !== 'login') return advance(services, reply, l);
     let identity;
     try {
       identity = await providerIdentity(services, realm, p, l.ia, { code: query(req, 'code'), error: query(req, 'error'), errorDescription: query(req, 'error_description') });

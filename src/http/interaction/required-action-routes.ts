@@ -4,12 +4,13 @@ import type { Step } from '../../oauth/authorize/interaction.js';
 import { denyRequest } from '../../oauth/authorize/interaction.js';
 import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
 import { termsText } from '../../admin/required-actions.js';
-import { accountDeletedPage, deleteAccountPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
+import { accountDeletedPage, deleteAccountPage, idpLinkPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 import { deleteOwnAccount, mayDeleteOwnAccount } from '../../admin/operations/account-deletion.js';
 import { msg } from '../../i18n/translator.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie } from '../cookies.js';
 import { advance, completeSignIn, endAppAction, endPreviousSession, field, render, stepForm, type Loaded, type Req } from './routes.js';
 import { htmlErrorHandler, interactionUrl, sendPage } from './render.js';
+import { linkingProvider, redirectToProvider } from './broker-routes.js';
 import type { User } from '../../storage/types.js';
 import type { Text } from '../../i18n/translator.js';
 import { problemTexts } from './problems.js';
@@ -29,10 +30,11 @@ export async function renderRequiredActionStep(
   services: Services,
   reply: FastifyReply,
   l: Loaded,
-  step: Extract<Step, { kind: 'update-profile' | 'terms' | 'delete-account' }>,
+  step: Extract<Step, { kind: 'update-profile' | 'terms' | 'delete-account' | 'idp-link' }>,
   extra: { ctx: PageContext; status?: number; values?: ProfileValues; errors?: readonly Text[]; error?: Text },
 ): Promise<FastifyReply> {
   const base = interactionUrl(l.realm.id, l.ia.id);
+  if (step.kind === 'idp-link') return sendPage(reply, extra.status ?? 200, () => idpLinkPage({ ...extra.ctx, action: `${base}/idp-link`, username: step.username, provider: step.provider }));
   if (step.kind === 'delete-account') {
     // Keycloak shows "deletingAccountForbidden" at once to a user without the account client's delete-account role.
     const user = l.ia.userId ? await services.store.users.get(l.ia.userId) : undefined;
@@ -88,6 +90,19 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
     clearSessionStateCookie(reply, services.config, l.realm.id);
     reply.header('cache-control', 'no-store');
     return sendPage(reply, 200, () => accountDeletedPage({ realmName: l.realmName }));
+  });
+
+  // Keycloak's idp_link (kc_action=idp_link:<alias>): Continue goes to the provider (its answer comes back
+  // to the broker endpoint, src/http/interaction/broker-routes.ts, which links the account); Cancel goes
+  // back to the client with kc_action_status=cancelled.
+  app.post(`${base}/idp-link`, async (req: Req, reply) => {
+    const f = await stepForm(services, req, reply, 'idp-link');
+    if (!('step' in f)) return f;
+    const { l, step } = f;
+    if (field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
+    const provider = await linkingProvider(services, l.realm.id, step.alias);
+    if (!provider) return advance(services, reply, l);
+    return redirectToProvider(services, reply, l.realm, provider, l.ia);
   });
 
   app.post(`${base}/terms`, async (req: Req, reply) => {

@@ -120,6 +120,7 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
     case 'update-profile':
     case 'terms':
     case 'delete-account':
+    case 'idp-link':
       return renderRequiredActionStep(services, reply, l, step, { ...extra, ctx });
     case 'consent':
       return sendPage(reply, 200, () => consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes, resources: l.ia.params.resources }));

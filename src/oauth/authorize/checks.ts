@@ -164,7 +164,14 @@ export function checkAuthorizationRequest(
   const kcLocale = p.get('kc_locale');
   const locale = kcLocale !== undefined ? normalizeLocale(kcLocale) : undefined;
   // Keycloak's application-initiated actions: the user does the action now, then the flow goes on.
-  const kcAction = p.get('kc_action');
+  // Keycloak's kc_action is `<action>` or `<action>:<parameter>` (idp_link:<provider alias>).
+  const kcActionRaw = p.get('kc_action');
+  const colon = kcActionRaw?.indexOf(':') ?? -1;
+  const kcAction = kcActionRaw !== undefined && colon >= 0 ? kcActionRaw.slice(0, colon) : kcActionRaw;
+  const kcActionParameter = kcActionRaw !== undefined && colon >= 0 ? kcActionRaw.slice(colon + 1) : undefined;
+  if (kcActionParameter !== undefined && (kcAction !== 'idp_link' || kcActionParameter.length === 0 || kcActionParameter.length > 255)) {
+    throw new OAuthError('invalid_request', 'kc_action takes a parameter only as idp_link:<identity provider alias>');
+  }
   if (kcAction !== undefined && !(APP_INITIATED_ACTIONS as readonly string[]).includes(kcAction)) {
     throw new OAuthError('invalid_request', `kc_action must be one of ${APP_INITIATED_ACTIONS.join(', ')}`);
   }
@@ -185,6 +192,7 @@ export function checkAuthorizationRequest(
     ...(prompt.length > 0 ? { prompt } : {}),
     ...(maxAge !== undefined ? { maxAge } : {}),
     ...(kcAction !== undefined ? { kcAction: kcAction as AppInitiatedAction } : {}),
+    ...(kcActionParameter !== undefined ? { kcActionParameter } : {}),
     ...(loginHint !== undefined && loginHint.length <= 255 ? { loginHint } : {}),
     ...(idpHint !== undefined && idpHint !== '' && idpHint.length <= 255 ? { idpHint } : {}),
     ...(uiLocales !== undefined ? { uiLocales } : {}),

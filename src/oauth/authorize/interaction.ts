@@ -10,6 +10,7 @@ import { clientResponse, type ClientResponse } from './checks.js';
 import { claimScopes } from '../scopes.js';
 import { InteractionLimitError } from './interaction-caps.js';
 import { federatedSignIn } from '../ldap/federation.js';
+import { providerName } from '../social-providers.js';
 
 /** The organization of a code, chain or consent of a user who signs in without one. */
 export const NO_ORGANIZATION = '';
@@ -39,6 +40,11 @@ export type Step =
    * sign-in): the user confirms that their account be deleted.
    */
   | { kind: 'delete-account'; username: string; aia?: boolean }
+  /**
+   * Keycloak's idp_link, asked for by the client (kc_action=idp_link:<alias>, cancellable): the signed-in
+   * user links their account at the provider `alias` (`provider`: its name as the login page shows it).
+   */
+  | { kind: 'idp-link'; username: string; alias: string; provider: string; aia: true }
   /** Keycloak's VERIFY_EMAIL required action: a link mailed to `email` (null: the user has none) proves it theirs. */
   | { kind: 'verify-email'; username: string; email: string | null }
   /**
@@ -123,6 +129,8 @@ export function promptNoneError(step: Step): { error: string; description: strin
       return { error: 'interaction_required', description: 'the user must accept the terms and conditions' };
     case 'delete-account':
       return { error: 'interaction_required', description: 'the user must confirm the deletion of their account' };
+    case 'idp-link':
+      return { error: 'interaction_required', description: 'the user must link their account at the identity provider' };
     default:
       return { error: 'interaction_required', description: 'the user must choose an organization' };
   }
@@ -175,8 +183,10 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   if (!ia.sessionId) return { kind: 'login' };
   // The client's kc_action, once signed in (recently: checks.ts bounds max_age), until done or cancelled.
   if (ia.params.kcAction && !ia.params.kcActionStatus) {
-    const kind = AIA_STEPS[ia.params.kcAction];
-    return { kind, username: user.username, aia: true };
+    if (ia.params.kcAction !== 'idp_link') return { kind: AIA_STEPS[ia.params.kcAction], username: user.username, aia: true };
+    const link = await idpLinkStep(services, realm, user, ia.params.kcActionParameter);
+    // Keycloak ignores an idp_link it cannot do (no such provider, a user who may not manage links): the flow goes on.
+    if (link) return link;
   }
   const orgs = await services.store.users.organizations(ia.userId);
   if (orgs.length === 0 && !realm.organizationRequired) {
@@ -229,11 +239,31 @@ function actionStep(services: Services, realm: Realm, user: User, action: Requir
       return user.emailVerified ? undefined : { kind: 'verify-email', username: user.username, email: user.email };
     case 'delete_account':
       return { kind: 'delete-account', username: user.username };
+    case 'idp_link':
+      // Set on a user it names no provider: Keycloak asks nothing (IdpLinkAction ignores it).
+      return undefined;
   }
 }
 
+/**
+ * kc_action=idp_link:<alias> (Keycloak 26's IdpLinkAction): the page that asks the signed-in user to link
+ * their account at the realm's enabled provider `alias` (a link-only one too: that is what it is for).
+ * As Keycloak, the user needs the account client's manage-account or manage-account-links role when the
+ * realm has those roles (imported with Keycloak's built-in clients); a realm without them lets everyone.
+ */
+async function idpLinkStep(services: Services, realm: Realm, user: User, alias: string | undefined): Promise<Step | undefined> {
+  const p = alias ? await services.store.identityProviders.get(realm.id, alias) : undefined;
+  if (!p || !p.enabled) return undefined;
+  const roles = (await Promise.all(['manage-account', 'manage-account-links'].map((name) => services.store.roles.find(realm.id, 'account', name)))).filter((r) => r !== undefined);
+  if (roles.length > 0) {
+    const held = new Set((await services.store.roles.effectiveRoles(user.id)).map((r) => r.id));
+    if (!roles.some((r) => held.has(r.id))) return undefined;
+  }
+  return { kind: 'idp-link', username: user.username, alias: p.alias, provider: providerName(p), aia: true };
+}
+
 /** The page of each action a client may ask for (kc_action). */
-const AIA_STEPS: Record<AppInitiatedAction, 'configure-otp' | 'update-profile' | 'update-password' | 'delete-account'> = {
+const AIA_STEPS: Record<Exclude<AppInitiatedAction, 'idp_link'>, 'configure-otp' | 'update-profile' | 'update-password' | 'delete-account'> = {
   CONFIGURE_TOTP: 'configure-otp',
   UPDATE_PROFILE: 'update-profile',
   UPDATE_PASSWORD: 'update-password',
