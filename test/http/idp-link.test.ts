@@ -98,6 +98,12 @@ for (const dialect of dialects()) {
       const cancelled = await post(jar, page.html, { cancel: '1' });
       assert.equal(cancelled.url.searchParams.get('kc_action_status'), 'cancelled');
       assert.deepEqual(await linksOf('max'), []);
+      // Cancelled at the provider (access_denied): back with cancelled too.
+      up.nextAccount = undefined;
+      const declined = await post(jar, (await askLink(jar)).html, { continue: '1' });
+      assert.equal(declined.url.host, 'app.example.com', declined.html.slice(0, 300));
+      assert.equal(declined.url.searchParams.get('kc_action_status'), 'cancelled');
+      assert.deepEqual(await linksOf('max'), []);
 
       up.nextAccount = { sub: 'corp-lena', email: 'lena@corp.example', preferred_username: 'lena.corp' };
       const refused = await post(jar, (await askLink(jar)).html, { continue: '1' });
