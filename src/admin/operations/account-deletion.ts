@@ -13,21 +13,27 @@ export function deletionEnabled(realm: Pick<Realm, 'requiredActionSettings'>): b
   return requiredActionSetting(realm, 'delete_account').enabled;
 }
 
-/** Keycloak's client and role that let a user delete their account (AccountRoles.DELETE_ACCOUNT of the account client). */
+/** Keycloak's client whose roles say what a user may do with their own account (Constants.ACCOUNT_MANAGEMENT_CLIENT_ID). */
 export const ACCOUNT_CLIENT = 'account';
+/** Keycloak's AccountRoles.DELETE_ACCOUNT. */
 export const DELETE_ACCOUNT_ROLE = 'delete-account';
 
 /**
- * Whether `user` may delete their own account: the action enabled, and, as Keycloak asks, the `account`
- * client's `delete-account` role among the user's roles (directly, through a group or a composite) when
- * the realm has that client role (a realm imported from Keycloak with its built-in clients). A realm
- * without it (Realmgate's own, or one imported without them) lets every user once the action is enabled.
+ * Whether `userId` holds one of the `account` client's roles `names` (directly, through a group or a
+ * composite), as Keycloak asks before account self-service. Only where the realm has such a role (a
+ * realm imported from Keycloak with its built-in clients): a realm with none of them (Realmgate's own,
+ * or one imported without them) lets every user.
  */
+export async function holdsAccountRole(store: Store, realmId: string, userId: string, names: readonly string[]): Promise<boolean> {
+  const roles = (await Promise.all(names.map((name) => store.roles.find(realmId, ACCOUNT_CLIENT, name)))).filter((r) => r !== undefined);
+  if (roles.length === 0) return true;
+  const held = new Set((await store.roles.effectiveRoles(userId)).map((r) => r.id));
+  return roles.some((r) => held.has(r.id));
+}
+
+/** Whether `user` may delete their own account: the action enabled, and Keycloak's delete-account role where the realm has it. */
 export async function mayDeleteOwnAccount(store: Store, realm: Pick<Realm, 'id' | 'requiredActionSettings'>, user: Pick<User, 'id'>): Promise<boolean> {
-  if (!deletionEnabled(realm)) return false;
-  const role = await store.roles.find(realm.id, ACCOUNT_CLIENT, DELETE_ACCOUNT_ROLE);
-  if (!role) return true;
-  return (await store.roles.effectiveRoles(user.id)).some((r) => r.id === role.id);
+  return deletionEnabled(realm) && (await holdsAccountRole(store, realm.id, user.id, [DELETE_ACCOUNT_ROLE]));
 }
 
 export type AccountDeletion = 'deleted' | 'not-allowed' | 'federated';

@@ -1,11 +1,12 @@
 import { pendingActions, termsText } from '../../admin/required-actions.js';
 import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
-import { accountDeletedPage, deleteAccountPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
+import { deleteAccountPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 import { deleteOwnAccount, mayDeleteOwnAccount } from '../../admin/operations/account-deletion.js';
 import { problemTexts } from '../interaction/problems.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { realmBase, type Services } from '../../services.js';
 import type { BrowserSession, Realm } from '../../storage/types.js';
+import type { EventType } from '../../storage/repos/events.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, passwordExpired } from '../../oauth/authorize/interaction.js';
@@ -24,7 +25,7 @@ import { hasPassword } from '../../crypto/passwords.js';
 import type { User } from '../../storage/types.js';
 import { otpSetup } from '../otp-setup.js';
 import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
-import { htmlErrorHandler, renderError, sendFrontchannelLogoutPage, sendPage } from '../interaction/render.js';
+import { htmlErrorHandler, renderError, sendAccountDeleted, sendFrontchannelLogoutPage, sendPage } from '../interaction/render.js';
 import { preflight, varyOrigin } from '../plugins/cors.js';
 import { passkeyOption, passkeySignIn } from '../passkey-sign-in.js';
 import { sendProfile, wantsProfileJson } from './profile.js';
@@ -301,19 +302,25 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     return sendPage(reply, typed ? 400 : 200, page);
   }
 
+  /**
+   * The current password typed again for a change on the signed-in page (a new password, a new email,
+   * deleting the account), checked and counted as a sign-in is: a stolen session cannot guess it.
+   * Undefined when right; else the words to show (Retry-After set while throttled), the refusal recorded
+   * as `refused`.
+   */
+  async function currentPasswordRefusal(req: Req, reply: FastifyReply, realm: Realm, user: User, typed: string, refused: { type: EventType; reason: string }): Promise<Text | undefined> {
+    const check = await attemptLogin(services, realm, { username: user.username, password: typed, ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, realm.id, DEVICE_COOKIE) });
+    if (!('error' in check)) return undefined;
+    await services.audit.record({ realmId: realm.id, type: refused.type, outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: refused.reason });
+    if (check.retryAfter) reply.header('retry-after', String(check.retryAfter));
+    return check.retryAfter ? check.error : msg('accountCurrentPasswordWrong');
+  }
+
   /** Keycloak's delete_account required action, at the account page's sign-in: the confirmation page. */
   async function deleteAccount(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, refused?: Text): Promise<FastifyReply> {
     await speak(reply, realm, user);
     const error = refused ?? (!(await mayDeleteOwnAccount(services.store, realm, user)) ? msg('deletingAccountForbidden') : undefined);
     return sendPage(reply, error ? 403 : 200, () => deleteAccountPage({ realmName: realm.displayName ?? realm.id, clientName: t('accountClientName'), action: `${baseOf(realm)}/delete-account`, csrf, username: user.username, hidden: { proof }, ...(error ? { error } : {}) }));
-  }
-
-  /** The account is gone: this browser's cookies too, and a page that says so. */
-  function deleted(reply: FastifyReply, realm: Realm): FastifyReply {
-    clearRealmCookie(reply, services.config, realm.id, SESSION_COOKIE);
-    clearSessionStateCookie(reply, services.config, realm.id);
-    reply.header('cache-control', 'no-store');
-    return sendPage(reply, 200, () => accountDeletedPage({ realmName: realm.displayName ?? realm.id }));
   }
 
   async function configureOtp(reply: FastifyReply, realm: Realm, csrf: string, user: User, proof: string, error?: ErrorOf<typeof configureOtpPage>): Promise<FastifyReply> {
@@ -536,12 +543,8 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const { c } = f;
     const user = await services.store.users.get(c.session.userId);
     if (!user) return reply.redirect(baseOf(c.realm), 303);
-    const check = await attemptLogin(services, c.realm, { username: user.username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
-    if ('error' in check) {
-      await services.audit.record({ realmId: c.realm.id, type: 'LOGIN_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: 'password change: current password refused' });
-      if (check.retryAfter) reply.header('retry-after', String(check.retryAfter));
-      return show(reply, c.realm, c.session, c.csrf, { passwordError: check.retryAfter ? check.error : msg('accountCurrentPasswordWrong') });
-    }
+    const refused = await currentPasswordRefusal(req, reply, c.realm, user, field(req, 'password') ?? '', { type: 'LOGIN_ERROR', reason: 'password change: current password refused' });
+    if (refused) return show(reply, c.realm, c.session, c.csrf, { passwordError: refused });
     const problem = await newPasswordFromForm(req, c.realm, user, 'changed by the user on the account page');
     if (problem) return show(reply, c.realm, c.session, c.csrf, { passwordError: problem });
     // Every session ended with the change: this browser signs in anew.
@@ -647,12 +650,8 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       if (mode === 'password') {
         const typed = field(req, 'password') ?? '';
         if (typed === '') return refuse([msg('accountProfileEmailNeedsPassword')]);
-        const check = await attemptLogin(services, c.realm, { username: user.username, password: typed, ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
-        if ('error' in check) {
-          await services.audit.record({ realmId: c.realm.id, type: 'UPDATE_PROFILE_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: 'new email on the account page: current password refused' });
-          if (check.retryAfter) reply.header('retry-after', String(check.retryAfter));
-          return refuse([check.retryAfter ? check.error : msg('accountCurrentPasswordWrong')]);
-        }
+        const refused = await currentPasswordRefusal(req, reply, c.realm, user, typed, { type: 'UPDATE_PROFILE_ERROR', reason: 'new email on the account page: current password refused' });
+        if (refused) return refuse([refused]);
       }
     }
     const errors = await completeProfileUpdate(services, { realm: c.realm, user, values, ip: req.ip, clientId: 'account' });
@@ -674,18 +673,14 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const where = 'on the account page';
     const mode = reauthMode(user, c.session, nowSeconds(services.clock));
     if (mode === 'password') {
-      const check = await attemptLogin(services, c.realm, { username: user.username, password: field(req, 'password') ?? '', ip: req.ip, clientId: 'account', deviceCookie: readRealmCookie(req, services.config, c.realm.id, DEVICE_COOKIE) });
-      if ('error' in check) {
-        await services.audit.record({ realmId: c.realm.id, type: 'DELETE_ACCOUNT_ERROR', outcome: 'failure', clientId: 'account', userId: user.id, username: user.username, ip: req.ip, reason: `${where}: current password refused` });
-        if (check.retryAfter) reply.header('retry-after', String(check.retryAfter));
-        return show(reply, c.realm, c.session, c.csrf, { deleteError: check.retryAfter ? check.error : msg('accountCurrentPasswordWrong') });
-      }
+      const refused = await currentPasswordRefusal(req, reply, c.realm, user, field(req, 'password') ?? '', { type: 'DELETE_ACCOUNT_ERROR', reason: `${where}: current password refused` });
+      if (refused) return show(reply, c.realm, c.session, c.csrf, { deleteError: refused });
     } else if (mode === 'sign-in-again') {
       return show(reply, c.realm, c.session, c.csrf, { deleteError: msg('accountDeleteSignInAgain') });
     }
     const outcome = await deleteOwnAccount(services, { realm: c.realm, user, ip: req.ip, clientId: 'account', where });
     if (outcome !== 'deleted') return show(reply, c.realm, c.session, c.csrf, { deleteError: msg(outcome === 'federated' ? 'deleteAccountFederatedMessage' : 'deletingAccountForbidden') });
-    return deleted(reply, c.realm);
+    return sendAccountDeleted(reply, services.config, c.realm.id, c.realm.displayName ?? c.realm.id);
   });
 
   // Keycloak's delete_account required action, after the account page's sign-in (the proof of it).
@@ -696,7 +691,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (!field(req, 'confirm')) return deleteAccount(reply, c.realm, c.csrf, user, proof);
     const outcome = await deleteOwnAccount(services, { realm: c.realm, user, ip: req.ip, clientId: 'account', where: 'as a required action at the account page\'s sign-in' });
     if (outcome !== 'deleted') return deleteAccount(reply, c.realm, c.csrf, user, proof, msg(outcome === 'federated' ? 'deleteAccountFederatedMessage' : 'deletingAccountForbidden'));
-    return deleted(reply, c.realm);
+    return sendAccountDeleted(reply, services.config, c.realm.id, c.realm.displayName ?? c.realm.id);
   });
 
   // Keycloak's account console: the user's language, kept in their locale attribute (which their pages

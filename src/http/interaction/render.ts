@@ -3,6 +3,9 @@ import { busy } from '../busy.js';
 import type { InteractionLimitError } from '../../oauth/authorize/interaction-caps.js';
 import type { Services } from '../../services.js';
 import { errorPage } from '../../views/pages.js';
+import { accountDeletedPage } from '../../views/required-action-pages.js';
+import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie } from '../cookies.js';
+import type { Config } from '../../config/config.js';
 import { frontchannelLogoutCsp, setPageHeaders } from '../plugins/security-headers.js';
 import { frontchannelLogoutPage } from '../../views/logout-pages.js';
 import { FRONTCHANNEL_SCRIPT_HASH, type LogoutFrame } from '../../oidc/frontchannel-logout.js';
@@ -40,6 +43,18 @@ export function sendFrontchannelLogoutPage(reply: FastifyReply, ctx: { realmName
 
 export function renderError(reply: FastifyReply, status: number, ctx: { realmName: string; title: Text; description: Text }): FastifyReply {
   return sendPage(reply, status, () => errorPage(ctx));
+}
+
+/**
+ * After a user deleted their own account (delete_account, from a sign-in or the account page): this
+ * browser's session cookies are cleared and a page says the account is gone (Keycloak's info page; the
+ * application is not returned to).
+ */
+export function sendAccountDeleted(reply: FastifyReply, config: Config, realmId: string, realmName: string): FastifyReply {
+  clearRealmCookie(reply, config, realmId, SESSION_COOKIE);
+  clearSessionStateCookie(reply, config, realmId);
+  reply.header('cache-control', 'no-store');
+  return sendPage(reply, 200, () => accountDeletedPage({ realmName }));
 }
 
 /**

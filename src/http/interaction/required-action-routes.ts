@@ -4,12 +4,12 @@ import type { Step } from '../../oauth/authorize/interaction.js';
 import { denyRequest } from '../../oauth/authorize/interaction.js';
 import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
 import { termsText } from '../../admin/required-actions.js';
-import { accountDeletedPage, deleteAccountPage, idpLinkPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
+import { deleteAccountPage, idpLinkPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 import { deleteOwnAccount, mayDeleteOwnAccount } from '../../admin/operations/account-deletion.js';
 import { msg } from '../../i18n/translator.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie } from '../cookies.js';
 import { advance, completeSignIn, endAppAction, endPreviousSession, field, render, stepForm, type Loaded, type Req } from './routes.js';
-import { htmlErrorHandler, interactionUrl, sendPage } from './render.js';
+import { htmlErrorHandler, interactionUrl, sendAccountDeleted, sendPage } from './render.js';
 import { linkingProvider, redirectToProvider } from './broker-routes.js';
 import type { User } from '../../storage/types.js';
 import type { Text } from '../../i18n/translator.js';
@@ -17,8 +17,8 @@ import { problemTexts } from './problems.js';
 
 /**
  * Keycloak's UPDATE_PROFILE, TERMS_AND_CONDITIONS and delete_account required actions as steps of the
- * sign-in (and kc_action=UPDATE_PROFILE or delete_account, cancellable); the rules are in
- * src/admin/operations/profile-actions.ts and account-deletion.ts.
+ * sign-in (and kc_action=UPDATE_PROFILE, delete_account or idp_link:<alias>, cancellable); the rules are
+ * in src/admin/operations/profile-actions.ts, account-deletion.ts and account-linking.ts.
  */
 
 type PageContext = { realmName: string; clientName: string; csrf: string };
@@ -86,10 +86,7 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
     const outcome = await deleteOwnAccount(services, { realm: l.realm, user, ip: req.ip, clientId: l.client.clientId, where: step.aia ? 'asked for by the client (kc_action)' : 'as a required action at sign-in' });
     if (outcome !== 'deleted') return render(services, reply, l, step, { status: 403, error: msg(outcome === 'federated' ? 'deleteAccountFederatedMessage' : 'deletingAccountForbidden') });
     await services.store.interactions.delete(l.ia.id);
-    clearRealmCookie(reply, services.config, l.realm.id, SESSION_COOKIE);
-    clearSessionStateCookie(reply, services.config, l.realm.id);
-    reply.header('cache-control', 'no-store');
-    return sendPage(reply, 200, () => accountDeletedPage({ realmName: l.realmName }));
+    return sendAccountDeleted(reply, services.config, l.realm.id, l.realmName);
   });
 
   // Keycloak's idp_link (kc_action=idp_link:<alias>): Continue goes to the provider (its answer comes back

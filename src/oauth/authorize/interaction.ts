@@ -11,6 +11,7 @@ import { claimScopes } from '../scopes.js';
 import { InteractionLimitError } from './interaction-caps.js';
 import { federatedSignIn } from '../ldap/federation.js';
 import { providerName } from '../social-providers.js';
+import { holdsAccountRole } from '../../admin/operations/account-deletion.js';
 
 /** The organization of a code, chain or consent of a user who signs in without one. */
 export const NO_ORGANIZATION = '';
@@ -254,11 +255,7 @@ function actionStep(services: Services, realm: Realm, user: User, action: Requir
 async function idpLinkStep(services: Services, realm: Realm, user: User, alias: string | undefined): Promise<Step | undefined> {
   const p = alias ? await services.store.identityProviders.get(realm.id, alias) : undefined;
   if (!p || !p.enabled) return undefined;
-  const roles = (await Promise.all(['manage-account', 'manage-account-links'].map((name) => services.store.roles.find(realm.id, 'account', name)))).filter((r) => r !== undefined);
-  if (roles.length > 0) {
-    const held = new Set((await services.store.roles.effectiveRoles(user.id)).map((r) => r.id));
-    if (!roles.some((r) => held.has(r.id))) return undefined;
-  }
+  if (!(await holdsAccountRole(services.store, realm.id, user.id, ['manage-account', 'manage-account-links']))) return undefined;
   return { kind: 'idp-link', username: user.username, alias: p.alias, provider: providerName(p), aia: true };
 }
 
