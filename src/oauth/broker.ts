@@ -33,8 +33,14 @@ function scopeOf(p: IdentityProvider): string {
 const pkceOn = (p: IdentityProvider): boolean => p.config.pkceEnabled === 'true';
 const nonceOff = (p: IdentityProvider): boolean => p.config.disableNonce === 'true' || isOAuth2Only(p.providerId);
 
+/**
+ * What a sign-in at a provider is started for: a pending request (an application's sign-in), or a link
+ * asked for on the account page (an id of its own, no parameters). Its id names it in the state.
+ */
+export type BrokerRequest = Pick<Interaction, 'id'> & { params: Pick<Interaction['params'], 'loginHint' | 'prompt'> };
+
 /** The authorization request to the provider (OIDC Core 3.1.2.1; RFC 7636 with PKCE on). */
-export async function providerAuthorizationUrl(services: Services, realm: Realm, p: IdentityProvider, ia: Interaction, opts: { loginHint?: string } = {}): Promise<string> {
+export async function providerAuthorizationUrl(services: Services, realm: Realm, p: IdentityProvider, ia: BrokerRequest, opts: { loginHint?: string } = {}): Promise<string> {
   const url = new URL(p.config.authorizationUrl!);
   const q = url.searchParams;
   q.set('response_type', 'code');
@@ -211,7 +217,7 @@ const text = (v: unknown, max = 255): string | undefined => (typeof v === 'strin
  * and the identity returned. The code must be one the provider issued for this request: the state named
  * it, and the nonce in the ID token proves the token was minted for it.
  */
-export async function providerIdentity(services: Services, realm: Realm, p: IdentityProvider, ia: Interaction, answer: { code?: string; error?: string; errorDescription?: string }): Promise<BrokeredIdentity> {
+export async function providerIdentity(services: Services, realm: Realm, p: IdentityProvider, ia: Pick<Interaction, 'id'>, answer: { code?: string; error?: string; errorDescription?: string }): Promise<BrokeredIdentity> {
   if (answer.error) {
     const cancelled = answer.error === 'access_denied';
     throw new BrokerError(cancelled ? msg('identityProviderCancelledMessage') : FAILED, `the provider answered ${answer.error.slice(0, 100)}${answer.errorDescription ? `: ${answer.errorDescription.slice(0, 200)}` : ''}`);

@@ -57,6 +57,8 @@ export function accountPage(ctx: {
   /** The user's security keys (WebAuthn), listed as the apps are. */
   securityKeys: AccountAuthenticator[];
   links: AccountLink[];
+  /** The providers the user can link an account at (Keycloak's account console "Link account"). */
+  linkable: ReadonlyArray<{ alias: string; providerName: string }>;
   /** False for a user made by an identity provider: no password to change. */
   hasPassword: boolean;
   /** The realm's password rule, shown before the user types. */
@@ -173,7 +175,7 @@ ${ctx.securityKeys.map(
 </form>
 `
   : ''}
-${ctx.links.length > 0
+${ctx.links.length + ctx.linkable.length > 0
   ? html`<h2>${t('linkedAccounts')}</h2>
 <ul class="cards">
 ${ctx.links.map(
@@ -186,6 +188,16 @@ ${l.last
 <input type="hidden" name="provider" value="${l.alias}">
 <button type="submit" class="secondary">${t('unLink')}</button>
 </form>`}
+</li>`,
+)}
+${ctx.linkable.map(
+  (p) => html`<li class="linkable-account">
+<div><strong>${p.providerName}</strong> <span class="muted">${t('accountNotLinked')}</span></div>
+<form method="post" action="${ctx.base}/linked-accounts/link">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<input type="hidden" name="provider" value="${p.alias}">
+<button type="submit" class="secondary">${t('accountLinkAccount')}</button>
+</form>
 </li>`,
 )}
 </ul>`

@@ -112,6 +112,26 @@ for (const dialect of dialects()) {
     });
   });
 
+  test(`browser: a user links their account at the provider from the account page (${dialect})`, async (t) => {
+    await withProvider(t, dialect, async (ts, up, page) => {
+      const { id } = await createUser(ts.store, { realmId: 'test', username: 'rosa', password: 'rosa password 1', email: 'rosa@example.com' });
+      await page.goto(`${ts.baseUrl}/auth/realms/test/account`);
+      await signInOnPage(page, 'rosa', 'rosa password 1');
+      await page.getByRole('heading', { name: 'Linked accounts' }).waitFor();
+      assert.match((await page.locator('li.linkable-account').textContent()) ?? '', /Corp SSO\s+Not linked/);
+      await checkLayout(page, 'account-link-offered', shoot);
+      up.nextAccount = { sub: 'b-7', email: 'rosa@corp.example', preferred_username: 'rosa.corp' };
+      await page.getByRole('button', { name: 'Link account' }).click();
+      await page.getByRole('status').waitFor();
+      assert.equal(new URL(page.url()).pathname, '/auth/realms/test/account');
+      assert.equal(await page.getByRole('status').textContent(), 'Your Corp SSO account is linked: you can sign in with it from now on.');
+      assert.match((await page.locator('li.linked-account').textContent()) ?? '', /Corp SSO\s+as rosa\.corp/);
+      await page.getByRole('heading', { name: 'Linked accounts' }).scrollIntoViewIfNeeded();
+      await checkLayout(page, 'account-link-done', shoot);
+      assert.deepEqual((await ts.store.identityProviders.links(id)).map((l) => [l.identityProvider, l.federatedUserId]), [['corp', 'b-7']]);
+    });
+  });
+
   test(`browser: an account matching an existing user's email is linked with that user's password (${dialect})`, async (t) => {
     await withProvider(t, dialect, async (ts, up, page) => {
       const { id } = await createUser(ts.store, { realmId: 'test', username: 'omar', password: 'omar password 1', email: 'omar@example.com' });

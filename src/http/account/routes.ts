@@ -21,6 +21,8 @@ import { completePasswordUpdate } from '../../admin/operations/users.js';
 import { localizedRule } from '../../views/password-rule.js';
 import { enrollOtp, removeOtp } from '../../admin/operations/otp.js';
 import { unlinkOwnAccount } from '../../admin/operations/identity-providers.js';
+import { linkableProviders } from '../../admin/operations/account-linking.js';
+import { linkNotice, startAccountLink } from './linking.js';
 import { hasPassword } from '../../crypto/passwords.js';
 import type { User } from '../../storage/types.js';
 import { otpSetup } from '../otp-setup.js';
@@ -120,7 +122,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     await speak(reply, realm, user, baseOf(realm));
     const locales = realm.internationalizationEnabled ? realmLocales(realm) : [];
     const pageLocale = reply.request.translator?.locale ?? 'en';
-    const [consents, usage, orgs, sessions, scopes, authenticators, links, providers] = await Promise.all([
+    const [consents, usage, orgs, sessions, scopes, authenticators, links, providers, linkable] = await Promise.all([
       services.store.consents.listForUser(realm.id, session.userId),
       services.store.refresh.lastUsedByUser(realm.id, session.userId, now),
       services.store.users.organizations(session.userId),
@@ -129,6 +131,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       services.store.otp.list(session.userId),
       services.store.identityProviders.links(session.userId),
       services.store.identityProviders.list(realm.id),
+      linkableProviders(services.store, realm.id, { id: session.userId }),
     ]);
     const securityKeys = await services.store.webauthn.list(session.userId);
     const recoveryCodesLeft = authenticators.length > 0 ? await services.store.recoveryCodes.remaining(session.userId) : 0;
@@ -176,6 +179,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
             last: links.length === 1 && user !== undefined && !hasPassword(user.passwordHash),
           };
         }),
+        linkable: linkable.map((p) => ({ alias: p.alias, providerName: providerName(p) })),
         hasPassword: user !== undefined && hasPassword(user.passwordHash),
         passwordRule: localizedRule(realm.passwordPolicy),
         recoveryCodesLeft,
@@ -387,8 +391,9 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (wantsProfileJson(req)) return sendProfile(services, req, reply);
     const c = await context(req, reply);
     if (!c) return reply;
+    const notice = await linkNotice(services, req, reply, c.realm);
     if (!c.session) return login(reply, c);
-    return show(reply, c.realm, c.session, c.csrf);
+    return show(reply, c.realm, c.session, c.csrf, { notice });
   });
 
   app.post(`${path}/login`, async (req: Req, reply) => {
@@ -595,6 +600,17 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const result = user ? await unlinkOwnAccount(services.store, user, field(req, 'provider') ?? '', { ip: req.ip }) : 'none';
     const notice = result === 'removed' ? msg('accountUnlinked') : result === 'last' ? msg('accountLastLinkStays') : undefined;
     return show(reply, c.realm, c.session, c.csrf, { notice });
+  });
+
+  // Keycloak's account console "Link account": the provider's sign-in, then back here (src/http/account/linking.ts).
+  app.post(`${path}/linked-accounts/link`, async (req: Req, reply) => {
+    const f = await sessionForm(req, reply);
+    if (!('c' in f)) return f;
+    const { c } = f;
+    const user = await services.store.users.get(c.session.userId);
+    const alias = field(req, 'provider') ?? '';
+    const started = user ? await startAccountLink(services, reply, c.realm, c.session, user, alias) : undefined;
+    return started ?? show(reply, c.realm, c.session, c.csrf, { notice: msg('accountLinkFailed', alias) });
   });
 
   app.post(`${path}/update-password`, async (req: Req, reply) => {

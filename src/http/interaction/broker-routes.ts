@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
-import type { IdentityProvider, Interaction, Realm } from '../../storage/types.js';
-import { BrokerError, interactionOfState, providerAuthorizationUrl, providerIdentity } from '../../oauth/broker.js';
+import type { IdentityProvider, Realm } from '../../storage/types.js';
+import { BrokerError, type BrokerRequest, interactionOfState, providerAuthorizationUrl, providerIdentity } from '../../oauth/broker.js';
 import { brokeredUser } from '../../admin/operations/identity-providers.js';
 import { claimsToKeep } from '../../admin/operations/identity-provider-mappers.js';
 import { nextStep } from '../../oauth/authorize/interaction.js';
@@ -11,6 +11,7 @@ import { BAD_FORM, FORM_EXPIRED, advance, checkCsrf, completeSignIn, endAppActio
 import { linkProviderAccount } from '../../admin/operations/account-linking.js';
 import { providerName } from '../../oauth/social-providers.js';
 import { htmlErrorHandler, renderError } from './render.js';
+import { finishAccountLink, isAccountLink } from '../account/linking.js';
 
 /**
  * Identity brokering's pages: the login page's "sign in with" buttons start a sign-in at the provider;
@@ -32,7 +33,7 @@ export async function linkingProvider(services: Services, realmId: string, alias
 }
 
 /** Where the browser goes to sign in at the provider: its authorization endpoint (a 303). */
-export async function redirectToProvider(services: Services, reply: FastifyReply, realm: Realm, p: IdentityProvider, ia: Interaction): Promise<FastifyReply> {
+export async function redirectToProvider(services: Services, reply: FastifyReply, realm: Realm, p: IdentityProvider, ia: BrokerRequest): Promise<FastifyReply> {
   reply.header('cache-control', 'no-store');
   return reply.redirect(await providerAuthorizationUrl(services, realm, p, ia), 303);
 }
@@ -75,7 +76,7 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
       return refuse(err.userMessage, err.reason);
     }
     const claims = await claimsToKeep(services.store, p, account.claims);
-    const outcome = await linkProviderAccount(services, { realm: l.realm, provider: p, user, account: { ...account, ...(claims ? { claims } : {}) }, ip: req.ip, clientId: l.client.clientId });
+    const outcome = await linkProviderAccount(services, { realm: l.realm, provider: p, user, account: { ...account, ...(claims ? { claims } : {}) }, ip: req.ip, clientId: l.client.clientId, by: 'asked for by the client (kc_action=idp_link)' });
     if (outcome === 'elsewhere') return renderError(reply, 400, { realmName: l.realmName, title: msg('idpLinkTitle'), description: msg('idpLinkedElsewhereMessage', providerName(p)) });
     if (outcome === 'taken') return renderError(reply, 400, { realmName: l.realmName, title: msg('idpLinkTitle'), description: msg('idpLinkTakenMessage', providerName(p)) });
     return endAppAction(services, reply, l, 'success');
@@ -102,6 +103,7 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
       await useTranslator(services, req, reply, realm);
       return renderError(reply, 400, { realmName, title: msg('signInOtherBrowserTitle'), description: msg('brokerStateUnknownMessage') });
     }
+    if (isAccountLink(id)) return finishAccountLink(services, req, reply, realm, id);
     const l = await load(services, req, reply, { realm: realm.id, id });
     if (!l) return reply;
     const step = await nextStep(services, l.realm, l.client, l.ia);

@@ -11,7 +11,7 @@ import { claimScopes } from '../scopes.js';
 import { InteractionLimitError } from './interaction-caps.js';
 import { federatedSignIn } from '../ldap/federation.js';
 import { providerName } from '../social-providers.js';
-import { holdsAccountRole } from '../../admin/operations/account-deletion.js';
+import { mayLinkAccounts } from '../../admin/operations/account-linking.js';
 
 /** The organization of a code, chain or consent of a user who signs in without one. */
 export const NO_ORGANIZATION = '';
@@ -255,7 +255,7 @@ function actionStep(services: Services, realm: Realm, user: User, action: Requir
 async function idpLinkStep(services: Services, realm: Realm, user: User, alias: string | undefined): Promise<Step | undefined> {
   const p = alias ? await services.store.identityProviders.get(realm.id, alias) : undefined;
   if (!p || !p.enabled) return undefined;
-  if (!(await holdsAccountRole(services.store, realm.id, user.id, ['manage-account', 'manage-account-links']))) return undefined;
+  if (!(await mayLinkAccounts(services.store, realm.id, user.id))) return undefined;
   return { kind: 'idp-link', username: user.username, alias: p.alias, provider: providerName(p), aia: true };
 }
 
