@@ -344,6 +344,11 @@ export interface AuthorizationParams {
    * username); it is linked to that user once they sign in to it here (src/oauth/broker.ts).
    */
   brokerLink?: { alias: string; id: string; username: string; userId: string; by: 'email' | 'username'; claims?: Record<string, unknown> };
+  /**
+   * A provider's account that cannot make a user as it is (no email, no names: Keycloak's first broker
+   * login "Review Profile"), waiting for the user to complete it.
+   */
+  brokerReview?: { alias: string; id: string; username: string; email?: string; firstName?: string; lastName?: string; claims?: Record<string, unknown> };
   /** The user ticked "Remember me" on the login page (a realm with rememberMe): the session started is a remembered one. */
   rememberMe?: boolean;
   /** VERIFY_EMAIL: the address this sign-in mailed its link to already (a reload does not mail again). */

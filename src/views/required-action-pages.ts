@@ -18,17 +18,21 @@ export interface ProfileValues {
  * `hidden`: fields posted back with the form: the mailed link's `key` (execute-actions-email), the
  * account page's `proof` of the password typed.
  */
-export function updateProfilePage(ctx: PageContext & { username: string; values: ProfileValues; errors?: readonly Text[]; cancellable?: boolean; readOnly?: boolean; hidden?: Readonly<Record<string, string>> }): string {
+export function updateProfilePage(ctx: PageContext & { username: string; values: ProfileValues; errors?: readonly Text[]; cancellable?: boolean; readOnly?: boolean; hidden?: Readonly<Record<string, string>>; review?: { provider: string } }): string {
   const v = ctx.values;
   const errors = ctx.errors ?? [];
   const ro = ctx.readOnly ? html` readonly` : '';
   const user = html`<strong>${ctx.username}</strong>`;
   const client = String(ctx.clientName);
+  // Keycloak's first broker login "Review Profile": the same form, before the user exists.
+  const title = ctx.review ? t('reviewProfileTitle') : t('loginProfileTitle');
   return page({
-    title: t('loginProfileTitle'),
+    title,
     realmName: ctx.realmName,
-    body: html`<h1>${t('loginProfileTitle')}</h1>
-${ctx.readOnly
+    body: html`<h1>${title}</h1>
+${ctx.review
+  ? html`<p>${th('reviewProfileIntro', html`<strong>${ctx.review.provider}</strong>`, client)}</p>`
+  : ctx.readOnly
   ? html`<p>${th('updateProfileReadOnly', user, client)}</p>`
   : ctx.cancellable
     ? html`<p>${th('updateProfileAsked', client, user)}</p>`

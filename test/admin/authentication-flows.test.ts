@@ -25,6 +25,8 @@ for (const dialect of dialects()) {
       assert.deepEqual(steps('browser'), ['auth-cookie', 'identity-provider-redirector', 'flow:forms']);
       assert.deepEqual(steps('clients'), ['client-secret', 'client-jwt']);
       assert.equal(byAlias.get('clients')!.providerId, 'client-flow');
+      // Keycloak's default first broker login: Review Profile (mode missing), then creation or linking.
+      assert.deepEqual(steps('first broker login'), ['idp-review-profile', 'flow:User creation or linking']);
       assert.deepEqual(steps('direct grant'), ['direct-grant-validate-username', 'direct-grant-validate-password', 'flow:Direct Grant - Conditional OTP']);
       // The registration form is a form flow whose own authenticator is the page.
       assert.deepEqual(byAlias.get('registration')!.authenticationExecutions, [

@@ -112,6 +112,26 @@ for (const dialect of dialects()) {
     });
   });
 
+  test(`browser: a provider's account without names is completed on the review page before the user is made (${dialect})`, async (t) => {
+    await withProvider(t, dialect, async (ts, up, page) => {
+      await page.goto(authorizeUrl(ts, 'b8'));
+      up.nextAccount = { sub: 'b-8', email: 'quinn@corp.example', preferred_username: 'quinn', given_name: undefined, family_name: undefined };
+      await page.getByRole('button', { name: 'Corp SSO' }).click();
+      await page.getByLabel('First name').waitFor();
+      assert.equal(await heading(page), 'Update account information');
+      assert.equal(await page.getByLabel('Email').inputValue(), 'quinn@corp.example');
+      await checkLayout(page, 'review-profile', shoot);
+      await page.getByLabel('First name').fill('Quinn');
+      await page.getByLabel('Last name').fill('Corp');
+      await page.getByRole('button', { name: 'Submit' }).click();
+      await page.getByRole('button', { name: 'Allow' }).waitFor();
+      const sub = await consentAndExchange(ts, page);
+      const user = (await ts.store.users.findByUsername('test', 'quinn'))!;
+      assert.equal(sub, user.id);
+      assert.deepEqual([user.firstName, user.lastName], ['Quinn', 'Corp']);
+    });
+  });
+
   test(`browser: a user links their account at the provider from the account page (${dialect})`, async (t) => {
     await withProvider(t, dialect, async (ts, up, page) => {
       const { id } = await createUser(ts.store, { realmId: 'test', username: 'rosa', password: 'rosa password 1', email: 'rosa@example.com' });

@@ -30,15 +30,42 @@ export async function pressProviderButton(ts: TestServer, alias: string, jar: Fe
   return { location, buttons };
 }
 
+/** The review page's fields (Keycloak's first broker login "Review Profile"). */
+export interface ProfileFields {
+  email: string;
+  firstName: string;
+  lastName: string;
+}
+
+/** The values a page's profile form shows. */
+export function profileShown(html: string): ProfileFields {
+  const value = (id: string): string => {
+    const v = new RegExp(`id="${id}" name="${id}" value="([^"]*)"`).exec(html)?.[1];
+    assert.ok(v !== undefined, `no ${id} field`);
+    return v.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+  };
+  return { email: value('email'), firstName: value('firstName'), lastName: value('lastName') };
+}
+
 /**
  * From the provider's authorization request on: follows it (the provider answers at once), allows consent,
- * and exchanges the code; the ID token's claims, or the page shown instead (an error page).
+ * and exchanges the code; the ID token's claims, or the page shown instead (an error page). With `review`,
+ * a review page on the way is answered: what it showed (`reviewed`), each field left as shown unless `review` names it.
  */
-export async function completeAtProvider(ts: TestServer, jar: FetchCookieJar, providerRequest: URL): Promise<{ claims?: Record<string, unknown>; page?: string }> {
+export async function completeAtProvider(ts: TestServer, jar: FetchCookieJar, providerRequest: URL, review?: Partial<ProfileFields>): Promise<{ claims?: Record<string, unknown>; page?: string; reviewed?: ProfileFields }> {
   let at = await followRedirects(jar, providerRequest, (u) => u.host === CLIENT_HOST);
+  let reviewed: ProfileFields | undefined;
   for (let i = 0; i < 5 && at.url.host !== CLIENT_HOST; i++) {
     const html = await at.res.text();
-    if (pageKind(html) !== 'consent') return { page: html };
+    const kind = pageKind(html);
+    if (kind === 'review-profile' && review && !reviewed) {
+      reviewed = profileShown(html);
+      const form = parseForm(html);
+      const posted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, ...reviewed, ...review });
+      at = posted.status === 303 ? await followRedirects(jar, new URL(posted.headers.get('location')!, ts.baseUrl), (u) => u.host === CLIENT_HOST) : { url: at.url, res: posted };
+      continue;
+    }
+    if (kind !== 'consent') return { page: html, ...(reviewed ? { reviewed } : {}) };
     const form = parseForm(html);
     const posted = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, decision: 'allow' });
     at = await followRedirects(jar, new URL(posted.headers.get('location')!, ts.baseUrl), (u) => u.host === CLIENT_HOST);
@@ -51,6 +78,6 @@ export async function completeAtProvider(ts: TestServer, jar: FetchCookieJar, pr
     body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: ts.client.redirectUri }),
   });
   assert.equal(tokens.status, 200);
-  return { claims: decodeJwt(((await tokens.json()) as { id_token: string }).id_token) };
+  return { claims: decodeJwt(((await tokens.json()) as { id_token: string }).id_token), ...(reviewed ? { reviewed } : {}) };
 }
 

@@ -32,13 +32,14 @@ export function parseForm(html: string): Form {
   return { action: unescape(action), csrf: unescape(csrf) };
 }
 
-export type PageKind = 'update-profile' | 'terms' | 'delete-account' | 'webauthn' | 'webauthn-register' | 'account' | 'link-account' | 'login' | 'otp' | 'update-password' | 'configure-otp' | 'consent' | 'organization' | 'no-organization' | 'device-entry' | 'device-done' | 'error';
+export type PageKind = 'update-profile' | 'review-profile' | 'terms' | 'delete-account' | 'webauthn' | 'webauthn-register' | 'account' | 'link-account' | 'login' | 'otp' | 'update-password' | 'configure-otp' | 'consent' | 'organization' | 'no-organization' | 'device-entry' | 'device-done' | 'error';
 
 export function pageKind(html: string): PageKind {
   if (html.includes('data-webauthn="get"') && !html.includes('name="password"')) return 'webauthn';
   if (html.includes('data-webauthn="create"')) return 'webauthn-register';
   if (html.includes('<h1>Your account</h1>')) return 'account';
   if (html.includes('<h1>Update your profile</h1>')) return 'update-profile';
+  if (html.includes('<h1>Update account information</h1>')) return 'review-profile';
   if (html.includes('<h1>Terms and conditions</h1>')) return 'terms';
   if (html.includes('<h1>Delete account</h1>')) return 'delete-account';
   if (html.includes('<svg class="qr"')) return 'configure-otp';

@@ -16,6 +16,13 @@ export interface UpstreamAccount {
   [claim: string]: unknown;
 }
 
+/**
+ * An account has names, as most providers' accounts do, unless the test says otherwise: a key of its own
+ * (`given_name: undefined` for none). A provider's account without them is reviewed by the user before it
+ * makes a user (Keycloak's first broker login "Review Profile"), which a test asks for by leaving them out.
+ */
+const named = (a: UpstreamAccount): UpstreamAccount => ({ given_name: 'Test', family_name: `User ${a.sub}`, ...a });
+
 export interface Upstream {
   issuer: string;
   clientId: string;
@@ -93,7 +100,7 @@ export async function startUpstream(opts: {
       const details = (await provider.interactionDetails(req, res)) as { prompt: { name: string }; params: Record<string, unknown> };
       const account = upstream.nextAccount;
       if (!account) return provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'the user cancelled' }, { mergeWithLastSubmission: false });
-      accounts.set(account.sub, account);
+      accounts.set(account.sub, named(account));
       if (details.prompt.name === 'login') return provider.interactionFinished(req, res, { login: { accountId: account.sub } }, { mergeWithLastSubmission: false });
       const grant = new provider.Grant({ accountId: account.sub, clientId });
       grant.addOIDCScope(String(details.params.scope));

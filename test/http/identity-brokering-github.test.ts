@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
 import { FetchCookieJar } from '../helpers/fetch-browser.js';
-import { completeAtProvider, pressProviderButton } from '../helpers/broker-flow.js';
+import { completeAtProvider, pressProviderButton, type ProfileFields } from '../helpers/broker-flow.js';
 import { startGitHubStandIn, type GitHubStandIn, type GitHubUser } from '../helpers/github-stand-in.js';
 import { updateRealm } from '../../src/admin/operations.js';
 import { importKeycloakRealms } from '../../src/admin/operations/realm-import.js';
@@ -40,11 +40,11 @@ for (const dialect of dialects()) {
     });
 
     /** A sign-in through the stand-in as `user` (undefined: cancelled there): the ID token's claims, or the page shown instead. */
-    async function signIn(user: GitHubUser | undefined, jar = new FetchCookieJar()): Promise<{ claims?: Record<string, unknown>; page?: string }> {
+    async function signIn(user: GitHubUser | undefined, jar = new FetchCookieJar(), review?: Partial<ProfileFields>): Promise<{ claims?: Record<string, unknown>; page?: string; reviewed?: ProfileFields }> {
       const { location, buttons } = await pressProviderButton(ts, 'ghe', jar);
       assert.deepEqual(buttons.find(([a]) => a === 'ghe'), ['ghe', 'GitHub'], 'no display name: the button says GitHub');
       gh.nextUser = user;
-      return completeAtProvider(ts, jar, location);
+      return completeAtProvider(ts, jar, location, review);
     }
 
     const failures = async (): Promise<string[]> => (await ts.store.events.list('test', { types: ['IDENTITY_PROVIDER_LOGIN_ERROR'] })).map((e) => e.reason ?? '').reverse();
@@ -109,15 +109,20 @@ for (const dialect of dialects()) {
       assert.equal(await ts.store.users.findByUsername('test', 'mona-renamed'), undefined);
     });
 
-    test('an unverified primary email is not taken; a public email is', async () => {
-      const r = await signIn({ id: 100, login: 'unverified', emails: [{ email: 'maybe@elsewhere.example', primary: true, verified: false }] });
+    test('an unverified primary email is not taken; a public email is (the rest completed on the review page)', async () => {
+      // No email taken and no name: the review page asks for them, the provider's email not offered.
+      const r = await signIn({ id: 100, login: 'unverified', emails: [{ email: 'maybe@elsewhere.example', primary: true, verified: false }] }, undefined, { email: 'typed@example.com', firstName: 'Una', lastName: 'Verified' });
       assert.ok(r.claims, r.page?.slice(0, 300));
-      assert.equal((await ts.store.users.findByUsername('test', 'unverified'))?.email ?? null, null);
-      await signIn({ id: 101, login: 'public', name: 'Pat', email: 'pat@octo.example' });
+      assert.deepEqual(r.reviewed, { email: '', firstName: '', lastName: '' });
+      const una = (await ts.store.users.findByUsername('test', 'unverified'))!;
+      assert.deepEqual([una.email, una.emailVerified], ['typed@example.com', false]);
+      // One name: split as Keycloak's setName, the last name left to the review page.
+      const p = await signIn({ id: 101, login: 'public', name: 'Pat', email: 'pat@octo.example' }, undefined, { lastName: 'Public' });
+      assert.deepEqual(p.reviewed, { email: 'pat@octo.example', firstName: 'Pat', lastName: '' });
       const pat = await ts.store.users.findByUsername('test', 'public');
       assert.equal(pat?.email, 'pat@octo.example');
       assert.equal(pat?.firstName, 'Pat');
-      assert.equal(pat?.lastName ?? null, null);
+      assert.equal(pat?.lastName, 'Public');
     });
 
     test("GitHub's refusals end on an error page with the reason in the event, and no user: a code it does not take (200 with an error), a cancel", async () => {

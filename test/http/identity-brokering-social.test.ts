@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { startAdminServer, type AdminTestServer } from '../admin/helpers.js';
 import { FetchCookieJar } from '../helpers/fetch-browser.js';
-import { completeAtProvider, pressProviderButton } from '../helpers/broker-flow.js';
+import { completeAtProvider, pressProviderButton, type ProfileFields } from '../helpers/broker-flow.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
 import { startBitbucketStandIn, startFacebookStandIn, startMicrosoftStandIn, type SocialStandIn, type StandInUser } from '../helpers/social-stand-ins.js';
 import { updateRealm } from '../../src/admin/operations.js';
@@ -74,15 +74,16 @@ for (const dialect of dialects()) {
     });
 
     /** A sign-in through `alias`'s button, `at` answering as `user` (undefined: the user cancels there). */
-    async function signIn(alias: string, name: string, answer: () => void): Promise<{ claims?: Record<string, unknown>; page?: string }> {
+    /** `review`: what to type on the review page, when the account lacks an email or a name. */
+    async function signIn(alias: string, name: string, answer: () => void, review?: Partial<ProfileFields>): Promise<{ claims?: Record<string, unknown>; page?: string; reviewed?: ProfileFields }> {
       const jar = new FetchCookieJar();
       const { location, buttons } = await pressProviderButton(ts, alias, jar);
       assert.deepEqual(buttons.find(([a]) => a === alias), [alias, name], `no display name: the button says ${name}`);
       answer();
-      return completeAtProvider(ts, jar, location);
+      return completeAtProvider(ts, jar, location, review);
     }
-    const viaMicrosoft = (user: StandInUser | undefined) => signIn('entra', 'Microsoft', () => (ms.nextUser = user));
-    const viaFacebook = (user: StandInUser | undefined) => signIn('fb', 'Facebook', () => (fb.nextUser = user));
+    const viaMicrosoft = (user: StandInUser | undefined, review?: Partial<ProfileFields>) => signIn('entra', 'Microsoft', () => (ms.nextUser = user), review);
+    const viaFacebook = (user: StandInUser | undefined, review?: Partial<ProfileFields>) => signIn('fb', 'Facebook', () => (fb.nextUser = user), review);
     /** The reasons of the failed sign-ins, oldest first (the store lists events newest first). */
     const failures = async (): Promise<string[]> => (await ts.store.events.list('test', { types: ['IDENTITY_PROVIDER_LOGIN_ERROR'] })).map((e) => e.reason ?? '').reverse();
 
@@ -149,8 +150,9 @@ for (const dialect of dialects()) {
     test("LinkedIn: no nonce sent, and its ID token (which has none) taken, its signature and audience checked; with disableNonce false the nonce is sent and must come back", async () => {
       const config = { issuer: linkedin.issuer, authorizationUrl: `${linkedin.issuer}/auth`, tokenUrl: `${linkedin.issuer}/token`, jwksUrl: `${linkedin.issuer}/jwks`, userInfoUrl: `${linkedin.issuer}/me`, clientId: linkedin.clientId, clientSecret: linkedin.clientSecret };
       await ts.kc.identityProviders.create({ realm: 'test', alias: 'linkedin-local', providerId: 'linkedin-openid-connect', enabled: true, config });
-      const r = await signIn('linkedin-local', 'LinkedIn', () => (linkedin.nextAccount = { sub: 'li-7', preferred_username: 'lin', email: 'lin@li.example', email_verified: true, given_name: 'Lin' }));
+      const r = await signIn('linkedin-local', 'LinkedIn', () => (linkedin.nextAccount = { sub: 'li-7', preferred_username: 'lin', email: 'lin@li.example', email_verified: true, given_name: 'Lin', family_name: undefined }), { lastName: 'Kedin' });
       assert.ok(r.claims, r.page?.slice(0, 300));
+      assert.deepEqual(r.reviewed, { email: 'lin@li.example', firstName: 'Lin', lastName: '' });
       assert.equal(linkedin.requests.at(-1)!.has('nonce'), false);
       assert.equal(linkedin.requests.at(-1)!.get('scope'), 'openid profile email');
       const user = (await ts.store.users.findByUsername('test', 'lin'))!;
@@ -159,7 +161,7 @@ for (const dialect of dialects()) {
       // The same provider with disableNonce "false": the nonce is sent, and an ID token must carry it.
       const rep = (await ts.kc.identityProviders.findOne({ realm: 'test', alias: 'linkedin-local' }))!;
       await ts.kc.identityProviders.update({ realm: 'test', alias: 'linkedin-local' }, { ...rep, config: { ...rep.config, disableNonce: 'false' } });
-      const withNonce = await signIn('linkedin-local', 'LinkedIn', () => (linkedin.nextAccount = { sub: 'li-8', preferred_username: 'lin2' }));
+      const withNonce = await signIn('linkedin-local', 'LinkedIn', () => (linkedin.nextAccount = { sub: 'li-8', preferred_username: 'lin2', email: 'lin2@li.example' }));
       assert.ok(withNonce.claims, withNonce.page?.slice(0, 300));
       assert.ok(linkedin.requests.at(-1)!.get('nonce'));
       await ts.kc.identityProviders.del({ realm: 'test', alias: 'linkedin-local' });
@@ -184,11 +186,14 @@ for (const dialect of dialects()) {
       const again = await viaMicrosoft({ ...adele, mail: 'adele.vance@contoso.example' });
       assert.equal(again.claims?.sub, user.id);
       // No mail: the userPrincipalName when it is an address; else the id is the username.
-      await viaMicrosoft({ id: 'b1', givenName: 'Ben', surname: null, mail: null, userPrincipalName: 'ben@fabrikam.example' });
+      // (Without a surname, or without anything but the id, the review page asks for the rest.)
+      const ben = await viaMicrosoft({ id: 'b1', givenName: 'Ben', surname: null, mail: null, userPrincipalName: 'ben@fabrikam.example' }, { lastName: 'Smith' });
+      assert.deepEqual(ben.reviewed, { email: 'ben@fabrikam.example', firstName: 'Ben', lastName: '' });
       assert.equal((await ts.store.users.findByUsername('test', 'ben@fabrikam.example'))?.email, 'ben@fabrikam.example');
-      await viaMicrosoft({ id: 'c2', mail: null, userPrincipalName: 'c2_live.com#EXT#@contoso.onmicrosoft.com' });
+      const c2r = await viaMicrosoft({ id: 'c2', mail: null, userPrincipalName: 'c2_live.com#EXT#@contoso.onmicrosoft.com' }, { email: 'c2@example.com', firstName: 'Cee', lastName: 'Two' });
+      assert.deepEqual(c2r.reviewed, { email: '', firstName: '', lastName: '' });
       const c2 = (await ts.store.users.findByUsername('test', 'c2'))!;
-      assert.equal(c2.email ?? null, null);
+      assert.deepEqual([c2.email, c2.emailVerified], ['c2@example.com', false]);
     });
 
     test("Microsoft's and Facebook's refusals end on an error page with the reason in the event and no user: a code refused, an API that refuses the token, a cancel", async () => {
@@ -236,8 +241,10 @@ for (const dialect of dialects()) {
       assert.equal(asked.query.get('fields'), 'id,name,email,first_name,last_name,locale');
       assert.equal(fb.authorizations.at(-1)!.query.get('scope'), 'email');
       // No email (a phone-only account): the id is the username.
-      await viaFacebook({ id: '10158000000000002', first_name: 'Pat' });
-      assert.equal((await ts.store.users.findByUsername('test', '10158000000000002'))?.firstName, 'Pat');
+      const pat = await viaFacebook({ id: '10158000000000002', first_name: 'Pat' }, { email: 'pat@example.com', lastName: 'Phone' });
+      assert.deepEqual(pat.reviewed, { email: '', firstName: 'Pat', lastName: '' });
+      const patUser = (await ts.store.users.findByUsername('test', '10158000000000002'))!;
+      assert.deepEqual([patUser.firstName, patUser.lastName, patUser.email, patUser.emailVerified], ['Pat', 'Phone', 'pat@example.com', false]);
     });
 
     test("Bitbucket: the API's user (type user); its account_id the link, its nickname the username, display_name split, the primary confirmed email", async () => {

@@ -2,7 +2,7 @@ import { describe, test, before, after } from 'node:test';
 import { updateRequiredAction } from '../../src/admin/operations/required-actions.js';
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
-import { startTestServer, basic, type TestServer } from '../helpers/server.js';
+import { startTestServer, basic, PASSWORD, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { FetchCookieJar, browse, followRedirects } from '../helpers/fetch-browser.js';
 import { pageKind, parseForm } from '../helpers/flow.js';
@@ -127,6 +127,71 @@ for (const dialect of dialects()) {
       const again = await signIn('corp', account);
       assert.equal(again.sub, user.id);
       assert.equal((await ts.store.userAdmin.search('test', { email: 'bo@corp.example', exact: true })).length, 1);
+    });
+
+    test("an account without names or an email is reviewed first (Keycloak's first broker login Review Profile): checked as UPDATE_PROFILE, a typed email never verified, another user's email goes to linking", async () => {
+      const trustedUp = await startUpstream({ redirectUri: callback('trusted') });
+      await addProvider('trusted', { displayName: 'Trusted SSO', trustEmail: true }, trustedUp);
+      const prev = up;
+      up = trustedUp;
+      try {
+        const review = async (account: UpstreamAccount): Promise<{ jar: FetchCookieJar; html: string }> => {
+          const jar = new FetchCookieJar();
+          const at = await viaProvider(jar, 'trusted', account);
+          const html = await at.res.text();
+          assert.equal(pageKind(html), 'review-profile', html.slice(0, 300));
+          return { jar, html };
+        };
+        const submit = async (jar: FetchCookieJar, html: string, fields: Record<string, string>): Promise<Response> => {
+          const form = parseForm(html);
+          return browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, ...fields });
+        };
+        // An email, no names: the page shows the provider's email; empty names are refused in the page's words.
+        const first = await review({ sub: 'r-1', email: 'rhea@corp.example', email_verified: true, preferred_username: 'rhea', given_name: undefined, family_name: undefined });
+        assert.match(first.html, /<h1>Update account information<\/h1>/);
+        assert.match(first.html, /Your <strong>Trusted SSO<\/strong> account does not give everything an account here needs\./);
+        assert.match(first.html, /id="email" name="email" value="rhea@corp.example"/);
+        assert.equal(await ts.store.users.findByUsername('test', 'rhea'), undefined, 'no user before the review');
+        const refused = await submit(first.jar, first.html, { email: 'rhea@corp.example', firstName: '', lastName: 'Corp' });
+        assert.equal(refused.status, 400);
+        const refusedHtml = await refused.text();
+        assert.match(refusedHtml, /Please specify first name\./);
+        assert.match(refusedHtml, /id="lastName" name="lastName" value="Corp"/);
+        const forged = await browse(first.jar, new URL(parseForm(refusedHtml).action, ts.baseUrl), { csrf: 'forged', email: 'rhea@corp.example', firstName: 'R', lastName: 'C' });
+        assert.equal(forged.status, 403);
+        const done = await submit(first.jar, refusedHtml, { email: 'rhea@corp.example', firstName: 'Rhea', lastName: 'Corp' });
+        assert.equal(done.status, 303);
+        const claims = await finish(first.jar, await follow(first.jar, new URL(done.headers.get('location')!, ts.baseUrl)));
+        const rhea = (await ts.store.users.findByUsername('test', 'rhea'))!;
+        assert.equal(claims.sub, rhea.id);
+        assert.deepEqual([rhea.email, rhea.emailVerified, rhea.firstName, rhea.lastName], ['rhea@corp.example', true, 'Rhea', 'Corp'], "the provider's email, unchanged, is trusted");
+        // Linked now: the next sign-in asks nothing, though the provider still gives no names.
+        assert.equal((await signIn('trusted', { sub: 'r-1', email: 'rhea@corp.example', email_verified: true, preferred_username: 'rhea', given_name: undefined, family_name: undefined })).sub, rhea.id);
+
+        // No email at all: the one typed is never verified, trustEmail or not; an invalid one is refused.
+        const second = await review({ sub: 'r-2', preferred_username: 'sol' });
+        assert.match(second.html, /id="email" name="email" value=""/);
+        const invalid = await submit(second.jar, second.html, { email: 'not an email', firstName: 'Sol', lastName: 'Typed' });
+        assert.equal(invalid.status, 400);
+        assert.match(await invalid.text(), /Invalid email address\./);
+        const typed = await submit(second.jar, second.html, { email: 'Sol@Typed.example', firstName: 'Sol', lastName: 'Typed' });
+        await finish(second.jar, await follow(second.jar, new URL(typed.headers.get('location')!, ts.baseUrl)));
+        const sol = (await ts.store.users.findByUsername('test', 'sol'))!;
+        assert.deepEqual([sol.email, sol.emailVerified], ['sol@typed.example', false]);
+
+        // Another user's email typed: that user's account, linked only after their password.
+        await createUser(ts.store, { realmId: 'test', username: 'tara', password: PASSWORD, email: 'tara@example.com' });
+        const third = await review({ sub: 'r-3', preferred_username: 'tara.corp' });
+        const linking = await submit(third.jar, third.html, { email: 'tara@example.com', firstName: 'Tara', lastName: 'Corp' });
+        const linkPage = await (await follow(third.jar, new URL(linking.headers.get('location')!, ts.baseUrl))).res.text();
+        assert.equal(pageKind(linkPage), 'link-account', linkPage.slice(0, 300));
+        assert.equal(await ts.store.users.findByUsername('test', 'tara.corp'), undefined);
+        assert.equal((await ts.store.userAdmin.search('test', { email: 'tara@example.com', exact: true })).length, 1);
+      } finally {
+        up = prev;
+        await deleteIdentityProvider(ts.store, cliActor(), 'test', 'trusted');
+        await trustedUp.close();
+      }
     });
 
     test("a user made at the first sign-in through the provider gets the realm's default required actions (here the terms, asked before the code)", async () => {
@@ -371,7 +436,7 @@ for (const dialect of dialects()) {
         const prev = up;
         up = basicUp;
         try {
-          const claims = await signIn('basic', { sub: 'u-600', preferred_username: 'fay' });
+          const claims = await signIn('basic', { sub: 'u-600', preferred_username: 'fay', email: 'fay@corp.example' });
           assert.equal(claims.preferred_username, 'fay');
           assert.equal(basicUp.requests.at(-1)!.get('code_challenge'), null);
           // Two sign-ins in one browser: the provider's answer to the first delivered with the second's state.

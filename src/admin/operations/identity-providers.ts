@@ -331,6 +331,8 @@ export interface ProviderAccount {
   lastName: string | undefined;
   /** The provider's verified claims, for its mappers (identity-provider-mappers.ts); undefined: the claim mappers do nothing. */
   claims?: Record<string, unknown>;
+  /** The email was typed by the user on the review page, not given by the provider: never trusted as verified. */
+  emailTyped?: boolean;
 }
 
 export type BrokeredUser =
@@ -434,7 +436,7 @@ async function newBrokeredUser(store: Store, p: IdentityProvider, a: ProviderAcc
       email: email ?? null,
       firstName: name(a.firstName),
       lastName: name(a.lastName),
-      emailVerified: email !== undefined && emailTrusted(p),
+      emailVerified: email !== undefined && !a.emailTyped && emailTrusted(p),
       passwordHash: NO_PASSWORD_HASH,
       now: t,
       organizationIds: p.organizationId ? [p.organizationId] : [],

@@ -16,14 +16,16 @@ const without = (user: User, action: RequiredAction): RequiredAction[] => user.r
  * every field is required (Keycloak's default user profile), then the admin API's rules (checkEmail,
  * checkPersonName, checkEmailFree). [] when it may be saved.
  */
-async function profileProblems(services: Services, realm: Realm, user: User, v: ProfileValues): Promise<string[]> {
+async function profileProblems(services: Services, realm: Realm, user: User | undefined, v: ProfileValues): Promise<string[]> {
   const errors: string[] = [];
   if (v.email === '') errors.push('Please specify email.');
   else {
     try {
       checkEmail(v.email);
-      // Only a new email is checked (ignoring case), as the admin API's update does.
-      if (v.email.toLowerCase() !== (user.email ?? '').toLowerCase()) await checkEmailFree(services.store, realm, v.email, user.id);
+      // Only a new email is checked (ignoring case), as the admin API's update does; with no user yet
+      // (a provider's account under review), another user's email is not an error: it is that user's
+      // account, linked once they prove it (the broker's link-account step).
+      if (user && v.email.toLowerCase() !== (user.email ?? '').toLowerCase()) await checkEmailFree(services.store, realm, v.email, user.id);
     } catch (err) {
       if (err instanceof ConflictError) errors.push('Email already exists.');
       else if (err instanceof ValidationError) errors.push('Invalid email address.');
@@ -43,6 +45,16 @@ async function profileProblems(services: Services, realm: Realm, user: User, v: 
     }
   }
   return errors;
+}
+
+/**
+ * Keycloak's first broker login "Review Profile" (idp-review-profile, its default mode `missing`): why a
+ * provider's account (or what the user typed on the review page) cannot make a user as it is: the same
+ * rules as UPDATE_PROFILE's, another user's email aside. [] when complete.
+ */
+export function reviewProblems(services: Services, realm: Realm, values: ProfileValues): Promise<string[]> {
+  const v = { email: values.email.trim().toLowerCase(), firstName: values.firstName.trim(), lastName: values.lastName.trim() };
+  return profileProblems(services, realm, undefined, v);
 }
 
 /**

@@ -2,7 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import type { IdentityProvider, Realm } from '../../storage/types.js';
 import { BrokerError, type BrokerRequest, interactionOfState, providerAuthorizationUrl, providerIdentity } from '../../oauth/broker.js';
-import { brokeredUser } from '../../admin/operations/identity-providers.js';
+import { brokeredUser, type ProviderAccount } from '../../admin/operations/identity-providers.js';
+import { profileForm, reviewProblems } from '../../admin/operations/profile-actions.js';
+import { problemTexts } from './problems.js';
 import { claimsToKeep } from '../../admin/operations/identity-provider-mappers.js';
 import { nextStep } from '../../oauth/authorize/interaction.js';
 import { msg, type Text } from '../../i18n/translator.js';
@@ -82,6 +84,42 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
     return endAppAction(services, reply, l, 'success');
   }
 
+  /** A sign-in through provider `alias` that failed: an event, a log line, the login page saying why. */
+  function failure(req: FastifyRequest, reply: FastifyReply, l: Loaded, alias: string): (userMessage: Text, reason: string) => Promise<FastifyReply> {
+    return async (userMessage, reason) => {
+      await services.audit.record({ realmId: l.realm.id, type: 'IDENTITY_PROVIDER_LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ip: req.ip, reason: `identity provider ${alias}: ${reason}`.slice(0, 500) });
+      req.log.info({ identityProvider: alias, reason }, 'identity provider sign-in failed');
+      return render(services, reply, l, { kind: 'login' }, { error: userMessage, status: 400 });
+    };
+  }
+
+  /** Whether the provider's account must be reviewed first: it would make a new user (no link yet) that lacks what UPDATE_PROFILE requires. */
+  async function needsReview(realm: Realm, p: IdentityProvider, a: ProviderAccount): Promise<boolean> {
+    if (p.linkOnly || (await services.store.identityProviders.findLink(realm.id, p.alias, a.id))) return false;
+    return (await reviewProblems(services, realm, { email: a.email ?? '', firstName: a.firstName ?? '', lastName: a.lastName ?? '' })).length > 0;
+  }
+
+  /** The provider's account, complete: its user found and signed in, made and signed in, or an existing user asked to prove the account theirs. */
+  async function signInWith(req: FastifyRequest, reply: FastifyReply, l: Loaded, p: IdentityProvider, identity: ProviderAccount): Promise<FastifyReply> {
+    const { alias } = p;
+    const found = await brokeredUser(services.store, p, identity);
+    if (found.kind === 'refused') return failure(req, reply, l, alias)(msg('identityProviderAccountRefusedMessage'), found.reason);
+    if (found.kind === 'existing') {
+      // The claims the provider's mappers read wait with the link (they apply once the owner proves it).
+      const claims = await claimsToKeep(services.store, p, identity.claims);
+      await services.store.interactions.update(l.ia.id, { params: { ...l.ia.params, brokerLink: { alias, id: identity.id, username: identity.username.slice(0, 255), userId: found.user.id, by: found.by, ...(claims ? { claims } : {}) } } });
+      return advance(services, reply, l);
+    }
+    const { user } = found;
+    const who = { realmId: l.realm.id, clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip, reason: `identity provider ${alias}` };
+    if (found.kind === 'created') await services.audit.record({ ...who, type: 'IDENTITY_PROVIDER_FIRST_LOGIN', outcome: 'success' });
+    await services.audit.record({ ...who, type: 'IDENTITY_PROVIDER_LOGIN', outcome: 'success' });
+    // The provider authenticated the user (Keycloak's default post-broker flow asks nothing more); the
+    // required actions still come before the session.
+    await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: null, secondFactor: true });
+    return completeSignIn(services, req, reply, { ...l, ia: { ...l.ia, userId: user.id } }, user.id);
+  }
+
   app.post('/auth/realms/:realm/login-actions/:id/broker', async (req: Req, reply) => {
     const l = await load(services, req, reply);
     if (!l) return reply;
@@ -109,11 +147,7 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
     const step = await nextStep(services, l.realm, l.client, l.ia);
     if (step.kind === 'idp-link' && step.alias === alias) return linkAccount(req, reply, l, alias);
     const p = await usableProvider(services, realm.id, alias);
-    const fail = async (userMessage: Text, reason: string): Promise<FastifyReply> => {
-      await services.audit.record({ realmId: realm.id, type: 'IDENTITY_PROVIDER_LOGIN_ERROR', outcome: 'failure', clientId: l.client.clientId, ip: req.ip, reason: `identity provider ${alias}: ${reason}`.slice(0, 500) });
-      req.log.info({ identityProvider: alias, reason }, 'identity provider sign-in failed');
-      return render(services, reply, l, { kind: 'login' }, { error: userMessage, status: 400 });
-    };
+    const fail = failure(req, reply, l, alias);
     if (!p) return fail(msg('identityProviderUnavailableMessage'), 'not enabled');
     if (step.kind !== 'login') return advance(services, reply, l);
     let identity;
@@ -123,21 +157,48 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
       if (!(err instanceof BrokerError)) throw err;
       return fail(err.userMessage, err.reason);
     }
-    const found = await brokeredUser(services.store, p, identity);
-    if (found.kind === 'refused') return fail(msg('identityProviderAccountRefusedMessage'), found.reason);
-    if (found.kind === 'existing') {
-      // The claims the provider's mappers read wait with the link (they apply once the owner proves it).
+    // Keycloak's first broker login "Review Profile" (mode missing): an account that would make a user
+    // without an email or names is completed by the user first.
+    if (await needsReview(l.realm, p, identity)) {
       const claims = await claimsToKeep(services.store, p, identity.claims);
-      await services.store.interactions.update(l.ia.id, { params: { ...l.ia.params, brokerLink: { alias, id: identity.id, username: identity.username.slice(0, 255), userId: found.user.id, by: found.by, ...(claims ? { claims } : {}) } } });
+      // What the provider gave, as the form shows it (within its fields' lengths).
+      const given: { email?: string; firstName?: string; lastName?: string } = {};
+      for (const [key, value, max] of [['email', identity.email, 320], ['firstName', identity.firstName, 255], ['lastName', identity.lastName, 255]] as const) if (value) given[key] = value.slice(0, max);
+      const brokerReview = { alias, id: identity.id, username: identity.username.slice(0, 255), ...given, ...(claims ? { claims } : {}) };
+      await services.store.interactions.update(l.ia.id, { params: { ...l.ia.params, brokerReview } });
       return advance(services, reply, l);
     }
-    const { user } = found;
-    const who = { realmId: realm.id, clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip, reason: `identity provider ${alias}` };
-    if (found.kind === 'created') await services.audit.record({ ...who, type: 'IDENTITY_PROVIDER_FIRST_LOGIN', outcome: 'success' });
-    await services.audit.record({ ...who, type: 'IDENTITY_PROVIDER_LOGIN', outcome: 'success' });
-    // The provider authenticated the user (Keycloak's default post-broker flow asks nothing more); the
-    // required actions still come before the session.
-    await services.store.interactions.update(l.ia.id, { userId: user.id, sessionId: null, secondFactor: true });
-    return completeSignIn(services, req, reply, { ...l, ia: { ...l.ia, userId: user.id } }, user.id);
+    return signInWith(req, reply, l, p, identity);
+  });
+
+  // The review page's form: the values checked as UPDATE_PROFILE checks them (another user's email is
+  // that user's account: linked once they prove it), then the sign-in goes on as from the provider.
+  app.post('/auth/realms/:realm/login-actions/:id/review-profile', async (req: Req, reply) => {
+    const l = await load(services, req, reply);
+    if (!l) return reply;
+    if (!checkCsrf(req, l.ia)) return renderError(reply, 403, { realmName: l.realmName, title: FORM_EXPIRED, description: BAD_FORM });
+    const review = l.ia.params.brokerReview;
+    const step = await nextStep(services, l.realm, l.client, l.ia);
+    if (!review || l.ia.userId || step.kind !== 'review-profile') return advance(services, reply, l);
+    const { values, shown } = profileForm((name) => field(req, name));
+    const problems = await reviewProblems(services, l.realm, values);
+    if (problems.length > 0) return render(services, reply, l, step, { status: 400, values: shown, errors: problemTexts(problems) });
+    const { brokerReview: _done, ...params } = l.ia.params;
+    await services.store.interactions.update(l.ia.id, { params });
+    const p = await usableProvider(services, l.realm.id, review.alias);
+    const at = { ...l, ia: { ...l.ia, params } };
+    if (!p) return failure(req, reply, at, review.alias)(msg('identityProviderUnavailableMessage'), 'not enabled');
+    const email = values.email.trim().toLowerCase();
+    const identity: ProviderAccount = {
+      id: review.id,
+      username: review.username,
+      email,
+      firstName: values.firstName.trim(),
+      lastName: values.lastName.trim(),
+      // A changed email is the user's word, not the provider's: never verified by the provider's trustEmail.
+      emailTyped: email !== (review.email ?? '').trim().toLowerCase(),
+      ...(review.claims ? { claims: review.claims } : {}),
+    };
+    return signInWith(req, reply, at, p, identity);
   });
 }

@@ -9,7 +9,7 @@ import { safeEqual, tokenHash } from '../../crypto/random.js';
 import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
 import { renderRequiredActionStep } from './required-action-routes.js';
-import type { ProfileValues } from '../../views/required-action-pages.js';
+import { updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 import { pendingActions } from '../../admin/required-actions.js';
 import { passkeyOffer, renderWebAuthnStep } from './webauthn-routes.js';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, issueDeviceCookie } from '../../oauth/device-cookie.js';
@@ -100,6 +100,8 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
     }
     case 'link-account':
       return sendPage(reply, extra.status ?? 200, () => linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));
+    case 'review-profile':
+      return sendPage(reply, extra.status ?? 200, () => updateProfilePage({ ...ctx, action: `${base}/review-profile`, username: '', values: extra.values ?? step.values, review: { provider: step.provider }, ...(extra.errors ? { errors: extra.errors } : {}) }));
     case 'otp':
       return sendPage(reply, extra.status ?? 200, () => otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(step.otherMethod ? { otherMethod: `${base}/second-factor` } : {}), ...(extra.error ? { error: extra.error } : {}) }));
     case 'webauthn':

@@ -53,6 +53,8 @@ export type Step =
    * (password) to link them. `passwordless`: the local user has no password to prove it with.
    */
   | { kind: 'link-account'; username: string; provider: string; by: 'email' | 'username'; passwordless: boolean }
+  /** Keycloak's first broker login "Review Profile": the provider's account lacks what a user needs (email, names); the user completes it. */
+  | { kind: 'review-profile'; provider: string; values: { email: string; firstName: string; lastName: string } }
   | { kind: 'consent'; scopes: Scope[] }
   | { kind: 'organization'; organizations: Organization[] }
   | { kind: 'no-organization'; deny: ClientResponse | undefined }
@@ -164,7 +166,10 @@ export function errorResponse(services: Services, realm: Realm, params: Authoriz
  * then the code.
  */
 export async function nextStep(services: Services, realm: Realm, client: Client, ia: Interaction): Promise<Step> {
-  if (!ia.userId) return ia.params.brokerLink ? linkStep(services, realm, ia.params.brokerLink) : { kind: 'login' };
+  if (!ia.userId) {
+    if (ia.params.brokerLink) return linkStep(services, realm, ia.params.brokerLink);
+    return ia.params.brokerReview ? reviewStep(services, realm, ia.params.brokerReview) : { kind: 'login' };
+  }
   // A pending required action comes first, whether the user just typed their password (no session yet)
   // or came back with a session made before an administrator required it (Keycloak asks then too).
   const user = await services.store.users.get(ia.userId);
@@ -271,6 +276,12 @@ async function linkStep(services: Services, realm: Realm, link: NonNullable<Auth
   const [user, provider] = await Promise.all([services.store.users.get(link.userId), services.store.identityProviders.get(realm.id, link.alias)]);
   if (!user || !provider) return { kind: 'login' };
   return { kind: 'link-account', username: user.username, provider: provider.displayName ?? provider.alias, by: link.by, passwordless: user.passwordHash.startsWith('!') };
+}
+
+async function reviewStep(services: Services, realm: Realm, review: NonNullable<AuthorizationParams['brokerReview']>): Promise<Step> {
+  const provider = await services.store.identityProviders.get(realm.id, review.alias);
+  if (!provider || !provider.enabled) return { kind: 'login' };
+  return { kind: 'review-profile', provider: providerName(provider), values: { email: review.email ?? '', firstName: review.firstName ?? '', lastName: review.lastName ?? '' } };
 }
 
 async function consentScopes(services: Services, realm: Realm, names: string[]): Promise<Scope[]> {

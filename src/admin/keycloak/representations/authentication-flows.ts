@@ -46,6 +46,7 @@ export const AUTHENTICATORS: Record<string, { displayName: string; description: 
   'reset-password': { displayName: 'Reset Password', description: 'The new password; in the same browser the sign-in then goes on, second factor included.', kind: 'authenticator' },
   'client-secret': { displayName: 'Client Id and Secret', description: 'HTTP Basic or client_secret_post.', kind: 'client' },
   'client-jwt': { displayName: 'Signed Jwt', description: 'private_key_jwt (RFC 7523), asymmetric algorithms, each assertion once.', kind: 'client' },
+  'idp-review-profile': { displayName: 'Review Profile', description: "Keycloak's default mode (missing): an account without an email, a first or a last name is completed by the user before it makes a user.", kind: 'authenticator' },
   'idp-create-user-if-unique': { displayName: 'Create User If Unique', description: 'A new user when no user has the same username or email (not for a link-only provider).', kind: 'authenticator' },
   'idp-confirm-link': { displayName: 'Confirm link existing account', description: 'The page that offers to link the existing account (or cancel).', kind: 'authenticator' },
   'idp-username-password-form': { displayName: 'Username Password Form for identity provider reauthentication', description: "The existing account's password, to link it.", kind: 'authenticator' },
@@ -148,9 +149,10 @@ const FLOWS: FlowSpec[] = [
   {
     alias: 'first broker login',
     description:
-      "Actions taken after first broker login with identity provider account, which is not yet linked to any account. No review of the profile; a provider of an organization adds its users to it.",
+      'Actions taken after first broker login with identity provider account, which is not yet linked to any account. A provider of an organization adds its users to it.',
     providerId: 'basic-flow',
     steps: [
+      { authenticator: 'idp-review-profile', requirement: 'REQUIRED' },
       {
         flow: {
           alias: 'User creation or linking',
