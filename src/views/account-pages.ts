@@ -5,6 +5,15 @@ import type { PasswordRule } from './pages.js';
 import { t, th, type Text } from '../i18n/translator.js';
 import { scopeConsentText } from './scope-text.js';
 
+/** A card's form of one (secondary) button, posting `fields` with the page's CSRF token. */
+function buttonForm(action: string, csrf: string, fields: Readonly<Record<string, string>>, label: string): SafeHtml {
+  return html`<form method="post" action="${action}">
+<input type="hidden" name="csrf" value="${csrf}">
+${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">
+`)}<button type="submit" class="secondary">${label}</button>
+</form>`;
+}
+
 export interface AccountGrant {
   clientId: string;
   clientName: string;
@@ -100,12 +109,7 @@ ${ctx.grants.map(
 <div><strong>${g.clientName}</strong>${g.organizationId === '' ? '' : html` <span class="muted">${t('accountGrantForOrganization', String(g.organizationName))}</span>`}</div>
 <ul class="scopes">${g.scopes.map((s) => html`<li>${scopeConsentText(s.consentText)}</li>`)}</ul>
 <p class="muted">${th('accountGrantSince', when(g.since))} ${g.lastUsed ? th('accountGrantLastUsed', when(g.lastUsed)) : t('accountGrantNotUsed')}</p>
-<form method="post" action="${ctx.base}/revoke">
-<input type="hidden" name="csrf" value="${ctx.csrf}">
-<input type="hidden" name="client_id" value="${g.clientId}">
-<input type="hidden" name="organization_id" value="${g.organizationId}">
-<button type="submit" class="secondary">${t('removeAccess')}</button>
-</form>
+${buttonForm(`${ctx.base}/revoke`, ctx.csrf, { client_id: g.clientId, organization_id: g.organizationId }, t('removeAccess'))}
 </li>`,
 )}
 </ul>`}
@@ -135,11 +139,7 @@ ${ctx.authenticators.length === 0
 ${ctx.authenticators.map(
   (a) => html`<li class="authenticator">
 <div><strong>${a.label ?? t('accountAuthenticatorApp')}</strong> <span class="muted">${th('accountSetUpOn', when(a.createdAt))}</span></div>
-<form method="post" action="${ctx.base}/otp/remove">
-<input type="hidden" name="csrf" value="${ctx.csrf}">
-<input type="hidden" name="credential_id" value="${a.id}">
-<button type="submit" class="secondary">${t('accountRemove')}</button>
-</form>
+${buttonForm(`${ctx.base}/otp/remove`, ctx.csrf, { credential_id: a.id }, t('accountRemove'))}
 </li>`,
 )}
 </ul>`}
@@ -161,11 +161,7 @@ ${ctx.securityKeys.length === 0
 ${ctx.securityKeys.map(
   (k) => html`<li class="authenticator">
 <div><strong>${k.label ?? (k.passwordless ? t('accountPasskey') : t('accountSecurityKey'))}</strong>${k.passwordless ? html` ${t('accountPasskeyNote')}` : ''} <span class="muted">${th('accountAddedOn', when(k.createdAt))}</span></div>
-<form method="post" action="${ctx.base}/webauthn/remove">
-<input type="hidden" name="csrf" value="${ctx.csrf}">
-<input type="hidden" name="credential_id" value="${k.id}">
-<button type="submit" class="secondary">${t('accountRemove')}</button>
-</form>
+${buttonForm(`${ctx.base}/webauthn/remove`, ctx.csrf, { credential_id: k.id }, t('accountRemove'))}
 </li>`,
 )}
 </ul>`}
@@ -183,21 +179,13 @@ ${ctx.links.map(
 <div><strong>${l.providerName}</strong> <span class="muted">${th('accountLinkedAs', l.username, when(l.createdAt))}</span></div>
 ${l.last
   ? html`<p class="muted">${t('accountOnlyWayIn')}</p>`
-  : html`<form method="post" action="${ctx.base}/linked-accounts/remove">
-<input type="hidden" name="csrf" value="${ctx.csrf}">
-<input type="hidden" name="provider" value="${l.alias}">
-<button type="submit" class="secondary">${t('unLink')}</button>
-</form>`}
+  : buttonForm(`${ctx.base}/linked-accounts/remove`, ctx.csrf, { provider: l.alias }, t('unLink'))}
 </li>`,
 )}
 ${ctx.linkable.map(
   (p) => html`<li class="linkable-account">
 <div><strong>${p.providerName}</strong> <span class="muted">${t('accountNotLinked')}</span></div>
-<form method="post" action="${ctx.base}/linked-accounts/link">
-<input type="hidden" name="csrf" value="${ctx.csrf}">
-<input type="hidden" name="provider" value="${p.alias}">
-<button type="submit" class="secondary">${t('accountLinkAccount')}</button>
-</form>
+${buttonForm(`${ctx.base}/linked-accounts/link`, ctx.csrf, { provider: p.alias }, t('accountLinkAccount'))}
 </li>`,
 )}
 </ul>`
@@ -207,11 +195,7 @@ ${ctx.linkable.map(
 ${ctx.sessions.map(
   (s) => html`<li class="session">
 <div>${s.current ? html`<strong>${t('accountThisBrowser')}</strong>` : t('accountAnotherBrowser')} <span class="muted">${th('accountSessionSince', when(s.createdAt))}</span></div>
-<form method="post" action="${ctx.base}/sessions/end">
-<input type="hidden" name="csrf" value="${ctx.csrf}">
-<input type="hidden" name="session_id" value="${s.id}">
-<button type="submit" class="secondary">${t('signOut')}</button>
-</form>
+${buttonForm(`${ctx.base}/sessions/end`, ctx.csrf, { session_id: s.id }, t('signOut'))}
 </li>`,
 )}
 </ul>${ctx.language ? languageForm(ctx.base, ctx.csrf, ctx.language) : ''}${ctx.deletion ? deletionForm(ctx.base, ctx.csrf, ctx.username, ctx.deletion) : ''}`,

@@ -6,8 +6,22 @@ import { decodeJwt } from 'jose';
 import { basic, type TestServer } from './server.js';
 import { FetchCookieJar, browse, followRedirects } from './fetch-browser.js';
 import { pageKind, parseForm } from './flow.js';
+import type { Upstream } from './upstream-provider.js';
+import { cliActor } from '../../src/admin/operations/common.js';
+import { createIdentityProvider, discoverProvider, type ProviderFields } from '../../src/admin/operations/identity-providers.js';
 
 const CLIENT_HOST = 'app.example.com';
+
+/** Provider `alias` of realm test, signing in at `up` (node-oidc-provider): its discovered endpoints, PKCE S256, openid email profile; `fields` over those. */
+export async function addUpstreamProvider(ts: TestServer, up: Upstream, alias: string, fields: ProviderFields = {}): Promise<void> {
+  const endpoints = await discoverProvider(up.issuer);
+  await createIdentityProvider(ts.store, cliActor(), 'test', {
+    alias,
+    ...fields,
+    config: { ...endpoints, clientId: up.clientId, clientSecret: up.clientSecret, pkceEnabled: 'true', pkceMethod: 'S256', defaultScope: 'openid email profile', ...fields.config },
+  });
+  ts.services.cache.clear();
+}
 
 /** Presses the provider's button on a new sign-in's login page (realm test); the provider's authorization request (not followed) and the page's buttons (alias, text). */
 export async function pressProviderButton(ts: TestServer, alias: string, jar: FetchCookieJar): Promise<{ location: URL; buttons: Array<[string, string]> }> {

@@ -8,7 +8,7 @@ import { startUpstream, type Upstream } from '../helpers/upstream-provider.js';
 import { createClient, createUser } from '../../src/admin/operations.js';
 import { createRole, grantRolesByName } from '../../src/admin/operations/roles.js';
 import { cliActor } from '../../src/admin/operations/common.js';
-import { createIdentityProvider, discoverProvider } from '../../src/admin/operations/identity-providers.js';
+import { addUpstreamProvider } from '../helpers/broker-flow.js';
 
 // Keycloak's account console "Linked accounts" -> "Link account", on the account page, against
 // node-oidc-provider over real HTTP: the signed-in user goes to the provider and the account signed in
@@ -21,15 +21,8 @@ for (const dialect of dialects()) {
     before(async () => {
       ts = await startTestServer({ dialect, listen: true });
       up = await startUpstream({ redirectUri: `${ts.baseUrl}/auth/realms/test/broker/corp/endpoint` });
-      const endpoints = await discoverProvider(up.issuer);
-      await createIdentityProvider(ts.store, cliActor(), 'test', {
-        alias: 'corp',
-        displayName: 'Corp SSO',
-        linkOnly: true,
-        config: { ...endpoints, clientId: up.clientId, clientSecret: up.clientSecret, pkceEnabled: 'true', pkceMethod: 'S256', defaultScope: 'openid email profile' },
-      });
-      await createIdentityProvider(ts.store, cliActor(), 'test', { alias: 'off', displayName: 'Switched off', enabled: false, config: { ...endpoints, clientId: 'x', clientSecret: 'y' } });
-      ts.services.cache.clear();
+      await addUpstreamProvider(ts, up, 'corp', { displayName: 'Corp SSO', linkOnly: true });
+      await addUpstreamProvider(ts, up, 'off', { displayName: 'Switched off', enabled: false });
     });
     after(async () => {
       await up.close();

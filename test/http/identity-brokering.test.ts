@@ -6,6 +6,7 @@ import { startTestServer, basic, PASSWORD, type TestServer } from '../helpers/se
 import { dialects } from '../helpers/db.js';
 import { FetchCookieJar, browse, followRedirects } from '../helpers/fetch-browser.js';
 import { pageKind, parseForm } from '../helpers/flow.js';
+import { addUpstreamProvider } from '../helpers/broker-flow.js';
 import { startUpstream, type Upstream, type UpstreamAccount } from '../helpers/upstream-provider.js';
 import { createUser, disableUser, updateRealm } from '../../src/admin/operations.js';
 import { resetPassword } from '../../src/admin/operations/users.js';
@@ -36,14 +37,7 @@ for (const dialect of dialects()) {
       await ts.close();
     });
 
-    async function addProvider(alias: string, fields: ProviderFields = {}, upstream = up): Promise<void> {
-      const endpoints = await discoverProvider(upstream.issuer);
-      await createIdentityProvider(ts.store, cliActor(), 'test', {
-        alias,
-        ...fields,
-        config: { ...endpoints, clientId: upstream.clientId, clientSecret: upstream.clientSecret, pkceEnabled: 'true', pkceMethod: 'S256', defaultScope: 'openid email profile', ...fields.config },
-      });
-    }
+    const addProvider = (alias: string, fields: ProviderFields = {}, upstream = up): Promise<void> => addUpstreamProvider(ts, upstream, alias, fields);
 
     const authorizeUrl = (extra: Record<string, string> = {}): URL =>
       new URL(`/auth/realms/test/protocol/openid-connect/auth?${new URLSearchParams({ client_id: ts.client.id, redirect_uri: ts.client.redirectUri, response_type: 'code', scope: 'openid', state: 's1', ...extra })}`, ts.baseUrl);

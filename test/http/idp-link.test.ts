@@ -8,7 +8,7 @@ import { startUpstream, type Upstream } from '../helpers/upstream-provider.js';
 import { createClient, createUser, updateRealm } from '../../src/admin/operations.js';
 import { createRole, grantRolesByName } from '../../src/admin/operations/roles.js';
 import { cliActor } from '../../src/admin/operations/common.js';
-import { createIdentityProvider, discoverProvider } from '../../src/admin/operations/identity-providers.js';
+import { addUpstreamProvider } from '../helpers/broker-flow.js';
 
 // Keycloak 26's client-initiated account linking (kc_action=idp_link:<alias>) against node-oidc-provider
 // over real HTTP: the signed-in user confirms, signs in at the provider, and that account is linked to
@@ -21,14 +21,7 @@ for (const dialect of dialects()) {
       ts = await startTestServer({ dialect, listen: true });
       await updateRealm(ts.store, { realmId: 'test', settings: { organizationRequired: false } });
       up = await startUpstream({ redirectUri: `${ts.baseUrl}/auth/realms/test/broker/corp/endpoint` });
-      const endpoints = await discoverProvider(up.issuer);
-      await createIdentityProvider(ts.store, cliActor(), 'test', {
-        alias: 'corp',
-        displayName: 'Corp SSO',
-        linkOnly: true,
-        config: { ...endpoints, clientId: up.clientId, clientSecret: up.clientSecret, pkceEnabled: 'true', pkceMethod: 'S256', defaultScope: 'openid email profile' },
-      });
-      ts.services.cache.clear();
+      await addUpstreamProvider(ts, up, 'corp', { displayName: 'Corp SSO', linkOnly: true });
     });
     after(async () => {
       await up.close();
