@@ -20,6 +20,7 @@ export const REQUIRED_ACTION_NAMES: Record<RequiredAction, string> = {
   VERIFY_EMAIL: 'Verify Email',
   delete_account: 'Delete Account',
   idp_link: 'Linking Identity Provider',
+  delete_credential: 'Delete Credential',
 };
 
 /** A config key Realmgate reads: TERMS_AND_CONDITIONS' text (plain text, shown escaped). */

@@ -265,10 +265,12 @@ export type UserAttributes = Record<string, string[]>;
  * delete_account (Keycloak's alias), the user's confirmation that their account be deleted (off in a realm
  * until an administrator enables it, as in Keycloak); idp_link, an application's request that the user
  * link an account at one of the realm's identity providers (kc_action=idp_link:<alias> only: set on a
- * user, as in Keycloak, it names no provider and asks nothing). A user's list is kept in this order; the order they are asked in is the realm's priorities
+ * user, as in Keycloak, it names no provider and asks nothing); delete_credential, an application's request
+that the user delete one of their credentials (kc_action=delete_credential:<credential id> only; likewise
+nothing when set on a user). A user's list is kept in this order; the order they are asked in is the realm's priorities
  * (src/admin/required-actions.ts).
  */
-export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'webauthn-register', 'webauthn-register-passwordless', 'TERMS_AND_CONDITIONS', 'UPDATE_PROFILE', 'VERIFY_EMAIL', 'delete_account', 'idp_link'] as const;
+export const REQUIRED_ACTIONS = ['UPDATE_PASSWORD', 'CONFIGURE_TOTP', 'webauthn-register', 'webauthn-register-passwordless', 'TERMS_AND_CONDITIONS', 'UPDATE_PROFILE', 'VERIFY_EMAIL', 'delete_account', 'idp_link', 'delete_credential'] as const;
 export type RequiredAction = (typeof REQUIRED_ACTIONS)[number];
 
 /** Keycloak's RequiredActionProviderRepresentation settings of one action in a realm. */
@@ -333,7 +335,7 @@ export interface AuthorizationParams {
   dpopJkt?: string;
   /** Keycloak's application-initiated action (kc_action): a required action the user is asked to do now. */
   kcAction?: AppInitiatedAction;
-  /** The part of kc_action after its colon (Keycloak's kc_action parameter): idp_link's provider alias. */
+  /** The part of kc_action after its colon (Keycloak's kc_action parameter): idp_link's provider alias, delete_credential's credential id. */
   kcActionParameter?: string;
   /** How the action ended, told to the client in kc_action_status. */
   kcActionStatus?: 'success' | 'cancelled';
@@ -358,7 +360,7 @@ export interface AuthorizationParams {
 }
 
 /** The actions a client may ask for with kc_action (keycloak-js login({ action })). */
-export const APP_INITIATED_ACTIONS = ['CONFIGURE_TOTP', 'UPDATE_PASSWORD', 'UPDATE_PROFILE', 'delete_account', 'idp_link'] as const;
+export const APP_INITIATED_ACTIONS = ['CONFIGURE_TOTP', 'UPDATE_PASSWORD', 'UPDATE_PROFILE', 'delete_account', 'idp_link', 'delete_credential'] as const;
 export type AppInitiatedAction = (typeof APP_INITIATED_ACTIONS)[number];
 
 export interface Interaction {

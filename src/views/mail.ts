@@ -22,7 +22,7 @@ const ACTION_WORDS = {
   TERMS_AND_CONDITIONS: 'requiredAction.TERMS_AND_CONDITIONS',
   UPDATE_PROFILE: 'requiredAction.UPDATE_PROFILE',
   VERIFY_EMAIL: 'requiredAction.VERIFY_EMAIL',
-} as const satisfies Record<Exclude<RequiredAction, 'delete_account' | 'idp_link'>, string>;
+} as const satisfies Record<Exclude<RequiredAction, 'delete_account' | 'idp_link' | 'delete_credential'>, string>;
 
 function minutes(seconds: number): string {
   if (seconds < 120) return t('mailSeconds', seconds);
@@ -66,8 +66,8 @@ ${copyLink(o.link)}
 
 export function executeActionsMail(o: { realmName: string; username: string; link: string; lifespan: number; actions: readonly RequiredAction[] }): MailContent {
   const subject = t('executeActionsSubject', o.realmName);
-  // delete_account and idp_link are never mailed (src/admin/operations/action-emails.ts).
-  const list = o.actions.flatMap((a) => (a === 'delete_account' || a === 'idp_link' ? [] : [t(ACTION_WORDS[a])]));
+  // delete_account, idp_link and delete_credential are never mailed (src/admin/operations/action-emails.ts).
+  const list = o.actions.flatMap((a) => (a === 'delete_account' || a === 'idp_link' || a === 'delete_credential' ? [] : [t(ACTION_WORDS[a])]));
   const text = `${t('executeActionsRequested', o.realmName, o.username)}
 
 ${list.map((l) => `- ${l}`).join('\n')}

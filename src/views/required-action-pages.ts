@@ -131,3 +131,23 @@ export function idpLinkPage(ctx: PageContext & { username: string; provider: str
 </form>`,
   });
 }
+
+/**
+ * Keycloak's delete_credential (delete-credential.ftl), asked for by the client: Delete removes the
+ * credential (`name`: its label, or what it is), Cancel goes back (kc_action_status=cancelled). The
+ * password cannot be deleted (`removable` false): the page says so and offers Cancel only.
+ */
+export function deleteCredentialPage(ctx: PageContext & { username: string; name: string; removable: boolean; error?: Text }): string {
+  return page({
+    title: t('deleteCredentialTitle', ctx.name),
+    realmName: ctx.realmName,
+    body: html`<h1>${t('deleteCredentialTitle', ctx.name)}</h1>
+${ctx.error ? html`<div class="error" role="alert"><p>${ctx.error}</p></div>` : ''}
+<p>${th('deleteCredentialAsked', String(ctx.clientName), html`<strong>${ctx.name}</strong>`, html`<strong>${ctx.username}</strong>`)}</p>
+${ctx.removable ? html`<p>${t('deleteCredentialMessage', ctx.name)}</p>` : html`<p class="error" role="alert">${t('deleteCredentialPassword')}</p>`}
+<form method="post" action="${ctx.action}">
+<input type="hidden" name="csrf" value="${ctx.csrf}">
+<div class="actions">${ctx.removable ? html`<button type="submit" name="confirm" value="1" class="danger">${t('deleteCredentialConfirm')}</button>` : ''}<button type="submit" name="cancel" value="1" class="secondary">${t('doCancel')}</button></div>
+</form>`,
+  });
+}

@@ -219,7 +219,8 @@ for (const dialect of dialects()) {
         [{ realm: REALM, id: alice, actions: ['UPDATE_PASSWORD'], redirectUri: ts.client.redirectUri }, /Client id missing/],
         [{ realm: REALM, id: alice, actions: ['UPDATE_PASSWORD'], clientId: 'no-such-client' }, /Client doesn't exist/],
         [{ realm: REALM, id: alice, actions: ['webauthn-register'] }, /webauthn-register cannot be mailed/],
-        [{ realm: REALM, id: alice, actions: ['delete_credential'] }, /delete_credential.*not supported/],
+        [{ realm: REALM, id: alice, actions: ['CONFIGURE_RECOVERY_AUTHN_CODES'] }, /CONFIGURE_RECOVERY_AUTHN_CODES.*not supported/],
+        [{ realm: REALM, id: alice, actions: ['delete_credential'] }, /delete_credential cannot be mailed/],
         [{ realm: REALM, id: alice, actions: [] }, /no action/],
       ];
       for (const [args, message] of cases) {

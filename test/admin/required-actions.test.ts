@@ -63,7 +63,7 @@ for (const dialect of dialects()) {
       const list = await listActions();
       assert.deepEqual(
         list.map((a) => [a.alias, a.enabled, a.defaultAction, a.priority]),
-        [['UPDATE_PASSWORD', true, false, 10], ['CONFIGURE_TOTP', true, false, 20], ['webauthn-register', true, false, 30], ['webauthn-register-passwordless', true, false, 40], ['TERMS_AND_CONDITIONS', true, false, 50], ['UPDATE_PROFILE', true, false, 60], ['VERIFY_EMAIL', true, false, 70], ['delete_account', false, false, 80], ['idp_link', true, false, 90]],
+        [['UPDATE_PASSWORD', true, false, 10], ['CONFIGURE_TOTP', true, false, 20], ['webauthn-register', true, false, 30], ['webauthn-register-passwordless', true, false, 40], ['TERMS_AND_CONDITIONS', true, false, 50], ['UPDATE_PROFILE', true, false, 60], ['VERIFY_EMAIL', true, false, 70], ['delete_account', false, false, 80], ['idp_link', true, false, 90], ['delete_credential', true, false, 100]],
       );
       assert.equal(list[4]!.name, 'Terms and Conditions');
       await setAction('TERMS_AND_CONDITIONS', { priority: 5, config: { terms_text: 'Rule one: <b>be kind</b>.\n\nRule two.' } });
@@ -83,8 +83,8 @@ for (const dialect of dialects()) {
         assert.match(String(e.body.errorMessage), words);
       }
       // keycloak-admin-client answers a 404 of this call with null (catchNotFound).
-      assert.equal(await ts.kc.authenticationManagement.getRequiredActionForAlias({ realm: REALM, alias: 'delete_credential' }), null);
-      assert.equal((await errorOf(ts.kc.authenticationManagement.updateRequiredAction({ realm: REALM, alias: 'delete_credential' }, { enabled: true }))).status, 404);
+      assert.equal(await ts.kc.authenticationManagement.getRequiredActionForAlias({ realm: REALM, alias: 'CONFIGURE_RECOVERY_AUTHN_CODES' }), null);
+      assert.equal((await errorOf(ts.kc.authenticationManagement.updateRequiredAction({ realm: REALM, alias: 'CONFIGURE_RECOVERY_AUTHN_CODES' }, { enabled: true }))).status, 404);
       // Recorded as an admin change.
       const admin = await ts.kc.realms.findAdminEvents({ realm: REALM, resourceTypes: 'REQUIRED_ACTION' });
       assert.ok(admin.some((e: { resourcePath?: string }) => e.resourcePath === 'authentication/required-actions/TERMS_AND_CONDITIONS'));
@@ -172,7 +172,7 @@ for (const dialect of dialects()) {
       await kc.raiseRequiredActionPriority({ realm: REALM, alias: 'CONFIGURE_TOTP' } as never);
       const moved = await order();
       assert.equal(moved.indexOf('CONFIGURE_TOTP') + 1, moved.indexOf('UPDATE_PASSWORD'));
-      assert.equal((await errorOf(kc.raiseRequiredActionPriority({ realm: REALM, alias: 'delete_credential' } as never))).status, 404);
+      assert.equal((await errorOf(kc.raiseRequiredActionPriority({ realm: REALM, alias: 'CONFIGURE_RECOVERY_AUTHN_CODES' } as never))).status, 404);
       const admin = await ts.kc.realms.findAdminEvents({ realm: REALM, resourceTypes: 'REQUIRED_ACTION' });
       assert.ok(admin.some((e: { resourcePath?: string }) => e.resourcePath === 'authentication/required-actions/CONFIGURE_TOTP/raise-priority'));
       // Back to Realmgate's defaults for the tests after this one.
@@ -289,13 +289,13 @@ for (const dialect of dialects()) {
       assert.deepEqual(await am.getUnregisteredRequiredActions({ realm: REALM } as never), []);
       const dup = await errorOf(am.registerRequiredAction({ realm: REALM, providerId: 'UPDATE_PASSWORD', name: 'Update Password' }));
       assert.deepEqual([dup.status, dup.body.errorMessage], [409, 'Required action UPDATE_PASSWORD is already registered']);
-      const other = await errorOf(am.registerRequiredAction({ realm: REALM, providerId: 'delete_credential', name: 'Delete Credential' }));
+      const other = await errorOf(am.registerRequiredAction({ realm: REALM, providerId: 'CONFIGURE_RECOVERY_AUTHN_CODES', name: 'Recovery Authentication Codes' }));
       assert.equal(other.status, 400);
       assert.match(String(other.body.errorMessage), /^No provider found for providerId: Realmgate's required actions are built in/);
       const del = await errorOf(am.deleteRequiredAction({ realm: REALM, alias: 'VERIFY_EMAIL' }));
       assert.equal(del.status, 400);
       assert.match(String(del.body.errorMessage), /VERIFY_EMAIL is built in and cannot be unregistered: disable it instead/);
-      assert.equal((await errorOf(am.deleteRequiredAction({ realm: REALM, alias: 'delete_credential' }))).status, 404);
+      assert.equal((await errorOf(am.deleteRequiredAction({ realm: REALM, alias: 'CONFIGURE_RECOVERY_AUTHN_CODES' }))).status, 404);
       assert.deepEqual(await listActions(), before, 'nothing changed');
       const reader = await serviceAccountAdmin(ts, REALM, 'ra-reader', ['view-realm']);
       assert.deepEqual(await reader.kc.authenticationManagement.getUnregisteredRequiredActions({ realm: REALM } as never), []);

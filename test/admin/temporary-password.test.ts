@@ -95,7 +95,7 @@ for (const dialect of dialects()) {
       await ts.kc.users.update({ realm: REALM, id }, { requiredActions: [], credentials: [{ type: 'password', value: 'vera temporary 2', temporary: true }] });
       assert.deepEqual(await actionsOf(id), ['UPDATE_PASSWORD'], 'a temporary credential in an update adds UPDATE_PASSWORD');
 
-      for (const action of ['delete_credential', 'update_user_locale']) {
+      for (const action of ['CONFIGURE_RECOVERY_AUTHN_CODES', 'update_user_locale']) {
         const res = await fetch(`${ts.baseUrl}/auth/admin/realms/${REALM}/users/${id}`, {
           method: 'PUT',
           headers: { authorization: `Bearer ${ts.kc.accessToken}`, 'content-type': 'application/json' },

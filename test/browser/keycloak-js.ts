@@ -244,6 +244,17 @@ for (const dialect of dialects()) {
         assert.ok(logged.includes('CONFIGURE_TOTP: success'), logged.join(' | '));
         assert.equal((await ts.store.otp.list(ts.user.id)).length, 1);
 
+        // delete_credential:<id> (the id Keycloak's admin API lists it under): confirmed, the authenticator goes.
+        const otpId = (await ts.store.otp.list(ts.user.id))[0]!.id;
+        await act(`delete_credential:${otpId}`, async () => {
+          await page.getByRole('button', { name: 'Delete' }).waitFor();
+          assert.equal(await heading(page), 'Delete Authenticator app');
+          await checkLayout(page, 'delete-credential', dialect === 'sqlite');
+          await page.getByRole('button', { name: 'Delete', exact: true }).click();
+        });
+        assert.ok(logged.includes('delete_credential: success'), logged.join(' | '));
+        assert.deepEqual(await ts.store.otp.list(ts.user.id), []);
+
         await act('UPDATE_PASSWORD', async () => {
           await page.getByRole('button', { name: 'Update password' }).waitFor();
           assert.match((await page.locator('main').textContent()) ?? '', /asks you to choose a new password/);

@@ -69,7 +69,8 @@ for (const dialect of dialects()) {
       fails(['user', 'send-actions-email', REALM, 'alice', '--action', 'UPDATE_PASSWORD'], /no SMTP server/);
       ok(['realm', 'update', REALM, '--smtp-host', '127.0.0.1', '--smtp-port', String(smtp.port), '--smtp-from', 'noreply@example.com']);
       fails(['user', 'send-actions-email', REALM, 'alice', '--action', 'webauthn-register'], /webauthn-register cannot be mailed/);
-      fails(['user', 'send-actions-email', REALM, 'alice', '--action', 'delete_credential'], /not supported/);
+      fails(['user', 'send-actions-email', REALM, 'alice', '--action', 'CONFIGURE_RECOVERY_AUTHN_CODES'], /not supported/);
+      fails(['user', 'send-actions-email', REALM, 'alice', '--action', 'delete_credential'], /delete_credential cannot be mailed/);
       fails(['user', 'send-actions-email', REALM, 'alice', '--action', 'UPDATE_PASSWORD', '--client-id', ts.client.id, '--redirect-uri', 'https://evil.example.com/'], /Invalid redirect uri/);
       const out = ok(['user', 'send-actions-email', REALM, 'alice', '--action', 'UPDATE_PASSWORD', '--action', 'UPDATE_PROFILE', '--client-id', ts.client.id, '--redirect-uri', ts.client.redirectUri]);
       assert.match(out, /mailed alice@example\.com a link to UPDATE_PASSWORD, UPDATE_PROFILE/);

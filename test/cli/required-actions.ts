@@ -32,7 +32,7 @@ for (const dialect of dialects()) {
       assert.match(ok(['user', 'update', 'acme', 'ann', '--require-account-deletion', 'on']), /\(required actions: UPDATE_PROFILE, delete_account\)$/m);
       assert.match(ok(['user', 'update', 'acme', 'ann', '--require-account-deletion', 'off']), /\(required actions: UPDATE_PROFILE\)$/m);
       fails(['user', 'send-actions-email', 'acme', 'ann', '--action', 'delete_account'], /delete_account cannot be mailed/);
-      fails(['realm', 'required-action', 'acme', 'delete_credential', '--enabled', 'on'], /not one Realmgate acts on/);
+      fails(['realm', 'required-action', 'acme', 'CONFIGURE_RECOVERY_AUTHN_CODES', '--enabled', 'on'], /not one Realmgate acts on/);
       fails(['realm', 'required-action', 'acme', 'UPDATE_PROFILE', '--terms-text', 'x'], /belong to TERMS_AND_CONDITIONS/);
       fails(['realm', 'required-action', 'acme', 'UPDATE_PROFILE', '--enabled', 'off', '--default-action', 'on'], /cannot be a default action/);
       fails(['realm', 'required-action', 'acme', 'UPDATE_PROFILE'], /nothing to change/);

@@ -25,9 +25,9 @@ for (const dialect of dialects()) {
       assert.match(after, /name="action" value="UPDATE_PROFILE" checked>/);
       assert.match(after, /name="action" value="TERMS_AND_CONDITIONS" checked>/);
       assert.match(after, /name="action" value="UPDATE_PASSWORD">/);
-      res = await save(`csrf=${encodeURIComponent(csrf)}&action=delete_credential`);
+      res = await save(`csrf=${encodeURIComponent(csrf)}&action=CONFIGURE_RECOVERY_AUTHN_CODES`);
       assert.equal(res.statusCode, 400);
-      assert.match(res.body, /delete_credential.*not supported/);
+      assert.match(res.body, /CONFIGURE_RECOVERY_AUTHN_CODES.*not supported/);
       res = await save(`csrf=wrong&action=UPDATE_PASSWORD`);
       assert.notEqual(res.statusCode, 303);
       assert.deepEqual((await ts.store.users.get(alice.id))!.requiredActions, ['TERMS_AND_CONDITIONS', 'UPDATE_PROFILE']);

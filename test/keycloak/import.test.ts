@@ -118,12 +118,13 @@ for (const dialect of dialects()) {
       assert.deepEqual(realm.requiredActionSettings.UPDATE_PROFILE, { enabled: true, defaultAction: false, priority: 40, config: {} });
       assert.equal(realm.requiredActionSettings['webauthn-register'], undefined, 'not in the file: the defaults');
       assert.match(line(m, 'required action settings')!.reason!, /TERMS_AND_CONDITIONS disabled, priority 20/);
-      // Keycloak's update_user_locale is what Realmgate does at every sign-in: mapped; the others it does not act on: skipped.
+      // Keycloak's update_user_locale is what Realmgate does at every sign-in: mapped; delete_credential is one of Realmgate's actions: nothing left over.
       assert.equal(line(m, 'required action update_user_locale')?.outcome, 'mapped');
-      assert.match(line(m, 'required actions')!.reason!, /^1 enabled in Keycloak that Realmgate does not act on \(delete_credential\)/);
+      assert.equal(line(m, 'required actions'), undefined);
+      assert.deepEqual(realm.requiredActionSettings.delete_credential, { enabled: true, defaultAction: false, priority: 100, config: {} });
       const exported = (await exportRealm(ts.store, 'Migration', { withSecrets: false })).requiredActions as Array<{ alias: string; enabled: boolean; priority: number }>;
       // By priority; those the file does not list have Realmgate's defaults (webauthn-register 30, -passwordless 40); a tie goes by Realmgate's order.
-      assert.deepEqual(exported.map((a) => [a.alias, a.enabled, a.priority]), [['CONFIGURE_TOTP', true, 10], ['TERMS_AND_CONDITIONS', false, 20], ['UPDATE_PASSWORD', true, 30], ['webauthn-register', true, 30], ['webauthn-register-passwordless', true, 40], ['UPDATE_PROFILE', true, 40], ['VERIFY_EMAIL', true, 50], ['delete_account', false, 60], ['idp_link', true, 120]]);
+      assert.deepEqual(exported.map((a) => [a.alias, a.enabled, a.priority]), [['CONFIGURE_TOTP', true, 10], ['TERMS_AND_CONDITIONS', false, 20], ['UPDATE_PASSWORD', true, 30], ['webauthn-register', true, 30], ['webauthn-register-passwordless', true, 40], ['UPDATE_PROFILE', true, 40], ['VERIFY_EMAIL', true, 50], ['delete_account', false, 60], ['delete_credential', true, 100], ['idp_link', true, 120]]);
     });
 
     test("the fixture's user signs in with the Keycloak password; sub is the Keycloak id; no organization claim; re-hashed", async () => {

@@ -38,6 +38,7 @@ export async function sendActionsEmail(
   if (actions.includes('delete_account')) throw new ValidationError('delete_account cannot be mailed: require it on the user (requiredActions), and they confirm the deletion after signing in');
   // idp_link names its provider in an application's kc_action only.
   if (actions.includes('idp_link')) throw new ValidationError('idp_link cannot be mailed: an application asks for it (kc_action=idp_link:<provider alias>)');
+  if (actions.includes('delete_credential')) throw new ValidationError('delete_credential cannot be mailed: an application asks for it (kc_action=delete_credential:<credential id>)');
   // Keycloak refuses an action the realm has switched off (its required actions list), in these words.
   if (actions.some((a) => !requiredActionSetting(realm, a).enabled)) throw new ValidationError('Provided invalid required actions');
   if (actions.length === 0) throw new ValidationError('no action given: choose from UPDATE_PASSWORD, CONFIGURE_TOTP, VERIFY_EMAIL, UPDATE_PROFILE, TERMS_AND_CONDITIONS');

@@ -4,9 +4,10 @@ import type { Step } from '../../oauth/authorize/interaction.js';
 import { denyRequest } from '../../oauth/authorize/interaction.js';
 import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
 import { termsText } from '../../admin/required-actions.js';
-import { deleteAccountPage, idpLinkPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
+import { deleteAccountPage, deleteCredentialPage, idpLinkPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 import { deleteOwnAccount, mayDeleteOwnAccount } from '../../admin/operations/account-deletion.js';
-import { msg } from '../../i18n/translator.js';
+import { deleteOwnCredential, type OwnCredential } from '../../admin/operations/credential-deletion.js';
+import { msg, t } from '../../i18n/translator.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie } from '../cookies.js';
 import { advance, completeSignIn, endAppAction, endPreviousSession, field, render, stepForm, type Loaded, type Req } from './routes.js';
 import { htmlErrorHandler, interactionUrl, sendAccountDeleted, sendPage } from './render.js';
@@ -30,10 +31,14 @@ export async function renderRequiredActionStep(
   services: Services,
   reply: FastifyReply,
   l: Loaded,
-  step: Extract<Step, { kind: 'update-profile' | 'terms' | 'delete-account' | 'idp-link' }>,
+  step: Extract<Step, { kind: 'update-profile' | 'terms' | 'delete-account' | 'idp-link' | 'delete-credential' }>,
   extra: { ctx: PageContext; status?: number; values?: ProfileValues; errors?: readonly Text[]; error?: Text },
 ): Promise<FastifyReply> {
   const base = interactionUrl(l.realm.id, l.ia.id);
+  if (step.kind === 'delete-credential') {
+    const name = credentialName(step.credential);
+    return sendPage(reply, extra.status ?? 200, () => deleteCredentialPage({ ...extra.ctx, action: `${base}/delete-credential`, username: step.username, name, removable: step.removable, ...(extra.error ? { error: extra.error } : {}) }));
+  }
   if (step.kind === 'idp-link') return sendPage(reply, extra.status ?? 200, () => idpLinkPage({ ...extra.ctx, action: `${base}/idp-link`, username: step.username, provider: step.provider }));
   if (step.kind === 'delete-account') {
     // Keycloak shows "deletingAccountForbidden" at once to a user without the account client's delete-account role.
@@ -49,6 +54,23 @@ export async function renderRequiredActionStep(
     extra.status ?? 200,
     () => updateProfilePage({ ...extra.ctx, action: `${base}/update-profile`, username: step.username, values, cancellable: step.aia === true, readOnly: Boolean(user?.federationLink), ...(extra.errors ? { errors: extra.errors } : {}) }),
   );
+}
+
+/** What the delete_credential page calls the credential: its label, else what it is, in the page's language. */
+function credentialName(c: OwnCredential): string {
+  if (c.label) return c.label;
+  switch (c.kind) {
+    case 'password':
+      return t('password');
+    case 'otp':
+      return t('accountAuthenticatorApp');
+    case 'webauthn':
+      return t('accountSecurityKey');
+    case 'webauthn-passwordless':
+      return t('accountPasskey');
+    case 'recovery-codes':
+      return t('recoveryCodesTitle');
+  }
 }
 
 /** After an action's form: a user who came with a session keeps it; one who typed their password now gets one (when nothing else is left). */
@@ -100,6 +122,20 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
     const provider = await linkingProvider(services, l.realm.id, step.alias);
     if (!provider) return advance(services, reply, l);
     return redirectToProvider(services, reply, l.realm, provider, l.ia);
+  });
+
+  // Keycloak's delete_credential (kc_action=delete_credential:<id>): Delete removes it and goes back with
+  // kc_action_status=success; Cancel with cancelled. The password cannot be deleted (only Cancel is offered).
+  app.post(`${base}/delete-credential`, async (req: Req, reply) => {
+    const f = await stepForm(services, req, reply, 'delete-credential');
+    if (!('step' in f)) return f;
+    const { l, step, user } = f;
+    if (field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
+    if (!field(req, 'confirm') || !step.removable) return render(services, reply, l, step);
+    const deleted = await deleteOwnCredential(services, { user, credential: step.credential, ip: req.ip, clientId: l.client.clientId });
+    // Gone meanwhile (another tab, an administrator): what was asked is done.
+    if (!deleted) req.log.info({ credential: step.credential.id }, 'delete_credential: the credential was gone already');
+    return endAppAction(services, reply, l, 'success');
   });
 
   app.post(`${base}/terms`, async (req: Req, reply) => {

@@ -123,6 +123,7 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
     case 'terms':
     case 'delete-account':
     case 'idp-link':
+    case 'delete-credential':
       return renderRequiredActionStep(services, reply, l, step, { ...extra, ctx });
     case 'consent':
       return sendPage(reply, 200, () => consentPage({ ...ctx, action: `${base}/consent`, scopes: step.scopes, resources: l.ia.params.resources }));

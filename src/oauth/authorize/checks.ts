@@ -164,13 +164,13 @@ export function checkAuthorizationRequest(
   const kcLocale = p.get('kc_locale');
   const locale = kcLocale !== undefined ? normalizeLocale(kcLocale) : undefined;
   // Keycloak's application-initiated actions: the user does the action now, then the flow goes on.
-  // Keycloak's kc_action is `<action>` or `<action>:<parameter>` (idp_link:<provider alias>).
+  // Keycloak's kc_action is `<action>` or `<action>:<parameter>` (idp_link:<provider alias>, delete_credential:<credential id>).
   const kcActionRaw = p.get('kc_action');
   const colon = kcActionRaw?.indexOf(':') ?? -1;
   const kcAction = kcActionRaw !== undefined && colon >= 0 ? kcActionRaw.slice(0, colon) : kcActionRaw;
   const kcActionParameter = kcActionRaw !== undefined && colon >= 0 ? kcActionRaw.slice(colon + 1) : undefined;
-  if (kcActionParameter !== undefined && (kcAction !== 'idp_link' || kcActionParameter.length === 0 || kcActionParameter.length > 255)) {
-    throw new OAuthError('invalid_request', 'kc_action takes a parameter only as idp_link:<identity provider alias>');
+  if (kcActionParameter !== undefined && ((kcAction !== 'idp_link' && kcAction !== 'delete_credential') || kcActionParameter.length === 0 || kcActionParameter.length > 255)) {
+    throw new OAuthError('invalid_request', 'kc_action takes a parameter only as idp_link:<identity provider alias> or delete_credential:<credential id>');
   }
   if (kcAction !== undefined && !(APP_INITIATED_ACTIONS as readonly string[]).includes(kcAction)) {
     throw new OAuthError('invalid_request', `kc_action must be one of ${APP_INITIATED_ACTIONS.join(', ')}`);

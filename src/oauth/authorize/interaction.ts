@@ -12,6 +12,7 @@ import { InteractionLimitError } from './interaction-caps.js';
 import { federatedSignIn } from '../ldap/federation.js';
 import { providerName } from '../social-providers.js';
 import { mayLinkAccounts } from '../../admin/operations/account-linking.js';
+import { findOwnCredential, removable, type OwnCredential } from '../../admin/operations/credential-deletion.js';
 
 /** The organization of a code, chain or consent of a user who signs in without one. */
 export const NO_ORGANIZATION = '';
@@ -46,6 +47,12 @@ export type Step =
    * user links their account at the provider `alias` (`provider`: its name as the login page shows it).
    */
   | { kind: 'idp-link'; username: string; alias: string; provider: string; aia: true }
+  /**
+   * Keycloak's delete_credential, asked for by the client (kc_action=delete_credential:<id>, cancellable):
+   * the signed-in user confirms the deletion of that credential of theirs; the password cannot be deleted
+   * (`removable` false: the page says so, and only Cancel goes on).
+   */
+  | { kind: 'delete-credential'; username: string; credential: OwnCredential; removable: boolean; aia: true }
   /** Keycloak's VERIFY_EMAIL required action: a link mailed to `email` (null: the user has none) proves it theirs. */
   | { kind: 'verify-email'; username: string; email: string | null }
   /**
@@ -134,6 +141,8 @@ export function promptNoneError(step: Step): { error: string; description: strin
       return { error: 'interaction_required', description: 'the user must confirm the deletion of their account' };
     case 'idp-link':
       return { error: 'interaction_required', description: 'the user must link their account at the identity provider' };
+    case 'delete-credential':
+      return { error: 'interaction_required', description: 'the user must confirm the deletion of their credential' };
     default:
       return { error: 'interaction_required', description: 'the user must choose an organization' };
   }
@@ -189,10 +198,12 @@ export async function nextStep(services: Services, realm: Realm, client: Client,
   if (!ia.sessionId) return { kind: 'login' };
   // The client's kc_action, once signed in (recently: checks.ts bounds max_age), until done or cancelled.
   if (ia.params.kcAction && !ia.params.kcActionStatus) {
-    if (ia.params.kcAction !== 'idp_link') return { kind: AIA_STEPS[ia.params.kcAction], username: user.username, aia: true };
-    const link = await idpLinkStep(services, realm, user, ia.params.kcActionParameter);
-    // Keycloak ignores an idp_link it cannot do (no such provider, a user who may not manage links): the flow goes on.
-    if (link) return link;
+    const action = ia.params.kcAction;
+    if (action !== 'idp_link' && action !== 'delete_credential') return { kind: AIA_STEPS[action], username: user.username, aia: true };
+    // Keycloak ignores an idp_link or a delete_credential it cannot do (no such provider, a user who may
+    // not manage links; no credential of that id, or none named): the flow goes on.
+    const step = action === 'idp_link' ? await idpLinkStep(services, realm, user, ia.params.kcActionParameter) : await deleteCredentialStep(services, user, ia.params.kcActionParameter);
+    if (step) return step;
   }
   const orgs = await services.store.users.organizations(ia.userId);
   if (orgs.length === 0 && !realm.organizationRequired) {
@@ -246,7 +257,8 @@ function actionStep(services: Services, realm: Realm, user: User, action: Requir
     case 'delete_account':
       return { kind: 'delete-account', username: user.username };
     case 'idp_link':
-      // Set on a user it names no provider: Keycloak asks nothing (IdpLinkAction ignores it).
+    case 'delete_credential':
+      // Set on a user they name no provider or credential: Keycloak asks nothing (IdpLinkAction and DeleteCredentialAction ignore them).
       return undefined;
   }
 }
@@ -264,8 +276,14 @@ async function idpLinkStep(services: Services, realm: Realm, user: User, alias: 
   return { kind: 'idp-link', username: user.username, alias: p.alias, provider: providerName(p), aia: true };
 }
 
+/** kc_action=delete_credential:<id> (Keycloak's DeleteCredentialAction): the confirmation page of that credential of the signed-in user. */
+async function deleteCredentialStep(services: Services, user: User, id: string | undefined): Promise<Step | undefined> {
+  const credential = id ? await findOwnCredential(services.store, user, id) : undefined;
+  return credential ? { kind: 'delete-credential', username: user.username, credential, removable: removable(credential), aia: true } : undefined;
+}
+
 /** The page of each action a client may ask for (kc_action). */
-const AIA_STEPS: Record<Exclude<AppInitiatedAction, 'idp_link'>, 'configure-otp' | 'update-profile' | 'update-password' | 'delete-account'> = {
+const AIA_STEPS: Record<Exclude<AppInitiatedAction, 'idp_link' | 'delete_credential'>, 'configure-otp' | 'update-profile' | 'update-password' | 'delete-account'> = {
   CONFIGURE_TOTP: 'configure-otp',
   UPDATE_PROFILE: 'update-profile',
   UPDATE_PASSWORD: 'update-password',
