@@ -8,32 +8,28 @@ import { runAuthorization, tokenRequest } from '../helpers/flow.js';
 // `realmgate group ...`: Keycloak's groups from the command line, on the installed command (npm test
 // builds dist/ first), groups named by path. A member holds the roles of its groups and of the groups
 // above them: the last tests check that in access tokens issued by a server over the same database.
-// One file per database and part (groups-sqlite.test.ts, groups-tokens-sqlite.test.ts and their
-// PostgreSQL twins): together, at some 60 s on a quiet machine, they came near the 120 s a test file may
-// take, and went past it on a loaded one; one file per database went past it too under heavy load
-// (2026-11-29, load average 13 on two cores).
-export function groupSuites(dialect: 'sqlite' | 'postgres', part: 'commands' | 'tokens'): void {
+// One file per database and part (groups-sqlite.test.ts, groups-refusals-sqlite.test.ts,
+// groups-tokens-sqlite.test.ts and their PostgreSQL twins): together, at some 60 s on a quiet machine,
+// they came near the 120 s a test file may take, and went past it on a loaded one; one file per database
+// went past it too under heavy load (2026-11-29, load average 13 on two cores), and so did commands and
+// refusals together (2026-12-01: 115 s with the load average near 7, each command a process of its own).
+export function groupSuites(dialect: 'sqlite' | 'postgres', part: 'commands' | 'refusals' | 'tokens'): void {
+  /** Realm shop with users bob and carol, client orders with its role deploy, and the realm role engineer. */
+  const shop = (ok: (args: string[], input?: string) => string): void => {
+    ok(['realm', 'create', 'shop']);
+    ok(['user', 'create', 'shop', 'bob', '--password-stdin'], 'bob password 123\n');
+    ok(['user', 'create', 'shop', 'carol', '--password-stdin'], 'carol password 123\n');
+    ok(['client', 'create', 'shop', 'orders', '--redirect-uri', 'https://orders.example.com/cb']);
+    ok(['role', 'create', 'shop', 'engineer']);
+    ok(['role', 'create', 'shop', 'deploy', '--client', 'orders']);
+  };
+
   if (part === 'commands') describe(`realmgate group (${dialect})`, () => {
     const database = cliDatabase(dialect, 'realmgate-groups-');
-    const { run, ok, fails } = cliRunner(() => database.url);
-
-    /** What the refusals must leave as it was: the tree, members, roles, a user's groups. */
-    function snapshot(): string {
-      return [
-        ok(['group', 'list', 'shop']),
-        ok(['group', 'members', 'shop', '/eng/backend']),
-        ok(['group', 'roles', 'shop', '/eng/backend']),
-        ok(['user', 'groups', 'shop', 'bob']),
-      ].join('--\n');
-    }
+    const { ok, fails } = cliRunner(() => database.url);
 
     test('create, list, update, move, members, join, leave, grant, revoke, delete', () => {
-      ok(['realm', 'create', 'shop']);
-      ok(['user', 'create', 'shop', 'bob', '--password-stdin'], 'bob password 123\n');
-      ok(['user', 'create', 'shop', 'carol', '--password-stdin'], 'carol password 123\n');
-      ok(['client', 'create', 'shop', 'orders', '--redirect-uri', 'https://orders.example.com/cb']);
-      ok(['role', 'create', 'shop', 'engineer']);
-      ok(['role', 'create', 'shop', 'deploy', '--client', 'orders']);
+      shop(ok);
 
       assert.equal(ok(['group', 'create', 'shop', '/eng', '--description', 'Engineering']), 'created group /eng in realm shop\n');
       assert.equal(ok(['group', 'create', 'shop', '/eng/backend']), 'created group /eng/backend in realm shop\n');
@@ -98,9 +94,27 @@ export function groupSuites(dialect: 'sqlite' | 'postgres', part: 'commands' | '
       for (const type of ['GROUP', 'GROUP_MEMBERSHIP', 'REALM_ROLE_MAPPING', 'CLIENT_ROLE_MAPPING']) assert.match(events, new RegExp(`\\t${type}\\t`), type);
     });
 
+  });
+
+  // The refusals in a file of their own (groups-refusals-*.test.ts): with the commands above, one file came
+  // near the 120 s a test file may take on a loaded machine (each command is a process of its own).
+  if (part === 'refusals') describe(`realmgate group: refusals (${dialect})`, () => {
+    const database = cliDatabase(dialect, 'realmgate-group-refusals-');
+    const { run, ok, fails } = cliRunner(() => database.url);
+
+    /** What the refusals must leave as it was: the tree, members, roles, a user's groups. */
+    function snapshot(): string {
+      return [
+        ok(['group', 'list', 'shop']),
+        ok(['group', 'members', 'shop', '/eng/backend']),
+        ok(['group', 'roles', 'shop', '/eng/backend']),
+        ok(['user', 'groups', 'shop', 'bob']),
+      ].join('--\n');
+    }
+
     test('refusals exit 1 with one line, and change nothing', () => {
-      // The state of the first test, rebuilt: /eng with /eng/backend (bob a member), engineer mapped to /eng.
-      ok(['group', 'delete', 'shop', '/backend']);
+      // /eng with /eng/backend (bob a member), engineer mapped to /eng, and /ops.
+      shop(ok);
       ok(['group', 'create', 'shop', '/eng']);
       ok(['group', 'create', 'shop', '/eng/backend']);
       ok(['group', 'create', 'shop', '/ops']);

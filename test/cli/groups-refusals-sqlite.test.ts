@@ -1,0 +1,3 @@
+import { groupSuites } from './groups.js';
+
+groupSuites('sqlite', 'refusals');
