@@ -14,7 +14,7 @@ export interface ProfileValues {
 /**
  * Keycloak's UPDATE_PROFILE required action (login-update-profile.ftl): the email and names, prefilled.
  * `readOnly`: a user of an LDAP directory, whose fields come from it (shown, not editable).
- * `cancellable`: asked for by the client (kc_action), which learns of a cancel.
+ * `cancellable`: asked for by the client (kc_action), which learns of a cancel; on the review page (`review`), back to the login page.
  * `hidden`: fields posted back with the form: the mailed link's `key` (execute-actions-email), the
  * account page's `proof` of the password typed.
  */

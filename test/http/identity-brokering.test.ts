@@ -175,6 +175,12 @@ for (const dialect of dialects()) {
 
         // Another user's email typed: that user's account, linked only after their password.
         await createUser(ts.store, { realmId: 'test', username: 'tara', password: PASSWORD, email: 'tara@example.com' });
+        // Cancel: back to the login page, nobody made.
+        const dropped = await review({ sub: 'r-4', preferred_username: 'uma' });
+        const back = await submit(dropped.jar, dropped.html, { cancel: '1' });
+        assert.equal(pageKind(await (await follow(dropped.jar, new URL(back.headers.get('location')!, ts.baseUrl))).res.text()), 'login');
+        assert.equal(await ts.store.users.findByUsername('test', 'uma'), undefined);
+
         const third = await review({ sub: 'r-3', preferred_username: 'tara.corp' });
         const linking = await submit(third.jar, third.html, { email: 'tara@example.com', firstName: 'Tara', lastName: 'Corp' });
         const linkPage = await (await follow(third.jar, new URL(linking.headers.get('location')!, ts.baseUrl))).res.text();

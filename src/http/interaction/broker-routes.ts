@@ -180,6 +180,12 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
     const review = l.ia.params.brokerReview;
     const step = await nextStep(services, l.realm, l.client, l.ia);
     if (!review || l.ia.userId || step.kind !== 'review-profile') return advance(services, reply, l);
+    // Cancel: back to the login page, nothing made (the user may sign in otherwise).
+    if (field(req, 'cancel')) {
+      const { brokerReview: _dropped, ...rest } = l.ia.params;
+      await services.store.interactions.update(l.ia.id, { params: rest });
+      return advance(services, reply, { ...l, ia: { ...l.ia, params: rest } });
+    }
     const { values, shown } = profileForm((name) => field(req, name));
     const problems = await reviewProblems(services, l.realm, values);
     if (problems.length > 0) return render(services, reply, l, step, { status: 400, values: shown, errors: problemTexts(problems) });
