@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { decodeJwt } from 'jose';
 import { REALM, realmPath, type TestServer } from './server.js';
@@ -219,4 +220,24 @@ export function tokenRolesOf(accessToken: string): TokenRoles {
   if (c.realm_access) out.realm = [...c.realm_access.roles].sort();
   if (c.resource_access) out.clients = Object.fromEntries(Object.entries(c.resource_access).map(([k, v]) => [k, [...v.roles].sort()]));
   return out;
+}
+
+/**
+ * A sign-in test's usual steps over inject, for `ts()` (the server a `before` starts): `auth`, the
+ * authorization request (with `extra` parameters) in a browser's jar; `drive`, the flow followed from a
+ * response (driveFlow); `clientRedirect`, the 303 to the client, as a URL.
+ */
+export function flowSteps(ts: () => TestServer): {
+  auth(jar: CookieJar, extra?: Record<string, string>): Promise<LightMyRequestResponse>;
+  drive(jar: CookieJar, res: LightMyRequestResponse): Promise<LightMyRequestResponse>;
+  clientRedirect(res: LightMyRequestResponse): URL;
+} {
+  return {
+    auth: (jar, extra = {}) => inject(ts().app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts(), extra)}`),
+    drive: (jar, res) => driveFlow(ts().app, jar, res),
+    clientRedirect: (res) => {
+      assert.equal(res.statusCode, 303, res.body.slice(0, 300));
+      return new URL(res.headers.location as string);
+    },
+  };
 }

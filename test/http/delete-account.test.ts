@@ -2,7 +2,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, realmPath, basic, PASSWORD, REALM, type TestServer } from '../helpers/server.js';
-import { CookieJar, authorizeQuery, driveFlow, inject, pageKind, parseForm, tokenRequest } from '../helpers/flow.js';
+import { CookieJar, flowSteps, inject, pageKind, parseForm, tokenRequest } from '../helpers/flow.js';
 import { createClient, createUser } from '../../src/admin/operations.js';
 import { createRole, grantRolesByName } from '../../src/admin/operations/roles.js';
 import { cliActor } from '../../src/admin/operations/common.js';
@@ -24,12 +24,7 @@ for (const dialect of dialects()) {
     after(() => ts.close());
 
     type Res = Awaited<ReturnType<typeof inject>>;
-    const auth = (jar: CookieJar, extra: Record<string, string> = {}) => inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts, extra)}`);
-    const drive = (jar: CookieJar, res: Res): Promise<Res> => driveFlow(ts.app, jar, res);
-    const clientRedirect = (res: Res): URL => {
-      assert.equal(res.statusCode, 303, res.body.slice(0, 300));
-      return new URL(res.headers.location as string);
-    };
+    const { auth, drive, clientRedirect } = flowSteps(() => ts);
     async function enable(enabled: boolean): Promise<void> {
       await updateRequiredAction(ts.store, { realmId: REALM, alias: 'delete_account', changes: { enabled } });
       ts.services.cache.clear();

@@ -2,8 +2,8 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { dialects } from '../helpers/db.js';
-import { startTestServer, realmPath, PASSWORD, REALM, type TestServer } from '../helpers/server.js';
-import { CookieJar, authorizeQuery, driveFlow, inject, parseForm } from '../helpers/flow.js';
+import { startTestServer, PASSWORD, REALM, type TestServer } from '../helpers/server.js';
+import { CookieJar, flowSteps, inject, parseForm } from '../helpers/flow.js';
 import { enrollTestOtp } from '../helpers/otp.js';
 import { createUser } from '../../src/admin/operations.js';
 import { updateRequiredAction } from '../../src/admin/operations/required-actions.js';
@@ -23,12 +23,7 @@ for (const dialect of dialects()) {
     after(() => ts.close());
 
     type Res = Awaited<ReturnType<typeof inject>>;
-    const auth = (jar: CookieJar, extra: Record<string, string> = {}) => inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts, extra)}`);
-    const drive = (jar: CookieJar, res: Res): Promise<Res> => driveFlow(ts.app, jar, res);
-    const clientRedirect = (res: Res): URL => {
-      assert.equal(res.statusCode, 303, res.body.slice(0, 300));
-      return new URL(res.headers.location as string);
-    };
+    const { auth, drive, clientRedirect } = flowSteps(() => ts);
     /** A user signed in at the application (password only), then given an authenticator, a security key and recovery codes. */
     async function signedIn(username: string): Promise<{ jar: CookieJar; id: string; otpId: string; keyId: string }> {
       const { id } = await createUser(ts.store, { realmId: REALM, username, password: PASSWORD, orgAliases: ['acme'] });
