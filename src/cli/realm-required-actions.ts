@@ -14,7 +14,7 @@ export function registerRealmRequiredActions(realm: Command): void {
       const list = await withStore((store) => listRequiredActions(store, realmId));
       for (const a of list) {
         const s = a.setting;
-        process.stdout.write(`${a.alias.padEnd(31)} ${(s.enabled ? 'enabled' : 'disabled').padEnd(9)} ${(s.defaultAction ? 'default' : '-').padEnd(8)} priority ${s.priority}  ${REQUIRED_ACTION_NAMES[a.alias]}${s.config[MAX_AUTH_AGE] !== undefined ? ` (max auth age ${s.config[MAX_AUTH_AGE]} s)` : ''}${s.config[TERMS_TEXT] ? ' (terms text set)' : ''}\n`);
+        process.stdout.write(`${a.alias.padEnd(31)} ${(s.enabled ? 'enabled' : 'disabled').padEnd(9)} ${(s.defaultAction ? 'default' : '-').padEnd(8)} ${`priority ${s.priority}`.padEnd(14)} ${REQUIRED_ACTION_NAMES[a.alias]}${s.config[MAX_AUTH_AGE] !== undefined ? ` (max auth age ${s.config[MAX_AUTH_AGE]} s)` : ''}${s.config[TERMS_TEXT] ? ' (terms text set)' : ''}\n`);
       }
     });
   realm
