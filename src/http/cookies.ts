@@ -4,6 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.js';
 import type { Services } from '../services.js';
 import { randomToken, safeEqual, tokenHash } from '../crypto/random.js';
+import { nowSeconds } from '../clock.js';
+import type { BrowserSession } from '../storage/types.js';
 
 export const SESSION_COOKIE = 'RG_SESSION';
 export const BROWSER_COOKIE = 'RG_BROWSER';
@@ -106,4 +108,10 @@ export function setSessionCookies(reply: FastifyReply, config: Config, session: 
 export function clearSessionStateCookie(reply: FastifyReply, config: Config, realmId: string): void {
   const secure = config.authUrl.startsWith('https:');
   reply.clearCookie(SESSION_STATE_COOKIE, { path: realmPath(realmId), httpOnly: false, sameSite: secure ? 'none' : 'lax', secure });
+}
+
+/** This browser's active session in the realm (its session cookie), if any. */
+export async function browserSession(services: Services, req: FastifyRequest, realmId: string, now = nowSeconds(services.clock)): Promise<BrowserSession | undefined> {
+  const secret = readRealmCookie(req, services.config, realmId, SESSION_COOKIE);
+  return secret ? services.store.sessions.findActive(realmId, tokenHash(secret), now) : undefined;
 }

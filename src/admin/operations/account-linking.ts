@@ -13,6 +13,12 @@ export function mayLinkAccounts(store: Store, realmId: string, userId: string): 
   return holdsAccountRole(store, realmId, userId, LINKING_ROLES);
 }
 
+/** An enabled provider of the realm to link an account at (kc_action=idp_link, the account page): a link-only one too. */
+export async function linkingProvider(store: Store, realmId: string, alias: string): Promise<IdentityProvider | undefined> {
+  const p = alias.length <= 255 ? await store.identityProviders.get(realmId, alias) : undefined;
+  return p && p.enabled ? p : undefined;
+}
+
 /**
  * The providers `user` can link an account at from the account page (Keycloak's account console "Linked
  * accounts"): the realm's enabled ones (link-only too: that is what they are for) the user has no link

@@ -1,14 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { realmBase, type Services } from '../../services.js';
 import type { BrowserSession, Realm, User } from '../../storage/types.js';
-import { nowSeconds } from '../../clock.js';
-import { randomToken, safeEqual, tokenHash } from '../../crypto/random.js';
+import { randomToken, safeEqual } from '../../crypto/random.js';
 import { BrokerError, providerAuthorizationUrl, providerIdentity } from '../../oauth/broker.js';
 import { claimsToKeep } from '../../admin/operations/identity-provider-mappers.js';
-import { linkableProviders, linkProviderAccount, mayLinkAccounts, type AccountLinking } from '../../admin/operations/account-linking.js';
+import { linkableProviders, linkingProvider, linkProviderAccount, mayLinkAccounts, type AccountLinking } from '../../admin/operations/account-linking.js';
 import { providerName } from '../../oauth/social-providers.js';
 import { msg, type Text } from '../../i18n/translator.js';
-import { SESSION_COOKIE, clearRealmCookie, readRealmCookie, setRealmCookie } from '../cookies.js';
+import { browserSession, clearRealmCookie, readRealmCookie, setRealmCookie } from '../cookies.js';
 import { renderError } from '../interaction/render.js';
 import { useTranslator } from '../i18n.js';
 
@@ -58,8 +57,7 @@ export async function finishAccountLink(services: Services, req: CallbackReq, re
   const { alias } = req.params;
   const pending = readRealmCookie(req, services.config, realm.id, LINK_COOKIE);
   clearRealmCookie(reply, services.config, realm.id, LINK_COOKIE);
-  const secret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
-  const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), nowSeconds(services.clock)) : undefined;
+  const session = await browserSession(services, req, realm.id);
   const user = session ? await services.store.users.get(session.userId) : undefined;
   if (!pending || !session || !user || !safeEqual(pending, binding(id, session))) {
     await useTranslator(services, req, reply, realm);
@@ -78,8 +76,8 @@ export async function finishAccountLink(services: Services, req: CallbackReq, re
   };
   if (query('error') === 'access_denied') return done('cancelled');
   // Checked again: the provider or the user's roles may have changed while the browser was away.
-  const p = await services.store.identityProviders.get(realm.id, alias.slice(0, 255));
-  if (!p || !p.enabled) return refuse('not enabled');
+  const p = await linkingProvider(services.store, realm.id, alias);
+  if (!p) return refuse('not enabled');
   if (!(await mayLinkAccounts(services.store, realm.id, user.id))) return refuse('the user has neither manage-account nor manage-account-links');
   let account;
   try {

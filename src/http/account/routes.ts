@@ -26,7 +26,7 @@ import { linkNotice, startAccountLink } from './linking.js';
 import { hasPassword } from '../../crypto/passwords.js';
 import type { User } from '../../storage/types.js';
 import { otpSetup } from '../otp-setup.js';
-import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
+import { SESSION_COOKIE, browserSession, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendAccountDeleted, sendFrontchannelLogoutPage, sendPage } from '../interaction/render.js';
 import { preflight, varyOrigin } from '../plugins/cors.js';
 import { passkeyOption, passkeySignIn } from '../passkey-sign-in.js';
@@ -92,8 +92,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     }
     const binding = ensureBrowserBinding(req, reply, services.config, realm.id);
     const csrf = await formCsrf(services, 'account', binding);
-    const secret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
-    const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), nowSeconds(services.clock)) : undefined;
+    const session = await browserSession(services, req, realm.id);
     // Keycloak's account console speaks the signed-in user's language (their locale attribute), else
     // the browser's choice (src/http/i18n.ts).
     const user = realm.internationalizationEnabled && session ? await services.store.users.get(session.userId) : undefined;

@@ -10,7 +10,7 @@ import { nextStep } from '../../oauth/authorize/interaction.js';
 import { msg, type Text } from '../../i18n/translator.js';
 import { useTranslator } from '../i18n.js';
 import { BAD_FORM, FORM_EXPIRED, advance, checkCsrf, completeSignIn, endAppAction, field, load, render, type Loaded, type Req } from './routes.js';
-import { linkProviderAccount } from '../../admin/operations/account-linking.js';
+import { linkProviderAccount, linkingProvider } from '../../admin/operations/account-linking.js';
 import { providerName } from '../../oauth/social-providers.js';
 import { htmlErrorHandler, renderError } from './render.js';
 import { finishAccountLink, isAccountLink } from '../account/linking.js';
@@ -26,12 +26,6 @@ async function usableProvider(services: Services, realmId: string, alias: string
   if (!alias || alias.length > 255) return undefined;
   const p = await services.store.identityProviders.get(realmId, alias);
   return p && p.enabled && !p.linkOnly ? p : undefined;
-}
-
-/** An enabled provider of the realm to link an account at (kc_action=idp_link): a link-only one too. */
-export async function linkingProvider(services: Services, realmId: string, alias: string): Promise<IdentityProvider | undefined> {
-  const p = alias.length <= 255 ? await services.store.identityProviders.get(realmId, alias) : undefined;
-  return p && p.enabled ? p : undefined;
 }
 
 /** Where the browser goes to sign in at the provider: its authorization endpoint (a 303). */
@@ -62,7 +56,7 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
    * cancelled. Refused (a bad answer, an account linked to someone else): an error page, as Keycloak's.
    */
   async function linkAccount(req: CallbackReq, reply: FastifyReply, l: Loaded, alias: string): Promise<FastifyReply> {
-    const p = await linkingProvider(services, l.realm.id, alias);
+    const p = await linkingProvider(services.store, l.realm.id, alias);
     const user = l.ia.userId ? await services.store.users.get(l.ia.userId) : undefined;
     const refuse = async (userMessage: Text, reason: string): Promise<FastifyReply> => {
       await services.audit.record({ realmId: l.realm.id, type: 'FEDERATED_IDENTITY_LINK', outcome: 'failure', clientId: l.client.clientId, userId: user?.id ?? null, username: user?.username ?? null, ip: req.ip, reason: `identity provider ${alias}, asked for by the client (kc_action=idp_link): ${reason}`.slice(0, 500) });

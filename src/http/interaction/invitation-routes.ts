@@ -4,13 +4,12 @@ import { ConflictError, type Realm, type User } from '../../storage/types.js';
 import type { Invitation } from '../../storage/repos/invitations.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import { nowSeconds } from '../../clock.js';
-import { tokenHash } from '../../crypto/random.js';
 import { createBrowserSession } from '../../oauth/authorize/interaction.js';
 import { acceptInvitation, invitationOfLink } from '../../admin/operations/invitations.js';
 import { createUser } from '../../admin/operations/users.js';
 import { LIMITS, ValidationError } from '../../admin/validation.js';
 import { localizedRule } from '../../views/password-rule.js';
-import { SESSION_COOKIE, checkFormCsrf, ensureBrowserBinding, formCsrf, readRealmCookie, setRealmCookie, setSessionCookies } from '../cookies.js';
+import { browserSession, checkFormCsrf, ensureBrowserBinding, formCsrf, setRealmCookie, setSessionCookies } from '../cookies.js';
 import { invitationPage } from '../../views/invitation-pages.js';
 import { linkRefusedPage } from '../../views/reset-pages.js';
 import { registerPage, type RegistrationValues } from '../../views/registration-pages.js';
@@ -82,8 +81,7 @@ async function open(services: Services, req: InvitationReq, reply: FastifyReply,
 
 /** The signed-in user of this browser in the realm, if any. */
 async function sessionUser(services: Services, req: FastifyRequest, realm: Realm): Promise<User | undefined> {
-  const secret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
-  const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), nowSeconds(services.clock)) : undefined;
+  const session = await browserSession(services, req, realm.id);
   return session ? services.store.users.get(session.userId) : undefined;
 }
 

@@ -11,7 +11,8 @@ import { msg, t } from '../../i18n/translator.js';
 import { SESSION_COOKIE, clearRealmCookie, clearSessionStateCookie } from '../cookies.js';
 import { advance, completeSignIn, endAppAction, endPreviousSession, field, render, stepForm, type Loaded, type Req } from './routes.js';
 import { htmlErrorHandler, interactionUrl, sendAccountDeleted, sendPage } from './render.js';
-import { linkingProvider, redirectToProvider } from './broker-routes.js';
+import { redirectToProvider } from './broker-routes.js';
+import { linkingProvider } from '../../admin/operations/account-linking.js';
 import type { User } from '../../storage/types.js';
 import type { Text } from '../../i18n/translator.js';
 import { problemTexts } from './problems.js';
@@ -119,7 +120,7 @@ export async function requiredActionRoutes(app: FastifyInstance, opts: { service
     if (!('step' in f)) return f;
     const { l, step } = f;
     if (field(req, 'cancel')) return endAppAction(services, reply, l, 'cancelled');
-    const provider = await linkingProvider(services, l.realm.id, step.alias);
+    const provider = await linkingProvider(services.store, l.realm.id, step.alias);
     if (!provider) return advance(services, reply, l);
     return redirectToProvider(services, reply, l.realm, provider, l.ia);
   });

@@ -2,13 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { realmBase, type Services } from '../../services.js';
 import type { Realm } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
-import { tokenHash } from '../../crypto/random.js';
 import { redirectWith } from '../../oauth/authorize/checks.js';
 import type { RawParams } from '../../oauth/params.js';
 import { LogoutError, parseLogoutRequest, type LogoutRequest } from '../../oidc/logout.js';
 import { logoutSession } from '../../oidc/end-session.js';
 import { logoutConfirmPage, loggedOutPage } from '../../views/logout-pages.js';
-import { SESSION_COOKIE, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf, readRealmCookie } from '../cookies.js';
+import { SESSION_COOKIE, browserSession, checkFormCsrf, clearRealmCookie, clearSessionStateCookie, ensureBrowserBinding, formCsrf } from '../cookies.js';
 import { htmlErrorHandler, renderError, sendFrontchannelLogoutPage, sendPage } from '../interaction/render.js';
 import { logoutFrames, type LogoutFrame } from '../../oidc/frontchannel-logout.js';
 import { corsForClient, preflight, varyOrigin } from '../plugins/cors.js';
@@ -19,9 +18,8 @@ type Req = FastifyRequest<{ Params: { realm: string }; Querystring: Record<strin
 
 /** Ends the browser session, then returns to the client or says so. */
 async function finishLogout(services: Services, req: Req, reply: FastifyReply, realm: Realm, lr: LogoutRequest): Promise<FastifyReply> {
-  const secret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
   const now = nowSeconds(services.clock);
-  const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), now) : undefined;
+  const session = await browserSession(services, req, realm.id, now);
   let frames: LogoutFrame[] = [];
   if (session) {
     const clients = await logoutSession(services, realm.id, session, 'logged out');
@@ -64,8 +62,7 @@ export async function logoutRoutes(app: FastifyInstance, opts: { services: Servi
     }
     // A client's own page may call logout with fetch and read the outcome (its web origins only).
     corsForClient(req, reply, lr.client);
-    const secret = readRealmCookie(req, services.config, realm.id, SESSION_COOKIE);
-    const session = secret ? await services.store.sessions.findActive(realm.id, tokenHash(secret), nowSeconds(services.clock)) : undefined;
+    const session = await browserSession(services, req, realm.id);
     // A valid id_token_hint for this very session shows the request comes from the application the
     // user used; anything else asks the user, so that another site cannot log them out.
     if (!session || (lr.hintSid !== undefined && lr.hintSid === session.id)) return finishLogout(services, req, reply, realm, lr);

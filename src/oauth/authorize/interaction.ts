@@ -11,7 +11,7 @@ import { claimScopes } from '../scopes.js';
 import { InteractionLimitError } from './interaction-caps.js';
 import { federatedSignIn } from '../ldap/federation.js';
 import { providerName } from '../social-providers.js';
-import { mayLinkAccounts } from '../../admin/operations/account-linking.js';
+import { linkingProvider, mayLinkAccounts } from '../../admin/operations/account-linking.js';
 import { findOwnCredential, removable, type OwnCredential } from '../../admin/operations/credential-deletion.js';
 
 /** The organization of a code, chain or consent of a user who signs in without one. */
@@ -270,8 +270,8 @@ function actionStep(services: Services, realm: Realm, user: User, action: Requir
  * realm has those roles (imported with Keycloak's built-in clients); a realm without them lets everyone.
  */
 async function idpLinkStep(services: Services, realm: Realm, user: User, alias: string | undefined): Promise<Step | undefined> {
-  const p = alias ? await services.store.identityProviders.get(realm.id, alias) : undefined;
-  if (!p || !p.enabled) return undefined;
+  const p = alias ? await linkingProvider(services.store, realm.id, alias) : undefined;
+  if (!p) return undefined;
   if (!(await mayLinkAccounts(services.store, realm.id, user.id))) return undefined;
   return { kind: 'idp-link', username: user.username, alias: p.alias, provider: providerName(p), aia: true };
 }
