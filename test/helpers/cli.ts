@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,12 +29,9 @@ export function cliRunner(databaseUrl: () => string): {
   fails(args: string[], message: RegExp, opts?: { status?: number }): void;
 } {
   const run = (args: string[], input?: string): CliResult => {
-    const r = spawnSync(process.execPath, [BIN, ...args], {
-      env: { ...process.env, DATABASE_URL: databaseUrl(), LOG_LEVEL: 'silent' },
-      input: input ?? '',
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const env = { ...process.env, DATABASE_URL: databaseUrl(), LOG_LEVEL: 'silent' };
+    if (process.env.REALMGATE_TEST_CLI !== 'process' && !startSettingsChanged()) return inWorker(args, env, input ?? '');
+    const r = spawnSync(process.execPath, [BIN, ...args], { env, input: input ?? '', encoding: 'utf8', timeout: 30_000 });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   };
   return {
@@ -53,6 +51,43 @@ export function cliRunner(databaseUrl: () => string): {
       assert.doesNotMatch(r.stderr, /\n\s+at\s/);
     },
   };
+}
+
+/**
+ * Settings Node.js reads only as a process starts: a test that sets one for a command (NODE_EXTRA_CA_CERTS
+ * for a private CA) gets a process, where the worker thread could not honour it.
+ */
+const START_SETTINGS = ['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS'] as const;
+const startedWith = Object.fromEntries(START_SETTINGS.map((k) => [k, process.env[k]]));
+const startSettingsChanged = (): boolean => START_SETTINGS.some((k) => process.env[k] !== startedWith[k]);
+
+let worker: { worker: Worker; port: import('node:worker_threads').MessagePort; done: Int32Array } | undefined;
+
+/**
+ * Runs one command in this test file's CLI worker thread (test/helpers/cli-worker.ts says why), waiting
+ * for it as spawnSync waits for a process: this thread does nothing meanwhile (a command that needs
+ * something this thread serves must run as a process, as spawnSync's would).
+ */
+function inWorker(args: string[], env: NodeJS.ProcessEnv, input: string): CliResult {
+  if (!worker) {
+    const here = fileURLToPath(import.meta.url);
+    const file = path.join(path.dirname(here), `cli-worker${path.extname(here)}`);
+    const { port1, port2 } = new MessageChannel();
+    const flag = new SharedArrayBuffer(4);
+    const w = new Worker(file, { workerData: { port: port2, flag }, transferList: [port2], stdout: false, stderr: false });
+    // Not kept alive by its worker: a test file ends when its tests do.
+    w.unref();
+    port1.unref();
+    worker = { worker: w, port: port1, done: new Int32Array(flag) };
+  }
+  Atomics.store(worker.done, 0, 0);
+  worker.port.postMessage({ args, env, input });
+  if (Atomics.wait(worker.done, 0, 0, 60_000) === 'timed-out') throw new Error(`realmgate ${args.join(' ')}: no answer within 60 s`);
+  const r = receiveMessageOnPort(worker.port)?.message as (CliResult & { left: string[] }) | undefined;
+  if (!r) throw new Error(`realmgate ${args.join(' ')}: the worker answered nothing`);
+  // What a command leaves open would keep its process from exiting: a bug of the command.
+  assert.deepEqual(r.left, [], `realmgate ${args.join(' ')} left these open, so its process would not exit`);
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 /**
