@@ -5,10 +5,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { cliRunner } from '../helpers/cli.js';
 import { startTestServer, REALM, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
 import { changeRoleMappings, createRole } from '../../src/admin/operations/roles.js';
@@ -60,8 +59,6 @@ async function startApp(script: () => string): Promise<{ origin: string; close()
   return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-const run = promisify(execFile);
-
 /** The guide's registration command, run through the real CLI against the test database. */
 async function register(ts: TestServer, appOrigin: string): Promise<void> {
   const command = codeBlocks('sh')[0] ?? '';
@@ -71,7 +68,7 @@ async function register(ts: TestServer, appOrigin: string): Promise<void> {
     .replace(/^realmgate /, '')
     .match(/"[^"]*"|\S+/g)!
     .map((a) => a.replace(/^"|"$/g, ''));
-  await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--database-url', ts.db.url, ...args], { env: { ...process.env, LOG_LEVEL: 'silent' } });
+  cliRunner(() => ts.db.url).ok(args);
 }
 
 let browser: Browser | undefined;

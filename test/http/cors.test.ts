@@ -1,11 +1,10 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import { cliRunner } from '../helpers/cli.js';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { createClient, updateClient } from '../../src/admin/operations.js';
 import { ValidationError } from '../../src/admin/validation.js';
 
@@ -109,21 +108,20 @@ for (const dialect of dialects()) {
     });
 
     test('client update --web-origin replaces, adds and removes origins; CORS follows at once', async () => {
-      const run = promisify(execFile);
-      const cli = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--database-url', ts.db.url, ...args]);
+      const { ok: cli, fails } = cliRunner(() => ts.db.url);
       const allowed = async (origin: string) =>
         (await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: 'x', client_id: 'listed' }, { origin })).headers['access-control-allow-origin'] === origin;
-      const out = await cli('client', 'update', REALM, 'listed', '--web-origin', 'https://c.example/', '--web-origin', '+');
-      assert.match(out.stdout, /web origins:\s+https:\/\/c\.example \+\n/);
+      const out = cli(['client', 'update', REALM, 'listed', '--web-origin', 'https://c.example/', '--web-origin', '+']);
+      assert.match(out, /web origins:\s+https:\/\/c\.example \+\n/);
       assert.ok(await allowed('https://c.example'));
       assert.ok(await allowed('https://a.example'), '+ = the origin of https://a.example/cb');
       assert.ok(!(await allowed('https://b.example:8443')));
       await updateClient(ts.store, { realmId: REALM, clientId: 'listed', webOrigins: { add: ['https://d.example'], remove: ['+'] } });
       assert.ok(await allowed('https://d.example'));
       assert.ok(!(await allowed('https://a.example')));
-      await assert.rejects(cli('client', 'update', REALM, 'listed', '--add-web-origin', '*'), /"\*" is not allowed/);
-      const list = await cli('client', 'list', REALM);
-      assert.match(list.stdout, /listed\tpublic\thttps:\/\/a\.example\/cb\tweb origins: https:\/\/c\.example https:\/\/d\.example\n/);
+      fails(['client', 'update', REALM, 'listed', '--add-web-origin', '*'], /"\*" is not allowed/);
+      const list = cli(['client', 'list', REALM]);
+      assert.match(list, /listed\tpublic\thttps:\/\/a\.example\/cb\tweb origins: https:\/\/c\.example https:\/\/d\.example\n/);
     });
 
     test('the authorization endpoint and the login pages never answer CORS', async () => {
