@@ -1,15 +1,13 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { cliRunner } from '../helpers/cli.js';
 import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { openDatabase } from '../../src/storage/database.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
-// The installed command (npm test builds dist/ first).
-const BIN = path.resolve(repoRoot, 'bin/realmgate.js');
 const FIXTURE = path.resolve(repoRoot, '../shared/fixtures/keycloak/migration-realm-26.6.0.json');
 
 for (const dialect of dialects()) {
@@ -27,10 +25,7 @@ for (const dialect of dialects()) {
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
-      const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, DATABASE_URL: tdb.url, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 60_000 });
-      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-    }
+    const { run } = cliRunner(() => tdb.url);
 
     test('imports the fixture and prints the report; a second run with --if-exists skip changes nothing', () => {
       const r = run(['realm', 'import', FIXTURE]);

@@ -1,15 +1,12 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cliRunner } from '../helpers/cli.js';
 import { dialects, createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { Store } from '../../src/storage/store.js';
 import { createRealm } from '../../src/admin/operations.js';
 import { sortableId } from '../../src/crypto/random.js';
 
 // The installed command (npm run build first).
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/realmgate.js');
 
 // Issue 12 item 7: attacker-typed text (a username typed at the login form) never reaches the
 // operator's terminal raw.
@@ -42,10 +39,7 @@ for (const dialect of dialects()) {
       await tdb.drop();
     });
 
-    function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
-      const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, DATABASE_URL: tdb.url, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 30_000 });
-      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-    }
+    const { run } = cliRunner(() => tdb.url);
 
     test('every printed field has its control and bidi characters escaped, one line per event', () => {
       const r = run(['events', 'ev']);
