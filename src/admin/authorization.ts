@@ -42,6 +42,8 @@ export interface AdminCaller {
   clientId: string;
   roles: UserRoles;
   ip: string | null;
+  /** The browser session the caller's token was issued in (its `sid`), when it has one. */
+  sessionId?: string;
 }
 
 /** Roles that grant `role` besides itself (Keycloak: managing implies viewing, viewing implies querying). */

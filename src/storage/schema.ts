@@ -254,6 +254,10 @@ export interface BrowserSessionTable {
   idle_timeout: Generated<number>;
   /** When the session was last used (NULL: not since it began); read with idle_timeout. */
   used_at: number | null;
+  /** Set when an administrator started the session by impersonation: who (id, username, realm); NULL otherwise. */
+  impersonator_id: Generated<string | null>;
+  impersonator_username: Generated<string | null>;
+  impersonator_realm: Generated<string | null>;
 }
 
 export interface InteractionTable {

@@ -307,6 +307,15 @@ export interface BrowserSession {
   rememberMe?: boolean;
   /** Seconds unused after which the session ends; 0 or absent: none (a remembered session's ssoSessionIdleTimeoutRememberMe). */
   idleTimeout?: number;
+  /** The administrator who started this session by impersonating the user (Keycloak's IMPERSONATOR_* notes); absent: the user did. */
+  impersonator?: Impersonator;
+}
+
+/** Who impersonated: the administrator's user id, username and realm. */
+export interface Impersonator {
+  userId: string;
+  username: string;
+  realmId: string;
 }
 
 export interface AuthorizationParams {

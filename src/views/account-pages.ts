@@ -28,6 +28,8 @@ export interface AccountSession {
   id: string;
   createdAt: number;
   current: boolean;
+  /** The administrator who opened the session by impersonating the user (their username), if one did. */
+  impersonator?: string;
 }
 
 /** A moment as `<time>`, e.g. 2025-01-31 14:05 UTC (kept on one line by the stylesheet). */
@@ -98,6 +100,7 @@ export function accountPage(ctx: {
     wide: true,
     body: html`<h1>${t('accountTitle')}</h1>
 <p class="muted">${th('accountSignedInAs', html`<strong>${ctx.username}</strong>`)}</p>
+${ctx.sessions.find((s) => s.current)?.impersonator !== undefined ? html`<p class="notice impersonated" role="status">${t('accountImpersonatedNotice', ctx.sessions.find((s) => s.current)!.impersonator!)}</p>` : ''}
 ${ctx.notice ? html`<p class="notice" role="status">${ctx.notice}</p>` : ''}
 ${profileForm(ctx.base, ctx.csrf, ctx.username, ctx.profile)}
 <h2>${t('accountApplicationsTitle')}</h2>
@@ -194,7 +197,7 @@ ${buttonForm(`${ctx.base}/linked-accounts/link`, ctx.csrf, { provider: p.alias }
 <ul class="cards">
 ${ctx.sessions.map(
   (s) => html`<li class="session">
-<div>${s.current ? html`<strong>${t('accountThisBrowser')}</strong>` : t('accountAnotherBrowser')} <span class="muted">${th('accountSessionSince', when(s.createdAt))}</span></div>
+<div>${s.current ? html`<strong>${t('accountThisBrowser')}</strong>` : t('accountAnotherBrowser')} <span class="muted">${th('accountSessionSince', when(s.createdAt))}${s.impersonator !== undefined ? html`, ${t('accountSessionImpersonated', s.impersonator)}` : ''}</span></div>
 ${buttonForm(`${ctx.base}/sessions/end`, ctx.csrf, { session_id: s.id }, t('signOut'))}
 </li>`,
 )}

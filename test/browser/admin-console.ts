@@ -1,6 +1,7 @@
 // The admin console in a real browser (Debian's chromium via playwright-core): the admin signs in through
 // master's login pages, creates a client, whitelists a redirect URI, creates a user and disables them;
-// then the real login pages prove the new redirect URI works and the disabled user cannot sign in.
+// then the real login pages prove the new redirect URI works and the disabled user cannot sign in; last,
+// the admin impersonates alice and lands on her account page.
 // With UPDATE_SCREENSHOTS=1 every console page is saved to docs/screenshots/console-*.png (desktop, phone).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -196,6 +197,16 @@ for (const dialect of dialects()) {
       await page.getByText('The client was deleted').waitFor();
       assert.equal(await heading(page), 'Clients');
       assert.equal(await ts.store.clients.get(REALM, 'shop'), undefined);
+
+      // Impersonate: from alice's page the operator signs in as her, in this browser, on her account page.
+      await page.goto(`${ts.baseUrl}/auth/admin/console/realms/${REALM}/users/${ts.user.id}`);
+      await page.getByRole('heading', { name: 'Impersonate' }).scrollIntoViewIfNeeded();
+      await checkLayout(page, 'console-user-impersonate', shoot);
+      await page.getByRole('button', { name: 'Impersonate' }).click();
+      await page.waitForURL(`${ts.baseUrl}/auth/realms/${REALM}/account`);
+      await page.getByText('Administrator admin signed in as you in this browser (impersonation).').waitFor();
+      assert.match((await page.locator('li.session', { hasText: 'This browser' }).textContent()) ?? '', /opened by administrator admin/);
+      await checkLayout(page, 'account-impersonated', shoot);
     } finally {
       for (const c of contexts) await c.close();
       await ts.close();

@@ -66,7 +66,8 @@ const REAUTH_AGE_S = 300;
 function reauthMode(user: User, session: BrowserSession, now: number): 'password' | 'recent' | 'sign-in-again' | 'federated' {
   if (user.federationLink) return 'federated';
   if (hasPassword(user.passwordHash)) return 'password';
-  return now - session.authTime <= REAUTH_AGE_S ? 'recent' : 'sign-in-again';
+  // An impersonated session is no sign-in of the user's (src/oauth/authorize/interaction.ts sessionUsable).
+  return session.impersonator === undefined && now - session.authTime <= REAUTH_AGE_S ? 'recent' : 'sign-in-again';
 }
 
 /** How long the forms after the password (authenticator code, new password, authenticator setup) stay valid. */
@@ -165,7 +166,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         base: baseOf(realm),
         csrf,
         grants,
-        sessions: sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, current: s.id === session.id })),
+        sessions: sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, current: s.id === session.id, ...(s.impersonator ? { impersonator: s.impersonator.username } : {}) })),
         authenticators: authenticators.map((a) => ({ id: a.id, label: a.label, createdAt: a.createdAt })),
         securityKeys: securityKeys.map((k) => ({ id: k.id, label: k.label, createdAt: k.createdAt, passwordless: k.passwordless })),
         links: links.map((l) => {

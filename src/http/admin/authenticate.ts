@@ -56,6 +56,7 @@ export async function callerFromClaims(services: Services, realmId: string, clai
     clientId: claims.azp,
     roles: await callerRoles(services.store, realmId, claims.sub),
     ip,
+    ...(typeof claims.sid === 'string' ? { sessionId: claims.sid } : {}),
   };
 }
 

@@ -37,7 +37,9 @@ import { actorOf, mappingGuard, requireRole } from './authenticate.js';
 import { sendActionsEmail } from '../../admin/operations/action-emails.js';
 import { sendVerifyEmail } from '../../admin/operations/email-verification.js';
 import { MailError } from '../../mail/mailer.js';
-import { AdminHttpError } from './errors.js';
+import { AdminHttpError, forbidden } from './errors.js';
+import { ImpersonationForbidden, impersonateUser, mayImpersonate, notImpersonatable } from '../../admin/operations/impersonation.js';
+import { setSessionCookies } from '../cookies.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
 
@@ -110,9 +112,12 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       const q = req.query;
       const users = await listUsers(store, { realmId: realm.id, ...filtersOf(q), first: q.first, max: q.max ?? 100 });
       const canManage = hasAdminRole(caller, realm.id, 'manage-users');
+      // In a list, access.impersonate is the role alone (as Keycloak's); reading one user also checks
+      // the user's own admin roles against the caller's (mayImpersonate).
+      const canImpersonate = hasAdminRole(caller, realm.id, 'impersonation');
       // Keycloak's full representation says whether each user has an authenticator: one query for the page.
       const otp = q.briefRepresentation ? new Set<string>() : await usersWithOtp(store, users.map((u) => u.id));
-      return users.map((u) => toUserRepresentation(u, { brief: q.briefRepresentation, canManage, totp: otp.has(u.id) }));
+      return users.map((u) => toUserRepresentation(u, { brief: q.briefRepresentation, canManage, canImpersonate: canImpersonate && notImpersonatable(u) === undefined, totp: otp.has(u.id) }));
     },
   );
 
@@ -167,7 +172,8 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
   app.get<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Read a user', params: userParams, security } }, async (req) => {
     const caller = callerOf(req);
     const user = await target(caller, req.params.realm, req.params.id, 'view-users');
-    const rep = toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users'), totp: (await usersWithOtp(store, [user.id])).has(user.id) });
+    const canImpersonate = notImpersonatable(user) === undefined && mayImpersonate(caller, user.realmId, await store.roles.userRoles(user.id));
+    const rep = toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users'), canImpersonate, totp: (await usersWithOtp(store, [user.id])).has(user.id) });
     // Keycloak's UserResource.getUser: a realm with identity providers shows the user's links.
     if ((await listIdentityProviders(store, user.realmId)).length === 0) return rep;
     return { ...rep, federatedIdentities: (await listFederatedIdentities(store, user)).map(toFederatedIdentityRepresentation) };
@@ -264,6 +270,36 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
     await logoutUser(store, { realmId: user.realmId, user: user.id }, actorOf(caller));
     return reply.code(204).send();
   });
+
+  // Keycloak's UserResource.impersonate. keycloak-admin-client sends { user, realm } as the body; the
+  // path says both, so the body is not read. The session's cookies go to whoever made the call: Keycloak's
+  // admin console, in the administrator's browser, then opens `redirect` signed in as the user.
+  app.post<UserReq>(
+    '/realms/:realm/users/:id/impersonation',
+    {
+      schema: {
+        tags,
+        summary:
+          "Sign in as the user: a new session of the user (its cookies set in this response) and the realm's account page to open; needs the impersonation role and every admin role the user holds; an admin of the same realm is signed out of their own session there first",
+        params: userParams,
+        response: { 200: { type: 'object', required: ['sameRealm', 'redirect'], properties: { sameRealm: { type: 'boolean' }, redirect: { type: 'string' } } } },
+        security,
+      },
+    },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      let result;
+      try {
+        result = await impersonateUser(services, { realmId: realm.id, userId: req.params.id }, caller, actorOf(caller));
+      } catch (err) {
+        if (err instanceof ImpersonationForbidden) throw forbidden(err.message);
+        throw err;
+      }
+      setSessionCookies(reply, services.config, result.session, result.secret, nowSeconds(services.clock));
+      return { sameRealm: result.sameRealm, redirect: result.redirect };
+    },
+  );
 
   app.get<UserReq>('/realms/:realm/users/:id/consents', { schema: { tags, summary: 'The scopes the user granted, per client', params: userParams, security } }, async (req) => {
     const caller = callerOf(req);

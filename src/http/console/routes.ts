@@ -30,6 +30,8 @@ import { listFederatedIdentities } from '../../admin/operations/identity-provide
 import { hasPassword } from '../../crypto/passwords.js';
 import { userCredentials } from '../../admin/operations/user-credentials.js';
 import { userGroupChoices } from '../../admin/operations/groups.js';
+import { ImpersonationForbidden, impersonateUser, mayImpersonate, notImpersonatable } from '../../admin/operations/impersonation.js';
+import { setSessionCookies } from '../cookies.js';
 import { CONSOLE_PATH, callbackUri, checkConsoleCsrf, clearSession, consoleCaller, consoleCsrf, finishLogin, startLogin } from './session.js';
 
 /** Outcomes a redirect may announce: a fixed set, so no text from the URL is ever shown. */
@@ -720,7 +722,8 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     ]);
     const frame = { ...s.frame, title: user.username, realmId, ...(error ? { error } : {}) };
     const linked = { links, providerPages: hasAdminRole(s.caller, realmId, 'view-identity-providers'), noPassword: !hasPassword(user.passwordHash) };
-    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles, groups, credentials.otp, linked, credentials.webauthn));
+    const canImpersonate = notImpersonatable(user) === undefined && mayImpersonate(s.caller, realmId, await services.store.roles.userRoles(user.id));
+    return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles, groups, credentials.otp, linked, credentials.webauthn, canImpersonate));
   }
 
   app.get(`${R}/users/:user`, async (req: Req, reply) => {
@@ -747,6 +750,25 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       return reply.redirect(`${realmBase(realmId)}/users/${encodeURIComponent(user.id)}?done=${action.done}`, 303);
     });
   }
+
+  // Keycloak's console "Impersonate": the user's new session's cookies go to this browser, which then
+  // opens the realm's account page as the user (the admin API's impersonation, the same checks).
+  app.post(`${R}/users/:user/impersonate`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await realmOf(s.caller, req.params.realm!);
+    const user = await requireUser(services.store, realmId, req.params.user!);
+    let result;
+    try {
+      result = await impersonateUser(services, { realmId, userId: user.id }, s.caller, s.actor);
+    } catch (err) {
+      if (err instanceof ImpersonationForbidden) throw new Forbidden(`${err.message}.`);
+      if (err instanceof ValidationError && !(err instanceof NotFound)) return showUser(s, reply, realmId, user.id, 400, `${err.message}: this user cannot be impersonated.`);
+      throw err;
+    }
+    setSessionCookies(reply, services.config, result.session, result.secret, nowSeconds(services.clock));
+    return reply.redirect(result.redirect, 303);
+  });
 
   app.post(`${R}/users/:user/sessions/end`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);

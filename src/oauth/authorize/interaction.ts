@@ -3,7 +3,7 @@ import { randomId, randomToken, tokenHash } from '../../crypto/random.js';
 import { hashPassword, needsRehash, verifyDummy, verifyPassword } from '../../crypto/passwords.js';
 import { REALM_DEFAULTS } from '../../config/defaults.js';
 import { realmBase, type Services } from '../../services.js';
-import type { AppInitiatedAction, AuthorizationParams, BrowserSession, Client, Interaction, Organization, Realm, RequiredAction, Scope, User } from '../../storage/types.js';
+import type { AppInitiatedAction, AuthorizationParams, BrowserSession, Client, Impersonator, Interaction, Organization, Realm, RequiredAction, Scope, User } from '../../storage/types.js';
 import { pendingActions } from '../../admin/required-actions.js';
 import { storedPolicy } from '../../admin/password-policy.js';
 import { clientResponse, type ClientResponse } from './checks.js';
@@ -105,7 +105,10 @@ export function sessionUsable(params: AuthorizationParams, session: BrowserSessi
   if (params.prompt?.includes('login') || params.prompt?.includes('select_account') || params.prompt?.includes('create')) return undefined;
   // max_age=0 is prompt=login (OIDC Core 3.1.2.1 as amended by errata set 2: a sign-in of this very
   // second is not reused either).
-  if (params.maxAge !== undefined && (params.maxAge === 0 || now - session.authTime > params.maxAge)) return undefined;
+  // A session an administrator opened by impersonation holds no authentication of the user at all: no
+  // max_age is met by it (nor a kc_action's max_auth_age), so whatever asks for a recent sign-in asks
+  // for the user's own credentials.
+  if (params.maxAge !== undefined && (params.maxAge === 0 || session.impersonator !== undefined || now - session.authTime > params.maxAge)) return undefined;
   return session;
 }
 
@@ -436,12 +439,12 @@ export function passwordExpired(services: Services, realm: Realm, user: User): b
  * ("Remember me" ticked, in a realm that offers it) lasts the realm's ssoSessionMaxLifespanRememberMe and
  * ends when unused for its ssoSessionIdleTimeoutRememberMe, each when set (0: the usual lifetime, no idle end).
  */
-export async function createBrowserSession(services: Services, realm: Realm, userId: string, opts: { rememberMe?: boolean } = {}): Promise<{ session: BrowserSession; secret: string }> {
+export async function createBrowserSession(services: Services, realm: Realm, userId: string, opts: { rememberMe?: boolean; impersonator?: Impersonator } = {}): Promise<{ session: BrowserSession; secret: string }> {
   const now = nowSeconds(services.clock);
   const secret = randomToken(32);
   const remembered = opts.rememberMe === true && realm.rememberMe;
   const lifetime = remembered && realm.ssoMaxRememberMe > 0 ? realm.ssoMaxRememberMe : realm.ssoSessionLifetime;
-  const session: BrowserSession = { id: randomId(), realmId: realm.id, userId, authTime: now, expiresAt: now + lifetime, rememberMe: remembered, idleTimeout: remembered ? realm.ssoIdleRememberMe : 0 };
+  const session: BrowserSession = { id: randomId(), realmId: realm.id, userId, authTime: now, expiresAt: now + lifetime, rememberMe: remembered, idleTimeout: remembered ? realm.ssoIdleRememberMe : 0, ...(opts.impersonator ? { impersonator: opts.impersonator } : {}) };
   await services.store.sessions.create({ ...session, secretHash: tokenHash(secret), now });
   return { session, secret };
 }

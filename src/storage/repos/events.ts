@@ -63,6 +63,7 @@ export const EVENT_TYPES = [
   'CLIENT_DELETE_ERROR',
   'DELETE_ACCOUNT',
   'DELETE_ACCOUNT_ERROR',
+  'IMPERSONATE',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

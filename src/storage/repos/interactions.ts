@@ -88,7 +88,9 @@ export class InteractionRepository {
 
 /** A browser session's row as the domain has it. */
 function toSession(r: Selectable<BrowserSessionTable>): BrowserSession {
-  return { id: r.id, realmId: r.realm_id, userId: r.user_id, authTime: Number(r.auth_time), expiresAt: Number(r.expires_at), rememberMe: Number(r.remember_me) === 1, idleTimeout: Number(r.idle_timeout) };
+  const session: BrowserSession = { id: r.id, realmId: r.realm_id, userId: r.user_id, authTime: Number(r.auth_time), expiresAt: Number(r.expires_at), rememberMe: Number(r.remember_me) === 1, idleTimeout: Number(r.idle_timeout) };
+  if (r.impersonator_id !== null) session.impersonator = { userId: r.impersonator_id, username: r.impersonator_username ?? '', realmId: r.impersonator_realm ?? '' };
+  return session;
 }
 
 /** A session without an idle timeout, or used (or begun) within it. */
@@ -115,6 +117,9 @@ export class SessionRepository {
         remember_me: s.rememberMe ? 1 : 0,
         idle_timeout: s.idleTimeout ?? 0,
         used_at: null,
+        impersonator_id: s.impersonator?.userId ?? null,
+        impersonator_username: s.impersonator?.username ?? null,
+        impersonator_realm: s.impersonator?.realmId ?? null,
       })
       .execute();
   }

@@ -14,6 +14,8 @@ export interface SessionSummary {
   expiresAt: number;
   /** The user ticked "Remember me" when signing in. */
   rememberMe: boolean;
+  /** The administrator (username) who opened the session by impersonating the user, if one did. */
+  impersonator?: string;
   clients: string[];
 }
 
@@ -60,7 +62,7 @@ export class SessionAdminRepository {
     const rows = await this.db
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
-      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me'])
+      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me', 's.impersonator_username'])
       .where('s.realm_id', '=', realmId)
       .where('s.user_id', '=', userId)
       .where('s.ended_at', 'is', null)
@@ -76,7 +78,7 @@ export class SessionAdminRepository {
     const rows = await this.db
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
-      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me'])
+      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me', 's.impersonator_username'])
       .where('s.realm_id', '=', realmId)
       .where('s.ended_at', 'is', null)
       .where('s.expires_at', '>', now)
@@ -369,7 +371,7 @@ export class SessionAdminRepository {
   }
 
   private async withClients(
-    rows: Array<{ id: string; user_id: string; username: string; auth_time: number; created_at: number; expires_at: number; remember_me: number }>,
+    rows: Array<{ id: string; user_id: string; username: string; auth_time: number; created_at: number; expires_at: number; remember_me: number; impersonator_username: string | null }>,
     now: number,
   ): Promise<SessionSummary[]> {
     if (rows.length === 0) return [];
@@ -398,6 +400,7 @@ export class SessionAdminRepository {
         lastAccess: last,
         expiresAt: Number(r.expires_at),
         rememberMe: Number(r.remember_me) === 1,
+        ...(r.impersonator_username !== null ? { impersonator: r.impersonator_username } : {}),
         clients: [...new Set(mine.map((c) => c.client_id))].sort(),
       };
     });

@@ -1,4 +1,5 @@
 import { passwordRule, SUPPORTED_POLICIES } from '../../admin/password-policy.js';
+import { MASTER_REALM } from '../../admin/authorization.js';
 import { html, type SafeHtml } from '../html.js';
 import { REQUEST_OBJECT_REQUIRED, type Client, type FederatedIdentity, type Realm, type User } from '../../storage/types.js';
 import { ASSERTION_ALGS } from '../../oauth/client-assertion.js';
@@ -560,8 +561,15 @@ export function userPage(
   /** The user's linked accounts; whether the admin may open the providers' pages; whether the user has no password (signs in through a provider). */
   linked: { links: FederatedIdentity[]; providerPages: boolean; noPassword: boolean },
   keys: WebAuthnSummary[] = [],
+  /** Whether the admin may impersonate this user (src/admin/operations/impersonation.ts mayImpersonate). */
+  canImpersonate = false,
 ): string {
   const base = `${realmBase(frame.realmId)}/users/${encodeURIComponent(user.id)}`;
+  const impersonate: SafeHtml | '' = canImpersonate
+    ? html`<h2>Impersonate</h2>
+<p class="muted">Opens the realm's account page signed in as this user, in this browser: until that session ends, the realm's applications see this user here. The session is marked with your name (the user sees it on their account page) and recorded as an IMPERSONATE event.${frame.realmId === MASTER_REALM ? ' This is your own realm: you are signed out of the console first.' : ''}</p>
+${actionForm(`${base}/impersonate`, frame.csrf, 'Impersonate', { secondary: true })}`
+    : '';
   const otpSection = html`${userOtpSection({ csrf: frame.csrf, base, otp, setupRequired: user.requiredActions.includes('CONFIGURE_TOTP'), canManage, when })}${userWebAuthnSection({ csrf: frame.csrf, base, keys, setupRequired: user.requiredActions.includes('webauthn-register'), canManage, when })}`;
   const noPassword = linked.noPassword;
   const linkedSection = linkedAccountsSection({ csrf: frame.csrf, realmId: frame.realmId, base, ...linked, canManage, when });
@@ -577,7 +585,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <button type="submit">Reset password</button></form>`
     : '';
   const sessionItems = sessions.map(
-    (x) => html`<li class="session"><span>Signed in ${when(x.authTime)}<span class="muted">Last active ${when(x.lastAccess)}${x.clients.length ? html` · ${x.clients.join(', ')}` : ''}</span></span>${canManage ? actionForm(`${base}/sessions/end`, frame.csrf, 'End session', { secondary: true, fields: { session: x.id } }) : ''}</li>`,
+    (x) => html`<li class="session"><span>Signed in ${when(x.authTime)}<span class="muted">Last active ${when(x.lastAccess)}${x.clients.length ? html` · ${x.clients.join(', ')}` : ''}${x.impersonator !== undefined ? html` · opened by administrator ${x.impersonator} (impersonation)` : ''}</span></span>${canManage ? actionForm(`${base}/sessions/end`, frame.csrf, 'End session', { secondary: true, fields: { session: x.id } }) : ''}</li>`,
   );
   const sessionList = html`<h2>Sessions</h2>${sessions.length === 0
     ? html`<p class="muted">No active sessions.</p>`
@@ -591,7 +599,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <dt>Password</dt><dd>${noPassword ? 'none (the user signs in through an identity provider, or an administrator sets one)' : user.requiredActions.includes('UPDATE_PASSWORD') ? 'temporary: a new one is asked for at the next sign-in' : 'set by the user or an administrator'}</dd>
 <dt>Failed logins</dt><dd>${lock.numFailures}${lock.disabled ? html` (locked for ${lock.lockedFor} s)` : ''}</dd>
 <dt>Created</dt><dd>${when(user.createdAt)}</dd>
-</dl>${sessionList}${userRequiredActionsSection({ csrf: frame.csrf, base, actions: user.requiredActions, canManage })}${otpSection}${linkedSection}${userAttributes(frame.csrf, base, user.attributes, canManage)}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}`,
+</dl>${sessionList}${userRequiredActionsSection({ csrf: frame.csrf, base, actions: user.requiredActions, canManage })}${otpSection}${linkedSection}${userAttributes(frame.csrf, base, user.attributes, canManage)}${userRoles(frame.csrf, base, roles, canManage)}${userGroupsSection(frame.csrf, frame.realmId, base, groups, canManage)}${manage}${impersonate}`,
   );
 }
 

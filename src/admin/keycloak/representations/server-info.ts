@@ -28,7 +28,7 @@ const FEATURES: ReadonlyArray<{ name: string; label: string; enabled: boolean }>
   { name: 'ADMIN_FINE_GRAINED_AUTHZ', label: 'Fine-Grained Admin Permissions', enabled: false },
   { name: 'ADMIN_FINE_GRAINED_AUTHZ_V2', label: 'Fine-Grained Admin Permissions version 2', enabled: false },
   { name: 'AUTHORIZATION', label: 'Authorization Service', enabled: false },
-  { name: 'IMPERSONATION', label: 'Ability for admins to impersonate users', enabled: false },
+  { name: 'IMPERSONATION', label: 'Ability for admins to impersonate users', enabled: true },
   { name: 'CLIENT_POLICIES', label: 'Client configuration policies', enabled: false },
   { name: 'DYNAMIC_SCOPES', label: 'Dynamic OAuth 2.0 scopes', enabled: false },
 ];

@@ -25,7 +25,8 @@ export interface UserRepresentation {
 }
 
 /** `totp`: whether the user has an authenticator (Keycloak's UserRepresentation.totp, and then otp can be disabled). */
-export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage?: boolean; totp?: boolean } = {}): UserRepresentation {
+/** `canImpersonate`: access.impersonate, whether the caller may impersonate this user (src/admin/operations/impersonation.ts). */
+export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage?: boolean; canImpersonate?: boolean; totp?: boolean } = {}): UserRepresentation {
   const base: UserRepresentation = {
     id: u.id,
     username: u.username,
@@ -46,7 +47,7 @@ export function toUserRepresentation(u: User, opts: { brief?: boolean; canManage
     requiredActions: [...u.requiredActions],
     ...(Object.keys(u.attributes).length > 0 ? { attributes: u.attributes } : {}),
     notBefore: 0,
-    access: { manageGroupMembership: manage, view: true, mapRoles: manage, impersonate: false, manage },
+    access: { manageGroupMembership: manage, view: true, mapRoles: manage, impersonate: opts.canImpersonate === true, manage },
   };
 }
 
