@@ -29,6 +29,8 @@ export interface MapperInput {
   subject: MapperSubject;
   groupLines: () => Promise<ReadonlyArray<readonly MapperGroup[]>>;
   roles: () => Promise<UserRoles | undefined>;
+  /** The notes of the token's browser session (src/oauth/protocol-mappers.ts sessionNotes); none without one. */
+  sessionNotes?: () => Promise<Readonly<Record<string, string>>>;
 }
 
 /** Reads once for every token of one response. */
@@ -77,6 +79,10 @@ async function rawValues(m: CompiledMapper, input: MapperInput): Promise<readonl
     case 'realmRoles': {
       const prefix = m.source.prefix;
       return ((await input.roles())?.realm ?? []).map((r) => prefix + r);
+    }
+    case 'sessionNote': {
+      const notes = input.sessionNotes ? await input.sessionNotes() : {};
+      return Object.hasOwn(notes, m.source.note) ? [notes[m.source.note]!] : [];
     }
     case 'groups': {
       const lines = await input.groupLines();

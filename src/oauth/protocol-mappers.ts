@@ -1,4 +1,4 @@
-import type { MapperOwnerType, ProtocolMapper } from '../storage/types.js';
+import type { BrowserSession, MapperOwnerType, ProtocolMapper } from '../storage/types.js';
 
 /**
  * Keycloak's protocol mappers of OpenID Connect (custom claims), compiled once when a realm's mappers are
@@ -13,9 +13,27 @@ export const GROUP_MAPPER = 'oidc-group-membership-mapper';
 export const PROPERTY_MAPPER = 'oidc-usermodel-property-mapper';
 export const REALM_ROLE_MAPPER = 'oidc-usermodel-realm-role-mapper';
 export const CLIENT_ROLE_MAPPER = 'oidc-usermodel-client-role-mapper';
+export const SESSION_NOTE_MAPPER = 'oidc-usersessionmodel-note-mapper';
 
 /** The mapper types Realmgate runs; any other is refused by the admin API and reported by the import. */
-export const MAPPER_TYPES: readonly string[] = [ATTRIBUTE_MAPPER, PROPERTY_MAPPER, HARDCODED_MAPPER, AUDIENCE_MAPPER, GROUP_MAPPER, REALM_ROLE_MAPPER, CLIENT_ROLE_MAPPER];
+export const MAPPER_TYPES: readonly string[] = [ATTRIBUTE_MAPPER, PROPERTY_MAPPER, HARDCODED_MAPPER, AUDIENCE_MAPPER, GROUP_MAPPER, REALM_ROLE_MAPPER, CLIENT_ROLE_MAPPER, SESSION_NOTE_MAPPER];
+
+/**
+ * The notes of a browser session a session note mapper reads (Keycloak's user session notes): those
+ * Realmgate keeps. IMPERSONATOR_ID and IMPERSONATOR_USERNAME (Keycloak's ImpersonationSessionNote) are set
+ * when an administrator opened the session by impersonation, absent otherwise; AUTH_TIME is when the user
+ * signed in (seconds). A token with no browser session (client credentials) has none.
+ */
+export const SESSION_NOTES: readonly string[] = ['IMPERSONATOR_ID', 'IMPERSONATOR_USERNAME', 'AUTH_TIME'];
+
+/** A browser session's notes, as SESSION_NOTES names them. */
+export function sessionNotes(session: BrowserSession | undefined): Readonly<Record<string, string>> {
+  if (!session) return {};
+  return {
+    AUTH_TIME: String(session.authTime),
+    ...(session.impersonator ? { IMPERSONATOR_ID: session.impersonator.userId, IMPERSONATOR_USERNAME: session.impersonator.username } : {}),
+  };
+}
 
 /**
  * The user properties a property mapper reads (Keycloak's UserModel getters; since Keycloak 22 any other
@@ -123,6 +141,7 @@ type Source =
   | { kind: 'property'; property: string }
   | { kind: 'value'; value: unknown }
   | { kind: 'groups'; fullPath: boolean }
+  | { kind: 'sessionNote'; note: string }
   | { kind: 'audience'; audience: string }
   | { kind: 'realmRoles'; prefix: string }
   // clientId undefined: every client the user has roles of, each under claim.name with ${client_id} replaced.
@@ -173,6 +192,10 @@ function sourceOf(m: ProtocolMapper): Source | undefined {
     case GROUP_MAPPER:
       // Keycloak's default is the full path.
       return { kind: 'groups', fullPath: c['full.path'] !== 'false' };
+    case SESSION_NOTE_MAPPER: {
+      const note = c['user.session.note'];
+      return note !== undefined && SESSION_NOTES.includes(note) ? { kind: 'sessionNote', note } : undefined;
+    }
     case AUDIENCE_MAPPER: {
       // Keycloak: the client's id, else the custom audience.
       const audience = c['included.client.audience'] || c['included.custom.audience'];

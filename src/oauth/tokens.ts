@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import { randomToken, tokenHash } from '../crypto/random.js';
 import { signRefreshJwt, type RefreshKeys } from '../crypto/refresh-jwt.js';
 import { addMapperClaims, once, type MapperInput } from './mapper-claims.js';
+import { sessionNotes } from './protocol-mappers.js';
 import { tokenRoles } from './role-scope.js';
 import type { UserRoles } from '../storage/repos/roles.js';
 
@@ -203,8 +204,11 @@ export function accessTokenAudience(realm: Realm, client: Client, resources: rea
 }
 
 /** What the mappers of a token read about its user: the attributes it carries, the groups and its roles (in the client's scope) on demand. */
-function mapperInputOf(services: Services, subject: Subject, roles: () => Promise<UserRoles | undefined>): MapperInput {
-  return { subject, groupLines: once(() => services.store.groups.userGroupLines(subject.userId)), roles };
+function mapperInputOf(services: Services, subject: Subject, roles: () => Promise<UserRoles | undefined>, sessionId?: string | null): MapperInput {
+  const input: MapperInput = { subject, groupLines: once(() => services.store.groups.userGroupLines(subject.userId)), roles };
+  // Read only when a session note mapper applies (never on a realm without one: the refresh's hot path).
+  if (sessionId) input.sessionNotes = once(async () => sessionNotes(await services.store.sessions.get(sessionId)));
+  return input;
 }
 
 /**
@@ -214,10 +218,10 @@ function mapperInputOf(services: Services, subject: Subject, roles: () => Promis
 export async function addProtocolMapperClaims(
   services: Services,
   claims: Record<string, unknown>,
-  o: { realmId: string; clientId: string; client: Client | undefined; released: readonly string[]; subject: Subject; target: 'access' | 'userinfo' },
+  o: { realmId: string; clientId: string; client: Client | undefined; released: readonly string[]; subject: Subject; target: 'access' | 'userinfo'; sessionId?: string | null },
 ): Promise<void> {
   const mappers = (await services.cache.protocolMappers(o.realmId)).select(o.clientId, o.released);
-  if (mappers.length > 0) await addMapperClaims(claims, mappers, o.target, mapperInputOf(services, o.subject, once(() => tokenRoles(services, o.realmId, o.subject.userId, o.client, o.released))));
+  if (mappers.length > 0) await addMapperClaims(claims, mappers, o.target, mapperInputOf(services, o.subject, once(() => tokenRoles(services, o.realmId, o.subject.userId, o.client, o.released)), o.sessionId));
 }
 
 /**
@@ -278,7 +282,7 @@ export async function buildTokenResponse(
   Object.assign(claims, scopedClaims(subject, released), roleClaimsOf(await roles()), groups);
   // Keycloak's protocol mappers of the client and of the released scopes (a cache hit when the realm has none).
   const mappers = (await services.cache.protocolMappers(realm.id)).select(client.clientId, released);
-  const mapperInput = mappers.length > 0 ? mapperInputOf(services, subject, roles) : undefined;
+  const mapperInput = mappers.length > 0 ? mapperInputOf(services, subject, roles, chain.sessionId) : undefined;
   if (mapperInput) await addMapperClaims(claims, mappers, 'access', mapperInput, { narrowed: (input.resources?.length ?? 0) > 0 });
   // RFC 9068 2.1, 2.2: header typ at+jwt and the client_id claim.
   if (realm.accessTokenFormat === 'rfc9068') claims.client_id = client.clientId;

@@ -87,7 +87,7 @@ export async function userInfo(
   const user = await services.store.users.get(claims.sub);
   if (!user || !user.enabled || user.realmId !== realm.id) throw new BearerError(401, 'invalid_token', 'the user no longer exists or is disabled');
   const client = await services.cache.client(realm.id, claims.azp);
-  return userInfoClaims(services, { realmId: realm.id, user, client, clientId: claims.azp, scopes, organization: claims.organization });
+  return userInfoClaims(services, { realmId: realm.id, user, client, clientId: claims.azp, scopes, organization: claims.organization, sessionId: claims.sid });
 }
 
 /**
@@ -96,7 +96,7 @@ export async function userInfo(
  */
 export async function userInfoClaims(
   services: Services,
-  o: { realmId: string; user: User; client: Client | undefined; clientId: string; scopes: readonly string[]; organization: string[] | undefined },
+  o: { realmId: string; user: User; client: Client | undefined; clientId: string; scopes: readonly string[]; organization: string[] | undefined; sessionId?: string | undefined },
 ): Promise<Record<string, unknown>> {
   const { user, scopes } = o;
   // With openid, the claims of Keycloak's default client scopes the client has (oauth/scopes.ts).
@@ -109,6 +109,6 @@ export async function userInfoClaims(
     ...(await groupClaims(services, user.id, scopes)),
   };
   // Mappers with userinfo.token.claim (from the user as they are now, like the other claims here).
-  await addProtocolMapperClaims(services, info, { realmId: o.realmId, clientId: o.clientId, client: o.client, released, subject, target: 'userinfo' });
+  await addProtocolMapperClaims(services, info, { realmId: o.realmId, clientId: o.clientId, client: o.client, released, subject, target: 'userinfo', sessionId: o.sessionId });
   return info;
 }

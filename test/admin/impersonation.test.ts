@@ -123,5 +123,40 @@ for (const dialect of dialects()) {
       const events = await ts.kc.realms.findEvents({ realm: 'test', type: 'IMPERSONATE', user: ts.user.id });
       assert.match(String(events[0]!.details?.reason), /started by carol of realm test/);
     });
+
+    test("a User Session Note mapper puts the impersonator in the tokens (Keycloak's way for applications to tell)", async () => {
+      const note = (name: string, claim: string): Record<string, unknown> => ({
+        name,
+        protocol: 'openid-connect',
+        protocolMapper: 'oidc-usersessionmodel-note-mapper',
+        config: { 'user.session.note': name, 'claim.name': claim, 'jsonType.label': 'String', 'access.token.claim': 'true', 'id.token.claim': 'true' },
+      });
+      await ts.kc.clients.addProtocolMapper({ realm: 'test', id: 'web-app' }, note('IMPERSONATOR_USERNAME', 'impersonator.username'));
+      await ts.kc.clients.addProtocolMapper({ realm: 'test', id: 'web-app' }, note('IMPERSONATOR_ID', 'impersonator.id'));
+      const unknown = await errorOf(ts.kc.clients.addProtocolMapper({ realm: 'test', id: 'web-app' }, note('clientAddress', 'ip')));
+      assert.equal(unknown.status, 400);
+      assert.match(String(unknown.body.errorMessage), /keep the notes IMPERSONATOR_ID, IMPERSONATOR_USERNAME, AUTH_TIME; "clientAddress" is not one of them/);
+      const adminId = (await ts.kc.users.find({ realm: 'master', username: ADMIN_USERNAME, exact: true }))[0]!.id!;
+      const codeTokens = async (jar: CookieJar): Promise<{ access_token: string; id_token: string; refresh_token: string }> => {
+        const flow = await runAuthorization(ts, { jar });
+        const res = await tokenRequest(ts, { grant_type: 'authorization_code', code: flow.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) });
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json();
+      };
+
+      const impersonated = await codeTokens(cookiesOf(await impersonate(ts.kc.accessToken!, 'test', ts.user.id)));
+      const expected = { username: ADMIN_USERNAME, id: adminId };
+      assert.deepEqual(decodeJwt(impersonated.access_token).impersonator, expected);
+      assert.deepEqual(decodeJwt(impersonated.id_token).impersonator, expected);
+      const refreshed = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: impersonated.refresh_token }, { authorization: basic(ts.client.id, ts.client.secret) });
+      assert.equal(refreshed.statusCode, 200, refreshed.body);
+      assert.deepEqual(decodeJwt(refreshed.json().access_token as string).impersonator, expected, 'and on every refresh of the chain');
+      const info = await ts.app.inject({ method: 'GET', url: '/auth/realms/test/protocol/openid-connect/userinfo', headers: { authorization: `Bearer ${refreshed.json().access_token as string}` } });
+      assert.deepEqual(info.json().impersonator, expected, 'userinfo.token.claim follows id.token.claim');
+
+      const own = await codeTokens(new CookieJar());
+      assert.equal(decodeJwt(own.access_token).impersonator, undefined, "alice's own sign-in: no such claim");
+      assert.equal(decodeJwt(own.id_token).impersonator, undefined);
+    });
   });
 }

@@ -41,6 +41,7 @@ for (const dialect of dialects()) {
         'oidc-usermodel-client-role-mapper',
         'oidc-usermodel-property-mapper',
         'oidc-usermodel-realm-role-mapper',
+        'oidc-usersessionmodel-note-mapper',
       ]);
       // The same list the admin API accepts (one source).
       assert.deepEqual(types.map((t) => t.id).sort(), [...MAPPER_TYPES].sort());

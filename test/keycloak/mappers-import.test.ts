@@ -137,7 +137,9 @@ for (const dialect of dialects()) {
         ]);
         // Nothing refused: the defaults of profile, email, roles... are not moved, and say so on their scope's line.
         assert.ok(!realm.lines.some((l) => /protocol mapper /.test(l.element)), JSON.stringify(realm.lines.filter((l) => /mapper/.test(l.element))));
-        for (const scope of ['profile', 'email', 'roles']) assert.match(linesOf(realm, `client scope ${scope}`)[0]![1], /protocol mapper\(s\) not moved: Realmgate issues its own claims/, scope);
+        for (const scope of ['profile', 'email', 'roles', 'basic']) assert.match(linesOf(realm, `client scope ${scope}`)[0]![1], /protocol mapper\(s\) not moved: Realmgate issues its own claims/, scope);
+        // Keycloak's service account notes: client_id is Realmgate's own claim; the client's host and address are no note of Realmgate's.
+        assert.match(linesOf(realm, 'client scope service_account')[0]![1], /^2 session note mapper\(s\) not moved: Realmgate's sessions keep no note clientHost, clientAddress \(they keep IMPERSONATOR_ID, IMPERSONATOR_USERNAME, AUTH_TIME\); 1 protocol mapper\(s\) not moved: Realmgate issues its own claims$/);
         const [[outcome, names]] = linesOf(realm, 'client scope microprofile-jwt protocol mappers') as [[string, string]];
         assert.equal(outcome, 'imported');
         assert.deepEqual(names.split(', ').sort(), ['groups', 'upn']);

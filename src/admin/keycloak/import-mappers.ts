@@ -1,6 +1,6 @@
 import type { Store } from '../../storage/store.js';
 import type { MapperOwner } from '../../storage/repos/protocol-mappers.js';
-import { ATTRIBUTE_MAPPER, CLIENT_ROLE_MAPPER, GROUP_MAPPER, MAPPER_TYPES, PROPERTY_MAPPER, REALM_ROLE_MAPPER } from '../../oauth/protocol-mappers.js';
+import { ATTRIBUTE_MAPPER, CLIENT_ROLE_MAPPER, GROUP_MAPPER, MAPPER_TYPES, PROPERTY_MAPPER, REALM_ROLE_MAPPER, SESSION_NOTES, SESSION_NOTE_MAPPER } from '../../oauth/protocol-mappers.js';
 import { checkMapper, storeMappers, type CheckedMapper } from '../operations/protocol-mappers.js';
 import { fromProtocolMapperRepresentation, type MapperFields } from './representations/protocol-mapper.js';
 import { ValidationError } from '../validation.js';
@@ -34,6 +34,9 @@ const KEYCLOAK_DEFAULTS: Record<string, ReadonlySet<string>> = Object.fromEntrie
     email: [`${PROPERTY_MAPPER} email email`, `${PROPERTY_MAPPER} emailVerified email_verified`],
     phone: [`${ATTRIBUTE_MAPPER} phoneNumber phone_number`, `${ATTRIBUTE_MAPPER} phoneNumberVerified phone_number_verified`],
     roles: [`${REALM_ROLE_MAPPER}  realm_access.roles`, `${CLIENT_ROLE_MAPPER}  resource_access.\${client_id}.roles`],
+    // auth_time in ID tokens; client_id in client credentials tokens (Keycloak's service account notes).
+    basic: [`${SESSION_NOTE_MAPPER} AUTH_TIME auth_time`],
+    service_account: [`${SESSION_NOTE_MAPPER} client_id client_id`],
   }).map(([scope, list]) => [scope, new Set(list)]),
 );
 
@@ -41,7 +44,7 @@ function isKeycloakDefault(scopeName: string | undefined, m: Json, config: Json)
   if (scopeName === undefined || !Object.hasOwn(KEYCLOAK_DEFAULTS, scopeName)) return false;
   // The role mappers read no user.attribute (Keycloak's export says "foo"): their source is the roles.
   const role = m.protocolMapper === REALM_ROLE_MAPPER || m.protocolMapper === CLIENT_ROLE_MAPPER;
-  const source = role ? '' : config['user.attribute'];
+  const source = role ? '' : m.protocolMapper === SESSION_NOTE_MAPPER ? config['user.session.note'] : config['user.attribute'];
   return KEYCLOAK_DEFAULTS[scopeName]!.has(`${String(m.protocolMapper)} ${String(source)} ${String(config['claim.name'])}`);
 }
 
@@ -56,12 +59,15 @@ export function readFileMappers(list: unknown[], scopeName: string | undefined):
   const movable: FileMappers['movable'] = [];
   const notes: string[] = [];
   let others = 0;
+  const unkept: string[] = [];
   for (const raw of list) {
     const m = objectOr(raw);
     const config = objectOr(m.config);
     const name = typeof m.name === 'string' ? m.name : '';
     if (m.protocolMapper === GROUP_MAPPER && scopeName === 'groups' && (config['claim.name'] ?? 'groups') === 'groups' && config['full.path'] !== 'false') {
       notes.push("its group membership mapper is Realmgate's groups claim (the full paths of the user's groups)");
+    } else if (m.protocolMapper === SESSION_NOTE_MAPPER && !isKeycloakDefault(scopeName, m, config) && !SESSION_NOTES.includes(String(config['user.session.note']))) {
+      unkept.push(String(config['user.session.note']));
     } else if (typeof m.protocolMapper === 'string' && MAPPER_TYPES.includes(m.protocolMapper) && !isKeycloakDefault(scopeName, m, config)) {
       try {
         movable.push({ name, fields: fromProtocolMapperRepresentation(m) });
@@ -71,7 +77,8 @@ export function readFileMappers(list: unknown[], scopeName: string | undefined):
       }
     } else others++;
   }
-  if (others > 0) notes.push(`${others} protocol mapper(s) not moved${scopeName !== undefined ? ': Realmgate issues its own claims' : ' (Realmgate runs the user attribute, user property, hard-coded claim, audience, group membership, realm role and client role mappers)'}`);
+  if (unkept.length > 0) notes.push(`${unkept.length} session note mapper(s) not moved: Realmgate's sessions keep no note ${[...new Set(unkept)].join(', ')} (they keep ${SESSION_NOTES.join(', ')})`);
+  if (others > 0) notes.push(`${others} protocol mapper(s) not moved${scopeName !== undefined ? ': Realmgate issues its own claims' : ' (Realmgate runs the user attribute, user property, hard-coded claim, audience, group membership, realm role, client role and user session note mappers)'}`);
   return { movable, note: notes.length > 0 ? notes.join('; ') : undefined };
 }
 

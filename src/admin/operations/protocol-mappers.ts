@@ -14,6 +14,8 @@ import {
   MAPPER_TYPES,
   PROPERTY_MAPPER,
   REALM_ROLE_MAPPER,
+  SESSION_NOTES,
+  SESSION_NOTE_MAPPER,
   USER_PROPERTIES,
   converterOf,
   mayWrite,
@@ -99,6 +101,12 @@ function checkTypeConfig(type: string, config: Record<string, string>, knownClie
       const client = config['usermodel.clientRoleMapping.clientId'];
       if (type === CLIENT_ROLE_MAPPER && client && !knownClient(client)) throw new ValidationError(`config.usermodel.clientRoleMapping.clientId: there is no client ${JSON.stringify(client)} in the realm`);
       return;
+    }
+    case SESSION_NOTE_MAPPER: {
+      const note = required(config, 'user.session.note', type);
+      if (!SESSION_NOTES.includes(note)) throw new ValidationError(`config.user.session.note: Realmgate's sessions keep the notes ${SESSION_NOTES.join(', ')}; ${JSON.stringify(note)} is not one of them`);
+      checkClaimName(required(config, 'claim.name', type), type);
+      return checkJsonType(config);
     }
     case AUDIENCE_MAPPER: {
       const client = config['included.client.audience'];

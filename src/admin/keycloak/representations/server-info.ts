@@ -4,7 +4,7 @@ import v8 from 'node:v8';
 import { SIGNING_ALGS } from '../../../crypto/keystore.js';
 import type { IdentityProviderType } from '../../../storage/types.js';
 import { SOCIAL_PROVIDER_FACTORIES } from '../../../oauth/social-providers.js';
-import { ATTRIBUTE_MAPPER, AUDIENCE_MAPPER, CLIENT_ROLE_MAPPER, GROUP_MAPPER, HARDCODED_MAPPER, PROPERTY_MAPPER, REALM_ROLE_MAPPER } from '../../../oauth/protocol-mappers.js';
+import { ATTRIBUTE_MAPPER, AUDIENCE_MAPPER, CLIENT_ROLE_MAPPER, GROUP_MAPPER, HARDCODED_MAPPER, PROPERTY_MAPPER, REALM_ROLE_MAPPER, SESSION_NOTE_MAPPER } from '../../../oauth/protocol-mappers.js';
 
 /**
  * The Keycloak version whose admin REST API Realmgate answers (its representations and routes are
@@ -44,6 +44,7 @@ const MAPPER_TYPES: ReadonlyArray<Record<string, unknown>> = [
   { id: AUDIENCE_MAPPER, name: 'Audience', helpText: 'Add a client, or a custom audience, to the audience (aud) of the access token.', props: ['included.client.audience', 'included.custom.audience', 'access.token.claim', 'introspection.token.claim'] },
   { id: GROUP_MAPPER, name: 'Group Membership', helpText: "Map the user's group membership to a token claim.", props: ['claim.name', 'full.path', ...FLAGS] },
   { id: PROPERTY_MAPPER, name: 'User Property', helpText: 'Map a built in user property (username, email, firstName, lastName, emailVerified, id, enabled) to a token claim.', props: ['user.attribute', ...CLAIM, ...FLAGS] },
+  { id: SESSION_NOTE_MAPPER, name: 'User Session Note', helpText: 'Map a note of the user session (IMPERSONATOR_ID, IMPERSONATOR_USERNAME, AUTH_TIME) to a token claim.', props: ['user.session.note', ...CLAIM, ...FLAGS] },
   { id: REALM_ROLE_MAPPER, name: 'User Realm Role', helpText: 'Map a user realm role to a token claim.', props: ['usermodel.realmRoleMapping.rolePrefix', 'multivalued', ...CLAIM, ...FLAGS] },
   {
     id: CLIENT_ROLE_MAPPER,
