@@ -94,13 +94,15 @@ export function accountPage(ctx: {
    */
   profile: { values: ProfileValues; readOnly: boolean; password: boolean; errors?: readonly Text[] };
 }): string {
+  // The administrator who opened this browser's session by impersonation, if one did.
+  const impersonatedBy = ctx.sessions.find((s) => s.current)?.impersonator;
   return page({
     title: t('accountTitle'),
     realmName: ctx.realmName,
     wide: true,
     body: html`<h1>${t('accountTitle')}</h1>
 <p class="muted">${th('accountSignedInAs', html`<strong>${ctx.username}</strong>`)}</p>
-${ctx.sessions.find((s) => s.current)?.impersonator !== undefined ? html`<p class="notice impersonated" role="status">${t('accountImpersonatedNotice', ctx.sessions.find((s) => s.current)!.impersonator!)}</p>` : ''}
+${impersonatedBy !== undefined ? html`<p class="notice impersonated" role="status">${t('accountImpersonatedNotice', impersonatedBy)}</p>` : ''}
 ${ctx.notice ? html`<p class="notice" role="status">${ctx.notice}</p>` : ''}
 ${profileForm(ctx.base, ctx.csrf, ctx.username, ctx.profile)}
 <h2>${t('accountApplicationsTitle')}</h2>

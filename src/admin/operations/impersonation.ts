@@ -1,4 +1,5 @@
 import type { Services } from '../../services.js';
+import type { Store } from '../../storage/store.js';
 import { realmBase } from '../../services.js';
 import type { BrowserSession, User } from '../../storage/types.js';
 import type { UserRoles } from '../../storage/repos/roles.js';
@@ -32,6 +33,11 @@ export function notImpersonatable(user: User): string | undefined {
   if (!user.enabled) return 'User is disabled';
   if (user.passwordHash === NO_PASSWORD) return 'Service accounts cannot be impersonated';
   return undefined;
+}
+
+/** What access.impersonate and the console's button say: whether `caller` may impersonate this user now. */
+export async function mayImpersonateUser(store: Store, caller: AdminCaller, user: User): Promise<boolean> {
+  return notImpersonatable(user) === undefined && mayImpersonate(caller, user.realmId, await store.roles.userRoles(user.id));
 }
 
 export interface Impersonation {

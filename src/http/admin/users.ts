@@ -38,7 +38,7 @@ import { sendActionsEmail } from '../../admin/operations/action-emails.js';
 import { sendVerifyEmail } from '../../admin/operations/email-verification.js';
 import { MailError } from '../../mail/mailer.js';
 import { AdminHttpError, forbidden } from './errors.js';
-import { ImpersonationForbidden, impersonateUser, mayImpersonate, notImpersonatable } from '../../admin/operations/impersonation.js';
+import { ImpersonationForbidden, impersonateUser, mayImpersonateUser, notImpersonatable } from '../../admin/operations/impersonation.js';
 import { setSessionCookies } from '../cookies.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
@@ -113,7 +113,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
       const users = await listUsers(store, { realmId: realm.id, ...filtersOf(q), first: q.first, max: q.max ?? 100 });
       const canManage = hasAdminRole(caller, realm.id, 'manage-users');
       // In a list, access.impersonate is the role alone (as Keycloak's); reading one user also checks
-      // the user's own admin roles against the caller's (mayImpersonate).
+      // the user's own admin roles against the caller's (mayImpersonateUser).
       const canImpersonate = hasAdminRole(caller, realm.id, 'impersonation');
       // Keycloak's full representation says whether each user has an authenticator: one query for the page.
       const otp = q.briefRepresentation ? new Set<string>() : await usersWithOtp(store, users.map((u) => u.id));
@@ -172,8 +172,7 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
   app.get<UserReq>('/realms/:realm/users/:id', { schema: { tags, summary: 'Read a user', params: userParams, security } }, async (req) => {
     const caller = callerOf(req);
     const user = await target(caller, req.params.realm, req.params.id, 'view-users');
-    const canImpersonate = notImpersonatable(user) === undefined && mayImpersonate(caller, user.realmId, await store.roles.userRoles(user.id));
-    const rep = toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users'), canImpersonate, totp: (await usersWithOtp(store, [user.id])).has(user.id) });
+    const rep = toUserRepresentation(user, { canManage: hasAdminRole(caller, user.realmId, 'manage-users'), canImpersonate: await mayImpersonateUser(store, caller, user), totp: (await usersWithOtp(store, [user.id])).has(user.id) });
     // Keycloak's UserResource.getUser: a realm with identity providers shows the user's links.
     if ((await listIdentityProviders(store, user.realmId)).length === 0) return rep;
     return { ...rep, federatedIdentities: (await listFederatedIdentities(store, user)).map(toFederatedIdentityRepresentation) };

@@ -30,7 +30,7 @@ import { listFederatedIdentities } from '../../admin/operations/identity-provide
 import { hasPassword } from '../../crypto/passwords.js';
 import { userCredentials } from '../../admin/operations/user-credentials.js';
 import { userGroupChoices } from '../../admin/operations/groups.js';
-import { ImpersonationForbidden, impersonateUser, mayImpersonate, notImpersonatable } from '../../admin/operations/impersonation.js';
+import { ImpersonationForbidden, impersonateUser, mayImpersonateUser } from '../../admin/operations/impersonation.js';
 import { setSessionCookies } from '../cookies.js';
 import { CONSOLE_PATH, callbackUri, checkConsoleCsrf, clearSession, consoleCaller, consoleCsrf, finishLogin, startLogin } from './session.js';
 
@@ -722,7 +722,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     ]);
     const frame = { ...s.frame, title: user.username, realmId, ...(error ? { error } : {}) };
     const linked = { links, providerPages: hasAdminRole(s.caller, realmId, 'view-identity-providers'), noPassword: !hasPassword(user.passwordHash) };
-    const canImpersonate = notImpersonatable(user) === undefined && mayImpersonate(s.caller, realmId, await services.store.roles.userRoles(user.id));
+    const canImpersonate = await mayImpersonateUser(services.store, s.caller, user);
     return sendPage(reply, status, userPage(frame, user, lock, hasAdminRole(s.caller, realmId, 'manage-users'), sessions, roles, groups, credentials.otp, linked, credentials.webauthn, canImpersonate));
   }
 
