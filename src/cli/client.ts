@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { defaultScopesOf } from '../oauth/scopes.js';
 import { CliError, collect, withStore } from './common.js';
 import fs from 'node:fs';
-import { createClient, deleteClient, isRequestObjectRequired, rotateClientSecret, setClientEnabled, updateClientShowingSecret, type ClientJwtKeysChange, type ListChange } from '../admin/operations.js';
+import { createClient, deleteClient, invalidatePreviousSecret, isRequestObjectRequired, parseKeepPrevious, rotateClientSecret, setClientEnabled, updateClientShowingSecret, type ClientJwtKeysChange, type ListChange } from '../admin/operations.js';
 import { keySource } from '../oauth/client-keys.js';
 import { checkChosenClientSecret } from '../admin/validation.js';
 import { onOff } from './common.js';
@@ -447,10 +447,20 @@ export function registerClient(program: Command): void {
     });
   client
     .command('rotate-secret <realm> <client-id>')
-    .description('generate a new client secret and print it once; the old one is refused at once')
-    .action(async (realmId: string, clientId: string) => {
-      const secret = await withStore((store) => rotateClientSecret(store, { realmId, clientId }));
+    .description('generate a new client secret and print it once; the old one is refused at once, or kept valid beside it with --keep-previous')
+    .option('--keep-previous <duration>', 'keep the old secret valid this long beside the new one, so that the application can move to the new one without a failed request: seconds, or 90m, 24h, 7d (at most 30d)')
+    .action(async (realmId: string, clientId: string, o: { keepPrevious?: string }) => {
+      const keepPreviousSeconds = o.keepPrevious === undefined ? 0 : parseKeepPrevious(o.keepPrevious);
+      const { secret, previousValidUntil } = await withStore((store) => rotateClientSecret(store, { realmId, clientId, keepPreviousSeconds }));
       process.stdout.write(`new client secret of ${clientId} (shown only now): ${secret}\n`);
+      process.stdout.write(previousValidUntil === null ? 'the old secret is refused from now on\n' : `the old secret is still accepted until ${new Date(previousValidUntil * 1000).toISOString()}: refuse it sooner with \`realmgate client invalidate-previous-secret ${realmId} ${clientId}\`\n`);
+    });
+  client
+    .command('invalidate-previous-secret <realm> <client-id>')
+    .description('refuse the old secret that rotate-secret --keep-previous kept valid: only the current secret is accepted from now on')
+    .action(async (realmId: string, clientId: string) => {
+      const had = await withStore((store) => invalidatePreviousSecret(store, { realmId, clientId }));
+      process.stdout.write(had ? `the previous secret of ${clientId} is refused from now on\n` : `${clientId} had no previous secret still valid: nothing to refuse\n`);
     });
   registerMapperCommands(client, 'client');
   registerScopeMappingCommands(client, 'client');

@@ -2,6 +2,8 @@ import type { Client, ClientAuthMethod } from '../storage/types.js';
 import { isClientId, type Services } from '../services.js';
 import { verifyClientSecret } from '../crypto/client-secrets.js';
 import { OAuthError } from './errors.js';
+import { nowSeconds } from '../clock.js';
+import { metrics } from '../metrics.js';
 import { readParams, type Params, type RawParams } from './params.js';
 import { JWT_BEARER_ASSERTION, assertedClientId, verifyAssertion } from './client-assertion.js';
 
@@ -127,8 +129,15 @@ async function verifyClient(services: Services, realmId: string, clientId: strin
       detail: `client restricted to ${client.authMethods.join(', ')}`,
     });
   }
-  if (!(await verifyClientSecret(client.secretHash, secrets))) throw new OAuthError('invalid_client', BAD_CLIENT, { detail: 'wrong secret' });
-  return client;
+  if (await verifyClientSecret(client.secretHash, secrets)) return client;
+  // The previous secret, which a rotation keeps valid for a while beside the new one (Keycloak's rotated
+  // secret), until it expires or an administrator invalidates it.
+  const previous = client.rotatedSecret;
+  if (previous && previous.expiresAt > nowSeconds(services.clock) && (await verifyClientSecret(previous.hash, secrets))) {
+    metrics.previousSecretUsed.inc({ realm: realmId, client: clientId });
+    return client;
+  }
+  throw new OAuthError('invalid_client', BAD_CLIENT, { detail: 'wrong secret' });
 }
 
 /**

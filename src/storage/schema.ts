@@ -122,6 +122,9 @@ export interface ClientTable {
   optional_scopes: Generated<string>;
   /** Keycloak's fullScopeAllowed: 1 (default) when its tokens carry every role of their user; 0: only the roles in its scope (role_scope_mappings). */
   full_scope_allowed: Generated<number>;
+  /** The previous secret's hash, still accepted until rotated_secret_expires_at (epoch seconds); NULL: none. */
+  rotated_secret_hash: Generated<string | null>;
+  rotated_secret_expires_at: Generated<number | null>;
   /** SHA-256 of the client's current RFC 7592 registration access token; null: none (not registered dynamically). */
   registration_token_hash: string | null;
 }

@@ -97,6 +97,12 @@ export interface ClientScopeDefaults {
 export const REQUEST_OBJECT_REQUIRED = ['not required', 'request or request_uri', 'request only', 'request_uri only'] as const;
 export type RequestObjectRequired = (typeof REQUEST_OBJECT_REQUIRED)[number];
 
+/** A client's previous secret, kept by a rotation for a while: its hash and until when it is accepted. */
+export interface RotatedSecret {
+  hash: string;
+  expiresAt: number;
+}
+
 export interface Client {
   realmId: string;
   clientId: string;
@@ -157,6 +163,11 @@ export interface Client {
    * of the token's client scopes), src/oauth/role-scope.ts.
    */
   fullScopeAllowed: boolean;
+  /**
+   * The previous secret, still accepted until `expiresAt` (epoch seconds) after a rotation that kept it
+   * (Keycloak's rotated secret); null: none.
+   */
+  rotatedSecret: RotatedSecret | null;
 }
 
 /** Keycloak's TokenExchangeRefreshTokenEnabled: whether a token exchange may issue a refresh token. */

@@ -4,7 +4,8 @@ import { decodeJwt } from 'jose';
 import { dialects } from '../helpers/db.js';
 import { basic, realmPath } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { ADMIN_PASSWORD, ADMIN_USERNAME, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { registry } from '../../src/metrics.js';
 import { changeClient, createClient, updateClient } from '../../src/admin/operations/clients.js';
 
 /** POSTs to a realm's token endpoint over the real port, as a client library would. */
@@ -150,6 +151,85 @@ for (const dialect of dialects()) {
       assert.equal((await token(ts, 'test', { grant_type: 'client_credentials' }, basic('worker', second.value!))).status, 200);
       // The secret is stored only as a hash: reading it gives no value.
       assert.equal((await ts.kc.clients.getClientSecret({ realm: 'test', id: 'worker' })).value, undefined);
+    });
+
+    test('a rotation that keeps the old secret: both work until it expires or is invalidated, then the old one is refused (both databases, every door the API has)', async () => {
+      await ts.kc.clients.create({ realm: 'test', clientId: 'rolling', serviceAccountsEnabled: true, standardFlowEnabled: false });
+      const cc = async (secret: string): Promise<number> => (await token(ts, 'test', { grant_type: 'client_credentials' }, basic('rolling', secret))).status;
+      const used = async (): Promise<number> => Number(/^realmgate_client_previous_secret_used_total\{realm="test",client="rolling"\} (\d+)$/m.exec(await registry.metrics())?.[1] ?? 0);
+      const admin = async (method: string, path: string): Promise<Response> =>
+        fetch(`${ts.baseUrl}/auth/admin/realms/test/clients/rolling/${path}`, { method, headers: { authorization: `Bearer ${await ts.kc.getAccessToken()}` } });
+      const rotate = async (query = ''): Promise<string> => {
+        const r = await admin('POST', `client-secret${query}`);
+        assert.equal(r.status, 200);
+        assert.equal(r.headers.get('cache-control'), 'no-store');
+        const body = (await r.json()) as { type: string; value: string };
+        assert.equal(body.type, 'secret');
+        return body.value;
+      };
+      const first = await rotate();
+      assert.equal((await admin('GET', 'client-secret/rotated')).status, 404, 'no rotated secret yet');
+
+      // Kept for an hour: the old secret and the new one both authenticate, and each use of the old one is counted.
+      const second = await rotate('?rotatedExpirationPeriod=3600');
+      const start = Math.floor(ts.clock.nowMs() / 1000);
+      const usedBefore = await used();
+      assert.equal(await cc(first), 200);
+      assert.equal(await cc(second), 200);
+      assert.equal(await cc(first), 200);
+      assert.equal((await used()) - usedBefore, 2);
+      assert.equal(await cc('not-the-secret'), 401);
+      const rotated = await admin('GET', 'client-secret/rotated');
+      assert.equal(rotated.status, 200);
+      const { expiresAt } = (await rotated.json()) as { expiresAt: number };
+      assert.ok(expiresAt >= start + 3600 && expiresAt <= start + 3601, `${expiresAt} is an hour from ${start}`);
+      const rep = await ts.kc.clients.findOne({ realm: 'test', id: 'rolling' });
+      assert.equal(rep!.attributes!['client.secret.rotated.expiration.time'], String(expiresAt));
+      // A PUT of the representation back (with that attribute) changes nothing of the secrets.
+      await ts.kc.clients.update({ realm: 'test', id: 'rolling' }, rep!);
+      assert.equal(await cc(first), 200);
+      assert.equal(await cc(second), 200);
+
+      // keycloak-admin-client's invalidateSecret: the old one is refused at once, the new one still works.
+      await ts.kc.clients.invalidateSecret({ realm: 'test', id: 'rolling' });
+      assert.equal(await cc(first), 401);
+      assert.equal(await cc(second), 200);
+      assert.equal((await admin('GET', 'client-secret/rotated')).status, 404);
+      assert.equal((await ts.kc.clients.findOne({ realm: 'test', id: 'rolling' }))!.attributes!['client.secret.rotated.expiration.time'], undefined);
+
+      // A rotation without the period refuses the old secret and any previous one still kept.
+      const third = await rotate('?rotatedExpirationPeriod=600');
+      assert.equal(await cc(second), 200);
+      const fourth = await rotate();
+      assert.equal(await cc(second), 401);
+      assert.equal(await cc(third), 401);
+      assert.equal(await cc(fourth), 200);
+
+      // One previous secret at most: rotating twice with a period keeps only the one just replaced.
+      const fifth = await rotate('?rotatedExpirationPeriod=600');
+      const sixth = await rotate('?rotatedExpirationPeriod=600');
+      assert.equal(await cc(fourth), 401);
+      assert.equal(await cc(fifth), 200);
+      assert.equal(await cc(sixth), 200);
+
+      // Refused periods: not a whole number of seconds, or over 30 days; nothing changes.
+      for (const bad of ['abc', '-1', '2592001', '1.5']) {
+        const r = await admin('POST', `client-secret?rotatedExpirationPeriod=${encodeURIComponent(bad)}`);
+        assert.equal(r.status, 400, bad);
+      }
+      assert.equal(await cc(fifth), 200);
+      assert.equal(await cc(sixth), 200);
+
+      // Past its expiry (the server's clock), the previous secret is refused; the admin events name each door.
+      ts.clock.advance(601);
+      assert.equal(await cc(fifth), 401);
+      assert.equal(await cc(sixth), 200);
+      await ts.kc.auth({ username: ADMIN_USERNAME, password: ADMIN_PASSWORD, grantType: 'password', clientId: 'admin-cli' });
+      assert.equal((await admin('GET', 'client-secret/rotated')).status, 404);
+      const paths = (await ts.store.adminEvents.list('test', { resourceType: 'CLIENT' })).map((e) => `${e.operation} ${e.resourcePath}`);
+      assert.ok(paths.includes('DELETE clients/rolling/client-secret/rotated'), paths.join(', '));
+      assert.ok(paths.filter((p) => p === 'ACTION clients/rolling/client-secret').length >= 6);
+      await ts.kc.clients.del({ realm: 'test', id: 'rolling' });
     });
 
     test('a service account without a role gets 403; with view-clients it reads clients; its token has no refresh token', async () => {

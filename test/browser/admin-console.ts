@@ -82,6 +82,17 @@ for (const dialect of dialects()) {
       const newSecret = ((await page.locator('code.secret').textContent()) ?? '').trim();
       assert.ok(newSecret.length >= 32 && newSecret !== secret);
       await checkLayout(page, 'console-client', shoot);
+      // Another, keeping this one for a day beside it (a rolling change of the application's instances):
+      // the page says until when, and the button refuses it at once.
+      await page.getByLabel('Keep the old secret valid beside the new one').selectOption({ label: 'For 1 day' });
+      await page.getByRole('button', { name: 'Generate a new secret' }).click();
+      await page.getByText('the old one is still accepted until').waitFor();
+      assert.equal(await page.getByText('Previous secret', { exact: true }).count(), 1);
+      assert.equal((await ts.store.clients.get(REALM, 'shop'))!.rotatedSecret !== null, true);
+      await checkLayout(page, 'console-client-previous-secret', shoot);
+      await page.getByRole('button', { name: 'Refuse the previous secret now' }).click();
+      await page.getByText('The previous secret is refused from now on').waitFor();
+      assert.equal((await ts.store.clients.get(REALM, 'shop'))!.rotatedSecret, null);
       // Off again: the walk signs in to shop below with a plain authorization request.
       await page.getByLabel('Require pushed authorization requests').uncheck();
       await page.getByRole('button', { name: 'Save pushed requests' }).click();

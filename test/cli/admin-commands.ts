@@ -88,6 +88,22 @@ for (const dialect of dialects()) {
       out = ok(['client', 'rotate-secret', 'shop', 'robot']);
       assert.match(out, /new client secret of robot \(shown only now\): [A-Za-z0-9_-]{43}/);
       await withStore(async (s) => assert.notEqual((await s.clients.get('shop', 'robot'))!.secretHash, before));
+      assert.match(out, /the old secret is refused from now on/);
+      // --keep-previous: the secret just replaced stays valid beside the new one until the time printed.
+      const current = await withStore(async (s) => (await s.clients.get('shop', 'robot'))!.secretHash);
+      out = ok(['client', 'rotate-secret', 'shop', 'robot', '--keep-previous', '2h']);
+      const until = Date.parse(/the old secret is still accepted until (\S+):/.exec(out)![1]!) / 1000;
+      assert.ok(Math.abs(until - (Date.now() / 1000 + 7200)) < 60, out);
+      await withStore(async (s) => assert.deepEqual((await s.clients.get('shop', 'robot'))!.rotatedSecret, { hash: current, expiresAt: until }));
+      for (const bad of ['31d', 'soon', '-5', '1w']) {
+        const r = run(['client', 'rotate-secret', 'shop', 'robot', '--keep-previous', bad]);
+        assert.equal(r.status, 1, bad);
+        assert.match(r.stderr, /previous secret|not a duration/, bad);
+      }
+      await withStore(async (s) => assert.equal((await s.clients.get('shop', 'robot'))!.rotatedSecret?.hash, current, 'a refused rotation changes nothing'));
+      assert.match(ok(['client', 'invalidate-previous-secret', 'shop', 'robot']), /previous secret of robot is refused from now on/);
+      await withStore(async (s) => assert.equal((await s.clients.get('shop', 'robot'))!.rotatedSecret, null));
+      assert.match(ok(['client', 'invalidate-previous-secret', 'shop', 'robot']), /had no previous secret still valid/);
       assert.equal(run(['client', 'delete', 'shop', 'web']).status, 1);
       ok(['client', 'delete', 'shop', 'web', '--yes']);
       assert.equal(run(['client', 'rotate-secret', 'shop', 'web']).status, 1);

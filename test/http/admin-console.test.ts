@@ -113,6 +113,32 @@ for (const dialect of dialects()) {
       assert.equal(await authenticates(firstSecret), false);
       assert.equal(await authenticates(secret), true);
       assert.doesNotMatch((await inject(ts.app, jar, 'GET', shop)).body, /class="secret"/, 'shown only once');
+      assert.match((await inject(ts.app, jar, 'GET', shop)).body, /No previous secret is valid/);
+
+      // A new secret that keeps the old one for a day: both authenticate, the page says until when; the
+      // button refuses it at once. A duration the form does not offer is refused, the secret unchanged.
+      res = await inject(ts.app, jar, 'POST', `${shop}/secret`, { csrf, keepPrevious: 'forever' });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /not a duration/);
+      assert.equal(await authenticates(secret), true);
+      res = await inject(ts.app, jar, 'POST', `${shop}/secret`, { csrf, keepPrevious: '86400' });
+      assert.equal(res.statusCode, 200);
+      const kept = /<code class="secret">([^<]+)<\/code>/.exec(res.body)?.[1];
+      assert.ok(kept && kept !== secret);
+      const until = new Date((Math.floor(ts.clock.nowMs() / 1000) + 86_400) * 1000).toISOString().slice(0, 10);
+      assert.match(res.body, new RegExp(`the old one is still accepted until ${until} `));
+      assert.equal(await authenticates(secret), true);
+      assert.equal(await authenticates(kept), true);
+      const withPrevious = (await inject(ts.app, jar, 'GET', shop)).body;
+      assert.match(withPrevious, new RegExp(`<dt>Previous secret</dt><dd>still accepted until ${until} `));
+      res = await inject(ts.app, jar, 'POST', `${shop}/secret/previous/invalidate`, { csrf: 'wrong' });
+      assert.equal(res.statusCode, 403, 'CSRF-protected');
+      assert.equal(await authenticates(secret), true);
+      res = await inject(ts.app, jar, 'POST', `${shop}/secret/previous/invalidate`, { csrf });
+      assert.equal(res.headers.location, `${shop}?done=previous-secret-refused`);
+      assert.equal(await authenticates(secret), false);
+      assert.equal(await authenticates(kept), true);
+      assert.match((await inject(ts.app, jar, 'GET', `${shop}?done=previous-secret-refused`)).body, /The previous secret is refused from now on/);
 
       // Deleting needs the client ID typed again; realm-management is never deleted.
       for (const confirm of ['', 'sho', 'SHOP']) {
@@ -134,12 +160,12 @@ for (const dialect of dialects()) {
 
       const events = await ts.store.adminEvents.list(REALM, {});
       const mine = events.filter((e) => e.via === 'console' && e.resourcePath.startsWith('clients/shop')).map((e) => `${e.operation} ${e.resourcePath}`);
-      assert.deepEqual(mine.sort(), ['ACTION clients/shop/client-secret', 'CREATE clients/shop', 'DELETE clients/shop', ...Array(5).fill('UPDATE clients/shop')].sort());
+      assert.deepEqual(mine.sort(), ['ACTION clients/shop/client-secret', 'ACTION clients/shop/client-secret', 'CREATE clients/shop', 'DELETE clients/shop/client-secret/rotated', 'DELETE clients/shop', ...Array(5).fill('UPDATE clients/shop')].sort());
 
       // Without manage-clients, none of it.
       const viewer = await signIn(ts, VIEWER);
       const vcsrf = /name="csrf" value="([^"]*)"/.exec((await inject(ts.app, viewer, 'GET', `${CONSOLE}/realms/master/users`)).body)![1]!;
-      for (const action of ['secret', 'disable', 'delete', 'web-origins']) {
+      for (const action of ['secret', 'secret/previous/invalidate', 'disable', 'delete', 'web-origins']) {
         const r = await inject(ts.app, viewer, 'POST', `${CONSOLE}/realms/master/clients/security-admin-console/${action}`, { csrf: vcsrf, confirm: 'security-admin-console', origin: 'https://x.example' });
         assert.equal(r.statusCode, 403, action);
       }

@@ -1,6 +1,6 @@
 import type { Store } from '../../storage/store.js';
 import { createPublicKey } from 'node:crypto';
-import { NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh, REQUEST_OBJECT_REQUIRED, type RequestObjectRequired, type Realm, type ClientScopeDefaults } from '../../storage/types.js';
+import { NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh, REQUEST_OBJECT_REQUIRED, type RequestObjectRequired, type Realm, type ClientScopeDefaults, type RotatedSecret } from '../../storage/types.js';
 import { defaultScopesOf } from '../../oauth/scopes.js';
 import { certificateKey, parseJwks, publicKeyOf } from '../../oauth/client-keys.js';
 import { ASSERTION_ALGS, isAssertionAlg } from '../../oauth/client-assertion.js';
@@ -405,6 +405,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     frontchannelLogout: checked.frontchannelLogout,
     jwtKeys: checked.jwtKeys,
     fullScopeAllowed: input.fullScopeAllowed !== false,
+    rotatedSecret: null,
   };
   await store.clients.create({ ...client, now: client.createdAt });
   await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
@@ -413,7 +414,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     const sa = await ensureServiceAccount(store, client);
     if (!sa.enabled) await store.users.update(sa.id, { enabled: true });
   }
-  await recordAdminEvent(store, actor, { realmId: client.realmId, operation: 'CREATE', resourceType: 'CLIENT', resourcePath: `clients/${client.clientId}`, representation: { ...client, secretHash: undefined } });
+  await recordAdminEvent(store, actor, { realmId: client.realmId, operation: 'CREATE', resourceType: 'CLIENT', resourcePath: `clients/${client.clientId}`, representation: { ...client, secretHash: undefined, rotatedSecret: undefined } });
   return { client, secret, generated };
 }
 
@@ -479,17 +480,73 @@ export async function setClientEnabled(store: Store, input: { realmId: string; c
   return (await changeClient(store, { realmId: input.realmId, clientId: input.clientId, changes: { enabled: input.enabled } }, actor)).client;
 }
 
+/** The longest a rotation may keep the previous secret valid: 30 days. */
+export const MAX_KEEP_PREVIOUS_SECONDS = 30 * 86_400;
+
 /**
- * Replaces a confidential client's secret with a new generated one: the old secret is refused from the
- * next request on (by this process at once, by others within the cache window). Returns the new secret.
+ * How long to keep the previous secret, as given on the command line or in the console: whole seconds, or
+ * a number with s, m, h or d (`90m`, `24h`, `7d`); 0 or `no`: not at all.
  */
-export async function rotateClientSecret(store: Store, input: { realmId: string; clientId: string }, actor: Actor = cliActor()): Promise<string> {
+export function parseKeepPrevious(text: string): number {
+  const m = /^\s*(\d{1,9})\s*([smhd]?)\s*$/.exec(text);
+  if (text.trim() === 'no') return 0;
+  if (!m) throw new ValidationError(`keep the previous secret for: ${JSON.stringify(text)} is not a duration (seconds, or a number with s, m, h or d: 90m, 24h, 7d)`);
+  return checkKeepPrevious(Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as '' | 's' | 'm' | 'h' | 'd']);
+}
+
+export function checkKeepPrevious(seconds: number): number {
+  if (!Number.isSafeInteger(seconds) || seconds < 0 || seconds > MAX_KEEP_PREVIOUS_SECONDS) {
+    throw new ValidationError(`the previous secret may be kept for 0 to ${MAX_KEEP_PREVIOUS_SECONDS} seconds (30 days), not ${seconds}`);
+  }
+  return seconds;
+}
+
+/**
+ * Replaces a confidential client's secret with a new generated one and returns it. Without
+ * `keepPreviousSeconds` the old secret (and any previous one an earlier rotation kept) is refused from the
+ * next request on (by this process at once, by others within the cache window): the answer to a leaked
+ * secret. With it, the old secret stays valid that much longer beside the new one (Keycloak's rotated
+ * secret), so that an application's instances can move to the new secret one by one without a failed
+ * request; a previous secret kept by an earlier rotation is dropped (one previous secret at most).
+ */
+export async function rotateClientSecret(
+  store: Store,
+  input: { realmId: string; clientId: string; keepPreviousSeconds?: number; /** Epoch seconds (a server's clock); default the system's. */ now?: number },
+  actor: Actor = cliActor(),
+): Promise<{ secret: string; previousValidUntil: number | null }> {
   const client = await requireClient(store, input.realmId, input.clientId);
   if (client.public || client.clientId === REALM_MANAGEMENT) throw new ValidationError(`client ${client.clientId} has no secret`);
+  const keep = checkKeepPrevious(input.keepPreviousSeconds ?? 0);
+  const at = input.now ?? now();
+  const rotatedSecret = keep > 0 && client.secretHash ? { hash: client.secretHash, expiresAt: at + keep } : null;
   const secret = generateClientSecret();
-  await store.clients.update(input.realmId, input.clientId, { secretHash: await hashClientSecret(secret, { generated: true }) });
-  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'ACTION', resourceType: 'CLIENT', resourcePath: `clients/${client.clientId}/client-secret` });
-  return secret;
+  await store.clients.update(input.realmId, input.clientId, { secretHash: await hashClientSecret(secret, { generated: true }), rotatedSecret });
+  await recordAdminEvent(store, actor, {
+    realmId: input.realmId,
+    operation: 'ACTION',
+    resourceType: 'CLIENT',
+    resourcePath: `clients/${client.clientId}/client-secret`,
+    ...(rotatedSecret ? { representation: { previousSecretValidUntil: rotatedSecret.expiresAt } } : {}),
+  });
+  return { secret, previousValidUntil: rotatedSecret?.expiresAt ?? null };
+}
+
+/** The client's previous secret, if a rotation kept it and it has not expired yet. */
+export function previousSecretOf(client: Client, nowSeconds: number = now()): RotatedSecret | null {
+  return client.rotatedSecret && client.rotatedSecret.expiresAt > nowSeconds ? client.rotatedSecret : null;
+}
+
+/**
+ * Refuses the client's previous secret from now on (Keycloak's "invalidate rotated secret"), once every
+ * instance of the application uses the new one. True when there was one still valid.
+ */
+export async function invalidatePreviousSecret(store: Store, input: { realmId: string; clientId: string; now?: number }, actor: Actor = cliActor()): Promise<boolean> {
+  const client = await requireClient(store, input.realmId, input.clientId);
+  if (client.public || client.clientId === REALM_MANAGEMENT) throw new ValidationError(`client ${client.clientId} has no secret`);
+  const had = previousSecretOf(client, input.now ?? now()) !== null;
+  if (client.rotatedSecret) await store.clients.update(input.realmId, input.clientId, { rotatedSecret: null });
+  await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'CLIENT', resourcePath: `clients/${client.clientId}/client-secret/rotated` });
+  return had;
 }
 
 /** Deletes a client, its roles and its service account; its refresh chains are revoked. */
@@ -645,7 +702,7 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   // Public <-> confidential: the secret goes, or a new one comes (shown once, stored as a hash).
   let secret: string | undefined;
   if (input.public === true && !client.public) {
-    Object.assign(patch, { public: true, secretHash: null, authMethods: ['none'] });
+    Object.assign(patch, { public: true, secretHash: null, rotatedSecret: null, authMethods: ['none'] });
   } else if (input.public === false && client.public) {
     const methods = patch.authMethods ?? [...DEFAULT_AUTH_METHODS];
     if (usesJwt(methods)) Object.assign(patch, { public: false, authMethods: methods });
@@ -663,7 +720,7 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   const updated = await store.clients.get(input.realmId, input.clientId);
   if (!updated) throw new ValidationError(`client ${input.clientId} was deleted meanwhile`);
   if (updated.serviceAccountsEnabled) await ensureServiceAccount(store, updated);
-  await recordAdminEvent(store, actor, { realmId: updated.realmId, operation: 'UPDATE', resourceType: 'CLIENT', resourcePath: `clients/${updated.clientId}`, representation: { ...updated, secretHash: undefined } });
+  await recordAdminEvent(store, actor, { realmId: updated.realmId, operation: 'UPDATE', resourceType: 'CLIENT', resourcePath: `clients/${updated.clientId}`, representation: { ...updated, secretHash: undefined, rotatedSecret: undefined } });
   return secret !== undefined ? { client: updated, secret } : { client: updated };
 }
 

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
-import { changeClient, createClient, deleteClient, rotateClientSecret } from '../../admin/operations/clients.js';
+import { changeClient, createClient, deleteClient, invalidatePreviousSecret, previousSecretOf, rotateClientSecret } from '../../admin/operations/clients.js';
 import { ensureServiceAccount } from '../../admin/operations/service-accounts.js';
 import { regenerateRegistrationToken } from '../../admin/operations/initial-access.js';
 import { setNoStore } from '../plugins/security-headers.js';
 import { fromClientRepresentation, toClientRepresentation } from '../../admin/keycloak/representations/client.js';
 import { ValidationError } from '../../admin/validation.js';
+import { nowSeconds } from '../../clock.js';
 import type { Client } from '../../storage/types.js';
 import { actorOf, requireRole } from './authenticate.js';
 import { notFound } from './errors.js';
@@ -145,15 +146,58 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
     },
   );
 
-  app.post<P>('/realms/:realm/clients/:id/client-secret', { schema: { tags, summary: 'Generate a new client secret; the old one is refused at once', params: clientParams, security } }, async (req) => {
-    const caller = callerOf(req);
-    const realm = await loadRealm(services, caller, req.params.realm);
-    requireRole(caller, realm.id, 'manage-clients');
-    await load(realm.id, req.params.id);
-    const value = await rotateClientSecret(store, { realmId: realm.id, clientId: req.params.id }, actorOf(caller));
-    services.cache.clear();
-    return { type: 'secret', value };
-  });
+  app.post<P & { Querystring: { rotatedExpirationPeriod?: string } }>(
+    '/realms/:realm/clients/:id/client-secret',
+    {
+      schema: {
+        tags,
+        summary: 'Generate a new client secret, shown only now. The old one is refused at once, or with ?rotatedExpirationPeriod=<seconds> (up to 30 days) kept valid that long beside the new one (the rotated secret)',
+        params: clientParams,
+        querystring: { type: 'object', properties: { rotatedExpirationPeriod: { type: 'string', description: 'Seconds to keep the old secret valid (0 to 2592000; default 0)' } } },
+        security,
+      },
+    },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-clients');
+      await load(realm.id, req.params.id);
+      const period = req.query.rotatedExpirationPeriod;
+      if (period !== undefined && !/^\d{1,9}$/.test(period)) throw new ValidationError('rotatedExpirationPeriod: whole seconds, 0 to 2592000');
+      const { secret } = await rotateClientSecret(store, { realmId: realm.id, clientId: req.params.id, keepPreviousSeconds: period === undefined ? 0 : Number(period), now: nowSeconds(services.clock) }, actorOf(caller));
+      services.cache.clear();
+      setNoStore(reply);
+      return { type: 'secret', value: secret };
+    },
+  );
+
+  app.get<P>(
+    '/realms/:realm/clients/:id/client-secret/rotated',
+    { schema: { tags, summary: "The client's previous (rotated) secret, while a rotation keeps it valid: stored only as a hash, so without its value; 404 when there is none", params: clientParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'view-clients');
+      const client = await load(realm.id, req.params.id);
+      const previous = previousSecretOf(client, nowSeconds(services.clock));
+      if (!previous) throw notFound('Client does not have a rotated secret');
+      return { type: 'secret', expiresAt: previous.expiresAt };
+    },
+  );
+
+  app.delete<P>(
+    '/realms/:realm/clients/:id/client-secret/rotated',
+    { schema: { tags, summary: "Invalidate the client's previous (rotated) secret: only the current one is accepted from now on", params: clientParams, response: noContent204, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-clients');
+      await load(realm.id, req.params.id);
+      await invalidatePreviousSecret(store, { realmId: realm.id, clientId: req.params.id, now: nowSeconds(services.clock) }, actorOf(caller));
+      services.cache.clear();
+      return reply.code(204).send();
+    },
+  );
 
   app.post<P>(
     '/realms/:realm/clients/:id/registration-access-token',

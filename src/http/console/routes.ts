@@ -7,7 +7,7 @@ import type { Actor } from '../../admin/operations/common.js';
 import type { Client, RequestObjectRequired } from '../../storage/types.js';
 import { ensureConsoleClient, getClient, getRealm, listClients, listRealms } from '../../admin/operations/console.js';
 import { listAdminEvents, listLoginEvents } from '../../admin/operations/events.js';
-import { DEFAULT_AUTH_METHODS, createClient, deleteClient, rotateClientSecret, setClientEnabled, updateClient, updateClientShowingSecret, usesJwt } from '../../admin/operations/clients.js';
+import { DEFAULT_AUTH_METHODS, createClient, deleteClient, invalidatePreviousSecret, parseKeepPrevious, previousSecretOf, rotateClientSecret, setClientEnabled, updateClient, updateClientShowingSecret, usesJwt } from '../../admin/operations/clients.js';
 import { ROOT_USER_PROPERTIES } from '../../admin/validation.js';
 import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, listUsers, logoutUser, requireUser, resetPassword, unlockUser, updateUser, userSessions } from '../../admin/operations/users.js';
 import { endSession } from '../../admin/operations/tokens.js';
@@ -16,7 +16,7 @@ import { addMember, createOrganization, listMembers, listOrganizations, removeMe
 import { changeComposites, changeRoleMappings, createRole, deleteRole, findRoleById, isAdminRole, listRolesWithCounts, requireRoleByName, roleComposites, roleWithUsers, updateRole, userRoleChoices } from '../../admin/operations/roles.js';
 import { ConflictError, NotFound, ValidationError } from '../../admin/validation.js';
 import { OAuthError } from '../../oauth/errors.js';
-import { LIFETIMES, LOGIN_OPTIONS, REMEMBER_ME_LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, rolePage, rolesPage, roleUrl, userPage, usersPage } from '../../views/console/pages.js';
+import { LIFETIMES, LOGIN_OPTIONS, REMEMBER_ME_LIFETIMES, organizationPage, organizationsPage, clientPage, clientsPage, consoleMessagePage, dashboardPage, eventsPage, realmPage, rolePage, rolesPage, roleUrl, userPage, usersPage, when } from '../../views/console/pages.js';
 import { realmBase } from '../../views/console/layout.js';
 import type { ConsoleFrame } from '../../views/console/layout.js';
 import { sendPage } from '../interaction/render.js';
@@ -50,6 +50,7 @@ const NOTICES: Record<string, string> = {
   'full-scope-saved': "The full scope setting was saved: the client's next tokens follow it.",
   'frontchannel-saved': 'The front-channel logout settings were saved.',
   'credentials-saved': 'The credentials were saved.',
+  'previous-secret-refused': 'The previous secret is refused from now on: only the current one is accepted.',
   'client-disabled': 'The client was disabled: it can no longer authenticate, sign users in or get tokens.',
   'client-deleted': 'The client was deleted: its refresh tokens were revoked.',
   'user-created': 'The user was created.',
@@ -341,7 +342,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     const frame = { ...s.frame, title: client.clientId, realmId, ...(opts.error ? { error: opts.error } : {}), ...(opts.notice ? { notice: opts.notice } : {}) };
     const clientRoles = { rows: roles.map((r) => ({ ...r, admin: isAdminRole(r), composite: composite.has(r.id) })), adminOnly: client.clientId === REALM_MANAGEMENT, ...(opts.roleForm ? { form: opts.roleForm } : {}) };
     const inScope = (await services.store.roleScopes.list(realmId, { kind: 'client', id: client.clientId })).map((r) => (r.clientId === '' ? r.name : `${r.clientId}/${r.name}`));
-    return sendPage(reply, opts.status ?? 200, clientPage(frame, client, hasAdminRole(s.caller, realmId, 'manage-clients'), clientRoles, opts.secret, inScope));
+    return sendPage(reply, opts.status ?? 200, clientPage(frame, client, hasAdminRole(s.caller, realmId, 'manage-clients'), clientRoles, opts.secret, inScope, previousSecretOf(client, nowSeconds(services.clock))?.expiresAt ?? null));
   }
 
   app.get(`${R}/clients/:clientId`, async (req: Req, reply) => {
@@ -509,20 +510,36 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     });
   }
 
-  // A new secret replaces the old one at once; it is shown on this response only (stored as a hash).
+  // A new secret replaces the old one, which is refused at once or kept valid for the chosen time; the new
+  // one is shown on this response only (stored as a hash).
   app.post(`${R}/clients/:clientId/secret`, async (req: Req, reply) => {
     const s = await signedIn(req, reply);
     if (!s) return reply;
     const { realmId, client } = await managedClient(s, req);
-    let secret: string;
+    let rotated: { secret: string; previousValidUntil: number | null };
     try {
-      secret = await rotateClientSecret(services.store, { realmId, clientId: client.clientId }, s.actor);
+      const keep = field(req, 'keepPrevious');
+      rotated = await rotateClientSecret(services.store, { realmId, clientId: client.clientId, keepPreviousSeconds: keep ? parseKeepPrevious(keep) : 0, now: nowSeconds(services.clock) }, s.actor);
     } catch (err) {
       if (isRefusal(err)) return showClient(s, reply, realmId, client, { status: 400, error: err.message });
       throw err;
     }
-    const notice = 'A new secret was generated: the old one no longer works.';
-    return showClient(s, reply, realmId, client, { notice, secret });
+    const notice = rotated.previousValidUntil === null
+      ? 'A new secret was generated: the old one no longer works.'
+      : `A new secret was generated: the old one is still accepted until ${when(rotated.previousValidUntil)}.`;
+    return showClient(s, reply, realmId, await getClient(services.store, { realmId, clientId: client.clientId }), { notice, secret: rotated.secret });
+  });
+
+  app.post(`${R}/clients/:clientId/secret/previous/invalidate`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const { realmId, client, page } = await managedClient(s, req);
+    return attempt(
+      reply,
+      () => invalidatePreviousSecret(services.store, { realmId, clientId: client.clientId, now: nowSeconds(services.clock) }, s.actor),
+      (error) => showClient(s, reply, realmId, client, { status: 400, error }),
+      `${page}?done=previous-secret-refused`,
+    );
   });
 
   // Deleting asks for the client ID typed again: a slip of the mouse cannot delete a client.

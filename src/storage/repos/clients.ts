@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { inTransaction } from './in-transaction.js';
-import { ConflictError, NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh, type RequestObjectRequired } from '../types.js';
+import { ConflictError, NO_BACKCHANNEL_LOGOUT, NO_FRONTCHANNEL_LOGOUT, type BackchannelLogoutSettings, type FrontchannelLogoutSettings, type Client, type ClientAuthMethod, type ClientJwtKeys, type TokenExchangeRefresh, type RequestObjectRequired, type RotatedSecret } from '../types.js';
 import { isUniqueViolation } from '../dialects/errors.js';
 import { toClient } from './mappers.js';
 import { deleteOwnedMappers } from './protocol-mappers.js';
@@ -36,13 +36,15 @@ export interface ClientPatch {
   /** null removes them. */
   jwtKeys?: ClientJwtKeys | null;
   fullScopeAllowed?: boolean;
+  /** null removes it. */
+  rotatedSecret?: RotatedSecret | null;
 }
 
 export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async create(
-    c: Omit<Client, 'createdAt' | 'enabled' | 'optionalScopes' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'dpopBoundAccessTokens' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'requestObjectRequired' | 'requestObjectSignatureAlg' | 'frontchannelLogout' | 'jwtKeys' | 'fullScopeAllowed'> & { now: number; fullScopeAllowed?: boolean; optionalScopes?: string[]; requestObjectRequired?: RequestObjectRequired; requestObjectSignatureAlg?: string | null; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; dpopBoundAccessTokens?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
+    c: Omit<Client, 'createdAt' | 'enabled' | 'optionalScopes' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'dpopBoundAccessTokens' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'requestObjectRequired' | 'requestObjectSignatureAlg' | 'frontchannelLogout' | 'jwtKeys' | 'fullScopeAllowed' | 'rotatedSecret'> & { now: number; fullScopeAllowed?: boolean; optionalScopes?: string[]; requestObjectRequired?: RequestObjectRequired; requestObjectSignatureAlg?: string | null; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; dpopBoundAccessTokens?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
   ): Promise<void> {
     const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
     const fc = c.frontchannelLogout ?? NO_FRONTCHANNEL_LOGOUT;
@@ -150,6 +152,10 @@ export class ClientRepository {
     if (patch.dpopBoundAccessTokens !== undefined) values.dpop_bound_access_tokens = flag(patch.dpopBoundAccessTokens);
     if (patch.fullScopeAllowed !== undefined) values.full_scope_allowed = flag(patch.fullScopeAllowed);
     if (patch.jwtKeys !== undefined) values.jwt_keys = patch.jwtKeys ? JSON.stringify(patch.jwtKeys) : null;
+    if (patch.rotatedSecret !== undefined) {
+      values.rotated_secret_hash = patch.rotatedSecret?.hash ?? null;
+      values.rotated_secret_expires_at = patch.rotatedSecret?.expiresAt ?? null;
+    }
     if (Object.keys(values).length === 0) return true;
     const r = await this.db.updateTable('clients').set(values).where('realm_id', '=', realmId).where('client_id', '=', clientId).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;

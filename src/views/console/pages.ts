@@ -295,7 +295,7 @@ export interface ClientRoles {
   form?: Record<string, string>;
 }
 
-export function clientPage(frame: ConsoleFrame & { realmId: string }, client: Client, canManage: boolean, roles: ClientRoles, secret?: string, inScope: readonly string[] = []): string {
+export function clientPage(frame: ConsoleFrame & { realmId: string }, client: Client, canManage: boolean, roles: ClientRoles, secret?: string, inScope: readonly string[] = [], previousSecretUntil: number | null = null): string {
   const base = `${realmBase(frame.realmId)}/clients/${encodeURIComponent(client.clientId)}`;
   /** A list of the client's, each item removable, with a form to add one (manage-clients only). */
   const list = (path: string, items: readonly string[], name: string, label: string, button: string, help: string): SafeHtml => {
@@ -309,7 +309,7 @@ ${canManage
   const manage: SafeHtml | '' = canManage
     ? html`<h2>Client</h2>
 <div class="row">${client.enabled ? actionForm(`${base}/disable`, frame.csrf, 'Disable client', { secondary: true }) : actionForm(`${base}/enable`, frame.csrf, 'Enable client')}
-${client.public || client.authMethods.includes('private_key_jwt') ? '' : actionForm(`${base}/secret`, frame.csrf, 'Generate a new secret', { secondary: true })}</div>
+</div>
 <h2>Delete</h2>
 <form method="post" action="${base}/delete" class="console-form">${csrfField(frame.csrf)}
 <label for="confirm">Type the client ID to delete the client</label><input type="text" id="confirm" name="confirm" required autocomplete="off">
@@ -330,7 +330,8 @@ ${list('redirect-uris', client.redirectUris, 'uri', 'Add a redirect URI', 'Add r
 <h2>Web origins</h2>
 ${list('web-origins', client.webOrigins, 'origin', 'Add a web origin', 'Add web origin', 'An origin such as https://app.example.com allowed to call the token endpoints from a browser (CORS), or + for the origins of the redirect URIs.')}
 ${client.public ? '' : html`<h2>Credentials</h2>
-${credentialsSection(`${base}/credentials`, frame.csrf, client, canManage)}`}
+${credentialsSection(`${base}/credentials`, frame.csrf, client, canManage)}
+${client.authMethods.includes('private_key_jwt') || client.clientId === 'realm-management' ? '' : secretSection(`${base}/secret`, frame.csrf, canManage, previousSecretUntil)}`}
 <h2>Back-channel logout</h2>
 ${backchannelSection(`${base}/backchannel-logout`, frame.csrf, client, canManage)}
 <h2>Pushed authorization requests</h2>
@@ -380,6 +381,24 @@ function credentialsSection(action: string, csrf: string, client: Client, canMan
 <label for="signing-alg">Signature algorithm</label><select id="signing-alg" name="signingAlg">${algs}</select>
 ${help}
 <button type="submit">Save credentials</button></form>`;
+}
+
+/**
+ * The client secret: a new one generated (shown once), the old one refused at once or kept valid for a while
+ * beside it (Keycloak's rotated secret), so that the application's instances move to the new one without
+ * a failed request; a previous secret still valid, and the button that refuses it from now on.
+ */
+function secretSection(action: string, csrf: string, canManage: boolean, previousUntil: number | null): SafeHtml {
+  const previous = previousUntil === null
+    ? html`<p class="muted">No previous secret is valid: only the current one is accepted.</p>`
+    : html`<dl class="facts"><dt>Previous secret</dt><dd>still accepted until ${when(previousUntil)}</dd></dl>${canManage ? actionForm(`${action}/previous/invalidate`, csrf, 'Refuse the previous secret now', { secondary: true }) : ''}`;
+  if (!canManage) return html`<h3>Client secret</h3>${previous}`;
+  const keep = [['0', 'No: refuse it at once (a leaked secret)'], ['3600', 'For 1 hour'], ['86400', 'For 1 day'], ['604800', 'For 7 days'], ['2592000', 'For 30 days']].map(([v, label]) => html`<option value="${v}">${label}</option>`);
+  return html`<h3>Client secret</h3>${previous}
+<form method="post" action="${action}" class="console-form">${csrfField(csrf)}
+<label for="keep-previous">Keep the old secret valid beside the new one</label><select id="keep-previous" name="keepPrevious">${keep}</select>
+<p class="muted">The new secret is shown once. While the old one is kept, both are accepted: move each instance of the application to the new secret, then refuse the old one here (or let it expire).</p>
+<button type="submit" class="secondary">Generate a new secret</button></form>`;
 }
 
 /** OpenID Connect Back-Channel Logout: where logout tokens go, with sid or not, offline tokens revoked or not. */

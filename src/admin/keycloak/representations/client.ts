@@ -13,6 +13,9 @@ import { ValidationError } from '../../validation.js';
  */
 export const AUTH_METHODS_ATTRIBUTE = 'realmgate.token.endpoint.auth.methods';
 
+/** Keycloak's client attribute: until when the rotated (previous) secret is accepted, epoch seconds. */
+export const ROTATED_SECRET_EXPIRATION_ATTRIBUTE = 'client.secret.rotated.expiration.time';
+
 /** Keycloak's client attributes of OpenID Connect Back-Channel Logout 1.0 (its OIDCConfigAttributes). */
 export const BACKCHANNEL_ATTRIBUTES = {
   url: 'backchannel.logout.url',
@@ -279,6 +282,9 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
       'pkce.code.challenge.method': c.pkceMethod,
       // Keycloak joins the post-logout redirect URIs with '##'.
       'post.logout.redirect.uris': c.postLogoutRedirectUris.join('##'),
+      // Keycloak's rotated secret (ClientSecretConfig): until when the previous secret is accepted, in
+      // epoch seconds; read only (the secret itself is stored only as a hash).
+      ...(c.rotatedSecret ? { [ROTATED_SECRET_EXPIRATION_ATTRIBUTE]: String(c.rotatedSecret.expiresAt) } : {}),
       // A public client does not authenticate (its methods are ['none']).
       ...(c.public ? {} : { [AUTH_METHODS_ATTRIBUTE]: c.authMethods.join(' ') }),
     },
