@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { defaultScopesOf } from '../oauth/scopes.js';
-import { CliError, collect, withStore } from './common.js';
+import { CliError, collect, notBeforeOptions, runNotBefore, withStore, type NotBeforeOptions } from './common.js';
 import fs from 'node:fs';
-import { createClient, deleteClient, invalidatePreviousSecret, isRequestObjectRequired, parseKeepPrevious, rotateClientSecret, setClientEnabled, updateClientShowingSecret, type ClientJwtKeysChange, type ListChange } from '../admin/operations.js';
+import { changeClient, createClient, deleteClient, invalidatePreviousSecret, isRequestObjectRequired, parseKeepPrevious, rotateClientSecret, setClientEnabled, updateClientShowingSecret, type ClientJwtKeysChange, type ListChange } from '../admin/operations.js';
 import { keySource } from '../oauth/client-keys.js';
 import { checkChosenClientSecret } from '../admin/validation.js';
 import { onOff } from './common.js';
@@ -462,6 +462,24 @@ export function registerClient(program: Command): void {
       const had = await withStore((store) => invalidatePreviousSecret(store, { realmId, clientId }));
       process.stdout.write(had ? `the previous secret of ${clientId} is refused from now on\n` : `${clientId} had no previous secret still valid: nothing to refuse\n`);
     });
+  notBeforeOptions(
+    client.command('revoke-before <realm> <client-id>').description("refuse every token issued to the client before a time (Keycloak's client not-before; the realm's revoke-before for one client); without options, show it"),
+  ).action(async (realmId: string, clientId: string, o: NotBeforeOptions) => {
+    await withStore((store) =>
+      runNotBefore(
+        o,
+        `client ${clientId}`,
+        async () => {
+          const c = await store.clients.get(realmId, clientId);
+          if (!c) throw new CliError(`client ${clientId} does not exist in realm ${realmId}`);
+          return c.notBefore;
+        },
+        async (at) => {
+          await changeClient(store, { realmId, clientId, changes: { notBefore: at } });
+        },
+      ),
+    );
+  });
   registerMapperCommands(client, 'client');
   registerScopeMappingCommands(client, 'client');
   registerInitialAccessCommands(client);

@@ -179,3 +179,44 @@ export function onOff(name: string) {
     throw new InvalidArgumentError(`${name} takes on or off`);
   };
 }
+
+/** The options of a revoke-before command (a realm's or a client's not-before policy). */
+export interface NotBeforeOptions {
+  now?: boolean;
+  at?: number;
+  clear?: boolean;
+}
+
+/** Adds --now, --at and --clear to a revoke-before command. */
+export function notBeforeOptions(cmd: Command): Command {
+  return cmd
+    .option('--now', 'revoke every token issued until now')
+    .option('--at <time>', 'an ISO 8601 time or seconds since the epoch: now, a past time, or at most a day ahead (a later one would refuse every new token until then)', timeArg('--at'))
+    .option('--clear', 'remove the policy');
+}
+
+/**
+ * A revoke-before command: without options it shows the policy `current()` reads; with one of --now, --at
+ * and --clear it sets it through `set` and says so. `what` names the owner ("realm shop", "client web").
+ */
+export async function runNotBefore(o: NotBeforeOptions, what: string, current: () => Promise<number>, set: (at: number) => Promise<void>): Promise<void> {
+  const chosen = [o.now, o.at !== undefined, o.clear].filter(Boolean).length;
+  if (chosen > 1) throw new CliError('use only one of --now, --at and --clear');
+  const at = o.now ? Math.floor(Date.now() / 1000) : o.clear ? 0 : o.at;
+  if (at === undefined) {
+    const value = await current();
+    const iso = isoSeconds(value);
+    if (!value) process.stdout.write('no not-before policy\n');
+    else if (iso === undefined) process.stdout.write(`not-before-policy ${value} is beyond any date: every token is refused (replace it with --now or --clear)\n`);
+    else process.stdout.write(`tokens issued before ${iso} (${value}) are refused\n`);
+    return;
+  }
+  await set(at);
+  process.stdout.write(at ? `tokens of ${what} issued before ${isoSeconds(at)} are refused (not-before-policy ${at})\n` : `not-before policy of ${what} cleared\n`);
+}
+
+/** An epoch second as ISO 8601; undefined for a stored value no date can show (an earlier version let one in). */
+export function isoSeconds(s: number): string | undefined {
+  const d = new Date(s * 1000);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+}

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { CliError, intArg, onOff, readStdin, timeArg, withStore } from './common.js';
+import { CliError, intArg, notBeforeOptions, onOff, readStdin, runNotBefore, withStore, type NotBeforeOptions } from './common.js';
 import { terminalSafe } from './terminal-text.js';
 import { createRealm, deleteRealm, revokeBefore, updateRealm } from '../admin/operations.js';
 import type { RealmSettings } from '../storage/repos/realms.js';
@@ -9,12 +9,6 @@ import { registerRealmTransfer } from './realm-transfer.js';
 import { registerRealmRequiredActions } from './realm-required-actions.js';
 import { registerRealmLocalization } from './realm-localization.js';
 import { describePolicy, storedPolicy, SUPPORTED_POLICIES } from '../admin/password-policy.js';
-
-/** An epoch second as ISO 8601; undefined for a stored value no date can show (an earlier version let one in). */
-function isoTime(s: number): string | undefined {
-  const d = new Date(s * 1000);
-  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
-}
 
 /** A realm's retention in days, as seconds; `default` is 0 (commander keeps no null): the server's setting. */
 function retentionDays(name: string) {
@@ -219,32 +213,22 @@ export function registerRealm(program: Command): void {
       for (const r of realms) process.stdout.write(`${r.id}\t${terminalSafe(r.displayName ?? '')}\n`);
     });
   
-  realm
-    .command('revoke-before <realm>')
-    .description("refuse every token issued before a time (the realm's not-before policy); without options, show it")
-    .option('--now', 'revoke every token issued until now')
-    .option('--at <time>', 'an ISO 8601 time or seconds since the epoch: now, a past time, or at most a day ahead (a later one would refuse every new token until then)', timeArg('--at'))
-    .option('--clear', 'remove the policy')
-    .action(async (realmId: string, o: { now?: boolean; at?: number; clear?: boolean }) => {
-      const chosen = [o.now, o.at !== undefined, o.clear].filter(Boolean).length;
-      if (chosen > 1) throw new CliError('use only one of --now, --at and --clear');
-      let at: number | undefined;
-      if (o.now) at = Math.floor(Date.now() / 1000);
-      if (o.clear) at = 0;
-      if (o.at !== undefined) at = o.at;
-      await withStore(async (store) => {
-        if (at === undefined) {
-          const r = await store.realms.get(realmId);
-          if (!r) throw new CliError(`realm ${realmId} does not exist`);
-          if (!r.notBefore) process.stdout.write('no not-before policy\n');
-          else if (isoTime(r.notBefore) === undefined) process.stdout.write(`not-before-policy ${r.notBefore} is beyond any date: every token is refused (replace it with --now or --clear)\n`);
-          else process.stdout.write(`tokens issued before ${isoTime(r.notBefore)} (${r.notBefore}) are refused\n`);
-          return;
-        }
-        await revokeBefore(store, { realmId, at });
-        process.stdout.write(at ? `tokens of realm ${realmId} issued before ${isoTime(at)} are refused (not-before-policy ${at})\n` : `not-before policy of realm ${realmId} cleared\n`);
-      });
-    });
+  notBeforeOptions(realm.command('revoke-before <realm>').description("refuse every token issued before a time (the realm's not-before policy); without options, show it")).action(
+    async (realmId: string, o: NotBeforeOptions) => {
+      await withStore((store) =>
+        runNotBefore(
+          o,
+          `realm ${realmId}`,
+          async () => {
+            const r = await store.realms.get(realmId);
+            if (!r) throw new CliError(`realm ${realmId} does not exist`);
+            return r.notBefore;
+          },
+          (at) => revokeBefore(store, { realmId, at }),
+        ),
+      );
+    },
+  );
 
   for (const [name, enabled] of [
     ['enable', true],

@@ -41,6 +41,9 @@ export async function verifyAccessToken(services: Services, realm: Realm, token:
   if (cnf !== undefined && (typeof cnf !== 'object' || cnf === null || typeof cnf.jkt !== 'string')) return undefined;
   if (!opts.allowExpired && exp <= now) return undefined;
   if (iat < realm.notBefore) return undefined;
+  // The client's own not-before (Keycloak's client notBefore), read through the configuration cache.
+  const client = await services.cache.client(realm.id, azp);
+  if (client && iat < client.notBefore) return undefined;
   if (await services.store.tokenState.isAccessTokenRevoked(jti)) return undefined;
   const chainId = chainIdOf(jti);
   if (chainId) {

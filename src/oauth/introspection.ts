@@ -81,7 +81,7 @@ export async function handleIntrospection(
     // Whatever the refresh grant would refuse is inactive, a disabled user included; an earlier
     // generation of the chain is inactive (the grace window, when on, answers only the token endpoint).
     const dead =
-      !state.current || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore || !state.userEnabled;
+      !state.current || t.expiresAt <= now || chain.revokedAt !== null || chain.maxExpiresAt <= now || chain.createdAt < realm!.notBefore || chain.createdAt < client.notBefore || !state.userEnabled;
     // Refresh tokens are for their own client only: no resource server has a reason to hold one.
     if (dead || chain.realmId !== realm!.id || (claims !== undefined && chain.id !== claims.chain) || chain.clientId !== client.clientId) return undefined;
     return {

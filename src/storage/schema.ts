@@ -125,6 +125,8 @@ export interface ClientTable {
   /** The previous secret's hash, still accepted until rotated_secret_expires_at (epoch seconds); NULL: none. */
   rotated_secret_hash: Generated<string | null>;
   rotated_secret_expires_at: Generated<number | null>;
+  /** Keycloak's client notBefore: tokens issued to the client before it (epoch seconds) are refused; 0: none. */
+  not_before: Generated<number>;
   /** SHA-256 of the client's current RFC 7592 registration access token; null: none (not registered dynamically). */
   registration_token_hash: string | null;
 }

@@ -168,6 +168,8 @@ export interface Client {
    * (Keycloak's rotated secret); null: none.
    */
   rotatedSecret: RotatedSecret | null;
+  /** Keycloak's client notBefore: every token issued to the client before it (epoch seconds) is refused; 0: none. */
+  notBefore: number;
 }
 
 /** Keycloak's TokenExchangeRefreshTokenEnabled: whether a token exchange may issue a refresh token. */

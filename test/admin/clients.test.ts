@@ -306,6 +306,61 @@ for (const dialect of dialects()) {
       assert.equal(fresh.statusCode, 200);
     });
 
+    test("a client's not-before (push revocation): every token issued to it until then is refused, other clients' are not", async () => {
+      const auth = basic(ts.client.id, ts.client.secret);
+      const login = await runAuthorization(ts);
+      const issued = (await tokenRequest(ts, { grant_type: 'authorization_code', code: login.code!, redirect_uri: ts.client.redirectUri }, { authorization: auth })).json() as { access_token: string; refresh_token: string };
+      const pendingCode = (await runAuthorization(ts)).code!;
+      await ts.kc.clients.create({ realm: 'test', clientId: 'svc', serviceAccountsEnabled: true, standardFlowEnabled: false });
+      await ts.kc.clients.create({ realm: 'test', clientId: 'bystander', serviceAccountsEnabled: true, standardFlowEnabled: false });
+      const svcSecret = (await ts.kc.clients.generateNewClientSecret({ realm: 'test', id: 'svc' })).value!;
+      const bySecret = (await ts.kc.clients.generateNewClientSecret({ realm: 'test', id: 'bystander' })).value!;
+      const svcToken = (await token(ts, 'test', { grant_type: 'client_credentials' }, basic('svc', svcSecret))).body.access_token as string;
+      const byToken = (await token(ts, 'test', { grant_type: 'client_credentials' }, basic('bystander', bySecret))).body.access_token as string;
+      const active = async (t: string, id: string, secret: string): Promise<boolean> => {
+        const r = await fetch(`${ts.baseUrl}${realmPath('/protocol/openid-connect/token/introspect')}`, { method: 'POST', headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: t }) });
+        return ((await r.json()) as { active: boolean }).active;
+      };
+      const userinfo = async (t: string): Promise<number> => (await fetch(`${ts.baseUrl}${realmPath('/protocol/openid-connect/userinfo')}`, { headers: { authorization: `Bearer ${t}` } })).status;
+      assert.equal(await userinfo(issued.access_token), 200);
+      assert.equal(await active(svcToken, 'svc', svcSecret), true);
+
+      // keycloak-admin-client's pushRevocation of web-app, then svc through a PUT of notBefore (Keycloak's "Set to now").
+      assert.deepEqual(await ts.kc.clients.pushRevocation({ realm: 'test', id: ts.client.id }), { successRequests: [], failedRequests: [] });
+      const at = Math.floor(ts.clock.nowMs() / 1000) + 1;
+      assert.equal((await ts.kc.clients.findOne({ realm: 'test', id: ts.client.id }))!.notBefore, at);
+      await ts.kc.clients.update({ realm: 'test', id: 'svc' }, { notBefore: at });
+      assert.equal(await userinfo(issued.access_token), 401, "web-app's access token");
+      assert.equal(await active(issued.access_token, ts.client.id, ts.client.secret), false);
+      assert.equal(await active(issued.refresh_token, ts.client.id, ts.client.secret), false);
+      const refreshed = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: issued.refresh_token }, { authorization: auth });
+      assert.equal(refreshed.json().error, 'invalid_grant');
+      assert.match(refreshed.json().error_description, /revoked for this client/);
+      const exchanged = await tokenRequest(ts, { grant_type: 'authorization_code', code: pendingCode, redirect_uri: ts.client.redirectUri }, { authorization: auth });
+      assert.equal(exchanged.json().error, 'invalid_grant', 'a code issued before it');
+      assert.equal(await active(svcToken, 'svc', svcSecret), false, "svc's client_credentials token");
+      assert.equal(await active(byToken, 'bystander', bySecret), true, "another client's token stays");
+
+      // A not-before more than a day ahead, or not a number, is refused; the rest of the body is not applied.
+      for (const notBefore of [at + 2 * 86_400, -1, 'soon'] as unknown as number[]) {
+        assert.equal(await statusOf(ts.kc.clients.update({ realm: 'test', id: 'svc' }, { notBefore, name: 'renamed' })), 400, String(notBefore));
+      }
+      assert.equal((await ts.kc.clients.findOne({ realm: 'test', id: 'svc' }))!.name, undefined);
+
+      // From the boundary second on, new tokens work; notBefore 0 clears it.
+      ts.clock.advance(1);
+      const again = await runAuthorization(ts);
+      const fresh = await tokenRequest(ts, { grant_type: 'authorization_code', code: again.code!, redirect_uri: ts.client.redirectUri }, { authorization: auth });
+      assert.equal(fresh.statusCode, 200);
+      assert.equal(await userinfo(fresh.json().access_token), 200);
+      assert.equal((await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: fresh.json().refresh_token }, { authorization: auth })).statusCode, 200);
+      await ts.kc.clients.update({ realm: 'test', id: 'svc' }, { notBefore: 0 });
+      assert.equal(await active(svcToken, 'svc', svcSecret), true, 'cleared: accepted again (as Keycloak)');
+      const events = (await ts.store.adminEvents.list('test', { resourceType: 'CLIENT' })).filter((e) => e.resourcePath === `clients/${ts.client.id}`);
+      assert.ok(events.some((e) => e.operation === 'UPDATE' && e.representation !== null && (JSON.parse(e.representation) as { notBefore?: number }).notBefore === at));
+      for (const id of ['svc', 'bystander']) await ts.kc.clients.del({ realm: 'test', id });
+    });
+
     test('keys and events', async () => {
       const keys = await ts.kc.realms.getKeys({ realm: 'test' });
       assert.equal(keys.keys!.length, 1);

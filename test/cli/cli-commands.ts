@@ -54,6 +54,20 @@ for (const dialect of dialects()) {
       fails(['keys', 'rotate', 'nope'], /realm nope does not exist/);
       fails(['keys', 'rotate', 'acme', '--alg', 'HS256'], /HS256/);
       fails(['realm', 'revoke-before', 'acme', '--at', 'yesterday'], /not a time/);
+
+      // The same for one client (Keycloak's client not-before): shown, set, refused out of range, cleared.
+      assert.match(run(['client', 'revoke-before', 'acme', 'app']).stdout, /no not-before policy/);
+      r = run(['client', 'revoke-before', 'acme', 'app', '--at', '2026-01-01T00:00:00Z']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /tokens of client app issued before 2026-01-01T00:00:00.000Z are refused \(not-before-policy 1767225600\)/);
+      assert.match(run(['client', 'revoke-before', 'acme', 'app']).stdout, /tokens issued before 2026-01-01T00:00:00.000Z \(1767225600\) are refused/);
+      fails(['client', 'revoke-before', 'acme', 'app', '--at', '4102444800'], /more than a day ahead/);
+      fails(['client', 'revoke-before', 'acme', 'app', '--now', '--clear'], /only one of --now, --at and --clear/);
+      fails(['client', 'revoke-before', 'acme', 'nope'], /client nope does not exist/);
+      assert.match(run(['client', 'revoke-before', 'acme', 'app']).stdout, /1767225600/, 'a refused change stores nothing');
+      r = run(['client', 'revoke-before', 'acme', 'app', '--clear']);
+      assert.match(r.stdout, /not-before policy of client app cleared/);
+      assert.match(run(['client', 'revoke-before', 'acme', 'app']).stdout, /no not-before policy/);
     });
 
     test('events lists the audit log, filtered by user, client, type, address and time', async () => {

@@ -140,6 +140,15 @@ for (const dialect of dialects()) {
       assert.equal(await authenticates(kept), true);
       assert.match((await inject(ts.app, jar, 'GET', `${shop}?done=previous-secret-refused`)).body, /The previous secret is refused from now on/);
 
+      // Refusing the client's tokens issued until now: its not-before is the next second, shown on the page.
+      res = await inject(ts.app, jar, 'POST', `${shop}/not-before`, { csrf });
+      assert.equal(res.headers.location, `${shop}?done=client-tokens-refused`);
+      const notBefore = Math.floor(ts.clock.nowMs() / 1000) + 1;
+      assert.equal((await ts.store.clients.get(REALM, 'shop'))?.notBefore, notBefore);
+      const refusedPage = (await inject(ts.app, jar, 'GET', `${shop}?done=client-tokens-refused`)).body;
+      assert.match(refusedPage, /Every token issued to this client until now is refused/);
+      assert.match(refusedPage, new RegExp(`<dt>Tokens refused</dt><dd>issued before ${new Date(notBefore * 1000).toISOString().slice(0, 19).replace('T', ' ')} UTC</dd>`));
+
       // Deleting needs the client ID typed again; realm-management is never deleted.
       for (const confirm of ['', 'sho', 'SHOP']) {
         res = await inject(ts.app, jar, 'POST', `${shop}/delete`, { csrf, confirm });
@@ -160,12 +169,12 @@ for (const dialect of dialects()) {
 
       const events = await ts.store.adminEvents.list(REALM, {});
       const mine = events.filter((e) => e.via === 'console' && e.resourcePath.startsWith('clients/shop')).map((e) => `${e.operation} ${e.resourcePath}`);
-      assert.deepEqual(mine.sort(), ['ACTION clients/shop/client-secret', 'ACTION clients/shop/client-secret', 'CREATE clients/shop', 'DELETE clients/shop/client-secret/rotated', 'DELETE clients/shop', ...Array(5).fill('UPDATE clients/shop')].sort());
+      assert.deepEqual(mine.sort(), ['ACTION clients/shop/client-secret', 'ACTION clients/shop/client-secret', 'CREATE clients/shop', 'DELETE clients/shop/client-secret/rotated', 'DELETE clients/shop', ...Array(6).fill('UPDATE clients/shop')].sort());
 
       // Without manage-clients, none of it.
       const viewer = await signIn(ts, VIEWER);
       const vcsrf = /name="csrf" value="([^"]*)"/.exec((await inject(ts.app, viewer, 'GET', `${CONSOLE}/realms/master/users`)).body)![1]!;
-      for (const action of ['secret', 'secret/previous/invalidate', 'disable', 'delete', 'web-origins']) {
+      for (const action of ['secret', 'secret/previous/invalidate', 'not-before', 'disable', 'delete', 'web-origins']) {
         const r = await inject(ts.app, viewer, 'POST', `${CONSOLE}/realms/master/clients/security-admin-console/${action}`, { csrf: vcsrf, confirm: 'security-admin-console', origin: 'https://x.example' });
         assert.equal(r.statusCode, 403, action);
       }

@@ -13,6 +13,7 @@ import { now, recordAdminEvent, requireRealm, cliActor, type Actor } from './com
 import { ensureServiceAccount, findServiceAccount } from './service-accounts.js';
 import { isSigningAlg } from '../../crypto/keystore.js';
 import { ensureSigningKey } from './keys.js';
+import { checkNotBefore } from './realms.js';
 
 /** The secret methods a confidential client accepts unless its operator restricts it (RFC 6749 2.3.1). */
 export const DEFAULT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
@@ -406,6 +407,7 @@ export async function createClient(store: Store, input: NewClient, actor: Actor 
     jwtKeys: checked.jwtKeys,
     fullScopeAllowed: input.fullScopeAllowed !== false,
     rotatedSecret: null,
+    notBefore: 0,
   };
   await store.clients.create({ ...client, now: client.createdAt });
   await ensureSigningKey(store, { realmId: client.realmId, alg: client.idTokenAlg });
@@ -435,6 +437,8 @@ export interface ClientChanges extends ClientProtocolSettings {
   secretAuthenticator?: boolean;
   /** The methods attribute said private_key_jwt without clientAuthenticatorType: fine for a client-jwt client only. */
   expectJwt?: boolean;
+  /** Keycloak's client notBefore (epoch seconds; 0 clears it): checked as the realm's (checkNotBefore). */
+  notBefore?: number;
 }
 
 async function requireClient(store: Store, realmId: string, clientId: string): Promise<Client> {
@@ -466,6 +470,7 @@ export async function changeClient(store: Store, input: { realmId: string; clien
   if (c.frontchannelLogout) update.frontchannelLogout = c.frontchannelLogout;
   if (c.jwtKeys) update.jwtKeys = c.jwtKeys;
   if (c.secretAuthenticator && !c.authMethods) update.secretAuthenticator = true;
+  if (c.notBefore !== undefined) update.notBefore = c.notBefore;
   if (c.expectJwt) {
     const current = await requireClient(store, input.realmId, input.clientId);
     if (!usesJwt(current.authMethods)) throw new ValidationError('the secret methods attribute names client_secret_basic and client_secret_post only: a signed JWT (private_key_jwt) is clientAuthenticatorType "client-jwt"');
@@ -549,6 +554,24 @@ export async function invalidatePreviousSecret(store: Store, input: { realmId: s
   return had;
 }
 
+/**
+ * Keycloak's client "push not-before" (its Revocation tab's *Set to now* and *Push*): every token issued to
+ * the client until now is refused, as the realm's push does for the realm (pushNotBefore: the boundary is
+ * the next second, and this returns once it has begun). The client's other tokens, and other clients',
+ * stay. Returns the new notBefore.
+ */
+export async function pushClientNotBefore(
+  store: Store,
+  input: { realmId: string; clientId: string; nowMs: () => number; sleep?: (ms: number) => Promise<void> },
+  actor: Actor = cliActor(),
+): Promise<number> {
+  const at = Math.floor(input.nowMs() / 1000) + 1;
+  await changeClient(store, { realmId: input.realmId, clientId: input.clientId, changes: { notBefore: at } }, actor);
+  const wait = at * 1000 - input.nowMs();
+  if (wait > 0) await (input.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(wait);
+  return at;
+}
+
 /** Deletes a client, its roles and its service account; its refresh chains are revoked. */
 export async function deleteClient(store: Store, input: { realmId: string; clientId: string }, actor: Actor = cliActor()): Promise<void> {
   const client = await requireClient(store, input.realmId, input.clientId);
@@ -625,6 +648,8 @@ export interface ClientUpdate {
   fullScopeAllowed?: boolean;
   /** A client using private_key_jwt goes back to the secret methods (its other methods stay). */
   secretAuthenticator?: boolean;
+  /** Keycloak's client notBefore (epoch seconds; 0 clears it): checked as the realm's (checkNotBefore). */
+  notBefore?: number;
 }
 
 /** Web origins compare in their normalized form (no trailing slash); "+" stays as it is. */
@@ -688,6 +713,10 @@ async function applyClientUpdate(store: Store, input: ClientUpdate, actor: Actor
   if (input.backchannelLogout) patch.backchannelLogout = applyBackchannel(client.backchannelLogout, input.backchannelLogout);
   if (input.frontchannelLogout) patch.frontchannelLogout = applyFrontchannel(client.frontchannelLogout, input.frontchannelLogout);
   if (input.jwtKeys) patch.jwtKeys = applyJwtKeys(client.jwtKeys, input.jwtKeys);
+  if (input.notBefore !== undefined) {
+    checkNotBefore(input.notBefore, { current: client.notBefore });
+    patch.notBefore = input.notBefore;
+  }
   for (const k of ['standardFlowEnabled', 'directAccessGrantsEnabled', 'serviceAccountsEnabled', 'pkceMethod', 'requirePushedAuthorizationRequests', 'standardTokenExchange', 'tokenExchangeRefresh', 'dpopBoundAccessTokens', 'requestObjectRequired', 'requestObjectSignatureAlg', 'fullScopeAllowed'] as const) {
     if (input[k] !== undefined) Object.assign(patch, { [k]: input[k] });
   }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
-import { changeClient, createClient, deleteClient, invalidatePreviousSecret, previousSecretOf, rotateClientSecret } from '../../admin/operations/clients.js';
+import { changeClient, createClient, deleteClient, invalidatePreviousSecret, previousSecretOf, pushClientNotBefore, rotateClientSecret } from '../../admin/operations/clients.js';
 import { ensureServiceAccount } from '../../admin/operations/service-accounts.js';
 import { regenerateRegistrationToken } from '../../admin/operations/initial-access.js';
 import { setNoStore } from '../plugins/security-headers.js';
@@ -196,6 +196,21 @@ export async function clientRoutes(app: FastifyInstance, opts: { services: Servi
       await invalidatePreviousSecret(store, { realmId: realm.id, clientId: req.params.id, now: nowSeconds(services.clock) }, actorOf(caller));
       services.cache.clear();
       return reply.code(204).send();
+    },
+  );
+
+  app.post<P>(
+    '/realms/:realm/clients/:id/push-revocation',
+    { schema: { tags, summary: "Refuse every token issued to the client until now (its notBefore set to the next second; Keycloak's client push revocation)", params: clientParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-clients');
+      await load(realm.id, req.params.id);
+      await pushClientNotBefore(store, { realmId: realm.id, clientId: req.params.id, nowMs: () => services.clock.nowMs() }, actorOf(caller));
+      services.cache.clear();
+      // Keycloak's GlobalRequestResult: Realmgate has no client admin URLs to notify.
+      return { successRequests: [], failedRequests: [] };
     },
   );
 

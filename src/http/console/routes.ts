@@ -7,7 +7,7 @@ import type { Actor } from '../../admin/operations/common.js';
 import type { Client, RequestObjectRequired } from '../../storage/types.js';
 import { ensureConsoleClient, getClient, getRealm, listClients, listRealms } from '../../admin/operations/console.js';
 import { listAdminEvents, listLoginEvents } from '../../admin/operations/events.js';
-import { DEFAULT_AUTH_METHODS, createClient, deleteClient, invalidatePreviousSecret, parseKeepPrevious, previousSecretOf, rotateClientSecret, setClientEnabled, updateClient, updateClientShowingSecret, usesJwt } from '../../admin/operations/clients.js';
+import { DEFAULT_AUTH_METHODS, createClient, deleteClient, invalidatePreviousSecret, parseKeepPrevious, previousSecretOf, pushClientNotBefore, rotateClientSecret, setClientEnabled, updateClient, updateClientShowingSecret, usesJwt } from '../../admin/operations/clients.js';
 import { ROOT_USER_PROPERTIES } from '../../admin/validation.js';
 import { bruteForceStatus, countUsers, createUser, disableUser, enableUser, listUsers, logoutUser, requireUser, resetPassword, unlockUser, updateUser, userSessions } from '../../admin/operations/users.js';
 import { endSession } from '../../admin/operations/tokens.js';
@@ -50,6 +50,7 @@ const NOTICES: Record<string, string> = {
   'full-scope-saved': "The full scope setting was saved: the client's next tokens follow it.",
   'frontchannel-saved': 'The front-channel logout settings were saved.',
   'credentials-saved': 'The credentials were saved.',
+  'client-tokens-refused': 'Every token issued to this client until now is refused.',
   'previous-secret-refused': 'The previous secret is refused from now on: only the current one is accepted.',
   'client-disabled': 'The client was disabled: it can no longer authenticate, sign users in or get tokens.',
   'client-deleted': 'The client was deleted: its refresh tokens were revoked.',
@@ -528,6 +529,19 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
       ? 'A new secret was generated: the old one no longer works.'
       : `A new secret was generated: the old one is still accepted until ${when(rotated.previousValidUntil)}.`;
     return showClient(s, reply, realmId, await getClient(services.store, { realmId, clientId: client.clientId }), { notice, secret: rotated.secret });
+  });
+
+  // Keycloak's client push not-before: every token issued to the client until now is refused.
+  app.post(`${R}/clients/:clientId/not-before`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const { realmId, client, page } = await managedClient(s, req);
+    return attempt(
+      reply,
+      () => pushClientNotBefore(services.store, { realmId, clientId: client.clientId, nowMs: () => services.clock.nowMs() }, s.actor),
+      (error) => showClient(s, reply, realmId, client, { status: 400, error }),
+      `${page}?done=client-tokens-refused`,
+    );
   });
 
   app.post(`${R}/clients/:clientId/secret/previous/invalidate`, async (req: Req, reply) => {

@@ -48,7 +48,7 @@ export const authorizationCodeGrant: Grant = {
         if (dpopJkt === undefined) return { reject: new OAuthError('invalid_dpop_proof', 'DPoP Proof missing', { userId: stored.userId }) };
         if (dpopJkt !== stored.dpopJkt) return { reject: new OAuthError('invalid_dpop_proof', 'DPoP Proof public key thumbprint does not match dpop_jkt', { userId: stored.userId }) };
       }
-      if (stored.createdAt < realm.notBefore) return reject('the authorization code was revoked');
+      if (stored.createdAt < realm.notBefore || stored.createdAt < client.notBefore) return reject('the authorization code was revoked');
       // RFC 8707 2.1, 2.2: the resources of the authorization request bind the grant. Refused here, the
       // code is used up as by any refused redemption (a resource no client may ask for was refused before).
       try {

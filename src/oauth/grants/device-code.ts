@@ -33,7 +33,7 @@ export const deviceCodeGrant: Grant = {
         return { reject: new OAuthError('authorization_pending', 'the user has not finished yet') };
       }
       if (!subject?.enabled) return { reject: new OAuthError('invalid_grant', 'the user is disabled') };
-      if (device.createdAt < realm.notBefore) return { reject: new OAuthError('invalid_grant', 'the device code was revoked') };
+      if (device.createdAt < realm.notBefore || device.createdAt < client.notBefore) return { reject: new OAuthError('invalid_grant', 'the device code was revoked') };
       // RFC 8707 2.1, 2.2, as for a code: refused, the device code stays usable (as for every refusal here).
       try {
         audience = grantResources(resources, device.resources, client);

@@ -82,7 +82,7 @@ export const refreshTokenGrant: Grant = {
         now,
       });
       return {
-        rotation: { expect: { realmId: realm.id, clientId: client.clientId, userId: c.sub, sessionId: c.sid, scopes: chainScopes, notBefore: realm.notBefore }, next },
+        rotation: { expect: { realmId: realm.id, clientId: client.clientId, userId: c.sub, sessionId: c.sid, scopes: chainScopes, notBefore: Math.max(realm.notBefore, client.notBefore) }, next },
         scopes: requestedScope ? requestedScope.filter((sc) => granted.includes(sc)) : granted,
       };
     };
@@ -107,6 +107,7 @@ export const refreshTokenGrant: Grant = {
       if (token.expiresAt <= now) return reject('invalid_grant', 'the refresh token has expired');
       if (chain.maxExpiresAt <= now) return reject('invalid_grant', 'the refresh token has reached the end of its lifetime: the user must log in again');
       if (chain.createdAt < realm.notBefore) return reject('invalid_grant', 'the refresh token was revoked by the realm');
+      if (chain.createdAt < client.notBefore) return reject('invalid_grant', 'the refresh token was revoked for this client');
       if (!subject.enabled) return reject('invalid_grant', 'the user is disabled');
       // RFC 9449 5: a public client's chain bound to a key is refreshed only with a proof of that key.
       if (chain.dpopJkt) {

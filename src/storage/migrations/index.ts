@@ -55,6 +55,7 @@ import * as clientRegistration from './2026-11-30T0400_client_registration.js';
 import * as localization from './2026-11-30T0500_localization.js';
 import * as sessionImpersonator from './2026-12-02T0100_session_impersonator.js';
 import * as clientRotatedSecret from './2026-12-02T0500_client_rotated_secret.js';
+import * as clientNotBefore from './2026-12-02T0600_client_not_before.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -114,4 +115,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-30T0500_localization': localization,
   '2026-12-02T0100_session_impersonator': sessionImpersonator,
   '2026-12-02T0500_client_rotated_secret': clientRotatedSecret,
+  '2026-12-02T0600_client_not_before': clientNotBefore,
 };

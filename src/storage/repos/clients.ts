@@ -38,13 +38,14 @@ export interface ClientPatch {
   fullScopeAllowed?: boolean;
   /** null removes it. */
   rotatedSecret?: RotatedSecret | null;
+  notBefore?: number;
 }
 
 export class ClientRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async create(
-    c: Omit<Client, 'createdAt' | 'enabled' | 'optionalScopes' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'dpopBoundAccessTokens' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'requestObjectRequired' | 'requestObjectSignatureAlg' | 'frontchannelLogout' | 'jwtKeys' | 'fullScopeAllowed' | 'rotatedSecret'> & { now: number; fullScopeAllowed?: boolean; optionalScopes?: string[]; requestObjectRequired?: RequestObjectRequired; requestObjectSignatureAlg?: string | null; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; dpopBoundAccessTokens?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
+    c: Omit<Client, 'createdAt' | 'enabled' | 'optionalScopes' | 'backchannelLogout' | 'requirePushedAuthorizationRequests' | 'dpopBoundAccessTokens' | 'standardTokenExchange' | 'tokenExchangeRefresh' | 'requestObjectRequired' | 'requestObjectSignatureAlg' | 'frontchannelLogout' | 'jwtKeys' | 'fullScopeAllowed' | 'rotatedSecret' | 'notBefore'> & { now: number; fullScopeAllowed?: boolean; optionalScopes?: string[]; requestObjectRequired?: RequestObjectRequired; requestObjectSignatureAlg?: string | null; backchannelLogout?: BackchannelLogoutSettings; requirePushedAuthorizationRequests?: boolean; dpopBoundAccessTokens?: boolean; standardTokenExchange?: boolean; tokenExchangeRefresh?: TokenExchangeRefresh; frontchannelLogout?: FrontchannelLogoutSettings; jwtKeys?: ClientJwtKeys | null },
   ): Promise<void> {
     const bc = c.backchannelLogout ?? NO_BACKCHANNEL_LOGOUT;
     const fc = c.frontchannelLogout ?? NO_FRONTCHANNEL_LOGOUT;
@@ -152,6 +153,7 @@ export class ClientRepository {
     if (patch.dpopBoundAccessTokens !== undefined) values.dpop_bound_access_tokens = flag(patch.dpopBoundAccessTokens);
     if (patch.fullScopeAllowed !== undefined) values.full_scope_allowed = flag(patch.fullScopeAllowed);
     if (patch.jwtKeys !== undefined) values.jwt_keys = patch.jwtKeys ? JSON.stringify(patch.jwtKeys) : null;
+    if (patch.notBefore !== undefined) values.not_before = patch.notBefore;
     if (patch.rotatedSecret !== undefined) {
       values.rotated_secret_hash = patch.rotatedSecret?.hash ?? null;
       values.rotated_secret_expires_at = patch.rotatedSecret?.expiresAt ?? null;

@@ -121,6 +121,7 @@ export function toClient(r: Selectable<T.ClientTable>): D.Client {
     jwtKeys: parseJwtKeys(r.jwt_keys),
     dpopBoundAccessTokens: r.dpop_bound_access_tokens === 1,
     fullScopeAllowed: r.full_scope_allowed !== 0,
+    notBefore: Number(r.not_before ?? 0),
     rotatedSecret: r.rotated_secret_hash && r.rotated_secret_expires_at !== null ? { hash: r.rotated_secret_hash, expiresAt: Number(r.rotated_secret_expires_at) } : null,
   };
 }

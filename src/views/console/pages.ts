@@ -309,7 +309,8 @@ ${canManage
   const manage: SafeHtml | '' = canManage
     ? html`<h2>Client</h2>
 <div class="row">${client.enabled ? actionForm(`${base}/disable`, frame.csrf, 'Disable client', { secondary: true }) : actionForm(`${base}/enable`, frame.csrf, 'Enable client')}
-</div>
+${client.clientId === 'realm-management' ? '' : actionForm(`${base}/not-before`, frame.csrf, 'Refuse its tokens issued until now', { secondary: true })}</div>
+<p class="muted">Refusing its tokens revokes every access token, refresh token and code issued to this client until now (Keycloak's client not-before); the client and its users can get new ones at once.</p>
 <h2>Delete</h2>
 <form method="post" action="${base}/delete" class="console-form">${csrfField(frame.csrf)}
 <label for="confirm">Type the client ID to delete the client</label><input type="text" id="confirm" name="confirm" required autocomplete="off">
@@ -323,6 +324,7 @@ ${canManage
 <dt>Name</dt><dd>${client.name ?? ''}</dd>
 <dt>Type</dt><dd>${client.public ? 'public' : 'confidential'}</dd>
 <dt>State</dt><dd>${client.enabled ? 'enabled' : 'disabled'}</dd>
+${client.notBefore > 0 ? html`<dt>Tokens refused</dt><dd>issued before ${when(client.notBefore)}</dd>` : ''}
 </dl>
 ${secret ? html`<div class="notice" role="status"><p>The client's secret, shown only now: copy it.</p><p><code class="secret">${secret}</code></p></div>` : ''}
 <h2>Valid redirect URIs</h2>

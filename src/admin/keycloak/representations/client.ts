@@ -248,6 +248,7 @@ export interface ClientRepresentation {
   frontchannelLogout: boolean;
   /** true: tokens carry every role of their user; false: only the roles in the client's scope (its scope mappings). */
   fullScopeAllowed: boolean;
+  notBefore: number;
   attributes: Record<string, string>;
 }
 
@@ -271,6 +272,7 @@ export function toClientRepresentation(c: Client): ClientRepresentation {
     optionalClientScopes: c.optionalScopes,
     frontchannelLogout: c.frontchannelLogout.enabled,
     fullScopeAllowed: c.fullScopeAllowed,
+    notBefore: c.notBefore,
     attributes: {
       ...backchannelAttributes(c),
       ...parAttributes(c),
@@ -333,6 +335,10 @@ export function fromClientRepresentation(body: Record<string, unknown>): ClientC
   set('scopes', strList(body, 'defaultClientScopes'));
   set('optionalScopes', strList(body, 'optionalClientScopes'));
   set('fullScopeAllowed', bool(body, 'fullScopeAllowed'));
+  if (body.notBefore !== undefined && body.notBefore !== null) {
+    if (typeof body.notBefore !== 'number' || !Number.isSafeInteger(body.notBefore)) throw new ValidationError('notBefore must be a whole number of seconds since the epoch (0: none)');
+    out.notBefore = body.notBefore;
+  }
   if (bool(body, 'bearerOnly') === true) throw new ValidationError('bearer-only clients are not supported');
   const authenticator = body.clientAuthenticatorType;
   // client-secret and client-jwt (private_key_jwt) are honoured; "none" is what Keycloak's dynamic
