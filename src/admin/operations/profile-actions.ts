@@ -16,9 +16,16 @@ const without = (user: User, action: RequiredAction): RequiredAction[] => user.r
  * every field is required (Keycloak's default user profile), then the admin API's rules (checkEmail,
  * checkPersonName, checkEmailFree). [] when it may be saved.
  */
-async function profileProblems(services: Services, realm: Realm, user: User | undefined, v: ProfileValues): Promise<string[]> {
-  const errors: string[] = [];
-  if (v.email === '') errors.push('Please specify email.');
+/** One reason the profile is refused, with the field it is about (Keycloak's ErrorRepresentation.field). */
+export interface ProfileProblem {
+  field: 'email' | 'firstName' | 'lastName';
+  message: string;
+}
+
+async function profileProblems(services: Services, realm: Realm, user: User | undefined, v: ProfileValues): Promise<ProfileProblem[]> {
+  const errors: ProfileProblem[] = [];
+  const email = (message: string): number => errors.push({ field: 'email', message });
+  if (v.email === '') email('Please specify email.');
   else {
     try {
       checkEmail(v.email);
@@ -27,21 +34,21 @@ async function profileProblems(services: Services, realm: Realm, user: User | un
       // account, linked once they prove it (the broker's link-account step).
       if (user && v.email.toLowerCase() !== (user.email ?? '').toLowerCase()) await checkEmailFree(services.store, realm, v.email, user.id);
     } catch (err) {
-      if (err instanceof ConflictError) errors.push('Email already exists.');
-      else if (err instanceof ValidationError) errors.push('Invalid email address.');
+      if (err instanceof ConflictError) email('Email already exists.');
+      else if (err instanceof ValidationError) email('Invalid email address.');
       else throw err;
     }
   }
-  for (const [value, what] of [[v.firstName, 'first name'], [v.lastName, 'last name']] as const) {
+  for (const [value, what, field] of [[v.firstName, 'first name', 'firstName'], [v.lastName, 'last name', 'lastName']] as const) {
     if (value === '') {
-      errors.push(`Please specify ${what}.`);
+      errors.push({ field, message: `Please specify ${what}.` });
       continue;
     }
     try {
       checkPersonName(what, value);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      errors.push(`Invalid ${what}.`);
+      errors.push({ field, message: `Invalid ${what}.` });
     }
   }
   return errors;
@@ -52,9 +59,9 @@ async function profileProblems(services: Services, realm: Realm, user: User | un
  * provider's account (or what the user typed on the review page) cannot make a user as it is: the same
  * rules as UPDATE_PROFILE's, another user's email aside. [] when complete.
  */
-export function reviewProblems(services: Services, realm: Realm, values: ProfileValues): Promise<string[]> {
+export async function reviewProblems(services: Services, realm: Realm, values: ProfileValues): Promise<string[]> {
   const v = { email: values.email.trim().toLowerCase(), firstName: values.firstName.trim(), lastName: values.lastName.trim() };
-  return profileProblems(services, realm, undefined, v);
+  return (await profileProblems(services, realm, undefined, v)).map((p) => p.message);
 }
 
 /**
@@ -66,22 +73,35 @@ export function reviewProblems(services: Services, realm: Realm, values: Profile
  * attributes); submitting ends the action. Returns the errors to show ([]: done).
  */
 export async function completeProfileUpdate(services: Services, input: { realm: Realm; user: User; values: ProfileValues; ip: string; clientId: string | null }): Promise<string[]> {
+  return (await saveProfile(services, input, { endsAction: true })).map((p) => p.message);
+}
+
+/**
+ * The user's own profile change through Keycloak's account REST API (POST /account): the same checks,
+ * events and email rules as the profile pages, without ending an UPDATE_PROFILE action the user may
+ * still have. Returns the problems ([]: saved).
+ */
+export function updateOwnProfile(services: Services, input: { realm: Realm; user: User; values: ProfileValues; ip: string; clientId: string | null }): Promise<ProfileProblem[]> {
+  return saveProfile(services, input, { endsAction: false });
+}
+
+async function saveProfile(services: Services, input: { realm: Realm; user: User; values: ProfileValues; ip: string; clientId: string | null }, opts: { endsAction: boolean }): Promise<ProfileProblem[]> {
   const { realm, user } = input;
   const who = { realmId: realm.id, clientId: input.clientId, userId: user.id, username: user.username, ip: input.ip };
+  const requiredActions = opts.endsAction ? without(user, 'UPDATE_PROFILE') : user.requiredActions;
   if (user.federationLink) {
-    await services.store.users.update(user.id, { requiredActions: without(user, 'UPDATE_PROFILE') });
+    await services.store.users.update(user.id, { requiredActions });
     await services.audit.record({ ...who, type: 'UPDATE_PROFILE', outcome: 'success', reason: 'profile from the user directory (LDAP): unchanged' });
     return [];
   }
   const v = { email: input.values.email.trim().toLowerCase(), firstName: input.values.firstName.trim(), lastName: input.values.lastName.trim() };
   const errors = await profileProblems(services, realm, user, v);
   if (errors.length > 0) {
-    await services.audit.record({ ...who, type: 'UPDATE_PROFILE_ERROR', outcome: 'failure', reason: errors.join(' ') });
+    await services.audit.record({ ...who, type: 'UPDATE_PROFILE_ERROR', outcome: 'failure', reason: errors.map((e) => e.message).join(' ') });
     return errors;
   }
   const emailChanged = v.email !== (user.email ?? '').toLowerCase();
   const emailVerified = emailChanged ? false : user.emailVerified;
-  const requiredActions = without(user, 'UPDATE_PROFILE');
   await services.store.users.update(user.id, { email: v.email, firstName: v.firstName, lastName: v.lastName, emailVerified, requiredActions });
   if (emailChanged) {
     await verifyEmailTrigger(services.store, realm, { ...user, ...v, emailVerified, requiredActions });

@@ -30,7 +30,7 @@ import { SESSION_COOKIE, browserSession, checkFormCsrf, clearRealmCookie, clearS
 import { htmlErrorHandler, renderError, sendAccountDeleted, sendFrontchannelLogoutPage, sendPage } from '../interaction/render.js';
 import { preflight, varyOrigin } from '../plugins/cors.js';
 import { passkeyOption, passkeySignIn } from '../passkey-sign-in.js';
-import { sendProfile, wantsProfileJson } from './profile.js';
+import { sendProfile, updateProfileJson, wantsProfileJson } from './profile.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { accountVerifyEmail } from '../interaction/registration-routes.js';
 import { INVITATION_COOKIE, invitationPath } from '../interaction/invitation-routes.js';
@@ -81,7 +81,17 @@ type ProofStage = 'password' | 'all';
 
 export async function accountRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
-  app.setErrorHandler(htmlErrorHandler(services));
+  // The HTML error page, except to the account REST API (a bearer token or JSON asked for), which gets
+  // Keycloak's ErrorRepresentation for a body it cannot read (malformed JSON, too large).
+  const htmlErrors = htmlErrorHandler(services);
+  app.setErrorHandler(function accountErrors(error, req, reply) {
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status !== undefined && status >= 400 && status < 500 && wantsProfileJson(req)) {
+      reply.header('cache-control', 'no-store');
+      return reply.code(status === 413 ? 413 : 400).type('application/json').send({ errorMessage: 'the request body could not be read: a JSON user representation is expected', params: [] });
+    }
+    return htmlErrors.call(this, error as Error, req, reply);
+  });
   const path = '/auth/realms/:realm/account';
   const baseOf = (realm: Realm): string => `/auth/realms/${encodeURIComponent(realm.id)}/account`;
 
@@ -385,7 +395,10 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   }
 
   varyOrigin(app);
-  preflight(app, services, path, 'GET');
+  preflight(app, services, path, 'GET, POST');
+
+  // Keycloak's account REST API update (a bearer token; the HTML page's forms post to paths below it).
+  app.post(path, async (req: Req, reply) => updateProfileJson(services, req, reply));
 
   app.get(path, async (req: Req, reply) => {
     if (wantsProfileJson(req)) return sendProfile(services, req, reply);
