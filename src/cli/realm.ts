@@ -41,6 +41,7 @@ function realmSettingOptions(cmd: Command): Command {
     .option('--action-token-lifespan <s>', 'how long a mailed reset link works, in seconds (default 300)', intArg('action token lifespan'))
     .option('--registration-allowed <on|off>', 'on: the login page offers "Register" (self-registration, docs/registration.md); default off', onOff('--registration-allowed'))
     .option('--registration-email-as-username <on|off>', 'on: the registration form asks no username, the email is the username; default off', onOff('--registration-email-as-username'))
+    .option('--edit-username <on|off>', "on: users may change their username on the account page (and the account REST API), administrators through the admin API (Keycloak's editUsernameAllowed); default off", onOff('--edit-username'))
     .option('--verify-email <on|off>', 'on: a user whose email is not verified must follow a mailed link before signing in (needs the SMTP settings); default off', onOff('--verify-email'))
     .option('--par-request-uri-lifespan <s>', "how long a pushed authorization request's request_uri works, in seconds, 1 to 3600 (RFC 9126; Keycloak's parRequestUriLifespan; default 60)", intArg('request_uri lifespan'))
     .option('--admin-action-token-lifespan <s>', 'how long a link an administrator mails (send-actions-email) works, in seconds (default 43200)', intArg('admin action token lifespan'))
@@ -119,6 +120,7 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.registrationAllowed !== undefined) s.registrationAllowed = o.registrationAllowed as boolean;
   if (o.registrationEmailAsUsername !== undefined) s.registrationEmailAsUsername = o.registrationEmailAsUsername as boolean;
   if (o.verifyEmail !== undefined) s.verifyEmail = o.verifyEmail as boolean;
+  if (o.editUsername !== undefined) s.editUsernameAllowed = o.editUsername as boolean;
   if (typeof o.passwordPolicy === 'string') s.passwordPolicy = o.passwordPolicy.trim() === 'none' ? '' : o.passwordPolicy;
   if (o.loginWithEmail !== undefined) s.loginWithEmailAllowed = o.loginWithEmail as boolean;
   if (o.duplicateEmails !== undefined) s.duplicateEmailsAllowed = o.duplicateEmails as boolean;
@@ -199,6 +201,7 @@ export function registerRealm(program: Command): void {
         ['default locale', r.defaultLocale ?? 'none (English)'],
         ['registration', r.registrationAllowed ? `allowed${r.registrationEmailAsUsername ? ', the email is the username' : ''}` : 'not allowed'],
         ['verify email', r.verifyEmail ? 'yes' : 'no'],
+        ['edit username', r.editUsernameAllowed ? 'yes: users may change their username' : 'no'],
         ['passwords', describePolicy(policy) + (policy.forceExpiredPasswordChange ? ` Changed every ${policy.forceExpiredPasswordChange} days.` : '')],
       ];
       process.stdout.write(lines.map(([k, v]) => `${k}:${' '.repeat(Math.max(1, 18 - k.length))}${terminalSafe(v)}\n`).join(''));

@@ -172,6 +172,8 @@ export const REALM_DEFAULTS = {
   /** Self-registration ("Register" on the login page), the email as username there, and email verification (Keycloak's names; all off). */
   registrationAllowed: false as boolean,
   registrationEmailAsUsername: false as boolean,
+  /** Keycloak's editUsernameAllowed: users and administrators may change usernames (off). */
+  editUsernameAllowed: false as boolean,
   verifyEmail: false as boolean,
   /** Seconds a pushed authorization request's request_uri is valid (RFC 9126 2.2; Keycloak's parRequestUriLifespan). */
   parRequestUriLifespan: 60,

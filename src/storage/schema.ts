@@ -47,6 +47,8 @@ export interface RealmTable {
   sso_max_remember_me: Generated<number>;
   registration_allowed: Generated<number>;
   registration_email_as_username: Generated<number>;
+  /** Keycloak's editUsernameAllowed: 1 when users (and administrators) may change usernames. */
+  edit_username_allowed: Generated<number>;
   verify_email: Generated<number>;
   /** Keycloak's parRequestUriLifespan: seconds a pushed authorization request's request_uri is valid (RFC 9126). */
   par_request_uri_lifespan: Generated<number>;

@@ -63,6 +63,8 @@ export interface Realm {
   registrationAllowed: boolean;
   /** The registration form asks no username: the email is the username (Keycloak's registrationEmailAsUsername). */
   registrationEmailAsUsername: boolean;
+  /** Users may change their username (account page, account REST API), administrators too (Keycloak's editUsernameAllowed). */
+  editUsernameAllowed: boolean;
   /** A user whose email is not verified verifies it (a mailed link) before signing in (Keycloak's verifyEmail). */
   verifyEmail: boolean;
   /** RFC 9126 2.2: seconds a pushed request's request_uri is valid (Keycloak's parRequestUriLifespan, default 60). */

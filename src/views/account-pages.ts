@@ -92,7 +92,8 @@ export function accountPage(ctx: {
    * Keycloak's "Personal info": the email and names, as the user has them or as typed with `errors`.
    * `readOnly`: a user of an LDAP directory. `password`: a change of email asks for the current password.
    */
-  profile: { values: ProfileValues; readOnly: boolean; password: boolean; errors?: readonly Text[] };
+  /** usernameEditable: the realm's editUsernameAllowed (and the user's own username); username: as typed, after a refusal. */
+  profile: { values: ProfileValues; readOnly: boolean; password: boolean; usernameEditable?: boolean; username?: string; errors?: readonly Text[] };
 }): string {
   // The administrator who opened this browser's session by impersonation, if one did.
   const impersonatedBy = ctx.sessions.find((s) => s.current)?.impersonator;
@@ -255,7 +256,7 @@ ${ctx.codes.map((c) => html`<li><code>${c}</code></li>`)}
   });
 }
 
-/** Keycloak's account console "Personal info": the username shown, the email and names editable (not a directory's). */
+/** Keycloak's account console "Personal info": the username shown (editable where the realm allows it), the email and names editable (not a directory's). */
 function profileForm(base: string, csrf: string, username: string, profile: Parameters<typeof accountPage>[0]['profile']): SafeHtml {
   const v = profile.values;
   const errors = profile.errors ?? [];
@@ -266,7 +267,7 @@ ${profile.readOnly ? html`<p class="muted">${t('accountProfileFromDirectory')}</
 <form method="post" action="${base}/profile" class="profile-form">
 <input type="hidden" name="csrf" value="${csrf}">
 <label for="profile-username">${t('username')}</label>
-<input type="text" id="profile-username" name="username" value="${username}" autocomplete="username" readonly>
+<input type="text" id="profile-username" name="username" value="${profile.username ?? username}" autocomplete="username" autocapitalize="none" spellcheck="false" maxlength="255"${profile.usernameEditable && !profile.readOnly ? html` required` : html` readonly`}>
 <label for="profile-email">${t('email')}</label>
 <input type="email" id="profile-email" name="email" value="${v.email}" autocomplete="email" autocapitalize="none" spellcheck="false" maxlength="320" required${ro}>
 <label for="profile-firstName">${t('firstName')}</label>

@@ -208,6 +208,30 @@ for (const dialect of dialects()) {
       assert.equal(await loginStatus('wes', PASSWORD, ip), 303, 'unlocked at once');
     });
 
+    test("a username changes through PUT only under the realm's editUsernameAllowed (keycloak-admin-client, realm representation)", async () => {
+      const { id } = await ts.kc.users.create({ realm: REALM, username: 'olga', enabled: true, email: 'olga@example.com', credentials: [{ type: 'password', value: PASSWORD, temporary: false }] });
+      assert.equal((await ts.kc.realms.findOne({ realm: REALM }))!.editUsernameAllowed, false);
+      const off = await errorOf(ts.kc.users.update({ realm: REALM, id }, { username: 'olga2', firstName: 'Olga' }));
+      assert.equal(off.status, 400);
+      assert.match(String(off.body.errorMessage ?? off.body.error), /editUsernameAllowed/);
+      assert.equal((await ts.kc.users.findOne({ realm: REALM, id }))!.firstName, undefined, 'nothing of the PUT applied');
+
+      await ts.kc.realms.update({ realm: REALM }, { editUsernameAllowed: true });
+      assert.equal((await ts.kc.realms.findOne({ realm: REALM }))!.editUsernameAllowed, true);
+      assert.equal((await errorOf(ts.kc.users.update({ realm: REALM, id }, { username: 'alice' }))).status, 409, "another user's");
+      assert.equal((await errorOf(ts.kc.users.update({ realm: REALM, id }, { username: 'no way' }))).status, 400);
+      await ts.kc.users.update({ realm: REALM, id }, { username: 'Olga.K', firstName: 'Olga' });
+      const renamed = await ts.kc.users.findOne({ realm: REALM, id });
+      assert.equal(renamed!.username, 'olga.k');
+      assert.equal(renamed!.firstName, 'Olga');
+      assert.equal(await loginStatus('olga.k', PASSWORD), 303);
+      assert.equal(await loginStatus('olga', PASSWORD), 200, 'the old name no longer signs in');
+      const events = await ts.store.adminEvents.list(REALM, { resourceType: 'USER' });
+      assert.ok(events.some((e) => e.resourcePath === `users/${id}` && e.representation !== null && (JSON.parse(e.representation) as { previousUsername?: string }).previousUsername === 'olga'));
+      await ts.kc.realms.update({ realm: REALM }, { editUsernameAllowed: false });
+      await ts.kc.users.del({ realm: REALM, id });
+    });
+
     test('401 without a token, 403 without the role, 404 for a user of another realm', async () => {
       const r = await fetch(`${ts.baseUrl}/auth/admin/realms/${REALM}/users`);
       assert.equal(r.status, 401);

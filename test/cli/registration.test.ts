@@ -50,6 +50,13 @@ for (const dialect of dialects()) {
       assert.match(show, /verify email: +no/);
       assert.match(ok(['realm', 'show', REALM]), /registration: +not allowed/);
       fails(['realm', 'update', 'selfserve', '--verify-email', 'maybe'], /on or off/);
+      // Keycloak's editUsernameAllowed.
+      assert.match(ok(['realm', 'update', '--help']), /--edit-username/);
+      assert.match(show, /edit username: +no/);
+      ok(['realm', 'update', 'selfserve', '--edit-username', 'on']);
+      assert.equal((await ts.store.realms.get('selfserve'))!.editUsernameAllowed, true);
+      assert.match(ok(['realm', 'show', 'selfserve']), /edit username: +yes/);
+      fails(['realm', 'update', 'selfserve', '--edit-username', 'sometimes'], /on or off/);
     });
 
     test('user update --require-email-verification, and user send-verify-email: a link from AUTH_URL that verifies the email', async () => {

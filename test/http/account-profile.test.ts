@@ -35,7 +35,7 @@ for (const dialect of dialects()) {
       const { jar, csrf, id } = await signedIn('piet');
       const page = await inject(ts.app, jar, 'GET', ACCOUNT);
       assert.match(page.body, /<h2>Personal info<\/h2>/);
-      assert.match(page.body, /<input type="text" id="profile-username" name="username" value="piet" autocomplete="username" readonly>/);
+      assert.match(page.body, /<input type="text" id="profile-username" name="username" value="piet" autocomplete="username" autocapitalize="none" spellcheck="false" maxlength="255" readonly>/);
       assert.match(page.body, /id="profile-email" name="email" value="piet@example.com"/);
       assert.match(page.body, /id="profile-firstName" name="firstName" value="First"/);
 
@@ -124,6 +124,51 @@ for (const dialect of dialects()) {
       const posted = await save(dirJar, { csrf: parseForm(dirPage.body).csrf, email: 'other@example.com', firstName: 'A', lastName: 'B' });
       assert.equal(posted.statusCode, 303);
       assert.equal((await userOf(dirId)).email, 'dir@example.com');
+    });
+
+    test("editUsernameAllowed: the username is editable and saved (checked, free, lower case); off, whatever the field says is ignored", async () => {
+      const { jar, csrf, id } = await signedIn('renata');
+      const form = { csrf, email: 'renata@example.com', firstName: 'First', lastName: 'Last' };
+      // Off (the default): read-only, and a username posted anyway changes nothing.
+      assert.match((await inject(ts.app, jar, 'GET', ACCOUNT)).body, /id="profile-username" name="username" value="renata"[^>]* readonly>/);
+      assert.equal((await save(jar, { ...form, username: 'rena' })).statusCode, 200);
+      assert.equal((await userOf(id)).username, 'renata');
+
+      await updateRealm(ts.store, { realmId: REALM, settings: { editUsernameAllowed: true } });
+      ts.services.cache.clear();
+      assert.match((await inject(ts.app, jar, 'GET', ACCOUNT)).body, /id="profile-username" name="username" value="renata"[^>]* required>/);
+      await createUser(ts.store, { realmId: REALM, username: 'occupied', password: undefined });
+      let r = await save(jar, { ...form, username: 'Occupied' });
+      assert.equal(r.statusCode, 400);
+      assert.match(r.body, /Username already exists\./);
+      assert.match(r.body, /value="Occupied"/, 'the typed username comes back');
+      r = await save(jar, { ...form, username: 'bad name!' });
+      assert.equal(r.statusCode, 400);
+      assert.match(r.body, /class="error"/);
+      assert.equal((await userOf(id)).username, 'renata');
+
+      r = await save(jar, { ...form, username: 'Renata.V' });
+      assert.equal(r.statusCode, 200);
+      assert.match(r.body, /Your personal info is saved\./);
+      assert.equal((await userOf(id)).username, 'renata.v');
+      const events = await ts.store.events.list(REALM, { userId: id, types: ['UPDATE_PROFILE'] });
+      assert.ok(events.some((e) => e.reason === 'username renata -> renata.v'), events.map((e) => e.reason).join('; '));
+      // The session goes on; the new name signs in, the old one no longer does.
+      assert.equal(pageKind((await inject(ts.app, jar, 'GET', ACCOUNT)).body), 'account');
+      const fresh = new CookieJar();
+      const login = parseForm((await inject(ts.app, fresh, 'GET', ACCOUNT)).body);
+      const old = await inject(ts.app, fresh, 'POST', login.action, { csrf: login.csrf, username: 'renata', password: PASSWORD });
+      assert.notEqual(pageKind(old.body), 'account');
+      const again = parseForm((await inject(ts.app, fresh, 'GET', ACCOUNT)).body);
+      const page = await driveFlow(ts.app, fresh, await inject(ts.app, fresh, 'POST', again.action, { csrf: again.csrf, username: 'renata.v', password: PASSWORD }));
+      assert.equal(pageKind(page.body), 'account');
+
+      // The email as username: the field is read-only again.
+      await updateRealm(ts.store, { realmId: REALM, settings: { registrationEmailAsUsername: true } });
+      ts.services.cache.clear();
+      assert.match((await inject(ts.app, jar, 'GET', ACCOUNT)).body, /id="profile-username"[^>]* readonly>/);
+      await updateRealm(ts.store, { realmId: REALM, settings: { editUsernameAllowed: false, registrationEmailAsUsername: false } });
+      ts.services.cache.clear();
     });
   });
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { runAuthorization, tokenRequest } from '../helpers/flow.js';
-import { createClient, createUser } from '../../src/admin/operations.js';
+import { createClient, createUser, updateRealm } from '../../src/admin/operations.js';
 import { createRole, grantRolesByName } from '../../src/admin/operations/roles.js';
 import { cliActor } from '../../src/admin/operations/common.js';
 
@@ -97,6 +97,40 @@ for (const dialect of dialects()) {
       const fresh = (await tokenRequest(ts, { grant_type: 'authorization_code', code: again.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) })).json().access_token as string;
       assert.equal((await post(fresh, { email: 'late@example.com' })).status, 204);
       assert.equal((await profile(fresh)).email, 'late@example.com');
+    });
+
+    test("editUsernameAllowed: a new username is taken (lower case, checked, free: 409 when taken); off: refused", async () => {
+      const token = await accessToken();
+      const refused = await post(token, { username: 'alicia' });
+      assert.equal(refused.status, 400);
+      assert.equal(((await refused.json()) as { errorMessage: string }).errorMessage, 'the username cannot be changed');
+      await updateRealm(ts.store, { realmId: REALM, settings: { editUsernameAllowed: true } });
+      ts.services.cache.clear();
+      try {
+        await createUser(ts.store, { realmId: REALM, username: 'carol', password: undefined });
+        const taken = await post(token, { username: 'Carol' });
+        assert.equal(taken.status, 409);
+        assert.deepEqual(await taken.json(), { field: 'username', errorMessage: 'Username already exists.', params: [] });
+        const bad = await post(token, { username: 'no spaces please' });
+        assert.equal(bad.status, 400);
+        assert.equal(((await bad.json()) as { field: string }).field, 'username');
+        // Refused with a bad name too: nothing of the rest is saved.
+        const mixed = await post(token, { username: 'no spaces please', firstName: 'Changed' });
+        assert.equal(mixed.status, 400);
+        assert.notEqual((await profile(token)).firstName, 'Changed');
+        const r = await post(token, { username: 'Alicia', lastName: 'Renamed' });
+        assert.equal(r.status, 204, await r.text());
+        const p = await profile(token);
+        assert.equal(p.username, 'alicia');
+        assert.equal(p.lastName, 'Renamed');
+        const events = await ts.store.events.list(REALM, { userId: ts.user.id, types: ['UPDATE_PROFILE'] });
+        assert.ok(events.some((e) => e.reason === `username ${ts.user.username} -> alicia`));
+        // Back, so that the other tests' sign-ins find the user by their name.
+        assert.equal((await post(token, { username: ts.user.username })).status, 204);
+      } finally {
+        await updateRealm(ts.store, { realmId: REALM, settings: { editUsernameAllowed: false } });
+        ts.services.cache.clear();
+      }
     });
 
     test('no token, a bad token: 401 with WWW-Authenticate; without manage-account where the realm has the role: 403', async () => {

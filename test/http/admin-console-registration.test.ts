@@ -29,6 +29,13 @@ for (const dialect of dialects()) {
       assert.equal(res.statusCode, 303);
       r = (await ts.store.realms.get(REALM))!;
       assert.deepEqual([r.registrationAllowed, r.registrationEmailAsUsername, r.verifyEmail], [false, true, false], 'an unchecked box is off');
+      // Keycloak's editUsernameAllowed, in the same form.
+      assert.equal(r.editUsernameAllowed, false);
+      res = await inject(ts.app, jar, 'POST', `${realmUrl}/registration`, { csrf, editUsernameAllowed: 'on' });
+      assert.equal(res.statusCode, 303);
+      r = (await ts.store.realms.get(REALM))!;
+      assert.deepEqual([r.editUsernameAllowed, r.registrationEmailAsUsername], [true, false]);
+      assert.match((await inject(ts.app, jar, 'GET', realmUrl)).body, /id="editUsernameAllowed" name="editUsernameAllowed" value="on" checked> Edit username: users may change their username on the account page/);
     } finally {
       await ts.close();
     }

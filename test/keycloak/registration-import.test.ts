@@ -65,6 +65,18 @@ for (const dialect of dialects()) {
       assert.deepEqual((out.users as Array<{ requiredActions: string[] }>)[0]!.requiredActions, ['VERIFY_EMAIL']);
     });
 
+    test("editUsernameAllowed: false in the fixture (no line), true kept and reported, exported back", async () => {
+      const fixture = (await importKeycloakRealms(ts.store, await readExport(FIXTURE), { ifExists: 'skip' }, actor)).realms.filter((x) => x.realm !== 'master');
+      for (const r of fixture) assert.equal((await ts.store.realms.get(r.realm))!.editUsernameAllowed, false);
+      const r = (await importKeycloakRealms(ts.store, [{ realm: 'renames', enabled: true, editUsernameAllowed: true }], { ifExists: 'fail' }, actor)).realms[0]!;
+      assert.equal(r.status, 'imported', JSON.stringify(r));
+      assert.equal((await ts.store.realms.get('renames'))!.editUsernameAllowed, true);
+      assert.match(lineOf(r, 'realm setting editUsernameAllowed')?.reason ?? '', /users may change their username on the account page/);
+      assert.equal((await exportRealm(ts.store, 'renames', { withSecrets: false })).editUsernameAllowed, true);
+      const bad = (await importKeycloakRealms(ts.store, [{ realm: 'badrename', enabled: true, editUsernameAllowed: 'yes' }], { ifExists: 'fail' }, actor)).realms[0]!;
+      assert.notEqual(bad.status, 'imported');
+    });
+
     test('verifyEmail without smtpServer: imported, and the report warns that unverified users cannot sign in until one is set; a wrong type is refused', async () => {
       const r = (await importKeycloakRealms(ts.store, [{ realm: 'nomail', enabled: true, verifyEmail: true }], { ifExists: 'fail' }, actor)).realms[0]!;
       assert.equal(r.status, 'imported');

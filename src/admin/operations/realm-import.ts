@@ -299,6 +299,9 @@ async function importRealm(store: Store, rep: Json, ready: PreparedRealm, report
     const how = realm.registrationEmailAsUsername ? '; the email is the username (registrationEmailAsUsername)' : '';
     report.imported('realm setting registrationAllowed', realm.registrationAllowed ? `"Register" on the login page (docs/registration.md)${how}` : `false; registrationEmailAsUsername kept for when it is switched on`);
   }
+  if (realm.editUsernameAllowed) {
+    report.imported('realm setting editUsernameAllowed', realm.registrationEmailAsUsername ? 'true, but the email is the username (registrationEmailAsUsername): usernames stay as they are' : 'true: users may change their username on the account page and through the account REST API, administrators through the admin API');
+  }
   if (realm.verifyEmail) {
     report.imported(
       'realm setting verifyEmail',

@@ -14,6 +14,8 @@ import type { UserQuery } from '../../storage/repos/user-admin.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import type { SessionSummary } from '../../storage/repos/session-admin.js';
 import { grantDefaultRole } from './default-role.js';
+import { NO_PASSWORD } from './service-accounts.js';
+import { isUniqueViolation } from '../../storage/dialects/errors.js';
 
 /** Realmgate's own rule alone (8 to 1024 characters): a password refused before anything is looked up. */
 function checkPasswordFloor(password: string): void {
@@ -547,4 +549,39 @@ export async function unlockUser(store: Store, input: { realmId: string; user: s
   await store.loginFailures.clear(input.realmId, `user:${user.username}`);
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER_LOGIN_FAILURE', resourcePath: `attack-detection/brute-force/users/${user.id}` });
   return user;
+}
+
+/**
+ * A new username for `user`, where the realm lets usernames change (Keycloak's editUsernameAllowed; never
+ * when the email is the username, registrationEmailAsUsername): checked as a new user's (USERNAME_RE,
+ * lower case), free in the realm (ConflictError otherwise, also when another change takes it meanwhile).
+ * Not for a user of an LDAP directory (the directory names them) nor a service account (its client does).
+ * Sessions, tokens and everything else of the user stay: they name the user by id. Returns the username
+ * as stored (unchanged when only its case differs).
+ */
+export async function changeUsername(store: Store, input: { realm: Realm; user: User; username: string }): Promise<string> {
+  const username = await checkUsernameChange(store, input);
+  if (username === input.user.username) return username;
+  try {
+    await store.users.update(input.user.id, { username });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ConflictError(`username ${username} is taken`);
+    throw err;
+  }
+  return username;
+}
+
+/** changeUsername's checks alone: the username it would store, or why not (a change yet to be made). */
+export async function checkUsernameChange(store: Store, input: { realm: Realm; user: User; username: string }): Promise<string> {
+  const { realm, user } = input;
+  const username = input.username.toLowerCase();
+  if (username === user.username) return user.username;
+  if (!realm.editUsernameAllowed || realm.registrationEmailAsUsername) {
+    throw new ValidationError(realm.registrationEmailAsUsername ? 'the username is the email in this realm (registrationEmailAsUsername)' : 'usernames cannot be changed in this realm (editUsernameAllowed is off)');
+  }
+  if (user.federationLink) throw new ValidationError('the username comes from the user directory (LDAP): change it there');
+  if (user.passwordHash === NO_PASSWORD) throw new ValidationError("a service account's username follows its client");
+  if (!USERNAME_RE.test(input.username)) throw new ValidationError(`username must be 1-${LIMITS.username} letters, digits, '.', '_', '@', '+' or '-'`);
+  if (await store.users.findByUsername(realm.id, username)) throw new ConflictError(`username ${username} is taken`);
+  return username;
 }

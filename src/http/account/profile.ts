@@ -9,6 +9,9 @@ import { nowSeconds } from '../../clock.js';
 import { holdsAccountRole } from '../../admin/operations/account-deletion.js';
 import { updateOwnProfile, type ProfileProblem } from '../../admin/operations/profile-actions.js';
 import type { Realm, User } from '../../storage/types.js';
+import { ConflictError, USERNAME_RE, ValidationError } from '../../admin/validation.js';
+import { changeUsername, checkUsernameChange } from '../../admin/operations/users.js';
+import { msg, type Text } from '../../i18n/translator.js';
 import type { AccessTokenClaims } from '../../oauth/access-tokens.js';
 
 /**
@@ -43,6 +46,13 @@ async function bearerUser(services: Services, req: FastifyRequest<{ Params: { re
   return { realm, user, claims };
 }
 
+/** A refused username change (checkUsernameChange, changeUsername) as a message; other errors are thrown again. */
+export function usernameRefusal(err: unknown, username: string): Text {
+  if (err instanceof ConflictError) return msg('usernameExistsMessage');
+  if (err instanceof ValidationError) return USERNAME_RE.test(username) ? err.message : msg('invalidUsernameCharactersMessage');
+  throw err;
+}
+
 /** Keycloak's ErrorRepresentation: one error as itself, several as `errors`. */
 function accountErrors(reply: FastifyReply, status: number, errors: ReadonlyArray<{ field?: string; errorMessage: string }>): FastifyReply {
   const reps = errors.map((e) => ({ ...(e.field ? { field: e.field } : {}), errorMessage: e.errorMessage, params: [] as string[] }));
@@ -74,8 +84,14 @@ export async function updateProfileJson(services: Services, req: FastifyRequest<
     const values = { email: text('email', user.email), firstName: text('firstName', user.firstName), lastName: text('lastName', user.lastName) };
     const refused: Array<{ field?: string; errorMessage: string }> = [];
     for (const v of Object.values(values)) if (typeof v !== 'string') refused.push({ field: v.field, errorMessage: v.message });
-    if (rep.username !== undefined && (typeof rep.username !== 'string' || rep.username.toLowerCase() !== user.username.toLowerCase())) {
-      refused.push({ field: 'username', errorMessage: 'the username cannot be changed' });
+    // Keycloak's editUsernameAllowed: a new username where the realm allows it, else only the current one.
+    let newUsername: string | undefined;
+    if (rep.username !== undefined) {
+      if (typeof rep.username !== 'string') refused.push({ field: 'username', errorMessage: 'username must be a string' });
+      else if (rep.username.trim().toLowerCase() !== user.username) {
+        if (!realm.editUsernameAllowed || realm.registrationEmailAsUsername) refused.push({ field: 'username', errorMessage: 'the username cannot be changed' });
+        else newUsername = rep.username.trim();
+      }
     }
     const attributes = rep.attributes;
     if (attributes !== undefined && attributes !== null && (typeof attributes !== 'object' || Array.isArray(attributes) || Object.keys(attributes).length > 0)) {
@@ -91,8 +107,27 @@ export async function updateProfileJson(services: Services, req: FastifyRequest<
         return accountErrors(reply, 403, [{ field: 'email', errorMessage: `a new email needs a sign-in of the last ${EMAIL_CHANGE_MAX_AGE_S / 60} minutes: sign in again (max_age or prompt=login) and retry` }]);
       }
     }
+    const usernameError = (err: unknown): FastifyReply => {
+      const refusal = usernameRefusal(err, newUsername!);
+      return accountErrors(reply, err instanceof ConflictError ? 409 : 400, [{ field: 'username', errorMessage: typeof refusal === 'string' ? refusal : refusal.key === 'usernameExistsMessage' ? 'Username already exists.' : 'Invalid username.' }]);
+    };
+    if (newUsername !== undefined) {
+      try {
+        await checkUsernameChange(services.store, { realm, user, username: newUsername });
+      } catch (err) {
+        return usernameError(err);
+      }
+    }
     const problems = await updateOwnProfile(services, { realm, user, values: v, ip: req.ip, clientId: claims.azp });
     if (problems.length > 0) return accountErrors(reply, 400, problems.map((p) => ({ field: p.field, errorMessage: p.message })));
+    if (newUsername !== undefined) {
+      try {
+        const renamed = await changeUsername(services.store, { realm, user, username: newUsername });
+        await services.audit.record({ realmId: realm.id, clientId: claims.azp, userId: user.id, username: renamed, ip: req.ip, type: 'UPDATE_PROFILE', outcome: 'success', reason: `username ${user.username} -> ${renamed}` });
+      } catch (err) {
+        return usernameError(err);
+      }
+    }
     setNoStore(reply);
     return reply.code(204).send();
   } catch (err) {

@@ -30,7 +30,8 @@ import { SESSION_COOKIE, browserSession, checkFormCsrf, clearRealmCookie, clearS
 import { htmlErrorHandler, renderError, sendAccountDeleted, sendFrontchannelLogoutPage, sendPage } from '../interaction/render.js';
 import { preflight, varyOrigin } from '../plugins/cors.js';
 import { passkeyOption, passkeySignIn } from '../passkey-sign-in.js';
-import { sendProfile, updateProfileJson, wantsProfileJson } from './profile.js';
+import { sendProfile, updateProfileJson, usernameRefusal, wantsProfileJson } from './profile.js';
+import { changeUsername, checkUsernameChange } from '../../admin/operations/users.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { accountVerifyEmail } from '../interaction/registration-routes.js';
 import { INVITATION_COOKIE, invitationPath } from '../interaction/invitation-routes.js';
@@ -124,7 +125,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
    * The signed-in page. `notice`: what the last form did; `passwordError`, `deleteError`, `profile`: why the
    * password, deletion or personal info form was refused (the typed values shown again).
    */
-  async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, extra: { notice?: Text | undefined; passwordError?: Text; deleteError?: Text; profile?: { values: ProfileValues; errors: readonly Text[] } } = {}): Promise<FastifyReply> {
+  async function show(reply: FastifyReply, realm: Realm, session: BrowserSession, csrf: string, extra: { notice?: Text | undefined; passwordError?: Text; deleteError?: Text; profile?: { values: ProfileValues; errors: readonly Text[]; username?: string } } = {}): Promise<FastifyReply> {
     const { notice, passwordError, deleteError } = extra;
     const now = nowSeconds(services.clock);
     const user = await services.store.users.get(session.userId);
@@ -167,7 +168,8 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
       values: extra.profile?.values ?? { email: user?.email ?? '', firstName: user?.firstName ?? '', lastName: user?.lastName ?? '' },
       readOnly: Boolean(user?.federationLink),
       password: user !== undefined && hasPassword(user.passwordHash),
-      ...(extra.profile ? { errors: extra.profile.errors } : {}),
+      usernameEditable: realm.editUsernameAllowed && !realm.registrationEmailAsUsername,
+      ...(extra.profile ? { errors: extra.profile.errors, ...(extra.profile.username !== undefined ? { username: extra.profile.username } : {}) } : {}),
     };
     return sendPage(reply, passwordError || deleteError || extra.profile ? 400 : 200, () =>
       accountPage({
@@ -664,6 +666,27 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   // next sign-in). A new email (the address password resets are mailed to) needs the current password,
   // counted as a sign-in is, or for a user without one a sign-in of the last minutes. Not for a user of an
   // LDAP directory (the fields come from it).
+  /** Why `username` cannot become the user's (a message for the page), or undefined. */
+  async function usernameProblem(realm: Realm, user: User, username: string): Promise<Text | undefined> {
+    try {
+      await checkUsernameChange(services.store, { realm, user, username });
+      return undefined;
+    } catch (err) {
+      return usernameRefusal(err, username);
+    }
+  }
+
+  /** The user's own username change, recorded as UPDATE_PROFILE; a message when it was refused meanwhile. */
+  async function renameSelf(realm: Realm, user: User, username: string, ip: string, clientId: string): Promise<Text | undefined> {
+    try {
+      const renamed = await changeUsername(services.store, { realm, user, username });
+      await services.audit.record({ realmId: realm.id, clientId, userId: user.id, username: renamed, ip, type: 'UPDATE_PROFILE', outcome: 'success', reason: `username ${user.username} -> ${renamed}` });
+      return undefined;
+    } catch (err) {
+      return usernameRefusal(err, username);
+    }
+  }
+
   app.post(`${path}/profile`, async (req: Req, reply) => {
     const f = await sessionForm(req, reply);
     if (!('c' in f)) return f;
@@ -671,7 +694,15 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     const user = await services.store.users.get(c.session.userId);
     if (!user || user.federationLink) return reply.redirect(baseOf(c.realm), 303);
     const { values, shown } = profileForm((name) => field(req, name));
-    const refuse = (errors: readonly Text[]): Promise<FastifyReply> => show(reply, c.realm, c.session, c.csrf, { profile: { values: shown, errors } });
+    // Keycloak's editUsernameAllowed: the username field is editable; otherwise whatever it says is ignored.
+    const typedUsername = (field(req, 'username') ?? '').trim();
+    const newUsername = c.realm.editUsernameAllowed && !c.realm.registrationEmailAsUsername && typedUsername.toLowerCase() !== user.username ? typedUsername : undefined;
+    const refuse = (errors: readonly Text[]): Promise<FastifyReply> =>
+      show(reply, c.realm, c.session, c.csrf, { profile: { values: shown, errors, ...(newUsername !== undefined ? { username: newUsername.slice(0, 255) } : {}) } });
+    if (newUsername !== undefined) {
+      const problem = await usernameProblem(c.realm, user, newUsername);
+      if (problem) return refuse([problem]);
+    }
     const emailChanged = values.email.trim().toLowerCase() !== (user.email ?? '').toLowerCase();
     if (emailChanged) {
       const mode = reauthMode(user, c.session, nowSeconds(services.clock));
@@ -685,6 +716,10 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     }
     const errors = await completeProfileUpdate(services, { realm: c.realm, user, values, ip: req.ip, clientId: 'account' });
     if (errors.length > 0) return refuse(problemTexts(errors));
+    if (newUsername !== undefined) {
+      const problem = await renameSelf(c.realm, user, newUsername, req.ip, 'account');
+      if (problem) return refuse([problem]);
+    }
     const saved = await services.store.users.get(user.id);
     return show(reply, c.realm, c.session, c.csrf, { notice: msg(saved && !saved.emailVerified && emailChanged ? 'accountProfileSavedUnverified' : 'accountProfileSaved') });
   });

@@ -4,6 +4,8 @@ import type { AdminCaller } from '../../admin/authorization.js';
 import { hasAdminRole } from '../../admin/authorization.js';
 import {
   bruteForceStatus,
+  changeUsername,
+  checkUsernameChange,
   countUsers,
   createUser,
   deleteUser,
@@ -30,6 +32,7 @@ import type { UserQuery } from '../../storage/repos/user-admin.js';
 import { NotFound, ValidationError } from '../../admin/validation.js';
 import type { User } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
+import { recordAdminEvent, requireRealm } from '../../admin/operations/common.js';
 import { usersWithOtp } from '../../admin/operations/user-credentials.js';
 import { listFederatedIdentities, listIdentityProviders } from '../../admin/operations/identity-providers.js';
 import { toFederatedIdentityRepresentation } from '../../admin/keycloak/representations/identity-provider.js';
@@ -182,8 +185,14 @@ export async function userRoutes(app: FastifyInstance, opts: { services: Service
     const caller = callerOf(req);
     const user = await target(caller, req.params.realm, req.params.id, 'manage-users');
     const { username, password, changes } = readUserUpdate(req.body);
-    if (username !== undefined && username.toLowerCase() !== user.username) throw new ValidationError('a username cannot be changed');
+    // Keycloak's editUsernameAllowed: checked before anything changes, applied after the rest.
+    const realm = username !== undefined && username.toLowerCase() !== user.username ? await requireRealm(store, user.realmId) : undefined;
+    if (realm) await checkUsernameChange(store, { realm, user, username: username! });
     await updateUser(store, { realmId: user.realmId, user: user.id, ...changes }, actorOf(caller));
+    if (realm) {
+      const renamed = await changeUsername(store, { realm, user, username: username! });
+      await recordAdminEvent(store, actorOf(caller), { realmId: user.realmId, operation: 'UPDATE', resourceType: 'USER', resourcePath: `users/${user.id}`, representation: { username: renamed, previousUsername: user.username } });
+    }
     // Keycloak's user update only adds UPDATE_PASSWORD for a temporary credential (never removes it):
     // the requiredActions sent decide otherwise.
     if (password !== undefined) await resetPassword(store, { realmId: user.realmId, user: user.id, password: password.value, ...(password.temporary ? { temporary: true } : {}), nowSeconds: nowSeconds(services.clock) }, actorOf(caller));

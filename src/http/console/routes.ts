@@ -288,7 +288,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { services: Serv
     const on = (name: string): boolean => field(req, name) === 'on';
     return attempt(
       reply,
-      () => updateRealm(services.store, { realmId, settings: { registrationAllowed: on('registrationAllowed'), registrationEmailAsUsername: on('registrationEmailAsUsername'), verifyEmail: on('verifyEmail') } }, s.actor),
+      () => updateRealm(services.store, { realmId, settings: { registrationAllowed: on('registrationAllowed'), registrationEmailAsUsername: on('registrationEmailAsUsername'), editUsernameAllowed: on('editUsernameAllowed'), verifyEmail: on('verifyEmail') } }, s.actor),
       (error) => showRealm(s, reply, realmId, 400, error),
       `${realmBase(realmId)}?done=registration-saved`,
     );

@@ -56,6 +56,7 @@ import * as localization from './2026-11-30T0500_localization.js';
 import * as sessionImpersonator from './2026-12-02T0100_session_impersonator.js';
 import * as clientRotatedSecret from './2026-12-02T0500_client_rotated_secret.js';
 import * as clientNotBefore from './2026-12-02T0600_client_not_before.js';
+import * as editUsernameAllowed from './2026-12-02T0700_edit_username_allowed.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -116,4 +117,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-02T0100_session_impersonator': sessionImpersonator,
   '2026-12-02T0500_client_rotated_secret': clientRotatedSecret,
   '2026-12-02T0600_client_not_before': clientNotBefore,
+  '2026-12-02T0700_edit_username_allowed': editUsernameAllowed,
 };

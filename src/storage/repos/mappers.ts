@@ -57,6 +57,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     ssoMaxRememberMe: Number(r.sso_max_remember_me),
     registrationAllowed: r.registration_allowed !== 0,
     registrationEmailAsUsername: r.registration_email_as_username !== 0,
+    editUsernameAllowed: r.edit_username_allowed === 1,
     verifyEmail: r.verify_email !== 0,
     parRequestUriLifespan: Number(r.par_request_uri_lifespan ?? 60),
     webAuthnPolicy: storedWebAuthnPolicy(r.webauthn_policy),

@@ -124,10 +124,11 @@ function languagesSection(csrf: string, realm: Realm, canManage: boolean, form: 
 <button type="submit">Save language settings</button></form>`;
 }
 
-/** Keycloak's registrationAllowed, registrationEmailAsUsername and verifyEmail (docs/registration.md). */
+/** Keycloak's registrationAllowed, registrationEmailAsUsername, editUsernameAllowed and verifyEmail (docs/registration.md). */
 const REGISTRATION_SWITCHES = [
   ['registrationAllowed', 'User registration: the login page offers "Register"'],
   ['registrationEmailAsUsername', 'Email as username: the registration form asks no username'],
+  ['editUsernameAllowed', 'Edit username: users may change their username on the account page'],
   ['verifyEmail', 'Verify email: users follow a mailed link before signing in (needs the SMTP settings)'],
 ] as const;
 

@@ -51,6 +51,7 @@ export interface RealmRepresentation {
   /** Self-registration and email verification (Keycloak's names; docs/registration.md). */
   registrationAllowed: boolean;
   registrationEmailAsUsername: boolean;
+  editUsernameAllowed: boolean;
   verifyEmail: boolean;
   /** Keycloak's webAuthnPolicy* fields (security keys as a second factor: src/admin/webauthn-policy.ts). */
   [webAuthnPolicyField: `webAuthnPolicy${string}`]: unknown;
@@ -133,6 +134,7 @@ export function toRealmRepresentation(r: Realm, defaultRole?: DefaultRoleReprese
     ssoSessionMaxLifespanRememberMe: r.ssoMaxRememberMe,
     registrationAllowed: r.registrationAllowed,
     registrationEmailAsUsername: r.registrationEmailAsUsername,
+    editUsernameAllowed: r.editUsernameAllowed,
     verifyEmail: r.verifyEmail,
     ...webAuthnPolicyRepresentation(r.webAuthnPolicy),
     ...webAuthnPolicyRepresentation(r.webAuthnPasswordlessPolicy, PASSWORDLESS_PREFIX),
@@ -252,6 +254,7 @@ export function fromRealmRepresentation(body: Record<string, unknown>, current?:
   set('ssoMaxRememberMe', int(body, 'ssoSessionMaxLifespanRememberMe'));
   set('registrationAllowed', bool(body, 'registrationAllowed'));
   set('registrationEmailAsUsername', bool(body, 'registrationEmailAsUsername'));
+  set('editUsernameAllowed', bool(body, 'editUsernameAllowed'));
   set('verifyEmail', bool(body, 'verifyEmail'));
   set('internationalizationEnabled', bool(body, 'internationalizationEnabled'));
   set('supportedLocales', locales(body));
