@@ -64,8 +64,8 @@ function accountErrors(reply: FastifyReply, status: number, errors: ReadonlyArra
  * Keycloak's account REST API update (POST /realms/{realm}/account with a UserRepresentation, a bearer
  * token of the user): first and last name and email, with the rules of the account page. The user needs
  * the account client's manage-account role where the realm has it (Keycloak's AccountRoles). A field left
- * out stays as it is; username and attributes can only be sent unchanged (Realmgate's users do not edit
- * them). A new email needs a token from a sign-in of the last five minutes (the account page asks for
+ * out stays as it is; attributes can only be sent unchanged, the username too unless the realm lets it
+ * change (editUsernameAllowed: changeUsername's rules, 409 when taken). A new email needs a token from a sign-in of the last five minutes (the account page asks for
  * the password or a new sign-in; a token alone, perhaps stolen, cannot take the account over through a
  * password reset to an address of its holder's): otherwise 403. 204 when saved.
  */
