@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { type BrowserContext, type Cookie, type Page } from 'playwright-core';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { dialects } from '../helpers/db.js';
-import { createClient } from '../../src/admin/operations.js';
+import { createClient, updateRealm } from '../../src/admin/operations.js';
 import { SESSION_COOKIE } from '../../src/http/cookies.js';
 import { DEFAULT_SCOPES } from '../../src/storage/repos/realms.js';
 import { interceptClient, CLIENT_ORIGIN, SKIP_REASON, checkLayout, heading, sharedBrowser } from '../helpers/browser.js';
@@ -171,6 +171,23 @@ for (const dialect of dialects()) {
       await page.goto(authorizeUrl(ts, client, 'again'));
       assert.equal(await heading(page), 'Web App wants to access your account');
       assert.equal(hits.length, 1, 'only the first authorization reached the client');
+
+      // Keycloak's editUsernameAllowed: the username field of Personal info becomes editable and saves.
+      await updateRealm(ts.store, { realmId: REALM, settings: { editUsernameAllowed: true } });
+      ts.services.cache.clear();
+      await page.goto(`${ts.baseUrl}${ACCOUNT}`);
+      const usernameField = page.locator('#profile-username');
+      assert.equal(await usernameField.isEditable(), true);
+      await usernameField.fill('alice.liddell');
+      await page.locator('#profile-firstName').fill('Alice');
+      await page.locator('#profile-lastName').fill('Liddell');
+      await page.locator('form.profile-form').getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByText('Your personal info is saved.').waitFor();
+      assert.equal((await ts.store.users.get(ts.user.id))!.username, 'alice.liddell');
+      await checkLayout(page, 'account-edit-username', shoot);
+      await ts.store.users.update(ts.user.id, { username: ts.user.username });
+      await updateRealm(ts.store, { realmId: REALM, settings: { editUsernameAllowed: false } });
+      ts.services.cache.clear();
     });
   });
 
