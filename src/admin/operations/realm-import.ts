@@ -28,7 +28,7 @@ import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT } from '../authorization.j
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
 import { checkRealmDisplayName, checkSmtpServer, checkRefreshLifetimes, createRealm, realmSigningAlg, updateRealm } from './realms.js';
-import { applyJwtKeys, checkBackchannelLogoutUrl, checkFrontchannelLogoutUrl, checkNewClient, createClient, deleteClient, type BackchannelLogoutChange, type ClientJwtKeysChange, type FrontchannelLogoutChange, type NewClient } from './clients.js';
+import { MAX_KEEP_PREVIOUS_SECONDS, applyJwtKeys, checkBackchannelLogoutUrl, checkFrontchannelLogoutUrl, checkNewClient, createClient, deleteClient, type BackchannelLogoutChange, type ClientJwtKeysChange, type FrontchannelLogoutChange, type NewClient } from './clients.js';
 import { keySource } from '../../oauth/client-keys.js';
 import { deleteUser } from './users.js';
 import { EMPTY_POLICY, PasswordPolicyError, policyFailures, readPasswordPolicy, storedPolicy, type LeftOut, type PasswordPolicy } from '../password-policy.js';
@@ -747,6 +747,12 @@ interface ClientEntry {
   input: Omit<NewClient, 'realmId' | 'scopes' | 'optionalScopes'>;
   /** A chosen secret, hashed before the transaction into input.secretHash. */
   secret?: string;
+  /**
+   * Keycloak's rotated secret (client.secret.rotated, in plain text in its export) still valid until
+   * expiresAt: hashed before the transaction into rotatedHash, kept as the client's previous secret.
+   */
+  rotated?: { secret: string; expiresAt: number };
+  rotatedHash?: string;
   /** The default scopes the entry names; those the realm does not have are left out (and reported) when it is stored. */
   wantedScopes: string[];
   /** Its optional scopes (Keycloak's optionalClientScopes), likewise. */
@@ -1022,6 +1028,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     ...(fullScope ? {} : { fullScopeAllowed: false }),
   };
   const chosen = !isPublic && !restored && !jwt ? secret : undefined;
+  const rotated = !isPublic && !jwt ? rotatedSecretOf(attrs, notes) : undefined;
   try {
     // The checks createClient makes, now: the entry is refused here, before anything is deleted.
     checkNewClient({ ...input, realmId: '', ...(chosen !== undefined ? { secret: chosen } : {}) });
@@ -1029,7 +1036,7 @@ function readClient(rep: Json, c: Json, element: string, builtin: (id: string) =
     if (!(err instanceof ValidationError)) throw err;
     return refuse(clientId, element, 'skipped', message(err), parts);
   }
-  return { name: clientId, element, parts, input, ...(chosen !== undefined ? { secret: chosen } : {}), wantedScopes: [...new Set(['openid', ...listed])], wantedOptional: [...new Set(listedOptional)].filter((s) => s !== 'openid' && !listed.includes(s)), notes, enabled: flags.enabled !== false, mappers };
+  return { name: clientId, element, parts, input, ...(chosen !== undefined ? { secret: chosen } : {}), ...(rotated ? { rotated } : {}), wantedScopes: [...new Set(['openid', ...listed])], wantedOptional: [...new Set(listedOptional)].filter((s) => s !== 'openid' && !listed.includes(s)), notes, enabled: flags.enabled !== false, mappers };
 }
 
 /** The user's password-history credentials whose hashes Realmgate verifies, the newest `keep`. */
@@ -1257,6 +1264,27 @@ async function storeUserOtp(store: Store, realmId: string, userId: string, otp: 
 }
 
 /**
+ * Keycloak's rotated secret of a client (attributes client.secret.rotated, the previous secret in plain
+ * text, and client.secret.rotated.expiration.time, epoch seconds): kept as the client's previous secret
+ * while it is still valid, so that applications still on it keep working after the move (at most 30
+ * days more, Realmgate's longest). Expired or without a time: left out, with a note.
+ */
+function rotatedSecretOf(attrs: Record<string, unknown> | undefined, notes: string[]): { secret: string; expiresAt: number } | undefined {
+  const secret = attrs?.['client.secret.rotated'];
+  if (typeof secret !== 'string' || secret === '') return undefined;
+  const raw = attrs?.['client.secret.rotated.expiration.time'];
+  const expiresAt = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d{1,12}$/.test(raw) ? Number(raw) : NaN;
+  const t = now();
+  if (!Number.isSafeInteger(expiresAt) || expiresAt <= t) {
+    notes.push('its rotated secret (client.secret.rotated) has expired or has no expiration time: not kept');
+    return undefined;
+  }
+  const until = Math.min(expiresAt, t + MAX_KEEP_PREVIOUS_SECONDS);
+  notes.push(`its rotated secret is still accepted until ${new Date(until * 1000).toISOString()} (client.secret.rotated)`);
+  return { secret, expiresAt: until };
+}
+
+/**
  * Hashes the plain-text passwords and chosen client secrets of the entries, before any transaction:
  * at most as many at once as the hashing limiter runs (each argon2id holds a libuv thread and 19 MiB;
  * more would only wait in the limiter's queue, which is meant for logins), so logins and token
@@ -1265,12 +1293,19 @@ async function storeUserOtp(store: Store, realmId: string, userId: string, otp: 
 async function hashBeforehand(clients: Array<ClientEntry | Refused>, users: Array<UserEntry | Refused>): Promise<void> {
   const jobs: Array<() => Promise<void>> = [];
   for (const c of clients) {
-    if (c.refused || c.secret === undefined) continue;
-    const secret = c.secret;
-    jobs.push(async () => {
-      c.input.secretHash = await hashClientSecret(secret, { generated: false });
-      delete c.secret;
-    });
+    if (c.refused) continue;
+    const { secret, rotated } = c;
+    if (secret !== undefined) {
+      jobs.push(async () => {
+        c.input.secretHash = await hashClientSecret(secret, { generated: false });
+        delete c.secret;
+      });
+    }
+    if (rotated !== undefined) {
+      jobs.push(async () => {
+        c.rotatedHash = await hashClientSecret(rotated.secret, { generated: false });
+      });
+    }
   }
   for (const u of users) {
     if (u.refused || u.plain === undefined) continue;
@@ -1354,6 +1389,7 @@ async function storeClients(store: Store, realmId: string, entries: Array<Client
       continue;
     }
     if (!e.enabled) await store.clients.update(realmId, e.name, { enabled: false });
+    if (e.rotated && e.rotatedHash) await store.clients.update(realmId, e.name, { rotatedSecret: { hash: e.rotatedHash, expiresAt: e.rotated.expiresAt } });
     stored.add(e.name);
     if (notes.length > 0) report.mapped(e.element, notes.join('; '));
     else report.imported(e.element);
