@@ -13,7 +13,7 @@ import { now, recordAdminEvent, requireRealm, cliActor, type Actor } from './com
 import { ensureServiceAccount, findServiceAccount } from './service-accounts.js';
 import { isSigningAlg } from '../../crypto/keystore.js';
 import { ensureSigningKey } from './keys.js';
-import { checkNotBefore } from './realms.js';
+import { atNextSecond, checkNotBefore } from './realms.js';
 
 /** The secret methods a confidential client accepts unless its operator restricts it (RFC 6749 2.3.1). */
 export const DEFAULT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
@@ -493,8 +493,8 @@ export const MAX_KEEP_PREVIOUS_SECONDS = 30 * 86_400;
  * a number with s, m, h or d (`90m`, `24h`, `7d`); 0 or `no`: not at all.
  */
 export function parseKeepPrevious(text: string): number {
-  const m = /^\s*(\d{1,9})\s*([smhd]?)\s*$/.exec(text);
   if (text.trim() === 'no') return 0;
+  const m = /^\s*(\d{1,9})\s*([smhd]?)\s*$/.exec(text);
   if (!m) throw new ValidationError(`keep the previous secret for: ${JSON.stringify(text)} is not a duration (seconds, or a number with s, m, h or d: 90m, 24h, 7d)`);
   return checkKeepPrevious(Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as '' | 's' | 'm' | 'h' | 'd']);
 }
@@ -565,11 +565,7 @@ export async function pushClientNotBefore(
   input: { realmId: string; clientId: string; nowMs: () => number; sleep?: (ms: number) => Promise<void> },
   actor: Actor = cliActor(),
 ): Promise<number> {
-  const at = Math.floor(input.nowMs() / 1000) + 1;
-  await changeClient(store, { realmId: input.realmId, clientId: input.clientId, changes: { notBefore: at } }, actor);
-  const wait = at * 1000 - input.nowMs();
-  if (wait > 0) await (input.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(wait);
-  return at;
+  return atNextSecond(input, (at) => changeClient(store, { realmId: input.realmId, clientId: input.clientId, changes: { notBefore: at } }, actor));
 }
 
 /** Deletes a client, its roles and its service account; its refresh chains are revoked. */

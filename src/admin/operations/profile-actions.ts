@@ -2,7 +2,7 @@ import type { Services } from '../../services.js';
 import { nowSeconds } from '../../clock.js';
 import type { Realm, RequiredAction, User } from '../../storage/types.js';
 import { checkEmail, ConflictError, ValidationError } from '../validation.js';
-import { checkEmailFree, checkPersonName } from './users.js';
+import { changeUsername, checkEmailFree, checkPersonName } from './users.js';
 import { verifyEmailTrigger } from './email-verification.js';
 import type { ProfileValues } from '../../views/required-action-pages.js';
 
@@ -145,3 +145,16 @@ export function profileForm(field: FormField): { values: ProfileValues; shown: P
 
 /** The terms form's answer: Accept pressed, not Decline. */
 export const termsAccepted = (field: FormField): boolean => !field('cancel') && field('accept') !== undefined;
+
+/**
+ * The user's own username change (the account page, the account REST API), where the realm allows it:
+ * changeUsername's rules (it throws as that does), recorded as UPDATE_PROFILE. Returns the username stored.
+ */
+export async function renameOwnAccount(services: Services, input: { realm: Realm; user: User; username: string; ip: string; clientId: string | null }): Promise<string> {
+  const { realm, user } = input;
+  const renamed = await changeUsername(services.store, { realm, user, username: input.username });
+  if (renamed !== user.username) {
+    await services.audit.record({ realmId: realm.id, clientId: input.clientId, userId: user.id, username: renamed, ip: input.ip, type: 'UPDATE_PROFILE', outcome: 'success', reason: `username ${user.username} -> ${renamed}` });
+  }
+  return renamed;
+}

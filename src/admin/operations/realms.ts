@@ -246,11 +246,19 @@ export async function revokeBefore(store: Store, input: { realmId: string; at: n
  * returns only once that second has begun: everything issued before the push started is refused,
  * everything issued after the push returned is accepted. Returns the new notBefore.
  */
-export async function pushNotBefore(store: Store, input: { realmId: string; nowMs: () => number; sleep?: (ms: number) => Promise<void> }, actor: Actor = cliActor()): Promise<number> {
-  const at = Math.floor(input.nowMs() / 1000) + 1;
-  await revokeBefore(store, { realmId: input.realmId, at }, actor);
-  const wait = at * 1000 - input.nowMs();
-  if (wait > 0) await (input.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(wait);
+export function pushNotBefore(store: Store, input: { realmId: string; nowMs: () => number; sleep?: (ms: number) => Promise<void> }, actor: Actor = cliActor()): Promise<number> {
+  return atNextSecond(input, (at) => revokeBefore(store, { realmId: input.realmId, at }, actor));
+}
+
+/**
+ * A not-before push's boundary (pushNotBefore says why the next second): `apply` sets it, and the promise
+ * settles once that second has begun. Returns the boundary.
+ */
+export async function atNextSecond(clock: { nowMs: () => number; sleep?: (ms: number) => Promise<void> }, apply: (at: number) => Promise<unknown>): Promise<number> {
+  const at = Math.floor(clock.nowMs() / 1000) + 1;
+  await apply(at);
+  const wait = at * 1000 - clock.nowMs();
+  if (wait > 0) await (clock.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(wait);
   return at;
 }
 

@@ -7,11 +7,10 @@ import { setNoStore } from '../plugins/security-headers.js';
 import { sendBearerError } from '../token/lifecycle-routes.js';
 import { nowSeconds } from '../../clock.js';
 import { holdsAccountRole } from '../../admin/operations/account-deletion.js';
-import { updateOwnProfile, type ProfileProblem } from '../../admin/operations/profile-actions.js';
+import { renameOwnAccount, updateOwnProfile, type ProfileProblem } from '../../admin/operations/profile-actions.js';
 import type { Realm, User } from '../../storage/types.js';
-import { ConflictError, USERNAME_RE, ValidationError } from '../../admin/validation.js';
-import { changeUsername, checkUsernameChange } from '../../admin/operations/users.js';
-import { msg, type Text } from '../../i18n/translator.js';
+import { ConflictError, ValidationError } from '../../admin/validation.js';
+import { checkUsernameChange } from '../../admin/operations/users.js';
 import type { AccessTokenClaims } from '../../oauth/access-tokens.js';
 
 /**
@@ -44,13 +43,6 @@ async function bearerUser(services: Services, req: FastifyRequest<{ Params: { re
   const user = await services.store.users.get(claims.sub);
   if (!user || !user.enabled || user.realmId !== realm.id) throw new BearerError(401, 'invalid_token', 'the user no longer exists or is disabled');
   return { realm, user, claims };
-}
-
-/** A refused username change (checkUsernameChange, changeUsername) as a message; other errors are thrown again. */
-export function usernameRefusal(err: unknown, username: string): Text {
-  if (err instanceof ConflictError) return msg('usernameExistsMessage');
-  if (err instanceof ValidationError) return USERNAME_RE.test(username) ? err.message : msg('invalidUsernameCharactersMessage');
-  throw err;
 }
 
 /** Keycloak's ErrorRepresentation: one error as itself, several as `errors`. */
@@ -108,8 +100,9 @@ export async function updateProfileJson(services: Services, req: FastifyRequest<
       }
     }
     const usernameError = (err: unknown): FastifyReply => {
-      const refusal = usernameRefusal(err, newUsername!);
-      return accountErrors(reply, err instanceof ConflictError ? 409 : 400, [{ field: 'username', errorMessage: typeof refusal === 'string' ? refusal : refusal.key === 'usernameExistsMessage' ? 'Username already exists.' : 'Invalid username.' }]);
+      if (err instanceof ConflictError) return accountErrors(reply, 409, [{ field: 'username', errorMessage: 'Username already exists.' }]);
+      if (err instanceof ValidationError) return accountErrors(reply, 400, [{ field: 'username', errorMessage: err.message }]);
+      throw err;
     };
     if (newUsername !== undefined) {
       try {
@@ -122,8 +115,7 @@ export async function updateProfileJson(services: Services, req: FastifyRequest<
     if (problems.length > 0) return accountErrors(reply, 400, problems.map((p) => ({ field: p.field, errorMessage: p.message })));
     if (newUsername !== undefined) {
       try {
-        const renamed = await changeUsername(services.store, { realm, user, username: newUsername });
-        await services.audit.record({ realmId: realm.id, clientId: claims.azp, userId: user.id, username: renamed, ip: req.ip, type: 'UPDATE_PROFILE', outcome: 'success', reason: `username ${user.username} -> ${renamed}` });
+        await renameOwnAccount(services, { realm, user, username: newUsername, ip: req.ip, clientId: claims.azp });
       } catch (err) {
         return usernameError(err);
       }

@@ -1,5 +1,5 @@
 import { pendingActions, termsText } from '../../admin/required-actions.js';
-import { answerTerms, completeProfileUpdate, profileForm, termsAccepted } from '../../admin/operations/profile-actions.js';
+import { answerTerms, completeProfileUpdate, profileForm, renameOwnAccount, termsAccepted } from '../../admin/operations/profile-actions.js';
 import { deleteAccountPage, termsPage, updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
 import { deleteOwnAccount, mayDeleteOwnAccount } from '../../admin/operations/account-deletion.js';
 import { problemTexts } from '../interaction/problems.js';
@@ -30,8 +30,8 @@ import { SESSION_COOKIE, browserSession, checkFormCsrf, clearRealmCookie, clearS
 import { htmlErrorHandler, renderError, sendAccountDeleted, sendFrontchannelLogoutPage, sendPage } from '../interaction/render.js';
 import { preflight, varyOrigin } from '../plugins/cors.js';
 import { passkeyOption, passkeySignIn } from '../passkey-sign-in.js';
-import { sendProfile, updateProfileJson, usernameRefusal, wantsProfileJson } from './profile.js';
-import { changeUsername, checkUsernameChange } from '../../admin/operations/users.js';
+import { sendProfile, updateProfileJson, wantsProfileJson } from './profile.js';
+import { checkUsernameChange } from '../../admin/operations/users.js';
 import { verifyEmailTrigger } from '../../admin/operations/email-verification.js';
 import { accountVerifyEmail } from '../interaction/registration-routes.js';
 import { INVITATION_COOKIE, invitationPath } from '../interaction/invitation-routes.js';
@@ -39,6 +39,7 @@ import { logoutSession } from '../../oidc/end-session.js';
 import { logoutFrames } from '../../oidc/frontchannel-logout.js';
 import { useTranslator } from '../i18n.js';
 import { msg, t, type Text } from '../../i18n/translator.js';
+import { ConflictError, USERNAME_RE, ValidationError } from '../../admin/validation.js';
 import { localeName, realmLocales } from '../../i18n/locales.js';
 import { providerName } from '../../oauth/social-providers.js';
 
@@ -79,6 +80,13 @@ const PROOF_LIFETIME_S = 600;
  * next); `all`, the password and the authenticator's code, or a password alone for a user without one.
  */
 type ProofStage = 'password' | 'all';
+
+/** A refused username change (checkUsernameChange, changeUsername) as a message; other errors are thrown again. */
+function usernameRefusal(err: unknown, username: string): Text {
+  if (err instanceof ConflictError) return msg('usernameExistsMessage');
+  if (err instanceof ValidationError) return USERNAME_RE.test(username) ? err.message : msg('invalidUsernameCharactersMessage');
+  throw err;
+}
 
 export async function accountRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
@@ -679,8 +687,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   /** The user's own username change, recorded as UPDATE_PROFILE; a message when it was refused meanwhile. */
   async function renameSelf(realm: Realm, user: User, username: string, ip: string, clientId: string): Promise<Text | undefined> {
     try {
-      const renamed = await changeUsername(services.store, { realm, user, username });
-      await services.audit.record({ realmId: realm.id, clientId, userId: user.id, username: renamed, ip, type: 'UPDATE_PROFILE', outcome: 'success', reason: `username ${user.username} -> ${renamed}` });
+      await renameOwnAccount(services, { realm, user, username, ip, clientId });
       return undefined;
     } catch (err) {
       return usernameRefusal(err, username);
