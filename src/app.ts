@@ -28,6 +28,7 @@ import { lifecycleRoutes } from './http/token/lifecycle-routes.js';
 import { logoutRoutes } from './http/logout/routes.js';
 import { renderError } from './http/interaction/render.js';
 import { accountRoutes } from './http/account/routes.js';
+import { accountRestRoutes } from './http/account/rest.js';
 import { sessionStatusRoutes } from './http/session-status/routes.js';
 import { ADMIN_PREFIX } from './http/admin/prefix.js';
 import { serveOnFirstRequest } from './http/plugins/on-first-request.js';
@@ -116,6 +117,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(lifecycleRoutes, { services });
   await app.register(logoutRoutes, { services });
   await app.register(accountRoutes, { services });
+  await app.register(accountRestRoutes, { services });
   await app.register(sessionStatusRoutes, { services });
   serveOnFirstRequest(app, ADMIN_PREFIX, async () => {
     const admin = await baseApp(opts);

@@ -384,6 +384,42 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: 'token' | 'other
       }, runs(2000));
     });
 
+    // Keycloak's account REST API (src/http/account/rest.ts): reads with any token, changes only with
+    // tokens no server may accept (a decoy's own token would sign out or revoke what the last test
+    // checks survives). Never a 5xx (fuzz checks every response), and a 2xx only with a token that may be
+    // accepted: a change never succeeds.
+    only('others')('account REST API: bearer tokens real, forged and mutated on its paths', async (t) => {
+      const spec = fc.record({
+        method: fc.oneof({ weight: 5, arbitrary: fc.constant<HTTPMethods>('GET') }, { weight: 2, arbitrary: fc.constantFrom<HTTPMethods>('DELETE', 'PUT', 'POST', 'OPTIONS', 'HEAD', 'PATCH') }),
+        path: fc.oneof(
+          { weight: 6, arbitrary: fc.constantFrom('/sessions', '/sessions/devices', '/sessions/x', '/credentials', '/credentials/x', '/credentials/x/label', '/applications', '/applications/rp/consent', '/applications/nope/consent', '/linked-accounts', '/linked-accounts/x', '/groups', '/supportedLocales') },
+          { weight: 1, arbitrary: fc.constantFrom('/sessions/%00', '/applications/%2e%2e/consent', '/credentials//label', '/sessions/' + 'x'.repeat(300), '/linked-accounts/%ZZ', '/groups/', '/Sessions') },
+        ),
+        query: rarely(fc.oneof(fc.constantFrom('current=true', 'current=TRUE', 'type=otp', 'user-credentials=false', 'linked=true', 'linked=false', 'name=r', 'name=%ZZ', 'type=&type='), junk), 2),
+        token: tokenRef,
+        scheme: fc.constantFrom('Bearer', 'Bearer', 'bearer', 'Basic', 'Bearer  '),
+        body: rarely(fc.oneof(fc.constantFrom('"label"', '{"', '[]', 'null', '"' + 'x'.repeat(300) + '"'), junk), 2),
+      });
+      await fuzz(t, fs, 'account-rest', spec, async (s, io) => {
+        await tick();
+        const changes = s.method === 'DELETE' || s.method === 'PUT' || s.method === 'POST' || s.method === 'PATCH';
+        // A change goes with a decoy only when changed in substance (or another kind of token).
+        const ref: TokenRef = changes && s.token.ref === 'decoy' && s.token.mutation === null ? { ...s.token, mutation: { op: 'truncate', n: 5 } } : s.token;
+        const token = await resolveToken(fs, ref);
+        const req = {
+          method: s.method,
+          url: `${realmPath('/account')}${s.path}${s.query === null ? '' : `?${s.query}`}`,
+          headers: { authorization: `${s.scheme} ${token.value}`, accept: 'application/json', ...(s.body !== null && changes ? { 'content-type': 'application/json' } : {}) },
+          ...(s.body !== null && changes ? { payload: s.body } : {}),
+        };
+        const res = await io.send(req);
+        const sent = { ...req, remoteAddress: io.address };
+        if (res.statusCode >= 200 && res.statusCode < 300 && s.method !== 'OPTIONS') {
+          if (!token.mayBeAccepted) io.fail('the account API accepted a forged, random or mutated token', sent, res);
+        }
+      }, runs(500));
+    });
+
     test('tokens issued before the fuzzing still work', async (t) => {
       reportStats(t, fs);
       await assertGenuineTokensSurvive(fs, genuine);

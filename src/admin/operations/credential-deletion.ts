@@ -4,7 +4,8 @@ import type { User } from '../../storage/types.js';
 import { hasPassword } from '../../crypto/passwords.js';
 import { removeOtp } from './otp.js';
 import { removeWebAuthn } from './webauthn.js';
-import { passwordCredentialId, recoveryCodesCredentialId } from './user-credentials.js';
+import { checkOtpLabel, passwordCredentialId, recoveryCodesCredentialId } from './user-credentials.js';
+import { NotFound } from '../validation.js';
 
 /**
  * Keycloak's delete_credential (kc_action=delete_credential:<credential id>, Keycloak 24+): an application
@@ -38,9 +39,9 @@ export const removable = (c: OwnCredential): boolean => c.kind !== 'password';
  * REMOVE_TOTP for an authenticator (Keycloak's deprecated event it still sends), REMOVE_CREDENTIAL otherwise.
  * False when it was gone meanwhile, or may not be deleted (the password).
  */
-export async function deleteOwnCredential(services: Services, input: { user: User; credential: OwnCredential; ip: string; clientId: string }): Promise<boolean> {
+export async function deleteOwnCredential(services: Services, input: { user: User; credential: OwnCredential; ip: string; clientId: string; by?: string }): Promise<boolean> {
   const { user, credential: c } = input;
-  const o = { ip: input.ip, clientId: input.clientId, by: `the user (kc_action=delete_credential from ${input.clientId})` };
+  const o = { ip: input.ip, clientId: input.clientId, by: input.by ?? `the user (kc_action=delete_credential from ${input.clientId})` };
   switch (c.kind) {
     case 'password':
       return false;
@@ -56,4 +57,18 @@ export async function deleteOwnCredential(services: Services, input: { user: Use
       return true;
     }
   }
+}
+
+/**
+ * The user's own new name for an authenticator app or a security key (Keycloak's account API PUT
+ * /credentials/{id}/label): the admin API's label rules (checkOtpLabel: blank removes it), recorded as
+ * UPDATE_CREDENTIAL. NotFound for any other id (the password and the recovery codes have no label).
+ */
+export async function renameOwnCredential(services: Services, input: { user: User; credentialId: string; label: string; ip: string; clientId: string | null }): Promise<void> {
+  const { user, credentialId } = input;
+  const label = checkOtpLabel(input.label);
+  const c = await findOwnCredential(services.store, user, credentialId);
+  const renamed = c?.kind === 'otp' ? await services.store.otp.rename(user.id, credentialId, label) : c?.kind === 'webauthn' || c?.kind === 'webauthn-passwordless' ? await services.store.webauthn.rename(user.id, credentialId, label) : false;
+  if (!renamed || !c) throw new NotFound('Credential not found');
+  await services.audit.record({ realmId: user.realmId, type: 'UPDATE_CREDENTIAL', outcome: 'success', userId: user.id, username: user.username, clientId: input.clientId, ip: input.ip, reason: `credential_type ${c.kind}: renamed ${JSON.stringify(c.label ?? '')} -> ${JSON.stringify(label ?? '')} by the user` });
 }

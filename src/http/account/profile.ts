@@ -27,8 +27,18 @@ export function wantsProfileJson(req: FastifyRequest): boolean {
 /** How long after signing in an access token may change the user's email (the account page's rule). */
 export const EMAIL_CHANGE_MAX_AGE_S = 300;
 
+/**
+ * Whether the token comes from the user's own sign-in (not an impersonation) of the last
+ * EMAIL_CHANGE_MAX_AGE_S seconds, as its session says: what a change that could take the account over
+ * (a new email, a removed second factor) needs beyond a token, which may have been stolen.
+ */
+export async function recentSignIn(services: Services, user: Pick<User, 'id'>, claims: Pick<AccessTokenClaims, 'sid'>): Promise<boolean> {
+  const session = claims.sid ? await services.store.sessions.get(claims.sid) : undefined;
+  return session !== undefined && session.userId === user.id && session.impersonator === undefined && nowSeconds(services.clock) - session.authTime <= EMAIL_CHANGE_MAX_AGE_S;
+}
+
 /** The realm, user and claims of a valid bearer token at the account URL; a BearerError otherwise. */
-async function bearerUser(services: Services, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply): Promise<{ realm: Realm; user: User; claims: AccessTokenClaims }> {
+export async function bearerUser(services: Services, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply): Promise<{ realm: Realm; user: User; claims: AccessTokenClaims }> {
   const realmId = req.params.realm;
   const header = req.headers.authorization;
   await corsForBearer(services, req, reply, realmId, header ? /^Bearer +(\S+)/i.exec(header)?.[1] : undefined);
@@ -46,7 +56,7 @@ async function bearerUser(services: Services, req: FastifyRequest<{ Params: { re
 }
 
 /** Keycloak's ErrorRepresentation: one error as itself, several as `errors`. */
-function accountErrors(reply: FastifyReply, status: number, errors: ReadonlyArray<{ field?: string; errorMessage: string }>): FastifyReply {
+export function accountErrors(reply: FastifyReply, status: number, errors: ReadonlyArray<{ field?: string; errorMessage: string }>): FastifyReply {
   const reps = errors.map((e) => ({ ...(e.field ? { field: e.field } : {}), errorMessage: e.errorMessage, params: [] as string[] }));
   setNoStore(reply);
   return reply.code(status).type('application/json').send(reps.length === 1 ? reps[0] : { errors: reps });
@@ -92,12 +102,8 @@ export async function updateProfileJson(services: Services, req: FastifyRequest<
     if (user.federationLink) refused.push({ errorMessage: 'the profile comes from the user directory (LDAP): change it there' });
     if (refused.length > 0) return accountErrors(reply, 400, refused);
     const v = values as { email: string; firstName: string; lastName: string };
-    if (v.email.trim().toLowerCase() !== (user.email ?? '').toLowerCase()) {
-      const session = claims.sid ? await services.store.sessions.get(claims.sid) : undefined;
-      const now = nowSeconds(services.clock);
-      if (!session || session.userId !== user.id || session.impersonator !== undefined || now - session.authTime > EMAIL_CHANGE_MAX_AGE_S) {
-        return accountErrors(reply, 403, [{ field: 'email', errorMessage: `a new email needs a sign-in of the last ${EMAIL_CHANGE_MAX_AGE_S / 60} minutes: sign in again (max_age or prompt=login) and retry` }]);
-      }
+    if (v.email.trim().toLowerCase() !== (user.email ?? '').toLowerCase() && !(await recentSignIn(services, user, claims))) {
+      return accountErrors(reply, 403, [{ field: 'email', errorMessage: `a new email needs a sign-in of the last ${EMAIL_CHANGE_MAX_AGE_S / 60} minutes: sign in again (max_age or prompt=login) and retry` }]);
     }
     const usernameError = (err: unknown): FastifyReply => {
       if (err instanceof ConflictError) return accountErrors(reply, 409, [{ field: 'username', errorMessage: 'Username already exists.' }]);

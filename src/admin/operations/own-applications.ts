@@ -1,0 +1,68 @@
+import type { Services } from '../../services.js';
+import type { Realm, Scope, User } from '../../storage/types.js';
+import { nowSeconds } from '../../clock.js';
+import { sessionsToEnd, tellSessionsEnded } from './session-ends.js';
+
+/** An application as its user sees it (Keycloak's account API /applications). */
+export interface OwnApplication {
+  clientId: string;
+  clientName: string | null;
+  /** It holds a refresh token from one of the user's live browser sessions (Keycloak: a client session). */
+  inUse: boolean;
+  /** It holds a live offline refresh token of the user. */
+  offlineAccess: boolean;
+  /** What the user granted it, merged over organizations (Keycloak keeps one consent per client). */
+  consent?: { scopes: Scope[]; createdAt: number; lastUpdatedAt: number };
+}
+
+/** The applications the user has granted or that hold their tokens: existing clients only, by client id. */
+export async function ownApplications(services: Services, realm: Pick<Realm, 'id'>, user: Pick<User, 'id'>): Promise<OwnApplication[]> {
+  const { store } = services;
+  const now = nowSeconds(services.clock);
+  const [consents, chains, sessions, scopes] = await Promise.all([
+    store.consents.listForUser(realm.id, user.id),
+    store.refresh.lastUsedByUser(realm.id, user.id, now),
+    store.sessionAdmin.listForUser(realm.id, user.id, now),
+    services.cache.realmScopes(realm.id),
+  ]);
+  const inUse = new Set(sessions.flatMap((s) => s.clients));
+  const ids = [...new Set([...consents.map((c) => c.clientId), ...chains.map((c) => c.clientId), ...inUse])].sort();
+  const out: OwnApplication[] = [];
+  for (const clientId of ids) {
+    const client = await services.cache.client(realm.id, clientId);
+    if (!client) continue;
+    const granted = consents.filter((c) => c.clientId === clientId);
+    const offline = chains.some((c) => c.clientId === clientId) && (await store.sessionAdmin.listOffline(realm.id, { clientId, userId: user.id }, now, { max: 1 })).length > 0;
+    const names = [...new Set(granted.flatMap((c) => c.scopes))].sort();
+    out.push({
+      clientId,
+      clientName: client.name,
+      inUse: inUse.has(clientId),
+      offlineAccess: offline,
+      ...(granted.length > 0
+        ? {
+            consent: {
+              scopes: names.map((n) => scopes?.get(n) ?? { name: n, consentText: n }),
+              createdAt: Math.min(...granted.map((c) => c.createdAt)),
+              lastUpdatedAt: Math.max(...granted.map((c) => c.createdAt)),
+            },
+          }
+        : {}),
+    });
+  }
+  return out;
+}
+
+/**
+ * The user withdraws their consent to a client (every organization's) and ends its access: its refresh
+ * chains of the user are revoked (and the access tokens they issued with them), and the client is told of
+ * the sessions it was used in by back-channel logout. Recorded as REVOKE (Keycloak's REVOKE_GRANT).
+ */
+export async function revokeOwnConsent(services: Services, input: { realm: Pick<Realm, 'id'>; user: Pick<User, 'id' | 'username'>; clientId: string; ip: string; via: string | null }): Promise<void> {
+  const { store } = services;
+  const { realm, user, clientId } = input;
+  const told = await sessionsToEnd(store, realm.id, { userId: user.id, clientId });
+  await store.sessionAdmin.revokeUserClient(realm.id, user.id, clientId, nowSeconds(services.clock), 'revoked by the user');
+  tellSessionsEnded(store, realm.id, told);
+  await services.audit.record({ realmId: realm.id, type: 'REVOKE', outcome: 'success', clientId, userId: user.id, username: user.username, ip: input.ip, reason: `revoked by the user through the account API${input.via ? ` (from ${input.via})` : ''}` });
+}
