@@ -86,6 +86,13 @@ for (const dialect of dialects()) {
         const no = await pre(realmPath(p), OTHER);
         assert.equal(no.headers['access-control-allow-origin'], undefined, p);
       }
+      // The account REST API's paths, with the methods each has.
+      for (const [p, methods] of [['/account/sessions', 'GET, DELETE'], ['/account/sessions/abc', 'DELETE'], ['/account/credentials/abc/label', 'PUT'], ['/account/applications/x/consent', 'GET, DELETE']]) {
+        const ok = await pre(realmPath(p!), SPA.origin);
+        assert.equal(ok.headers['access-control-allow-origin'], SPA.origin, p);
+        assert.equal(ok.headers['access-control-allow-methods'], methods, p);
+        assert.equal((await pre(realmPath(p!), OTHER)).headers['access-control-allow-origin'], undefined, p);
+      }
       // Public documents: any origin.
       for (const p of ['/.well-known/openid-configuration', '/protocol/openid-connect/certs', '']) {
         const res = await pre(realmPath(p), OTHER);
