@@ -96,8 +96,8 @@ export function registerUserLifecycle(user: Command): void {
     .description("list a user's live browser sessions and the clients holding tokens from each")
     .action(async (realmId: string, ref: string) => {
       const sessions = await withStore((store) => userSessions(store, { realmId, user: ref }), { access: 'read' });
-      process.stdout.write('session\tstarted\tlast access\tclients\n');
-      for (const s of sessions) process.stdout.write(`${s.id}\t${time(s.createdAt)}\t${time(s.lastAccess)}\t${s.clients.join(' ')}\n`);
+      process.stdout.write('session\tstarted\tlast access\taddress\tclients\n');
+      for (const s of sessions) process.stdout.write(`${s.id}\t${time(s.createdAt)}\t${time(s.lastAccess)}\t${s.ipAddress ?? '-'}\t${s.clients.join(' ')}\n`);
     });
   user
     .command('logout <realm> <user>')

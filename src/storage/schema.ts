@@ -265,6 +265,9 @@ export interface BrowserSessionTable {
   impersonator_id: Generated<string | null>;
   impersonator_username: Generated<string | null>;
   impersonator_realm: Generated<string | null>;
+  /** The address and User-Agent of the request that started the session (NULL: before they were kept). */
+  ip_address: Generated<string | null>;
+  user_agent: Generated<string | null>;
 }
 
 export interface InteractionTable {

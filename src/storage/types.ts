@@ -324,6 +324,10 @@ export interface BrowserSession {
   idleTimeout?: number;
   /** The administrator who started this session by impersonating the user (Keycloak's IMPERSONATOR_* notes); absent: the user did. */
   impersonator?: Impersonator;
+  /** The address of the request that started the session (Keycloak's user session IP address); absent: not known. */
+  ipAddress?: string;
+  /** That request's User-Agent, at most 255 characters; absent: none sent, or not known. */
+  userAgent?: string;
 }
 
 /** Who impersonated: the administrator's user id, username and realm. */

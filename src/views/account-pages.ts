@@ -30,6 +30,9 @@ export interface AccountSession {
   current: boolean;
   /** The administrator who opened the session by impersonating the user (their username), if one did. */
   impersonator?: string;
+  /** The browser and system it was started from ("Firefox 128 (Linux)"), and the address, when known. */
+  device?: string;
+  ipAddress?: string;
 }
 
 /** A moment as `<time>`, e.g. 2025-01-31 14:05 UTC (kept on one line by the stylesheet). */
@@ -200,7 +203,7 @@ ${buttonForm(`${ctx.base}/linked-accounts/link`, ctx.csrf, { provider: p.alias }
 <ul class="cards">
 ${ctx.sessions.map(
   (s) => html`<li class="session">
-<div>${s.current ? html`<strong>${t('accountThisBrowser')}</strong>` : t('accountAnotherBrowser')} <span class="muted">${th('accountSessionSince', when(s.createdAt))}${s.impersonator !== undefined ? html`, ${t('accountSessionImpersonated', s.impersonator)}` : ''}</span></div>
+<div>${s.current ? html`<strong>${t('accountThisBrowser')}</strong>` : t('accountAnotherBrowser')} <span class="muted">${s.device ? html`${s.device} · ` : ''}${s.ipAddress ? html`${s.ipAddress} · ` : ''}${th('accountSessionSince', when(s.createdAt))}${s.impersonator !== undefined ? html`, ${t('accountSessionImpersonated', s.impersonator)}` : ''}</span></div>
 ${buttonForm(`${ctx.base}/sessions/end`, ctx.csrf, { session_id: s.id }, t('signOut'))}
 </li>`,
 )}

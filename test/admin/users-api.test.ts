@@ -158,6 +158,8 @@ for (const dialect of dialects()) {
       assert.equal(sessions[0]!.username, 'uma');
       assert.deepEqual(Object.values(sessions[0]!.clients ?? {}), [ts.client.id]);
       assert.ok(sessions[0]!.start! > 1e12, 'milliseconds');
+      // The address the session was signed in from (the test requests come from 127.0.0.1).
+      assert.equal(sessions[0]!.ipAddress, '127.0.0.1');
       const sidA = decodeJwt(a.access_token).sid as string;
       assert.ok(sessions.some((s) => s.id === sidA));
       const ofClient = await ts.kc.clients.listSessions({ realm: REALM, id: ts.client.id });

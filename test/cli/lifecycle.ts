@@ -42,7 +42,9 @@ for (const dialect of dialects()) {
     test('user disable refuses the live tokens at once; enable lets the user log in again', async () => {
       ok(['user', 'create', REALM, 'mia', '--password', PASSWORD, '--org', 'acme']);
       const t = await tokens('mia');
-      assert.match(ok(['user', 'sessions', REALM, 'mia']), new RegExp(`\\t${ts.client.id}\\n`));
+      const listed = ok(['user', 'sessions', REALM, 'mia']);
+      assert.match(listed, /^session\tstarted\tlast access\taddress\tclients\n/);
+      assert.match(listed, new RegExp(`\\t127\\.0\\.0\\.1\\t${ts.client.id}\\n`));
       assert.match(ok(['user', 'disable', REALM, 'mia']), /disabled user mia/);
       const mia = (await ts.store.users.findByUsername(REALM, 'mia'))!;
       const events = await ts.store.adminEvents.list(REALM);

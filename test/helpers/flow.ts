@@ -87,6 +87,8 @@ export function authorizeQuery(ts: TestServer, extra: Record<string, string | st
 
 export interface FlowOptions {
   query?: Record<string, string | string[] | undefined>;
+  /** Headers of every request the browser sends (its User-Agent, say). */
+  headers?: Record<string, string>;
   username?: string;
   password?: string;
   consent?: 'allow' | 'deny';
@@ -142,13 +144,13 @@ export async function inject(app: FastifyInstance, jar: CookieJar, method: 'GET'
 export async function runAuthorization(ts: TestServer, opts: FlowOptions = {}): Promise<FlowResult> {
   const jar = opts.jar ?? new CookieJar();
   const pages: PageKind[] = [];
-  let res = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts, opts.query)}`);
+  let res = await inject(ts.app, jar, 'GET', `${realmPath('/protocol/openid-connect/auth')}?${authorizeQuery(ts, opts.query)}`, undefined, opts.headers);
   for (let i = 0; i < 10; i++) {
     const done = responseOf(res, pages, jar);
     if (done) return done;
     if (res.statusCode !== 303) throw new Error(`expected a 303, got ${res.statusCode}: ${res.body.slice(0, 300)}`);
     const location = res.headers.location as string;
-    const page = await inject(ts.app, jar, 'GET', location);
+    const page = await inject(ts.app, jar, 'GET', location, undefined, opts.headers);
     // A page may itself finish the flow (a consent given meanwhile in another tab): follow it.
     if (page.statusCode === 303 || page.body.includes('id="form-post"')) {
       res = page;
@@ -166,16 +168,16 @@ export async function runAuthorization(ts: TestServer, opts: FlowOptions = {}): 
     }
     const form = parseForm(page.body);
     if (kind === 'login') {
-      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: opts.username ?? ts.user.username, password: opts.password ?? ts.user.password, ...opts.loginFields });
+      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, username: opts.username ?? ts.user.username, password: opts.password ?? ts.user.password, ...opts.loginFields }, opts.headers);
       if (res.statusCode === 200 && !res.body.includes('id="form-post"')) throw new Error('login failed');
     } else if (kind === 'update-password') {
       if (opts.newPassword === undefined) throw new Error('the flow asks for a new password (UPDATE_PASSWORD) and no newPassword was given');
-      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, 'password-new': opts.newPassword, 'password-confirm': opts.newPassword });
+      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, 'password-new': opts.newPassword, 'password-confirm': opts.newPassword }, opts.headers);
       if (res.statusCode !== 303) throw new Error(`the new password was refused: ${res.body.slice(0, 400)}`);
     } else if (kind === 'consent') {
-      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, decision: opts.consent ?? 'allow' });
+      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, decision: opts.consent ?? 'allow' }, opts.headers);
     } else {
-      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, organization: opts.organization ?? 'acme' });
+      res = await inject(ts.app, jar, 'POST', form.action, { csrf: form.csrf, organization: opts.organization ?? 'acme' }, opts.headers);
     }
   }
   throw new Error('too many steps');

@@ -2,7 +2,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
-import { runAuthorization, tokenRequest } from '../helpers/flow.js';
+import { inject, runAuthorization, tokenRequest, type CookieJar } from '../helpers/flow.js';
 import { createClient, updateRealm } from '../../src/admin/operations.js';
 import { createUser } from '../../src/admin/operations/users.js';
 import { createRole, grantRolesByName } from '../../src/admin/operations/roles.js';
@@ -106,6 +106,39 @@ for (const dialect of dialects()) {
       assert.equal(await refreshes(a.refresh), 400);
       const d = await signIn();
       assert.deepEqual((await json<SessionRep[]>(d.access, '/sessions')).map((s) => s.id), [d.sid]);
+    });
+
+    test("devices: each session's address and browser, grouped by system as Keycloak's device activity", async () => {
+      const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
+      const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1.2 Mobile/15E148 Safari/604.1';
+      const sign = async (ua: string, ip: string): Promise<{ access: string; sid: string; jar: CookieJar }> => {
+        const r = await runAuthorization(ts, { headers: { 'user-agent': ua, 'x-forwarded-for': ip }, query: { scope: 'openid core_data' } });
+        const body = (await tokenRequest(ts, { grant_type: 'authorization_code', code: r.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) })).json();
+        return { access: body.access_token, sid: (JSON.parse(Buffer.from(String(body.access_token).split('.')[1]!, 'base64url').toString()) as { sid: string }).sid, jar: r.jar };
+      };
+      // End what the earlier tests left, so that only these sessions are listed.
+      const start = await sign(FIREFOX, '203.0.113.7');
+      assert.equal((await call(start.access, 'DELETE', '/sessions')).status, 204);
+      const phone = await sign(IPHONE, '198.51.100.20');
+      const sessions = await json<Array<SessionRep & { ipAddress: string; browser: string }>>(start.access, '/sessions');
+      const byId = new Map(sessions.map((x) => [x.id, x]));
+      // The test server trusts no proxy: the address is the connection's, never X-Forwarded-For's.
+      assert.equal(byId.get(start.sid)!.ipAddress, '127.0.0.1');
+      assert.equal(byId.get(start.sid)!.browser, 'Firefox/128.0');
+      assert.equal(byId.get(phone.sid)!.browser, 'Safari/17.1.2');
+      type Device = { os: string; osVersion: string; device: string; mobile: boolean; current?: boolean; sessions: Array<{ id: string }> };
+      const devices = await json<Device[]>(start.access, '/sessions/devices');
+      assert.deepEqual(
+        devices.map((d) => [d.os, d.osVersion, d.device, d.mobile, d.current ?? false, d.sessions.map((x) => x.id)]).sort(),
+        [
+          ['Linux', 'Unknown', 'Other', false, true, [start.sid]],
+          ['iOS', '17.1.2', 'iPhone', true, false, [phone.sid]],
+        ].sort(),
+      );
+      // The account page (this browser's session) shows them too.
+      const page = (await inject(ts.app, start.jar, 'GET', realmPath('/account'))).body;
+      assert.match(page, /<strong>This browser<\/strong> <span class="muted">Firefox 128 \(Linux\) · 127\.0\.0\.1 · since/);
+      assert.match(page, /Another browser <span class="muted">Safari 17 \(iOS 17\.1\.2\) · 127\.0\.0\.1 · since/);
     });
 
     test('credentials: by type without secrets; an authenticator renamed; removing one needs a recent sign-in; the password is not removable', async () => {

@@ -267,7 +267,7 @@ for (const dialect of dialects()) {
       assert.equal(res.statusCode, 303);
       assert.equal((await ts.store.realms.get(REALM))?.accessTokenLifetime, 120);
       // The new lifetime reaches the tokens of the next login.
-      const flow = await runAuthorization(ts);
+      const flow = await runAuthorization(ts, { headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' } });
       const token = await inject(ts.app, new CookieJar(), 'POST', '/auth/realms/test/protocol/openid-connect/token', {
         grant_type: 'authorization_code', code: flow.code!, redirect_uri: ts.client.redirectUri, client_id: ts.client.id, client_secret: ts.client.secret,
       });
@@ -276,7 +276,10 @@ for (const dialect of dialects()) {
       const sessions = await userSessions(ts.store, { realmId: REALM, user: ts.user.id });
       assert.equal(sessions.length, 1);
       const userUrl = `${CONSOLE}/realms/${REALM}/users/${ts.user.id}`;
-      assert.match((await inject(ts.app, jar, 'GET', userUrl)).body, /End session/);
+      const userPage = (await inject(ts.app, jar, 'GET', userUrl)).body;
+      assert.match(userPage, /End session/);
+      // Where it signed in from: the browser (its User-Agent) and the address.
+      assert.match(userPage, /<span class="muted">Firefox 128 \(Linux\) · from 127\.0\.0\.1 · Last active/);
       // A session id of someone else (the admin's own, in master) is not ended through alice's page.
       const mine = (await userSessions(ts.store, { realmId: 'master', user: ADMIN.username }))[0]!;
       await inject(ts.app, jar, 'POST', `${userUrl}/sessions/end`, { csrf, session: mine.id });

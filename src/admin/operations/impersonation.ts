@@ -76,7 +76,7 @@ export async function impersonateUser(services: Services, input: { realmId: stri
     if (own && own.realmId === realm.id && own.userId === caller.userId) await logoutSession(services, realm.id, own, 'signed out to impersonate a user');
   }
   const impersonator = { userId: caller.userId, username: caller.username ?? caller.userId, realmId: caller.realmId };
-  const { session, secret } = await createBrowserSession(services, realm, user.id, { impersonator });
+  const { session, secret } = await createBrowserSession(services, realm, user.id, { impersonator, ...(actor.ip ? { from: { ip: actor.ip, userAgent: undefined } } : {}) });
   await services.audit.record({
     realmId: realm.id,
     type: 'IMPERSONATE',

@@ -19,6 +19,7 @@ import { deleteOwnCredential, findOwnCredential, removable, renameOwnCredential 
 import { ownApplications, revokeOwnConsent } from '../../admin/operations/own-applications.js';
 import { ValidationError, NotFound } from '../../admin/validation.js';
 import { accountCredentialTypes } from '../../admin/keycloak/representations/account.js';
+import { describeUserAgent } from '../../views/user-agent.js';
 
 /**
  * Keycloak's account REST API beyond the profile (AccountRestService; the profile GET and POST are in
@@ -112,41 +113,45 @@ export async function accountRestRoutes(app: FastifyInstance, opts: { services: 
     const sessions = await store.sessionAdmin.listForUser(c.realm.id, c.user.id, now);
     const names = new Map<string, string | null>();
     for (const id of new Set(sessions.flatMap((s) => s.clients))) names.set(id, (await services.cache.client(c.realm.id, id))?.name ?? null);
-    return sessions.map((s) => ({
-      id: s.id,
-      // Realmgate does not keep a session's address nor its browser (the audit events have the address).
-      ipAddress: '',
-      started: s.createdAt,
-      lastAccess: s.lastAccess,
-      expires: s.expiresAt,
-      browser: 'Other/Unknown',
-      ...(s.id === c.claims.sid ? { current: true } : {}),
-      clients: s.clients.map((id) => ({ clientId: id, ...(names.get(id) ? { clientName: names.get(id) } : {}) })),
-    }));
+    return sessions.map((s) => {
+      const device = describeUserAgent(s.userAgent);
+      return {
+        rep: {
+          id: s.id,
+          // A session from before addresses were kept has none.
+          ipAddress: s.ipAddress ?? '',
+          started: s.createdAt,
+          lastAccess: s.lastAccess,
+          expires: s.expiresAt,
+          browser: device.browser,
+          ...(s.id === c.claims.sid ? { current: true } : {}),
+          clients: s.clients.map((id) => ({ clientId: id, ...(names.get(id) ? { clientName: names.get(id) } : {}) })),
+        },
+        device,
+      };
+    });
   }
 
-  app.get(`${base}/sessions`, route(VIEW, async (c) => sessionReps(c)));
+  app.get(`${base}/sessions`, route(VIEW, async (c) => (await sessionReps(c)).map((s) => s.rep)));
 
-  // Keycloak groups sessions by the device its user agent names; without one, every session is on one
-  // "Other" device (Keycloak's DeviceRepresentation.unknown()).
+  // Keycloak's device activity: the sessions grouped by the system their User-Agent names (its os and
+  // osVersion), each device with its latest use; a session without one is on an "Other" device.
   app.get(
     `${base}/sessions/devices`,
     route(VIEW, async (c) => {
-      const sessions = await sessionReps(c);
-      if (sessions.length === 0) return [];
-      return [
-        {
-          os: 'Other',
-          osVersion: 'Unknown',
-          device: 'Other',
-          browser: 'Other/Unknown',
-          ipAddress: '',
-          mobile: false,
-          lastAccess: Math.max(...sessions.map((s) => s.lastAccess)),
-          ...(sessions.some((s) => s.current) ? { current: true } : {}),
-          sessions,
-        },
-      ];
+      const devices = new Map<string, { os: string; osVersion: string; device: string; browser: string; ipAddress: string; mobile: boolean; lastAccess: number; current?: true; sessions: Array<(Awaited<ReturnType<typeof sessionReps>>)[number]['rep']> }>();
+      for (const { rep, device } of await sessionReps(c)) {
+        const key = `${device.os}\0${device.osVersion}`;
+        let d = devices.get(key);
+        if (!d) {
+          d = { os: device.os, osVersion: device.osVersion, device: device.device, browser: device.browser, ipAddress: rep.ipAddress, mobile: device.mobile, lastAccess: rep.lastAccess, sessions: [] };
+          devices.set(key, d);
+        }
+        if (rep.current) d.current = true;
+        if (rep.lastAccess > d.lastAccess) Object.assign(d, { lastAccess: rep.lastAccess, browser: device.browser, ipAddress: rep.ipAddress });
+        d.sessions.push(rep);
+      }
+      return [...devices.values()];
     }),
   );
 

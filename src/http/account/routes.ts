@@ -9,7 +9,7 @@ import type { BrowserSession, Realm } from '../../storage/types.js';
 import type { EventType } from '../../storage/repos/events.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
-import { createBrowserSession, passwordExpired } from '../../oauth/authorize/interaction.js';
+import { createBrowserSession, passwordExpired, sessionOrigin } from '../../oauth/authorize/interaction.js';
 import { attemptLogin, attemptOtp, attemptSecondFactor } from '../../oauth/brute-force.js';
 import { assertionFields, b64uField, checkWebAuthnAssertion, creationOptions, issueChallenge, registerWebAuthn, removeWebAuthn, requestOptions, transportsField } from '../../admin/operations/webauthn.js';
 import { registerWebauthnPage, webauthnPage } from '../../views/webauthn-pages.js';
@@ -42,6 +42,7 @@ import { msg, t, type Text } from '../../i18n/translator.js';
 import { ConflictError, USERNAME_RE, ValidationError } from '../../admin/validation.js';
 import { localeName, realmLocales } from '../../i18n/locales.js';
 import { providerName } from '../../oauth/social-providers.js';
+import { deviceLine } from '../../views/user-agent.js';
 
 /** The error a view shows (a string, or a message in the reader's language). */
 type ErrorOf<V extends (ctx: never) => string> = Parameters<V>[0] extends { error?: infer E } ? E : never;
@@ -186,7 +187,10 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
         base: baseOf(realm),
         csrf,
         grants,
-        sessions: sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, current: s.id === session.id, ...(s.impersonator ? { impersonator: s.impersonator.username } : {}) })),
+        sessions: sessions.map((s) => {
+          const device = deviceLine(s.userAgent);
+          return { id: s.id, createdAt: s.createdAt, current: s.id === session.id, ...(s.impersonator ? { impersonator: s.impersonator.username } : {}), ...(device ? { device } : {}), ...(s.ipAddress ? { ipAddress: s.ipAddress } : {}) };
+        }),
         authenticators: authenticators.map((a) => ({ id: a.id, label: a.label, createdAt: a.createdAt })),
         securityKeys: securityKeys.map((k) => ({ id: k.id, label: k.label, createdAt: k.createdAt, passwordless: k.passwordless })),
         links: links.map((l) => {
@@ -217,7 +221,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
   async function signIn(req: Req, reply: FastifyReply, c: { realm: Realm; session: BrowserSession | undefined }, user: { id: string; username: string }): Promise<FastifyReply> {
     await services.audit.record({ realmId: c.realm.id, type: 'LOGIN', outcome: 'success', clientId: 'account', userId: user.id, username: user.username, ip: req.ip });
     if (c.session) await services.store.sessions.end(c.session.id, nowSeconds(services.clock));
-    const { secret, session } = await createBrowserSession(services, c.realm, user.id);
+    const { secret, session } = await createBrowserSession(services, c.realm, user.id, { from: sessionOrigin(req) });
     setSessionCookies(reply, services.config, session, secret, nowSeconds(services.clock));
     // Signed in to accept an organization invitation: back to it.
     const invitation = readRealmCookie(req, services.config, c.realm.id, INVITATION_COOKIE);
@@ -577,7 +581,7 @@ export async function accountRoutes(app: FastifyInstance, opts: { services: Serv
     if (problem) return show(reply, c.realm, c.session, c.csrf, { passwordError: problem });
     // Every session ended with the change: this browser signs in anew.
     // The new session is remembered as the one it replaces was.
-    const { secret, session } = await createBrowserSession(services, c.realm, user.id, { rememberMe: c.session.rememberMe === true });
+    const { secret, session } = await createBrowserSession(services, c.realm, user.id, { rememberMe: c.session.rememberMe === true, from: sessionOrigin(req) });
     setSessionCookies(reply, services.config, session, secret, nowSeconds(services.clock));
     return show(reply, c.realm, session, c.csrf, { notice: msg('accountPasswordChanged') });
   });

@@ -4,7 +4,7 @@ import { ConflictError, type Realm, type User } from '../../storage/types.js';
 import type { Invitation } from '../../storage/repos/invitations.js';
 import type { OrganizationDetails } from '../../storage/repos/organization-admin.js';
 import { nowSeconds } from '../../clock.js';
-import { createBrowserSession } from '../../oauth/authorize/interaction.js';
+import { createBrowserSession, sessionOrigin } from '../../oauth/authorize/interaction.js';
 import { acceptInvitation, invitationOfLink } from '../../admin/operations/invitations.js';
 import { createUser } from '../../admin/operations/users.js';
 import { LIMITS, ValidationError } from '../../admin/validation.js';
@@ -185,7 +185,7 @@ export async function invitationRoutes(app: FastifyInstance, opts: { services: S
     await services.audit.record({ ...event, type: 'REGISTER', outcome: 'success', userId: user.id, username: user.username, reason: `register_method organization invitation, email ${user.email ?? ''}` });
     if (!(await acceptInvitation(services, o.inv, o.key, user, req.ip))) return sendPage(reply, 400, () => linkRefusedPage({ realmName: o.realmName, ...INVALID, hint: msg('invitationAcceptFailedHint') }));
     // Signed in, as after Keycloak's registration.
-    const { secret, session } = await createBrowserSession(services, o.realm, user.id);
+    const { secret, session } = await createBrowserSession(services, o.realm, user.id, { from: sessionOrigin(req) });
     setSessionCookies(reply, services.config, session, secret, nowSeconds(services.clock));
     return joined(reply, o);
   });

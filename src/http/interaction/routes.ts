@@ -6,7 +6,7 @@ import { linkAfterSignIn, routedProvider, routesByEmail } from '../../admin/oper
 import { providerAuthorizationUrl } from '../../oauth/broker.js';
 import { nowSeconds } from '../../clock.js';
 import { safeEqual, tokenHash } from '../../crypto/random.js';
-import { createBrowserSession, denyRequest, nextStep, type Step } from '../../oauth/authorize/interaction.js';
+import { createBrowserSession, denyRequest, nextStep, sessionOrigin, type Step } from '../../oauth/authorize/interaction.js';
 import { attemptLogin, attemptOtp } from '../../oauth/brute-force.js';
 import { renderRequiredActionStep } from './required-action-routes.js';
 import { updateProfilePage, type ProfileValues } from '../../views/required-action-pages.js';
@@ -174,7 +174,7 @@ export async function completeSignIn(services: Services, req: FastifyRequest, re
   if (user && user.enabled && pendingActions(l.realm, user).every((a) => a === 'VERIFY_EMAIL' && user.emailVerified)) {
     await endPreviousSession(services, req, l);
     await services.audit.record({ realmId: l.realm.id, type: 'LOGIN', outcome: 'success', clientId: l.client.clientId, userId: user.id, username: user.username, ip: req.ip });
-    await startSession(services, reply, l, user.id);
+    await startSession(services, req, reply, l, user.id);
     await keepChosenLocale(services, l, user);
     // Identity brokering: the provider's account that met this user is linked now that they proved the account theirs.
     const link = l.ia.params.brokerLink;
@@ -272,8 +272,8 @@ async function keepChosenLocale(services: Services, l: Loaded, user: User): Prom
 }
 
 /** A new browser session for the user, its cookies, and the pending request bound to it. */
-async function startSession(services: Services, reply: FastifyReply, l: Loaded, userId: string): Promise<void> {
-  const { session, secret } = await createBrowserSession(services, l.realm, userId, { rememberMe: l.ia.params.rememberMe === true });
+async function startSession(services: Services, req: FastifyRequest, reply: FastifyReply, l: Loaded, userId: string): Promise<void> {
+  const { session, secret } = await createBrowserSession(services, l.realm, userId, { rememberMe: l.ia.params.rememberMe === true, from: sessionOrigin(req) });
   setSessionCookies(reply, services.config, session, secret, nowSeconds(services.clock));
   await services.store.interactions.update(l.ia.id, { userId, sessionId: session.id });
 }

@@ -434,17 +434,36 @@ export function passwordExpired(services: Services, realm: Realm, user: User): b
   return days !== undefined && nowSeconds(services.clock) - user.passwordChangedAt >= days * 86_400;
 }
 
+/** The request a session starts from: its address (behind trusted proxies, the client's) and User-Agent. */
+export interface SessionOrigin {
+  ip: string;
+  userAgent: string | undefined;
+}
+
+/** A request's SessionOrigin (Fastify's req.ip already reads X-Forwarded-For from trusted proxies only). */
+export function sessionOrigin(req: { ip: string; headers: Record<string, string | string[] | undefined> }): SessionOrigin {
+  const ua = req.headers['user-agent'];
+  return { ip: req.ip, userAgent: typeof ua === 'string' ? ua : undefined };
+}
+
+function originOf(from: SessionOrigin | undefined): Pick<BrowserSession, 'ipAddress' | 'userAgent'> {
+  if (!from) return {};
+  // Kept as text for display: control characters dropped, within the columns' lengths.
+  const ua = from.userAgent?.replace(/[\x00-\x1f\x7f]/g, '').trim().slice(0, 255);
+  return { ipAddress: from.ip.slice(0, 64), ...(ua ? { userAgent: ua } : {}) };
+}
+
 /**
  * A new browser session; the cookie carries `secret`, the database only its hash. A remembered one
  * ("Remember me" ticked, in a realm that offers it) lasts the realm's ssoSessionMaxLifespanRememberMe and
  * ends when unused for its ssoSessionIdleTimeoutRememberMe, each when set (0: the usual lifetime, no idle end).
  */
-export async function createBrowserSession(services: Services, realm: Realm, userId: string, opts: { rememberMe?: boolean; impersonator?: Impersonator } = {}): Promise<{ session: BrowserSession; secret: string }> {
+export async function createBrowserSession(services: Services, realm: Realm, userId: string, opts: { rememberMe?: boolean; impersonator?: Impersonator; from?: SessionOrigin } = {}): Promise<{ session: BrowserSession; secret: string }> {
   const now = nowSeconds(services.clock);
   const secret = randomToken(32);
   const remembered = opts.rememberMe === true && realm.rememberMe;
   const lifetime = remembered && realm.ssoMaxRememberMe > 0 ? realm.ssoMaxRememberMe : realm.ssoSessionLifetime;
-  const session: BrowserSession = { id: randomId(), realmId: realm.id, userId, authTime: now, expiresAt: now + lifetime, rememberMe: remembered, idleTimeout: remembered ? realm.ssoIdleRememberMe : 0, ...(opts.impersonator ? { impersonator: opts.impersonator } : {}) };
+  const session: BrowserSession = { id: randomId(), realmId: realm.id, userId, authTime: now, expiresAt: now + lifetime, rememberMe: remembered, idleTimeout: remembered ? realm.ssoIdleRememberMe : 0, ...(opts.impersonator ? { impersonator: opts.impersonator } : {}), ...originOf(opts.from) };
   await services.store.sessions.create({ ...session, secretHash: tokenHash(secret), now });
   return { session, secret };
 }

@@ -70,7 +70,7 @@ export const passwordGrant: Grant = {
       throw new OAuthError('invalid_grant', 'Account is not fully set up');
     }
     const now = nowSeconds(services.clock);
-    const { session } = await createBrowserSession(services, realm, user.id);
+    const { session } = await createBrowserSession(services, realm, user.id, { from: { ip: ip ?? '', userAgent: undefined } });
     const maxExpiresAt = now + realm.refreshMaxLifetime;
     const chainId = randomId();
     const refresh = mintRefreshToken({

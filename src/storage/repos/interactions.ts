@@ -90,6 +90,8 @@ export class InteractionRepository {
 function toSession(r: Selectable<BrowserSessionTable>): BrowserSession {
   const session: BrowserSession = { id: r.id, realmId: r.realm_id, userId: r.user_id, authTime: Number(r.auth_time), expiresAt: Number(r.expires_at), rememberMe: Number(r.remember_me) === 1, idleTimeout: Number(r.idle_timeout) };
   if (r.impersonator_id !== null) session.impersonator = { userId: r.impersonator_id, username: r.impersonator_username ?? '', realmId: r.impersonator_realm ?? '' };
+  if (r.ip_address !== null) session.ipAddress = r.ip_address;
+  if (r.user_agent !== null) session.userAgent = r.user_agent;
   return session;
 }
 
@@ -120,6 +122,8 @@ export class SessionRepository {
         impersonator_id: s.impersonator?.userId ?? null,
         impersonator_username: s.impersonator?.username ?? null,
         impersonator_realm: s.impersonator?.realmId ?? null,
+        ip_address: s.ipAddress?.slice(0, 64) ?? null,
+        user_agent: s.userAgent?.slice(0, 255) ?? null,
       })
       .execute();
   }

@@ -16,6 +16,9 @@ export interface SessionSummary {
   rememberMe: boolean;
   /** The administrator (username) who opened the session by impersonating the user, if one did. */
   impersonator?: string;
+  /** The address and User-Agent the session was started from, when known. */
+  ipAddress?: string;
+  userAgent?: string;
   clients: string[];
 }
 
@@ -62,7 +65,7 @@ export class SessionAdminRepository {
     const rows = await this.db
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
-      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me', 's.impersonator_username'])
+      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me', 's.impersonator_username', 's.ip_address', 's.user_agent'])
       .where('s.realm_id', '=', realmId)
       .where('s.user_id', '=', userId)
       .where('s.ended_at', 'is', null)
@@ -78,7 +81,7 @@ export class SessionAdminRepository {
     const rows = await this.db
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
-      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me', 's.impersonator_username'])
+      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me', 's.impersonator_username', 's.ip_address', 's.user_agent'])
       .where('s.realm_id', '=', realmId)
       .where('s.ended_at', 'is', null)
       .where('s.expires_at', '>', now)
@@ -371,7 +374,7 @@ export class SessionAdminRepository {
   }
 
   private async withClients(
-    rows: Array<{ id: string; user_id: string; username: string; auth_time: number; created_at: number; expires_at: number; remember_me: number; impersonator_username: string | null }>,
+    rows: Array<{ id: string; user_id: string; username: string; auth_time: number; created_at: number; expires_at: number; remember_me: number; impersonator_username: string | null; ip_address: string | null; user_agent: string | null }>,
     now: number,
   ): Promise<SessionSummary[]> {
     if (rows.length === 0) return [];
@@ -401,6 +404,8 @@ export class SessionAdminRepository {
         expiresAt: Number(r.expires_at),
         rememberMe: Number(r.remember_me) === 1,
         ...(r.impersonator_username !== null ? { impersonator: r.impersonator_username } : {}),
+        ...(r.ip_address !== null ? { ipAddress: r.ip_address } : {}),
+        ...(r.user_agent !== null ? { userAgent: r.user_agent } : {}),
         clients: [...new Set(mine.map((c) => c.client_id))].sort(),
       };
     });

@@ -15,6 +15,7 @@ import type { Group } from '../../storage/repos/groups.js';
 import type { OtpSummary, WebAuthnSummary } from '../../admin/operations/user-credentials.js';
 import { userOtpSection, userWebAuthnSection, userRequiredActionsSection } from './user-otp.js';
 import { linkedAccountsSection } from './identity-provider-pages.js';
+import { deviceLine } from '../user-agent.js';
 
 export function when(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
@@ -607,7 +608,7 @@ ${lock.numFailures > 0 || lock.disabled ? actionForm(`${base}/unlock`, frame.csr
 <button type="submit">Reset password</button></form>`
     : '';
   const sessionItems = sessions.map(
-    (x) => html`<li class="session"><span>Signed in ${when(x.authTime)}<span class="muted">Last active ${when(x.lastAccess)}${x.clients.length ? html` · ${x.clients.join(', ')}` : ''}${x.impersonator !== undefined ? html` · opened by administrator ${x.impersonator} (impersonation)` : ''}</span></span>${canManage ? actionForm(`${base}/sessions/end`, frame.csrf, 'End session', { secondary: true, fields: { session: x.id } }) : ''}</li>`,
+    (x) => html`<li class="session"><span>Signed in ${when(x.authTime)}<span class="muted">${x.userAgent ? html`${deviceLine(x.userAgent)} · ` : ''}${x.ipAddress ? html`from ${x.ipAddress} · ` : ''}Last active ${when(x.lastAccess)}${x.clients.length ? html` · ${x.clients.join(', ')}` : ''}${x.impersonator !== undefined ? html` · opened by administrator ${x.impersonator} (impersonation)` : ''}</span></span>${canManage ? actionForm(`${base}/sessions/end`, frame.csrf, 'End session', { secondary: true, fields: { session: x.id } }) : ''}</li>`,
   );
   const sessionList = html`<h2>Sessions</h2>${sessions.length === 0
     ? html`<p class="muted">No active sessions.</p>`

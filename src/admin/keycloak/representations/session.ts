@@ -19,8 +19,8 @@ export function toSessionRepresentation(s: SessionSummary, clientKey: (clientId:
     id: s.id,
     username: s.username,
     userId: s.userId,
-    // Browser sessions do not record the address (the audit events do).
-    ipAddress: '',
+    // The address the session was started from ('' for a session from before addresses were kept).
+    ipAddress: s.ipAddress ?? '',
     start: s.createdAt * 1000,
     lastAccess: s.lastAccess * 1000,
     rememberMe: s.rememberMe,
