@@ -5,6 +5,7 @@ import { createRealm, deleteRealm, revokeBefore, updateRealm } from '../admin/op
 import type { RealmSettings } from '../storage/repos/realms.js';
 import { OPTIONAL_EVENT_TYPES } from '../events/stored-types.js';
 import { MAX_EVENTS_RETENTION_S } from '../admin/keycloak/event-types.js';
+import type { BrokerReviewProfile } from '../storage/types.js';
 import { registerRealmTransfer } from './realm-transfer.js';
 import { registerRealmRequiredActions } from './realm-required-actions.js';
 import { registerRealmLocalization } from './realm-localization.js';
@@ -41,6 +42,7 @@ function realmSettingOptions(cmd: Command): Command {
     .option('--action-token-lifespan <s>', 'how long a mailed reset link works, in seconds (default 300)', intArg('action token lifespan'))
     .option('--registration-allowed <on|off>', 'on: the login page offers "Register" (self-registration, docs/registration.md); default off', onOff('--registration-allowed'))
     .option('--registration-email-as-username <on|off>', 'on: the registration form asks no username, the email is the username; default off', onOff('--registration-email-as-username'))
+    .addOption(new Option('--broker-review-profile <mode>', "at a first sign-in through an identity provider, the user reviews the account it gives: missing (only when it lacks an email or a name; the default), on (always) or off (never); Keycloak's Review Profile update.profile.on.first.login").choices(['missing', 'on', 'off']))
     .option('--edit-username <on|off>', "on: users may change their username on the account page (and the account REST API), administrators through the admin API (Keycloak's editUsernameAllowed); default off", onOff('--edit-username'))
     .option('--verify-email <on|off>', 'on: a user whose email is not verified must follow a mailed link before signing in (needs the SMTP settings); default off', onOff('--verify-email'))
     .option('--par-request-uri-lifespan <s>', "how long a pushed authorization request's request_uri works, in seconds, 1 to 3600 (RFC 9126; Keycloak's parRequestUriLifespan; default 60)", intArg('request_uri lifespan'))
@@ -121,6 +123,7 @@ function settingsFrom(o: Record<string, unknown>): Partial<RealmSettings> {
   if (o.registrationEmailAsUsername !== undefined) s.registrationEmailAsUsername = o.registrationEmailAsUsername as boolean;
   if (o.verifyEmail !== undefined) s.verifyEmail = o.verifyEmail as boolean;
   if (o.editUsername !== undefined) s.editUsernameAllowed = o.editUsername as boolean;
+  if (o.brokerReviewProfile !== undefined) s.brokerReviewProfile = o.brokerReviewProfile as BrokerReviewProfile;
   if (typeof o.passwordPolicy === 'string') s.passwordPolicy = o.passwordPolicy.trim() === 'none' ? '' : o.passwordPolicy;
   if (o.loginWithEmail !== undefined) s.loginWithEmailAllowed = o.loginWithEmail as boolean;
   if (o.duplicateEmails !== undefined) s.duplicateEmailsAllowed = o.duplicateEmails as boolean;
@@ -202,6 +205,7 @@ export function registerRealm(program: Command): void {
         ['registration', r.registrationAllowed ? `allowed${r.registrationEmailAsUsername ? ', the email is the username' : ''}` : 'not allowed'],
         ['verify email', r.verifyEmail ? 'yes' : 'no'],
         ['edit username', r.editUsernameAllowed ? 'yes: users may change their username' : 'no'],
+        ['broker review', { missing: 'when the provider\'s account lacks something (missing)', on: 'always (on)', off: 'never (off)' }[r.brokerReviewProfile]],
         ['passwords', describePolicy(policy) + (policy.forceExpiredPasswordChange ? ` Changed every ${policy.forceExpiredPasswordChange} days.` : '')],
       ];
       process.stdout.write(lines.map(([k, v]) => `${k}:${' '.repeat(Math.max(1, 18 - k.length))}${terminalSafe(v)}\n`).join(''));

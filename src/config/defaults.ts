@@ -1,4 +1,5 @@
 import { WEBAUTHN_POLICY_DEFAULTS } from '../admin/webauthn-policy.js';
+import type { BrokerReviewProfile } from '../storage/types.js';
 /**
  * Every setting Realmgate reads from its environment, with its default and a one-line description.
  * docs/configuration.md is generated from this table (`npm run docs:config`).
@@ -174,6 +175,12 @@ export const REALM_DEFAULTS = {
   registrationEmailAsUsername: false as boolean,
   /** Keycloak's editUsernameAllowed: users and administrators may change usernames (off). */
   editUsernameAllowed: false as boolean,
+  /**
+   * Keycloak's first broker login "Review Profile" (idp-review-profile's update.profile.on.first.login):
+   * at a first sign-in through an identity provider, the user reviews the account it gives only when it
+   * lacks something (missing), always (on), or never (off).
+   */
+  brokerReviewProfile: 'missing' as BrokerReviewProfile,
   verifyEmail: false as boolean,
   /** Seconds a pushed authorization request's request_uri is valid (RFC 9126 2.2; Keycloak's parRequestUriLifespan). */
   parRequestUriLifespan: 60,

@@ -49,6 +49,8 @@ export interface RealmTable {
   registration_email_as_username: Generated<number>;
   /** Keycloak's editUsernameAllowed: 1 when users (and administrators) may change usernames. */
   edit_username_allowed: Generated<number>;
+  /** Keycloak's first broker login Review Profile mode: 'missing', 'on' or 'off'. */
+  broker_review_profile: Generated<string>;
   verify_email: Generated<number>;
   /** Keycloak's parRequestUriLifespan: seconds a pushed authorization request's request_uri is valid (RFC 9126). */
   par_request_uri_lifespan: Generated<number>;

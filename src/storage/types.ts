@@ -65,6 +65,8 @@ export interface Realm {
   registrationEmailAsUsername: boolean;
   /** Users may change their username (account page, account REST API), administrators too (Keycloak's editUsernameAllowed). */
   editUsernameAllowed: boolean;
+  /** Keycloak's first broker login Review Profile mode (update.profile.on.first.login): missing, on or off. */
+  brokerReviewProfile: BrokerReviewProfile;
   /** A user whose email is not verified verifies it (a mailed link) before signing in (Keycloak's verifyEmail). */
   verifyEmail: boolean;
   /** RFC 9126 2.2: seconds a pushed request's request_uri is valid (Keycloak's parRequestUriLifespan, default 60). */
@@ -329,6 +331,13 @@ export interface BrowserSession {
   /** That request's User-Agent, at most 255 characters; absent: none sent, or not known. */
   userAgent?: string;
 }
+
+/**
+ * When a first sign-in through an identity provider shows the review page of the account it gives
+ * (Keycloak's IdpReviewProfileAuthenticator modes): only when something is missing, always, never.
+ */
+export const BROKER_REVIEW_PROFILE_MODES = ['missing', 'on', 'off'] as const;
+export type BrokerReviewProfile = (typeof BROKER_REVIEW_PROFILE_MODES)[number];
 
 /** Who impersonated: the administrator's user id, username and realm. */
 export interface Impersonator {

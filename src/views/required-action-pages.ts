@@ -18,7 +18,7 @@ export interface ProfileValues {
  * `hidden`: fields posted back with the form: the mailed link's `key` (execute-actions-email), the
  * account page's `proof` of the password typed.
  */
-export function updateProfilePage(ctx: PageContext & { username: string; values: ProfileValues; errors?: readonly Text[]; cancellable?: boolean; readOnly?: boolean; hidden?: Readonly<Record<string, string>>; review?: { provider: string } }): string {
+export function updateProfilePage(ctx: PageContext & { username: string; values: ProfileValues; errors?: readonly Text[]; cancellable?: boolean; readOnly?: boolean; hidden?: Readonly<Record<string, string>>; review?: { provider: string; complete?: boolean } }): string {
   const v = ctx.values;
   const errors = ctx.errors ?? [];
   const ro = ctx.readOnly ? html` readonly` : '';
@@ -31,7 +31,7 @@ export function updateProfilePage(ctx: PageContext & { username: string; values:
     realmName: ctx.realmName,
     body: html`<h1>${title}</h1>
 ${ctx.review
-  ? html`<p>${th('reviewProfileIntro', html`<strong>${ctx.review.provider}</strong>`, client)}</p>`
+  ? html`<p>${th(ctx.review.complete ? 'reviewProfileCheckIntro' : 'reviewProfileIntro', html`<strong>${ctx.review.provider}</strong>`, client)}</p>`
   : ctx.readOnly
   ? html`<p>${th('updateProfileReadOnly', user, client)}</p>`
   : ctx.cancellable

@@ -88,6 +88,40 @@ for (const dialect of dialects()) {
       assert.equal(await statusOf(ts.kc.authenticationManagement.getConfig({ realm: REALM, id: 'x' })), 404);
     });
 
+    test("the first broker login's Review Profile config: found from its execution, read, and its mode changed (getConfig, updateConfig); nothing else", async () => {
+      const am = ts.kc.authenticationManagement;
+      const review = (await am.getExecutions({ realm: REALM, flow: 'first broker login' })).find((e) => e.providerId === 'idp-review-profile')!;
+      assert.equal(review.configurable, true);
+      const id = review.authenticationConfig!;
+      assert.ok(id);
+      const flow = (await am.getFlows({ realm: REALM })).find((f) => f.alias === 'first broker login')!;
+      assert.equal(flow.authenticationExecutions!.find((e) => e.authenticator === 'idp-review-profile')!.authenticatorConfig, 'review profile config');
+      const config = await am.getConfig({ realm: REALM, id });
+      assert.deepEqual(config, { id, alias: 'review profile config', config: { 'update.profile.on.first.login': 'missing' } });
+      const described = await am.getConfigDescription({ realm: REALM, providerId: 'idp-review-profile' });
+      assert.deepEqual(described.properties!.map((p) => [p.name, p.defaultValue, p.options]), [['update.profile.on.first.login', 'missing', ['on', 'missing', 'off']]]);
+
+      // keycloak-admin-client's updateConfig takes the realm and the representation in one argument.
+      await am.updateConfig({ realm: REALM, ...config, config: { 'update.profile.on.first.login': 'off' } });
+      assert.equal((await ts.store.realms.get(REALM))!.brokerReviewProfile, 'off');
+      assert.equal((await am.getConfig({ realm: REALM, id })).config!['update.profile.on.first.login'], 'off');
+      const ops = (await ts.store.adminEvents.list(REALM, {})).map((e) => `${e.operation} ${e.resourceType}`);
+      assert.ok(ops.includes('UPDATE REALM'), ops.join());
+      // A mode it does not have, no mode: 400, unchanged; another config id: fixed (400).
+      for (const bad of [{ 'update.profile.on.first.login': 'sometimes' }, {}] as Array<Record<string, string>>) {
+        const e = await errorOf(am.updateConfig({ realm: REALM, ...config, config: bad }));
+        assert.equal(e.status, 400, JSON.stringify(bad));
+      }
+      assert.equal((await ts.store.realms.get(REALM))!.brokerReviewProfile, 'off');
+      assert.equal((await errorOf(am.updateConfig({ realm: REALM, ...config, id: 'other' }))).status, 400);
+      // Reading needs view-realm, changing manage-realm.
+      const reader = await serviceAccountAdmin(ts, REALM, 'review-reader', ['view-realm']);
+      assert.equal((await reader.kc.authenticationManagement.getConfig({ realm: REALM, id })).config!['update.profile.on.first.login'], 'off');
+      assert.equal(await statusOf(reader.kc.authenticationManagement.updateConfig({ realm: REALM, ...config, config: { 'update.profile.on.first.login': 'on' } })), 403);
+      await am.updateConfig({ realm: REALM, ...config, config: { 'update.profile.on.first.login': 'missing' } });
+      assert.equal((await ts.store.realms.get(REALM))!.brokerReviewProfile, 'missing');
+    });
+
     test('every change is refused in words after the manage-realm check, and nothing changes; reading needs view-realm', async () => {
       const before = await ts.kc.authenticationManagement.getFlows({ realm: REALM });
       const browser = before.find((f) => f.alias === 'browser')!;

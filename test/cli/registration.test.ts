@@ -57,6 +57,12 @@ for (const dialect of dialects()) {
       assert.equal((await ts.store.realms.get('selfserve'))!.editUsernameAllowed, true);
       assert.match(ok(['realm', 'show', 'selfserve']), /edit username: +yes/);
       fails(['realm', 'update', 'selfserve', '--edit-username', 'sometimes'], /on or off/);
+      // Keycloak's first broker login Review Profile mode.
+      assert.match(show, /broker review: +when the provider's account lacks something \(missing\)/);
+      ok(['realm', 'update', 'selfserve', '--broker-review-profile', 'off']);
+      assert.equal((await ts.store.realms.get('selfserve'))!.brokerReviewProfile, 'off');
+      assert.match(ok(['realm', 'show', 'selfserve']), /broker review: +never \(off\)/);
+      fails(['realm', 'update', 'selfserve', '--broker-review-profile', 'sometimes'], /Allowed choices are missing, on, off/);
     });
 
     test('user update --require-email-verification, and user send-verify-email: a link from AUTH_URL that verifies the email', async () => {

@@ -161,6 +161,22 @@ for (const dialect of dialects()) {
       const log = JSON.stringify(await ts.store.adminEvents.list(REALM, {}));
       for (const secret of [up.clientSecret, 'typed secret', 'rotated secret']) assert.ok(!log.includes(secret), 'no secret in the admin events');
 
+      // The realm's first sign-in review (Keycloak's Review Profile mode): a select on the list page.
+      const reviewUrl = `${listUrl}/review-profile`;
+      page = (await inject(ts.app, jar, 'GET', listUrl)).body;
+      assert.match(page, /<h2>First sign-in review<\/h2>/);
+      assert.match(page, /<option value="missing" selected>When something is missing/);
+      assert.equal((await inject(ts.app, jar, 'POST', reviewUrl, { reviewProfile: 'on' })).statusCode, 403, 'no CSRF token');
+      res = await inject(ts.app, jar, 'POST', reviewUrl, { csrf, reviewProfile: 'sometimes' });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /must be one of missing, on, off/);
+      res = await inject(ts.app, jar, 'POST', reviewUrl, { csrf, reviewProfile: 'on' });
+      assert.equal(res.headers.location, `${listUrl}?done=review-saved`, `${res.statusCode} ${res.body.slice(0, 600)}`);
+      assert.equal((await ts.store.realms.get(REALM))!.brokerReviewProfile, 'on');
+      page = (await inject(ts.app, jar, 'GET', `${listUrl}?done=review-saved`)).body;
+      assert.match(page, /The first sign-in review setting was saved\./);
+      assert.match(page, /<option value="on" selected>Always/);
+
       // An admin without the identity-provider roles: the pages are refused, and so are their forms.
       const viewer = await signIn(ts, VIEWER);
       const masterList = `${CONSOLE}/realms/master/identity-providers`;
@@ -169,6 +185,8 @@ for (const dialect of dialects()) {
       assert.equal((await inject(ts.app, viewer, 'POST', masterList, { csrf: viewerCsrf, ...add })).statusCode, 403);
       assert.deepEqual(await ts.store.identityProviders.list('master'), []);
       assert.equal((await inject(ts.app, viewer, 'GET', listUrl)).statusCode, 403);
+      assert.equal((await inject(ts.app, viewer, 'POST', reviewUrl, { csrf: viewerCsrf, reviewProfile: 'off' })).statusCode, 403);
+      assert.equal((await ts.store.realms.get(REALM))!.brokerReviewProfile, 'on');
     } finally {
       await up.close();
       await ts.close();

@@ -194,6 +194,47 @@ for (const dialect of dialects()) {
       }
     });
 
+    test('the realm\'s Review Profile mode: off makes the user from an incomplete account as it is; on shows even a complete one, to check', async () => {
+      const setMode = async (mode: 'missing' | 'on' | 'off'): Promise<void> => {
+        await updateRealm(ts.store, { realmId: 'test', settings: { brokerReviewProfile: mode } });
+        ts.services.cache.clear();
+      };
+      try {
+        // off: no names, no email: no page, a user without them (Keycloak makes it too).
+        await setMode('off');
+        const claims = await signIn('corp', { sub: 'rv-1', preferred_username: 'vera', given_name: undefined, family_name: undefined });
+        const vera = (await ts.store.users.findByUsername('test', 'vera'))!;
+        assert.equal(claims.sub, vera.id);
+        assert.deepEqual([vera.email, vera.firstName, vera.lastName], [null, null, null]);
+
+        // on: a complete account is shown, with the provider's values and the words of a check.
+        await setMode('on');
+        const jar = new FetchCookieJar();
+        const at = await viaProvider(jar, 'corp', { sub: 'rv-2', email: 'wes@corp.example', email_verified: true, preferred_username: 'wes', given_name: 'Wes', family_name: 'Corp' });
+        const html = await at.res.text();
+        assert.equal(pageKind(html), 'review-profile', html.slice(0, 300));
+        assert.match(html, /Check the account information your <strong>Corp SSO<\/strong> account gives before you continue to/);
+        assert.match(html, /id="firstName" name="firstName" value="Wes"/);
+        assert.equal(await ts.store.users.findByUsername('test', 'wes'), undefined, 'no user before the check');
+        const form = parseForm(html);
+        const done = await browse(jar, new URL(form.action, ts.baseUrl), { csrf: form.csrf, email: 'wes@corp.example', firstName: 'Wesley', lastName: 'Corp' });
+        assert.equal(done.status, 303);
+        const wesClaims = await finish(jar, await follow(jar, new URL(done.headers.get('location')!, ts.baseUrl)));
+        const wes = (await ts.store.users.findByUsername('test', 'wes'))!;
+        assert.equal(wesClaims.sub, wes.id);
+        assert.equal(wes.firstName, 'Wesley', 'what the user typed');
+        // Linked now: the next sign-in shows nothing, whatever the mode.
+        assert.equal((await signIn('corp', { sub: 'rv-2', email: 'wes@corp.example', email_verified: true, preferred_username: 'wes', given_name: 'Wes', family_name: 'Corp' })).sub, wes.id);
+
+        // missing (the default): the complete account passes, as before.
+        await setMode('missing');
+        await signIn('corp', { sub: 'rv-3', email: 'xia@corp.example', email_verified: true, preferred_username: 'xia', given_name: 'Xia', family_name: 'Corp' });
+        assert.ok(await ts.store.users.findByUsername('test', 'xia'));
+      } finally {
+        await setMode('missing');
+      }
+    });
+
     test("a user made at the first sign-in through the provider gets the realm's default required actions (here the terms, asked before the code)", async () => {
       await updateRequiredAction(ts.store, { realmId: 'test', alias: 'TERMS_AND_CONDITIONS', changes: { defaultAction: true } });
       ts.services.cache.clear();

@@ -3,7 +3,7 @@ import { importRequiredActionSettings } from '../required-actions.js';
 import type { Store } from '../../storage/store.js';
 import { randomUUID } from 'node:crypto';
 import { importableIds, readFileUserStorage, storeFileUserStorage, type FileUserStorage } from '../keycloak/import-user-storage.js';
-import { ConflictError, REQUIRED_ACTIONS, type Realm, type RequiredAction, type SigningKey, type UserAttributes } from '../../storage/types.js';
+import { BROKER_REVIEW_PROFILE_MODES, ConflictError, REQUIRED_ACTIONS, type BrokerReviewProfile, type Realm, type RequiredAction, type SigningKey, type UserAttributes } from '../../storage/types.js';
 import { DEFAULT_SCOPES, type RealmSettings } from '../../storage/repos/realms.js';
 import { CODE_LIFETIME_RANGE, REALM_DEFAULTS } from '../../config/defaults.js';
 import { hashPassword, MAX_RUNNING, NO_PASSWORD_HASH } from '../../crypto/passwords.js';
@@ -24,6 +24,7 @@ import { importWebAuthnPolicy, withoutWebAuthnPolicy } from '../keycloak/webauth
 import { importLocaleSettings, readFileTexts, reportLocaleSettings, storeFileTexts, type FileTexts } from '../keycloak/import-localization.js';
 import { PASSWORDLESS_PREFIX } from '../webauthn-policy.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
+import { REVIEW_CONFIG_KEY, REVIEW_PROFILE } from '../keycloak/representations/authentication-flows.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT } from '../authorization.js';
 import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
@@ -252,6 +253,8 @@ async function prepareRealm(rep: Json, opts: ImportOptions, report: RealmReportB
   const smtp = readFileSmtp(rep, report);
   if (smtp) changes.settings.smtpServer = smtp.server;
   importLocaleSettings(changes.settings, report);
+  const review = importReviewProfile(rep, report);
+  if (review !== undefined) changes.settings.brokerReviewProfile = review;
   const texts = readFileTexts(rep, report);
   if (changes.displayName) {
     try {
@@ -564,6 +567,50 @@ function reportRealmLeftovers(rep: Json, report: RealmReportBuilder): void {
   if (list(rep.authenticationFlows).length > 0) report.mapped('authentication flows', "Realmgate's login is the password, then the security key or the code of an authenticator app for users who have one (Keycloak's browser and direct grant flows)");
   reportFlowBindings(rep, report);
   reportPasswordPolicy(rep, report);
+}
+
+/**
+ * Keycloak's first broker login "Review Profile" mode: the config (update.profile.on.first.login) of the
+ * idp-review-profile execution in the realm's first broker login flow (firstBrokerLoginFlow, the built-in
+ * one unless bound to another), or off when that execution is DISABLED. undefined when the file does not
+ * say (the default, missing, stays).
+ */
+function importReviewProfile(rep: Json, report: RealmReportBuilder): BrokerReviewProfile | undefined {
+  const flowAlias = typeof rep.firstBrokerLoginFlow === 'string' && rep.firstBrokerLoginFlow !== '' ? rep.firstBrokerLoginFlow : 'first broker login';
+  const flows = list(rep.authenticationFlows).map(obj);
+  // The review may sit in the flow or in a flow nested in it (a copied flow keeps the built-in shape).
+  const seen = new Set<string>();
+  const find = (alias: string): Json | undefined => {
+    if (seen.has(alias) || seen.size > 50) return undefined;
+    seen.add(alias);
+    for (const e of list(flows.find((f) => f.alias === alias)?.authenticationExecutions).map(obj)) {
+      if (e.authenticator === REVIEW_PROFILE) return e;
+      if (typeof e.flowAlias === 'string' && e.requirement !== 'DISABLED') {
+        const inner = find(e.flowAlias);
+        if (inner) return inner;
+      }
+    }
+    return undefined;
+  };
+  const execution = find(flowAlias);
+  if (!execution) return undefined;
+  let mode: string | undefined;
+  if (execution.requirement === 'DISABLED') mode = 'off';
+  else {
+    const config = list(rep.authenticatorConfig).map(obj).find((c) => c.alias === execution.authenticatorConfig);
+    const value = config ? obj(config.config)[REVIEW_CONFIG_KEY] : undefined;
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || !(BROKER_REVIEW_PROFILE_MODES as readonly string[]).includes(value)) {
+      report.skipped('review profile config', `${REVIEW_CONFIG_KEY} ${JSON.stringify(value).slice(0, 40)} is none of ${BROKER_REVIEW_PROFILE_MODES.join(', ')}: the default (missing) applies`);
+      return undefined;
+    }
+    mode = value;
+  }
+  if (mode !== 'missing') {
+    const what = mode === 'on' ? 'the user reviews every account a provider gives at its first sign-in' : 'a provider\'s account makes a user as it is, never reviewed (Review Profile disabled or off)';
+    report.imported('first broker login Review Profile', `${mode}: ${what}`);
+  }
+  return mode as BrokerReviewProfile;
 }
 
 /**

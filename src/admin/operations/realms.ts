@@ -1,5 +1,6 @@
 import type { Store } from '../../storage/store.js';
 import type { Realm, SigningKey } from '../../storage/types.js';
+import { BROKER_REVIEW_PROFILE_MODES } from '../../storage/types.js';
 import { REALM_DEFAULTS, CODE_LIFETIME_RANGE } from '../../config/defaults.js';
 import type { RealmSettings } from '../../storage/repos/realms.js';
 import { generateSigningKey, isSigningAlg, type SigningAlg } from '../../crypto/keystore.js';
@@ -51,6 +52,9 @@ export function checkRealmSettings(s: Partial<RealmSettings>): void {
   if (s.smtpServer !== undefined) checkSmtpServer(s.smtpServer);
   for (const [name, v] of [['the remember-me idle timeout', s.ssoIdleRememberMe], ['the remember-me session lifetime', s.ssoMaxRememberMe]] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 366 * 86_400)) throw new ValidationError(`${name} must be a whole number of seconds from 0 (the usual one) to ${366 * 86_400}`);
+  }
+  if (s.brokerReviewProfile !== undefined && !(BROKER_REVIEW_PROFILE_MODES as readonly string[]).includes(s.brokerReviewProfile)) {
+    throw new ValidationError(`the review of a provider's account (update.profile.on.first.login) must be one of ${BROKER_REVIEW_PROFILE_MODES.join(', ')}`);
   }
   checkLocaleSettings(s);
 }

@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { ValidationError } from '../../admin/validation.js';
-import { AUTHENTICATORS, authenticatorProviders, flowExecutions, realmFlows } from '../../admin/keycloak/representations/authentication-flows.js';
-import { requireRole } from './authenticate.js';
+import { AUTHENTICATORS, authenticatorProviders, flowExecutions, realmFlows, REVIEW_CONFIG_KEY, REVIEW_PROFILE, reviewConfig, reviewConfigId } from '../../admin/keycloak/representations/authentication-flows.js';
+import { updateRealm } from '../../admin/operations/realms.js';
+import type { BrokerReviewProfile } from '../../storage/types.js';
+import { actorOf, requireRole } from './authenticate.js';
 import { callerOf, loadRealm } from './plugin.js';
 import { notFound } from './errors.js';
 import { params, realmParams, security } from './schemas.js';
@@ -74,15 +76,38 @@ export async function authenticationFlowRoutes(app: FastifyInstance, opts: { ser
       await reader(req);
       const a = Object.hasOwn(AUTHENTICATORS, req.params.providerId) ? AUTHENTICATORS[req.params.providerId] : undefined;
       if (!a) throw notFound('Could not find authenticator provider');
-      return { providerId: req.params.providerId, name: a.displayName, helpText: a.description, properties: [] };
+      const properties =
+        req.params.providerId === REVIEW_PROFILE
+          ? [{ name: REVIEW_CONFIG_KEY, label: 'Update profile on first login', helpText: 'on: the user always reviews the account the provider gives; missing: only when it lacks something a user needs; off: never', type: 'List', defaultValue: 'missing', options: ['on', 'missing', 'off'], secret: false, readOnly: false, required: false }]
+          : [];
+      return { providerId: req.params.providerId, name: a.displayName, helpText: a.description, properties };
     },
   );
 
-  // An authenticator's config: none has one (every execution is configurable: false).
-  app.get<{ Params: { realm: string; id: string } }>(`${base}/config/:id`, { schema: { tags, summary: 'No authenticator has a config (404)', params: params({ id: { type: 'string', maxLength: 255 } }), security } }, async (req) => {
-    await reader(req);
-    throw notFound('Could not find authenticator config');
+  // An authenticator's config: only the first broker login's Review Profile has one (its mode, a realm
+  // setting); keycloak-admin-client's getConfig and updateConfig.
+  const configParams = params({ id: { type: 'string', maxLength: 255 } });
+  app.get<{ Params: { realm: string; id: string } }>(`${base}/config/:id`, { schema: { tags, summary: "The review profile config (update.profile.on.first.login: missing, on or off); any other id: 404", params: configParams, security } }, async (req) => {
+    const realm = await services.cache.realm(await reader(req));
+    if (!realm || req.params.id !== reviewConfigId(realm.id)) throw notFound('Could not find authenticator config');
+    return reviewConfig(realm);
   });
+  app.put<{ Params: { realm: string; id: string }; Body: unknown }>(
+    `${base}/config/:id`,
+    { schema: { tags, summary: "Sets the review profile config's mode (config[\"update.profile.on.first.login\"]: missing, on or off); any other config is fixed (400)", params: configParams, security } },
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'manage-realm');
+      if (req.params.id !== reviewConfigId(realm.id)) throw new ValidationError(FIXED);
+      const config = (req.body as { config?: unknown } | null)?.config;
+      const mode = typeof config === 'object' && config !== null ? (config as Record<string, unknown>)[REVIEW_CONFIG_KEY] : undefined;
+      if (typeof mode !== 'string') throw new ValidationError(`config.${REVIEW_CONFIG_KEY} is required: missing, on or off`);
+      await updateRealm(services.store, { realmId: realm.id, settings: { brokerReviewProfile: mode as BrokerReviewProfile } }, actorOf(caller));
+      services.cache.clear();
+      return reply.code(204).send();
+    },
+  );
 
   // Every change: 400 after the manage-realm check (no route would be a 404, which reads as "no such realm").
   const refuse = async (req: FastifyRequest<{ Params: { realm: string } }>): Promise<never> => {
@@ -105,7 +130,6 @@ export async function authenticationFlowRoutes(app: FastifyInstance, opts: { ser
     ['POST', '/executions/:id/raise-priority', { id: any }],
     ['POST', '/executions/:id/lower-priority', { id: any }],
     ['POST', '/executions/:id/config', { id: any }],
-    ['PUT', '/config/:id', { id: any }],
     ['DELETE', '/config/:id', { id: any }],
   ];
   for (const [method, path, extra] of changes) {

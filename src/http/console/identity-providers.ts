@@ -17,7 +17,8 @@ import { requireUser } from '../../admin/operations/users.js';
 import { ValidationError } from '../../admin/validation.js';
 import { brokerRedirectUri } from '../../oauth/broker.js';
 import { isOAuth2Only, SOCIAL_PROVIDER_FACTORIES } from '../../oauth/social-providers.js';
-import type { IdentityProvider } from '../../storage/types.js';
+import type { BrokerReviewProfile, IdentityProvider } from '../../storage/types.js';
+import { updateRealm } from '../../admin/operations/realms.js';
 import { realmBase } from '../../views/console/layout.js';
 import { DEFAULT_SCOPE, identityProviderPage, identityProvidersPage, providerUrl, type OrganizationChoice } from '../../views/console/identity-provider-pages.js';
 import { sendPage } from '../interaction/render.js';
@@ -32,6 +33,7 @@ export const IDP_NOTICES: Record<string, string> = {
   'idp-disabled': 'The identity provider was disabled: the login page no longer offers it, and kc_idp_hint is refused.',
   'idp-deleted': "The identity provider was deleted, and every user's link to it.",
   'link-removed': 'The linked account was removed: signing in there no longer signs in as this user.',
+  'review-saved': 'The first sign-in review setting was saved.',
 };
 
 /** The add and edit forms' fields (never the secret, which is read apart and never shown again). */
@@ -114,9 +116,10 @@ export function identityProviderRoutes(app: FastifyInstance, kit: ConsoleKit): v
   }
 
   async function showProviders(s: Signed, reply: FastifyReply, realmId: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
-    const [providers, orgs] = await Promise.all([listIdentityProviders(store, realmId), choices(realmId)]);
+    const [providers, orgs, realm] = await Promise.all([listIdentityProviders(store, realmId), choices(realmId), store.realms.get(realmId)]);
     const frame = { ...s.frame, title: 'Identity providers', realmId, ...(error ? { error } : {}) };
-    return sendPage(reply, status, identityProvidersPage(frame, providers.map(row), hasAdminRole(s.caller, realmId, 'manage-identity-providers'), orgs, form));
+    const review = realm ? { mode: realm.brokerReviewProfile, canChange: hasAdminRole(s.caller, realmId, 'manage-realm') } : undefined;
+    return sendPage(reply, status, identityProvidersPage(frame, providers.map(row), hasAdminRole(s.caller, realmId, 'manage-identity-providers'), orgs, form, review));
   }
 
   async function showProvider(s: Signed, reply: FastifyReply, realmId: string, alias: string, status = 200, error?: string, form?: Record<string, string>): Promise<FastifyReply> {
@@ -148,6 +151,21 @@ export function identityProviderRoutes(app: FastifyInstance, kit: ConsoleKit): v
       throw err;
     }
     return reply.redirect(`${providerUrl(realmId, form.alias!)}?done=idp-created`, 303);
+  });
+
+  // The realm's first broker login Review Profile mode: a realm setting (manage-realm, as Keycloak's flow config).
+  app.post(`${R}/identity-providers/review-profile`, async (req: Req, reply) => {
+    const s = await signedIn(req, reply);
+    if (!s) return reply;
+    const realmId = await providersRealm(s, req, 'view');
+    need(s.caller, realmId, 'manage-realm');
+    const mode = field(req, 'reviewProfile') ?? '';
+    return attempt(
+      reply,
+      () => updateRealm(store, { realmId, settings: { brokerReviewProfile: mode as BrokerReviewProfile } }, s.actor),
+      (error) => showProviders(s, reply, realmId, 400, error),
+      `${realmBase(realmId)}/identity-providers?done=review-saved`,
+    );
   });
 
   app.get(`${R}/identity-providers/:alias`, async (req: Req, reply) => {

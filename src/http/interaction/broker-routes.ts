@@ -89,7 +89,8 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
 
   /** Whether the provider's account must be reviewed first: it would make a new user (no link yet) that lacks what UPDATE_PROFILE requires. */
   async function needsReview(realm: Realm, p: IdentityProvider, a: ProviderAccount): Promise<boolean> {
-    if (p.linkOnly || (await services.store.identityProviders.findLink(realm.id, p.alias, a.id))) return false;
+    if (p.linkOnly || realm.brokerReviewProfile === 'off' || (await services.store.identityProviders.findLink(realm.id, p.alias, a.id))) return false;
+    if (realm.brokerReviewProfile === 'on') return true;
     return (await reviewProblems(services, realm, { email: a.email ?? '', firstName: a.firstName ?? '', lastName: a.lastName ?? '' })).length > 0;
   }
 
@@ -151,8 +152,9 @@ export async function brokerRoutes(app: FastifyInstance, opts: { services: Servi
       if (!(err instanceof BrokerError)) throw err;
       return fail(err.userMessage, err.reason);
     }
-    // Keycloak's first broker login "Review Profile" (mode missing): an account that would make a user
-    // without an email or names is completed by the user first.
+    // Keycloak's first broker login "Review Profile": in its default mode (missing) an account that would
+    // make a user without an email or names is completed by the user first; "on" shows every first
+    // account, "off" none (the user is made with what the provider gave).
     if (await needsReview(l.realm, p, identity)) {
       const claims = await claimsToKeep(services.store, p, identity.claims);
       // What the provider gave, as the form shows it (within its fields' lengths).

@@ -101,7 +101,7 @@ export async function render(services: Services, reply: FastifyReply, l: Loaded,
     case 'link-account':
       return sendPage(reply, extra.status ?? 200, () => linkAccountPage({ ...ctx, action: `${base}/link-account`, username: step.username, provider: step.provider, by: step.by, passwordless: step.passwordless, ...(extra.error ? { error: extra.error } : {}) }));
     case 'review-profile':
-      return sendPage(reply, extra.status ?? 200, () => updateProfilePage({ ...ctx, action: `${base}/review-profile`, username: '', values: extra.values ?? step.values, review: { provider: step.provider }, cancellable: true, ...(extra.errors ? { errors: extra.errors } : {}) }));
+      return sendPage(reply, extra.status ?? 200, () => updateProfilePage({ ...ctx, action: `${base}/review-profile`, username: '', values: extra.values ?? step.values, review: { provider: step.provider, ...(step.complete ? { complete: true } : {}) }, cancellable: true, ...(extra.errors ? { errors: extra.errors } : {}) }));
     case 'otp':
       return sendPage(reply, extra.status ?? 200, () => otpPage({ ...ctx, action: `${base}/otp`, username: step.username, ...(step.otherMethod ? { otherMethod: `${base}/second-factor` } : {}), ...(extra.error ? { error: extra.error } : {}) }));
     case 'webauthn':

@@ -13,6 +13,7 @@ import { federatedSignIn } from '../ldap/federation.js';
 import { providerName } from '../social-providers.js';
 import { linkingProvider, mayLinkAccounts } from '../../admin/operations/account-linking.js';
 import { findOwnCredential, removable, type OwnCredential } from '../../admin/operations/credential-deletion.js';
+import { reviewProblems } from '../../admin/operations/profile-actions.js';
 
 /** The organization of a code, chain or consent of a user who signs in without one. */
 export const NO_ORGANIZATION = '';
@@ -61,7 +62,7 @@ export type Step =
    */
   | { kind: 'link-account'; username: string; provider: string; by: 'email' | 'username'; passwordless: boolean }
   /** Keycloak's first broker login "Review Profile": the provider's account lacks what a user needs (email, names); the user completes it. */
-  | { kind: 'review-profile'; provider: string; values: { email: string; firstName: string; lastName: string } }
+  | { kind: 'review-profile'; provider: string; values: { email: string; firstName: string; lastName: string }; complete?: boolean }
   | { kind: 'consent'; scopes: Scope[] }
   | { kind: 'organization'; organizations: Organization[] }
   | { kind: 'no-organization'; deny: ClientResponse | undefined }
@@ -302,7 +303,10 @@ async function linkStep(services: Services, realm: Realm, link: NonNullable<Auth
 async function reviewStep(services: Services, realm: Realm, review: NonNullable<AuthorizationParams['brokerReview']>): Promise<Step> {
   const provider = await services.store.identityProviders.get(realm.id, review.alias);
   if (!provider || !provider.enabled) return { kind: 'login' };
-  return { kind: 'review-profile', provider: providerName(provider), values: { email: review.email ?? '', firstName: review.firstName ?? '', lastName: review.lastName ?? '' } };
+  const values = { email: review.email ?? '', firstName: review.firstName ?? '', lastName: review.lastName ?? '' };
+  // Under the realm's "on" mode an account that lacks nothing is shown too: the page then only asks to check it.
+  const complete = realm.brokerReviewProfile === 'on' && (await reviewProblems(services, realm, values)).length === 0;
+  return { kind: 'review-profile', provider: providerName(provider), values, ...(complete ? { complete } : {}) };
 }
 
 async function consentScopes(services: Services, realm: Realm, names: string[]): Promise<Scope[]> {

@@ -58,6 +58,7 @@ import * as clientRotatedSecret from './2026-12-02T0500_client_rotated_secret.js
 import * as clientNotBefore from './2026-12-02T0600_client_not_before.js';
 import * as editUsernameAllowed from './2026-12-02T0700_edit_username_allowed.js';
 import * as sessionClient from './2026-12-02T0800_session_client.js';
+import * as brokerReviewProfile from './2026-12-02T0900_broker_review_profile.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -120,4 +121,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-02T0600_client_not_before': clientNotBefore,
   '2026-12-02T0700_edit_username_allowed': editUsernameAllowed,
   '2026-12-02T0800_session_client': sessionClient,
+  '2026-12-02T0900_broker_review_profile': brokerReviewProfile,
 };

@@ -3,7 +3,7 @@ import { storedRequiredActionSettings } from '../../admin/required-actions.js';
 import type { Selectable } from 'kysely';
 import type * as T from '../schema.js';
 import type * as D from '../types.js';
-import { REQUEST_OBJECT_REQUIRED, REQUIRED_ACTIONS } from '../types.js';
+import { BROKER_REVIEW_PROFILE_MODES, REQUEST_OBJECT_REQUIRED, REQUIRED_ACTIONS } from '../types.js';
 
 export function parseList(json: string): string[] {
   const v: unknown = JSON.parse(json);
@@ -58,6 +58,7 @@ export function toRealm(r: Selectable<T.RealmTable>): D.Realm {
     registrationAllowed: r.registration_allowed !== 0,
     registrationEmailAsUsername: r.registration_email_as_username !== 0,
     editUsernameAllowed: r.edit_username_allowed === 1,
+    brokerReviewProfile: (BROKER_REVIEW_PROFILE_MODES as readonly string[]).includes(r.broker_review_profile) ? (r.broker_review_profile as D.BrokerReviewProfile) : 'missing',
     verifyEmail: r.verify_email !== 0,
     parRequestUriLifespan: Number(r.par_request_uri_lifespan ?? 60),
     webAuthnPolicy: storedWebAuthnPolicy(r.webauthn_policy),

@@ -64,6 +64,7 @@ export class RealmRepository {
             registration_allowed: s.registrationAllowed ? 1 : 0,
             registration_email_as_username: s.registrationEmailAsUsername ? 1 : 0,
             edit_username_allowed: s.editUsernameAllowed ? 1 : 0,
+            broker_review_profile: s.brokerReviewProfile,
             verify_email: s.verifyEmail ? 1 : 0,
             par_request_uri_lifespan: s.parRequestUriLifespan,
             webauthn_policy: webAuthnPolicyJson(s.webAuthnPolicy),
@@ -135,6 +136,7 @@ export class RealmRepository {
     if (patch.registrationAllowed !== undefined) values.registration_allowed = patch.registrationAllowed ? 1 : 0;
     if (patch.registrationEmailAsUsername !== undefined) values.registration_email_as_username = patch.registrationEmailAsUsername ? 1 : 0;
     if (patch.editUsernameAllowed !== undefined) values.edit_username_allowed = patch.editUsernameAllowed ? 1 : 0;
+    if (patch.brokerReviewProfile !== undefined) values.broker_review_profile = patch.brokerReviewProfile;
     if (patch.verifyEmail !== undefined) values.verify_email = patch.verifyEmail ? 1 : 0;
     if (patch.parRequestUriLifespan !== undefined) values.par_request_uri_lifespan = patch.parRequestUriLifespan;
     if (patch.webAuthnPolicy !== undefined) values.webauthn_policy = webAuthnPolicyJson(patch.webAuthnPolicy);

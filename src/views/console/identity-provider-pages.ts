@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from '../html.js';
-import type { FederatedIdentity, IdentityProvider } from '../../storage/types.js';
+import type { BrokerReviewProfile, FederatedIdentity, IdentityProvider } from '../../storage/types.js';
 import { actionForm, consolePage, csrfField, realmBase, type ConsoleFrame } from './layout.js';
 import { visible } from './group-pages.js';
 import { isOAuth2Only } from '../../oauth/social-providers.js';
@@ -114,7 +114,27 @@ ${checkbox('linkOnly', 'Link only: no new users, only accounts linked already si
 }
 
 /** The realm's providers (alias, display name, state, redirect URI) and the form adding one (manage-identity-providers). */
-export function identityProvidersPage(frame: ConsoleFrame & { realmId: string }, rows: ProviderRow[], canManage: boolean, orgs: OrganizationChoice[], form: Record<string, string> = {}): string {
+/** Keycloak's first broker login Review Profile modes, as the console names them. */
+const REVIEW_MODES: ReadonlyArray<[BrokerReviewProfile, string]> = [
+  ['missing', 'When something is missing: an account without an email, a first or a last name is completed first (default)'],
+  ['on', 'Always: the user checks every account a provider gives before it makes a user'],
+  ['off', 'Never: the account makes a user as it is'],
+];
+
+/** The realm's Review Profile mode: the form to change it (manage-realm), or the mode as text. */
+function reviewSection(realmId: string, csrf: string, review: { mode: BrokerReviewProfile; canChange: boolean }): SafeHtml {
+  const current = REVIEW_MODES.find(([m]) => m === review.mode)?.[1] ?? review.mode;
+  return html`<h2>First sign-in review</h2>
+<p class="muted">At a user's first sign-in through any provider of the realm (Keycloak's first broker login <em>Review Profile</em>).</p>
+${review.canChange
+  ? html`<form method="post" action="${realmBase(realmId)}/identity-providers/review-profile" class="console-form">${csrfField(csrf)}
+<label for="reviewProfile">Review the account the provider gives</label>
+<select id="reviewProfile" name="reviewProfile">${REVIEW_MODES.map(([m, text]) => html`<option value="${m}"${m === review.mode ? html` selected` : ''}>${text}</option>`)}</select>
+<button type="submit" class="secondary">Save review setting</button></form>`
+  : html`<p>${current}</p>`}`;
+}
+
+export function identityProvidersPage(frame: ConsoleFrame & { realmId: string }, rows: ProviderRow[], canManage: boolean, orgs: OrganizationChoice[], form: Record<string, string> = {}, review?: { mode: BrokerReviewProfile; canChange: boolean }): string {
   const labels = ['Alias', 'Display name', 'State', 'Redirect URI'];
   const items = rows.map(({ provider: p, redirectUri }) =>
     html`<tr><td data-label="${labels[0]}"><a href="${providerUrl(frame.realmId, p.alias)}">${p.alias}</a></td><td data-label="${labels[1]}">${visible(p.displayName ?? '')}</td><td data-label="${labels[2]}">${state(p)}</td><td data-label="${labels[3]}"><code>${redirectUri}</code></td></tr>`,
@@ -133,6 +153,7 @@ ${providerFields(form, orgs, { edit: false })}
 ${rows.length === 0
   ? html`<p class="muted">No identity providers yet.</p>`
   : html`<div class="table-wrap"><table><caption class="visually-hidden">Identity providers</caption><thead><tr>${labels.map((l) => html`<th scope="col">${l}</th>`)}</tr></thead><tbody>${items}</tbody></table></div>`}
+${review ? reviewSection(frame.realmId, frame.csrf, review) : ''}
 ${add}`,
   );
 }

@@ -6,8 +6,7 @@ import { createHash } from 'node:crypto';
  * code (src/oauth/authorize/interaction.ts nextStep, the password grant, client authentication, the
  * registration, reset and broker routes), and these flows describe them with Keycloak's built-in aliases
  * and the authenticator ids that match each step. A step Realmgate does not take is not listed (Kerberos,
- * reCAPTCHA and terms on the registration form, reset-otp, client-secret-jwt, X.509, the broker's review
- * of the profile); what it does that Keycloak's flows have no place for (consent, the choice of an
+ * reCAPTCHA and terms on the registration form, reset-otp, client-secret-jwt, X.509); what it does that Keycloak's flows have no place for (consent, the choice of an
  * organization, passkeys on the password page) is said in the flow's description. A realm imported from
  * Keycloak keeps these flows whatever its file had (docs/migrating-from-keycloak.md).
  */
@@ -46,7 +45,11 @@ export const AUTHENTICATORS: Record<string, { displayName: string; description: 
   'reset-password': { displayName: 'Reset Password', description: 'The new password; in the same browser the sign-in then goes on, second factor included.', kind: 'authenticator' },
   'client-secret': { displayName: 'Client Id and Secret', description: 'HTTP Basic or client_secret_post.', kind: 'client' },
   'client-jwt': { displayName: 'Signed Jwt', description: 'private_key_jwt (RFC 7523), asymmetric algorithms, each assertion once.', kind: 'client' },
-  'idp-review-profile': { displayName: 'Review Profile', description: "Keycloak's default mode (missing): an account without an email, a first or a last name is completed by the user before it makes a user.", kind: 'authenticator' },
+  'idp-review-profile': {
+    displayName: 'Review Profile',
+    description: "The account a provider gives at a first sign-in, reviewed by the user before it makes a user: when it lacks an email, a first or a last name (Keycloak's default mode, missing), always (on) or never (off), as the realm's review profile config says.",
+    kind: 'authenticator',
+  },
   'idp-create-user-if-unique': { displayName: 'Create User If Unique', description: 'A new user when no user has the same username or email (not for a link-only provider).', kind: 'authenticator' },
   'idp-confirm-link': { displayName: 'Confirm link existing account', description: 'The page that offers to link the existing account (or cancel).', kind: 'authenticator' },
   'idp-username-password-form': { displayName: 'Username Password Form for identity provider reauthentication', description: "The existing account's password, to link it.", kind: 'authenticator' },
@@ -207,6 +210,20 @@ function stableId(realmId: string, path: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/**
+ * The one authenticator config Realmgate has: the first broker login's Review Profile mode (Keycloak's
+ * "review profile config" of idp-review-profile, key update.profile.on.first.login), a realm setting.
+ */
+export const REVIEW_PROFILE = 'idp-review-profile';
+export const REVIEW_CONFIG_ALIAS = 'review profile config';
+export const REVIEW_CONFIG_KEY = 'update.profile.on.first.login';
+export const reviewConfigId = (realmId: string): string => stableId(realmId, `config/${REVIEW_CONFIG_ALIAS}`);
+
+/** Keycloak's AuthenticatorConfigRepresentation of the realm's Review Profile mode. */
+export function reviewConfig(realm: { id: string; brokerReviewProfile: string }): { id: string; alias: string; config: Record<string, string> } {
+  return { id: reviewConfigId(realm.id), alias: REVIEW_CONFIG_ALIAS, config: { [REVIEW_CONFIG_KEY]: realm.brokerReviewProfile } };
+}
+
 export interface FlowRepresentation {
   id: string;
   alias: string;
@@ -223,7 +240,9 @@ export interface ExecutionInfo {
   displayName: string;
   description: string;
   requirementChoices: Requirement[];
-  configurable: false;
+  configurable: boolean;
+  /** The id of the execution's authenticator config (the review profile config only). */
+  authenticationConfig?: string;
   authenticationFlow?: true;
   providerId: string;
   flowId?: string;
@@ -250,7 +269,7 @@ export function realmFlows(realmId: string): FlowRepresentation[] {
       authenticationExecutions: spec.steps.map((step, i) =>
         'flow' in step
           ? { authenticatorFlow: true, autheticatorFlow: true, requirement: step.requirement, priority: priority(i), flowAlias: step.flow.alias, userSetupAllowed: false, ...(step.flow.form ? { authenticator: step.flow.form } : {}) }
-          : { authenticator: step.authenticator, authenticatorFlow: false, autheticatorFlow: false, requirement: step.requirement, priority: priority(i), userSetupAllowed: false },
+          : { authenticator: step.authenticator, authenticatorFlow: false, autheticatorFlow: false, requirement: step.requirement, priority: priority(i), userSetupAllowed: false, ...(step.authenticator === REVIEW_PROFILE ? { authenticatorConfig: REVIEW_CONFIG_ALIAS } : {}) },
       ),
     });
     for (const step of spec.steps) if ('flow' in step) walk(step.flow, false);
@@ -296,7 +315,8 @@ export function flowExecutions(realmId: string, alias: string): ExecutionInfo[] 
         walk(step.flow, level + 1);
       } else {
         const a = AUTHENTICATORS[step.authenticator]!;
-        out.push({ id, requirement: step.requirement, displayName: a.displayName, description: a.description, requirementChoices: choices(step), configurable: false, providerId: step.authenticator, level, index, priority: priority(index) });
+        const config = step.authenticator === REVIEW_PROFILE ? { configurable: true, authenticationConfig: reviewConfigId(realmId) } : { configurable: false };
+        out.push({ id, requirement: step.requirement, displayName: a.displayName, description: a.description, requirementChoices: choices(step), ...config, providerId: step.authenticator, level, index, priority: priority(index) });
       }
     });
   };
