@@ -165,7 +165,7 @@ for (const dialect of dialects()) {
       const reviewUrl = `${listUrl}/review-profile`;
       page = (await inject(ts.app, jar, 'GET', listUrl)).body;
       assert.match(page, /<h2>First sign-in review<\/h2>/);
-      assert.match(page, /<option value="missing" selected>When something is missing/);
+      assert.match(page, /<option value="missing" selected>When something is missing \(default\)<\/option>/);
       assert.equal((await inject(ts.app, jar, 'POST', reviewUrl, { reviewProfile: 'on' })).statusCode, 403, 'no CSRF token');
       res = await inject(ts.app, jar, 'POST', reviewUrl, { csrf, reviewProfile: 'sometimes' });
       assert.equal(res.statusCode, 400);

@@ -116,16 +116,16 @@ ${checkbox('linkOnly', 'Link only: no new users, only accounts linked already si
 /** The realm's providers (alias, display name, state, redirect URI) and the form adding one (manage-identity-providers). */
 /** Keycloak's first broker login Review Profile modes, as the console names them. */
 const REVIEW_MODES: ReadonlyArray<[BrokerReviewProfile, string]> = [
-  ['missing', 'When something is missing: an account without an email, a first or a last name is completed first (default)'],
-  ['on', 'Always: the user checks every account a provider gives before it makes a user'],
-  ['off', 'Never: the account makes a user as it is'],
+  ['missing', 'When something is missing (default)'],
+  ['on', 'Always'],
+  ['off', 'Never'],
 ];
 
 /** The realm's Review Profile mode: the form to change it (manage-realm), or the mode as text. */
 function reviewSection(realmId: string, csrf: string, review: { mode: BrokerReviewProfile; canChange: boolean }): SafeHtml {
   const current = REVIEW_MODES.find(([m]) => m === review.mode)?.[1] ?? review.mode;
   return html`<h2>First sign-in review</h2>
-<p class="muted">At a user's first sign-in through any provider of the realm (Keycloak's first broker login <em>Review Profile</em>).</p>
+<p class="muted">At a user's first sign-in through any provider of the realm (Keycloak's first broker login <em>Review Profile</em>): when something is missing, an account without an email, a first or a last name is completed before it makes a user; always, the user checks every account; never, the account makes a user as it is.</p>
 ${review.canChange
   ? html`<form method="post" action="${realmBase(realmId)}/identity-providers/review-profile" class="console-form">${csrfField(csrf)}
 <label for="reviewProfile">Review the account the provider gives</label>
