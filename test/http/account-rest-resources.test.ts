@@ -219,6 +219,26 @@ for (const dialect of dialects()) {
       assert.ok(again.pages.includes('consent'), again.pages.join(', '));
     });
 
+    test("an application signed out of every session of the user (Keycloak 26's DELETE .../sessions): its tokens end, offline ones too; its consent and the browser sessions stay", async () => {
+      const offline = await signIn();
+      const online = await signIn('openid core_data');
+      assert.equal((await call(online.access, 'DELETE', `/applications/${ts.client.id}/sessions`)).status, 204);
+      assert.equal(await refreshes(offline.refresh), 400, 'offline access ends too');
+      assert.equal(await refreshes(online.refresh), 400);
+      assert.equal((await call(online.access, 'GET', '/sessions')).status, 401, "the caller's own token came from the application");
+      assert.ok((await ts.store.consents.listForUser(REALM, ts.user.id)).some((c) => c.clientId === ts.client.id), 'the consent stays');
+      const events = await ts.store.events.list(REALM, { userId: ts.user.id, types: ['LOGOUT'] });
+      assert.ok(events.some((e) => e.clientId === ts.client.id && /application's sessions ended through the account API/.test(e.reason ?? '')));
+      // The next sign-in asks no consent, and the browser sessions were not ended.
+      const again = await runAuthorization(ts, { query: { scope: 'openid core_data' } });
+      assert.ok(!again.pages.includes('consent'), again.pages.join(', '));
+      const fresh = (await tokenRequest(ts, { grant_type: 'authorization_code', code: again.code!, redirect_uri: ts.client.redirectUri }, { authorization: basic(ts.client.id, ts.client.secret) })).json().access_token as string;
+      const ids = (await json<SessionRep[]>(fresh, '/sessions')).map((x) => x.id);
+      assert.ok(ids.includes(online.sid) && ids.includes(offline.sid), 'the browser sessions stay');
+      // An unknown client: 204, nothing happens (no probing for client ids).
+      assert.equal((await call(fresh, 'DELETE', '/applications/no-such-client/sessions')).status, 204);
+    });
+
     test('linked accounts: the linked and the linkable providers; one unlinked, the last way in kept', async () => {
       for (const alias of ['corp', 'partner']) {
         await createIdentityProvider(ts.store, cliActor(), REALM, { alias, displayName: alias === 'corp' ? 'Corp SSO' : null, config: { authorizationUrl: 'https://idp.example.com/auth', tokenUrl: 'https://idp.example.com/token', clientId: 'rg', clientSecret: 's' } });

@@ -54,6 +54,25 @@ export async function ownApplications(services: Services, realm: Pick<Realm, 'id
 }
 
 /**
+ * Keycloak's DELETE /account/applications/{clientId}/sessions: the user signs one application out of all
+ * their sessions, online and offline, without withdrawing their consent (the next sign-in there asks
+ * nothing more). Its refresh chains of the user are revoked (with the access tokens they issued), it is
+ * told by back-channel logout; the browser sessions stay (other applications and the account page use
+ * them). Recorded as LOGOUT when there was something to end. Returns how many chains ended.
+ */
+export async function endOwnApplicationSessions(services: Services, input: { realm: Pick<Realm, 'id'>; user: Pick<User, 'id' | 'username'>; clientId: string; ip: string; via: string | null }): Promise<number> {
+  const { store } = services;
+  const { realm, user, clientId } = input;
+  const told = await sessionsToEnd(store, realm.id, { userId: user.id, clientId });
+  const ended = await store.sessionAdmin.revokeUserClient(realm.id, user.id, clientId, nowSeconds(services.clock), 'signed out of the application by the user', { consent: false });
+  tellSessionsEnded(store, realm.id, told);
+  if (ended > 0) {
+    await services.audit.record({ realmId: realm.id, type: 'LOGOUT', outcome: 'success', clientId, userId: user.id, username: user.username, ip: input.ip, reason: `the application's sessions ended through the account API${input.via ? ` (from ${input.via})` : ''}` });
+  }
+  return ended;
+}
+
+/**
  * The user withdraws their consent to a client (every organization's) and ends its access: its refresh
  * chains of the user are revoked (and the access tokens they issued with them), and the client is told of
  * the sessions it was used in by back-channel logout. Recorded as REVOKE (Keycloak's REVOKE_GRANT).

@@ -16,7 +16,7 @@ import { realmLocales } from '../../i18n/locales.js';
 import { providerName, SOCIAL_PROVIDER_FACTORIES } from '../../oauth/social-providers.js';
 import { unlinkOwnAccount } from '../../admin/operations/identity-providers.js';
 import { deleteOwnCredential, findOwnCredential, removable, renameOwnCredential } from '../../admin/operations/credential-deletion.js';
-import { ownApplications, revokeOwnConsent } from '../../admin/operations/own-applications.js';
+import { endOwnApplicationSessions, ownApplications, revokeOwnConsent } from '../../admin/operations/own-applications.js';
 import { ValidationError, NotFound } from '../../admin/validation.js';
 import { accountCredentialTypes } from '../../admin/keycloak/representations/account.js';
 import { describeUserAgent } from '../../views/user-agent.js';
@@ -78,6 +78,7 @@ export async function accountRestRoutes(app: FastifyInstance, opts: { services: 
     ['/credentials/:id/label', 'PUT'],
     ['/applications', 'GET'],
     ['/applications/:clientId/consent', 'GET, DELETE'],
+    ['/applications/:clientId/sessions', 'DELETE'],
     ['/linked-accounts', 'GET'],
     ['/linked-accounts/:alias', 'DELETE'],
     ['/groups', 'GET'],
@@ -248,6 +249,18 @@ export async function accountRestRoutes(app: FastifyInstance, opts: { services: 
       const clientId = req.params.clientId;
       if (!(await services.cache.client(c.realm.id, clientId))) return accountErrors(reply, 404, [{ errorMessage: `No client with clientId: ${clientId} found.` }]);
       await revokeOwnConsent(services, { realm: c.realm, user: c.user, clientId, ip: req.ip, via: c.claims.azp ?? null });
+      return reply.code(204).send();
+    }),
+  );
+
+  // Keycloak 26's DELETE /applications/{clientId}/sessions: the application signed out of every session
+  // of the user, online and offline, its consent kept. 204, also for an unknown client (Keycloak's answer:
+  // no probing for client ids).
+  app.delete(
+    `${base}/applications/:clientId/sessions`,
+    route<{ clientId: string }, Record<string, unknown>>(MANAGE, async (c, req, reply) => {
+      const clientId = req.params.clientId;
+      if (await services.cache.client(c.realm.id, clientId)) await endOwnApplicationSessions(services, { realm: c.realm, user: c.user, clientId, ip: req.ip, via: c.claims.azp ?? null });
       return reply.code(204).send();
     }),
   );

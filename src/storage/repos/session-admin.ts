@@ -208,18 +208,23 @@ export class SessionAdminRepository {
     return Number(r.numUpdatedRows);
   }
 
-  /** Revokes the user's chains for one client (with any organization): a consent withdrawn by an admin. */
-  async revokeUserClient(realmId: string, userId: string, clientId: string, now: number, reason: string): Promise<void> {
-    await inTransaction(this.db, async (trx) => {
-      await trx.deleteFrom('consents').where('realm_id', '=', realmId).where('user_id', '=', userId).where('client_id', '=', clientId).execute();
-      await trx
+  /**
+   * Revokes the user's chains for one client (with any organization), online and offline; with
+   * `consent`, withdraws the user's consent to it too (an administrator's or the user's revocation).
+   * Returns how many chains it revoked.
+   */
+  async revokeUserClient(realmId: string, userId: string, clientId: string, now: number, reason: string, opts: { consent: boolean } = { consent: true }): Promise<number> {
+    return inTransaction(this.db, async (trx) => {
+      if (opts.consent) await trx.deleteFrom('consents').where('realm_id', '=', realmId).where('user_id', '=', userId).where('client_id', '=', clientId).execute();
+      const r = await trx
         .updateTable('refresh_chains')
         .set({ revoked_at: now, revoked_reason: reason })
         .where('realm_id', '=', realmId)
         .where('user_id', '=', userId)
         .where('client_id', '=', clientId)
         .where('revoked_at', 'is', null)
-        .execute();
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows);
     });
   }
 
