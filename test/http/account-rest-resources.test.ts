@@ -12,6 +12,7 @@ import { cliActor } from '../../src/admin/operations/common.js';
 import { enrollTestOtp } from '../helpers/otp.js';
 import { removeOtp } from '../../src/admin/operations/otp.js';
 import { nowSeconds } from '../../src/clock.js';
+import { toSessionRepresentation } from '../../src/admin/keycloak/representations/session.js';
 
 /**
  * Keycloak's account REST API beyond the profile (src/http/account/rest.ts), over the real port with the
@@ -106,6 +107,20 @@ for (const dialect of dialects()) {
       assert.equal(await refreshes(a.refresh), 400);
       const d = await signIn();
       assert.deepEqual((await json<SessionRep[]>(d.access, '/sessions')).map((s) => s.id), [d.sid]);
+    });
+
+    test("a session's lastAccess is its latest refresh (the admin API's too, in milliseconds)", async () => {
+      const s = await signIn('openid core_data');
+      const first = (await json<SessionRep[]>(s.access, '/sessions')).find((x) => x.id === s.sid)!;
+      assert.equal(first.lastAccess, first.started);
+      ts.clock.advance(120);
+      const r = await tokenRequest(ts, { grant_type: 'refresh_token', refresh_token: s.refresh }, { authorization: basic(ts.client.id, ts.client.secret) });
+      assert.equal(r.statusCode, 200, r.body);
+      const later = (await json<SessionRep[]>(r.json().access_token, '/sessions')).find((x) => x.id === s.sid)!;
+      assert.equal(later.lastAccess, nowSeconds(ts.clock));
+      assert.equal(later.started, first.started);
+      const [admin] = (await ts.store.sessionAdmin.listForUser(REALM, ts.user.id, nowSeconds(ts.clock))).filter((x) => x.id === s.sid);
+      assert.equal(toSessionRepresentation(admin!).lastAccess, nowSeconds(ts.clock) * 1000);
     });
 
     test("devices: each session's address and browser, grouped by system as Keycloak's device activity", async () => {

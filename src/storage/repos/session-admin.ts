@@ -65,7 +65,7 @@ export class SessionAdminRepository {
     const rows = await this.db
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
-      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me', 's.impersonator_username', 's.ip_address', 's.user_agent'])
+      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me', 's.impersonator_username', 's.ip_address', 's.user_agent', 's.used_at'])
       .where('s.realm_id', '=', realmId)
       .where('s.user_id', '=', userId)
       .where('s.ended_at', 'is', null)
@@ -81,7 +81,7 @@ export class SessionAdminRepository {
     const rows = await this.db
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
-      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me', 's.impersonator_username', 's.ip_address', 's.user_agent'])
+      .select(['s.id', 's.user_id', 'u.username', 's.auth_time', 's.created_at', 's.expires_at', 's.remember_me', 's.impersonator_username', 's.ip_address', 's.user_agent', 's.used_at'])
       .where('s.realm_id', '=', realmId)
       .where('s.ended_at', 'is', null)
       .where('s.expires_at', '>', now)
@@ -379,14 +379,14 @@ export class SessionAdminRepository {
   }
 
   private async withClients(
-    rows: Array<{ id: string; user_id: string; username: string; auth_time: number; created_at: number; expires_at: number; remember_me: number; impersonator_username: string | null; ip_address: string | null; user_agent: string | null }>,
+    rows: Array<{ id: string; user_id: string; username: string; auth_time: number; created_at: number; expires_at: number; remember_me: number; impersonator_username: string | null; ip_address: string | null; user_agent: string | null; used_at: number | null }>,
     now: number,
   ): Promise<SessionSummary[]> {
     if (rows.length === 0) return [];
+    // A chain was last used at its last rotation (refresh tokens are rows of their own no more).
     const chains = await this.db
       .selectFrom('refresh_chains as c')
-      .leftJoin('refresh_tokens as t', 't.chain_id', 'c.id')
-      .select(['c.session_id', 'c.client_id', (eb) => eb.fn.max('t.created_at').as('last')])
+      .select(['c.session_id', 'c.client_id', (eb) => eb.fn.max(eb.fn.coalesce('c.rotated_at', 'c.created_at')).as('last')])
       .where(
         'c.session_id',
         'in',
@@ -398,7 +398,8 @@ export class SessionAdminRepository {
       .execute();
     return rows.map((r) => {
       const mine = chains.filter((c) => c.session_id === r.id);
-      const last = Math.max(Number(r.created_at), ...mine.map((c) => Number(c.last ?? 0)));
+      // Last used: the browser's last visit (a remembered session's used_at), or a refresh of a chain of it.
+      const last = Math.max(Number(r.created_at), Number(r.used_at ?? 0), ...mine.map((c) => Number(c.last ?? 0)));
       return {
         id: r.id,
         userId: r.user_id,
