@@ -1,7 +1,7 @@
 import type { Services } from '../../services.js';
 import type { Realm, Scope, User } from '../../storage/types.js';
 import { nowSeconds } from '../../clock.js';
-import { sessionsToEnd, tellSessionsEnded } from './session-ends.js';
+import { endClientAccess } from './session-ends.js';
 
 /** An application as its user sees it (Keycloak's account API /applications). */
 export interface OwnApplication {
@@ -63,9 +63,7 @@ export async function ownApplications(services: Services, realm: Pick<Realm, 'id
 export async function endOwnApplicationSessions(services: Services, input: { realm: Pick<Realm, 'id'>; user: Pick<User, 'id' | 'username'>; clientId: string; ip: string; via: string | null }): Promise<number> {
   const { store } = services;
   const { realm, user, clientId } = input;
-  const told = await sessionsToEnd(store, realm.id, { userId: user.id, clientId });
-  const ended = await store.sessionAdmin.revokeUserClient(realm.id, user.id, clientId, nowSeconds(services.clock), 'signed out of the application by the user', { consent: false });
-  tellSessionsEnded(store, realm.id, told);
+  const ended = await endClientAccess(store, { realmId: realm.id, userId: user.id, clientId, now: nowSeconds(services.clock), reason: 'signed out of the application by the user', consent: false });
   if (ended > 0) {
     await services.audit.record({ realmId: realm.id, type: 'LOGOUT', outcome: 'success', clientId, userId: user.id, username: user.username, ip: input.ip, reason: `the application's sessions ended through the account API${input.via ? ` (from ${input.via})` : ''}` });
   }
@@ -80,8 +78,6 @@ export async function endOwnApplicationSessions(services: Services, input: { rea
 export async function revokeOwnConsent(services: Services, input: { realm: Pick<Realm, 'id'>; user: Pick<User, 'id' | 'username'>; clientId: string; ip: string; via: string | null }): Promise<void> {
   const { store } = services;
   const { realm, user, clientId } = input;
-  const told = await sessionsToEnd(store, realm.id, { userId: user.id, clientId });
-  await store.sessionAdmin.revokeUserClient(realm.id, user.id, clientId, nowSeconds(services.clock), 'revoked by the user');
-  tellSessionsEnded(store, realm.id, told);
+  await endClientAccess(store, { realmId: realm.id, userId: user.id, clientId, now: nowSeconds(services.clock), reason: 'revoked by the user', consent: true });
   await services.audit.record({ realmId: realm.id, type: 'REVOKE', outcome: 'success', clientId, userId: user.id, username: user.username, ip: input.ip, reason: `revoked by the user through the account API${input.via ? ` (from ${input.via})` : ''}` });
 }

@@ -1,5 +1,5 @@
 import type { Store } from '../../storage/store.js';
-import { sessionsToEnd, tellSessionsEnded } from './session-ends.js';
+import { endClientAccess, sessionsToEnd, tellSessionsEnded } from './session-ends.js';
 import { writeFederatedPassword } from '../../oauth/ldap/federation.js';
 import { LdapPasswordRefused, LdapUnavailable } from '../../oauth/ldap/directory.js';
 import { EMPTY_POLICY, historyFailure, PasswordPolicyError, policyFailures, storedPolicy, type PolicyFailure } from '../password-policy.js';
@@ -517,10 +517,7 @@ export async function revokeConsent(store: Store, input: { realmId: string; user
   if (!consents.some((c) => c.clientId === input.clientId) && !chains.some((c) => c.clientId === input.clientId)) {
     throw new NotFound(`user ${user.username} has no consent for client ${input.clientId}`);
   }
-  // As Keycloak: the client is told, by back-channel logout, of the user's sessions it was used in.
-  const told = await sessionsToEnd(store, input.realmId, { userId: user.id, clientId: input.clientId });
-  await store.sessionAdmin.revokeUserClient(input.realmId, user.id, input.clientId, now(), 'consent revoked by an administrator');
-  tellSessionsEnded(store, input.realmId, told);
+  await endClientAccess(store, { realmId: input.realmId, userId: user.id, clientId: input.clientId, now: now(), reason: 'consent revoked by an administrator', consent: true });
   await recordAdminEvent(store, actor, { realmId: input.realmId, operation: 'DELETE', resourceType: 'USER', resourcePath: `users/${user.id}/consents/${input.clientId}` });
 }
 
