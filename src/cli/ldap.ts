@@ -160,13 +160,15 @@ export function registerLdap(program: Command): void {
       process.stdout.write(`created LDAP provider ${name} in realm ${realmId}\n${out}`);
     });
   ldapOptions(ldap.command('update <realm> <provider>'), true)
-    .description('change a provider (by name or id); what is not given stays as it is (the bind credential too); prints the result')
+    .description('change a provider (by name or id); what is not given stays as it is (the bind credential too, unless --anonymous, which drops it; a new --url or --bind-dn needs the credential again); prints the result')
     .option('--no-start-tls', 'stop using StartTLS')
     .option('--enabled', 'enable the provider')
     .option('--disabled', 'disable the provider: its users cannot sign in (local users are not affected)')
     .action(async (realmId: string, ref: string, o: LdapOptions) => {
       const config = optionConfig(o);
-      const secret = await credentialFrom(o);
+      if (o.anonymous && (o.bindCredentialStdin || o.bindCredentialFile !== undefined)) throw new CliError('--anonymous binds with no credential: leave out --bind-credential-stdin and --bind-credential-file');
+      // An anonymous provider keeps no credential (one kept could later go to another directory).
+      const secret = o.anonymous ? { bindCredential: [''] } : await credentialFrom(o);
       const out = await withStore(async (store) => {
         const p = await requireUserStorage(store, realmId, ref);
         const fields: ComponentFields = { config: { ...config, ...secret } };

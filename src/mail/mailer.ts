@@ -41,6 +41,10 @@ function nodemailer(): Promise<Nodemailer> {
  * settings not saved yet). Rejects with a MailError saying why, with the server's reply code when there
  * is one; nodemailer's own error (which may quote the server) never leaves here.
  */
+/** Whether two smtpServer maps name the same server (host and port): where a stored SMTP password may go. */
+export const sameMailServer = (a: Record<string, string | undefined>, b: Record<string, string | undefined>): boolean =>
+  (a.host ?? '').toLowerCase() === (b.host ?? '').toLowerCase() && (a.port ?? '') === (b.port ?? '');
+
 export async function sendMail(store: Store, realm: Pick<Realm, 'id' | 'smtpServer' | 'smtpPassword'>, mail: Mail, smtp?: { server: Record<string, string>; password?: string }): Promise<void> {
   const m = smtp?.server ?? realm.smtpServer;
   if (!m.host || !m.from) throw new MailError('the realm has no SMTP server');

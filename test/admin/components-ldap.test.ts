@@ -4,6 +4,7 @@ import { dialects } from '../helpers/db.js';
 import { REALM } from '../helpers/server.js';
 import { LDAP_MISSING, PEOPLE, ROOT_DN, ROOT_PASSWORD, startLdap, type LdapServer } from '../helpers/ldap.js';
 import { bindCredentialOf } from '../../src/admin/operations/user-storage.js';
+import { startRecorder } from '../helpers/recorder.js';
 import { errorOf, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 const USER_STORAGE = 'org.keycloak.storage.UserStorageProvider';
@@ -74,6 +75,73 @@ for (const dialect of dialects()) {
       await ts.kc.components.del({ realm: REALM, id });
       // keycloak-admin-client answers a 404 of findOne with null.
       assert.equal(await ts.kc.components.findOne({ realm: REALM, id }), null);
+    });
+
+    test('the stored bind credential goes only to the directory and as the bind DN it was given for: a new one is asked for, and tests and capability reads never send it elsewhere', async () => {
+      const elsewhere = await startRecorder();
+      try {
+        const elsewhereUrl = `ldap://127.0.0.1:${elsewhere.port}`;
+        const { id } = await ts.kc.components.create({ realm: REALM, name: 'kept', providerId: 'ldap', providerType: USER_STORAGE, parentId: REALM, config: config() });
+        const one = (await ts.kc.components.findOne({ realm: REALM, id }))!;
+        const put = (c: Record<string, string[]>) => ts.kc.components.update({ realm: REALM, id }, { ...one, config: { ...one.config, ...c } });
+        const refused = async (c: Record<string, string[]>): Promise<void> => {
+          const e = await errorOf(put(c));
+          assert.equal(e.status, 400, JSON.stringify(c));
+          assert.match(String(e.body.errorMessage), /bindCredential must be given again .* config\.connectionUrl or config\.bindDn/);
+        };
+        // Masked (as the console sends it back) or left out, with another URL or bind DN: refused.
+        await refused({ connectionUrl: [elsewhereUrl] });
+        await refused({ bindDn: ['cn=someone,dc=example,dc=org'] });
+        await refused({ connectionUrl: [elsewhereUrl], bindCredential: [] });
+        // Even anonymous now: a later change back to simple would send the kept credential to the new URL.
+        await refused({ connectionUrl: [elsewhereUrl], authType: ['none'] });
+        assert.equal(await bindCredentialOf(ts.store, (await ts.store.userStorage.get(REALM, id))!), ROOT_PASSWORD, 'nothing changed');
+        // The same directory written otherwise (case, spaces) keeps it.
+        await put({ connectionUrl: ['LDAP://127.0.0.1:1 '], bindDn: [ROOT_DN.toUpperCase().replace(',', ', ')] });
+        assert.equal(await bindCredentialOf(ts.store, (await ts.store.userStorage.get(REALM, id))!), ROOT_PASSWORD);
+        // The test and the capability read with the stored credential (componentId, mask) and another URL
+        // or bind DN: refused before any connection.
+        const probe = { componentId: id, connectionUrl: elsewhereUrl, bindDn: ROOT_DN, bindCredential: '**********', authType: 'simple' };
+        const test1 = await errorOf(ts.kc.realms.testLDAPConnection({ realm: REALM }, { ...probe, action: 'testAuthentication' }));
+        assert.equal(test1.status, 400);
+        assert.match(String(test1.body.errorMessage), /stored bindCredential is used only with its provider's own connectionUrl and bindDn/);
+        assert.equal((await errorOf(ts.kc.realms.ldapServerCapabilities({ realm: REALM }, { ...probe, action: 'queryServerCapabilities' }))).status, 400);
+        assert.equal((await errorOf(ts.kc.realms.testLDAPConnection({ realm: REALM }, { ...probe, connectionUrl: 'ldap://127.0.0.1:1', bindDn: 'cn=other', action: 'testAuthentication' }))).status, 400);
+        assert.equal(elsewhere.connections(), 0, 'nothing reached the other host');
+        // A new credential with the new URL is what it takes; an empty one drops it (anonymous).
+        await put({ connectionUrl: [elsewhereUrl], bindCredential: ['for-elsewhere'] });
+        assert.equal(await bindCredentialOf(ts.store, (await ts.store.userStorage.get(REALM, id))!), 'for-elsewhere');
+        await put({ connectionUrl: ['ldap://127.0.0.1:1'], authType: ['none'], bindCredential: [''] });
+        assert.equal((await ts.store.userStorage.get(REALM, id))!.sealedBindCredential, null);
+        await ts.kc.components.del({ realm: REALM, id });
+      } finally {
+        await elsewhere.close();
+      }
+    });
+
+    test("ldap-server-capabilities: the root DSE's controls, extensions and features, after the provider's bind", { skip: LDAP_MISSING }, async () => {
+      const body = { action: 'queryServerCapabilities', connectionUrl: ldap!.url, authType: 'simple', bindDn: ROOT_DN, bindCredential: ROOT_PASSWORD };
+      const caps = (await ts.kc.realms.ldapServerCapabilities({ realm: REALM }, body)) as Array<{ oid: string; type: string }>;
+      // RFC 3062's password modify (what usePasswordModifyExtendedOp needs) and RFC 2696's paged results,
+      // both of which OpenLDAP lists.
+      assert.ok(caps.some((c) => c.oid === '1.3.6.1.4.1.4203.1.11.1' && c.type === 'EXTENSION'), JSON.stringify(caps));
+      assert.ok(caps.some((c) => c.oid === '1.2.840.113556.1.4.319' && c.type === 'CONTROL'), JSON.stringify(caps));
+      assert.ok(caps.some((c) => c.type === 'FEATURE'));
+      assert.ok(caps.every((c) => /^\d+(\.\d+)+$/.test(c.oid) && ['CONTROL', 'EXTENSION', 'FEATURE'].includes(c.type)));
+      // Anonymously, and with the stored credential of a provider of the same directory.
+      assert.equal(((await ts.kc.realms.ldapServerCapabilities({ realm: REALM }, { action: 'queryServerCapabilities', connectionUrl: ldap!.url, authType: 'none' })) as unknown[]).length, caps.length);
+      const { id } = await ts.kc.components.create({ realm: REALM, name: 'caps', providerId: 'ldap', providerType: USER_STORAGE, parentId: REALM, config: config(ldap!.url) });
+      assert.equal(((await ts.kc.realms.ldapServerCapabilities({ realm: REALM }, { ...body, componentId: id, bindCredential: '**********' })) as unknown[]).length, caps.length);
+      await ts.kc.components.del({ realm: REALM, id });
+      // A bind the directory refuses, an unreachable one, another action: 400 with the reason.
+      const wrong = await errorOf(ts.kc.realms.ldapServerCapabilities({ realm: REALM }, { ...body, bindCredential: 'wrong' }));
+      assert.equal(wrong.status, 400);
+      assert.match(String(wrong.body.errorMessage), /^ldapServerCapabilities error: .*LDAP result 49/);
+      assert.equal((await errorOf(ts.kc.realms.ldapServerCapabilities({ realm: REALM }, { ...body, connectionUrl: 'ldap://127.0.0.1:1' }))).status, 400);
+      assert.match(String((await errorOf(ts.kc.realms.ldapServerCapabilities({ realm: REALM }, { ...body, action: 'testConnection' }))).body.errorMessage), /queryServerCapabilities/);
+      // manage-realm, as Keycloak asks.
+      const viewer = await serviceAccountAdmin(ts, REALM, 'caps-viewer', ['view-realm']);
+      assert.equal(await statusOf(viewer.kc.realms.ldapServerCapabilities({ realm: REALM }, body)), 403);
     });
 
     test("validation in Keycloak's error shape", async () => {

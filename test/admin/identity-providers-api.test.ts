@@ -5,7 +5,7 @@ import { dialects } from '../helpers/db.js';
 import { PASSWORD, REALM } from '../helpers/server.js';
 import { startUpstream, type Upstream } from '../helpers/upstream-provider.js';
 import { providerSecret, SECRET_MASK } from '../../src/admin/operations/identity-providers.js';
-import { serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
+import { errorOf, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 /** A small OpenID Connect provider's endpoints on a loopback address (http is accepted there only). */
 const endpoints = (base = 'http://127.0.0.1:9999') => ({
@@ -99,6 +99,18 @@ for (const dialect of dialects()) {
       assert.equal(now.enabled, false);
       assert.equal(now.config!.clientSecret, SECRET_MASK);
       assert.equal(await providerSecret(ts.store, await stored('corp')), 's3cret-one', 'the mask keeps the stored secret');
+      // The mask with another token endpoint: refused, since the stored secret would go there (the
+      // provider's admin could read it off); with the secret given again, it may move.
+      const moved = await errorOf(ts.kc.identityProviders.update({ realm: REALM, alias: 'corp' }, { ...rep, config: { ...rep.config, tokenUrl: 'https://elsewhere.example/token' } }));
+      assert.equal(moved.status, 400);
+      assert.match(String(moved.body.errorMessage), /clientSecret must be given again .* to move config\.tokenUrl to another host/);
+      assert.equal((await errorOf(ts.kc.identityProviders.update({ realm: REALM, alias: 'corp' }, { ...rep, config: { ...rep.config, clientSecret: undefined, tokenUrl: 'https://elsewhere.example/token' } }))).status, 400);
+      assert.equal((await stored('corp')).config.tokenUrl, rep.config!.tokenUrl);
+      // Another path of the same host (a tenant's, a realm's) is the same receiver: the mask keeps it.
+      await ts.kc.identityProviders.update({ realm: REALM, alias: 'corp' }, { ...rep, config: { ...rep.config, tokenUrl: `${new URL(rep.config!.tokenUrl!).origin}/tenant-2/token` } });
+      assert.equal(await providerSecret(ts.store, await stored('corp')), 's3cret-one');
+      await ts.kc.identityProviders.update({ realm: REALM, alias: 'corp' }, { ...rep, config: { ...rep.config, clientSecret: 'for-elsewhere', tokenUrl: 'https://elsewhere.example/token' } });
+      assert.equal(await providerSecret(ts.store, await stored('corp')), 'for-elsewhere');
       // A new secret replaces it; what is left out takes its default.
       await ts.kc.identityProviders.update({ realm: REALM, alias: 'corp' }, { alias: 'corp', providerId: 'oidc', config: { ...endpoints(), clientId: 'rg2', clientSecret: 's3cret-two' } });
       now = (await ts.kc.identityProviders.findOne({ realm: REALM, alias: 'corp' }))!;
@@ -116,7 +128,7 @@ for (const dialect of dialects()) {
       assert.equal(await ts.kc.identityProviders.findOne({ realm: REALM, alias: 'corp' }), null);
       assert.equal(await statusOf(ts.kc.identityProviders.del({ realm: REALM, alias: 'corp' })), 404);
       const ops = (await ts.store.adminEvents.list(REALM)).filter((e) => e.resourcePath === 'identity-provider/instances/corp').map((e) => e.operation);
-      assert.deepEqual(ops, ['DELETE', 'UPDATE', 'UPDATE', 'CREATE']);
+      assert.deepEqual(ops, ['DELETE', 'UPDATE', 'UPDATE', 'UPDATE', 'UPDATE', 'CREATE'], 'the refused updates record nothing');
     });
 
     test("search, brief representation, realmOnly and paging (Keycloak's query parameters)", async () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { dialects } from '../helpers/db.js';
 import { REALM } from '../helpers/server.js';
 import { SMTP_MISSING, SmtpServer } from '../helpers/smtp.js';
+import { startRecorder } from '../helpers/recorder.js';
 import { type AdminTestServer, errorOf, startAdminServer } from './helpers.js';
 
 const MASK = '**********';
@@ -46,6 +47,38 @@ for (const dialect of dialects()) {
       const mails = await smtp.waitFor(2);
       assert.equal(mails[1]!.to, 'smtp-user@example.com');
       assert.match(mails[1]!.text, /Update your password/);
+    });
+
+    test('the stored password goes only to the server it was given for: a test mail or a realm update naming another host or port needs it given again', async () => {
+      // Another host, as an administrator would point the settings at a server of theirs: it greets and
+      // offers AUTH, so that a client that went on would send the password.
+      const elsewhere = await startRecorder({ greeting: '220 elsewhere ESMTP\r\n' });
+      try {
+        await ts.kc.realms.update({ realm: REALM }, { smtpServer: settings({ auth: 'true', user: USER, password: PASSWORD }) });
+        const rep = (await ts.kc.realms.findOne({ realm: REALM }))!;
+        const moved = { ...rep.smtpServer!, port: String(elsewhere.port) };
+        // The masked password (as the console sends it back), or none: refused before any connection.
+        for (const body of [moved, { ...moved, password: undefined }]) {
+          const e = await errorOf(ts.kc.realms.testSMTPConnection({ realm: REALM }, body as Record<string, string>));
+          assert.equal(e.status, 400);
+          assert.match(String(e.body.errorMessage), /password must be given to test another host or port/);
+        }
+        const update = await errorOf(ts.kc.realms.update({ realm: REALM }, { smtpServer: moved }));
+        assert.equal(update.status, 400);
+        assert.match(String(update.body.errorMessage), /smtpServer\.password must be given again .* to change smtpServer\.host or smtpServer\.port/);
+        assert.equal(elsewhere.connections(), 0, 'nothing reached the other server');
+        // The stored settings are as they were: the real server still takes the test mail.
+        assert.equal((await ts.kc.realms.findOne({ realm: REALM }))!.smtpServer!.port, String(smtp.port));
+        await ts.kc.realms.testSMTPConnection({ realm: REALM }, rep.smtpServer!);
+        await smtp.waitFor(1);
+        // Its other settings change with the mask (a new sender), and a new password goes with a new port.
+        await ts.kc.realms.update({ realm: REALM }, { smtpServer: { ...rep.smtpServer!, from: 'sender@example.com' } });
+        assert.equal((await ts.kc.realms.findOne({ realm: REALM }))!.smtpServer!.password, MASK);
+        await ts.kc.realms.update({ realm: REALM }, { smtpServer: { ...moved, password: 'for elsewhere' } });
+        assert.equal((await ts.kc.realms.findOne({ realm: REALM }))!.smtpServer!.port, String(elsewhere.port));
+      } finally {
+        await elsewhere.close();
+      }
     });
 
     test('a wrong password, or none, is refused by the server: 502 naming its answer, never the password; nothing was delivered', async () => {

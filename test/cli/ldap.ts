@@ -64,9 +64,16 @@ for (const dialect of dialects()) {
       fails(['ldap', 'test', REALM, 'corp'], /LDAP provider corp: .*49/);
       fs.writeFileSync(path.join(dir, 'bind'), `${ROOT_PASSWORD}\n`);
       ok(['ldap', 'update', REALM, p!.id, '--bind-credential-file', path.join(dir, 'bind')]);
+      // Another directory or bind DN needs the credential again; --anonymous drops it.
+      fails(['ldap', 'update', REALM, 'corp', '--url', 'ldap://127.0.0.1:1'], /bind-credential-stdin or --bind-credential-file\) to change config\.connectionUrl or config\.bindDn/);
+      fails(['ldap', 'update', REALM, 'corp', '--bind-dn', `cn=other,${PEOPLE}`], /must be given again/);
+      fails(['ldap', 'update', REALM, 'corp', '--anonymous', '--bind-credential-file', path.join(dir, 'bind')], /--anonymous binds with no credential/);
+      assert.equal(await bindCredentialOf(ts.store, (await ts.store.userStorage.get(REALM, p!.id))!), ROOT_PASSWORD);
       const disabled = ok(['ldap', 'update', REALM, 'corp', '--disabled']);
       assert.match(disabled, /^state: +disabled$/m);
       assert.equal((await grant('lena', 'lena-pw')).json().error, 'invalid_grant');
+      assert.match(ok(['ldap', 'update', REALM, 'corp', '--anonymous', '--url', 'ldap://127.0.0.1:1']), /^bind credential: +none$/m);
+      assert.equal((await ts.store.userStorage.get(REALM, p!.id))!.sealedBindCredential, null);
       fails(['ldap', 'delete', REALM, 'corp'], /add --yes/);
       ok(['ldap', 'delete', REALM, 'corp', '--yes']);
       assert.deepEqual(await ts.store.userStorage.list(REALM), []);

@@ -47,7 +47,7 @@ for (const dialect of dialects()) {
         assert.equal((await grant(`${USER_PW}-wrong`)).statusCode, 400);
         const r = await runAuthorization(view, { username: 'lena', password: USER_PW });
         assert.ok(r.code, JSON.stringify(r.pages));
-        await updateUserStorage(ts.store, cliActor(), REALM, p.id, { config: { connectionUrl: [`ldap://127.0.0.1:${await freePort()}`] } });
+        await updateUserStorage(ts.store, cliActor(), REALM, p.id, { config: { connectionUrl: [`ldap://127.0.0.1:${await freePort()}`], bindCredential: [BIND] } });
         assert.equal((await grant(USER_PW)).statusCode, 503);
         const k = ts.store.db.kysely;
         const dump = JSON.stringify([

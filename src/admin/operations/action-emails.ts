@@ -1,6 +1,6 @@
 import type { Services } from '../../services.js';
 import type { Realm, RequiredAction, User } from '../../storage/types.js';
-import { canSendMail, sendMail } from '../../mail/mailer.js';
+import { canSendMail, sameMailServer, sendMail } from '../../mail/mailer.js';
 import type { Store } from '../../storage/store.js';
 import { readSmtpServer } from '../keycloak/representations/realm.js';
 import { testMail } from '../../views/mail.js';
@@ -97,6 +97,11 @@ export async function testSmtpConnection(store: Store, input: { realmId: string;
   const realm = await requireRealm(store, input.realmId);
   const { server, password } = readSmtpServer(input.settings);
   checkSmtpServer(server);
+  // The stored password (the body's masked or left out) goes only to the server it was given for: the
+  // test's host is the caller's choice (the same rule as a realm update's, updateRealm).
+  if (typeof password !== 'string' && server.auth === 'true' && realm.smtpPassword !== null && !sameMailServer(realm.smtpServer, server)) {
+    throw new ValidationError('smtpServer.password must be given to test another host or port: the stored one is sent only to the server it was given for');
+  }
   const admin = await store.users.get(input.adminUserId);
   if (!admin?.email) throw new ValidationError('Logged in user does not have an e-mail.');
   const content = testMail({ realmName: realm.displayName ?? realm.id });

@@ -38,6 +38,17 @@ export interface ProviderFields {
 /** What Keycloak's admin API shows instead of a stored secret, and takes back as "unchanged". */
 export const SECRET_MASK = '**********';
 
+export const SECRET_STAYS = "config.clientSecret must be given again (the CLI: --client-secret-stdin) to move config.tokenUrl to another host: the stored one is sent only to the token endpoint's host it was given for";
+
+/** A URL's origin (scheme, host, port): who receives what is sent to it. A path of the same host (a tenant's, a realm's) is the same receiver. */
+function originOf(url: string | undefined): string | undefined {
+  try {
+    return url ? new URL(url).origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const ALIAS_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 const MAX_CONFIG_ENTRIES = 100;
 const MAX_CONFIG_VALUE = 4096;
@@ -140,7 +151,12 @@ export async function checkProvider(store: Store, realmId: string, fields: Provi
   const organizationId = fields.organizationId === undefined ? (existing?.organizationId ?? null) : fields.organizationId || null;
   await checkOrganization(store, realmId, organizationId, config);
   let sealedClientSecret = existing?.sealedClientSecret ?? null;
-  if (clientSecret !== undefined && clientSecret !== SECRET_MASK) {
+  const kept = clientSecret === undefined || clientSecret === SECRET_MASK;
+  // The stored secret goes only to the token endpoint it was given for: otherwise whoever may change the
+  // provider (manage-realm) could point tokenUrl at a host of theirs and read the secret off the next
+  // sign-in, a secret no administrator is ever shown again (as user-storage.ts's sameDirectory).
+  if (kept && sealedClientSecret !== null && existing && originOf(existing.config.tokenUrl) !== originOf(config.tokenUrl)) throw new ValidationError(SECRET_STAYS);
+  if (!kept) {
     checkText('config.clientSecret', clientSecret, 1024);
     sealedClientSecret = clientSecret === '' ? null : await sealProviderSecret(store, realmId, alias, clientSecret);
   }

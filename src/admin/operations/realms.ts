@@ -12,6 +12,7 @@ import { MAX_EVENTS_RETENTION_S, retentionsFromKeycloak, storedTypesFromKeycloak
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { ensureRealmManagement } from './roles.js';
 import { sealSmtpPassword } from '../../crypto/smtp-secret.js';
+import { sameMailServer } from '../../mail/mailer.js';
 import { parsePasswordPolicy } from '../password-policy.js';
 import { checkLocaleSettings, uniqueLocales } from '../locales.js';
 
@@ -202,6 +203,12 @@ export async function updateRealm(
   if (input.displayName != null) checkRealmDisplayName(input.displayName);
   if (input.enabled === false && input.realmId === MASTER_REALM) throw new ValidationError('the master realm cannot be disabled: its administrators administer every realm');
   if (input.notBefore !== undefined) checkNotBefore(input.notBefore, { current: current.notBefore });
+  // The stored SMTP password goes only to the server it was given for: a new host or port with the
+  // password kept (left out of a CLI change, masked in Keycloak's representation) would let whoever may
+  // change the realm read it off the next mail (as user-storage.ts's sameDirectory).
+  if (input.smtpPassword === undefined && current.smtpPassword !== null && settings.smtpServer !== undefined && !sameMailServer(current.smtpServer, settings.smtpServer)) {
+    throw new ValidationError('smtpServer.password must be given again (the CLI: --smtp-password-stdin) to change smtpServer.host or smtpServer.port: the stored one is sent only to the server it was given for');
+  }
   const smtpPassword = await sealedSmtpPassword(store, input.realmId, input.smtpPassword);
   await store.realms.update(input.realmId, {
     ...settings,

@@ -4,7 +4,7 @@ import type { UserStorageMapper, UserStorageProvider } from '../../storage/types
 import { openLdapCredential, sealLdapCredential } from '../../crypto/broker-secrets.js';
 import { isAttributeName } from '../../oauth/ldap/escape.js';
 import { GROUP_MAPPER, HARDCODED_GROUP_MAPPER, HARDCODED_ROLE_MAPPER, MAPPER_TYPES, ROLE_MAPPER, mapperProblems, readGroupMapping } from '../../oauth/ldap/mapper-config.js';
-import { groupAtPath, hardcodedRole } from '../../oauth/ldap/group-mapping.js';
+import { groupAtPath, hardcodedRole, normDn } from '../../oauth/ldap/group-mapping.js';
 import { NotFound, ValidationError, checkText } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 import { SECRET_MASK } from './identity-providers.js';
@@ -219,7 +219,9 @@ export async function checkComponent(store: Store, realmId: string, fields: Comp
   checkLdapConfig(config);
   let sealed = existing?.sealedBindCredential ?? null;
   const credential = bindCredential?.[0];
-  if (credential !== undefined && credential !== SECRET_MASK) {
+  const kept = credential === undefined || credential === SECRET_MASK;
+  if (kept && existing?.sealedBindCredential && !sameDirectory(existing.config, config)) throw new ValidationError(CREDENTIAL_STAYS);
+  if (!kept) {
     checkText('config.bindCredential', credential, 1024);
     sealed = credential === '' ? null : await sealLdapCredential(store, realmId, id, credential);
   }
@@ -242,6 +244,23 @@ export async function requireUserStorage(store: Store, realmId: string, idOrName
   if (!p) throw new NotFound(`Could not find component ${idOrName} in realm ${realmId}`);
   return p;
 }
+
+/**
+ * A stored bind credential is sent only to the directory and as the bind DN it was given for. Keycloak
+ * keeps a masked credential whatever else a component update changes, so whoever may change a provider
+ * (manage-realm) could point it at a host of theirs and read the credential off the next bind, a
+ * credential no administrator is ever shown. Keycloak's test connection has the same rule
+ * (LDAPServerCapabilitiesManager.buildLDAPConfig: the stored credential only with the component's URL and
+ * bind DN). Held even when the provider binds anonymously now: otherwise a later change back to simple
+ * would send the kept credential to the new URL.
+ */
+export function sameDirectory(stored: Record<string, string[]>, given: Record<string, string[]>): boolean {
+  const urls = (c: Record<string, string[]>): string => (one(c, 'connectionUrl') ?? '').trim().toLowerCase().split(/\s+/).join(' ');
+  return urls(stored) === urls(given) && normDn(one(stored, 'bindDn') ?? '') === normDn(one(given, 'bindDn') ?? '');
+}
+
+export const CREDENTIAL_STAYS =
+  'config.bindCredential must be given again (the CLI: --bind-credential-stdin or --bind-credential-file) to change config.connectionUrl or config.bindDn: the stored one is sent only to the directory and as the bind DN it was given for (an empty one removes it)';
 
 const shown = (f: ComponentFields): ComponentFields => ({ ...f, config: { ...f.config, bindCredential: [] } });
 

@@ -6,6 +6,7 @@ import {
   USER_STORAGE_TYPE,
   bindCredentialOf,
   checkComponent,
+  sameDirectory,
   createMapper,
   createUserStorage,
   deleteMapper,
@@ -26,7 +27,7 @@ import { SECRET_MASK } from '../../admin/operations/identity-providers.js';
 import { ValidationError } from '../../admin/validation.js';
 import { MapperSyncRefused, ldapSettings, providerEnabled, syncProvider, syncProviderMapper } from '../../oauth/ldap/federation.js';
 import { recordAdminEvent } from '../../admin/operations/common.js';
-import { LdapUnavailable, testDirectory } from '../../oauth/ldap/directory.js';
+import { LdapUnavailable, serverCapabilities, testDirectory, type LdapSettings } from '../../oauth/ldap/directory.js';
 import type { Realm } from '../../storage/types.js';
 import { actorOf, requireRole } from './authenticate.js';
 import { callerOf, created, loadRealm } from './plugin.js';
@@ -266,32 +267,73 @@ export async function componentRoutes(app: FastifyInstance, opts: { services: Se
     },
   );
 
+  /**
+   * The directory a test names (Keycloak's TestLdapConnectionRepresentation): the stored provider's
+   * settings when componentId names one, with what the body gives over them, checked as a provider would
+   * be; and the credential to bind with: the body's, or the stored one (when the body masks it or leaves
+   * it out) only for the provider's own URL and bind DN (sameDirectory).
+   */
+  async function directoryOf(realmId: string, body: unknown, anonymous: boolean): Promise<{ settings: LdapSettings; credential: string | undefined }> {
+    const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    const str = (k: string): string | undefined => (typeof b[k] === 'string' ? (b[k] as string) : undefined);
+    const componentId = str('componentId');
+    const stored = componentId ? await store.userStorage.get(realmId, componentId) : undefined;
+    const config: Record<string, string[]> = { ...(stored?.config ?? {}) };
+    for (const k of ['connectionUrl', 'bindDn', 'authType', 'startTls', 'connectionTimeout']) if (str(k) !== undefined) config[k] = [str(k)!];
+    // (a test needs no users DN nor bind credential: placeholders then).
+    const probe = await checkComponent(store, realmId, { name: 'test', config: { usersDn: ['dc=unused'], ...config, ...(anonymous ? { authType: ['none'] } : {}), bindCredential: ['-'] }, mappers: [] });
+    const given = str('bindCredential');
+    let credential: string | undefined;
+    if (given !== undefined && given !== SECRET_MASK) credential = given;
+    else if (stored?.sealedBindCredential && !anonymous && probe.config.authType?.[0] !== 'none') {
+      if (!sameDirectory(stored.config, config)) throw new ValidationError("the stored bindCredential is used only with its provider's own connectionUrl and bindDn: give bindCredential to test another");
+      credential = await bindCredentialOf(store, stored);
+    }
+    return { settings: ldapSettings(probe), credential };
+  }
+
   app.post<{ Params: { realm: string } }>(
     '/realms/:realm/testLDAPConnection',
     { schema: { tags, summary: 'Keycloak\'s LDAP connection test: action testConnection (connect) or testAuthentication (also bind as bindDn); 204, or 400 with the reason', params: realmParams, body: anyObject, response: noContent204, security } },
     async (req, reply) => {
       const caller = callerOf(req);
       const realm = await realmFor(caller, req.params.realm, 'manage-realm');
-      const b = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
-      const str = (k: string): string | undefined => (typeof b[k] === 'string' ? (b[k] as string) : undefined);
-      const action = str('action');
+      const action = (req.body as Record<string, unknown> | null)?.action;
       if (action !== 'testConnection' && action !== 'testAuthentication') throw new ValidationError('action must be testConnection or testAuthentication');
-      const componentId = str('componentId');
-      const stored = componentId ? await store.userStorage.get(realm.id, componentId) : undefined;
-      const config: Record<string, string[]> = { ...(stored?.config ?? {}) };
-      for (const k of ['connectionUrl', 'bindDn', 'authType', 'startTls', 'connectionTimeout']) if (str(k) !== undefined) config[k] = [str(k)!];
-      // What it checks is what a provider would be: the same rules (URL, bind DN).
-      // (a connection test needs no users DN nor bind DN: those are left as placeholders then).
-      const probe = await checkComponent(store, realm.id, { name: 'test', config: { usersDn: ['dc=unused'], ...config, ...(action === 'testConnection' ? { authType: ['none'] } : {}), bindCredential: ['-'] }, mappers: [] });
-      const given = str('bindCredential');
-      const credential = given !== undefined && given !== SECRET_MASK ? given : stored ? await bindCredentialOf(store, stored) : undefined;
+      const { settings, credential } = await directoryOf(realm.id, req.body, action === 'testConnection');
       try {
-        await testDirectory(ldapSettings(probe), credential, action);
+        await testDirectory(settings, credential, action);
       } catch (err) {
         if (err instanceof LdapUnavailable) throw new ValidationError(`LDAP test error: ${err.message}`);
         throw err;
       }
       return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: { realm: string } }>(
+    '/realms/:realm/ldap-server-capabilities',
+    {
+      schema: {
+        tags,
+        summary:
+          "Keycloak's LDAP server capabilities (action queryServerCapabilities): the controls, extended operations and features the directory's root DSE lists, as LDAPCapabilityRepresentation ({oid, type: CONTROL, EXTENSION or FEATURE}), read after binding as bindDn (or anonymously, authType none); 400 with the reason when the directory cannot be read",
+        params: realmParams,
+        body: anyObject,
+        security,
+      },
+    },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await realmFor(caller, req.params.realm, 'manage-realm');
+      if ((req.body as Record<string, unknown> | null)?.action !== 'queryServerCapabilities') throw new ValidationError('action must be queryServerCapabilities');
+      const { settings, credential } = await directoryOf(realm.id, req.body, false);
+      try {
+        return await serverCapabilities(settings, credential);
+      } catch (err) {
+        if (err instanceof LdapUnavailable) throw new ValidationError(`ldapServerCapabilities error: ${err.message}`);
+        throw err;
+      }
     },
   );
 }

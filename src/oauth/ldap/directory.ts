@@ -202,6 +202,40 @@ export async function testDirectory(s: LdapSettings, bindCredential: string | un
   }
 }
 
+/** Keycloak's LDAPCapabilityRepresentation: an OID the directory's root DSE lists, and which list. */
+export interface LdapCapability {
+  oid: string;
+  type: 'CONTROL' | 'EXTENSION' | 'FEATURE';
+}
+
+const CAPABILITY_LISTS = [
+  ['supportedControl', 'CONTROL'],
+  ['supportedExtension', 'EXTENSION'],
+  ['supportedFeatures', 'FEATURE'],
+] as const;
+
+/**
+ * Keycloak's queryServerCapabilities: the controls, extended operations and features the directory's
+ * root DSE lists (RFC 4512 5.1: supportedControl, supportedExtension, supportedFeatures), read after the
+ * provider's own bind (or anonymously under authType none). The password modify extension
+ * (1.3.6.1.4.1.4203.1.11.1, RFC 3062) among them is what usePasswordModifyExtendedOp needs.
+ */
+export async function serverCapabilities(s: LdapSettings, bindCredential: string | undefined): Promise<LdapCapability[]> {
+  try {
+    return await withClient(s, { steps: 2 }, async (client) => {
+      await serviceBind(client, s, bindCredential);
+      const r = await client.search('', { scope: 'base', filter: '(objectClass=*)', attributes: CAPABILITY_LISTS.map(([a]) => a), sizeLimit: 1 });
+      const entry = r.searchEntries[0];
+      const attrs = entry ? stringAttributes(entry) : {};
+      const out: LdapCapability[] = [];
+      for (const [attr, type] of CAPABILITY_LISTS) for (const oid of new Set(attrs[attr.toLowerCase()] ?? [])) out.push({ oid, type });
+      return out;
+    });
+  } catch (err) {
+    throw unavailable('reading the server capabilities', err);
+  }
+}
+
 /** The most entries one synchronization reads (a directory larger than this is synchronized in part, and says so). */
 export const MAX_SYNC_ENTRIES = 50_000;
 
