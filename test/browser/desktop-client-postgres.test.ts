@@ -1,5 +1,4 @@
 import { dialects } from '../helpers/db.js';
-import { desktopClientSuite } from './desktop-client.js';
 
-// With TEST_DATABASE_URL only, as every PostgreSQL test.
-if (dialects().includes('postgres')) desktopClientSuite('postgres', 'paste');
+// With TEST_DATABASE_URL only, as every PostgreSQL test; without it nothing of it is loaded.
+if (dialects().includes('postgres')) (await import('./desktop-client.js')).desktopClientSuite('postgres', 'paste');
