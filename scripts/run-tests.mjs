@@ -150,7 +150,11 @@ async function runInMirror() {
   await pooled;
   // Not spawnSync: a SIGINT or SIGTERM reaches the runner too, which waits for the files to stop so that
   // the mirror is removed.
-  const child = spawn(process.execPath, ['--enable-source-maps', ...runnerArgs, ...compiled], { stdio: 'inherit', env, cwd: mirror });
+  // REALMGATE_TEST_CPU_PROF=<dir>: a V8 CPU profile of the runner and of each file's process (node:test
+  // starts them with the runner's flags), to see where the suite's time goes. Its main threads only: the
+  // thread pool's work (argon2id, RSA signatures) is not in them.
+  const prof = process.env.REALMGATE_TEST_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.REALMGATE_TEST_CPU_PROF)}`] : [];
+  const child = spawn(process.execPath, [...prof, '--enable-source-maps', ...runnerArgs, ...compiled], { stdio: 'inherit', env, cwd: mirror });
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
   return new Promise((done) => child.on('exit', (code) => done(code ?? 1)));
 }
