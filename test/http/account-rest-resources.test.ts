@@ -150,6 +150,14 @@ for (const dialect of dialects()) {
           ['iOS', '17.1.2', 'iPhone', true, false, [phone.sid]],
         ].sort(),
       );
+      // A session the password grant started keeps its caller's User-Agent too (kcadm, a script).
+      await ts.store.clients.update(REALM, ts.client.id, { directAccessGrantsEnabled: true });
+      const direct = (await tokenRequest(ts, { grant_type: 'password', username: ts.user.username, password: ts.user.password, scope: 'openid' }, { authorization: basic(ts.client.id, ts.client.secret), 'user-agent': 'curl/8.5.0' })).json();
+      const directSid = (JSON.parse(Buffer.from(String(direct.access_token).split('.')[1]!, 'base64url').toString()) as { sid: string }).sid;
+      const withDirect = await json<Array<SessionRep & { browser: string }>>(start.access, '/sessions');
+      assert.equal(withDirect.find((x) => x.id === directSid)!.browser, 'curl/8.5.0');
+      assert.equal((await call(start.access, 'DELETE', `/sessions/${directSid}`)).status, 204);
+      await ts.store.clients.update(REALM, ts.client.id, { directAccessGrantsEnabled: false });
       // The account page (this browser's session) shows them too.
       const page = (await inject(ts.app, start.jar, 'GET', realmPath('/account'))).body;
       assert.match(page, /<strong>This browser<\/strong> <span class="muted">Firefox 128 \(Linux\) · 127\.0\.0\.1 · since/);

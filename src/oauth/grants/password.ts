@@ -27,7 +27,7 @@ const english = (t: Text): string => (typeof t === 'string' ? t : ENGLISH.t(t.ke
 export const passwordGrant: Grant = {
   grantType: 'password',
   parameters: ['username', 'password', 'scope', 'otp', 'totp'],
-  async handle({ services, realm, client, params, ip, dpopJkt }: GrantContext) {
+  async handle({ services, realm, client, params, ip, userAgent, dpopJkt }: GrantContext) {
     if (!client.directAccessGrantsEnabled) throw new OAuthError('unauthorized_client', 'the password grant is not enabled for this client');
     const username = required(params, 'username');
     const password = required(params, 'password');
@@ -70,7 +70,7 @@ export const passwordGrant: Grant = {
       throw new OAuthError('invalid_grant', 'Account is not fully set up');
     }
     const now = nowSeconds(services.clock);
-    const { session } = await createBrowserSession(services, realm, user.id, { from: { ip: ip ?? '', userAgent: undefined } });
+    const { session } = await createBrowserSession(services, realm, user.id, { from: { ip: ip ?? '', userAgent } });
     const maxExpiresAt = now + realm.refreshMaxLifetime;
     const chainId = randomId();
     const refresh = mintRefreshToken({
