@@ -5,6 +5,7 @@ import { REALM } from '../helpers/server.js';
 import { LDAP_MISSING, PEOPLE, ROOT_DN, ROOT_PASSWORD, startLdap, type LdapServer } from '../helpers/ldap.js';
 import { bindCredentialOf } from '../../src/admin/operations/user-storage.js';
 import { startRecorder } from '../helpers/recorder.js';
+import { MAPPER_TYPES as LDAP_MAPPERS } from '../../src/oauth/ldap/mapper-config.js';
 import { errorOf, serviceAccountAdmin, startAdminServer, statusOf, type AdminTestServer } from './helpers.js';
 
 const USER_STORAGE = 'org.keycloak.storage.UserStorageProvider';
@@ -142,6 +143,43 @@ for (const dialect of dialects()) {
       // manage-realm, as Keycloak asks.
       const viewer = await serviceAccountAdmin(ts, REALM, 'caps-viewer', ['view-realm']);
       assert.equal(await statusOf(viewer.kc.realms.ldapServerCapabilities({ realm: REALM }, body)), 403);
+    });
+
+    test("sub-component-types: an LDAP provider's mapper types with the config each reads; their defaults make a valid mapper", async () => {
+      const { id } = await ts.kc.components.create({ realm: REALM, name: 'types', providerId: 'ldap', providerType: USER_STORAGE, parentId: REALM, config: config() });
+      const types = await ts.kc.components.listSubComponents({ realm: REALM, id, type: MAPPER });
+      assert.deepEqual(types.map((t) => t.id).sort(), [...LDAP_MAPPERS].sort());
+      const group = types.find((t) => t.id === 'group-ldap-mapper')!;
+      const prop = (name: string) => group.properties!.find((x) => x.name === name)!;
+      assert.equal(prop('groups.dn').required, true);
+      assert.deepEqual(prop('mode').options, ['READ_ONLY', 'LDAP_ONLY', 'IMPORT']);
+      assert.equal(prop('membership.ldap.attribute').defaultValue, 'member');
+      assert.ok(types.every((t) => t.helpText && t.properties!.every((x) => x.name && x.label && x.helpText && x.type)));
+      // Each type, with its required keys given and every other at its default, is a mapper the
+      // provider takes: what the representation offers is what Realmgate accepts.
+      await ts.kc.roles.create({ realm: REALM, name: 'ldap-staff' });
+      const { id: groupId } = await ts.kc.groups.create({ realm: REALM, name: 'ldap-people' });
+      const required: Record<string, string> = { 'user.model.attribute': 'phone', 'ldap.attribute': 'telephoneNumber', 'groups.dn': 'ou=Groups,dc=example,dc=org', 'roles.dn': 'ou=Roles,dc=example,dc=org', role: 'ldap-staff', group: '/ldap-people' };
+      for (const t of types) {
+        const c: Record<string, string[]> = {};
+        for (const x of t.properties!) {
+          const v = x.required ? required[x.name!] : x.defaultValue;
+          if (v !== undefined) c[x.name!] = [String(v)];
+        }
+        const m = await ts.kc.components.create({ realm: REALM, name: `default ${t.id}`, providerId: t.id, providerType: MAPPER, parentId: id, config: c });
+        // A mapper has no sub-component types.
+        assert.deepEqual(await ts.kc.components.listSubComponents({ realm: REALM, id: m.id, type: MAPPER }), []);
+      }
+      assert.deepEqual(await ts.kc.components.listSubComponents({ realm: REALM, id, type: 'org.keycloak.keys.KeyProvider' }), []);
+      assert.equal((await errorOf(ts.kc.components.listSubComponents({ realm: REALM, id, type: '' }))).status, 400);
+      assert.equal((await errorOf(ts.kc.components.listSubComponents({ realm: REALM, id: 'nope', type: MAPPER }))).status, 404);
+      const viewer = await serviceAccountAdmin(ts, REALM, 'types-viewer', ['view-realm']);
+      assert.equal((await viewer.kc.components.listSubComponents({ realm: REALM, id, type: MAPPER })).length, LDAP_MAPPERS.length);
+      const other = await serviceAccountAdmin(ts, REALM, 'types-other', ['view-users']);
+      assert.equal(await statusOf(other.kc.components.listSubComponents({ realm: REALM, id, type: MAPPER })), 403);
+      await ts.kc.components.del({ realm: REALM, id });
+      await ts.kc.groups.del({ realm: REALM, id: groupId });
+      await ts.kc.roles.delByName({ realm: REALM, name: 'ldap-staff' });
     });
 
     test("validation in Keycloak's error shape", async () => {

@@ -33,6 +33,7 @@ import { actorOf, requireRole } from './authenticate.js';
 import { callerOf, created, loadRealm } from './plugin.js';
 import { anyObject, created201, noContent204, params, realmParams, security } from './schemas.js';
 import { notFound } from './errors.js';
+import { LDAP_MAPPER_TYPES } from '../../admin/keycloak/representations/ldap-mapper-types.js';
 
 const tags = ['components'];
 const idParams = params({ id: { type: 'string', maxLength: 64 } });
@@ -101,6 +102,27 @@ export async function componentRoutes(app: FastifyInstance, opts: { services: Se
     if (m) return toMapperRepresentation(m.provider, m.mapper);
     throw notFound(`Could not find component ${req.params.id}`);
   });
+
+  app.get<IdReq & { Querystring: { type?: string } }>(
+    '/realms/:realm/components/:id/sub-component-types',
+    {
+      schema: {
+        tags,
+        summary:
+          "Keycloak's sub-component types of a component (keycloak-admin-client's components.listSubComponents): for an LDAP provider and type org.keycloak.storage.ldap.mappers.LDAPStorageMapper, the mapper types it takes, each a ComponentTypeRepresentation with the config Realmgate reads; another type, or a mapper: []",
+        params: idParams,
+        querystring: { type: 'object', properties: { type: { type: 'string', maxLength: 255 } } },
+        security,
+      },
+    },
+    async (req) => {
+      const realm = await realmFor(callerOf(req), req.params.realm, 'view-realm');
+      const p = await store.userStorage.get(realm.id, req.params.id);
+      if (!p && !(await findMapper(store, realm.id, req.params.id))) throw notFound('Could not find parent component');
+      if (!req.query.type) throw new ValidationError('must specify a subtype');
+      return p && req.query.type === LDAP_MAPPER_TYPE ? LDAP_MAPPER_TYPES : [];
+    },
+  );
 
   app.post<{ Params: { realm: string } }>(
     '/realms/:realm/components',
