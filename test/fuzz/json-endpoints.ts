@@ -392,7 +392,7 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres', part: 'token' | 'other
       const spec = fc.record({
         method: fc.oneof({ weight: 5, arbitrary: fc.constant<HTTPMethods>('GET') }, { weight: 2, arbitrary: fc.constantFrom<HTTPMethods>('DELETE', 'PUT', 'POST', 'OPTIONS', 'HEAD', 'PATCH') }),
         path: fc.oneof(
-          { weight: 6, arbitrary: fc.constantFrom('/sessions', '/sessions/devices', '/sessions/x', '/credentials', '/credentials/x', '/credentials/x/label', '/applications', '/applications/rp/consent', '/applications/nope/consent', '/linked-accounts', '/linked-accounts/x', '/groups', '/supportedLocales') },
+          { weight: 6, arbitrary: fc.constantFrom('/sessions', '/sessions/devices', '/sessions/x', '/credentials', '/credentials/x', '/credentials/x/label', '/applications', '/applications/rp/consent', '/applications/nope/consent', '/linked-accounts', '/linked-accounts/x', '/groups', '/organizations', '/supportedLocales') },
           { weight: 1, arbitrary: fc.constantFrom('/sessions/%00', '/applications/%2e%2e/consent', '/credentials//label', '/sessions/' + 'x'.repeat(300), '/linked-accounts/%ZZ', '/groups/', '/Sessions') },
         ),
         query: rarely(fc.oneof(fc.constantFrom('current=true', 'current=TRUE', 'type=otp', 'user-credentials=false', 'linked=true', 'linked=false', 'name=r', 'name=%ZZ', 'type=&type='), junk), 2),

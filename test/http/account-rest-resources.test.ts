@@ -5,7 +5,8 @@ import { startTestServer, basic, realmPath, REALM, type TestServer } from '../he
 import { inject, runAuthorization, tokenRequest, type CookieJar } from '../helpers/flow.js';
 import { createClient, updateRealm } from '../../src/admin/operations.js';
 import { createUser } from '../../src/admin/operations/users.js';
-import { createRole, grantRolesByName } from '../../src/admin/operations/roles.js';
+import { changeRoleMappings, createRole, grantRolesByName } from '../../src/admin/operations/roles.js';
+import { addMember, createOrganization, updateOrganization } from '../../src/admin/operations/organizations.js';
 import { createGroup, joinGroup } from '../../src/admin/operations/groups.js';
 import { createIdentityProvider } from '../../src/admin/operations/identity-providers.js';
 import { cliActor } from '../../src/admin/operations/common.js';
@@ -282,6 +283,19 @@ for (const dialect of dialects()) {
       assert.equal((await call(t.access, 'DELETE', '/linked-accounts/corp')).status, 400);
     });
 
+    test('organizations: the ones the user is a member of, disabled ones included, without the others', async () => {
+      const other = await createOrganization(ts.store, { realmId: REALM, alias: 'globex', name: 'Globex', domains: [{ name: 'globex.example', verified: false }] });
+      const t = await signIn();
+      type Org = { id: string; name: string; alias: string; description: string; enabled: boolean; domains: string[] };
+      const acme = (await ts.store.organizations.findByAlias(REALM, 'acme'))!;
+      assert.deepEqual(await json<Org[]>(t.access, '/organizations'), [{ id: acme.id, name: 'Acme Inc.', alias: 'acme', description: '', enabled: true, domains: [] }]);
+      await addMember(ts.store, { realmId: REALM, organization: 'globex', user: ts.user.id }, cliActor());
+      await updateOrganization(ts.store, { realmId: REALM, organization: 'globex', enabled: false }, cliActor());
+      const both = await json<Org[]>(t.access, '/organizations');
+      assert.deepEqual(both.map((o) => [o.alias, o.enabled, o.domains]), [['acme', true, []], ['globex', false, ['globex.example']]]);
+      assert.equal(both[1]!.id, other.id);
+    });
+
     test('groups and languages', async () => {
       const parent = await createGroup(ts.store, { realmId: REALM, name: 'staff' }, cliActor());
       const child = await createGroup(ts.store, { realmId: REALM, name: 'engineering', parentId: parent.group.id }, cliActor());
@@ -311,6 +325,11 @@ for (const dialect of dialects()) {
       assert.equal((await call(t.access, 'GET', '/sessions')).status, 200);
       assert.equal((await call(t.access, 'DELETE', '/sessions')).status, 403);
       assert.equal((await call(t.access, 'GET', '/groups')).status, 403, 'view-groups or manage-account');
+      // The languages need no role, as Keycloak's; the organizations view-profile or manage-account.
+      assert.equal((await call(t.access, 'GET', '/organizations')).status, 200);
+      await changeRoleMappings(ts.store, { realmId: REALM, userId: ts.user.id, clientId: 'account', roles: [{ name: 'view-profile' }], remove: true }, cliActor());
+      assert.equal((await call(t.access, 'GET', '/organizations')).status, 403);
+      assert.equal((await call(t.access, 'GET', '/supportedLocales')).status, 200);
       // An unreadable body: the same error form, not the HTML page.
       const r = await fetch(url('/credentials/x/label'), { method: 'PUT', headers: { authorization: `Bearer ${t.access}`, 'content-type': 'application/json' }, body: '{"' });
       assert.equal(r.status, 400);

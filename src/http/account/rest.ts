@@ -82,6 +82,7 @@ export async function accountRestRoutes(app: FastifyInstance, opts: { services: 
     ['/linked-accounts', 'GET'],
     ['/linked-accounts/:alias', 'DELETE'],
     ['/groups', 'GET'],
+    ['/organizations', 'GET'],
     ['/supportedLocales', 'GET'],
   ] as const) {
     preflight(app, services, `${base}${url}`, methods);
@@ -312,7 +313,17 @@ export async function accountRestRoutes(app: FastifyInstance, opts: { services: 
     }),
   );
 
-  app.get(`${base}/supportedLocales`, route(VIEW, async (c) => (c.realm.internationalizationEnabled ? realmLocales(c.realm) : [])));
+  // Keycloak 26's account OrganizationsResource: the organizations the user is a member of, disabled ones
+  // included, in the account API's OrganizationRepresentation (domains as names).
+  app.get(
+    `${base}/organizations`,
+    route(VIEW, async (c) =>
+      (await store.organizationAdmin.ofUser(c.user.id)).map((o) => ({ id: o.id, name: o.name, alias: o.alias, description: o.description, enabled: o.enabled, domains: o.domains.map((d) => d.name) })),
+    ),
+  );
+
+  // Any token of the user, no account role: Keycloak's supportedLocales requires none.
+  app.get(`${base}/supportedLocales`, route([], async (c) => (c.realm.internationalizationEnabled ? realmLocales(c.realm) : [])));
 }
 
 /** Keycloak's account ClientRepresentation of an application the user uses or consented to. */
