@@ -133,6 +133,34 @@ for (const dialect of dialects()) {
       }
     });
 
+    test('userProfileMetadata=true: the profile with what the user may change (the username only under editUsernameAllowed, nothing of a directory user)', async () => {
+      const token = await accessToken();
+      type Meta = { attributes: Array<{ name: string; readOnly: boolean; required: boolean; validators: Record<string, unknown> }>; groups: unknown[] };
+      const meta = async (): Promise<Meta> =>
+        ((await (await fetch(`${url()}?userProfileMetadata=true`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } })).json()) as { userProfileMetadata: Meta }).userProfileMetadata;
+      assert.equal((await profile(token)).userProfileMetadata, undefined, 'only when asked');
+      const readOnly = (m: Meta): Record<string, boolean> => Object.fromEntries(m.attributes.map((a) => [a.name, a.readOnly]));
+      let m = await meta();
+      assert.deepEqual(readOnly(m), { username: true, email: false, firstName: false, lastName: false });
+      assert.ok(m.attributes.find((a) => a.name === 'email')!.validators.email);
+      // What it says is what the update does: a new username is refused now, taken under editUsernameAllowed.
+      assert.equal((await post(token, { username: 'metadata-name' })).status, 400);
+      await updateRealm(ts.store, { realmId: REALM, settings: { editUsernameAllowed: true } });
+      ts.services.cache.clear();
+      try {
+        m = await meta();
+        assert.equal(readOnly(m).username, false);
+        // A user whose profile comes from a directory changes nothing here.
+        await ts.store.users.update(ts.user.id, { federationLink: 'some-provider' });
+        assert.deepEqual(Object.values(readOnly(await meta())), [true, true, true, true]);
+        assert.equal((await post(token, { firstName: 'Directory' })).status, 400);
+      } finally {
+        await ts.store.users.update(ts.user.id, { federationLink: null });
+        await updateRealm(ts.store, { realmId: REALM, settings: { editUsernameAllowed: false } });
+        ts.services.cache.clear();
+      }
+    });
+
     test('no token, a bad token: 401 with WWW-Authenticate; without manage-account where the realm has the role: 403', async () => {
       const none = await post(undefined, { firstName: 'X' });
       assert.equal(none.status, 401);

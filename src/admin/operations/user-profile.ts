@@ -112,6 +112,36 @@ export async function userProfileMetadata(store: Store, realmId: string): Promis
 }
 
 /**
+ * Keycloak's account context of the metadata (GET /account?userProfileMetadata=true, what its account
+ * console builds the personal info form from): what the user sees of their profile and may change
+ * through the account API, by the rules of its update (src/http/account/profile.ts): the username only
+ * where the realm lets users change it (and it is not the email), nothing of a user whose profile comes
+ * from a user directory (LDAP).
+ */
+export function accountProfileMetadata(realm: Pick<Realm, 'registrationEmailAsUsername' | 'editUsernameAllowed'>, user: Pick<User, 'federationLink'>): UserProfileMetadata {
+  const config = userProfileConfig(realm);
+  const federated = Boolean(user.federationLink);
+  return {
+    attributes: config.attributes
+      .filter((a) => a.permissions.view.includes('user'))
+      .map((a) => {
+        const username = a.name === 'username';
+        const fixedUsername = username && (!realm.editUsernameAllowed || realm.registrationEmailAsUsername);
+        return {
+          name: a.name,
+          displayName: a.displayName,
+          required: username ? !realm.registrationEmailAsUsername : (a.required?.roles.includes('user') ?? false),
+          readOnly: federated || fixedUsername || !a.permissions.edit.includes('user'),
+          validators: a.validations,
+          multivalued: a.multivalued,
+          ...(a.group !== undefined ? { group: a.group } : {}),
+        };
+      }),
+    groups: config.groups,
+  };
+}
+
+/**
  * The attributes the profile declares for this user: the root ones, and for a user imported from an LDAP
  * provider those the provider declares for its users, as Keycloak's LDAP provider decorates the profile
  * (LDAP_ID, LDAP_ENTRY_DN, createTimestamp, modifyTimestamp, and the model attributes of its

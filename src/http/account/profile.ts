@@ -11,6 +11,7 @@ import { renameOwnAccount, updateOwnProfile, type ProfileProblem } from '../../a
 import type { Realm, User } from '../../storage/types.js';
 import { ConflictError, ValidationError } from '../../admin/validation.js';
 import { checkUsernameChange } from '../../admin/operations/users.js';
+import { accountProfileMetadata } from '../../admin/operations/user-profile.js';
 import type { AccessTokenClaims } from '../../oauth/access-tokens.js';
 
 /**
@@ -134,10 +135,12 @@ export async function updateProfileJson(services: Services, req: FastifyRequest<
   }
 }
 
-/** Keycloak's UserRepresentation subset that keycloak-js's KeycloakProfile describes. */
+/** Keycloak's UserRepresentation subset that keycloak-js's KeycloakProfile describes; with ?userProfileMetadata=true, the profile's metadata for the user too. */
 export async function sendProfile(services: Services, req: FastifyRequest<{ Params: { realm: string } }>, reply: FastifyReply): Promise<FastifyReply> {
   try {
-    const { user } = await bearerUser(services, req, reply);
+    const { realm, user } = await bearerUser(services, req, reply);
+    // Keycloak's account console asks for the profile's metadata with it (userProfileMetadata=true).
+    const withMetadata = (req.query as Record<string, unknown> | undefined)?.userProfileMetadata === 'true';
     setNoStore(reply);
     return reply.type('application/json').send({
       id: user.id,
@@ -147,6 +150,7 @@ export async function sendProfile(services: Services, req: FastifyRequest<{ Para
       ...(user.lastName ? { lastName: user.lastName } : {}),
       emailVerified: user.emailVerified,
       attributes: {},
+      ...(withMetadata ? { userProfileMetadata: accountProfileMetadata(realm, user) } : {}),
     });
   } catch (err) {
     if (err instanceof BearerError) return sendBearerError(reply, req.params.realm, err);
