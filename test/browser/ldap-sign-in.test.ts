@@ -60,7 +60,7 @@ for (const dialect of dialects()) {
       assert.equal(decodeJwt(((await res.json()) as { access_token: string }).access_token).sub, lena.id);
 
       // The directory down: the login page says to try again later, quickly, and keeps the name.
-      await updateUserStorage(ts.store, cliActor(), REALM, provider.id, { config: { connectionUrl: [`ldap://127.0.0.1:${await freePort()}`] } });
+      await updateUserStorage(ts.store, cliActor(), REALM, provider.id, { config: { bindCredential: [ROOT_PASSWORD], connectionUrl: [`ldap://127.0.0.1:${await freePort()}`] } });
       const other = await (await shared.newContext()).newPage();
       await other.goto(authorizeUrl(ts, 'down'));
       await signInOnPage(other, 'mo', 'whatever');

@@ -195,7 +195,7 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
     test('a directory down or silent: a clear "try again later" within seconds, never a 500; local users unaffected', async () => {
       const down = await freePort();
       for (const url of [`ldap://127.0.0.1:${down}`, `ldap://127.0.0.1:${(silent.address() as net.AddressInfo).port}`]) {
-        await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { connectionUrl: [url] } });
+        await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { bindCredential: [ROOT_PASSWORD], connectionUrl: [url] } });
         let t = Date.now();
         const res = await grant('lena', 'lena-ldap-pw', '10.5.0.1');
         assert.ok(Date.now() - t < 4000, `answered in ${Date.now() - t} ms`);
@@ -211,7 +211,7 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
         assert.equal((await grant('alice', ts.user.password, '10.5.0.3')).statusCode, 200);
       }
       // The outage counted nothing against the name.
-      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { connectionUrl: [ldap.url] } });
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { bindCredential: [ROOT_PASSWORD], connectionUrl: [ldap.url] } });
       assert.equal((await grant('lena', 'lena-ldap-pw', '10.5.0.1')).statusCode, 200);
     });
 
@@ -254,13 +254,13 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
       const disabled = await withPasskey();
       assert.equal(disabled.statusCode, 400);
       assert.match(disabled.body, /passkey was not accepted/);
-      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { enabled: ['true'], connectionUrl: [`ldap://127.0.0.1:${(silent.address() as net.AddressInfo).port}`] } });
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { bindCredential: [ROOT_PASSWORD], enabled: ['true'], connectionUrl: [`ldap://127.0.0.1:${(silent.address() as net.AddressInfo).port}`] } });
       const t = Date.now();
       const outage = await withPasskey();
       assert.ok(Date.now() - t < 4000, `answered in ${Date.now() - t} ms`);
       assert.equal(outage.statusCode, 503);
       assert.match(outage.body, /try again later/i);
-      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { connectionUrl: [ldap.url] } });
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { bindCredential: [ROOT_PASSWORD], connectionUrl: [ldap.url] } });
       assert.equal((await withPasskey()).statusCode, 303);
       // Removed from the directory: out, passkey or not.
       await ldap.remove(`uid=pat,${PEOPLE}`);
@@ -281,9 +281,9 @@ export function ldapSignInTests(dialect: 'sqlite' | 'postgres'): void {
       assert.equal((await grant('lena', 'lena-replace-pw-2', '10.3.0.3')).statusCode, 200);
       assert.equal((await ts.store.users.get(lena.id))!.passwordHash, lena.passwordHash, 'nothing stored here');
       // The directory down: refused with a clear message, nothing changed.
-      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { connectionUrl: [`ldap://127.0.0.1:${await freePort()}`] } });
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { bindCredential: [ROOT_PASSWORD], connectionUrl: [`ldap://127.0.0.1:${await freePort()}`] } });
       await assert.rejects(setUserPassword(ts.store, { realmId: REALM, userId: lena.id, password: 'lena-never-pw-3' }), /cannot be reached right now: the password was not changed/);
-      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { connectionUrl: [ldap.url], editMode: ['READ_ONLY'] } });
+      await updateUserStorage(ts.store, cliActor(), REALM, providerId, { config: { bindCredential: [ROOT_PASSWORD], connectionUrl: [ldap.url], editMode: ['READ_ONLY'] } });
       assert.equal((await grant('lena', 'lena-replace-pw-2', '10.3.0.4')).statusCode, 200);
       ts.clock.advance(3600);
     });
