@@ -177,6 +177,11 @@ for (const dialect of dialects()) {
       assert.equal(await statusOf(manager.kc.realms.delClientsInitialAccess({ realm, id: theirs.id! })), 404);
       await manager.kc.realms.delClientsInitialAccess({ realm, id: mine.id! });
       assert.equal((await list()).some((x) => x.id === mine.id), false);
+      // The registration policy providers: none to configure (fixed rules), for whoever may view the realm.
+      assert.deepEqual(await ts.kc.realms.getClientRegistrationPolicyProviders({ realm }), []);
+      const realmViewer = await serviceAccountAdmin(ts, realm, 'ia-realm-viewer', ['view-realm']);
+      assert.deepEqual(await realmViewer.kc.realms.getClientRegistrationPolicyProviders({ realm }), []);
+      for (const who of [querier, outsider]) assert.equal(await statusOf(who.kc.realms.getClientRegistrationPolicyProviders({ realm })), 403);
     });
 
     test('admin events: CREATE and DELETE of CLIENT_INITIAL_ACCESS_MODEL, by whom, without the token', async () => {

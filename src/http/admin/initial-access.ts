@@ -47,6 +47,21 @@ export async function initialAccessRoutes(app: FastifyInstance, opts: { services
   const { store } = services;
   const base = '/realms/:realm/clients-initial-access';
 
+  // Keycloak's client registration policies are components an administrator configures (trusted hosts,
+  // max clients, ...). Realmgate's registration follows fixed rules instead (docs/client-registration.md:
+  // no anonymous registration, an initial access token or an administrator's token), so it offers no
+  // policy provider to configure: the list is empty, truthfully, where it was a 404.
+  app.get<{ Params: { realm: string } }>(
+    '/realms/:realm/client-registration-policy/providers',
+    { schema: { tags, summary: "Keycloak's client registration policy providers (realms.getClientRegistrationPolicyProviders): none, since Realmgate's registration rules are fixed (docs/client-registration.md); view-realm", params: realmParams, security } },
+    async (req) => {
+      const caller = callerOf(req);
+      const realm = await loadRealm(services, caller, req.params.realm);
+      requireRole(caller, realm.id, 'view-realm');
+      return [];
+    },
+  );
+
   app.post<{ Params: { realm: string } }>(
     base,
     {
