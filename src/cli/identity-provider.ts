@@ -177,7 +177,7 @@ function providerOptions(cmd: Command, update: boolean): Command {
     .option('--userinfo-url <url>', `the provider's userinfo endpoint${update ? " ('' removes it)" : ' (optional)'}`)
     .option('--jwks-url <url>', `the provider's keys: ID token signatures are checked with them${update ? " ('' removes it, and the check)" : ' (optional; without it the ID token is trusted as it comes from the token endpoint over TLS)'}`)
     .option('--client-id <id>', "Realmgate's client id at the provider")
-    .option('--client-secret-stdin', update ? 'read a new client secret from standard input' : "read Realmgate's client secret at the provider from standard input (required)")
+    .option('--client-secret-stdin', update ? 'read a new client secret from standard input (needed again when the token endpoint moves to another host: the stored one goes only to its own)' : "read Realmgate's client secret at the provider from standard input (required)")
     .option('--display-name <name>', `the name on the login page's button${update ? " ('' removes it)" : ' (default: the alias)'}`)
     .option('--client-auth-method <method>', 'how Realmgate authenticates to the token endpoint: client_secret_post (default) or client_secret_basic')
     .option('--scope <scopes>', `space-separated scopes asked for (openid is always asked for, but of GitHub, Microsoft, Facebook and Bitbucket${update ? '' : '; default "openid email profile", a social type\'s own'})`)

@@ -70,7 +70,7 @@ function smtpOptions(cmd: Command): Command {
     .option('--smtp-from-display-name <name>', 'sender name shown')
     .option('--smtp-reply-to <address>', 'Reply-To address')
     .option('--smtp-user <user>', 'SMTP user (turns authentication on)')
-    .option('--smtp-password-stdin', 'read the SMTP password from stdin (stored encrypted; never shown)')
+    .option('--smtp-password-stdin', 'read the SMTP password from stdin (stored encrypted; never shown; needed again with a new --smtp-host or --smtp-port: the stored one goes only to its own server)')
     .option('--smtp-starttls <on|off>', 'upgrade the connection with STARTTLS (required when on)', onOff('--smtp-starttls'))
     .option('--smtp-ssl <on|off>', 'connect with TLS from the start (SMTPS, port 465)', onOff('--smtp-ssl'))
     .option('--no-smtp', 'remove the SMTP settings (the realm sends no mail)');
