@@ -21,7 +21,7 @@ const FAILURE_EVENT: Record<string, EventType> = {
 
 export async function handleTokenRequest(
   services: Services,
-  input: { realmId: string; authorization: string | undefined; body: RawParams; ip?: string; userAgent?: string; dpop?: string },
+  input: { realmId: string; authorization: string | undefined; body: RawParams; ip?: string; userAgent?: string | undefined; dpop?: string },
 ): Promise<TokenResponse | ServiceTokenResponse> {
   const realm = await services.cache.realm(input.realmId);
   if (!realm) throw new OAuthError('invalid_request', 'realm not found', { status: 404 });
@@ -57,7 +57,7 @@ export async function handleTokenRequest(
     const proof = input.dpop === undefined ? undefined : await verifyDpopProof(services, realm.id, input.dpop, { method: 'POST', endpoint: 'token' });
     // Keycloak's dpop.bound.access.tokens, in its words.
     if (!proof && client.dpopBoundAccessTokens) throw new OAuthError('invalid_request', 'DPoP proof is missing');
-    const response = await grant.handle({ services, realm, client, params, resources, raw: input.body, ip, ...(input.userAgent !== undefined ? { userAgent: input.userAgent } : {}), ...(proof ? { dpopJkt: proof.jkt } : {}) });
+    const response = await grant.handle({ services, realm, client, params, resources, raw: input.body, ip, userAgent: input.userAgent, ...(proof ? { dpopJkt: proof.jkt } : {}) });
     metrics.grants.inc({ grant_type: grant.grantType, outcome: 'success' });
     return response;
   } catch (err) {

@@ -101,7 +101,7 @@ export async function tokenRoutes(app: FastifyInstance, opts: { services: Servic
       authorization: req.headers.authorization,
       body: req.body as Record<string, unknown> | undefined,
       ip: req.ip,
-      ...(typeof req.headers['user-agent'] === 'string' ? { userAgent: req.headers['user-agent'] } : {}),
+      userAgent: req.headers['user-agent'],
     });
     setNoStore(reply);
     return body;

@@ -15,7 +15,7 @@ export interface GrantContext {
   /** The caller's address, for the audit log. */
   ip: string | null;
   /** The caller's User-Agent: a session the grant starts keeps it (the account page, the admin API's sessions). */
-  userAgent?: string;
+  userAgent: string | undefined;
   /** RFC 9449: the thumbprint of the key of the request's valid DPoP proof; absent: no proof. */
   dpopJkt?: string;
 }
