@@ -45,6 +45,7 @@ import type { HTTPMethods, LightMyRequestResponse } from 'fastify';
 import { startTestServer, basic, realmPath, REALM, type TestServer } from '../helpers/server.js';
 import { CookieJar, inject, parseForm, pageKind, runAuthorization, tokenRequest } from '../helpers/flow.js';
 import { createClient, createOrganization, createRealm, createUser, updateClient, updateRealm } from '../../src/admin/operations.js';
+import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
 import { DECOY_VERIFIER, FUZZ_PASSWORD, OOB } from './constants.js';
 import { mutateToken, type TokenMutation, type TokenRef } from './arbitraries.js';
 
@@ -922,6 +923,32 @@ export async function assertGenuineTokensSurvive(fs: FuzzServer, genuine: Genuin
     assert.equal(res.statusCode, 200, `${g.label}: the refresh token no longer refreshes: ${res.statusCode} ${res.body}`);
     assert.notEqual(res.json().refresh_token, g.refresh);
   }
+}
+
+/** A master admin's access token (the bootstrap admin, made by the first caller: bootstrapAdmin does nothing when master has one). */
+export async function masterAdminToken(fs: FuzzServer): Promise<string> {
+  await bootstrapAdmin(fs.ts.store, { username: 'fuzz-admin', password: 'fuzz admin password 42' });
+  const tokenRes = await fs.ts.app.inject({
+    method: 'POST',
+    url: '/auth/realms/master/protocol/openid-connect/token',
+    remoteAddress: FINAL_ADDRESS,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: 'fuzz-admin', password: 'fuzz admin password 42' }).toString(),
+  });
+  return (tokenRes.json() as { access_token: string }).access_token;
+}
+
+/** An admin API error carries its JSON message (errorMessage; a URL too long for any route is answered before it: error_description). */
+export function checkAdminError(io: Io, sent: Parameters<Io['fail']>[1], res: Awaited<ReturnType<Io['send']>>): void {
+  if (res.statusCode < 400) return;
+  let error: unknown;
+  try {
+    const json = res.json() as { errorMessage?: unknown; error_description?: unknown };
+    error = json.errorMessage ?? json.error_description;
+  } catch {
+    error = undefined;
+  }
+  if (typeof error !== 'string' || error === '') io.fail('an admin API error without a JSON message', sent, res);
 }
 
 export { REALM, realmPath };

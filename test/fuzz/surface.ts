@@ -8,9 +8,8 @@ import { describe, test, before, after } from 'node:test';
 import fc from 'fast-check';
 import type { HTTPMethods } from 'fastify';
 import { basic, REALM } from '../helpers/server.js';
-import { bootstrapAdmin } from '../../src/admin/operations/bootstrap.js';
 import { bodyFor, bodyKind, contentType, headerValue, junk, paramName, pct, percentGarbage, rawBytes, serialization, serialize, tokenRef, type Pair, type TokenRef } from './arbitraries.js';
-import { assertGenuineTokensSurvive, FINAL_ADDRESS, fuzz, reportStats, resolveToken, runs, startFuzzServer, type FuzzServer, type GenuineToken, type Io } from './harness.js';
+import { assertGenuineTokensSurvive, checkAdminError, FINAL_ADDRESS, fuzz, masterAdminToken, reportStats, resolveToken, runs, startFuzzServer, type FuzzServer, type GenuineToken, type Io } from './harness.js';
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'SEARCH', 'REPORT', 'MKCALENDAR'];
 const method = fc.oneof({ weight: 6, arbitrary: fc.constantFrom<HTTPMethods>('GET', 'POST') }, { weight: 3, arbitrary: fc.constantFrom(...METHODS) });
@@ -184,32 +183,6 @@ const fromUrl = fc.oneof(
 );
 
 const ALL_PARAMS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'grant_type', 'code', 'refresh_token', 'device_code', 'token', 'token_type_hint', 'access_token', 'id_token_hint', 'post_logout_redirect_uri', 'csrf', 'username', 'password', 'decision', 'organization', 'user_code', 'client_secret', 'code_verifier', 'error', 'error_description', 'session_id', 'organization_id'];
-
-/** A master admin's access token (the bootstrap admin, made by the first caller: bootstrapAdmin does nothing when master has one). */
-async function masterAdminToken(fs: FuzzServer): Promise<string> {
-  await bootstrapAdmin(fs.ts.store, { username: 'fuzz-admin', password: 'fuzz admin password 42' });
-  const tokenRes = await fs.ts.app.inject({
-    method: 'POST',
-    url: '/auth/realms/master/protocol/openid-connect/token',
-    remoteAddress: FINAL_ADDRESS,
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: 'fuzz-admin', password: 'fuzz admin password 42' }).toString(),
-  });
-  return (tokenRes.json() as { access_token: string }).access_token;
-}
-
-/** An admin API error carries its JSON message (errorMessage; a URL too long for any route is answered before it: error_description). */
-function checkAdminError(io: Io, sent: Parameters<Io['fail']>[1], res: Awaited<ReturnType<Io['send']>>): void {
-  if (res.statusCode < 400) return;
-  let error: unknown;
-  try {
-    const json = res.json() as { errorMessage?: unknown; error_description?: unknown };
-    error = json.errorMessage ?? json.error_description;
-  } catch {
-    error = undefined;
-  }
-  if (typeof error !== 'string' || error === '') io.fail('an admin API error without a JSON message', sent, res);
-}
 
 /** The suite for one database; one file per database runs it, so each stays within the runner's per-file time limit on a loaded machine. */
 export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {

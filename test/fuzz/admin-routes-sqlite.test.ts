@@ -1,0 +1,3 @@
+import { fuzzSuite } from './admin-routes.js';
+
+fuzzSuite('sqlite');
