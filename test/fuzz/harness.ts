@@ -925,6 +925,27 @@ export async function assertGenuineTokensSurvive(fs: FuzzServer, genuine: Genuin
   }
 }
 
+/**
+ * Every path the app routes, read from Fastify's route tree (`printRoutes`: one line per node, its path
+ * segment after the branch, children four columns further in), with `{realm}` for the realm
+ * parameter and `{id}` for any other parameter or wildcard, as the whole-surface fuzz writes its routes.
+ */
+export function routedPaths(app: TestServer['app']): string[] {
+  const stack: string[] = [];
+  const out = new Set<string>();
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const at = line.indexOf('── ');
+    if (at < 0) continue;
+    const depth = (at - 1) / 4;
+    const m = /^(\S*) \(/.exec(line.slice(at + 3)) ?? /^(\S*)$/.exec(line.slice(at + 3));
+    if (!m) continue;
+    stack[depth] = `${depth > 0 ? stack[depth - 1] : ''}${m[1]}`;
+    stack.length = depth + 1;
+    if (line.includes(' (')) out.add(stack[depth]!.replace(/:realm\b/g, '{realm}').replace(/:[A-Za-z0-9_-]+|\*/g, '{id}'));
+  }
+  return [...out];
+}
+
 /** A master admin's access token (the bootstrap admin, made by the first caller: bootstrapAdmin does nothing when master has one). */
 export async function masterAdminToken(fs: FuzzServer): Promise<string> {
   await bootstrapAdmin(fs.ts.store, { username: 'fuzz-admin', password: 'fuzz admin password 42' });

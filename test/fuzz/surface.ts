@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import type { HTTPMethods } from 'fastify';
 import { basic, REALM } from '../helpers/server.js';
 import { bodyFor, bodyKind, contentType, headerValue, junk, paramName, pct, percentGarbage, rawBytes, serialization, serialize, tokenRef, type Pair, type TokenRef } from './arbitraries.js';
-import { assertGenuineTokensSurvive, checkAdminError, FINAL_ADDRESS, fuzz, masterAdminToken, reportStats, resolveToken, runs, startFuzzServer, type FuzzServer, type GenuineToken, type Io } from './harness.js';
+import { assertGenuineTokensSurvive, checkAdminError, FINAL_ADDRESS, fuzz, masterAdminToken, reportStats, routedPaths, resolveToken, runs, startFuzzServer, type FuzzServer, type GenuineToken, type Io } from './harness.js';
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'SEARCH', 'REPORT', 'MKCALENDAR'];
 const method = fc.oneof({ weight: 6, arbitrary: fc.constantFrom<HTTPMethods>('GET', 'POST') }, { weight: 3, arbitrary: fc.constantFrom(...METHODS) });
@@ -260,7 +260,8 @@ export function fuzzSuite(dialect: 'sqlite' | 'postgres'): void {
 
     test('whole surface: any route, method, parameters, body, cookie and credentials', async (t) => {
       const spec = fc.record({
-        route: fc.constantFrom(...ROUTES),
+        // The routes listed above, and every other the server has (a new one is fuzzed as soon as it exists).
+        route: fc.constantFrom(...new Set([...ROUTES, ...routedPaths(fs.ts.app)])),
         realm,
         id: fc.oneof(fc.constantFrom('x', 'A'.repeat(24), ''), junk.map((s) => pct(s))),
         suffix,
