@@ -600,6 +600,9 @@ function isNoRoute(res: LightMyRequestResponse): boolean {
 // (where /auth/admin leads).
 const SERVER_PATH = /^\/auth\/(realms\/(test|other)\/(login-actions\/[A-Za-z0-9_-]+(\/registration)?|account)|admin\/console\/)$/;
 
+/** The admin console's own pages, where its forms lead back (with a notice in the query), on this server. */
+const CONSOLE_PAGE = /^\/auth\/admin\/console\/(realms\/[^/?#\\][^?#\\]*|login)?(\?[^#]*)?$/;
+
 function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -644,7 +647,9 @@ function loopbackBases(registered: string, location: string): string[] {
 
 /** Any URI registered for some client of the realm (redirect or post-logout), the server's own pages, the code page. */
 export function allowedLocation(fs: FuzzServer, location: string): boolean {
-  if (SERVER_PATH.test(location)) return true;
+  if (SERVER_PATH.test(location) || CONSOLE_PAGE.test(location)) return true;
+  // An impersonation from the console opens the user's account page, on this server.
+  if (new RegExp(`^${escapeRe(fs.ts.config.authUrl)}/auth/realms/[A-Za-z0-9_-]+/account$`).test(location)) return true;
   const codePage = `${fs.appUrl}/authentication_code`;
   for (const c of fs.clients.values()) {
     for (const r of [...c.redirectUris, ...c.postLogoutRedirectUris]) {
