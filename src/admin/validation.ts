@@ -34,6 +34,19 @@ export const LIMITS = {
   organizationDescription: 4000,
 } as const;
 
+/**
+ * A name that is a path segment of the admin API (a role's name, a client's id, a client scope's name, a
+ * localization key) must not be "." or "..": every client that resolves a URL (fetch, curl, browsers)
+ * removes such a segment with the one before it (RFC 3986 5.2.4), so a call naming the thing reaches its
+ * parent. keycloak-admin-client's roles.delByName({name: '..'}) sent DELETE .../realms/{realm}/ and
+ * deleted the realm.
+ */
+export function checkPathSegment(label: string, value: string): void {
+  if (value === '.' || value === '..') {
+    throw new ValidationError(`${label} must not be "${value}": it names a path segment of the admin API, which HTTP clients resolve to the one before it (RFC 3986 5.2.4)`);
+  }
+}
+
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export function checkName(kind: string, value: string): void {

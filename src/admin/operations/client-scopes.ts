@@ -1,7 +1,7 @@
 import type { Store } from '../../storage/store.js';
 import type { Scope } from '../../storage/types.js';
 import { ConflictError } from '../../storage/types.js';
-import { NotFound, ValidationError } from '../validation.js';
+import { NotFound, ValidationError, checkPathSegment } from '../validation.js';
 import { forgetRealmDefaultScope } from './client-scope-links.js';
 import { cliActor, now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
@@ -19,6 +19,8 @@ export function checkConsentText(text: string): string {
 export async function createClientScope(store: Store, input: { realmId: string; name: string; consentText?: string }, actor: Actor = cliActor()): Promise<Scope> {
   await requireRealm(store, input.realmId);
   if (!SCOPE_NAME.test(input.name)) throw new ValidationError(`scope name ${JSON.stringify(input.name)} has characters RFC 6749 3.3 does not allow`);
+  // The name is the {id} of the admin API's client scope paths.
+  checkPathSegment('the scope name', input.name);
   if ((await store.realms.scopes(input.realmId)).some((s) => s.name === input.name)) throw new ConflictError(`client scope ${input.name} already exists in realm ${input.realmId}`);
   const scope = { name: input.name, consentText: checkConsentText(input.consentText ?? input.name) };
   await store.realms.upsertScope(input.realmId, scope, now());

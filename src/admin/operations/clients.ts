@@ -7,7 +7,7 @@ import { ASSERTION_ALGS, isAssertionAlg } from '../../oauth/client-assertion.js'
 import type { ClientPatch } from '../../storage/repos/clients.js';
 import { DEFAULT_SCOPES } from '../../storage/repos/realms.js';
 import { generateClientSecret, hashClientSecret } from '../../crypto/client-secrets.js';
-import { checkRedirectUri, checkWebOrigin, NotFound, parseScopeList, ValidationError } from '../validation.js';
+import { checkPathSegment, checkRedirectUri, checkWebOrigin, NotFound, parseScopeList, ValidationError } from '../validation.js';
 import { REALM_MANAGEMENT } from '../authorization.js';
 import { now, recordAdminEvent, requireRealm, cliActor, type Actor } from './common.js';
 import { ensureServiceAccount, findServiceAccount } from './service-accounts.js';
@@ -323,6 +323,8 @@ export function checkNewClient(input: NewClient): {
   if (!/^[\x20-\x7E]{1,255}$/.test(input.clientId) || input.clientId.trim() !== input.clientId) {
     throw new ValidationError('client id must be 1-255 printable ASCII characters, without leading or trailing spaces');
   }
+  // The client id is the {id} of the admin API's client paths.
+  checkPathSegment('the client id', input.clientId);
   const standardFlow = input.standardFlowEnabled ?? true;
   if (standardFlow && input.redirectUris.length === 0) throw new ValidationError('a client needs at least one --redirect-uri');
   const redirectUris = input.redirectUris.map(checkRedirectUri);

@@ -1,7 +1,7 @@
 import type { Store } from '../../storage/store.js';
 import { MAX_TEXT_CHARS_PER_REALM, MAX_TEXTS_PER_REALM, TooManyTextsError } from '../../storage/repos/localization.js';
 import { checkLocaleTag } from '../locales.js';
-import { NotFound, ValidationError } from '../validation.js';
+import { NotFound, ValidationError, checkPathSegment } from '../validation.js';
 import { cliActor, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
 /** A text's key: 1 to 255 characters (the column is varchar(255)). */
@@ -19,6 +19,8 @@ export function checkTextKey(key: string): void {
   if (key.length < 1 || key.length > MAX_KEY_LENGTH) throw new ValidationError(`a localization key must have 1 to ${MAX_KEY_LENGTH} characters (${quoted(key)} has ${key.length})`);
   // NUL is refused by PostgreSQL in text; the other control characters would only hide a key.
   if (/[\x00-\x1f\x7f]/.test(key)) throw new ValidationError(`the localization key ${quoted(key)} has control characters`);
+  // PUT/DELETE .../localization/{locale}/{key}: a key ".." would reach the whole locale.
+  checkPathSegment('the localization key', key);
 }
 
 export function checkTextValue(key: string, value: string): void {

@@ -731,6 +731,8 @@ function readScopes(rep: Json): Array<ScopeEntry | Refused> {
       const attrs = optObject(s, 'attributes');
       if (optString(attrs, 'is.dynamic.scope', 'attributes.') === 'true') return refuse(name, element, 'skipped', 'dynamic scopes are not supported');
       if (!/^[\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(scopeName)) return refuse(name, element, 'skipped', 'not a valid scope name (RFC 6749 3.3)');
+      // As createClientScope: the name is a path segment of the admin API (checkPathSegment).
+      if (scopeName === '.' || scopeName === '..') return refuse(name, element, 'skipped', `the scope name "${scopeName}" is a path segment that HTTP clients resolve to the one before it (RFC 3986 5.2.4)`);
       const text = optString(attrs, 'consent.screen.text', 'attributes.') ?? '';
       const description = optString(s, 'description');
       const mappers = readFileMappers(optList(s, 'protocolMappers'), scopeName);

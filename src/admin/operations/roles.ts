@@ -5,7 +5,7 @@ import type { User } from '../../storage/types.js';
 import { ConflictError } from '../../storage/types.js';
 import { randomId } from '../../crypto/random.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT, REALM_MANAGEMENT_ROLES } from '../authorization.js';
-import { NotFound, ValidationError, checkText } from '../validation.js';
+import { NotFound, ValidationError, checkPathSegment, checkText } from '../validation.js';
 import { now, recordAdminEvent, requireRealm, type Actor } from './common.js';
 
 /**
@@ -112,11 +112,12 @@ export async function callerRoles(store: Store, realmId: string, userId: string)
   return store.roles.userRoles(userId);
 }
 
-/** A role's name: 1 to 255 characters (roles.name), no control characters, no '/' (it is a path segment of the admin API), not blank. */
+/** A role's name: 1 to 255 characters (roles.name), no control characters, no '/' and not '.' or '..' (it is a path segment of the admin API), not blank. */
 export function checkRoleName(name: unknown): string {
   if (typeof name !== 'string' || name.trim() === '') throw new ValidationError('the role name must be a non-empty string');
   checkText('the role name', name, 255);
   if (name.includes('/')) throw new ValidationError("the role name must not contain '/'");
+  checkPathSegment('the role name', name);
   if (name !== name.trim()) throw new ValidationError('the role name must not begin or end with spaces');
   return name;
 }

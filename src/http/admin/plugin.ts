@@ -99,6 +99,14 @@ export async function adminApi(app: FastifyInstance, opts: AdminRouteOptions): P
   app.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => done(null, body));
   app.addHook('preHandler', async (req) => {
     req.adminCaller = await authenticateAdmin(services, req);
+    // A DELETE through a path ending in '/' is where an HTTP client lands when the last segment named a
+    // thing "..", resolved away with the one before it (RFC 3986 5.2.4): DELETE .../roles/.. deleted the
+    // realm. Names are refused as "." or ".." (checkPathSegment); this holds for any stored before that
+    // rule. One call of keycloak-admin-client does end in '/': deleteRealmLocalizationTexts without a key
+    // (DELETE .../localization/{locale}/), which deletes the locale's texts, as it means to.
+    if (req.method === 'DELETE' && /\/(\?|$)/.test(req.url) && !/^\/auth\/admin\/realms\/[^/?]+\/localization\/[^/?]+\/(\?|$)/.test(req.url)) {
+      throw new AdminHttpError(400, 'invalid_request', "a DELETE path must not end with '/' (a name \"..\" resolved away by the client?)");
+    }
   });
   app.setNotFoundHandler((_req, reply) => sendAdminError(reply, 404, 'HTTP 404 Not Found', 'no such admin endpoint'));
   await app.register(realmRoutes, { services });
