@@ -49,9 +49,13 @@ describe('fuzz oracle', () => {
       'http://localhost:8080/authentication_code?code=x',
       '/auth/realms/test/login-actions/abc_DEF-1',
       '/auth/realms/test/account',
+      '/auth/admin/console/realms/fz?done=password-policy-saved',
+      '/auth/admin/console/login',
     ];
     for (const location of ok) assert.deepEqual(violations(fs, req('GET', '/auth/realms/test/account'), redirect(location)), [], location);
     const bad = [
+      '/auth/admin/console/realms//evil.example/x',
+      '/auth/admin/console/realms/\\evil.example',
       'https://evil.example/callback?code=x',
       'https://app.example.com/callbackX?code=x',
       'https://app.example.com/callback/../x?code=x',
