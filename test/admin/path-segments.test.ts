@@ -69,6 +69,30 @@ for (const dialect of dialects()) {
       assert.ok((await kc.roles.findOneByName({ realm: REALM, name: 'a..b' }))?.id);
     });
 
+    test('any other name goes through keycloak-admin-client and back: spaces, %, ?, #, +, dots inside, non-ASCII', async () => {
+      const { kc } = ts;
+      // Each is encoded once by the client and decoded once by the server: "%2e%2e" stays those six characters.
+      const names = ['a b', '100%', '%2e%2e', '%2F', 'q?x=1', 'h#x', 'a+b', '.hidden', 'x.', "it's", 'semi;colon', 'a\\b', '....'];
+      for (const name of names) {
+        await kc.roles.create({ realm: REALM, name });
+        assert.equal((await kc.roles.findOneByName({ realm: REALM, name }))?.name, name);
+        await kc.roles.updateByName({ realm: REALM, name }, { name, description: 'described' });
+        assert.equal((await kc.roles.findOneByName({ realm: REALM, name }))?.description, 'described');
+        await kc.roles.delByName({ realm: REALM, name });
+        assert.equal(await kc.roles.findOneByName({ realm: REALM, name }), null, name);
+        // A client id is the {id} of the client's paths.
+        await kc.clients.create({ realm: REALM, clientId: name, publicClient: true, redirectUris: ['https://names.example/cb'] });
+        assert.equal((await kc.clients.findOne({ realm: REALM, id: name }))?.clientId, name);
+        await kc.clients.del({ realm: REALM, id: name });
+        assert.equal((await kc.clients.find({ realm: REALM, clientId: name })).length, 0, name);
+      }
+      // A role name in any script, too.
+      await kc.roles.create({ realm: REALM, name: 'é ü 中' });
+      await kc.roles.delByName({ realm: REALM, name: 'é ü 中' });
+      assert.equal(await kc.roles.findOneByName({ realm: REALM, name: 'é ü 中' }), null);
+      assert.equal((await kc.realms.findOne({ realm: REALM }))?.realm, REALM);
+    });
+
     test('a DELETE whose path ends in "/" is refused: roles.delByName({name: ".."}) leaves the realm alone', async () => {
       // The client resolves .../roles/.. to .../realms/test/ before sending.
       const e = await errorOf(ts.kc.roles.delByName({ realm: REALM, name: '..' }));
