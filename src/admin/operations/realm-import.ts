@@ -26,7 +26,7 @@ import { PASSWORDLESS_PREFIX } from '../webauthn-policy.js';
 import { RealmReportBuilder, type ImportReport, type RealmReport, type ReportLine } from '../keycloak/import-report.js';
 import { REVIEW_CONFIG_KEY, REVIEW_PROFILE } from '../keycloak/representations/authentication-flows.js';
 import { MASTER_REALM, MASTER_ROLES, REALM_MANAGEMENT } from '../authorization.js';
-import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
+import { checkUserAttributes, checkChosenClientSecret, checkEmail, checkName, checkPathSegment, checkRedirectUri, checkWebOrigin, LIMITS, USERNAME_RE, ValidationError } from '../validation.js';
 import { now, recordAdminEvent, type Actor } from './common.js';
 import { checkRealmDisplayName, checkSmtpServer, checkRefreshLifetimes, createRealm, realmSigningAlg, updateRealm } from './realms.js';
 import { MAX_KEEP_PREVIOUS_SECONDS, applyJwtKeys, checkBackchannelLogoutUrl, checkFrontchannelLogoutUrl, checkNewClient, createClient, deleteClient, type BackchannelLogoutChange, type ClientJwtKeysChange, type FrontchannelLogoutChange, type NewClient } from './clients.js';
@@ -731,8 +731,12 @@ function readScopes(rep: Json): Array<ScopeEntry | Refused> {
       const attrs = optObject(s, 'attributes');
       if (optString(attrs, 'is.dynamic.scope', 'attributes.') === 'true') return refuse(name, element, 'skipped', 'dynamic scopes are not supported');
       if (!/^[\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(scopeName)) return refuse(name, element, 'skipped', 'not a valid scope name (RFC 6749 3.3)');
-      // As createClientScope: the name is a path segment of the admin API (checkPathSegment).
-      if (scopeName === '.' || scopeName === '..') return refuse(name, element, 'skipped', `the scope name "${scopeName}" is a path segment that HTTP clients resolve to the one before it (RFC 3986 5.2.4)`);
+      // As createClientScope: the name is a path segment of the admin API.
+      try {
+        checkPathSegment('the scope name', scopeName);
+      } catch (err) {
+        return refuse(name, element, 'skipped', (err as Error).message);
+      }
       const text = optString(attrs, 'consent.screen.text', 'attributes.') ?? '';
       const description = optString(s, 'description');
       const mappers = readFileMappers(optList(s, 'protocolMappers'), scopeName);
